@@ -1,0 +1,843 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The file behind /proc/<pid>/dump: an ELF core image of a stopped task
+ * that binfmt_img can execute to resume it.  The format is described in
+ * include/uapi/linux/imgcr.h.
+ *
+ * open() does all the work while the task is known to be stopped: it checks
+ * the caller's rights exactly as /proc/<pid>/mem does, captures registers
+ * and task state, walks the VMAs, pins every page the image will carry, and
+ * lays out the ELF header and notes.  read() then only copies, and refuses
+ * (EAGAIN) once the task has run since open(), so a reader never gets a
+ * torn image.  The task itself is never modified.
+ */
+#include <linux/crc32.h>
+#include <linux/elf.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/futex.h>
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/mman.h>
+#include <linux/module.h>
+#include <linux/namei.h>
+#include <linux/ptrace.h>
+#include <linux/regset.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/version.h>
+#include <asm/vdso.h>
+#include <uapi/linux/imgcr.h>
+
+#include "img_dump.h"
+#include "proc_private.h"
+
+/* Pages handed to GUP at once; it stops early at the first hole. */
+#define GUP_BATCH 64
+
+struct dump_run {
+	unsigned long vaddr;
+	unsigned long first;	/* index of its first page in dump_image.pages */
+	unsigned long npages;
+};
+
+struct dump_image {
+	struct task_struct *task;
+	struct mm_struct *mm;		/* mmget() reference */
+	struct file *mem;		/* /proc/<pid>/mem: proof of access rights */
+	unsigned long switches;		/* task's context switches at open() */
+	int error;			/* sticky: once the task ran, reads fail */
+
+	/* captured state */
+	struct imgcr_prstatus prstatus;
+	u8 fpregs[512];
+	void *xstate;
+	unsigned int xstate_size;
+	struct imgcr_task tstate;
+	struct imgcr_sigaction sigact[IMGCR_NSIG];
+	u64 auxv[IMGCR_AUXV_WORDS];
+	unsigned int auxv_bytes;
+	struct imgcr_vma *vmas;
+	size_t nr_vmas, cap_vmas;
+	struct file **files;		/* distinct mapped files, referenced */
+	size_t nr_files, cap_files;
+	char *filerecs;			/* NT_IMGCR_FILES payload */
+	size_t filerecs_len, cap_filerecs;
+	struct page **pages;
+	size_t nr_pages, cap_pages;
+	struct dump_run *runs;
+	size_t nr_runs, cap_runs;
+
+	/* output layout */
+	char *head;			/* ELF header, phdrs, notes, padding */
+	size_t head_len;		/* == offset of the first page */
+};
+
+/* Grow a kvmalloc'ed array so that it holds at least @need elements. */
+static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap = *cap ? *cap : 16;
+	void *n;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	n = kvmalloc_array(ncap, elem, GFP_KERNEL_ACCOUNT);
+	if (!n)
+		return -ENOMEM;
+	if (*arr)
+		memcpy(n, *arr, *cap * elem);
+	kvfree(*arr);
+	*arr = n;
+	*cap = ncap;
+	return 0;
+}
+
+static void dump_free(struct dump_image *img)
+{
+	size_t i;
+
+	for (i = 0; i < img->nr_pages; i++)
+		put_page(img->pages[i]);
+	for (i = 0; i < img->nr_files; i++)
+		fput(img->files[i]);
+	kvfree(img->pages);
+	kvfree(img->runs);
+	kvfree(img->files);
+	kvfree(img->vmas);
+	kvfree(img->filerecs);
+	kvfree(img->head);
+	kvfree(img->xstate);
+	if (img->mm)
+		mmput(img->mm);
+	if (img->mem)
+		fput(img->mem);
+	put_task_struct(img->task);
+	kfree(img);
+}
+
+static unsigned long task_switches(struct task_struct *t)
+{
+	return READ_ONCE(t->nvcsw) + READ_ONCE(t->nivcsw);
+}
+
+/* True while the task has not run since open(): the image is coherent. */
+static bool dump_unchanged(struct dump_image *img)
+{
+	return task_is_stopped_or_traced(img->task) &&
+	       task_switches(img->task) == img->switches;
+}
+
+/*
+ * Open the sibling /proc/<pid>/mem in-kernel: the kernel then applies its
+ * own ptrace-attach check (mm_access() with PTRACE_MODE_ATTACH_FSCREDS,
+ * Yama, LSMs, dumpability), and we keep exactly the mm it approved.
+ */
+static int dump_check_access(struct dump_image *img, struct file *file)
+{
+	struct dentry *parent, *md;
+	struct mm_struct *mm, *cur;
+	struct path path;
+
+	parent = dget_parent(file->f_path.dentry);
+	md = lookup_one_len_unlocked("mem", parent, 3);
+	dput(parent);
+	if (IS_ERR(md))
+		return PTR_ERR(md);
+	if (d_really_is_negative(md)) {
+		dput(md);
+		return -ESRCH;
+	}
+	path.mnt = file->f_path.mnt;
+	path.dentry = md;
+	img->mem = dentry_open(&path, O_RDONLY, current_cred());
+	dput(md);
+	if (IS_ERR(img->mem)) {
+		int ret = PTR_ERR(img->mem);
+
+		img->mem = NULL;
+		return ret;
+	}
+	mm = img->mem->private_data;
+	if (!mm)		/* a kernel thread: nothing to dump */
+		return -EPERM;
+	if (!mmget_not_zero(mm))
+		return -ESRCH;
+	img->mm = mm;
+
+	cur = get_task_mm(img->task);
+	if (cur)
+		mmput(cur);
+	if (cur != mm)		/* it exec'd or exited meanwhile */
+		return -ESRCH;
+	return 0;
+}
+
+static const struct user_regset *find_regset(const struct user_regset_view *v,
+					     unsigned int type)
+{
+	unsigned int i;
+
+	for (i = 0; i < v->n; i++)
+		if (v->regsets[i].core_note_type == type)
+			return &v->regsets[i];
+	return NULL;
+}
+
+/*
+ * A stopped task sits in get_signal() before the syscall-restart fixup.
+ * Do that fixup here, as CRIU does, so no -ERESTART* reaches user space
+ * after restore: restartable calls are re-executed, restart blocks (whose
+ * state lives in the kernel) become -EINTR.
+ */
+static void fixup_syscall_restart(struct dump_image *img)
+{
+	u64 *r = img->prstatus.regs;
+	long ret = (long)r[IMGCR_REG_RAX];
+
+	if ((long)r[IMGCR_REG_ORIG_RAX] < 0)
+		return;
+	switch (ret) {
+	case -ENOSYS:		/* ptrace syscall-entry stop: not run yet */
+		if (!task_is_traced(img->task))
+			break;
+		fallthrough;
+	case -ERESTARTNOHAND:
+	case -ERESTARTSYS:
+	case -ERESTARTNOINTR:
+		r[IMGCR_REG_RAX] = r[IMGCR_REG_ORIG_RAX];
+		r[IMGCR_REG_RIP] -= 2;
+		img->tstate.flags |= IMGCR_TASK_RESTARTED_SYSCALL;
+		break;
+	case -ERESTART_RESTARTBLOCK:
+		r[IMGCR_REG_RAX] = (u64)-EINTR;
+		img->tstate.flags |= IMGCR_TASK_INTERRUPTED_SYSCALL;
+		break;
+	}
+}
+
+static int dump_regs(struct dump_image *img)
+{
+	struct task_struct *t = img->task;
+	const struct user_regset_view *view = task_user_regset_view(t);
+	const struct user_regset *rs;
+	u64 *r = img->prstatus.regs;
+	int ret;
+
+	rs = find_regset(view, NT_PRSTATUS);
+	if (!rs)
+		return -EOPNOTSUPP;
+	ret = regset_get(t, rs, sizeof(img->prstatus.regs), r);
+	if (ret < 0)
+		return ret;
+	if (r[IMGCR_REG_CS] != __USER_CS) {
+		pr_info(IMGCR_DUMP_NAME ": pid %d: only 64-bit tasks can be dumped\n",
+			task_pid_nr(t));
+		return -EOPNOTSUPP;
+	}
+	if (r[IMGCR_REG_FS] || r[IMGCR_REG_GS] || r[IMGCR_REG_DS] ||
+	    r[IMGCR_REG_ES]) {
+		pr_info(IMGCR_DUMP_NAME ": pid %d: segment selectors in use (LDT/TLS entries are not supported)\n",
+			task_pid_nr(t));
+		return -EOPNOTSUPP;
+	}
+#ifdef ARCH_SHSTK_SHSTK
+	if (t->thread.features & ARCH_SHSTK_SHSTK) {
+		pr_info(IMGCR_DUMP_NAME ": pid %d: shadow stacks are not supported\n",
+			task_pid_nr(t));
+		return -EOPNOTSUPP;
+	}
+#endif
+	fixup_syscall_restart(img);
+
+	rs = find_regset(view, NT_PRFPREG);
+	if (!rs)
+		return -EOPNOTSUPP;
+	ret = regset_get(t, rs, sizeof(img->fpregs), img->fpregs);
+	if (ret < 0)
+		return ret;
+	img->prstatus.fpvalid = 1;
+
+	rs = find_regset(view, NT_X86_XSTATE);
+	if (!rs || !rs->n) {
+		pr_info(IMGCR_DUMP_NAME ": this CPU has no XSAVE; not supported\n");
+		return -EOPNOTSUPP;
+	}
+	ret = regset_get_alloc(t, rs, rs->n * rs->size, &img->xstate);
+	if (ret < 0)
+		return ret;
+	img->xstate_size = ret;
+	img->tstate.xstate_size = ret;
+	/* XSTATE_BV: the first word of the header after the legacy area */
+	memcpy(&img->tstate.xfeatures, (u8 *)img->xstate + 512, 8);
+	return 0;
+}
+
+/* Everything the kernel keeps for the task that is not a register. */
+static int dump_task_state(struct dump_image *img)
+{
+	struct task_struct *t = img->task;
+	struct imgcr_task *ts = &img->tstate;
+	struct sighand_struct *sighand;
+	unsigned long flags;
+	int i;
+
+	ts->version = IMGCR_FORMAT_VERSION;
+	ts->pid = task_pid_nr_ns(t, task_active_pid_ns(current));
+	ts->personality = t->personality;
+	ts->blocked = t->blocked.sig[0];
+	ts->sas_ss_sp = t->sas_ss_sp;
+	ts->sas_ss_size = t->sas_ss_size;
+	ts->sas_ss_flags = t->sas_ss_flags;
+#ifdef CONFIG_FUTEX
+	ts->robust_list = (unsigned long)t->robust_list;
+	ts->robust_list_len = t->robust_list ? sizeof(*t->robust_list) : 0;
+#endif
+	ts->clear_child_tid = (unsigned long)t->clear_child_tid;
+#ifdef CONFIG_RSEQ
+	ts->rseq = (unsigned long)t->rseq;
+	ts->rseq_sig = t->rseq_sig;
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	ts->rseq_len = t->rseq_len;
+#else
+	ts->rseq_len = t->rseq ? sizeof(struct rseq) : 0;
+#endif
+#endif
+	task_lock(t);
+	memcpy(ts->comm, t->comm, sizeof(ts->comm));
+	task_unlock(t);
+	ts->comm[sizeof(ts->comm) - 1] = 0;
+
+	/* lock_task_sighand() is not exported; this is its body. */
+	rcu_read_lock();
+	for (;;) {
+		sighand = rcu_dereference(t->sighand);
+		if (!sighand) {
+			rcu_read_unlock();
+			return -ESRCH;
+		}
+		spin_lock_irqsave(&sighand->siglock, flags);
+		if (likely(sighand == rcu_access_pointer(t->sighand)))
+			break;
+		spin_unlock_irqrestore(&sighand->siglock, flags);
+	}
+	rcu_read_unlock();
+	for (i = 0; i < IMGCR_NSIG; i++) {
+		const struct sigaction *sa = &sighand->action[i].sa;
+
+		img->sigact[i].handler = (unsigned long)sa->sa_handler;
+		img->sigact[i].flags = sa->sa_flags;
+		img->sigact[i].restorer = (unsigned long)sa->sa_restorer;
+		img->sigact[i].mask = sa->sa_mask.sig[0];
+	}
+	img->prstatus.sigpend = t->pending.signal.sig[0];
+	img->prstatus.sighold = t->blocked.sig[0];
+	spin_unlock_irqrestore(&sighand->siglock, flags);
+
+	img->prstatus.pid = ts->pid;
+	return 0;
+}
+
+static unsigned int vma_prot(const struct vm_area_struct *vma)
+{
+	return (vma->vm_flags & VM_READ ? IMGCR_PROT_READ : 0) |
+	       (vma->vm_flags & VM_WRITE ? IMGCR_PROT_WRITE : 0) |
+	       (vma->vm_flags & VM_EXEC ? IMGCR_PROT_EXEC : 0);
+}
+
+/* Index of @file in the image's file table, adding it if new. */
+static int dump_file(struct dump_image *img, struct file *file)
+{
+	struct inode *inode = file_inode(file);
+	struct imgcr_file *rec;
+	struct timespec64 mt;
+	char *buf, *path;
+	size_t i, plen, reclen;
+	int ret;
+
+	for (i = 0; i < img->nr_files; i++)
+		if (file_inode(img->files[i]) == inode &&
+		    img->files[i]->f_path.mnt == file->f_path.mnt)
+			return i;
+	if (d_unlinked(file->f_path.dentry)) {
+		pr_info(IMGCR_DUMP_NAME ": pid %d: maps a deleted file; not supported\n",
+			task_pid_nr(img->task));
+		return -EOPNOTSUPP;
+	}
+
+	buf = kmalloc(PATH_MAX, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	path = d_path(&file->f_path, buf, PATH_MAX);
+	if (IS_ERR(path)) {
+		kfree(buf);
+		return PTR_ERR(path);
+	}
+	plen = strlen(path) + 1;
+	reclen = ALIGN(sizeof(*rec) + plen, 8);
+	ret = grow((void **)&img->files, &img->cap_files, img->nr_files + 1,
+		   sizeof(*img->files));
+	if (!ret)
+		ret = grow((void **)&img->filerecs, &img->cap_filerecs,
+			   img->filerecs_len + reclen, 1);
+	if (ret) {
+		kfree(buf);
+		return ret;
+	}
+	rec = (struct imgcr_file *)(img->filerecs + img->filerecs_len);
+	memset(rec, 0, reclen);
+	rec->reclen = reclen;
+	rec->path_len = plen;
+	rec->dev = new_encode_dev(inode->i_sb->s_dev);
+	rec->ino = inode->i_ino;
+	rec->size = i_size_read(inode);
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+	mt = inode_get_mtime(inode);
+#else
+	mt = inode->i_mtime;
+#endif
+	rec->mtime_sec = mt.tv_sec;
+	rec->mtime_nsec = mt.tv_nsec;
+	rec->mode = inode->i_mode;
+	memcpy(rec->path, path, plen);
+	kfree(buf);
+
+	img->filerecs_len += reclen;
+	img->files[img->nr_files] = get_file(file);
+	return img->nr_files++;
+}
+
+static long gup_remote(struct mm_struct *mm, unsigned long addr,
+		       unsigned long n, struct page **pages)
+{
+	/* FOLL_DUMP: report holes and the zero page instead of faulting */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
+	return get_user_pages_remote(mm, addr, n, FOLL_FORCE | FOLL_DUMP,
+				     pages, NULL);
+#else
+	return get_user_pages_remote(mm, addr, n, FOLL_FORCE | FOLL_DUMP,
+				     pages, NULL, NULL);
+#endif
+}
+
+/* Append a page at @addr to the image, extending the last run if adjacent. */
+static int add_page(struct dump_image *img, unsigned long addr,
+		    struct page *page)
+{
+	struct dump_run *last = img->nr_runs ? &img->runs[img->nr_runs - 1] : NULL;
+	int ret;
+
+	ret = grow((void **)&img->pages, &img->cap_pages, img->nr_pages + 1,
+		   sizeof(*img->pages));
+	if (ret)
+		return ret;
+	if (!last || last->vaddr + last->npages * PAGE_SIZE != addr) {
+		if (img->nr_runs + 1 >= IMGCR_MAX_PHDRS) {
+			pr_info(IMGCR_DUMP_NAME ": pid %d: memory too fragmented (more than %d runs of pages)\n",
+				task_pid_nr(img->task), IMGCR_MAX_PHDRS - 1);
+			return -EFBIG;
+		}
+		ret = grow((void **)&img->runs, &img->cap_runs,
+			   img->nr_runs + 1, sizeof(*img->runs));
+		if (ret)
+			return ret;
+		last = &img->runs[img->nr_runs++];
+		last->vaddr = addr;
+		last->first = img->nr_pages;
+		last->npages = 0;
+	}
+	img->pages[img->nr_pages++] = page;
+	last->npages++;
+	return 0;
+}
+
+/*
+ * Pin the pages of @vma that belong to the task alone: every present page
+ * of anonymous memory, and the copy-on-write copies in a private file
+ * mapping (the rest is read back from the file at restore).  A VMA without
+ * an anon_vma has never had such a page.
+ */
+static int dump_vma_pages(struct dump_image *img, struct vm_area_struct *vma)
+{
+	bool anon = vma_is_anonymous(vma);
+	struct page *batch[GUP_BATCH];
+	unsigned long addr = vma->vm_start;
+	long n, i;
+	int ret = 0;
+
+	if (!vma->anon_vma)
+		return 0;
+	while (addr < vma->vm_end) {
+		n = min_t(unsigned long, GUP_BATCH,
+			  (vma->vm_end - addr) >> PAGE_SHIFT);
+		n = gup_remote(img->mm, addr, n, batch);
+		if (n <= 0) {	/* a hole, the zero page or an error: skip it */
+			addr += PAGE_SIZE;
+			if (fatal_signal_pending(current))
+				return -EINTR;
+			continue;
+		}
+		for (i = 0; i < n; i++) {
+			if (!ret && (anon || PageAnon(batch[i])))
+				ret = add_page(img, addr + i * PAGE_SIZE, batch[i]);
+			else
+				put_page(batch[i]);
+		}
+		if (ret)
+			return ret;
+		addr += n * PAGE_SIZE;
+		cond_resched();
+	}
+	return 0;
+}
+
+static int dump_one_vma(struct dump_image *img, struct vm_area_struct *vma)
+{
+	unsigned long vdso = (unsigned long)img->mm->context.vdso;
+	const struct vdso_image *vi = img->mm->context.vdso_image;
+	struct imgcr_vma *v;
+	int ret;
+
+	ret = grow((void **)&img->vmas, &img->cap_vmas, img->nr_vmas + 1,
+		   sizeof(*img->vmas));
+	if (ret)
+		return ret;
+	v = &img->vmas[img->nr_vmas];
+	memset(v, 0, sizeof(*v));
+	v->start = vma->vm_start;
+	v->end = vma->vm_end;
+	v->prot = vma_prot(vma);
+	v->file = IMGCR_NO_FILE;
+	if (vma->vm_flags & VM_GROWSDOWN)
+		v->flags |= IMGCR_VMA_GROWSDOWN;
+
+	if (vdso && vi && vma->vm_start == vdso) {
+		v->kind = IMGCR_VMA_VDSO;
+	} else if (vdso && vi && vma->vm_start >= vdso + vi->sym_vvar_start &&
+		   vma->vm_end <= vdso && !vma->vm_file) {
+		v->kind = IMGCR_VMA_VVAR;
+	} else if (vma->vm_flags & (VM_SHARED | VM_MAYSHARE)) {
+		pr_info(IMGCR_DUMP_NAME ": pid %d: shared mapping at %#lx; not supported\n",
+			task_pid_nr(img->task), vma->vm_start);
+		return -EOPNOTSUPP;
+	} else if (vma->vm_flags & (VM_IO | VM_PFNMAP | VM_MIXEDMAP | VM_HUGETLB)) {
+		pr_info(IMGCR_DUMP_NAME ": pid %d: device or hugetlb mapping at %#lx; not supported\n",
+			task_pid_nr(img->task), vma->vm_start);
+		return -EOPNOTSUPP;
+	} else if (vma_is_anonymous(vma)) {
+		v->kind = IMGCR_VMA_ANON;
+	} else if (vma->vm_file) {
+		v->kind = IMGCR_VMA_FILE;
+		v->pgoff = vma->vm_pgoff;
+		ret = dump_file(img, vma->vm_file);
+		if (ret < 0)
+			return ret;
+		v->file = ret;
+	} else {
+		pr_info(IMGCR_DUMP_NAME ": pid %d: special mapping at %#lx; not supported\n",
+			task_pid_nr(img->task), vma->vm_start);
+		return -EOPNOTSUPP;
+	}
+	img->nr_vmas++;
+
+	if (v->kind == IMGCR_VMA_ANON || v->kind == IMGCR_VMA_FILE)
+		return dump_vma_pages(img, vma);
+	return 0;
+}
+
+static int capture_mm(struct dump_image *img)
+{
+	struct mm_struct *mm = img->mm;
+	struct imgcr_task *ts = &img->tstate;
+	struct vm_area_struct *vma;
+	VMA_ITERATOR(vmi, mm, 0);
+	int ret = 0;
+
+	if (mmap_read_lock_killable(mm))
+		return -EINTR;
+	if (mm->map_count > IMGCR_MAX_VMAS) {
+		ret = -EFBIG;
+		goto out;
+	}
+	for_each_vma(vmi, vma) {
+		ret = dump_one_vma(img, vma);
+		if (ret)
+			goto out;
+	}
+	ts->nr_vmas = img->nr_vmas;
+	ts->nr_files = img->nr_files;
+	ts->start_code = mm->start_code;
+	ts->end_code = mm->end_code;
+	ts->start_data = mm->start_data;
+	ts->end_data = mm->end_data;
+	ts->start_brk = mm->start_brk;
+	ts->brk = mm->brk;
+	ts->start_stack = mm->start_stack;
+	spin_lock(&mm->arg_lock);
+	ts->arg_start = mm->arg_start;
+	ts->arg_end = mm->arg_end;
+	ts->env_start = mm->env_start;
+	ts->env_end = mm->env_end;
+	spin_unlock(&mm->arg_lock);
+	BUILD_BUG_ON(sizeof(mm->saved_auxv) > sizeof(img->auxv));
+	memcpy(img->auxv, mm->saved_auxv, sizeof(mm->saved_auxv));
+	img->auxv_bytes = sizeof(mm->saved_auxv);
+
+	if (mm->context.vdso && mm->context.vdso_image) {
+		const struct vdso_image *vi = mm->context.vdso_image;
+
+		ts->vdso = (unsigned long)mm->context.vdso;
+		ts->vdso_size = vi->size;
+		ts->vvar_size = -vi->sym_vvar_start;
+		ts->vdso_crc = crc32_le(~0, vi->data, vi->size);
+	}
+out:
+	mmap_read_unlock(mm);
+	return ret;
+}
+
+/* ELF note sizes: 12-byte header, then name and descriptor padded to 4. */
+static size_t note_size(const char *name, size_t desc)
+{
+	return sizeof(struct elf64_note) + ALIGN(strlen(name) + 1, 4) +
+	       ALIGN(desc, 4);
+}
+
+static char *put_note(char *p, const char *name, u32 type,
+		      const void *desc, size_t len)
+{
+	struct elf64_note *n = (struct elf64_note *)p;
+	size_t nlen = strlen(name) + 1;
+
+	n->n_namesz = nlen;
+	n->n_descsz = len;
+	n->n_type = type;
+	p += sizeof(*n);
+	memcpy(p, name, nlen);
+	p += ALIGN(nlen, 4);
+	memcpy(p, desc, len);
+	return p + ALIGN(len, 4);
+}
+
+static int dump_layout(struct dump_image *img)
+{
+	struct imgcr_prpsinfo ps = { .state = 3, .sname = 'T' };
+	size_t nphdr = 1 + img->nr_runs;
+	size_t notes, off, i;
+	struct elf64_hdr *eh;
+	struct elf64_phdr *ph;
+	char *p;
+
+	ps.pid = img->prstatus.pid;
+	memcpy(ps.fname, img->tstate.comm, sizeof(ps.fname));
+
+	notes = note_size("CORE", sizeof(img->prstatus)) +
+		note_size("CORE", sizeof(ps)) +
+		note_size("CORE", sizeof(img->fpregs)) +
+		note_size("LINUX", img->xstate_size) +
+		note_size("CORE", img->auxv_bytes) +
+		note_size(IMGCR_NOTE_OWNER, sizeof(img->tstate)) +
+		note_size(IMGCR_NOTE_OWNER, sizeof(img->sigact)) +
+		note_size(IMGCR_NOTE_OWNER, img->nr_vmas * sizeof(*img->vmas)) +
+		note_size(IMGCR_NOTE_OWNER, img->filerecs_len);
+	if (notes > IMGCR_MAX_NOTES_SIZE)
+		return -EFBIG;
+	off = sizeof(*eh) + nphdr * sizeof(*ph);
+	img->head_len = PAGE_ALIGN(off + notes);
+	img->head = kvzalloc(img->head_len, GFP_KERNEL_ACCOUNT);
+	if (!img->head)
+		return -ENOMEM;
+
+	eh = (struct elf64_hdr *)img->head;
+	memcpy(eh->e_ident, ELFMAG, SELFMAG);
+	eh->e_ident[EI_CLASS] = ELFCLASS64;
+	eh->e_ident[EI_DATA] = ELFDATA2LSB;
+	eh->e_ident[EI_VERSION] = EV_CURRENT;
+	eh->e_ident[EI_OSABI] = ELFOSABI_NONE;
+	eh->e_type = ET_CORE;
+	eh->e_machine = EM_X86_64;
+	eh->e_version = EV_CURRENT;
+	eh->e_phoff = sizeof(*eh);
+	eh->e_ehsize = sizeof(*eh);
+	eh->e_phentsize = sizeof(*ph);
+	eh->e_phnum = nphdr;
+
+	ph = (struct elf64_phdr *)(eh + 1);
+	ph->p_type = PT_NOTE;
+	ph->p_offset = off;
+	ph->p_filesz = notes;
+	ph->p_align = 4;
+	for (i = 0; i < img->nr_runs; i++) {
+		const struct dump_run *r = &img->runs[i];
+		const struct imgcr_vma *v = img->vmas;
+		u32 flags = 0;
+		size_t k;
+
+		for (k = 0; k < img->nr_vmas; k++)
+			if (r->vaddr >= v[k].start && r->vaddr < v[k].end)
+				break;
+		if (k < img->nr_vmas)
+			flags = (v[k].prot & IMGCR_PROT_READ ? PF_R : 0) |
+				(v[k].prot & IMGCR_PROT_WRITE ? PF_W : 0) |
+				(v[k].prot & IMGCR_PROT_EXEC ? PF_X : 0);
+		ph[1 + i].p_type = PT_LOAD;
+		ph[1 + i].p_flags = flags;
+		ph[1 + i].p_offset = img->head_len + r->first * PAGE_SIZE;
+		ph[1 + i].p_vaddr = r->vaddr;
+		ph[1 + i].p_filesz = r->npages * PAGE_SIZE;
+		ph[1 + i].p_memsz = r->npages * PAGE_SIZE;
+		ph[1 + i].p_align = PAGE_SIZE;
+	}
+
+	p = img->head + off;
+	p = put_note(p, "CORE", NT_PRSTATUS, &img->prstatus, sizeof(img->prstatus));
+	p = put_note(p, "CORE", NT_PRPSINFO, &ps, sizeof(ps));
+	p = put_note(p, "CORE", NT_PRFPREG, img->fpregs, sizeof(img->fpregs));
+	p = put_note(p, "LINUX", NT_X86_XSTATE, img->xstate, img->xstate_size);
+	p = put_note(p, "CORE", NT_AUXV, img->auxv, img->auxv_bytes);
+	p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_TASK, &img->tstate,
+		     sizeof(img->tstate));
+	p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_SIGACT, img->sigact,
+		     sizeof(img->sigact));
+	p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_VMAS, img->vmas,
+		     img->nr_vmas * sizeof(*img->vmas));
+	put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_FILES, img->filerecs,
+		 img->filerecs_len);
+	return 0;
+}
+
+static int dump_build(struct dump_image *img)
+{
+	struct task_struct *t = img->task;
+	int ret;
+
+	if (get_nr_threads(t) != 1) {
+		pr_info(IMGCR_DUMP_NAME ": pid %d has %d threads; only single-threaded tasks can be dumped\n",
+			task_pid_nr(t), get_nr_threads(t));
+		return -EOPNOTSUPP;
+	}
+	if (!task_is_stopped_or_traced(t))
+		return -EBUSY;
+	/* Its registers and FPU state are in memory once it is off the CPU. */
+	while (READ_ONCE(t->on_cpu)) {
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		cond_resched();
+	}
+	img->switches = task_switches(t);
+
+	ret = dump_regs(img);
+	if (!ret)
+		ret = dump_task_state(img);
+	if (!ret)
+		ret = capture_mm(img);
+	if (!ret)
+		ret = dump_layout(img);
+	if (!ret && !dump_unchanged(img))
+		ret = -EAGAIN;	/* it was continued while we looked */
+	return ret;
+}
+
+static int dump_open(struct inode *inode, struct file *file)
+{
+	struct dump_image *img;
+	struct task_struct *task;
+	int ret;
+
+	task = get_pid_task(imgcr_proc_pid(inode), PIDTYPE_PID);
+	if (!task)
+		return -ESRCH;
+	img = kzalloc(sizeof(*img), GFP_KERNEL_ACCOUNT);
+	if (!img) {
+		put_task_struct(task);
+		return -ENOMEM;
+	}
+	img->task = task;
+	ret = dump_check_access(img, file);
+	if (!ret)
+		ret = dump_build(img);
+	if (ret) {
+		dump_free(img);
+		return ret;
+	}
+	file->private_data = img;
+	return 0;
+}
+
+static ssize_t dump_read(struct file *file, char __user *buf, size_t count,
+			 loff_t *ppos)
+{
+	struct dump_image *img = file->private_data;
+	loff_t pos = *ppos;
+	loff_t size = img->head_len + (loff_t)img->nr_pages * PAGE_SIZE;
+	size_t done = 0;
+	int err;
+
+	err = READ_ONCE(img->error);
+	if (!err && !dump_unchanged(img))
+		err = -EAGAIN;
+	if (err)
+		goto fail;
+
+	while (done < count && pos < size) {
+		size_t n;
+		unsigned long left;
+
+		if (pos < img->head_len) {
+			n = min_t(size_t, count - done, img->head_len - pos);
+			left = copy_to_user(buf + done, img->head + pos, n);
+		} else {
+			loff_t rel = pos - img->head_len;
+			struct page *page = img->pages[rel >> PAGE_SHIFT];
+			size_t off = rel & ~PAGE_MASK;
+			void *kaddr;
+
+			n = min_t(size_t, count - done, PAGE_SIZE - off);
+			kaddr = kmap_local_page(page);
+			left = copy_to_user(buf + done, kaddr + off, n);
+			kunmap_local(kaddr);
+		}
+		n -= left;
+		done += n;
+		pos += n;
+		if (left) {
+			if (!done)
+				return -EFAULT;
+			break;
+		}
+		if (fatal_signal_pending(current))
+			break;
+		cond_resched();
+	}
+	/* The task ran while we copied: what was copied may be torn. */
+	if (!dump_unchanged(img)) {
+		err = -EAGAIN;
+		goto fail;
+	}
+	*ppos = pos;
+	return done;
+fail:
+	WRITE_ONCE(img->error, err);
+	if (err == -EAGAIN)
+		pr_info_ratelimited(IMGCR_DUMP_NAME ": pid %d ran during the dump; image discarded\n",
+				    task_pid_nr(img->task));
+	return err;
+}
+
+static int dump_release(struct inode *inode, struct file *file)
+{
+	dump_free(file->private_data);
+	return 0;
+}
+
+const struct file_operations imgcr_dump_fops = {
+	.owner = THIS_MODULE,
+	.open = dump_open,
+	.read = dump_read,
+	.llseek = default_llseek,
+	.release = dump_release,
+};

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef IMGCR_IMG_DUMP_H
+#define IMGCR_IMG_DUMP_H
+
+#include <linux/fs.h>
+
+#define IMGCR_DUMP_NAME "img_dump"
+
+/* proc_hook.c: /proc/<pid>/dump */
+int imgcr_proc_hook_init(const struct file_operations *fops);
+void imgcr_proc_hook_exit(void);
+
+/* dump.c: the file behind /proc/<pid>/dump */
+extern const struct file_operations imgcr_dump_fops;
+
+#endif /* IMGCR_IMG_DUMP_H */

@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Add "dump" to the stock /proc/<pid>/ directory without patching the kernel.
+ *
+ * The per-process directory is built from the static tgid_base_stuff[] table
+ * in fs/proc/base.c, which a module cannot extend.  We put ftrace hooks on
+ * the directory's two operations instead:
+ *
+ *  - lookup: when the name looked up is "dump", execution is redirected to
+ *    dump_lookup(), which builds the inode with the kernel's own
+ *    proc_pident_instantiate() from a module-owned pid_entry.  The inode
+ *    thus gets exactly the semantics of its siblings: owner from
+ *    task_dump_owner(), LSM labelling, pid_revalidate().
+ *  - readdir: after the original has listed every entry, one more entry,
+ *    "dump", is emitted so that ls shows it.
+ *
+ * Unloading: the dentry is d_drop()ed right after it is made, so no cached
+ * dentry ever points at our file_operations after rmmod; an open file pins
+ * the module through fops->owner.  Threads still running a replacement
+ * function are counted, and exit waits for them and for a tasks-RCU grace
+ * period, after which no task can be executing our code.
+ */
+#include <linux/atomic.h>
+#include <linux/delay.h>
+#include <linux/dcache.h>
+#include <linux/ftrace.h>
+#include <linux/module.h>
+#include <linux/namei.h>
+#include <linux/rcupdate.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+
+#include "img_dump.h"
+#include "ksyms.h"
+#include "proc_private.h"
+
+static unsigned long addr_proc_pident_instantiate;
+static unsigned long addr_proc_tgid_base_readdir;
+
+static struct imgcr_ksym dump_ksyms[] = {
+	{ "proc_pident_instantiate", &addr_proc_pident_instantiate },
+	{ "proc_tgid_base_readdir", &addr_proc_tgid_base_readdir },
+};
+
+static struct imgcr_pid_entry dump_entry = {
+	.name = "dump",
+	.len = 4,
+	.mode = S_IFREG | 0400,
+};
+
+/* Entries in /proc/<pid>/ besides "." and "..", counted once at load. */
+static loff_t tgid_nents;
+static atomic_t hook_inflight = ATOMIC_INIT(0);
+
+static bool is_dump_name(const struct dentry *dentry)
+{
+	return dentry->d_name.len == 4 && !memcmp(dentry->d_name.name, "dump", 4);
+}
+
+static struct dentry *dump_lookup(struct inode *dir, struct dentry *dentry,
+				  unsigned int flags)
+{
+	imgcr_instantiate_t instantiate =
+		(imgcr_instantiate_t)addr_proc_pident_instantiate;
+	struct task_struct *task;
+	struct dentry *res = ERR_PTR(-ENOENT);
+
+	task = get_pid_task(imgcr_proc_pid(dir), PIDTYPE_PID);
+	if (task) {
+		res = instantiate(dentry, task, &dump_entry);
+		put_task_struct(task);
+		/* Never leave a cached dentry whose inode uses our fops. */
+		if (!IS_ERR(res))
+			d_drop(res ? res : dentry);
+	}
+	atomic_dec(&hook_inflight);
+	return res;
+}
+
+static int dump_readdir(struct file *file, struct dir_context *ctx)
+{
+	int (*orig)(struct file *file, struct dir_context *ctx) =
+		(void *)addr_proc_tgid_base_readdir;
+	int ret;
+
+	ret = orig(file, ctx);
+	if (!ret && ctx->pos == tgid_nents + 2) {
+		if (dir_emit(ctx, "dump", 4, 1, DT_REG))
+			ctx->pos++;
+	}
+	atomic_dec(&hook_inflight);
+	return ret;
+}
+
+static void notrace lookup_hook(unsigned long ip, unsigned long parent_ip,
+				struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	struct pt_regs *regs = ftrace_get_regs(fregs);
+
+	/* proc_tgid_base_lookup(dir, dentry, flags): dentry is in rsi */
+	if (regs && is_dump_name((const struct dentry *)regs->si)) {
+		atomic_inc(&hook_inflight);
+		regs->ip = (unsigned long)dump_lookup;
+	}
+}
+
+static void notrace readdir_hook(unsigned long ip, unsigned long parent_ip,
+				 struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	struct pt_regs *regs = ftrace_get_regs(fregs);
+
+	/* Our own call of the original must reach it. */
+	if (regs && !within_module(parent_ip, THIS_MODULE)) {
+		atomic_inc(&hook_inflight);
+		regs->ip = (unsigned long)dump_readdir;
+	}
+}
+
+#define HOOK_FLAGS (FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY | \
+		    FTRACE_OPS_FL_RECURSION)
+
+static struct ftrace_ops lookup_ops = { .func = lookup_hook, .flags = HOOK_FLAGS };
+static struct ftrace_ops readdir_ops = { .func = readdir_hook, .flags = HOOK_FLAGS };
+
+struct count_ctx {
+	struct dir_context ctx;
+	loff_t n;
+};
+
+static bool count_actor(struct dir_context *ctx, const char *name, int len,
+			loff_t pos, u64 ino, unsigned int type)
+{
+	container_of(ctx, struct count_ctx, ctx)->n++;
+	return true;
+}
+
+/* How many entries the stock /proc/<pid>/ has, so readdir knows its end. */
+static int count_tgid_entries(void)
+{
+	struct count_ctx cc = { .ctx.actor = count_actor };
+	struct file *f;
+	int ret;
+
+	f = filp_open("/proc/self", O_RDONLY | O_DIRECTORY, 0);
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	ret = iterate_dir(f, &cc.ctx);
+	filp_close(f, NULL);
+	if (ret)
+		return ret;
+	if (cc.n < 3)
+		return -EINVAL;
+	tgid_nents = cc.n - 2;	/* "." and ".." */
+	return 0;
+}
+
+static int hook(struct ftrace_ops *ops, const char *func)
+{
+	int ret;
+
+	ret = ftrace_set_filter(ops, (unsigned char *)func, strlen(func), 0);
+	if (ret) {
+		pr_err(IMGCR_DUMP_NAME ": cannot hook kernel function %s (%d)\n",
+		       func, ret);
+		return ret;
+	}
+	ret = register_ftrace_function(ops);
+	if (ret) {
+		pr_err(IMGCR_DUMP_NAME ": cannot hook kernel function %s (%d): is it live-patched?\n",
+		       func, ret);
+		ftrace_free_filter(ops);
+	}
+	return ret;
+}
+
+static void unhook(struct ftrace_ops *ops)
+{
+	unregister_ftrace_function(ops);
+	ftrace_free_filter(ops);
+}
+
+int imgcr_proc_hook_init(const struct file_operations *fops)
+{
+	int ret;
+
+	ret = imgcr_ksyms_resolve(IMGCR_DUMP_NAME, dump_ksyms,
+				  ARRAY_SIZE(dump_ksyms));
+	if (ret)
+		return ret;
+	ret = count_tgid_entries();
+	if (ret) {
+		pr_err(IMGCR_DUMP_NAME ": cannot list /proc/self (%d)\n", ret);
+		return ret;
+	}
+	dump_entry.fop = fops;
+
+	ret = hook(&lookup_ops, "proc_tgid_base_lookup");
+	if (ret)
+		return ret;
+	ret = hook(&readdir_ops, "proc_tgid_base_readdir");
+	if (ret) {
+		unhook(&lookup_ops);
+		return ret;
+	}
+	return 0;
+}
+
+void imgcr_proc_hook_exit(void)
+{
+	unhook(&readdir_ops);
+	unhook(&lookup_ops);
+	/* No hook handler is still running after a grace period ... */
+	synchronize_rcu();
+	/* ... then wait for lookups and readdirs already redirected to us ... */
+	while (atomic_read(&hook_inflight))
+		msleep(20);
+	/* ... and until none of them can still be on its way out. */
+	synchronize_rcu_tasks();
+}
