@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * binfmt_img: execve() of an image made by /proc/<pid>/dump resumes the
+ * task it was dumped from, in the calling process.
+ *
+ * Modelled on load_elf_binary(): everything is read and checked first, then
+ * begin_new_exec() (the point of no return), then the new process is built.
+ * The caller keeps its own credentials: begin_new_exec() applies the usual
+ * exec rules (no_new_privs, LSM hooks, dumpability), set-ID images are
+ * refused, and nothing in an image can name credentials.
+ */
+#include <linux/binfmts.h>
+#include <linux/module.h>
+#include <linux/rcupdate.h>
+
+#include "ksyms.h"
+#include "loader.h"
+
+static unsigned long addr_sys_arch_prctl;
+
+static struct imgcr_ksym loader_ksyms[] = {
+	{ "__x64_sys_arch_prctl", &addr_sys_arch_prctl },
+};
+
+static int load_img_binary(struct linux_binprm *bprm)
+{
+	struct img *img;
+	int ret;
+
+	img = kzalloc(sizeof(*img), GFP_KERNEL_ACCOUNT);
+	if (!img)
+		return -ENOMEM;
+	img->bprm = bprm;
+	ret = img_parse(img);
+	if (ret)
+		goto out;
+
+	ret = begin_new_exec(bprm);	/* the point of no return */
+	if (ret)
+		goto out;
+	ret = img_restore_mm(img, addr_sys_arch_prctl);
+	if (!ret)
+		ret = img_restore_task(img);
+out:
+	img_free(img);
+	kfree(img);
+	return ret;
+}
+
+static struct linux_binfmt img_format = {
+	.module = THIS_MODULE,
+	.load_binary = load_img_binary,
+};
+
+static int __init binfmt_img_init(void)
+{
+	int ret;
+
+	ret = imgcr_ksyms_resolve(IMGCR_LOADER_NAME, loader_ksyms,
+				  ARRAY_SIZE(loader_ksyms));
+	if (ret)
+		return ret;
+	register_binfmt(&img_format);
+	return 0;
+}
+
+static void __exit binfmt_img_exit(void)
+{
+	unregister_binfmt(&img_format);
+	/* A task may still be about to run img_resume(): let it finish. */
+	synchronize_rcu_tasks();
+}
+
+module_init(binfmt_img_init);
+module_exit(binfmt_img_exit);
+MODULE_DESCRIPTION("imgcr: execute /proc/<pid>/dump images to resume tasks");
+MODULE_AUTHOR("imgcr developers");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,390 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Apply a validated image to the exec'ing task, after begin_new_exec().
+ * A failure here can no longer return to the caller: exec kills the task.
+ *
+ * Two things cannot be done inside load_binary() because exec undoes them
+ * after it returns: rax is overwritten with execve's return value, and
+ * rseq_execve() clears the rseq registration.  Both are finished by a
+ * task_work that runs on the way back to user space, which also restores
+ * the signal mask (all signals stay blocked until then).
+ */
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/mman.h>
+#include <linux/module.h>
+#include <linux/personality.h>
+#include <linux/ptrace.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task_stack.h>
+#include <linux/rseq.h>
+#include <linux/slab.h>
+#include <linux/task_work.h>
+#include <linux/uaccess.h>
+#include <linux/version.h>
+#include <asm/fpu/api.h>
+#include <asm/fpu/types.h>
+#include <asm/pkru.h>
+#include <asm/prctl.h>
+#include <asm/msr.h>
+
+#include "loader.h"
+
+/* Flags a restored task may set, as for PTRACE_SETREGS (arch/x86/kernel/ptrace.c). */
+#define IMG_FLAG_MASK (X86_EFLAGS_CF | X86_EFLAGS_PF | X86_EFLAGS_AF | \
+		       X86_EFLAGS_ZF | X86_EFLAGS_SF | X86_EFLAGS_TF | \
+		       X86_EFLAGS_DF | X86_EFLAGS_OF | X86_EFLAGS_RF | \
+		       X86_EFLAGS_AC)
+
+#define FILL_CHUNK (64 * 1024)
+
+static unsigned long vma_mmap_prot(const struct imgcr_vma *v)
+{
+	return (v->prot & IMGCR_PROT_READ ? PROT_READ : 0) |
+	       (v->prot & IMGCR_PROT_WRITE ? PROT_WRITE : 0) |
+	       (v->prot & IMGCR_PROT_EXEC ? PROT_EXEC : 0);
+}
+
+static int map_one(struct img *img, const struct imgcr_vma *v)
+{
+	unsigned long len = v->end - v->start, addr;
+	unsigned long flags = MAP_PRIVATE | MAP_FIXED_NOREPLACE;
+	struct file *file = NULL;
+	unsigned long off = 0;
+
+	if (v->kind == IMGCR_VMA_FILE) {
+		file = img->files[v->file].file;
+		off = v->pgoff << PAGE_SHIFT;
+	} else {
+		flags |= MAP_ANONYMOUS;
+		if (v->flags & IMGCR_VMA_GROWSDOWN)
+			flags |= MAP_GROWSDOWN;
+	}
+	addr = vm_mmap(file, v->start, len, vma_mmap_prot(v), flags, off);
+	if (addr != v->start) {
+		img_err(img, "cannot map %#llx-%#llx (%ld)", v->start, v->end,
+			IS_ERR_VALUE(addr) ? (long)addr : -EEXIST);
+		return IS_ERR_VALUE(addr) ? (int)addr : -EEXIST;
+	}
+	return 0;
+}
+
+/* Copy the PT_LOAD pages from the image into the new address space. */
+static int fill_pages(struct img *img)
+{
+	const struct imgcr_vma *v = img->vmas;
+	unsigned int i;
+	void *buf;
+	int ret = 0;
+
+	buf = kvmalloc(FILL_CHUNK, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	for (i = 0; i < img->nphdrs && !ret; i++) {
+		const struct elf64_phdr *ph = &img->phdrs[i];
+		u64 done = 0;
+		bool writable;
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		while (v->end <= ph->p_vaddr)	/* sorted, checked to exist */
+			v++;
+		writable = v->prot & IMGCR_PROT_WRITE;
+		while (done < ph->p_filesz) {
+			size_t n = min_t(u64, FILL_CHUNK, ph->p_filesz - done);
+			unsigned long addr = ph->p_vaddr + done;
+			loff_t pos = ph->p_offset + done;
+
+			if (kernel_read(img->bprm->file, buf, n, &pos) != n) {
+				ret = -EIO;
+				break;
+			}
+			/* Read-only or PROT_NONE memory is written like ptrace does. */
+			if (writable ? copy_to_user((void __user *)addr, buf, n) :
+			    access_process_vm(current, addr, buf, n,
+					      FOLL_FORCE | FOLL_WRITE) != n) {
+				ret = -EFAULT;
+				break;
+			}
+			done += n;
+			if (fatal_signal_pending(current)) {
+				ret = -EINTR;
+				break;
+			}
+			cond_resched();
+		}
+	}
+	kvfree(buf);
+	if (ret)
+		img_err(img, "cannot load memory contents (%d)", ret);
+	return ret;
+}
+
+/* ARCH_MAP_VDSO_64 at the original address, through the syscall's body. */
+static int map_vdso(struct img *img, unsigned long arch_prctl)
+{
+	long (*sys_arch_prctl)(const struct pt_regs *regs) = (void *)arch_prctl;
+	struct pt_regs regs = {};
+	long ret;
+
+	if (!img->task.vdso)
+		return 0;
+	regs.di = ARCH_MAP_VDSO_64;
+	regs.si = img->task.vdso - img->task.vvar_size;
+	ret = sys_arch_prctl(&regs);
+	if (ret < 0 || (unsigned long)current->mm->context.vdso != img->task.vdso) {
+		img_err(img, "cannot map the vdso at %#llx (%ld)", img->task.vdso, ret);
+		return ret < 0 ? ret : -EEXIST;
+	}
+	return 0;
+}
+
+static void set_mm_fields(struct img *img)
+{
+	struct mm_struct *mm = current->mm;
+	const struct imgcr_task *t = &img->task;
+
+	mmap_write_lock(mm);
+	mm->start_code = t->start_code;
+	mm->end_code = t->end_code;
+	mm->start_data = t->start_data;
+	mm->end_data = t->end_data;
+	mm->start_brk = t->start_brk;
+	mm->brk = t->brk;
+	mm->start_stack = t->start_stack;
+	spin_lock(&mm->arg_lock);
+	mm->arg_start = t->arg_start;
+	mm->arg_end = t->arg_end;
+	mm->env_start = t->env_start;
+	mm->env_end = t->env_end;
+	spin_unlock(&mm->arg_lock);
+	memset(mm->saved_auxv, 0, sizeof(mm->saved_auxv));
+	memcpy(mm->saved_auxv, img->auxv, img->auxv_bytes);
+	mmap_write_unlock(mm);
+}
+
+/* The 64-bit part of SET_PERSONALITY (set_personality_64bit is not exported). */
+static void set_personality_64(struct img *img)
+{
+	clear_thread_flag(TIF_ADDR32);
+	task_pt_regs(current)->orig_ax = __NR_execve;
+	current_thread_info()->status &= ~TS_COMPAT;
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+	__set_bit(MM_CONTEXT_HAS_VSYSCALL, &current->mm->context.flags);
+#else
+	current->mm->context.flags = MM_CONTEXT_HAS_VSYSCALL;
+#endif
+	current->personality = img->task.personality;
+	if (!(current->personality & ADDR_NO_RANDOMIZE) && randomize_va_space)
+		current->flags |= PF_RANDOMIZE;
+}
+
+/*
+ * Build the address space: personality and exec bookkeeping, then every
+ * mapping at its address, the page contents, the vdso and the mm fields.
+ */
+int img_restore_mm(struct img *img, unsigned long arch_prctl)
+{
+	struct linux_binprm *bprm = img->bprm;
+	struct vm_area_struct *stack;
+	unsigned int i;
+	int ret;
+
+	set_personality_64(img);
+	setup_new_exec(bprm);
+
+	/* exec left the argument pages in a stack VMA of its own: drop it */
+	stack = bprm->vma;
+	ret = vm_munmap(stack->vm_start, stack->vm_end - stack->vm_start);
+	if (ret)
+		return ret;
+
+	for (i = 0; i < img->task.nr_vmas; i++) {
+		if (img->vmas[i].kind > IMGCR_VMA_FILE)
+			continue;
+		ret = map_one(img, &img->vmas[i]);
+		if (ret)
+			return ret;
+	}
+	ret = fill_pages(img);
+	if (ret)
+		return ret;
+	ret = map_vdso(img, arch_prctl);
+	if (ret)
+		return ret;
+	set_mm_fields(img);
+	set_binfmt(NULL);
+	return 0;
+}
+
+struct img_resume {
+	struct callback_head work;
+	u64 ax;
+	u64 rseq;
+	u32 rseq_len;
+	u32 rseq_sig;
+	sigset_t blocked;
+};
+
+/* Runs on the way back to user space, after exec stored its own rax. */
+static void img_resume(struct callback_head *work)
+{
+	struct img_resume *r = container_of(work, struct img_resume, work);
+	struct pt_regs *regs = current_pt_regs();
+
+	regs->ax = r->ax;
+	regs->orig_ax = -1;	/* not in a syscall: no restart on signals */
+#ifdef CONFIG_RSEQ
+	if (r->rseq) {
+		current->rseq = (struct rseq __user *)(unsigned long)r->rseq;
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+		current->rseq_len = r->rseq_len;
+#endif
+		current->rseq_sig = r->rseq_sig;
+		rseq_set_notify_resume(current);
+	}
+#endif
+	sigprocmask(SIG_SETMASK, &r->blocked, NULL);
+	kfree(r);
+	module_put(THIS_MODULE);
+}
+
+static void set_fsgs(const u64 *r)
+{
+	/* start_thread() loaded null selectors; now the bases */
+	preempt_disable();
+	current->thread.fsindex = 0;
+	current->thread.fsbase = r[IMGCR_REG_FS_BASE];
+	current->thread.gsindex = 0;
+	current->thread.gsbase = r[IMGCR_REG_GS_BASE];
+	wrmsrl(MSR_FS_BASE, r[IMGCR_REG_FS_BASE]);
+	wrmsrl(MSR_KERNEL_GS_BASE, r[IMGCR_REG_GS_BASE]);
+	preempt_enable();
+}
+
+static int set_xstate(struct img *img)
+{
+	struct fpu *fpu = &current->thread.fpu;
+	struct fpu_guest g = { .fpstate = fpu->fpstate };
+	u32 pkru = 0;
+	int ret;
+
+	/*
+	 * exec reset the FPU and set TIF_NEED_FPU_LOAD: the registers are
+	 * loaded from fpstate on return to user space, so writing fpstate is
+	 * all it takes.
+	 */
+	fpregs_lock();
+	ret = fpu_copy_uabi_to_guest_fpstate(&g, img->xstate,
+					     fpu->fpstate->user_xfeatures, &pkru);
+	fpu->last_cpu = -1;
+	set_thread_flag(TIF_NEED_FPU_LOAD);
+	fpregs_unlock();
+	if (ret)
+		return ret;
+	/* PKRU is not reloaded from fpstate; it is written eagerly. */
+	preempt_disable();
+	current->thread.pkru = pkru;
+	write_pkru(pkru);
+	preempt_enable();
+	return 0;
+}
+
+static void set_signals(struct img *img)
+{
+	struct sighand_struct *sighand = current->sighand;
+	const struct imgcr_task *t = &img->task;
+	int i;
+
+	spin_lock_irq(&sighand->siglock);
+	for (i = 0; i < IMGCR_NSIG; i++) {
+		struct k_sigaction *ka = &sighand->action[i];
+		const struct imgcr_sigaction *sa = &img->sigact[i];
+
+		ka->sa.sa_handler = (__sighandler_t)(unsigned long)sa->handler;
+		ka->sa.sa_flags = sa->flags;
+		ka->sa.sa_restorer = (__sigrestore_t)(unsigned long)sa->restorer;
+		siginitset(&ka->sa.sa_mask, sa->mask);
+	}
+	spin_unlock_irq(&sighand->siglock);
+
+	current->sas_ss_sp = t->sas_ss_sp;
+	current->sas_ss_size = t->sas_ss_size;
+	current->sas_ss_flags = t->sas_ss_flags;
+}
+
+/*
+ * Registers and the kernel's per-task state; the last step of the exec.
+ * @r was allocated before the point of no return.
+ */
+static void set_task_state(struct img *img, struct img_resume *r)
+{
+	const struct imgcr_task *t = &img->task;
+	sigset_t all;
+
+	task_lock(current);
+	strscpy_pad(current->comm, t->comm, sizeof(current->comm));
+	task_unlock(current);
+#ifdef CONFIG_FUTEX
+	current->robust_list = (void __user *)(unsigned long)t->robust_list;
+#endif
+	current->clear_child_tid = (int __user *)(unsigned long)t->clear_child_tid;
+	set_signals(img);
+
+	/* No handler may run before img_resume() has fixed rax. */
+	siginitsetinv(&all, sigmask(SIGKILL) | sigmask(SIGSTOP));
+	siginitset(&r->blocked, t->blocked);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+}
+
+int img_restore_task(struct img *img)
+{
+	const u64 *ir = img->prstatus.regs;
+	struct pt_regs *regs = current_pt_regs();
+	struct img_resume *r;
+	int ret;
+
+	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	if (!r)
+		return -ENOMEM;
+	ret = set_xstate(img);
+	if (ret) {
+		kfree(r);
+		return ret;
+	}
+	finalize_exec(img->bprm);
+	start_thread(regs, ir[IMGCR_REG_RIP], ir[IMGCR_REG_RSP]);
+	regs->r15 = ir[IMGCR_REG_R15];
+	regs->r14 = ir[IMGCR_REG_R14];
+	regs->r13 = ir[IMGCR_REG_R13];
+	regs->r12 = ir[IMGCR_REG_R12];
+	regs->bp = ir[IMGCR_REG_RBP];
+	regs->bx = ir[IMGCR_REG_RBX];
+	regs->r11 = ir[IMGCR_REG_R11];
+	regs->r10 = ir[IMGCR_REG_R10];
+	regs->r9 = ir[IMGCR_REG_R9];
+	regs->r8 = ir[IMGCR_REG_R8];
+	regs->cx = ir[IMGCR_REG_RCX];
+	regs->dx = ir[IMGCR_REG_RDX];
+	regs->si = ir[IMGCR_REG_RSI];
+	regs->di = ir[IMGCR_REG_RDI];
+	regs->flags = (regs->flags & ~IMG_FLAG_MASK) |
+		      (ir[IMGCR_REG_EFLAGS] & IMG_FLAG_MASK);
+	set_fsgs(ir);
+	set_task_state(img, r);
+
+	r->ax = ir[IMGCR_REG_RAX];
+	r->rseq = img->task.rseq;
+	r->rseq_len = img->task.rseq_len;
+	r->rseq_sig = img->task.rseq_sig;
+	init_task_work(&r->work, img_resume);
+	__module_get(THIS_MODULE);	/* img_resume() is our code */
+	ret = task_work_add(current, &r->work, TWA_RESUME);
+	if (ret) {
+		module_put(THIS_MODULE);
+		kfree(r);
+	}
+	return ret;
+}
