@@ -1,0 +1,33 @@
+# imgcr top-level Makefile
+#   make                  build the modules for the running kernel and the tools
+#   make modules KVER=v   build the modules for kernel v (headers installed)
+#   make dkms-install     register with DKMS and install for the running kernel
+#   make test             the test suite in QEMU guests (both kernels)
+#   make demo             boot a guest and checkpoint/restore a counter
+VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
+KVER ?= $(shell uname -r)
+
+all: modules userspace
+
+modules:
+	$(MAKE) -C module KVER=$(KVER)
+
+userspace:
+	$(MAKE) -C userspace
+
+dkms-install:
+	dkms add .
+	dkms install imgcr/$(VERSION) -k $(KVER)
+
+test:
+	test/run.sh
+
+demo:
+	test/demo.sh
+
+clean:
+	-$(MAKE) -C module clean
+	-$(MAKE) -C userspace clean
+	rm -rf build
+
+.PHONY: all modules userspace dkms-install test demo clean
