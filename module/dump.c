@@ -70,6 +70,7 @@ struct dump_image {
 	size_t nr_pages, cap_pages;
 	struct dump_run *runs;
 	size_t nr_runs, cap_runs;
+	bool new_run;			/* next page starts a run (a new VMA) */
 
 	/* output layout */
 	char *head;			/* ELF header, phdrs, notes, padding */
@@ -424,7 +425,7 @@ static long gup_remote(struct mm_struct *mm, unsigned long addr,
 #endif
 }
 
-/* Append a page at @addr to the image, extending the last run if adjacent. */
+/* Append a page at @addr to the image, extending the last run if it can. */
 static int add_page(struct dump_image *img, unsigned long addr,
 		    struct page *page)
 {
@@ -435,7 +436,8 @@ static int add_page(struct dump_image *img, unsigned long addr,
 		   sizeof(*img->pages));
 	if (ret)
 		return ret;
-	if (!last || last->vaddr + last->npages * PAGE_SIZE != addr) {
+	if (!last || img->new_run ||
+	    last->vaddr + last->npages * PAGE_SIZE != addr) {
 		if (img->nr_runs + 1 >= IMGCR_MAX_PHDRS) {
 			pr_info(IMGCR_DUMP_NAME ": pid %d: memory too fragmented (more than %d runs of pages)\n",
 				task_pid_nr(img->task), IMGCR_MAX_PHDRS - 1);
@@ -449,6 +451,7 @@ static int add_page(struct dump_image *img, unsigned long addr,
 		last->vaddr = addr;
 		last->first = img->nr_pages;
 		last->npages = 0;
+		img->new_run = false;
 	}
 	img->pages[img->nr_pages++] = page;
 	last->npages++;
@@ -471,6 +474,7 @@ static int dump_vma_pages(struct dump_image *img, struct vm_area_struct *vma)
 
 	if (!vma->anon_vma)
 		return 0;
+	img->new_run = true;	/* a PT_LOAD never spans two VMAs */
 	while (addr < vma->vm_end) {
 		n = min_t(unsigned long, GUP_BATCH,
 			  (vma->vm_end - addr) >> PAGE_SHIFT);

@@ -205,6 +205,15 @@ static int img_check_regs(struct img *img)
 	return 0;
 }
 
+/* Refuse the image, naming the first rule it breaks. */
+#define REQUIRE(img, cond, what)					\
+	do {								\
+		if (!(cond)) {						\
+			img_err(img, "invalid image: %s", what);	\
+			return -EINVAL;					\
+		}							\
+	} while (0)
+
 static int img_check_task(struct img *img)
 {
 	struct imgcr_task *t = &img->task;
@@ -215,40 +224,41 @@ static int img_check_task(struct img *img)
 			t->version, IMGCR_FORMAT_VERSION);
 		return -EINVAL;
 	}
-	if (t->flags & ~(IMGCR_TASK_RESTARTED_SYSCALL |
-			 IMGCR_TASK_INTERRUPTED_SYSCALL) ||
-	    (t->personality & PER_MASK) != PER_LINUX ||
-	    (t->personality & ~PER_MASK & ~PER_FLAGS_OK) ||
-	    !t->nr_vmas || t->nr_vmas > IMGCR_MAX_VMAS ||
-	    t->nr_files > t->nr_vmas)
-		goto bad;
-	if (!user_addr_ok(t->start_code) || !user_addr_ok(t->end_code) ||
-	    !user_addr_ok(t->start_data) || !user_addr_ok(t->end_data) ||
-	    !user_addr_ok(t->start_brk) || !user_addr_ok(t->brk) ||
-	    !user_addr_ok(t->start_stack) || !user_addr_ok(t->arg_start) ||
-	    !user_addr_ok(t->arg_end) || !user_addr_ok(t->env_start) ||
-	    !user_addr_ok(t->env_end) || t->start_code > t->end_code ||
-	    t->start_data > t->end_data || t->start_brk > t->brk ||
-	    t->arg_start > t->arg_end || t->env_start > t->env_end)
-		goto bad;
-	if (t->sas_ss_flags & ~SS_AUTODISARM ||
-	    !user_range_ok(t->sas_ss_sp, t->sas_ss_size))
-		goto bad;
-	if (!user_addr_ok(t->clear_child_tid) || !user_addr_ok(t->robust_list) ||
-	    t->robust_list_len != (t->robust_list ?
-				   sizeof(struct robust_list_head) : 0))
-		goto bad;
+	REQUIRE(img, !(t->flags & ~(IMGCR_TASK_RESTARTED_SYSCALL |
+				    IMGCR_TASK_INTERRUPTED_SYSCALL)),
+		"unknown task flags");
+	REQUIRE(img, (t->personality & PER_MASK) == PER_LINUX &&
+		!(t->personality & ~PER_MASK & ~PER_FLAGS_OK),
+		"personality");
+	REQUIRE(img, t->nr_vmas && t->nr_vmas <= IMGCR_MAX_VMAS &&
+		t->nr_files <= t->nr_vmas, "mapping count");
+	REQUIRE(img, user_addr_ok(t->start_code) && user_addr_ok(t->end_code) &&
+		user_addr_ok(t->start_data) && user_addr_ok(t->end_data) &&
+		user_addr_ok(t->start_brk) && user_addr_ok(t->brk) &&
+		user_addr_ok(t->start_stack) && user_addr_ok(t->arg_start) &&
+		user_addr_ok(t->arg_end) && user_addr_ok(t->env_start) &&
+		user_addr_ok(t->env_end) && t->start_code <= t->end_code &&
+		t->start_data <= t->end_data && t->start_brk <= t->brk &&
+		t->arg_start <= t->arg_end && t->env_start <= t->env_end,
+		"memory layout fields");
+	REQUIRE(img, !(t->sas_ss_flags & ~(SS_AUTODISARM | SS_DISABLE)) &&
+		user_range_ok(t->sas_ss_sp, t->sas_ss_size),
+		"alternate signal stack");
+	REQUIRE(img, user_addr_ok(t->clear_child_tid), "clear_child_tid");
+	REQUIRE(img, user_addr_ok(t->robust_list) &&
+		t->robust_list_len == (t->robust_list ?
+				       sizeof(struct robust_list_head) : 0),
+		"robust futex list");
 	if (t->rseq) {
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
 		bool len_ok = t->rseq_len >= 32 && t->rseq_len <= PAGE_SIZE;
 #else
 		bool len_ok = t->rseq_len == 32;
 #endif
-		if (!len_ok || !IS_ALIGNED(t->rseq, 32) ||
-		    !user_range_ok(t->rseq, t->rseq_len))
-			goto bad;
-	} else if (t->rseq_len || t->rseq_sig) {
-		goto bad;
+		REQUIRE(img, len_ok && IS_ALIGNED(t->rseq, 32) &&
+			user_range_ok(t->rseq, t->rseq_len), "rseq area");
+	} else {
+		REQUIRE(img, !t->rseq_len && !t->rseq_sig, "rseq area");
 	}
 	t->comm[sizeof(t->comm) - 1] = 0;
 	t->blocked &= ~(sigmask(SIGKILL) | sigmask(SIGSTOP));
@@ -256,18 +266,14 @@ static int img_check_task(struct img *img)
 	for (i = 0; i < IMGCR_NSIG; i++) {
 		struct imgcr_sigaction *sa = &img->sigact[i];
 
-		if (!user_addr_ok(sa->handler) || !user_addr_ok(sa->restorer) ||
-		    sa->flags & ~(u64)SA_KNOWN)
-			goto bad;
-		if ((i + 1 == SIGKILL || i + 1 == SIGSTOP) &&
-		    (sa->handler || sa->flags))
-			goto bad;
+		REQUIRE(img, user_addr_ok(sa->handler) &&
+			user_addr_ok(sa->restorer) &&
+			!(sa->flags & ~(u64)SA_KNOWN), "signal action");
+		REQUIRE(img, (i + 1 != SIGKILL && i + 1 != SIGSTOP) ||
+			(!sa->handler && !sa->flags), "SIGKILL/SIGSTOP action");
 		sa->mask &= ~(sigmask(SIGKILL) | sigmask(SIGSTOP));
 	}
 	return 0;
-bad:
-	img_err(img, "invalid task state");
-	return -EINVAL;
 }
 
 /*
@@ -377,7 +383,9 @@ static int img_check_loads(struct img *img)
 	}
 	return 0;
 bad:
-	img_err(img, "invalid memory segment (program header %u)", i);
+	img_err(img, "invalid memory segment (program header %u, %#llx+%#llx at offset %#llx)",
+		i, img->phdrs[i].p_vaddr, img->phdrs[i].p_filesz,
+		img->phdrs[i].p_offset);
 	return -EINVAL;
 }
 

@@ -177,7 +177,8 @@ static void set_personality_64(struct img *img)
 	current->mm->context.flags = MM_CONTEXT_HAS_VSYSCALL;
 #endif
 	current->personality = img->task.personality;
-	if (!(current->personality & ADDR_NO_RANDOMIZE) && randomize_va_space)
+	/* randomize_va_space is not exported: follow the personality alone */
+	if (!(current->personality & ADDR_NO_RANDOMIZE))
 		current->flags |= PF_RANDOMIZE;
 }
 
