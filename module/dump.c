@@ -28,10 +28,10 @@
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
-#include <linux/version.h>
 #include <asm/vdso.h>
 #include <uapi/linux/imgcr.h>
 
+#include "compat.h"
 #include "img_dump.h"
 #include "proc_private.h"
 
@@ -302,11 +302,7 @@ static int dump_task_state(struct dump_image *img)
 #ifdef CONFIG_RSEQ
 	ts->rseq = (unsigned long)t->rseq;
 	ts->rseq_sig = t->rseq_sig;
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
-	ts->rseq_len = t->rseq_len;
-#else
-	ts->rseq_len = t->rseq ? sizeof(struct rseq) : 0;
-#endif
+	ts->rseq_len = imgcr_rseq_len(t);
 #endif
 	task_lock(t);
 	memcpy(ts->comm, t->comm, sizeof(ts->comm));
@@ -396,11 +392,7 @@ static int dump_file(struct dump_image *img, struct file *file)
 	rec->dev = new_encode_dev(inode->i_sb->s_dev);
 	rec->ino = inode->i_ino;
 	rec->size = i_size_read(inode);
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
-	mt = inode_get_mtime(inode);
-#else
-	mt = inode->i_mtime;
-#endif
+	mt = imgcr_inode_mtime(inode);
 	rec->mtime_sec = mt.tv_sec;
 	rec->mtime_nsec = mt.tv_nsec;
 	rec->mode = inode->i_mode;
@@ -410,19 +402,6 @@ static int dump_file(struct dump_image *img, struct file *file)
 	img->filerecs_len += reclen;
 	img->files[img->nr_files] = get_file(file);
 	return img->nr_files++;
-}
-
-static long gup_remote(struct mm_struct *mm, unsigned long addr,
-		       unsigned long n, struct page **pages)
-{
-	/* FOLL_DUMP: report holes and the zero page instead of faulting */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
-	return get_user_pages_remote(mm, addr, n, FOLL_FORCE | FOLL_DUMP,
-				     pages, NULL);
-#else
-	return get_user_pages_remote(mm, addr, n, FOLL_FORCE | FOLL_DUMP,
-				     pages, NULL, NULL);
-#endif
 }
 
 /* Append a page at @addr to the image, extending the last run if it can. */
@@ -478,7 +457,9 @@ static int dump_vma_pages(struct dump_image *img, struct vm_area_struct *vma)
 	while (addr < vma->vm_end) {
 		n = min_t(unsigned long, GUP_BATCH,
 			  (vma->vm_end - addr) >> PAGE_SHIFT);
-		n = gup_remote(img->mm, addr, n, batch);
+		/* FOLL_DUMP: holes and the zero page fail instead of faulting */
+		n = imgcr_gup_remote(img->mm, addr, n, FOLL_FORCE | FOLL_DUMP,
+				     batch);
 		if (n <= 0) {	/* a hole, the zero page or an error: skip it */
 			addr += PAGE_SIZE;
 			if (fatal_signal_pending(current))
@@ -558,9 +539,9 @@ static int capture_mm(struct dump_image *img)
 	struct mm_struct *mm = img->mm;
 	struct imgcr_task *ts = &img->tstate;
 	struct vm_area_struct *vma;
-	VMA_ITERATOR(vmi, mm, 0);
 	int ret = 0;
 
+	VMA_ITERATOR(vmi, mm, 0);
 	if (mmap_read_lock_killable(mm))
 		return -EINTR;
 	if (mm->map_count > IMGCR_MAX_VMAS) {

@@ -16,12 +16,12 @@
 #include <linux/slab.h>
 #include <linux/crc32.h>
 #include <linux/futex.h>
-#include <linux/version.h>
 #include <asm/fpu/api.h>
 #include <asm/fpu/types.h>
 #include <asm/vdso.h>
 #include <asm/segment.h>
 
+#include "compat.h"
 #include "loader.h"
 
 /* The lowest address the loader maps (Debian's default mmap_min_addr). */
@@ -62,7 +62,7 @@ static int img_check_elf(struct img *img)
 {
 	const struct elf64_hdr *eh = (const void *)img->bprm->buf;
 
-	BUILD_BUG_ON(BINPRM_BUF_SIZE < sizeof(*eh));
+	BUILD_BUG_ON(sizeof(*eh) > BINPRM_BUF_SIZE);
 	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
 	    eh->e_ident[EI_CLASS] != ELFCLASS64 ||
 	    eh->e_ident[EI_DATA] != ELFDATA2LSB ||
@@ -205,14 +205,13 @@ static int img_check_regs(struct img *img)
 	return 0;
 }
 
-/* Refuse the image, naming the first rule it breaks. */
-#define REQUIRE(img, cond, what)					\
-	do {								\
-		if (!(cond)) {						\
-			img_err(img, "invalid image: %s", what);	\
-			return -EINVAL;					\
-		}							\
-	} while (0)
+/* Log the first rule an image breaks; returns @ok. */
+static bool require(struct img *img, bool ok, const char *what)
+{
+	if (!ok)
+		img_err(img, "invalid image: %s", what);
+	return ok;
+}
 
 static int img_check_task(struct img *img)
 {
@@ -224,15 +223,18 @@ static int img_check_task(struct img *img)
 			t->version, IMGCR_FORMAT_VERSION);
 		return -EINVAL;
 	}
-	REQUIRE(img, !(t->flags & ~(IMGCR_TASK_RESTARTED_SYSCALL |
+	if (!require(img, !(t->flags & ~(IMGCR_TASK_RESTARTED_SYSCALL |
 				    IMGCR_TASK_INTERRUPTED_SYSCALL)),
-		"unknown task flags");
-	REQUIRE(img, (t->personality & PER_MASK) == PER_LINUX &&
+		"unknown task flags"))
+		return -EINVAL;
+	if (!require(img, (t->personality & PER_MASK) == PER_LINUX &&
 		!(t->personality & ~PER_MASK & ~PER_FLAGS_OK),
-		"personality");
-	REQUIRE(img, t->nr_vmas && t->nr_vmas <= IMGCR_MAX_VMAS &&
-		t->nr_files <= t->nr_vmas, "mapping count");
-	REQUIRE(img, user_addr_ok(t->start_code) && user_addr_ok(t->end_code) &&
+		"personality"))
+		return -EINVAL;
+	if (!require(img, t->nr_vmas && t->nr_vmas <= IMGCR_MAX_VMAS &&
+		t->nr_files <= t->nr_vmas, "mapping count"))
+		return -EINVAL;
+	if (!require(img, user_addr_ok(t->start_code) && user_addr_ok(t->end_code) &&
 		user_addr_ok(t->start_data) && user_addr_ok(t->end_data) &&
 		user_addr_ok(t->start_brk) && user_addr_ok(t->brk) &&
 		user_addr_ok(t->start_stack) && user_addr_ok(t->arg_start) &&
@@ -240,25 +242,26 @@ static int img_check_task(struct img *img)
 		user_addr_ok(t->env_end) && t->start_code <= t->end_code &&
 		t->start_data <= t->end_data && t->start_brk <= t->brk &&
 		t->arg_start <= t->arg_end && t->env_start <= t->env_end,
-		"memory layout fields");
-	REQUIRE(img, !(t->sas_ss_flags & ~(SS_AUTODISARM | SS_DISABLE)) &&
+		"memory layout fields"))
+		return -EINVAL;
+	if (!require(img, !(t->sas_ss_flags & ~(SS_AUTODISARM | SS_DISABLE)) &&
 		user_range_ok(t->sas_ss_sp, t->sas_ss_size),
-		"alternate signal stack");
-	REQUIRE(img, user_addr_ok(t->clear_child_tid), "clear_child_tid");
-	REQUIRE(img, user_addr_ok(t->robust_list) &&
+		"alternate signal stack"))
+		return -EINVAL;
+	if (!require(img, user_addr_ok(t->clear_child_tid), "clear_child_tid"))
+		return -EINVAL;
+	if (!require(img, user_addr_ok(t->robust_list) &&
 		t->robust_list_len == (t->robust_list ?
 				       sizeof(struct robust_list_head) : 0),
-		"robust futex list");
+		"robust futex list"))
+		return -EINVAL;
 	if (t->rseq) {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
-		bool len_ok = t->rseq_len >= 32 && t->rseq_len <= PAGE_SIZE;
-#else
-		bool len_ok = t->rseq_len == 32;
-#endif
-		REQUIRE(img, len_ok && IS_ALIGNED(t->rseq, 32) &&
-			user_range_ok(t->rseq, t->rseq_len), "rseq area");
+		if (!require(img, imgcr_rseq_len_ok(t->rseq_len) && IS_ALIGNED(t->rseq, 32) &&
+			user_range_ok(t->rseq, t->rseq_len), "rseq area"))
+			return -EINVAL;
 	} else {
-		REQUIRE(img, !t->rseq_len && !t->rseq_sig, "rseq area");
+		if (!require(img, !t->rseq_len && !t->rseq_sig, "rseq area"))
+			return -EINVAL;
 	}
 	t->comm[sizeof(t->comm) - 1] = 0;
 	t->blocked &= ~(sigmask(SIGKILL) | sigmask(SIGSTOP));
@@ -266,11 +269,13 @@ static int img_check_task(struct img *img)
 	for (i = 0; i < IMGCR_NSIG; i++) {
 		struct imgcr_sigaction *sa = &img->sigact[i];
 
-		REQUIRE(img, user_addr_ok(sa->handler) &&
+		if (!require(img, user_addr_ok(sa->handler) &&
 			user_addr_ok(sa->restorer) &&
-			!(sa->flags & ~(u64)SA_KNOWN), "signal action");
-		REQUIRE(img, (i + 1 != SIGKILL && i + 1 != SIGSTOP) ||
-			(!sa->handler && !sa->flags), "SIGKILL/SIGSTOP action");
+			!(sa->flags & ~(u64)SA_KNOWN), "signal action"))
+			return -EINVAL;
+		if (!require(img, (i + 1 != SIGKILL && i + 1 != SIGSTOP) ||
+			(!sa->handler && !sa->flags), "SIGKILL/SIGSTOP action"))
+			return -EINVAL;
 		sa->mask &= ~(sigmask(SIGKILL) | sigmask(SIGSTOP));
 	}
 	return 0;
@@ -435,11 +440,7 @@ static int img_open_files(struct img *img, const struct note_slot *s)
 			return ret;
 		}
 		inode = file_inode(f->file);
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
-		mt = inode_get_mtime(inode);
-#else
-		mt = inode->i_mtime;
-#endif
+		mt = imgcr_inode_mtime(inode);
 		if (f->id.dev != new_encode_dev(inode->i_sb->s_dev) ||
 		    f->id.ino != inode->i_ino || f->id.size != i_size_read(inode) ||
 		    f->id.mtime_sec != mt.tv_sec || f->id.mtime_nsec != mt.tv_nsec ||

@@ -23,13 +23,13 @@
 #include <linux/slab.h>
 #include <linux/task_work.h>
 #include <linux/uaccess.h>
-#include <linux/version.h>
 #include <asm/fpu/api.h>
 #include <asm/fpu/types.h>
 #include <asm/pkru.h>
 #include <asm/prctl.h>
 #include <asm/msr.h>
 
+#include "compat.h"
 #include "loader.h"
 
 /* Flags a restored task may set, as for PTRACE_SETREGS (arch/x86/kernel/ptrace.c). */
@@ -171,11 +171,7 @@ static void set_personality_64(struct img *img)
 	clear_thread_flag(TIF_ADDR32);
 	task_pt_regs(current)->orig_ax = __NR_execve;
 	current_thread_info()->status &= ~TS_COMPAT;
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
-	__set_bit(MM_CONTEXT_HAS_VSYSCALL, &current->mm->context.flags);
-#else
-	current->mm->context.flags = MM_CONTEXT_HAS_VSYSCALL;
-#endif
+	imgcr_set_has_vsyscall(current->mm);
 	current->personality = img->task.personality;
 	/* randomize_va_space is not exported: follow the personality alone */
 	if (!(current->personality & ADDR_NO_RANDOMIZE))
@@ -240,9 +236,7 @@ static void img_resume(struct callback_head *work)
 #ifdef CONFIG_RSEQ
 	if (r->rseq) {
 		current->rseq = (struct rseq __user *)(unsigned long)r->rseq;
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
-		current->rseq_len = r->rseq_len;
-#endif
+		imgcr_set_rseq_len(current, r->rseq_len);
 		current->rseq_sig = r->rseq_sig;
 		rseq_set_notify_resume(current);
 	}

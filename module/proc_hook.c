@@ -160,13 +160,13 @@ static int hook(struct ftrace_ops *ops, const char *func)
 
 	ret = ftrace_set_filter(ops, (unsigned char *)func, strlen(func), 0);
 	if (ret) {
-		pr_err(IMGCR_DUMP_NAME ": cannot hook kernel function %s (%d)\n",
+		pr_err(IMGCR_DUMP_NAME ": cannot attach to kernel function %s (%d)\n",
 		       func, ret);
 		return ret;
 	}
 	ret = register_ftrace_function(ops);
 	if (ret) {
-		pr_err(IMGCR_DUMP_NAME ": cannot hook kernel function %s (%d): is it live-patched?\n",
+		pr_err(IMGCR_DUMP_NAME ": cannot attach to kernel function %s (%d): is it live-patched?\n",
 		       func, ret);
 		ftrace_free_filter(ops);
 	}

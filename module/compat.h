@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The differences between the kernels imgcr supports (Debian's 6.1 and
+ * 6.12), in one place so that the rest of the code reads as if written for
+ * a single kernel.
+ */
+#ifndef IMGCR_COMPAT_H
+#define IMGCR_COMPAT_H
+
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/sched.h>
+#include <linux/version.h>
+
+/* 6.5 dropped the vmas argument of get_user_pages_remote(). */
+static inline long imgcr_gup_remote(struct mm_struct *mm, unsigned long addr,
+				    unsigned long n, unsigned int flags,
+				    struct page **pages)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
+	return get_user_pages_remote(mm, addr, n, flags, pages, NULL);
+#else
+	return get_user_pages_remote(mm, addr, n, flags, pages, NULL, NULL);
+#endif
+}
+
+/* 6.7 hid inode->i_mtime behind accessors. */
+static inline struct timespec64 imgcr_inode_mtime(struct inode *inode)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+	return inode_get_mtime(inode);
+#else
+	return inode->i_mtime;
+#endif
+}
+
+/* 6.3 records the registered rseq length; before, it is always 32. */
+static inline u32 imgcr_rseq_len(struct task_struct *t)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	return t->rseq_len;
+#else
+	return t->rseq ? 32 : 0;
+#endif
+}
+
+static inline void imgcr_set_rseq_len(struct task_struct *t, u32 len)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	t->rseq_len = len;
+#endif
+}
+
+/* Largest rseq area the kernel accepts (6.3 made it extensible). */
+static inline bool imgcr_rseq_len_ok(u32 len)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	return len >= 32 && len <= PAGE_SIZE;
+#else
+	return len == 32;
+#endif
+}
+
+/* MM_CONTEXT_HAS_VSYSCALL became a bit number in 6.2. */
+static inline void imgcr_set_has_vsyscall(struct mm_struct *mm)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+	__set_bit(MM_CONTEXT_HAS_VSYSCALL, &mm->context.flags);
+#else
+	mm->context.flags = MM_CONTEXT_HAS_VSYSCALL;
+#endif
+}
+
+#endif /* IMGCR_COMPAT_H */
