@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-2.0
+/* imgcr check: can this kernel dump and restore? */
+#include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "log.h"
+
+static int module_loaded(const char *name)
+{
+	char line[256];
+	size_t len = strlen(name);
+	FILE *f = fopen("/proc/modules", "r");
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		found = !strncmp(line, name, len) && line[len] == ' ';
+	fclose(f);
+	return found;
+}
+
+int cmd_check(int argc, char **argv)
+{
+	struct utsname u;
+	int bad = 0;
+
+	(void)argv;
+	if (argc > 1)
+		return usage_error("check takes no arguments");
+	uname(&u);
+	printf("kernel:      %s %s\n", u.release, u.machine);
+	if (strcmp(u.machine, "x86_64")) {
+		printf("             only x86_64 is supported\n");
+		bad = 1;
+	}
+	if (module_loaded("img_dump")) {
+		printf("img_dump:    loaded\n");
+	} else {
+		printf("img_dump:    not loaded (modprobe img_dump)\n");
+		bad = 1;
+	}
+	if (module_loaded("binfmt_img")) {
+		printf("binfmt_img:  loaded\n");
+	} else {
+		printf("binfmt_img:  not loaded (modprobe binfmt_img)\n");
+		bad = 1;
+	}
+	if (!access("/proc/self/dump", F_OK)) {
+		printf("/proc/PID/dump: present\n");
+	} else {
+		printf("/proc/PID/dump: missing\n");
+		bad = 1;
+	}
+	printf("%s\n", bad ? "not ready" : "ready");
+	return bad;
+}

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0
+/* imgcr show IMAGE [--json]: what an image holds, for people or scripts. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "image.h"
+#include "log.h"
+
+static const char *const reg_names[IMGCR_NR_REGS] = {
+	"r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8",
+	"rax", "rcx", "rdx", "rsi", "rdi", "orig_rax", "rip", "cs", "eflags",
+	"rsp", "ss", "fs_base", "gs_base", "ds", "es", "fs", "gs",
+};
+
+static const char *kind_name(unsigned int kind)
+{
+	switch (kind) {
+	case IMGCR_VMA_ANON: return "anon";
+	case IMGCR_VMA_FILE: return "file";
+	case IMGCR_VMA_VDSO: return "vdso";
+	case IMGCR_VMA_VVAR: return "vvar";
+	}
+	return "?";
+}
+
+static void prot_str(unsigned int prot, char out[4])
+{
+	out[0] = prot & IMGCR_PROT_READ ? 'r' : '-';
+	out[1] = prot & IMGCR_PROT_WRITE ? 'w' : '-';
+	out[2] = prot & IMGCR_PROT_EXEC ? 'x' : '-';
+	out[3] = 0;
+}
+
+/* Bytes of memory the PT_LOAD segments carry inside [start, end). */
+static uint64_t dumped_in(const struct image *img, uint64_t start, uint64_t end)
+{
+	uint64_t sum = 0;
+	int i;
+
+	for (i = 0; i < img->eh->e_phnum; i++) {
+		const Elf64_Phdr *ph = &img->ph[i];
+
+		if (ph->p_type == PT_LOAD && ph->p_vaddr >= start &&
+		    ph->p_vaddr < end)
+			sum += ph->p_filesz;
+	}
+	return sum;
+}
+
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			printf("\\u%04x", *s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}
+
+static void show_text(const struct image *img)
+{
+	const struct imgcr_task *t = img->task;
+	char prot[4], path[IMGCR_MAX_PATH];
+	struct imgcr_file f;
+	unsigned int i;
+
+	printf("image:    %s (%zu bytes, format %u)\n", img->path, img->size, t->version);
+	printf("task:     pid %u, comm \"%.16s\", personality %#x\n", t->pid, t->comm,
+	       t->personality);
+	if (t->flags & IMGCR_TASK_RESTARTED_SYSCALL)
+		printf("syscall:  stopped in system call %" PRIu64 ", restarted on resume\n",
+		       (uint64_t)img->prstatus->regs[IMGCR_REG_RAX]);
+	if (t->flags & IMGCR_TASK_INTERRUPTED_SYSCALL)
+		printf("syscall:  stopped in a restartable sleep, returns EINTR on resume\n");
+	for (i = 0; i < IMGCR_NR_REGS; i++)
+		printf("%s%-8s %#018" PRIx64, i % 3 ? "  " : "\n  ", reg_names[i],
+		       (uint64_t)img->prstatus->regs[i]);
+	printf("\nxstate:   %zu bytes, features %#" PRIx64 "\n", img->xstate_len,
+	       (uint64_t)t->xfeatures);
+	printf("memory:   code %#" PRIx64 "-%#" PRIx64 " data %#" PRIx64 "-%#" PRIx64
+	       " brk %#" PRIx64 "-%#" PRIx64 " vdso %#" PRIx64 "\n",
+	       (uint64_t)t->start_code, (uint64_t)t->end_code, (uint64_t)t->start_data,
+	       (uint64_t)t->end_data, (uint64_t)t->start_brk, (uint64_t)t->brk,
+	       (uint64_t)t->vdso);
+	printf("signals:  blocked %#" PRIx64 ", handlers:", (uint64_t)t->blocked);
+	for (i = 0; img->sigact && i < IMGCR_NSIG; i++)
+		if (img->sigact[i].handler > 1)
+			printf(" %u", i + 1);
+	printf("\nrseq:     %#" PRIx64 " (len %u)\n", (uint64_t)t->rseq, t->rseq_len);
+	printf("mappings: %u\n", t->nr_vmas);
+	for (i = 0; img->vmas && i < t->nr_vmas; i++) {
+		const struct imgcr_vma *v = &img->vmas[i];
+
+		prot_str(v->prot, prot);
+		printf("  %012" PRIx64 "-%012" PRIx64 " %s %-4s %8" PRIu64 "K dumped",
+		       (uint64_t)v->start, (uint64_t)v->end, prot, kind_name(v->kind),
+		       dumped_in(img, v->start, v->end) >> 10);
+		if (v->kind == IMGCR_VMA_FILE && !image_file(img, v->file, &f, path, sizeof(path)))
+			printf("  %s @%#" PRIx64, path, (uint64_t)v->pgoff << 12);
+		putchar('\n');
+	}
+}
+
+static void show_json(const struct image *img)
+{
+	const struct imgcr_task *t = img->task;
+	char prot[4], path[IMGCR_MAX_PATH];
+	struct imgcr_file f;
+	unsigned int i;
+
+	printf("{\"image\":");
+	json_str(img->path);
+	printf(",\"size\":%zu,\"version\":%u,\"pid\":%u,\"comm\":", img->size,
+	       t->version, t->pid);
+	char comm[17] = { 0 };
+
+	memcpy(comm, t->comm, 16);
+	json_str(comm);
+	printf(",\"flags\":%u,\"regs\":{", t->flags);
+	for (i = 0; i < IMGCR_NR_REGS; i++)
+		printf("%s\"%s\":%" PRIu64, i ? "," : "", reg_names[i],
+		       (uint64_t)img->prstatus->regs[i]);
+	printf("},\"xfeatures\":%" PRIu64 ",\"brk\":%" PRIu64 ",\"vdso\":%" PRIu64
+	       ",\"rseq\":%" PRIu64 ",\"blocked\":%" PRIu64 ",\"mappings\":[",
+	       (uint64_t)t->xfeatures, (uint64_t)t->brk, (uint64_t)t->vdso,
+	       (uint64_t)t->rseq, (uint64_t)t->blocked);
+	for (i = 0; img->vmas && i < t->nr_vmas; i++) {
+		const struct imgcr_vma *v = &img->vmas[i];
+
+		prot_str(v->prot, prot);
+		printf("%s{\"start\":%" PRIu64 ",\"end\":%" PRIu64
+		       ",\"prot\":\"%s\",\"kind\":\"%s\",\"dumped\":%" PRIu64,
+		       i ? "," : "", (uint64_t)v->start, (uint64_t)v->end, prot,
+		       kind_name(v->kind), dumped_in(img, v->start, v->end));
+		if (v->kind == IMGCR_VMA_FILE && !image_file(img, v->file, &f, path, sizeof(path))) {
+			printf(",\"path\":");
+			json_str(path);
+			printf(",\"offset\":%" PRIu64, (uint64_t)v->pgoff << 12);
+		}
+		putchar('}');
+	}
+	printf("]}\n");
+}
+
+int cmd_show(int argc, char **argv)
+{
+	struct image img;
+	int json = 0, i;
+	const char *path = NULL;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = 1;
+		else if (!path)
+			path = argv[i];
+		else
+			return usage_error("show takes one image");
+	}
+	if (!path)
+		return usage_error("show needs an image");
+	if (image_open(&img, path)) {
+		image_close(&img);
+		return 1;
+	}
+	if (json)
+		show_json(&img);
+	else
+		show_text(&img);
+	image_close(&img);
+	return 0;
+}
