@@ -4,6 +4,7 @@
 #   make dkms-install     register with DKMS and install for the running kernel
 #   make test             the test suite in QEMU guests (both kernels)
 #   make demo             boot a guest and checkpoint/restore a counter
+#   make deb              imgcr-dkms and imgcr Debian packages in ..
 VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
 KVER ?= $(shell uname -r)
 
@@ -25,9 +26,12 @@ test:
 demo:
 	test/demo.sh
 
+deb:
+	dpkg-buildpackage -us -uc -b
+
 clean:
 	-$(MAKE) -C module clean
 	-$(MAKE) -C userspace clean
 	rm -rf build
 
-.PHONY: all modules userspace dkms-install test demo clean
+.PHONY: all modules userspace dkms-install test demo deb clean
