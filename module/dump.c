@@ -437,11 +437,31 @@ static int add_page(struct dump_image *img, unsigned long addr,
 	return 0;
 }
 
+static bool page_is_zero(struct page *page)
+{
+	void *kaddr = kmap_local_page(page);
+	bool zero = !memchr_inv(kaddr, 0, PAGE_SIZE);
+
+	kunmap_local(kaddr);
+	return zero;
+}
+
 /*
- * Pin the pages of @vma that belong to the task alone: every present page
- * of anonymous memory, and the copy-on-write copies in a private file
- * mapping (the rest is read back from the file at restore).  A VMA without
- * an anon_vma has never had such a page.
+ * Anonymous memory: every page but those still all zero, which read back
+ * the same from a fresh mapping (a transparent huge page makes a whole 2 MiB
+ * present for one byte written).  Private file mappings: the pages the task
+ * has written (copy-on-write copies); the others come from the file.
+ */
+static bool wanted_page(bool anon_vma, struct page *page)
+{
+	if (anon_vma)
+		return !page_is_zero(page);
+	return PageAnon(page);
+}
+
+/*
+ * Pin the pages of @vma that the image must carry (see wanted_page()).  A
+ * VMA without an anon_vma has never had such a page.
  */
 static int dump_vma_pages(struct dump_image *img, struct vm_area_struct *vma)
 {
@@ -467,7 +487,7 @@ static int dump_vma_pages(struct dump_image *img, struct vm_area_struct *vma)
 			continue;
 		}
 		for (i = 0; i < n; i++) {
-			if (!ret && (anon || PageAnon(batch[i])))
+			if (!ret && wanted_page(anon, batch[i]))
 				ret = add_page(img, addr + i * PAGE_SIZE, batch[i]);
 			else
 				put_page(batch[i]);
