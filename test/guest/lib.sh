@@ -1,0 +1,175 @@
+# Helpers for the imgcr guest tests (busybox ash).  Sourced by every t_*.sh,
+# which the runner starts in a fresh, empty temporary directory.
+#
+# Result protocol (parsed by the host): exactly one line per test or sub-test
+#   RESULT <name> PASS [note]
+#   RESULT <name> FAIL <reason>
+# plus optional "INFO <name>: ..." lines that the host echoes.
+
+set -u
+
+# Test name: t_counter.sh -> counter.  Sub-tests override T in a subshell.
+T=${0##*/}
+T=${T%.sh}
+T=${T#t_}
+
+pass() { echo "RESULT $T PASS${*:+ $*}"; }
+# fail ends the (sub)shell: a test stops at its first failed assertion.
+fail() { echo "RESULT $T FAIL $*"; exit 1; }
+info() { echo "INFO $T: $*"; }
+
+# Every process started by a test is tracked and SIGKILLed on exit, so a
+# failing test never leaves a stopped or restored task behind.  (The runner
+# also sweeps leftovers, e.g. after a timeout.)
+PIDS=""
+track() { PIDS="$PIDS $1"; }
+cleanup() {
+	for p in $PIDS; do
+		kill -9 "$p" 2>/dev/null
+	done
+}
+trap cleanup EXIT
+
+# A missing module makes every module test fail, never pass vacuously.
+require_modules() {
+	for m in img_dump binfmt_img; do
+		grep -q "^$m " /proc/modules || fail "module $m is not loaded"
+	done
+}
+
+# state PID: the one-letter state from /proc/PID/stat ("" if gone).  The
+# comm field may contain spaces, so cut after the last ')'.
+state() {
+	s=$(cat "/proc/$1/stat" 2>/dev/null) || { echo ""; return; }
+	s=${s##*) }
+	echo "${s%% *}"
+}
+
+# wait_state PID STATES [TIMEOUT_S]: wait until the state is one of the
+# letters in STATES (e.g. T, or S).  Polls every 20 ms.
+wait_state() {
+	_n=$(( ${3:-10} * 50 ))
+	while [ "$_n" -gt 0 ]; do
+		case "$(state "$1")" in
+		"") return 1 ;;
+		[$2]) return 0 ;;
+		esac
+		usleep 20000
+		_n=$((_n - 1))
+	done
+	return 1
+}
+
+# stop_task PID: SIGSTOP and wait until the kernel reports it stopped.
+stop_task() {
+	kill -STOP "$1" || fail "kill -STOP $1 failed"
+	wait_state "$1" T 10 || fail "task $1 did not stop (state '$(state "$1")')"
+}
+
+# wait_line FILE REGEX [TIMEOUT_S]: wait until FILE has a line matching REGEX.
+wait_line() {
+	_n=$(( ${3:-10} * 50 ))
+	while [ "$_n" -gt 0 ]; do
+		grep -q -- "$2" "$1" 2>/dev/null && return 0
+		usleep 20000
+		_n=$((_n - 1))
+	done
+	return 1
+}
+
+# wait_gone PID [TIMEOUT_S]: wait until /proc/PID disappears (or is a zombie).
+wait_gone() {
+	_n=$(( ${2:-10} * 50 ))
+	while [ "$_n" -gt 0 ]; do
+		case "$(state "$1")" in "" | Z) return 0 ;; esac
+		usleep 20000
+		_n=$((_n - 1))
+	done
+	return 1
+}
+
+# wait_exit PID [TIMEOUT_S]: wait for a background child of this shell with
+# a deadline, so a hung restored process cannot hang the test; sets RC to its
+# exit status or "timeout".  (Not usable inside $(...): a subshell cannot
+# wait for its parent's children.)
+wait_exit() {
+	if wait_gone "$1" "${2:-30}"; then
+		wait "$1"
+		RC=$?
+	else
+		RC=timeout
+	fi
+}
+
+# dump PID FILE: checkpoint through /proc/PID/dump exactly as a user would.
+dump() {
+	cat "/proc/$1/dump" > "$2" 2> dump.err ||
+		fail "cat /proc/$1/dump failed: $(cat dump.err)"
+	[ -s "$2" ] || fail "dump of $1 is empty"
+}
+
+# kill9 PID: kill and reap a (possibly stopped) child.
+kill9() {
+	kill -9 "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+	wait_gone "$1" 5 || fail "task $1 survived SIGKILL"
+}
+
+size_of() { stat -c %s "$1"; }
+
+# is_elf FILE: the file starts with the ELF magic.
+is_elf() { [ "$(head -c 4 "$1" | od -An -c | tr -d ' ')" = '177ELF' ]; }
+
+now_ms() { nowms; }
+
+# export_file NAME FILE: send FILE to the host over the second serial port
+# (ttyS1, a plain file on the host) as gzip+base64 between marker lines, so
+# host tools (readelf, gdb) can inspect guest-made images.
+export_file() {
+	{
+		echo "IMGCR-FILE-BEGIN $1"
+		gzip -c "$2" | base64
+		echo "IMGCR-FILE-END $1"
+	} > /dev/ttyS1
+}
+
+# subtest NAME FUNC: run FUNC in a subshell as its own test NAME (own PID
+# tracking and cleanup) and guarantee exactly one RESULT line for it, even
+# if FUNC dies without reporting (e.g. a set -u error).
+subtest() {
+	(
+		T=$1
+		PIDS=""
+		trap cleanup EXIT
+		$2
+	) > "sub.$1.out" 2>&1
+	_rc=$?
+	cat "sub.$1.out"
+	grep -q "^RESULT $1 " "sub.$1.out" ||
+		echo "RESULT $1 FAIL ended without a result (exit $_rc)"
+}
+
+# wait_restored PID [TIMEOUT_S] [CALLER]: wait until a backgrounded
+# "./image" has really been exec'd (its /proc/PID/exe no longer is CALLER,
+# default busybox -- the forked shell) and is asleep (state S), i.e. the
+# restored program is back in its sleeping syscall.
+wait_restored() {
+	_n=$(( ${2:-30} * 50 ))
+	while [ "$_n" -gt 0 ]; do
+		_e=$(readlink "/proc/$1/exe" 2>/dev/null)
+		case "$(state "$1"),$_e" in
+		,* | Z,*) return 1 ;;
+		S,*/"${3:-busybox}") ;;
+		S,?*) return 0 ;;
+		esac
+		usleep 20000
+		_n=$((_n - 1))
+	done
+	return 1
+}
+
+# rerr: the restore's stderr (tests start "./x.img 2> restore.err &"),
+# formatted for appending to a failure reason.
+rerr() {
+	[ -s restore.err ] && printf ' [stderr: %s]' "$(head -c 200 restore.err | tr '\n' '|')"
+}

@@ -1,0 +1,59 @@
+#!/bin/sh
+# runner.sh [PATTERNS]: run /imgcr/guest/t_*.sh (those whose name, without
+# "t_" and ".sh", matches one of the comma-separated shell globs in
+# PATTERNS; all if empty), each in a fresh temporary directory, with a
+# deadline, making sure every test yields at least one RESULT line.
+GUEST=/imgcr/guest
+patterns=$(echo "${1:-*}" | tr ',' ' ')
+default_timeout=180
+
+# Kill everything but init, this runner, and kernel threads, so one test's
+# leftovers (stopped or restored tasks) cannot disturb the next.
+sweep() {
+	for d in /proc/[0-9]*; do
+		p=${d#/proc/}
+		[ "$p" = 1 ] || [ "$p" = $$ ] && continue
+		st=$(cat "$d/stat" 2>/dev/null) || continue
+		st=${st##*) }
+		set -- $st
+		# $2 is the parent pid; kernel threads are children of kthreadd (2).
+		[ "$p" = 2 ] || [ "$2" = 2 ] && continue
+		kill -9 "$p" 2>/dev/null
+	done
+}
+
+for t in "$GUEST"/t_*.sh; do
+	name=${t##*/t_}
+	name=${name%.sh}
+	match=
+	set -f   # the patterns are for case, not for filename expansion
+	# shellcheck disable=SC2254 # globs on purpose
+	for pat in $patterns; do
+		case "$name" in $pat) match=1 ;; esac
+	done
+	set +f
+	[ -n "$match" ] || continue
+
+	# A test may ask for a longer deadline with a "# timeout: SECONDS" line.
+	tmo=$(sed -n 's/^# timeout: *\([0-9]*\)$/\1/p' "$t")
+	tmo=${tmo:-$default_timeout}
+	dir=$(mktemp -d "/tmp/$name.XXXXXX")
+	echo "IMGCR-TEST-BEGIN $name (timeout ${tmo}s)"
+	# The exit status is passed out through a file: a pipeline only reports
+	# tee's.
+	( cd "$dir" && timeout -s KILL "$tmo" sh "$t"; echo $? > "$dir.rc" ) 2>&1 |
+		tee "$dir.out"
+	rc=$(cat "$dir.rc" 2>/dev/null || echo '?')
+	if ! grep -q '^RESULT ' "$dir.out"; then
+		if [ "$rc" = 137 ]; then
+			echo "RESULT $name FAIL timeout after ${tmo}s"
+		else
+			echo "RESULT $name FAIL no result (exit $rc)"
+		fi
+	elif [ "$rc" != 0 ] && ! grep -q '^RESULT .* FAIL' "$dir.out"; then
+		echo "RESULT $name FAIL exit status $rc"
+	fi
+	echo "IMGCR-TEST-END $name"
+	sweep
+	rm -rf "$dir" "$dir.out" "$dir.rc"
+done

@@ -1,0 +1,271 @@
+# Host-side pieces shared by test/run.sh and test/demo.sh (bash).
+# Everything here runs as root on a Debian 12 host prepared by setup-host.sh.
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${IMGCR_BUILD:-$REPO/build}
+LOGS=$BUILD/logs
+CACHE=${IMGCR_CACHE:-/var/cache/imgcr}
+ALL_KERNELS="6.1.0-57-amd64 6.12.118+deb12-amd64"
+DKMS_NAME=imgcr
+DKMS_VER=0.1
+GUEST_TIMEOUT=${IMGCR_GUEST_TIMEOUT:-900}   # seconds per guest boot
+RESULTS=$BUILD/results.txt                 # "STATUS<TAB>NAME<TAB>REASON"
+
+say()  { printf '==> %s\n' "$*"; }
+warn() { printf '==> WARNING: %s\n' "$*" >&2; }
+die()  { printf '==> ERROR: %s\n' "$*" >&2; exit 1; }
+
+# record NAME PASS|FAIL [REASON]
+record() {
+	printf '%s\t%s\t%s\n' "$2" "$1" "${3:-}" >> "$RESULTS"
+}
+
+# summary: print every result, then exactly "N passed, N failed" as the last
+# line; returns nonzero if anything failed (or nothing ran).
+summary() {
+	local st name why p=0 f=0
+	echo
+	while IFS=$'\t' read -r st name why; do
+		if [ "$st" = PASS ]; then
+			p=$((p + 1))
+			printf 'PASS  %s%s\n' "$name" "${why:+  ($why)}"
+		else
+			f=$((f + 1))
+			printf 'FAIL  %s: %s\n' "$name" "$why"
+		fi
+	done < "$RESULTS"
+	echo "$p passed, $f failed"
+	[ "$f" = 0 ] && [ "$p" -gt 0 ]
+}
+
+# kernel_ok K: K is one of the supported guest kernels.
+kernel_ok() {
+	case " $ALL_KERNELS " in *" $1 "*) return 0 ;; esac
+	return 1
+}
+
+host_setup() {
+	[ "$(id -u)" = 0 ] || die "must run as root (sudo $0)"
+	say "setting up the host (test/setup-host.sh)"
+	sh "$REPO/test/setup-host.sh" || die "setup-host.sh failed"
+}
+
+# build_progs: the static test programs, into $BUILD/progs.  Warnings are
+# errors: the programs must stay -Wall -Wextra clean.
+build_progs() {
+	local c n extra
+	mkdir -p "$BUILD/progs"
+	say "building test programs into $BUILD/progs"
+	for c in "$REPO"/test/progs/*.c; do
+		n=$(basename "$c" .c)
+		extra=""
+		[ "$n" = threads ] && extra=-pthread
+		gcc -static -O2 -g -Wall -Wextra -Werror -std=gnu11 $extra \
+			-o "$BUILD/progs/$n" "$c" -lm || die "cannot build $c"
+	done
+}
+
+# build_modules K: build img_dump.ko/binfmt_img.ko for kernel K with DKMS
+# (recording dkms-build-K) and leave plain .ko files in $BUILD/mod/K.  If
+# DKMS fails but module/ exists, fall back to a direct kbuild build so the
+# guest tests still say something about the code (dkms-build-K stays FAIL).
+build_modules() {
+	local k=$1 log=$LOGS/$1/dkms.log stage=$BUILD/dkms-src out=$BUILD/mod/$1
+	local dst=/var/lib/dkms/$DKMS_NAME/$DKMS_VER/$1/x86_64/module f ok=1
+	rm -rf "$out"
+	mkdir -p "$out" "$LOGS/$k"
+	say "[$k] building modules with DKMS (log: $log)"
+	: > "$log"
+	if [ ! -f "$REPO/dkms.conf" ]; then
+		record "dkms-build-$k" FAIL "no dkms.conf in the repository"
+		ok=0
+	else
+		# dkms add copies the whole tree ("cp -r dir/*"): give it the
+		# sources without build/ and .git, and drop a stale copy first.
+		rm -rf "$stage"
+		mkdir -p "$stage"
+		tar -C "$REPO" --exclude=./build --exclude=./.git -cf - . | tar -C "$stage" -xf -
+		{
+			dkms remove "$DKMS_NAME/$DKMS_VER" --all || true
+			rm -rf "/usr/src/$DKMS_NAME-$DKMS_VER"
+			dkms add "$stage" &&
+				dkms build "$DKMS_NAME/$DKMS_VER" -k "$k"
+		} >> "$log" 2>&1 || ok=0
+		if [ "$ok" = 1 ]; then
+			for f in "$dst"/*.ko "$dst"/*.ko.xz; do
+				[ -e "$f" ] || continue
+				case "$f" in
+				*.xz) xz -dc "$f" > "$out/$(basename "$f" .xz)" ;;
+				*) cp "$f" "$out/" ;;
+				esac
+			done
+			for f in img_dump binfmt_img; do
+				[ -f "$out/$f.ko" ] || { ok=0; echo "missing $f.ko in $dst" >> "$log"; }
+			done
+		fi
+		if [ "$ok" = 1 ]; then
+			record "dkms-build-$k" PASS
+		else
+			cp "/var/lib/dkms/$DKMS_NAME/$DKMS_VER/build/make.log" "$LOGS/$k/dkms-make.log" 2>/dev/null
+			record "dkms-build-$k" FAIL "see $log$( [ -f "$LOGS/$k/dkms-make.log" ] && echo " and $LOGS/$k/dkms-make.log")"
+		fi
+	fi
+	if [ "$ok" = 0 ]; then
+		tail -n 15 "$log" | sed 's/^/    /'
+		kbuild_fallback "$k" "$out"
+	fi
+	ls "$out"/*.ko >/dev/null 2>&1 || warn "[$k] no modules: the module tests will FAIL"
+}
+
+kbuild_fallback() {
+	local k=$1 out=$2 src=$BUILD/kbuild-$1 log=$LOGS/$1/kbuild.log
+	[ -f "$REPO/module/Makefile" ] || [ -f "$REPO/module/Kbuild" ] || return 0
+	warn "[$k] DKMS failed; trying a plain kbuild build of module/ (log: $log)"
+	rm -rf "$src"
+	mkdir -p "$src"
+	# Build a copy: kbuild writes objects next to the sources.
+	tar -C "$REPO" --exclude=./build --exclude=./.git -cf - . | tar -C "$src" -xf -
+	if make -C "/lib/modules/$k/build" M="$src/module" modules > "$log" 2>&1; then
+		find "$src/module" -name '*.ko' -exec cp {} "$out/" \;
+	else
+		tail -n 15 "$log" | sed 's/^/    /'
+	fi
+}
+
+# make_initrd K OUT: busybox initramfs with the modules of K, the test
+# programs and test/guest/*, as a gzip'ed newc cpio.
+make_initrd() {
+	local k=$1 out=$2 root=$BUILD/initrd-$1 a
+	rm -rf "$root"
+	mkdir -p "$root"/{bin,sbin,etc,proc,sys,dev,tmp,root,imgcr/bin,imgcr/mod,imgcr/guest}
+	cp /bin/busybox "$root/bin/busybox"
+	for a in $(/bin/busybox --list); do
+		[ "$a" = busybox ] || ln -s busybox "$root/bin/$a"
+	done
+	cp "$BUILD"/progs/* "$root/imgcr/bin/"
+	cp "$REPO"/test/guest/* "$root/imgcr/guest/"
+	cp "$REPO/test/guest/init" "$root/init"
+	chmod 755 "$root/init"
+	cp "$BUILD/mod/$k"/*.ko "$root/imgcr/mod/" 2>/dev/null
+	printf 'root:x:0:0:root:/root:/bin/sh\nuser:x:1000:1000:user:/tmp:/bin/sh\n' > "$root/etc/passwd"
+	printf 'root:x:0:\nuser:x:1000:\n' > "$root/etc/group"
+	(cd "$root" && find . | cpio -o -H newc --quiet) | gzip -1 > "$out"
+}
+
+# boot_guest K INITRD LOGDIR APPEND: boot the guest under TCG with a
+# deadline.  ttyS0 (console) -> LOGDIR/console.raw, ttyS1 (files) ->
+# LOGDIR/ttyS1.raw.  Shows RESULT/INFO/DEMO lines live, prefixed with K.
+boot_guest() {
+	local k=$1 initrd=$2 dir=$3 append=$4 qpid rc
+	local vmlinuz=$CACHE/$k/vmlinuz
+	[ -f "$vmlinuz" ] || die "no guest kernel $vmlinuz (setup-host.sh failed?)"
+	mkdir -p "$dir"
+	: > "$dir/console.raw"
+	: > "$dir/ttyS1.raw"
+	timeout -k 10 "$GUEST_TIMEOUT" qemu-system-x86_64 \
+		-accel tcg -cpu max -m 2048 -smp 1 \
+		-display none -monitor none -no-reboot \
+		-kernel "$vmlinuz" -initrd "$initrd" \
+		-append "console=ttyS0 panic=-1 quiet $append" \
+		-serial "file:$dir/console.raw" -serial "file:$dir/ttyS1.raw" \
+		< /dev/null > "$dir/qemu.log" 2>&1 &
+	qpid=$!
+	tail -n +1 -F --pid="$qpid" "$dir/console.raw" 2>/dev/null |
+		tr -d '\r' | grep --line-buffered -E '^(RESULT|INFO|DEMO|IMGCR-GUEST|IMGCR-TEST-BEGIN)' |
+		sed -u "s/^/[$k] /" &
+	wait "$qpid"
+	rc=$?
+	wait
+	[ "$rc" = 124 ] && warn "[$k] guest killed after ${GUEST_TIMEOUT}s"
+	tr -d '\r' < "$dir/console.raw" > "$dir/console.log"
+	return 0
+}
+
+# extract_files DIR: decode the files the guest sent over ttyS1 into DIR/.
+extract_files() {
+	local dir=$1 name
+	for name in $(tr -d '\r' < "$dir/ttyS1.raw" | sed -n 's/^IMGCR-FILE-BEGIN //p'); do
+		tr -d '\r' < "$dir/ttyS1.raw" |
+			sed -n "/^IMGCR-FILE-BEGIN $name\$/,/^IMGCR-FILE-END $name\$/p" |
+			sed '1d;$d' | base64 -d | gunzip > "$dir/$name" 2>/dev/null ||
+			{ warn "cannot decode $name from the guest"; rm -f "$dir/$name"; }
+	done
+}
+
+# guest_tests PATTERNS: names of the guest tests selected by PATTERNS (the
+# same comma-separated globs the guest runner applies).
+guest_tests() {
+	local t n pat pats
+	IFS=, read -ra pats <<< "$1"
+	for t in "$REPO"/test/guest/t_*.sh; do
+		n=${t##*/t_}
+		n=${n%.sh}
+		for pat in "${pats[@]}"; do
+			# shellcheck disable=SC2254
+			case "$n" in $pat) echo "$n"; break ;; esac
+		done
+	done
+}
+
+# parse_guest K DIR PATTERNS: turn the console log into results: every
+# RESULT line (prefixed "K/"), a FAIL for every selected test that never
+# reported, and dmesg-clean-K.
+parse_guest() {
+	local k=$1 dir=$2 sel=$3 log=$2/console.log name st why t
+	while read -r _ name st why; do
+		case "$st" in PASS | FAIL) record "$k/$name" "$st" "$why" ;; esac
+	done < <(grep -aE '^RESULT [^ ]+ (PASS|FAIL)' "$log")
+	grep -a '^INFO ' "$log" > "$dir/info.txt"
+	for t in $(guest_tests "$sel"); do
+		grep -aqE "^RESULT $t(-[^ ]*)? (PASS|FAIL)" "$log" ||
+			record "$k/$t" FAIL "no result: guest crashed, hung or was killed (see $log)"
+	done
+	if ! grep -aq '^IMGCR-GUEST-DONE' "$log" || ! grep -aq '^IMGCR-DMESG-END' "$log"; then
+		record "dmesg-clean-$k" FAIL "guest did not finish (no end markers; see $log)"
+		return
+	fi
+	sed -n '/^IMGCR-DMESG-BEGIN/,/^IMGCR-DMESG-END/p' "$log" > "$dir/dmesg.txt"
+	local bad
+	bad=$(grep -aE 'BUG|WARNING|Oops|general protection' "$dir/dmesg.txt" | head -n 3 | tr '\n' '|')
+	if [ -n "$bad" ]; then
+		record "dmesg-clean-$k" FAIL "${bad%|} (see $dir/dmesg.txt)"
+	else
+		record "dmesg-clean-$k" PASS
+	fi
+}
+
+# check_image K DIR: host tools on the counter image the guest exported.
+check_image() {
+	local k=$1 img=$2/counter.img out
+	if [ ! -s "$img" ]; then
+		for t in readelf gdb-regs gdb-bt; do
+			record "$t-$k" FAIL "no counter image came back from the guest"
+		done
+		return
+	fi
+	out=$(readelf -a "$img" 2>&1)
+	echo "$out" > "$2/readelf.txt"
+	if ! echo "$out" | grep -qE 'Type:[[:space:]]+CORE'; then
+		record "readelf-$k" FAIL "not an ELF core (see $2/readelf.txt)"
+	elif ! echo "$out" | grep -q NT_PRSTATUS; then
+		record "readelf-$k" FAIL "no NT_PRSTATUS note (see $2/readelf.txt)"
+	elif ! readelf -a "$img" > /dev/null 2>&1; then
+		record "readelf-$k" FAIL "readelf -a exits nonzero (see $2/readelf.txt)"
+	else
+		record "readelf-$k" PASS
+	fi
+	out=$(timeout 120 gdb -nx -batch -c "$img" -ex 'info registers' 2>&1)
+	echo "$out" > "$2/gdb-regs.txt"
+	if echo "$out" | grep -qE '^rip +0x[0-9a-f]+'; then
+		record "gdb-regs-$k" PASS "$(echo "$out" | grep -E '^rip ' | tr -s ' ' | cut -c1-60)"
+	else
+		record "gdb-regs-$k" FAIL "no rip in 'info registers' (see $2/gdb-regs.txt)"
+	fi
+	out=$(timeout 120 gdb -nx -batch "$BUILD/progs/counter" -c "$img" -ex bt 2>&1)
+	echo "$out" > "$2/gdb-bt.txt"
+	if echo "$out" | grep -qE '^#[0-9]+ +(0x[0-9a-f]+ in )?main \('; then
+		record "gdb-bt-$k" PASS
+	else
+		record "gdb-bt-$k" FAIL "no frame in main (see $2/gdb-bt.txt)"
+	fi
+}

@@ -1,0 +1,107 @@
+/*
+ * corrupt IN OUT MODE: copy an ELF64 image and damage it in a way that no
+ * correct loader may accept (every mode makes the file structurally
+ * invalid, not merely different).  Modes:
+ *   class      EI_CLASS = ELFCLASS32
+ *   machine    e_machine = EM_AARCH64
+ *   type       e_type = ET_REL
+ *   phoff      e_phoff points past the end of the file
+ *   phentsize  e_phentsize = 1
+ *   phnum      e_phnum = 0xffff (program headers run past the end)
+ *   nophdr     e_phnum = 0
+ *   poffset    every segment's p_offset points past the end of the file
+ *   pfilesz    every segment's p_filesz is huge
+ *   namesz     first note of every PT_NOTE: n_namesz = 0xffffffff
+ *   descsz     first note of every PT_NOTE: n_descsz = 0xfffffff0
+ * Prints nothing on success; exit 1 if IN is not an ELF64 file.
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "common.h"
+
+int main(int argc, char **argv)
+{
+	if (argc != 4) {
+		outf(2, "usage: corrupt IN OUT MODE\n");
+		return 64;
+	}
+	int fd = open(argv[1], O_RDONLY);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st)) {
+		outf(2, "corrupt: %s: %s\n", argv[1], errname(errno));
+		return 1;
+	}
+	size_t size = (size_t)st.st_size;
+	unsigned char *b = malloc(size ? size : 1);
+	if (!b || read(fd, b, size) != (ssize_t)size || size < sizeof(Elf64_Ehdr) ||
+	    memcmp(b, ELFMAG, SELFMAG) || b[EI_CLASS] != ELFCLASS64) {
+		outf(2, "corrupt: %s: not a readable ELF64 file\n", argv[1]);
+		return 1;
+	}
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)b;
+	Elf64_Phdr *ph = (Elf64_Phdr *)(b + eh->e_phoff);
+	int nph = eh->e_phnum;
+	if (eh->e_phoff + (size_t)nph * sizeof(*ph) > size) {
+		outf(2, "corrupt: program headers out of file\n");
+		return 1;
+	}
+	const char *m = argv[3];
+	int done = 1;
+
+	if (!strcmp(m, "class"))
+		b[EI_CLASS] = ELFCLASS32;
+	else if (!strcmp(m, "machine"))
+		eh->e_machine = EM_AARCH64;
+	else if (!strcmp(m, "type"))
+		eh->e_type = ET_REL;
+	else if (!strcmp(m, "phoff"))
+		eh->e_phoff = size + 0x100000;
+	else if (!strcmp(m, "phentsize"))
+		eh->e_phentsize = 1;
+	else if (!strcmp(m, "phnum"))
+		eh->e_phnum = 0xffff;
+	else if (!strcmp(m, "nophdr"))
+		eh->e_phnum = 0;
+	else if (!strcmp(m, "poffset") || !strcmp(m, "pfilesz")) {
+		done = 0;
+		for (int i = 0; i < nph; i++) {
+			if (ph[i].p_filesz == 0)
+				continue;
+			if (m[1] == 'o')
+				ph[i].p_offset = size + ((uint64_t)1 << 40);
+			else
+				ph[i].p_filesz = (uint64_t)1 << 60;
+			done = 1;
+		}
+	} else if (!strcmp(m, "namesz") || !strcmp(m, "descsz")) {
+		done = 0;
+		for (int i = 0; i < nph; i++) {
+			if (ph[i].p_type != PT_NOTE || ph[i].p_filesz < sizeof(Elf64_Nhdr) ||
+			    ph[i].p_offset + sizeof(Elf64_Nhdr) > size)
+				continue;
+			Elf64_Nhdr *nh = (Elf64_Nhdr *)(b + ph[i].p_offset);
+			if (m[0] == 'n')
+				nh->n_namesz = 0xffffffffu;
+			else
+				nh->n_descsz = 0xfffffff0u;
+			done = 1;
+		}
+	} else {
+		outf(2, "corrupt: unknown mode %s\n", m);
+		return 64;
+	}
+	if (!done) {
+		outf(2, "corrupt: mode %s found nothing to damage\n", m);
+		return 1;
+	}
+	int out = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	if (out < 0 || write(out, b, size) != (ssize_t)size || close(out)) {
+		outf(2, "corrupt: %s: %s\n", argv[2], errname(errno));
+		return 1;
+	}
+	return 0;
+}

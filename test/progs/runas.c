@@ -1,0 +1,29 @@
+/*
+ * runas UID GID CMD [ARGS...]: drop all supplementary groups, switch real,
+ * effective and saved ids to UID/GID, then execvp CMD.  Used to test that an
+ * unprivileged user cannot dump someone else's task.
+ */
+#define _GNU_SOURCE
+#include <grp.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "common.h"
+
+int main(int argc, char **argv)
+{
+	if (argc < 4) {
+		outf(2, "usage: runas UID GID CMD [ARGS...]\n");
+		return 2;
+	}
+	uid_t uid = (uid_t)strtoul(argv[1], NULL, 10);
+	gid_t gid = (gid_t)strtoul(argv[2], NULL, 10);
+
+	if (setgroups(0, NULL) || setresgid(gid, gid, gid) || setresuid(uid, uid, uid)) {
+		outf(2, "runas: cannot switch ids: %s\n", errname(errno));
+		return 2;
+	}
+	execvp(argv[3], argv + 3);
+	outf(2, "runas: execvp %s: %s\n", argv[3], errname(errno));
+	return 127;
+}

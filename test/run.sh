@@ -1,0 +1,69 @@
+#!/bin/bash
+# test/run.sh -- the imgcr test suite.  Run as root: sudo test/run.sh
+#
+#   --kernel K     only guest kernel K (default: 6.1.0-57-amd64 and
+#                  6.12.118+deb12-amd64)
+#   --only PATS    only the guest tests matching the comma-separated globs
+#                  PATS (names without t_ and .sh, e.g. --only 'counter,err*')
+#   --keep         keep build/logs even when everything passed
+#
+# For every kernel: DKMS build of the modules (dkms-build-K), a busybox
+# initramfs with modules + test programs + test/guest, one QEMU (TCG) boot
+# running the guest tests, dmesg check (dmesg-clean-K) and host-tool checks
+# of a guest-made image (readelf-K, gdb-regs-K, gdb-bt-K).  The guests of
+# the two kernels run in parallel (one vCPU each).  The last line of output
+# is "N passed, N failed"; the exit status is nonzero if anything failed.
+set -uo pipefail
+. "$(dirname "$0")/lib-host.sh"
+
+KERNELS=$ALL_KERNELS
+ONLY="*"
+KEEP=0
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kernel) KERNELS=${2:?--kernel needs a value}; shift 2 ;;
+	--only) ONLY=${2:?--only needs a value}; shift 2 ;;
+	--keep) KEEP=1; shift ;;
+	-h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) die "unknown option $1 (see --help)" ;;
+	esac
+done
+for k in $KERNELS; do kernel_ok "$k" || die "unsupported kernel $k (choose from: $ALL_KERNELS)"; done
+case "$ONLY" in *[[:space:]]*) die "--only: use commas, not spaces" ;; esac
+[ -n "$(guest_tests "$ONLY")" ] || die "--only '$ONLY' matches no test in test/guest"
+
+host_setup
+rm -rf "$LOGS"
+mkdir -p "$BUILD" "$LOGS"
+: > "$RESULTS"
+build_progs
+
+for k in $KERNELS; do
+	build_modules "$k"
+	make_initrd "$k" "$BUILD/initrd-$k.cpio.gz"
+done
+
+say "booting guests ($KERNELS); logs in $LOGS/<kernel>/"
+for k in $KERNELS; do
+	boot_guest "$k" "$BUILD/initrd-$k.cpio.gz" "$LOGS/$k" "imgcr.only=$ONLY" &
+done
+wait
+
+for k in $KERNELS; do
+	dir=$LOGS/$k
+	parse_guest "$k" "$dir" "$ONLY"
+	extract_files "$dir"
+	[[ " $(guest_tests "$ONLY" | tr "\n" " ") " == *" counter "* ]] && check_image "$k" "$dir"
+	if [ -s "$dir/info.txt" ]; then
+		echo "[$k] timings and notes:"
+		sed "s/^INFO /    /" "$dir/info.txt"
+	fi
+done
+
+# The hint comes first: the last line must be the totals.
+grep -q "^FAIL" "$RESULTS" && echo "(logs kept in $LOGS)"
+if summary; then
+	[ "$KEEP" = 1 ] || rm -rf "$LOGS"
+	exit 0
+fi
+exit 1
