@@ -16,10 +16,12 @@
 #include "ksyms.h"
 #include "loader.h"
 
-static unsigned long addr_sys_arch_prctl;
+unsigned long imgcr_sys_arch_prctl;
+unsigned long imgcr_sys_mprotect;
 
 static struct imgcr_ksym loader_ksyms[] = {
-	{ "__x64_sys_arch_prctl", &addr_sys_arch_prctl },
+	{ "__x64_sys_arch_prctl", &imgcr_sys_arch_prctl },
+	{ "__x64_sys_mprotect", &imgcr_sys_mprotect },
 };
 
 static int load_img_binary(struct linux_binprm *bprm)
@@ -38,7 +40,7 @@ static int load_img_binary(struct linux_binprm *bprm)
 	ret = begin_new_exec(bprm);	/* the point of no return */
 	if (ret)
 		goto out;
-	ret = img_restore_mm(img, addr_sys_arch_prctl);
+	ret = img_restore_mm(img);
 	if (!ret)
 		ret = img_restore_task(img);
 out:

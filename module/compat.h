@@ -10,6 +10,7 @@
 #include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
+#include <linux/rcupdate.h>
 #include <linux/version.h>
 
 /* 6.5 dropped the vmas argument of get_user_pages_remote(). */
@@ -68,6 +69,42 @@ static inline void imgcr_set_has_vsyscall(struct mm_struct *mm)
 	__set_bit(MM_CONTEXT_HAS_VSYSCALL, &mm->context.flags);
 #else
 	mm->context.flags = MM_CONTEXT_HAS_VSYSCALL;
+#endif
+}
+
+/* get_mm_exe_file() is not exported; 6.7 changed get_file_rcu(). */
+static inline struct file *imgcr_get_mm_exe_file(struct mm_struct *mm)
+{
+	struct file *exe;
+
+	rcu_read_lock();
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+	exe = get_file_rcu(&mm->exe_file);
+#else
+	exe = rcu_dereference(mm->exe_file);
+	if (exe && !get_file_rcu(exe))
+		exe = NULL;
+#endif
+	rcu_read_unlock();
+	return exe;
+}
+
+/* Exec's write denial on the executable (6.12 skips HSM-watched files). */
+static inline int imgcr_exe_deny_write(struct file *f)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+	return exe_file_deny_write_access(f);
+#else
+	return deny_write_access(f);
+#endif
+}
+
+static inline void imgcr_exe_allow_write(struct file *f)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+	exe_file_allow_write_access(f);
+#else
+	allow_write_access(f);
 #endif
 }
 

@@ -19,6 +19,8 @@
 #include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
+#include <linux/magic.h>
+#include <linux/shmem_fs.h>
 #include <linux/module.h>
 #include <linux/namei.h>
 #include <linux/ptrace.h>
@@ -64,6 +66,8 @@ struct dump_image {
 	size_t nr_vmas, cap_vmas;
 	struct file **files;		/* distinct mapped files, referenced */
 	size_t nr_files, cap_files;
+	size_t *file_off;		/* offset of each file's record in filerecs */
+	size_t cap_file_off;
 	char *filerecs;			/* NT_IMGCR_FILES payload */
 	size_t filerecs_len, cap_filerecs;
 	struct page **pages;
@@ -109,6 +113,7 @@ static void dump_free(struct dump_image *img)
 	kvfree(img->pages);
 	kvfree(img->runs);
 	kvfree(img->files);
+	kvfree(img->file_off);
 	kvfree(img->vmas);
 	kvfree(img->filerecs);
 	kvfree(img->head);
@@ -346,8 +351,42 @@ static unsigned int vma_prot(const struct vm_area_struct *vma)
 	       (vma->vm_flags & VM_EXEC ? IMGCR_PROT_EXEC : 0);
 }
 
-/* Index of @file in the image's file table, adding it if new. */
-static int dump_file(struct dump_image *img, struct file *file)
+/*
+ * No path leads to it: deleted, or made by alloc_file_pseudo() (memfds,
+ * shared anonymous memory, anon inodes) whose dentry is a root of its own.
+ */
+static bool path_unreachable(const struct dentry *d)
+{
+	return d_unlinked(d) || (IS_ROOT(d) && d != d->d_sb->s_root);
+}
+
+/*
+ * Shared anonymous memory and memfds live in unlinked files of the kernel's
+ * internal tmpfs: nothing to reopen by path, so the image carries their
+ * contents and the loader recreates them.  SysV shm segments look alike but
+ * have an identity (the shmid) we cannot give back.
+ */
+static bool is_shmem_object(struct file *file)
+{
+	const struct dentry *d = file->f_path.dentry;
+
+	return file_inode(file)->i_sb->s_magic == TMPFS_MAGIC &&
+	       path_unreachable(d) && strncmp(d->d_name.name, "SYSV", 4);
+}
+
+/* The name a shmem object is recreated with, e.g. "dev/zero", "memfd:x". */
+static char *shmem_name(struct file *file, char *buf)
+{
+	const struct dentry *d = file->f_path.dentry;
+
+	return strscpy(buf, d->d_name.name, NAME_MAX + 1) < 0 ? ERR_PTR(-ENAMETOOLONG) : buf;
+}
+
+/*
+ * Index of @file in the image's file table, adding it if new; @flags
+ * (IMGCR_FILE_WRITE) accumulate over the mappings of one file.
+ */
+static int dump_file(struct dump_image *img, struct file *file, u32 flags)
 {
 	struct inode *inode = file_inode(file);
 	struct imgcr_file *rec;
@@ -356,12 +395,18 @@ static int dump_file(struct dump_image *img, struct file *file)
 	size_t i, plen, reclen;
 	int ret;
 
-	for (i = 0; i < img->nr_files; i++)
-		if (file_inode(img->files[i]) == inode &&
-		    img->files[i]->f_path.mnt == file->f_path.mnt)
-			return i;
-	if (d_unlinked(file->f_path.dentry)) {
-		pr_info(IMGCR_DUMP_NAME ": pid %d: maps a deleted file; not supported\n",
+	for (i = 0; i < img->nr_files; i++) {
+		if (file_inode(img->files[i]) != inode ||
+		    img->files[i]->f_path.mnt != file->f_path.mnt)
+			continue;
+		rec = (struct imgcr_file *)(img->filerecs + img->file_off[i]);
+		rec->flags |= flags;
+		return i;
+	}
+	if (is_shmem_object(file)) {
+		flags |= IMGCR_FILE_SHMEM;
+	} else if (path_unreachable(file->f_path.dentry)) {
+		pr_info(IMGCR_DUMP_NAME ": pid %d: maps a deleted file, a SysV shm segment or a special file; not supported\n",
 			task_pid_nr(img->task));
 		return -EOPNOTSUPP;
 	}
@@ -369,7 +414,10 @@ static int dump_file(struct dump_image *img, struct file *file)
 	buf = kmalloc(PATH_MAX, GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
-	path = d_path(&file->f_path, buf, PATH_MAX);
+	if (flags & IMGCR_FILE_SHMEM)
+		path = shmem_name(file, buf);
+	else
+		path = d_path(&file->f_path, buf, PATH_MAX);
 	if (IS_ERR(path)) {
 		kfree(buf);
 		return PTR_ERR(path);
@@ -378,6 +426,9 @@ static int dump_file(struct dump_image *img, struct file *file)
 	reclen = ALIGN(sizeof(*rec) + plen, 8);
 	ret = grow((void **)&img->files, &img->cap_files, img->nr_files + 1,
 		   sizeof(*img->files));
+	if (!ret)
+		ret = grow((void **)&img->file_off, &img->cap_file_off,
+			   img->nr_files + 1, sizeof(*img->file_off));
 	if (!ret)
 		ret = grow((void **)&img->filerecs, &img->cap_filerecs,
 			   img->filerecs_len + reclen, 1);
@@ -389,6 +440,7 @@ static int dump_file(struct dump_image *img, struct file *file)
 	memset(rec, 0, reclen);
 	rec->reclen = reclen;
 	rec->path_len = plen;
+	rec->flags = flags;
 	rec->dev = new_encode_dev(inode->i_sb->s_dev);
 	rec->ino = inode->i_ino;
 	rec->size = i_size_read(inode);
@@ -399,9 +451,18 @@ static int dump_file(struct dump_image *img, struct file *file)
 	memcpy(rec->path, path, plen);
 	kfree(buf);
 
+	img->file_off[img->nr_files] = img->filerecs_len;
 	img->filerecs_len += reclen;
 	img->files[img->nr_files] = get_file(file);
 	return img->nr_files++;
+}
+
+static bool file_is_shmem_object(struct dump_image *img, u32 idx)
+{
+	const struct imgcr_file *rec =
+		(const void *)(img->filerecs + img->file_off[idx]);
+
+	return rec->flags & IMGCR_FILE_SHMEM;
 }
 
 /* Append a page at @addr to the image, extending the last run if it can. */
@@ -500,6 +561,45 @@ static int dump_vma_pages(struct dump_image *img, struct vm_area_struct *vma)
 	return 0;
 }
 
+/*
+ * Pin the pages of a shared memory object that @vma maps, straight from
+ * the object: a hole there must stay a hole (a GUP would fault one in),
+ * and a swapped-out page must be read back.
+ */
+static int dump_shmem_pages(struct dump_image *img, struct vm_area_struct *vma)
+{
+	struct address_space *mapping = vma->vm_file->f_mapping;
+	unsigned long first = vma->vm_pgoff;
+	unsigned long last = first + vma_pages(vma) - 1;
+	unsigned long idx = first;
+	struct page *page;
+	int ret;
+
+	img->new_run = true;
+	while (idx <= last) {
+		if (!xa_find(&mapping->i_pages, &idx, last, XA_PRESENT))
+			break;
+		page = shmem_read_mapping_page_gfp(mapping, idx, GFP_KERNEL);
+		if (IS_ERR(page))
+			return PTR_ERR(page);
+		if (page_is_zero(page)) {
+			put_page(page);
+		} else {
+			ret = add_page(img, vma->vm_start +
+				       ((idx - first) << PAGE_SHIFT), page);
+			if (ret) {
+				put_page(page);
+				return ret;
+			}
+		}
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		cond_resched();
+		idx++;
+	}
+	return 0;
+}
+
 static int dump_one_vma(struct dump_image *img, struct vm_area_struct *vma)
 {
 	unsigned long vdso = (unsigned long)img->mm->context.vdso;
@@ -519,16 +619,20 @@ static int dump_one_vma(struct dump_image *img, struct vm_area_struct *vma)
 	v->file = IMGCR_NO_FILE;
 	if (vma->vm_flags & VM_GROWSDOWN)
 		v->flags |= IMGCR_VMA_GROWSDOWN;
+	if (vma->vm_flags & VM_NORESERVE)
+		v->flags |= IMGCR_VMA_NORESERVE;
+	/*
+	 * mprotect() keeps VM_ACCOUNT when write access goes: replaying it
+	 * keeps VMAs from merging at restore that the task had separate.
+	 */
+	if ((vma->vm_flags & (VM_ACCOUNT | VM_WRITE | VM_MAYSHARE)) == VM_ACCOUNT)
+		v->flags |= IMGCR_VMA_ACCOUNT;
 
 	if (vdso && vi && vma->vm_start == vdso) {
 		v->kind = IMGCR_VMA_VDSO;
 	} else if (vdso && vi && vma->vm_start >= vdso + vi->sym_vvar_start &&
 		   vma->vm_end <= vdso && !vma->vm_file) {
 		v->kind = IMGCR_VMA_VVAR;
-	} else if (vma->vm_flags & (VM_SHARED | VM_MAYSHARE)) {
-		pr_info(IMGCR_DUMP_NAME ": pid %d: shared mapping at %#lx; not supported\n",
-			task_pid_nr(img->task), vma->vm_start);
-		return -EOPNOTSUPP;
 	} else if (vma->vm_flags & (VM_IO | VM_PFNMAP | VM_MIXEDMAP | VM_HUGETLB)) {
 		pr_info(IMGCR_DUMP_NAME ": pid %d: device or hugetlb mapping at %#lx; not supported\n",
 			task_pid_nr(img->task), vma->vm_start);
@@ -536,12 +640,27 @@ static int dump_one_vma(struct dump_image *img, struct vm_area_struct *vma)
 	} else if (vma_is_anonymous(vma)) {
 		v->kind = IMGCR_VMA_ANON;
 	} else if (vma->vm_file) {
+		bool shared = vma->vm_flags & VM_MAYSHARE;
+
 		v->kind = IMGCR_VMA_FILE;
 		v->pgoff = vma->vm_pgoff;
-		ret = dump_file(img, vma->vm_file);
+		if (shared)
+			v->flags |= IMGCR_VMA_SHARED;
+		ret = dump_file(img, vma->vm_file, shared &&
+				(vma->vm_flags & VM_MAYWRITE) ?
+				IMGCR_FILE_WRITE : 0);
 		if (ret < 0)
 			return ret;
 		v->file = ret;
+		if (!shared && file_is_shmem_object(img, v->file)) {
+			pr_info(IMGCR_DUMP_NAME ": pid %d: private mapping of a memfd or deleted tmpfs file at %#lx; not supported\n",
+				task_pid_nr(img->task), vma->vm_start);
+			return -EOPNOTSUPP;
+		}
+		if (shared && file_is_shmem_object(img, v->file)) {
+			img->nr_vmas++;
+			return dump_shmem_pages(img, vma);
+		}
 	} else {
 		pr_info(IMGCR_DUMP_NAME ": pid %d: special mapping at %#lx; not supported\n",
 			task_pid_nr(img->task), vma->vm_start);
@@ -549,7 +668,8 @@ static int dump_one_vma(struct dump_image *img, struct vm_area_struct *vma)
 	}
 	img->nr_vmas++;
 
-	if (v->kind == IMGCR_VMA_ANON || v->kind == IMGCR_VMA_FILE)
+	if (v->kind == IMGCR_VMA_ANON ||
+	    (v->kind == IMGCR_VMA_FILE && !(v->flags & IMGCR_VMA_SHARED)))
 		return dump_vma_pages(img, vma);
 	return 0;
 }
@@ -559,6 +679,7 @@ static int capture_mm(struct dump_image *img)
 	struct mm_struct *mm = img->mm;
 	struct imgcr_task *ts = &img->tstate;
 	struct vm_area_struct *vma;
+	struct file *exe;
 	int ret = 0;
 
 	VMA_ITERATOR(vmi, mm, 0);
@@ -588,6 +709,17 @@ static int capture_mm(struct dump_image *img)
 	ts->env_start = mm->env_start;
 	ts->env_end = mm->env_end;
 	spin_unlock(&mm->arg_lock);
+	ts->exe_file = IMGCR_NO_FILE;
+	exe = imgcr_get_mm_exe_file(mm);
+	if (exe) {
+		ret = dump_file(img, exe, 0);
+		fput(exe);
+		if (ret < 0)
+			goto out;
+		ts->exe_file = ret;
+		ts->nr_files = img->nr_files;
+		ret = 0;
+	}
 	BUILD_BUG_ON(sizeof(mm->saved_auxv) > sizeof(img->auxv));
 	memcpy(img->auxv, mm->saved_auxv, sizeof(mm->saved_auxv));
 	img->auxv_bytes = sizeof(mm->saved_auxv);

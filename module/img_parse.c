@@ -13,6 +13,7 @@
 #include <linux/personality.h>
 #include <linux/regset.h>
 #include <linux/sched/mm.h>
+#include <linux/shmem_fs.h>
 #include <linux/slab.h>
 #include <linux/crc32.h>
 #include <linux/futex.h>
@@ -305,31 +306,52 @@ static int img_check_vdso(struct img *img)
 	return 0;
 }
 
+static bool file_is_noexec(struct file *f)
+{
+	return (f->f_path.mnt->mnt_flags & MNT_NOEXEC) ||
+	       (f->f_path.mnt->mnt_sb->s_iflags & SB_I_NOEXEC);
+}
+
 static int img_check_vmas(struct img *img)
 {
 	const struct imgcr_task *t = &img->task;
 	unsigned int i, nvdso = 0, nvvar = 0;
 	u64 prev_end = IMG_MIN_ADDR;
+	const struct img_file *f;
+	bool shared;
 
 	for (i = 0; i < t->nr_vmas; i++) {
 		const struct imgcr_vma *v = &img->vmas[i];
 
 		if (v->start < prev_end || v->start >= v->end ||
 		    !PAGE_ALIGNED(v->start) || !PAGE_ALIGNED(v->end) ||
-		    v->end > TASK_SIZE_MAX || v->prot & ~7u ||
-		    v->flags & ~IMGCR_VMA_GROWSDOWN)
+		    v->end > TASK_SIZE_MAX || v->prot & ~7u)
 			goto bad;
 		prev_end = v->end;
 		switch (v->kind) {
 		case IMGCR_VMA_ANON:
-			if (v->file != IMGCR_NO_FILE || v->pgoff)
+			if (v->file != IMGCR_NO_FILE || v->pgoff || v->flags &
+			    ~(IMGCR_VMA_GROWSDOWN | IMGCR_VMA_ACCOUNT | IMGCR_VMA_NORESERVE))
 				goto bad;
 			break;
 		case IMGCR_VMA_FILE:
-			if (v->file >= img->nr_files || v->flags ||
+			if (v->file >= img->nr_files || v->flags &
+			    ~(IMGCR_VMA_SHARED | IMGCR_VMA_ACCOUNT | IMGCR_VMA_NORESERVE) ||
 			    v->pgoff > (ULONG_MAX >> PAGE_SHIFT) -
 				       ((v->end - v->start) >> PAGE_SHIFT))
 				goto bad;
+			f = &img->files[v->file];
+			shared = v->flags & IMGCR_VMA_SHARED;
+			/* shmem objects only shared; writes need a writable file */
+			if ((f->id.flags & IMGCR_FILE_SHMEM && !shared) ||
+			    (shared && v->flags & IMGCR_VMA_ACCOUNT) ||
+			    (shared && v->prot & IMGCR_PROT_WRITE &&
+			     !(f->id.flags & (IMGCR_FILE_WRITE | IMGCR_FILE_SHMEM))))
+				goto bad;
+			if (v->prot & IMGCR_PROT_EXEC && file_is_noexec(f->file)) {
+				img_err(img, "%s is on a noexec mount", f->path);
+				return -EACCES;
+			}
 			break;
 		case IMGCR_VMA_VDSO:
 			if (v->start != t->vdso ||
@@ -385,6 +407,10 @@ static int img_check_loads(struct img *img)
 		if (v == vend || ph->p_vaddr < v->start || prev_end > v->end ||
 		    v->kind > IMGCR_VMA_FILE)
 			goto bad;
+		/* a shared file's contents are the file's, not the image's */
+		if (v->kind == IMGCR_VMA_FILE && v->flags & IMGCR_VMA_SHARED &&
+		    !(img->files[v->file].id.flags & IMGCR_FILE_SHMEM))
+			goto bad;
 	}
 	return 0;
 bad:
@@ -394,17 +420,53 @@ bad:
 	return -EINVAL;
 }
 
-static bool file_is_noexec(struct file *f)
+/* A file the image maps, opened with the caller's rights as it was. */
+static int img_open_file(struct img *img, struct img_file *f)
 {
-	return (f->f_path.mnt->mnt_flags & MNT_NOEXEC) ||
-	       (f->f_path.mnt->mnt_sb->s_iflags & SB_I_NOEXEC);
+	int flags = O_LARGEFILE | (f->id.flags & IMGCR_FILE_WRITE ? O_RDWR : O_RDONLY);
+	struct inode *inode;
+	struct timespec64 mt;
+	int ret;
+
+	if (f->id.flags & IMGCR_FILE_SHMEM) {
+		/* Recreated empty; PT_LOAD segments refill it after the exec. */
+		if (f->id.size > MAX_LFS_FILESIZE)
+			return -EINVAL;
+		f->file = shmem_file_setup(f->path, f->id.size, VM_NORESERVE);
+		if (IS_ERR(f->file)) {
+			ret = PTR_ERR(f->file);
+			f->file = NULL;
+			img_err(img, "cannot create shared memory %s (%d)", f->path, ret);
+			return ret;
+		}
+		return 0;
+	}
+	f->file = filp_open(f->path, flags, 0);
+	if (IS_ERR(f->file)) {
+		ret = PTR_ERR(f->file);
+		f->file = NULL;
+		img_err(img, "cannot open mapped file %s (%d)", f->path, ret);
+		return ret;
+	}
+	inode = file_inode(f->file);
+	mt = imgcr_inode_mtime(inode);
+	if (f->id.dev != new_encode_dev(inode->i_sb->s_dev) ||
+	    f->id.ino != inode->i_ino || f->id.size != i_size_read(inode) ||
+	    f->id.mtime_sec != mt.tv_sec || f->id.mtime_nsec != mt.tv_nsec ||
+	    !S_ISREG(inode->i_mode)) {
+		img_err(img, "mapped file %s changed since the dump", f->path);
+		return -ESTALE;
+	}
+	would_dump(img->bprm, f->file);
+	return 0;
 }
 
-/* Open every mapped file with the caller's rights and check its identity. */
+/* Parse the file table, then open every file. */
 static int img_open_files(struct img *img, const struct note_slot *s)
 {
 	const char *p = s->desc, *end = p + s->len;
 	unsigned int i;
+	int ret;
 
 	if (!s->desc)
 		return img->task.nr_files ? -EINVAL : 0;
@@ -414,58 +476,56 @@ static int img_open_files(struct img *img, const struct note_slot *s)
 		return -ENOMEM;
 	for (i = 0; i < img->task.nr_files; i++) {
 		struct img_file *f = &img->files[i];
-		struct inode *inode;
-		struct timespec64 mt;
 
 		if (end - p < sizeof(f->id))
 			goto bad;
 		memcpy(&f->id, p, sizeof(f->id));
 		if (f->id.reclen % 8 || f->id.reclen > end - p ||
 		    f->id.path_len < 2 || f->id.path_len > IMGCR_MAX_PATH ||
-		    f->id.reclen < sizeof(f->id) + f->id.path_len)
+		    f->id.reclen < sizeof(f->id) + f->id.path_len ||
+		    f->id.flags & ~(IMGCR_FILE_WRITE | IMGCR_FILE_SHMEM) ||
+		    f->id.pad0)
 			goto bad;
 		f->path = p + sizeof(f->id);
-		if (f->path[0] != '/' || strnlen(f->path, f->id.path_len) !=
-		    f->id.path_len - 1)
+		if (strnlen(f->path, f->id.path_len) != f->id.path_len - 1)
+			goto bad;
+		if (f->id.flags & IMGCR_FILE_SHMEM ?
+		    f->id.path_len > NAME_MAX + 1 : f->path[0] != '/')
 			goto bad;
 		p += f->id.reclen;
-		img->nr_files = i + 1;
-
-		f->file = filp_open(f->path, O_RDONLY | O_LARGEFILE, 0);
-		if (IS_ERR(f->file)) {
-			int ret = PTR_ERR(f->file);
-
-			f->file = NULL;
-			img_err(img, "cannot open mapped file %s (%d)", f->path, ret);
-			return ret;
-		}
-		inode = file_inode(f->file);
-		mt = imgcr_inode_mtime(inode);
-		if (f->id.dev != new_encode_dev(inode->i_sb->s_dev) ||
-		    f->id.ino != inode->i_ino || f->id.size != i_size_read(inode) ||
-		    f->id.mtime_sec != mt.tv_sec || f->id.mtime_nsec != mt.tv_nsec ||
-		    !S_ISREG(inode->i_mode)) {
-			img_err(img, "mapped file %s changed since the dump", f->path);
-			return -ESTALE;
-		}
-		would_dump(img->bprm, f->file);
 	}
 	if (p != end)
 		goto bad;
-	for (i = 0; i < img->task.nr_vmas; i++) {
-		const struct imgcr_vma *v = &img->vmas[i];
-
-		if (v->kind == IMGCR_VMA_FILE && v->prot & IMGCR_PROT_EXEC &&
-		    file_is_noexec(img->files[v->file].file)) {
-			img_err(img, "%s is on a noexec mount",
-				img->files[v->file].path);
-			return -EACCES;
-		}
+	for (i = 0; i < img->task.nr_files; i++) {
+		img->nr_files = i + 1;
+		ret = img_open_file(img, &img->files[i]);
+		if (ret)
+			return ret;
 	}
 	return 0;
 bad:
 	img_err(img, "invalid file table");
 	return -EINVAL;
+}
+
+/* /proc/PID/exe: exec's rules, so nobody may be writing to it. */
+static int img_take_exe(struct img *img)
+{
+	struct img_file *f;
+
+	if (img->task.exe_file == IMGCR_NO_FILE)
+		return 0;
+	if (img->task.exe_file >= img->nr_files)
+		return -EINVAL;
+	f = &img->files[img->task.exe_file];
+	if (f->id.flags & IMGCR_FILE_SHMEM)
+		return -EINVAL;
+	if (imgcr_exe_deny_write(f->file)) {
+		img_err(img, "%s is open for writing", f->path);
+		return -ETXTBSY;
+	}
+	img->exe = f->file;
+	return 0;
 }
 
 static const struct user_regset *xstate_regset(void)
@@ -591,6 +651,8 @@ int img_parse(struct img *img)
 	if (!ret)
 		ret = img_check_vmas(img);
 	if (!ret)
+		ret = img_take_exe(img);
+	if (!ret)
 		ret = img_check_loads(img);
 	if (!ret)
 		ret = img_check_vdso(img);
@@ -602,6 +664,9 @@ int img_parse(struct img *img)
 void img_free(struct img *img)
 {
 	unsigned int i;
+
+	if (img->exe)		/* the exec failed before taking it over */
+		imgcr_exe_allow_write(img->exe);
 
 	for (i = 0; i < img->nr_files; i++)
 		if (img->files[i].file)

@@ -47,13 +47,39 @@ static unsigned long vma_mmap_prot(const struct imgcr_vma *v)
 	       (v->prot & IMGCR_PROT_EXEC ? PROT_EXEC : 0);
 }
 
+/* Call a syscall body resolved at load; see ksyms.h. */
+static long call_sys(unsigned long fn, unsigned long a0, unsigned long a1,
+		     unsigned long a2)
+{
+	long (*sys)(const struct pt_regs *regs) = (void *)fn;
+	struct pt_regs regs = { .di = a0, .si = a1, .dx = a2 };
+
+	return sys(&regs);
+}
+
+/*
+ * A private mapping that was writable once is mapped writable, filled and
+ * then mprotect()ed, as the task did: it keeps VM_ACCOUNT like the
+ * original, so it does not merge with neighbours the original kept apart.
+ */
+static bool map_writable_first(const struct imgcr_vma *v)
+{
+	return v->flags & IMGCR_VMA_ACCOUNT && !(v->prot & IMGCR_PROT_WRITE);
+}
+
 static int map_one(struct img *img, const struct imgcr_vma *v)
 {
 	unsigned long len = v->end - v->start, addr;
-	unsigned long flags = MAP_PRIVATE | MAP_FIXED_NOREPLACE;
+	unsigned long flags = MAP_FIXED_NOREPLACE;
+	unsigned long prot = vma_mmap_prot(v);
 	struct file *file = NULL;
 	unsigned long off = 0;
 
+	flags |= v->flags & IMGCR_VMA_SHARED ? MAP_SHARED : MAP_PRIVATE;
+	if (v->flags & IMGCR_VMA_NORESERVE)
+		flags |= MAP_NORESERVE;
+	if (map_writable_first(v))
+		prot |= PROT_WRITE;
 	if (v->kind == IMGCR_VMA_FILE) {
 		file = img->files[v->file].file;
 		off = v->pgoff << PAGE_SHIFT;
@@ -62,7 +88,7 @@ static int map_one(struct img *img, const struct imgcr_vma *v)
 		if (v->flags & IMGCR_VMA_GROWSDOWN)
 			flags |= MAP_GROWSDOWN;
 	}
-	addr = vm_mmap(file, v->start, len, vma_mmap_prot(v), flags, off);
+	addr = vm_mmap(file, v->start, len, prot, flags, off);
 	if (addr != v->start) {
 		img_err(img, "cannot map %#llx-%#llx (%ld)", v->start, v->end,
 			IS_ERR_VALUE(addr) ? (long)addr : -EEXIST);
@@ -84,6 +110,7 @@ static int fill_pages(struct img *img)
 		return -ENOMEM;
 	for (i = 0; i < img->nphdrs && !ret; i++) {
 		const struct elf64_phdr *ph = &img->phdrs[i];
+		struct file *shm;
 		u64 done = 0;
 		bool writable;
 
@@ -91,23 +118,34 @@ static int fill_pages(struct img *img)
 			continue;
 		while (v->end <= ph->p_vaddr)	/* sorted, checked to exist */
 			v++;
-		writable = v->prot & IMGCR_PROT_WRITE;
+		shm = v->kind == IMGCR_VMA_FILE && v->flags & IMGCR_VMA_SHARED ?
+		      img->files[v->file].file : NULL;
+		writable = v->prot & IMGCR_PROT_WRITE || map_writable_first(v);
 		while (done < ph->p_filesz) {
 			size_t n = min_t(u64, FILL_CHUNK, ph->p_filesz - done);
 			unsigned long addr = ph->p_vaddr + done;
 			loff_t pos = ph->p_offset + done;
+			loff_t shm_pos;
 
 			if (kernel_read(img->bprm->file, buf, n, &pos) != n) {
 				ret = -EIO;
 				break;
 			}
-			/* Read-only or PROT_NONE memory is written like ptrace does. */
-			if (writable ? copy_to_user((void __user *)addr, buf, n) :
-			    access_process_vm(current, addr, buf, n,
-					      FOLL_FORCE | FOLL_WRITE) != n) {
+			if (shm) {
+				/* shared memory: write the object itself */
+				shm_pos = (v->pgoff << PAGE_SHIFT) + addr - v->start;
+				if (kernel_write(shm, buf, n, &shm_pos) != n)
+					ret = -EIO;
+			} else if (writable) {
+				if (copy_to_user((void __user *)addr, buf, n))
+					ret = -EFAULT;
+			} else if (access_process_vm(current, addr, buf, n,
+						     FOLL_FORCE | FOLL_WRITE) != n) {
+				/* read-only or PROT_NONE: written like ptrace does */
 				ret = -EFAULT;
-				break;
 			}
+			if (ret)
+				break;
 			done += n;
 			if (fatal_signal_pending(current)) {
 				ret = -EINTR;
@@ -123,17 +161,14 @@ static int fill_pages(struct img *img)
 }
 
 /* ARCH_MAP_VDSO_64 at the original address, through the syscall's body. */
-static int map_vdso(struct img *img, unsigned long arch_prctl)
+static int map_vdso(struct img *img)
 {
-	long (*sys_arch_prctl)(const struct pt_regs *regs) = (void *)arch_prctl;
-	struct pt_regs regs = {};
 	long ret;
 
 	if (!img->task.vdso)
 		return 0;
-	regs.di = ARCH_MAP_VDSO_64;
-	regs.si = img->task.vdso - img->task.vvar_size;
-	ret = sys_arch_prctl(&regs);
+	ret = call_sys(imgcr_sys_arch_prctl, ARCH_MAP_VDSO_64,
+		       img->task.vdso - img->task.vvar_size, 0);
 	if (ret < 0 || (unsigned long)current->mm->context.vdso != img->task.vdso) {
 		img_err(img, "cannot map the vdso at %#llx (%ld)", img->task.vdso, ret);
 		return ret < 0 ? ret : -EEXIST;
@@ -182,7 +217,46 @@ static void set_personality_64(struct img *img)
  * Build the address space: personality and exec bookkeeping, then every
  * mapping at its address, the page contents, the vdso and the mm fields.
  */
-int img_restore_mm(struct img *img, unsigned long arch_prctl)
+/* Take write access away where the task had (see map_writable_first()). */
+static int drop_fill_write(struct img *img)
+{
+	unsigned int i;
+	long ret;
+
+	for (i = 0; i < img->task.nr_vmas; i++) {
+		const struct imgcr_vma *v = &img->vmas[i];
+
+		if (v->kind > IMGCR_VMA_FILE || !map_writable_first(v))
+			continue;
+		ret = call_sys(imgcr_sys_mprotect, v->start, v->end - v->start,
+			       vma_mmap_prot(v));
+		if (ret) {
+			img_err(img, "cannot set protection of %#llx-%#llx (%ld)",
+				v->start, v->end, ret);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* /proc/PID/exe: what set_mm_exe_file() does; it is not exported. */
+static void set_exe_file(struct img *img)
+{
+	struct mm_struct *mm = current->mm;
+	struct file *old;
+
+	if (!img->exe)
+		return;
+	old = rcu_dereference_raw(mm->exe_file);
+	rcu_assign_pointer(mm->exe_file, get_file(img->exe));
+	img->exe = NULL;	/* its write denial now belongs to the mm */
+	if (old) {
+		imgcr_exe_allow_write(old);
+		fput(old);
+	}
+}
+
+int img_restore_mm(struct img *img)
 {
 	struct linux_binprm *bprm = img->bprm;
 	struct vm_area_struct *stack;
@@ -206,12 +280,14 @@ int img_restore_mm(struct img *img, unsigned long arch_prctl)
 			return ret;
 	}
 	ret = fill_pages(img);
-	if (ret)
-		return ret;
-	ret = map_vdso(img, arch_prctl);
+	if (!ret)
+		ret = drop_fill_write(img);
+	if (!ret)
+		ret = map_vdso(img);
 	if (ret)
 		return ret;
 	set_mm_fields(img);
+	set_exe_file(img);
 	set_binfmt(NULL);
 	return 0;
 }

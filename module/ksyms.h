@@ -94,9 +94,11 @@ static inline int imgcr_ksyms_resolve(const char *mod, struct imgcr_ksym *tab,
  *                             (static, address-taken: keeps its ENDBR64)
  *   proc_tgid_base_readdir  - the original readdir of /proc/<pid>/, called
  *                             from our readdir hook (a file_operations member)
- * binfmt_img:
+ * binfmt_img (both sys_call_table entries):
  *   __x64_sys_arch_prctl    - ARCH_MAP_VDSO_64 maps the vdso at a chosen
- *                             address (a sys_call_table entry)
+ *                             address
+ *   __x64_sys_mprotect      - drops write access from a mapping filled while
+ *                             writable, as the task's own mprotect() did
  *
  * Hooked by name through ftrace (no address needed):
  *   proc_tgid_base_lookup, proc_tgid_base_readdir

@@ -45,14 +45,19 @@ struct img {
 	unsigned int nr_files;
 
 	u32 pkru;			/* from xstate, if it has PKRU */
+	struct file *exe;		/* denied writes until it becomes mm->exe_file */
 };
 
 /* img_parse.c */
 int img_parse(struct img *img);
 void img_free(struct img *img);
 
+/* binfmt_img_main.c: syscall bodies, resolved at load (ksyms.h) */
+extern unsigned long imgcr_sys_arch_prctl;
+extern unsigned long imgcr_sys_mprotect;
+
 /* img_restore.c */
-int img_restore_mm(struct img *img, unsigned long arch_prctl);
+int img_restore_mm(struct img *img);
 int img_restore_task(struct img *img);
 
 #endif /* IMGCR_LOADER_H */

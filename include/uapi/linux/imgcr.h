@@ -149,7 +149,7 @@ struct imgcr_task {
 	__u64 sas_ss_sp;
 	__u64 sas_ss_size;
 	__u32 sas_ss_flags;
-	__u32 pad0;
+	__u32 exe_file;		/* NT_IMGCR_FILES index of /proc/PID/exe, or IMGCR_NO_FILE */
 
 	/* registrations the kernel keeps for the task */
 	__u64 robust_list;
@@ -172,7 +172,7 @@ struct imgcr_sigaction {
 
 /* imgcr_vma.kind */
 #define IMGCR_VMA_ANON		0	/* private anonymous memory */
-#define IMGCR_VMA_FILE		1	/* private mapping of imgcr_vma.file */
+#define IMGCR_VMA_FILE		1	/* mapping of imgcr_vma.file */
 #define IMGCR_VMA_VDSO		2	/* the kernel's vdso, mapped by the loader */
 #define IMGCR_VMA_VVAR		3	/* the vdso's data pages */
 
@@ -183,10 +183,18 @@ struct imgcr_sigaction {
 
 /* imgcr_vma.flags */
 #define IMGCR_VMA_GROWSDOWN	0x1	/* a stack that grows down */
+#define IMGCR_VMA_SHARED	0x2	/* MAP_SHARED (IMGCR_VMA_FILE only) */
+#define IMGCR_VMA_ACCOUNT	0x4	/* was writable once: VM_ACCOUNT, kept by mprotect */
+#define IMGCR_VMA_NORESERVE	0x8	/* MAP_NORESERVE */
 
 #define IMGCR_NO_FILE		0xffffffffu
 
-/* NT_IMGCR_VMAS: every mapping of the task, sorted by address. */
+/*
+ * NT_IMGCR_VMAS: every mapping of the task, sorted by address.  PT_LOAD
+ * segments carry the contents of private mappings (pages the task wrote)
+ * and of shared memory objects (IMGCR_FILE_SHMEM); shared file mappings
+ * are backed by their file.
+ */
 struct imgcr_vma {
 	__u64 start;
 	__u64 end;
@@ -197,10 +205,16 @@ struct imgcr_vma {
 	__u32 file;		/* index in NT_IMGCR_FILES, or IMGCR_NO_FILE */
 };
 
+/* imgcr_file.flags */
+#define IMGCR_FILE_WRITE	0x1	/* opened for writing: a writable shared mapping */
+#define IMGCR_FILE_SHMEM	0x2	/* shared anonymous memory or a memfd: recreated
+				 * empty with this name and size, contents from
+				 * the PT_LOAD segments of its mappings */
+
 /*
  * NT_IMGCR_FILES: variable-length records, each starting 8-byte aligned.
  * The identity fields let the loader refuse a file that changed since the
- * dump.
+ * dump (not checked for IMGCR_FILE_SHMEM, which has no path to reopen).
  */
 struct imgcr_file {
 	__u32 reclen;		/* whole record, multiple of 8 */
@@ -211,7 +225,10 @@ struct imgcr_file {
 	__s64 mtime_sec;
 	__u32 mtime_nsec;
 	__u32 mode;
-	char path[];		/* absolute, NUL-terminated */
+	__u32 flags;		/* IMGCR_FILE_* */
+	__u32 pad0;
+	char path[];		/* absolute, NUL-terminated; for IMGCR_FILE_SHMEM
+				 * the object's name ("dev/zero", "memfd:NAME") */
 };
 
 #endif /* _UAPI_LINUX_IMGCR_H */
