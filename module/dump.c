@@ -169,8 +169,8 @@ static int dump_check_access(struct dump_image *img, struct file *file)
 		return ret;
 	}
 	mm = img->mem->private_data;
-	if (!mm)		/* a kernel thread: nothing to dump */
-		return -EPERM;
+	if (!mm)		/* a kernel thread: no user process to dump */
+		return -ESRCH;
 	if (!mmget_not_zero(mm))
 		return -ESRCH;
 	img->mm = mm;
