@@ -9,6 +9,7 @@
  * task_work that runs on the way back to user space, which also restores
  * the signal mask (all signals stay blocked until then).
  */
+#include <linux/fdtable.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/mm.h>
@@ -256,6 +257,51 @@ static void set_exe_file(struct img *img)
 	}
 }
 
+#define CLOEXEC_OPT "--imgcr-cloexec="
+
+/*
+ * imgcr restore passes the fds the task had marked close-on-exec as
+ * argv[1] "--imgcr-cloexec=3,7,9" (exec itself would have closed them).
+ * The arguments are still on the stack exec built; read them from there.
+ */
+static void apply_cloexec_arg(struct img *img)
+{
+	struct linux_binprm *bprm = img->bprm;
+	struct files_struct *files = current->files;
+	unsigned long fd;
+	char *buf, *arg, *tok;
+	long n;
+
+	if (bprm->argc < 2)
+		return;
+	buf = kmalloc(PAGE_SIZE, GFP_KERNEL);
+	if (!buf)
+		return;
+	n = strncpy_from_user(buf, (const char __user *)bprm->p, PAGE_SIZE - 1);
+	if (n < 0 || n >= PAGE_SIZE - 1)
+		goto out;
+	/* argv[1] follows argv[0]'s NUL */
+	n = strncpy_from_user(buf, (const char __user *)bprm->p + n + 1,
+			      PAGE_SIZE - 1);
+	if (n < 0 || n >= PAGE_SIZE - 1 || strncmp(buf, CLOEXEC_OPT,
+						  strlen(CLOEXEC_OPT)))
+		goto out;
+	arg = buf + strlen(CLOEXEC_OPT);
+	while ((tok = strsep(&arg, ","))) {
+		struct fdtable *fdt;
+
+		if (kstrtoul(tok, 10, &fd))
+			continue;
+		spin_lock(&files->file_lock);
+		fdt = files_fdtable(files);
+		if (fd < fdt->max_fds && rcu_access_pointer(fdt->fd[fd]))
+			__set_bit(fd, fdt->close_on_exec);
+		spin_unlock(&files->file_lock);
+	}
+out:
+	kfree(buf);
+}
+
 int img_restore_mm(struct img *img)
 {
 	struct linux_binprm *bprm = img->bprm;
@@ -265,6 +311,7 @@ int img_restore_mm(struct img *img)
 
 	set_personality_64(img);
 	setup_new_exec(bprm);
+	apply_cloexec_arg(img);
 
 	/* exec left the argument pages in a stack VMA of its own: drop it */
 	stack = bprm->vma;

@@ -94,6 +94,9 @@ static inline int imgcr_ksyms_resolve(const char *mod, struct imgcr_ksym *tab,
  *                             (static, address-taken: keeps its ENDBR64)
  *   proc_tgid_base_readdir  - the original readdir of /proc/<pid>/, called
  *                             from our readdir hook (a file_operations member)
+ *   proc_pid_status         - the original /proc/<pid>/status, called from
+ *                             the hook that appends "Children:" (a pid_entry
+ *                             show function)
  * binfmt_img (both sys_call_table entries):
  *   __x64_sys_arch_prctl    - ARCH_MAP_VDSO_64 maps the vdso at a chosen
  *                             address
@@ -101,7 +104,7 @@ static inline int imgcr_ksyms_resolve(const char *mod, struct imgcr_ksym *tab,
  *                             writable, as the task's own mprotect() did
  *
  * Hooked by name through ftrace (no address needed):
- *   proc_tgid_base_lookup, proc_tgid_base_readdir
+ *   proc_tgid_base_lookup, proc_tgid_base_readdir, proc_pid_status
  *
  * Private layouts copied from fs/proc (see proc_private.h):
  *   struct proc_inode, struct pid_entry

@@ -14,6 +14,9 @@
  *  - readdir: after the original has listed every entry, one more entry,
  *    "dump", is emitted so that ls shows it.
  *
+ * A third hook, on proc_pid_status(), appends the seed design's
+ * "Children:" line to /proc/<pid>/status.
+ *
  * Unloading: the dentry is d_drop()ed right after it is made, so no cached
  * dentry ever points at our file_operations after rmmod; an open file pins
  * the module through fops->owner.  Threads still running a replacement
@@ -27,7 +30,9 @@
 #include <linux/module.h>
 #include <linux/namei.h>
 #include <linux/rcupdate.h>
+#include <linux/sched/signal.h>
 #include <linux/sched/task.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 
 #include "img_dump.h"
@@ -36,10 +41,12 @@
 
 static unsigned long addr_proc_pident_instantiate;
 static unsigned long addr_proc_tgid_base_readdir;
+static unsigned long addr_proc_pid_status;
 
 static struct imgcr_ksym dump_ksyms[] = {
 	{ "proc_pident_instantiate", &addr_proc_pident_instantiate },
 	{ "proc_tgid_base_readdir", &addr_proc_tgid_base_readdir },
+	{ "proc_pid_status", &addr_proc_pid_status },
 };
 
 static struct imgcr_pid_entry dump_entry = {
@@ -92,6 +99,51 @@ static int dump_readdir(struct file *file, struct dir_context *ctx)
 	return ret;
 }
 
+/*
+ * "Children:" lists the children of all the task's threads, as
+ * /proc/<pid>/task/<tid>/children do.  The children lists need
+ * tasklist_lock, which is not exported; the process list is RCU-safe, so
+ * we look for the processes whose parent is one of the task's threads.
+ */
+static void show_children(struct seq_file *m, struct pid_namespace *ns,
+			  struct task_struct *task)
+{
+	struct task_struct *p;
+	bool first = true;
+
+	seq_puts(m, "Children:\t");
+	rcu_read_lock();
+	for_each_process(p) {
+		struct task_struct *parent = rcu_dereference(p->real_parent);
+		pid_t nr;
+
+		if (p == task || !same_thread_group(parent, task))
+			continue;
+		nr = task_pid_nr_ns(p, ns);
+		if (!nr)
+			continue;
+		seq_printf(m, first ? "%d" : " %d", nr);
+		first = false;
+	}
+	rcu_read_unlock();
+	seq_putc(m, '\n');
+}
+
+static int status_show(struct seq_file *m, struct pid_namespace *ns,
+		       struct pid *pid, struct task_struct *task)
+{
+	int (*orig)(struct seq_file *m, struct pid_namespace *ns,
+		    struct pid *pid, struct task_struct *task) =
+		(void *)addr_proc_pid_status;
+	int ret;
+
+	ret = orig(m, ns, pid, task);
+	if (!ret)
+		show_children(m, ns, task);
+	atomic_dec(&hook_inflight);
+	return ret;
+}
+
 static void notrace lookup_hook(unsigned long ip, unsigned long parent_ip,
 				struct ftrace_ops *op, struct ftrace_regs *fregs)
 {
@@ -104,16 +156,28 @@ static void notrace lookup_hook(unsigned long ip, unsigned long parent_ip,
 	}
 }
 
-static void notrace readdir_hook(unsigned long ip, unsigned long parent_ip,
-				 struct ftrace_ops *op, struct ftrace_regs *fregs)
+/* Redirect to @to, except our own call of the original. */
+static void notrace wrap(unsigned long parent_ip, struct ftrace_regs *fregs,
+			 void *to)
 {
 	struct pt_regs *regs = ftrace_get_regs(fregs);
 
-	/* Our own call of the original must reach it. */
 	if (regs && !within_module(parent_ip, THIS_MODULE)) {
 		atomic_inc(&hook_inflight);
-		regs->ip = (unsigned long)dump_readdir;
+		regs->ip = (unsigned long)to;
 	}
+}
+
+static void notrace readdir_hook(unsigned long ip, unsigned long parent_ip,
+				 struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	wrap(parent_ip, fregs, dump_readdir);
+}
+
+static void notrace status_hook(unsigned long ip, unsigned long parent_ip,
+				struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	wrap(parent_ip, fregs, status_show);
 }
 
 #define HOOK_FLAGS (FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY | \
@@ -121,6 +185,7 @@ static void notrace readdir_hook(unsigned long ip, unsigned long parent_ip,
 
 static struct ftrace_ops lookup_ops = { .func = lookup_hook, .flags = HOOK_FLAGS };
 static struct ftrace_ops readdir_ops = { .func = readdir_hook, .flags = HOOK_FLAGS };
+static struct ftrace_ops status_ops = { .func = status_hook, .flags = HOOK_FLAGS };
 
 struct count_ctx {
 	struct dir_context ctx;
@@ -198,15 +263,22 @@ int imgcr_proc_hook_init(const struct file_operations *fops)
 	if (ret)
 		return ret;
 	ret = hook(&readdir_ops, "proc_tgid_base_readdir");
-	if (ret) {
-		unhook(&lookup_ops);
-		return ret;
-	}
+	if (ret)
+		goto out_lookup;
+	ret = hook(&status_ops, "proc_pid_status");
+	if (ret)
+		goto out_readdir;
 	return 0;
+out_readdir:
+	unhook(&readdir_ops);
+out_lookup:
+	unhook(&lookup_ops);
+	return ret;
 }
 
 void imgcr_proc_hook_exit(void)
 {
+	unhook(&status_ops);
 	unhook(&readdir_ops);
 	unhook(&lookup_ops);
 	/* No hook handler is still running after a grace period ... */
