@@ -108,4 +108,12 @@ static inline void imgcr_exe_allow_write(struct file *f)
 #endif
 }
 
+/* 6.4 added per-VMA locks: changing a VMA then needs its write lock. */
+static inline void imgcr_vma_start_write(struct vm_area_struct *vma)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
+	vma_start_write(vma);
+#endif
+}
+
 #endif /* IMGCR_COMPAT_H */

@@ -370,8 +370,10 @@ static bool is_shmem_object(struct file *file)
 {
 	const struct dentry *d = file->f_path.dentry;
 
+	/* made by alloc_file_pseudo(): not a deleted file of a tmpfs mount */
 	return file_inode(file)->i_sb->s_magic == TMPFS_MAGIC &&
-	       path_unreachable(d) && strncmp(d->d_name.name, "SYSV", 4);
+	       IS_ROOT(d) && d != d->d_sb->s_root &&
+	       strncmp(d->d_name.name, "SYSV", 4);
 }
 
 /* The name a shmem object is recreated with, e.g. "dev/zero", "memfd:x". */
@@ -639,6 +641,7 @@ static int dump_one_vma(struct dump_image *img, struct vm_area_struct *vma)
 		return -EOPNOTSUPP;
 	} else if (vma_is_anonymous(vma)) {
 		v->kind = IMGCR_VMA_ANON;
+		v->pgoff = vma->vm_pgoff;
 	} else if (vma->vm_file) {
 		bool shared = vma->vm_flags & VM_MAYSHARE;
 

@@ -10,6 +10,7 @@
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/mount.h>
+#include <linux/namei.h>
 #include <linux/personality.h>
 #include <linux/regset.h>
 #include <linux/sched/mm.h>
@@ -330,8 +331,10 @@ static int img_check_vmas(struct img *img)
 		prev_end = v->end;
 		switch (v->kind) {
 		case IMGCR_VMA_ANON:
-			if (v->file != IMGCR_NO_FILE || v->pgoff || v->flags &
-			    ~(IMGCR_VMA_GROWSDOWN | IMGCR_VMA_ACCOUNT | IMGCR_VMA_NORESERVE))
+			if (v->file != IMGCR_NO_FILE || v->flags &
+			    ~(IMGCR_VMA_GROWSDOWN | IMGCR_VMA_ACCOUNT | IMGCR_VMA_NORESERVE) ||
+			    v->pgoff > (ULONG_MAX >> PAGE_SHIFT) -
+				       ((v->end - v->start) >> PAGE_SHIFT))
 				goto bad;
 			break;
 		case IMGCR_VMA_FILE:
@@ -424,6 +427,7 @@ bad:
 static int img_open_file(struct img *img, struct img_file *f)
 {
 	int flags = O_LARGEFILE | (f->id.flags & IMGCR_FILE_WRITE ? O_RDWR : O_RDONLY);
+	struct path path;
 	struct inode *inode;
 	struct timespec64 mt;
 	int ret;
@@ -441,7 +445,24 @@ static int img_open_file(struct img *img, struct img_file *f)
 		}
 		return 0;
 	}
-	f->file = filp_open(f->path, flags, 0);
+	/*
+	 * Only a regular file can be the one that was mapped: look before
+	 * opening, so that an image naming a FIFO or a device can neither
+	 * block the exec nor open the device.  O_NONBLOCK covers a swap of
+	 * the path in between; the identity check below catches it.
+	 */
+	ret = kern_path(f->path, LOOKUP_FOLLOW, &path);
+	if (!ret) {
+		if (!d_is_reg(path.dentry))
+			ret = -ESTALE;
+		path_put(&path);
+	}
+	if (ret) {
+		img_err(img, "mapped file %s is missing or not a regular file (%d)",
+			f->path, ret);
+		return ret;
+	}
+	f->file = filp_open(f->path, flags | O_NONBLOCK | O_NOCTTY, 0);
 	if (IS_ERR(f->file)) {
 		ret = PTR_ERR(f->file);
 		f->file = NULL;

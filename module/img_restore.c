@@ -68,15 +68,41 @@ static bool map_writable_first(const struct imgcr_vma *v)
 	return v->flags & IMGCR_VMA_ACCOUNT && !(v->prot & IMGCR_PROT_WRITE);
 }
 
+/* Give a fresh anonymous VMA the page offset the original had. */
+static void set_anon_pgoff(const struct imgcr_vma *v)
+{
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+
+	mmap_write_lock(mm);
+	vma = find_vma(mm, v->start);
+	/* not yet merged, no anon_vma, no pages: nothing depends on it yet */
+	if (vma && vma->vm_start == v->start && vma->vm_end == v->end &&
+	    !vma->anon_vma) {
+		imgcr_vma_start_write(vma);
+		vma->vm_pgoff = v->pgoff;
+	}
+	mmap_write_unlock(mm);
+}
+
+/*
+ * Map one VMA.  Private ones are mapped PROT_NONE first so that they merge
+ * with nothing; an anonymous one then gets its original page offset (a
+ * region moved by mremap() keeps its old one, which keeps it apart from
+ * its neighbours), and only then does mprotect() give it the protection to
+ * fill it with, merging it where the kernel would have merged it.
+ */
 static int map_one(struct img *img, const struct imgcr_vma *v)
 {
 	unsigned long len = v->end - v->start, addr;
 	unsigned long flags = MAP_FIXED_NOREPLACE;
 	unsigned long prot = vma_mmap_prot(v);
+	bool shared = v->flags & IMGCR_VMA_SHARED;
 	struct file *file = NULL;
 	unsigned long off = 0;
+	long ret;
 
-	flags |= v->flags & IMGCR_VMA_SHARED ? MAP_SHARED : MAP_PRIVATE;
+	flags |= shared ? MAP_SHARED : MAP_PRIVATE;
 	if (v->flags & IMGCR_VMA_NORESERVE)
 		flags |= MAP_NORESERVE;
 	if (map_writable_first(v))
@@ -89,11 +115,23 @@ static int map_one(struct img *img, const struct imgcr_vma *v)
 		if (v->flags & IMGCR_VMA_GROWSDOWN)
 			flags |= MAP_GROWSDOWN;
 	}
-	addr = vm_mmap(file, v->start, len, prot, flags, off);
+	addr = vm_mmap(file, v->start, len, shared ? prot : PROT_NONE, flags, off);
 	if (addr != v->start) {
 		img_err(img, "cannot map %#llx-%#llx (%ld)", v->start, v->end,
 			IS_ERR_VALUE(addr) ? (long)addr : -EEXIST);
 		return IS_ERR_VALUE(addr) ? (int)addr : -EEXIST;
+	}
+	if (shared)
+		return 0;
+	if (v->kind == IMGCR_VMA_ANON && v->pgoff != v->start >> PAGE_SHIFT)
+		set_anon_pgoff(v);
+	if (prot == PROT_NONE)
+		return 0;
+	ret = call_sys(imgcr_sys_mprotect, v->start, len, prot);
+	if (ret) {
+		img_err(img, "cannot set protection of %#llx-%#llx (%ld)",
+			v->start, v->end, ret);
+		return ret;
 	}
 	return 0;
 }

@@ -198,7 +198,9 @@ struct imgcr_sigaction {
 struct imgcr_vma {
 	__u64 start;
 	__u64 end;
-	__u64 pgoff;		/* file offset in pages, for IMGCR_VMA_FILE */
+	__u64 pgoff;		/* IMGCR_VMA_FILE: file offset in pages;
+				 * IMGCR_VMA_ANON: the kernel's vm_pgoff (start
+				 * in pages, unless mremap() moved the region) */
 	__u32 kind;		/* IMGCR_VMA_* */
 	__u32 prot;		/* IMGCR_PROT_* */
 	__u32 flags;		/* IMGCR_VMA_GROWSDOWN */
