@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* imgcr check: can this kernel dump and restore? */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -53,6 +55,25 @@ int cmd_check(int argc, char **argv)
 		printf("/proc/PID/dump: present\n");
 	} else {
 		printf("/proc/PID/dump: missing\n");
+		bad = 1;
+	}
+	/*
+	 * clone3(set_tid) of our own (busy) pid: EEXIST means supported and
+	 * permitted, EPERM supported but not permitted here.
+	 */
+	pid_t p = clone_tid(getpid());
+
+	if (p == 0)
+		_exit(0);
+	if (p > 0) {
+		waitpid(p, NULL, 0);
+		printf("clone3 set_tid: unexpected success\n");
+	} else if (errno == EEXIST) {
+		printf("clone3 set_tid: supported (restore keeps pids)\n");
+	} else if (errno == EPERM) {
+		printf("clone3 set_tid: supported, not permitted (needs CAP_CHECKPOINT_RESTORE; use restore --pidns)\n");
+	} else {
+		printf("clone3 set_tid: not available (%s)\n", strerror(errno));
 		bad = 1;
 	}
 	printf("%s\n", bad ? "not ready" : "ready");

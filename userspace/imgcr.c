@@ -11,7 +11,12 @@ static const struct command {
 	int (*run)(int argc, char **argv);
 	const char *help;
 } commands[] = {
-	{ "show", cmd_show, "show IMAGE [--json]   print what an image holds" },
+	{ "dump", cmd_dump, "dump -t PID -D DIR [--leave-running]\n"
+	  "                        checkpoint PID and its descendants into DIR" },
+	{ "restore", cmd_restore, "restore -D DIR [--pidns] [--detach]\n"
+	  "                        recreate the tree dumped in DIR" },
+	{ "show", cmd_show, "show IMAGE|DIR [--json]\n"
+	  "                        print what an image or a dump directory holds" },
 	{ "check", cmd_check, "check                 are the modules loaded and usable" },
 };
 

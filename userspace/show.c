@@ -4,9 +4,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include "commands.h"
 #include "image.h"
 #include "log.h"
+#include "tree.h"
 
 static const char *const reg_names[IMGCR_NR_REGS] = {
 	"r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8",
@@ -148,8 +152,119 @@ static void show_json(const struct image *img)
 	printf("]}\n");
 }
 
+static void fd_desc(const struct tree *t, const struct tree_fd *d, char *out, size_t size)
+{
+	const struct tree_file *f = &t->files[d->file];
+	const char *mode = (f->flags & O_ACCMODE) == O_RDONLY ? "r" :
+			   (f->flags & O_ACCMODE) == O_WRONLY ? "w" : "rw";
+
+	if (f->kind == TK_PIPE)
+		snprintf(out, size, "pipe:[%lu] %s", f->ino, mode);
+	else if (f->kind == TK_FIFO)
+		snprintf(out, size, "fifo %s %s", f->path, mode);
+	else if (f->kind == TK_CHR)
+		snprintf(out, size, "chr %u:%u %s %s", f->major, f->minor, f->path, mode);
+	else
+		snprintf(out, size, "file %s %s", f->path, mode);
+}
+
+static void show_tree_text(const struct tree *t, const char *dir)
+{
+	char desc[4200];
+	int i, j;
+
+	printf("tree:     %s, root pid %d, %d tasks, %d open files, %d pipes/FIFOs\n",
+	       dir, t->root, t->ntasks, t->nfiles, t->npipes);
+	for (i = 0; i < t->ntasks; i++) {
+		const struct tree_task *k = &t->tasks[i];
+
+		printf("task %d \"%s\": ppid %d pgid %d sid %d\n", k->pid, k->comm, k->ppid,
+		       k->pgid, k->sid);
+		printf("  uid %u/%u/%u/%u gid %u/%u/%u/%u groups", k->uid[0], k->uid[1],
+		       k->uid[2], k->uid[3], k->gid[0], k->gid[1], k->gid[2], k->gid[3]);
+		for (j = 0; j < k->ngroups; j++)
+			printf(" %u", k->groups[j]);
+		printf("%s\n  cwd %s root %s umask %03o\n", k->ngroups ? "" : " -", k->cwd,
+		       k->root, k->umask);
+		for (j = 0; j < k->nfds; j++) {
+			const struct tree_fd *d = &k->fds[j];
+
+			fd_desc(t, d, desc, sizeof(desc));
+			printf("  fd %d: %s flags 0%o pos %lld%s (file %d)\n", d->fd, desc,
+			       t->files[d->file].flags, t->files[d->file].pos,
+			       d->cloexec ? " cloexec" : "", d->file);
+		}
+	}
+	for (i = 0; i < t->npipes; i++)
+		printf("pipe %lu: size %u, %zu bytes buffered (pipe-%lu.data)\n", t->pipes[i].ino,
+		       t->pipes[i].size, t->pipes[i].len, t->pipes[i].ino);
+}
+
+static void show_tree_json(const struct tree *t)
+{
+	int i, j;
+
+	printf("{\"root\":%d,\"tasks\":[", t->root);
+	for (i = 0; i < t->ntasks; i++) {
+		const struct tree_task *k = &t->tasks[i];
+
+		printf("%s{\"pid\":%d,\"ppid\":%d,\"pgid\":%d,\"sid\":%d,\"comm\":", i ? "," : "",
+		       k->pid, k->ppid, k->pgid, k->sid);
+		json_str(k->comm);
+		printf(",\"uid\":[%u,%u,%u,%u],\"gid\":[%u,%u,%u,%u],\"groups\":[", k->uid[0],
+		       k->uid[1], k->uid[2], k->uid[3], k->gid[0], k->gid[1], k->gid[2], k->gid[3]);
+		for (j = 0; j < k->ngroups; j++)
+			printf("%s%u", j ? "," : "", k->groups[j]);
+		printf("],\"umask\":%u,\"cwd\":", k->umask);
+		json_str(k->cwd);
+		printf(",\"root\":");
+		json_str(k->root);
+		printf(",\"fds\":[");
+		for (j = 0; j < k->nfds; j++)
+			printf("%s{\"fd\":%d,\"file\":%d,\"cloexec\":%s}", j ? "," : "",
+			       k->fds[j].fd, k->fds[j].file, k->fds[j].cloexec ? "true" : "false");
+		printf("]}");
+	}
+	printf("],\"files\":[");
+	for (i = 0; i < t->nfiles; i++) {
+		const struct tree_file *f = &t->files[i];
+
+		printf("%s{\"id\":%d,\"kind\":\"%s\",\"flags\":%u,\"pos\":%lld", i ? "," : "",
+		       f->id, tree_kind_names[f->kind], f->flags, f->pos);
+		if (f->kind == TK_PIPE || f->kind == TK_FIFO)
+			printf(",\"ino\":%lu", f->ino);
+		if (f->kind == TK_CHR)
+			printf(",\"major\":%u,\"minor\":%u", f->major, f->minor);
+		if (f->path) {
+			printf(",\"path\":");
+			json_str(f->path);
+		}
+		putchar('}');
+	}
+	printf("],\"pipes\":[");
+	for (i = 0; i < t->npipes; i++)
+		printf("%s{\"ino\":%lu,\"size\":%u,\"len\":%zu}", i ? "," : "",
+		       t->pipes[i].ino, t->pipes[i].size, t->pipes[i].len);
+	printf("]}\n");
+}
+
+static int show_tree(const char *dir, int json)
+{
+	struct tree t;
+
+	if (tree_read(&t, dir))
+		return 1;
+	if (json)
+		show_tree_json(&t);
+	else
+		show_tree_text(&t, dir);
+	tree_free(&t);
+	return 0;
+}
+
 int cmd_show(int argc, char **argv)
 {
+	struct stat st;
 	struct image img;
 	int json = 0, i;
 	const char *path = NULL;
@@ -163,7 +278,9 @@ int cmd_show(int argc, char **argv)
 			return usage_error("show takes one image");
 	}
 	if (!path)
-		return usage_error("show needs an image");
+		return usage_error("show needs an image or a dump directory");
+	if (!stat(path, &st) && S_ISDIR(st.st_mode))
+		return show_tree(path, json);
 	if (image_open(&img, path)) {
 		image_close(&img);
 		return 1;

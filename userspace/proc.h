@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Small helpers for reading /proc and writing whole files. */
+#ifndef IMGCR_PROC_H
+#define IMGCR_PROC_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Whole file into a NUL-terminated malloc'ed buffer (NULL on error, errno set). */
+char *read_text(const char *path, size_t *len);
+/* Value of "Key:" in a /proc status-like text, or NULL. */
+const char *status_field(const char *text, const char *key);
+/* state, ppid, pgid, sid from /proc/PID/stat; 0 or -1. */
+int proc_stat(pid_t pid, char *state, pid_t *ppid, pid_t *pgid, pid_t *sid);
+int write_all(int fd, const void *buf, size_t len);
+int read_full(int fd, void *buf, size_t len);
+
+#endif

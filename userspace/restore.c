@@ -1,0 +1,833 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * imgcr restore -D DIR [--pidns] [--detach]: recreate a dumped tree.
+ *
+ * The restorer (this process) checks the tree, opens every file description
+ * of the tree (pipes are created and refilled with their saved data, FIFOs
+ * are opened O_RDWR and refilled) at fd numbers above every fd the tree
+ * uses, all close-on-exec, then creates the root task with clone3(set_tid).
+ * Every task, in itself:
+ *   setsid() if it leads a session, else setpgid(0, 0) if it leads a group;
+ *   creates its children with clone3(set_tid) (they inherit everything);
+ *   joins its process group (waiting for the leader if needed);
+ *   umask, chdir, chroot; dup2()s its descriptors into place and closes
+ *   0-2 if not used (everything else is close-on-exec); opens its image;
+ *   sets groups, gids, uids (root only; otherwise they must be the caller's);
+ *   reports "ready" on the status pipe and waits on the go pipe.
+ * When every task is ready, the restorer writes one go byte per task and
+ * every task execve()s its image (argv[1] "--imgcr-cloexec=LIST" names the
+ * fds to mark close-on-exec again).  Until then every task has
+ * PR_SET_PDEATHSIG(SIGKILL), so killing the root on an error removes the
+ * whole half-built tree; a task that sees the go pipe closed without a byte
+ * exits.  The status pipe reaching EOF means every task has exec'd.
+ *
+ * --pidns: a new PID namespace (and, for a non-root caller, a new user
+ * namespace mapping only the caller's uid and gid).  If the root's pid is 1
+ * it becomes the namespace's init; otherwise an init helper (pid 1, this
+ * program) creates the root with set_tid, reaps every orphan and exits,
+ * with the root's exit status, when no process is left in the namespace.
+ *
+ * The root's parent is the restorer (or the init helper): its original
+ * parent is not restored.  Without --detach the restorer waits for it and
+ * exits with its status.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fsuid.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/close_range.h>
+
+#include "commands.h"
+#include "log.h"
+#include "proc.h"
+#include "tree.h"
+
+extern char **environ;
+
+/* struct clone_args of <linux/sched.h>, up to set_tid_size (CLONE_ARGS_SIZE_VER1) */
+struct imgcr_clone_args {
+	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal;
+	uint64_t stack, stack_size, tls, set_tid, set_tid_size;
+};
+
+struct rctx {
+	struct tree t;
+	char dir[PATH_MAX];
+	int pidns, detach, userns, setcreds;
+	int *desc;		/* per file: the restorer's fd */
+	int status_r, status_w, go_r, go_w;
+	int base;
+	struct rlimit nofile;
+	pid_t ext_pgid;		/* the group the root inherited */
+	pid_t restorer;
+};
+
+/* clone3 like fork(), with the pid @tid in the innermost namespace (0: any). */
+pid_t clone_tid(pid_t tid)
+{
+	struct imgcr_clone_args a;
+	pid_t t = tid;
+
+	memset(&a, 0, sizeof(a));
+	a.exit_signal = SIGCHLD;
+	if (tid > 0) {
+		a.set_tid = (uintptr_t)&t;
+		a.set_tid_size = 1;
+	}
+	return syscall(SYS_clone3, &a, sizeof(a));
+}
+
+__attribute__((format(printf, 3, 4)))
+static void report(struct rctx *c, pid_t pid, const char *fmt, ...)
+{
+	char buf[PIPE_BUF];
+	va_list ap;
+	int n;
+
+	n = snprintf(buf, sizeof(buf) - 2, "E %d ", pid);
+	va_start(ap, fmt);
+	n += vsnprintf(buf + n, sizeof(buf) - 2 - n, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(buf) - 2)
+		n = sizeof(buf) - 2;
+	buf[n++] = '\n';
+	if (write(c->status_w, buf, n) < 0)
+		_exit(1);
+}
+
+static const char *pid_hint(int e)
+{
+	if (e == EEXIST)
+		return " (the pid is in use: restore into a new PID namespace with --pidns)";
+	if (e == EPERM)
+		return " (needs CAP_CHECKPOINT_RESTORE: run as root, or use --pidns)";
+	return "";
+}
+
+static int tidx(const struct tree *t, pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < t->ntasks; i++)
+		if (t->tasks[i].pid == pid)
+			return i;
+	return -1;
+}
+
+static void task_fail(struct rctx *c, pid_t pid)
+{
+	(void)c;
+	(void)pid;
+	_exit(1);
+}
+
+#define TFAIL(...) do { report(c, k->pid, __VA_ARGS__); task_fail(c, k->pid); } while (0)
+
+static void run_task(struct rctx *c, int ti, pid_t want_ppid) __attribute__((noreturn));
+static void run_task(struct rctx *c, int ti, pid_t want_ppid)
+{
+	const struct tree_task *k = &c->t.tasks[ti];
+	char img[PATH_MAX + 32], cloexec[4096], *argv[3];
+	int i, fd, n, in_tree_pgid, used[3] = { 0, 0, 0 };
+	size_t off;
+	char go;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != want_ppid)
+		_exit(1);
+	if (k->pid == c->t.root)
+		c->ext_pgid = getpgid(0);
+	if (k->sid == k->pid) {
+		if (setsid() < 0)
+			TFAIL("setsid: %s", strerror(errno));
+	} else if (k->pgid == k->pid) {
+		if (setpgid(0, 0))
+			TFAIL("setpgid(0, 0): %s", strerror(errno));
+	}
+	/* children, with the same pids */
+	for (i = 0; i < c->t.ntasks; i++) {
+		const struct tree_task *ch = &c->t.tasks[i];
+		pid_t p;
+
+		if (ch->ppid != k->pid || ch->pid == c->t.root)
+			continue;
+		p = clone_tid(ch->pid);
+		if (p < 0) {
+			int e = errno;
+
+			TFAIL("cannot create child pid %d with clone3(set_tid): %s%s",
+			      ch->pid, strerror(e), pid_hint(e));
+		}
+		if (p == 0)
+			run_task(c, i, k->pid);
+	}
+	/* process group */
+	in_tree_pgid = tidx(&c->t, k->pgid) >= 0;
+	if (k->pgid != k->pid) {
+		pid_t target = in_tree_pgid ? k->pgid : c->ext_pgid;
+
+		/* target 0: imgcr's group, outside the new PID namespace */
+		for (n = 0; target && getpgid(0) != target; n++) {
+			if (!setpgid(0, target))
+				break;
+			if (errno != EPERM || n > 1000)
+				TFAIL("cannot join process group %d: %s", target, strerror(errno));
+			usleep(10000);
+		}
+	}
+	umask(k->umask);
+	if (chdir(k->cwd))
+		TFAIL("chdir %s: %s", k->cwd, strerror(errno));
+	/* the image, opened before chroot and before the credentials change */
+	snprintf(img, sizeof(img), "%s/core-%d.img", c->dir, k->pid);
+	fd = open(img, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		TFAIL("cannot open %s: %s", img, strerror(errno));
+	if (fd < c->base) {
+		int hi = fcntl(fd, F_DUPFD_CLOEXEC, c->base);
+
+		if (hi < 0)
+			TFAIL("F_DUPFD: %s", strerror(errno));
+		close(fd);
+		fd = hi;
+	}
+	if (strcmp(k->root, "/")) {
+		if (chroot(k->root))
+			TFAIL("chroot %s: %s", k->root, strerror(errno));
+		if (chdir(k->cwd) && chdir("/"))
+			TFAIL("chdir after chroot: %s", strerror(errno));
+	}
+	/* descriptors */
+	off = 0;
+	cloexec[0] = 0;
+	for (i = 0; i < k->nfds; i++) {
+		const struct tree_fd *d = &k->fds[i];
+
+		if (dup2(c->desc[d->file], d->fd) < 0)
+			TFAIL("fd %d: dup2: %s", d->fd, strerror(errno));
+		if (d->fd < 3)
+			used[d->fd] = 1;
+		if (d->cloexec && off + 16 < sizeof(cloexec))
+			off += snprintf(cloexec + off, sizeof(cloexec) - off, "%s%d",
+					off ? "," : "", d->fd);
+	}
+	for (i = 0; i < 3; i++)
+		if (!used[i])
+			close(i);
+	/* credentials, last: creating children needs the caller's rights */
+	if (c->setcreds) {
+		gid_t g[65536];
+
+		for (i = 0; i < k->ngroups && i < 65536; i++)
+			g[i] = k->groups[i];
+		if (setgroups(k->ngroups, g))
+			TFAIL("setgroups: %s", strerror(errno));
+		if (setresgid(k->gid[0], k->gid[1], k->gid[2]))
+			TFAIL("setresgid %u %u %u: %s", k->gid[0], k->gid[1], k->gid[2], strerror(errno));
+		if (k->gid[3] != k->gid[1])
+			setfsgid(k->gid[3]);
+		if (setresuid(k->uid[0], k->uid[1], k->uid[2]))
+			TFAIL("setresuid %u %u %u: %s", k->uid[0], k->uid[1], k->uid[2], strerror(errno));
+		if (k->uid[3] != k->uid[1])
+			setfsuid(k->uid[3]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);	/* cleared by the id change */
+		if (getppid() != want_ppid)
+			_exit(1);
+	}
+	setrlimit(RLIMIT_NOFILE, &c->nofile);
+	argv[0] = img;
+	argv[1] = NULL;
+	argv[2] = NULL;
+	char cloexec_arg[sizeof(cloexec) + 32];
+
+	if (off) {
+		snprintf(cloexec_arg, sizeof(cloexec_arg), "--imgcr-cloexec=%s", cloexec);
+		argv[1] = cloexec_arg;
+	}
+	/* ready; wait for the whole tree */
+	{
+		char msg[32];
+
+		n = snprintf(msg, sizeof(msg), "R %d\n", k->pid);
+		if (write(c->status_w, msg, n) != n)
+			_exit(1);
+	}
+	while ((n = read(c->go_r, &go, 1)) < 0 && errno == EINTR)
+		;
+	if (n != 1)
+		_exit(1);	/* the restorer gave up */
+	prctl(PR_SET_PDEATHSIG, 0);
+	syscall(SYS_execveat, fd, "", argv, environ, AT_EMPTY_PATH);
+	TFAIL("exec of %s failed: %s (see the kernel log)", img, strerror(errno));
+	_exit(127);
+}
+
+static void run_init(struct rctx *c) __attribute__((noreturn));
+static void run_init(struct rctx *c)
+{
+	int st, root_st = 0, i;
+	pid_t p, root;
+
+	prctl(PR_SET_NAME, "imgcr-init");
+	root = clone_tid(c->t.root);
+	if (root < 0) {
+		int e = errno;
+
+		report(c, c->t.root, "cannot create the root pid %d with clone3(set_tid) in the new PID namespace: %s",
+		       c->t.root, strerror(e));
+		_exit(1);
+	}
+	if (root == 0)
+		run_task(c, tidx(&c->t, c->t.root), 1);
+	for (i = 0; i < c->t.nfiles; i++)
+		close(c->desc[i]);
+	close(c->status_w);
+	close(c->go_r);
+	for (;;) {
+		p = waitpid(-1, &st, 0);
+		if (p < 0 && errno == EINTR)
+			continue;
+		if (p < 0)
+			break;
+		if (p == root)
+			root_st = st;
+	}
+	if (WIFSIGNALED(root_st))
+		_exit(128 + WTERMSIG(root_st));
+	_exit(WEXITSTATUS(root_st));
+}
+
+/* Place @fd at or above c->base, close-on-exec. */
+static int high(struct rctx *c, int fd)
+{
+	int h;
+
+	if (fd < 0 || fd >= c->base)
+		return fd;
+	h = fcntl(fd, F_DUPFD_CLOEXEC, c->base);
+	close(fd);
+	return h;
+}
+
+static int refill(struct rctx *c, int wfd, unsigned long ino, const char *what)
+{
+	const struct tree_pipe *p = tree_pipe_find(&c->t, ino);
+	char path[PATH_MAX + 64], *data;
+	size_t len;
+	int cur, fl;
+
+	if (!p) {
+		pr_err("%s: no pipe record for inode %lu in %s/tree", what, ino, c->dir);
+		return -1;
+	}
+	cur = fcntl(wfd, F_GETPIPE_SZ);
+	if (p->size && cur != (int)p->size && fcntl(wfd, F_SETPIPE_SZ, p->size) < 0 &&
+	    p->len > (size_t)cur) {
+		pr_perror("%s: cannot set the pipe size to %u for its %zu bytes", what, p->size, p->len);
+		return -1;
+	}
+	if (!p->len)
+		return 0;
+	snprintf(path, sizeof(path), "%s/pipe-%lu.data", c->dir, ino);
+	data = read_text(path, &len);
+	if (!data) {
+		pr_perror("%s: cannot read %s", what, path);
+		return -1;
+	}
+	if (len != p->len) {
+		pr_err("%s: %s has %zu bytes, the tree says %zu", what, path, len, p->len);
+		free(data);
+		return -1;
+	}
+	fl = fcntl(wfd, F_GETFL);
+	fcntl(wfd, F_SETFL, fl | O_NONBLOCK);
+	if (write_all(wfd, data, len)) {
+		pr_perror("%s: cannot refill %zu bytes", what, len);
+		free(data);
+		return -1;
+	}
+	fcntl(wfd, F_SETFL, fl);
+	free(data);
+	return 0;
+}
+
+static int reopen(int fd, unsigned int flags)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	return open(path, (flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_NOCTTY)) | O_NONBLOCK | O_CLOEXEC);
+}
+
+#define SETFL_MASK (O_APPEND | O_NONBLOCK | O_NOATIME | O_DIRECT)
+
+/* Open every file description of the tree in the restorer. */
+static int open_files(struct rctx *c)
+{
+	struct tree *t = &c->t;
+	int *aux = calloc(t->nfiles * 2 + 2, sizeof(int));	/* per file: pipe ends/anchor */
+	char *used = calloc(t->nfiles * 2 + 2, 1);
+	int i, j, ret = -1;
+	char what[PATH_MAX + 64];
+
+	c->desc = calloc(t->nfiles + 1, sizeof(int));
+	for (i = 0; i < t->nfiles; i++)
+		c->desc[i] = -1;
+	for (i = 0; i < 2 * t->nfiles; i++)
+		aux[i] = -1;
+	for (i = 0; i < t->nfiles; i++) {
+		struct tree_file *f = &t->files[i];
+		unsigned int oflags = (f->flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_NOCTTY)) | O_CLOEXEC;
+		int fd = -1, owner = i;
+
+		if (f->kind == TK_PIPE)
+			snprintf(what, sizeof(what), "pipe:[%lu] (file %d)", f->ino, i);
+		else
+			snprintf(what, sizeof(what), "%s", f->path);
+		switch (f->kind) {
+		case TK_FILE:
+			fd = open(f->path, oflags);
+			if (fd < 0) {
+				pr_perror("cannot open %s", f->path);
+				goto out;
+			}
+			if (f->pos && lseek(fd, f->pos, SEEK_SET) != f->pos) {
+				pr_perror("%s: cannot seek to %lld", f->path, f->pos);
+				goto out;
+			}
+			break;
+		case TK_CHR: {
+			struct stat st;
+
+			fd = open(f->path, oflags);
+			if (fd < 0) {
+				pr_perror("cannot open %s", f->path);
+				goto out;
+			}
+			if (fstat(fd, &st) || !S_ISCHR(st.st_mode) ||
+			    major(st.st_rdev) != f->major || minor(st.st_rdev) != f->minor) {
+				pr_err("%s is not the character device %u:%u", f->path, f->major, f->minor);
+				goto out;
+			}
+			break;
+		}
+		case TK_PIPE:
+		case TK_FIFO:
+			/* the first file of this pipe/FIFO holds its ends */
+			for (j = 0; j < i; j++)
+				if (t->files[j].kind == f->kind && t->files[j].ino == f->ino &&
+				    (f->kind == TK_PIPE || !strcmp(t->files[j].path, f->path)))
+					break;
+			owner = j;
+			if (owner == i) {
+				if (f->kind == TK_PIPE) {
+					int p[2];
+
+					if (pipe2(p, O_CLOEXEC)) {
+						pr_perror("%s: pipe", what);
+						goto out;
+					}
+					aux[2 * i] = high(c, p[0]);
+					aux[2 * i + 1] = high(c, p[1]);
+				} else {
+					/* O_RDWR never blocks on a FIFO */
+					int a = open(f->path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+
+					if (a < 0) {
+						pr_perror("cannot open FIFO %s", f->path);
+						goto out;
+					}
+					aux[2 * i] = high(c, a);
+				}
+				if (refill(c, f->kind == TK_PIPE ? aux[2 * i + 1] : aux[2 * i], f->ino, what))
+					goto out;
+			}
+			if (f->kind == TK_PIPE && (f->flags & O_ACCMODE) == O_RDONLY && !used[2 * owner]) {
+				fd = fcntl(aux[2 * owner], F_DUPFD_CLOEXEC, c->base);
+				used[2 * owner] = 1;
+			} else if (f->kind == TK_PIPE && (f->flags & O_ACCMODE) == O_WRONLY &&
+				   !used[2 * owner + 1]) {
+				fd = fcntl(aux[2 * owner + 1], F_DUPFD_CLOEXEC, c->base);
+				used[2 * owner + 1] = 1;
+			} else {
+				fd = reopen(aux[2 * owner], f->flags);
+			}
+			if (fd < 0) {
+				pr_perror("%s: cannot open it again", what);
+				goto out;
+			}
+			if (fcntl(fd, F_SETFL, f->flags & SETFL_MASK)) {
+				pr_perror("%s: F_SETFL", what);
+				goto out;
+			}
+			break;
+		default:
+			goto out;
+		}
+		c->desc[i] = high(c, fd);
+		if (c->desc[i] < 0) {
+			pr_perror("%s: F_DUPFD", what);
+			goto out;
+		}
+	}
+	ret = 0;
+out:
+	for (i = 0; i < 2 * t->nfiles; i++)
+		if (aux[i] >= 0)
+			close(aux[i]);
+	free(aux);
+	free(used);
+	return ret;
+}
+
+static int same_groups(const struct tree_task *k, gid_t *g, int n)
+{
+	int i, j;
+
+	if (k->ngroups != n)
+		return 0;
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < n && g[j] != k->groups[i]; j++)
+			;
+		if (j == n)
+			return 0;
+	}
+	return 1;
+}
+
+static int check_tree(struct rctx *c)
+{
+	struct tree *t = &c->t;
+	const struct tree_task *root = tree_find(t, c->t.root);
+	gid_t groups[65536];
+	int i, ng = getgroups(65536, groups);
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	char path[PATH_MAX + 64];
+
+	for (i = 0; i < t->ntasks; i++) {
+		const struct tree_task *k = &t->tasks[i], *p = tree_find(t, k->ppid);
+
+		if (k->pid != t->root && !p) {
+			pr_err("pid %d: its parent %d is not in the tree", k->pid, k->ppid);
+			return -1;
+		}
+		if (k->pid <= 0 || (c->pidns && k->pid == 1 && k->pid != t->root)) {
+			pr_err("pid %d: cannot be restored", k->pid);
+			return -1;
+		}
+		/* sessions are inherited from the parent unless the task leads one */
+		if (k->sid != k->pid && k->pid != t->root && p->sid != k->sid) {
+			pr_err("pid %d: session %d differs from its parent's (%d) without leading it: not supported",
+			       k->pid, k->sid, p->sid);
+			return -1;
+		}
+		if (k->sid == k->pid && k->pgid != k->pid) {
+			pr_err("pid %d: session leader outside its own process group: not supported", k->pid);
+			return -1;
+		}
+		if (k->pgid != k->pid) {
+			const struct tree_task *g = tree_find(t, k->pgid);
+
+			if (g && g->sid != k->sid) {
+				pr_err("pid %d: process group %d is in another session: not supported", k->pid, k->pgid);
+				return -1;
+			}
+			if (!g && k->pgid != root->pgid) {
+				pr_err("pid %d: process group %d has no leader in the tree: not supported", k->pid, k->pgid);
+				return -1;
+			}
+		}
+		if (!tree_find(t, k->sid) && k->sid != root->sid) {
+			pr_err("pid %d: session %d has no leader in the tree: not supported", k->pid, k->sid);
+			return -1;
+		}
+		snprintf(path, sizeof(path), "%s/core-%d.img", c->dir, k->pid);
+		if (access(path, R_OK)) {
+			pr_perror("pid %d: image %s", k->pid, path);
+			return -1;
+		}
+		if (!c->pidns && (!kill(k->pid, 0) || errno == EPERM)) {
+			pr_err("pid %d (%s) is in use by another process: restore into a new PID namespace with --pidns",
+			       k->pid, k->comm);
+			return -1;
+		}
+		if (!c->setcreds) {
+			int j, same = 1;
+
+			for (j = 0; j < 4; j++)
+				same &= k->uid[j] == uid && k->gid[j] == gid;
+			if (!same || (ng >= 0 && !same_groups(k, groups, ng))) {
+				pr_err("pid %d: its credentials (uid %u gid %u, %d groups) differ from the caller's (uid %u gid %u, %d groups): only root can restore other credentials",
+				       k->pid, k->uid[0], k->gid[0], k->ngroups, uid, gid, ng);
+				return -1;
+			}
+			if (strcmp(k->root, "/")) {
+				pr_err("pid %d: root directory %s: only root can restore a chroot", k->pid, k->root);
+				return -1;
+			}
+		}
+	}
+	if (root->sid != root->pid && tree_find(t, root->sid) == NULL)
+		fprintf(stderr, "imgcr: note: session %d is outside the tree: the tree joins imgcr's session\n",
+			root->sid);
+	return 0;
+}
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), r;
+
+	if (fd < 0)
+		return -1;
+	r = write_all(fd, text, strlen(text));
+	close(fd);
+	return r;
+}
+
+static int enter_namespaces(struct rctx *c)
+{
+	char map[64];
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+
+	if (c->userns) {
+		if (unshare(CLONE_NEWUSER)) {
+			pr_perror("cannot create a user namespace");
+			return -1;
+		}
+		snprintf(map, sizeof(map), "%u %u 1\n", uid, uid);
+		if (write_file("/proc/self/setgroups", "deny") ||
+		    write_file("/proc/self/uid_map", map)) {
+			pr_perror("cannot write the uid map of the new user namespace");
+			return -1;
+		}
+		snprintf(map, sizeof(map), "%u %u 1\n", gid, gid);
+		if (write_file("/proc/self/gid_map", map)) {
+			pr_perror("cannot write the gid map of the new user namespace");
+			return -1;
+		}
+	}
+	if (unshare(CLONE_NEWPID)) {
+		pr_perror("cannot create a PID namespace");
+		return -1;
+	}
+	return 0;
+}
+
+static void kill_tree(struct rctx *c, pid_t top, int all)
+{
+	int i, st;
+
+	if (top > 0)
+		kill(top, SIGKILL);
+	if (all && !c->pidns)
+		for (i = 0; i < c->t.ntasks; i++)
+			kill(c->t.tasks[i].pid, SIGKILL);
+	if (top > 0)
+		while (waitpid(top, &st, 0) < 0 && errno == EINTR)
+			;
+}
+
+/*
+ * Read status messages until @want "R" lines (want > 0) or EOF (want == 0).
+ * Returns 0, or -1 after printing the errors.
+ */
+static int collect(struct rctx *c, int want, int timeout_ms)
+{
+	static char buf[1 << 16];
+	static size_t len;
+	struct timespec t0, now;
+	int ready = 0, errs = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		char *nl;
+
+		while ((nl = memchr(buf, '\n', len))) {
+			*nl = 0;
+			if (buf[0] == 'R') {
+				ready++;
+			} else if (buf[0] == 'E') {
+				char *sp = strchr(buf + 2, ' ');
+
+				if (sp)
+					*sp++ = 0;
+				pr_err("restore failed: pid %s: %s", buf + 2, sp ? sp : "");
+				errs++;
+			}
+			len -= nl + 1 - buf;
+			memmove(buf, nl + 1, len);
+		}
+		if (errs)
+			return -1;
+		if (want && ready >= want)
+			return 0;
+		struct pollfd p = { .fd = c->status_r, .events = POLLIN };
+		int ms;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		ms = timeout_ms - (int)((now.tv_sec - t0.tv_sec) * 1000 +
+					(now.tv_nsec - t0.tv_nsec) / 1000000);
+		if (ms <= 0) {
+			pr_err("restore failed: timeout: %d of %d tasks ready", ready, want);
+			return -1;
+		}
+		if (poll(&p, 1, ms) < 0) {
+			if (errno == EINTR)
+				continue;
+			pr_perror("poll");
+			return -1;
+		}
+		if (!p.revents)
+			continue;
+		ssize_t n = read(c->status_r, buf + len, sizeof(buf) - len - 1);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (!want)
+				return 0;
+			pr_err("restore failed: tasks exited before they were ready (%d of %d ready)", ready, want);
+			return -1;
+		}
+		len += n;
+	}
+}
+
+int cmd_restore(int argc, char **argv)
+{
+	struct rctx c;
+	const char *dir = NULL;
+	int i, p[2], g[2], maxfd = 2, st;
+	pid_t top;
+	struct rlimit rl;
+
+	memset(&c, 0, sizeof(c));
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-D") && i + 1 < argc)
+			dir = argv[++i];
+		else if (!strcmp(argv[i], "--pidns"))
+			c.pidns = 1;
+		else if (!strcmp(argv[i], "--detach"))
+			c.detach = 1;
+		else
+			return usage_error("restore -D DIR [--pidns] [--detach]");
+	}
+	if (!dir)
+		return usage_error("restore needs -D DIR");
+	if (!realpath(dir, c.dir)) {
+		pr_perror("%s", dir);
+		return 1;
+	}
+	if (tree_read(&c.t, c.dir))
+		return 1;
+	c.setcreds = geteuid() == 0;
+	c.userns = c.pidns && geteuid() != 0;
+	c.restorer = getpid();
+	if (check_tree(&c))
+		return 1;
+
+	/* everything inherited is close-on-exec from now on */
+	syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
+	for (i = 0; i < c.t.ntasks; i++)
+		for (int j = 0; j < c.t.tasks[i].nfds; j++)
+			if (c.t.tasks[i].fds[j].fd > maxfd)
+				maxfd = c.t.tasks[i].fds[j].fd;
+	c.base = maxfd + 1;
+	getrlimit(RLIMIT_NOFILE, &c.nofile);
+	rl = c.nofile;
+	if (rl.rlim_cur < (rlim_t)(c.base + 2 * c.t.nfiles + 64)) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+		if (rl.rlim_cur < (rlim_t)(c.base + 2 * c.t.nfiles + 64)) {
+			pr_err("fd %d is above the open files limit (%llu)", maxfd,
+			       (unsigned long long)rl.rlim_max);
+			return 1;
+		}
+	}
+	if (c.pidns && enter_namespaces(&c))
+		return 1;
+	if (open_files(&c))
+		return 1;
+	if (pipe2(p, O_CLOEXEC) || pipe2(g, O_CLOEXEC)) {
+		pr_perror("pipe");
+		return 1;
+	}
+	c.status_r = high(&c, p[0]);
+	c.status_w = high(&c, p[1]);
+	c.go_r = high(&c, g[0]);
+	c.go_w = high(&c, g[1]);
+	fflush(stdout);
+	fflush(stderr);
+
+	if (c.pidns && c.t.root != 1)
+		top = clone_tid(0);
+	else
+		top = clone_tid(c.pidns ? 1 : c.t.root);
+	if (top < 0) {
+		int e = errno;
+
+		pr_err("restore failed: pid %d: cannot create it with clone3(set_tid): %s%s",
+		       c.t.root, strerror(e), pid_hint(e));
+		return 1;
+	}
+	if (top == 0) {
+		close(c.status_r);
+		close(c.go_w);
+		if (c.pidns && c.t.root != 1)
+			run_init(&c);
+		run_task(&c, tidx(&c.t, c.t.root), c.pidns ? 0 : c.restorer);
+	}
+	close(c.status_w);
+	close(c.go_r);
+	for (i = 0; i < c.t.nfiles; i++)
+		close(c.desc[i]);
+	if (collect(&c, c.t.ntasks, 60000)) {
+		kill_tree(&c, top, 0);
+		pr_err("nothing of the tree was left running");
+		return 1;
+	}
+	/* the point of no return: one go byte per task */
+	for (i = 0; i < c.t.ntasks; i++)
+		if (write_all(c.go_w, "g", 1)) {
+			pr_perror("go pipe");
+			kill_tree(&c, top, 1);
+			return 1;
+		}
+	close(c.go_w);
+	if (collect(&c, 0, 60000)) {
+		kill_tree(&c, top, 1);
+		pr_err("the tree was killed");
+		return 1;
+	}
+	if (c.detach)
+		return 0;
+	while (waitpid(top, &st, 0) < 0) {
+		if (errno != EINTR) {
+			pr_perror("waitpid %d", top);
+			return 1;
+		}
+	}
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return WEXITSTATUS(st);
+}

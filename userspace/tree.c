@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DIR/tree: the description of a dumped process tree.
+ *
+ * A dump directory holds
+ *   tree                 this file
+ *   core-<pid>.img       one image per task (/proc/<pid>/dump), mode 0700
+ *   pipe-<ino>.data      the bytes buffered in pipe/FIFO <ino> at dump time
+ *
+ * The file is UTF-8/ASCII text, one record per line, fields separated by a
+ * single space.  Lines starting with '#' and empty lines are ignored.  Text
+ * fields (paths, comm) are escaped: every byte <= 0x20, >= 0x7f, and '%' is
+ * written as %XX (two upper-case hex digits), so a field never contains a
+ * space; an empty string is written as "%". Numbers are decimal except
+ * FLAGS and UMASK (octal with a leading 0).  Records, in this order:
+ *
+ *   imgcr-tree 1                     first line: magic and format version
+ *   root PID                         the task the dump started from
+ *   task PID PPID PGID SID COMM      one per task, parents before children
+ *   cred PID RUID EUID SUID FSUID RGID EGID SGID FSGID NGROUPS [GID...]
+ *   fs PID UMASK CWD ROOT            cwd and root as seen by the dumper
+ *   file ID KIND FLAGS POS ARGS...   one per open file description
+ *   fd PID FD ID CLOEXEC             one per descriptor: FD of task PID
+ *                                    refers to file ID; CLOEXEC is 0 or 1
+ *   pipe INO SIZE LEN                buffered data of a pipe or FIFO: LEN
+ *                                    bytes in pipe-INO.data, capacity SIZE
+ *
+ * file records: ID counts from 0 in order.  FLAGS are the file status flags
+ * from /proc/PID/fdinfo (access mode, O_APPEND, O_NONBLOCK, O_LARGEFILE...;
+ * never O_CLOEXEC, which is per descriptor).  POS is the file offset.
+ * Several fds (in one task or in several) refer to the same ID when they
+ * share one open file description (kcmp(KCMP_FILE)); such fds share the
+ * offset and flags after a restore too.  KIND and ARGS:
+ *   file PATH        regular file or directory, absolute path
+ *   pipe INO         an end of the anonymous pipe INO (FLAGS' access mode
+ *                    says which end: O_RDONLY read, O_WRONLY write)
+ *   fifo INO PATH    a named pipe (INO names its data record)
+ *   chr MAJ:MIN PATH /dev/null, zero, full, random, urandom or tty
+ *
+ * A reader must refuse a file whose version it does not know, and unknown
+ * record keywords.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "tree.h"
+
+const char *const tree_kind_names[TK_NR] = { "file", "pipe", "fifo", "chr" };
+
+static void *grow(void *p, int n, size_t elem)
+{
+	/* grow to hold n + 1 elements (doubling) */
+	if (n && (n & (n - 1)))
+		return p;
+	p = realloc(p, (size_t)(n ? 2 * n : 4) * elem);
+	if (!p) {
+		pr_err("out of memory");
+		exit(1);
+	}
+	return p;
+}
+
+struct tree_task *tree_task_add(struct tree *t, pid_t pid)
+{
+	struct tree_task *task;
+
+	t->tasks = grow(t->tasks, t->ntasks, sizeof(*t->tasks));
+	task = &t->tasks[t->ntasks++];
+	memset(task, 0, sizeof(*task));
+	task->pid = pid;
+	return task;
+}
+
+struct tree_task *tree_find(const struct tree *t, pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < t->ntasks; i++)
+		if (t->tasks[i].pid == pid)
+			return &t->tasks[i];
+	return NULL;
+}
+
+struct tree_file *tree_file_add(struct tree *t)
+{
+	struct tree_file *f;
+
+	t->files = grow(t->files, t->nfiles, sizeof(*t->files));
+	f = &t->files[t->nfiles];
+	memset(f, 0, sizeof(*f));
+	f->id = t->nfiles++;
+	return f;
+}
+
+struct tree_pipe *tree_pipe_find(const struct tree *t, unsigned long ino)
+{
+	int i;
+
+	for (i = 0; i < t->npipes; i++)
+		if (t->pipes[i].ino == ino)
+			return &t->pipes[i];
+	return NULL;
+}
+
+struct tree_pipe *tree_pipe_add(struct tree *t, unsigned long ino)
+{
+	struct tree_pipe *p;
+
+	t->pipes = grow(t->pipes, t->npipes, sizeof(*t->pipes));
+	p = &t->pipes[t->npipes++];
+	memset(p, 0, sizeof(*p));
+	p->ino = ino;
+	return p;
+}
+
+int tree_fd_add(struct tree_task *task, int fd, int file, int cloexec)
+{
+	task->fds = grow(task->fds, task->nfds, sizeof(*task->fds));
+	task->fds[task->nfds].fd = fd;
+	task->fds[task->nfds].file = file;
+	task->fds[task->nfds].cloexec = cloexec;
+	task->nfds++;
+	return 0;
+}
+
+void tree_free(struct tree *t)
+{
+	int i;
+
+	for (i = 0; i < t->ntasks; i++) {
+		free(t->tasks[i].groups);
+		free(t->tasks[i].cwd);
+		free(t->tasks[i].root);
+		free(t->tasks[i].fds);
+	}
+	for (i = 0; i < t->nfiles; i++)
+		free(t->files[i].path);
+	free(t->tasks);
+	free(t->files);
+	free(t->pipes);
+	memset(t, 0, sizeof(*t));
+}
+
+void tree_escape(char *out, size_t size, const char *in)
+{
+	size_t o = 0;
+
+	if (!*in && size > 1) {
+		out[o++] = '%';
+	}
+	for (; *in && o + 4 < size; in++) {
+		unsigned char c = *in;
+
+		if (c <= 0x20 || c >= 0x7f || c == '%')
+			o += snprintf(out + o, size - o, "%%%02X", c);
+		else
+			out[o++] = c;
+	}
+	out[o] = 0;
+}
+
+static char *unescape(const char *in)
+{
+	char *out = malloc(strlen(in) + 1), *o = out;
+
+	if (!out) {
+		pr_err("out of memory");
+		exit(1);
+	}
+	if (!strcmp(in, "%")) {
+		*out = 0;
+		return out;
+	}
+	for (; *in; in++) {
+		unsigned int c;
+
+		if (*in == '%' && sscanf(in + 1, "%2X", &c) == 1 && in[1] && in[2]) {
+			*o++ = (char)c;
+			in += 2;
+		} else {
+			*o++ = *in;
+		}
+	}
+	*o = 0;
+	return out;
+}
+
+int tree_write(const struct tree *t, const char *dir)
+{
+	char path[4096], e1[3 * 4096 + 4], e2[3 * 4096 + 4];
+	FILE *f;
+	int i, j;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, TREE_FILE);
+	f = fopen(path, "we");
+	if (!f) {
+		pr_perror("cannot create %s", path);
+		return -1;
+	}
+	fprintf(f, "imgcr-tree %d\n# see imgcr's userspace/tree.c for the format\n",
+		TREE_VERSION);
+	fprintf(f, "root %d\n", t->root);
+	for (i = 0; i < t->ntasks; i++) {
+		const struct tree_task *k = &t->tasks[i];
+
+		tree_escape(e1, sizeof(e1), k->comm);
+		fprintf(f, "task %d %d %d %d %s\n", k->pid, k->ppid, k->pgid, k->sid, e1);
+		fprintf(f, "cred %d %u %u %u %u %u %u %u %u %d", k->pid, k->uid[0],
+			k->uid[1], k->uid[2], k->uid[3], k->gid[0], k->gid[1],
+			k->gid[2], k->gid[3], k->ngroups);
+		for (j = 0; j < k->ngroups; j++)
+			fprintf(f, " %u", k->groups[j]);
+		tree_escape(e1, sizeof(e1), k->cwd ? k->cwd : "/");
+		tree_escape(e2, sizeof(e2), k->root ? k->root : "/");
+		fprintf(f, "\nfs %d 0%03o %s %s\n", k->pid, k->umask, e1, e2);
+	}
+	for (i = 0; i < t->nfiles; i++) {
+		const struct tree_file *x = &t->files[i];
+
+		fprintf(f, "file %d %s 0%o %lld", x->id, tree_kind_names[x->kind],
+			x->flags, x->pos);
+		if (x->path)
+			tree_escape(e1, sizeof(e1), x->path);
+		switch (x->kind) {
+		case TK_FILE: fprintf(f, " %s\n", e1); break;
+		case TK_PIPE: fprintf(f, " %lu\n", x->ino); break;
+		case TK_FIFO: fprintf(f, " %lu %s\n", x->ino, e1); break;
+		case TK_CHR: fprintf(f, " %u:%u %s\n", x->major, x->minor, e1); break;
+		default: break;
+		}
+	}
+	for (i = 0; i < t->ntasks; i++)
+		for (j = 0; j < t->tasks[i].nfds; j++)
+			fprintf(f, "fd %d %d %d %d\n", t->tasks[i].pid, t->tasks[i].fds[j].fd,
+				t->tasks[i].fds[j].file, t->tasks[i].fds[j].cloexec);
+	for (i = 0; i < t->npipes; i++)
+		fprintf(f, "pipe %lu %u %zu\n", t->pipes[i].ino, t->pipes[i].size,
+			t->pipes[i].len);
+	if (fflush(f) || ferror(f)) {
+		pr_perror("cannot write %s", path);
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	return 0;
+}
+
+#define MAXF 512
+
+static int split(char *line, char **v)
+{
+	int n = 0;
+	char *s, *save = NULL;
+
+	for (s = strtok_r(line, " \n", &save); s && n < MAXF; s = strtok_r(NULL, " \n", &save))
+		v[n++] = s;
+	return n;
+}
+
+static int num(const char *s, long long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoll(s, &end, 0);
+	return errno || !*s || *end ? -1 : 0;
+}
+
+int tree_read(struct tree *t, const char *dir)
+{
+	char path[4096], *line = NULL, *v[MAXF];
+	size_t cap = 0;
+	long long n[MAXF];
+	int lineno = 0, nv, i, seen_magic = 0;
+	FILE *f;
+
+	memset(t, 0, sizeof(*t));
+	snprintf(path, sizeof(path), "%s/%s", dir, TREE_FILE);
+	f = fopen(path, "re");
+	if (!f) {
+		pr_perror("cannot open %s", path);
+		return -1;
+	}
+	while (getline(&line, &cap, f) > 0) {
+		struct tree_task *k;
+
+		lineno++;
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		nv = split(line, v);
+		if (!nv)
+			continue;
+		for (i = 1; i < nv; i++)
+			if (num(v[i], &n[i]))
+				n[i] = -1;
+#define BAD(why) do { pr_err("%s:%d: %s", path, lineno, why); goto fail; } while (0)
+		if (!seen_magic) {
+			if (strcmp(v[0], "imgcr-tree") || nv != 2)
+				BAD("not an imgcr tree file");
+			if (n[1] != TREE_VERSION)
+				BAD("unknown tree format version");
+			seen_magic = 1;
+		} else if (!strcmp(v[0], "root") && nv == 2) {
+			t->root = n[1];
+		} else if (!strcmp(v[0], "task") && nv == 6) {
+			if (tree_find(t, n[1]))
+				BAD("task listed twice");
+			k = tree_task_add(t, n[1]);
+			k->ppid = n[2];
+			k->pgid = n[3];
+			k->sid = n[4];
+			char *c = unescape(v[5]);
+
+			snprintf(k->comm, sizeof(k->comm), "%s", c);
+			free(c);
+		} else if (!strcmp(v[0], "cred") && nv >= 11) {
+			k = tree_find(t, n[1]);
+			if (!k || n[10] < 0 || n[10] > 65536 || nv != 11 + n[10])
+				BAD("bad cred record");
+			for (i = 0; i < 4; i++) {
+				k->uid[i] = n[2 + i];
+				k->gid[i] = n[6 + i];
+			}
+			k->ngroups = n[10];
+			k->groups = calloc(k->ngroups + 1, sizeof(*k->groups));
+			for (i = 0; i < k->ngroups; i++)
+				k->groups[i] = n[11 + i];
+			k->has_cred = 1;
+		} else if (!strcmp(v[0], "fs") && nv == 5) {
+			k = tree_find(t, n[1]);
+			if (!k || n[2] < 0)
+				BAD("bad fs record");
+			k->umask = n[2];
+			k->cwd = unescape(v[3]);
+			k->root = unescape(v[4]);
+			k->has_fs = 1;
+		} else if (!strcmp(v[0], "file") && nv >= 6) {
+			struct tree_file *x;
+			int kind;
+
+			for (kind = 0; kind < TK_NR; kind++)
+				if (!strcmp(v[2], tree_kind_names[kind]))
+					break;
+			if (kind == TK_NR)
+				BAD("unknown file kind");
+			if (n[1] != t->nfiles || n[3] < 0 || n[4] < 0)
+				BAD("bad file record");
+			x = tree_file_add(t);
+			x->kind = kind;
+			x->flags = n[3];
+			x->pos = n[4];
+			if (kind == TK_FILE && nv == 6) {
+				x->path = unescape(v[5]);
+			} else if (kind == TK_PIPE && nv == 6 && n[5] >= 0) {
+				x->ino = n[5];
+			} else if (kind == TK_FIFO && nv == 7 && n[5] >= 0) {
+				x->ino = n[5];
+				x->path = unescape(v[6]);
+			} else if (kind == TK_CHR && nv == 7 &&
+				   sscanf(v[5], "%u:%u", &x->major, &x->minor) == 2) {
+				x->path = unescape(v[6]);
+			} else {
+				BAD("bad file record");
+			}
+			if (x->path && x->path[0] != '/')
+				BAD("file path is not absolute");
+		} else if (!strcmp(v[0], "fd") && nv == 5) {
+			k = tree_find(t, n[1]);
+			if (!k || n[2] < 0 || n[2] > 1 << 20 || n[3] < 0 || n[3] >= t->nfiles ||
+			    (n[4] != 0 && n[4] != 1))
+				BAD("bad fd record");
+			for (i = 0; i < k->nfds; i++)
+				if (k->fds[i].fd == n[2])
+					BAD("fd listed twice");
+			tree_fd_add(k, n[2], n[3], n[4]);
+		} else if (!strcmp(v[0], "pipe") && nv == 4) {
+			struct tree_pipe *p;
+
+			if (n[1] < 0 || n[2] < 0 || n[3] < 0 || n[3] > n[2] ||
+			    tree_pipe_find(t, n[1]))
+				BAD("bad pipe record");
+			p = tree_pipe_add(t, n[1]);
+			p->size = n[2];
+			p->len = n[3];
+		} else {
+			BAD("unknown or malformed record");
+		}
+#undef BAD
+	}
+	if (!seen_magic) {
+		pr_err("%s: empty tree file", path);
+		goto fail;
+	}
+	if (!tree_find(t, t->root)) {
+		pr_err("%s: the root task %d is not listed", path, t->root);
+		goto fail;
+	}
+	for (i = 0; i < t->ntasks; i++)
+		if (!t->tasks[i].has_cred || !t->tasks[i].has_fs) {
+			pr_err("%s: task %d has no cred or fs record", path, t->tasks[i].pid);
+			goto fail;
+		}
+	free(line);
+	fclose(f);
+	return 0;
+fail:
+	free(line);
+	fclose(f);
+	tree_free(t);
+	return -1;
+}

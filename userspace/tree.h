@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The description of a dumped process tree (DIR/tree); format in tree.c. */
+#ifndef IMGCR_TREE_H
+#define IMGCR_TREE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#define TREE_FILE	"tree"
+#define TREE_VERSION	1
+
+/* tree_file.kind */
+enum tree_kind {
+	TK_FILE,	/* regular file or directory, reopened by path */
+	TK_PIPE,	/* an end of an anonymous pipe (identity: the pipe inode) */
+	TK_FIFO,	/* a named pipe, reopened by path */
+	TK_CHR,		/* one of the standard character devices */
+	TK_NR
+};
+
+extern const char *const tree_kind_names[TK_NR];
+
+/* One open file description (shared by every fd that refers to it). */
+struct tree_file {
+	int id;			/* index in tree.files */
+	enum tree_kind kind;
+	unsigned int flags;	/* f_flags as in fdinfo, without O_CLOEXEC */
+	long long pos;
+	unsigned long ino;	/* pipe/FIFO inode (the pipe's identity) */
+	unsigned int major, minor;	/* TK_CHR */
+	char *path;		/* TK_FILE, TK_FIFO, TK_CHR; NULL for TK_PIPE */
+	/* dump only: where it was first seen, and its stat identity */
+	int pid, fd;
+	unsigned long long dev, sino;
+};
+
+struct tree_fd {
+	int fd;
+	int file;		/* index in tree.files */
+	int cloexec;
+};
+
+struct tree_task {
+	pid_t pid, ppid, pgid, sid;
+	char comm[64];
+	unsigned int uid[4], gid[4];	/* real, effective, saved, fs */
+	int ngroups;
+	unsigned int *groups;
+	unsigned int umask;
+	char *cwd, *root;
+	int nfds;
+	struct tree_fd *fds;
+	int has_cred, has_fs;
+};
+
+/* Buffered data of a pipe or FIFO, saved in DIR/pipe-<ino>.data. */
+struct tree_pipe {
+	unsigned long ino;
+	unsigned int size;	/* F_GETPIPE_SZ */
+	size_t len;		/* bytes of data */
+};
+
+struct tree {
+	pid_t root;
+	int ntasks, nfiles, npipes;
+	struct tree_task *tasks;
+	struct tree_file *files;
+	struct tree_pipe *pipes;
+};
+
+struct tree_task *tree_task_add(struct tree *t, pid_t pid);
+struct tree_task *tree_find(const struct tree *t, pid_t pid);
+struct tree_file *tree_file_add(struct tree *t);
+struct tree_pipe *tree_pipe_find(const struct tree *t, unsigned long ino);
+struct tree_pipe *tree_pipe_add(struct tree *t, unsigned long ino);
+int tree_fd_add(struct tree_task *task, int fd, int file, int cloexec);
+void tree_free(struct tree *t);
+
+/* DIR/tree: 0 or -1 (error printed). */
+int tree_write(const struct tree *t, const char *dir);
+int tree_read(struct tree *t, const char *dir);
+
+/* Escaping of paths and names in the file: see tree.c. */
+void tree_escape(char *out, size_t size, const char *in);
+
+#endif
