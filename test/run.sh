@@ -6,6 +6,8 @@
 #   --only PATS    only the guest tests matching the comma-separated globs
 #                  PATS (names without t_ and .sh, e.g. --only 'counter,err*')
 #   --keep         keep build/logs even when everything passed
+#   --fuzz N       the fuzz test executes N images (imgcr.fuzz=N on the guest
+#                  command line; default: a ~3 minute CI round); see test/fuzz.sh
 #
 # For every kernel: DKMS build of the modules (dkms-build-K), a busybox
 # initramfs with modules + test programs + test/guest, one QEMU (TCG) boot
@@ -19,12 +21,14 @@ set -uo pipefail
 KERNELS=$ALL_KERNELS
 ONLY="*"
 KEEP=0
+FUZZ=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) KERNELS=${2:?--kernel needs a value}; shift 2 ;;
 	--only) ONLY=${2:?--only needs a value}; shift 2 ;;
 	--keep) KEEP=1; shift ;;
-	-h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--fuzz) FUZZ=${2:?--fuzz needs a value}; shift 2 ;;
+	-h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown option $1 (see --help)" ;;
 	esac
 done
@@ -45,7 +49,7 @@ done
 
 say "booting guests ($KERNELS); logs in $LOGS/<kernel>/"
 for k in $KERNELS; do
-	boot_guest "$k" "$BUILD/initrd-$k.cpio.gz" "$LOGS/$k" "imgcr.only=$ONLY" &
+	boot_guest "$k" "$BUILD/initrd-$k.cpio.gz" "$LOGS/$k" "imgcr.only=$ONLY${FUZZ:+ imgcr.fuzz=$FUZZ}" &
 done
 wait
 

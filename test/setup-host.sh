@@ -9,7 +9,7 @@ CACHE="${IMGCR_CACHE:-/var/cache/imgcr}"
 export DEBIAN_FRONTEND=noninteractive
 
 need=""
-for p in qemu-system-x86 busybox-static dkms cpio build-essential gdb binutils \
+for p in qemu-system-x86 busybox-static dkms cpio build-essential gdb binutils python3 \
 	 kmod libelf-dev bc flex bison; do
 	dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"
 done

@@ -173,3 +173,36 @@ wait_restored() {
 rerr() {
 	[ -s restore.err ] && printf ' [stderr: %s]' "$(head -c 200 restore.err | tr '\n' '|')"
 }
+
+# tryexec_expect IMAGE: run "tryexec IMAGE" (with a deadline, in case the
+# image is wrongly accepted and then sleeps) and print "" on the expected
+# outcome -- execve failed, the caller survived and said so -- or a reason.
+tryexec_expect() {
+	chmod +x "$1"
+	timeout -s KILL 10 tryexec "./$1" > te.out 2>&1
+	_rc=$?
+	if [ "$_rc" = 2 ] && grep -q '^tryexec: execve failed: E' te.out; then
+		sed -n 's/^tryexec: execve failed: \(E[A-Z0-9]*\).*/\1/p' te.out > te.errno
+		echo ""
+	else
+		echo "rc=$_rc($(head -c 60 te.out | tr '\n' ' '))"
+	fi
+}
+
+# dmesg_mark / dmesg_since: the kernel log lines written since the mark
+# (the log is never cleared: the host checks all of it at the end).
+# dmesg_mark / dmesg_since: the kernel log after a marker written into it
+# (a line count would go wrong once the ring buffer is full and wraps).
+dmesg_mark() {
+	DMESG_MARK="imgcr-test-mark-$$-$(cat /proc/uptime | tr -d ' .')"
+	echo "$DMESG_MARK" > /dev/kmsg
+}
+dmesg_since() { dmesg | sed -n "/$DMESG_MARK/,\$p" | tail -n +2; }
+
+# ensure_modules: load whichever module is missing (tests that rmmod call
+# it from their EXIT trap, so later tests always have both).
+ensure_modules() {
+	for _m in img_dump binfmt_img; do
+		grep -q "^$_m " /proc/modules || insmod /imgcr/mod/$_m.ko
+	done
+}

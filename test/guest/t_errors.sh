@@ -6,21 +6,6 @@
 . /imgcr/guest/lib.sh
 require_modules
 
-# tryexec_expect IMAGE: run "tryexec IMAGE" (with a deadline, in case the
-# image is wrongly accepted and then sleeps) and print "" on the expected
-# outcome -- execve failed, the caller survived and said so -- or a reason.
-tryexec_expect() {
-	chmod +x "$1"
-	timeout -s KILL 10 tryexec "./$1" > te.out 2>&1
-	_rc=$?
-	if [ "$_rc" = 2 ] && grep -q '^tryexec: execve failed: E' te.out; then
-		sed -n 's/^tryexec: execve failed: \(E[A-Z0-9]*\).*/\1/p' te.out > te.errno
-		echo ""
-	else
-		echo "rc=$_rc($(head -c 60 te.out | tr '\n' ' '))"
-	fi
-}
-
 # (a) A running (not stopped) task cannot be dumped, and keeps running.
 sub_running() {
 	counter 100000 > out &

@@ -1,0 +1,43 @@
+#!/bin/sh
+# Images the loader must refuse cleanly although they are well-formed: an
+# xstate that claims a CPU state component this CPU lacks (XSTATE_BV bit
+# 62; EOPNOTSUPP, dmesg "... this CPU lacks") and an unknown image format
+# version (99; EINVAL, dmesg "format version 99").  The caller survives and
+# nothing of the image runs.  Control: the intact image restores.
+. /imgcr/guest/lib.sh
+require_modules
+
+pauser > p.out &
+pid=$!
+track $pid
+wait_line p.out ready 10 || fail "pauser did not start"
+stop_task $pid
+dump $pid p.img
+kill9 $pid
+
+# refuse MODE ERRNO DMESG_REGEX
+refuse() {
+	corrupt p.img "$1.img" "$1" 2> c.err || fail "corrupt $1: $(cat c.err)"
+	cmp -s p.img "$1.img" && fail "corrupt $1 changed nothing"
+	dmesg_mark
+	r=$(tryexec_expect "$1.img")
+	[ -z "$r" ] || fail "$1: image accepted or caller killed: $r"
+	[ "$(cat te.errno)" = "$2" ] || fail "$1: execve failed with $(cat te.errno), want $2"
+	grep -q woken te.out && fail "$1: the image ran"
+	dmesg_since > dm.txt
+	grep -q "$3" dm.txt || fail "$1: no dmesg line matching '$3' (got: $(tr '\n' '|' < dm.txt))"
+	info "$1: $2, dmesg: $(grep "$3" dm.txt | head -n1)"
+}
+refuse xfeatures EOPNOTSUPP 'binfmt_img: .*lacks'
+refuse version EINVAL 'binfmt_img: .*format version 99'
+
+chmod +x p.img
+tryexec ./p.img >> p.out 2> restore.err &
+rpid=$!
+track $rpid
+wait_restored $rpid 30 tryexec || fail "control: intact image did not restore$(rerr)"
+kill -USR1 $rpid
+wait_exit $rpid 10
+[ "$RC" = 0 ] || fail "control: restored pauser exit $RC$(rerr)"
+grep -q "^woken ok pid=$rpid" p.out || fail "control: no 'woken ok'"
+pass
