@@ -1,0 +1,771 @@
+/*
+ * fuzz [options] SEEDIMG: execute many malformed variants of an imgcr image
+ * and count what happens.  Every variant is written to a fresh file in DIR
+ * (a tmpfs), chmod 0755, and execve'd by a forked child (optionally as
+ * another uid).  Outcomes:
+ *   execfail ENAME  execve failed before the point of no return; the child
+ *                   reports the errno through a close-on-exec pipe
+ *   ran exit=N      execve succeeded (the pipe closed) and the child exited;
+ *                   42 is the seed program's "alive" exit (see fuzzseed.c)
+ *   ran sig=SIGX    ... and died of a signal
+ *   ran timeout     ... still alive after -k MS: SIGKILLed (process group)
+ *   HANG            execve neither failed nor succeeded within 10 s
+ *   UNKILLABLE      the child survived SIGKILL for 10 s
+ *   UNEXPECTED      execve failed with an errno outside the documented set
+ * Variants (each iteration I is reproducible on its own with -s SEED -i I,
+ * -o FILE writes its image):
+ *   trunc  truncation at (and one byte around) every structure boundary:
+ *          ELF header fields, each program header, each note header, name,
+ *          descriptor start and end, each PT_LOAD's start; run first
+ *   mut    1-8 random byte/bit/word mutations, 90% of them inside the
+ *          header + program headers + notes region
+ *   field  one header/phdr/note/task/register/sigaction/vma/file-record/
+ *          auxv/xstate field set to an "interesting" value
+ *   sem    structure-aware lies: counts vs sizes, overlapping, kernel-space
+ *          or huge VMAs, bad file records, descriptor sizes, phnum, ...
+ * Every 500 iterations (and first) the intact seed is executed as a control
+ * and must exit 42.  Options:
+ *   -n N      number of variants (default 1000)
+ *   -t SECS   stop after SECS seconds even if N is not reached (default 0:
+ *             no limit)
+ *   -s SEED   random seed (default 1)
+ *   -i I      run only iteration I (reproduction); -o FILE: write its image
+ *   -u UID    children switch to UID/GID (default: stay)
+ *   -d DIR    where images are written (default .)
+ *   -k MS     kill a restored child still alive after MS ms (default 50)
+ *   -v        print every outcome
+ * Output: "fuzz: ..." summary lines; exit 0 if nothing was HANG,
+ * UNKILLABLE, UNEXPECTED or a failed control, 1 otherwise.
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "common.h"
+#include "../../include/uapi/linux/imgcr.h"
+
+#define MAXF 8192
+
+struct field {
+	uint32_t off;
+	uint8_t width;
+	uint8_t kind;	/* F_* : what a sensible "interesting" value is */
+};
+enum { F_PLAIN, F_ADDR, F_SIZE, F_COUNT };
+
+static unsigned char *seed;
+static size_t seed_size, hdr_end;
+static struct field fields[MAXF];
+static int nfields;
+static uint64_t bounds[1024];
+static int nbounds;
+
+/* structure locations in the seed */
+static Elf64_Ehdr *eh;
+static size_t ph_off;
+static int nph;
+static size_t task_off, vmas_off, files_off, files_len, note_off, note_len;
+static size_t task_nhdr, vmas_nhdr, files_nhdr;
+static uint32_t nr_vmas;
+
+static uint64_t rng;
+static uint64_t rnd(void)
+{
+	uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+static uint64_t rndn(uint64_t n) { return n ? rnd() % n : 0; }
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static void addf(size_t off, int width, int kind)
+{
+	if (nfields < MAXF && off + (size_t)width <= seed_size)
+		fields[nfields++] = (struct field){ (uint32_t)off, (uint8_t)width, (uint8_t)kind };
+}
+static void addb(uint64_t b)
+{
+	if (nbounds < (int)(sizeof(bounds) / sizeof(bounds[0])) && b > 0 && b < seed_size)
+		bounds[nbounds++] = b;
+}
+
+static uint64_t getv(const unsigned char *b, size_t off, int w)
+{
+	uint64_t v = 0;
+	memcpy(&v, b + off, (size_t)w);
+	return v;
+}
+static void setv(unsigned char *b, size_t size, size_t off, int w, uint64_t v)
+{
+	if (off + (size_t)w <= size)
+		memcpy(b + off, &v, (size_t)w);
+}
+
+/* Find every structure of the seed; exits if the seed is not an image. */
+static void parse_seed(void)
+{
+	if (seed_size < sizeof(Elf64_Ehdr) || memcmp(seed, ELFMAG, SELFMAG)) {
+		outf(2, "fuzz: seed is not an ELF file\n");
+		exit(2);
+	}
+	eh = (Elf64_Ehdr *)seed;
+	ph_off = eh->e_phoff;
+	nph = eh->e_phnum;
+	if (ph_off + (size_t)nph * sizeof(Elf64_Phdr) > seed_size) {
+		outf(2, "fuzz: seed program headers out of file\n");
+		exit(2);
+	}
+	for (int i = 4; i < EI_NIDENT; i++)
+		addf((size_t)i, 1, F_PLAIN);
+#define EF(m, k) addf(offsetof(Elf64_Ehdr, m), sizeof(eh->m), k)
+	EF(e_type, F_PLAIN); EF(e_machine, F_PLAIN); EF(e_version, F_PLAIN);
+	EF(e_entry, F_ADDR); EF(e_phoff, F_SIZE); EF(e_shoff, F_SIZE);
+	EF(e_flags, F_PLAIN); EF(e_ehsize, F_SIZE); EF(e_phentsize, F_SIZE);
+	EF(e_phnum, F_COUNT); EF(e_shentsize, F_SIZE); EF(e_shnum, F_COUNT);
+	EF(e_shstrndx, F_COUNT);
+	addb(16); addb(offsetof(Elf64_Ehdr, e_phoff)); addb(offsetof(Elf64_Ehdr, e_phnum));
+	addb(sizeof(Elf64_Ehdr));
+	hdr_end = sizeof(Elf64_Ehdr);
+
+	for (int i = 0; i < nph; i++) {
+		size_t o = ph_off + (size_t)i * sizeof(Elf64_Phdr);
+		Elf64_Phdr *p = (Elf64_Phdr *)(seed + o);
+#define PF(m, k) addf(o + offsetof(Elf64_Phdr, m), sizeof(p->m), k)
+		PF(p_type, F_PLAIN); PF(p_flags, F_PLAIN); PF(p_offset, F_SIZE);
+		PF(p_vaddr, F_ADDR); PF(p_paddr, F_ADDR); PF(p_filesz, F_SIZE);
+		PF(p_memsz, F_SIZE); PF(p_align, F_SIZE);
+		addb(o);
+		addb(o + offsetof(Elf64_Phdr, p_offset));
+		if (o + sizeof(*p) > hdr_end)
+			hdr_end = o + sizeof(*p);
+		if (p->p_type == PT_LOAD) {
+			addb(p->p_offset);
+			addb(p->p_offset + 1);
+			addb(p->p_offset + p->p_filesz);
+		}
+		if (p->p_type != PT_NOTE)
+			continue;
+		note_off = p->p_offset;
+		note_len = p->p_filesz;
+		if (note_off + note_len > seed_size) {
+			outf(2, "fuzz: seed note segment out of file\n");
+			exit(2);
+		}
+		if (note_off + note_len > hdr_end)
+			hdr_end = note_off + note_len;
+		for (size_t q = note_off; q + sizeof(Elf64_Nhdr) <= note_off + note_len;) {
+			Elf64_Nhdr *n = (Elf64_Nhdr *)(seed + q);
+			size_t name = q + sizeof(*n);
+			size_t desc = name + ((n->n_namesz + 3) & ~3u);
+			size_t dend = desc + ((n->n_descsz + 3) & ~3u);
+			addf(q, 4, F_SIZE); addf(q + 4, 4, F_SIZE); addf(q + 8, 4, F_PLAIN);
+			addf(name, 1, F_PLAIN);
+			addb(q); addb(q + 4); addb(name); addb(desc); addb(desc + 1);
+			addb(dend - 1); addb(dend);
+			const char *nm = (const char *)seed + name;
+			int imgcr = n->n_namesz == 6 && !memcmp(nm, "IMGCR", 6);
+			int core = n->n_namesz == 5 && !memcmp(nm, "CORE", 5);
+			int linux_ = n->n_namesz == 6 && !memcmp(nm, "LINUX", 6);
+			if (imgcr && n->n_type == NT_IMGCR_TASK) {
+				struct imgcr_task *t = (struct imgcr_task *)(seed + desc);
+				task_off = desc;
+				task_nhdr = q;
+				nr_vmas = t->nr_vmas;
+				for (size_t f = 0; f < offsetof(struct imgcr_task, start_code); f += 4)
+					addf(desc + f, 4, f == offsetof(struct imgcr_task, nr_vmas) ||
+						  f == offsetof(struct imgcr_task, nr_files) ? F_COUNT : F_PLAIN);
+				for (size_t f = offsetof(struct imgcr_task, start_code);
+				     f < offsetof(struct imgcr_task, sas_ss_flags); f += 8)
+					addf(desc + f, 8, F_ADDR);
+				addf(desc + offsetof(struct imgcr_task, sas_ss_flags), 4, F_PLAIN);
+				addf(desc + offsetof(struct imgcr_task, exe_file), 4, F_COUNT);
+				for (size_t f = offsetof(struct imgcr_task, robust_list);
+				     f < offsetof(struct imgcr_task, rseq_len); f += 8)
+					addf(desc + f, 8, F_ADDR);
+				addf(desc + offsetof(struct imgcr_task, rseq_len), 4, F_SIZE);
+				addf(desc + offsetof(struct imgcr_task, rseq_sig), 4, F_PLAIN);
+				addf(desc + offsetof(struct imgcr_task, comm), 1, F_PLAIN);
+				addf(desc + offsetof(struct imgcr_task, comm) + 15, 1, F_PLAIN);
+			} else if (imgcr && n->n_type == NT_IMGCR_VMAS) {
+				vmas_off = desc;
+				vmas_nhdr = q;
+				for (size_t v = 0; v + sizeof(struct imgcr_vma) <= n->n_descsz;
+				     v += sizeof(struct imgcr_vma)) {
+					addf(desc + v, 8, F_ADDR); addf(desc + v + 8, 8, F_ADDR);
+					addf(desc + v + 16, 8, F_SIZE);
+					for (size_t f = 24; f < 40; f += 4)
+						addf(desc + v + f, 4, f == 36 ? F_COUNT : F_PLAIN);
+					addb(desc + v);
+				}
+			} else if (imgcr && n->n_type == NT_IMGCR_FILES) {
+				files_off = desc;
+				files_len = n->n_descsz;
+				files_nhdr = q;
+				for (size_t r = 0; r + sizeof(struct imgcr_file) <= files_len;) {
+					struct imgcr_file *fr = (struct imgcr_file *)(seed + desc + r);
+					addf(desc + r, 4, F_SIZE); addf(desc + r + 4, 4, F_SIZE);
+					for (size_t f = 8; f < 40; f += 8)
+						addf(desc + r + f, 8, F_SIZE);
+					for (size_t f = 40; f < 56; f += 4)
+						addf(desc + r + f, 4, F_PLAIN);
+					addf(desc + r + 56, 1, F_PLAIN);
+					if (fr->path_len)
+						addf(desc + r + 56 + fr->path_len - 1, 1, F_PLAIN);
+					addb(desc + r); addb(desc + r + 56);
+					if (fr->reclen < 8)
+						break;
+					r += fr->reclen;
+				}
+			} else if (imgcr && n->n_type == NT_IMGCR_SIGACT) {
+				for (size_t f = 0; f + 8 <= n->n_descsz; f += 8)
+					addf(desc + f, 8, (f % 32) == 8 ? F_PLAIN : F_ADDR);
+			} else if (core && n->n_type == NT_PRSTATUS) {
+				for (size_t f = offsetof(struct imgcr_prstatus, regs);
+				     f < offsetof(struct imgcr_prstatus, fpvalid); f += 8)
+					addf(desc + f, 8, F_ADDR);
+			} else if (core && n->n_type == NT_AUXV) {
+				for (size_t f = 0; f + 8 <= n->n_descsz; f += 8)
+					addf(desc + f, 8, F_ADDR);
+			} else if (linux_ && n->n_type == NT_X86_XSTATE) {
+				addf(desc + 24, 4, F_PLAIN);	/* mxcsr */
+				addf(desc + 28, 4, F_PLAIN);	/* mxcsr_mask */
+				addf(desc + 512, 8, F_PLAIN);	/* xstate_bv */
+				addf(desc + 520, 8, F_PLAIN);	/* xcomp_bv */
+				addf(desc + 528, 8, F_PLAIN);	/* reserved */
+				addf(desc + 0, 2, F_PLAIN);	/* fcw */
+			}
+			if (dend <= q)
+				break;
+			q = dend;
+		}
+	}
+	addb(seed_size - 1);
+	if (!task_off || !vmas_off) {
+		outf(2, "fuzz: seed has no imgcr task/vma notes\n");
+		exit(2);
+	}
+}
+
+static uint64_t interesting(int w, int kind, uint64_t orig, size_t size)
+{
+	static const uint64_t v8[] = {
+		0, 1, ~0ull, 0x7fffffffffffffffull, 0x8000000000000000ull,
+		0xffff800000000000ull, 0xffffffffff600000ull, 0x00007ffffffff000ull,
+		0x0000800000000000ull, 0x00007fffffffffffull, 0x1000, 0xfff, 0x10000,
+		0x100000000ull, 0xffffffffull, 0x80000000ull,
+	};
+	static const uint64_t v4[] = { 0, 1, 0xffffffff, 0x7fffffff, 0x80000000, 0x1000,
+				       0xfff, 0xffff, 0x10000, 65530, 65531, 4096, 4097 };
+	static const uint64_t v2[] = { 0, 1, 0xffff, 0x7fff, 0x8000, 0xff, 56, 57, 55, 64 };
+	static const uint64_t v1[] = { 0, 1, 0x7f, 0x80, 0xff, 0x10, 'A', '/' };
+	switch (rndn(4)) {
+	case 0: {	/* relative to the original value */
+		static const int64_t d[] = { 1, -1, 4, -4, 8, -8, 16, 0x1000, -0x1000,
+					     0x10000, (int64_t)1 << 32, 56, -56 };
+		return orig + (uint64_t)d[rndn(sizeof(d) / sizeof(d[0]))];
+	}
+	case 1:
+		if (kind == F_SIZE || kind == F_COUNT) {
+			uint64_t s[] = { size, size - 1, size + 1, size + 0x1000, orig * 2,
+					 orig / 2, orig * 0x1000, 0x1000000, 16u << 20,
+					 (16u << 20) + 1 };
+			return s[rndn(sizeof(s) / sizeof(s[0]))];
+		}
+		if (kind == F_ADDR) {
+			uint64_t a[] = { orig & ~0xfffull, (orig | 0xfff) + 1, orig ^ 0x8000000000000000ull,
+					 orig | 0xffff000000000000ull, orig + 0x7ffffffff000ull,
+					 0x10000, 0xfff0, 0 };
+			return a[rndn(sizeof(a) / sizeof(a[0]))];
+		}
+		/* fall through */
+	case 2:
+		switch (w) {
+		case 8: return v8[rndn(sizeof(v8) / sizeof(v8[0]))];
+		case 4: return v4[rndn(sizeof(v4) / sizeof(v4[0]))];
+		case 2: return v2[rndn(sizeof(v2) / sizeof(v2[0]))];
+		default: return v1[rndn(sizeof(v1) / sizeof(v1[0]))];
+		}
+	default:
+		return orig ^ (1ull << rndn((uint64_t)w * 8));
+	}
+}
+
+static const uint8_t i1[] = { 0, 0xff, 0x7f, 0x80, 0x01, 0x10, 0x20, 0x40 };
+static const uint32_t i4[] = { 0, 0xffffffff, 0x7fffffff, 0x80000000, 0x1000, 0xfff,
+			       0x10000, 1, 2, 0x100, 0x7fff, 0xffff };
+static const uint64_t i8[] = { 0, ~0ull, 0x7fffffffffffffffull, 0x8000000000000000ull,
+			       0xffff800000000000ull, 0x1000, 0x00007ffffffff000ull,
+			       0x0000800000000000ull, 1, 0x100000000ull };
+
+/* One random mutation, 90% inside the header region. */
+static void mutate(unsigned char *b, size_t size, char *log, size_t logsz)
+{
+	size_t lim = rndn(10) < 9 ? hdr_end : size;
+	size_t off = rndn(lim);
+	int op = (int)rndn(4);
+	size_t l = strlen(log);
+	switch (op) {
+	case 0:
+		b[off] ^= (unsigned char)(1u << rndn(8));
+		break;
+	case 1:
+		b[off] = i1[rndn(sizeof(i1))];
+		break;
+	case 2:
+		off &= ~(size_t)3;
+		setv(b, size, off, 4, i4[rndn(sizeof(i4) / sizeof(i4[0]))]);
+		break;
+	default:
+		off &= ~(size_t)7;
+		setv(b, size, off, 8, i8[rndn(sizeof(i8) / sizeof(i8[0]))]);
+		break;
+	}
+	snprintf(log + l, logsz - l, " m%d@%#zx", op, off);
+}
+
+static size_t vma_at(uint32_t i) { return vmas_off + (size_t)i * sizeof(struct imgcr_vma); }
+
+/* A structure-aware lie; returns the (possibly shorter) size. */
+static size_t semantic(unsigned char *b, size_t size, char *log, size_t logsz)
+{
+	struct imgcr_task *t = (struct imgcr_task *)(b + task_off);
+	int c = (int)rndn(20);
+	uint32_t vi = (uint32_t)rndn(nr_vmas);
+	struct imgcr_vma *v = (struct imgcr_vma *)(b + vma_at(vi));
+	Elf64_Nhdr *vn = (Elf64_Nhdr *)(b + vmas_nhdr);
+
+	snprintf(log, logsz, "sem%d vma%u", c, vi);
+	switch (c) {
+	case 0:	/* nr_vmas disagrees with the VMA note size */
+		t->nr_vmas += rndn(2) ? 1 : (uint32_t)-1;
+		break;
+	case 1:	/* both lie consistently: one VMA more, beyond the note */
+		t->nr_vmas++;
+		vn->n_descsz += sizeof(struct imgcr_vma);
+		break;
+	case 2:	/* one VMA fewer, consistently */
+		t->nr_vmas--;
+		vn->n_descsz -= sizeof(struct imgcr_vma);
+		break;
+	case 3:	/* overlap with the previous one */
+		if (vi)
+			v->start = ((struct imgcr_vma *)(b + vma_at(vi - 1)))->start;
+		else
+			v->end = ((struct imgcr_vma *)(b + vma_at(1)))->end;
+		break;
+	case 4:	/* kernel space */
+		v->start = 0xffff800000000000ull;
+		v->end = v->start + 0x1000;
+		break;
+	case 5:	/* huge length */
+		v->end = 0x00007ffffffff000ull;
+		break;
+	case 6:	/* end beyond user space */
+		v->end = 0x0000800000001000ull;
+		break;
+	case 7:	/* start == end, or reversed */
+		v->end = rndn(2) ? v->start : v->start - 0x1000;
+		break;
+	case 8:	/* swap two VMAs: unsorted */
+		if (vi + 1 < nr_vmas) {
+			struct imgcr_vma tmp = *v;
+			*v = *(v + 1);
+			*(v + 1) = tmp;
+		}
+		break;
+	case 9:	/* nr_files lies */
+		t->nr_files += rndn(2) ? 1 : (uint32_t)-1;
+		break;
+	case 10: case 11: {	/* a file record's reclen / path_len */
+		if (!files_off)
+			break;
+		struct imgcr_file *f = (struct imgcr_file *)(b + files_off);
+		static const uint32_t bad[] = { 0, 4, 8, 56, 57, 63, 4096, 4097, 0xfffffff8,
+						0xffffffff, 1, 2 };
+		if (c == 10)
+			f->reclen = bad[rndn(sizeof(bad) / sizeof(bad[0]))];
+		else
+			f->path_len = bad[rndn(sizeof(bad) / sizeof(bad[0]))];
+		break;
+	}
+	case 12: {	/* path not NUL-terminated / relative / another file */
+		if (!files_off)
+			break;
+		struct imgcr_file *f = (struct imgcr_file *)(b + files_off);
+		if (!f->path_len || f->path_len > 4096)
+			break;
+		static const char *paths[] = { "/etc/passwd", "/proc/self/mem", "/dev/zero",
+					       "/", "/imgcr/bin", "/nonexistent", "relative",
+					       "/proc/1/exe", "/dev/mem" };
+		switch (rndn(3)) {
+		case 0: f->path[f->path_len - 1] = 'A'; break;
+		case 1: f->path[0] = 'x'; break;
+		default: {
+			const char *p = paths[rndn(sizeof(paths) / sizeof(paths[0]))];
+			if (strlen(p) + 1 <= f->path_len) {
+				memset(f->path, 0, f->path_len);
+				strcpy(f->path, p);
+				f->path_len = (uint32_t)strlen(p) + 1;
+			}
+		}
+		}
+		break;
+	}
+	case 13: {	/* a note's descriptor size lies */
+		size_t q = rndn(3) == 0 ? task_nhdr : rndn(2) ? vmas_nhdr :
+			   files_nhdr ? files_nhdr : task_nhdr;
+		Elf64_Nhdr *n = (Elf64_Nhdr *)(b + q);
+		static const int32_t d[] = { 4, -4, 8, -8, 1, -1, 0x1000 };
+		n->n_descsz += (uint32_t)d[rndn(sizeof(d) / sizeof(d[0]))];
+		break;
+	}
+	case 14: {	/* e_phnum off by some */
+		Elf64_Ehdr *e = (Elf64_Ehdr *)b;
+		e->e_phnum += rndn(2) ? 1 : (uint16_t)-1;
+		break;
+	}
+	case 15: case 16: {	/* a PT_LOAD lies */
+		int i = 1 + (int)rndn(nph > 1 ? nph - 1 : 1);
+		Elf64_Phdr *p = (Elf64_Phdr *)(b + ph_off + (size_t)(i % nph) * sizeof(Elf64_Phdr));
+		switch (rndn(6)) {
+		case 0: p->p_offset = size; break;
+		case 1: p->p_filesz += 0x1000; p->p_memsz += 0x1000; break;
+		case 2: p->p_memsz += 0x1000; break;
+		case 3: p->p_vaddr = 0xffff800000000000ull; break;
+		case 4: p->p_vaddr -= 0x1000; break;
+		default: p->p_vaddr = v->start; break;
+		}
+		snprintf(log + strlen(log), logsz - strlen(log), " ph%d", i % nph);
+		break;
+	}
+	case 17:	/* version */
+		t->version = (uint32_t)(rndn(3) == 0 ? 0 : rndn(2) ? 2 : 0xffffffff);
+		break;
+	case 18:	/* vma kind/file combinations */
+		v->kind = (uint32_t)rndn(5);
+		v->file = rndn(2) ? IMGCR_NO_FILE : (uint32_t)rndn(3);
+		v->flags = (uint32_t)rndn(16);
+		break;
+	default:	/* truncated in the middle of the note segment */
+		return note_off + rndn(note_len);
+	}
+	return size;
+}
+
+static int opt_verbose;
+
+/* Build variant I into buf; returns its size and describes it in log. */
+static size_t make_variant(long i, unsigned char *buf, char *log, size_t logsz, int *cls)
+{
+	memcpy(buf, seed, seed_size);
+	size_t size = seed_size;
+	long ntrunc = 3L * nbounds;
+
+	if (i < ntrunc) {
+		size = bounds[i / 3] + (size_t)(i % 3) - 1;
+		snprintf(log, logsz, "trunc %zu", size);
+		*cls = 0;
+		return size;
+	}
+	int r = (int)rndn(100);
+	if (r < 40) {
+		int k = 1 + (int)rndn(8);
+		snprintf(log, logsz, "mut%d", k);
+		for (int j = 0; j < k; j++)
+			mutate(buf, size, log, logsz);
+		*cls = 1;
+	} else if (r < 80) {
+		const struct field *f = &fields[rndn((uint64_t)nfields)];
+		uint64_t v = interesting(f->width, f->kind, getv(buf, f->off, f->width), size);
+		setv(buf, size, f->off, f->width, v);
+		snprintf(log, logsz, "field@%#x/%d=%#llx", f->off, f->width, (unsigned long long)v);
+		if (rndn(4) == 0)
+			mutate(buf, size, log, logsz);
+		*cls = 2;
+	} else {
+		size = semantic(buf, size, log, logsz);
+		*cls = 3;
+	}
+	return size;
+}
+
+#define MAXOUT 64
+static struct { char name[40]; long n; } outc[MAXOUT];
+static int noutc;
+static void count(const char *name)
+{
+	for (int i = 0; i < noutc; i++)
+		if (!strcmp(outc[i].name, name)) {
+			outc[i].n++;
+			return;
+		}
+	if (noutc < MAXOUT) {
+		snprintf(outc[noutc].name, sizeof(outc[0].name), "%s", name);
+		outc[noutc++].n = 1;
+	}
+}
+
+static int errno_ok(int e)
+{
+	switch (e) {
+	case ENOEXEC: case EINVAL: case EOPNOTSUPP: case ESTALE: case EACCES: case EPERM:
+	case ENOENT: case ENOTDIR: case ENAMETOOLONG: case ELOOP: case ETXTBSY:
+	case ENOMEM: case EISDIR: case EFBIG: case EOVERFLOW:
+		return 1;
+	}
+	return 0;
+}
+
+static const char *dir = ".";
+static int opt_uid = -1, kill_ms = 50;
+static long bad_total;
+
+static int wait_pidfd(int pfd, int ms)
+{
+	struct pollfd p = { .fd = pfd, .events = POLLIN };
+	int r;
+	do
+		r = poll(&p, 1, ms);
+	while (r < 0 && errno == EINTR);
+	return r > 0;
+}
+
+/*
+ * Execute one image; returns 0 for "ran and exited 42", 1 for anything else
+ * that is fine, -1 for a problem (HANG, UNKILLABLE, UNEXPECTED).
+ */
+static int run_image(const unsigned char *buf, size_t size, const char *what, long iter)
+{
+	char path[4096], name[64];
+	int p[2], ret = 1;
+
+	snprintf(path, sizeof(path), "%s/fz.img", dir);
+	unlink(path);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0755);
+	if (fd < 0 || write(fd, buf, size) != (ssize_t)size || fchmod(fd, 0755) || close(fd)) {
+		outf(2, "fuzz: cannot write %s: %s\n", path, errname(errno));
+		exit(2);
+	}
+	if (pipe2(p, O_CLOEXEC)) {
+		outf(2, "fuzz: pipe: %s\n", errname(errno));
+		exit(2);
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		outf(2, "fuzz: fork: %s\n", errname(errno));
+		exit(2);
+	}
+	if (pid == 0) {
+		struct rlimit rl = { 0, 0 };
+		int e;
+		setpgid(0, 0);
+		setrlimit(RLIMIT_CORE, &rl);
+		int nul = open("/dev/null", O_RDWR);
+		if (nul >= 0) {
+			dup2(nul, 0);
+			dup2(nul, 1);
+			dup2(nul, 2);
+		}
+		if (opt_uid >= 0 && (setgroups(0, NULL) || setresgid((gid_t)opt_uid, (gid_t)opt_uid, (gid_t)opt_uid) ||
+				     setresuid((uid_t)opt_uid, (uid_t)opt_uid, (uid_t)opt_uid))) {
+			e = -errno;
+			(void)!write(p[1], &e, sizeof(e));
+			_exit(126);
+		}
+		char *argv[] = { path, NULL }, *envp[] = { NULL };
+		execve(path, argv, envp);
+		e = errno;
+		(void)!write(p[1], &e, sizeof(e));
+		_exit(127);
+	}
+	close(p[1]);
+	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	struct pollfd pp = { .fd = p[0], .events = POLLIN };
+	int e = 0, got = 0, killed = 0;
+	int r = poll(&pp, 1, 10000);
+	if (r > 0)
+		got = (int)read(p[0], &e, sizeof(e));
+	close(p[0]);
+	if (r == 0) {
+		count("HANG");
+		outf(1, "fuzz: HANG (execve did not finish in 10 s) iter=%ld %s\n", iter, what);
+		ret = -1;
+		kill(-pid, SIGKILL);
+		kill(pid, SIGKILL);
+	} else if (got == (int)sizeof(e)) {
+		if (e < 0) {
+			outf(2, "fuzz: child cannot switch to uid %d: %s\n", opt_uid, errname(-e));
+			exit(2);
+		}
+		snprintf(name, sizeof(name), "execfail %s", errname(e));
+		count(name);
+		if (!errno_ok(e)) {
+			count("UNEXPECTED");
+			outf(1, "fuzz: UNEXPECTED errno %s iter=%ld %s\n", errname(e), iter, what);
+			ret = -1;
+		}
+	} else {
+		/* Past the point of no return: let it run for kill_ms. */
+		if (pfd < 0 || !wait_pidfd(pfd, kill_ms)) {
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			killed = 1;
+			count("ran timeout(killed)");
+		}
+	}
+	if (pfd >= 0 && !wait_pidfd(pfd, 10000)) {
+		count("UNKILLABLE");
+		outf(1, "fuzz: UNKILLABLE child %d iter=%ld %s\n", (int)pid, iter, what);
+		ret = -1;
+	}
+	int st;
+	if (ret >= 0 || pfd < 0) {
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+		if (got != (int)sizeof(e) && r > 0 && !killed) {
+			if (WIFEXITED(st)) {
+				snprintf(name, sizeof(name), "ran exit=%d", WEXITSTATUS(st));
+				if (WEXITSTATUS(st) == 42)
+					ret = 0;
+			} else {
+				snprintf(name, sizeof(name), "ran sig=%s",
+					 sigabbrev_np(WTERMSIG(st)) ? sigabbrev_np(WTERMSIG(st)) : "?");
+			}
+			count(name);
+		}
+	}
+	if (pfd >= 0)
+		close(pfd);
+	/* Orphans of a restored child (we are their subreaper). */
+	kill(-pid, SIGKILL);
+	while (waitpid(-1, &st, WNOHANG) > 0)
+		;
+	if (opt_verbose)
+		outf(1, "fuzz: iter=%ld %s -> %s\n", iter, what,
+		     got == (int)sizeof(e) ? errname(e) : ret == 0 ? "alive" : "ran");
+	if (ret < 0) {
+		char keep[4200];
+		snprintf(keep, sizeof(keep), "%s/bad-%ld.img", dir, iter);
+		rename(path, keep);
+		bad_total++;
+	}
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	long n = 1000, only = -1;
+	double tmax = 0;
+	uint64_t seedval = 1;
+	const char *outfile = NULL;
+	int c;
+
+	while ((c = getopt(argc, argv, "n:t:s:i:o:u:d:k:v")) != -1) {
+		switch (c) {
+		case 'n': n = atol(optarg); break;
+		case 't': tmax = atof(optarg); break;
+		case 's': seedval = strtoull(optarg, NULL, 0); break;
+		case 'i': only = atol(optarg); break;
+		case 'o': outfile = optarg; break;
+		case 'u': opt_uid = atoi(optarg); break;
+		case 'd': dir = optarg; break;
+		case 'k': kill_ms = atoi(optarg); break;
+		case 'v': opt_verbose = 1; break;
+		default:
+			outf(2, "usage: fuzz [-n N] [-t SECS] [-s SEED] [-i I [-o FILE]] [-u UID] [-d DIR] [-k MS] [-v] SEEDIMG\n");
+			return 64;
+		}
+	}
+	if (optind + 1 != argc) {
+		outf(2, "fuzz: need exactly one seed image\n");
+		return 64;
+	}
+	int fd = open(argv[optind], O_RDONLY);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st)) {
+		outf(2, "fuzz: %s: %s\n", argv[optind], errname(errno));
+		return 2;
+	}
+	seed_size = (size_t)st.st_size;
+	seed = malloc(seed_size + 1);
+	unsigned char *buf = malloc(seed_size + 1);
+	if (!seed || !buf || read(fd, seed, seed_size) != (ssize_t)seed_size) {
+		outf(2, "fuzz: cannot read the seed\n");
+		return 2;
+	}
+	close(fd);
+	parse_seed();
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	signal(SIGPIPE, SIG_IGN);
+
+	char log[512];
+	int cls;
+	if (only >= 0) {
+		rng = seedval ^ ((uint64_t)only * 0xd1342543de82ef95ull);
+		size_t size = make_variant(only, buf, log, sizeof(log), &cls);
+		outf(1, "fuzz: iter=%ld %s size=%zu\n", only, log, size);
+		if (outfile) {
+			int o = open(outfile, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+			if (o < 0 || write(o, buf, size) != (ssize_t)size || close(o))
+				return 2;
+			return 0;
+		}
+		opt_verbose = 1;
+		return run_image(buf, size, log, only) < 0;
+	}
+
+	outf(1, "fuzz: seed_bytes=%zu header_region=%zu fields=%d boundaries=%d target=%ld time_limit=%.0fs\n",
+	     seed_size, hdr_end, nfields, nbounds, n, tmax);
+	long controls = 0, control_bad = 0, per_cls[4] = { 0 };
+	double t0 = now_s();
+	long i;
+	for (i = 0; i < n; i++) {
+		if (tmax > 0 && now_s() - t0 > tmax)
+			break;
+		if (i % 500 == 0) {
+			controls++;
+			if (run_image(seed, seed_size, "control", -1) != 0) {
+				control_bad++;
+				outf(1, "fuzz: CONTROL FAILED before iteration %ld: the intact seed did not exit 42\n", i);
+			}
+		}
+		rng = seedval ^ ((uint64_t)i * 0xd1342543de82ef95ull);
+		size_t size = make_variant(i, buf, log, sizeof(log), &cls);
+		per_cls[cls]++;
+		run_image(buf, size, log, i);
+	}
+	double el = now_s() - t0;
+	/* the controls are counted separately */
+	for (int k = 0; k < noutc; k++)
+		if (!strcmp(outc[k].name, "ran exit=42"))
+			outc[k].n -= controls - control_bad;
+	outf(1, "fuzz: target=%ld executed=%ld elapsed_ms=%.0f rate=%.1f/s%s\n", n, i, el * 1000,
+	     el > 0 ? i / el : 0.0, i < n ? " (stopped by the time limit)" : "");
+	outf(1, "fuzz: variants trunc=%ld mut=%ld field=%ld sem=%ld controls=%ld control_failures=%ld\n",
+	     per_cls[0], per_cls[1], per_cls[2], per_cls[3], controls, control_bad);
+	for (int k = 0; k < noutc; k++)
+		if (outc[k].n)
+			outf(1, "fuzz: outcome %s: %ld\n", outc[k].name, outc[k].n);
+	int ok = !bad_total && !control_bad;
+	outf(1, "fuzz: verdict %s (problems=%ld)\n", ok ? "ok" : "BAD", bad_total);
+	return ok ? 0 : 1;
+}
