@@ -1,0 +1,57 @@
+#!/bin/sh
+# Every kind of task or file imgcr dump refuses gives a message naming the
+# pid (and fd) and the kind, writes no tree, and leaves the whole tree
+# running (no task stays stopped; both tasks keep ticking).  One sub-test
+# per kind: tree_unsupported-{socket,eventfd,dev,console,ns,zombie,threads}.
+# timeout: 300
+. /imgcr/guest/lib.sh
+require_modules
+
+# unsup KIND REGEX
+unsup() {
+	mkdir $KIND && cd $KIND || fail "mkdir $KIND"
+	holder $KIND out </dev/null >/dev/null 2>holder.err &
+	root=$!
+	track $root
+	n=0
+	while [ "$(cut -d' ' -f1 out 2>/dev/null | sort -u | wc -l)" -lt 2 ]; do
+		n=$((n + 1))
+		[ $n -lt 500 ] || fail "holder $KIND did not start: $(cat holder.err)"
+		usleep 20000
+	done
+	kids=$(cat /proc/$root/task/$root/children)
+	for k in $kids; do track $k; done
+	imgcr dump -t $root -D d > dump.out 2> dump.err && fail "dump of a tree with $KIND succeeded"
+	grep -qE "$RE" dump.err || fail "message does not match '$RE': $(tr '\n' '|' < dump.err)"
+	named=$(sed -n '1s/^imgcr: pid \([0-9]*\).*/\1/p' dump.err)
+	case " $root $kids " in
+	*" $named "*) ;;
+	*) fail "message names pid '$named', not one of the tree ($root $kids): $(head -n1 dump.err)" ;;
+	esac
+	[ -e d/tree ] && fail "a tree file was written"
+	for p in $root $kids; do
+		case "$(state $p)" in
+		t | T) fail "task $p left stopped ('$(state $p)')" ;;
+		"") fail "task $p died" ;;
+		esac
+	done
+	for p in $root $kids; do
+		[ "$(state $p)" = Z ] && continue
+		c=$(grep -c "^$p tick" out)
+		wait_line out "^$p tick $((c + 3))\$" 10 || fail "task $p stopped ticking after the failed dump"
+	done
+	pass "$(head -n1 dump.err | cut -c1-150)"
+}
+
+run() {
+	KIND=$1
+	RE=$2
+	subtest tree_unsupported-$1 unsup
+}
+run socket 'pid [0-9]+ fd [0-9]+: socket: sockets are not supported'
+run eventfd 'pid [0-9]+ fd [0-9]+: anon inode \[eventfd\]: .*not supported'
+run dev 'pid [0-9]+ fd [0-9]+: character device /dev/(mem|kmsg) \(1:1?1\): not supported'
+run console 'pid [0-9]+ fd [0-9]+: character device /dev/console \(5:1\): not supported'
+run ns 'pid [0-9]+: uts namespace .* differs from the root task.s .*not supported'
+run zombie 'pid [0-9]+: zombie: zombie processes are not supported'
+run threads 'pid [0-9]+: multi-threaded \(2 threads\): multi-threaded tasks are not supported'
