@@ -1,0 +1,70 @@
+#!/bin/bash
+# test/bench.sh -- imgcr and CRIU side by side in the same guest.
+# Run as root: sudo test/bench.sh [--kernel K] [--sizes "16 64 256"]
+#
+# For each heap size (MiB) a static program fills its heap with
+# pseudo-random data and is checkpointed and restored twice: with
+# "cat /proc/PID/dump" + executing the image, and with "criu dump" +
+# "criu restore".  Both restored processes must verify their heap.  Times are
+# wall-clock milliseconds inside one QEMU/TCG guest (emulated CPU: compare
+# the two, not the absolute numbers).  Results: build/bench-<kernel>.txt.
+set -uo pipefail
+. "$(dirname "$0")/lib-host.sh"
+
+K=6.12.118+deb12-amd64
+SIZES="16 64 256"
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kernel) K=${2:?--kernel needs a value}; shift 2 ;;
+	--sizes) SIZES=${2:?--sizes needs a value}; shift 2 ;;
+	-h | --help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) die "unknown option $1 (see --help)" ;;
+	esac
+done
+kernel_ok "$K" || die "unsupported kernel $K (choose from: $ALL_KERNELS)"
+
+host_setup
+dpkg -s criu >/dev/null 2>&1 || apt-get install -y -q --no-install-recommends criu ||
+	die "cannot install criu"
+RESULTS=$BUILD/bench-results.txt
+LOGS=$BUILD/bench-logs
+rm -rf "$LOGS"
+mkdir -p "$LOGS"
+: > "$RESULTS"
+build_progs
+build_modules "$K"
+make_initrd "$K" "$BUILD/initrd-$K.cpio.gz"
+
+# Add CRIU with its libraries, and the kernel modules its feature probe
+# needs (nf_tables, veth, tun, the socket diag modules), to the test initramfs.
+root=$BUILD/initrd-$K
+for f in /usr/sbin/criu $(ldd /usr/sbin/criu | grep -o '/[^ ]*'); do
+	mkdir -p "$root$(dirname "$f")"
+	cp -L "$f" "$root$f"
+done
+kb=$BUILD/kmod-$K
+mkdir -p "$kb/lib/modules" "$root/imgcr/kmod"
+ln -sfn "$CACHE/$K/modules" "$kb/lib/modules/$K"
+depmod -b "$kb" "$K"
+: > "$root/imgcr/kmod/order"
+for m in nf_tables veth tun unix_diag inet_diag tcp_diag udp_diag raw_diag netlink_diag packet_diag af_packet_diag; do
+	modprobe -d "$kb" -S "$K" --show-depends "$m" | awk '$1 == "insmod" { print $2 }'
+done | awk '!seen[$0]++' | while read -r f; do
+	n=$(basename "$f"); n=${n%.xz}; n=${n%.ko}
+	case "$f" in *.xz) xz -dc "$f" ;; *) cat "$f" ;; esac > "$root/imgcr/kmod/$n.ko"
+	echo "$n" >> "$root/imgcr/kmod/order"
+done
+(cd "$root" && find . | cpio -o -H newc --quiet) | gzip -1 > "$BUILD/initrd-$K.cpio.gz"
+
+say "booting the $K guest; console log: $LOGS/$K/console.log"
+boot_guest "$K" "$BUILD/initrd-$K.cpio.gz" "$LOGS/$K" "imgcr.mode=bench imgcr.sizes=$(echo "$SIZES" | tr ' ' ,)"
+out=$BUILD/bench-$K.txt
+{
+	echo "# test/bench.sh --kernel $K --sizes \"$SIZES\"   ($(date -u +%F))"
+	echo "# QEMU TCG guest, 1 vCPU; milliseconds; image sizes in KiB"
+	grep -a '^BENCH' "$LOGS/$K/console.log" | sed 's/^BENCH //'
+} > "$out"
+cat "$out"
+grep -aq '^BENCH-FAIL' "$LOGS/$K/console.log" && die "a restore failed (see $LOGS/$K/console.log)"
+[ "$(grep -ac '^BENCH size' "$LOGS/$K/console.log")" -gt 0 ] || die "no results"
+exit 0
