@@ -198,20 +198,25 @@ struct imgcr_sigaction {
 struct imgcr_vma {
 	__u64 start;
 	__u64 end;
-	__u64 pgoff;		/* IMGCR_VMA_FILE: file offset in pages;
-				 * IMGCR_VMA_ANON: the kernel's vm_pgoff (start
-				 * in pages, unless mremap() moved the region) */
+	/*
+	 * IMGCR_VMA_FILE: file offset in pages.  IMGCR_VMA_ANON: the kernel's
+	 * vm_pgoff (start in pages, unless mremap() moved the region).
+	 */
+	__u64 pgoff;
 	__u32 kind;		/* IMGCR_VMA_* */
 	__u32 prot;		/* IMGCR_PROT_* */
-	__u32 flags;		/* IMGCR_VMA_GROWSDOWN */
+	__u32 flags;		/* IMGCR_VMA_GROWSDOWN, _SHARED, ... */
 	__u32 file;		/* index in NT_IMGCR_FILES, or IMGCR_NO_FILE */
 };
 
 /* imgcr_file.flags */
-#define IMGCR_FILE_WRITE	0x1	/* opened for writing: a writable shared mapping */
-#define IMGCR_FILE_SHMEM	0x2	/* shared anonymous memory or a memfd: recreated
-				 * empty with this name and size, contents from
-				 * the PT_LOAD segments of its mappings */
+/*
+ * IMGCR_FILE_WRITE: opened for writing (a writable shared mapping).
+ * IMGCR_FILE_SHMEM: shared anonymous memory or a memfd, recreated empty with
+ * this name and size, its contents from the PT_LOAD segments of its mappings.
+ */
+#define IMGCR_FILE_WRITE	0x1
+#define IMGCR_FILE_SHMEM	0x2
 
 /*
  * NT_IMGCR_FILES: variable-length records, each starting 8-byte aligned.
@@ -229,8 +234,11 @@ struct imgcr_file {
 	__u32 mode;
 	__u32 flags;		/* IMGCR_FILE_* */
 	__u32 pad0;
-	char path[];		/* absolute, NUL-terminated; for IMGCR_FILE_SHMEM
-				 * the object's name ("dev/zero", "memfd:NAME") */
+	/*
+	 * Absolute, NUL-terminated; for IMGCR_FILE_SHMEM the object's name
+	 * ("dev/zero", "memfd:NAME").
+	 */
+	char path[];
 };
 
 #endif /* _UAPI_LINUX_IMGCR_H */
