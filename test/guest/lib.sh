@@ -174,6 +174,21 @@ rerr() {
 	[ -s restore.err ] && printf ' [stderr: %s]' "$(head -c 200 restore.err | tr '\n' '|')"
 }
 
+# control_restore IMAGE OUT: the control case of the refusal tests -- an
+# intact pauser image restores, wakes on SIGUSR1 and says "woken ok" as the
+# process that executed it (output appended to OUT).
+control_restore() {
+	chmod +x "$1"
+	tryexec "./$1" >> "$2" 2> restore.err &
+	_rp=$!
+	track $_rp
+	wait_restored $_rp 30 tryexec || fail "control: intact image did not restore: $(tail -n1 "$2")$(rerr)"
+	kill -USR1 $_rp
+	wait_exit $_rp 10
+	[ "$RC" = 0 ] || fail "control: restored pauser exit $RC$(rerr)"
+	grep -q "^woken ok pid=$_rp" "$2" || fail "control: no 'woken ok'"
+}
+
 # tryexec_expect IMAGE: run "tryexec IMAGE" (with a deadline, in case the
 # image is wrongly accepted and then sleeps) and print "" on the expected
 # outcome -- execve failed, the caller survived and said so -- or a reason.

@@ -31,13 +31,5 @@ refuse() {
 refuse xfeatures EOPNOTSUPP 'binfmt_img: .*lacks'
 refuse version EINVAL 'binfmt_img: .*format version 99'
 
-chmod +x p.img
-tryexec ./p.img >> p.out 2> restore.err &
-rpid=$!
-track $rpid
-wait_restored $rpid 30 tryexec || fail "control: intact image did not restore$(rerr)"
-kill -USR1 $rpid
-wait_exit $rpid 10
-[ "$RC" = 0 ] || fail "control: restored pauser exit $RC$(rerr)"
-grep -q "^woken ok pid=$rpid" p.out || fail "control: no 'woken ok'"
+control_restore p.img p.out
 pass

@@ -96,15 +96,7 @@ sub_corrupt() {
 	[ -z "$bad" ] || fail "accepted or killed the caller:$bad"
 
 	cp p.img ok.img
-	chmod +x ok.img
-	tryexec ./ok.img >> p.out 2>&1 &
-	rpid=$!
-	track $rpid
-	wait_restored $rpid 30 tryexec || fail "control: intact image did not restore: $(tail -n1 p.out)"
-	kill -USR1 $rpid
-	wait_exit $rpid 10
-	[ "$RC" = 0 ] || fail "control: restored pauser exit $RC"
-	grep -q "^woken ok pid=$rpid" p.out || fail "control: no 'woken ok'"
+	control_restore ok.img p.out
 	pass
 }
 
