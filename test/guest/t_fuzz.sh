@@ -3,7 +3,7 @@
 # (see test/progs/fuzz.c) as uid 1000 and as root.  PASS if the intact seed
 # keeps restoring, nothing hangs or survives SIGKILL, every rejected execve
 # fails with a documented errno, and no kernel memory leaks (SUnreclaim,
-# MemAvailable after drop_caches, before vs after).
+# MemAvailable plus per-CPU free pages after drop_caches, before vs after).
 #
 # The number of variants is imgcr.fuzz=N on the kernel command line
 # (test/run.sh --fuzz N, or test/fuzz.sh N); default: the CI round below.

@@ -3,9 +3,9 @@
 # cgroup v2 group with memory.max=16M (no swap) must fail or die (OOM kill,
 # SIGKILL/SIGSEGV) and leave no restored process behind; the same image in
 # a 256M group restores fine (control).  No kernel memory may leak
-# (SUnreclaim/MemAvailable after drop_caches, before vs after, with the
-# groups removed; one 16M run before the baseline, three measured).  The
-# memcg OOM report is printed as INFO.
+# (SUnreclaim, MemAvailable + per-CPU free pages after drop_caches, before
+# vs after, with the groups removed; one 16M run before the baseline, three
+# measured).  The memcg OOM report is printed as INFO.
 # timeout: 400
 . /imgcr/guest/lib.sh
 . /imgcr/guest/memcheck.sh
