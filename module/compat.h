@@ -25,11 +25,6 @@ static inline long imgcr_gup_remote(struct mm_struct *mm, unsigned long addr,
 #endif
 }
 
-/* Early 6.1 releases name iov_iter directions READ and WRITE only. */
-#ifndef ITER_DEST
-#define ITER_DEST READ
-#endif
-
 /* 6.7 hid inode->i_mtime behind accessors. */
 static inline struct timespec64 imgcr_inode_mtime(struct inode *inode)
 {

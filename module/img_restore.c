@@ -23,7 +23,6 @@
 #include <linux/rseq.h>
 #include <linux/slab.h>
 #include <linux/task_work.h>
-#include <linux/uio.h>
 #include <linux/uaccess.h>
 #include <asm/fpu/api.h>
 #include <asm/fpu/types.h>
@@ -137,55 +136,6 @@ static int map_one(struct img *img, const struct imgcr_vma *v)
 	return 0;
 }
 
-/*
- * Read image contents straight into the new mapping at @addr: one copy from
- * the page cache, instead of two through a kernel buffer.
- */
-static int read_to_user(struct file *file, unsigned long addr, size_t n,
-			loff_t *pos)
-{
-	struct iov_iter iter;
-	ssize_t got;
-
-	iov_iter_ubuf(&iter, ITER_DEST, (void __user *)addr, n);
-	got = vfs_iter_read(file, &iter, pos, 0);
-	if (got == n)
-		return 0;
-	return got < 0 ? got : -EFAULT;
-}
-
-/*
- * Copy @n bytes of the image at @pos to @addr in the new address space,
- * which @v maps: shared memory is written through its object, writable
- * private memory read into directly, and read-only or PROT_NONE private
- * memory written through the page tables as ptrace would.
- */
-static int fill_chunk(struct img *img, const struct imgcr_vma *v,
-		      unsigned long addr, size_t n, loff_t pos, void *buf)
-{
-	struct file *file = img->bprm->file;
-	bool shm = v->kind == IMGCR_VMA_FILE && v->flags & IMGCR_VMA_SHARED;
-	bool writable = v->prot & IMGCR_PROT_WRITE || map_writable_first(v);
-	loff_t shm_pos;
-
-	if (!shm && writable && file->f_op->read_iter)
-		return read_to_user(file, addr, n, &pos);
-	if (kernel_read(file, buf, n, &pos) != n)
-		return -EIO;
-	if (shm) {
-		shm_pos = (v->pgoff << PAGE_SHIFT) + addr - v->start;
-		if (kernel_write(img->files[v->file].file, buf, n, &shm_pos) != n)
-			return -EIO;
-	} else if (writable) {
-		if (copy_to_user((void __user *)addr, buf, n))
-			return -EFAULT;
-	} else if (access_process_vm(current, addr, buf, n,
-				     FOLL_FORCE | FOLL_WRITE) != n) {
-		return -EFAULT;
-	}
-	return 0;
-}
-
 /* Copy the PT_LOAD pages from the image into the new address space. */
 static int fill_pages(struct img *img)
 {
@@ -199,17 +149,40 @@ static int fill_pages(struct img *img)
 		return -ENOMEM;
 	for (i = 0; i < img->nphdrs && !ret; i++) {
 		const struct elf64_phdr *ph = &img->phdrs[i];
+		struct file *shm;
 		u64 done = 0;
+		bool writable;
 
 		if (ph->p_type != PT_LOAD)
 			continue;
 		while (v->end <= ph->p_vaddr)	/* sorted, checked to exist */
 			v++;
+		shm = v->kind == IMGCR_VMA_FILE && v->flags & IMGCR_VMA_SHARED ?
+		      img->files[v->file].file : NULL;
+		writable = v->prot & IMGCR_PROT_WRITE || map_writable_first(v);
 		while (done < ph->p_filesz) {
 			size_t n = min_t(u64, FILL_CHUNK, ph->p_filesz - done);
+			unsigned long addr = ph->p_vaddr + done;
+			loff_t pos = ph->p_offset + done;
+			loff_t shm_pos;
 
-			ret = fill_chunk(img, v, ph->p_vaddr + done, n,
-					 ph->p_offset + done, buf);
+			if (kernel_read(img->bprm->file, buf, n, &pos) != n) {
+				ret = -EIO;
+				break;
+			}
+			if (shm) {
+				/* shared memory: write the object itself */
+				shm_pos = (v->pgoff << PAGE_SHIFT) + addr - v->start;
+				if (kernel_write(shm, buf, n, &shm_pos) != n)
+					ret = -EIO;
+			} else if (writable) {
+				if (copy_to_user((void __user *)addr, buf, n))
+					ret = -EFAULT;
+			} else if (access_process_vm(current, addr, buf, n,
+						     FOLL_FORCE | FOLL_WRITE) != n) {
+				/* read-only or PROT_NONE: written like ptrace does */
+				ret = -EFAULT;
+			}
 			if (ret)
 				break;
 			done += n;
