@@ -117,6 +117,17 @@ kill9() {
 
 size_of() { stat -c %s "$1"; }
 
+# wait_size FILE BYTES [TIMEOUT_S]: wait until FILE (which may not exist
+# yet) holds at least BYTES bytes.  Polls every 20 ms.
+wait_size() {
+	_n=$(( ${3:-20} * 50 ))
+	while [ "$(size_of "$1" 2>/dev/null || echo 0)" -lt "$2" ]; do
+		_n=$((_n - 1))
+		[ "$_n" -gt 0 ] || return 1
+		usleep 20000
+	done
+}
+
 # is_elf FILE: the file starts with the ELF magic.
 is_elf() { [ "$(head -c 4 "$1" | od -An -c | tr -d ' ')" = '177ELF' ]; }
 

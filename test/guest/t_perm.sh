@@ -86,21 +86,32 @@ runas 1000 1000 sh -c '
 ' > own.res 2>&1
 row user-own "uid 1000 dumps its own stopped child" "ok (mem ok)" "$(tail -n 1 own.res)"
 
-res="no image"
-if [ -s own.img ]; then
+# restore_own [nnp]: uid 1000 executes own.img (under no_new_privs with
+# "nnp"); sets res to the restored process's Uid line (and NoNewPrivs) if
+# it comes back as pauser and wakes, or to what went wrong.
+restore_own() {
+	res="no image"
+	[ -s own.img ] || return
 	chmod 755 own.img
-	runas 1000 1000 ./own.img >> own.out 2> restore.err &
+	if [ "${1:-}" = nnp ]; then
+		runas 1000 1000 permhelp nnp ./own.img >> own.out 2> restore.err &
+	else
+		runas 1000 1000 ./own.img >> own.out 2> restore.err &
+	fi
 	R=$!
 	track $R
-	if wait_exe $R pauser 30; then
-		res="uid $(uidline $R)"
-		kill -USR1 $R
-		wait_exit $R 10
-		grep -q "^woken ok pid=$R" own.out || res="$res, no 'woken ok' (exit $RC)"
-	else
-		res="not restored: state '$(state $R)'$(rerr)"
+	if ! wait_exe $R pauser 30; then
+		res="not restored: state '$(state $R)' $(tail -n 1 own.out)$(rerr)"
+		return
 	fi
-fi
+	res="uid $(uidline $R)"
+	[ "${1:-}" = nnp ] &&
+		res="$res nnp $(sed -n 's/^NoNewPrivs:[[:space:]]*//p' /proc/$R/status)"
+	kill -USR1 $R
+	wait_exit $R 10
+	grep -q "^woken ok pid=$R" own.out || res="$res, no 'woken ok' (exit $RC)"
+}
+restore_own
 row user-restore "uid 1000 restores its image: Uid of the restored process" \
 	"uid 1000 1000 1000 1000" "$res"
 
@@ -211,19 +222,6 @@ row exec-rootfile-root "control: root runs the same image: restores, mapping int
 	"alive uid=0 marker=ok rc=42" "$(grep '^alive' mr.out) rc=$rc"
 
 # --- executing under no_new_privs --------------------------------------------
-res="no image"
-if [ -s own.img ]; then
-	runas 1000 1000 permhelp nnp ./own.img >> own.out 2> restore.err &
-	R=$!
-	track $R
-	if wait_exe $R pauser 30; then
-		res="uid $(uidline $R) nnp $(sed -n 's/^NoNewPrivs:[[:space:]]*//p' /proc/$R/status)"
-		kill -USR1 $R
-		wait_exit $R 10
-		grep -q "^woken ok pid=$R" own.out || res="$res, no 'woken ok' (exit $RC)"
-	else
-		res="not restored: state '$(state $R)' $(tail -n 1 own.out)$(rerr)"
-	fi
-fi
+restore_own nnp
 row exec-nnp "uid 1000 runs its image under no_new_privs: restores, keeps uid" \
 	"uid 1000 1000 1000 1000 nnp 1" "$res"

@@ -19,12 +19,7 @@ track $pid
 setsid sh -c "$PIPE - $N 24 30" </dev/null >/dev/null 2>&1 &
 quiet=$!
 track $quiet
-n=0
-while [ "$(size_of out.txt 2>/dev/null || echo 0)" -lt 300 ]; do
-	n=$((n + 1))
-	[ $n -lt 1000 ] || fail "the pipeline wrote nothing in 20 s"
-	usleep 20000
-done
+wait_size out.txt 300 20 || fail "the pipeline wrote nothing in 20 s"
 kids=$(cat /proc/$pid/task/$pid/children /proc/$quiet/task/$quiet/children)
 for k in $kids; do track $k; done
 

@@ -15,12 +15,7 @@ track $ref
 setsid sh -c "$PIPE $PWD/out.txt $N 24 30" </dev/null >/dev/null 2>&1 &
 pid=$!
 track $pid
-n=0
-while [ "$(size_of out.txt 2>/dev/null || echo 0)" -lt 300 ]; do
-	n=$((n + 1))
-	[ $n -lt 1000 ] || fail "the pipeline wrote nothing in 20 s"
-	usleep 20000
-done
+wait_size out.txt 300 20 || fail "the pipeline wrote nothing in 20 s"
 kids=$(cat /proc/$pid/task/$pid/children)
 for k in $kids; do track $k; done
 [ "$(echo $kids | wc -w)" = 3 ] || fail "expected 3 children of sh $pid, got '$kids'"
