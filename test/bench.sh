@@ -1,23 +1,29 @@
 #!/bin/bash
 # test/bench.sh -- imgcr and CRIU side by side in the same guest.
-# Run as root: sudo test/bench.sh [--kernel K] [--sizes "16 64 256"]
+# Run as root: sudo test/bench.sh [--kernel K] [--sizes "16 64 256"] [--reps N]
 #
 # For each heap size (MiB) a static program fills its heap with
-# pseudo-random data and is checkpointed and restored twice: with
-# "cat /proc/PID/dump" + executing the image, and with "criu dump" +
-# "criu restore".  Both restored processes must verify their heap.  Times are
-# wall-clock milliseconds inside one QEMU/TCG guest (emulated CPU: compare
-# the two, not the absolute numbers).  Results: build/bench-<kernel>.txt.
+# pseudo-random data and is checkpointed and restored N times (default 3)
+# by each tool, alternating: with "cat /proc/PID/dump" + executing the image,
+# and with "criu dump" + "criu restore".  Every restored process must verify
+# its heap.  Times are wall-clock milliseconds inside one QEMU/TCG guest
+# (emulated CPU: compare the two, not the absolute numbers); the table gives
+# the median of the N runs and every run.  imgcr's restore time runs from
+# fork+execve of the image until the process sleeps in pause() again as
+# heapbench (test/progs/execwait.c); CRIU's is "criu restore -d".
+# Results: build/bench-<kernel>.txt.
 set -uo pipefail
 . "$(dirname "$0")/lib-host.sh"
 
 K=6.12.118+deb12-amd64
 SIZES="16 64 256"
+REPS=3
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) K=${2:?--kernel needs a value}; shift 2 ;;
 	--sizes) SIZES=${2:?--sizes needs a value}; shift 2 ;;
-	-h | --help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--reps) REPS=${2:?--reps needs a value}; shift 2 ;;
+	-h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown option $1 (see --help)" ;;
 	esac
 done
@@ -57,14 +63,35 @@ done
 (cd "$root" && find . | cpio -o -H newc --quiet) | gzip -1 > "$BUILD/initrd-$K.cpio.gz"
 
 say "booting the $K guest; console log: $LOGS/$K/console.log"
-boot_guest "$K" "$BUILD/initrd-$K.cpio.gz" "$LOGS/$K" "imgcr.mode=bench imgcr.sizes=$(echo "$SIZES" | tr ' ' ,)"
+boot_guest "$K" "$BUILD/initrd-$K.cpio.gz" "$LOGS/$K" "imgcr.mode=bench imgcr.sizes=$(echo "$SIZES" | tr ' ' ,) imgcr.reps=$REPS"
 out=$BUILD/bench-$K.txt
 {
-	echo "# test/bench.sh --kernel $K --sizes \"$SIZES\"   ($(date -u +%F))"
-	echo "# QEMU TCG guest, 1 vCPU; milliseconds; image sizes in KiB"
-	grep -a '^BENCH' "$LOGS/$K/console.log" | sed 's/^BENCH //'
+	echo "# test/bench.sh --kernel $K --sizes \"$SIZES\" --reps $REPS   ($(date -u +%F))"
+	echo "# QEMU TCG guest, 1 vCPU; milliseconds, median of the runs [every run]; image KiB"
+	echo "size_mib tool dump_ms restore_ms image_kib"
+	grep -a '^BENCH run [0-9]' "$LOGS/$K/console.log" | tr -d '\r' | awk '
+		function median(list,   a, n, i, j, t) {
+			n = split(list, a, " ")
+			for (i = 2; i <= n; i++)
+				for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) {
+					t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
+				}
+			return n % 2 ? a[(n + 1) / 2] : int((a[n / 2] + a[n / 2 + 1]) / 2)
+		}
+		{
+			k = $3 " " $4
+			if (!(k in d)) order[++nk] = k
+			d[k] = d[k] " " $5; r[k] = r[k] " " $6; kib[k] = $7
+		}
+		END {
+			for (i = 1; i <= nk; i++) {
+				k = order[i]
+				printf "%s %s %s %s   [dump%s] [restore%s]\n", k, median(d[k]),
+					median(r[k]), kib[k], d[k], r[k]
+			}
+		}'
 } > "$out"
 cat "$out"
 grep -aq '^BENCH-FAIL' "$LOGS/$K/console.log" && die "a restore failed (see $LOGS/$K/console.log)"
-[ "$(grep -ac '^BENCH size' "$LOGS/$K/console.log")" -gt 0 ] || die "no results"
+[ "$(grep -ac '^BENCH run [0-9]' "$LOGS/$K/console.log")" -gt 0 ] || die "no results"
 exit 0

@@ -3,7 +3,8 @@
 # imgcr and with CRIU, for each size in imgcr.sizes (MiB).
 . /imgcr/guest/lib.sh
 T=bench
-ms() { read -r up _ < /proc/uptime; echo $(( ${up%.*} * 1000 + 10 * ${up#*.} )); }
+# (not /proc/uptime arithmetic: ash rejects a fraction like .08 as octal)
+ms() { nowms; }
 sizes=$(sed -n 's/.*imgcr\.sizes=\([^ ]*\).*/\1/p' /proc/cmdline | tr , ' ')
 for m in $(cat /imgcr/kmod/order); do insmod /imgcr/kmod/$m.ko 2>/dev/null; done
 ip link set lo up
@@ -15,8 +16,13 @@ start_heap() {   # start_heap MIB: the program, ready and stopped-able
 	wait_line out "^ready" 600 || { echo "BENCH-FAIL heapbench did not start"; return 1; }
 }
 
-echo "BENCH size_mib tool dump_ms restore_ms image_kib"
+reps=$(sed -n 's/.*imgcr\.reps=\([0-9]*\).*/\1/p' /proc/cmdline)
+# gone PID: wait until PID (not a child of this shell) has exited
+gone() { while kill -0 "$1" 2>/dev/null; do usleep 20000; done; }
+
+echo "BENCH run size_mib tool dump_ms restore_ms image_kib"
 for mib in ${sizes:-64}; do
+for rep in $(seq "${reps:-3}"); do
 	rm -rf /tmp/b && mkdir /tmp/b && cd /tmp/b || exit 1
 	# imgcr
 	start_heap "$mib" || continue
@@ -24,11 +30,14 @@ for mib in ${sizes:-64}; do
 	t0=$(ms); cat /proc/$pid/dump > h.img; t1=$(ms)
 	kill -9 $pid; chmod +x h.img
 	# restored = the exec'd process is heapbench again, back in pause()
-	t2=$(ms); ./h.img >> out 2>&1 < /dev/null & rpid=$!
-	wait_restored $rpid 600; t3=$(ms)
-	kill -USR1 $rpid; wait $rpid; rc=$?
-	grep -q '^OK' out && [ $rc = 0 ] || echo "BENCH-FAIL imgcr $mib MiB: $(tail -n 2 out | tr '\n' ' ')"
-	echo "BENCH size $mib imgcr $((t1 - t0)) $((t3 - t2)) $(( $(wc -c < h.img) / 1024 ))"
+	execwait heapbench ./h.img >> out 2>&1 < /dev/null
+	r=$(sed -n 's/^restored ms=\([0-9]*\) pid=\([0-9]*\)$/\1 \2/p' out)
+	rms=${r% *}; rpid=${r#* }
+	if [ -n "$r" ]; then
+		kill -USR1 $rpid; gone $rpid
+	fi
+	grep -q '^OK' out || echo "BENCH-FAIL imgcr $mib MiB: $(tail -n 2 out | tr '\n' ' ')"
+	echo "BENCH run $mib imgcr $((t1 - t0)) ${rms:-0} $(( $(wc -c < h.img) / 1024 ))"
 	rm -f h.img out
 	# CRIU
 	start_heap "$mib" || continue
@@ -40,10 +49,9 @@ for mib in ${sizes:-64}; do
 	fi
 	t2=$(ms); /usr/sbin/criu restore -D d --shell-job -d -o restore.log; rc=$?; t3=$(ms)
 	[ $rc = 0 ] || echo "BENCH-FAIL criu restore $mib MiB (rc $rc): $(grep -a Error d/restore.log | head -n 3 | tr '\n' ' ')"
-	rpid=$pid
-	kill -USR1 $rpid
-	while kill -0 $rpid 2>/dev/null; do sleep 0.05; done
+	kill -USR1 $pid; gone $pid
 	grep -q '^OK' out || echo "BENCH-FAIL criu $mib MiB: $(tail -n 3 d/dump.log d/restore.log out | tr '\n' ' ')"
-	echo "BENCH size $mib criu $((t1 - t0)) $((t3 - t2)) $(du -sk d | cut -f1)"
+	echo "BENCH run $mib criu $((t1 - t0)) $((t3 - t2)) $(du -sk d | cut -f1)"
 	cd / && rm -rf /tmp/b
+done
 done
