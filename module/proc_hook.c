@@ -17,11 +17,13 @@
  * A third hook, on proc_pid_status(), appends the seed design's
  * "Children:" line to /proc/<pid>/status.
  *
- * Unloading: the dentry is d_drop()ed right after it is made, so no cached
- * dentry ever points at our file_operations after rmmod; an open file pins
- * the module through fops->owner.  Threads still running a replacement
- * function are counted, and exit waits for them and for a tasks-RCU grace
- * period, after which no task can be executing our code.
+ * Unloading: the dentry is d_drop()ed right after it is made, so none is
+ * cached, and every dump dentry holds a module reference until it dies
+ * (see dump_set_dops()): an O_PATH descriptor of /proc/<pid>/dump, or an
+ * open() between lookup and fops_get(), keeps the module loaded while an
+ * inode pointing at our file_operations exists.  Threads still running a
+ * replacement function are counted, and exit waits for them and for a
+ * tasks-RCU grace period, after which no task can be executing our code.
  */
 #include <linux/atomic.h>
 #include <linux/delay.h>
@@ -34,6 +36,7 @@
 #include <linux/sched/task.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
 
 #include "img_dump.h"
 #include "ksyms.h"
@@ -64,6 +67,44 @@ static bool is_dump_name(const struct dentry *dentry)
 	return dentry->d_name.len == 4 && !memcmp(dentry->d_name.name, "dump", 4);
 }
 
+/*
+ * The dentry operations of a dump dentry: the kernel's pid_dentry_operations,
+ * copied from the first dentry proc_pident_instantiate() made, plus a
+ * d_release that drops the module reference the dentry holds.
+ */
+static struct dentry_operations dump_dops;
+static const struct dentry_operations *pid_dops;
+static DEFINE_SPINLOCK(dump_dops_lock);
+
+static void dump_d_release(struct dentry *dentry)
+{
+	module_put(THIS_MODULE);
+}
+
+/*
+ * Hand the module reference the caller holds to @d, by giving it our
+ * dentry operations (the same callbacks, so the DCACHE_OP_* flags that
+ * d_set_d_op() derived stay right).  False if @d's operations are not the
+ * ones we copied; the caller then keeps the reference forever.
+ */
+static bool dump_set_dops(struct dentry *d)
+{
+	const struct dentry_operations *ops = d->d_op;
+	bool ok;
+
+	spin_lock(&dump_dops_lock);
+	if (!pid_dops && ops && !ops->d_release) {
+		dump_dops = *ops;
+		dump_dops.d_release = dump_d_release;
+		pid_dops = ops;
+	}
+	ok = ops && ops == pid_dops;
+	if (ok)
+		smp_store_release(&d->d_op, &dump_dops);
+	spin_unlock(&dump_dops_lock);
+	return ok;
+}
+
 static struct dentry *dump_lookup(struct inode *dir, struct dentry *dentry,
 				  unsigned int flags)
 {
@@ -73,13 +114,20 @@ static struct dentry *dump_lookup(struct inode *dir, struct dentry *dentry,
 	struct dentry *res = ERR_PTR(-ENOENT);
 
 	task = get_pid_task(imgcr_proc_pid(dir), PIDTYPE_PID);
-	if (task) {
+	/* no new dump inode once rmmod has begun */
+	if (task && try_module_get(THIS_MODULE)) {
 		res = instantiate(dentry, task, &dump_entry);
-		put_task_struct(task);
-		/* Never leave a cached dentry whose inode uses our fops. */
-		if (!IS_ERR(res))
+		if (IS_ERR(res)) {
+			module_put(THIS_MODULE);
+		} else {
+			if (!dump_set_dops(res ? res : dentry))
+				pr_info_once(IMGCR_DUMP_NAME ": unexpected proc dentry operations; module pinned\n");
+			/* Never leave a cached dentry whose inode uses our fops. */
 			d_drop(res ? res : dentry);
+		}
 	}
+	if (task)
+		put_task_struct(task);
 	atomic_dec(&hook_inflight);
 	return res;
 }

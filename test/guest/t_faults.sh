@@ -7,8 +7,8 @@
 #                   restores, or a clean error
 #   faults-readers  4 concurrent opens+readers get identical bytes; 2 threads
 #                   pread()ing one fd get the right bytes
-#   faults-rmmod    rmmod img_dump with a dump file open is refused; rmmod
-#                   binfmt_img with a restored task running never breaks the
+#   faults-rmmod    rmmod img_dump with a dump file open, or an O_PATH
+#                   descriptor of one, is refused; rmmod binfmt_img with a restored task running never breaks the
 #                   task; the modules are loaded again afterwards
 #   faults-fifo     an image whose file record names a FIFO (or a device)
 #                   instead of the regular file must fail execve promptly,
@@ -110,6 +110,22 @@ sub_rmmod() {
 	rmmod img_dump > rm.out 2>&1 && fail "rmmod img_dump succeeded while a dump file was open"
 	grep -q '^img_dump ' /proc/modules || fail "img_dump gone although rmmod failed"
 	info "rmmod img_dump with an open dump: refused ($(head -n1 rm.out))"
+	kill9 $hpid
+	# An O_PATH descriptor takes no module reference through the file
+	# operations; its dentry holds one.  Reopened through /proc/self/fd
+	# after the refused rmmod, it still reads the image.
+	dumpfault holdpath $pid > hp.out &
+	hpid=$!
+	track $hpid
+	wait_line hp.out 'held path' 10 || fail "could not hold an O_PATH descriptor: $(cat hp.out)"
+	rmmod img_dump > rm.out 2>&1 &&
+		fail "rmmod img_dump succeeded while an O_PATH descriptor of a dump was open"
+	grep -q '^img_dump ' /proc/modules || fail "img_dump gone although rmmod failed"
+	kill -USR1 $hpid
+	wait_line hp.out '^reopen' 10 || fail "no reopen result: $(cat hp.out)"
+	grep -q '^reopen ok bytes=' hp.out ||
+		fail "reopen of the O_PATH descriptor after the refused rmmod: $(tail -n 1 hp.out)"
+	info "rmmod img_dump with an O_PATH descriptor: refused; $(tail -n 1 hp.out)"
 	kill9 $hpid
 	rmmod img_dump > rm.out 2>&1 || fail "rmmod img_dump after closing the dump: $(cat rm.out)"
 	[ -e /proc/$pid/dump ] && fail "/proc/$pid/dump still there after rmmod img_dump"

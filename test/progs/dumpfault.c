@@ -12,6 +12,11 @@
  *                   sizes, three rounds) into one buffer, compared with a
  *                   separate plain read: "pread bytes=B identical"/"DIFFER"
  *   hold PID        open the dump, print "held", sleep until killed
+ *   holdpath PID    open the dump O_PATH (no file operations, no module
+ *                   reference through them), print "held path", and on
+ *                   SIGUSR1 open it again through /proc/self/fd and read
+ *                   it: "reopen ok bytes=N" or "reopen failed: ENAME";
+ *                   then sleep until killed
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -143,7 +148,7 @@ static const char *res(long n, char *buf, size_t sz)
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		outf(2, "usage: dumpfault cont|kill|multi|pread|hold PID ...\n");
+		outf(2, "usage: dumpfault cont|kill|multi|pread|hold|holdpath PID ...\n");
 		return 64;
 	}
 	const char *m = argv[1];
@@ -251,6 +256,38 @@ int main(int argc, char **argv)
 	if (!strcmp(m, "hold")) {
 		open_dump();
 		say("held\n");
+		for (;;)
+			pause();
+	}
+	if (!strcmp(m, "holdpath")) {
+		char fdpath[64];
+		unsigned char *img;
+		sigset_t set;
+		long n;
+		int pfd, fd, sig;
+
+		sigemptyset(&set);
+		sigaddset(&set, SIGUSR1);
+		sigprocmask(SIG_BLOCK, &set, NULL);
+		pfd = open(path, O_PATH | O_CLOEXEC);
+		if (pfd < 0) {
+			say("open O_PATH failed: %s\n", errname(errno));
+			return 1;
+		}
+		say("held path\n");
+		sigwait(&set, &sig);
+		snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", pfd);
+		fd = open(fdpath, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			say("reopen failed: %s\n", errname(errno));
+		} else {
+			n = slurp(fd, &img);
+			if (n < 0)
+				say("reopen failed: %s\n", errname((int)-n));
+			else
+				say("reopen ok bytes=%ld\n", n);
+			close(fd);
+		}
 		for (;;)
 			pause();
 	}
