@@ -138,6 +138,15 @@ static bool dump_unchanged(struct dump_image *img)
 	       task_switches(img->task) == img->switches;
 }
 
+static bool task_has_mm(struct task_struct *t, struct mm_struct *mm)
+{
+	struct mm_struct *cur = get_task_mm(t);
+
+	if (cur)
+		mmput(cur);
+	return cur == mm;
+}
+
 /*
  * Open the sibling /proc/<pid>/mem in-kernel: the kernel then applies its
  * own ptrace-attach check (mm_access() with PTRACE_MODE_ATTACH_FSCREDS,
@@ -146,7 +155,7 @@ static bool dump_unchanged(struct dump_image *img)
 static int dump_check_access(struct dump_image *img, struct file *file)
 {
 	struct dentry *parent, *md;
-	struct mm_struct *mm, *cur;
+	struct mm_struct *mm;
 	struct path path;
 
 	parent = dget_parent(file->f_path.dentry);
@@ -175,10 +184,7 @@ static int dump_check_access(struct dump_image *img, struct file *file)
 		return -ESRCH;
 	img->mm = mm;
 
-	cur = get_task_mm(img->task);
-	if (cur)
-		mmput(cur);
-	if (cur != mm)		/* it exec'd or exited meanwhile */
+	if (!task_has_mm(img->task, mm))	/* it exec'd or exited meanwhile */
 		return -ESRCH;
 	return 0;
 }
@@ -869,6 +875,13 @@ static int dump_build(struct dump_image *img)
 		cond_resched();
 	}
 	img->switches = task_switches(t);
+	/*
+	 * Everything read from now on is checked against this count; the mm
+	 * mem approved must still be the task's at this point too, or it ran
+	 * and exec'd (a set-user-ID program, say) since the access check.
+	 */
+	if (!task_has_mm(t, img->mm))
+		return -ESRCH;
 
 	ret = dump_regs(img);
 	if (!ret)
