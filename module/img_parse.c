@@ -16,6 +16,9 @@
 #include <linux/sched/mm.h>
 #include <linux/shmem_fs.h>
 #include <linux/slab.h>
+#include <linux/auxvec.h>
+#include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/crc32.h>
 #include <linux/futex.h>
 #include <asm/fpu/api.h>
@@ -376,7 +379,7 @@ static int img_check_vmas(struct img *img)
 		if (v->kind >= IMGCR_VMA_VDSO && (v->flags || v->pgoff))
 			goto bad;
 	}
-	if (nvdso != (t->vdso ? 1 : 0) || nvvar > nvdso)
+	if (nvdso != (t->vdso ? 1 : 0) || nvvar != nvdso)
 		goto bad;
 	return 0;
 bad:
@@ -529,9 +532,17 @@ bad:
 	return -EINVAL;
 }
 
-/* /proc/PID/exe: exec's rules, so nobody may be writing to it. */
+/*
+ * /proc/PID/exe.  The kernel lets a task change it (prctl PR_SET_MM_MAP)
+ * only with CAP_CHECKPOINT_RESTORE or CAP_SYS_ADMIN in its user namespace,
+ * and only to a file it may execute: /proc/PID/exe is what tools trust to
+ * tell which program a process is.  A caller without the capability keeps
+ * what exec set, the image file.  exec's own rule applies too: nobody may
+ * be writing to the file.
+ */
 static int img_take_exe(struct img *img)
 {
+	struct user_namespace *ns = current_user_ns();
 	struct img_file *f;
 
 	if (img->task.exe_file == IMGCR_NO_FILE)
@@ -541,6 +552,14 @@ static int img_take_exe(struct img *img)
 	f = &img->files[img->task.exe_file];
 	if (f->id.flags & IMGCR_FILE_SHMEM)
 		return -EINVAL;
+	if (!ns_capable_noaudit(ns, CAP_CHECKPOINT_RESTORE) &&
+	    !ns_capable_noaudit(ns, CAP_SYS_ADMIN))
+		return 0;
+	if (file_is_noexec(f->file) || file_permission(f->file, MAY_EXEC)) {
+		img_err(img, "%s: the caller may not execute it (/proc/PID/exe)",
+			f->path);
+		return -EACCES;
+	}
 	if (imgcr_exe_deny_write(f->file)) {
 		img_err(img, "%s is open for writing", f->path);
 		return -ETXTBSY;
@@ -611,6 +630,26 @@ static int img_check_xstate(struct img *img, const struct note_slot *s)
 	return 0;
 }
 
+/*
+ * Readers of mm->saved_auxv (/proc/PID/auxv, core dumps) scan it up to the
+ * AT_NULL entry, as prctl(PR_SET_MM_AUXV) guarantees by force: an image
+ * without one would make them run past the array.  Keep the vector up to
+ * and including its first AT_NULL.
+ */
+static int img_check_auxv(struct img *img, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < len / sizeof(u64); i += 2) {
+		if (img->auxv[i] == AT_NULL) {
+			img->auxv_bytes = (i + 2) * sizeof(u64);
+			return 0;
+		}
+	}
+	img_err(img, "auxv note without an AT_NULL entry");
+	return -EINVAL;
+}
+
 int img_parse(struct img *img)
 {
 	struct note_slot slots[N_MAX];
@@ -646,8 +685,10 @@ int img_parse(struct img *img)
 		img_err(img, "invalid auxv note");
 		return -EINVAL;
 	}
-	img->auxv_bytes = slots[N_AUXV].len;
-	memcpy(img->auxv, slots[N_AUXV].desc, img->auxv_bytes);
+	memcpy(img->auxv, slots[N_AUXV].desc, slots[N_AUXV].len);
+	ret = img_check_auxv(img, slots[N_AUXV].len);
+	if (ret)
+		return ret;
 
 	ret = img_check_task(img);
 	if (!ret)

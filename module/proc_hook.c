@@ -99,8 +99,10 @@ static bool dump_set_dops(struct dentry *d)
 		pid_dops = ops;
 	}
 	ok = ops && ops == pid_dops;
-	if (ok)
+	if (ok) {
+		/* RCU path walkers read d->d_op locklessly: dump_dops first */
 		smp_store_release(&d->d_op, &dump_dops);
+	}
 	spin_unlock(&dump_dops_lock);
 	return ok;
 }

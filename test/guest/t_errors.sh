@@ -88,7 +88,7 @@ sub_truncated() {
 sub_corrupt() {
 	[ -s p.img ] || fail "no image to corrupt (see errors-mkimage)"
 	bad=""
-	for m in class machine type phoff phentsize phnum nophdr poffset pfilesz namesz descsz; do
+	for m in class machine type phoff phentsize phnum nophdr poffset pfilesz namesz descsz auxv; do
 		corrupt p.img c.img $m || fail "corrupt $m failed"
 		r=$(tryexec_expect c.img)
 		[ -z "$r" ] && info "$m: $(cat te.errno)" || bad="$bad $m:$r"

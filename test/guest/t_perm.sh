@@ -88,7 +88,8 @@ row user-own "uid 1000 dumps its own stopped child" "ok (mem ok)" "$(tail -n 1 o
 
 # restore_own [nnp]: uid 1000 executes own.img (under no_new_privs with
 # "nnp"); sets res to the restored process's Uid line (and NoNewPrivs) if
-# it comes back as pauser and wakes, or to what went wrong.
+# it comes back and wakes, or to what went wrong.  Without
+# CAP_CHECKPOINT_RESTORE its /proc/PID/exe stays the image (EXE: the name).
 restore_own() {
 	res="no image"
 	[ -s own.img ] || return
@@ -100,10 +101,12 @@ restore_own() {
 	fi
 	R=$!
 	track $R
-	if ! wait_exe $R pauser 30; then
-		res="not restored: state '$(state $R)' $(tail -n 1 own.out)$(rerr)"
+	if ! wait_exe $R own.img 30; then
+		res="not restored: state '$(state $R)' exe '$(readlink /proc/$R/exe)' $(tail -n 1 own.out)$(rerr)"
 		return
 	fi
+	EXE=$(readlink /proc/$R/exe)
+	EXE=${EXE##*/}
 	res="uid $(uidline $R)"
 	[ "${1:-}" = nnp ] &&
 		res="$res nnp $(sed -n 's/^NoNewPrivs:[[:space:]]*//p' /proc/$R/status)"
@@ -111,9 +114,28 @@ restore_own() {
 	wait_exit $R 10
 	grep -q "^woken ok pid=$R" own.out || res="$res, no 'woken ok' (exit $RC)"
 }
+EXE=none
 restore_own
 row user-restore "uid 1000 restores its image: Uid of the restored process" \
 	"uid 1000 1000 1000 1000" "$res"
+row user-exe "uid 1000's restored task: /proc/PID/exe stays the image (no CAP_CHECKPOINT_RESTORE)" \
+	"own.img" "$EXE"
+
+# Root (CAP_CHECKPOINT_RESTORE) executing the same image: exe is the program.
+res="no image"
+if [ -s own.img ]; then
+	./own.img >> own.out 2> restore.err &
+	R=$!
+	track $R
+	if wait_exe $R pauser 30; then
+		res="exe pauser uid $(uidline $R)"
+	else
+		res="exe '$(readlink /proc/$R/exe)' state '$(state $R)'$(rerr)"
+	fi
+	kill9 $R
+fi
+row root-exe "root restores uid 1000's image: /proc/PID/exe is the program, root's uids" \
+	"exe pauser uid 0 0 0 0" "$res"
 
 # --- a stopped uid-1000 task that root started: other uids, mode -------------
 runas 1000 1000 pauser > b.out &

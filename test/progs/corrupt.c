@@ -18,6 +18,8 @@
  *   xfeatures  "LINUX" NT_X86_XSTATE note: set bit 62 (a state component
  *              no x86 CPU has) in XSTATE_BV, the u64 at offset 512
  *   version    "IMGCR" NT_IMGCR_TASK note: first u32 (format version) = 99
+ *   auxv       "CORE" NT_AUXV note: no AT_NULL entry (every key AT_PAGESZ);
+ *              readers of /proc/PID/auxv would scan past the vector
  * Prints nothing on success; exit 1 if IN is not an ELF64 file (or has no
  * such note).
  */
@@ -145,6 +147,13 @@ int main(int argc, char **argv)
 		done = d && len >= 4;
 		if (done)
 			memcpy(d, &v, sizeof(v));
+	} else if (!strcmp(m, "auxv")) {
+		size_t len = 0;
+		unsigned char *d = find_note(b, size, ph, nph, "CORE", NT_AUXV, &len);
+		uint64_t key = AT_PAGESZ;
+		done = d && len >= 16;
+		for (size_t off = 0; done && off + 16 <= len; off += 16)
+			memcpy(d + off, &key, sizeof(key));
 	} else {
 		outf(2, "corrupt: unknown mode %s\n", m);
 		return 64;
