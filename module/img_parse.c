@@ -218,6 +218,15 @@ static bool require(struct img *img, bool ok, const char *what)
 	return ok;
 }
 
+/* What do_sigaltstack() may have stored: mode 0, SS_ONSTACK or SS_DISABLE. */
+static bool sigaltstack_ok(const struct imgcr_task *t)
+{
+	u32 mode = t->sas_ss_flags & ~(u32)SS_AUTODISARM;
+
+	return (mode == 0 || mode == SS_ONSTACK || mode == SS_DISABLE) &&
+	       user_range_ok(t->sas_ss_sp, t->sas_ss_size);
+}
+
 static int img_check_task(struct img *img)
 {
 	struct imgcr_task *t = &img->task;
@@ -249,9 +258,7 @@ static int img_check_task(struct img *img)
 		t->arg_start <= t->arg_end && t->env_start <= t->env_end,
 		"memory layout fields"))
 		return -EINVAL;
-	if (!require(img, !(t->sas_ss_flags & ~(SS_AUTODISARM | SS_DISABLE)) &&
-		user_range_ok(t->sas_ss_sp, t->sas_ss_size),
-		"alternate signal stack"))
+	if (!require(img, sigaltstack_ok(t), "alternate signal stack"))
 		return -EINVAL;
 	if (!require(img, user_addr_ok(t->clear_child_tid), "clear_child_tid"))
 		return -EINVAL;
@@ -604,7 +611,11 @@ static int img_check_xstate(struct img *img, const struct note_slot *s)
 			xfeatures & ~cur->user_xfeatures);
 		return -EOPNOTSUPP;
 	}
-	if (xfeatures & cur->xfd) {	/* would WARN in the copy below */
+	/*
+	 * Dynamically enabled state would WARN in the copy below if the
+	 * caller has not enabled it, and is gone after exec if it has.
+	 */
+	if (xfeatures & (cur->xfd | XFEATURE_MASK_XTILE_DATA)) {
 		img_err(img, "image uses dynamically enabled state (AMX); not supported");
 		return -EOPNOTSUPP;
 	}

@@ -357,6 +357,11 @@ int img_restore_mm(struct img *img)
 	if (ret)
 		return ret;
 
+	/*
+	 * The layout fields first: LSMs judge the mprotect() calls below by
+	 * them (SELinux execheap/execstack look at brk and the stack).
+	 */
+	set_mm_fields(img);
 	for (i = 0; i < img->task.nr_vmas; i++) {
 		if (img->vmas[i].kind > IMGCR_VMA_FILE)
 			continue;
@@ -371,7 +376,6 @@ int img_restore_mm(struct img *img)
 		ret = map_vdso(img);
 	if (ret)
 		return ret;
-	set_mm_fields(img);
 	set_exe_file(img);
 	set_binfmt(NULL);
 	return 0;

@@ -335,7 +335,9 @@ int main(int argc, char **argv)
 	}
 
 	/* Signals. */
-	stack_t ss = { .ss_sp = alt, .ss_size = ALTSZ };
+	/* SS_ONSTACK as the mode: an old spelling of 0 that Linux stores as
+	 * given, so the image carries it and the loader must accept it */
+	stack_t ss = { .ss_sp = alt, .ss_size = ALTSZ, .ss_flags = SS_ONSTACK };
 	struct sigaction sa = { .sa_handler = on_usr1 };
 	sigaction(SIGUSR1, &sa, NULL);
 	sa.sa_handler = on_usr2;
