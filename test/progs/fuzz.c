@@ -22,7 +22,8 @@
  *   field  one header/phdr/note/task/register/sigaction/vma/file-record/
  *          auxv/xstate field set to an "interesting" value
  *   sem    structure-aware lies: counts vs sizes, overlapping, kernel-space
- *          or huge VMAs, bad file records, descriptor sizes, phnum, ...
+ *          or huge VMAs, bad file records, descriptor sizes, phnum, an
+ *          auxiliary vector without AT_NULL, ...
  * Every 500 iterations (and first) the intact seed is executed as a control
  * and must exit 42.  Options:
  *   -n N      number of variants (default 1000)
@@ -78,6 +79,7 @@ static size_t ph_off;
 static int nph;
 static size_t task_off, vmas_off, files_off, files_len, note_off, note_len;
 static size_t task_nhdr, vmas_nhdr, files_nhdr;
+static size_t auxv_off, auxv_len;
 static uint32_t nr_vmas;
 
 static uint64_t rng;
@@ -243,6 +245,8 @@ static void parse_seed(void)
 				     f < offsetof(struct imgcr_prstatus, fpvalid); f += 8)
 					addf(desc + f, 8, F_ADDR);
 			} else if (core && n->n_type == NT_AUXV) {
+				auxv_off = desc;
+				auxv_len = n->n_descsz;
 				for (size_t f = 0; f + 8 <= n->n_descsz; f += 8)
 					addf(desc + f, 8, F_ADDR);
 			} else if (linux_ && n->n_type == NT_X86_XSTATE) {
@@ -348,7 +352,7 @@ static size_t vma_at(uint32_t i) { return vmas_off + (size_t)i * sizeof(struct i
 static size_t semantic(unsigned char *b, size_t size, char *log, size_t logsz)
 {
 	struct imgcr_task *t = (struct imgcr_task *)(b + task_off);
-	int c = (int)rndn(20);
+	int c = (int)rndn(21);
 	uint32_t vi = (uint32_t)rndn(nr_vmas);
 	struct imgcr_vma *v = (struct imgcr_vma *)(b + vma_at(vi));
 	Elf64_Nhdr *vn = (Elf64_Nhdr *)(b + vmas_nhdr);
@@ -464,6 +468,15 @@ static size_t semantic(unsigned char *b, size_t size, char *log, size_t logsz)
 		v->kind = (uint32_t)rndn(5);
 		v->file = rndn(2) ? IMGCR_NO_FILE : (uint32_t)rndn(3);
 		v->flags = (uint32_t)rndn(16);
+		break;
+	case 19:	/* auxv: no AT_NULL at all, or only in the last entry */
+		for (size_t k = 0; auxv_len && k + 16 <= auxv_len; k += 16) {
+			uint64_t key = 1 + rndn(50);
+
+			if (rndn(2) && k + 16 + 16 > auxv_len)
+				key = 0;
+			memcpy(b + auxv_off + k, &key, sizeof(key));
+		}
 		break;
 	default:	/* truncated in the middle of the note segment */
 		return note_off + rndn(note_len);
