@@ -26,7 +26,8 @@ start() {
 
 # same_sum: every tick saw the mapping contents of "ready".
 same_sum() {
-	grep '^tick' out | grep -vq " $sum\$" && fail "mapping contents changed: $(grep '^tick' out | grep -v " $sum\$" | head -n1)"
+	grep '^tick' out | grep -vq " $sum\$" &&
+		fail "mapping contents changed: $(grep '^tick' out | grep -v " $sum\$" | head -n1) [out: $(head -n 4 out | tr '\n' '|')] [maps: $(grep f.dat /proc/$pid/maps | tr '\n' '|')]"
 	return 0
 }
 
