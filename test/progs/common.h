@@ -3,6 +3,7 @@
 #define IMGCR_TEST_COMMON_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -39,6 +40,29 @@ static inline void outf(int fd, const char *fmt, ...)
 }
 
 #define say(...) outf(1, __VA_ARGS__)
+
+/*
+ * The state letter of /proc/PID/stat ('T', 'S'...), or 0 if the task is
+ * gone.  The comm field may contain spaces and ')': cut after the last ')'.
+ */
+static inline char task_state(int pid)
+{
+	char p[64], buf[512];
+	ssize_t n;
+	int fd;
+
+	snprintf(p, sizeof(p), "/proc/%d/stat", pid);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	char *s = strrchr(buf, ')');
+	return s && s[1] == ' ' ? s[2] : 0;
+}
 
 /* "EBUSY" rather than "Device or resource busy": tests grep for names. */
 static inline const char *errname(int e)

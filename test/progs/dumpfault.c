@@ -68,22 +68,6 @@ static void msleep(int ms)
 		;
 }
 
-static char task_state(int pid)
-{
-	char p[64], buf[512];
-	snprintf(p, sizeof(p), "/proc/%d/stat", pid);
-	int fd = open(p, O_RDONLY);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	char *s = strrchr(buf, ')');
-	return s && s[1] == ' ' ? s[2] : 0;
-}
-
 static int open_dump(void)
 {
 	int fd = open(path, O_RDONLY);

@@ -24,26 +24,6 @@ static long long now_ms(void)
 	return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
 }
 
-/* The state letter of /proc/PID/stat, or 0 if it is gone. */
-static char state_of(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	return p && p[1] ? p[2] : 0;
-}
-
 static int exe_is(pid_t pid, const char *name)
 {
 	char path[64], link[4096];
@@ -87,7 +67,7 @@ int main(int argc, char **argv)
 			    (int)pid, st);
 			return 1;
 		}
-		if (exe_is(pid, argv[1]) && state_of(pid) == 'S') {
+		if (exe_is(pid, argv[1]) && task_state(pid) == 'S') {
 			say("restored ms=%lld pid=%d\n", now_ms() - t0, (int)pid);
 			return 0;
 		}

@@ -77,19 +77,10 @@ int main(int argc, char **argv)
 			execv(argv[2], argv + 2);
 			_exit(127);
 		}
-		char p[64], buf[512], res[2][32];
+		char p[64], res[2][32];
 		int stopped = 0;
 		for (int i = 0; i < 1000 && !stopped; i++) {
-			snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
-			int fd = open(p, O_RDONLY);
-			ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-			if (fd >= 0)
-				close(fd);
-			if (n > 0) {
-				buf[n] = 0;
-				char *c = strrchr(buf, ')');
-				stopped = c && c[1] == ' ' && c[2] == 'T';
-			}
+			stopped = task_state((int)pid) == 'T';
 			struct timespec ts = { 0, 10 * 1000 * 1000 };
 			if (!stopped)
 				nanosleep(&ts, NULL);
