@@ -644,13 +644,18 @@ static int img_check_xstate(struct img *img, const struct note_slot *s)
 /*
  * Readers of mm->saved_auxv (/proc/PID/auxv, core dumps) scan it up to the
  * AT_NULL entry, as prctl(PR_SET_MM_AUXV) guarantees by force: an image
- * without one would make them run past the array.  Keep the vector up to
- * and including its first AT_NULL.
+ * without one would make them run past the array.  Copy the note and keep
+ * the vector up to and including its first AT_NULL.
  */
-static int img_check_auxv(struct img *img, size_t len)
+static int img_check_auxv(struct img *img, const struct note_slot *s)
 {
-	size_t i;
+	size_t i, len = s->len;
 
+	if (!s->desc || len % 16 || len > sizeof(current->mm->saved_auxv)) {
+		img_err(img, "invalid auxv note");
+		return -EINVAL;
+	}
+	memcpy(img->auxv, s->desc, len);
 	for (i = 0; i + 1 < len / sizeof(u64); i += 2) {
 		if (img->auxv[i] == AT_NULL) {
 			img->auxv_bytes = (i + 2) * sizeof(u64);
@@ -691,13 +696,7 @@ int img_parse(struct img *img)
 				    sizeof(img->sigact), "signal");
 	if (ret)
 		return ret;
-	if (!slots[N_AUXV].desc || slots[N_AUXV].len % 16 ||
-	    slots[N_AUXV].len > sizeof(current->mm->saved_auxv)) {
-		img_err(img, "invalid auxv note");
-		return -EINVAL;
-	}
-	memcpy(img->auxv, slots[N_AUXV].desc, slots[N_AUXV].len);
-	ret = img_check_auxv(img, slots[N_AUXV].len);
+	ret = img_check_auxv(img, &slots[N_AUXV]);
 	if (ret)
 		return ret;
 

@@ -122,10 +122,12 @@ static struct dentry *dump_lookup(struct inode *dir, struct dentry *dentry,
 		if (IS_ERR(res)) {
 			module_put(THIS_MODULE);
 		} else {
-			if (!dump_set_dops(res ? res : dentry))
+			struct dentry *d = res ? res : dentry;
+
+			if (!dump_set_dops(d))
 				pr_info_once(IMGCR_DUMP_NAME ": unexpected proc dentry operations; module pinned\n");
 			/* Never leave a cached dentry whose inode uses our fops. */
-			d_drop(res ? res : dentry);
+			d_drop(d);
 		}
 	}
 	if (task)
