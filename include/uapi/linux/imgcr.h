@@ -6,17 +6,30 @@
  *
  *   ELF header
  *   program headers: one PT_NOTE, then one PT_LOAD per run of dumped pages
- *   note segment:
+ *   note segment, the main thread (the thread group leader) first:
  *     "CORE"  NT_PRSTATUS   struct imgcr_prstatus (general registers)
  *     "CORE"  NT_PRPSINFO   struct imgcr_prpsinfo
+ *     "CORE"  NT_AUXV       the task's saved auxiliary vector
  *     "CORE"  NT_PRFPREG    512-byte FXSAVE area
  *     "LINUX" NT_X86_XSTATE full user XSAVE area, standard (uncompacted) format
- *     "CORE"  NT_AUXV       the task's saved auxiliary vector
- *     "IMGCR" NT_IMGCR_TASK    struct imgcr_task
+ *     "IMGCR" NT_IMGCR_TASK    struct imgcr_task (the process, main thread)
  *     "IMGCR" NT_IMGCR_SIGACT  struct imgcr_sigaction[IMGCR_NSIG]
  *     "IMGCR" NT_IMGCR_VMAS    struct imgcr_vma[imgcr_task.nr_vmas]
  *     "IMGCR" NT_IMGCR_FILES   struct imgcr_file records (variable length)
+ *     "IMGCR" NT_IMGCR_PROC    struct imgcr_proc (process-wide state)
+ *     "IMGCR" NT_IMGCR_SIGQUEUE struct imgcr_sigqueue[imgcr_proc.nr_sigqueue]
+ *     "IMGCR" NT_IMGCR_TIMERS  struct imgcr_posix_timer[imgcr_proc.nr_timers]
+ *   then for each further thread, in the order of its notes:
+ *     "CORE"  NT_PRSTATUS   its registers (pid = its TID)
+ *     "CORE"  NT_PRFPREG
+ *     "LINUX" NT_X86_XSTATE
+ *     "IMGCR" NT_IMGCR_THREAD  struct imgcr_thread
  *   page data, each PT_LOAD's p_offset page aligned
+ *
+ * This is the order of the kernel's own core dumps (each thread's register
+ * notes follow its NT_PRSTATUS), so gdb shows every thread.  A note belongs
+ * to the thread of the NT_PRSTATUS before it; NT_SIGQUEUE and NT_TIMERS may
+ * be absent when their count is 0.
  *
  * PT_LOAD segments carry only pages the task had present and private to it:
  * p_filesz == p_memsz, both multiples of the page size, sorted by address,
@@ -31,7 +44,11 @@
 #include <linux/types.h>
 
 #define IMGCR_NOTE_OWNER	"IMGCR"
-#define IMGCR_FORMAT_VERSION	1
+/*
+ * Version 2 added threads, pending signals and timers (NT_IMGCR_PROC,
+ * _THREAD, _SIGQUEUE, _TIMERS).  A loader refuses every other version.
+ */
+#define IMGCR_FORMAT_VERSION	2
 #define IMGCR_PAGE_SIZE		4096
 
 /* Note types under the "IMGCR" owner. */
@@ -39,6 +56,10 @@
 #define NT_IMGCR_SIGACT		0x494d4302
 #define NT_IMGCR_VMAS		0x494d4303
 #define NT_IMGCR_FILES		0x494d4304
+#define NT_IMGCR_PROC		0x494d4305
+#define NT_IMGCR_THREAD		0x494d4306
+#define NT_IMGCR_SIGQUEUE	0x494d4307
+#define NT_IMGCR_TIMERS		0x494d4308
 
 /* Standard note types the image uses (same values as <elf.h>). */
 #define IMGCR_NT_PRSTATUS	1
@@ -54,6 +75,10 @@
 #define IMGCR_MAX_PATH		4096
 #define IMGCR_NSIG		64
 #define IMGCR_AUXV_WORDS	(2 * 64)	/* >= the kernel's AT_VECTOR_SIZE */
+#define IMGCR_MAX_THREADS	4096	/* threads per image besides the main one */
+#define IMGCR_MAX_SIGQUEUE	65536	/* queued signals per image */
+#define IMGCR_MAX_TIMERS	4096	/* POSIX timers per image */
+#define IMGCR_SIGINFO_SIZE	128	/* sizeof(siginfo_t) */
 
 /* Index of each register in imgcr_prstatus.regs (struct user_regs_struct). */
 enum imgcr_reg {
@@ -116,7 +141,10 @@ struct imgcr_prpsinfo {
 #define IMGCR_TASK_RESTARTED_SYSCALL	0x1	/* ip was moved back onto a syscall */
 #define IMGCR_TASK_INTERRUPTED_SYSCALL	0x2	/* a restart block became -EINTR */
 
-/* NT_IMGCR_TASK: everything about the task that is not a register. */
+/*
+ * NT_IMGCR_TASK: everything about the process and its main thread that is
+ * not a register (per-thread fields of the other threads: imgcr_thread).
+ */
 struct imgcr_task {
 	__u32 version;		/* IMGCR_FORMAT_VERSION */
 	__u32 flags;		/* IMGCR_TASK_* */
@@ -239,6 +267,87 @@ struct imgcr_file {
 	 * ("dev/zero", "memfd:NAME").
 	 */
 	char path[];
+};
+
+/* imgcr_proc.flags */
+#define IMGCR_PROC_CHILD_SUBREAPER	0x1	/* PR_SET_CHILD_SUBREAPER */
+#define IMGCR_PROC_THP_DISABLE		0x2	/* PR_SET_THP_DISABLE */
+#define IMGCR_PROC_NOT_DUMPABLE		0x4	/* PR_SET_DUMPABLE 0 */
+
+/* Indexes of imgcr_proc.itimer, as the which argument of setitimer(). */
+#define IMGCR_ITIMER_REAL	0
+#define IMGCR_ITIMER_VIRTUAL	1
+#define IMGCR_ITIMER_PROF	2
+
+struct imgcr_itimer {
+	__u64 value_ns;		/* time to the next expiry; 0: disarmed */
+	__u64 interval_ns;	/* reload value; 0: one-shot */
+};
+
+/* NT_IMGCR_PROC: process-wide state, and the main thread's newer fields. */
+struct imgcr_proc {
+	__u32 nr_threads;	/* NT_IMGCR_THREAD notes: threads but the main one */
+	__u32 flags;		/* IMGCR_PROC_* */
+	__u32 nr_sigqueue;	/* entries in NT_IMGCR_SIGQUEUE */
+	__u32 nr_timers;	/* entries in NT_IMGCR_TIMERS */
+	__u32 pdeath_signal;	/* main thread's PR_SET_PDEATHSIG */
+	__u32 pad0;
+	__u64 timer_slack_ns;	/* main thread's PR_SET_TIMERSLACK */
+	__u64 default_timer_slack_ns;
+	struct imgcr_itimer itimer[3];	/* IMGCR_ITIMER_* */
+};
+
+/*
+ * NT_IMGCR_THREAD: a thread besides the main one; the same per-thread
+ * fields as imgcr_task and imgcr_proc have for the main thread.
+ */
+struct imgcr_thread {
+	__u32 tid;		/* restored as it was (clone3 set_tid) */
+	__u32 flags;		/* IMGCR_TASK_RESTARTED_SYSCALL, ... */
+	__u64 blocked;		/* bit n-1 is signal n */
+	__u64 sas_ss_sp;
+	__u64 sas_ss_size;
+	__u32 sas_ss_flags;
+	__u32 pdeath_signal;
+	__u64 robust_list;
+	__u64 robust_list_len;
+	__u64 clear_child_tid;
+	__u64 rseq;
+	__u32 rseq_len;
+	__u32 rseq_sig;
+	__u64 timer_slack_ns;
+	__u64 default_timer_slack_ns;
+	__u64 xfeatures;	/* XSTATE_BV of its NT_X86_XSTATE */
+	char comm[16];
+};
+
+/*
+ * NT_IMGCR_SIGQUEUE: pending signals in the order they were queued, each
+ * with the siginfo_t a handler would be given.  Process-wide ones first,
+ * then each thread's.
+ */
+struct imgcr_sigqueue {
+	__u32 tid;		/* 0: process-wide (shared) pending; else the thread's */
+	__u32 pad0;
+	__u8 info[IMGCR_SIGINFO_SIZE];	/* siginfo_t; si_signo 1..64 */
+};
+
+/* imgcr_posix_timer.notify: the sigevent's sigev_notify */
+#define IMGCR_SIGEV_SIGNAL	0
+#define IMGCR_SIGEV_NONE	1
+#define IMGCR_SIGEV_THREAD_ID	4	/* | IMGCR_SIGEV_SIGNAL: to tid */
+
+/* NT_IMGCR_TIMERS: POSIX timers (timer_create), by id. */
+struct imgcr_posix_timer {
+	__s32 id;		/* restored as it was */
+	__s32 clock;		/* CLOCK_REALTIME, _MONOTONIC, _BOOTTIME, _TAI */
+	__s32 notify;		/* IMGCR_SIGEV_* */
+	__s32 signo;
+	__u64 value;		/* sigev_value */
+	__u32 tid;		/* IMGCR_SIGEV_THREAD_ID target */
+	__s32 overrun;		/* timer_getoverrun() of the last expiry */
+	__u64 value_ns;		/* time to the next expiry; 0: disarmed */
+	__u64 interval_ns;
 };
 
 #endif /* _UAPI_LINUX_IMGCR_H */
