@@ -116,4 +116,16 @@ static inline void imgcr_vma_start_write(struct vm_area_struct *vma)
 #endif
 }
 
+/*
+ * signal_struct.posix_timers became an hlist (checked: a list_head on
+ * 6.1, an hlist_head on 6.12).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+#define imgcr_for_each_posix_timer(k, sig) \
+	hlist_for_each_entry(k, &(sig)->posix_timers, list)
+#else
+#define imgcr_for_each_posix_timer(k, sig) \
+	list_for_each_entry(k, &(sig)->posix_timers, list)
+#endif
+
 #endif /* IMGCR_COMPAT_H */

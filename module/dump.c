@@ -4,11 +4,15 @@
  * that binfmt_img can execute to resume it.  The format is described in
  * include/uapi/linux/imgcr.h.
  *
- * open() does all the work while the task is known to be stopped: it checks
- * the caller's rights exactly as /proc/<pid>/mem does, captures registers
- * and task state, walks the VMAs, pins every page the image will carry, and
- * lays out the ELF header and notes.  read() then only copies, and refuses
- * (EAGAIN) once the task has run since open(), so a reader never gets a
+ * The image is of the whole thread group: /proc/<tid>/dump of any thread
+ * gives the same one, the group leader as its main thread.
+ *
+ * open() does all the work while every thread is known to be stopped: it
+ * checks the caller's rights exactly as /proc/<pid>/mem does, captures each
+ * thread's registers and state, pending signals and timers, walks the VMAs,
+ * pins every page the image will carry, and lays out the ELF header and
+ * notes.  read() then only copies, and refuses (EAGAIN) once any thread has
+ * run, or a thread appeared or went, since open(), so a reader never gets a
  * torn image.  The task itself is never modified.
  */
 #include <linux/crc32.h>
@@ -34,52 +38,12 @@
 #include <uapi/linux/imgcr.h>
 
 #include "compat.h"
+#include "dump.h"
 #include "img_dump.h"
 #include "proc_private.h"
 
 /* Pages handed to GUP at once; it stops early at the first hole. */
 #define GUP_BATCH 64
-
-struct dump_run {
-	unsigned long vaddr;
-	unsigned long first;	/* index of its first page in dump_image.pages */
-	unsigned long npages;
-};
-
-struct dump_image {
-	struct task_struct *task;
-	struct mm_struct *mm;		/* mmget() reference */
-	struct file *mem;		/* /proc/<pid>/mem: proof of access rights */
-	unsigned long switches;		/* task's context switches at open() */
-	int error;			/* sticky: once the task ran, reads fail */
-
-	/* captured state */
-	struct imgcr_prstatus prstatus;
-	u8 fpregs[512];
-	void *xstate;
-	unsigned int xstate_size;
-	struct imgcr_task tstate;
-	struct imgcr_sigaction sigact[IMGCR_NSIG];
-	u64 auxv[IMGCR_AUXV_WORDS];
-	unsigned int auxv_bytes;
-	struct imgcr_vma *vmas;
-	size_t nr_vmas, cap_vmas;
-	struct file **files;		/* distinct mapped files, referenced */
-	size_t nr_files, cap_files;
-	size_t *file_off;		/* offset of each file's record in filerecs */
-	size_t cap_file_off;
-	char *filerecs;			/* NT_IMGCR_FILES payload */
-	size_t filerecs_len, cap_filerecs;
-	struct page **pages;
-	size_t nr_pages, cap_pages;
-	struct dump_run *runs;
-	size_t nr_runs, cap_runs;
-	bool new_run;			/* next page starts a run (a new VMA) */
-
-	/* output layout */
-	char *head;			/* ELF header, phdrs, notes, padding */
-	size_t head_len;		/* == offset of the first page */
-};
 
 /* Grow a kvmalloc'ed array so that it holds at least @need elements. */
 static int grow(void **arr, size_t *cap, size_t need, size_t elem)
@@ -117,7 +81,13 @@ static void dump_free(struct dump_image *img)
 	kvfree(img->vmas);
 	kvfree(img->filerecs);
 	kvfree(img->head);
-	kvfree(img->xstate);
+	for (i = 0; i < img->nr_threads; i++) {
+		kvfree(img->threads[i].xstate);
+		put_task_struct(img->threads[i].task);
+	}
+	kvfree(img->threads);
+	kvfree(img->sigq);
+	kvfree(img->timers);
 	if (img->mm)
 		mmput(img->mm);
 	if (img->mem)
@@ -131,11 +101,23 @@ static unsigned long task_switches(struct task_struct *t)
 	return READ_ONCE(t->nvcsw) + READ_ONCE(t->nivcsw);
 }
 
-/* True while the task has not run since open(): the image is coherent. */
+/*
+ * True while no thread has run since open() and the group has the same
+ * threads: the image is coherent.  (A stopped thread cannot clone; a new
+ * or exited thread changes the count.)
+ */
 static bool dump_unchanged(struct dump_image *img)
 {
-	return task_is_stopped_or_traced(img->task) &&
-	       task_switches(img->task) == img->switches;
+	unsigned int i;
+
+	for (i = 0; i < img->nr_threads; i++) {
+		struct task_struct *t = img->threads[i].task;
+
+		if (!task_is_stopped_or_traced(t) ||
+		    task_switches(t) != img->threads[i].switches)
+			return false;
+	}
+	return get_nr_threads(img->task) == img->nr_threads;
 }
 
 static bool task_has_mm(struct task_struct *t, struct mm_struct *mm)
@@ -206,16 +188,16 @@ static const struct user_regset *find_regset(const struct user_regset_view *v,
  * after restore: restartable calls are re-executed, restart blocks (whose
  * state lives in the kernel) become -EINTR.
  */
-static void fixup_syscall_restart(struct dump_image *img)
+static void fixup_syscall_restart(struct dump_thread *th)
 {
-	u64 *r = img->prstatus.regs;
+	u64 *r = th->prstatus.regs;
 	long ret = (long)r[IMGCR_REG_RAX];
 
 	if ((long)r[IMGCR_REG_ORIG_RAX] < 0)
 		return;
 	switch (ret) {
 	case -ENOSYS:		/* ptrace syscall-entry stop: not run yet */
-		if (!task_is_traced(img->task))
+		if (!task_is_traced(th->task))
 			break;
 		fallthrough;
 	case -ERESTARTNOHAND:
@@ -223,27 +205,27 @@ static void fixup_syscall_restart(struct dump_image *img)
 	case -ERESTARTNOINTR:
 		r[IMGCR_REG_RAX] = r[IMGCR_REG_ORIG_RAX];
 		r[IMGCR_REG_RIP] -= 2;
-		img->tstate.flags |= IMGCR_TASK_RESTARTED_SYSCALL;
+		th->th.flags |= IMGCR_TASK_RESTARTED_SYSCALL;
 		break;
 	case -ERESTART_RESTARTBLOCK:
 		r[IMGCR_REG_RAX] = (u64)-EINTR;
-		img->tstate.flags |= IMGCR_TASK_INTERRUPTED_SYSCALL;
+		th->th.flags |= IMGCR_TASK_INTERRUPTED_SYSCALL;
 		break;
 	}
 }
 
-static int dump_regs(struct dump_image *img)
+static int dump_regs(struct dump_thread *th)
 {
-	struct task_struct *t = img->task;
+	struct task_struct *t = th->task;
 	const struct user_regset_view *view = task_user_regset_view(t);
 	const struct user_regset *rs;
-	u64 *r = img->prstatus.regs;
+	u64 *r = th->prstatus.regs;
 	int ret;
 
 	rs = find_regset(view, NT_PRSTATUS);
 	if (!rs)
 		return -EOPNOTSUPP;
-	ret = regset_get(t, rs, sizeof(img->prstatus.regs), r);
+	ret = regset_get(t, rs, sizeof(th->prstatus.regs), r);
 	if (ret < 0)
 		return ret;
 	if (r[IMGCR_REG_CS] != __USER_CS) {
@@ -264,47 +246,42 @@ static int dump_regs(struct dump_image *img)
 		return -EOPNOTSUPP;
 	}
 #endif
-	fixup_syscall_restart(img);
+	fixup_syscall_restart(th);
 
 	rs = find_regset(view, NT_PRFPREG);
 	if (!rs)
 		return -EOPNOTSUPP;
-	ret = regset_get(t, rs, sizeof(img->fpregs), img->fpregs);
+	ret = regset_get(t, rs, sizeof(th->fpregs), th->fpregs);
 	if (ret < 0)
 		return ret;
-	img->prstatus.fpvalid = 1;
+	th->prstatus.fpvalid = 1;
 
 	rs = find_regset(view, NT_X86_XSTATE);
 	if (!rs || !rs->n) {
 		pr_info(IMGCR_DUMP_NAME ": this CPU has no XSAVE; not supported\n");
 		return -EOPNOTSUPP;
 	}
-	ret = regset_get_alloc(t, rs, rs->n * rs->size, &img->xstate);
+	ret = regset_get_alloc(t, rs, rs->n * rs->size, &th->xstate);
 	if (ret < 0)
 		return ret;
-	img->xstate_size = ret;
-	img->tstate.xstate_size = ret;
+	th->xstate_size = ret;
 	/* XSTATE_BV: the first word of the header after the legacy area */
-	memcpy(&img->tstate.xfeatures, (u8 *)img->xstate + 512, 8);
+	memcpy(&th->th.xfeatures, (u8 *)th->xstate + 512, 8);
 	return 0;
 }
 
-/* Everything the kernel keeps for the task that is not a register. */
-static int dump_task_state(struct dump_image *img)
+/* What the kernel keeps for one thread besides its registers. */
+static void dump_thread_state(struct dump_thread *th)
 {
-	struct task_struct *t = img->task;
-	struct imgcr_task *ts = &img->tstate;
-	struct sighand_struct *sighand;
-	unsigned long flags;
-	int i;
+	struct task_struct *t = th->task;
+	struct imgcr_thread *ts = &th->th;
 
-	ts->version = IMGCR_FORMAT_VERSION;
-	ts->pid = task_pid_nr_ns(t, task_active_pid_ns(current));
-	ts->personality = t->personality;
+	ts->tid = task_pid_nr_ns(t, task_active_pid_ns(current));
 	ts->blocked = t->blocked.sig[0];
 	ts->sas_ss_sp = t->sas_ss_sp;
 	ts->sas_ss_size = t->sas_ss_size;
 	ts->sas_ss_flags = t->sas_ss_flags;
+	ts->pdeath_signal = t->pdeath_signal;
 #ifdef CONFIG_FUTEX
 	ts->robust_list = (unsigned long)t->robust_list;
 	ts->robust_list_len = t->robust_list ? sizeof(*t->robust_list) : 0;
@@ -315,25 +292,49 @@ static int dump_task_state(struct dump_image *img)
 	ts->rseq_sig = t->rseq_sig;
 	ts->rseq_len = imgcr_rseq_len(t);
 #endif
+	ts->timer_slack_ns = t->timer_slack_ns;
+	ts->default_timer_slack_ns = t->default_timer_slack_ns;
 	task_lock(t);
 	memcpy(ts->comm, t->comm, sizeof(ts->comm));
 	task_unlock(t);
 	ts->comm[sizeof(ts->comm) - 1] = 0;
+	th->prstatus.pid = ts->tid;
+}
 
-	/* lock_task_sighand() is not exported; this is its body. */
-	rcu_read_lock();
-	for (;;) {
-		sighand = rcu_dereference(t->sighand);
-		if (!sighand) {
-			rcu_read_unlock();
-			return -ESRCH;
-		}
-		spin_lock_irqsave(&sighand->siglock, flags);
-		if (likely(sighand == rcu_access_pointer(t->sighand)))
-			break;
-		spin_unlock_irqrestore(&sighand->siglock, flags);
-	}
-	rcu_read_unlock();
+/* The main thread's state also fills the task note, which predates threads. */
+static void dump_main_state(struct dump_image *img)
+{
+	const struct dump_thread *m = &img->threads[0];
+	struct imgcr_task *ts = &img->tstate;
+
+	ts->version = IMGCR_FORMAT_VERSION;
+	ts->flags = m->th.flags;
+	ts->pid = m->th.tid;
+	ts->personality = img->task->personality;
+	ts->xstate_size = m->xstate_size;
+	ts->xfeatures = m->th.xfeatures;
+	ts->blocked = m->th.blocked;
+	ts->sas_ss_sp = m->th.sas_ss_sp;
+	ts->sas_ss_size = m->th.sas_ss_size;
+	ts->sas_ss_flags = m->th.sas_ss_flags;
+	ts->robust_list = m->th.robust_list;
+	ts->robust_list_len = m->th.robust_list_len;
+	ts->clear_child_tid = m->th.clear_child_tid;
+	ts->rseq = m->th.rseq;
+	ts->rseq_len = m->th.rseq_len;
+	ts->rseq_sig = m->th.rseq_sig;
+	memcpy(ts->comm, m->th.comm, sizeof(ts->comm));
+}
+
+static int dump_sigactions(struct dump_image *img)
+{
+	struct sighand_struct *sighand;
+	unsigned long flags;
+	int i;
+
+	sighand = dump_lock_sighand(img->task, &flags);
+	if (!sighand)
+		return -ESRCH;
 	for (i = 0; i < IMGCR_NSIG; i++) {
 		const struct sigaction *sa = &sighand->action[i].sa;
 
@@ -342,11 +343,7 @@ static int dump_task_state(struct dump_image *img)
 		img->sigact[i].restorer = (unsigned long)sa->sa_restorer;
 		img->sigact[i].mask = sa->sa_mask.sig[0];
 	}
-	img->prstatus.sigpend = t->pending.signal.sig[0];
-	img->prstatus.sighold = t->blocked.sig[0];
 	spin_unlock_irqrestore(&sighand->siglock, flags);
-
-	img->prstatus.pid = ts->pid;
 	return 0;
 }
 
@@ -769,27 +766,97 @@ static char *put_note(char *p, const char *name, u32 type,
 	return p + ALIGN(len, 4);
 }
 
+/* Notes of each thread after the main one: registers, then its own state. */
+static size_t thread_notes_size(const struct dump_thread *th)
+{
+	return note_size("CORE", sizeof(th->prstatus)) +
+	       note_size("CORE", sizeof(th->fpregs)) +
+	       note_size("LINUX", th->xstate_size) +
+	       note_size(IMGCR_NOTE_OWNER, sizeof(th->th));
+}
+
+static size_t notes_size(const struct dump_image *img)
+{
+	const struct dump_thread *m = &img->threads[0];
+	size_t notes, i;
+
+	notes = note_size("CORE", sizeof(m->prstatus)) +
+		note_size("CORE", sizeof(struct imgcr_prpsinfo)) +
+		note_size("CORE", img->auxv_bytes) +
+		note_size("CORE", sizeof(m->fpregs)) +
+		note_size("LINUX", m->xstate_size) +
+		note_size(IMGCR_NOTE_OWNER, sizeof(img->tstate)) +
+		note_size(IMGCR_NOTE_OWNER, sizeof(img->sigact)) +
+		note_size(IMGCR_NOTE_OWNER, img->nr_vmas * sizeof(*img->vmas)) +
+		note_size(IMGCR_NOTE_OWNER, img->filerecs_len) +
+		note_size(IMGCR_NOTE_OWNER, sizeof(img->proc));
+	if (img->proc.nr_sigqueue)
+		notes += note_size(IMGCR_NOTE_OWNER,
+				   img->proc.nr_sigqueue * sizeof(*img->sigq));
+	if (img->proc.nr_timers)
+		notes += note_size(IMGCR_NOTE_OWNER,
+				   img->proc.nr_timers * sizeof(*img->timers));
+	for (i = 1; i < img->nr_threads; i++)
+		notes += thread_notes_size(&img->threads[i]);
+	return notes;
+}
+
+/*
+ * The notes in the order of the kernel's own core dumps: each thread's
+ * register notes right after its NT_PRSTATUS, the main thread first with
+ * the process-wide notes (see include/uapi/linux/imgcr.h).
+ */
+static void put_notes(struct dump_image *img, char *p)
+{
+	const struct dump_thread *m = &img->threads[0];
+	struct imgcr_prpsinfo ps = { .state = 3, .sname = 'T' };
+	unsigned int i;
+
+	ps.pid = m->prstatus.pid;
+	memcpy(ps.fname, img->tstate.comm, sizeof(ps.fname));
+	p = put_note(p, "CORE", NT_PRSTATUS, &m->prstatus, sizeof(m->prstatus));
+	p = put_note(p, "CORE", NT_PRPSINFO, &ps, sizeof(ps));
+	p = put_note(p, "CORE", NT_AUXV, img->auxv, img->auxv_bytes);
+	p = put_note(p, "CORE", NT_PRFPREG, m->fpregs, sizeof(m->fpregs));
+	p = put_note(p, "LINUX", NT_X86_XSTATE, m->xstate, m->xstate_size);
+	p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_TASK, &img->tstate,
+		     sizeof(img->tstate));
+	p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_SIGACT, img->sigact,
+		     sizeof(img->sigact));
+	p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_VMAS, img->vmas,
+		     img->nr_vmas * sizeof(*img->vmas));
+	p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_FILES, img->filerecs,
+		     img->filerecs_len);
+	p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_PROC, &img->proc,
+		     sizeof(img->proc));
+	if (img->proc.nr_sigqueue)
+		p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_SIGQUEUE, img->sigq,
+			     img->proc.nr_sigqueue * sizeof(*img->sigq));
+	if (img->proc.nr_timers)
+		p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_TIMERS, img->timers,
+			     img->proc.nr_timers * sizeof(*img->timers));
+	for (i = 1; i < img->nr_threads; i++) {
+		const struct dump_thread *th = &img->threads[i];
+
+		p = put_note(p, "CORE", NT_PRSTATUS, &th->prstatus,
+			     sizeof(th->prstatus));
+		p = put_note(p, "CORE", NT_PRFPREG, th->fpregs,
+			     sizeof(th->fpregs));
+		p = put_note(p, "LINUX", NT_X86_XSTATE, th->xstate,
+			     th->xstate_size);
+		p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_THREAD, &th->th,
+			     sizeof(th->th));
+	}
+}
+
 static int dump_layout(struct dump_image *img)
 {
-	struct imgcr_prpsinfo ps = { .state = 3, .sname = 'T' };
 	size_t nphdr = 1 + img->nr_runs;
 	size_t notes, off, i;
 	struct elf64_hdr *eh;
 	struct elf64_phdr *ph;
-	char *p;
 
-	ps.pid = img->prstatus.pid;
-	memcpy(ps.fname, img->tstate.comm, sizeof(ps.fname));
-
-	notes = note_size("CORE", sizeof(img->prstatus)) +
-		note_size("CORE", sizeof(ps)) +
-		note_size("CORE", sizeof(img->fpregs)) +
-		note_size("LINUX", img->xstate_size) +
-		note_size("CORE", img->auxv_bytes) +
-		note_size(IMGCR_NOTE_OWNER, sizeof(img->tstate)) +
-		note_size(IMGCR_NOTE_OWNER, sizeof(img->sigact)) +
-		note_size(IMGCR_NOTE_OWNER, img->nr_vmas * sizeof(*img->vmas)) +
-		note_size(IMGCR_NOTE_OWNER, img->filerecs_len);
+	notes = notes_size(img);
 	if (notes > IMGCR_MAX_NOTES_SIZE)
 		return -EFBIG;
 	off = sizeof(*eh) + nphdr * sizeof(*ph);
@@ -838,54 +905,107 @@ static int dump_layout(struct dump_image *img)
 		ph[1 + i].p_memsz = r->npages * PAGE_SIZE;
 		ph[1 + i].p_align = PAGE_SIZE;
 	}
+	put_notes(img, img->head + off);
+	return 0;
+}
 
-	p = img->head + off;
-	p = put_note(p, "CORE", NT_PRSTATUS, &img->prstatus, sizeof(img->prstatus));
-	p = put_note(p, "CORE", NT_PRPSINFO, &ps, sizeof(ps));
-	p = put_note(p, "CORE", NT_PRFPREG, img->fpregs, sizeof(img->fpregs));
-	p = put_note(p, "LINUX", NT_X86_XSTATE, img->xstate, img->xstate_size);
-	p = put_note(p, "CORE", NT_AUXV, img->auxv, img->auxv_bytes);
-	p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_TASK, &img->tstate,
-		     sizeof(img->tstate));
-	p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_SIGACT, img->sigact,
-		     sizeof(img->sigact));
-	p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_VMAS, img->vmas,
-		     img->nr_vmas * sizeof(*img->vmas));
-	put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_FILES, img->filerecs,
-		 img->filerecs_len);
+/*
+ * Take a reference on every thread of the group, the leader first.  Fails
+ * with EAGAIN if threads come or go while we look.
+ */
+static int dump_collect_threads(struct dump_image *img)
+{
+	struct task_struct *leader = img->task, *t;
+	unsigned int n = get_nr_threads(leader), i = 0;
+
+	if (n > IMGCR_MAX_THREADS + 1) {
+		pr_info(IMGCR_DUMP_NAME ": pid %d has %u threads (more than %d)\n",
+			task_pid_nr(leader), n, IMGCR_MAX_THREADS + 1);
+		return -EFBIG;
+	}
+	img->threads = kvcalloc(n, sizeof(*img->threads), GFP_KERNEL_ACCOUNT);
+	if (!img->threads)
+		return -ENOMEM;
+	get_task_struct(leader);
+	img->threads[i++].task = leader;
+	rcu_read_lock();
+	for_each_thread(leader, t) {
+		if (t == leader)
+			continue;
+		if (i == n) {
+			i++;
+			break;
+		}
+		get_task_struct(t);
+		img->threads[i++].task = t;
+	}
+	rcu_read_unlock();
+	img->nr_threads = min(i, n);
+	if (i != n || get_nr_threads(leader) != n)
+		return -EAGAIN;
+	return 0;
+}
+
+/* Every thread stopped and off its CPU (its registers are in memory then). */
+static int dump_wait_stopped(struct dump_image *img)
+{
+	unsigned int i;
+
+	for (i = 0; i < img->nr_threads; i++) {
+		struct task_struct *t = img->threads[i].task;
+
+		if (!task_is_stopped_or_traced(t))
+			return -EBUSY;
+		while (READ_ONCE(t->on_cpu)) {
+			if (fatal_signal_pending(current))
+				return -EINTR;
+			cond_resched();
+		}
+		img->threads[i].switches = task_switches(t);
+	}
 	return 0;
 }
 
 static int dump_build(struct dump_image *img)
 {
 	struct task_struct *t = img->task;
+	unsigned int i;
 	int ret;
 
-	if (get_nr_threads(t) != 1) {
-		pr_info(IMGCR_DUMP_NAME ": pid %d has %d threads; only single-threaded tasks can be dumped\n",
-			task_pid_nr(t), get_nr_threads(t));
+	if (t->exit_state) {
+		pr_info(IMGCR_DUMP_NAME ": pid %d: the main thread has exited (the other threads run on); not supported\n",
+			task_pid_nr(t));
 		return -EOPNOTSUPP;
 	}
 	if (!task_is_stopped_or_traced(t))
 		return -EBUSY;
-	/* Its registers and FPU state are in memory once it is off the CPU. */
-	while (READ_ONCE(t->on_cpu)) {
-		if (fatal_signal_pending(current))
-			return -EINTR;
-		cond_resched();
-	}
-	img->switches = task_switches(t);
+	ret = dump_collect_threads(img);
+	if (!ret)
+		ret = dump_wait_stopped(img);
+	if (ret)
+		return ret;
 	/*
-	 * Everything read from now on is checked against this count; the mm
+	 * Everything read from now on is checked against these counts; the mm
 	 * mem approved must still be the task's at this point too, or it ran
 	 * and exec'd (a set-user-ID program, say) since the access check.
 	 */
 	if (!task_has_mm(t, img->mm))
 		return -ESRCH;
 
-	ret = dump_regs(img);
+	for (i = 0; i < img->nr_threads && !ret; i++) {
+		ret = dump_regs(&img->threads[i]);
+		if (!ret)
+			dump_thread_state(&img->threads[i]);
+	}
+	if (ret)
+		return ret;
+	dump_main_state(img);
+	dump_proc_state(img);
+	ret = dump_sigactions(img);
 	if (!ret)
-		ret = dump_task_state(img);
+		ret = dump_signals(img);
+	if (!ret)
+		ret = dump_timers(img);
 	if (!ret)
 		ret = capture_mm(img);
 	if (!ret)
@@ -895,13 +1015,29 @@ static int dump_build(struct dump_image *img)
 	return ret;
 }
 
+/* The group leader of the task a /proc/<pid>/ or /proc/<tid>/ is for. */
+static struct task_struct *dump_leader(struct inode *inode)
+{
+	struct task_struct *task, *leader;
+
+	task = get_pid_task(imgcr_proc_pid(inode), PIDTYPE_PID);
+	if (!task)
+		return NULL;
+	rcu_read_lock();
+	leader = READ_ONCE(task->group_leader);
+	get_task_struct(leader);
+	rcu_read_unlock();
+	put_task_struct(task);
+	return leader;
+}
+
 static int dump_open(struct inode *inode, struct file *file)
 {
 	struct dump_image *img;
 	struct task_struct *task;
 	int ret;
 
-	task = get_pid_task(imgcr_proc_pid(inode), PIDTYPE_PID);
+	task = dump_leader(inode);
 	if (!task)
 		return -ESRCH;
 	img = kzalloc(sizeof(*img), GFP_KERNEL_ACCOUNT);

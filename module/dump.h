@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * img_dump internals: the image of a stopped thread group, captured at
+ * open() of /proc/<pid>/dump (dump.c) and served by read().
+ */
+#ifndef IMGCR_DUMP_H
+#define IMGCR_DUMP_H
+
+#include <linux/sched/signal.h>
+#include <uapi/linux/imgcr.h>
+
+struct dump_run {
+	unsigned long vaddr;
+	unsigned long first;	/* index of its first page in dump_image.pages */
+	unsigned long npages;
+};
+
+/* One thread: threads[0] of a dump_image is the main thread. */
+struct dump_thread {
+	struct task_struct *task;	/* referenced */
+	unsigned long switches;		/* its context switches at open() */
+	struct imgcr_prstatus prstatus;
+	u8 fpregs[512];
+	void *xstate;
+	unsigned int xstate_size;
+	struct imgcr_thread th;		/* per-thread state, main included */
+};
+
+struct dump_image {
+	struct task_struct *task;	/* the thread group leader, referenced */
+	struct mm_struct *mm;		/* mmget() reference */
+	struct file *mem;		/* /proc/<pid>/mem: proof of access rights */
+	int error;			/* sticky: once a thread ran, reads fail */
+
+	struct dump_thread *threads;
+	unsigned int nr_threads;	/* main thread included */
+
+	/* captured state */
+	struct imgcr_task tstate;
+	struct imgcr_proc proc;
+	struct imgcr_sigaction sigact[IMGCR_NSIG];
+	struct imgcr_sigqueue *sigq;
+	struct imgcr_posix_timer *timers;
+	u64 auxv[IMGCR_AUXV_WORDS];
+	unsigned int auxv_bytes;
+	struct imgcr_vma *vmas;
+	size_t nr_vmas, cap_vmas;
+	struct file **files;		/* distinct mapped files, referenced */
+	size_t nr_files, cap_files;
+	size_t *file_off;		/* offset of each file's record in filerecs */
+	size_t cap_file_off;
+	char *filerecs;			/* NT_IMGCR_FILES payload */
+	size_t filerecs_len, cap_filerecs;
+	struct page **pages;
+	size_t nr_pages, cap_pages;
+	struct dump_run *runs;
+	size_t nr_runs, cap_runs;
+	bool new_run;			/* next page starts a run (a new VMA) */
+
+	/* output layout */
+	char *head;			/* ELF header, phdrs, notes, padding */
+	size_t head_len;		/* == offset of the first page */
+};
+
+/*
+ * lock_task_sighand() is not exported; this is its body.  Returns the
+ * locked sighand, or NULL if the task has gone.
+ */
+static inline struct sighand_struct *dump_lock_sighand(struct task_struct *t,
+						       unsigned long *flags)
+{
+	struct sighand_struct *sighand;
+
+	rcu_read_lock();
+	for (;;) {
+		sighand = rcu_dereference(t->sighand);
+		if (!sighand)
+			break;
+		spin_lock_irqsave(&sighand->siglock, *flags);
+		if (likely(sighand == rcu_access_pointer(t->sighand)))
+			break;
+		spin_unlock_irqrestore(&sighand->siglock, *flags);
+	}
+	rcu_read_unlock();
+	return sighand;
+}
+
+/* dump_signals.c: pending signals, interval and POSIX timers, prctl state */
+int dump_signals(struct dump_image *img);
+int dump_timers(struct dump_image *img);
+void dump_proc_state(struct dump_image *img);
+
+#endif /* IMGCR_DUMP_H */
