@@ -17,10 +17,18 @@
 #include <linux/shmem_fs.h>
 #include <linux/slab.h>
 #include <linux/auxvec.h>
+#include <linux/bsearch.h>
 #include <linux/capability.h>
 #include <linux/cred.h>
 #include <linux/crc32.h>
 #include <linux/futex.h>
+#include <linux/nsproxy.h>
+#include <linux/pid.h>
+#include <linux/pid_namespace.h>
+#include <linux/seccomp.h>
+#include <linux/signal.h>
+#include <linux/sort.h>
+#include <linux/threads.h>
 #include <asm/fpu/api.h>
 #include <asm/fpu/types.h>
 #include <asm/vdso.h>
@@ -31,6 +39,9 @@
 
 /* The lowest address the loader maps (Debian's default mmap_min_addr). */
 #define IMG_MIN_ADDR	65536UL
+
+/* Longest time an image may give a timer, in ns (146 years; < KTIME_MAX). */
+#define IMG_MAX_NS	(1ULL << 62)
 
 #define SA_KNOWN (SA_NOCLDSTOP | SA_NOCLDWAIT | SA_SIGINFO | SA_RESTORER | \
 		  SA_ONSTACK | SA_RESTART | SA_NODEFER | SA_RESETHAND | \
@@ -95,7 +106,11 @@ struct note_slot {
 	size_t len;
 };
 
-enum { N_PRSTATUS, N_XSTATE, N_AUXV, N_TASK, N_SIGACT, N_VMAS, N_FILES, N_MAX };
+/* The main thread's notes, and the process-wide ones: at most one of each. */
+enum {
+	N_PRSTATUS, N_XSTATE, N_AUXV, N_TASK, N_SIGACT, N_VMAS, N_FILES,
+	N_PROC, N_SIGQUEUE, N_TIMERS, N_MAX
+};
 
 static const struct note_slot note_kinds[N_MAX] = {
 	[N_PRSTATUS] = { "CORE", IMGCR_NT_PRSTATUS },
@@ -105,57 +120,131 @@ static const struct note_slot note_kinds[N_MAX] = {
 	[N_SIGACT] = { IMGCR_NOTE_OWNER, NT_IMGCR_SIGACT },
 	[N_VMAS] = { IMGCR_NOTE_OWNER, NT_IMGCR_VMAS },
 	[N_FILES] = { IMGCR_NOTE_OWNER, NT_IMGCR_FILES },
+	[N_PROC] = { IMGCR_NOTE_OWNER, NT_IMGCR_PROC },
+	[N_SIGQUEUE] = { IMGCR_NOTE_OWNER, NT_IMGCR_SIGQUEUE },
+	[N_TIMERS] = { IMGCR_NOTE_OWNER, NT_IMGCR_TIMERS },
 };
 
-/*
- * Walk the note segment.  Returns -ENOEXEC if it has no imgcr task note
- * (an ordinary core file), -EINVAL if it is malformed.
- */
-static int img_find_notes(struct img *img, struct note_slot *slots)
+/* The notes of each further thread, exactly these in this order. */
+enum { T_PRSTATUS, T_FPREG, T_XSTATE, T_THREAD, T_MAX };
+
+static const struct note_slot thread_kinds[T_MAX] = {
+	[T_PRSTATUS] = { "CORE", IMGCR_NT_PRSTATUS },
+	[T_FPREG] = { "CORE", IMGCR_NT_PRFPREG },
+	[T_XSTATE] = { "LINUX", IMGCR_NT_X86_XSTATE },
+	[T_THREAD] = { IMGCR_NOTE_OWNER, NT_IMGCR_THREAD },
+};
+
+static const char *const thread_note_names[T_MAX] = {
+	"NT_PRSTATUS", "NT_PRFPREG", "NT_X86_XSTATE", "NT_IMGCR_THREAD",
+};
+
+/* A note as found in the segment; its name is not NUL-terminated. */
+struct note {
+	const char *name;
+	u32 namesz;
+	u32 type;
+	const void *desc;
+	size_t len;
+};
+
+struct img_notes {
+	struct note_slot slot[N_MAX];	/* the main thread's, process-wide */
+	const char *threads;		/* the second NT_PRSTATUS, or NULL */
+};
+
+/* The note at *p, which then moves past it; false if it overruns @end. */
+static bool next_note(const char **p, const char *end, struct note *n)
 {
-	const char *p = img->notes, *end = p + img->notes_len;
-	int i, ret = 0;
+	const struct elf64_note *h = (const void *)*p;
+	const char *name;
+	size_t nsz, dsz;
 
-	memcpy(slots, note_kinds, sizeof(note_kinds));
-	while (p < end) {
-		const struct elf64_note *n = (const void *)p;
-		const char *name, *desc;
-		size_t nsz, dsz;
-
-		if (end - p < sizeof(*n)) {
-			ret = -EINVAL;
-			break;
-		}
-		nsz = ALIGN((size_t)n->n_namesz, 4);
-		dsz = ALIGN((size_t)n->n_descsz, 4);
-		name = p + sizeof(*n);
-		if (nsz > end - name || dsz > end - name - nsz) {
-			ret = -EINVAL;
-			break;
-		}
-		desc = name + nsz;
-		p = desc + dsz;
-		for (i = 0; i < N_MAX; i++) {
-			struct note_slot *s = &slots[i];
-
-			if (n->n_type != s->type ||
-			    n->n_namesz != strlen(s->owner) + 1 ||
-			    memcmp(name, s->owner, n->n_namesz))
-				continue;
-			if (s->desc)
-				ret = -EINVAL;	/* duplicate */
-			s->desc = desc;
-			s->len = n->n_descsz;
-		}
-	}
-	if (!slots[N_TASK].desc)
-		return -ENOEXEC;
-	if (ret)
-		img_err(img, "malformed note segment");
-	return ret;
+	if (end - *p < sizeof(*h))
+		return false;
+	nsz = ALIGN((size_t)h->n_namesz, 4);
+	dsz = ALIGN((size_t)h->n_descsz, 4);
+	name = *p + sizeof(*h);
+	if (nsz > end - name || dsz > end - name - nsz)
+		return false;
+	n->name = name;
+	n->namesz = h->n_namesz;
+	n->type = h->n_type;
+	n->desc = name + nsz;
+	n->len = h->n_descsz;
+	*p = name + nsz + dsz;
+	return true;
 }
 
-static int img_read_notes(struct img *img, struct note_slot *slots)
+static bool note_is(const struct note *n, const struct note_slot *kind)
+{
+	return n->type == kind->type && n->namesz == strlen(kind->owner) + 1 &&
+	       !memcmp(n->name, kind->owner, n->namesz);
+}
+
+/* A note of a kind the loader reads, for any thread. */
+static bool note_known(const struct note *n)
+{
+	int i;
+
+	for (i = 0; i < N_MAX; i++)
+		if (note_is(n, &note_kinds[i]))
+			return true;
+	for (i = 0; i < T_MAX; i++)
+		if (note_is(n, &thread_kinds[i]))
+			return true;
+	return false;
+}
+
+/*
+ * Walk the note segment: the main thread's notes and the process-wide ones
+ * come before the second NT_PRSTATUS, where the further threads' notes
+ * start (img_read_threads() walks those).  Returns -ENOEXEC if there is no
+ * imgcr task note (an ordinary core file), -EINVAL if it is malformed.
+ */
+static int img_find_notes(struct img *img, struct img_notes *nt)
+{
+	const char *p = img->notes, *end = p + img->notes_len, *at;
+	const char *bad = NULL;
+	struct note n;
+	int i;
+
+	memcpy(nt->slot, note_kinds, sizeof(note_kinds));
+	nt->threads = NULL;
+	while (p < end) {
+		at = p;
+		if (!next_note(&p, end, &n)) {
+			bad = bad ?: "a note runs past the end of the segment";
+			break;
+		}
+		if (!nt->threads && nt->slot[N_PRSTATUS].desc &&
+		    note_is(&n, &note_kinds[N_PRSTATUS]))
+			nt->threads = at;
+		if (nt->threads)
+			continue;
+		if (note_is(&n, &thread_kinds[T_THREAD]))
+			bad = bad ?: "NT_IMGCR_THREAD before the second NT_PRSTATUS";
+		for (i = 0; i < N_MAX; i++) {
+			struct note_slot *s = &nt->slot[i];
+
+			if (!note_is(&n, s))
+				continue;
+			if (s->desc)
+				bad = bad ?: "a main thread or process note appears twice";
+			s->desc = n.desc;
+			s->len = n.len;
+		}
+	}
+	if (!nt->slot[N_TASK].desc)
+		return -ENOEXEC;
+	if (bad) {
+		img_err(img, "malformed note segment: %s", bad);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int img_read_notes(struct img *img, struct img_notes *nt)
 {
 	const struct elf64_phdr *note = NULL;
 	unsigned int i;
@@ -177,7 +266,7 @@ static int img_read_notes(struct img *img, struct note_slot *slots)
 	ret = img_read(img, img->notes, img->notes_len, note->p_offset);
 	if (ret)
 		return -ENOEXEC;
-	return img_find_notes(img, slots);
+	return img_find_notes(img, nt);
 }
 
 static int img_copy_note(struct img *img, const struct note_slot *s,
@@ -191,20 +280,22 @@ static int img_copy_note(struct img *img, const struct note_slot *s,
 	return 0;
 }
 
-static int img_check_regs(struct img *img)
+/*
+ * General registers of any thread; @who names it in messages ("" for the
+ * main thread).
+ */
+static int img_check_regs(struct img *img, const u64 *r, const char *who)
 {
-	const u64 *r = img->prstatus.regs;
-
 	if (r[IMGCR_REG_CS] != __USER_CS || r[IMGCR_REG_SS] != __USER_DS ||
 	    r[IMGCR_REG_DS] || r[IMGCR_REG_ES] || r[IMGCR_REG_FS] ||
 	    r[IMGCR_REG_GS]) {
-		img_err(img, "unsupported segment registers");
+		img_err(img, "%sunsupported segment registers", who);
 		return -EINVAL;
 	}
 	if (!user_addr_ok(r[IMGCR_REG_RIP]) || !user_addr_ok(r[IMGCR_REG_RSP]) ||
 	    !user_addr_ok(r[IMGCR_REG_FS_BASE]) ||
 	    !user_addr_ok(r[IMGCR_REG_GS_BASE])) {
-		img_err(img, "register outside user space");
+		img_err(img, "%sregister outside user space", who);
 		return -EINVAL;
 	}
 	return 0;
@@ -219,12 +310,70 @@ static bool require(struct img *img, bool ok, const char *what)
 }
 
 /* What do_sigaltstack() may have stored: mode 0, SS_ONSTACK or SS_DISABLE. */
-static bool sigaltstack_ok(const struct imgcr_task *t)
+static bool sigaltstack_ok(const struct imgcr_thread *t)
 {
 	u32 mode = t->sas_ss_flags & ~(u32)SS_AUTODISARM;
 
 	return (mode == 0 || mode == SS_ONSTACK || mode == SS_DISABLE) &&
 	       user_range_ok(t->sas_ss_sp, t->sas_ss_size);
+}
+
+static bool robust_list_ok(const struct imgcr_thread *t)
+{
+	return user_addr_ok(t->robust_list) &&
+	       t->robust_list_len == (t->robust_list ?
+				      sizeof(struct robust_list_head) : 0);
+}
+
+/* What sys_rseq() accepts, or no registration at all. */
+static bool rseq_ok(const struct imgcr_thread *t)
+{
+	if (!t->rseq)
+		return !t->rseq_len && !t->rseq_sig;
+	return imgcr_rseq_len_ok(t->rseq_len) && IS_ALIGNED(t->rseq, 32) &&
+	       user_range_ok(t->rseq, t->rseq_len);
+}
+
+/*
+ * The first per-thread field out of range, or NULL; the same rules for
+ * the main thread (img->main_th) and the others.  Timer slack needs none:
+ * PR_SET_TIMERSLACK takes any unsigned long, and a thread forked by a
+ * real-time one has a default of 0.
+ */
+static const char *thread_field_bad(const struct imgcr_thread *t)
+{
+	BUILD_BUG_ON(sizeof(current->timer_slack_ns) != sizeof(t->timer_slack_ns) ||
+		     sizeof(current->default_timer_slack_ns) !=
+		     sizeof(t->default_timer_slack_ns));
+	if (t->flags & ~(IMGCR_TASK_RESTARTED_SYSCALL |
+			 IMGCR_TASK_INTERRUPTED_SYSCALL))
+		return "unknown task flags";
+	if (!sigaltstack_ok(t))
+		return "alternate signal stack";
+	if (!user_addr_ok(t->clear_child_tid))
+		return "clear_child_tid";
+	if (!robust_list_ok(t))
+		return "robust futex list";
+	if (!rseq_ok(t))
+		return "rseq area";
+	if (!valid_signal(t->pdeath_signal))
+		return "parent-death signal";
+	return NULL;
+}
+
+/* Check a thread's fields, then make the harmless ones what the kernel keeps. */
+static int img_check_thread(struct img *img, struct imgcr_thread *t,
+			    const char *who)
+{
+	const char *bad = thread_field_bad(t);
+
+	if (bad) {
+		img_err(img, "invalid image: %s%s", who, bad);
+		return -EINVAL;
+	}
+	t->comm[sizeof(t->comm) - 1] = 0;
+	t->blocked &= ~(sigmask(SIGKILL) | sigmask(SIGSTOP));
+	return 0;
 }
 
 static int img_check_task(struct img *img)
@@ -237,10 +386,6 @@ static int img_check_task(struct img *img)
 			t->version, IMGCR_FORMAT_VERSION);
 		return -EINVAL;
 	}
-	if (!require(img, !(t->flags & ~(IMGCR_TASK_RESTARTED_SYSCALL |
-				    IMGCR_TASK_INTERRUPTED_SYSCALL)),
-		"unknown task flags"))
-		return -EINVAL;
 	if (!require(img, (t->personality & PER_MASK) == PER_LINUX &&
 		!(t->personality & ~PER_MASK & ~PER_FLAGS_OK),
 		"personality"))
@@ -258,25 +403,6 @@ static int img_check_task(struct img *img)
 		t->arg_start <= t->arg_end && t->env_start <= t->env_end,
 		"memory layout fields"))
 		return -EINVAL;
-	if (!require(img, sigaltstack_ok(t), "alternate signal stack"))
-		return -EINVAL;
-	if (!require(img, user_addr_ok(t->clear_child_tid), "clear_child_tid"))
-		return -EINVAL;
-	if (!require(img, user_addr_ok(t->robust_list) &&
-		t->robust_list_len == (t->robust_list ?
-				       sizeof(struct robust_list_head) : 0),
-		"robust futex list"))
-		return -EINVAL;
-	if (t->rseq) {
-		if (!require(img, imgcr_rseq_len_ok(t->rseq_len) && IS_ALIGNED(t->rseq, 32) &&
-			user_range_ok(t->rseq, t->rseq_len), "rseq area"))
-			return -EINVAL;
-	} else {
-		if (!require(img, !t->rseq_len && !t->rseq_sig, "rseq area"))
-			return -EINVAL;
-	}
-	t->comm[sizeof(t->comm) - 1] = 0;
-	t->blocked &= ~(sigmask(SIGKILL) | sigmask(SIGSTOP));
 
 	for (i = 0; i < IMGCR_NSIG; i++) {
 		struct imgcr_sigaction *sa = &img->sigact[i];
@@ -290,6 +416,88 @@ static int img_check_task(struct img *img)
 			return -EINVAL;
 		sa->mask &= ~(sigmask(SIGKILL) | sigmask(SIGSTOP));
 	}
+	return 0;
+}
+
+static bool itimer_ok(const struct imgcr_itimer *it)
+{
+	return it->value_ns < IMG_MAX_NS && it->interval_ns < IMG_MAX_NS;
+}
+
+/* A count and its note: absent iff the count is 0, else of exact size. */
+static bool counted_note_ok(const struct note_slot *s, u32 count, size_t elem)
+{
+	if (!s->desc)
+		return !count;
+	return count && s->len == count * elem;
+}
+
+/* NT_IMGCR_PROC; its main-thread fields are checked in img->main_th. */
+static int img_check_proc(struct img *img, const struct img_notes *nt)
+{
+	const struct imgcr_proc *p = &img->proc;
+	int i;
+
+	if (!require(img, p->nr_threads <= IMGCR_MAX_THREADS, "more threads than IMGCR_MAX_THREADS"))
+		return -EINVAL;
+	if (!require(img, !(p->flags & ~(IMGCR_PROC_CHILD_SUBREAPER |
+					 IMGCR_PROC_THP_DISABLE |
+					 IMGCR_PROC_NOT_DUMPABLE)),
+		"unknown process flags"))
+		return -EINVAL;
+	if (!require(img, !p->pad0, "process note padding"))
+		return -EINVAL;
+	if (!require(img, p->nr_sigqueue <= IMGCR_MAX_SIGQUEUE &&
+		counted_note_ok(&nt->slot[N_SIGQUEUE], p->nr_sigqueue,
+				sizeof(struct imgcr_sigqueue)),
+		"pending signal count or NT_IMGCR_SIGQUEUE size"))
+		return -EINVAL;
+	if (!require(img, p->nr_timers <= IMGCR_MAX_TIMERS &&
+		counted_note_ok(&nt->slot[N_TIMERS], p->nr_timers,
+				sizeof(struct imgcr_posix_timer)),
+		"POSIX timer count or NT_IMGCR_TIMERS size"))
+		return -EINVAL;
+	for (i = 0; i < ARRAY_SIZE(p->itimer); i++)
+		if (!require(img, itimer_ok(&p->itimer[i]), "interval timer"))
+			return -EINVAL;
+	return 0;
+}
+
+/*
+ * The main thread as the others are, from the task and process notes, and
+ * checked by the same rules.  img->task gets the fixed-up fields back, for
+ * the restore code that reads them there.
+ */
+static int img_check_main_thread(struct img *img)
+{
+	struct imgcr_thread *m = &img->main_th;
+	struct imgcr_task *t = &img->task;
+	int ret;
+
+	memset(m, 0, sizeof(*m));
+	m->tid = t->pid;
+	m->flags = t->flags;
+	m->blocked = t->blocked;
+	m->sas_ss_sp = t->sas_ss_sp;
+	m->sas_ss_size = t->sas_ss_size;
+	m->sas_ss_flags = t->sas_ss_flags;
+	m->pdeath_signal = img->proc.pdeath_signal;
+	m->robust_list = t->robust_list;
+	m->robust_list_len = t->robust_list_len;
+	m->clear_child_tid = t->clear_child_tid;
+	m->rseq = t->rseq;
+	m->rseq_len = t->rseq_len;
+	m->rseq_sig = t->rseq_sig;
+	m->timer_slack_ns = img->proc.timer_slack_ns;
+	m->default_timer_slack_ns = img->proc.default_timer_slack_ns;
+	m->xfeatures = t->xfeatures;
+	memcpy(m->comm, t->comm, sizeof(m->comm));
+
+	ret = img_check_thread(img, m, "");
+	if (ret)
+		return ret;
+	t->blocked = m->blocked;
+	memcpy(t->comm, m->comm, sizeof(t->comm));
 	return 0;
 }
 
@@ -587,11 +795,13 @@ static const struct user_regset *xstate_regset(void)
 }
 
 /*
- * Check the xstate by loading it into a scratch copy of our own fpstate
- * with the very function the restore will use: if this succeeds, so will
- * the real one after the point of no return.
+ * Check a thread's xstate by loading it into a scratch copy of our own
+ * fpstate with the very function the restore will use: if this succeeds,
+ * so will the real one after the point of no return.  On success *xstate
+ * is a copy of it and *pkru its PKRU.
  */
-static int img_check_xstate(struct img *img, const struct note_slot *s)
+static int img_check_xstate(struct img *img, const void *desc, size_t len,
+			    const char *who, void **xstate, u32 *pkru)
 {
 	struct fpstate *cur = current->thread.fpu.fpstate, *scratch;
 	const struct user_regset *rs = xstate_regset();
@@ -600,15 +810,19 @@ static int img_check_xstate(struct img *img, const struct note_slot *s)
 	u64 xfeatures;
 	int ret;
 
-	if (!rs || !s->desc || s->len != rs->n * rs->size ||
-	    s->len != img->task.xstate_size) {
-		img_err(img, "xstate note missing or of a size this CPU does not use");
+	if (!rs || !desc || len != rs->n * rs->size ||
+	    len != img->task.xstate_size ||
+	    len < sizeof(struct fxregs_state) + sizeof(struct xstate_header)) {
+		img_err(img, "%sxstate note missing or of a size this CPU does not use",
+			who);
 		return -EINVAL;
 	}
-	memcpy(&xfeatures, (const u8 *)s->desc + 512, sizeof(xfeatures));
+	/* XSTATE_BV: the first word of the header after the legacy area */
+	memcpy(&xfeatures, (const u8 *)desc + sizeof(struct fxregs_state),
+	       sizeof(xfeatures));
 	if (xfeatures & ~cur->user_xfeatures) {
-		img_err(img, "image uses CPU state components %#llx this CPU lacks",
-			xfeatures & ~cur->user_xfeatures);
+		img_err(img, "%simage uses CPU state components %#llx this CPU lacks",
+			who, xfeatures & ~cur->user_xfeatures);
 		return -EOPNOTSUPP;
 	}
 	/*
@@ -616,14 +830,14 @@ static int img_check_xstate(struct img *img, const struct note_slot *s)
 	 * caller has not enabled it, and is gone after exec if it has.
 	 */
 	if (xfeatures & (cur->xfd | XFEATURE_MASK_XTILE_DATA)) {
-		img_err(img, "image uses dynamically enabled state (AMX); not supported");
+		img_err(img, "%simage uses dynamically enabled state (AMX); not supported",
+			who);
 		return -EOPNOTSUPP;
 	}
-	img->xstate_size = s->len;
-	img->xstate = kvmalloc(s->len, GFP_KERNEL_ACCOUNT);
-	if (!img->xstate)
+	*xstate = kvmalloc(len, GFP_KERNEL_ACCOUNT);
+	if (!*xstate)
 		return -ENOMEM;
-	memcpy(img->xstate, s->desc, s->len);
+	memcpy(*xstate, desc, len);
 
 	fsize = offsetof(struct fpstate, regs) + cur->size;
 	scratch = kvmalloc(fsize, GFP_KERNEL_ACCOUNT);
@@ -631,12 +845,364 @@ static int img_check_xstate(struct img *img, const struct note_slot *s)
 		return -ENOMEM;
 	memcpy(scratch, cur, fsize);
 	g.fpstate = scratch;
-	ret = fpu_copy_uabi_to_guest_fpstate(&g, img->xstate,
-					     cur->user_xfeatures, &img->pkru);
+	ret = fpu_copy_uabi_to_guest_fpstate(&g, *xstate, cur->user_xfeatures,
+					     pkru);
 	kvfree(scratch);
 	if (ret) {
-		img_err(img, "invalid xstate (%d)", ret);
+		img_err(img, "%sinvalid xstate (%d)", who, ret);
 		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * The notes of thread @n (1 = the first after the main one), exactly
+ * thread_kinds[] in that order, into @g; *p moves past them.
+ */
+static int img_thread_notes(struct img *img, const char **p, const char *end,
+			    unsigned int n, struct note *g)
+{
+	int k;
+
+	for (k = 0; k < T_MAX; k++) {
+		if (*p >= end || !next_note(p, end, &g[k])) {
+			if (k)
+				img_err(img, "invalid image: thread %u: no %s note",
+					n, thread_note_names[k]);
+			else
+				img_err(img, "invalid image: NT_IMGCR_PROC counts %u threads besides the main one, the notes have %u",
+					img->proc.nr_threads, n - 1);
+			return -EINVAL;
+		}
+		if (!note_is(&g[k], &thread_kinds[k])) {
+			img_err(img, "invalid image: thread %u: note type %#x where its %s should be (each thread has NT_PRSTATUS, NT_PRFPREG, NT_X86_XSTATE, NT_IMGCR_THREAD, in order)",
+				n, g[k].type, thread_note_names[k]);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Thread @n from its notes: registers, fields, xstate, all checked. */
+static int img_read_thread(struct img *img, unsigned int n,
+			   const struct note *g, struct img_thread *t)
+{
+	char who[48];
+	int ret;
+
+	if (g[T_PRSTATUS].len != sizeof(t->prstatus) ||
+	    g[T_FPREG].len != sizeof(struct fxregs_state) ||
+	    g[T_THREAD].len != sizeof(t->th)) {
+		img_err(img, "invalid image: thread %u: a note of wrong size", n);
+		return -EINVAL;
+	}
+	memcpy(&t->prstatus, g[T_PRSTATUS].desc, sizeof(t->prstatus));
+	memcpy(&t->th, g[T_THREAD].desc, sizeof(t->th));
+	snprintf(who, sizeof(who), "thread %u (TID %u): ", n, t->th.tid);
+	ret = img_check_thread(img, &t->th, who);
+	if (!ret)
+		ret = img_check_regs(img, t->prstatus.regs, who);
+	if (!ret)
+		ret = img_check_xstate(img, g[T_XSTATE].desc, g[T_XSTATE].len,
+				       who, &t->xstate, &t->pkru);
+	return ret;
+}
+
+/*
+ * The further threads' notes, from the second NT_PRSTATUS on: exactly
+ * proc.nr_threads groups; after the last one, only notes of kinds the
+ * loader does not read.
+ */
+static int img_read_threads(struct img *img, const struct img_notes *nt)
+{
+	const char *end = (const char *)img->notes + img->notes_len;
+	const char *p = nt->threads ?: end;
+	unsigned int i, nr = img->proc.nr_threads;
+	struct note g[T_MAX], n;
+	int ret;
+
+	if (nr) {
+		img->threads = kvcalloc(nr, sizeof(*img->threads),
+					GFP_KERNEL_ACCOUNT);
+		if (!img->threads)
+			return -ENOMEM;
+	}
+	for (i = 0; i < nr; i++) {
+		ret = img_thread_notes(img, &p, end, i + 1, g);
+		if (!ret)
+			ret = img_read_thread(img, i + 1, g, &img->threads[i]);
+		if (ret)
+			return ret;
+	}
+	while (p < end && next_note(&p, end, &n)) {
+		if (note_known(&n)) {
+			img_err(img, "invalid image: note type %#x after the notes of the last thread (NT_IMGCR_PROC counts %u besides the main one)",
+				n.type, nr);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Copy a counted note (img_check_proc() checked its size) into *dst. */
+static int img_copy_array(const struct note_slot *s, u32 count, size_t elem,
+			  void **dst)
+{
+	if (!count)
+		return 0;
+	*dst = kvmalloc_array(count, elem, GFP_KERNEL_ACCOUNT);
+	if (!*dst)
+		return -ENOMEM;
+	memcpy(*dst, s->desc, (size_t)count * elem);
+	return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	u32 x = *(const u32 *)a, y = *(const u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_s32(const void *a, const void *b)
+{
+	s32 x = *(const s32 *)a, y = *(const s32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Thread IDs of the group, main one included, sorted for group_has_tid(). */
+struct img_tids {
+	u32 *tid;
+	unsigned int n;
+};
+
+static bool group_has_tid(const struct img_tids *t, u32 tid)
+{
+	return bsearch(&tid, t->tid, t->n, sizeof(*t->tid), cmp_u32);
+}
+
+/* What clone3() takes as set_tid: 1 .. pid_max - 1 (at most this bound). */
+static bool tid_ok(u32 tid)
+{
+	return tid > 0 && tid < PID_MAX_LIMIT;
+}
+
+/* Each thread's TID valid and distinct from the others' and the main one. */
+static int img_check_tids(struct img *img, struct img_tids *t)
+{
+	unsigned int i;
+
+	t->n = img->proc.nr_threads + 1;
+	t->tid = kvmalloc_array(t->n, sizeof(*t->tid), GFP_KERNEL_ACCOUNT);
+	if (!t->tid)
+		return -ENOMEM;
+	t->tid[0] = img->main_th.tid;
+	for (i = 0; i < img->proc.nr_threads; i++) {
+		u32 tid = img->threads[i].th.tid;
+
+		if (!tid_ok(tid)) {
+			img_err(img, "invalid image: thread %u: TID %u out of range",
+				i + 1, tid);
+			return -EINVAL;
+		}
+		t->tid[i + 1] = tid;
+	}
+	sort(t->tid, t->n, sizeof(*t->tid), cmp_u32, NULL);
+	for (i = 1; i < t->n; i++) {
+		if (t->tid[i] == t->tid[i - 1]) {
+			img_err(img, "invalid image: TID %u belongs to two threads (the main one included)",
+				t->tid[i]);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* What may be queued again: SIGKILL and SIGSTOP never reach a handler. */
+static bool signal_queueable(s32 sig)
+{
+	return sig >= 1 && sig <= IMGCR_NSIG && sig != SIGKILL && sig != SIGSTOP;
+}
+
+/*
+ * What is wrong with a pending signal, or NULL.  Bytes past the kernel's
+ * siginfo are zero: the dumper never writes any, and rt_sigqueueinfo()
+ * refuses them (E2BIG) for a layout it does not know.
+ */
+static const char *sigq_bad(const struct imgcr_sigqueue *q,
+			    const struct img_tids *t)
+{
+	s32 sig;
+
+	BUILD_BUG_ON(sizeof(kernel_siginfo_t) > sizeof(q->info));
+	memcpy(&sig, q->info, sizeof(sig));
+	if (q->tid && !group_has_tid(t, q->tid))
+		return "not for the process nor one of its threads";
+	if (!signal_queueable(sig))
+		return "si_signo not 1-64, or SIGKILL/SIGSTOP";
+	if (q->pad0 || memchr_inv(q->info + sizeof(kernel_siginfo_t), 0,
+				  sizeof(q->info) - sizeof(kernel_siginfo_t)))
+		return "non-zero padding";
+	return NULL;
+}
+
+static int img_check_sigq(struct img *img, const struct img_tids *t)
+{
+	unsigned int i;
+	const char *bad;
+
+	for (i = 0; i < img->proc.nr_sigqueue; i++) {
+		bad = sigq_bad(&img->sigq[i], t);
+		if (bad) {
+			img_err(img, "invalid image: pending signal %u (TID %u): %s",
+				i, img->sigq[i].tid, bad);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static bool timer_clock_ok(s32 c)
+{
+	return c == CLOCK_REALTIME || c == CLOCK_MONOTONIC ||
+	       c == CLOCK_BOOTTIME || c == CLOCK_TAI;
+}
+
+/* What timer_create() or timer_settime() would refuse, or NULL. */
+static const char *timer_bad(const struct imgcr_posix_timer *pt,
+			     const struct img_tids *t)
+{
+	if (pt->id < 0)
+		return "negative id";
+	if (!timer_clock_ok(pt->clock))
+		return "clock not CLOCK_REALTIME, _MONOTONIC, _BOOTTIME or _TAI";
+	if (pt->value_ns >= IMG_MAX_NS || pt->interval_ns >= IMG_MAX_NS ||
+	    pt->overrun < 0)
+		return "times or overrun out of range";
+	switch (pt->notify) {
+	case IMGCR_SIGEV_NONE:
+		return pt->tid ? "target thread without SIGEV_THREAD_ID" : NULL;
+	case IMGCR_SIGEV_SIGNAL:
+		if (pt->tid)
+			return "target thread without SIGEV_THREAD_ID";
+		break;
+	case IMGCR_SIGEV_THREAD_ID:
+		if (!group_has_tid(t, pt->tid))
+			return "target thread not in the process";
+		break;
+	default:
+		return "unknown notification";
+	}
+	if (!signal_queueable(pt->signo))
+		return "signal not 1-64, or SIGKILL/SIGSTOP";
+	return NULL;
+}
+
+/* Every timer valid, and no two with one id. */
+static int img_check_timers(struct img *img, const struct img_tids *t)
+{
+	unsigned int i, n = img->proc.nr_timers;
+	const char *bad;
+	s32 *ids;
+	int ret = 0;
+
+	for (i = 0; i < n; i++) {
+		bad = timer_bad(&img->timers[i], t);
+		if (bad) {
+			img_err(img, "invalid image: POSIX timer %d: %s",
+				img->timers[i].id, bad);
+			return -EINVAL;
+		}
+	}
+	if (!n)
+		return 0;
+	ids = kvmalloc_array(n, sizeof(*ids), GFP_KERNEL_ACCOUNT);
+	if (!ids)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		ids[i] = img->timers[i].id;
+	sort(ids, n, sizeof(*ids), cmp_s32, NULL);
+	for (i = 1; i < n && !ret; i++) {
+		if (ids[i] == ids[i - 1]) {
+			img_err(img, "invalid image: two POSIX timers with id %d",
+				ids[i]);
+			ret = -EINVAL;
+		}
+	}
+	kvfree(ids);
+	return ret;
+}
+
+/*
+ * The group's own notes besides the threads': pending signals and timers
+ * copied, then every thread ID any of it names checked against the threads.
+ */
+static int img_check_group(struct img *img, const struct img_notes *nt)
+{
+	struct img_tids t = {};
+	int ret;
+
+	ret = img_copy_array(&nt->slot[N_SIGQUEUE], img->proc.nr_sigqueue,
+			     sizeof(*img->sigq), (void **)&img->sigq);
+	if (!ret)
+		ret = img_copy_array(&nt->slot[N_TIMERS], img->proc.nr_timers,
+				     sizeof(*img->timers), (void **)&img->timers);
+	if (!ret)
+		ret = img_check_tids(img, &t);
+	if (!ret)
+		ret = img_check_sigq(img, &t);
+	if (!ret)
+		ret = img_check_timers(img, &t);
+	kvfree(t.tid);
+	return ret;
+}
+
+static bool tid_in_use(u32 tid)
+{
+	bool used;
+
+	rcu_read_lock();
+	used = find_vpid(tid);
+	rcu_read_unlock();
+	return used;
+}
+
+/*
+ * Whether the caller can create the threads after the exec: with clone3()
+ * and set_tid, in its own PID namespace, as copy_process() and alloc_pid()
+ * allow it.  Checked here so that the exec fails cleanly instead; a TID
+ * taken between now and the clone3() still kills the restored process.
+ */
+static int img_check_clone(struct img *img)
+{
+	struct pid_namespace *ns = task_active_pid_ns(current);
+	unsigned int i;
+
+	if (!img->proc.nr_threads)
+		return 0;
+#ifdef CONFIG_SECCOMP
+	if (READ_ONCE(current->seccomp.mode) != SECCOMP_MODE_DISABLED) {
+		img_err(img, "the caller runs under a seccomp filter; binfmt_img creates threads with clone3 without running the filter, so multi-threaded images are refused");
+		return -EPERM;
+	}
+#endif
+	if (current->nsproxy->pid_ns_for_children != ns) {
+		img_err(img, "the caller unshared its PID namespace: threads cannot be created (clone with CLONE_THREAD would fail); fork first");
+		return -EINVAL;
+	}
+	if (!checkpoint_restore_ns_capable(ns->user_ns)) {
+		img_err(img, "TID %u: setting thread IDs needs CAP_CHECKPOINT_RESTORE or CAP_SYS_ADMIN over the PID namespace; restore as root, or with `imgcr restore --pidns`",
+			img->threads[0].th.tid);
+		return -EPERM;
+	}
+	for (i = 0; i < img->proc.nr_threads; i++) {
+		u32 tid = img->threads[i].th.tid;
+
+		if (tid_in_use(tid)) {
+			img_err(img, "TID %u is in use by another task", tid);
+			return -EEXIST;
+		}
 	}
 	return 0;
 }
@@ -668,7 +1234,8 @@ static int img_check_auxv(struct img *img, const struct note_slot *s)
 
 int img_parse(struct img *img)
 {
-	struct note_slot slots[N_MAX];
+	struct img_notes nt;
+	const struct note_slot *slots = nt.slot;
 	struct inode *inode = file_inode(img->bprm->file);
 	size_t vmas_len;
 	int ret;
@@ -676,7 +1243,7 @@ int img_parse(struct img *img)
 	ret = img_check_elf(img);
 	if (ret)
 		return ret;
-	ret = img_read_notes(img, slots);
+	ret = img_read_notes(img, &nt);
 	if (ret)
 		return ret;
 
@@ -694,6 +1261,9 @@ int img_parse(struct img *img)
 	if (!ret)
 		ret = img_copy_note(img, &slots[N_SIGACT], img->sigact,
 				    sizeof(img->sigact), "signal");
+	if (!ret)
+		ret = img_copy_note(img, &slots[N_PROC], &img->proc,
+				    sizeof(img->proc), "process");
 	if (ret)
 		return ret;
 	ret = img_check_auxv(img, &slots[N_AUXV]);
@@ -702,7 +1272,15 @@ int img_parse(struct img *img)
 
 	ret = img_check_task(img);
 	if (!ret)
-		ret = img_check_regs(img);
+		ret = img_check_proc(img, &nt);
+	if (!ret)
+		ret = img_check_main_thread(img);
+	if (!ret)
+		ret = img_check_regs(img, img->prstatus.regs, "");
+	if (!ret)
+		ret = img_read_threads(img, &nt);
+	if (!ret)
+		ret = img_check_group(img, &nt);
 	if (ret)
 		return ret;
 
@@ -729,8 +1307,13 @@ int img_parse(struct img *img)
 	if (!ret)
 		ret = img_check_vdso(img);
 	if (!ret)
-		ret = img_check_xstate(img, &slots[N_XSTATE]);
-	return ret;
+		ret = img_check_xstate(img, slots[N_XSTATE].desc,
+				       slots[N_XSTATE].len, "", &img->xstate,
+				       &img->pkru);
+	if (ret)
+		return ret;
+	img->xstate_size = slots[N_XSTATE].len;
+	return img_check_clone(img);
 }
 
 void img_free(struct img *img)
@@ -746,6 +1329,12 @@ void img_free(struct img *img)
 	kvfree(img->files);
 	kvfree(img->vmas);
 	kvfree(img->xstate);
+	if (img->threads)	/* allocated with proc.nr_threads entries */
+		for (i = 0; i < img->proc.nr_threads; i++)
+			kvfree(img->threads[i].xstate);
+	kvfree(img->threads);
+	kvfree(img->sigq);
+	kvfree(img->timers);
 	kvfree(img->notes);
 	kvfree(img->phdrs);
 }
