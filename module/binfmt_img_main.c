@@ -18,14 +18,27 @@
 
 unsigned long imgcr_sys_arch_prctl;
 unsigned long imgcr_sys_mprotect;
+unsigned long imgcr_sys_clone3;
+unsigned long imgcr_sys_prctl;
+unsigned long imgcr_sys_rt_sigqueueinfo;
+unsigned long imgcr_sys_setitimer;
+unsigned long imgcr_sys_timer_create;
+unsigned long imgcr_sys_timer_settime;
 
 static struct imgcr_ksym loader_ksyms[] = {
 	{ "__x64_sys_arch_prctl", &imgcr_sys_arch_prctl },
 	{ "__x64_sys_mprotect", &imgcr_sys_mprotect },
+	{ "__x64_sys_clone3", &imgcr_sys_clone3 },
+	{ "__x64_sys_prctl", &imgcr_sys_prctl },
+	{ "__x64_sys_rt_sigqueueinfo", &imgcr_sys_rt_sigqueueinfo },
+	{ "__x64_sys_setitimer", &imgcr_sys_setitimer },
+	{ "__x64_sys_timer_create", &imgcr_sys_timer_create },
+	{ "__x64_sys_timer_settime", &imgcr_sys_timer_settime },
 };
 
 static int load_img_binary(struct linux_binprm *bprm)
 {
+	struct img_group *group;
 	struct img *img;
 	int ret;
 
@@ -36,13 +49,20 @@ static int load_img_binary(struct linux_binprm *bprm)
 	ret = img_parse(img);
 	if (ret)
 		goto out;
+	group = img_group_prepare(img);
+	if (IS_ERR(group)) {
+		ret = PTR_ERR(group);
+		goto out;
+	}
 
 	ret = begin_new_exec(bprm);	/* the point of no return */
-	if (ret)
-		goto out;
-	ret = img_restore_mm(img);
 	if (!ret)
-		ret = img_restore_task(img);
+		ret = img_restore_mm(img);
+	if (ret) {
+		img_group_put(group);
+		goto out;
+	}
+	ret = img_restore_task(img, group);	/* takes over the group */
 out:
 	img_free(img);
 	kfree(img);
@@ -62,6 +82,9 @@ static int __init binfmt_img_init(void)
 				  ARRAY_SIZE(loader_ksyms));
 	if (ret)
 		return ret;
+	ret = img_group_init();
+	if (ret)
+		return ret;
 	register_binfmt(&img_format);
 	return 0;
 }
@@ -69,6 +92,7 @@ static int __init binfmt_img_init(void)
 static void __exit binfmt_img_exit(void)
 {
 	unregister_binfmt(&img_format);
+	img_group_exit();
 	/* A task may still be about to run img_resume(): let it finish. */
 	synchronize_rcu_tasks();
 }

@@ -48,16 +48,6 @@ static unsigned long vma_mmap_prot(const struct imgcr_vma *v)
 	       (v->prot & IMGCR_PROT_EXEC ? PROT_EXEC : 0);
 }
 
-/* Call a syscall body resolved at load; see ksyms.h. */
-static long call_sys(unsigned long fn, unsigned long a0, unsigned long a1,
-		     unsigned long a2)
-{
-	long (*sys)(const struct pt_regs *regs) = (void *)fn;
-	struct pt_regs regs = { .di = a0, .si = a1, .dx = a2 };
-
-	return sys(&regs);
-}
-
 /*
  * A private mapping that was writable once is mapped writable, filled and
  * then mprotect()ed, as the task did: it keeps VM_ACCOUNT like the
@@ -127,7 +117,7 @@ static int map_one(struct img *img, const struct imgcr_vma *v)
 		set_anon_pgoff(v);
 	if (prot == PROT_NONE)
 		return 0;
-	ret = call_sys(imgcr_sys_mprotect, v->start, len, prot);
+	ret = img_call_sys(imgcr_sys_mprotect, v->start, len, prot, 0);
 	if (ret) {
 		img_err(img, "cannot set protection of %#llx-%#llx (%ld)",
 			v->start, v->end, ret);
@@ -206,8 +196,8 @@ static int map_vdso(struct img *img)
 
 	if (!img->task.vdso)
 		return 0;
-	ret = call_sys(imgcr_sys_arch_prctl, ARCH_MAP_VDSO_64,
-		       img->task.vdso - img->task.vvar_size, 0);
+	ret = img_call_sys(imgcr_sys_arch_prctl, ARCH_MAP_VDSO_64,
+			   img->task.vdso - img->task.vvar_size, 0, 0);
 	if (ret < 0 || (unsigned long)current->mm->context.vdso != img->task.vdso) {
 		img_err(img, "cannot map the vdso at %#llx (%ld)", img->task.vdso, ret);
 		return ret < 0 ? ret : -EEXIST;
@@ -267,8 +257,8 @@ static int drop_fill_write(struct img *img)
 
 		if (v->kind > IMGCR_VMA_FILE || !map_writable_first(v))
 			continue;
-		ret = call_sys(imgcr_sys_mprotect, v->start, v->end - v->start,
-			       vma_mmap_prot(v));
+		ret = img_call_sys(imgcr_sys_mprotect, v->start,
+				   v->end - v->start, vma_mmap_prot(v), 0);
 		if (ret) {
 			img_err(img, "cannot set protection of %#llx-%#llx (%ld)",
 				v->start, v->end, ret);
@@ -383,37 +373,49 @@ int img_restore_mm(struct img *img)
 
 struct img_resume {
 	struct callback_head work;
+	struct img_group *group;	/* the other threads, signals, timers */
 	u64 ax;
-	u64 rseq;
-	u32 rseq_len;
-	u32 rseq_sig;
+	const struct imgcr_thread *th;	/* in group: the main thread's */
 	sigset_t blocked;
 };
+
+/* rax, rseq and the mask: what exec would undo, so set on the way out. */
+void img_set_late_fields(u64 ax, const struct imgcr_thread *t)
+{
+	struct pt_regs *regs = current_pt_regs();
+
+	regs->ax = ax;
+	regs->orig_ax = -1;	/* not in a syscall: no restart on signals */
+#ifdef CONFIG_RSEQ
+	if (t->rseq) {
+		current->rseq = (struct rseq __user *)(unsigned long)t->rseq;
+		imgcr_set_rseq_len(current, t->rseq_len);
+		current->rseq_sig = t->rseq_sig;
+		rseq_set_notify_resume(current);
+	}
+#endif
+}
 
 /* Runs on the way back to user space, after exec stored its own rax. */
 static void img_resume(struct callback_head *work)
 {
 	struct img_resume *r = container_of(work, struct img_resume, work);
-	struct pt_regs *regs = current_pt_regs();
 
-	regs->ax = r->ax;
-	regs->orig_ax = -1;	/* not in a syscall: no restart on signals */
-#ifdef CONFIG_RSEQ
-	if (r->rseq) {
-		current->rseq = (struct rseq __user *)(unsigned long)r->rseq;
-		imgcr_set_rseq_len(current, r->rseq_len);
-		current->rseq_sig = r->rseq_sig;
-		rseq_set_notify_resume(current);
-	}
-#endif
-	sigprocmask(SIG_SETMASK, &r->blocked, NULL);
+	img_set_late_fields(r->ax, r->th);
+	/*
+	 * The other threads, pending signals and timers; the mask stays
+	 * all-blocked until they are all there.  On failure the group is
+	 * being killed and the mask does not matter.
+	 */
+	if (!img_group_run(r->group))
+		sigprocmask(SIG_SETMASK, &r->blocked, NULL);
 	kfree(r);
 	module_put(THIS_MODULE);
 }
 
-static void set_fsgs(const u64 *r)
+void img_set_fsgs(const u64 *r)
 {
-	/* start_thread() loaded null selectors; now the bases */
+	/* start_thread() or clone left null selectors; now the bases */
 	preempt_disable();
 	current->thread.fsindex = 0;
 	current->thread.fsbase = r[IMGCR_REG_FS_BASE];
@@ -424,7 +426,8 @@ static void set_fsgs(const u64 *r)
 	preempt_enable();
 }
 
-static int set_xstate(struct img *img)
+/* @xstate was checked by img_parse() with this very copy function. */
+int img_set_xstate(const void *xstate)
 {
 	struct fpu *fpu = &current->thread.fpu;
 	struct fpu_guest g = { .fpstate = fpu->fpstate };
@@ -432,12 +435,11 @@ static int set_xstate(struct img *img)
 	int ret;
 
 	/*
-	 * exec reset the FPU and set TIF_NEED_FPU_LOAD: the registers are
-	 * loaded from fpstate on return to user space, so writing fpstate is
-	 * all it takes.
+	 * Writing fpstate and marking the registers stale is all it takes:
+	 * they are loaded from fpstate on return to user space.
 	 */
 	fpregs_lock();
-	ret = fpu_copy_uabi_to_guest_fpstate(&g, img->xstate,
+	ret = fpu_copy_uabi_to_guest_fpstate(&g, xstate,
 					     fpu->fpstate->user_xfeatures, &pkru);
 	fpu->last_cpu = -1;
 	set_thread_flag(TIF_NEED_FPU_LOAD);
@@ -452,70 +454,13 @@ static int set_xstate(struct img *img)
 	return 0;
 }
 
-static void set_signals(struct img *img)
+/* The general registers but rax (see img_set_late_fields()). */
+void img_set_regs(const u64 *ir)
 {
-	struct sighand_struct *sighand = current->sighand;
-	const struct imgcr_task *t = &img->task;
-	int i;
-
-	spin_lock_irq(&sighand->siglock);
-	for (i = 0; i < IMGCR_NSIG; i++) {
-		struct k_sigaction *ka = &sighand->action[i];
-		const struct imgcr_sigaction *sa = &img->sigact[i];
-
-		ka->sa.sa_handler = (__sighandler_t)(unsigned long)sa->handler;
-		ka->sa.sa_flags = sa->flags;
-		ka->sa.sa_restorer = (__sigrestore_t)(unsigned long)sa->restorer;
-		siginitset(&ka->sa.sa_mask, sa->mask);
-	}
-	spin_unlock_irq(&sighand->siglock);
-
-	current->sas_ss_sp = t->sas_ss_sp;
-	current->sas_ss_size = t->sas_ss_size;
-	current->sas_ss_flags = t->sas_ss_flags;
-}
-
-/*
- * Registers and the kernel's per-task state; the last step of the exec.
- * @r was allocated before the point of no return.
- */
-static void set_task_state(struct img *img, struct img_resume *r)
-{
-	const struct imgcr_task *t = &img->task;
-	sigset_t all;
-
-	task_lock(current);
-	strscpy_pad(current->comm, t->comm, sizeof(current->comm));
-	task_unlock(current);
-#ifdef CONFIG_FUTEX
-	current->robust_list = (void __user *)(unsigned long)t->robust_list;
-#endif
-	current->clear_child_tid = (int __user *)(unsigned long)t->clear_child_tid;
-	set_signals(img);
-
-	/* No handler may run before img_resume() has fixed rax. */
-	siginitsetinv(&all, sigmask(SIGKILL) | sigmask(SIGSTOP));
-	siginitset(&r->blocked, t->blocked);
-	sigprocmask(SIG_SETMASK, &all, NULL);
-}
-
-int img_restore_task(struct img *img)
-{
-	const u64 *ir = img->prstatus.regs;
 	struct pt_regs *regs = current_pt_regs();
-	struct img_resume *r;
-	int ret;
 
-	r = kzalloc(sizeof(*r), GFP_KERNEL);
-	if (!r)
-		return -ENOMEM;
-	ret = set_xstate(img);
-	if (ret) {
-		kfree(r);
-		return ret;
-	}
-	finalize_exec(img->bprm);
-	start_thread(regs, ir[IMGCR_REG_RIP], ir[IMGCR_REG_RSP]);
+	regs->ip = ir[IMGCR_REG_RIP];
+	regs->sp = ir[IMGCR_REG_RSP];
 	regs->r15 = ir[IMGCR_REG_R15];
 	regs->r14 = ir[IMGCR_REG_R14];
 	regs->r13 = ir[IMGCR_REG_R13];
@@ -532,18 +477,89 @@ int img_restore_task(struct img *img)
 	regs->di = ir[IMGCR_REG_RDI];
 	regs->flags = (regs->flags & ~IMG_FLAG_MASK) |
 		      (ir[IMGCR_REG_EFLAGS] & IMG_FLAG_MASK);
-	set_fsgs(ir);
-	set_task_state(img, r);
+	img_set_fsgs(ir);
+}
+
+/* What the kernel keeps for one thread and exec or clone reset. */
+void img_set_thread_fields(const struct imgcr_thread *t)
+{
+	task_lock(current);
+	strscpy_pad(current->comm, t->comm, sizeof(current->comm));
+	task_unlock(current);
+#ifdef CONFIG_FUTEX
+	current->robust_list = (void __user *)(unsigned long)t->robust_list;
+#endif
+	current->clear_child_tid = (int __user *)(unsigned long)t->clear_child_tid;
+	current->sas_ss_sp = t->sas_ss_sp;
+	current->sas_ss_size = t->sas_ss_size;
+	current->sas_ss_flags = t->sas_ss_flags;
+	current->pdeath_signal = t->pdeath_signal;
+	current->timer_slack_ns = t->timer_slack_ns;
+	current->default_timer_slack_ns = t->default_timer_slack_ns;
+}
+
+static void set_sigactions(struct img *img)
+{
+	struct sighand_struct *sighand = current->sighand;
+	int i;
+
+	spin_lock_irq(&sighand->siglock);
+	for (i = 0; i < IMGCR_NSIG; i++) {
+		struct k_sigaction *ka = &sighand->action[i];
+		const struct imgcr_sigaction *sa = &img->sigact[i];
+
+		ka->sa.sa_handler = (__sighandler_t)(unsigned long)sa->handler;
+		ka->sa.sa_flags = sa->flags;
+		ka->sa.sa_restorer = (__sigrestore_t)(unsigned long)sa->restorer;
+		siginitset(&ka->sa.sa_mask, sa->mask);
+	}
+	spin_unlock_irq(&sighand->siglock);
+}
+
+/*
+ * Registers and the kernel's per-task state; the last step of the exec.
+ * @group was made before the point of no return; it is handed on to
+ * img_resume() (or dropped here on failure).
+ */
+int img_restore_task(struct img *img, struct img_group *group)
+{
+	struct pt_regs *regs = current_pt_regs();
+	const u64 *ir = img->prstatus.regs;
+	struct img_resume *r;
+	sigset_t all;
+	int ret;
+
+	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	if (!r) {
+		img_group_put(group);
+		return -ENOMEM;
+	}
+	ret = img_set_xstate(img->xstate);
+	if (ret) {
+		img_group_put(group);
+		kfree(r);
+		return ret;
+	}
+	finalize_exec(img->bprm);
+	start_thread(regs, ir[IMGCR_REG_RIP], ir[IMGCR_REG_RSP]);
+	img_set_regs(ir);
+	img_set_thread_fields(&img->main_th);
+	set_sigactions(img);
+
+	/* No handler may run before img_resume() has fixed rax. */
+	siginitsetinv(&all, sigmask(SIGKILL) | sigmask(SIGSTOP));
+	siginitset(&r->blocked, img->main_th.blocked);
+	sigprocmask(SIG_SETMASK, &all, NULL);
 
 	r->ax = ir[IMGCR_REG_RAX];
-	r->rseq = img->task.rseq;
-	r->rseq_len = img->task.rseq_len;
-	r->rseq_sig = img->task.rseq_sig;
+	r->group = group;
+	r->th = img_group_main(group);
 	init_task_work(&r->work, img_resume);
 	__module_get(THIS_MODULE);	/* img_resume() is our code */
 	ret = task_work_add(current, &r->work, TWA_RESUME);
 	if (ret) {
 		module_put(THIS_MODULE);
+		img_group_put(group);
 		kfree(r);
 	}
 	return ret;

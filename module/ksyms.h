@@ -97,11 +97,25 @@ static inline int imgcr_ksyms_resolve(const char *mod, struct imgcr_ksym *tab,
  *   proc_pid_status         - the original /proc/<pid>/status, called from
  *                             the hook that appends "Children:" (a pid_entry
  *                             show function)
- * binfmt_img (both sys_call_table entries):
+ * binfmt_img (all sys_call_table entries):
  *   __x64_sys_arch_prctl    - ARCH_MAP_VDSO_64 maps the vdso at a chosen
  *                             address
  *   __x64_sys_mprotect      - drops write access from a mapping filled while
  *                             writable, as the task's own mprotect() did
+ *   __x64_sys_clone3        - recreates each further thread with its TID
+ *                             (set_tid), RLIMIT_NPROC, pids cgroup and LSM
+ *                             checks included
+ *   __x64_sys_prctl         - PR_SET_CHILD_SUBREAPER, PR_SET_THP_DISABLE,
+ *                             PR_SET_DUMPABLE as the process had them
+ *   __x64_sys_rt_sigqueueinfo - queues process-wide pending signals again
+ *                             with their siginfo
+ *   __x64_sys_setitimer     - re-arms ITIMER_REAL/VIRTUAL/PROF
+ *   __x64_sys_timer_create, __x64_sys_timer_settime
+ *                           - recreate POSIX timers under their ids
+ *
+ * Tracepoint (exported API, found with for_each_kernel_tracepoint()):
+ *   sched_process_fork      - hands each recreated thread the task_work that
+ *                             sets its state before it first runs
  *
  * Hooked by name through ftrace (no address needed):
  *   proc_tgid_base_lookup, proc_tgid_base_readdir, proc_pid_status

@@ -23,6 +23,14 @@ struct img_file {
 	struct file *file;		/* opened with the caller's rights */
 };
 
+/* One thread of the image: the main thread's comes from the task note. */
+struct img_thread {
+	struct imgcr_prstatus prstatus;	/* registers */
+	struct imgcr_thread th;
+	void *xstate;			/* img->xstate_size bytes */
+	u32 pkru;			/* from xstate, if it has PKRU */
+};
+
 struct img {
 	struct linux_binprm *bprm;
 	loff_t size;			/* of the image file */
@@ -35,6 +43,11 @@ struct img {
 	/* copies of the notes, naturally aligned */
 	struct imgcr_prstatus prstatus;
 	struct imgcr_task task;
+	struct imgcr_proc proc;
+	struct imgcr_thread main_th;	/* the main thread, from task and proc */
+	struct img_thread *threads;	/* proc.nr_threads further threads */
+	struct imgcr_sigqueue *sigq;	/* proc.nr_sigqueue */
+	struct imgcr_posix_timer *timers;	/* proc.nr_timers */
 	struct imgcr_sigaction sigact[IMGCR_NSIG];
 	u64 auxv[IMGCR_AUXV_WORDS];
 	size_t auxv_bytes;
@@ -55,9 +68,43 @@ void img_free(struct img *img);
 /* binfmt_img_main.c: syscall bodies, resolved at load (ksyms.h) */
 extern unsigned long imgcr_sys_arch_prctl;
 extern unsigned long imgcr_sys_mprotect;
+extern unsigned long imgcr_sys_clone3;
+extern unsigned long imgcr_sys_prctl;
+extern unsigned long imgcr_sys_rt_sigqueueinfo;
+extern unsigned long imgcr_sys_setitimer;
+extern unsigned long imgcr_sys_timer_create;
+extern unsigned long imgcr_sys_timer_settime;
+
+/* Call a syscall body resolved at load; see ksyms.h. */
+static inline long img_call_sys(unsigned long fn, unsigned long a0,
+				unsigned long a1, unsigned long a2,
+				unsigned long a3)
+{
+	long (*sys)(const struct pt_regs *regs) = (void *)fn;
+	struct pt_regs regs = { .di = a0, .si = a1, .dx = a2, .r10 = a3 };
+
+	return sys(&regs);
+}
 
 /* img_restore.c */
+struct img_group;
 int img_restore_mm(struct img *img);
-int img_restore_task(struct img *img);
+int img_restore_task(struct img *img, struct img_group *group);
+void img_set_regs(const u64 *r);
+void img_set_fsgs(const u64 *r);
+int img_set_xstate(const void *xstate);
+void img_set_thread_fields(const struct imgcr_thread *t);
+void img_set_late_fields(u64 ax, const struct imgcr_thread *t);
+
+/*
+ * img_group.c: the other threads, pending signals, timers and process
+ * switches, recreated by the main thread on its way back to user space.
+ */
+struct img_group *img_group_prepare(struct img *img);
+const struct imgcr_thread *img_group_main(struct img_group *g);
+int img_group_run(struct img_group *g);
+void img_group_put(struct img_group *g);
+int img_group_init(void);
+void img_group_exit(void);
 
 #endif /* IMGCR_LOADER_H */
