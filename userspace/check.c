@@ -69,7 +69,7 @@ int cmd_check(int argc, char **argv)
 		waitpid(p, NULL, 0);
 		printf("clone3 set_tid: unexpected success\n");
 	} else if (errno == EEXIST) {
-		printf("clone3 set_tid: supported (restore keeps pids)\n");
+		printf("clone3 set_tid: supported (restore keeps pids and thread ids)\n");
 	} else if (errno == EPERM) {
 		printf("clone3 set_tid: supported, not permitted (needs CAP_CHECKPOINT_RESTORE; use restore --pidns)\n");
 	} else {

@@ -2,15 +2,18 @@
 /*
  * imgcr dump -t PID -D DIR [--leave-running]: checkpoint a process tree.
  *
- * 1. Freeze: PTRACE_SEIZE + PTRACE_INTERRUPT every task, starting at PID,
- *    reading each stopped task's children (/proc/PID/task/TID/children)
- *    until a full pass finds no new task.  Nothing is read before a task
- *    is stopped, and a stopped task cannot fork.
+ * 1. Freeze (freeze.c): PTRACE_SEIZE + PTRACE_INTERRUPT every thread of
+ *    every task, starting at PID, listing each task's threads again until
+ *    no new one appears and reading each stopped task's children
+ *    (/proc/PID/task/TID/children) until a full pass finds no new task.
+ *    Nothing is read before a task is stopped, and a stopped thread cannot
+ *    clone or fork.  The tree records each task's threads.
  * 2. Describe every task (ids, credentials, cwd/root/umask, fds) and check
  *    that everything is supported; save the data buffered in pipes (tee(2),
  *    which leaves the data in the live pipe).
- * 3. Read every image from /proc/PID/dump into DIR/core-PID.img and write
- *    DIR/tree (format: tree.c).
+ * 3. Read every image from /proc/PID/dump into DIR/core-PID.img (one image
+ *    holds all the threads of a task: it must list exactly the frozen
+ *    threads) and write DIR/tree (format: tree.c).
  * 4. SIGKILL the tree, or PTRACE_DETACH it with --leave-running.  On any
  *    error, the tree is detached untouched and the error names pid and fd.
  */
@@ -18,30 +21,28 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <linux/kcmp.h>
 #include <linux/magic.h>
 
 #include "commands.h"
+#include "freeze.h"
+#include "image.h"
 #include "log.h"
 #include "proc.h"
 #include "tree.h"
 
 struct dctx {
 	struct tree t;
-	char *seized;		/* per task index */
-	int cap;
+	struct freezer fz;
 	const char *dir;
 	int have_kcmp;
 };
@@ -49,168 +50,6 @@ struct dctx {
 static const char *const ns_names[] = {
 	"pid", "mnt", "net", "ipc", "uts", "user", "cgroup", "time",
 };
-
-static void mark_seized(struct dctx *c, int i)
-{
-	if (i >= c->cap) {
-		int ncap = (i + 1) * 2;
-
-		c->seized = realloc(c->seized, ncap);
-		if (!c->seized) {
-			pr_err("out of memory");
-			exit(1);
-		}
-		memset(c->seized + c->cap, 0, ncap - c->cap);
-		c->cap = ncap;
-	}
-	c->seized[i] = 1;
-}
-
-static int nr_threads(pid_t pid)
-{
-	char path[64];
-	struct dirent *d;
-	DIR *dir;
-	int n = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	dir = opendir(path);
-	if (!dir)
-		return -1;
-	while ((d = readdir(dir)))
-		if (d->d_name[0] != '.')
-			n++;
-	closedir(dir);
-	return n;
-}
-
-/* Stop task c->t.tasks[i] with PTRACE_SEIZE + PTRACE_INTERRUPT. */
-static int seize(struct dctx *c, int i)
-{
-	pid_t pid = c->t.tasks[i].pid, ppid, pgid, sid;
-	char state;
-	int st, n;
-
-	if (pid == getpid()) {
-		pr_err("pid %d: this is imgcr itself: dump a tree that does not contain imgcr", pid);
-		return -1;
-	}
-	if (proc_stat(pid, &state, &ppid, &pgid, &sid)) {
-		pr_err("pid %d: no such process", pid);
-		return -1;
-	}
-	if (state == 'Z' || state == 'X') {
-		pr_err("pid %d: zombie: zombie processes are not supported", pid);
-		return -1;
-	}
-	n = nr_threads(pid);
-	if (n > 1) {
-		pr_err("pid %d: multi-threaded (%d threads): multi-threaded tasks are not supported", pid, n);
-		return -1;
-	}
-	if (ptrace(PTRACE_SEIZE, pid, 0, 0)) {
-		pr_perror("pid %d: cannot ptrace (PTRACE_SEIZE)", pid);
-		return -1;
-	}
-	mark_seized(c, i);
-	if (ptrace(PTRACE_INTERRUPT, pid, 0, 0)) {
-		pr_perror("pid %d: PTRACE_INTERRUPT", pid);
-		return -1;
-	}
-	for (;;) {
-		if (waitpid(pid, &st, __WALL) < 0) {
-			if (errno == EINTR)
-				continue;
-			pr_perror("pid %d: waiting for the stop", pid);
-			return -1;
-		}
-		if (WIFEXITED(st) || WIFSIGNALED(st)) {
-			c->seized[i] = 0;
-			pr_err("pid %d: exited while being frozen", pid);
-			return -1;
-		}
-		if (!WIFSTOPPED(st))
-			continue;
-		if ((st >> 16) == PTRACE_EVENT_STOP)
-			break;
-		/* A signal-delivery stop: deliver it, the interrupt stays pending. */
-		if (ptrace(PTRACE_CONT, pid, 0, WSTOPSIG(st))) {
-			pr_perror("pid %d: PTRACE_CONT", pid);
-			return -1;
-		}
-	}
-	n = nr_threads(pid);
-	if (n > 1) {
-		pr_err("pid %d: multi-threaded (%d threads): multi-threaded tasks are not supported", pid, n);
-		return -1;
-	}
-	return 0;
-}
-
-/* Add the children of every thread of task i; returns how many were new. */
-static int add_children(struct dctx *c, int i)
-{
-	pid_t pid = c->t.tasks[i].pid;
-	char path[96], *text, *p;
-	struct dirent *d;
-	DIR *dir;
-	int added = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	dir = opendir(path);
-	if (!dir)
-		return -1;
-	while ((d = readdir(dir))) {
-		if (d->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/children", pid, d->d_name);
-		text = read_text(path, NULL);
-		if (!text) {
-			closedir(dir);
-			pr_perror("pid %d: cannot read %s", pid, path);
-			return -1;
-		}
-		for (p = text; *p;) {
-			char *end;
-			long child = strtol(p, &end, 10);
-
-			if (end == p)
-				break;
-			p = end;
-			if (child > 0 && !tree_find(&c->t, child)) {
-				tree_task_add(&c->t, child);
-				added++;
-			}
-		}
-		free(text);
-	}
-	closedir(dir);
-	return added;
-}
-
-static int freeze(struct dctx *c, pid_t root)
-{
-	int done = 0, i, n;
-
-	c->t.root = root;
-	tree_task_add(&c->t, root);
-	for (;;) {
-		for (; done < c->t.ntasks; done++)
-			if (seize(c, done))
-				return -1;
-		/* every known task is stopped: re-read all children lists */
-		n = 0;
-		for (i = 0; i < c->t.ntasks; i++) {
-			int r = add_children(c, i);
-
-			if (r < 0)
-				return -1;
-			n += r;
-		}
-		if (!n)
-			return 0;
-	}
-}
 
 static int ns_check(struct dctx *c, int i)
 {
@@ -665,6 +504,65 @@ fail:
 	return -1;
 }
 
+static int cmp_tid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void tid_list(char *out, size_t size, const pid_t *tids, int n)
+{
+	size_t off = 0;
+	int i;
+
+	out[0] = 0;
+	if (!n)
+		snprintf(out, size, "none");
+	for (i = 0; i < n && off + 16 < size; i++)
+		off += snprintf(out + off, size - off, "%s%d", i ? " " : "", tids[i]);
+	if (i < n)
+		snprintf(out + off, size - off, " ...");
+}
+
+/*
+ * The image must hold exactly the threads the tree records for the task:
+ * a restore recreates the TIDs the tree lists and checks them against these.
+ */
+static int check_image_threads(struct dctx *c, const struct tree_task *k)
+{
+	char path[4096], a[256], b[256];
+	struct image img;
+	pid_t *tids = NULL;
+	unsigned int i;
+	int ret = -1;
+
+	snprintf(path, sizeof(path), "%s/core-%d.img", c->dir, k->pid);
+	if (image_open(&img, path))
+		goto out;
+	tids = calloc(img.nr_threads + 1, sizeof(*tids));
+	if (!tids) {
+		pr_err("out of memory");
+		goto out;
+	}
+	for (i = 1; i < img.nr_threads; i++)
+		tids[i - 1] = img.threads[i].thread.tid;
+	qsort(tids, img.nr_threads - 1, sizeof(*tids), cmp_tid);
+	if (img.nr_threads - 1 != (unsigned int)k->nthreads ||
+	    (k->nthreads && memcmp(tids, k->threads, k->nthreads * sizeof(*tids)))) {
+		tid_list(a, sizeof(a), tids, img.nr_threads - 1);
+		tid_list(b, sizeof(b), k->threads, k->nthreads);
+		pr_err("pid %d: the image %s holds the threads %s besides the main one, the frozen task has %s",
+		       k->pid, path, a, b);
+		goto out;
+	}
+	ret = 0;
+out:
+	free(tids);
+	image_close(&img);
+	return ret;
+}
+
 static void chown_dir(struct dctx *c, int created)
 {
 	const struct tree_task *r = tree_find(&c->t, c->t.root);
@@ -682,29 +580,6 @@ static void chown_dir(struct dctx *c, int created)
 		snprintf(path, sizeof(path), "%s/pipe-%lu.data", c->dir, c->t.pipes[i].ino);
 		if (chown(path, r->uid[0], r->gid[0]))
 			pr_perror("warning: cannot chown %s", path);
-	}
-}
-
-static void release(struct dctx *c, int killit)
-{
-	int i, st;
-
-	for (i = 0; i < c->t.ntasks; i++) {
-		if (i >= c->cap || !c->seized[i])
-			continue;
-		if (killit)
-			kill(c->t.tasks[i].pid, SIGKILL);
-		else if (ptrace(PTRACE_DETACH, c->t.tasks[i].pid, 0, 0))
-			pr_perror("pid %d: PTRACE_DETACH", c->t.tasks[i].pid);
-	}
-	if (!killit)
-		return;
-	for (i = 0; i < c->t.ntasks; i++) {
-		if (i >= c->cap || !c->seized[i])
-			continue;
-		while (waitpid(c->t.tasks[i].pid, &st, __WALL) > 0 &&
-		       !WIFEXITED(st) && !WIFSIGNALED(st))
-			;
 	}
 }
 
@@ -738,7 +613,7 @@ int cmd_dump(int argc, char **argv)
 		return 1;
 	}
 
-	if (freeze(&c, root))
+	if (freeze_tree(&c.fz, &c.t, root))
 		goto out;
 	for (i = 0; i < c.t.ntasks; i++)
 		if (ns_check(&c, i) || describe_task(&c, i) || describe_fds(&c, i))
@@ -746,7 +621,7 @@ int cmd_dump(int argc, char **argv)
 	if (check_external_pipes(&c))
 		goto out;
 	for (i = 0; i < c.t.ntasks; i++)
-		if (save_image(&c, &c.t.tasks[i]))
+		if (save_image(&c, &c.t.tasks[i]) || check_image_threads(&c, &c.t.tasks[i]))
 			goto out;
 	if (tree_write(&c.t, c.dir))
 		goto out;
@@ -755,8 +630,8 @@ int cmd_dump(int argc, char **argv)
 out:
 	if (!ok)
 		pr_err("dump failed; the tree was left running untouched");
-	release(&c, ok && !leave);
+	freeze_release(&c.fz, &c.t, ok && !leave);
+	freeze_free(&c.fz);
 	tree_free(&c.t);
-	free(c.seized);
 	return ok ? 0 : 1;
 }

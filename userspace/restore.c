@@ -21,6 +21,14 @@
  * whole half-built tree; a task that sees the go pipe closed without a byte
  * exits.  The status pipe reaching EOF means every task has exec'd.
  *
+ * Threads: the exec of core-PID.img recreates the other threads of the task
+ * with their TIDs (the tree's "thread" records list them; the image too).
+ * Like choosing a pid with clone3(set_tid), that needs CAP_CHECKPOINT_RESTORE
+ * over the PID namespace, and free TIDs: both are checked first.  The exec
+ * closes the status pipe before the threads exist (the main thread creates
+ * them on its way back to user space), so the restorer then waits until it
+ * has seen every listed TID in /proc/PID/task of its task.
+ *
  * --pidns: a new PID namespace (and, for a non-root caller, a new user
  * namespace mapping only the caller's uid and gid).  If the root's pid is 1
  * it becomes the namespace's init; otherwise an init helper (pid 1, this
@@ -53,6 +61,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/capability.h>
 #include <linux/close_range.h>
 
 #include "commands.h"
@@ -142,6 +151,27 @@ static void task_fail(struct rctx *c, pid_t pid)
 #define TFAIL(...) do { report(c, k->pid, __VA_ARGS__); task_fail(c, k->pid); } while (0)
 
 static void run_task(struct rctx *c, int ti, pid_t want_ppid) __attribute__((noreturn));
+/*
+ * An ordinary user's --pidns restore runs in a user namespace of its own,
+ * where it has every capability until the exec of the image drops them
+ * (its uid is not 0 there).  The image recreates its threads' TIDs with
+ * clone3(set_tid) after that exec, which needs CAP_CHECKPOINT_RESTORE over
+ * the new PID namespace: keep that one capability across the exec, as an
+ * ambient one.  It is a capability over namespaces the user made.
+ */
+static int keep_checkpoint_cap(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		return -1;
+	d[CAP_CHECKPOINT_RESTORE / 32].inheritable |= 1u << (CAP_CHECKPOINT_RESTORE % 32);
+	if (syscall(SYS_capset, &h, d))
+		return -1;
+	return prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_CHECKPOINT_RESTORE, 0, 0);
+}
+
 static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 {
 	const struct tree_task *k = &c->t.tasks[ti];
@@ -275,8 +305,15 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 	if (n != 1)
 		_exit(1);	/* the restorer gave up */
 	prctl(PR_SET_PDEATHSIG, 0);
+	if (c->userns && k->nthreads && keep_checkpoint_cap())
+		TFAIL("cannot keep CAP_CHECKPOINT_RESTORE for the exec: %s", strerror(errno));
 	syscall(SYS_execveat, fd, "", argv, environ, AT_EMPTY_PATH);
-	TFAIL("exec of %s failed: %s (see the kernel log)", img, strerror(errno));
+	n = errno;
+	TFAIL("exec of %s failed: %s (see the kernel log)%s", img, strerror(n),
+	      !k->nthreads ? "" : n == EEXIST ?
+	      " (a TID of its threads is in use: restore into a new PID namespace with --pidns)" :
+	      n == EPERM ?
+	      " (recreating its threads' TIDs needs CAP_CHECKPOINT_RESTORE: run as root, or use --pidns)" : "");
 	_exit(127);
 }
 
@@ -513,6 +550,37 @@ static int same_groups(const struct tree_task *k, gid_t *g, int n)
 	return 1;
 }
 
+/*
+ * Some task has @tid as its pid or as a thread's tid.  kill() finds only
+ * thread group leaders on newer kernels; /proc/TID is there for any thread
+ * (though not listed in /proc).
+ */
+static int tid_in_use(pid_t tid)
+{
+	char path[32];
+
+	if (!kill(tid, 0) || errno == EPERM)
+		return 1;
+	snprintf(path, sizeof(path), "/proc/%d", tid);
+	return !access(path, F_OK);
+}
+
+#define CAP_SYS_ADMIN_BIT		21
+#define CAP_CHECKPOINT_RESTORE_BIT	40
+
+/* CAP_CHECKPOINT_RESTORE (or CAP_SYS_ADMIN) in our effective set. */
+static int has_cap_checkpoint_restore(void)
+{
+	char *text = read_text("/proc/self/status", NULL);
+	const char *v = text ? status_field(text, "CapEff") : NULL;
+	unsigned long long eff = v ? strtoull(v, NULL, 16) : 0;
+
+	free(text);
+	if (!v)
+		return geteuid() == 0;
+	return !!(eff & (1ULL << CAP_CHECKPOINT_RESTORE_BIT | 1ULL << CAP_SYS_ADMIN_BIT));
+}
+
 static int check_tree(struct rctx *c)
 {
 	struct tree *t = &c->t;
@@ -522,6 +590,7 @@ static int check_tree(struct rctx *c)
 	uid_t uid = geteuid();
 	gid_t gid = getegid();
 	char path[PATH_MAX + 64];
+	int j, privileged = has_cap_checkpoint_restore();
 
 	for (i = 0; i < t->ntasks; i++) {
 		const struct tree_task *k = &t->tasks[i], *p = tree_find(t, k->ppid);
@@ -568,6 +637,24 @@ static int check_tree(struct rctx *c)
 		if (!c->pidns && (!kill(k->pid, 0) || errno == EPERM)) {
 			pr_err("pid %d (%s) is in use by another process: restore into a new PID namespace with --pidns",
 			       k->pid, k->comm);
+			return -1;
+		}
+		for (j = 0; j < k->nthreads; j++) {
+			pid_t tid = k->threads[j];
+
+			if (c->pidns && tid == 1) {
+				pr_err("pid %d thread %d: cannot be restored", k->pid, tid);
+				return -1;
+			}
+			if (!c->pidns && tid_in_use(tid)) {
+				pr_err("pid %d (%s): the TID %d of its thread is in use by another process: restore into a new PID namespace with --pidns",
+				       k->pid, k->comm, tid);
+				return -1;
+			}
+		}
+		if (k->nthreads && !c->pidns && !privileged) {
+			pr_err("pid %d (%s) has %d thread(s) besides the main one: recreating their TIDs needs CAP_CHECKPOINT_RESTORE: run as root, or restore into a new PID namespace with --pidns",
+			       k->pid, k->comm, k->nthreads);
 			return -1;
 		}
 		if (!c->setcreds) {
@@ -713,6 +800,182 @@ static int collect(struct rctx *c, int want, int timeout_ms)
 	}
 }
 
+/* The last field of "NSpid:" in @path (a status file): the id in the innermost namespace. */
+static pid_t inner_id(const char *path)
+{
+	char *text = read_text(path, NULL), *end;
+	const char *v = text ? status_field(text, "NSpid") : NULL;
+	long id = -1, x;
+
+	while (v && *v && *v != '\n') {
+		x = strtol(v, &end, 10);
+		if (end == v)
+			break;
+		id = x;
+		v = end;
+	}
+	free(text);
+	return id;
+}
+
+/*
+ * With --pidns the tree's pids live in the new namespace: the pid, in ours,
+ * of each task there, found by its NSpid (0 if not found: it has exited).
+ */
+static void outer_pids(struct rctx *c, pid_t *outer)
+{
+	char ns[128], other[128], path[64];
+	struct dirent *d;
+	ssize_t n;
+	DIR *proc;
+	int i;
+
+	memset(outer, 0, c->t.ntasks * sizeof(*outer));
+	n = readlink("/proc/self/ns/pid_for_children", ns, sizeof(ns) - 1);
+	proc = opendir("/proc");
+	if (n <= 0 || !proc) {
+		if (proc)
+			closedir(proc);
+		return;
+	}
+	ns[n] = 0;
+	while ((d = readdir(proc))) {
+		pid_t p = atoi(d->d_name), in;
+
+		if (p <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/ns/pid", p);
+		n = readlink(path, other, sizeof(other) - 1);
+		if (n <= 0)
+			continue;
+		other[n] = 0;
+		if (strcmp(ns, other))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/status", p);
+		in = inner_id(path);
+		i = tidx(&c->t, in);
+		if (i >= 0)
+			outer[i] = p;
+	}
+	closedir(proc);
+}
+
+/*
+ * Mark in @seen the listed threads that task @k (pid @outer in our
+ * namespace) has now; 1 if it has exactly its listed threads, 0 if not, -1
+ * if it is gone (exited: nothing to check).  @extra gets a tid it should
+ * not have, if any.
+ */
+static int task_threads(struct rctx *c, const struct tree_task *k, pid_t outer,
+			char *seen, pid_t *extra)
+{
+	char path[96];
+	struct dirent *d;
+	DIR *dir;
+	int j, n = 0, exact = 1;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", outer);
+	dir = opendir(path);
+	if (!dir)
+		return -1;
+	while ((d = readdir(dir))) {
+		pid_t tid = atoi(d->d_name);
+
+		if (tid <= 0)
+			continue;
+		if (c->pidns) {
+			snprintf(path, sizeof(path), "/proc/%d/task/%d/status", outer, tid);
+			tid = inner_id(path);
+			if (tid <= 0)
+				continue;
+		}
+		n++;
+		if (tid == k->pid)
+			continue;
+		for (j = 0; j < k->nthreads && k->threads[j] != tid; j++)
+			;
+		if (j < k->nthreads) {
+			seen[j] = 1;
+		} else {
+			*extra = tid;
+			exact = 0;
+		}
+	}
+	closedir(dir);
+	if (!n)
+		return -1;
+	return exact && n == k->nthreads + 1;
+}
+
+/*
+ * After every exec: each task with threads must show its listed TIDs.  The
+ * threads appear when the main thread returns from the exec, after the
+ * status pipe was closed, so this polls; a listed thread seen once counts
+ * (it may exit as soon as it runs again), and a task that is gone exited.
+ */
+static int verify_threads(struct rctx *c, int timeout_ms)
+{
+	int i, j, pending, waited = 0, step = 1, ret = 0;
+	char **seen = calloc(c->t.ntasks, sizeof(*seen));
+	pid_t *outer = calloc(c->t.ntasks, sizeof(*outer)), *extra = calloc(c->t.ntasks, sizeof(*extra));
+	char *done = calloc(c->t.ntasks, 1);
+
+	if (!seen || !outer || !extra || !done) {
+		pr_err("out of memory");
+		exit(1);
+	}
+	for (i = 0; i < c->t.ntasks; i++) {
+		seen[i] = calloc(c->t.tasks[i].nthreads + 1, 1);
+		done[i] = !c->t.tasks[i].nthreads;
+	}
+	for (;;) {
+		if (c->pidns)
+			outer_pids(c, outer);
+		pending = 0;
+		for (i = 0; i < c->t.ntasks; i++) {
+			const struct tree_task *k = &c->t.tasks[i];
+			int r;
+
+			if (done[i])
+				continue;
+			r = task_threads(c, k, c->pidns ? outer[i] : k->pid, seen[i], &extra[i]);
+			for (j = 0; j < k->nthreads && seen[i][j]; j++)
+				;
+			if (r != 0 || j == k->nthreads)
+				done[i] = 1;
+			else
+				pending++;
+		}
+		if (!pending || waited >= timeout_ms)
+			break;
+		usleep(step * 1000);
+		waited += step;
+		step = step < 50 ? step * 2 : 50;
+	}
+	for (i = 0; i < c->t.ntasks; i++) {
+		const struct tree_task *k = &c->t.tasks[i];
+		char list[256];
+		size_t off = 0;
+
+		if (done[i])
+			continue;
+		list[0] = 0;
+		for (j = 0; j < k->nthreads && off + 16 < sizeof(list); j++)
+			if (!seen[i][j])
+				off += snprintf(list + off, sizeof(list) - off, " %d", k->threads[j]);
+		pr_err("restore failed: pid %d: after %d ms its threads do not have the TIDs of the dump: missing%s%s%.0d",
+		       k->pid, waited, list, extra[i] ? ", unexpected " : "", extra[i]);
+		ret = -1;
+	}
+	for (i = 0; i < c->t.ntasks; i++)
+		free(seen[i]);
+	free(seen);
+	free(outer);
+	free(extra);
+	free(done);
+	return ret;
+}
+
 int cmd_restore(int argc, char **argv)
 {
 	struct rctx c;
@@ -814,7 +1077,7 @@ int cmd_restore(int argc, char **argv)
 			return 1;
 		}
 	close(c.go_w);
-	if (collect(&c, 0, 60000)) {
+	if (collect(&c, 0, 60000) || verify_threads(&c, 60000)) {
 		kill_tree(&c, top, 1);
 		pr_err("the tree was killed");
 		return 1;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* imgcr show IMAGE [--json]: what an image holds, for people or scripts. */
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -67,6 +68,194 @@ static void json_str(const char *s)
 	putchar('"');
 }
 
+static void sig_name(int sig, char *out, size_t size)
+{
+	const char *n = sig > 0 && sig < 32 ? sigabbrev_np(sig) : NULL;
+
+	if (n)
+		snprintf(out, size, "SIG%s", n);
+	else
+		snprintf(out, size, "signal %d", sig);
+}
+
+/* signo, errno, code and sender of a saved siginfo_t */
+struct sq_info {
+	int32_t signo, err, code, pid;
+	uint32_t uid;
+};
+
+static void sq_decode(const struct imgcr_sigqueue *q, struct sq_info *si)
+{
+	memcpy(&si->signo, q->info, 4);
+	memcpy(&si->err, q->info + 4, 4);
+	memcpy(&si->code, q->info + 8, 4);
+	memcpy(&si->pid, q->info + 16, 4);
+	memcpy(&si->uid, q->info + 20, 4);
+}
+
+/* The comm, blocked mask and flags of thread @i (0: the main thread). */
+static void thread_fields(const struct image *img, unsigned int i, char comm[17],
+			  uint64_t *blocked, uint32_t *flags, uint32_t *tid)
+{
+	const struct imgcr_task *t = img->task;
+
+	memset(comm, 0, 17);
+	if (!i) {
+		memcpy(comm, t->comm, 16);
+		*blocked = t->blocked;
+		*flags = t->flags;
+		*tid = img->threads[0].prstatus.pid;
+	} else {
+		memcpy(comm, img->threads[i].thread.comm, 16);
+		*blocked = img->threads[i].thread.blocked;
+		*flags = img->threads[i].thread.flags;
+		*tid = img->threads[i].thread.tid;
+	}
+}
+
+static const char *clock_name(int clock)
+{
+	switch (clock) {
+	case 0: return "realtime";
+	case 1: return "monotonic";
+	case 7: return "boottime";
+	case 11: return "tai";
+	}
+	return "?";
+}
+
+/* pending signals queued for @tid (0: the process), one line */
+static void show_pending(const struct image *img, uint32_t tid, const char *indent)
+{
+	char name[32];
+	struct sq_info si;
+	unsigned int i, n = 0;
+
+	for (i = 0; img->sigqueue && i < img->proc->nr_sigqueue; i++) {
+		if (img->sigqueue[i].tid != tid)
+			continue;
+		sq_decode(&img->sigqueue[i], &si);
+		sig_name(si.signo, name, sizeof(name));
+		printf("%s%s (code %d", n++ ? ", " : indent, name, si.code);
+		if (si.code <= 0)	/* SI_USER, SI_QUEUE, SI_TKILL...: a sender */
+			printf(" from pid %d uid %u", si.pid, si.uid);
+		putchar(')');
+	}
+	if (n)
+		putchar('\n');
+}
+
+static void show_threads_text(const struct image *img)
+{
+	const struct imgcr_proc *pr = img->proc;
+	static const char *const itimer_names[3] = { "real", "virtual", "prof" };
+	char comm[17], name[32];
+	uint64_t blocked;
+	uint32_t flags, tid;
+	unsigned int i;
+
+	printf("threads:  %u\n", img->nr_threads);
+	for (i = 0; i < img->nr_threads; i++) {
+		const uint64_t *r = (const uint64_t *)img->threads[i].prstatus.regs;
+
+		thread_fields(img, i, comm, &blocked, &flags, &tid);
+		printf("  tid %u%s \"%s\": rip %#" PRIx64 " rsp %#" PRIx64 " blocked %#" PRIx64,
+		       tid, i ? "" : " (main)", comm, r[IMGCR_REG_RIP], r[IMGCR_REG_RSP], blocked);
+		if (flags & IMGCR_TASK_RESTARTED_SYSCALL)
+			printf(", syscall restarted");
+		if (flags & IMGCR_TASK_INTERRUPTED_SYSCALL)
+			printf(", sleep interrupted (EINTR)");
+		putchar('\n');
+		show_pending(img, tid, "    pending: ");
+	}
+	show_pending(img, 0, "pending:  process-wide: ");
+	printf("process:  flags %#x%s%s%s, pdeath signal %u, timer slack %" PRIu64
+	       " ns (default %" PRIu64 ")\n", pr->flags,
+	       pr->flags & IMGCR_PROC_CHILD_SUBREAPER ? " child-subreaper" : "",
+	       pr->flags & IMGCR_PROC_THP_DISABLE ? " thp-disable" : "",
+	       pr->flags & IMGCR_PROC_NOT_DUMPABLE ? " not-dumpable" : "",
+	       pr->pdeath_signal, (uint64_t)pr->timer_slack_ns,
+	       (uint64_t)pr->default_timer_slack_ns);
+	printf("itimers: ");
+	for (i = 0; i < 3; i++) {
+		const struct imgcr_itimer *it = &pr->itimer[i];
+
+		if (!it->value_ns)
+			printf(" %s off", itimer_names[i]);
+		else
+			printf(" %s in %" PRIu64 " ns every %" PRIu64 " ns", itimer_names[i],
+			       (uint64_t)it->value_ns, (uint64_t)it->interval_ns);
+		putchar(i < 2 ? ',' : '\n');
+	}
+	printf("timers:   %u\n", pr->nr_timers);
+	for (i = 0; img->timers && i < pr->nr_timers; i++) {
+		const struct imgcr_posix_timer *tm = &img->timers[i];
+
+		sig_name(tm->signo, name, sizeof(name));
+		printf("  id %d clock %s: ", tm->id, clock_name(tm->clock));
+		if (tm->notify == IMGCR_SIGEV_NONE)
+			printf("no signal");
+		else if (tm->notify == (IMGCR_SIGEV_THREAD_ID | IMGCR_SIGEV_SIGNAL))
+			printf("%s to tid %u", name, tm->tid);
+		else
+			printf("%s (notify %d)", name, tm->notify);
+		printf(", value %#" PRIx64 ", ", (uint64_t)tm->value);
+		if (tm->value_ns)
+			printf("next in %" PRIu64 " ns every %" PRIu64 " ns",
+			       (uint64_t)tm->value_ns, (uint64_t)tm->interval_ns);
+		else
+			printf("disarmed");
+		printf(", overrun %d\n", tm->overrun);
+	}
+}
+
+static void show_threads_json(const struct image *img)
+{
+	const struct imgcr_proc *pr = img->proc;
+	char comm[17];
+	struct sq_info si;
+	uint64_t blocked;
+	uint32_t flags, tid;
+	unsigned int i;
+
+	printf(",\"threads\":[");
+	for (i = 0; i < img->nr_threads; i++) {
+		const uint64_t *r = (const uint64_t *)img->threads[i].prstatus.regs;
+
+		thread_fields(img, i, comm, &blocked, &flags, &tid);
+		printf("%s{\"tid\":%u,\"main\":%s,\"comm\":", i ? "," : "", tid,
+		       i ? "false" : "true");
+		json_str(comm);
+		printf(",\"rip\":%" PRIu64 ",\"rsp\":%" PRIu64 ",\"blocked\":%" PRIu64
+		       ",\"flags\":%u,\"xstate\":%zu}", r[IMGCR_REG_RIP], r[IMGCR_REG_RSP],
+		       blocked, flags, img->threads[i].xstate_len);
+	}
+	printf("],\"proc\":{\"flags\":%u,\"pdeath_signal\":%u,\"timer_slack_ns\":%" PRIu64
+	       ",\"default_timer_slack_ns\":%" PRIu64 ",\"itimers\":[", pr->flags,
+	       pr->pdeath_signal, (uint64_t)pr->timer_slack_ns,
+	       (uint64_t)pr->default_timer_slack_ns);
+	for (i = 0; i < 3; i++)
+		printf("%s{\"value_ns\":%" PRIu64 ",\"interval_ns\":%" PRIu64 "}", i ? "," : "",
+		       (uint64_t)pr->itimer[i].value_ns, (uint64_t)pr->itimer[i].interval_ns);
+	printf("]},\"sigqueue\":[");
+	for (i = 0; img->sigqueue && i < pr->nr_sigqueue; i++) {
+		sq_decode(&img->sigqueue[i], &si);
+		printf("%s{\"tid\":%u,\"signo\":%d,\"errno\":%d,\"code\":%d,\"pid\":%d,\"uid\":%u}",
+		       i ? "," : "", img->sigqueue[i].tid, si.signo, si.err, si.code, si.pid,
+		       si.uid);
+	}
+	printf("],\"timers\":[");
+	for (i = 0; img->timers && i < pr->nr_timers; i++) {
+		const struct imgcr_posix_timer *tm = &img->timers[i];
+
+		printf("%s{\"id\":%d,\"clock\":%d,\"notify\":%d,\"signo\":%d,\"value\":%" PRIu64
+		       ",\"tid\":%u,\"overrun\":%d,\"value_ns\":%" PRIu64 ",\"interval_ns\":%" PRIu64 "}",
+		       i ? "," : "", tm->id, tm->clock, tm->notify, tm->signo, (uint64_t)tm->value,
+		       tm->tid, tm->overrun, (uint64_t)tm->value_ns, (uint64_t)tm->interval_ns);
+	}
+	putchar(']');
+}
+
 static void show_text(const struct image *img)
 {
 	const struct imgcr_task *t = img->task;
@@ -97,6 +286,7 @@ static void show_text(const struct image *img)
 		if (img->sigact[i].handler > 1)
 			printf(" %u", i + 1);
 	printf("\nrseq:     %#" PRIx64 " (len %u)\n", (uint64_t)t->rseq, t->rseq_len);
+	show_threads_text(img);
 	printf("mappings: %u\n", t->nr_vmas);
 	for (i = 0; img->vmas && i < t->nr_vmas; i++) {
 		const struct imgcr_vma *v = &img->vmas[i];
@@ -149,7 +339,9 @@ static void show_json(const struct image *img)
 		}
 		putchar('}');
 	}
-	printf("]}\n");
+	putchar(']');
+	show_threads_json(img);
+	printf("}\n");
 }
 
 static void fd_desc(const struct tree *t, const struct tree_fd *d, char *out, size_t size)
@@ -186,6 +378,10 @@ static void show_tree_text(const struct tree *t, const char *dir)
 			printf(" %u", k->groups[j]);
 		printf("%s\n  cwd %s root %s umask %03o\n", k->ngroups ? "" : " -", k->cwd,
 		       k->root, k->umask);
+		printf("  threads %d: %d (main)", k->nthreads + 1, k->pid);
+		for (j = 0; j < k->nthreads; j++)
+			printf(" %d", k->threads[j]);
+		putchar('\n');
 		for (j = 0; j < k->nfds; j++) {
 			const struct tree_fd *d = &k->fds[j];
 
@@ -215,6 +411,9 @@ static void show_tree_json(const struct tree *t)
 		       k->uid[1], k->uid[2], k->uid[3], k->gid[0], k->gid[1], k->gid[2], k->gid[3]);
 		for (j = 0; j < k->ngroups; j++)
 			printf("%s%u", j ? "," : "", k->groups[j]);
+		printf("],\"threads\":[");
+		for (j = 0; j < k->nthreads; j++)
+			printf("%s%d", j ? "," : "", k->threads[j]);
 		printf("],\"umask\":%u,\"cwd\":", k->umask);
 		json_str(k->cwd);
 		printf(",\"root\":");

@@ -14,11 +14,14 @@
  * space; an empty string is written as "%". Numbers are decimal except
  * FLAGS and UMASK (octal with a leading 0).  Records, in this order:
  *
- *   imgcr-tree 1                     first line: magic and format version
+ *   imgcr-tree 2                     first line: magic and format version
  *   root PID                         the task the dump started from
  *   task PID PPID PGID SID COMM      one per task, parents before children
  *   cred PID RUID EUID SUID FSUID RGID EGID SGID FSGID NGROUPS [GID...]
  *   fs PID UMASK CWD ROOT            cwd and root as seen by the dumper
+ *   thread PID TID                   one per thread of task PID besides its
+ *                                    main thread (whose tid is PID), after
+ *                                    the task record, ascending TIDs
  *   file ID KIND FLAGS POS ARGS...   one per open file description
  *   fd PID FD ID CLOEXEC             one per descriptor: FD of task PID
  *                                    refers to file ID; CLOEXEC is 0 or 1
@@ -37,6 +40,12 @@
  *   fifo INO PATH    a named pipe (INO names its data record)
  *   chr MAJ:MIN PATH /dev/null, zero, full, random, urandom or tty
  *
+ * Every PID and TID of the tree is distinct: a restore recreates them all
+ * (the threads' TIDs when core-PID.img is executed; the image lists them
+ * too, and must agree).  At most IMGCR_MAX_THREADS thread records per task.
+ * Version 2 added the thread records (version 1 trees come with version 1
+ * images, which no longer load).
+ *
  * A reader must refuse a file whose version it does not know, and unknown
  * record keywords.
  */
@@ -47,6 +56,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/imgcr.h>
 
 #include "log.h"
 #include "tree.h"
@@ -85,6 +95,27 @@ struct tree_task *tree_find(const struct tree *t, pid_t pid)
 		if (t->tasks[i].pid == pid)
 			return &t->tasks[i];
 	return NULL;
+}
+
+struct tree_task *tree_find_tid(const struct tree *t, pid_t tid)
+{
+	int i, j;
+
+	for (i = 0; i < t->ntasks; i++) {
+		if (t->tasks[i].pid == tid)
+			return &t->tasks[i];
+		for (j = 0; j < t->tasks[i].nthreads; j++)
+			if (t->tasks[i].threads[j] == tid)
+				return &t->tasks[i];
+	}
+	return NULL;
+}
+
+int tree_thread_add(struct tree_task *task, pid_t tid)
+{
+	task->threads = grow(task->threads, task->nthreads, sizeof(*task->threads));
+	task->threads[task->nthreads++] = tid;
+	return 0;
 }
 
 struct tree_file *tree_file_add(struct tree *t)
@@ -138,6 +169,7 @@ void tree_free(struct tree *t)
 		free(t->tasks[i].cwd);
 		free(t->tasks[i].root);
 		free(t->tasks[i].fds);
+		free(t->tasks[i].threads);
 	}
 	for (i = 0; i < t->nfiles; i++)
 		free(t->files[i].path);
@@ -219,6 +251,8 @@ int tree_write(const struct tree *t, const char *dir)
 		tree_escape(e1, sizeof(e1), k->cwd ? k->cwd : "/");
 		tree_escape(e2, sizeof(e2), k->root ? k->root : "/");
 		fprintf(f, "\nfs %d 0%03o %s %s\n", k->pid, k->umask, e1, e2);
+		for (j = 0; j < k->nthreads; j++)
+			fprintf(f, "thread %d %d\n", k->pid, k->threads[j]);
 	}
 	for (i = 0; i < t->nfiles; i++) {
 		const struct tree_file *x = &t->files[i];
@@ -252,6 +286,7 @@ int tree_write(const struct tree *t, const char *dir)
 }
 
 #define MAXF 512
+#define PID_MAX (1 << 22)	/* the kernel's PID_MAX_LIMIT on 64-bit */
 
 static int split(char *line, char **v)
 {
@@ -309,8 +344,10 @@ int tree_read(struct tree *t, const char *dir)
 		} else if (!strcmp(v[0], "root") && nv == 2) {
 			t->root = n[1];
 		} else if (!strcmp(v[0], "task") && nv == 6) {
-			if (tree_find(t, n[1]))
-				BAD("task listed twice");
+			if (n[1] <= 0 || n[1] > PID_MAX)
+				BAD("bad task record");
+			if (tree_find_tid(t, n[1]))
+				BAD("task listed twice, or its pid is also a thread's tid");
 			k = tree_task_add(t, n[1]);
 			k->ppid = n[2];
 			k->pgid = n[3];
@@ -340,6 +377,17 @@ int tree_read(struct tree *t, const char *dir)
 			k->cwd = unescape(v[3]);
 			k->root = unescape(v[4]);
 			k->has_fs = 1;
+		} else if (!strcmp(v[0], "thread") && nv == 3) {
+			k = tree_find(t, n[1]);
+			if (!k || n[2] <= 0 || n[2] > PID_MAX || n[2] == n[1])
+				BAD("bad thread record");
+			if (tree_find_tid(t, n[2]))
+				BAD("thread listed twice, or its tid is also a task's pid");
+			if (k->nthreads && k->threads[k->nthreads - 1] > n[2])
+				BAD("thread records of a task are not in ascending order");
+			if (k->nthreads >= IMGCR_MAX_THREADS)
+				BAD("more threads in one task than an image can hold");
+			tree_thread_add(k, n[2]);
 		} else if (!strcmp(v[0], "file") && nv >= 6) {
 			struct tree_file *x;
 			int kind;

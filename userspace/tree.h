@@ -7,7 +7,7 @@
 #include <sys/types.h>
 
 #define TREE_FILE	"tree"
-#define TREE_VERSION	1
+#define TREE_VERSION	2
 
 /* tree_file.kind */
 enum tree_kind {
@@ -50,6 +50,8 @@ struct tree_task {
 	char *cwd, *root;
 	int nfds;
 	struct tree_fd *fds;
+	int nthreads;		/* threads besides the main one (tid == pid) */
+	pid_t *threads;		/* their tids, ascending */
 	int has_cred, has_fs;
 };
 
@@ -70,6 +72,9 @@ struct tree {
 
 struct tree_task *tree_task_add(struct tree *t, pid_t pid);
 struct tree_task *tree_find(const struct tree *t, pid_t pid);
+/* The task that has @tid as its pid or as one of its threads' tids. */
+struct tree_task *tree_find_tid(const struct tree *t, pid_t tid);
+int tree_thread_add(struct tree_task *task, pid_t tid);
 struct tree_file *tree_file_add(struct tree *t);
 struct tree_pipe *tree_pipe_find(const struct tree *t, unsigned long ino);
 struct tree_pipe *tree_pipe_add(struct tree *t, unsigned long ino);
