@@ -217,6 +217,7 @@ make_initrd() {
 	done
 	cp "$BUILD"/lib/*.so "$root/imgcr/lib/"
 	copy_elf "$root" /bin/bash /usr/bin/bash
+	copy_elf "$root" /usr/bin/xz /usr/bin/xz	# t_xz: multi-threaded encoder
 	add_python "$root"
 	cp "$REPO"/test/guest/* "$root/imgcr/guest/"
 	cp "$REPO/test/guest/init" "$root/init"
@@ -312,6 +313,33 @@ parse_guest() {
 	else
 		record "dmesg-clean-$k" PASS
 	fi
+}
+
+# check_threads_image K DIR: gdb on the multi-threaded image t_threads_work
+# exported: every thread listed with its TID, and "thread apply all bt"
+# reaching each worker's function.
+check_threads_image() {
+	local k=$1 img=$2/threads.img txt=$2/threads.txt out t want n
+	if [ ! -s "$img" ] || [ ! -s "$txt" ]; then
+		record "gdb-threads-$k" FAIL "no thread image came back from the guest"
+		return
+	fi
+	out=$(timeout 120 gdb -nx -batch "$BUILD/progs/mtwork" -c "$img" \
+		-ex 'info threads' -ex 'thread apply all bt' 2>&1)
+	echo "$out" > "$2/gdb-threads.txt"
+	want=$(sed -n 's/^pid [0-9]* tids //p' "$txt")
+	for t in $(sed -n 's/^pid \([0-9]*\) .*/\1/p' "$txt") $want; do
+		if ! echo "$out" | grep -qE "^[* ] +[0-9]+ +(Thread .*\(LWP $t\)|LWP $t) "; then
+			record "gdb-threads-$k" FAIL "thread $t not in gdb's 'info threads' (see $2/gdb-threads.txt)"
+			return
+		fi
+	done
+	n=$(echo "$out" | grep -cE '^#[0-9]+ .* (worker|run_sse2|run_avx2) \(')
+	if [ "$n" -lt "$(echo $want | wc -w)" ]; then
+		record "gdb-threads-$k" FAIL "only $n worker frames in 'thread apply all bt' (see $2/gdb-threads.txt)"
+		return
+	fi
+	record "gdb-threads-$k" PASS "$(echo $want | wc -w) threads besides main, $n worker frames"
 }
 
 # check_image K DIR: host tools on the counter image the guest exported.

@@ -58,6 +58,7 @@ for k in $KERNELS; do
 	parse_guest "$k" "$dir" "$ONLY"
 	extract_files "$dir"
 	[[ " $(guest_tests "$ONLY" | tr "\n" " ") " == *" counter "* ]] && check_image "$k" "$dir"
+	[[ " $(guest_tests "$ONLY" | tr "\n" " ") " == *" threads_work "* ]] && check_threads_image "$k" "$dir"
 	if [ -s "$dir/info.txt" ]; then
 		echo "[$k] timings and notes:"
 		sed "s/^INFO /    /" "$dir/info.txt"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Error paths.  Each sub-test runs in its own subshell and reports its own
 # RESULT line (errors-running, errors-perm, errors-truncated,
-# errors-corrupt, errors-plaincore, errors-threads).
+# errors-corrupt, errors-plaincore; threads: t_threads_errors).
 # timeout: 300
 . /imgcr/guest/lib.sh
 require_modules
@@ -124,30 +124,9 @@ sub_plaincore() {
 	pass
 }
 
-# (e) A multi-threaded stopped task cannot be dumped (EOPNOTSUPP expected,
-# any error accepted) and is left alone.
-sub_threads() {
-	threads > out &
-	pid=$!
-	track $pid
-	wait_line out ready 10 || fail "threads did not start"
-	stop_task $pid
-	r=$(readall /proc/$pid/dump x.img)
-	case "$r" in
-	"open failed: EOPNOTSUPP") ;;
-	"open failed: "* | "read failed: "*) info "got '$r' (EOPNOTSUPP preferred)" ;;
-	*) fail "dump of a multi-threaded task: '$r'" ;;
-	esac
-	cat /proc/$pid/dump > y.img 2>/dev/null && fail "cat of a multi-threaded task's dump succeeded"
-	[ "$(ls /proc/$pid/task | wc -l)" = 3 ] || fail "target lost threads"
-	[ "$(state $pid)" = T ] || fail "target state '$(state $pid)', want T"
-	pass "${r#open failed: }"
-}
-
 subtest errors-running sub_running
 subtest errors-perm sub_perm
 subtest errors-mkimage sub_mkimage
 subtest errors-truncated sub_truncated
 subtest errors-corrupt sub_corrupt
 subtest errors-plaincore sub_plaincore
-subtest errors-threads sub_threads

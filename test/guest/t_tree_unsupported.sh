@@ -2,7 +2,8 @@
 # Every kind of task or file imgcr dump refuses gives a message naming the
 # pid (and fd) and the kind, writes no tree, and leaves the whole tree
 # running (no task stays stopped; both tasks keep ticking).  One sub-test
-# per kind: tree_unsupported-{socket,eventfd,dev,console,ns,zombie,threads}.
+# per kind: tree_unsupported-{socket,eventfd,dev,console,ns,zombie}.
+# (Multi-threaded tasks are supported: t_threads_tree.)
 # timeout: 300
 . /imgcr/guest/lib.sh
 require_modules
@@ -54,4 +55,3 @@ run dev 'pid [0-9]+ fd [0-9]+: character device /dev/(mem|kmsg) \(1:1?1\): not s
 run console 'pid [0-9]+ fd [0-9]+: character device /dev/console \(5:1\): not supported'
 run ns 'pid [0-9]+: uts namespace .* differs from the root task.s .*not supported'
 run zombie 'pid [0-9]+: zombie: zombie processes are not supported'
-run threads 'pid [0-9]+: multi-threaded \(2 threads\): multi-threaded tasks are not supported'

@@ -20,6 +20,11 @@
  *   version    "IMGCR" NT_IMGCR_TASK note: first u32 (format version) = 99
  *   auxv       "CORE" NT_AUXV note: no AT_NULL entry (every key AT_PAGESZ);
  *              readers of /proc/PID/auxv would scan past the vector
+ * and, for images of multi-threaded processes:
+ *   nthreads   "IMGCR" NT_IMGCR_PROC: nr_threads one more than the image has
+ *   duptid     the first NT_IMGCR_THREAD gets the second one's TID
+ *   threadrip  the second NT_PRSTATUS (the first thread after the main
+ *              one): rip in the kernel's half of the address space
  * Prints nothing on success; exit 1 if IN is not an ELF64 file (or has no
  * such note).
  */
@@ -32,11 +37,11 @@
 #include "common.h"
 
 /*
- * The descriptor of the first note OWNER/TYPE in any PT_NOTE segment, or
- * NULL; *len gets its n_descsz.
+ * The descriptor of note number @nth (0: the first) OWNER/TYPE in the
+ * PT_NOTE segments, or NULL; *len gets its n_descsz.
  */
-static unsigned char *find_note(unsigned char *b, size_t size, Elf64_Phdr *ph, int nph,
-				const char *owner, uint32_t type, size_t *len)
+static unsigned char *find_nth_note(unsigned char *b, size_t size, Elf64_Phdr *ph, int nph,
+				    const char *owner, uint32_t type, int nth, size_t *len)
 {
 	size_t olen = strlen(owner) + 1;
 
@@ -53,7 +58,7 @@ static unsigned char *find_note(unsigned char *b, size_t size, Elf64_Phdr *ph, i
 			if (nsz > end - name || dsz > end - name - nsz)
 				break;
 			if (nh->n_type == type && nh->n_namesz == olen &&
-			    !memcmp(b + name, owner, olen)) {
+			    !memcmp(b + name, owner, olen) && nth-- == 0) {
 				*len = nh->n_descsz;
 				return b + name + nsz;
 			}
@@ -61,6 +66,12 @@ static unsigned char *find_note(unsigned char *b, size_t size, Elf64_Phdr *ph, i
 		}
 	}
 	return NULL;
+}
+
+static unsigned char *find_note(unsigned char *b, size_t size, Elf64_Phdr *ph, int nph,
+				const char *owner, uint32_t type, size_t *len)
+{
+	return find_nth_note(b, size, ph, nph, owner, type, 0, len);
 }
 
 int main(int argc, char **argv)
@@ -154,6 +165,31 @@ int main(int argc, char **argv)
 		done = d && len >= 16;
 		for (size_t off = 0; done && off + 16 <= len; off += 16)
 			memcpy(d + off, &key, sizeof(key));
+	} else if (!strcmp(m, "nthreads")) {
+		size_t len = 0;
+		unsigned char *d = find_note(b, size, ph, nph, "IMGCR", 0x494d4305, &len);
+		uint32_t n;
+		done = d && len >= 4;
+		if (done) {
+			memcpy(&n, d, sizeof(n));
+			n++;
+			memcpy(d, &n, sizeof(n));
+		}
+	} else if (!strcmp(m, "duptid")) {
+		size_t l0 = 0, l1 = 0;
+		unsigned char *t0 = find_nth_note(b, size, ph, nph, "IMGCR", 0x494d4306, 0, &l0);
+		unsigned char *t1 = find_nth_note(b, size, ph, nph, "IMGCR", 0x494d4306, 1, &l1);
+		done = t0 && t1 && l0 >= 4 && l1 >= 4;
+		if (done)
+			memcpy(t0, t1, 4);
+	} else if (!strcmp(m, "threadrip")) {
+		size_t len = 0;
+		unsigned char *d = find_nth_note(b, size, ph, nph, "CORE", NT_PRSTATUS, 1, &len);
+		uint64_t rip = 0xffffffff81000000ull;
+		/* regs start at 112 in elf_prstatus; rip is regs[16] */
+		done = d && len >= 112 + 17 * 8;
+		if (done)
+			memcpy(d + 112 + 16 * 8, &rip, sizeof(rip));
 	} else {
 		outf(2, "corrupt: unknown mode %s\n", m);
 		return 64;
