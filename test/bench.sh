@@ -1,6 +1,7 @@
 #!/bin/bash
 # test/bench.sh -- imgcr and CRIU side by side in the same guest.
 # Run as root: sudo test/bench.sh [--kernel K] [--sizes "16 64 256"] [--reps N]
+#                                 [--threads N]
 #
 # For each heap size (MiB) a static program fills its heap with
 # pseudo-random data and is checkpointed and restored N times (default 3)
@@ -11,6 +12,10 @@
 # the median of the N runs and every run.  imgcr's restore time runs from
 # fork+execve of the image until the process sleeps in pause() again as
 # heapbench (test/progs/execwait.c); CRIU's is "criu restore -d".
+# --threads N: the program has N threads besides main (each waiting on a
+# condition variable), stopped all before imgcr's dump; the restore counts
+# until every thread sleeps again, and the check also wants every thread
+# back with its TID.  The table then has a threads column.
 # Results: build/bench-<kernel>.txt.
 set -uo pipefail
 . "$(dirname "$0")/lib-host.sh"
@@ -18,15 +23,18 @@ set -uo pipefail
 K=6.12.118+deb12-amd64
 SIZES="16 64 256"
 REPS=3
+THREADS=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) K=${2:?--kernel needs a value}; shift 2 ;;
 	--sizes) SIZES=${2:?--sizes needs a value}; shift 2 ;;
 	--reps) REPS=${2:?--reps needs a value}; shift 2 ;;
-	-h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--threads) THREADS=${2:?--threads needs a value}; shift 2 ;;
+	-h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown option $1 (see --help)" ;;
 	esac
 done
+[ -z "$THREADS" ] || [[ "$THREADS" =~ ^[0-9]+$ ]] || die "--threads needs a number"
 kernel_ok "$K" || die "unsupported kernel $K (choose from: $ALL_KERNELS)"
 
 host_setup
@@ -63,13 +71,13 @@ done
 (cd "$root" && find . | cpio -o -H newc --quiet) | gzip -1 > "$BUILD/initrd-$K.cpio.gz"
 
 say "booting the $K guest; console log: $LOGS/$K/console.log"
-boot_guest "$K" "$BUILD/initrd-$K.cpio.gz" "$LOGS/$K" "imgcr.mode=bench imgcr.sizes=$(echo "$SIZES" | tr ' ' ,) imgcr.reps=$REPS"
+boot_guest "$K" "$BUILD/initrd-$K.cpio.gz" "$LOGS/$K" "imgcr.mode=bench imgcr.sizes=$(echo "$SIZES" | tr ' ' ,) imgcr.reps=$REPS${THREADS:+ imgcr.threads=$THREADS}"
 out=$BUILD/bench-$K.txt
 {
-	echo "# test/bench.sh --kernel $K --sizes \"$SIZES\" --reps $REPS   ($(date -u +%F))"
-	echo "# QEMU TCG guest, 1 vCPU; milliseconds, median of the runs [every run]; image KiB"
-	echo "size_mib tool dump_ms restore_ms image_kib"
-	grep -a '^BENCH run [0-9]' "$LOGS/$K/console.log" | tr -d '\r' | awk '
+	echo "# test/bench.sh --kernel $K --sizes \"$SIZES\" --reps $REPS${THREADS:+ --threads $THREADS}   ($(date -u +%F))"
+	echo "# QEMU TCG guest, 1 vCPU; milliseconds, median of the runs [every run]; image KiB${THREADS:+; threads besides main}"
+	echo "size_mib ${THREADS:+threads }tool dump_ms restore_ms image_kib"
+	grep -a '^BENCH run [0-9]' "$LOGS/$K/console.log" | tr -d '\r' | awk -v threads="$THREADS" '
 		function median(list,   a, n, i, j, t) {
 			n = split(list, a, " ")
 			for (i = 2; i <= n; i++)
@@ -79,7 +87,7 @@ out=$BUILD/bench-$K.txt
 			return n % 2 ? a[(n + 1) / 2] : int((a[n / 2] + a[n / 2 + 1]) / 2)
 		}
 		{
-			k = $3 " " $4
+			k = threads == "" ? $3 " " $4 : $3 " " $8 " " $4
 			if (!(k in d)) order[++nk] = k
 			d[k] = d[k] " " $5; r[k] = r[k] " " $6; kib[k] = $7
 		}

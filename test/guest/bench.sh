@@ -1,46 +1,81 @@
 #!/bin/sh
 # Guest half of test/bench.sh: checkpoint/restore a heap-filling program with
-# imgcr and with CRIU, for each size in imgcr.sizes (MiB).
+# imgcr and with CRIU, for each size in imgcr.sizes (MiB), with imgcr.threads
+# extra threads (default 0: a single-threaded process).
 . /imgcr/guest/lib.sh
+. /imgcr/guest/threadlib.sh
 T=bench
 # (not /proc/uptime arithmetic: ash rejects a fraction like .08 as octal)
 ms() { nowms; }
 sizes=$(sed -n 's/.*imgcr\.sizes=\([^ ]*\).*/\1/p' /proc/cmdline | tr , ' ')
+threads=$(sed -n 's/.*imgcr\.threads=\([0-9]*\).*/\1/p' /proc/cmdline)
+threads=${threads:-0}
+okline='^OK'   # what the restored heapbench says when its checks pass
+[ "$threads" -gt 0 ] && okline="^OK threads=$threads\$"
 for m in $(cat /imgcr/kmod/order); do insmod /imgcr/kmod/$m.ko 2>/dev/null; done
 ip link set lo up
 
 start_heap() {   # start_heap MIB: the program, ready and stopped-able
 	# its own session: criu --shell-job needs a session leader it can see
-	setsid heapbench "$1" > out 2>&1 < /dev/null &
+	if [ "$threads" -gt 0 ]; then
+		setsid heapbench "$1" "$threads" > out 2>&1 < /dev/null &
+	else
+		setsid heapbench "$1" > out 2>&1 < /dev/null &
+	fi
 	pid=$!
 	wait_line out "^ready" 600 || { echo "BENCH-FAIL heapbench did not start"; return 1; }
+	if [ "$threads" -gt 0 ] && [ "$(nthreads $pid)" != $((threads + 1)) ]; then
+		echo "BENCH-FAIL heapbench has $(nthreads $pid) threads, want $((threads + 1))"
+		kill -9 $pid
+		return 1
+	fi
+}
+
+# stop_heap: SIGSTOP, and wait until the process (every thread) is stopped
+stop_heap() {
+	if [ "$threads" -gt 0 ]; then
+		stop_all $pid
+	else
+		stop_task $pid
+	fi
 }
 
 reps=$(sed -n 's/.*imgcr\.reps=\([0-9]*\).*/\1/p' /proc/cmdline)
 # gone PID: wait until PID (not a child of this shell) has exited
 gone() { while kill -0 "$1" 2>/dev/null; do usleep 20000; done; }
 
-echo "BENCH run size_mib tool dump_ms restore_ms image_kib"
+echo "BENCH run size_mib tool dump_ms restore_ms image_kib threads"
 for mib in ${sizes:-64}; do
 for rep in $(seq "${reps:-3}"); do
 	rm -rf /tmp/b && mkdir /tmp/b && cd /tmp/b || exit 1
 	# imgcr
 	start_heap "$mib" || continue
-	stop_task $pid
+	stop_heap
+	otids=$(tids $pid | grep -vx $pid | tr '\n' ' ')
 	t0=$(ms); cat /proc/$pid/dump > h.img; t1=$(ms)
 	kill -9 $pid; chmod +x h.img
+	# the restore recreates the threads with their TIDs: wait (untimed)
+	# until the killed ones are gone
+	for t in $otids; do gone $t; done
 	# restored = the exec'd process is heapbench again, back in pause()
-	execwait heapbench ./h.img >> out 2>&1 < /dev/null
+	# (every thread asleep again: main in pause(), the others in their
+	# condition variable wait)
+	if [ "$threads" -gt 0 ]; then
+		execwait -n $((threads + 1)) heapbench ./h.img >> out 2>&1 < /dev/null
+	else
+		execwait heapbench ./h.img >> out 2>&1 < /dev/null
+	fi
 	r=$(sed -n 's/^restored ms=\([0-9]*\) pid=\([0-9]*\)$/\1 \2/p' out)
 	rms=${r% *}; rpid=${r#* }
 	if [ -n "$r" ]; then
 		kill -USR1 $rpid; gone $rpid
 	fi
-	grep -q '^OK' out || echo "BENCH-FAIL imgcr $mib MiB: $(tail -n 2 out | tr '\n' ' ')"
-	echo "BENCH run $mib imgcr $((t1 - t0)) ${rms:-0} $(( $(wc -c < h.img) / 1024 ))"
+	grep -q "$okline" out || echo "BENCH-FAIL imgcr $mib MiB: $(tail -n 2 out | tr '\n' ' ')"
+	echo "BENCH run $mib imgcr $((t1 - t0)) ${rms:-0} $(( $(wc -c < h.img) / 1024 )) $threads"
 	rm -f h.img out
 	# CRIU
 	start_heap "$mib" || continue
+	otids=$(tids $pid | tr '\n' ' ')
 	mkdir d
 	t0=$(ms); /usr/sbin/criu dump -t $pid -D d --shell-job -o dump.log; rc=$?; t1=$(ms)
 	if [ $rc != 0 ] || kill -0 $pid 2>/dev/null; then
@@ -49,9 +84,11 @@ for rep in $(seq "${reps:-3}"); do
 	fi
 	t2=$(ms); /usr/sbin/criu restore -D d --shell-job -d -o restore.log; rc=$?; t3=$(ms)
 	[ $rc = 0 ] || echo "BENCH-FAIL criu restore $mib MiB (rc $rc): $(grep -a Error d/restore.log | head -n 3 | tr '\n' ' ')"
+	[ "$threads" -gt 0 ] && [ "$(tids $pid | tr '\n' ' ')" != "$otids" ] &&
+		echo "BENCH-FAIL criu $mib MiB: threads $(tids $pid | tr '\n' ' ')after restore, want $otids"
 	kill -USR1 $pid; gone $pid
-	grep -q '^OK' out || echo "BENCH-FAIL criu $mib MiB: $(tail -n 3 d/dump.log d/restore.log out | tr '\n' ' ')"
-	echo "BENCH run $mib criu $((t1 - t0)) $((t3 - t2)) $(du -sk d | cut -f1)"
+	grep -q "$okline" out || echo "BENCH-FAIL criu $mib MiB: $(tail -n 3 d/dump.log d/restore.log out | tr '\n' ' ')"
+	echo "BENCH run $mib criu $((t1 - t0)) $((t3 - t2)) $(du -sk d | cut -f1) $threads"
 	cd / && rm -rf /tmp/b
 done
 done

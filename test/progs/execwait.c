@@ -1,13 +1,18 @@
 /*
- * execwait NAME IMAGE [ARG...]: fork, execute IMAGE in the child, and
- * print "restored ms=N pid=P" once the child is back in user space as the
- * program NAME: /proc/P/exe ends in "/NAME" and the task sleeps (state S,
- * e.g. in pause()).  The benchmark's restore time, measured without a
- * polling shell competing for the guest's single CPU: this polls every
- * millisecond with no fork.  The child is left running (stdio inherited).
- * Exit 0, or 1 (with "failed: ...") if the child died or 600 s passed.
+ * execwait [-n THREADS] NAME IMAGE [ARG...]: fork, execute IMAGE in the
+ * child, and print "restored ms=N pid=P" once the child is back in user
+ * space as the program NAME: /proc/P/exe ends in "/NAME" and the task
+ * sleeps (state S, e.g. in pause()), and so does every other thread in
+ * /proc/P/task (a restored thread waits in state D until the whole group
+ * is back, then returns to its own wait); with -n, there are exactly
+ * THREADS threads (main included).  The benchmark's restore time, measured
+ * without a polling shell competing for the guest's single CPU: this polls
+ * every millisecond with no fork.  The child is left running (stdio
+ * inherited).  Exit 0, or 1 (with "failed: ...") if the child died or
+ * 600 s passed.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -38,15 +43,64 @@ static int exe_is(pid_t pid, const char *name)
 	return link[n - ln - 1] == '/' && !strcmp(link + n - ln, name);
 }
 
+/* The state letter of /proc/PID/task/TID/stat, as task_state() reads it. */
+static char thread_state(pid_t pid, int tid)
+{
+	char p[64], buf[512], *s;
+	ssize_t n;
+	int fd;
+
+	snprintf(p, sizeof(p), "/proc/%d/task/%d/stat", (int)pid, tid);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	s = strrchr(buf, ')');
+	return s && s[1] == ' ' ? s[2] : 0;
+}
+
+/* Every thread of PID sleeps (S); with want > 0, there are want of them. */
+static int all_asleep(pid_t pid, long want)
+{
+	char path[64];
+	struct dirent *e;
+	long n = 0;
+	int ok = 1;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while (ok && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		n++;
+		ok = thread_state(pid, atoi(e->d_name)) == 'S';
+	}
+	closedir(d);
+	return ok && n > 0 && (want <= 0 || n == want);
+}
+
 int main(int argc, char **argv)
 {
 	const struct timespec ms1 = { 0, 1000000 };
 	long long t0, deadline;
+	long want = 0;
 	pid_t pid;
 	int st;
 
+	if (argc > 2 && !strcmp(argv[1], "-n")) {
+		want = strtol(argv[2], NULL, 10);
+		argv += 2;
+		argc -= 2;
+	}
 	if (argc < 3) {
-		outf(2, "usage: execwait NAME IMAGE [ARG...]\n");
+		outf(2, "usage: execwait [-n THREADS] NAME IMAGE [ARG...]\n");
 		return 64;
 	}
 	t0 = now_ms();
@@ -67,7 +121,8 @@ int main(int argc, char **argv)
 			    (int)pid, st);
 			return 1;
 		}
-		if (exe_is(pid, argv[1]) && task_state(pid) == 'S') {
+		if (exe_is(pid, argv[1]) && task_state(pid) == 'S' &&
+		    all_asleep(pid, want)) {
 			say("restored ms=%lld pid=%d\n", now_ms() - t0, (int)pid);
 			return 0;
 		}
