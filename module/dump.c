@@ -113,7 +113,13 @@ static bool dump_unchanged(struct dump_image *img)
 	for (i = 0; i < img->nr_threads; i++) {
 		struct task_struct *t = img->threads[i].task;
 
+		/*
+		 * A thread sets its stopped state itself, before it leaves
+		 * the CPU and its switch count grows: one that ran and is
+		 * about to stop again is still on its CPU.
+		 */
 		if (!task_is_stopped_or_traced(t) ||
+		    smp_load_acquire(&t->on_cpu) ||
 		    task_switches(t) != img->threads[i].switches)
 			return false;
 	}
@@ -222,12 +228,7 @@ static int dump_regs(struct dump_thread *th)
 	u64 *r = th->prstatus.regs;
 	int ret;
 
-	rs = find_regset(view, NT_PRSTATUS);
-	if (!rs)
-		return -EOPNOTSUPP;
-	ret = regset_get(t, rs, sizeof(th->prstatus.regs), r);
-	if (ret < 0)
-		return ret;
+	/* the general registers were read by dump_gpregs() */
 	if (r[IMGCR_REG_CS] != __USER_CS) {
 		pr_info(IMGCR_DUMP_NAME ": pid %d: only 64-bit tasks can be dumped\n",
 			task_pid_nr(t));
@@ -277,7 +278,16 @@ static void dump_thread_state(struct dump_thread *th)
 	struct imgcr_thread *ts = &th->th;
 
 	ts->tid = task_pid_nr_ns(t, task_active_pid_ns(current));
-	ts->blocked = t->blocked.sig[0];
+	/*
+	 * In sigsuspend(), ppoll(), pselect6() and epoll_pwait() the
+	 * thread's own mask waits in saved_sigmask while the call's is
+	 * in blocked; the call is restarted or returns EINTR after the
+	 * restore, and the thread must end up with its own mask.
+	 */
+	if (test_tsk_restore_sigmask(t))
+		ts->blocked = t->saved_sigmask.sig[0];
+	else
+		ts->blocked = t->blocked.sig[0];
 	ts->sas_ss_sp = t->sas_ss_sp;
 	ts->sas_ss_size = t->sas_ss_size;
 	ts->sas_ss_flags = t->sas_ss_flags;
@@ -918,6 +928,8 @@ static int dump_collect_threads(struct dump_image *img)
 	struct task_struct *leader = img->task, *t;
 	unsigned int n = get_nr_threads(leader), i = 0;
 
+	if (!n)
+		return -ESRCH;	/* reaped since it was found stopped */
 	if (n > IMGCR_MAX_THREADS + 1) {
 		pr_info(IMGCR_DUMP_NAME ": pid %d has %u threads (more than %d)\n",
 			task_pid_nr(leader), n, IMGCR_MAX_THREADS + 1);
@@ -966,6 +978,57 @@ static int dump_wait_stopped(struct dump_image *img)
 	return 0;
 }
 
+/*
+ * The general registers live on each thread's kernel stack, which a thread
+ * that is killed and exits frees while we only hold its task_struct.  So
+ * they are read under the group's siglock, after checking that every
+ * thread is still stopped and off its CPU: a stopped or traced task is only
+ * woken (by SIGKILL, SIGCONT or ptrace) under that lock, so none can run,
+ * let alone exit, meanwhile; and none has run since dump_wait_stopped()
+ * counted its switches.  Nothing here sleeps: an LDT selector (whose base
+ * is read under a mutex) is refused first.
+ */
+static int dump_gpregs(struct dump_image *img)
+{
+	const struct user_regset_view *view = task_user_regset_view(img->task);
+	const struct user_regset *rs = find_regset(view, NT_PRSTATUS);
+	struct sighand_struct *sighand;
+	unsigned long flags;
+	unsigned int i;
+	int ret = 0;
+
+	if (!rs)
+		return -EOPNOTSUPP;
+	sighand = dump_lock_sighand(img->task, &flags);
+	if (!sighand)
+		return -ESRCH;
+	for (i = 0; i < img->nr_threads && !ret; i++) {
+		struct dump_thread *th = &img->threads[i];
+		struct task_struct *t = th->task;
+
+		if (!task_is_stopped_or_traced(t) ||
+		    smp_load_acquire(&t->on_cpu) ||
+		    task_switches(t) != th->switches ||
+		    t->sighand != sighand) {
+			ret = -EAGAIN;	/* it ran since we looked */
+			break;
+		}
+		if ((t->thread.fsindex | t->thread.gsindex) & SEGMENT_TI_MASK) {
+			ret = -EOPNOTSUPP;
+			break;
+		}
+		ret = regset_get(t, rs, sizeof(th->prstatus.regs),
+				 th->prstatus.regs);
+		if (ret > 0)
+			ret = 0;
+	}
+	spin_unlock_irqrestore(&sighand->siglock, flags);
+	if (ret == -EOPNOTSUPP)
+		pr_info(IMGCR_DUMP_NAME ": pid %d: segment selectors in use (LDT/TLS entries are not supported)\n",
+			task_pid_nr(img->task));
+	return ret;
+}
+
 static int dump_build(struct dump_image *img)
 {
 	struct task_struct *t = img->task;
@@ -985,6 +1048,17 @@ static int dump_build(struct dump_image *img)
 	if (ret)
 		return ret;
 	/*
+	 * TIDs are recorded as the reader sees them, while the program's
+	 * memory (glibc's cached TIDs, futex owners) holds those of its own
+	 * PID namespace: they must be the same numbers.
+	 */
+	if (img->nr_threads > 1 &&
+	    task_active_pid_ns(t) != task_active_pid_ns(current)) {
+		pr_info(IMGCR_DUMP_NAME ": pid %d: a multi-threaded process in another PID namespace; dump it from inside its namespace\n",
+			task_pid_nr(t));
+		return -EOPNOTSUPP;
+	}
+	/*
 	 * Everything read from now on is checked against these counts; the mm
 	 * mem approved must still be the task's at this point too, or it ran
 	 * and exec'd (a set-user-ID program, say) since the access check.
@@ -992,6 +1066,7 @@ static int dump_build(struct dump_image *img)
 	if (!task_has_mm(t, img->mm))
 		return -ESRCH;
 
+	ret = dump_gpregs(img);
 	for (i = 0; i < img->nr_threads && !ret; i++) {
 		ret = dump_regs(&img->threads[i]);
 		if (!ret)

@@ -90,6 +90,9 @@ static size_t walk_all_pending(struct dump_image *img, size_t cap)
 	for (i = 0; i < img->nr_threads; i++) {
 		struct dump_thread *th = &img->threads[i];
 
+		/* only the group's sighand lock protects its list */
+		if (th->task->sighand != img->task->sighand)
+			return SIZE_MAX;
 		walk_pending(img, &th->task->pending, th->th.tid, &n, cap);
 		th->prstatus.sigpend = th->task->pending.signal.sig[0] |
 				       img->task->signal->shared_pending.signal.sig[0];
@@ -109,6 +112,8 @@ int dump_signals(struct dump_image *img)
 		return -ESRCH;
 	n = walk_all_pending(img, 0);
 	spin_unlock_irqrestore(&sighand->siglock, flags);
+	if (n == SIZE_MAX)
+		return -EAGAIN;	/* a thread exec'd meanwhile */
 	if (n > IMGCR_MAX_SIGQUEUE) {
 		pr_info(IMGCR_DUMP_NAME ": pid %d: %zu signals pending (more than %d)\n",
 			task_pid_nr(img->task), n, IMGCR_MAX_SIGQUEUE);
@@ -212,10 +217,20 @@ static int put_timer(struct dump_image *img, struct k_itimer *k,
 	case SIGEV_NONE:
 		p->notify = IMGCR_SIGEV_NONE;
 		break;
-	case SIGEV_SIGNAL | SIGEV_THREAD_ID:
+	case SIGEV_SIGNAL | SIGEV_THREAD_ID: {
+		struct task_struct *to = pid_task(k->it_pid, PIDTYPE_PID);
+
+		/* a thread that exited still has its timer: nothing to aim at */
+		if (!to || to->signal != img->task->signal || to->exit_state) {
+			pr_info(IMGCR_DUMP_NAME ": pid %d: POSIX timer %d signals thread %d, which has exited; not supported\n",
+				task_pid_nr(img->task), k->it_id,
+				pid_nr_ns(k->it_pid, task_active_pid_ns(current)));
+			return -EOPNOTSUPP;
+		}
 		p->notify = IMGCR_SIGEV_THREAD_ID;
 		p->tid = pid_nr_ns(k->it_pid, task_active_pid_ns(current));
 		break;
+	}
 	default:
 		return -EOPNOTSUPP;
 	}
@@ -223,43 +238,53 @@ static int put_timer(struct dump_image *img, struct k_itimer *k,
 	p->value = (unsigned long)k->sigq->info.si_value.sival_ptr;
 	p->overrun = clamp_t(s64, k->it_overrun_last, 0, INT_MAX);
 	p->interval_ns = iv;
+	/* a SIGEV_NONE timer's hrtimer is never started, only its expiry set */
 	if (iv || k->it_active || none)
-		p->value_ns = hrtimer_left(&k->it.real.timer, iv, !iv);
+		p->value_ns = hrtimer_left(&k->it.real.timer, iv, !iv && !none);
 	if (none && !iv && p->value_ns <= 1)
 		p->value_ns = 0;	/* an expired SIGEV_NONE one-shot reads 0 */
 	return 0;
 }
 
 /* Under the siglock, which keeps the list of timers as it is. */
-static int walk_timers(struct dump_image *img, size_t cap, size_t *n)
+static size_t collect_timers(struct signal_struct *sig, struct k_itimer **ks,
+			     size_t cap)
 {
 	struct k_itimer *k;
-	int ret;
+	size_t n = 0;
 
-	*n = 0;
-	imgcr_for_each_posix_timer(k, img->task->signal) {
-		if (*n < cap) {
-			ret = put_timer(img, k, &img->timers[*n]);
-			if (ret)
-				return ret;
-		}
-		(*n)++;
+	imgcr_for_each_posix_timer(k, sig) {
+		if (n < cap)
+			ks[n] = k;
+		n++;
 	}
-	return 0;
+	return n;
 }
 
+/*
+ * The list of timers is stable under the siglock, a timer's own state (its
+ * hrtimer, which timer_settime() initializes again) only under its it_lock,
+ * which nests outside the siglock (posix_timer_fn() takes it_lock, then the
+ * siglock to queue the signal).  So the timers are collected under the
+ * siglock and each is read under its it_lock.  RCU keeps a timer deleted
+ * meanwhile in memory (k_itimers are freed after a grace period), and its
+ * it_signal, cleared under it_lock before anything else of it is freed,
+ * tells that it went.
+ */
 int dump_timers(struct dump_image *img)
 {
+	struct signal_struct *sig = img->task->signal;
 	struct sighand_struct *sighand;
+	struct k_itimer **ks;
 	unsigned long flags;
-	size_t n, again;
-	int ret;
+	size_t n, i;
+	int ret = 0;
 
 	sighand = dump_lock_sighand(img->task, &flags);
 	if (!sighand)
 		return -ESRCH;
 	dump_itimers(img);
-	walk_timers(img, 0, &n);
+	n = collect_timers(sig, NULL, 0);
 	spin_unlock_irqrestore(&sighand->siglock, flags);
 	if (!n)
 		return 0;
@@ -269,19 +294,34 @@ int dump_timers(struct dump_image *img)
 		return -EFBIG;
 	}
 	img->timers = kvcalloc(n, sizeof(*img->timers), GFP_KERNEL_ACCOUNT);
-	if (!img->timers)
+	ks = kvcalloc(n, sizeof(*ks), GFP_KERNEL);
+	if (!img->timers || !ks) {
+		kvfree(ks);
 		return -ENOMEM;
+	}
+	rcu_read_lock();
 	sighand = dump_lock_sighand(img->task, &flags);
-	if (!sighand)
-		return -ESRCH;
-	ret = walk_timers(img, n, &again);
+	if (!sighand) {
+		ret = -ESRCH;
+		goto out;
+	}
+	if (collect_timers(sig, ks, n) != n)
+		ret = -EAGAIN;
 	spin_unlock_irqrestore(&sighand->siglock, flags);
-	if (ret)
-		return ret;
-	if (again != n)
-		return -EAGAIN;
-	img->proc.nr_timers = n;
-	return 0;
+	for (i = 0; i < n && !ret; i++) {
+		spin_lock_irqsave(&ks[i]->it_lock, flags);
+		if (READ_ONCE(ks[i]->it_signal) != sig)
+			ret = -EAGAIN;	/* deleted meanwhile */
+		else
+			ret = put_timer(img, ks[i], &img->timers[i]);
+		spin_unlock_irqrestore(&ks[i]->it_lock, flags);
+	}
+out:
+	rcu_read_unlock();
+	kvfree(ks);
+	if (!ret)
+		img->proc.nr_timers = n;
+	return ret;
 }
 
 /* The prctl() switches of the process (the per-thread ones are in th). */
