@@ -20,15 +20,15 @@
  * group is restored.  Only then does it unblock its own signals.
  *
  * What can still fail here (a TID taken since the exec checked it, the
- * pids cgroup limit, RLIMIT_NPROC, an LSM) kills the whole thread group,
- * with a message in the kernel log.  Calling the syscall bodies directly
- * skips seccomp for these calls, which is why img_parse() refuses a
- * multi-threaded image to a caller under a seccomp filter.
+ * pids cgroup limit, RLIMIT_NPROC, an LSM, a stop signal or the freezer
+ * while clone3() runs) kills the whole thread group, with a message in the
+ * kernel log.  Calling the syscall bodies directly skips seccomp for these
+ * calls, which is why img_parse() refuses images that need any of them to
+ * a caller under a seccomp filter.
  */
 #include <linux/completion.h>
 #include <linux/mman.h>
 #include <linux/module.h>
-#include <linux/mutex.h>
 #include <linux/pid.h>
 #include <linux/posix-timers.h>
 #include <linux/prctl.h>
@@ -69,17 +69,24 @@ struct img_group {
 };
 
 /*
- * The restore that is making threads right now, for the fork probe.  One
- * at a time: the probe only has to compare a pointer on every fork.
+ * The restores that are making threads right now, for the fork probe: it
+ * runs on every fork in the system, and only looks further than an empty
+ * list while a restore makes threads.  No lock is held across clone3(),
+ * which may stop for a tracer.
  */
-static DEFINE_MUTEX(img_fork_lock);
-static struct task_struct *img_forker;		/* under img_fork_lock */
-static struct img_thread_work *img_fork_work;	/* for its next child */
+struct img_forker {
+	struct list_head node;
+	struct task_struct *task;	/* the restoring main thread */
+	struct img_thread_work *work;	/* for its next child, until taken */
+};
+
+static LIST_HEAD(img_forkers);
+static DEFINE_SPINLOCK(img_forkers_lock);
 static struct tracepoint *img_fork_tp;
 
 #define group_err(fmt, ...)						\
-	pr_err(IMGCR_LOADER_NAME ": pid %d (%s): " fmt "; killing the restored process\n", \
-	       task_pid_nr(current), current->comm, ##__VA_ARGS__)
+	pr_err_ratelimited(IMGCR_LOADER_NAME ": pid %d (%s): " fmt "; killing the restored process\n", \
+			   task_pid_nr(current), current->comm, ##__VA_ARGS__)
 
 static void img_group_release(struct img_group *g)
 {
@@ -138,15 +145,22 @@ out:
 static void img_fork_probe(void *data, struct task_struct *parent,
 			   struct task_struct *child)
 {
-	struct img_thread_work *w;
+	struct img_forker *f;
+	unsigned long flags;
 
-	if (READ_ONCE(img_forker) != current)
+	/* a restore adds itself before its clone3(), in this very task */
+	if (list_empty_careful(&img_forkers))
 		return;
-	w = img_fork_work;
-	if (!w || child->signal != parent->signal)
-		return;
-	if (!task_work_add(child, &w->work, TWA_RESUME))
-		img_fork_work = NULL;	/* taken */
+	spin_lock_irqsave(&img_forkers_lock, flags);
+	list_for_each_entry(f, &img_forkers, node) {
+		if (f->task != current)
+			continue;
+		if (f->work && child->signal == parent->signal &&
+		    !task_work_add(child, &f->work->work, TWA_RESUME))
+			f->work = NULL;	/* taken */
+		break;
+	}
+	spin_unlock_irqrestore(&img_forkers_lock, flags);
 }
 
 static void find_fork_tp(struct tracepoint *tp, void *priv)
@@ -193,22 +207,33 @@ struct group_scratch {
 
 #define SCRATCH(s, field) ((void __user *)&(s)->field)
 
-static int create_one(struct img_group *g, unsigned int i,
-		      struct group_scratch __user *s)
+static void set_fork_work(struct img_forker *f, struct img_thread_work *w)
+{
+	spin_lock_irq(&img_forkers_lock);
+	f->work = w;
+	spin_unlock_irq(&img_forkers_lock);
+}
+
+static int create_one(struct img_group *g, struct img_forker *f,
+		      unsigned int i, struct group_scratch __user *s)
 {
 	u32 tid = g->threads[i].th.tid;
+	bool taken;
 	long ret;
 
 	if (put_user((s32)tid, &s->set_tid))
 		return -EFAULT;
 	refcount_inc(&g->ref);
 	__module_get(THIS_MODULE);
-	img_fork_work = &g->works[i];
+	set_fork_work(f, &g->works[i]);
 	ret = img_call_sys(imgcr_sys_clone3, (unsigned long)&s->args,
 			   sizeof(s->args), 0, 0);
-	if (img_fork_work) {
+	spin_lock_irq(&img_forkers_lock);
+	taken = !f->work;
+	f->work = NULL;
+	spin_unlock_irq(&img_forkers_lock);
+	if (!taken) {
 		/* no child got it: no thread runs it */
-		img_fork_work = NULL;
 		img_group_put(g);
 		module_put(THIS_MODULE);
 		if (ret > 0) {
@@ -216,10 +241,14 @@ static int create_one(struct img_group *g, unsigned int i,
 			return -EINVAL;
 		}
 	}
+	if (ret < 0 && fatal_signal_pending(current))
+		return ret;	/* killed during the restore: nothing to say */
 	if (ret < 0) {
 		group_err("cannot recreate thread %u (clone3: %ld%s)", tid, ret,
 			  ret == -EEXIST ? ", the TID was taken since the exec" :
-			  ret == -EAGAIN ? ", a process or pids limit" : "");
+			  ret == -EAGAIN ? ", a process or pids limit" :
+			  ret == -ERESTARTNOINTR ?
+			  ", it was stopped or frozen meanwhile" : "");
 		return ret;
 	}
 	if (ret != tid) {
@@ -237,6 +266,7 @@ static int create_threads(struct img_group *g, struct group_scratch __user *s)
 		.set_tid = (unsigned long)&s->set_tid,
 		.set_tid_size = 1,
 	};
+	struct img_forker f = { .task = current };
 	unsigned int i;
 	int ret = 0;
 
@@ -244,14 +274,14 @@ static int create_threads(struct img_group *g, struct group_scratch __user *s)
 		return 0;
 	if (copy_to_user(&s->args, &args, sizeof(args)))
 		return -EFAULT;
-	ret = mutex_lock_killable(&img_fork_lock);
-	if (ret)
-		return ret;
-	WRITE_ONCE(img_forker, current);
+	spin_lock_irq(&img_forkers_lock);
+	list_add(&f.node, &img_forkers);
+	spin_unlock_irq(&img_forkers_lock);
 	for (i = 0; i < g->proc.nr_threads && !ret; i++)
-		ret = create_one(g, i, s);
-	WRITE_ONCE(img_forker, NULL);
-	mutex_unlock(&img_fork_lock);
+		ret = create_one(g, &f, i, s);
+	spin_lock_irq(&img_forkers_lock);
+	list_del(&f.node);
+	spin_unlock_irq(&img_forkers_lock);
 	return ret;
 }
 
@@ -293,6 +323,7 @@ static struct __kernel_timespec ns_to_ts(u64 ns)
 
 static int set_itimers(struct img_group *g, struct group_scratch __user *s)
 {
+	bool disarm = img_caller_has_itimers();
 	int which;
 	long ret;
 
@@ -300,7 +331,8 @@ static int set_itimers(struct img_group *g, struct group_scratch __user *s)
 		const struct imgcr_itimer *it = &g->proc.itimer[which];
 		struct __kernel_old_itimerval v;
 
-		if (!it->value_ns)
+		/* a zero value disarms what the caller had armed */
+		if (!it->value_ns && !disarm)
 			continue;
 		v.it_value = ns_to_tv(it->value_ns);
 		v.it_interval = ns_to_tv(it->interval_ns);
@@ -466,7 +498,8 @@ static bool group_needs_scratch(const struct img_group *g)
 	const struct imgcr_itimer *it = g->proc.itimer;
 
 	return g->proc.nr_threads || g->proc.nr_sigqueue || g->proc.nr_timers ||
-	       it[0].value_ns || it[1].value_ns || it[2].value_ns;
+	       it[0].value_ns || it[1].value_ns || it[2].value_ns ||
+	       img_caller_has_itimers();
 }
 
 /*

@@ -12,6 +12,7 @@
 #include <linux/mount.h>
 #include <linux/namei.h>
 #include <linux/personality.h>
+#include <linux/ptrace.h>
 #include <linux/regset.h>
 #include <linux/sched/mm.h>
 #include <linux/shmem_fs.h>
@@ -26,6 +27,7 @@
 #include <linux/pid.h>
 #include <linux/pid_namespace.h>
 #include <linux/seccomp.h>
+#include <linux/securebits.h>
 #include <linux/signal.h>
 #include <linux/sort.h>
 #include <linux/threads.h>
@@ -1094,8 +1096,9 @@ static const char *timer_bad(const struct imgcr_posix_timer *pt,
 	default:
 		return "unknown notification";
 	}
-	if (!signal_queueable(pt->signo))
-		return "signal not 1-64, or SIGKILL/SIGSTOP";
+	/* good_sigevent() takes any signal, SIGKILL and SIGSTOP included */
+	if (pt->signo < 1 || pt->signo > IMGCR_NSIG)
+		return "signal not 1-64";
 	return NULL;
 }
 
@@ -1174,25 +1177,81 @@ static bool tid_in_use(u32 tid)
  * allow it.  Checked here so that the exec fails cleanly instead; a TID
  * taken between now and the clone3() still kills the restored process.
  */
+/*
+ * Whether the restore will call system call bodies after the exec
+ * (img_group.c): for threads, timers, process-wide pending signals and the
+ * process switches.
+ */
+static bool img_needs_syscalls(const struct img *img)
+{
+	const struct imgcr_proc *p = &img->proc;
+	unsigned int i;
+
+	if (p->nr_threads || p->nr_timers || p->flags ||
+	    p->itimer[0].value_ns || p->itimer[1].value_ns ||
+	    p->itimer[2].value_ns || img_caller_has_itimers())
+		return true;
+	for (i = 0; i < p->nr_sigqueue; i++)
+		if (!img->sigq[i].tid)
+			return true;
+	return false;
+}
+
+/*
+ * clone3(set_tid) runs after the exec, with the capabilities the exec
+ * leaves: for an image (never set-ID, and its file capabilities aside)
+ * root keeps its bounding and inheritable sets unless SECURE_NOROOT, anyone
+ * else only the ambient set.  Judge the TID right with those, so that a
+ * caller who would lose it is refused now rather than killed later.
+ */
+static bool may_set_tid_after_exec(struct pid_namespace *ns)
+{
+	const struct cred *cur = current_cred(), *saved;
+	struct cred *model;
+	bool ok;
+
+	model = prepare_creds();
+	if (!model)
+		return false;
+	if (!issecure(SECURE_NOROOT) &&
+	    uid_eq(cur->euid, make_kuid(cur->user_ns, 0)))
+		model->cap_effective = cap_combine(cap_combine(cur->cap_bset,
+							       cur->cap_inheritable),
+						   cur->cap_ambient);
+	else
+		model->cap_effective = cur->cap_ambient;
+	saved = override_creds(model);
+	ok = ns_capable_noaudit(ns->user_ns, CAP_CHECKPOINT_RESTORE) ||
+	     ns_capable_noaudit(ns->user_ns, CAP_SYS_ADMIN);
+	revert_creds(saved);
+	put_cred(model);
+	return ok;
+}
+
 static int img_check_clone(struct img *img)
 {
 	struct pid_namespace *ns = task_active_pid_ns(current);
 	unsigned int i;
 
-	if (!img->proc.nr_threads)
-		return 0;
 #ifdef CONFIG_SECCOMP
-	if (READ_ONCE(current->seccomp.mode) != SECCOMP_MODE_DISABLED) {
-		img_err(img, "the caller runs under a seccomp filter; binfmt_img creates threads with clone3 without running the filter, so multi-threaded images are refused");
+	if (img_needs_syscalls(img) &&
+	    READ_ONCE(current->seccomp.mode) != SECCOMP_MODE_DISABLED) {
+		img_err(img, "the caller runs under a seccomp filter; binfmt_img recreates threads, timers and pending signals by calling system calls without running the filter, so images with any of them are refused");
 		return -EPERM;
 	}
 #endif
+	if (!img->proc.nr_threads)
+		return 0;
+	if (current->ptrace & PT_TRACE_CLONE) {
+		img_err(img, "the caller is traced with PTRACE_O_TRACECLONE (a debugger following threads): its threads would stop for the tracer before the process is whole; attach after the restore");
+		return -EPERM;
+	}
 	if (current->nsproxy->pid_ns_for_children != ns) {
 		img_err(img, "the caller unshared its PID namespace: threads cannot be created (clone with CLONE_THREAD would fail); fork first");
 		return -EINVAL;
 	}
-	if (!checkpoint_restore_ns_capable(ns->user_ns)) {
-		img_err(img, "TID %u: setting thread IDs needs CAP_CHECKPOINT_RESTORE or CAP_SYS_ADMIN over the PID namespace; restore as root, or with `imgcr restore --pidns`",
+	if (!may_set_tid_after_exec(ns)) {
+		img_err(img, "TID %u: setting thread IDs needs CAP_CHECKPOINT_RESTORE or CAP_SYS_ADMIN over the PID namespace after the exec; restore as root, or with `imgcr restore --pidns`",
 			img->threads[0].th.tid);
 		return -EPERM;
 	}

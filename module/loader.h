@@ -9,6 +9,9 @@
 
 #include <linux/binfmts.h>
 #include <linux/elf.h>
+#include <linux/hrtimer.h>
+#include <linux/posix-timers.h>
+#include <linux/sched/signal.h>
 #include <uapi/linux/imgcr.h>
 
 #define IMGCR_LOADER_NAME "binfmt_img"
@@ -84,6 +87,22 @@ static inline long img_call_sys(unsigned long fn, unsigned long a0,
 	struct pt_regs regs = { .di = a0, .si = a1, .dx = a2, .r10 = a3 };
 
 	return sys(&regs);
+}
+
+/*
+ * Interval timers survive exec: the caller's would go on firing in the
+ * restored process unless the restore disarms them.
+ */
+static inline bool img_caller_has_itimers(void)
+{
+	struct signal_struct *sig = current->signal;
+	bool armed;
+
+	spin_lock_irq(&current->sighand->siglock);
+	armed = hrtimer_active(&sig->real_timer) ||
+		sig->it[CPUCLOCK_PROF].expires || sig->it[CPUCLOCK_VIRT].expires;
+	spin_unlock_irq(&current->sighand->siglock);
+	return armed;
 }
 
 /* img_restore.c */
