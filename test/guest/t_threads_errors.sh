@@ -10,6 +10,8 @@
 #   corrupt     thread notes that lie (thread count, duplicate TID, a thread's
 #               rip in the kernel): EINVAL each; the intact image restores and
 #               every thread answers from its own TID
+#   seccomp     a caller under a seccomp filter is refused a threaded image
+#               (EPERM; a single-threaded one with nothing to recreate runs)
 #   kill9       restores of a 24-thread image killed with SIGKILL at once or
 #               mid-restore, 20 times: no thread survives, no memory is lost
 # timeout: 400
@@ -106,6 +108,34 @@ sub_corrupt() {
 	pass
 }
 
+sub_seccomp() {
+	start_threads 3 out
+	stop_all $PID
+	dump $PID s.img
+	kill9 $PID
+	chmod +x s.img
+	dmesg_mark
+	seccompexec ./s.img > te.out 2>&1
+	rc=$?
+	[ "$rc" = 2 ] && grep -q 'execve failed: EPERM' te.out ||
+		fail "threaded image under a seccomp filter: rc=$rc $(cat te.out)"
+	expect_dmesg "seccomp filter" "seccomp"
+	# A single-threaded image with nothing to recreate still restores there.
+	counter 1000 > c.out &
+	cpid=$!
+	track $cpid
+	wait_line c.out '^3 ' 10 || fail "counter did not start"
+	stop_task $cpid
+	dump $cpid c.img
+	kill9 $cpid
+	chmod +x c.img
+	seccompexec ./c.img >> c.out 2>&1 &
+	rpid=$!
+	track $rpid
+	wait_line c.out "^[0-9]* $rpid\$" 20 || fail "single-threaded image under seccomp did not resume: $(tail -n1 c.out)"
+	pass
+}
+
 sub_kill9() {
 	start_threads 24 out
 	stop_all $PID
@@ -145,4 +175,5 @@ subtest threads_errors-notstopped sub_notstopped
 subtest threads_errors-tidinuse sub_tidinuse
 subtest threads_errors-unpriv sub_unpriv
 subtest threads_errors-corrupt sub_corrupt
+subtest threads_errors-seccomp sub_seccomp
 subtest threads_errors-kill9 sub_kill9

@@ -16,6 +16,7 @@ chmod 777 .
 # start_tree DIR [RUNAS...]: sets ROOT (the shell), TPID (threads), OTIDS.
 start_tree() {
 	mkdir -p "$1"
+	chmod 777 "$1"
 	_d=$1
 	shift
 	"$@" setsid sh -c "threads 4 > $PWD/$_d/out; echo \"rc \$?\" >> $PWD/$_d/out" \
@@ -50,7 +51,7 @@ grep -q "^thread $TPID " a/d/tree || fail "no thread records for $TPID in the tr
 imgcr restore -D a/d > r.out 2> r.err &
 rpid=$!
 track $rpid
-wait_tids $TPID "$OTIDS" 60 || fail "restored threads has '$(tids $TPID | tr '\n' ' ')', want $TPID $OTIDS$(printf ' [%s]' "$(head -c 300 r.err | tr '\n' '|')")"
+wait_exists $TPID 60 && wait_tids $TPID "$OTIDS" 60 || fail "restored threads has '$(tids $TPID | tr '\n' ' ')', want $TPID $OTIDS$(printf ' [%s]' "$(head -c 300 r.err | tr '\n' '|')")"
 finish a $TPID
 wait_exit $rpid 60
 [ "$RC" = 0 ] || fail "imgcr restore exit $RC: $(head -c 300 r.err | tr '\n' '|')"

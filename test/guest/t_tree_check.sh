@@ -4,7 +4,7 @@
 . /imgcr/guest/lib.sh
 require_modules
 imgcr check > check.out 2>&1 || fail "imgcr check: $(tr '\n' '|' < check.out)"
-grep -q '^clone3 set_tid: supported (restore keeps pids)$' check.out ||
+grep -q '^clone3 set_tid: supported (restore keeps pids and thread ids)$' check.out ||
 	fail "root: $(grep clone3 check.out)"
 runas 1000 1000 imgcr check > check1.out 2>&1
 grep -q '^clone3 set_tid: supported, not permitted' check1.out ||

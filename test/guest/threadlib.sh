@@ -80,6 +80,17 @@ wait_tids() {
 	return 1
 }
 
+# wait_exists PID [TIMEOUT_S]: wait until PID exists (e.g. a task that
+# imgcr restore is about to create).
+wait_exists() {
+	_n=$(( ${2:-30} * 50 ))
+	until [ -d "/proc/$1" ]; do
+		_n=$((_n - 1))
+		[ "$_n" -gt 0 ] || return 1
+		usleep 20000
+	done
+}
+
 # tids_in_use TIDS: print the TIDs of the list that some task still has
 # (/proc/TID exists for any thread, listed or not).
 tids_in_use() {
