@@ -1228,10 +1228,38 @@ static bool may_set_tid_after_exec(struct pid_namespace *ns)
 	return ok;
 }
 
+/*
+ * alloc_pid() refuses a set_tid at or above pid_max, which is not exported:
+ * read it where the caller's /proc shows it.  Without a readable /proc the
+ * limit is unknown here, and such a TID makes the restore fail after the
+ * exec instead (with a message).
+ */
+static int caller_pid_max(void)
+{
+	struct file *f;
+	char buf[16];
+	loff_t pos = 0;
+	ssize_t n;
+	int v;
+
+	f = filp_open("/proc/sys/kernel/pid_max", O_RDONLY, 0);
+	if (IS_ERR(f))
+		return PID_MAX_LIMIT;
+	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
+	fput(f);
+	if (n <= 0)
+		return PID_MAX_LIMIT;
+	buf[n] = 0;
+	if (kstrtoint(strim(buf), 10, &v) || v <= 0 || v > PID_MAX_LIMIT)
+		return PID_MAX_LIMIT;
+	return v;
+}
+
 static int img_check_clone(struct img *img)
 {
 	struct pid_namespace *ns = task_active_pid_ns(current);
 	unsigned int i;
+	int pid_max;
 
 #ifdef CONFIG_SECCOMP
 	if (img_needs_syscalls(img) &&
@@ -1255,9 +1283,15 @@ static int img_check_clone(struct img *img)
 			img->threads[0].th.tid);
 		return -EPERM;
 	}
+	pid_max = caller_pid_max();
 	for (i = 0; i < img->proc.nr_threads; i++) {
 		u32 tid = img->threads[i].th.tid;
 
+		if (tid >= pid_max) {
+			img_err(img, "TID %u is not below this system's pid_max (%d)",
+				tid, pid_max);
+			return -EINVAL;
+		}
 		if (tid_in_use(tid)) {
 			img_err(img, "TID %u is in use by another task", tid);
 			return -EEXIST;
