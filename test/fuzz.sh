@@ -3,9 +3,12 @@
 # N malformed images (default 100000) on each kernel, e.g.
 #   sudo test/fuzz.sh 200000
 #   sudo test/fuzz.sh 100000 --kernel 6.12.118+deb12-amd64
-# At ~150 images/s under TCG, 100000 take about 12 minutes (both kernels
-# run side by side); the guest deadline is raised accordingly (override
-# with IMGCR_GUEST_TIMEOUT).
+# Two thirds are variants of the single-threaded seed, a third of the
+# threaded one (fuzzseed -t 2 -q: threads, pending signals, timers; see
+# test/guest/t_fuzz.sh), which restore more slowly as root.  At ~150
+# images/s under TCG, 100000 take about 12 minutes (both kernels run side
+# by side); the guest deadline is raised accordingly (override with
+# IMGCR_GUEST_TIMEOUT).
 N=${1:-100000}
 [ $# -gt 0 ] && shift
 export IMGCR_GUEST_TIMEOUT=${IMGCR_GUEST_TIMEOUT:-$((600 + N / 30))}
