@@ -18,6 +18,7 @@
 
 unsigned long imgcr_sys_arch_prctl;
 unsigned long imgcr_sys_mprotect;
+unsigned long imgcr_sys_madvise;
 unsigned long imgcr_sys_clone3;
 unsigned long imgcr_sys_prctl;
 unsigned long imgcr_sys_rt_sigqueueinfo;
@@ -28,6 +29,7 @@ unsigned long imgcr_sys_timer_settime;
 static struct imgcr_ksym loader_ksyms[] = {
 	{ "__x64_sys_arch_prctl", &imgcr_sys_arch_prctl },
 	{ "__x64_sys_mprotect", &imgcr_sys_mprotect },
+	{ "__x64_sys_madvise", &imgcr_sys_madvise },
 	{ "__x64_sys_clone3", &imgcr_sys_clone3 },
 	{ "__x64_sys_prctl", &imgcr_sys_prctl },
 	{ "__x64_sys_rt_sigqueueinfo", &imgcr_sys_rt_sigqueueinfo },

@@ -128,4 +128,22 @@ static inline void imgcr_vma_start_write(struct vm_area_struct *vma)
 	list_for_each_entry(k, &(sig)->posix_timers, list)
 #endif
 
+/*
+ * MAP_DROPPABLE / VM_DROPPABLE came in 6.11 (checked: absent from 6.1,
+ * VM_DROPPABLE = BIT(40) on Debian's 64-bit 6.12).  IMGCR_VM_DROPPABLE is
+ * VM_NONE where the kernel has no droppable mappings.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+#define IMGCR_VM_DROPPABLE	VM_DROPPABLE
+#define IMGCR_MAP_DROPPABLE	MAP_DROPPABLE
+#else
+#define IMGCR_VM_DROPPABLE	VM_NONE
+#define IMGCR_MAP_DROPPABLE	0
+#endif
+
+static inline bool imgcr_have_droppable(void)
+{
+	return IMGCR_VM_DROPPABLE != VM_NONE;
+}
+
 #endif /* IMGCR_COMPAT_H */

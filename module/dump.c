@@ -553,7 +553,11 @@ static int dump_vma_pages(struct dump_image *img, struct vm_area_struct *vma)
 	while (addr < vma->vm_end) {
 		n = min_t(unsigned long, GUP_BATCH,
 			  (vma->vm_end - addr) >> PAGE_SHIFT);
-		/* FOLL_DUMP: holes and the zero page fail instead of faulting */
+		/*
+		 * FOLL_DUMP: holes and the zero page fail instead of faulting.
+		 * It does not look at VM_DONTDUMP (the core dumper's
+		 * vma_dump_size() does): MADV_DONTDUMP pages are in the image.
+		 */
 		n = imgcr_gup_remote(img->mm, addr, n, FOLL_FORCE | FOLL_DUMP,
 				     batch);
 		if (n <= 0) {	/* a hole, the zero page or an error: skip it */
@@ -615,6 +619,40 @@ static int dump_shmem_pages(struct dump_image *img, struct vm_area_struct *vma)
 	return 0;
 }
 
+/*
+ * The madvise() advice and MAP_DROPPABLE of a private or file mapping,
+ * given again at restore.  Refuses (with a message) what madvise() could
+ * not give back on a mapping of this kind, rather than drop it silently.
+ */
+static int vma_advice(struct dump_image *img, struct vm_area_struct *vma,
+		      struct imgcr_vma *v)
+{
+	vm_flags_t f = vma->vm_flags;
+	u32 a = 0;
+
+	if (f & VM_DONTCOPY)
+		a |= IMGCR_VMA_DONTFORK;
+	if (f & VM_WIPEONFORK)
+		a |= IMGCR_VMA_WIPEONFORK;
+	if (f & VM_HUGEPAGE)
+		a |= IMGCR_VMA_HUGEPAGE;
+	if (f & VM_NOHUGEPAGE)
+		a |= IMGCR_VMA_NOHUGEPAGE;
+	if (f & VM_DONTDUMP)
+		a |= IMGCR_VMA_DONTDUMP;
+	if (imgcr_have_droppable() && f & IMGCR_VM_DROPPABLE)
+		a |= IMGCR_VMA_DROPPABLE;
+	if ((a & (IMGCR_VMA_WIPEONFORK | IMGCR_VMA_DROPPABLE) &&
+	     v->kind != IMGCR_VMA_ANON) ||
+	    (a & IMGCR_VMA_HUGEPAGE && a & IMGCR_VMA_NOHUGEPAGE)) {
+		pr_info(IMGCR_DUMP_NAME ": pid %d: mapping at %#lx has flags %#lx that madvise() cannot give back; not supported\n",
+			task_pid_nr(img->task), vma->vm_start, (unsigned long)f);
+		return -EOPNOTSUPP;
+	}
+	v->flags |= a;
+	return 0;
+}
+
 static int dump_one_vma(struct dump_image *img, struct vm_area_struct *vma)
 {
 	unsigned long vdso = (unsigned long)img->mm->context.vdso;
@@ -673,6 +711,9 @@ static int dump_one_vma(struct dump_image *img, struct vm_area_struct *vma)
 				task_pid_nr(img->task), vma->vm_start);
 			return -EOPNOTSUPP;
 		}
+		ret = vma_advice(img, vma, v);
+		if (ret)
+			return ret;
 		if (shared && file_is_shmem_object(img, v->file)) {
 			img->nr_vmas++;
 			return dump_shmem_pages(img, vma);
@@ -681,6 +722,11 @@ static int dump_one_vma(struct dump_image *img, struct vm_area_struct *vma)
 		pr_info(IMGCR_DUMP_NAME ": pid %d: special mapping at %#lx; not supported\n",
 			task_pid_nr(img->task), vma->vm_start);
 		return -EOPNOTSUPP;
+	}
+	if (v->kind == IMGCR_VMA_ANON) {
+		ret = vma_advice(img, vma, v);
+		if (ret)
+			return ret;
 	}
 	img->nr_vmas++;
 

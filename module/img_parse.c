@@ -533,6 +533,46 @@ static bool file_is_noexec(struct file *f)
 	       (f->f_path.mnt->mnt_sb->s_iflags & SB_I_NOEXEC);
 }
 
+#define VMA_ADVICE (IMGCR_VMA_DONTFORK | IMGCR_VMA_WIPEONFORK | \
+		    IMGCR_VMA_HUGEPAGE | IMGCR_VMA_NOHUGEPAGE | \
+		    IMGCR_VMA_DONTDUMP | IMGCR_VMA_DROPPABLE)
+
+/*
+ * The advice flags of a private or file mapping (IMGCR_VMA_DONTFORK, ...):
+ * what madvise() and mmap() would refuse, or give otherwise, is refused
+ * here, before the point of no return.  Returns why, or NULL; *err gets
+ * EINVAL for an invalid image, EOPNOTSUPP for one this kernel cannot give.
+ */
+static const char *vma_advice_bad(const struct imgcr_vma *v, int *err)
+{
+	u32 f = v->flags;
+
+	*err = -EINVAL;
+	if (f & (IMGCR_VMA_WIPEONFORK | IMGCR_VMA_DROPPABLE) &&
+	    v->kind != IMGCR_VMA_ANON)
+		return "wipe-on-fork or droppable on a file or shared mapping";
+	if (f & IMGCR_VMA_HUGEPAGE && f & IMGCR_VMA_NOHUGEPAGE)
+		return "both MADV_HUGEPAGE and MADV_NOHUGEPAGE";
+	*err = -EOPNOTSUPP;
+	if (f & (IMGCR_VMA_HUGEPAGE | IMGCR_VMA_NOHUGEPAGE) &&
+	    !IS_ENABLED(CONFIG_TRANSPARENT_HUGEPAGE))
+		return "MADV_HUGEPAGE/NOHUGEPAGE on a kernel without transparent huge pages";
+	if (f & IMGCR_VMA_DROPPABLE) {
+		*err = -EINVAL;
+		if ((f & (IMGCR_VMA_WIPEONFORK | IMGCR_VMA_DONTDUMP |
+			  IMGCR_VMA_NORESERVE | IMGCR_VMA_GROWSDOWN |
+			  IMGCR_VMA_ACCOUNT)) !=
+		    (IMGCR_VMA_WIPEONFORK | IMGCR_VMA_DONTDUMP |
+		     IMGCR_VMA_NORESERVE))
+			return "droppable mapping without wipe-on-fork, don't-dump and no-reserve, or growing down or accounted";
+		*err = -EOPNOTSUPP;
+		if (!imgcr_have_droppable())
+			return "MAP_DROPPABLE mapping, which this kernel does not have (Linux 6.11+)";
+	}
+	*err = 0;
+	return NULL;
+}
+
 static int img_check_vmas(struct img *img)
 {
 	const struct imgcr_task *t = &img->task;
@@ -552,14 +592,16 @@ static int img_check_vmas(struct img *img)
 		switch (v->kind) {
 		case IMGCR_VMA_ANON:
 			if (v->file != IMGCR_NO_FILE || v->flags &
-			    ~(IMGCR_VMA_GROWSDOWN | IMGCR_VMA_ACCOUNT | IMGCR_VMA_NORESERVE) ||
+			    ~(IMGCR_VMA_GROWSDOWN | IMGCR_VMA_ACCOUNT |
+			      IMGCR_VMA_NORESERVE | VMA_ADVICE) ||
 			    v->pgoff > (ULONG_MAX >> PAGE_SHIFT) -
 				       ((v->end - v->start) >> PAGE_SHIFT))
 				goto bad;
 			break;
 		case IMGCR_VMA_FILE:
 			if (v->file >= img->nr_files || v->flags &
-			    ~(IMGCR_VMA_SHARED | IMGCR_VMA_ACCOUNT | IMGCR_VMA_NORESERVE) ||
+			    ~(IMGCR_VMA_SHARED | IMGCR_VMA_ACCOUNT |
+			      IMGCR_VMA_NORESERVE | VMA_ADVICE) ||
 			    v->pgoff > (ULONG_MAX >> PAGE_SHIFT) -
 				       ((v->end - v->start) >> PAGE_SHIFT))
 				goto bad;
@@ -593,6 +635,16 @@ static int img_check_vmas(struct img *img)
 		}
 		if (v->kind != IMGCR_VMA_FILE && v->file != IMGCR_NO_FILE)
 			goto bad;
+		if (v->kind <= IMGCR_VMA_FILE) {
+			int err;
+			const char *why = vma_advice_bad(v, &err);
+
+			if (why) {
+				img_err(img, "mapping %u (%#llx-%#llx): %s",
+					i, v->start, v->end, why);
+				return err;
+			}
+		}
 		if (v->kind >= IMGCR_VMA_VDSO && (v->flags || v->pgoff))
 			goto bad;
 	}

@@ -76,6 +76,43 @@ static void set_anon_pgoff(const struct imgcr_vma *v)
 }
 
 /*
+ * The advice the task had given the mapping (IMGCR_VMA_DONTFORK, ...),
+ * given again as it did, with madvise().  A droppable mapping has its
+ * wipe-on-fork and don't-dump from mmap() already.
+ */
+static const struct {
+	u32 flag;
+	int advice;
+} vma_advice[] = {
+	{ IMGCR_VMA_DONTFORK, MADV_DONTFORK },
+	{ IMGCR_VMA_WIPEONFORK, MADV_WIPEONFORK },
+	{ IMGCR_VMA_HUGEPAGE, MADV_HUGEPAGE },
+	{ IMGCR_VMA_NOHUGEPAGE, MADV_NOHUGEPAGE },
+	{ IMGCR_VMA_DONTDUMP, MADV_DONTDUMP },
+};
+
+static int advise_one(struct img *img, const struct imgcr_vma *v)
+{
+	u32 implied = v->flags & IMGCR_VMA_DROPPABLE ?
+		      IMGCR_VMA_WIPEONFORK | IMGCR_VMA_DONTDUMP : 0;
+	unsigned int i;
+	long ret;
+
+	for (i = 0; i < ARRAY_SIZE(vma_advice); i++) {
+		if (!(v->flags & vma_advice[i].flag & ~implied))
+			continue;
+		ret = img_call_sys(imgcr_sys_madvise, v->start, v->end - v->start,
+				   vma_advice[i].advice, 0);
+		if (ret) {
+			img_err(img, "cannot give %#llx-%#llx its advice %d (%ld)",
+				v->start, v->end, vma_advice[i].advice, ret);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/*
  * Map one VMA.  Private ones are mapped PROT_NONE first so that they merge
  * with nothing; an anonymous one then gets its original page offset (a
  * region moved by mremap() keeps its old one, which keeps it apart from
@@ -92,7 +129,12 @@ static int map_one(struct img *img, const struct imgcr_vma *v)
 	unsigned long off = 0;
 	long ret;
 
-	flags |= shared ? MAP_SHARED : MAP_PRIVATE;
+	if (shared)
+		flags |= MAP_SHARED;
+	else if (v->flags & IMGCR_VMA_DROPPABLE)
+		flags |= IMGCR_MAP_DROPPABLE;	/* checked: the kernel has it */
+	else
+		flags |= MAP_PRIVATE;
 	if (v->flags & IMGCR_VMA_NORESERVE)
 		flags |= MAP_NORESERVE;
 	if (map_writable_first(v))
@@ -352,10 +394,17 @@ int img_restore_mm(struct img *img)
 	 * them (SELinux execheap/execstack look at brk and the stack).
 	 */
 	set_mm_fields(img);
+	/*
+	 * Each mapping gets its advice right away, before any page is filled
+	 * in: the faults of the fill then follow MADV_NOHUGEPAGE (Debian's
+	 * THP default is "always") and MADV_HUGEPAGE.
+	 */
 	for (i = 0; i < img->task.nr_vmas; i++) {
 		if (img->vmas[i].kind > IMGCR_VMA_FILE)
 			continue;
 		ret = map_one(img, &img->vmas[i]);
+		if (!ret)
+			ret = advise_one(img, &img->vmas[i]);
 		if (ret)
 			return ret;
 	}

@@ -102,6 +102,10 @@ static inline int imgcr_ksyms_resolve(const char *mod, struct imgcr_ksym *tab,
  *                             address
  *   __x64_sys_mprotect      - drops write access from a mapping filled while
  *                             writable, as the task's own mprotect() did
+ *   __x64_sys_madvise       - gives each mapping its advice again
+ *                             (MADV_DONTFORK, _WIPEONFORK, _HUGEPAGE,
+ *                             _NOHUGEPAGE, _DONTDUMP); do_madvise() is not
+ *                             exported
  *   __x64_sys_clone3        - recreates each further thread with its TID
  *                             (set_tid), RLIMIT_NPROC, pids cgroup and LSM
  *                             checks included

@@ -71,6 +71,7 @@ void img_free(struct img *img);
 /* binfmt_img_main.c: syscall bodies, resolved at load (ksyms.h) */
 extern unsigned long imgcr_sys_arch_prctl;
 extern unsigned long imgcr_sys_mprotect;
+extern unsigned long imgcr_sys_madvise;
 extern unsigned long imgcr_sys_clone3;
 extern unsigned long imgcr_sys_prctl;
 extern unsigned long imgcr_sys_rt_sigqueueinfo;

@@ -38,6 +38,41 @@ static void prot_str(unsigned int prot, char out[4])
 	out[3] = 0;
 }
 
+/* imgcr_vma.flags, by name (the advice ones as madvise() calls them). */
+static const struct {
+	uint32_t bit;
+	const char *name;
+} vma_flag_names[] = {
+	{ IMGCR_VMA_GROWSDOWN, "growsdown" },
+	{ IMGCR_VMA_SHARED, "shared" },
+	{ IMGCR_VMA_ACCOUNT, "account" },
+	{ IMGCR_VMA_NORESERVE, "noreserve" },
+	{ IMGCR_VMA_DONTFORK, "dontfork" },
+	{ IMGCR_VMA_WIPEONFORK, "wipeonfork" },
+	{ IMGCR_VMA_HUGEPAGE, "hugepage" },
+	{ IMGCR_VMA_NOHUGEPAGE, "nohugepage" },
+	{ IMGCR_VMA_DONTDUMP, "dontdump" },
+	{ IMGCR_VMA_DROPPABLE, "droppable" },
+};
+
+/* Print each flag of @flags as " name" (@json: "name" items), unknown ones in hex. */
+static void print_vma_flags(uint32_t flags, int json)
+{
+	const char *sep = json ? "" : " ";
+	size_t i;
+
+	for (i = 0; i < sizeof(vma_flag_names) / sizeof(vma_flag_names[0]); i++) {
+		if (!(flags & vma_flag_names[i].bit))
+			continue;
+		flags &= ~vma_flag_names[i].bit;
+		printf(json ? "%s\"%s\"" : "%s%s", sep, vma_flag_names[i].name);
+		if (json)
+			sep = ",";
+	}
+	if (flags)
+		printf(json ? "%s\"%#x\"" : "%s%#x", sep, flags);
+}
+
 /* Bytes of memory the PT_LOAD segments carry inside [start, end). */
 static uint64_t dumped_in(const struct image *img, uint64_t start, uint64_t end)
 {
@@ -297,6 +332,7 @@ static void show_text(const struct image *img)
 		       dumped_in(img, v->start, v->end) >> 10);
 		if (v->kind == IMGCR_VMA_FILE && !image_file(img, v->file, &f, path, sizeof(path)))
 			printf("  %s @%#" PRIx64, path, (uint64_t)v->pgoff << 12);
+		print_vma_flags(v->flags, 0);
 		putchar('\n');
 	}
 }
@@ -337,7 +373,9 @@ static void show_json(const struct image *img)
 			json_str(path);
 			printf(",\"offset\":%" PRIu64, (uint64_t)v->pgoff << 12);
 		}
-		putchar('}');
+		printf(",\"flags\":[");
+		print_vma_flags(v->flags, 1);
+		printf("]}");
 	}
 	putchar(']');
 	show_threads_json(img);

@@ -214,6 +214,25 @@ struct imgcr_sigaction {
 #define IMGCR_VMA_SHARED	0x2	/* MAP_SHARED (IMGCR_VMA_FILE only) */
 #define IMGCR_VMA_ACCOUNT	0x4	/* was writable once: VM_ACCOUNT, kept by mprotect */
 #define IMGCR_VMA_NORESERVE	0x8	/* MAP_NORESERVE */
+/*
+ * Advice the task gave with madvise(), and MAP_DROPPABLE: each one is given
+ * again at restore (before the pages are filled in, so that the THP advice
+ * applies to them too).  None of them changes what the image carries:
+ * the pages of an IMGCR_VMA_DONTDUMP mapping are in the image like any
+ * other's (the process needs them; "don't dump" is for core dumps).
+ */
+#define IMGCR_VMA_DONTFORK	0x10	/* MADV_DONTFORK: absent in a child */
+#define IMGCR_VMA_WIPEONFORK	0x20	/* MADV_WIPEONFORK: zero in a child (IMGCR_VMA_ANON only) */
+#define IMGCR_VMA_HUGEPAGE	0x40	/* MADV_HUGEPAGE (never with _NOHUGEPAGE) */
+#define IMGCR_VMA_NOHUGEPAGE	0x80	/* MADV_NOHUGEPAGE, or MAP_STACK since Linux 6.7 */
+#define IMGCR_VMA_DONTDUMP	0x100	/* MADV_DONTDUMP: left out of core dumps */
+/*
+ * MAP_DROPPABLE (Linux 6.11+): IMGCR_VMA_ANON only, always with _WIPEONFORK,
+ * _DONTDUMP and _NORESERVE, never with _GROWSDOWN or _ACCOUNT, as mmap()
+ * makes it.  Its pages are the ones not yet dropped at the dump.  A kernel
+ * without MAP_DROPPABLE refuses the image.
+ */
+#define IMGCR_VMA_DROPPABLE	0x200
 
 #define IMGCR_NO_FILE		0xffffffffu
 
@@ -233,7 +252,7 @@ struct imgcr_vma {
 	__u64 pgoff;
 	__u32 kind;		/* IMGCR_VMA_* */
 	__u32 prot;		/* IMGCR_PROT_* */
-	__u32 flags;		/* IMGCR_VMA_GROWSDOWN, _SHARED, ... */
+	__u32 flags;		/* IMGCR_VMA_GROWSDOWN, _SHARED, ...; no others */
 	__u32 file;		/* index in NT_IMGCR_FILES, or IMGCR_NO_FILE */
 };
 
