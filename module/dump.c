@@ -116,7 +116,9 @@ static bool dump_unchanged(struct dump_image *img)
 		/*
 		 * A thread sets its stopped state itself, before it leaves
 		 * the CPU and its switch count grows: one that ran and is
-		 * about to stop again is still on its CPU.
+		 * about to stop again is still on its CPU.  The acquire pairs
+		 * with the release of on_cpu in finish_task_switch(), after
+		 * the switch was counted.
 		 */
 		if (!task_is_stopped_or_traced(t) ||
 		    smp_load_acquire(&t->on_cpu) ||
@@ -1052,6 +1054,7 @@ static int dump_gpregs(struct dump_image *img)
 		struct dump_thread *th = &img->threads[i];
 		struct task_struct *t = th->task;
 
+		/* acquire: as in dump_unchanged() */
 		if (!task_is_stopped_or_traced(t) ||
 		    smp_load_acquire(&t->on_cpu) ||
 		    task_switches(t) != th->switches ||
