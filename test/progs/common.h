@@ -42,17 +42,17 @@ static inline void outf(int fd, const char *fmt, ...)
 #define say(...) outf(1, __VA_ARGS__)
 
 /*
- * The state letter of /proc/PID/stat ('T', 'S'...), or 0 if the task is
- * gone.  The comm field may contain spaces and ')': cut after the last ')'.
+ * The state letter of a /proc .../stat file ('T', 'S'...), or 0 if the
+ * task is gone.  The comm field may contain spaces and ')': cut after the
+ * last ')'.
  */
-static inline char task_state(int pid)
+static inline char stat_state(const char *path)
 {
-	char p[64], buf[512];
+	char buf[512];
 	ssize_t n;
 	int fd;
 
-	snprintf(p, sizeof(p), "/proc/%d/stat", pid);
-	fd = open(p, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
 	n = read(fd, buf, sizeof(buf) - 1);
@@ -62,6 +62,41 @@ static inline char task_state(int pid)
 	buf[n] = 0;
 	char *s = strrchr(buf, ')');
 	return s && s[1] == ' ' ? s[2] : 0;
+}
+
+/* The state letter of /proc/PID/stat, or 0 if the task is gone. */
+static inline char task_state(int pid)
+{
+	char p[64];
+
+	snprintf(p, sizeof(p), "/proc/%d/stat", pid);
+	return stat_state(p);
+}
+
+/* The state letter of thread TID of PID, or 0 if it is gone. */
+static inline char thread_state(int pid, int tid)
+{
+	char p[64];
+
+	snprintf(p, sizeof(p), "/proc/%d/task/%d/stat", pid, tid);
+	return stat_state(p);
+}
+
+/*
+ * snprintf at p, never past end - 1 (the NUL): for building a message
+ * piece by piece.  Returns where the next piece goes.
+ */
+static inline char *addfmt(char *p, char *end, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (p >= end - 1)
+		return p;
+	va_start(ap, fmt);
+	n = vsnprintf(p, (size_t)(end - p), fmt, ap);
+	va_end(ap);
+	return n < 0 ? p : (p + n < end ? p + n : end - 1);
 }
 
 /* "EBUSY" rather than "Device or resource busy": tests grep for names. */

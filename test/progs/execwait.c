@@ -43,26 +43,6 @@ static int exe_is(pid_t pid, const char *name)
 	return link[n - ln - 1] == '/' && !strcmp(link + n - ln, name);
 }
 
-/* The state letter of /proc/PID/task/TID/stat, as task_state() reads it. */
-static char thread_state(pid_t pid, int tid)
-{
-	char p[64], buf[512], *s;
-	ssize_t n;
-	int fd;
-
-	snprintf(p, sizeof(p), "/proc/%d/task/%d/stat", (int)pid, tid);
-	fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	s = strrchr(buf, ')');
-	return s && s[1] == ' ' ? s[2] : 0;
-}
-
 /* Every thread of PID sleeps (S); with want > 0, there are want of them. */
 static int all_asleep(pid_t pid, long want)
 {
@@ -80,7 +60,7 @@ static int all_asleep(pid_t pid, long want)
 		if (e->d_name[0] == '.')
 			continue;
 		n++;
-		ok = thread_state(pid, atoi(e->d_name)) == 'S';
+		ok = thread_state((int)pid, atoi(e->d_name)) == 'S';
 	}
 	closedir(d);
 	return ok && n > 0 && (want <= 0 || n == want);

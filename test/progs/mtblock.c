@@ -161,25 +161,12 @@ static void wait_word(int i, uint32_t *w)
 			eintr[i]++;
 }
 
-static char *addf(char *p, char *end, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (p >= end - 1)
-		return p;
-	va_start(ap, fmt);
-	n = vsnprintf(p, (size_t)(end - p), fmt, ap);
-	va_end(ap);
-	return n < 0 ? p : (p + n < end ? p + n : end - 1);
-}
-
 struct rep {
 	char why[400], note[120];
 	char *w, *n;
 };
-#define BAD(rp, ...) ((rp)->w = addf((rp)->w, (rp)->why + sizeof((rp)->why), __VA_ARGS__))
-#define NOTE(rp, ...) ((rp)->n = addf((rp)->n, (rp)->note + sizeof((rp)->note), __VA_ARGS__))
+#define BAD(rp, ...) ((rp)->w = addfmt((rp)->w, (rp)->why + sizeof((rp)->why), __VA_ARGS__))
+#define NOTE(rp, ...) ((rp)->n = addfmt((rp)->n, (rp)->note + sizeof((rp)->note), __VA_ARGS__))
 
 static void rep_init(struct rep *rp)
 {
@@ -724,7 +711,7 @@ int main(int argc, char **argv)
 	__atomic_store_n(&kill_sent, 1, __ATOMIC_SEQ_CST);
 	rc = pthread_kill(th[T_KILL], SIGUSR2);
 	if (rc)
-		w = addf(w, we, " pthread_kill: %s", errname(rc));
+		w = addfmt(w, we, " pthread_kill: %s", errname(rc));
 	else
 		wait_done(T_KILL);
 
@@ -739,19 +726,19 @@ int main(int argc, char **argv)
 			continue;
 		rc = pthread_join(th[i], NULL);
 		if (rc)
-			w = addf(w, we, " join %s: %s", names[i], errname(rc));
+			w = addfmt(w, we, " join %s: %s", names[i], errname(rc));
 	}
 	if (gettid_() != getpid())
-		w = addf(w, we, " gettid %d != getpid %d", gettid_(), (int)getpid());
+		w = addfmt(w, we, " gettid %d != getpid %d", gettid_(), (int)getpid());
 	prctl(PR_GET_NAME, comm, 0, 0, 0);
 	if (strcmp(comm, "mtblock"))
-		w = addf(w, we, " comm '%s'", comm);
+		w = addfmt(w, we, " comm '%s'", comm);
 	pthread_sigmask(SIG_BLOCK, NULL, &cur);
 	for (int s = 1; s < NSIG; s++)
 		if (s != SIGKILL && s != SIGSTOP && sigismember(&cur, s) != sigismember(&mm, s))
-			w = addf(w, we, " mask sig %d=%d", s, sigismember(&cur, s));
+			w = addfmt(w, we, " mask sig %d=%d", s, sigismember(&cur, s));
 	if (handler_count != 1)
-		w = addf(w, we, " SIGUSR2 handled %d times", handler_count);
+		w = addfmt(w, we, " SIGUSR2 handled %d times", handler_count);
 	if (w != why) {
 		say("BAD main:%s\n", why);
 		nbad++;

@@ -246,19 +246,6 @@ static void on_urg(int sig)
 	urg_seen++;
 }
 
-static char *addf(char *p, char *end, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (p >= end - 1)
-		return p;
-	va_start(ap, fmt);
-	n = vsnprintf(p, (size_t)(end - p), fmt, ap);
-	va_end(ap);
-	return n < 0 ? p : (p + n < end ? p + n : end - 1);
-}
-
 static uint64_t fold(const uint64_t *x, int lanes)
 {
 	uint64_t h = 0xcbf29ce484222325ull;
@@ -319,50 +306,50 @@ static void *worker(void *arg)
 	/* Everything below also holds in an uninterrupted run. */
 	int tid = (int)syscall(SYS_gettid);
 	if (tid != tids[i])
-		b = addf(b, be, " gettid=%d/want %d", tid, tids[i]);
+		b = addfmt(b, be, " gettid=%d/want %d", tid, tids[i]);
 	if ((void *)&tls != tls_addr[i] || __builtin_thread_pointer() != tp_addr[i])
-		b = addf(b, be, " tls at %p tp %p/want %p %p", (void *)&tls,
+		b = addfmt(b, be, " tls at %p tp %p/want %p %p", (void *)&tls,
 			 __builtin_thread_pointer(), tls_addr[i], tp_addr[i]);
 	seed = 0x1234567ull * (uint64_t)(i + 1);
 	for (int k = 0; k < 64; k++)
 		if (tls.pat[k] != splitmix(&seed)) {
-			b = addf(b, be, " tls.pat[%d]", k);
+			b = addfmt(b, be, " tls.pat[%d]", k);
 			break;
 		}
 	if (tls.idx != (uint64_t)i)
-		b = addf(b, be, " tls.idx=%lu", (unsigned long)tls.idx);
+		b = addfmt(b, be, " tls.idx=%lu", (unsigned long)tls.idx);
 	if (tls.simd_bad)
-		b = addf(b, be, " simd sentinel mismatches=%lu", (unsigned long)tls.simd_bad);
+		b = addfmt(b, be, " simd sentinel mismatches=%lu", (unsigned long)tls.simd_bad);
 	pthread_sigmask(SIG_BLOCK, NULL, &cur);
 	for (int s = 1; s < NSIG; s++)
 		if (sigismember(&cur, s) != sigismember(&m, s))
-			b = addf(b, be, " mask sig %d=%d", s, sigismember(&cur, s));
+			b = addfmt(b, be, " mask sig %d=%d", s, sigismember(&cur, s));
 	if (sigaltstack(NULL, &ss) || ss.ss_sp != alt[i] || ss.ss_size != alt_size(i) || ss.ss_flags)
-		b = addf(b, be, " sigaltstack %p/%zu/%d want %p/%zu", ss.ss_sp, ss.ss_size,
+		b = addfmt(b, be, " sigaltstack %p/%zu/%d want %p/%zu", ss.ss_sp, ss.ss_size,
 			 ss.ss_flags, (void *)alt[i], alt_size(i));
 	pthread_kill(pthread_self(), SIGURG);
 	if (urg_seen != 1 || !urg_on_alt || urg_tid != tids[i])
-		b = addf(b, be, " SIGURG seen=%d on_alt=%d tid=%d", urg_seen, urg_on_alt, urg_tid);
+		b = addfmt(b, be, " SIGURG seen=%d on_alt=%d tid=%d", urg_seen, urg_on_alt, urg_tid);
 	char got[16] = "";
 	pthread_getname_np(pthread_self(), got, sizeof(got));
 	if (strcmp(got, name))
-		b = addf(b, be, " name '%s'", got);
+		b = addfmt(b, be, " name '%s'", got);
 	if (fegetround() != rmodes[i % 4])
-		b = addf(b, be, " x87 rounding %#x", fegetround());
+		b = addfmt(b, be, " x87 rounding %#x", fegetround());
 	unsigned int csr;
 	__asm__ volatile("stmxcsr %0" : "=m"(csr));
 	if ((int)(csr & 0x6000) != rmodes[i % 4] << 3)
-		b = addf(b, be, " mxcsr %#x", csr);
+		b = addfmt(b, be, " mxcsr %#x", csr);
 	int sl = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0), pd = -1;
 	if (sl != slack(i))
-		b = addf(b, be, " timerslack %d", sl);
+		b = addfmt(b, be, " timerslack %d", sl);
 	if (prctl(PR_GET_PDEATHSIG, (unsigned long)&pd, 0, 0, 0) || pd != pdeath(i))
-		b = addf(b, be, " pdeathsig %d", pd);
+		b = addfmt(b, be, " pdeathsig %d", pd);
 	if (tls.blocks != (steps + BLOCK - 1) / BLOCK)
-		b = addf(b, be, " blocks %lu", (unsigned long)tls.blocks);
+		b = addfmt(b, be, " blocks %lu", (unsigned long)tls.blocks);
 	if (model) {
 		if (memcmp(x0, tls.state, (size_t)lanes * 8))
-			b = addf(b, be, " model BAD %016lx/asm %016lx", (unsigned long)fold(x0, lanes),
+			b = addfmt(b, be, " model BAD %016lx/asm %016lx", (unsigned long)fold(x0, lanes),
 				 (unsigned long)fold(tls.state, lanes));
 	}
 	if (b != bad)
