@@ -9,8 +9,10 @@
  *    Nothing is read before a task is stopped, and a stopped thread cannot
  *    clone or fork.  The tree records each task's threads.
  * 2. Describe every task (ids, credentials, cwd/root/umask, fds) and check
- *    that everything is supported; save the data buffered in pipes (tee(2),
- *    which leaves the data in the live pipe).
+ *    that everything is supported.  Each fd is described by its kind (the
+ *    table in files.h: files-reg.c, pipes.c, fifo.c, devices.c), which may
+ *    save data (pipes: tee(2), which leaves the data in the live pipe);
+ *    fds sharing one open file description share one file record.
  * 3. Read every image from /proc/PID/dump into DIR/core-PID.img (one image
  *    holds all the threads of a task: it must list exactly the frozen
  *    threads) and write DIR/tree (format: tree.c).
@@ -24,16 +26,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/syscall.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 #include <linux/kcmp.h>
-#include <linux/magic.h>
 
 #include "commands.h"
+#include "files.h"
 #include "freeze.h"
 #include "image.h"
 #include "log.h"
@@ -165,76 +164,6 @@ static int describe_task(struct dctx *c, int i)
 	return 0;
 }
 
-static int save_pipe_data(struct dctx *c, pid_t pid, int fd, int pfd, unsigned long ino)
-{
-	struct tree_pipe *tp;
-	char path[4096], *buf = NULL;
-	int q[2] = { -1, -1 }, out = -1, n = 0, size;
-	ssize_t t;
-
-	if (tree_pipe_find(&c->t, ino))
-		return 0;
-	size = fcntl(pfd, F_GETPIPE_SZ);
-	if (size < 0 || ioctl(pfd, FIONREAD, &n)) {
-		pr_perror("pid %d fd %d: pipe:[%lu]: cannot read its size", pid, fd, ino);
-		return -1;
-	}
-	tp = tree_pipe_add(&c->t, ino);
-	tp->size = size;
-	tp->len = n;
-	if (n > 0) {
-		if (pipe2(q, O_CLOEXEC | O_NONBLOCK) ||
-		    (fcntl(q[1], F_GETPIPE_SZ) < size && fcntl(q[1], F_SETPIPE_SZ, size) < 0)) {
-			pr_perror("pid %d fd %d: pipe:[%lu]: cannot make a copy pipe of %d bytes",
-				  pid, fd, ino, size);
-			goto fail;
-		}
-		/* tee(2) duplicates the buffers: the data stays in the live pipe */
-		t = tee(pfd, q[1], n, SPLICE_F_NONBLOCK);
-		if (t != n) {
-			if (t < 0)
-				pr_perror("pid %d fd %d: pipe:[%lu]: tee of the buffered data", pid, fd, ino);
-			else
-				pr_err("pid %d fd %d: pipe:[%lu]: tee copied %zd of %d buffered bytes",
-				       pid, fd, ino, t, n);
-			goto fail;
-		}
-		buf = malloc(n);
-		if (!buf || read_full(q[0], buf, n)) {
-			pr_perror("pid %d fd %d: pipe:[%lu]: reading the copied data", pid, fd, ino);
-			goto fail;
-		}
-	}
-	snprintf(path, sizeof(path), "%s/pipe-%lu.data", c->dir, ino);
-	out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (out < 0 || write_all(out, buf, n)) {
-		pr_perror("cannot write %s", path);
-		goto fail;
-	}
-	close(out);
-	if (q[0] >= 0) {
-		close(q[0]);
-		close(q[1]);
-	}
-	free(buf);
-	return 0;
-fail:
-	if (out >= 0)
-		close(out);
-	if (q[0] >= 0) {
-		close(q[0]);
-		close(q[1]);
-	}
-	free(buf);
-	return -1;
-}
-
-static int allowed_chr(unsigned int ma, unsigned int mi)
-{
-	return (ma == 1 && (mi == 3 || mi == 5 || mi == 7 || mi == 8 || mi == 9)) ||
-	       (ma == 5 && mi == 0);
-}
-
 static int same_description(struct dctx *c, const struct tree_file *f, pid_t pid, int fd)
 {
 	long r;
@@ -251,126 +180,113 @@ static int same_description(struct dctx *c, const struct tree_file *f, pid_t pid
 	return f->kind == TK_PIPE && f->pid != pid;
 }
 
+/*
+ * Ask the kinds (files.h) in turn what @p is, until one knows it; with
+ * @by_link only those known by their link alone.  Its verdict, and the
+ * kind in *@kind; FD_OTHER if none knows it.
+ */
+static int fd_walk(struct fd_dump *fc, struct fd_parms *p, struct tree_file *n,
+		   int by_link, const struct fd_kind **kind)
+{
+	int i, r;
+
+	for (i = 0; fd_kinds[i]; i++) {
+		if (by_link && !fd_kinds[i]->by_link)
+			continue;
+		r = fd_kinds[i]->dump(fc, p, n);
+		if (r != FD_OTHER) {
+			*kind = fd_kinds[i];
+			return r;
+		}
+	}
+	return FD_OTHER;
+}
+
 static int describe_fd(struct dctx *c, int ti, int fd)
 {
-	pid_t pid = c->t.tasks[ti].pid;
-	char path[96], *link, *info, *sflags, *spos;
-	unsigned int flags;
-	long long pos;
-	enum tree_kind kind;
-	struct tree_file *f;
-	struct stat st;
-	unsigned long ino = 0;
-	int cloexec, i, pfd = -1, ret = -1;
+	struct fd_dump fc = { .t = &c->t, .dir = c->dir };
+	struct fd_parms p = { .pid = c->t.tasks[ti].pid, .fd = fd, .file_fd = -1 };
+	const struct fd_kind *kind = NULL;
+	struct tree_file n, *f;
+	char path[96], *info, *sflags, *spos;
+	int cloexec, i, r, ret = -1;
+	pid_t pid = p.pid;
 
+	memset(&n, 0, sizeof(n));
 	snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, fd);
-	link = read_link(path);
-	if (!link) {
+	p.link = read_link(path);
+	if (!p.link) {
 		pr_perror("pid %d fd %d: cannot read the link", pid, fd);
 		return -1;
 	}
-	if (!strncmp(link, "socket:", 7)) {
-		pr_err("pid %d fd %d: socket: sockets are not supported (%s)", pid, fd, link);
-		goto out;
-	}
-	if (!strncmp(link, "anon_inode:", 11)) {
-		pr_err("pid %d fd %d: anon inode %s: anon inodes (eventfd, epoll, signalfd, timerfd, ...) are not supported",
-		       pid, fd, link + 11);
-		goto out;
-	}
-	if (stat(path, &st)) {
-		pr_perror("pid %d fd %d: %s: cannot stat", pid, fd, link);
-		goto out;
-	}
-	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", pid, fd);
-	info = read_text(path, NULL);
-	if (!info) {
-		pr_perror("pid %d fd %d: cannot read %s", pid, fd, path);
-		goto out;
-	}
-	sflags = (char *)status_field(info, "flags");
-	spos = (char *)status_field(info, "pos");
-	flags = sflags ? strtoul(sflags, NULL, 8) : 0;
-	pos = spos ? strtoll(spos, NULL, 10) : 0;
-	free(info);
-	if (!sflags || !spos) {
-		pr_err("pid %d fd %d: cannot parse %s", pid, fd, path);
-		goto out;
-	}
-	cloexec = !!(flags & O_CLOEXEC);
-	flags &= ~O_CLOEXEC;
-
-	if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) {
-		kind = TK_FILE;
-		if (link[0] != '/' || strstr(link, " (deleted)")) {
-			pr_err("pid %d fd %d: %s: deleted or unreachable files are not supported", pid, fd, link);
+	r = fd_walk(&fc, &p, &n, 1, &kind);
+	if (r == FD_OTHER) {
+		if (stat(path, &p.st)) {
+			pr_perror("pid %d fd %d: %s: cannot stat", pid, fd, p.link);
 			goto out;
 		}
-	} else if (S_ISFIFO(st.st_mode)) {
-		struct statfs sfs;
-
-		snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, fd);
-		pfd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
-		if (pfd < 0 || fstatfs(pfd, &sfs)) {
-			pr_perror("pid %d fd %d: %s: cannot open the pipe", pid, fd, link);
+		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", pid, fd);
+		info = read_text(path, NULL);
+		if (!info) {
+			pr_perror("pid %d fd %d: cannot read %s", pid, fd, path);
 			goto out;
 		}
-		kind = sfs.f_type == PIPEFS_MAGIC ? TK_PIPE : TK_FIFO;
-		ino = st.st_ino;
-		if (kind == TK_FIFO && (link[0] != '/' || strstr(link, " (deleted)"))) {
-			pr_err("pid %d fd %d: FIFO %s: deleted or unreachable FIFOs are not supported", pid, fd, link);
+		sflags = (char *)status_field(info, "flags");
+		spos = (char *)status_field(info, "pos");
+		p.flags = sflags ? strtoul(sflags, NULL, 8) : 0;
+		p.pos = spos ? strtoll(spos, NULL, 10) : 0;
+		free(info);
+		if (!sflags || !spos) {
+			pr_err("pid %d fd %d: cannot parse %s", pid, fd, path);
 			goto out;
 		}
-		if (save_pipe_data(c, pid, fd, pfd, ino))
-			goto out;
-	} else if (S_ISCHR(st.st_mode)) {
-		kind = TK_CHR;
-		if (!allowed_chr(major(st.st_rdev), minor(st.st_rdev))) {
-			pr_err("pid %d fd %d: character device %s (%u:%u): not supported (only /dev/null, zero, full, random, urandom and tty)",
-			       pid, fd, link, major(st.st_rdev), minor(st.st_rdev));
-			goto out;
-		}
-	} else if (S_ISSOCK(st.st_mode)) {
-		pr_err("pid %d fd %d: socket: sockets are not supported (%s)", pid, fd, link);
+		r = fd_walk(&fc, &p, &n, 0, &kind);
+	}
+	/* every refusal comes from here */
+	switch (r) {
+	case FD_DESCRIBED:
+		break;
+	case FD_REFUSED:
+		pr_err("pid %d fd %d: %s", pid, fd, p.why);
 		goto out;
-	} else if (S_ISBLK(st.st_mode)) {
-		pr_err("pid %d fd %d: block device %s: not supported", pid, fd, link);
+	case FD_OTHER:
+		pr_err("pid %d fd %d: %s: unsupported kind of file (mode %o)", pid, fd, p.link,
+		       p.st.st_mode);
 		goto out;
-	} else {
-		pr_err("pid %d fd %d: %s: unsupported kind of file (mode %o)", pid, fd, link, st.st_mode);
+	default:
 		goto out;
 	}
+	cloexec = !!(p.flags & O_CLOEXEC);
+	p.flags &= ~O_CLOEXEC;
 
 	for (i = 0; i < c->t.nfiles; i++) {
 		f = &c->t.files[i];
-		if (f->kind == kind && f->dev == st.st_dev && f->sino == st.st_ino &&
-		    (f->flags & O_ACCMODE) == (flags & O_ACCMODE) &&
+		if (f->kind == kind->type && f->dev == p.st.st_dev && f->sino == p.st.st_ino &&
+		    (f->flags & O_ACCMODE) == (p.flags & O_ACCMODE) &&
 		    same_description(c, f, pid, fd))
 			break;
 	}
 	if (i == c->t.nfiles) {
 		f = tree_file_add(&c->t);
-		f->kind = kind;
-		f->flags = flags;
-		f->pos = pos;
-		f->ino = ino;
+		f->kind = kind->type;
+		f->flags = p.flags;
+		f->pos = p.pos;
+		f->ino = n.ino;
 		f->pid = pid;
 		f->fd = fd;
-		f->dev = st.st_dev;
-		f->sino = st.st_ino;
-		if (kind == TK_CHR) {
-			f->major = major(st.st_rdev);
-			f->minor = minor(st.st_rdev);
-		}
-		if (kind != TK_PIPE)
-			f->path = strdup(link);
+		f->dev = p.st.st_dev;
+		f->sino = p.st.st_ino;
+		f->major = n.major;
+		f->minor = n.minor;
+		if (n.path)
+			f->path = strdup(n.path);
 	}
 	tree_fd_add(&c->t.tasks[ti], fd, i, cloexec);
 	ret = 0;
 out:
-	if (pfd >= 0)
-		close(pfd);
-	free(link);
+	if (p.file_fd >= 0)
+		close(p.file_fd);
+	free(p.link);
 	return ret;
 }
 
@@ -406,58 +322,6 @@ static int describe_fds(struct dctx *c, int ti)
 	for (i = 0; i < nf && !ret; i++)
 		ret = describe_fd(c, ti, fds[i]);
 	free(fds);
-	return ret;
-}
-
-/* Pipes and FIFOs of the tree must not be open in any other process. */
-static int check_external_pipes(struct dctx *c)
-{
-	struct dirent *d, *e;
-	DIR *proc, *fdd;
-	char path[96], link[PATH_MAX + 1], want[64];
-	int i, ret = 0;
-
-	proc = opendir("/proc");
-	if (!proc)
-		return 0;
-	while (!ret && (d = readdir(proc))) {
-		pid_t pid = atoi(d->d_name);
-
-		if (pid <= 0 || pid == getpid() || tree_find(&c->t, pid))
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/fd", pid);
-		fdd = opendir(path);
-		if (!fdd)
-			continue;
-		while (!ret && (e = readdir(fdd))) {
-			ssize_t n;
-
-			if (e->d_name[0] == '.')
-				continue;
-			snprintf(path, sizeof(path), "/proc/%d/fd/%.16s", pid, e->d_name);
-			n = readlink(path, link, PATH_MAX);
-			if (n <= 0)
-				continue;
-			link[n] = 0;
-			for (i = 0; i < c->t.nfiles; i++) {
-				const struct tree_file *f = &c->t.files[i];
-
-				if (f->kind == TK_PIPE) {
-					snprintf(want, sizeof(want), "pipe:[%lu]", f->ino);
-					if (strcmp(link, want))
-						continue;
-				} else if (f->kind != TK_FIFO || strcmp(link, f->path)) {
-					continue;
-				}
-				pr_err("pid %d fd %d: %s%s is also open in pid %d fd %s, outside the tree: pipes shared with other processes are not supported",
-				       f->pid, f->fd, f->kind == TK_FIFO ? "FIFO " : "", link, pid, e->d_name);
-				ret = -1;
-				break;
-			}
-		}
-		closedir(fdd);
-	}
-	closedir(proc);
 	return ret;
 }
 
@@ -618,8 +482,9 @@ int cmd_dump(int argc, char **argv)
 	for (i = 0; i < c.t.ntasks; i++)
 		if (ns_check(&c, i) || describe_task(&c, i) || describe_fds(&c, i))
 			goto out;
-	if (check_external_pipes(&c))
-		goto out;
+	for (i = 0; fd_kinds[i]; i++)
+		if (fd_kinds[i]->check && fd_kinds[i]->check(&c.t))
+			goto out;
 	for (i = 0; i < c.t.ntasks; i++)
 		if (save_image(&c, &c.t.tasks[i]) || check_image_threads(&c, &c.t.tasks[i]))
 			goto out;

@@ -3,9 +3,11 @@
  * imgcr restore -D DIR [--pidns] [--detach]: recreate a dumped tree.
  *
  * The restorer (this process) checks the tree, opens every file description
- * of the tree (pipes are created and refilled with their saved data, FIFOs
- * are opened O_RDWR and refilled) at fd numbers above every fd the tree
- * uses, all close-on-exec, then creates the root task with clone3(set_tid).
+ * of the tree, each by its kind (the table in files.h: files-reg.c,
+ * pipes.c, fifo.c, devices.c; pipes are created and refilled with their
+ * saved data, FIFOs are opened O_RDWR and refilled) at fd numbers above
+ * every fd the tree uses, all close-on-exec, then creates the root task
+ * with clone3(set_tid).
  * Every task, in itself:
  *   setsid() if it leads a session, else setpgid(0, 0) if it leads a group;
  *   creates its children with clone3(set_tid) (they inherit everything);
@@ -57,7 +59,6 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -65,6 +66,7 @@
 #include <linux/close_range.h>
 
 #include "commands.h"
+#include "files.h"
 #include "log.h"
 #include "proc.h"
 #include "tree.h"
@@ -352,174 +354,40 @@ static void run_init(struct rctx *c)
 	_exit(WEXITSTATUS(root_st));
 }
 
-/* Place @fd at or above c->base, close-on-exec. */
-static int high(struct rctx *c, int fd)
-{
-	int h;
-
-	if (fd < 0 || fd >= c->base)
-		return fd;
-	h = fcntl(fd, F_DUPFD_CLOEXEC, c->base);
-	close(fd);
-	return h;
-}
-
-static int refill(struct rctx *c, int wfd, unsigned long ino, const char *what)
-{
-	const struct tree_pipe *p = tree_pipe_find(&c->t, ino);
-	char path[PATH_MAX + 64], *data;
-	size_t len;
-	int cur, fl;
-
-	if (!p) {
-		pr_err("%s: no pipe record for inode %lu in %s/tree", what, ino, c->dir);
-		return -1;
-	}
-	cur = fcntl(wfd, F_GETPIPE_SZ);
-	if (p->size && cur != (int)p->size && fcntl(wfd, F_SETPIPE_SZ, p->size) < 0 &&
-	    p->len > (size_t)cur) {
-		pr_perror("%s: cannot set the pipe size to %u for its %zu bytes", what, p->size, p->len);
-		return -1;
-	}
-	if (!p->len)
-		return 0;
-	snprintf(path, sizeof(path), "%s/pipe-%lu.data", c->dir, ino);
-	data = read_text(path, &len);
-	if (!data) {
-		pr_perror("%s: cannot read %s", what, path);
-		return -1;
-	}
-	if (len != p->len) {
-		pr_err("%s: %s has %zu bytes, the tree says %zu", what, path, len, p->len);
-		free(data);
-		return -1;
-	}
-	fl = fcntl(wfd, F_GETFL);
-	fcntl(wfd, F_SETFL, fl | O_NONBLOCK);
-	if (write_all(wfd, data, len)) {
-		pr_perror("%s: cannot refill %zu bytes", what, len);
-		free(data);
-		return -1;
-	}
-	fcntl(wfd, F_SETFL, fl);
-	free(data);
-	return 0;
-}
-
-static int reopen(int fd, unsigned int flags)
-{
-	char path[64];
-
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	return open(path, (flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_NOCTTY)) | O_NONBLOCK | O_CLOEXEC);
-}
-
-#define SETFL_MASK (O_APPEND | O_NONBLOCK | O_NOATIME | O_DIRECT)
-
-/* Open every file description of the tree in the restorer. */
+/*
+ * Open every file description of the tree in the restorer, each by its
+ * kind (files.h), at c->base or above, close-on-exec: c->desc[file].
+ */
 static int open_files(struct rctx *c)
 {
 	struct tree *t = &c->t;
-	int *aux = calloc(t->nfiles * 2 + 2, sizeof(int));	/* per file: pipe ends/anchor */
-	char *used = calloc(t->nfiles * 2 + 2, 1);
-	int i, j, ret = -1;
+	struct fd_restore r = { .t = t, .dir = c->dir, .base = c->base };
 	char what[PATH_MAX + 64];
+	int i, ret = -1;
 
+	r.keep = calloc(t->nfiles + 1, sizeof(*r.keep));
 	c->desc = calloc(t->nfiles + 1, sizeof(int));
-	for (i = 0; i < t->nfiles; i++)
-		c->desc[i] = -1;
-	for (i = 0; i < 2 * t->nfiles; i++)
-		aux[i] = -1;
 	for (i = 0; i < t->nfiles; i++) {
-		struct tree_file *f = &t->files[i];
-		unsigned int oflags = (f->flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_NOCTTY)) | O_CLOEXEC;
-		int fd = -1, owner = i;
+		c->desc[i] = -1;
+		r.keep[i][0] = r.keep[i][1] = -1;
+	}
+	for (i = 0; i < t->nfiles; i++) {
+		const struct tree_file *f = &t->files[i];
+		const struct fd_kind *kind = fd_kind_of(f->kind);
+		int fd;
 
-		if (f->kind == TK_PIPE)
-			snprintf(what, sizeof(what), "pipe:[%lu] (file %d)", f->ino, i);
-		else
-			snprintf(what, sizeof(what), "%s", f->path);
-		switch (f->kind) {
-		case TK_FILE:
-			fd = open(f->path, oflags);
-			if (fd < 0) {
-				pr_perror("cannot open %s", f->path);
-				goto out;
-			}
-			if (f->pos && lseek(fd, f->pos, SEEK_SET) != f->pos) {
-				pr_perror("%s: cannot seek to %lld", f->path, f->pos);
-				goto out;
-			}
-			break;
-		case TK_CHR: {
-			struct stat st;
-
-			fd = open(f->path, oflags);
-			if (fd < 0) {
-				pr_perror("cannot open %s", f->path);
-				goto out;
-			}
-			if (fstat(fd, &st) || !S_ISCHR(st.st_mode) ||
-			    major(st.st_rdev) != f->major || minor(st.st_rdev) != f->minor) {
-				pr_err("%s is not the character device %u:%u", f->path, f->major, f->minor);
-				goto out;
-			}
-			break;
-		}
-		case TK_PIPE:
-		case TK_FIFO:
-			/* the first file of this pipe/FIFO holds its ends */
-			for (j = 0; j < i; j++)
-				if (t->files[j].kind == f->kind && t->files[j].ino == f->ino &&
-				    (f->kind == TK_PIPE || !strcmp(t->files[j].path, f->path)))
-					break;
-			owner = j;
-			if (owner == i) {
-				if (f->kind == TK_PIPE) {
-					int p[2];
-
-					if (pipe2(p, O_CLOEXEC)) {
-						pr_perror("%s: pipe", what);
-						goto out;
-					}
-					aux[2 * i] = high(c, p[0]);
-					aux[2 * i + 1] = high(c, p[1]);
-				} else {
-					/* O_RDWR never blocks on a FIFO */
-					int a = open(f->path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
-
-					if (a < 0) {
-						pr_perror("cannot open FIFO %s", f->path);
-						goto out;
-					}
-					aux[2 * i] = high(c, a);
-				}
-				if (refill(c, f->kind == TK_PIPE ? aux[2 * i + 1] : aux[2 * i], f->ino, what))
-					goto out;
-			}
-			if (f->kind == TK_PIPE && (f->flags & O_ACCMODE) == O_RDONLY && !used[2 * owner]) {
-				fd = fcntl(aux[2 * owner], F_DUPFD_CLOEXEC, c->base);
-				used[2 * owner] = 1;
-			} else if (f->kind == TK_PIPE && (f->flags & O_ACCMODE) == O_WRONLY &&
-				   !used[2 * owner + 1]) {
-				fd = fcntl(aux[2 * owner + 1], F_DUPFD_CLOEXEC, c->base);
-				used[2 * owner + 1] = 1;
-			} else {
-				fd = reopen(aux[2 * owner], f->flags);
-			}
-			if (fd < 0) {
-				pr_perror("%s: cannot open it again", what);
-				goto out;
-			}
-			if (fcntl(fd, F_SETFL, f->flags & SETFL_MASK)) {
-				pr_perror("%s: F_SETFL", what);
-				goto out;
-			}
-			break;
-		default:
+		if (!kind || !kind->open) {
+			pr_err("file %d: no kind of file restores it", i);
 			goto out;
 		}
-		c->desc[i] = high(c, fd);
+		if (f->path)
+			snprintf(what, sizeof(what), "%s", f->path);
+		else
+			snprintf(what, sizeof(what), "%s:[%lu] (file %d)", kind->name, f->ino, i);
+		fd = kind->open(&r, i, what);
+		if (fd < 0)
+			goto out;
+		c->desc[i] = fd_high(fd, c->base);
 		if (c->desc[i] < 0) {
 			pr_perror("%s: F_DUPFD", what);
 			goto out;
@@ -527,11 +395,13 @@ static int open_files(struct rctx *c)
 	}
 	ret = 0;
 out:
-	for (i = 0; i < 2 * t->nfiles; i++)
-		if (aux[i] >= 0)
-			close(aux[i]);
-	free(aux);
-	free(used);
+	for (i = 0; i < t->nfiles; i++) {
+		if (r.keep[i][0] >= 0)
+			close(r.keep[i][0]);
+		if (r.keep[i][1] >= 0)
+			close(r.keep[i][1]);
+	}
+	free(r.keep);
 	return ret;
 }
 
@@ -1035,10 +905,10 @@ int cmd_restore(int argc, char **argv)
 		pr_perror("pipe");
 		return 1;
 	}
-	c.status_r = high(&c, p[0]);
-	c.status_w = high(&c, p[1]);
-	c.go_r = high(&c, g[0]);
-	c.go_w = high(&c, g[1]);
+	c.status_r = fd_high(p[0], c.base);
+	c.status_w = fd_high(p[1], c.base);
+	c.go_r = fd_high(g[0], c.base);
+	c.go_w = fd_high(g[1], c.base);
 	fflush(stdout);
 	fflush(stderr);
 

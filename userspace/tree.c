@@ -33,12 +33,16 @@
  * never O_CLOEXEC, which is per descriptor).  POS is the file offset.
  * Several fds (in one task or in several) refer to the same ID when they
  * share one open file description (kcmp(KCMP_FILE)); such fds share the
- * offset and flags after a restore too.  KIND and ARGS:
- *   file PATH        regular file or directory, absolute path
+ * offset and flags after a restore too.  KIND and ARGS, each written (at
+ * dump) and opened (at restore) by one kind of fd, in its own file (the
+ * table of kinds is in files.h):
+ *   file PATH        regular file or directory, absolute path (files-reg.c)
  *   pipe INO         an end of the anonymous pipe INO (FLAGS' access mode
- *                    says which end: O_RDONLY read, O_WRONLY write)
- *   fifo INO PATH    a named pipe (INO names its data record)
+ *                    says which end: O_RDONLY read, O_WRONLY write) (pipes.c)
+ *   fifo INO PATH    a named pipe (INO names its data record) (fifo.c)
  *   chr MAJ:MIN PATH /dev/null, zero, full, random, urandom or tty
+ *                    (devices.c)
+ * pipe records and pipe-INO.data: pipes.c, for pipes and FIFOs.
  *
  * Every PID and TID of the tree is distinct: a restore recreates them all
  * (the threads' TIDs when core-PID.img is executed; the image lists them

@@ -9,12 +9,12 @@
 #define TREE_FILE	"tree"
 #define TREE_VERSION	2
 
-/* tree_file.kind */
+/* tree_file.kind; each is dumped and restored by one fd kind (files.h) */
 enum tree_kind {
-	TK_FILE,	/* regular file or directory, reopened by path */
-	TK_PIPE,	/* an end of an anonymous pipe (identity: the pipe inode) */
-	TK_FIFO,	/* a named pipe, reopened by path */
-	TK_CHR,		/* one of the standard character devices */
+	TK_FILE,	/* regular file or directory, reopened by path (files-reg.c) */
+	TK_PIPE,	/* an end of an anonymous pipe (identity: the pipe inode) (pipes.c) */
+	TK_FIFO,	/* a named pipe, reopened by path (fifo.c) */
+	TK_CHR,		/* one of the standard character devices (devices.c) */
 	TK_NR
 };
 

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Character devices ("chr" records): only the standard ones that hold no
+ * state worth saving, /dev/null, zero, full, random, urandom and /dev/tty
+ * (the controlling terminal, whichever it is at restore).  They are
+ * reopened by path, and must still be the same device there.  Every other
+ * device, and every block device, is refused.
+ */
+#include <errno.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "files.h"
+#include "log.h"
+
+static int allowed_chr(unsigned int ma, unsigned int mi)
+{
+	return (ma == 1 && (mi == 3 || mi == 5 || mi == 7 || mi == 8 || mi == 9)) ||
+	       (ma == 5 && mi == 0);
+}
+
+static int dev_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
+{
+	unsigned int ma = major(p->st.st_rdev), mi = minor(p->st.st_rdev);
+
+	(void)c;
+	if (S_ISBLK(p->st.st_mode))
+		return fd_refuse(p, "block device %s: not supported", p->link);
+	if (!S_ISCHR(p->st.st_mode))
+		return FD_OTHER;
+	if (!allowed_chr(ma, mi))
+		return fd_refuse(p, "character device %s (%u:%u): not supported (only /dev/null, zero, full, random, urandom and tty)",
+				 p->link, ma, mi);
+	f->major = ma;
+	f->minor = mi;
+	f->path = p->link;
+	return FD_DESCRIBED;
+}
+
+static int dev_open(struct fd_restore *r, int i, const char *what)
+{
+	const struct tree_file *f = &r->t->files[i];
+	struct stat st;
+	int fd;
+
+	(void)what;
+	fd = open(f->path, fd_open_flags(f->flags));
+	if (fd < 0) {
+		pr_perror("cannot open %s", f->path);
+		return -1;
+	}
+	if (fstat(fd, &st) || !S_ISCHR(st.st_mode) ||
+	    major(st.st_rdev) != f->major || minor(st.st_rdev) != f->minor) {
+		pr_err("%s is not the character device %u:%u", f->path, f->major, f->minor);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+const struct fd_kind dev_fd_kind = {
+	.name = "chr",
+	.type = TK_CHR,
+	.dump = dev_dump,
+	.open = dev_open,
+};

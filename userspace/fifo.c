@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Named pipes ("fifo" records): an S_ISFIFO fd that is not on pipefs.  Its
+ * buffered data is saved and refilled as a pipe's (pipes.c), under its
+ * inode number.  At restore it is reopened by its path: the first file of
+ * a FIFO opens it O_RDWR (which never blocks on a FIFO, whether or not
+ * it has readers or writers), refills it and keeps that fd until every
+ * file is open; each file of the FIFO is a new open file description of
+ * it, through /proc/self/fd.  Like a pipe, a FIFO of the tree must not be
+ * open outside it (pipes.c checks both).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <linux/magic.h>
+
+#include "log.h"
+#include "pipes.h"
+
+static int fifo_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
+{
+	if (!S_ISFIFO(p->st.st_mode))
+		return FD_OTHER;
+	if (pipe_open_fd(p))
+		return FD_FAILED;
+	if (p->fs_type == PIPEFS_MAGIC)
+		return FD_OTHER;	/* an anonymous pipe */
+	f->ino = p->st.st_ino;
+	if (p->link[0] != '/' || strstr(p->link, " (deleted)"))
+		return fd_refuse(p, "FIFO %s: deleted or unreachable FIFOs are not supported", p->link);
+	if (pipe_save_data(c, p, f->ino))
+		return FD_FAILED;
+	f->path = p->link;
+	return FD_DESCRIBED;
+}
+
+/* Files @a and @b are opens of one FIFO. */
+static int same_fifo(const struct tree_file *a, const struct tree_file *b)
+{
+	return a->kind == TK_FIFO && b->kind == TK_FIFO && a->ino == b->ino &&
+	       !strcmp(a->path, b->path);
+}
+
+static int fifo_open(struct fd_restore *r, int i, const char *what)
+{
+	const struct tree *t = r->t;
+	const struct tree_file *f = &t->files[i];
+	int first;
+
+	for (first = 0; first < i && !same_fifo(&t->files[first], f); first++)
+		;
+	if (first == i) {
+		int a = open(f->path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+		struct stat st;
+
+		if (a < 0) {
+			pr_perror("cannot open FIFO %s", f->path);
+			return -1;
+		}
+		/* the path may have become a regular file: never fill that */
+		if (fstat(a, &st) || !S_ISFIFO(st.st_mode)) {
+			pr_err("%s is no longer a FIFO", f->path);
+			close(a);
+			return -1;
+		}
+		r->keep[i][0] = fd_high(a, r->base);
+		if (pipe_refill(r, r->keep[i][0], f->ino, what))
+			return -1;
+	}
+	return pipe_opened(pipe_reopen(r->keep[first][0], f->flags), f->flags, what);
+}
+
+const struct fd_kind fifo_fd_kind = {
+	.name = "fifo",
+	.type = TK_FIFO,
+	.dump = fifo_dump,
+	.open = fifo_open,
+};

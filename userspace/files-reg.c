@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Regular files and directories ("file" records): reopened by their path
+ * with their flags, then seeked to their offset.  The path is the one
+ * /proc/PID/fd shows: a deleted file, or one outside the dumper's root, is
+ * refused.  The file's content is not saved: it must be there at restore.
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "files.h"
+#include "log.h"
+
+static int reg_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
+{
+	(void)c;
+	if (!S_ISREG(p->st.st_mode) && !S_ISDIR(p->st.st_mode))
+		return FD_OTHER;
+	if (p->link[0] != '/' || strstr(p->link, " (deleted)"))
+		return fd_refuse(p, "%s: deleted or unreachable files are not supported", p->link);
+	f->path = p->link;
+	return FD_DESCRIBED;
+}
+
+static int reg_open(struct fd_restore *r, int i, const char *what)
+{
+	const struct tree_file *f = &r->t->files[i];
+	int fd;
+
+	(void)what;
+	fd = open(f->path, fd_open_flags(f->flags));
+	if (fd < 0) {
+		pr_perror("cannot open %s", f->path);
+		return -1;
+	}
+	if (f->pos && lseek(fd, f->pos, SEEK_SET) != f->pos) {
+		pr_perror("%s: cannot seek to %lld", f->path, f->pos);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+const struct fd_kind reg_fd_kind = {
+	.name = "file",
+	.type = TK_FILE,
+	.dump = reg_dump,
+	.open = reg_open,
+};

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The kinds of file descriptors: one file per kind holds both its dump and
+ * its restore, and plugs into one table (fd_kinds, files.c) that the dump
+ * driver (dump.c: describe_fd) and the restore driver (restore.c:
+ * open_files) loop over.  Adding a kind means adding a file, a table entry
+ * and, if it is restored, a kind of file record (tree.h, tree.c).
+ *
+ *   files-reg.c  regular files and directories    file records
+ *   pipes.c      anonymous pipes, their data       pipe records, pipe-INO.data
+ *   fifo.c       named pipes (data as pipes)       fifo records
+ *   devices.c    the standard character devices    chr records
+ *   files.c      the table; sockets and anon inodes, refused
+ */
+#ifndef IMGCR_FILES_H
+#define IMGCR_FILES_H
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "tree.h"
+
+/* One fd of a frozen task, as the dump driver reads it. */
+struct fd_parms {
+	pid_t pid;
+	int fd;
+	char *link;		/* readlink of /proc/PID/fd/FD */
+	struct stat st;		/* stat() of /proc/PID/fd/FD (zero while only the link is known) */
+	unsigned int flags;	/* f_flags from /proc/PID/fdinfo/FD, without O_CLOEXEC */
+	long long pos;
+	int file_fd;		/* the file itself if a kind opened it (-1: not); the driver closes it */
+	long fs_type;		/* fstatfs() of file_fd, set by whoever opened it */
+	char why[4096 + 256];	/* FD_REFUSED: what is not supported (fd_refuse) */
+};
+
+/* The dump in progress, as a kind sees it. */
+struct fd_dump {
+	struct tree *t;
+	const char *dir;	/* the dump directory, for a kind's data files */
+};
+
+/* The restorer opening every file description of the tree, in itself. */
+struct fd_restore {
+	const struct tree *t;
+	const char *dir;	/* the dump directory */
+	int base;		/* its fds go at or above base (fd_high), close-on-exec */
+	int (*keep)[2];		/* per file: fds a kind keeps until every file is open
+				 * (a pipe's ends; -1: none); the driver closes them */
+};
+
+/* What a kind's dump callback made of an fd. */
+enum fd_verdict {
+	FD_OTHER,	/* not of this kind: the driver asks the next one */
+	FD_DESCRIBED,	/* of this kind, described in the file record */
+	FD_REFUSED,	/* of this kind, not supported: parms.why says why */
+	FD_FAILED,	/* an error, already printed */
+};
+
+struct fd_kind {
+	const char *name;
+	enum tree_kind type;	/* its file records; TK_NR: none (a refused kind) */
+	/*
+	 * Recognised by its /proc/PID/fd link alone: asked first, before the
+	 * driver stats the fd or reads its fdinfo (p->st is still zero).
+	 */
+	int by_link;
+	/*
+	 * dump: recognise @p and describe it in @f, whose kind, flags and
+	 * position the driver sets: the kind sets ino, major, minor and path
+	 * (borrowed, e.g. p->link; the driver copies it).  An FD_* verdict.
+	 * The driver then merges @f with an earlier record of the same open
+	 * file description (kcmp) or adds it to the tree.
+	 */
+	int (*dump)(struct fd_dump *c, struct fd_parms *p, struct tree_file *f);
+	/* dump, after every task is described: checks over the whole tree (0 or -1) */
+	int (*check)(const struct tree *t);
+	/*
+	 * restore: open file @i of the tree (@what names it in messages) with
+	 * its flags, position and content.  The fd (any number: the driver
+	 * moves it to r->base or above), or -1 after printing why.
+	 */
+	int (*open)(struct fd_restore *r, int i, const char *what);
+};
+
+extern const struct fd_kind reg_fd_kind, pipe_fd_kind, fifo_fd_kind, dev_fd_kind;
+
+/* Every kind, NULL-terminated; the order in which dump asks them. */
+extern const struct fd_kind *const fd_kinds[];
+
+/* The kind that restores file records of @type, or NULL. */
+const struct fd_kind *fd_kind_of(enum tree_kind type);
+
+/* For a dump callback: a refusal, "pid P fd N: " and this; returns FD_REFUSED. */
+int fd_refuse(struct fd_parms *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* @fd moved to @base or above, close-on-exec (itself if already there); -1 on error. */
+int fd_high(int fd, int base);
+
+/* Flags to open a file description's path again: never create, truncate or take a tty. */
+static inline int fd_open_flags(unsigned int flags)
+{
+	return (flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_NOCTTY)) | O_CLOEXEC;
+}
+
+#endif

@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Anonymous pipes ("pipe" records) and the data buffered in pipes and FIFOs
+ * ("pipe" data records, DIR/pipe-INO.data), which fifo.c shares.
+ *
+ * dump: an S_ISFIFO fd on pipefs (fstatfs(), PIPEFS_MAGIC) is an end of the
+ * pipe its inode names; the access mode says which end.  The data buffered
+ * in it is copied once per pipe with tee(2), which leaves it in the live
+ * pipe, and saved with the pipe's capacity.  A pipe (or FIFO) of the tree
+ * must not be open in a process outside it: the check scans /proc once
+ * after every task is described.
+ *
+ * restore: the first file of a pipe creates it (pipe2) and refills it; the
+ * restorer keeps both ends until every file is open.  The first reader and
+ * the first writer get the pipe's own ends; every other file of the pipe is
+ * a new open file description of it, through /proc/self/fd.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+#include <linux/magic.h>
+
+#include "log.h"
+#include "pipes.h"
+#include "proc.h"
+
+/* the file status flags F_SETFL can set */
+#define SETFL_MASK (O_APPEND | O_NONBLOCK | O_NOATIME | O_DIRECT)
+
+int pipe_open_fd(struct fd_parms *p)
+{
+	struct statfs sfs;
+	char path[96];
+
+	if (p->file_fd >= 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", p->pid, p->fd);
+	p->file_fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (p->file_fd < 0 || fstatfs(p->file_fd, &sfs)) {
+		pr_perror("pid %d fd %d: %s: cannot open the pipe", p->pid, p->fd, p->link);
+		return -1;
+	}
+	p->fs_type = sfs.f_type;
+	return 0;
+}
+
+int pipe_save_data(struct fd_dump *c, const struct fd_parms *p, unsigned long ino)
+{
+	struct tree_pipe *tp;
+	char path[4096], *buf = NULL;
+	int q[2] = { -1, -1 }, out = -1, n = 0, size;
+	int pid = p->pid, fd = p->fd, pfd = p->file_fd;
+	ssize_t t;
+
+	if (tree_pipe_find(c->t, ino))
+		return 0;
+	size = fcntl(pfd, F_GETPIPE_SZ);
+	if (size < 0 || ioctl(pfd, FIONREAD, &n)) {
+		pr_perror("pid %d fd %d: pipe:[%lu]: cannot read its size", pid, fd, ino);
+		return -1;
+	}
+	tp = tree_pipe_add(c->t, ino);
+	tp->size = size;
+	tp->len = n;
+	if (n > 0) {
+		if (pipe2(q, O_CLOEXEC | O_NONBLOCK) ||
+		    (fcntl(q[1], F_GETPIPE_SZ) < size && fcntl(q[1], F_SETPIPE_SZ, size) < 0)) {
+			pr_perror("pid %d fd %d: pipe:[%lu]: cannot make a copy pipe of %d bytes",
+				  pid, fd, ino, size);
+			goto fail;
+		}
+		/* tee(2) duplicates the buffers: the data stays in the live pipe */
+		t = tee(pfd, q[1], n, SPLICE_F_NONBLOCK);
+		if (t != n) {
+			if (t < 0)
+				pr_perror("pid %d fd %d: pipe:[%lu]: tee of the buffered data", pid, fd, ino);
+			else
+				pr_err("pid %d fd %d: pipe:[%lu]: tee copied %zd of %d buffered bytes",
+				       pid, fd, ino, t, n);
+			goto fail;
+		}
+		buf = malloc(n);
+		if (!buf || read_full(q[0], buf, n)) {
+			pr_perror("pid %d fd %d: pipe:[%lu]: reading the copied data", pid, fd, ino);
+			goto fail;
+		}
+	}
+	snprintf(path, sizeof(path), "%s/pipe-%lu.data", c->dir, ino);
+	out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (out < 0 || write_all(out, buf, n)) {
+		pr_perror("cannot write %s", path);
+		goto fail;
+	}
+	close(out);
+	if (q[0] >= 0) {
+		close(q[0]);
+		close(q[1]);
+	}
+	free(buf);
+	return 0;
+fail:
+	if (out >= 0)
+		close(out);
+	if (q[0] >= 0) {
+		close(q[0]);
+		close(q[1]);
+	}
+	free(buf);
+	return -1;
+}
+
+static int pipe_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
+{
+	if (!S_ISFIFO(p->st.st_mode))
+		return FD_OTHER;
+	if (pipe_open_fd(p))
+		return FD_FAILED;
+	if (p->fs_type != PIPEFS_MAGIC)
+		return FD_OTHER;	/* a FIFO */
+	f->ino = p->st.st_ino;
+	return pipe_save_data(c, p, f->ino) ? FD_FAILED : FD_DESCRIBED;
+}
+
+/* Pipes and FIFOs of the tree must not be open in any other process. */
+static int pipe_check(const struct tree *t)
+{
+	struct dirent *d, *e;
+	DIR *proc, *fdd;
+	char path[96], link[PATH_MAX + 1], want[64];
+	int i, ret = 0;
+
+	proc = opendir("/proc");
+	if (!proc)
+		return 0;
+	while (!ret && (d = readdir(proc))) {
+		pid_t pid = atoi(d->d_name);
+
+		if (pid <= 0 || pid == getpid() || tree_find(t, pid))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+		fdd = opendir(path);
+		if (!fdd)
+			continue;
+		while (!ret && (e = readdir(fdd))) {
+			ssize_t n;
+
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%d/fd/%.16s", pid, e->d_name);
+			n = readlink(path, link, PATH_MAX);
+			if (n <= 0)
+				continue;
+			link[n] = 0;
+			for (i = 0; i < t->nfiles; i++) {
+				const struct tree_file *f = &t->files[i];
+
+				if (f->kind == TK_PIPE) {
+					snprintf(want, sizeof(want), "pipe:[%lu]", f->ino);
+					if (strcmp(link, want))
+						continue;
+				} else if (f->kind != TK_FIFO || strcmp(link, f->path)) {
+					continue;
+				}
+				pr_err("pid %d fd %d: %s%s is also open in pid %d fd %s, outside the tree: pipes shared with other processes are not supported",
+				       f->pid, f->fd, f->kind == TK_FIFO ? "FIFO " : "", link, pid, e->d_name);
+				ret = -1;
+				break;
+			}
+		}
+		closedir(fdd);
+	}
+	closedir(proc);
+	return ret;
+}
+
+int pipe_refill(const struct fd_restore *r, int wfd, unsigned long ino, const char *what)
+{
+	const struct tree_pipe *p = tree_pipe_find(r->t, ino);
+	char path[PATH_MAX + 64], *data;
+	size_t len;
+	int cur, fl;
+
+	if (!p) {
+		pr_err("%s: no pipe record for inode %lu in %s/tree", what, ino, r->dir);
+		return -1;
+	}
+	cur = fcntl(wfd, F_GETPIPE_SZ);
+	if (p->size && cur != (int)p->size && fcntl(wfd, F_SETPIPE_SZ, p->size) < 0 &&
+	    p->len > (size_t)cur) {
+		pr_perror("%s: cannot set the pipe size to %u for its %zu bytes", what, p->size, p->len);
+		return -1;
+	}
+	if (!p->len)
+		return 0;
+	snprintf(path, sizeof(path), "%s/pipe-%lu.data", r->dir, ino);
+	data = read_text(path, &len);
+	if (!data) {
+		pr_perror("%s: cannot read %s", what, path);
+		return -1;
+	}
+	if (len != p->len) {
+		pr_err("%s: %s has %zu bytes, the tree says %zu", what, path, len, p->len);
+		free(data);
+		return -1;
+	}
+	fl = fcntl(wfd, F_GETFL);
+	fcntl(wfd, F_SETFL, fl | O_NONBLOCK);
+	if (write_all(wfd, data, len)) {
+		pr_perror("%s: cannot refill %zu bytes", what, len);
+		free(data);
+		return -1;
+	}
+	fcntl(wfd, F_SETFL, fl);
+	free(data);
+	return 0;
+}
+
+int pipe_reopen(int fd, unsigned int flags)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	return open(path, fd_open_flags(flags) | O_NONBLOCK);
+}
+
+int pipe_opened(int fd, unsigned int flags, const char *what)
+{
+	if (fd < 0) {
+		pr_perror("%s: cannot open it again", what);
+		return -1;
+	}
+	if (fcntl(fd, F_SETFL, flags & SETFL_MASK)) {
+		pr_perror("%s: F_SETFL", what);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Files @a and @b are ends of one pipe. */
+static int same_pipe(const struct tree_file *a, const struct tree_file *b)
+{
+	return a->kind == TK_PIPE && b->kind == TK_PIPE && a->ino == b->ino;
+}
+
+static int pipe_open(struct fd_restore *r, int i, const char *what)
+{
+	const struct tree *t = r->t;
+	const struct tree_file *f = &t->files[i];
+	unsigned int acc = f->flags & O_ACCMODE;
+	int first, j, fd;
+
+	/* the first file of the pipe creates it and keeps its ends */
+	for (first = 0; first < i && !same_pipe(&t->files[first], f); first++)
+		;
+	if (first == i) {
+		int p[2];
+
+		if (pipe2(p, O_CLOEXEC)) {
+			pr_perror("%s: pipe", what);
+			return -1;
+		}
+		r->keep[i][0] = fd_high(p[0], r->base);
+		r->keep[i][1] = fd_high(p[1], r->base);
+		if (pipe_refill(r, r->keep[i][1], f->ino, what))
+			return -1;
+	}
+	/* the first reader and the first writer get those ends */
+	for (j = first; j < i; j++)
+		if (same_pipe(&t->files[j], f) && (t->files[j].flags & O_ACCMODE) == acc)
+			break;
+	if (j == i && acc == O_RDONLY)
+		fd = fcntl(r->keep[first][0], F_DUPFD_CLOEXEC, r->base);
+	else if (j == i && acc == O_WRONLY)
+		fd = fcntl(r->keep[first][1], F_DUPFD_CLOEXEC, r->base);
+	else
+		fd = pipe_reopen(r->keep[first][0], f->flags);
+	return pipe_opened(fd, f->flags, what);
+}
+
+const struct fd_kind pipe_fd_kind = {
+	.name = "pipe",
+	.type = TK_PIPE,
+	.dump = pipe_dump,
+	.check = pipe_check,
+	.open = pipe_open,
+};
