@@ -10,8 +10,9 @@
  *    clone or fork.  The tree records each task's threads.
  * 2. Describe every task (ids, credentials, cwd/root/umask, fds) and check
  *    that everything is supported.  Each fd is described by its kind (the
- *    table in files.h: files-reg.c, pipes.c, fifo.c, devices.c), which may
- *    save data (pipes: tee(2), which leaves the data in the live pipe);
+ *    table in files.h: files-reg.c, pipes.c, fifo.c, devices.c, eventfd.c,
+ *    signalfd.c, timerfd.c), which may save data (pipes: tee(2), which
+ *    leaves the data in the live pipe);
  *    fds sharing one open file description share one file record.
  * 3. Read every image from /proc/PID/dump into DIR/core-PID.img (one image
  *    holds all the threads of a task: it must list exactly the frozen
@@ -268,18 +269,16 @@ static int describe_fd(struct dctx *c, int ti, int fd)
 	}
 	if (i == c->t.nfiles) {
 		f = tree_file_add(&c->t);
+		n.id = f->id;
+		n.path = n.path ? strdup(n.path) : NULL;
+		*f = n;		/* what the kind described; the rest here */
 		f->kind = kind->type;
 		f->flags = p.flags;
 		f->pos = p.pos;
-		f->ino = n.ino;
 		f->pid = pid;
 		f->fd = fd;
 		f->dev = p.st.st_dev;
 		f->sino = p.st.st_ino;
-		f->major = n.major;
-		f->minor = n.minor;
-		if (n.path)
-			f->path = strdup(n.path);
 	}
 	tree_fd_add(&c->t.tasks[ti], fd, i, cloexec);
 	ret = 0;

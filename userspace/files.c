@@ -1,17 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The table of fd kinds (files.h), and the kinds imgcr recognises only to
- * refuse them, until each gets a file of its own: sockets and anon inodes
- * (eventfd, epoll, signalfd, timerfd...).  Neither has a path to reopen;
- * both are known by their /proc/PID/fd link alone ("socket:[INO]",
- * "anon_inode:[eventfd]"), before anything else is read about the fd.
+ * The table of fd kinds (files.h), helpers the kinds share, and the kinds
+ * imgcr recognises only to refuse them, until each gets a file of its own:
+ * sockets and the anon inodes other than eventfd, signalfd and timerfd
+ * (epoll, inotify, fanotify, io_uring, userfaultfd, perf, bpf, pidfd...).
+ * Neither has a path to reopen; both are known by their /proc/PID/fd link
+ * alone ("socket:[INO]", "anon_inode:[eventpoll]"), before anything else
+ * is read about the fd.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "files.h"
+#include "log.h"
+#include "proc.h"
 
 static int socket_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 {
@@ -31,11 +38,20 @@ static const struct fd_kind socket_fd_kind = {
 
 static int anon_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 {
+	static const char *const handled[] = {
+		"anon_inode:[eventfd]", "anon_inode:[signalfd]", "anon_inode:[timerfd]",
+	};
+	size_t i;
+
 	(void)c;
 	(void)f;
 	if (strncmp(p->link, "anon_inode:", 11))
 		return FD_OTHER;
-	return fd_refuse(p, "anon inode %s: anon inodes (eventfd, epoll, signalfd, timerfd, ...) are not supported",
+	/* these have kinds of their own, which need the fdinfo */
+	for (i = 0; i < sizeof(handled) / sizeof(handled[0]); i++)
+		if (!strcmp(p->link, handled[i]))
+			return FD_OTHER;
+	return fd_refuse(p, "anon inode %s: anon inodes other than eventfd, signalfd and timerfd (epoll, inotify, io_uring, ...) are not supported",
 			 p->link + 11);
 }
 
@@ -49,6 +65,9 @@ static const struct fd_kind anon_fd_kind = {
 const struct fd_kind *const fd_kinds[] = {
 	&socket_fd_kind,	/* here */
 	&anon_fd_kind,		/* here */
+	&eventfd_fd_kind,	/* eventfd.c */
+	&signalfd_fd_kind,	/* signalfd.c */
+	&timerfd_fd_kind,	/* timerfd.c */
 	&reg_fd_kind,		/* files-reg.c */
 	&pipe_fd_kind,		/* pipes.c */
 	&fifo_fd_kind,		/* fifo.c */
@@ -85,4 +104,47 @@ int fd_high(int fd, int base)
 	h = fcntl(fd, F_DUPFD_CLOEXEC, base);
 	close(fd);
 	return h;
+}
+
+char *fd_info(const struct fd_parms *p)
+{
+	char path[96], *info;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", p->pid, p->fd);
+	info = read_text(path, NULL);
+	if (!info)
+		pr_perror("pid %d fd %d: cannot read %s", p->pid, p->fd, path);
+	return info;
+}
+
+int fd_steal(const struct fd_parms *p)
+{
+	int pidfd, fd, e;
+
+	pidfd = syscall(SYS_pidfd_open, p->pid, 0);
+	if (pidfd < 0)
+		return -1;
+	fd = syscall(SYS_pidfd_getfd, pidfd, p->fd, 0);
+	e = errno;
+	close(pidfd);
+	errno = e;
+	return fd;	/* pidfd_getfd sets close-on-exec */
+}
+
+int fd_set_flags(int fd, unsigned int flags, const char *what)
+{
+	const unsigned int settable = O_NONBLOCK | O_APPEND | O_ASYNC | O_DIRECT | O_NOATIME;
+	int now = fcntl(fd, F_GETFL);
+
+	if (now < 0) {
+		pr_perror("%s: F_GETFL", what);
+		return -1;
+	}
+	if (((unsigned int)now & settable) == (flags & settable))
+		return 0;
+	if (fcntl(fd, F_SETFL, (now & ~settable) | (flags & settable))) {
+		pr_perror("%s: cannot set the file status flags 0%o", what, flags & settable);
+		return -1;
+	}
+	return 0;
 }

@@ -10,7 +10,10 @@
  *   pipes.c      anonymous pipes, their data       pipe records, pipe-INO.data
  *   fifo.c       named pipes (data as pipes)       fifo records
  *   devices.c    the standard character devices    chr records
- *   files.c      the table; sockets and anon inodes, refused
+ *   eventfd.c    eventfd (counter, semaphore)       eventfd records
+ *   signalfd.c   signalfd (mask)                    signalfd records
+ *   timerfd.c    timerfd (clock, time left, ticks)  timerfd records
+ *   files.c      the table; sockets and the other anon inodes, refused
  */
 #ifndef IMGCR_FILES_H
 #define IMGCR_FILES_H
@@ -67,8 +70,9 @@ struct fd_kind {
 	int by_link;
 	/*
 	 * dump: recognise @p and describe it in @f, whose kind, flags and
-	 * position the driver sets: the kind sets ino, major, minor and path
-	 * (borrowed, e.g. p->link; the driver copies it).  An FD_* verdict.
+	 * position the driver sets: the kind sets what else its records hold
+	 * (ino, major, minor, path: borrowed, e.g. p->link, the driver copies
+	 * it; an anon inode's state).  An FD_* verdict.
 	 * The driver then merges @f with an earlier record of the same open
 	 * file description (kcmp) or adds it to the tree.
 	 */
@@ -84,6 +88,7 @@ struct fd_kind {
 };
 
 extern const struct fd_kind reg_fd_kind, pipe_fd_kind, fifo_fd_kind, dev_fd_kind;
+extern const struct fd_kind eventfd_fd_kind, signalfd_fd_kind, timerfd_fd_kind;
 
 /* Every kind, NULL-terminated; the order in which dump asks them. */
 extern const struct fd_kind *const fd_kinds[];
@@ -93,6 +98,26 @@ const struct fd_kind *fd_kind_of(enum tree_kind type);
 
 /* For a dump callback: a refusal, "pid P fd N: " and this; returns FD_REFUSED. */
 int fd_refuse(struct fd_parms *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * For a dump callback: /proc/PID/fdinfo/FD of @p, read again (malloc'ed),
+ * or NULL after printing why.  Its "key:" values: status_field (proc.h).
+ */
+char *fd_info(const struct fd_parms *p);
+
+/*
+ * For a dump callback: a duplicate of @p's fd in imgcr (pidfd_getfd: the
+ * same open file description, which the tracer may use while the task is
+ * frozen), close-on-exec; -1 with errno set.
+ */
+int fd_steal(const struct fd_parms *p);
+
+/*
+ * restore: give @fd, just created by a kind, the file status flags @flags
+ * (those F_SETFL changes: O_NONBLOCK, O_APPEND, O_ASYNC, O_DIRECT,
+ * O_NOATIME).  0, or -1 after printing why, naming @what.
+ */
+int fd_set_flags(int fd, unsigned int flags, const char *what);
 
 /* @fd moved to @base or above, close-on-exec (itself if already there); -1 on error. */
 int fd_high(int fd, int base);

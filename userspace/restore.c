@@ -382,8 +382,10 @@ static int open_files(struct rctx *c)
 		}
 		if (f->path)
 			snprintf(what, sizeof(what), "%s", f->path);
-		else
+		else if (f->ino)
 			snprintf(what, sizeof(what), "%s:[%lu] (file %d)", kind->name, f->ino, i);
+		else
+			snprintf(what, sizeof(what), "%s (file %d)", kind->name, i);
 		fd = kind->open(&r, i, what);
 		if (fd < 0)
 			goto out;

@@ -394,6 +394,16 @@ static void fd_desc(const struct tree *t, const struct tree_fd *d, char *out, si
 		snprintf(out, size, "fifo %s %s", f->path, mode);
 	else if (f->kind == TK_CHR)
 		snprintf(out, size, "chr %u:%u %s %s", f->major, f->minor, f->path, mode);
+	else if (f->kind == TK_EVENTFD)
+		snprintf(out, size, "eventfd count %llu%s", f->count,
+			 f->semaphore ? " semaphore" : "");
+	else if (f->kind == TK_SIGNALFD)
+		snprintf(out, size, "signalfd sigmask 0x%llx", f->sigmask);
+	else if (f->kind == TK_TIMERFD)
+		snprintf(out, size, "timerfd clock %d settime flags 0%o ticks %llu value %lld.%09lld s interval %lld.%09lld s",
+			 f->clockid, f->settime_flags, f->count, f->value_ns / 1000000000,
+			 f->value_ns % 1000000000, f->interval_ns / 1000000000,
+			 f->interval_ns % 1000000000);
 	else
 		snprintf(out, size, "file %s %s", f->path, mode);
 }
@@ -472,6 +482,14 @@ static void show_tree_json(const struct tree *t)
 			printf(",\"ino\":%lu", f->ino);
 		if (f->kind == TK_CHR)
 			printf(",\"major\":%u,\"minor\":%u", f->major, f->minor);
+		if (f->kind == TK_EVENTFD)
+			printf(",\"count\":%llu,\"semaphore\":%s", f->count,
+			       f->semaphore ? "true" : "false");
+		if (f->kind == TK_SIGNALFD)
+			printf(",\"sigmask\":%llu", f->sigmask);
+		if (f->kind == TK_TIMERFD)
+			printf(",\"clockid\":%d,\"settime_flags\":%u,\"ticks\":%llu,\"value_ns\":%lld,\"interval_ns\":%lld",
+			       f->clockid, f->settime_flags, f->count, f->value_ns, f->interval_ns);
 		if (f->path) {
 			printf(",\"path\":");
 			json_str(f->path);

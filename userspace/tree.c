@@ -42,6 +42,22 @@
  *   fifo INO PATH    a named pipe (INO names its data record) (fifo.c)
  *   chr MAJ:MIN PATH /dev/null, zero, full, random, urandom or tty
  *                    (devices.c)
+ *   eventfd COUNT SEM
+ *                    an eventfd: its counter, and 1 if EFD_SEMAPHORE
+ *                    (else 0) (eventfd.c)
+ *   signalfd MASK    a signalfd: the signals it reads, MASK in hex with a
+ *                    leading 0x, bit N-1 for signal N (signalfd.c)
+ *   timerfd CLOCK SETFLAGS TICKS VALUE INTERVAL
+ *                    a timerfd: its clock id, the flags of its last
+ *                    timerfd_settime (octal: TFD_TIMER_ABSTIME 01,
+ *                    TFD_TIMER_CANCEL_ON_SET 02), the expirations not yet
+ *                    read, the time left until the next one in ns (0:
+ *                    disarmed) and its period in ns (0: one-shot)
+ *                    (timerfd.c)
+ * POS is 0 for the last three, which have no path and no inode of their
+ * own: they are created anew.  They were added to version 2 without a
+ * version bump: a reader that does not know them refuses the tree
+ * ("unknown file kind"), which is all it could do.
  * pipe records and pipe-INO.data: pipes.c, for pipes and FIFOs.
  *
  * Every PID and TID of the tree is distinct: a restore recreates them all
@@ -65,7 +81,9 @@
 #include "log.h"
 #include "tree.h"
 
-const char *const tree_kind_names[TK_NR] = { "file", "pipe", "fifo", "chr" };
+const char *const tree_kind_names[TK_NR] = {
+	"file", "pipe", "fifo", "chr", "eventfd", "signalfd", "timerfd",
+};
 
 static void *grow(void *p, int n, size_t elem)
 {
@@ -270,6 +288,12 @@ int tree_write(const struct tree *t, const char *dir)
 		case TK_PIPE: fprintf(f, " %lu\n", x->ino); break;
 		case TK_FIFO: fprintf(f, " %lu %s\n", x->ino, e1); break;
 		case TK_CHR: fprintf(f, " %u:%u %s\n", x->major, x->minor, e1); break;
+		case TK_EVENTFD: fprintf(f, " %llu %d\n", x->count, x->semaphore); break;
+		case TK_SIGNALFD: fprintf(f, " 0x%llx\n", x->sigmask); break;
+		case TK_TIMERFD:
+			fprintf(f, " %d 0%o %llu %lld %lld\n", x->clockid, x->settime_flags,
+				x->count, x->value_ns, x->interval_ns);
+			break;
 		default: break;
 		}
 	}
@@ -309,6 +333,16 @@ static int num(const char *s, long long *out)
 	errno = 0;
 	*out = strtoll(s, &end, 0);
 	return errno || !*s || *end ? -1 : 0;
+}
+
+/* An unsigned 64-bit field (decimal, or hex with 0x); 0 or -1. */
+static int unum(const char *s, unsigned long long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoull(s, &end, 0);
+	return errno || *s < '0' || *s > '9' || *end ? -1 : 0;
 }
 
 int tree_read(struct tree *t, const char *dir)
@@ -417,6 +451,18 @@ int tree_read(struct tree *t, const char *dir)
 			} else if (kind == TK_CHR && nv == 7 &&
 				   sscanf(v[5], "%u:%u", &x->major, &x->minor) == 2) {
 				x->path = unescape(v[6]);
+			} else if (kind == TK_EVENTFD && nv == 7 && !unum(v[5], &x->count) &&
+				   x->count < ~0ULL && (n[6] == 0 || n[6] == 1)) {
+				x->semaphore = n[6];
+			} else if (kind == TK_SIGNALFD && nv == 6 && !unum(v[5], &x->sigmask)) {
+				/* the mask is all there is */
+			} else if (kind == TK_TIMERFD && nv == 10 && n[5] >= 0 && n[5] < 64 &&
+				   n[6] >= 0 && n[6] <= 3 && !unum(v[7], &x->count) &&
+				   n[8] >= 0 && n[9] >= 0) {
+				x->clockid = n[5];
+				x->settime_flags = n[6];
+				x->value_ns = n[8];
+				x->interval_ns = n[9];
 			} else {
 				BAD("bad file record");
 			}

@@ -15,6 +15,9 @@ enum tree_kind {
 	TK_PIPE,	/* an end of an anonymous pipe (identity: the pipe inode) (pipes.c) */
 	TK_FIFO,	/* a named pipe, reopened by path (fifo.c) */
 	TK_CHR,		/* one of the standard character devices (devices.c) */
+	TK_EVENTFD,	/* an eventfd, recreated (eventfd.c) */
+	TK_SIGNALFD,	/* a signalfd, recreated (signalfd.c) */
+	TK_TIMERFD,	/* a timerfd, recreated (timerfd.c) */
 	TK_NR
 };
 
@@ -29,6 +32,13 @@ struct tree_file {
 	unsigned long ino;	/* pipe/FIFO inode (the pipe's identity) */
 	unsigned int major, minor;	/* TK_CHR */
 	char *path;		/* TK_FILE, TK_FIFO, TK_CHR; NULL for TK_PIPE */
+	/* the anon inodes' state */
+	unsigned long long count;	/* TK_EVENTFD: the counter; TK_TIMERFD: ticks not read */
+	int semaphore;			/* TK_EVENTFD: EFD_SEMAPHORE */
+	unsigned long long sigmask;	/* TK_SIGNALFD: bit N-1 for signal N */
+	int clockid;			/* TK_TIMERFD: its clock, */
+	unsigned int settime_flags;	/* TFD_TIMER_ABSTIME, TFD_TIMER_CANCEL_ON_SET, */
+	long long value_ns, interval_ns;	/* time left (0: disarmed), period (0: one-shot) */
 	/* dump only: where it was first seen, and its stat identity */
 	int pid, fd;
 	unsigned long long dev, sino;

@@ -2,7 +2,7 @@
  * holder KIND FILE: a root process and a child, both appending "PID tick N"
  * to FILE every 50 ms forever, where the child (or, for "zombie", an extra
  * child that is never reaped) holds something imgcr dump refuses:
- *   socket   a unix socket          eventfd  an eventfd (anon inode)
+ *   socket   a unix socket          epoll    an epoll fd (anon inode)
  *   dev      /dev/mem (or /dev/kmsg) console /dev/console (a terminal)
  *   ns       its own UTS namespace  zombie   an unreaped dead child
  *   threads  a second thread        none     nothing (dumpable)
@@ -12,7 +12,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
-#include <sys/eventfd.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -63,8 +63,8 @@ int main(int argc, char **argv)
 
 		if (!strcmp(kind, "socket"))
 			r = socket(AF_UNIX, SOCK_DGRAM, 0);
-		else if (!strcmp(kind, "eventfd"))
-			r = eventfd(0, 0);
+		else if (!strcmp(kind, "epoll"))
+			r = epoll_create1(0);
 		else if (!strcmp(kind, "dev"))
 			r = (r = open("/dev/mem", O_RDONLY)) >= 0 ? r : open("/dev/kmsg", O_RDONLY);
 		else if (!strcmp(kind, "console"))

@@ -1,0 +1,72 @@
+#!/bin/sh
+# eventfd, signalfd and timerfd across dump + restore (test/progs/evfds.c):
+# a parent and a child share an eventfd (counter 7); the parent also has a
+# semaphore eventfd (3), a signalfd for SIGUSR1 with a SIGUSR1 queued, a
+# periodic timerfd (200 ms, unread) and a one-shot one (8 s).  The fdinfo
+# is the same from outside before the dump and after the restore (counters,
+# sigmask, clock, interval; the eventfd still one between both tasks);
+# then the restored program checks what it reads (counters, the signal,
+# the unread ticks, the period, when the one-shot fires): all "ok".
+# timeout: 300
+. /imgcr/guest/lib.sh
+require_modules
+
+# fdi PID FD KEY: the value of KEY in /proc/PID/fdinfo/FD, spaces trimmed
+fdi() { sed -n "s/^$3:[[:space:]]*//p" /proc/$1/fdinfo/$2 2>/dev/null; }
+
+# outside WHEN: the fdinfo checks, from outside the tree
+outside() {
+	[ "$(fdi $pid $efd eventfd-count)" = 7 ] || fail "$1: eventfd count '$(fdi $pid $efd eventfd-count)', want 7"
+	[ "$(fdi $pid $sem eventfd-count)" = 3 ] || fail "$1: semaphore count '$(fdi $pid $sem eventfd-count)', want 3"
+	[ "$(fdi $pid $efd eventfd-id)" = "$(fdi $kid $efd eventfd-id)" ] ||
+		fail "$1: parent and child eventfds differ: $(fdi $pid $efd eventfd-id) vs $(fdi $kid $efd eventfd-id)"
+	[ "$(fdi $pid $sig sigmask)" = 0000000000000200 ] || fail "$1: sigmask '$(fdi $pid $sig sigmask)', want SIGUSR1's 0000000000000200"
+	[ "$(fdi $pid $tper clockid)" = 1 ] || fail "$1: periodic timerfd clockid '$(fdi $pid $tper clockid)', want 1"
+	[ "$(fdi $pid $tper it_interval)" = "(0, 200000000)" ] || fail "$1: periodic interval '$(fdi $pid $tper it_interval)'"
+	[ "$(fdi $pid $tone it_interval)" = "(0, 0)" ] || fail "$1: one-shot interval '$(fdi $pid $tone it_interval)'"
+	case "$(fdi $pid $tone it_value)" in
+	"(0, 0)" | "") fail "$1: one-shot timerfd not armed: '$(fdi $pid $tone it_value)'" ;;
+	esac
+	info "$1: periodic ticks $(fdi $pid $tper ticks), one-shot left $(fdi $pid $tone it_value)"
+}
+
+evfds > out 2> evfds.err &
+pid=$!
+track $pid
+wait_line out '^ready' 20 || fail "evfds did not start: $(cat out evfds.err | tr '\n' '|')"
+set -- $(sed -n 's/^fds efd=\([0-9]*\) sem=\([0-9]*\) sig=\([0-9]*\) tper=\([0-9]*\) tone=\([0-9]*\) child=\([0-9]*\)$/\1 \2 \3 \4 \5 \6/p' out)
+efd=$1 sem=$2 sig=$3 tper=$4 tone=$5 kid=$6
+track $kid
+sleep 2
+outside "before the dump"
+imgcr dump -t $pid -D d 2> dump.err || fail "dump: $(cat dump.err)"
+for p in $pid $kid; do wait_gone $p 10 || fail "task $p survived the dump"; done
+for k in eventfd signalfd timerfd; do
+	grep -q "^file [0-9]* $k " d/tree || fail "no $k record in the tree: $(grep '^file' d/tree | tr '\n' '|')"
+done
+[ "$(grep -c "^fd [0-9]* $efd $(sed -n "s/^fd $pid $efd \([0-9]*\) .*/\1/p" d/tree) " d/tree)" = 2 ] ||
+	fail "the shared eventfd is not one file record: $(grep '^fd' d/tree | tr '\n' '|')"
+imgcr show d > show.txt || fail "imgcr show DIR failed"
+grep -q "eventfd count 7" show.txt && grep -q "eventfd count 3 semaphore" show.txt &&
+	grep -q "signalfd sigmask 0x200" show.txt && grep -q "timerfd clock 1 .*interval 0.200000000 s" show.txt ||
+	fail "imgcr show DIR: $(grep 'fd [0-9]*:' show.txt | tr '\n' '|')"
+
+imgcr restore -D d > restore.out 2> restore.err &
+rpid=$!
+track $rpid
+for p in $pid $kid; do
+	n=0
+	while [ -z "$(state $p)" ]; do
+		n=$((n + 1))
+		[ $n -lt 3000 ] || fail "task $p not recreated in 60 s$(rerr)"
+		usleep 20000
+	done
+	wait_restored $p 60 imgcr || fail "task $p not restored (state '$(state $p)')$(rerr)"
+done
+outside "after the restore"
+touch restored
+wait_exit $rpid 120
+[ "$RC" = 0 ] || fail "imgcr restore exit status $RC: $(grep -E 'BAD' out | tr '\n' '|')$(rerr)"
+grep -q BAD out && fail "$(grep BAD out | tr '\n' '|')"
+grep -q '^done ok' out || fail "no 'done ok': $(tail -n 3 out | tr '\n' '|')"
+pass "$(grep -c '^ok' out) checks ok; $(sed -n 's/^ok one-shot: //p' out)"
