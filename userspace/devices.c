@@ -44,11 +44,9 @@ static int dev_open(struct fd_restore *r, int i, const char *what)
 	int fd;
 
 	(void)what;
-	fd = open(f->path, fd_open_flags(f->flags));
-	if (fd < 0) {
-		pr_perror("cannot open %s", f->path);
+	fd = fd_reopen(f);
+	if (fd < 0)
 		return -1;
-	}
 	if (fstat(fd, &st) || !S_ISCHR(st.st_mode) ||
 	    major(st.st_rdev) != f->major || minor(st.st_rdev) != f->minor) {
 		pr_err("%s is not the character device %u:%u", f->path, f->major, f->minor);

@@ -29,11 +29,9 @@ static int reg_open(struct fd_restore *r, int i, const char *what)
 	int fd;
 
 	(void)what;
-	fd = open(f->path, fd_open_flags(f->flags));
-	if (fd < 0) {
-		pr_perror("cannot open %s", f->path);
+	fd = fd_reopen(f);
+	if (fd < 0)
 		return -1;
-	}
 	if (f->pos && lseek(fd, f->pos, SEEK_SET) != f->pos) {
 		pr_perror("%s: cannot seek to %lld", f->path, f->pos);
 		close(fd);

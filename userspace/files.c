@@ -148,3 +148,12 @@ int fd_set_flags(int fd, unsigned int flags, const char *what)
 	}
 	return 0;
 }
+
+int fd_reopen(const struct tree_file *f)
+{
+	int fd = open(f->path, fd_open_flags(f->flags));
+
+	if (fd < 0)
+		pr_perror("cannot open %s", f->path);
+	return fd;
+}

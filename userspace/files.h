@@ -128,4 +128,7 @@ static inline int fd_open_flags(unsigned int flags)
 	return (flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_NOCTTY)) | O_CLOEXEC;
 }
 
+/* Open the path of file record @f again (fd_open_flags()); -1 (printed). */
+int fd_reopen(const struct tree_file *f);
+
 #endif
