@@ -25,6 +25,7 @@ unsigned long imgcr_sys_rt_sigqueueinfo;
 unsigned long imgcr_sys_setitimer;
 unsigned long imgcr_sys_timer_create;
 unsigned long imgcr_sys_timer_settime;
+unsigned long imgcr_sys_membarrier;
 
 static struct imgcr_ksym loader_ksyms[] = {
 	{ "__x64_sys_arch_prctl", &imgcr_sys_arch_prctl },
@@ -36,6 +37,7 @@ static struct imgcr_ksym loader_ksyms[] = {
 	{ "__x64_sys_setitimer", &imgcr_sys_setitimer },
 	{ "__x64_sys_timer_create", &imgcr_sys_timer_create },
 	{ "__x64_sys_timer_settime", &imgcr_sys_timer_settime },
+	{ "__x64_sys_membarrier", &imgcr_sys_membarrier },
 };
 
 static int load_img_binary(struct linux_binprm *bprm)

@@ -14,6 +14,7 @@
 #include <linux/posix-timers.h>
 #include <linux/sched/coredump.h>
 #include <linux/sched/cputime.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 
 #include "compat.h"
@@ -324,6 +325,22 @@ out:
 	return ret;
 }
 
+/* The membarrier() registrations: their READY bits (set once complete). */
+static u32 dump_membarrier(int state)
+{
+	u32 f = 0;
+
+	if (state & MEMBARRIER_STATE_PRIVATE_EXPEDITED_READY)
+		f |= IMGCR_PROC_MEMBARRIER_PRIVATE;
+	if (state & MEMBARRIER_STATE_PRIVATE_EXPEDITED_SYNC_CORE_READY)
+		f |= IMGCR_PROC_MEMBARRIER_SYNC_CORE;
+	if (state & MEMBARRIER_STATE_PRIVATE_EXPEDITED_RSEQ_READY)
+		f |= IMGCR_PROC_MEMBARRIER_RSEQ;
+	if (state & MEMBARRIER_STATE_GLOBAL_EXPEDITED_READY)
+		f |= IMGCR_PROC_MEMBARRIER_GLOBAL;
+	return f;
+}
+
 /* The prctl() switches of the process (the per-thread ones are in th). */
 void dump_proc_state(struct dump_image *img)
 {
@@ -336,6 +353,7 @@ void dump_proc_state(struct dump_image *img)
 		p->flags |= IMGCR_PROC_THP_DISABLE;
 	if (get_dumpable(img->mm) == SUID_DUMP_DISABLE)
 		p->flags |= IMGCR_PROC_NOT_DUMPABLE;
+	p->flags |= dump_membarrier(atomic_read(&img->mm->membarrier_state));
 	p->pdeath_signal = img->threads[0].th.pdeath_signal;
 	p->timer_slack_ns = img->threads[0].th.timer_slack_ns;
 	p->default_timer_slack_ns = img->threads[0].th.default_timer_slack_ns;

@@ -27,6 +27,7 @@
  * a caller under a seccomp filter.
  */
 #include <linux/completion.h>
+#include <linux/membarrier.h>
 #include <linux/mman.h>
 #include <linux/module.h>
 #include <linux/pid.h>
@@ -285,6 +286,35 @@ static int create_threads(struct img_group *g, struct group_scratch __user *s)
 	return ret;
 }
 
+/* exec cleared mm->membarrier_state: register again what the process had */
+static int set_membarrier(u32 f)
+{
+	static const struct {
+		u32 flag;
+		int cmd;
+	} regs[] = {
+		{ IMGCR_PROC_MEMBARRIER_PRIVATE, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED },
+		{ IMGCR_PROC_MEMBARRIER_SYNC_CORE,
+		  MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE },
+		{ IMGCR_PROC_MEMBARRIER_RSEQ, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ },
+		{ IMGCR_PROC_MEMBARRIER_GLOBAL, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED },
+	};
+	unsigned int i;
+	long ret;
+
+	for (i = 0; i < ARRAY_SIZE(regs); i++) {
+		if (!(f & regs[i].flag))
+			continue;
+		ret = img_call_sys(imgcr_sys_membarrier, regs[i].cmd, 0, 0, 0);
+		if (ret) {
+			group_err("cannot register membarrier command %d again (%ld)",
+				  regs[i].cmd, ret);
+			return ret;
+		}
+	}
+	return 0;
+}
+
 static int set_switches(struct img_group *g)
 {
 	u32 f = g->proc.flags;
@@ -298,6 +328,8 @@ static int set_switches(struct img_group *g)
 		ret = img_call_sys(imgcr_sys_prctl, PR_SET_DUMPABLE, 0, 0, 0);
 	if (ret)
 		group_err("cannot set the process flags %#x (%ld)", f, ret);
+	if (!ret)
+		ret = set_membarrier(f);
 	return ret;
 }
 

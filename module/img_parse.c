@@ -444,7 +444,8 @@ static int img_check_proc(struct img *img, const struct img_notes *nt)
 		return -EINVAL;
 	if (!require(img, !(p->flags & ~(IMGCR_PROC_CHILD_SUBREAPER |
 					 IMGCR_PROC_THP_DISABLE |
-					 IMGCR_PROC_NOT_DUMPABLE)),
+					 IMGCR_PROC_NOT_DUMPABLE |
+					 IMGCR_PROC_MEMBARRIER)),
 		"unknown process flags"))
 		return -EINVAL;
 	if (!require(img, !p->pad0, "process note padding"))

@@ -116,6 +116,8 @@ static inline int imgcr_ksyms_resolve(const char *mod, struct imgcr_ksym *tab,
  *   __x64_sys_setitimer     - re-arms ITIMER_REAL/VIRTUAL/PROF
  *   __x64_sys_timer_create, __x64_sys_timer_settime
  *                           - recreate POSIX timers under their ids
+ *   __x64_sys_membarrier    - registers the process's membarrier commands
+ *                             again (exec cleared mm->membarrier_state)
  *
  * Tracepoint (exported API, found with for_each_kernel_tracepoint()):
  *   sched_process_fork      - hands each recreated thread the task_work that

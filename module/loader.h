@@ -78,6 +78,7 @@ extern unsigned long imgcr_sys_rt_sigqueueinfo;
 extern unsigned long imgcr_sys_setitimer;
 extern unsigned long imgcr_sys_timer_create;
 extern unsigned long imgcr_sys_timer_settime;
+extern unsigned long imgcr_sys_membarrier;
 
 /* Call a syscall body resolved at load; see ksyms.h. */
 static inline long img_call_sys(unsigned long fn, unsigned long a0,

@@ -292,6 +292,18 @@ struct imgcr_file {
 #define IMGCR_PROC_CHILD_SUBREAPER	0x1	/* PR_SET_CHILD_SUBREAPER */
 #define IMGCR_PROC_THP_DISABLE		0x2	/* PR_SET_THP_DISABLE */
 #define IMGCR_PROC_NOT_DUMPABLE		0x4	/* PR_SET_DUMPABLE 0 */
+/*
+ * membarrier(2) registrations of the process (mm->membarrier_state, which
+ * exec clears): each is registered again at restore.
+ */
+#define IMGCR_PROC_MEMBARRIER_PRIVATE	0x8	/* MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED */
+#define IMGCR_PROC_MEMBARRIER_SYNC_CORE	0x10	/* ..._PRIVATE_EXPEDITED_SYNC_CORE */
+#define IMGCR_PROC_MEMBARRIER_RSEQ	0x20	/* ..._PRIVATE_EXPEDITED_RSEQ */
+#define IMGCR_PROC_MEMBARRIER_GLOBAL	0x40	/* MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED */
+#define IMGCR_PROC_MEMBARRIER		(IMGCR_PROC_MEMBARRIER_PRIVATE | \
+					 IMGCR_PROC_MEMBARRIER_SYNC_CORE | \
+					 IMGCR_PROC_MEMBARRIER_RSEQ | \
+					 IMGCR_PROC_MEMBARRIER_GLOBAL)
 
 /* Indexes of imgcr_proc.itimer, as the which argument of setitimer(). */
 #define IMGCR_ITIMER_REAL	0
