@@ -204,11 +204,15 @@ static void show_threads_text(const struct image *img)
 		show_pending(img, tid, "    pending: ");
 	}
 	show_pending(img, 0, "pending:  process-wide: ");
-	printf("process:  flags %#x%s%s%s, pdeath signal %u, timer slack %" PRIu64
+	printf("process:  flags %#x%s%s%s%s%s%s%s, pdeath signal %u, timer slack %" PRIu64
 	       " ns (default %" PRIu64 ")\n", pr->flags,
 	       pr->flags & IMGCR_PROC_CHILD_SUBREAPER ? " child-subreaper" : "",
 	       pr->flags & IMGCR_PROC_THP_DISABLE ? " thp-disable" : "",
 	       pr->flags & IMGCR_PROC_NOT_DUMPABLE ? " not-dumpable" : "",
+	       pr->flags & IMGCR_PROC_MEMBARRIER_PRIVATE ? " membarrier-private" : "",
+	       pr->flags & IMGCR_PROC_MEMBARRIER_SYNC_CORE ? " membarrier-sync-core" : "",
+	       pr->flags & IMGCR_PROC_MEMBARRIER_RSEQ ? " membarrier-rseq" : "",
+	       pr->flags & IMGCR_PROC_MEMBARRIER_GLOBAL ? " membarrier-global" : "",
 	       pr->pdeath_signal, (uint64_t)pr->timer_slack_ns,
 	       (uint64_t)pr->default_timer_slack_ns);
 	printf("itimers: ");
