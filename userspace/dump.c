@@ -8,7 +8,8 @@
  *    (/proc/PID/task/TID/children) until a full pass finds no new task.
  *    Nothing is read before a task is stopped, and a stopped thread cannot
  *    clone or fork.  The tree records each task's threads.
- * 2. Describe every task (ids, credentials, cwd/root/umask, fds) and check
+ * 2. Describe every task (ids, credentials, cwd/root/umask, attributes:
+ *    attrs.c, fds) and check
  *    that everything is supported.  Each fd is described by its kind (the
  *    table in files.h: files-reg.c, pipes.c, fifo.c, devices.c, eventfd.c,
  *    signalfd.c, timerfd.c), which may save data (pipes: tee(2), which
@@ -32,6 +33,7 @@
 #include <unistd.h>
 #include <linux/kcmp.h>
 
+#include "attrs.h"
 #include "commands.h"
 #include "files.h"
 #include "freeze.h"
@@ -110,6 +112,14 @@ static char *read_link(const char *path)
 	return strdup(buf);
 }
 
+/* the " (deleted)" that ends the link of a removed directory, or NULL */
+static char *deleted_suffix(char *link)
+{
+	size_t n = strlen(link), m = strlen(" (deleted)");
+
+	return n > m && !strcmp(link + n - m, " (deleted)") ? link + n - m : NULL;
+}
+
 static int describe_task(struct dctx *c, int i)
 {
 	struct tree_task *k = &c->t.tasks[i];
@@ -158,11 +168,20 @@ static int describe_task(struct dctx *c, int i)
 		pr_perror("pid %d: cannot read its cwd/root", k->pid);
 		return -1;
 	}
-	if (k->cwd[0] != '/' || strstr(k->cwd, " (deleted)")) {
-		pr_err("pid %d: cwd %s: not reachable or deleted: not supported", k->pid, k->cwd);
+	if (deleted_suffix(k->cwd)) {
+		k->cwd_deleted = 1;	/* recreated and removed again (attrs.c) */
+		*deleted_suffix(k->cwd) = 0;
+	}
+	if (k->cwd[0] != '/') {
+		pr_err("pid %d: cwd %s: not reachable from imgcr's root: not supported", k->pid, k->cwd);
 		return -1;
 	}
-	return 0;
+	if (k->root[0] != '/' || deleted_suffix(k->root)) {
+		pr_err("pid %d: root directory %s: not reachable or deleted: not supported", k->pid,
+		       k->root);
+		return -1;
+	}
+	return attrs_dump(k);
 }
 
 static int same_description(struct dctx *c, const struct tree_file *f, pid_t pid, int fd)

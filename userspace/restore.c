@@ -12,8 +12,11 @@
  *   setsid() if it leads a session, else setpgid(0, 0) if it leads a group;
  *   creates its children with clone3(set_tid) (they inherit everything);
  *   joins its process group (waiting for the leader if needed);
- *   umask, chdir, chroot; dup2()s its descriptors into place and closes
- *   0-2 if not used (everything else is close-on-exec); opens its image;
+ *   umask, chdir (a deleted cwd is made again, entered and removed),
+ *   opens its image, chroot; dup2()s its descriptors into place and closes
+ *   0-2 if not used (everything else is close-on-exec); sets its resource
+ *   limits, oom_score_adj, scheduling, affinity, I/O priority and
+ *   no_new_privs (attrs.c);
  *   sets groups, gids, uids (root only; otherwise they must be the caller's);
  *   reports "ready" on the status pipe and waits on the go pipe.
  * When every task is ready, the restorer writes one go byte per task and
@@ -65,6 +68,7 @@
 #include <linux/capability.h>
 #include <linux/close_range.h>
 
+#include "attrs.h"
 #include "commands.h"
 #include "files.h"
 #include "log.h"
@@ -177,7 +181,7 @@ static int keep_checkpoint_cap(void)
 static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 {
 	const struct tree_task *k = &c->t.tasks[ti];
-	char img[PATH_MAX + 32], cloexec[4096], *argv[3];
+	char img[PATH_MAX + 32], cloexec[4096], *argv[3], err[PATH_MAX + 256];
 	int i, fd, n, in_tree_pgid, used[3] = { 0, 0, 0 };
 	size_t off;
 	char go;
@@ -226,8 +230,8 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		}
 	}
 	umask(k->umask);
-	if (chdir(k->cwd))
-		TFAIL("chdir %s: %s", k->cwd, strerror(errno));
+	if (attrs_chdir(k, err, sizeof(err)))
+		TFAIL("%s", err);
 	/* the image, opened before chroot and before the credentials change */
 	snprintf(img, sizeof(img), "%s/core-%d.img", c->dir, k->pid);
 	fd = open(img, O_RDONLY | O_CLOEXEC);
@@ -242,10 +246,9 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		fd = hi;
 	}
 	if (strcmp(k->root, "/")) {
+		/* the cwd, entered above, stays where it was: under the root or not */
 		if (chroot(k->root))
 			TFAIL("chroot %s: %s", k->root, strerror(errno));
-		if (chdir(k->cwd) && chdir("/"))
-			TFAIL("chdir after chroot: %s", strerror(errno));
 	}
 	/* descriptors */
 	off = 0;
@@ -264,6 +267,9 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 	for (i = 0; i < 3; i++)
 		if (!used[i])
 			close(i);
+	/* limits, oom_score_adj, scheduling...: while the rights are the caller's */
+	if (attrs_set(k, err, sizeof(err)))
+		TFAIL("%s", err);
 	/* credentials, last: creating children needs the caller's rights */
 	if (c->setcreds) {
 		gid_t g[65536];
@@ -284,7 +290,8 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		if (getppid() != want_ppid)
 			_exit(1);
 	}
-	setrlimit(RLIMIT_NOFILE, &c->nofile);
+	if (!(k->attr_set & ATTR_RLIMIT(RLIMIT_NOFILE)))
+		setrlimit(RLIMIT_NOFILE, &c->nofile);
 	argv[0] = img;
 	argv[1] = NULL;
 	argv[2] = NULL;

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "attrs.h"
 #include "commands.h"
 #include "image.h"
 #include "log.h"
@@ -430,6 +431,9 @@ static void show_tree_text(const struct tree *t, const char *dir)
 			printf(" %u", k->groups[j]);
 		printf("%s\n  cwd %s root %s umask %03o\n", k->ngroups ? "" : " -", k->cwd,
 		       k->root, k->umask);
+		if (k->cwd_deleted)
+			printf("  cwd was deleted: restored as %s (deleted)\n", k->cwd);
+		attrs_show_text(k);
 		printf("  threads %d: %d (main)", k->nthreads + 1, k->pid);
 		for (j = 0; j < k->nthreads; j++)
 			printf(" %d", k->threads[j]);
@@ -470,6 +474,7 @@ static void show_tree_json(const struct tree *t)
 		json_str(k->cwd);
 		printf(",\"root\":");
 		json_str(k->root);
+		attrs_show_json(k);
 		printf(",\"fds\":[");
 		for (j = 0; j < k->nfds; j++)
 			printf("%s{\"fd\":%d,\"file\":%d,\"cloexec\":%s}", j ? "," : "",

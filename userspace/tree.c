@@ -22,6 +22,23 @@
  *   thread PID TID                   one per thread of task PID besides its
  *                                    main thread (whose tid is PID), after
  *                                    the task record, ascending TIDs
+ *   rlimit PID NAME SOFT HARD        one per resource limit of task PID:
+ *                                    NAME is cpu fsize data stack core rss
+ *                                    nproc nofile memlock as locks
+ *                                    sigpending msgqueue nice rtprio rttime
+ *                                    (RLIMIT_*), SOFT and HARD decimal or
+ *                                    "inf" (RLIM_INFINITY)
+ *   oom PID ADJ                      /proc/PID/oom_score_adj
+ *   sched PID POLICY RESET PRIO NICE scheduling policy (SCHED_* number),
+ *                                    1 if SCHED_RESET_ON_FORK, static
+ *                                    priority, nice value
+ *   affinity PID CPUS                CPU affinity as a list ("0-3,6")
+ *   ioprio PID VALUE                 I/O priority (ioprio_get(2) value:
+ *                                    class << 13 | level)
+ *   nnp PID 0|1                      PR_SET_NO_NEW_PRIVS
+ *   cwd-deleted PID                  the cwd of the fs record had been
+ *                                    deleted: restored as a deleted
+ *                                    directory at that path
  *   file ID KIND FLAGS POS ARGS...   one per open file description
  *   fd PID FD ID CLOEXEC             one per descriptor: FD of task PID
  *                                    refers to file ID; CLOEXEC is 0 or 1
@@ -60,6 +77,16 @@
  * ("unknown file kind"), which is all it could do.
  * pipe records and pipe-INO.data: pipes.c, for pipes and FIFOs.
  *
+ * The attribute records (rlimit .. cwd-deleted, attrs.c) follow a task's
+ * thread records.  Each is optional: a missing one leaves the attribute
+ * as the restored task inherits it.  Scheduling, affinity and I/O
+ * priority are the main thread's (the dump refuses threads whose values
+ * differ).  Other process state the kernel keeps across the exec of the
+ * image (personality, parent-death signal, child subreaper, THP disable,
+ * dumpable, membarrier registrations) is in the image, NT_IMGCR_PROC.
+ * They were added to version 2 without a version bump, like the anon
+ * inode kinds below.
+ *
  * Every PID and TID of the tree is distinct: a restore recreates them all
  * (the threads' TIDs when core-PID.img is executed; the image lists them
  * too, and must agree).  At most IMGCR_MAX_THREADS thread records per task.
@@ -78,6 +105,7 @@
 #include <unistd.h>
 #include <linux/imgcr.h>
 
+#include "attrs.h"
 #include "log.h"
 #include "tree.h"
 
@@ -192,6 +220,7 @@ void tree_free(struct tree *t)
 		free(t->tasks[i].root);
 		free(t->tasks[i].fds);
 		free(t->tasks[i].threads);
+		free(t->tasks[i].affinity);
 	}
 	for (i = 0; i < t->nfiles; i++)
 		free(t->files[i].path);
@@ -275,6 +304,7 @@ int tree_write(const struct tree *t, const char *dir)
 		fprintf(f, "\nfs %d 0%03o %s %s\n", k->pid, k->umask, e1, e2);
 		for (j = 0; j < k->nthreads; j++)
 			fprintf(f, "thread %d %d\n", k->pid, k->threads[j]);
+		attrs_write(f, k);
 	}
 	for (i = 0; i < t->nfiles; i++) {
 		const struct tree_file *x = &t->files[i];
@@ -350,7 +380,7 @@ int tree_read(struct tree *t, const char *dir)
 	char path[4096], *line = NULL, *v[MAXF];
 	size_t cap = 0;
 	long long n[MAXF];
-	int lineno = 0, nv, i, seen_magic = 0;
+	int lineno = 0, nv, i, seen_magic = 0, bad;
 	FILE *f;
 
 	memset(t, 0, sizeof(*t));
@@ -426,6 +456,9 @@ int tree_read(struct tree *t, const char *dir)
 			if (k->nthreads >= IMGCR_MAX_THREADS)
 				BAD("more threads in one task than an image can hold");
 			tree_thread_add(k, n[2]);
+		} else if (attrs_read(nv > 1 ? tree_find(t, n[1]) : NULL, v, nv, &bad)) {
+			if (bad)
+				BAD("bad attribute record");
 		} else if (!strcmp(v[0], "file") && nv >= 6) {
 			struct tree_file *x;
 			int kind;

@@ -23,6 +23,14 @@ enum tree_kind {
 
 extern const char *const tree_kind_names[TK_NR];
 
+#define TREE_NLIMITS	16	/* RLIMIT_CPU .. RLIMIT_RTTIME */
+#define ATTR_RLIMIT(r)	(1u << (r))	/* the rlimit record of resource r */
+#define ATTR_OOM	(1u << 16)
+#define ATTR_SCHED	(1u << 17)
+#define ATTR_AFFINITY	(1u << 18)
+#define ATTR_IOPRIO	(1u << 19)
+#define ATTR_NNP	(1u << 20)
+
 /* One open file description (shared by every fd that refers to it). */
 struct tree_file {
 	int id;			/* index in tree.files */
@@ -63,6 +71,15 @@ struct tree_task {
 	int nthreads;		/* threads besides the main one (tid == pid) */
 	pid_t *threads;		/* their tids, ascending */
 	int has_cred, has_fs;
+	/* attributes (attrs.c); attr_set: ATTR_* bits of the records present */
+	unsigned int attr_set;
+	unsigned long long rlim[TREE_NLIMITS][2];	/* soft, hard; ~0: infinity */
+	int oom_score_adj;
+	int sched_policy, sched_reset, sched_prio, nice;
+	int ioprio;
+	char *affinity;		/* CPU list ("0-3,6") */
+	int no_new_privs;
+	int cwd_deleted;	/* cwd was deleted: recreated, entered, removed */
 };
 
 /* Buffered data of a pipe or FIFO, saved in DIR/pipe-<ino>.data. */

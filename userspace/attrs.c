@@ -1,0 +1,601 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Process attributes that survive exec, dumped from outside and set again
+ * by each restored task on itself before it execs its image (attrs.h).
+ *
+ * Dump: prlimit(pid) for every RLIMIT_*, /proc/PID/oom_score_adj,
+ * sched_getscheduler/getparam, getpriority (nice), sched_getaffinity,
+ * ioprio_get and /proc/PID/status NoNewPrivs.  Nice, policy, affinity and
+ * I/O priority belong to each thread: the image's threads are created from
+ * the main thread and inherit its values, so a thread whose values differ
+ * is refused.  A soft RLIMIT_AS, _DATA or _STACK below what the task maps
+ * now is refused too: the exec of the image could not map it again.
+ *
+ * Restore (run_task, after the fds are in place, before the credentials
+ * change, which would drop the capabilities some of these need): the
+ * limits first (so that a restored RLIMIT_NICE or RLIMIT_RTPRIO allows the
+ * scheduling below), each only where it differs from what the task
+ * inherited; raising a hard limit needs CAP_SYS_RESOURCE, lowering
+ * oom_score_adj too, and an ordinary user's restore that cannot set one
+ * fails there, before any image runs.  A limit below what the restore
+ * itself still needs does not break it: the fds are already in place
+ * (RLIMIT_NOFILE is not checked against open fds), children are already
+ * created (RLIMIT_NPROC), and the image is mapped by the kernel within the
+ * soft RLIMIT_AS/DATA/STACK checked at dump.
+ *
+ * A deleted cwd: a directory is made at its path (mode 0700), entered and
+ * removed again, so the task's cwd is "PATH (deleted)" as it was.  The
+ * parent must exist; a path where something exists now is retried briefly
+ * (another task of the tree may be doing the same) and then refused.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "attrs.h"
+#include "log.h"
+#include "proc.h"
+
+#define IOPRIO_WHO_PROCESS	1
+
+static const char *const rlimit_names[TREE_NLIMITS] = {
+	"cpu", "fsize", "data", "stack", "core", "rss", "nproc", "nofile",
+	"memlock", "as", "locks", "sigpending", "msgqueue", "nice", "rtprio", "rttime",
+};
+
+static const char *const rlimit_macros[TREE_NLIMITS] = {
+	"RLIMIT_CPU", "RLIMIT_FSIZE", "RLIMIT_DATA", "RLIMIT_STACK", "RLIMIT_CORE",
+	"RLIMIT_RSS", "RLIMIT_NPROC", "RLIMIT_NOFILE", "RLIMIT_MEMLOCK", "RLIMIT_AS",
+	"RLIMIT_LOCKS", "RLIMIT_SIGPENDING", "RLIMIT_MSGQUEUE", "RLIMIT_NICE",
+	"RLIMIT_RTPRIO", "RLIMIT_RTTIME",
+};
+
+/* the scheduling attributes of one thread */
+struct sched_attrs {
+	int policy, reset, prio, nice, ioprio;
+	cpu_set_t cpus;
+};
+
+static int read_sched(pid_t tid, struct sched_attrs *a)
+{
+	struct sched_param sp;
+	int pol;
+
+	memset(a, 0, sizeof(*a));
+	pol = sched_getscheduler(tid);
+	if (pol < 0 || sched_getparam(tid, &sp))
+		return -1;
+	a->reset = !!(pol & SCHED_RESET_ON_FORK);
+	a->policy = pol & ~SCHED_RESET_ON_FORK;
+	a->prio = sp.sched_priority;
+	errno = 0;
+	a->nice = getpriority(PRIO_PROCESS, tid);
+	if (a->nice == -1 && errno)
+		return -1;
+	a->ioprio = syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, tid);
+	if (a->ioprio < 0)
+		return -1;
+	CPU_ZERO(&a->cpus);
+	return sched_getaffinity(tid, sizeof(a->cpus), &a->cpus);
+}
+
+static char *cpu_list(const cpu_set_t *s)
+{
+	char buf[CPU_SETSIZE * 6 + 1];
+	size_t off = 0;
+	int i, j;
+
+	buf[0] = 0;
+	for (i = 0; i < CPU_SETSIZE; i++) {
+		if (!CPU_ISSET(i, s))
+			continue;
+		for (j = i; j + 1 < CPU_SETSIZE && CPU_ISSET(j + 1, s); j++)
+			;
+		if (j == i)
+			off += snprintf(buf + off, sizeof(buf) - off, "%s%d", off ? "," : "", i);
+		else
+			off += snprintf(buf + off, sizeof(buf) - off, "%s%d-%d", off ? "," : "", i, j);
+		i = j;
+	}
+	return strdup(buf);
+}
+
+/* "0-3,6" into @s; 0 or -1 */
+static int parse_cpu_list(const char *l, cpu_set_t *s)
+{
+	char *end;
+	long a, b;
+
+	CPU_ZERO(s);
+	while (*l) {
+		a = strtol(l, &end, 10);
+		if (end == l || a < 0 || a >= CPU_SETSIZE)
+			return -1;
+		b = a;
+		l = end;
+		if (*l == '-') {
+			b = strtol(l + 1, &end, 10);
+			if (end == l + 1 || b < a || b >= CPU_SETSIZE)
+				return -1;
+			l = end;
+		}
+		for (; a <= b; a++)
+			CPU_SET(a, s);
+		if (*l == ',')
+			l++;
+		else if (*l)
+			return -1;
+	}
+	return CPU_COUNT(s) ? 0 : -1;
+}
+
+static const char *sched_what(const struct sched_attrs *a, const struct sched_attrs *b)
+{
+	if (a->policy != b->policy || a->reset != b->reset || a->prio != b->prio)
+		return "scheduling policy or priority";
+	if (a->nice != b->nice)
+		return "nice value";
+	if (a->ioprio != b->ioprio)
+		return "I/O priority";
+	if (!CPU_EQUAL(&a->cpus, &b->cpus))
+		return "CPU affinity";
+	return NULL;
+}
+
+/* soft RLIMIT_AS/DATA/STACK against what the task maps now (kB in status) */
+static int check_mapped(const struct tree_task *k)
+{
+	static const struct {
+		int res;
+		const char *key;
+	} lim[] = { { RLIMIT_AS, "VmSize" }, { RLIMIT_DATA, "VmData" }, { RLIMIT_STACK, "VmStk" } };
+	char path[64], *text;
+	const char *v;
+	size_t i;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", k->pid);
+	text = read_text(path, NULL);
+	if (!text) {
+		pr_perror("pid %d: cannot read %s", k->pid, path);
+		return -1;
+	}
+	for (i = 0; i < sizeof(lim) / sizeof(lim[0]); i++) {
+		unsigned long long kb, soft = k->rlim[lim[i].res][0];
+
+		v = status_field(text, lim[i].key);
+		if (!v || sscanf(v, "%llu", &kb) != 1 || soft == (unsigned long long)RLIM_INFINITY)
+			continue;
+		if (soft < kb * 1024) {
+			pr_err("pid %d: its %s soft limit (%llu bytes) is below what it maps now (%s %llu kB): the restore could not map it again: not supported",
+			       k->pid, rlimit_macros[lim[i].res], soft, lim[i].key, kb);
+			free(text);
+			return -1;
+		}
+	}
+	free(text);
+	return 0;
+}
+
+int attrs_dump(struct tree_task *k)
+{
+	struct sched_attrs main_a, a;
+	char path[64], *text;
+	const char *v, *what;
+	struct rlimit rl;
+	int r, j;
+
+	for (r = 0; r < TREE_NLIMITS; r++) {
+		if (prlimit(k->pid, r, NULL, &rl)) {
+			pr_perror("pid %d: cannot read its %s (prlimit)", k->pid, rlimit_macros[r]);
+			return -1;
+		}
+		k->rlim[r][0] = rl.rlim_cur;
+		k->rlim[r][1] = rl.rlim_max;
+		k->attr_set |= ATTR_RLIMIT(r);
+	}
+	if (check_mapped(k))
+		return -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", k->pid);
+	text = read_text(path, NULL);
+	if (!text || sscanf(text, "%d", &k->oom_score_adj) != 1) {
+		pr_perror("pid %d: cannot read %s", k->pid, path);
+		free(text);
+		return -1;
+	}
+	free(text);
+	k->attr_set |= ATTR_OOM;
+
+	if (read_sched(k->pid, &main_a)) {
+		pr_perror("pid %d: cannot read its scheduling attributes", k->pid);
+		return -1;
+	}
+	for (j = 0; j < k->nthreads; j++) {
+		if (read_sched(k->threads[j], &a)) {
+			pr_perror("pid %d tid %d: cannot read its scheduling attributes",
+				  k->pid, k->threads[j]);
+			return -1;
+		}
+		what = sched_what(&a, &main_a);
+		if (what) {
+			pr_err("pid %d tid %d: its %s differs from the main thread's: per-thread values are not supported",
+			       k->pid, k->threads[j], what);
+			return -1;
+		}
+	}
+	k->sched_policy = main_a.policy;
+	k->sched_reset = main_a.reset;
+	k->sched_prio = main_a.prio;
+	k->nice = main_a.nice;
+	k->ioprio = main_a.ioprio;
+	k->affinity = cpu_list(&main_a.cpus);
+	k->attr_set |= ATTR_SCHED | ATTR_IOPRIO | ATTR_AFFINITY;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", k->pid);
+	text = read_text(path, NULL);
+	v = text ? status_field(text, "NoNewPrivs") : NULL;
+	if (!v) {
+		pr_err("pid %d: cannot read NoNewPrivs in %s", k->pid, path);
+		free(text);
+		return -1;
+	}
+	k->no_new_privs = atoi(v) != 0;
+	k->attr_set |= ATTR_NNP;
+	free(text);
+	return 0;
+}
+
+/*
+ * The cwd, as the task had it.  A deleted one is made again at its path,
+ * entered and removed.
+ */
+int attrs_chdir(const struct tree_task *k, char *err, size_t size)
+{
+	int n;
+
+	if (!k->cwd_deleted) {
+		if (chdir(k->cwd)) {
+			snprintf(err, size, "chdir %s: %s", k->cwd, strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
+	for (n = 0;; n++) {
+		if (!mkdir(k->cwd, 0700))
+			break;
+		if (errno != EEXIST || n >= 200) {
+			snprintf(err, size, "cannot recreate its deleted cwd %s: mkdir: %s%s",
+				 k->cwd, strerror(errno),
+				 errno == EEXIST ? " (something exists at that path now)" : "");
+			return -1;
+		}
+		usleep(5000);	/* another task's, about to be removed */
+	}
+	if (chdir(k->cwd)) {
+		snprintf(err, size, "cannot enter its recreated cwd %s: %s", k->cwd, strerror(errno));
+		rmdir(k->cwd);
+		return -1;
+	}
+	if (rmdir(k->cwd)) {
+		snprintf(err, size, "cannot remove its recreated cwd %s again: %s", k->cwd,
+			 strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static const char *cap_hint(int e, const char *cap)
+{
+	static char buf[96];
+
+	if (e != EPERM && e != EACCES)
+		return "";
+	snprintf(buf, sizeof(buf), " (needs %s: restore as root)", cap);
+	return buf;
+}
+
+static int set_rlimits(const struct tree_task *k, char *err, size_t size)
+{
+	struct rlimit now, want;
+	int r;
+
+	for (r = 0; r < TREE_NLIMITS; r++) {
+		if (!(k->attr_set & ATTR_RLIMIT(r)))
+			continue;
+		want.rlim_cur = k->rlim[r][0];
+		want.rlim_max = k->rlim[r][1];
+		if (!getrlimit(r, &now) && now.rlim_cur == want.rlim_cur &&
+		    now.rlim_max == want.rlim_max)
+			continue;
+		if (setrlimit(r, &want)) {
+			int e = errno;
+
+			snprintf(err, size, "cannot set its %s to soft %llu hard %llu (the restorer's hard limit is %llu): %s%s",
+				 rlimit_macros[r], (unsigned long long)want.rlim_cur,
+				 (unsigned long long)want.rlim_max,
+				 (unsigned long long)now.rlim_max, strerror(e),
+				 e == EPERM && want.rlim_max > now.rlim_max ?
+				 " (raising a hard limit needs CAP_SYS_RESOURCE: restore as root)" : "");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int set_oom(const struct tree_task *k, char *err, size_t size)
+{
+	char *text = read_text("/proc/self/oom_score_adj", NULL), buf[16];
+	int now = text ? atoi(text) : 0, n, fd, e;
+
+	free(text);
+	if (!(k->attr_set & ATTR_OOM) || (text && now == k->oom_score_adj))
+		return 0;
+	n = snprintf(buf, sizeof(buf), "%d", k->oom_score_adj);
+	fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, buf, n) != n) {
+		e = errno;
+		if (fd >= 0)
+			close(fd);
+		snprintf(err, size, "cannot set its oom_score_adj to %d (now %d): %s%s",
+			 k->oom_score_adj, now, strerror(e),
+			 k->oom_score_adj < now ? cap_hint(e, "CAP_SYS_RESOURCE to lower it") : "");
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+static int set_sched(const struct tree_task *k, char *err, size_t size)
+{
+	struct sched_attrs now;
+	struct sched_param sp = { .sched_priority = k->sched_prio };
+	cpu_set_t cpus;
+	int e;
+
+	if (read_sched(0, &now)) {
+		snprintf(err, size, "cannot read its scheduling attributes: %s", strerror(errno));
+		return -1;
+	}
+	if ((k->attr_set & ATTR_SCHED) &&
+	    (now.policy != k->sched_policy || now.reset != k->sched_reset ||
+	     now.prio != k->sched_prio) &&
+	    sched_setscheduler(0, k->sched_policy | (k->sched_reset ? SCHED_RESET_ON_FORK : 0), &sp)) {
+		e = errno;
+		snprintf(err, size, "cannot set its scheduling policy %d priority %d: %s%s",
+			 k->sched_policy, k->sched_prio, strerror(e), cap_hint(e, "CAP_SYS_NICE"));
+		return -1;
+	}
+	if ((k->attr_set & ATTR_SCHED) && now.nice != k->nice &&
+	    setpriority(PRIO_PROCESS, 0, k->nice)) {
+		e = errno;
+		snprintf(err, size, "cannot set its nice value %d (now %d): %s%s", k->nice, now.nice,
+			 strerror(e), cap_hint(e, "CAP_SYS_NICE to lower it"));
+		return -1;
+	}
+	if ((k->attr_set & ATTR_AFFINITY) && k->affinity) {
+		if (parse_cpu_list(k->affinity, &cpus)) {
+			snprintf(err, size, "bad CPU list %s", k->affinity);
+			return -1;
+		}
+		if (!CPU_EQUAL(&cpus, &now.cpus) && sched_setaffinity(0, sizeof(cpus), &cpus)) {
+			snprintf(err, size, "cannot set its CPU affinity %s: %s", k->affinity,
+				 strerror(errno));
+			return -1;
+		}
+	}
+	/* read again: the nice value may have changed a derived I/O priority */
+	errno = 0;
+	if ((k->attr_set & ATTR_IOPRIO) &&
+	    syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0) != k->ioprio &&
+	    syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, k->ioprio)) {
+		e = errno;
+		snprintf(err, size, "cannot set its I/O priority class %d level %d: %s%s",
+			 k->ioprio >> 13, k->ioprio & 0x1fff, strerror(e),
+			 cap_hint(e, "CAP_SYS_ADMIN for the realtime class"));
+		return -1;
+	}
+	return 0;
+}
+
+int attrs_set(const struct tree_task *k, char *err, size_t size)
+{
+	if (set_rlimits(k, err, size) || set_oom(k, err, size) || set_sched(k, err, size))
+		return -1;
+	if ((k->attr_set & ATTR_NNP) && k->no_new_privs &&
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
+		snprintf(err, size, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void limit_str(char *out, size_t size, unsigned long long v)
+{
+	if (v == (unsigned long long)RLIM_INFINITY)
+		snprintf(out, size, "inf");
+	else
+		snprintf(out, size, "%llu", v);
+}
+
+void attrs_write(FILE *f, const struct tree_task *k)
+{
+	char a[32], b[32];
+	int r;
+
+	for (r = 0; r < TREE_NLIMITS; r++) {
+		if (!(k->attr_set & ATTR_RLIMIT(r)))
+			continue;
+		limit_str(a, sizeof(a), k->rlim[r][0]);
+		limit_str(b, sizeof(b), k->rlim[r][1]);
+		fprintf(f, "rlimit %d %s %s %s\n", k->pid, rlimit_names[r], a, b);
+	}
+	if (k->attr_set & ATTR_OOM)
+		fprintf(f, "oom %d %d\n", k->pid, k->oom_score_adj);
+	if (k->attr_set & ATTR_SCHED)
+		fprintf(f, "sched %d %d %d %d %d\n", k->pid, k->sched_policy, k->sched_reset,
+			k->sched_prio, k->nice);
+	if ((k->attr_set & ATTR_AFFINITY) && k->affinity)
+		fprintf(f, "affinity %d %s\n", k->pid, k->affinity);
+	if (k->attr_set & ATTR_IOPRIO)
+		fprintf(f, "ioprio %d %d\n", k->pid, k->ioprio);
+	if (k->attr_set & ATTR_NNP)
+		fprintf(f, "nnp %d %d\n", k->pid, k->no_new_privs);
+	if (k->cwd_deleted)
+		fprintf(f, "cwd-deleted %d\n", k->pid);
+}
+
+static int limit_val(const char *s, unsigned long long *out)
+{
+	char *end;
+
+	if (!strcmp(s, "inf")) {
+		*out = RLIM_INFINITY;
+		return 0;
+	}
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	return errno || *end || *out == (unsigned long long)RLIM_INFINITY ? -1 : 0;
+}
+
+static int int_val(const char *s, long lo, long hi, int *out)
+{
+	char *end;
+	long x;
+
+	errno = 0;
+	x = strtol(s, &end, 10);
+	if (errno || !*s || *end || x < lo || x > hi)
+		return -1;
+	*out = x;
+	return 0;
+}
+
+int attrs_read(struct tree_task *k, char **v, int nv, int *bad)
+{
+	static const char *const keys[] = {
+		"rlimit", "oom", "sched", "affinity", "ioprio", "nnp", "cwd-deleted",
+	};
+	unsigned long long soft, hard;
+	cpu_set_t cpus;
+	size_t i;
+	int r;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!strcmp(v[0], keys[i]))
+			break;
+	if (i == sizeof(keys) / sizeof(keys[0]))
+		return 0;
+	*bad = 1;
+	if (!k)
+		return 1;
+	switch (i) {
+	case 0:
+		if (nv != 5)
+			return 1;
+		for (r = 0; r < TREE_NLIMITS && strcmp(v[2], rlimit_names[r]); r++)
+			;
+		if (r == TREE_NLIMITS || (k->attr_set & ATTR_RLIMIT(r)) ||
+		    limit_val(v[3], &soft) || limit_val(v[4], &hard) || soft > hard)
+			return 1;
+		k->rlim[r][0] = soft;
+		k->rlim[r][1] = hard;
+		k->attr_set |= ATTR_RLIMIT(r);
+		break;
+	case 1:
+		if (nv != 3 || int_val(v[2], -1000, 1000, &k->oom_score_adj))
+			return 1;
+		k->attr_set |= ATTR_OOM;
+		break;
+	case 2:
+		if (nv != 6 || int_val(v[2], 0, 7, &k->sched_policy) ||
+		    int_val(v[3], 0, 1, &k->sched_reset) || int_val(v[4], 0, 99, &k->sched_prio) ||
+		    int_val(v[5], -20, 19, &k->nice))
+			return 1;
+		k->attr_set |= ATTR_SCHED;
+		break;
+	case 3:
+		if (nv != 3 || parse_cpu_list(v[2], &cpus) || k->affinity)
+			return 1;
+		k->affinity = strdup(v[2]);
+		k->attr_set |= ATTR_AFFINITY;
+		break;
+	case 4:
+		if (nv != 3 || int_val(v[2], 0, 0xffff, &k->ioprio))
+			return 1;
+		k->attr_set |= ATTR_IOPRIO;
+		break;
+	case 5:
+		if (nv != 3 || int_val(v[2], 0, 1, &k->no_new_privs))
+			return 1;
+		k->attr_set |= ATTR_NNP;
+		break;
+	case 6:
+		if (nv != 2)
+			return 1;
+		k->cwd_deleted = 1;
+		break;
+	}
+	*bad = 0;
+	return 1;
+}
+
+static const char *policy_name(int p)
+{
+	static const char *const names[] = {
+		"other", "fifo", "rr", "batch", "iso", "idle", "deadline", "ext",
+	};
+
+	return p >= 0 && p < 8 ? names[p] : "?";
+}
+
+void attrs_show_text(const struct tree_task *k)
+{
+	char a[32], b[32];
+	int r, n = 0;
+
+	for (r = 0; r < TREE_NLIMITS; r++) {
+		if (!(k->attr_set & ATTR_RLIMIT(r)))
+			continue;
+		limit_str(a, sizeof(a), k->rlim[r][0]);
+		limit_str(b, sizeof(b), k->rlim[r][1]);
+		printf("%s %s %s/%s", n++ ? "," : "  rlimits", rlimit_names[r], a, b);
+	}
+	if (n)
+		putchar('\n');
+	if (k->attr_set & (ATTR_OOM | ATTR_SCHED | ATTR_AFFINITY | ATTR_IOPRIO | ATTR_NNP)) {
+		printf("  oom_score_adj %d, sched %s%s prio %d nice %d, cpus %s, ioprio class %d level %d%s\n",
+		       k->oom_score_adj, policy_name(k->sched_policy),
+		       k->sched_reset ? " reset-on-fork" : "", k->sched_prio, k->nice,
+		       k->affinity ? k->affinity : "-", k->ioprio >> 13, k->ioprio & 0x1fff,
+		       k->no_new_privs ? ", no_new_privs" : "");
+	}
+}
+
+void attrs_show_json(const struct tree_task *k)
+{
+	char a[32], b[32];
+	int r, n = 0;
+
+	printf(",\"cwd_deleted\":%s,\"rlimits\":{", k->cwd_deleted ? "true" : "false");
+	for (r = 0; r < TREE_NLIMITS; r++) {
+		if (!(k->attr_set & ATTR_RLIMIT(r)))
+			continue;
+		limit_str(a, sizeof(a), k->rlim[r][0]);
+		limit_str(b, sizeof(b), k->rlim[r][1]);
+		printf("%s\"%s\":[\"%s\",\"%s\"]", n++ ? "," : "", rlimit_names[r], a, b);
+	}
+	printf("},\"oom_score_adj\":%d,\"sched_policy\":%d,\"sched_reset_on_fork\":%s,\"sched_priority\":%d,\"nice\":%d,\"ioprio\":%d,\"no_new_privs\":%s,\"affinity\":\"%s\"",
+	       k->oom_score_adj, k->sched_policy, k->sched_reset ? "true" : "false",
+	       k->sched_prio, k->nice, k->ioprio, k->no_new_privs ? "true" : "false",
+	       k->affinity ? k->affinity : "");
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Process attributes kept in DIR/tree (attrs.c): resource limits,
+ * oom_score_adj, scheduling policy/priority/nice, CPU affinity, I/O
+ * priority, no_new_privs, and a cwd that was deleted.  The ones only the
+ * kernel can read or set again after the exec (child subreaper, THP
+ * disable, dumpable, parent-death signal, personality, membarrier) are in
+ * the image (NT_IMGCR_PROC, NT_IMGCR_TASK).
+ */
+#ifndef IMGCR_ATTRS_H
+#define IMGCR_ATTRS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "tree.h"
+
+/* dump: read task @k's attributes (its threads too); 0 or -1 (error printed) */
+int attrs_dump(struct tree_task *k);
+
+/*
+ * restore, in the task itself before it changes its credentials: the cwd
+ * (attrs_chdir, recreating a deleted one), then the rest (attrs_set).
+ * 0, or -1 with the reason in @err.
+ */
+int attrs_chdir(const struct tree_task *k, char *err, size_t size);
+int attrs_set(const struct tree_task *k, char *err, size_t size);
+
+/* DIR/tree records (format: tree.c) */
+void attrs_write(FILE *f, const struct tree_task *k);
+/* 1: @v[0] names an attribute record; then *@bad is set if malformed */
+int attrs_read(struct tree_task *k, char **v, int nv, int *bad);
+
+/* imgcr show DIR */
+void attrs_show_text(const struct tree_task *k);
+void attrs_show_json(const struct tree_task *k);
+
+#endif
