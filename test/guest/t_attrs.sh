@@ -3,7 +3,8 @@
 # every resource limit (soft and hard), oom_score_adj -123, parent-death
 # signal, child subreaper, THP disable, not dumpable, membarrier
 # PRIVATE_EXPEDITED registration, nice 7, SCHED_BATCH, I/O priority,
-# personality, no_new_privs, a deleted cwd; a child chrooted into jail/
+# personality, no_new_privs, a deleted cwd, a thread with its own
+# parent-death signal; a child chrooted into jail/
 # with its cwd jail/sub.  Checked from outside before the dump and after
 # the restore (/proc/PID/limits, oom_score_adj, status, stat, personality,
 # cwd and root links: the same), in the tree and `imgcr show`, and by the
@@ -90,7 +91,7 @@ imgcr restore -D d > r1.out 2> r1.err && fail "restored without the cwd's parent
 grep -q "pid $pid: cannot recreate its deleted cwd $PWD/cwdparent/gone: mkdir: No such file" r1.err ||
 	fail "refusal message: $(cat r1.err | tr '\n' '|')"
 for p in $pid $kid; do [ -d /proc/$p ] && fail "pid $p exists after the failed restore"; done
-info "cwd parent gone: $(head -n1 r1.err)"
+info "cwd parent gone: $(grep "restore failed" r1.err | head -n1)"
 mv cwdparent.away cwdparent
 
 imgcr restore -D d > restore.out 2> restore.err &

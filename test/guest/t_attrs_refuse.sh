@@ -2,13 +2,13 @@
 # Attributes imgcr cannot bring back are refused with a message naming the
 # task (test/progs/attrs.c):
 #   at dump, the task left running untouched (it goes on and says so):
-#     attrs_as      a soft RLIMIT_AS below what the task maps
-#     attrs_thread  a thread whose nice value differs from the main thread's
-#     attrs_root    a root directory that was deleted
+#     attrs_refuse-as      a soft RLIMIT_AS below what the task maps
+#     attrs_refuse-thread  a thread whose nice value differs from the main thread's
+#     attrs_refuse-root    a root directory that was deleted
 #   at restore by an ordinary user (uid 1000, --pidns), before any image
 #   runs, nothing left running:
-#     attrs_nofile  an RLIMIT_NOFILE hard limit above the user's
-#     attrs_oom     an oom_score_adj below the user's
+#     attrs_refuse-nofile  an RLIMIT_NOFILE hard limit above the user's
+#     attrs_refuse-oom     an oom_score_adj below the user's
 # timeout: 300
 . /imgcr/guest/lib.sh
 require_modules
@@ -55,7 +55,7 @@ restore_refused() {
 		[ "$(cat "$c" 2>/dev/null)" = attrs ] && fail "an attrs task is running: ${c%/comm}"
 	done
 	grep -q 'continued ok' "$1/out" && fail "the image ran"
-	info "$(head -n1 "$1/r.err")"
+	info "$(grep "restore failed" "$1/r.err" | head -n1)"
 	pass
 }
 
@@ -70,8 +70,8 @@ t_root() {
 t_nofile() { start nofile-hard; restore_refused nofile-hard "pid $pid: cannot set its RLIMIT_NOFILE to soft [0-9]+ hard [0-9]+ \\(the restorer's hard limit is [0-9]+\\): Operation not permitted \\(raising a hard limit needs CAP_SYS_RESOURCE: restore as root\\)"; }
 t_oom() { start oom-low; restore_refused oom-low "pid $pid: cannot set its oom_score_adj to -200 \\(now 0\\): Permission denied \\(needs CAP_SYS_RESOURCE to lower it: restore as root\\)"; }
 
-subtest attrs_as t_as
-subtest attrs_thread t_thread
-subtest attrs_root t_root
-subtest attrs_nofile t_nofile
-subtest attrs_oom t_oom
+subtest attrs_refuse-as t_as
+subtest attrs_refuse-thread t_thread
+subtest attrs_refuse-root t_root
+subtest attrs_refuse-nofile t_nofile
+subtest attrs_refuse-oom t_oom

@@ -10,7 +10,8 @@
  *               subreaper, THP disable, not dumpable, membarrier
  *               PRIVATE_EXPEDITED registered, nice 7, SCHED_BATCH, ioprio
  *               best-effort 6, personality ADDR_NO_RANDOMIZE, no_new_privs,
- *               cwd DIR/cwdparent/gone deleted.  A child chroots into
+ *               cwd DIR/cwdparent/gone deleted, a thread with its own
+ *               parent-death signal (SIGUSR1).  A child chroots into
  *               DIR/jail with its cwd DIR/jail/sub ("/sub" inside) and
  *               checks both.  Each checks itself before "ready" too.
  *   nofile-hard (root, then uid/gid 1000) RLIMIT_NOFILE hard limit above
@@ -219,8 +220,26 @@ static int kid(int ready)
 	return bad;
 }
 
+/* a thread with a parent-death signal of its own (per thread) */
+static void *pdeath_thread(void *arg)
+{
+	int v = 0;
+
+	(void)arg;
+	if (prctl(PR_SET_PDEATHSIG, SIGUSR1, 0, 0, 0))
+		die("thread pdeathsig");
+	prctl(PR_GET_PDEATHSIG, &v, 0, 0, 0);
+	check(v == SIGUSR1, "before thread pdeathsig", "%d", v);
+	wait_restored();
+	v = 0;
+	prctl(PR_GET_PDEATHSIG, &v, 0, 0, 0);
+	check(v == SIGUSR1, "after thread pdeathsig", "%d", v);
+	return NULL;
+}
+
 static int full(void)
 {
+	pthread_t th;
 	struct sched_param sp = { 0 };
 	cpu_set_t cpus;
 	size_t i;
@@ -264,10 +283,14 @@ static int full(void)
 		die("prctl dumpable/no_new_privs");
 	if (mkdir("cwdparent/gone", 0755) || chdir("cwdparent/gone") || rmdir("../gone"))
 		die("deleted cwd");
+	if (pthread_create(&th, NULL, pdeath_thread, NULL))
+		die("pthread_create");
+	msleep(100);
 	check_main("before", &cpus);
 	say("ready pid=%d kid=%d\n", getpid(), k);
 	wait_restored();
 	check_main("after", &cpus);
+	pthread_join(th, NULL);
 	while (waitpid(k, &st, 0) < 0 && errno == EINTR)
 		;
 	check(WIFEXITED(st) && !WEXITSTATUS(st), "kid exit", "status %#x", st);
