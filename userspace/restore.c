@@ -12,11 +12,11 @@
  *   setsid() if it leads a session, else setpgid(0, 0) if it leads a group;
  *   creates its children with clone3(set_tid) (they inherit everything);
  *   joins its process group (waiting for the leader if needed);
- *   umask, chdir (a deleted cwd is made again, entered and removed),
- *   opens its image, chroot; dup2()s its descriptors into place and closes
- *   0-2 if not used (everything else is close-on-exec); sets its resource
- *   limits, oom_score_adj, scheduling, affinity, I/O priority and
- *   no_new_privs (attrs.c);
+ *   umask, chdir (a deleted cwd is made again, entered and removed);
+ *   opens its image; dup2()s its descriptors into place and closes 0-2 if
+ *   not used (everything else is close-on-exec); sets its resource limits,
+ *   oom_score_adj, scheduling, affinity, I/O priority and no_new_privs
+ *   (attrs.c, which reads /proc/self); chroot;
  *   sets groups, gids, uids (root only; otherwise they must be the caller's);
  *   reports "ready" on the status pipe and waits on the go pipe.
  * When every task is ready, the restorer writes one go byte per task and
@@ -245,11 +245,6 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		close(fd);
 		fd = hi;
 	}
-	if (strcmp(k->root, "/")) {
-		/* the cwd, entered above, stays where it was: under the root or not */
-		if (chroot(k->root))
-			TFAIL("chroot %s: %s", k->root, strerror(errno));
-	}
 	/* descriptors */
 	off = 0;
 	cloexec[0] = 0;
@@ -270,6 +265,11 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 	/* limits, oom_score_adj, scheduling...: while the rights are the caller's */
 	if (attrs_set(k, err, sizeof(err)))
 		TFAIL("%s", err);
+	if (strcmp(k->root, "/")) {
+		/* the cwd, entered above, stays where it was: under the root or not */
+		if (chroot(k->root))
+			TFAIL("chroot %s: %s", k->root, strerror(errno));
+	}
 	/* credentials, last: creating children needs the caller's rights */
 	if (c->setcreds) {
 		gid_t g[65536];
