@@ -8,7 +8,7 @@
  * ioprio_get and /proc/PID/status NoNewPrivs.  Nice, policy, affinity and
  * I/O priority belong to each thread: the image's threads are created from
  * the main thread and inherit its values, so a thread whose values differ
- * is refused.  A soft RLIMIT_AS, _DATA or _STACK below what the task maps
+ * is refused, and so is SCHED_DEADLINE.  A soft RLIMIT_AS, _DATA or _STACK below what the task maps
  * now is refused too: the exec of the image could not map it again.
  *
  * Restore (run_task, after the fds are in place, before the credentials
@@ -45,6 +45,9 @@
 #include "proc.h"
 
 #define IOPRIO_WHO_PROCESS	1
+#ifndef SCHED_DEADLINE
+#define SCHED_DEADLINE		6
+#endif
 
 static const char *const rlimit_names[TREE_NLIMITS] = {
 	"cpu", "fsize", "data", "stack", "core", "rss", "nproc", "nofile",
@@ -216,6 +219,11 @@ int attrs_dump(struct tree_task *k)
 
 	if (read_sched(k->pid, &main_a)) {
 		pr_perror("pid %d: cannot read its scheduling attributes", k->pid);
+		return -1;
+	}
+	if (main_a.policy == SCHED_DEADLINE) {
+		/* its runtime/deadline/period would need sched_getattr() */
+		pr_err("pid %d: scheduling policy SCHED_DEADLINE: not supported", k->pid);
 		return -1;
 	}
 	for (j = 0; j < k->nthreads; j++) {

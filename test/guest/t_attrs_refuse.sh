@@ -4,6 +4,7 @@
 #   at dump, the task left running untouched (it goes on and says so):
 #     attrs_refuse-as      a soft RLIMIT_AS below what the task maps
 #     attrs_refuse-thread  a thread whose nice value differs from the main thread's
+#     attrs_refuse-deadline  SCHED_DEADLINE
 #     attrs_refuse-root    a root directory that was deleted
 #   at restore by an ordinary user (uid 1000, --pidns), before any image
 #   runs, nothing left running:
@@ -61,6 +62,7 @@ restore_refused() {
 
 t_as() { start as-low; dump_refused as-low "pid $pid: its RLIMIT_AS soft limit \\(1048576 bytes\\) is below what it maps now \\(VmSize [0-9]+ kB\\).*not supported"; }
 t_thread() { start thread-nice; dump_refused thread-nice "pid $pid tid [0-9]+: its nice value differs from the main thread's: per-thread values are not supported"; }
+t_deadline() { start deadline; dump_refused deadline "pid $pid: scheduling policy SCHED_DEADLINE: not supported"; }
 t_root() {
 	mkdir -p root-gone/gone-root
 	start root-gone
@@ -72,6 +74,7 @@ t_oom() { start oom-low; restore_refused oom-low "pid $pid: cannot set its oom_s
 
 subtest attrs_refuse-as t_as
 subtest attrs_refuse-thread t_thread
+subtest attrs_refuse-deadline t_deadline
 subtest attrs_refuse-root t_root
 subtest attrs_refuse-nofile t_nofile
 subtest attrs_refuse-oom t_oom

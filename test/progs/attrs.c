@@ -19,6 +19,7 @@
  *   oom-low     (root, then uid/gid 1000) oom_score_adj -200
  *   as-low      soft RLIMIT_AS below what it maps: dump refused
  *   thread-nice a thread with another nice value: dump refused
+ *   deadline    (root) SCHED_DEADLINE: dump refused
  *   root-gone   (root) chroot into DIR/gone-root, which the test removes
  * The refusal modes print "continued ok" once DIR/restored appears.
  */
@@ -30,6 +31,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
@@ -335,6 +337,18 @@ static int refused(const char *mode)
 		if (pthread_create(&th, NULL, nice_thread, NULL))
 			die("pthread_create");
 		msleep(100);
+	} else if (!strcmp(mode, "deadline")) {
+		/* struct sched_attr, SCHED_ATTR_SIZE_VER0: 2 ms every 100 ms */
+		struct {
+			uint32_t size, policy;
+			uint64_t flags;
+			int32_t nice;
+			uint32_t prio;
+			uint64_t runtime, deadline, period;
+		} sa = { sizeof(sa), 6, 0, 0, 0, 2000000, 100000000, 100000000 };
+
+		if (syscall(SYS_sched_setattr, 0, &sa, 0))
+			die("sched_setattr SCHED_DEADLINE");
 	} else if (!strcmp(mode, "root-gone")) {
 		if (chroot("gone-root"))
 			die("chroot gone-root");
