@@ -2,9 +2,11 @@
 # Process attributes across dump + restore (test/progs/attrs.c, mode full):
 # every resource limit (soft and hard), oom_score_adj -123, parent-death
 # signal, child subreaper, THP disable, not dumpable, membarrier
-# PRIVATE_EXPEDITED registration, nice 7, SCHED_BATCH, I/O priority,
-# personality, no_new_privs, a deleted cwd, a thread with its own
-# parent-death signal; a child chrooted into jail/
+# registrations (PRIVATE_EXPEDITED, its SYNC_CORE and RSEQ variants, whose
+# commands fail with EPERM unless registered; GLOBAL_EXPEDITED, seen in
+# the image), nice 7, SCHED_BATCH, I/O priority, personality,
+# no_new_privs, a deleted cwd, a thread with its own parent-death signal;
+# a child chrooted into jail/
 # with its cwd jail/sub.  Checked from outside before the dump and after
 # the restore (/proc/PID/limits, oom_score_adj, status, stat, personality,
 # cwd and root links: the same), in the tree and `imgcr show`, and by the
@@ -82,7 +84,7 @@ grep -q "rlimits.* nofile 300/600" show.txt && grep -q "oom_score_adj -123, sche
 	grep -q "cwd was deleted: restored as $PWD/cwdparent/gone (deleted)" show.txt ||
 	fail "imgcr show DIR: $(head -n 12 show.txt | tr '\n' '|')"
 imgcr show d/core-$pid.img > show-img.txt || fail "imgcr show IMAGE failed"
-grep -q "^process: .*child-subreaper thp-disable not-dumpable membarrier-private, pdeath signal 12" show-img.txt ||
+grep -q "^process: .*child-subreaper thp-disable not-dumpable membarrier-private membarrier-sync-core membarrier-rseq membarrier-global, pdeath signal 12" show-img.txt ||
 	fail "imgcr show IMAGE: $(grep '^process' show-img.txt)"
 
 # the deleted cwd's parent is gone: refused before any image runs

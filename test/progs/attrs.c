@@ -8,7 +8,8 @@
  *   full        (root) every resource limit set to its own soft/hard pair,
  *               oom_score_adj -123, PR_SET_PDEATHSIG SIGUSR2, child
  *               subreaper, THP disable, not dumpable, membarrier
- *               PRIVATE_EXPEDITED registered, nice 7, SCHED_BATCH, ioprio
+ *               PRIVATE_EXPEDITED (plain, SYNC_CORE, RSEQ) and
+ *               GLOBAL_EXPEDITED registered, nice 7, SCHED_BATCH, ioprio
  *               best-effort 6, personality ADDR_NO_RANDOMIZE, no_new_privs,
  *               cwd DIR/cwdparent/gone deleted, a thread with its own
  *               parent-death signal (SIGUSR1).  A child chroots into
@@ -171,6 +172,12 @@ static void check_main(const char *when, const cpu_set_t *cpus)
 	v = syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
 	snprintf(w, sizeof(w), "%s membarrier private expedited", when);
 	check(v == 0, w, "%d %s", v, v ? errname(errno) : "");
+	v = syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0);
+	snprintf(w, sizeof(w), "%s membarrier sync core", when);
+	check(v == 0, w, "%d %s", v, v ? errname(errno) : "");
+	v = syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, 0, 0);
+	snprintf(w, sizeof(w), "%s membarrier rseq", when);
+	check(v == 0, w, "%d %s", v, v ? errname(errno) : "");
 	errno = 0;
 	v = getpriority(PRIO_PROCESS, 0);
 	snprintf(w, sizeof(w), "%s nice", when);
@@ -260,7 +267,10 @@ static int full(void)
 	    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) ||
 	    prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0))
 		die("prctl");
-	if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0))
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) ||
+	    syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0) ||
+	    syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0, 0) ||
+	    syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0))
 		die("membarrier register");
 	if (sched_setscheduler(0, SCHED_BATCH, &sp) || setpriority(PRIO_PROCESS, 0, NICE))
 		die("scheduling");
