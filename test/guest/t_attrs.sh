@@ -6,8 +6,9 @@
 # commands fail with EPERM unless registered; GLOBAL_EXPEDITED, seen in
 # the image), nice 7, SCHED_BATCH, I/O priority, personality,
 # no_new_privs, a deleted cwd, a thread with its own parent-death signal;
-# a child chrooted into jail/
-# with its cwd jail/sub.  Checked from outside before the dump and after
+# a child (SCHED_RR priority 3, SCHED_RESET_ON_FORK) chrooted into jail/
+# with its cwd jail/sub; a second child in the same deleted cwd.  Checked
+# from outside before the dump and after
 # the restore (/proc/PID/limits, oom_score_adj, status, stat, personality,
 # cwd and root links: the same), in the tree and `imgcr show`, and by the
 # program itself before and after.  A restore whose deleted cwd cannot be
@@ -41,6 +42,7 @@ expect() { grep -qE "$2" "$1" || fail "$3: no '$2' in $(tr '\n' '|' < "$1")"; }
 outside() {
 	snap $pid "$1.main"
 	snap $kid "$1.kid"
+	snap $kid2 "$1.kid2"
 	expect "$1.main" '^Max open files +300 +600 ' "$1: main limits"
 	expect "$1.main" '^Max cpu time +5000 +6000 ' "$1: main limits"
 	expect "$1.main" '^Max file size +1099511627776 +unlimited ' "$1: main limits"
@@ -55,6 +57,8 @@ outside() {
 	expect "$1.main" '^root /$' "$1: main"
 	expect "$1.kid" "^cwd $PWD/jail/sub\$" "$1: kid"
 	expect "$1.kid" "^root $PWD/jail\$" "$1: kid"
+	expect "$1.kid" '^nice 7 rt_priority 3 policy 2$' "$1: kid"
+	expect "$1.kid2" "^cwd $PWD/cwdparent/gone \\(deleted\\)\$" "$1: kid2"
 }
 
 # the program runs from here, and has the same file at the same path in
@@ -68,15 +72,19 @@ ln ./attrs "jail$PWD/attrs" || fail "cannot link attrs into the jail"
 pid=$!
 track $pid
 wait_line out '^ready' 20 || fail "attrs did not start: $(cat out attrs.err | tr '\n' '|')"
-kid=$(sed -n 's/^ready pid=[0-9]* kid=\([0-9]*\)$/\1/p' out)
+kid=$(sed -n 's/^ready pid=[0-9]* kid=\([0-9]*\) kid2=[0-9]*$/\1/p' out)
+kid2=$(sed -n 's/^ready pid=[0-9]* kid=[0-9]* kid2=\([0-9]*\)$/\1/p' out)
+[ -n "$kid" ] && [ -n "$kid2" ] || fail "no kids in $(grep ready out)"
 track $kid
+track $kid2
 grep -q BAD out && fail "before the dump: $(grep BAD out | tr '\n' '|')"
 outside before
 
 imgcr dump -t $pid -D d 2> dump.err || fail "dump: $(cat dump.err)"
-for p in $pid $kid; do wait_gone $p 10 || fail "task $p survived the dump"; done
+for p in $pid $kid $kid2; do wait_gone $p 10 || fail "task $p survived the dump"; done
 for r in "rlimit $pid nofile 300 600" "rlimit $pid fsize 1099511627776 inf" "oom $pid -123" \
-	"sched $pid 3 0 0 7" "ioprio $pid 16390" "nnp $pid 1" "cwd-deleted $pid" "rlimit $kid nofile 300 600"; do
+	"sched $pid 3 0 0 7" "ioprio $pid 16390" "nnp $pid 1" "cwd-deleted $pid" "rlimit $kid nofile 300 600" \
+	"sched $kid 2 1 3 7" "cwd-deleted $kid2"; do
 	grep -qx "$r" d/tree || fail "no '$r' in the tree: $(grep -E '^(rlimit|oom|sched|ioprio|nnp|cwd)' d/tree | tr '\n' '|')"
 done
 imgcr show d > show.txt || fail "imgcr show DIR failed"
@@ -90,16 +98,16 @@ grep -q "^process: .*child-subreaper thp-disable not-dumpable membarrier-private
 # the deleted cwd's parent is gone: refused before any image runs
 mv cwdparent cwdparent.away
 imgcr restore -D d > r1.out 2> r1.err && fail "restored without the cwd's parent"
-grep -q "pid $pid: cannot recreate its deleted cwd $PWD/cwdparent/gone: mkdir: No such file" r1.err ||
+grep -qE "pid ($pid|$kid2): cannot recreate its deleted cwd $PWD/cwdparent/gone: mkdir: No such file" r1.err ||
 	fail "refusal message: $(cat r1.err | tr '\n' '|')"
-for p in $pid $kid; do [ -d /proc/$p ] && fail "pid $p exists after the failed restore"; done
+for p in $pid $kid $kid2; do [ -d /proc/$p ] && fail "pid $p exists after the failed restore"; done
 info "cwd parent gone: $(grep "restore failed" r1.err | head -n1)"
 mv cwdparent.away cwdparent
 
 imgcr restore -D d > restore.out 2> restore.err &
 rpid=$!
 track $rpid
-for p in $pid $kid; do
+for p in $pid $kid $kid2; do
 	n=0
 	while [ -z "$(state $p)" ]; do
 		n=$((n + 1))
@@ -109,7 +117,7 @@ for p in $pid $kid; do
 	wait_restored $p 60 imgcr || fail "task $p not restored (state '$(state $p)')$(rerr)"
 done
 outside after
-for w in main kid; do
+for w in main kid kid2; do
 	cmp -s before.$w after.$w || fail "$w differs from outside: $(diff before.$w after.$w | grep '^[-+][^-+]' | tr '\n' '|')"
 done
 [ -d cwdparent/gone ] && fail "the recreated cwd was left behind"
@@ -117,6 +125,7 @@ touch restored
 wait_exit $rpid 120
 [ "$RC" = 0 ] || fail "imgcr restore exit status $RC: $(grep BAD out | tr '\n' '|')$(rerr)"
 grep -q BAD out && fail "$(grep BAD out | tr '\n' '|')"
+grep -q '^kid2 ok' out || fail "no 'kid2 ok': $(tail -n 3 out | tr '\n' '|')"
 grep -q '^kid ok' out || fail "no 'kid ok': $(tail -n 3 out | tr '\n' '|')"
 grep -q '^done ok' out || fail "no 'done ok': $(tail -n 3 out | tr '\n' '|')"
 pass "$(grep -c '^ok after' out) checks ok after the restore"

@@ -2,7 +2,7 @@
  * attrs MODE DIR: process attributes across dump + restore (t_attrs*.sh).
  * DIR is the test directory (the program polls DIR/restored through a
  * directory fd, whatever its cwd and root are).  Prints "ready pid=P
- * kid=K", waits for DIR/restored, then checks and prints "ok ..."/"BAD ..."
+ * kid=K kid2=K2" (full) or "ready pid=P kid=0", waits for DIR/restored, then checks and prints "ok ..."/"BAD ..."
  * and "done ok" (or "done BAD").
  *
  *   full        (root) every resource limit set to its own soft/hard pair,
@@ -12,9 +12,11 @@
  *               GLOBAL_EXPEDITED registered, nice 7, SCHED_BATCH, ioprio
  *               best-effort 6, personality ADDR_NO_RANDOMIZE, no_new_privs,
  *               cwd DIR/cwdparent/gone deleted, a thread with its own
- *               parent-death signal (SIGUSR1).  A child chroots into
- *               DIR/jail with its cwd DIR/jail/sub ("/sub" inside) and
- *               checks both.  Each checks itself before "ready" too.
+ *               parent-death signal (SIGUSR1).  A child (SCHED_RR 3 with
+ *               SCHED_RESET_ON_FORK) chroots into DIR/jail with its cwd
+ *               DIR/jail/sub ("/sub" inside) and checks all three; a
+ *               second child shares the deleted cwd.  Each checks itself
+ *               before "ready" too.
  *   nofile-hard (root, then uid/gid 1000) RLIMIT_NOFILE hard limit above
  *               what uid 1000 has
  *   oom-low     (root, then uid/gid 1000) oom_score_adj -200
@@ -206,7 +208,15 @@ static void check_main(const char *when, const cpu_set_t *cpus)
 
 static void check_kid(const char *when)
 {
+	struct sched_param sp = { 0 };
 	char cwd[256] = "", w[64];
+	int v;
+
+	v = sched_getscheduler(0);
+	sched_getparam(0, &sp);
+	snprintf(w, sizeof(w), "%s kid policy", when);
+	check(v == (SCHED_RR | SCHED_RESET_ON_FORK) && sp.sched_priority == 3, w,
+	      "%#x priority %d", v, sp.sched_priority);
 
 	snprintf(w, sizeof(w), "%s kid cwd", when);
 	check(getcwd(cwd, sizeof(cwd)) && !strcmp(cwd, "/sub"), w, "%s", cwd);
@@ -217,6 +227,10 @@ static void check_kid(const char *when)
 
 static int kid(int ready)
 {
+	struct sched_param sp = { 3 };
+
+	if (sched_setscheduler(0, SCHED_RR | SCHED_RESET_ON_FORK, &sp))
+		die("kid SCHED_RR");
 	if (chdir("jail/sub") || chroot(".."))
 		die("kid chroot");
 	check_kid("before");
@@ -246,6 +260,22 @@ static void *pdeath_thread(void *arg)
 	return NULL;
 }
 
+/* the second child: in the same deleted cwd as its parent */
+static int kid2(void)
+{
+	char link[4096];
+	ssize_t n;
+
+	wait_restored();
+	n = readlink("/proc/self/cwd", link, sizeof(link) - 1);
+	link[n > 0 ? n : 0] = 0;
+	n = strlen(link);
+	check(n > 25 && !strcmp(link + n - 25, "/cwdparent/gone (deleted)"), "after kid2 cwd",
+	      "%s", link);
+	say("kid2 %s\n", bad ? "BAD" : "ok");
+	return bad;
+}
+
 static int full(void)
 {
 	pthread_t th;
@@ -254,7 +284,7 @@ static int full(void)
 	size_t i;
 	int p[2], st;
 	char c;
-	pid_t k;
+	pid_t k, k2;
 
 	for (i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
 		struct rlimit rl = { limits[i].soft, limits[i].hard };
@@ -295,17 +325,23 @@ static int full(void)
 		die("prctl dumpable/no_new_privs");
 	if (mkdir("cwdparent/gone", 0755) || chdir("cwdparent/gone") || rmdir("../gone"))
 		die("deleted cwd");
+	k2 = fork();
+	if (k2 == 0)
+		return kid2();
 	if (pthread_create(&th, NULL, pdeath_thread, NULL))
 		die("pthread_create");
 	msleep(100);
 	check_main("before", &cpus);
-	say("ready pid=%d kid=%d\n", getpid(), k);
+	say("ready pid=%d kid=%d kid2=%d\n", getpid(), k, k2);
 	wait_restored();
 	check_main("after", &cpus);
 	pthread_join(th, NULL);
 	while (waitpid(k, &st, 0) < 0 && errno == EINTR)
 		;
 	check(WIFEXITED(st) && !WEXITSTATUS(st), "kid exit", "status %#x", st);
+	while (waitpid(k2, &st, 0) < 0 && errno == EINTR)
+		;
+	check(WIFEXITED(st) && !WEXITSTATUS(st), "kid2 exit", "status %#x", st);
 	say("done %s\n", bad ? "BAD" : "ok");
 	return bad;
 }
