@@ -341,10 +341,10 @@ static int set_rlimits(const struct tree_task *k, char *err, size_t size)
 static int set_oom(const struct tree_task *k, char *err, size_t size)
 {
 	char *text = read_text("/proc/self/oom_score_adj", NULL), buf[16];
-	int now = text ? atoi(text) : 0, n, fd, e;
+	int known = !!text, now = text ? atoi(text) : 0, n, fd, e;
 
 	free(text);
-	if (!(k->attr_set & ATTR_OOM) || (text && now == k->oom_score_adj))
+	if (!(k->attr_set & ATTR_OOM) || (known && now == k->oom_score_adj))
 		return 0;
 	n = snprintf(buf, sizeof(buf), "%d", k->oom_score_adj);
 	fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
@@ -400,7 +400,6 @@ static int set_sched(const struct tree_task *k, char *err, size_t size)
 		}
 	}
 	/* read again: the nice value may have changed a derived I/O priority */
-	errno = 0;
 	if ((k->attr_set & ATTR_IOPRIO) &&
 	    syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0) != k->ioprio &&
 	    syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, k->ioprio)) {
