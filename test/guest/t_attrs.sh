@@ -1,6 +1,7 @@
 #!/bin/sh
 # Process attributes across dump + restore (test/progs/attrs.c, mode full):
-# every resource limit (soft and hard), oom_score_adj -123, parent-death
+# every resource limit (soft and hard; an fd above RLIMIT_NOFILE's soft
+# limit stays), oom_score_adj -123, parent-death
 # signal, child subreaper, THP disable, not dumpable, membarrier
 # registrations (PRIVATE_EXPEDITED, its SYNC_CORE and RSEQ variants, whose
 # commands fail with EPERM unless registered; GLOBAL_EXPEDITED, seen in
@@ -33,6 +34,7 @@ snap() {
 		echo "nice ${19} rt_priority ${40} policy ${41}"
 		echo "cwd $(readlink /proc/$1/cwd)"
 		echo "root $(readlink /proc/$1/root)"
+		echo "fds $(ls /proc/$1/fd | sort -n | tr '\n' ' ')"
 	} > "$2"
 }
 
@@ -55,6 +57,7 @@ outside() {
 	expect "$1.main" '^nice 7 rt_priority 0 policy 3$' "$1: main"
 	expect "$1.main" "^cwd $PWD/cwdparent/gone \\(deleted\\)\$" "$1: main"
 	expect "$1.main" '^root /$' "$1: main"
+	expect "$1.main" '^fds .* 400 $' "$1: main fd 400 above RLIMIT_NOFILE"
 	expect "$1.kid" "^cwd $PWD/jail/sub\$" "$1: kid"
 	expect "$1.kid" "^root $PWD/jail\$" "$1: kid"
 	expect "$1.kid" '^nice 7 rt_priority 3 policy 2$' "$1: kid"

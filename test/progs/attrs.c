@@ -5,11 +5,12 @@
  * kid=K kid2=K2" (full) or "ready pid=P kid=0", waits for DIR/restored, then checks and prints "ok ..."/"BAD ..."
  * and "done ok" (or "done BAD").
  *
- *   full        (root) every resource limit set to its own soft/hard pair,
- *               oom_score_adj -123, PR_SET_PDEATHSIG SIGUSR2, child
- *               subreaper, THP disable, not dumpable, membarrier
- *               PRIVATE_EXPEDITED (plain, SYNC_CORE, RSEQ) and
- *               GLOBAL_EXPEDITED registered, nice 7, SCHED_BATCH, ioprio
+ *   full        (root) every resource limit set to its own soft/hard pair
+ *               (an fd 400 above RLIMIT_NOFILE's soft 300), oom_score_adj
+ *               -123, PR_SET_PDEATHSIG SIGUSR2, child subreaper, THP
+ *               disable, not dumpable, membarrier PRIVATE_EXPEDITED
+ *               (plain, SYNC_CORE, RSEQ) and GLOBAL_EXPEDITED
+ *               registered, nice 7, SCHED_BATCH, ioprio
  *               best-effort 6, personality ADDR_NO_RANDOMIZE, no_new_privs,
  *               cwd DIR/cwdparent/gone deleted, a thread with its own
  *               parent-death signal (SIGUSR1).  A child (SCHED_RR 3 with
@@ -17,6 +18,9 @@
  *               DIR/jail/sub ("/sub" inside) and checks all three; a
  *               second child shares the deleted cwd.  Each checks itself
  *               before "ready" too.
+ *   user        (any user) RLIMIT_NOFILE 200/400, oom_score_adj 250, nice
+ *               5, SCHED_IDLE, no_new_privs, membarrier PRIVATE_EXPEDITED,
+ *               cwd DIR/cwdparent/gone deleted: checked before and after
  *   nofile-hard (root, then uid/gid 1000) RLIMIT_NOFILE hard limit above
  *               what uid 1000 has
  *   oom-low     (root, then uid/gid 1000) oom_score_adj -200
@@ -50,6 +54,8 @@
 #define IOPRIO_BE_6		((2 << 13) | 6)
 #define OOM_ADJ			-123
 #define NICE			7
+#define HIGH_FD			400	/* above RLIMIT_NOFILE's soft 300 */
+#define HIGH_FD_S		"400"
 
 static int dirfd_, bad;
 
@@ -199,6 +205,9 @@ static void check_main(const char *when, const cpu_set_t *cpus)
 	sched_getaffinity(0, sizeof(now), &now);
 	snprintf(w, sizeof(w), "%s affinity", when);
 	check(CPU_EQUAL(&now, cpus), w, "%d cpus", CPU_COUNT(&now));
+	v = fcntl(HIGH_FD, F_GETFD);
+	snprintf(w, sizeof(w), "%s fd " HIGH_FD_S " above RLIMIT_NOFILE", when);
+	check(v >= 0, w, "F_GETFD %d", v);
 	n = readlink("/proc/self/cwd", link, sizeof(link) - 1);
 	link[n > 0 ? n : 0] = 0;
 	snprintf(w, sizeof(w), "%s cwd", when);
@@ -285,7 +294,13 @@ static int full(void)
 	int p[2], st;
 	char c;
 	pid_t k, k2;
+	int v;
 
+	/* an fd above the RLIMIT_NOFILE soft limit set next */
+	v = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (v < 0 || dup2(v, HIGH_FD) != HIGH_FD)
+		die("fd " HIGH_FD_S);
+	close(v);
 	for (i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
 		struct rlimit rl = { limits[i].soft, limits[i].hard };
 
@@ -356,6 +371,65 @@ static void *nice_thread(void *arg)
 	return NULL;
 }
 
+/* what an ordinary user may set, and restore */
+static void check_user(const char *when)
+{
+	char link[4096], w[64];
+	struct rlimit rl;
+	ssize_t n;
+	int v;
+
+	getrlimit(RLIMIT_NOFILE, &rl);
+	snprintf(w, sizeof(w), "%s rlimit nofile", when);
+	check(rl.rlim_cur == 200 && rl.rlim_max == 400, w, "%llu/%llu",
+	      (unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_max);
+	v = read_int("/proc/self/oom_score_adj");
+	snprintf(w, sizeof(w), "%s oom_score_adj", when);
+	check(v == 250, w, "%d", v);
+	v = getpriority(PRIO_PROCESS, 0);
+	snprintf(w, sizeof(w), "%s nice", when);
+	check(v == 5, w, "%d", v);
+	v = sched_getscheduler(0);
+	snprintf(w, sizeof(w), "%s policy", when);
+	check(v == SCHED_IDLE, w, "%d", v);
+	v = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
+	snprintf(w, sizeof(w), "%s no_new_privs", when);
+	check(v == 1, w, "%d", v);
+	v = syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+	snprintf(w, sizeof(w), "%s membarrier private expedited", when);
+	check(v == 0, w, "%d %s", v, v ? errname(errno) : "");
+	n = readlink("/proc/self/cwd", link, sizeof(link) - 1);
+	link[n > 0 ? n : 0] = 0;
+	n = strlen(link);
+	snprintf(w, sizeof(w), "%s cwd", when);
+	check(n > 25 && !strcmp(link + n - 25, "/cwdparent/gone (deleted)"), w, "%s", link);
+}
+
+static int user(void)
+{
+	struct rlimit rl = { 200, 400 };
+	struct sched_param sp = { 0 };
+
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		die("RLIMIT_NOFILE");
+	write_str("/proc/self/oom_score_adj", "250");
+	if (setpriority(PRIO_PROCESS, 0, 5) || sched_setscheduler(0, SCHED_IDLE, &sp))
+		die("scheduling");
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		die("no_new_privs");
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0))
+		die("membarrier register");
+	if (mkdir("cwdparent", 0755) || mkdir("cwdparent/gone", 0755) ||
+	    chdir("cwdparent/gone") || rmdir("../gone"))
+		die("deleted cwd");
+	check_user("before");
+	say("ready pid=%d kid=0\n", getpid());
+	wait_restored();
+	check_user("after");
+	say("done %s\n", bad ? "BAD" : "ok");
+	return bad;
+}
+
 static int refused(const char *mode)
 {
 	struct rlimit rl;
@@ -419,5 +493,7 @@ int main(int argc, char **argv)
 		die(argv[2]);
 	if (!strcmp(argv[1], "full"))
 		return full();
+	if (!strcmp(argv[1], "user"))
+		return user();
 	return refused(argv[1]);
 }
