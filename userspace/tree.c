@@ -559,7 +559,7 @@ int tree_read(struct tree *t, const char *dir)
 			p = tree_pipe_add(t, n[1]);
 			p->size = n[2];
 			p->len = n[3];
-		} else if (!strcmp(v[0], "tty") && nv == 19) {
+		} else if (!strcmp(v[0], "tty") && nv == 18) {
 			struct tree_tty *y;
 			unsigned int ma, mi;
 
