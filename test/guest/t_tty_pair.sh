@@ -8,7 +8,8 @@
 # (/proc/PID/stat) is the slave of the parent's master (its fdinfo
 # tty-index), the child's fd 0 is that /dev/pts/N, the child's group is the
 # terminal's foreground group (tpgid), the slave's termios and window size
-# are the same.  The tree holds the queued bytes (tty-N.data) and imgcr
+# are the same.  The child also has /dev/tty open (fd 4): still its
+# terminal after the restore.  The tree holds the queued bytes (tty-N.data) and imgcr
 # show prints the pair.  The restored program checks each side reads
 # exactly the queued bytes, packet mode, lock state, its ctty (TIOCGSID,
 # ttyname): all "ok".
@@ -67,8 +68,9 @@ restore_case() {
 	imgcr dump -t $pid -D d 2> dump.err || fail "dump: $(cat dump.err)"
 	for p in $pid $kid; do wait_gone $p 10 || fail "task $p survived the dump"; done
 	grep -q "^file [0-9]* tty .* master $IDX0 5:2 /dev/ptmx" d/tree &&
-		grep -q "^file [0-9]* tty .* slave $IDX0 136:$IDX0 /dev/pts/$IDX0" d/tree ||
-		fail "no tty master/slave records: $(grep '^file' d/tree | tr '\n' '|')"
+		grep -q "^file [0-9]* tty .* slave $IDX0 136:$IDX0 /dev/pts/$IDX0" d/tree &&
+		grep -q "^file [0-9]* tty .* devtty $IDX0 136:$IDX0 /dev/tty" d/tree ||
+		fail "no tty master/slave/devtty records: $(grep '^file' d/tree | tr '\n' '|')"
 	set -- $(grep "^tty $IDX0 " d/tree)
 	[ "$4 $5 $7 ${17} ${18}" = "$kid $kid 1 17 17" ] ||
 		fail "tty record: sid/fg/pkt/inlen/outlen '$4 $5 $7 ${17} ${18}', want '$kid $kid 1 17 17': $*"

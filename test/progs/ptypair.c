@@ -13,7 +13,8 @@
  *           and "out-before-dump\r\n" from the master, nothing more; writes
  *           "-TAIL\n"; the child exits 0.
  *   child   the slave is its controlling terminal (TIOCGSID, foreground
- *           group, ttyname), termios and window size as set; reads exactly
+ *           group, ttyname), termios and window size as set; its fd 4,
+ *           /dev/tty opened before the dump, is that terminal; reads exactly
  *           "in-line-1\n", then "partial-TAIL\n" (the unfinished line).
  * "done ok" at the end.  ptypair info DEV prints DEV's "rows= cols= echo=
  * intr= erase=" (from outside).
@@ -98,6 +99,13 @@ static int child(int m)
 	tcsetattr(s, TCSANOW, &t);
 	dup2(s, 0);
 	close(s);
+	/* fd 4: /dev/tty, the controlling terminal */
+	s = open("/dev/tty", O_RDWR);
+	if (s < 0 || dup2(s, 4) != 4) {
+		say("BAD child: /dev/tty: %s\n", strerror(errno));
+		return 1;
+	}
+	close(s);
 	if (write(0, "out-before-dump\n", 16) != 16)
 		return 1;
 	close(open("child-ready", O_WRONLY | O_CREAT, 0644));
@@ -116,6 +124,15 @@ static int child(int m)
 	      t.c_cc[VERASE] == 8, "child termios", "lflag 0%o intr %d erase %d", t.c_lflag,
 	      t.c_cc[VINTR], t.c_cc[VERASE]);
 	check(w.ws_row == 37 && w.ws_col == 111, "child winsize", "%dx%d", w.ws_row, w.ws_col);
+	{
+		struct stat a;
+		unsigned int dev = 0;
+
+		if (fstat(0, &a) || ioctl(4, TIOCGDEV, &dev))
+			say("BAD child: fstat/TIOCGDEV: %s\n", strerror(errno));
+		check(dev && dev == (unsigned int)a.st_rdev, "child /dev/tty",
+		      "fd 4 is the terminal 0x%x, fd 0 0x%x", dev, (unsigned int)a.st_rdev);
+	}
 	n = read(0, buf, sizeof(buf));
 	check(n == 10 && !memcmp(buf, "in-line-1\n", 10), "child input line 1", "'%s'",
 	      vis(buf, n));
