@@ -5,9 +5,11 @@
 # the lines it reads.
 # Sub-test tty_job-refused: imgcr dump without --shell-job refuses, naming
 # pid, fd, the kind and --shell-job; no tree is written, and the job keeps
-# running (not stopped, still ticking).
+# running (not stopped, still ticking).  With --shell-job, a task with fds
+# on two terminals (pty A and the console) is refused, and keeps running.
 # Sub-test tty_job: dump --shell-job, then imgcr restore --shell-job run
-# on ANOTHER pty B (24x80, default termios): the job writes to B, its
+# on ANOTHER pty B (24x80, default termios; restore without --shell-job, or
+# with it but not on a terminal, is refused first, leaving nothing): the job writes to B, its
 # tty_nr (/proc/PID/stat) is B, its group is B's foreground group (tpgid),
 # B has A's termios and window size (from outside, and as the job sees
 # them: "moved ... termios=same winsize=33x101 fg=yes ctty=yes"), it reads
@@ -62,6 +64,16 @@ refused() {
 	[ -e d/tree ] && fail "a tree file was written"
 	case "$(state $J)" in "" | Z | t | T) fail "job not running after the refused dump: '$(state $J)'" ;; esac
 	ticking outA || fail "the job stopped ticking after the refused dump"
+	# with --shell-job, but on two terminals: pty A and the console
+	sleep 600 < $PTSA > /dev/console 2>&1 &
+	two=$!
+	track $two
+	imgcr dump -t $two -D d2 --shell-job 2> dump2.err && fail "dump of a task on two terminals succeeded"
+	grep -qE "^imgcr: pid $two fd 1: console /dev/console \(5:1\): a second terminal outside the tree \(besides $PTSA 136:[0-9]+\): not supported" dump2.err ||
+		fail "two terminals: message: $(head -n1 dump2.err)"
+	[ -e d2/tree ] && fail "a tree file was written"
+	case "$(state $two)" in "" | Z | t | T) fail "task on two terminals not running after the refused dump: '$(state $two)'" ;; esac
+	ticking outA || fail "the job stopped ticking"
 	pass "$(head -n1 dump.err | cut -c1-160)"
 }
 
@@ -80,6 +92,10 @@ job() {
 		fail "imgcr show DIR: $(grep -E 'job|window' show.txt | tr '\n' '|')"
 	imgcr restore -D d > restore.err 2>&1 < /dev/null && fail "restore without --shell-job succeeded"
 	grep -q "restore it with --shell-job" restore.err || fail "restore without --shell-job: $(cat restore.err)"
+	[ -z "$(state $J)" ] || fail "the refused restore left task $J"
+	imgcr restore -D d --shell-job > restore2.err 2>&1 < /dev/null && fail "restore --shell-job without a terminal succeeded"
+	grep -q "imgcr restore's stdin must be a terminal, its controlling terminal" restore2.err ||
+		fail "restore --shell-job without a terminal: $(cat restore2.err)"
 	[ -z "$(state $J)" ] || fail "the refused restore left task $J"
 
 	mkfifo inB || fail "mkfifo"

@@ -13,6 +13,11 @@
 # show prints the pair.  The restored program checks each side reads
 # exactly the queued bytes, packet mode, lock state, its ctty (TIOCGSID,
 # ttyname): all "ok".
+# Sub-test tty_pair-moved: the same while another pty holds the pts index
+# of the dump: the pair comes back on another index (a note says which).
+# Sub-test tty_pair-refused: a master whose slave is the controlling
+# terminal of a session outside the tree is refused (message names pid, fd,
+# the pty and the session), no tree written, the task keeps running.
 # Sub-test tty_pair-leave: the same with --leave-running: the data is put
 # back and the original tree passes the same checks.
 # timeout: 300
@@ -63,7 +68,7 @@ finish() {
 }
 
 restore_case() {
-	mkdir r && cd r || fail "mkdir"
+	mkdir r$MOVE && cd r$MOVE || fail "mkdir"
 	start
 	imgcr dump -t $pid -D d 2> dump.err || fail "dump: $(cat dump.err)"
 	for p in $pid $kid; do wait_gone $p 10 || fail "task $p survived the dump"; done
@@ -82,6 +87,13 @@ restore_case() {
 		grep -q "fd 0: tty slave of pty $IDX0 /dev/pts/$IDX0" show.txt ||
 		fail "imgcr show DIR: $(grep -E 'pty|tty|window' show.txt | tr '\n' '|')"
 
+	if [ $MOVE = 1 ]; then
+		# another pty takes the freed index: the pair comes back on another one
+		mkfifo inX || fail "mkfifo"
+		ptyrun outX inX sleep 600 > ptyX.txt 2>&1 &
+		track $!
+		wait_line ptyX.txt "^pts=/dev/pts/$IDX0 " 10 || fail "the other pty is not /dev/pts/$IDX0: $(cat ptyX.txt)"
+	fi
 	imgcr restore -D d > restore.out 2> restore.err &
 	rpid=$!
 	track $rpid
@@ -98,6 +110,11 @@ restore_case() {
 	touch restored
 	finish $rpid "imgcr restore"
 	grep -q "^child tty /dev/pts/$IDX\$" out || fail "the child's ttyname is not /dev/pts/$IDX: $(grep 'child tty' out)"
+	if [ $MOVE = 1 ]; then
+		[ $IDX != $IDX0 ] || fail "restored on /dev/pts/$IDX0, which another pty holds"
+		grep -q "^imgcr: note: pty /dev/pts/$IDX0 is restored as /dev/pts/$IDX (the index is in use)" restore.err ||
+			fail "no note about the new index: $(cat restore.err)"
+	fi
 	pass "$(grep -c '^ok' out) checks ok; /dev/pts/$IDX0 restored as /dev/pts/$IDX"
 }
 
@@ -114,5 +131,28 @@ leave_case() {
 	pass "$(grep -c '^ok' out) checks ok with the data put back"
 }
 
+refused_case() {
+	mkdir o && cd o || fail "mkdir"
+	ptypair orphan > out 2> err &
+	pid=$!
+	track $pid
+	wait_line out '^tick 3' 20 || fail "ptypair orphan did not start: $(cat out err | tr '\n' '|')"
+	set -- $(sed -n 's/^fds master=\([0-9]*\) session=\([0-9]*\)$/\1 \2/p' out)
+	mfd=$1 sess=$2
+	track $sess
+	imgcr dump -t $pid -D d 2> dump.err && fail "dump succeeded"
+	grep -qE "^imgcr: pid $pid fd $mfd: pty master of /dev/pts/[0-9]+: its slave is the controlling terminal of session $sess, outside the tree: not supported" dump.err ||
+		fail "message: $(head -n1 dump.err)"
+	[ -e d/tree ] && fail "a tree file was written"
+	case "$(state $pid)" in "" | Z | t | T) fail "ptypair not running after the refused dump: '$(state $pid)'" ;; esac
+	c=$(grep -c '^tick' out)
+	wait_line out "^tick $((c + 3))\$" 10 || fail "ptypair stopped ticking after the refused dump"
+	pass "$(head -n1 dump.err | cut -c1-160)"
+}
+
+subtest tty_pair-refused refused_case
+MOVE=0
 subtest tty_pair restore_case
+MOVE=1
+subtest tty_pair-moved restore_case
 subtest tty_pair-leave leave_case

@@ -18,6 +18,9 @@
  *           "in-line-1\n", then "partial-TAIL\n" (the unfinished line).
  * "done ok" at the end.  ptypair info DEV prints DEV's "rows= cols= echo=
  * intr= erase=" (from outside).
+ * ptypair orphan: the slave is the controlling terminal of a session outside
+ * the parent's tree (a grandchild, orphaned, leads it): prints "fds
+ * master=M session=S", then "tick N" every 100 ms.
  */
 #define _GNU_SOURCE
 #include <poll.h>
@@ -157,6 +160,39 @@ static int info(const char *dev)
 	return 0;
 }
 
+static int orphan(void)
+{
+	int m = posix_openpt(O_RDWR | O_NOCTTY), p[2], n = 0;
+	pid_t kid, sess = 0;
+
+	if (m < 0 || grantpt(m) || unlockpt(m) || pipe(p))
+		return 1;
+	kid = fork();
+	if (kid == 0) {
+		if (fork() == 0) {
+			setsid();
+			if (open(ptsname(m), O_RDWR) < 0)
+				_exit(1);
+			sess = getpid();
+			if (write(p[1], &sess, sizeof(sess)) != sizeof(sess))
+				_exit(1);
+			for (;;)
+				pause();
+		}
+		_exit(0);
+	}
+	waitpid(kid, NULL, 0);
+	if (read(p[0], &sess, sizeof(sess)) != sizeof(sess))
+		return 1;
+	close(p[0]);
+	close(p[1]);
+	say("fds master=%d session=%d\n", m, (int)sess);
+	for (;;) {
+		say("tick %d\n", ++n);
+		usleep(100000);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct winsize ws = { 37, 111, 0, 0 };
@@ -168,6 +204,8 @@ int main(int argc, char **argv)
 
 	if (argc == 3 && !strcmp(argv[1], "info"))
 		return info(argv[2]);
+	if (argc == 2 && !strcmp(argv[1], "orphan"))
+		return orphan();
 	m = posix_openpt(O_RDWR | O_NOCTTY);
 	if (m < 0 || grantpt(m) || unlockpt(m) || ioctl(m, TIOCSWINSZ, &ws) ||
 	    ioctl(m, TIOCPKT, &one)) {
