@@ -15,6 +15,8 @@
 # them: "moved ... termios=same winsize=33x101 fg=yes ctty=yes"), it reads
 # a line typed on B, and job control works: ^Z typed on B stops it (state
 # T), SIGCONT resumes it.
+# Sub-test tty_job-bg: a job started in the background comes back in the
+# background of pty B (tpgid: imgcr restore's group; "fg=no"), ticking.
 # timeout: 300
 . /imgcr/guest/lib.sh
 require_modules
@@ -38,14 +40,18 @@ ticking() {
 # start: the job on pty A; sets J, PTSA, INFOA
 start() {
 	mkfifo inA || fail "mkfifo"
-	ptyrun -w 33x101 outA inA ttyjob shell > ptyA.txt 2>&1 &
+	ptyrun -w 33x101 outA inA ttyjob shell $BG > ptyA.txt 2>&1 &
 	track $!
 	wait_line outA '^job pid=' 20 || fail "the job did not start: $(cat ptyA.txt outA | head -c 300 | tr '\n' '|')"
 	J=$(sed -n 's/^job pid=\([0-9]*\) .*/\1/p' outA)
 	track $J
 	PTSA=$(sed -n 's/^pts=\([^ ]*\) .*/\1/p' ptyA.txt)
 	[ "$(stat_field $J 5)" = "$(pts_nr $PTSA)" ] || fail "job tty_nr $(stat_field $J 5), want $PTSA's"
-	[ "$(stat_field $J 6)" = $J ] || fail "job not in the foreground of $PTSA: tpgid $(stat_field $J 6)"
+	if [ -z "$BG" ]; then
+		[ "$(stat_field $J 6)" = $J ] || fail "job not in the foreground of $PTSA: tpgid $(stat_field $J 6)"
+	else
+		[ "$(stat_field $J 6)" = "$(stat_field $J 4)" ] || fail "the shell is not in the foreground of $PTSA: tpgid $(stat_field $J 6)"
+	fi
 	[ "$(stat_field $J 3)" = $J ] || fail "job pgid $(stat_field $J 3), want $J"
 	# pty A stays open after the job is gone, so that pty B is another one
 	sleep 600 < $PTSA > /dev/null 2>&1 &
@@ -130,5 +136,29 @@ job() {
 	pass "restored from $PTSA onto $PTSB: foreground, termios and 33x101 kept, read a line, ^Z/CONT"
 }
 
+# a background job: restored in the background of pty B
+bgjob() {
+	mkdir bg && cd bg || fail "mkdir"
+	start
+	imgcr dump -t $J -D d --shell-job 2> dump.err || fail "dump --shell-job: $(cat dump.err)"
+	wait_gone $J 10 || fail "the job survived the dump"
+	mkfifo inB || fail "mkfifo"
+	ptyrun outB inB imgcr restore -D d --shell-job > ptyB.txt 2>&1 &
+	track $!
+	wait_line outB '^moved tty=' 60 || fail "the restored job says nothing on pty B: $(head -c 300 outB | tr '\r\n' '||')"
+	PTSB=$(sed -n 's/^pts=\([^ ]*\) child=\([0-9]*\)/\1/p' ptyB.txt)
+	R=$(sed -n 's/^pts=\([^ ]*\) child=\([0-9]*\)/\2/p' ptyB.txt)
+	line=$(grep '^moved tty=' outB | tr -d '\r')
+	[ "$line" = "moved tty=$PTSB termios=same winsize=33x101 fg=no ctty=yes" ] || fail "the job says: $line"
+	[ "$(stat_field $J 5)" = "$(pts_nr $PTSB)" ] || fail "job tty_nr $(stat_field $J 5), want $PTSB's"
+	[ "$(stat_field $J 6)" = $R ] || fail "tpgid $(stat_field $J 6), want imgcr restore's group $R"
+	[ "$(stat_field $J 3)" = $J ] || fail "job pgid $(stat_field $J 3), want $J"
+	ticking outB || fail "the restored background job does not tick on pty B"
+	pass "restored from $PTSA onto $PTSB in the background (foreground: imgcr restore, $R)"
+}
+
+BG=
 subtest tty_job-refused refused
 subtest tty_job job
+BG=bg
+subtest tty_job-bg bgjob

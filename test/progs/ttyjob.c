@@ -6,6 +6,7 @@
  *                as an interactive shell starting one foreground job: forks
  *                it into a process group of its own, makes that group the
  *                terminal's foreground group and waits for it.
+ * ttyjob shell bg  the same, the job started in the background.
  *   the job      prints "job pid= pgid= sid= tty= fg= rows= cols=", then
  *                "tick N" every 200 ms and "got LINE" for each line read
  *                from its stdin.  When ttyname(0) changes (restored on
@@ -73,7 +74,7 @@ static int job(void)
 	}
 }
 
-static int shell(void)
+static int shell(int bg)
 {
 	struct termios t;
 	sigset_t ttou;
@@ -94,12 +95,12 @@ static int shell(void)
 	if (kid == 0) {
 		setpgid(0, 0);
 		sigprocmask(SIG_UNBLOCK, &ttou, NULL);
-		while (tcgetpgrp(0) != getpgrp())
+		while (!bg && tcgetpgrp(0) != getpgrp())
 			usleep(10000);
 		return job();
 	}
 	setpgid(kid, kid);
-	if (tcsetpgrp(0, kid))
+	if (!bg && tcsetpgrp(0, kid))
 		say("BAD shell: tcsetpgrp: %s\n", strerror(errno));
 	for (;;) {
 		if (waitpid(kid, &st, WUNTRACED) < 0)
@@ -127,9 +128,11 @@ static int info(const char *dev)
 int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "shell"))
-		return shell();
+		return shell(0);
+	if (argc == 3 && !strcmp(argv[1], "shell") && !strcmp(argv[2], "bg"))
+		return shell(1);
 	if (argc == 3 && !strcmp(argv[1], "info"))
 		return info(argv[2]);
-	fprintf(stderr, "usage: ttyjob shell | ttyjob info DEV\n");
+	fprintf(stderr, "usage: ttyjob shell [bg] | ttyjob info DEV\n");
 	return 2;
 }
