@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Character devices ("chr" records): only the standard ones that hold no
- * state worth saving, /dev/null, zero, full, random, urandom and /dev/tty
- * (the controlling terminal, whichever it is at restore).  They are
- * reopened by path, and must still be the same device there.  Every other
- * device, and every block device, is refused.
+ * state worth saving, /dev/null, zero, full, random and urandom.  They are
+ * reopened by path, and must still be the same device there.  Terminals,
+ * /dev/tty included, are tty.c's (asked first); every other device, and
+ * every block device, is refused.
  */
 #include <errno.h>
 #include <sys/sysmacros.h>
@@ -15,8 +15,7 @@
 
 static int allowed_chr(unsigned int ma, unsigned int mi)
 {
-	return (ma == 1 && (mi == 3 || mi == 5 || mi == 7 || mi == 8 || mi == 9)) ||
-	       (ma == 5 && mi == 0);
+	return ma == 1 && (mi == 3 || mi == 5 || mi == 7 || mi == 8 || mi == 9);
 }
 
 static int dev_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
@@ -29,7 +28,7 @@ static int dev_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 	if (!S_ISCHR(p->st.st_mode))
 		return FD_OTHER;
 	if (!allowed_chr(ma, mi))
-		return fd_refuse(p, "character device %s (%u:%u): not supported (only /dev/null, zero, full, random, urandom and tty)",
+		return fd_refuse(p, "character device %s (%u:%u): not supported (only /dev/null, zero, full, random, urandom, and terminals)",
 				 p->link, ma, mi);
 	f->major = ma;
 	f->minor = mi;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * imgcr dump -t PID -D DIR [--leave-running]: checkpoint a process tree.
+ * imgcr dump -t PID -D DIR [--leave-running] [--shell-job]: checkpoint a
+ * process tree (--shell-job: with fds on a terminal outside it, tty.c).
  *
  * 1. Freeze (freeze.c): PTRACE_SEIZE + PTRACE_INTERRUPT every thread of
  *    every task, starting at PID, listing each task's threads again until
@@ -12,8 +13,9 @@
  *    attrs.c, fds) and check
  *    that everything is supported.  Each fd is described by its kind (the
  *    table in files.h: files-reg.c, pipes.c, fifo.c, devices.c, eventfd.c,
- *    signalfd.c, timerfd.c), which may save data (pipes: tee(2), which
- *    leaves the data in the live pipe);
+ *    signalfd.c, timerfd.c, tty.c), which may save data (pipes: tee(2), which
+ *    leaves the data in the live pipe; ptys: read, and put back if the tree
+ *    is left running);
  *    fds sharing one open file description share one file record.
  * 3. Read every image from /proc/PID/dump into DIR/core-PID.img (one image
  *    holds all the threads of a task: it must list exactly the frozen
@@ -41,6 +43,7 @@
 #include "log.h"
 #include "proc.h"
 #include "tree.h"
+#include "tty.h"
 
 struct dctx {
 	struct tree t;
@@ -480,8 +483,10 @@ int cmd_dump(int argc, char **argv)
 			c.dir = argv[++i];
 		else if (!strcmp(argv[i], "--leave-running"))
 			leave = 1;
+		else if (!strcmp(argv[i], "--shell-job"))
+			tty_shell_job = 1;
 		else
-			return usage_error("dump -t PID -D DIR [--leave-running]");
+			return usage_error("dump -t PID -D DIR [--leave-running] [--shell-job]");
 	}
 	if (!spid || !c.dir)
 		return usage_error("dump needs -t PID and -D DIR");
@@ -513,6 +518,9 @@ int cmd_dump(int argc, char **argv)
 out:
 	if (!ok)
 		pr_err("dump failed; the tree was left running untouched");
+	for (i = 0; fd_kinds[i]; i++)
+		if (fd_kinds[i]->finish)
+			fd_kinds[i]->finish(ok && !leave);
 	freeze_release(&c.fz, &c.t, ok && !leave);
 	freeze_free(&c.fz);
 	tree_free(&c.t);

@@ -71,6 +71,7 @@ const struct fd_kind *const fd_kinds[] = {
 	&reg_fd_kind,		/* files-reg.c */
 	&pipe_fd_kind,		/* pipes.c */
 	&fifo_fd_kind,		/* fifo.c */
+	&tty_fd_kind,		/* tty.c, before devices.c */
 	&dev_fd_kind,		/* devices.c */
 	NULL,
 };

@@ -13,6 +13,7 @@
  *   eventfd.c    eventfd (counter, semaphore)       eventfd records
  *   signalfd.c   signalfd (mask)                    signalfd records
  *   timerfd.c    timerfd (clock, time left, ticks)  timerfd records
+ *   tty.c        terminals: pty pairs, shell jobs   tty records, tty-INDEX.data
  *   files.c      the table; sockets and the other anon inodes, refused
  */
 #ifndef IMGCR_FILES_H
@@ -80,6 +81,12 @@ struct fd_kind {
 	/* dump, after every task is described: checks over the whole tree (0 or -1) */
 	int (*check)(const struct tree *t);
 	/*
+	 * dump, at the end, the tasks still frozen: @killed, the tree is about
+	 * to be killed; else it is left running (--leave-running, or the dump
+	 * failed) and a kind puts back what its dump took from live objects.
+	 */
+	void (*finish)(int killed);
+	/*
 	 * restore: open file @i of the tree (@what names it in messages) with
 	 * its flags, position and content.  The fd (any number: the driver
 	 * moves it to r->base or above), or -1 after printing why.
@@ -89,6 +96,7 @@ struct fd_kind {
 
 extern const struct fd_kind reg_fd_kind, pipe_fd_kind, fifo_fd_kind, dev_fd_kind;
 extern const struct fd_kind eventfd_fd_kind, signalfd_fd_kind, timerfd_fd_kind;
+extern const struct fd_kind tty_fd_kind;
 
 /* Every kind, NULL-terminated; the order in which dump asks them. */
 extern const struct fd_kind *const fd_kinds[];

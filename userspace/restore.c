@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * imgcr restore -D DIR [--pidns] [--detach]: recreate a dumped tree.
+ * imgcr restore -D DIR [--pidns] [--detach] [--shell-job]: recreate a
+ * dumped tree (--shell-job: a job dumped with it, on imgcr's terminal).
  *
  * The restorer (this process) checks the tree, opens every file description
  * of the tree, each by its kind (the table in files.h: files-reg.c,
@@ -9,9 +10,11 @@
  * every fd the tree uses, all close-on-exec, then creates the root task
  * with clone3(set_tid).
  * Every task, in itself:
- *   setsid() if it leads a session, else setpgid(0, 0) if it leads a group;
+ *   setsid() if it leads a session (and takes its controlling terminal
+ *   again, tty.c), else setpgid(0, 0) if it leads a group;
  *   creates its children with clone3(set_tid) (they inherit everything);
- *   joins its process group (waiting for the leader if needed);
+ *   joins its process group (waiting for the leader if needed), and puts
+ *   it in the foreground of its terminal if it was (tty.c);
  *   umask, chdir (a deleted cwd is made again, entered and removed);
  *   opens its image; dup2()s its descriptors into place and closes 0-2 if
  *   not used (everything else is close-on-exec); sets its resource limits,
@@ -74,6 +77,7 @@
 #include "log.h"
 #include "proc.h"
 #include "tree.h"
+#include "tty.h"
 
 extern char **environ;
 
@@ -183,6 +187,7 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 	const struct tree_task *k = &c->t.tasks[ti];
 	char img[PATH_MAX + 32], cloexec[4096], *argv[3], err[PATH_MAX + 256];
 	int i, fd, n, in_tree_pgid, used[3] = { 0, 0, 0 };
+	const char *why;
 	size_t off;
 	char go;
 
@@ -194,6 +199,9 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 	if (k->sid == k->pid) {
 		if (setsid() < 0)
 			TFAIL("setsid: %s", strerror(errno));
+		why = tty_restore_session(&c->t, c->desc, k);
+		if (why)
+			TFAIL("%s", why);
 	} else if (k->pgid == k->pid) {
 		if (setpgid(0, 0))
 			TFAIL("setpgid(0, 0): %s", strerror(errno));
@@ -229,6 +237,9 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 			usleep(10000);
 		}
 	}
+	why = tty_restore_pgrp(&c->t, k);
+	if (why)
+		TFAIL("%s", why);
 	umask(k->umask);
 	if (attrs_chdir(k, err, sizeof(err)))
 		TFAIL("%s", err);
@@ -871,8 +882,10 @@ int cmd_restore(int argc, char **argv)
 			c.pidns = 1;
 		else if (!strcmp(argv[i], "--detach"))
 			c.detach = 1;
+		else if (!strcmp(argv[i], "--shell-job"))
+			tty_shell_job = 1;
 		else
-			return usage_error("restore -D DIR [--pidns] [--detach]");
+			return usage_error("restore -D DIR [--pidns] [--detach] [--shell-job]");
 	}
 	if (!dir)
 		return usage_error("restore needs -D DIR");

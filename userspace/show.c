@@ -409,8 +409,40 @@ static void fd_desc(const struct tree *t, const struct tree_fd *d, char *out, si
 			 f->clockid, f->settime_flags, f->count, f->value_ns / 1000000000,
 			 f->value_ns % 1000000000, f->interval_ns / 1000000000,
 			 f->interval_ns % 1000000000);
+	else if (f->kind == TK_TTY && f->tty_index >= 0)
+		snprintf(out, size, "tty %s of pty %d %s (%u:%u) %s",
+			 tree_tty_role_names[f->tty_role], f->tty_index, f->path, f->major,
+			 f->minor, mode);
+	else if (f->kind == TK_TTY)
+		snprintf(out, size, "tty %s, the job's terminal %s (%u:%u) %s",
+			 tree_tty_role_names[f->tty_role], f->path, f->major, f->minor, mode);
 	else
 		snprintf(out, size, "file %s %s", f->path, mode);
+}
+
+static void show_ttys_text(const struct tree *t)
+{
+	int i, j;
+
+	for (i = 0; i < t->nttys; i++) {
+		const struct tree_tty *y = &t->ttys[i];
+
+		if (y->index >= 0)
+			printf("pty %d (/dev/pts/%d):", y->index, y->index);
+		else
+			printf("job terminal %u:%u:", y->major, y->minor);
+		printf(" session %d foreground group %d%s%s\n", y->sid, y->fg,
+		       y->locked ? " locked" : "", y->pkt ? " packet mode" : "");
+		printf("  termios iflag 0%o oflag 0%o cflag 0%o lflag 0%o cc", y->iflag, y->oflag,
+		       y->cflag, y->lflag);
+		for (j = 0; j < TREE_NCC; j++)
+			printf(" %02x", y->cc[j]);
+		printf("\n  window %ux%u (%ux%u pixels)", y->rows, y->cols, y->xpixel, y->ypixel);
+		if (y->index >= 0)
+			printf(", %zu bytes of input and %zu of output queued (tty-%d.data)",
+			       y->inlen, y->outlen, y->index);
+		putchar('\n');
+	}
 }
 
 static void show_tree_text(const struct tree *t, const char *dir)
@@ -450,6 +482,7 @@ static void show_tree_text(const struct tree *t, const char *dir)
 	for (i = 0; i < t->npipes; i++)
 		printf("pipe %lu: size %u, %zu bytes buffered (pipe-%lu.data)\n", t->pipes[i].ino,
 		       t->pipes[i].size, t->pipes[i].len, t->pipes[i].ino);
+	show_ttys_text(t);
 }
 
 static void show_tree_json(const struct tree *t)
@@ -496,6 +529,9 @@ static void show_tree_json(const struct tree *t)
 			       f->semaphore ? "true" : "false");
 		if (f->kind == TK_SIGNALFD)
 			printf(",\"sigmask\":%llu", f->sigmask);
+		if (f->kind == TK_TTY)
+			printf(",\"role\":\"%s\",\"index\":%d,\"major\":%u,\"minor\":%u",
+			       tree_tty_role_names[f->tty_role], f->tty_index, f->major, f->minor);
 		if (f->kind == TK_TIMERFD)
 			printf(",\"clockid\":%d,\"settime_flags\":%u,\"ticks\":%llu,\"value_ns\":%lld,\"interval_ns\":%lld",
 			       f->clockid, f->settime_flags, f->count, f->value_ns, f->interval_ns);
@@ -509,6 +545,15 @@ static void show_tree_json(const struct tree *t)
 	for (i = 0; i < t->npipes; i++)
 		printf("%s{\"ino\":%lu,\"size\":%u,\"len\":%zu}", i ? "," : "",
 		       t->pipes[i].ino, t->pipes[i].size, t->pipes[i].len);
+	printf("],\"ttys\":[");
+	for (i = 0; i < t->nttys; i++) {
+		const struct tree_tty *y = &t->ttys[i];
+
+		printf("%s{\"index\":%d,\"major\":%u,\"minor\":%u,\"sid\":%d,\"fg\":%d,\"locked\":%s,\"pkt\":%s,\"iflag\":%u,\"oflag\":%u,\"cflag\":%u,\"lflag\":%u,\"rows\":%u,\"cols\":%u,\"inlen\":%zu,\"outlen\":%zu}",
+		       i ? "," : "", y->index, y->major, y->minor, y->sid, y->fg,
+		       y->locked ? "true" : "false", y->pkt ? "true" : "false", y->iflag, y->oflag,
+		       y->cflag, y->lflag, y->rows, y->cols, y->inlen, y->outlen);
+	}
 	printf("]}\n");
 }
 

@@ -6,6 +6,7 @@
  *   tree                 this file
  *   core-<pid>.img       one image per task (/proc/<pid>/dump), mode 0700
  *   pipe-<ino>.data      the bytes buffered in pipe/FIFO <ino> at dump time
+ *   tty-<index>.data     the bytes queued in pty pair <index> at dump time
  *
  * The file is UTF-8/ASCII text, one record per line, fields separated by a
  * single space.  Lines starting with '#' and empty lines are ignored.  Text
@@ -44,6 +45,8 @@
  *                                    refers to file ID; CLOEXEC is 0 or 1
  *   pipe INO SIZE LEN                buffered data of a pipe or FIFO: LEN
  *                                    bytes in pipe-INO.data, capacity SIZE
+ *   tty INDEX MAJ:MIN SID FG LOCKED PKT IFLAG OFLAG CFLAG LFLAG CC ROWS COLS
+ *       XPIXEL YPIXEL INLEN OUTLEN   a terminal the tree uses (tty.c)
  *
  * file records: ID counts from 0 in order.  FLAGS are the file status flags
  * from /proc/PID/fdinfo (access mode, O_APPEND, O_NONBLOCK, O_LARGEFILE...;
@@ -71,7 +74,16 @@
  *                    read, the time left until the next one in ns (0:
  *                    disarmed) and its period in ns (0: one-shot)
  *                    (timerfd.c)
- * POS is 0 for the last three, which have no path and no inode of their
+ *   tty ROLE INDEX MAJ:MIN PATH
+ *                    a terminal (tty.c).  ROLE: "master" (/dev/ptmx) or
+ *                    "slave" (/dev/pts/N) of the pty pair INDEX of the tree
+ *                    (the pts index at dump), "devtty" (/dev/tty: INDEX is
+ *                    the pair of its terminal, -1 the job's terminal), or
+ *                    "job": a terminal outside the tree (INDEX -1), dumped
+ *                    and restored with --shell-job.  MAJ:MIN is the device
+ *                    of the terminal (a pair's slave, 5:2 for a master),
+ *                    PATH its path at dump (shown, not reopened).
+ * POS is 0 for the anon inodes, which have no path and no inode of their
  * own: they are created anew.  They were added to version 2 without a
  * version bump: a reader that does not know them refuses the tree
  * ("unknown file kind"), which is all it could do.
@@ -85,7 +97,17 @@
  * image (personality, parent-death signal, child subreaper, THP disable,
  * dumpable, membarrier registrations) is in the image, NT_IMGCR_PROC.
  * They were added to version 2 without a version bump, like the anon
- * inode kinds below.
+ * inode kinds above.
+ *
+ * tty records, one per pty pair whose master is in the tree (INDEX: the
+ * pts index at dump) and one with INDEX -1 for the terminal of a shell job
+ * (--shell-job): MAJ:MIN the terminal's device; SID the session it is the
+ * controlling terminal of and FG its foreground process group (0: none);
+ * LOCKED (TIOCGPTLCK) and PKT (TIOCPKT) 0 or 1; the termios flags in
+ * octal, CC the 19 bytes of c_cc in hex; the window size (TIOCGWINSZ);
+ * INLEN bytes of input (written to the master, not yet read from the
+ * slave) then OUTLEN bytes of output (written to the slave, not yet read
+ * from the master) in tty-INDEX.data (both 0 for the job's terminal).
  *
  * Every PID and TID of the tree is distinct: a restore recreates them all
  * (the threads' TIDs when core-PID.img is executed; the image lists them
@@ -110,8 +132,10 @@
 #include "tree.h"
 
 const char *const tree_kind_names[TK_NR] = {
-	"file", "pipe", "fifo", "chr", "eventfd", "signalfd", "timerfd",
+	"file", "pipe", "fifo", "chr", "eventfd", "signalfd", "timerfd", "tty",
 };
+
+const char *const tree_tty_role_names[TTY_NROLES] = { "master", "slave", "devtty", "job" };
 
 static void *grow(void *p, int n, size_t elem)
 {
@@ -200,6 +224,27 @@ struct tree_pipe *tree_pipe_add(struct tree *t, unsigned long ino)
 	return p;
 }
 
+struct tree_tty *tree_tty_find(const struct tree *t, int index)
+{
+	int i;
+
+	for (i = 0; i < t->nttys; i++)
+		if (t->ttys[i].index == index)
+			return &t->ttys[i];
+	return NULL;
+}
+
+struct tree_tty *tree_tty_add(struct tree *t, int index)
+{
+	struct tree_tty *y;
+
+	t->ttys = grow(t->ttys, t->nttys, sizeof(*t->ttys));
+	y = &t->ttys[t->nttys++];
+	memset(y, 0, sizeof(*y));
+	y->index = index;
+	return y;
+}
+
 int tree_fd_add(struct tree_task *task, int fd, int file, int cloexec)
 {
 	task->fds = grow(task->fds, task->nfds, sizeof(*task->fds));
@@ -227,6 +272,7 @@ void tree_free(struct tree *t)
 	free(t->tasks);
 	free(t->files);
 	free(t->pipes);
+	free(t->ttys);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -324,6 +370,10 @@ int tree_write(const struct tree *t, const char *dir)
 			fprintf(f, " %d 0%o %llu %lld %lld\n", x->clockid, x->settime_flags,
 				x->count, x->value_ns, x->interval_ns);
 			break;
+		case TK_TTY:
+			fprintf(f, " %s %d %u:%u %s\n", tree_tty_role_names[x->tty_role],
+				x->tty_index, x->major, x->minor, e1);
+			break;
 		default: break;
 		}
 	}
@@ -334,6 +384,17 @@ int tree_write(const struct tree *t, const char *dir)
 	for (i = 0; i < t->npipes; i++)
 		fprintf(f, "pipe %lu %u %zu\n", t->pipes[i].ino, t->pipes[i].size,
 			t->pipes[i].len);
+	for (i = 0; i < t->nttys; i++) {
+		const struct tree_tty *y = &t->ttys[i];
+
+		fprintf(f, "tty %d %u:%u %d %d %d %d 0%o 0%o 0%o 0%o ", y->index, y->major,
+			y->minor, y->sid, y->fg, y->locked, y->pkt, y->iflag, y->oflag, y->cflag,
+			y->lflag);
+		for (j = 0; j < TREE_NCC; j++)
+			fprintf(f, "%02x", y->cc[j]);
+		fprintf(f, " %u %u %u %u %zu %zu\n", y->rows, y->cols, y->xpixel, y->ypixel,
+			y->inlen, y->outlen);
+	}
 	if (fflush(f) || ferror(f)) {
 		pr_perror("cannot write %s", path);
 		fclose(f);
@@ -489,6 +550,18 @@ int tree_read(struct tree *t, const char *dir)
 				x->semaphore = n[6];
 			} else if (kind == TK_SIGNALFD && nv == 6 && !unum(v[5], &x->sigmask)) {
 				/* the mask is all there is */
+			} else if (kind == TK_TTY && nv == 9 && n[6] >= -1 && n[6] < 1 << 20 &&
+				   sscanf(v[7], "%u:%u", &x->major, &x->minor) == 2) {
+				for (i = 0; i < TTY_NROLES; i++)
+					if (!strcmp(v[5], tree_tty_role_names[i]))
+						break;
+				if (i == TTY_NROLES ||
+				    (i == TTY_JOB && n[6] != -1) ||
+				    ((i == TTY_MASTER || i == TTY_SLAVE) && n[6] < 0))
+					BAD("bad tty file record");
+				x->tty_role = i;
+				x->tty_index = n[6];
+				x->path = unescape(v[8]);
 			} else if (kind == TK_TIMERFD && nv == 10 && n[5] >= 0 && n[5] < 64 &&
 				   n[6] >= 0 && n[6] <= 3 && !unum(v[7], &x->count) &&
 				   n[8] >= 0 && n[9] >= 0) {
@@ -519,6 +592,43 @@ int tree_read(struct tree *t, const char *dir)
 			p = tree_pipe_add(t, n[1]);
 			p->size = n[2];
 			p->len = n[3];
+		} else if (!strcmp(v[0], "tty") && nv == 18) {
+			struct tree_tty *y;
+			unsigned int ma, mi;
+
+			if (n[1] < -1 || n[1] >= 1 << 20 || tree_tty_find(t, n[1]) ||
+			    sscanf(v[2], "%u:%u", &ma, &mi) != 2 || n[3] < 0 || n[4] < 0 ||
+			    (n[5] != 0 && n[5] != 1) || (n[6] != 0 && n[6] != 1) ||
+			    n[7] < 0 || n[8] < 0 || n[9] < 0 || n[10] < 0 ||
+			    strlen(v[11]) != 2 * TREE_NCC || n[12] < 0 || n[12] > 65535 ||
+			    n[13] < 0 || n[13] > 65535 || n[14] < 0 || n[14] > 65535 ||
+			    n[15] < 0 || n[15] > 65535 || n[16] < 0 || n[17] < 0 ||
+			    n[16] > 1 << 24 || n[17] > 1 << 24 || (n[1] < 0 && (n[16] || n[17])))
+				BAD("bad tty record");
+			y = tree_tty_add(t, n[1]);
+			y->major = ma;
+			y->minor = mi;
+			y->sid = n[3];
+			y->fg = n[4];
+			y->locked = n[5];
+			y->pkt = n[6];
+			y->iflag = n[7];
+			y->oflag = n[8];
+			y->cflag = n[9];
+			y->lflag = n[10];
+			for (i = 0; i < TREE_NCC; i++) {
+				unsigned int b;
+
+				if (sscanf(v[11] + 2 * i, "%2x", &b) != 1)
+					BAD("bad tty record");
+				y->cc[i] = b;
+			}
+			y->rows = n[12];
+			y->cols = n[13];
+			y->xpixel = n[14];
+			y->ypixel = n[15];
+			y->inlen = n[16];
+			y->outlen = n[17];
 		} else {
 			BAD("unknown or malformed record");
 		}

@@ -18,6 +18,7 @@ enum tree_kind {
 	TK_EVENTFD,	/* an eventfd, recreated (eventfd.c) */
 	TK_SIGNALFD,	/* a signalfd, recreated (signalfd.c) */
 	TK_TIMERFD,	/* a timerfd, recreated (timerfd.c) */
+	TK_TTY,		/* a terminal: pty master/slave, /dev/tty, a shell job's (tty.c) */
 	TK_NR
 };
 
@@ -30,6 +31,16 @@ extern const char *const tree_kind_names[TK_NR];
 #define ATTR_AFFINITY	(1u << 18)
 #define ATTR_IOPRIO	(1u << 19)
 #define ATTR_NNP	(1u << 20)
+/* TK_TTY: what the file is on its terminal (tty.c) */
+enum tree_tty_role {
+	TTY_MASTER,	/* /dev/ptmx: the master of a pty pair in the tree */
+	TTY_SLAVE,	/* /dev/pts/N: the slave of a pty pair in the tree */
+	TTY_DEVTTY,	/* /dev/tty: the controlling terminal, a pair's or the job's */
+	TTY_JOB,	/* a terminal outside the tree (--shell-job) */
+	TTY_NROLES
+};
+
+extern const char *const tree_tty_role_names[TTY_NROLES];
 
 /* One open file description (shared by every fd that refers to it). */
 struct tree_file {
@@ -47,6 +58,8 @@ struct tree_file {
 	int clockid;			/* TK_TIMERFD: its clock, */
 	unsigned int settime_flags;	/* TFD_TIMER_ABSTIME, TFD_TIMER_CANCEL_ON_SET, */
 	long long value_ns, interval_ns;	/* time left (0: disarmed), period (0: one-shot) */
+	int tty_role;			/* TK_TTY: enum tree_tty_role */
+	int tty_index;			/* TK_TTY: its pty pair's index, -1: the job's terminal */
 	/* dump only: where it was first seen, and its stat identity */
 	int pid, fd;
 	unsigned long long dev, sino;
@@ -89,12 +102,28 @@ struct tree_pipe {
 	size_t len;		/* bytes of data */
 };
 
+#define TREE_NCC	19	/* c_cc[] of the kernel's struct termios */
+
+/* A terminal the tree uses: a pty pair inside it, or a shell job's terminal (tty.c). */
+struct tree_tty {
+	int index;		/* the pts index of a pair in the tree; -1: the job's terminal */
+	unsigned int major, minor;	/* the terminal (a pair's slave) */
+	pid_t sid, fg;		/* the session it is the controlling tty of, its
+				 * foreground process group (0: none) */
+	int locked, pkt;	/* TIOCGPTLCK, TIOCGPKT (pairs) */
+	unsigned int iflag, oflag, cflag, lflag;
+	unsigned char cc[TREE_NCC];
+	unsigned short rows, cols, xpixel, ypixel;
+	size_t inlen, outlen;	/* queued input and output in tty-INDEX.data */
+};
+
 struct tree {
 	pid_t root;
-	int ntasks, nfiles, npipes;
+	int ntasks, nfiles, npipes, nttys;
 	struct tree_task *tasks;
 	struct tree_file *files;
 	struct tree_pipe *pipes;
+	struct tree_tty *ttys;
 };
 
 struct tree_task *tree_task_add(struct tree *t, pid_t pid);
@@ -105,6 +134,8 @@ int tree_thread_add(struct tree_task *task, pid_t tid);
 struct tree_file *tree_file_add(struct tree *t);
 struct tree_pipe *tree_pipe_find(const struct tree *t, unsigned long ino);
 struct tree_pipe *tree_pipe_add(struct tree *t, unsigned long ino);
+struct tree_tty *tree_tty_find(const struct tree *t, int index);
+struct tree_tty *tree_tty_add(struct tree *t, int index);
 int tree_fd_add(struct tree_task *task, int fd, int file, int cloexec);
 void tree_free(struct tree *t);
 

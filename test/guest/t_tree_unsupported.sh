@@ -52,6 +52,6 @@ run() {
 run socket 'pid [0-9]+ fd [0-9]+: socket: sockets are not supported'
 run epoll 'pid [0-9]+ fd [0-9]+: anon inode \[eventpoll\]: .*not supported'
 run dev 'pid [0-9]+ fd [0-9]+: character device /dev/(mem|kmsg) \(1:1?1\): not supported'
-run console 'pid [0-9]+ fd [0-9]+: character device /dev/console \(5:1\): not supported'
+run console 'pid [0-9]+ fd [0-9]+: console /dev/console \(5:1\): a terminal outside the tree is not supported without --shell-job'
 run ns 'pid [0-9]+: uts namespace .* differs from the root task.s .*not supported'
 run zombie 'pid [0-9]+: zombie: zombie processes are not supported'

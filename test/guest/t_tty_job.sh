@@ -1,0 +1,164 @@
+#!/bin/sh
+# A shell job on a terminal (test/progs/ttyjob.c, ptyrun.c): on pty A (window
+# 33x101, VERASE ^H, VEOL ^A, IUTF8) a "shell" starts a job in its own
+# process group, in the foreground; the job ticks on the terminal and echoes
+# the lines it reads.
+# Sub-test tty_job-refused: imgcr dump without --shell-job refuses, naming
+# pid, fd, the kind and --shell-job; no tree is written, and the job keeps
+# running (not stopped, still ticking).  With --shell-job, a task with fds
+# on two terminals (pty A and the console) is refused, and keeps running.
+# Sub-test tty_job: dump --shell-job, then imgcr restore --shell-job run
+# on ANOTHER pty B (24x80, default termios; restore without --shell-job, or
+# with it but not on a terminal, is refused first, leaving nothing): the job writes to B, its
+# tty_nr (/proc/PID/stat) is B, its group is B's foreground group (tpgid),
+# B has A's termios and window size (from outside, and as the job sees
+# them: "moved ... termios=same winsize=33x101 fg=yes ctty=yes"), it reads
+# a line typed on B, and job control works: ^Z typed on B stops it (state
+# T), SIGCONT resumes it.
+# Sub-test tty_job-bg: a job started in the background comes back in the
+# background of pty B (tpgid: imgcr restore's group; "fg=no"), ticking.
+# timeout: 300
+. /imgcr/guest/lib.sh
+require_modules
+grep -q ' /dev/pts devpts ' /proc/mounts || { mkdir -p /dev/pts && mount -t devpts devpts /dev/pts; } ||
+	fail "cannot mount devpts"
+
+stat_field() {
+	s=$(cat /proc/$1/stat 2>/dev/null) || return
+	s=${s##*) }
+	echo "$s" | cut -d' ' -f"$2"
+}
+# pts_nr /dev/pts/N: its tty_nr
+pts_nr() { echo $((34816 + ${1#/dev/pts/})); }
+ticks() { grep -c '^tick' "$1" 2>/dev/null; }
+# ticking FILE: the job still writes ticks into FILE
+ticking() {
+	c=$(ticks "$1")
+	wait_line "$1" "^tick $((c + 3))" 20
+}
+
+# start: the job on pty A; sets J, PTSA, INFOA
+start() {
+	mkfifo inA || fail "mkfifo"
+	ptyrun -w 33x101 outA inA ttyjob shell $BG > ptyA.txt 2>&1 &
+	track $!
+	wait_line outA '^job pid=' 20 || fail "the job did not start: $(cat ptyA.txt outA | head -c 300 | tr '\n' '|')"
+	J=$(sed -n 's/^job pid=\([0-9]*\) .*/\1/p' outA)
+	track $J
+	PTSA=$(sed -n 's/^pts=\([^ ]*\) .*/\1/p' ptyA.txt)
+	[ "$(stat_field $J 5)" = "$(pts_nr $PTSA)" ] || fail "job tty_nr $(stat_field $J 5), want $PTSA's"
+	if [ -z "$BG" ]; then
+		[ "$(stat_field $J 6)" = $J ] || fail "job not in the foreground of $PTSA: tpgid $(stat_field $J 6)"
+	else
+		[ "$(stat_field $J 6)" = "$(stat_field $J 4)" ] || fail "the shell is not in the foreground of $PTSA: tpgid $(stat_field $J 6)"
+	fi
+	[ "$(stat_field $J 3)" = $J ] || fail "job pgid $(stat_field $J 3), want $J"
+	# pty A stays open after the job is gone, so that pty B is another one
+	sleep 600 < $PTSA > /dev/null 2>&1 &
+	track $!
+	INFOA=$(ttyjob info $PTSA)
+	case "$INFOA" in "rows=33 cols=101 "*" erase=8 eol=1") ;; *) fail "pty A: $INFOA" ;; esac
+	ticking outA || fail "the job does not tick"
+}
+
+refused() {
+	mkdir ref && cd ref || fail "mkdir"
+	start
+	imgcr dump -t $J -D d > dump.out 2> dump.err && fail "dump of a job on a terminal succeeded without --shell-job"
+	grep -qE "^imgcr: pid $J fd 0: pty slave $PTSA \(136:[0-9]+\), its master not in the tree: a terminal outside the tree is not supported without --shell-job" dump.err ||
+		fail "message: $(head -n1 dump.err)"
+	[ -e d/tree ] && fail "a tree file was written"
+	case "$(state $J)" in "" | Z | t | T) fail "job not running after the refused dump: '$(state $J)'" ;; esac
+	ticking outA || fail "the job stopped ticking after the refused dump"
+	# with --shell-job, but on two terminals: pty A and the console
+	sleep 600 < $PTSA > /dev/console 2>&1 &
+	two=$!
+	track $two
+	imgcr dump -t $two -D d2 --shell-job 2> dump2.err && fail "dump of a task on two terminals succeeded"
+	grep -qE "^imgcr: pid $two fd 1: console /dev/console \(5:1\): a second terminal outside the tree \(besides $PTSA 136:[0-9]+\): not supported" dump2.err ||
+		fail "two terminals: message: $(head -n1 dump2.err)"
+	[ -e d2/tree ] && fail "a tree file was written"
+	case "$(state $two)" in "" | Z | t | T) fail "task on two terminals not running after the refused dump: '$(state $two)'" ;; esac
+	ticking outA || fail "the job stopped ticking"
+	pass "$(head -n1 dump.err | cut -c1-160)"
+}
+
+job() {
+	mkdir job && cd job || fail "mkdir"
+	start
+	imgcr dump -t $J -D d --shell-job 2> dump.err || fail "dump --shell-job: $(cat dump.err)"
+	wait_gone $J 10 || fail "the job survived the dump"
+	grep -q "^file [0-9]* tty .* job -1 136:${PTSA#/dev/pts/} $PTSA" d/tree ||
+		fail "no tty job record: $(grep '^file' d/tree | tr '\n' '|')"
+	set -- $(grep "^tty -1 " d/tree)
+	[ "$5 ${13} ${14}" = "$J 33 101" ] || fail "tty record: fg/rows/cols '$5 ${13} ${14}': $*"
+	imgcr show d > show.txt || fail "imgcr show"
+	grep -q "job terminal 136:${PTSA#/dev/pts/}: session [0-9]* foreground group $J" show.txt &&
+		grep -q "window 33x101" show.txt ||
+		fail "imgcr show DIR: $(grep -E 'job|window' show.txt | tr '\n' '|')"
+	imgcr restore -D d > restore.err 2>&1 < /dev/null && fail "restore without --shell-job succeeded"
+	grep -q "restore it with --shell-job" restore.err || fail "restore without --shell-job: $(cat restore.err)"
+	[ -z "$(state $J)" ] || fail "the refused restore left task $J"
+	imgcr restore -D d --shell-job > restore2.err 2>&1 < /dev/null && fail "restore --shell-job without a terminal succeeded"
+	grep -q "imgcr restore's stdin must be a terminal, its controlling terminal" restore2.err ||
+		fail "restore --shell-job without a terminal: $(cat restore2.err)"
+	[ -z "$(state $J)" ] || fail "the refused restore left task $J"
+
+	mkfifo inB || fail "mkfifo"
+	ptyrun outB inB imgcr restore -D d --shell-job > ptyB.txt 2>&1 &
+	track $!
+	n=0
+	while [ -z "$(state $J)" ]; do
+		n=$((n + 1))
+		[ $n -lt 3000 ] || fail "job not recreated in 60 s: $(cat ptyB.txt outB | head -c 300 | tr '\n' '|')"
+		usleep 20000
+	done
+	wait_line outB '^moved tty=' 60 || fail "the restored job says nothing on pty B ($(cat ptyB.txt), its fd 0 $(readlink /proc/$J/fd/0)): $(head -c 300 outB | tr '\r\n' '||')"
+	PTSB=$(sed -n 's/^pts=\([^ ]*\) .*/\1/p' ptyB.txt)
+	[ "$PTSB" != "$PTSA" ] || fail "pty B is pty A"
+	line=$(grep '^moved tty=' outB | tr -d '\r')
+	[ "$line" = "moved tty=$PTSB termios=same winsize=33x101 fg=yes ctty=yes" ] || fail "the job says: $line"
+	[ "$(stat_field $J 5)" = "$(pts_nr $PTSB)" ] || fail "job tty_nr $(stat_field $J 5), want $PTSB's"
+	[ "$(stat_field $J 6)" = $J ] || fail "job not in the foreground of $PTSB: tpgid $(stat_field $J 6)"
+	[ "$(readlink /proc/$J/fd/1)" = "$PTSB" ] || fail "job fd 1 is $(readlink /proc/$J/fd/1)"
+	INFOB=$(ttyjob info $PTSB)
+	[ "$INFOB" = "$INFOA" ] || fail "pty B termios/window '$INFOB', pty A had '$INFOA'"
+	ticking outB || fail "the restored job does not tick on pty B"
+	echo hello-b > inB
+	wait_line outB '^got hello-b' 20 || fail "the job did not read the line typed on pty B"
+	printf '\032' > inB
+	wait_state $J T 20 || fail "^Z on pty B did not stop the job (state '$(state $J)')"
+	c=$(ticks outB)
+	sleep 1
+	[ "$(ticks outB)" -le $((c + 1)) ] || fail "the stopped job kept ticking"
+	kill -CONT $J
+	ticking outB || fail "the job did not resume after SIGCONT"
+	pass "restored from $PTSA onto $PTSB: foreground, termios and 33x101 kept, read a line, ^Z/CONT"
+}
+
+# a background job: restored in the background of pty B
+bgjob() {
+	mkdir bg && cd bg || fail "mkdir"
+	start
+	imgcr dump -t $J -D d --shell-job 2> dump.err || fail "dump --shell-job: $(cat dump.err)"
+	wait_gone $J 10 || fail "the job survived the dump"
+	mkfifo inB || fail "mkfifo"
+	ptyrun outB inB imgcr restore -D d --shell-job > ptyB.txt 2>&1 &
+	track $!
+	wait_line outB '^moved tty=' 60 || fail "the restored job says nothing on pty B: $(head -c 300 outB | tr '\r\n' '||')"
+	PTSB=$(sed -n 's/^pts=\([^ ]*\) child=\([0-9]*\)/\1/p' ptyB.txt)
+	R=$(sed -n 's/^pts=\([^ ]*\) child=\([0-9]*\)/\2/p' ptyB.txt)
+	line=$(grep '^moved tty=' outB | tr -d '\r')
+	[ "$line" = "moved tty=$PTSB termios=same winsize=33x101 fg=no ctty=yes" ] || fail "the job says: $line"
+	[ "$(stat_field $J 5)" = "$(pts_nr $PTSB)" ] || fail "job tty_nr $(stat_field $J 5), want $PTSB's"
+	[ "$(stat_field $J 6)" = $R ] || fail "tpgid $(stat_field $J 6), want imgcr restore's group $R"
+	[ "$(stat_field $J 3)" = $J ] || fail "job pgid $(stat_field $J 3), want $J"
+	ticking outB || fail "the restored background job does not tick on pty B"
+	pass "restored from $PTSA onto $PTSB in the background (foreground: imgcr restore, $R)"
+}
+
+BG=
+subtest tty_job-refused refused
+subtest tty_job job
+BG=bg
+subtest tty_job-bg bgjob

@@ -1,0 +1,245 @@
+/*
+ * ptypair: a pty pair inside the tree, for t_tty_pair.  The parent opens
+ * /dev/ptmx (window size 37x111, packet mode on); the child becomes a
+ * session leader with the slave as controlling terminal and stdin, turns
+ * echo off and sets VINTR ^G, VERASE ^H.  Before the dump, data is left
+ * queued both ways: the child writes "out-before-dump\n" to the slave (the
+ * master holds "out-before-dump\r\n") and the parent writes
+ * "in-line-1\npartial" to the master (one line and an unfinished one).
+ * Both print their fds ("fds master=M child=K pts=PATH") and "ready",
+ * then wait until the file "restored" appears in the cwd.  Then, printing
+ * ok/BAD:
+ *   parent  packet mode and unlocked still; reads exactly the status byte 0
+ *           and "out-before-dump\r\n" from the master, nothing more; writes
+ *           "-TAIL\n"; the child exits 0.
+ *   child   the slave is its controlling terminal (TIOCGSID, foreground
+ *           group, ttyname), termios and window size as set; its fd 4,
+ *           /dev/tty opened before the dump, is that terminal; reads exactly
+ *           "in-line-1\n", then "partial-TAIL\n" (the unfinished line).
+ * "done ok" at the end.  ptypair info DEV prints DEV's "rows= cols= echo=
+ * intr= erase=" (from outside).
+ * ptypair orphan: the slave is the controlling terminal of a session outside
+ * the parent's tree (a grandchild, orphaned, leads it): prints "fds
+ * master=M session=S", then "tick N" every 100 ms.
+ */
+#define _GNU_SOURCE
+#include <poll.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <termios.h>
+
+#include "common.h"
+
+static int bad;
+
+static void check(int good, const char *what, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void check(int good, const char *what, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	say("%s %s: %s\n", good ? "ok" : "BAD", what, buf);
+	bad |= !good;
+}
+
+static int exists(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st);
+}
+
+static void wait_file(const char *path)
+{
+	while (!exists(path))
+		usleep(20000);
+}
+
+/* Printable form of @n bytes of @b. */
+static const char *vis(const char *b, ssize_t n)
+{
+	static char out[512];
+	char *o = out;
+	ssize_t i;
+
+	for (i = 0; i < n && o < out + sizeof(out) - 8; i++) {
+		unsigned char c = b[i];
+
+		if (c >= 0x20 && c < 0x7f && c != '\\')
+			*o++ = c;
+		else
+			o += sprintf(o, "\\%03o", c);
+	}
+	*o = 0;
+	return out;
+}
+
+static int child(int m)
+{
+	struct termios t;
+	struct winsize w;
+	char name[256], buf[256];
+	pid_t sid = 0;
+	ssize_t n;
+	int s;
+
+	setsid();
+	s = open(ptsname(m), O_RDWR);
+	close(m);
+	if (s < 0 || ioctl(s, TIOCSCTTY, 0) || tcgetattr(s, &t)) {
+		say("BAD child: slave: %s\n", strerror(errno));
+		return 1;
+	}
+	t.c_lflag &= ~ECHO;
+	t.c_cc[VINTR] = 7;
+	t.c_cc[VERASE] = 8;
+	tcsetattr(s, TCSANOW, &t);
+	dup2(s, 0);
+	close(s);
+	/* fd 4: /dev/tty, the controlling terminal */
+	s = open("/dev/tty", O_RDWR);
+	if (s < 0 || dup2(s, 4) != 4) {
+		say("BAD child: /dev/tty: %s\n", strerror(errno));
+		return 1;
+	}
+	close(s);
+	if (write(0, "out-before-dump\n", 16) != 16)
+		return 1;
+	close(open("child-ready", O_WRONLY | O_CREAT, 0644));
+	wait_file("restored");
+
+	check(!ttyname_r(0, name, sizeof(name)) && !strncmp(name, "/dev/pts/", 9), "child ttyname",
+	      "%s", name);
+	say("child tty %s\n", name);
+	if (ioctl(0, TIOCGSID, &sid))
+		sid = -errno;
+	check(sid == getpid(), "child ctty", "TIOCGSID %d, want %d", (int)sid, (int)getpid());
+	check(tcgetpgrp(0) == getpid(), "child foreground", "tcgetpgrp %d", (int)tcgetpgrp(0));
+	tcgetattr(0, &t);
+	ioctl(0, TIOCGWINSZ, &w);
+	check(!(t.c_lflag & ECHO) && (t.c_lflag & ICANON) && t.c_cc[VINTR] == 7 &&
+	      t.c_cc[VERASE] == 8, "child termios", "lflag 0%o intr %d erase %d", t.c_lflag,
+	      t.c_cc[VINTR], t.c_cc[VERASE]);
+	check(w.ws_row == 37 && w.ws_col == 111, "child winsize", "%dx%d", w.ws_row, w.ws_col);
+	{
+		struct stat a;
+		unsigned int dev = 0;
+
+		if (fstat(0, &a) || ioctl(4, TIOCGDEV, &dev))
+			say("BAD child: fstat/TIOCGDEV: %s\n", strerror(errno));
+		check(dev && dev == (unsigned int)a.st_rdev, "child /dev/tty",
+		      "fd 4 is the terminal 0x%x, fd 0 0x%x", dev, (unsigned int)a.st_rdev);
+	}
+	n = read(0, buf, sizeof(buf));
+	check(n == 10 && !memcmp(buf, "in-line-1\n", 10), "child input line 1", "'%s'",
+	      vis(buf, n));
+	n = read(0, buf, sizeof(buf));
+	check(n == 13 && !memcmp(buf, "partial-TAIL\n", 13), "child input line 2", "'%s'",
+	      vis(buf, n));
+	return bad;
+}
+
+static int info(const char *dev)
+{
+	struct termios t;
+	struct winsize w;
+	int fd = open(dev, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+
+	if (fd < 0 || tcgetattr(fd, &t) || ioctl(fd, TIOCGWINSZ, &w)) {
+		say("BAD info %s: %s\n", dev, strerror(errno));
+		return 1;
+	}
+	say("rows=%d cols=%d echo=%d intr=%d erase=%d\n", w.ws_row, w.ws_col,
+	    !!(t.c_lflag & ECHO), t.c_cc[VINTR], t.c_cc[VERASE]);
+	return 0;
+}
+
+static int orphan(void)
+{
+	int m = posix_openpt(O_RDWR | O_NOCTTY), p[2], n = 0;
+	pid_t kid, sess = 0;
+
+	if (m < 0 || grantpt(m) || unlockpt(m) || pipe(p))
+		return 1;
+	kid = fork();
+	if (kid == 0) {
+		if (fork() == 0) {
+			setsid();
+			if (open(ptsname(m), O_RDWR) < 0)
+				_exit(1);
+			sess = getpid();
+			if (write(p[1], &sess, sizeof(sess)) != sizeof(sess))
+				_exit(1);
+			for (;;)
+				pause();
+		}
+		_exit(0);
+	}
+	waitpid(kid, NULL, 0);
+	if (read(p[0], &sess, sizeof(sess)) != sizeof(sess))
+		return 1;
+	close(p[0]);
+	close(p[1]);
+	say("fds master=%d session=%d\n", m, (int)sess);
+	for (;;) {
+		say("tick %d\n", ++n);
+		usleep(100000);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct winsize ws = { 37, 111, 0, 0 };
+	struct pollfd pf;
+	char buf[256];
+	int m, one = 1, pkt = -1, lck = -1, st = -1;
+	ssize_t n;
+	pid_t kid;
+
+	if (argc == 3 && !strcmp(argv[1], "info"))
+		return info(argv[2]);
+	if (argc == 2 && !strcmp(argv[1], "orphan"))
+		return orphan();
+	m = posix_openpt(O_RDWR | O_NOCTTY);
+	if (m < 0 || grantpt(m) || unlockpt(m) || ioctl(m, TIOCSWINSZ, &ws) ||
+	    ioctl(m, TIOCPKT, &one)) {
+		say("BAD setup: %s\n", strerror(errno));
+		return 1;
+	}
+	kid = fork();
+	if (kid < 0)
+		return 1;
+	if (kid == 0)
+		return child(m);
+	wait_file("child-ready");
+	if (write(m, "in-line-1\npartial", 17) != 17)
+		return 1;
+	say("fds master=%d child=%d pts=%s\n", m, (int)kid, ptsname(m));
+	say("ready\n");
+	wait_file("restored");
+
+	say("parent pts %s\n", ptsname(m));
+	if (ioctl(m, TIOCGPKT, &pkt) || ioctl(m, TIOCGPTLCK, &lck))
+		say("BAD ioctl: %s\n", strerror(errno));
+	check(pkt == 1, "packet mode", "TIOCGPKT %d", pkt);
+	check(lck == 0, "lock", "TIOCGPTLCK %d", lck);
+	pf.fd = m;
+	pf.events = POLLIN;
+	n = poll(&pf, 1, 5000) == 1 ? read(m, buf, sizeof(buf)) : -1;
+	check(n == 18 && buf[0] == 0 && !memcmp(buf + 1, "out-before-dump\r\n", 17),
+	      "master output", "'%s'", vis(buf, n));
+	n = poll(&pf, 1, 300) == 1 ? read(m, buf, sizeof(buf)) : 0;
+	check(n == 0, "master output", "nothing more: '%s'", vis(buf, n));
+	if (write(m, "-TAIL\n", 6) != 6)
+		return 1;
+	n = waitpid(kid, &st, 0);
+	check(n == kid && WIFEXITED(st) && !WEXITSTATUS(st), "child", "exit status 0x%x", st);
+	say("done %s\n", bad ? "BAD" : "ok");
+	return bad;
+}

@@ -1,0 +1,800 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Terminals ("tty" file records and tty records, format in tree.c).
+ *
+ * A pty pair inside the tree (a task holds its master, /dev/ptmx): dump
+ * saves its termios, window size, packet mode, lock state, the session it
+ * is the controlling terminal of and that session's foreground group, and
+ * the data queued both ways: output the slave wrote that the master did
+ * not read, and input written to the master that the slave did not read.
+ * Both are read through imgcr's own descriptors (a copy of the master,
+ * fd_steal, and the slave opened from it with TIOCGPTPEER); the slave is
+ * switched out of canonical mode for that, so a line not yet ended is read
+ * too.  If the tree is left running, the data is written back.
+ * Restore opens /dev/ptmx again, trying to get the same pts index (it opens
+ * the lowest free one: keep opening until the index is reached or passed);
+ * if the index is taken, the pair gets another one and the slave's path
+ * changes (noted on stderr).  The slave's fds are opened from the new
+ * master with TIOCGPTPEER, so no path is needed.  The queued data is
+ * written back with echo, signals, input and output processing off, so
+ * the line discipline holds the same bytes and, in canonical mode, the same
+ * line ends (an unfinished line stays unfinished); what was already
+ * processed (erased characters, echo, the column) is not replayed, and an
+ * end-of-file typed but not read is lost.  The session leader that had the
+ * slave as controlling terminal takes it again (TIOCSCTTY) before it
+ * creates its children, and the foreground group is set again.
+ *
+ * A terminal outside the tree (the shell's pty or console a job was started
+ * from, a pty whose master is not in the tree, a serial port, a vt) is
+ * refused unless dump is given --shell-job.  Then (all such fds must be on
+ * one terminal) its termios, window size and foreground group are saved,
+ * and restore --shell-job puts those fds on the terminal imgcr restore runs
+ * on (its stdin, which must be its controlling terminal), sets the saved
+ * termios and window size there (the job expects them, e.g. an editor's raw
+ * mode) and, if the job's group was in the foreground, puts it in the
+ * foreground: the job joins imgcr's session, so job control works from the
+ * shell imgcr was started from.  Data queued on that terminal belongs to
+ * the outside and is not saved.
+ *
+ * /dev/tty refers to the caller's controlling terminal: it is restored as
+ * /dev/tty opened again for a shell job, and as the new slave (TIOCGPTPEER)
+ * for a pair in the tree.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/sysmacros.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "files.h"
+#include "log.h"
+#include "proc.h"
+#include "tty.h"
+
+int tty_shell_job;
+
+#define PTS_MAJOR	136	/* UNIX98_PTY_SLAVE_MAJOR, 8 majors */
+
+static int is_pts(unsigned int ma)
+{
+	return ma >= PTS_MAJOR && ma < PTS_MAJOR + 8;
+}
+
+static int pts_index(unsigned int ma, unsigned int mi)
+{
+	return (ma - PTS_MAJOR) * 256 + mi;
+}
+
+/* The kind of terminal @ma:@mi, for messages. */
+static const char *tty_kind(unsigned int ma, unsigned int mi)
+{
+	if (is_pts(ma))
+		return "pty slave";
+	if (ma == 5 && mi == 1)
+		return "console";
+	if (ma == 5 && mi == 0)
+		return "controlling terminal";
+	if (ma == 4 && mi < 64)
+		return "virtual console";
+	if (ma == 4 || ma == 204 || ma == 188)
+		return "serial port";
+	return "terminal";
+}
+
+/* The device as /proc/PID/stat's tty_nr encodes it. */
+static unsigned int tty_nr(unsigned int ma, unsigned int mi)
+{
+	return (mi & 0xff) | (ma << 8) | ((mi & ~0xffu) << 12);
+}
+
+/* session, tty_nr and tpgid from /proc/PID/stat; 0 or -1. */
+static int stat_tty(pid_t pid, pid_t *sid, unsigned int *nr, pid_t *tpgid)
+{
+	char path[64], *s, *p;
+	int r = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	s = read_text(path, NULL);
+	if (!s)
+		return -1;
+	p = strrchr(s, ')');
+	if (p && sscanf(p + 1, " %*c %*d %*d %d %u %d", sid, nr, tpgid) == 3)
+		r = 0;
+	free(s);
+	return r;
+}
+
+static void tio_save(struct tree_tty *y, const struct termios *tio, const struct winsize *ws)
+{
+	y->iflag = tio->c_iflag;
+	y->oflag = tio->c_oflag;
+	y->cflag = tio->c_cflag;
+	y->lflag = tio->c_lflag;
+	memcpy(y->cc, tio->c_cc, TREE_NCC);
+	y->rows = ws->ws_row;
+	y->cols = ws->ws_col;
+	y->xpixel = ws->ws_xpixel;
+	y->ypixel = ws->ws_ypixel;
+}
+
+static void tio_load(const struct tree_tty *y, struct termios *tio, struct winsize *ws)
+{
+	memset(tio, 0, sizeof(*tio));
+	tio->c_iflag = y->iflag;
+	tio->c_oflag = y->oflag;
+	tio->c_cflag = y->cflag;
+	tio->c_lflag = y->lflag;
+	memcpy(tio->c_cc, y->cc, TREE_NCC);
+	tio->c_ispeed = cfgetispeed(tio);
+	tio->c_ospeed = cfgetospeed(tio);
+	memset(ws, 0, sizeof(*ws));
+	ws->ws_row = y->rows;
+	ws->ws_col = y->cols;
+	ws->ws_xpixel = y->xpixel;
+	ws->ws_ypixel = y->ypixel;
+}
+
+/* Read what @fd has now without blocking (poll-guarded: @fd may be a task's blocking one). */
+static void drain(int fd, char **buf, size_t *len)
+{
+	size_t cap = *len;
+
+	for (;;) {
+		struct pollfd pf = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		if (poll(&pf, 1, 0) <= 0 || !(pf.revents & POLLIN))
+			return;
+		if (*len + 4096 > cap) {
+			cap = *len + 65536;
+			*buf = realloc(*buf, cap);
+			if (!*buf) {
+				pr_err("out of memory");
+				exit(1);
+			}
+		}
+		n = read(fd, *buf + *len, 4096);
+		if (n <= 0)
+			return;
+		*len += n;
+	}
+}
+
+static int write_poll(int fd, const char *buf, size_t len)
+{
+	int tries = 0;
+
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0 && (errno == EAGAIN || errno == EINTR) && tries++ < 200) {
+			struct pollfd pf = { .fd = fd, .events = POLLOUT };
+
+			poll(&pf, 1, 10);
+			continue;
+		}
+		if (n <= 0)
+			return -1;
+		buf += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/*
+ * Wait until the line discipline behind @fd has processed what was written
+ * to the other end: FIONREAD reaches @want (in canonical mode it counts the
+ * bytes of ended lines only).  poll() makes n_tty flush the pending input
+ * when it has none to offer, which covers an unfinished line.
+ */
+static void settle(int fd, size_t want)
+{
+	struct pollfd pf = { .fd = fd, .events = POLLIN };
+	int n, i;
+
+	for (i = 0; i < 2000; i++) {
+		poll(&pf, 1, 0);
+		if (ioctl(fd, FIONREAD, &n) || (size_t)n >= want)
+			return;
+		usleep(1000);
+	}
+}
+
+/* Bytes of @in up to the last line end of canonical mode (@tio's). */
+static size_t ended_lines(const struct termios *tio, const char *in, size_t len)
+{
+	size_t i;
+
+	if (!(tio->c_lflag & ICANON))
+		return len;
+	for (i = len; i > 0; i--) {
+		unsigned char ch = in[i - 1];
+
+		if (ch == '\n' || (ch && (ch == tio->c_cc[VEOL] || ch == tio->c_cc[VEOL2])))
+			return i;
+	}
+	return 0;
+}
+
+/*
+ * Put @out (output of the slave) into the master's queue and @in (input
+ * from the master) into the slave's, with echo, signals and all processing
+ * off (the bytes were processed once already), then set @tio.
+ * @m: the master, @s: the slave, both ours.  0, or -1 with errno set.
+ */
+static int pair_refill(int m, int s, const struct termios *tio, const char *in, size_t inlen,
+		       const char *out, size_t outlen)
+{
+	struct termios q = *tio;
+
+	q.c_iflag &= ~(ICRNL | INLCR | IGNCR | ISTRIP | IUCLC | IXON | BRKINT | PARMRK);
+	q.c_oflag &= ~OPOST;
+	q.c_lflag &= ~(ECHO | ECHOE | ECHOK | ECHONL | ECHOCTL | ECHOKE | ISIG | IEXTEN);
+	if (tcsetattr(s, TCSANOW, &q))
+		return -1;
+	if (write_poll(s, out, outlen))
+		return -1;
+	settle(m, outlen);
+	if (write_poll(m, in, inlen))
+		return -1;
+	settle(s, ended_lines(tio, in, inlen));
+	return tcsetattr(s, TCSANOW, tio);
+}
+
+/* ---- dump ---- */
+
+/* A pair whose master is in the tree, as the dump holds it. */
+struct pair_dump {
+	int m, s;		/* imgcr's copy of the master, the slave from it (-1) */
+	struct termios tio;
+	int pkt;
+	char *in, *out;
+	size_t inlen, outlen;
+};
+
+static struct pair_dump *pairs;
+static int npairs;
+
+static int save_data(struct fd_dump *c, const struct fd_parms *p, int index,
+		     const struct pair_dump *d)
+{
+	const struct tree_task *k = tree_find(c->t, p->pid);
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/tty-%d.data", c->dir, index);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		pr_perror("cannot create %s", path);
+		return -1;
+	}
+	if (write_all(fd, d->in, d->inlen) || write_all(fd, d->out, d->outlen)) {
+		pr_perror("cannot write %s", path);
+		close(fd);
+		return -1;
+	}
+	/* owned by the task's user, who may restore it */
+	if (!geteuid() && k && fchown(fd, k->uid[0], k->gid[0]))
+		pr_perror("warning: cannot chown %s", path);
+	close(fd);
+	return 0;
+}
+
+/* The master @fd (imgcr's copy) of a pair: its record, and the pair's state once. */
+static int master_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f, int fd)
+{
+	struct pair_dump *d;
+	struct tree_tty *y;
+	struct winsize ws;
+	int index, lck = 0, off = 0;
+	pid_t sid = 0, fg = 0;
+
+	if (ioctl(fd, TIOCGPTN, &index)) {
+		pr_perror("pid %d fd %d: %s: TIOCGPTN", p->pid, p->fd, p->link);
+		close(fd);
+		return FD_FAILED;
+	}
+	f->tty_role = TTY_MASTER;
+	f->tty_index = index;
+	if (tree_tty_find(c->t, index)) {
+		close(fd);	/* another fd of the same master */
+		return FD_DESCRIBED;
+	}
+	pairs = realloc(pairs, (npairs + 1) * sizeof(*pairs));
+	if (!pairs) {
+		pr_err("out of memory");
+		exit(1);
+	}
+	d = &pairs[npairs++];
+	memset(d, 0, sizeof(*d));
+	d->m = fd;
+	d->s = -1;
+	y = tree_tty_add(c->t, index);
+	y->major = PTS_MAJOR + index / 256;
+	y->minor = index % 256;
+	/* on a master these ask about the slave; ENOTTY: it is no one's ctty */
+	if (ioctl(fd, TIOCGSID, &sid))
+		sid = 0;
+	if (ioctl(fd, TIOCGPGRP, &fg))
+		fg = 0;
+	y->sid = sid;
+	y->fg = fg;
+	ioctl(fd, TIOCGPTLCK, &lck);
+	ioctl(fd, TIOCGPKT, &d->pkt);
+	y->locked = !!lck;
+	y->pkt = !!d->pkt;
+	if (tcgetattr(fd, &d->tio) || ioctl(fd, TIOCGWINSZ, &ws)) {
+		pr_perror("pid %d fd %d: %s: cannot read the termios or window size", p->pid, p->fd,
+			  p->link);
+		return FD_FAILED;
+	}
+	tio_save(y, &d->tio, &ws);
+	if (!lck) {
+		struct termios raw = d->tio;
+
+		d->s = ioctl(fd, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+		if (d->s < 0) {
+			pr_perror("pid %d fd %d: %s: cannot open its slave (TIOCGPTPEER)", p->pid,
+				  p->fd, p->link);
+			return FD_FAILED;
+		}
+		/* output: without packet mode, which would add a status byte */
+		if (d->pkt)
+			ioctl(fd, TIOCPKT, &off);
+		drain(fd, &d->out, &d->outlen);
+		/* input: out of canonical mode, so an unfinished line is read too */
+		raw.c_lflag &= ~ICANON;
+		raw.c_cc[VMIN] = 0;
+		raw.c_cc[VTIME] = 0;
+		if (tcsetattr(d->s, TCSANOW, &raw)) {
+			pr_perror("pid %d fd %d: %s: cannot set its termios", p->pid, p->fd, p->link);
+			return FD_FAILED;
+		}
+		drain(d->s, &d->in, &d->inlen);
+		tcsetattr(d->s, TCSANOW, &d->tio);
+	}
+	y->inlen = d->inlen;
+	y->outlen = d->outlen;
+	if (save_data(c, p, index, d))
+		return FD_FAILED;
+	return FD_DESCRIBED;
+}
+
+static int tty_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
+{
+	unsigned int ma = major(p->st.st_rdev), mi = minor(p->st.st_rdev), dev;
+	int known, fd;
+	struct termios tio;
+
+	if (!S_ISCHR(p->st.st_mode) || ma == 1)
+		return FD_OTHER;	/* devices.c: /dev/null and the like */
+	known = ma == 4 || (ma == 5 && mi <= 2) || is_pts(ma);
+	fd = fd_steal(p);
+	if (fd < 0) {
+		if (!known)
+			return FD_OTHER;
+		pr_perror("pid %d fd %d: %s: cannot take a copy of the terminal fd", p->pid, p->fd,
+			  p->link);
+		return FD_FAILED;
+	}
+	if (tcgetattr(fd, &tio)) {
+		int e = errno;
+
+		close(fd);
+		if (!known)
+			return FD_OTHER;
+		return fd_refuse(p, "%s %s (%u:%u): not a usable terminal (%s): not supported",
+				 tty_kind(ma, mi), p->link, ma, mi, strerror(e));
+	}
+	if (tio.c_line) {
+		close(fd);
+		return fd_refuse(p, "%s %s (%u:%u): line discipline %d: not supported (only N_TTY)",
+				 tty_kind(ma, mi), p->link, ma, mi, tio.c_line);
+	}
+	f->path = p->link;
+	f->major = ma;
+	f->minor = mi;
+	if (ma == 5 && mi == 2)
+		return master_dump(c, p, f, fd);	/* keeps fd */
+	if (ma == 5 && mi == 0) {
+		/* /dev/tty: which terminal it is */
+		if (ioctl(fd, TIOCGDEV, &dev)) {
+			pr_perror("pid %d fd %d: %s: TIOCGDEV", p->pid, p->fd, p->link);
+			close(fd);
+			return FD_FAILED;
+		}
+		f->major = major(dev);
+		f->minor = minor(dev);
+		f->tty_role = TTY_DEVTTY;
+	} else {
+		f->tty_role = is_pts(ma) ? TTY_SLAVE : TTY_JOB;
+	}
+	/* a pair's slave while its master is in the tree (tty_check decides) */
+	f->tty_index = is_pts(f->major) ? pts_index(f->major, f->minor) : -1;
+	close(fd);
+	return FD_DESCRIBED;
+}
+
+/* The terminal of the job (outside the tree), from its first fd @f. */
+static int job_save(struct tree *t, const struct tree_file *f)
+{
+	struct fd_parms p = { .pid = f->pid, .fd = f->fd };
+	unsigned int nr, want = tty_nr(f->major, f->minor);
+	struct tree_tty *y;
+	struct termios tio;
+	struct winsize ws;
+	pid_t sid, fg;
+	int fd, i;
+
+	fd = fd_steal(&p);
+	if (fd < 0 || tcgetattr(fd, &tio) || ioctl(fd, TIOCGWINSZ, &ws)) {
+		pr_perror("pid %d fd %d: %s: cannot read the terminal's termios or window size",
+			  f->pid, f->fd, f->path);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	y = tree_tty_add(t, -1);
+	y->major = f->major;
+	y->minor = f->minor;
+	tio_save(y, &tio, &ws);
+	/* the foreground group, as a task whose controlling terminal it is sees it */
+	for (i = 0; i < t->ntasks; i++)
+		if (!stat_tty(t->tasks[i].pid, &sid, &nr, &fg) && nr == want) {
+			y->sid = sid;
+			y->fg = fg > 0 ? fg : 0;
+			break;
+		}
+	return 0;
+}
+
+static int tty_check(const struct tree *ct)
+{
+	/* the dump's own tree: the check completes it (slaves without their master, the job) */
+	struct tree *t = (struct tree *)ct;
+	struct tree_file *job = NULL;
+	int i, j;
+
+	for (i = 0; i < t->nfiles; i++) {
+		struct tree_file *f = &t->files[i];
+
+		if (f->kind != TK_TTY || f->tty_role == TTY_MASTER)
+			continue;
+		if (f->tty_index >= 0 && tree_tty_find(t, f->tty_index))
+			continue;	/* a pair in the tree */
+		if (f->tty_role == TTY_SLAVE)
+			f->tty_role = TTY_JOB;
+		f->tty_index = -1;
+		if (!tty_shell_job) {
+			pr_err("pid %d fd %d: %s %s (%u:%u)%s: a terminal outside the tree is not supported without --shell-job (give --shell-job to dump and to restore: the job is then restored on the terminal imgcr restore runs on)",
+			       f->pid, f->fd, tty_kind(f->major, f->minor), f->path, f->major,
+			       f->minor, is_pts(f->major) ? ", its master not in the tree" : "");
+			return -1;
+		}
+		if (job && (job->major != f->major || job->minor != f->minor)) {
+			pr_err("pid %d fd %d: %s %s (%u:%u): a second terminal outside the tree (besides %s %u:%u): not supported, a shell job has one terminal",
+			       f->pid, f->fd, tty_kind(f->major, f->minor), f->path, f->major,
+			       f->minor, job->path, job->major, job->minor);
+			return -1;
+		}
+		if (!job)
+			job = f;
+	}
+	for (i = 0; i < t->nttys; i++) {
+		const struct tree_tty *y = &t->ttys[i];
+
+		if (y->index < 0 || !y->sid || tree_find(t, y->sid))
+			continue;
+		for (j = 0; j < t->nfiles; j++)
+			if (t->files[j].kind == TK_TTY && t->files[j].tty_role == TTY_MASTER &&
+			    t->files[j].tty_index == y->index)
+				break;
+		pr_err("pid %d fd %d: pty master of /dev/pts/%d: its slave is the controlling terminal of session %d, outside the tree: not supported",
+		       t->files[j].pid, t->files[j].fd, y->index, y->sid);
+		return -1;
+	}
+	return job ? job_save(t, job) : 0;
+}
+
+static void tty_finish(int killed)
+{
+	int i;
+
+	for (i = 0; i < npairs; i++) {
+		struct pair_dump *d = &pairs[i];
+		int on = 1;
+
+		if (!killed && d->s >= 0 &&
+		    pair_refill(d->m, d->s, &d->tio, d->in, d->inlen, d->out, d->outlen))
+			pr_perror("warning: cannot put the queued data back into a pty");
+		if (!killed && d->pkt)
+			ioctl(d->m, TIOCPKT, &on);
+		close(d->m);
+		if (d->s >= 0)
+			close(d->s);
+		free(d->in);
+		free(d->out);
+	}
+	free(pairs);
+	pairs = NULL;
+	npairs = 0;
+}
+
+/* ---- restore ---- */
+
+/* The restorer's master of each pair, once opened. */
+static struct pair_restore {
+	int index, m;
+} *rpairs;
+static int nrpairs, job_ready;
+
+static int master_record(const struct tree *t, int index)
+{
+	int j;
+
+	for (j = 0; j < t->nfiles; j++)
+		if (t->files[j].kind == TK_TTY && t->files[j].tty_role == TTY_MASTER &&
+		    t->files[j].tty_index == index)
+			return j;
+	return -1;
+}
+
+/* /dev/ptmx, with the pts index @want if it is free (the lowest free one is given). */
+static int open_ptmx(int want, int *got)
+{
+	int extra[256], nextra = 0, fd, n = -1, i;
+
+	for (;;) {
+		fd = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0 || ioctl(fd, TIOCGPTN, &n)) {
+			pr_perror("cannot open a pty (/dev/ptmx)");
+			if (fd >= 0)
+				close(fd);
+			fd = -1;
+			break;
+		}
+		if (n >= want || nextra == (int)(sizeof(extra) / sizeof(extra[0])))
+			break;
+		extra[nextra++] = fd;	/* a lower index: hold it, ask again */
+	}
+	for (i = 0; i < nextra; i++)
+		close(extra[i]);
+	*got = n;
+	return fd;
+}
+
+/* The pair @index recreated (once): its master, or -1 (printed). */
+static int pair_master(struct fd_restore *r, int index, const char *what)
+{
+	const struct tree_tty *y = tree_tty_find(r->t, index);
+	int i, j = master_record(r->t, index), m, s, got, zero = 0, on = 1;
+	char path[4096], *data = NULL;
+	struct termios tio;
+	struct winsize ws;
+	size_t len = 0;
+
+	for (i = 0; i < nrpairs; i++)
+		if (rpairs[i].index == index)
+			return rpairs[i].m;
+	if (!y || j < 0) {
+		pr_err("%s: the tree has no pty pair %d", what, index);
+		return -1;
+	}
+	if (y->inlen + y->outlen) {
+		snprintf(path, sizeof(path), "%s/tty-%d.data", r->dir, index);
+		data = read_text(path, &len);
+		if (!data || len != y->inlen + y->outlen) {
+			pr_err("%s: %s holds %zu bytes, not %zu", what, path, data ? len : 0,
+			       y->inlen + y->outlen);
+			free(data);
+			return -1;
+		}
+	}
+	m = open_ptmx(index, &got);
+	if (m < 0) {
+		free(data);
+		return -1;
+	}
+	if (got != index)
+		fprintf(stderr, "imgcr: note: pty /dev/pts/%d is restored as /dev/pts/%d (the index is in use)\n",
+			index, got);
+	tio_load(y, &tio, &ws);
+	if (!y->locked && ioctl(m, TIOCSPTLCK, &zero)) {
+		pr_perror("%s: cannot unlock the new pty", what);
+		goto fail;
+	}
+	if (y->locked) {
+		if (tcsetattr(m, TCSANOW, &tio))
+			goto fail_tio;
+	} else {
+		s = ioctl(m, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+		if (s < 0) {
+			pr_perror("%s: cannot open the new slave (TIOCGPTPEER)", what);
+			goto fail;
+		}
+		if (pair_refill(m, s, &tio, data, y->inlen, data ? data + y->inlen : NULL,
+				y->outlen)) {
+			close(s);
+			goto fail_tio;
+		}
+		close(s);
+	}
+	if (ioctl(m, TIOCSWINSZ, &ws) || (y->pkt && ioctl(m, TIOCPKT, &on)))
+		goto fail_tio;
+	if (fd_set_flags(m, r->t->files[j].flags, what))
+		goto fail;
+	m = fd_high(m, r->base);
+	if (m < 0) {
+		pr_perror("%s: F_DUPFD", what);
+		goto fail;
+	}
+	free(data);
+	rpairs = realloc(rpairs, (nrpairs + 1) * sizeof(*rpairs));
+	if (!rpairs) {
+		pr_err("out of memory");
+		exit(1);
+	}
+	rpairs[nrpairs].index = index;
+	rpairs[nrpairs++].m = m;
+	return m;
+fail_tio:
+	pr_perror("%s: cannot set the termios, window size, packet mode or data of the new pty",
+		  what);
+fail:
+	close(m);
+	free(data);
+	return -1;
+}
+
+/* The terminal imgcr restore runs on, set up for the job once: 0 or -1 (printed). */
+static int job_terminal(struct fd_restore *r, const char *what)
+{
+	const struct tree_tty *y = tree_tty_find(r->t, -1);
+	unsigned int nr;
+	pid_t sid, fg;
+	struct stat st;
+	struct termios tio;
+	struct winsize ws;
+	sigset_t ttou, old;
+	int ret = 0;
+
+	if (!tty_shell_job) {
+		pr_err("%s: the tree is a shell job (dumped with --shell-job, it has fds on a terminal outside it): restore it with --shell-job, from a terminal",
+		       what);
+		return -1;
+	}
+	if (job_ready)
+		return 0;
+	if (!y) {
+		pr_err("%s: the tree has no tty record of the job's terminal", what);
+		return -1;
+	}
+	if (fstat(0, &st) || !S_ISCHR(st.st_mode) || !isatty(0) ||
+	    stat_tty(getpid(), &sid, &nr, &fg) ||
+	    nr != tty_nr(major(st.st_rdev), minor(st.st_rdev))) {
+		pr_err("%s: --shell-job: imgcr restore's stdin must be a terminal, its controlling terminal (run it from a shell on a terminal)",
+		       what);
+		return -1;
+	}
+	/* the job expects its termios and window size; imgcr may be in the background */
+	tio_load(y, &tio, &ws);
+	sigemptyset(&ttou);
+	sigaddset(&ttou, SIGTTOU);
+	sigprocmask(SIG_BLOCK, &ttou, &old);
+	if (tcsetattr(0, TCSANOW, &tio) || ioctl(0, TIOCSWINSZ, &ws)) {
+		pr_perror("%s: cannot set the termios or window size of imgcr's terminal", what);
+		ret = -1;
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	job_ready = !ret;
+	return ret;
+}
+
+static int tty_open(struct fd_restore *r, int i, const char *what)
+{
+	const struct tree_file *f = &r->t->files[i];
+	int m, fd;
+
+	if (f->tty_index < 0) {
+		if (job_terminal(r, what))
+			return -1;
+		if (f->tty_role == TTY_DEVTTY)
+			fd = open("/dev/tty", fd_open_flags(f->flags));
+		else
+			fd = open("/proc/self/fd/0", fd_open_flags(f->flags) | O_NOCTTY);
+		if (fd < 0)
+			pr_perror("%s: cannot open imgcr's terminal", what);
+		return fd;
+	}
+	m = pair_master(r, f->tty_index, what);
+	if (m < 0 || f->tty_role == TTY_MASTER)
+		return m;
+	fd = ioctl(m, TIOCGPTPEER, (f->flags & O_ACCMODE) | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		pr_perror("%s: cannot open the slave of the new pty (TIOCGPTPEER)", what);
+		return -1;
+	}
+	if (fd_set_flags(fd, f->flags, what)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+const char *tty_restore_session(const struct tree *t, const int *desc,
+				const struct tree_task *k)
+{
+	static char why[256];
+	int i, j, s;
+
+	for (i = 0; i < t->nttys; i++) {
+		const struct tree_tty *y = &t->ttys[i];
+
+		if (y->index < 0 || y->sid != k->pid)
+			continue;
+		j = master_record(t, y->index);
+		s = j < 0 ? -1 : ioctl(desc[j], TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+		if (s < 0 || ioctl(s, TIOCSCTTY, 0)) {
+			snprintf(why, sizeof(why), "cannot make the slave of pty %d its controlling terminal: %s",
+				 y->index, j < 0 ? "no master" : strerror(errno));
+			if (s >= 0)
+				close(s);
+			return why;
+		}
+		close(s);
+	}
+	return NULL;
+}
+
+const char *tty_restore_pgrp(const struct tree *t, const struct tree_task *k)
+{
+	static char why[256];
+	sigset_t ttou, old;
+	int i, fd, r, e;
+
+	if (k->pgid != k->pid)
+		return NULL;
+	for (i = 0; i < t->nttys; i++) {
+		const struct tree_tty *y = &t->ttys[i];
+
+		if (y->fg != k->pid)
+			continue;
+		/* a pair's session, or the job's, which is imgcr's now */
+		if (y->index >= 0 ? y->sid != k->sid : tree_find(t, k->sid) != NULL)
+			continue;
+		fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0) {
+			snprintf(why, sizeof(why), "cannot open its controlling terminal: %s",
+				 strerror(errno));
+			return why;
+		}
+		sigemptyset(&ttou);
+		sigaddset(&ttou, SIGTTOU);
+		sigprocmask(SIG_BLOCK, &ttou, &old);
+		r = tcsetpgrp(fd, k->pid);
+		e = errno;
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		close(fd);
+		if (r) {
+			snprintf(why, sizeof(why), "cannot put its process group in the foreground of its terminal: %s",
+				 strerror(e));
+			return why;
+		}
+	}
+	return NULL;
+}
+
+const struct fd_kind tty_fd_kind = {
+	.name = "tty",
+	.type = TK_TTY,
+	.dump = tty_dump,
+	.check = tty_check,
+	.finish = tty_finish,
+	.open = tty_open,
+};
