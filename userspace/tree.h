@@ -63,6 +63,9 @@ struct tree_task {
 	int nthreads;		/* threads besides the main one (tid == pid) */
 	pid_t *threads;		/* their tids, ascending */
 	int has_cred, has_fs;
+	int zombie;		/* dead, not reaped: restored as a zombie (no image) */
+	int exit_status;	/* a zombie's wait status (/proc/PID/stat field 52) */
+	int stopped;		/* group-stopped (SIGSTOP...) before the dump */
 };
 
 /* Buffered data of a pipe or FIFO, saved in DIR/pipe-<ino>.data. */
@@ -90,6 +93,9 @@ struct tree_pipe *tree_pipe_find(const struct tree *t, unsigned long ino);
 struct tree_pipe *tree_pipe_add(struct tree *t, unsigned long ino);
 int tree_fd_add(struct tree_task *task, int fd, int file, int cloexec);
 void tree_free(struct tree *t);
+
+/* A wait status a zombie can have (exited with a code, or killed by a signal). */
+int tree_wait_status_ok(long long st);
 
 /* DIR/tree: 0 or -1 (error printed). */
 int tree_write(const struct tree *t, const char *dir);
