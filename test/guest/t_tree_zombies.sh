@@ -7,8 +7,9 @@
 # and D are zombies again (state Z, same ppid, pgid, sid and exit_code
 # from outside), and the restored parent reaps them with the same status
 # (it checks: "ok", "done ok").  Refusals: a zombie as the root of a dump
-# (message; its parent still runs), and a restore of a tree whose zombie
-# died of a signal that cannot kill (message; nothing created).
+# (message; its parent still runs), and restores of edited trees (a zombie
+# that died of a signal that cannot kill, a bad status, a task whose
+# parent is a zombie: message, nothing created).
 # timeout: 300
 . /imgcr/guest/lib.sh
 require_modules
@@ -75,10 +76,20 @@ grep -q "pid $a: zombie killed by signal 17, whose default action does not kill:
 sed -i "s/^exit $a .*/exit $a 70000/" bad/tree
 imgcr restore -D bad > bad.out 2> bad.err && fail "restore of a bad exit status succeeded"
 grep -q "bad exit record" bad.err || fail "refusal message: $(tr '\n' '|' < bad.err)"
+cp d/tree bad/tree && sed -i "s/^task $c $pid /task $c $a /" bad/tree
+imgcr restore -D bad > bad.out 2> bad.err && fail "restore of a child of a zombie succeeded"
+grep -q "pid $c: its parent $a is a zombie: cannot be restored" bad.err || fail "refusal message: $(tr '\n' '|' < bad.err)"
+[ -e /proc/$pid ] && fail "the refused restore created task $pid"
 
 imgcr restore -D d > restore.out 2> restore.err &
 rpid=$!
 track $rpid
+n=0
+while [ -z "$(state $pid)" ]; do
+	n=$((n + 1))
+	[ $n -lt 3000 ] || fail "task $pid not recreated in 60 s$(rerr)"
+	usleep 20000
+done
 wait_restored $pid 60 imgcr || fail "task $pid not restored (state '$(state $pid)' exe $(readlink /proc/$pid/exe) wchan $(cat /proc/$pid/wchan); children: $(for p in $a $b $c $d; do echo "$p:$(state $p):$(cat /proc/$p/wchan)"; done | tr '\n' ' ') $(tail -n 2 out | tr '\n' '|'))$(rerr)"
 n=0
 until [ "$(state $c)" = S ]; do
