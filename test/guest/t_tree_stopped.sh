@@ -6,7 +6,11 @@
 #  - stopped again, dumped ("stopped" record) and restored: every thread
 #    is T from outside and no line is written for 1 s; after SIGCONT the
 #    lines go on with the next SEQ (no gap, no repeat) and the program's
-#    own check (every thread counts again) says "done ok".
+#    own check (every thread counts again) says "done ok".  No thread ran
+#    an instruction before SIGCONT: while stopped, /proc/PID/task/TID/syscall
+#    says each is outside any system call (-1) with the program counter it
+#    had at the dump (or 2 bytes back, before the syscall instruction it
+#    restarts); one that had run would be back in nanosleep().
 # (The classic "kill -STOP; cat /proc/PID/dump; exec the image" keeps
 # resuming the task: t_counter.)
 # timeout: 300
@@ -21,6 +25,15 @@ all_state() {
 		_k=$((_k + 1))
 	done
 	[ $_k = 3 ]
+}
+
+# pcs: "TID:PC" for every thread of $pid, from /proc/PID/task/TID/syscall
+pcs() {
+	for _t in $(ls /proc/$pid/task); do
+		set -- $(cat /proc/$pid/task/$_t/syscall)
+		[ "$1" = -1 ] && _pc=$3 || _pc=$9
+		echo "$_t:$1:$_pc"
+	done
 }
 
 # still N: no line is added to st.out in 1 s (N lines now)
@@ -60,6 +73,7 @@ until all_state T; do
 	usleep 20000
 done
 lines=$(wc -l < st.out)
+before=$(pcs)
 last=$(tail -n 1 st.out | cut -d' ' -f1)
 [ "$last" = "$lines" ] || fail "last SEQ $last is not the line count $lines"
 imgcr dump -t $pid -D d 2> d.err || fail "dump: $(cat d.err)"
@@ -79,6 +93,19 @@ until all_state T; do
 done
 track $pid
 case "$(readlink /proc/$pid/exe)" in */imgcr) fail "task $pid is still imgcr" ;; esac
+after=$(pcs)
+for b in $before; do
+	tid=${b%%:*} pc=${b##*:}
+	a=$(echo "$after" | grep "^$tid:")
+	case "$a" in
+	"$tid:-1:"*) ;;
+	*) fail "restored thread $tid: '$a' (syscall nr:pc), want -1 (not in a system call); before the dump '$b'" ;;
+	esac
+	apc=${a##*:}
+	[ $((apc)) = $((pc)) ] || [ $((apc)) = $((pc - 2)) ] ||
+		fail "restored thread $tid stopped at pc $apc, the dump's was $pc ('$b' -> '$a')"
+done
+info "before the dump: $(echo $before); restored: $(echo $after)"
 still $lines "after the restore"
 all_state T || fail "after 1 s the restored threads are not all T"
 kill -CONT $pid
