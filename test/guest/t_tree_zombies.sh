@@ -6,7 +6,10 @@
 # zombie's wait status (exit records, no image).  After the restore A, B
 # and D are zombies again (state Z, same ppid, pgid, sid and exit_code
 # from outside), and the restored parent reaps them with the same status
-# (it checks: "ok", "done ok").  Refusals: a zombie as the root of a dump
+# (it checks: "ok", "done ok").  The same from a dump made first with
+# --leave-running (which leaves the zombies and their parent as they were),
+# restored at the same time with --pidns: there the parent of the root is
+# imgcr-init, and the zombies are found by NSpid.  Refusals: a zombie as the root of a dump
 # (message; its parent still runs), and restores of edited trees (a zombie
 # that died of a signal that cannot kill, a bad status, a task whose
 # parent is a zombie: message, nothing created).
@@ -20,6 +23,15 @@ f() {
 	s=$(cat /proc/$1/stat 2>/dev/null) || { echo ""; return; }
 	s=${s##*) }
 	echo "$s" | cut -d' ' -f$(($2 - 2))
+}
+
+# outer INNER: our pid of the task whose pid is INNER in a child PID namespace
+outer() {
+	for _s in /proc/[0-9]*/status; do
+		case "$(sed -n 's/^NSpid:[[:space:]]*//p' $_s 2>/dev/null | tr '\t' ' ')" in
+		*" $1") _o=${_s#/proc/}; echo ${_o%/status}; return ;;
+		esac
+	done
 }
 
 # outside WHEN: what /proc shows of the zombies and of C
@@ -37,7 +49,8 @@ outside() {
 	case "$(state $c)" in S) ;; *) fail "$WHEN: task $c is '$(state $c)', want S" ;; esac
 }
 
-zombies > out 2> zombies.err &
+# O_APPEND: both restored copies write to out
+zombies >> out 2> zombies.err &
 pid=$!
 track $pid
 wait_line out '^ready' 20 || fail "zombies did not start: $(cat out zombies.err | tr '\n' '|')"
@@ -45,6 +58,9 @@ set -- $(sed -n 's/^pids //p' out)
 a=$1 b=$2 c=$3 d=$4
 track $c
 WHEN="before the dump" outside
+imgcr dump --leave-running -t $pid -D dp 2> dump.err || fail "dump --leave-running: $(cat dump.err)"
+[ "$(grep -c '^exit ' dp/tree)" = 3 ] || fail "dump --leave-running: want 3 exit records"
+WHEN="after dump --leave-running" outside
 imgcr dump -t $pid -D d 2> dump.err || fail "dump: $(cat dump.err)"
 for z in "$a 768" "$b 15" "$d 9"; do
 	grep -q "^exit $z\$" d/tree || fail "no 'exit $z' record: $(grep '^exit' d/tree | tr '\n' '|')"
@@ -99,13 +115,45 @@ until [ "$(state $c)" = S ]; do
 done
 track $c
 WHEN="after the restore" outside
-kill -USR1 $pid
-wait_line out '^done' 20 || fail "the restored parent did not finish: $(tail -n 3 out | tr '\n' '|')"
+
+# the --leave-running dump, restored in a new PID namespace meanwhile
+imgcr restore --pidns -D dp > rp.out 2> rp.err &
+rp=$!
+track $rp
+n=0
+while :; do
+	op=$(outer $pid)
+	[ -n "$op" ] && [ "$(state $op)" = S ] && [ "$(readlink /proc/$op/exe)" = /imgcr/bin/zombies ] && break
+	n=$((n + 1))
+	[ $n -lt 3000 ] || fail "--pidns: task $pid not restored: $(cat rp.err)"
+	usleep 20000
+done
+track $op
+[ "$(cat /proc/$(f $op 4)/comm)" = imgcr-init ] || fail "--pidns: the root's parent is '$(cat /proc/$(f $op 4)/comm)', want imgcr-init"
+for z in "$a 768" "$b 15" "$d 9"; do
+	set -- $z
+	o=$(outer $1)
+	[ -n "$o" ] && [ "$(state $o)" = Z ] || fail "--pidns: zombie $1 is '$(state $o)' (our pid '$o')"
+	[ "$(f $o 4)" = $op ] || fail "--pidns: zombie $1's parent is '$(f $o 4)', want $op"
+	[ "$(f $o 52)" = $2 ] || fail "--pidns: zombie $1's exit_code is '$(f $o 52)', want $2"
+done
+o=$(outer $c)
+track $o
+
+kill -USR1 $pid $op
+n=0
+while [ "$(grep -c '^done' out)" -lt 2 ]; do
+	n=$((n + 1))
+	[ $n -lt 1000 ] || fail "the restored parents did not finish: $(tail -n 3 out | tr '\n' '|')"
+	usleep 20000
+done
 wait_exit $rpid 30
 grep -q BAD out && fail "$(grep BAD out | tr '\n' '|')"
-[ "$(grep -c '^ok ' out)" = 4 ] || fail "want 4 'ok': $(grep -E '^(ok|reaped)' out | tr '\n' '|')"
-grep -q '^done ok' out || fail "no 'done ok': $(tail -n 3 out | tr '\n' '|')"
+[ "$(grep -c '^ok ' out)" = 8 ] || fail "want 8 'ok' (4 per copy): $(grep -E '^(ok|reaped)' out | tr '\n' '|')"
+[ "$(grep -c '^done ok' out)" = 2 ] || fail "want 2 'done ok': $(tail -n 3 out | tr '\n' '|')"
 [ "$RC" = 0 ] || fail "imgcr restore exit status $RC$(rerr)"
+wait_exit $rp 30
+[ "$RC" = 0 ] || fail "imgcr restore --pidns exit status $RC: $(cat rp.err)"
 
 # refused: the root of a dump is a zombie (holder's unreaped child); its
 # parent is left alone and ticks on
