@@ -4,16 +4,21 @@
  *   B  leads its own session, then kills itself with SIGTERM
  *   C  joins A's process group (before A exits) and lives on, in pause()
  *   D  is killed by SIGKILL from the parent
- * The parent prints "pids A B C D" and, once A, B and D are zombies (it
- * looks at /proc, it does not wait), "ready".  On SIGUSR1 it reaps A, B
- * and D with waitpid() and prints for each "reaped PID exited N" or
- * "reaped PID signaled S" plus "ok ..." or "BAD ..." against what it
- * expects (A: exit 3, B: SIGTERM, D: SIGKILL, none with a core dump), then
- * kills and reaps C and prints "done ok" or "done BAD".
+ *   E  aborts (SIGABRT) with RLIMIT_CORE unlimited: it dumps core if the
+ *      system lets it
+ * The parent prints "pids A B C D E" and, once A, B, D and E are zombies
+ * (it looks at /proc, it does not wait), "ready".  On SIGUSR1 it reaps A,
+ * B, D and E with waitpid() and prints for each "reaped PID exited N" or
+ * "reaped PID signaled S [core]" plus "ok ..." or "BAD ..." against what
+ * it expects (A: exit 3, B: SIGTERM, D: SIGKILL, E: SIGABRT; none with the
+ * core-dump flag: it is meant to be reaped after a restore, which does not
+ * give it back), then kills and reaps C and prints "done ok" or "done
+ * BAD".
  */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -69,7 +74,7 @@ static int reap(pid_t pid, int code, int sig)
 int main(void)
 {
 	struct sigaction sa = { .sa_handler = on_usr1 };
-	pid_t a, b, c, d;
+	pid_t a, b, c, d, e;
 	int bad = 0, p[2];
 	char x;
 
@@ -105,9 +110,17 @@ int main(void)
 		for (;;)
 			pause();
 	}
+	e = fork();
+	if (e == 0) {
+		struct rlimit r = { RLIM_INFINITY, RLIM_INFINITY };
+
+		setrlimit(RLIMIT_CORE, &r);
+		abort();
+	}
 	kill(d, SIGKILL);
-	say("pids %d %d %d %d\n", (int)a, (int)b, (int)c, (int)d);
-	while (task_state(a) != 'Z' || task_state(b) != 'Z' || task_state(d) != 'Z')
+	say("pids %d %d %d %d %d\n", (int)a, (int)b, (int)c, (int)d, (int)e);
+	while (task_state(a) != 'Z' || task_state(b) != 'Z' || task_state(d) != 'Z' ||
+	       task_state(e) != 'Z')
 		nap(10);
 	say("ready\n");
 	while (!go)
@@ -115,6 +128,7 @@ int main(void)
 	bad |= reap(a, 3, 0);
 	bad |= reap(b, 0, SIGTERM);
 	bad |= reap(d, 0, SIGKILL);
+	bad |= reap(e, 0, SIGABRT);
 	kill(c, SIGKILL);
 	bad |= reap(c, 0, SIGKILL);
 	say("done %s\n", bad ? "BAD" : "ok");
