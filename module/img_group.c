@@ -60,6 +60,7 @@ struct img_group {
 	refcount_t ref;			/* the main thread + each started thread */
 	struct completion ready;	/* all there, or failed */
 	bool failed;
+	bool stop;			/* SIGSTOP queued for the group */
 	u32 main_tid;			/* the dumped main thread's TID */
 	struct imgcr_thread main_th;
 	struct imgcr_proc proc;
@@ -137,6 +138,9 @@ static void img_thread_resume(struct callback_head *cb)
 		goto out;
 	siginitset(&blocked, t->th.blocked);
 	sigprocmask(SIG_SETMASK, &blocked, NULL);
+	/* even if the mask did not change (no recalc): see img_group_run() */
+	if (READ_ONCE(g->stop))
+		set_thread_flag(TIF_SIGPENDING);
 out:
 	img_group_put(g);
 	module_put(THIS_MODULE);
@@ -537,8 +541,19 @@ static bool group_needs_scratch(const struct img_group *g)
 /*
  * In the main thread's img_resume().  Returns 0 once every thread, signal
  * and timer is back; otherwise the group is being killed.
+ *
+ * @stop (the task was stopped when dumped): SIGSTOP the whole group before
+ * any thread is let go.  The signal is process-wide (shared pending), and
+ * every thread has TIF_SIGPENDING set before it leaves its task_work (the
+ * main thread here, the others in img_thread_resume(), after g->ready), so
+ * exit_to_user_mode_loop() goes through get_signal() before the first
+ * user instruction: the first thread there dequeues SIGSTOP and starts the
+ * group stop (under siglock), the others join it.  A spurious
+ * TIF_SIGPENDING is harmless: orig_ax is -1, no syscall is restarted.
+ * SEND_SIG_PRIV (kill_pid's priv) is not ignored even by the init of a
+ * PID namespace.
  */
-int img_group_run(struct img_group *g)
+int img_group_run(struct img_group *g, bool stop)
 {
 	struct group_scratch __user *s = NULL;
 	unsigned long addr = 0;
@@ -571,6 +586,13 @@ int img_group_run(struct img_group *g)
 		ret = queue_signals(g, s);
 	if (addr)
 		vm_munmap(addr, PAGE_SIZE);
+	if (!ret && stop) {
+		ret = kill_pid(task_tgid(current), SIGSTOP, 1);
+		if (ret)
+			group_err("cannot stop it again (%d)", ret);
+		WRITE_ONCE(g->stop, true);
+		set_thread_flag(TIF_SIGPENDING);
+	}
 out:
 	if (ret) {
 		WRITE_ONCE(g->failed, true);

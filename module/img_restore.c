@@ -328,35 +328,14 @@ static void set_exe_file(struct img *img)
 }
 
 #define CLOEXEC_OPT "--imgcr-cloexec="
+#define STOP_OPT "--imgcr-stop"
 
-/*
- * imgcr restore passes the fds the task had marked close-on-exec as
- * argv[1] "--imgcr-cloexec=3,7,9" (exec itself would have closed them).
- * The arguments are still on the stack exec built; read them from there.
- */
-static void apply_cloexec_arg(struct img *img)
+static void apply_cloexec(char *arg)
 {
-	struct linux_binprm *bprm = img->bprm;
 	struct files_struct *files = current->files;
 	unsigned long fd;
-	char *buf, *arg, *tok;
-	long n;
+	char *tok;
 
-	if (bprm->argc < 2)
-		return;
-	buf = kmalloc(PAGE_SIZE, GFP_KERNEL);
-	if (!buf)
-		return;
-	n = strncpy_from_user(buf, (const char __user *)bprm->p, PAGE_SIZE - 1);
-	if (n < 0 || n >= PAGE_SIZE - 1)
-		goto out;
-	/* argv[1] follows argv[0]'s NUL */
-	n = strncpy_from_user(buf, (const char __user *)bprm->p + n + 1,
-			      PAGE_SIZE - 1);
-	if (n < 0 || n >= PAGE_SIZE - 1 || strncmp(buf, CLOEXEC_OPT,
-						  strlen(CLOEXEC_OPT)))
-		goto out;
-	arg = buf + strlen(CLOEXEC_OPT);
 	while ((tok = strsep(&arg, ","))) {
 		struct fdtable *fdt;
 
@@ -368,7 +347,38 @@ static void apply_cloexec_arg(struct img *img)
 			__set_bit(fd, fdt->close_on_exec);
 		spin_unlock(&files->file_lock);
 	}
-out:
+}
+
+/*
+ * imgcr restore passes the fds the task had marked close-on-exec as
+ * "--imgcr-cloexec=3,7,9" (exec itself would have closed them), and
+ * "--imgcr-stop" for a task that was stopped when it was dumped, in
+ * argv[1] and argv[2].  The arguments are still on the stack exec built;
+ * read them from there.  Anything else is ignored.
+ */
+static void apply_args(struct img *img)
+{
+	struct linux_binprm *bprm = img->bprm;
+	const char __user *p = (const char __user *)bprm->p;
+	char *buf;
+	long n;
+	int i;
+
+	buf = kmalloc(PAGE_SIZE, GFP_KERNEL);
+	if (!buf)
+		return;
+	for (i = 0; i < bprm->argc && i < 3; i++) {
+		n = strncpy_from_user(buf, p, PAGE_SIZE - 1);
+		if (n < 0 || n >= PAGE_SIZE - 1)
+			break;
+		p += n + 1;	/* argv[i + 1] follows argv[i]'s NUL */
+		if (!i)
+			continue;
+		if (!strncmp(buf, CLOEXEC_OPT, strlen(CLOEXEC_OPT)))
+			apply_cloexec(buf + strlen(CLOEXEC_OPT));
+		else if (!strcmp(buf, STOP_OPT))
+			img->stop = true;
+	}
 	kfree(buf);
 }
 
@@ -381,7 +391,7 @@ int img_restore_mm(struct img *img)
 
 	set_personality_64(img);
 	setup_new_exec(bprm);
-	apply_cloexec_arg(img);
+	apply_args(img);
 
 	/* exec left the argument pages in a stack VMA of its own: drop it */
 	stack = bprm->vma;
@@ -426,6 +436,7 @@ struct img_resume {
 	u64 ax;
 	const struct imgcr_thread *th;	/* in group: the main thread's */
 	sigset_t blocked;
+	bool stop;			/* SIGSTOP the group once it is whole */
 };
 
 /* rax, rseq and the mask: what exec would undo, so set on the way out. */
@@ -456,7 +467,7 @@ static void img_resume(struct callback_head *work)
 	 * all-blocked until they are all there.  On failure the group is
 	 * being killed and the mask does not matter.
 	 */
-	if (!img_group_run(r->group))
+	if (!img_group_run(r->group, r->stop))
 		sigprocmask(SIG_SETMASK, &r->blocked, NULL);
 	kfree(r);
 	module_put(THIS_MODULE);
@@ -602,6 +613,7 @@ int img_restore_task(struct img *img, struct img_group *group)
 
 	r->ax = ir[IMGCR_REG_RAX];
 	r->group = group;
+	r->stop = img->stop;
 	r->th = img_group_main(group);
 	init_task_work(&r->work, img_resume);
 	__module_get(THIS_MODULE);	/* img_resume() is our code */

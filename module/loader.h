@@ -61,6 +61,7 @@ struct img {
 	unsigned int nr_files;
 
 	u32 pkru;			/* from xstate, if it has PKRU */
+	bool stop;			/* argv "--imgcr-stop": restore it stopped */
 	struct file *exe;		/* denied writes until it becomes mm->exe_file */
 };
 
@@ -123,7 +124,7 @@ void img_set_late_fields(u64 ax, const struct imgcr_thread *t);
  */
 struct img_group *img_group_prepare(struct img *img);
 const struct imgcr_thread *img_group_main(struct img_group *g);
-int img_group_run(struct img_group *g);
+int img_group_run(struct img_group *g, bool stop);
 void img_group_put(struct img_group *g);
 int img_group_init(void);
 void img_group_exit(void);

@@ -19,7 +19,9 @@
  *    fds sharing one open file description share one file record.
  * 3. Read every image from /proc/PID/dump into DIR/core-PID.img (one image
  *    holds all the threads of a task: it must list exactly the frozen
- *    threads) and write DIR/tree (format: tree.c).
+ *    threads) and write DIR/tree (format: tree.c).  A zombie has no image:
+ *    the tree records its ids and exit status; a task that was stopped
+ *    (SIGSTOP, job control) before the dump is marked so.
  * 4. SIGKILL the tree, or PTRACE_DETACH it with --leave-running.  On any
  *    error, the tree is detached untouched and the error names pid and fd.
  */
@@ -69,6 +71,9 @@ static int ns_check(struct dctx *c, int i)
 		la = readlink(pa, a, sizeof(a) - 1);
 		lb = readlink(pb, b, sizeof(b) - 1);
 		if (la < 0 && lb < 0 && errno == ENOENT)
+			continue;
+		/* a zombie keeps only its pid and user namespaces */
+		if (lb < 0 && errno == ENOENT && c->t.tasks[i].zombie)
 			continue;
 		if (la < 0 || lb < 0) {
 			pr_perror("pid %d: cannot read its %s namespace", pid, ns_names[k]);
@@ -163,6 +168,12 @@ static int describe_task(struct dctx *c, int i)
 			v++;
 	}
 	free(text);
+	if (k->zombie) {
+		/* it has no cwd, root, memory or fds left: only its ids and status */
+		k->cwd = strdup("/");
+		k->root = strdup("/");
+		return 0;
+	}
 	snprintf(path, sizeof(path), "/proc/%d/cwd", k->pid);
 	k->cwd = read_link(path);
 	snprintf(path, sizeof(path), "/proc/%d/root", k->pid);
@@ -318,6 +329,8 @@ static int describe_fds(struct dctx *c, int ti)
 	char path[64];
 	int n, i, ret = 0;
 
+	if (c->t.tasks[ti].zombie)
+		return 0;
 	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
 	n = scandir(path, &names, NULL, NULL);
 	if (n < 0) {
@@ -509,7 +522,8 @@ int cmd_dump(int argc, char **argv)
 		if (fd_kinds[i]->check && fd_kinds[i]->check(&c.t))
 			goto out;
 	for (i = 0; i < c.t.ntasks; i++)
-		if (save_image(&c, &c.t.tasks[i]) || check_image_threads(&c, &c.t.tasks[i]))
+		if (!c.t.tasks[i].zombie &&
+		    (save_image(&c, &c.t.tasks[i]) || check_image_threads(&c, &c.t.tasks[i])))
 			goto out;
 	if (tree_write(&c.t, c.dir))
 		goto out;

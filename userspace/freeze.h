@@ -12,11 +12,13 @@ struct frozen_thread {
 	unsigned char seized;	/* attached by us: ours to detach or kill */
 	unsigned char stopped;	/* its ptrace-stop was collected */
 	unsigned char listed;	/* seen in /proc/PID/task in the current pass */
+	unsigned char jobstop;	/* its stop reported a group stop (SIGSTOP...) */
 };
 
 /* The threads of tree.tasks[i]; th[0] is the main thread (tid == pid). */
 struct frozen_task {
 	int n, cap;
+	int ended;		/* its main thread's exit was collected */
 	struct frozen_thread *th;
 };
 
@@ -27,8 +29,10 @@ struct freezer {
 
 /*
  * Stop every thread of @root and of all its descendants, adding them to @t
- * (the tasks, and each task's thread tids).  0, or -1 after printing why;
- * either way freeze_release() undoes what was done.
+ * (the tasks, and each task's thread tids).  A task that exits meanwhile
+ * is dropped, or kept as a zombie (tree_task.zombie, not seized) if it is
+ * one; a task that was group-stopped gets tree_task.stopped.  0, or -1
+ * after printing why; either way freeze_release() undoes what was done.
  */
 int freeze_tree(struct freezer *fz, struct tree *t, pid_t root);
 /* SIGKILL every frozen task (@killit), or detach every thread untouched. */

@@ -24,10 +24,21 @@
  *   reports "ready" on the status pipe and waits on the go pipe.
  * When every task is ready, the restorer writes one go byte per task and
  * every task execve()s its image (argv[1] "--imgcr-cloexec=LIST" names the
- * fds to mark close-on-exec again).  Until then every task has
+ * fds to mark close-on-exec again; "--imgcr-stop" makes the module stop
+ * the whole restored process with SIGSTOP before its first instruction,
+ * for a task that was stopped at dump time).  Until then every task has
  * PR_SET_PDEATHSIG(SIGKILL), so killing the root on an error removes the
  * whole half-built tree; a task that sees the go pipe closed without a byte
  * exits.  The status pipe reaching EOF means every task has exec'd.
+ *
+ * Zombies: a zombie is created like any task (pid, group, session,
+ * credentials), reports ready and then dies at once with its status:
+ * _exit(code), or killed by its signal with core dumps off (the core-dump
+ * flag of the status is not restored).  Its parent waits (waitid WNOWAIT,
+ * so it stays a zombie) until it is dead before it reports ready, so the
+ * SIGCHLD reaches the parent before its image runs, and is discarded
+ * (SIGCHLD's default action) as the original one was delivered before the
+ * dump; the restored parent then reaps it with the same status.
  *
  * Threads: the exec of core-PID.img recreates the other threads of the task
  * with their TIDs (the tree's "thread" records list them; the image too).
@@ -161,6 +172,60 @@ static void task_fail(struct rctx *c, pid_t pid)
 #define TFAIL(...) do { report(c, k->pid, __VA_ARGS__); task_fail(c, k->pid); } while (0)
 
 static void run_task(struct rctx *c, int ti, pid_t want_ppid) __attribute__((noreturn));
+
+/* A signal whose default action kills the process (a zombie can die of it). */
+static int sig_kills(int sig)
+{
+	switch (sig) {
+	case SIGCHLD: case SIGCONT: case SIGSTOP: case SIGTSTP:
+	case SIGTTIN: case SIGTTOU: case SIGURG: case SIGWINCH:
+		return 0;
+	default:
+		return sig > 0 && sig <= SIGRTMAX;
+	}
+}
+
+/* The end of a zombie's run_task(): ready, then die with its wait status. */
+static void zombie_exit(struct rctx *c, const struct tree_task *k) __attribute__((noreturn));
+static void zombie_exit(struct rctx *c, const struct tree_task *k)
+{
+	int sig = k->exit_status & 0x7f;
+	struct rlimit none = { 0, 0 };
+	char msg[32];
+	sigset_t set;
+	int n;
+
+	n = snprintf(msg, sizeof(msg), "R %d\n", k->pid);
+	if (write(c->status_w, msg, n) != n)
+		_exit(1);
+	if (!sig)
+		_exit((k->exit_status >> 8) & 0xff);
+	/* no core file: not dumpable (this also stops a core_pattern pipe) */
+	setrlimit(RLIMIT_CORE, &none);
+	prctl(PR_SET_DUMPABLE, 0);
+	signal(sig, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	kill(getpid(), sig);
+	_exit(127);	/* check_tree() only lets through signals that kill */
+}
+
+/* Wait until every zombie child of @k is dead, leaving it unreaped. */
+static void wait_zombie_children(struct rctx *c, const struct tree_task *k)
+{
+	siginfo_t si;
+	int i;
+
+	for (i = 0; i < c->t.ntasks; i++) {
+		const struct tree_task *ch = &c->t.tasks[i];
+
+		if (!ch->zombie || ch->ppid != k->pid || ch->pid == c->t.root)
+			continue;
+		while (waitid(P_PID, ch->pid, &si, WEXITED | WNOWAIT) && errno == EINTR)
+			;
+	}
+}
 /*
  * An ordinary user's --pidns restore runs in a user namespace of its own,
  * where it has every capability until the exec of the image drops them
@@ -185,7 +250,7 @@ static int keep_checkpoint_cap(void)
 static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 {
 	const struct tree_task *k = &c->t.tasks[ti];
-	char img[PATH_MAX + 32], cloexec[4096], *argv[3], err[PATH_MAX + 256];
+	char img[PATH_MAX + 32], cloexec[4096], *argv[4], err[PATH_MAX + 256];
 	int i, fd, n, in_tree_pgid, used[3] = { 0, 0, 0 };
 	const char *why;
 	size_t off;
@@ -194,6 +259,8 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != want_ppid)
 		_exit(1);
+	/* our zombie children must not be reaped by the kernel (SIG_IGN) */
+	signal(SIGCHLD, SIG_DFL);
 	if (k->pid == c->t.root)
 		c->ext_pgid = getpgid(0);
 	if (k->sid == k->pid) {
@@ -245,10 +312,10 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		TFAIL("%s", err);
 	/* the image, opened before chroot and before the credentials change */
 	snprintf(img, sizeof(img), "%s/core-%d.img", c->dir, k->pid);
-	fd = open(img, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	fd = -1;	/* a zombie has no image */
+	if (!k->zombie && (fd = open(img, O_RDONLY | O_CLOEXEC)) < 0)
 		TFAIL("cannot open %s: %s", img, strerror(errno));
-	if (fd < c->base) {
+	if (fd >= 0 && fd < c->base) {
 		int hi = fcntl(fd, F_DUPFD_CLOEXEC, c->base);
 
 		if (hi < 0)
@@ -303,15 +370,20 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 	}
 	if (!(k->attr_set & ATTR_RLIMIT(RLIMIT_NOFILE)))
 		setrlimit(RLIMIT_NOFILE, &c->nofile);
+	if (k->zombie)
+		zombie_exit(c, k);
+	wait_zombie_children(c, k);
 	argv[0] = img;
-	argv[1] = NULL;
-	argv[2] = NULL;
+	argv[1] = argv[2] = argv[3] = NULL;
 	char cloexec_arg[sizeof(cloexec) + 32];
 
+	n = 1;
 	if (off) {
 		snprintf(cloexec_arg, sizeof(cloexec_arg), "--imgcr-cloexec=%s", cloexec);
-		argv[1] = cloexec_arg;
+		argv[n++] = cloexec_arg;
 	}
+	if (k->stopped)
+		argv[n++] = "--imgcr-stop";
 	/* ready; wait for the whole tree */
 	{
 		char msg[32];
@@ -519,8 +591,20 @@ static int check_tree(struct rctx *c)
 			pr_err("pid %d: session %d has no leader in the tree: not supported", k->pid, k->sid);
 			return -1;
 		}
+		if (p && p->zombie) {
+			pr_err("pid %d: its parent %d is a zombie: cannot be restored", k->pid, p->pid);
+			return -1;
+		}
+		if (k->zombie && !sig_kills(k->exit_status & 0x7f) && (k->exit_status & 0x7f)) {
+			pr_err("pid %d: zombie killed by signal %d, whose default action does not kill: cannot be restored",
+			       k->pid, k->exit_status & 0x7f);
+			return -1;
+		}
+		if (k->zombie && (k->exit_status & 0x80))
+			fprintf(stderr, "imgcr: note: pid %d: zombie killed by signal %d with a core dump: restored killed by that signal, without the core-dump flag\n",
+				k->pid, k->exit_status & 0x7f);
 		snprintf(path, sizeof(path), "%s/core-%d.img", c->dir, k->pid);
-		if (access(path, R_OK)) {
+		if (!k->zombie && access(path, R_OK)) {
 			pr_perror("pid %d: image %s", k->pid, path);
 			return -1;
 		}
@@ -961,9 +1045,9 @@ int cmd_restore(int argc, char **argv)
 		pr_err("nothing of the tree was left running");
 		return 1;
 	}
-	/* the point of no return: one go byte per task */
+	/* the point of no return: one go byte per task (zombies are dead already) */
 	for (i = 0; i < c.t.ntasks; i++)
-		if (write_all(c.go_w, "g", 1)) {
+		if (!c.t.tasks[i].zombie && write_all(c.go_w, "g", 1)) {
 			pr_perror("go pipe");
 			kill_tree(&c, top, 1);
 			return 1;

@@ -466,6 +466,13 @@ static void show_tree_text(const struct tree *t, const char *dir)
 		if (k->cwd_deleted)
 			printf("  cwd was deleted: restored as %s (deleted)\n", k->cwd);
 		attrs_show_text(k);
+		if (k->zombie && (k->exit_status & 0x7f))
+			printf("  zombie: killed by signal %d%s\n", k->exit_status & 0x7f,
+			       k->exit_status & 0x80 ? " (core dumped)" : "");
+		else if (k->zombie)
+			printf("  zombie: exited with code %d\n", (k->exit_status >> 8) & 0xff);
+		if (k->stopped)
+			printf("  stopped (restored stopped; SIGCONT continues it)\n");
 		printf("  threads %d: %d (main)", k->nthreads + 1, k->pid);
 		for (j = 0; j < k->nthreads; j++)
 			printf(" %d", k->threads[j]);
@@ -503,7 +510,10 @@ static void show_tree_json(const struct tree *t)
 		printf("],\"threads\":[");
 		for (j = 0; j < k->nthreads; j++)
 			printf("%s%d", j ? "," : "", k->threads[j]);
-		printf("],\"umask\":%u,\"cwd\":", k->umask);
+		printf("],\"stopped\":%s", k->stopped ? "true" : "false");
+		if (k->zombie)
+			printf(",\"exit_status\":%d", k->exit_status);
+		printf(",\"umask\":%u,\"cwd\":", k->umask);
 		json_str(k->cwd);
 		printf(",\"root\":");
 		json_str(k->root);

@@ -40,6 +40,15 @@
  *   cwd-deleted PID                  the cwd of the fs record had been
  *                                    deleted: restored as a deleted
  *                                    directory at that path
+ *   exit PID STATUS                  task PID is a zombie (dead, not yet
+ *                                    reaped by its parent): it has no image
+ *                                    and no thread or fd records; STATUS is
+ *                                    its wait status as waitpid() gives it
+ *                                    (code << 8, or the signal number, with
+ *                                    0x80 if it dumped core)
+ *   stopped PID                      task PID was stopped (SIGSTOP, SIGTSTP...,
+ *                                    not by the dump) at dump time: it is
+ *                                    restored stopped
  *   file ID KIND FLAGS POS ARGS...   one per open file description
  *   fd PID FD ID CLOEXEC             one per descriptor: FD of task PID
  *                                    refers to file ID; CLOEXEC is 0 or 1
@@ -113,7 +122,9 @@
  * (the threads' TIDs when core-PID.img is executed; the image lists them
  * too, and must agree).  At most IMGCR_MAX_THREADS thread records per task.
  * Version 2 added the thread records (version 1 trees come with version 1
- * images, which no longer load).
+ * images, which no longer load).  The exit and stopped records were added
+ * to version 2 without a version bump, like the eventfd kinds: a reader
+ * that does not know them refuses the tree ("unknown or malformed record").
  *
  * A reader must refuse a file whose version it does not know, and unknown
  * record keywords.
@@ -276,6 +287,17 @@ void tree_free(struct tree *t)
 	memset(t, 0, sizeof(*t));
 }
 
+int tree_wait_status_ok(long long st)
+{
+	int sig = st & 0x7f;
+
+	if (st < 0 || st > 0xffff)
+		return 0;
+	if (!sig)
+		return !(st & 0x80);		/* exited: code << 8 */
+	return sig != 0x7f && sig <= 64 && !(st & 0xff00);	/* killed, maybe core */
+}
+
 void tree_escape(char *out, size_t size, const char *in)
 {
 	size_t o = 0;
@@ -351,6 +373,10 @@ int tree_write(const struct tree *t, const char *dir)
 		for (j = 0; j < k->nthreads; j++)
 			fprintf(f, "thread %d %d\n", k->pid, k->threads[j]);
 		attrs_write(f, k);
+		if (k->zombie)
+			fprintf(f, "exit %d %d\n", k->pid, k->exit_status);
+		if (k->stopped)
+			fprintf(f, "stopped %d\n", k->pid);
 	}
 	for (i = 0; i < t->nfiles; i++) {
 		const struct tree_file *x = &t->files[i];
@@ -520,6 +546,17 @@ int tree_read(struct tree *t, const char *dir)
 		} else if (attrs_read(nv > 1 ? tree_find(t, n[1]) : NULL, v, nv, &bad)) {
 			if (bad)
 				BAD("bad attribute record");
+		} else if (!strcmp(v[0], "exit") && nv == 3) {
+			k = tree_find(t, n[1]);
+			if (!k || k->zombie || k->stopped || !tree_wait_status_ok(n[2]))
+				BAD("bad exit record");
+			k->zombie = 1;
+			k->exit_status = n[2];
+		} else if (!strcmp(v[0], "stopped") && nv == 2) {
+			k = tree_find(t, n[1]);
+			if (!k || k->zombie || k->stopped)
+				BAD("bad stopped record");
+			k->stopped = 1;
 		} else if (!strcmp(v[0], "file") && nv >= 6) {
 			struct tree_file *x;
 			int kind;
@@ -642,11 +679,18 @@ int tree_read(struct tree *t, const char *dir)
 		pr_err("%s: the root task %d is not listed", path, t->root);
 		goto fail;
 	}
-	for (i = 0; i < t->ntasks; i++)
-		if (!t->tasks[i].has_cred || !t->tasks[i].has_fs) {
-			pr_err("%s: task %d has no cred or fs record", path, t->tasks[i].pid);
+	for (i = 0; i < t->ntasks; i++) {
+		const struct tree_task *k = &t->tasks[i];
+
+		if (!k->has_cred || !k->has_fs) {
+			pr_err("%s: task %d has no cred or fs record", path, k->pid);
 			goto fail;
 		}
+		if (k->zombie && (k->nthreads || k->nfds || k->pid == t->root)) {
+			pr_err("%s: zombie %d has threads or fds, or is the root", path, k->pid);
+			goto fail;
+		}
+	}
 	free(line);
 	fclose(f);
 	return 0;

@@ -93,6 +93,9 @@ struct tree_task {
 	char *affinity;		/* CPU list ("0-3,6") */
 	int no_new_privs;
 	int cwd_deleted;	/* cwd was deleted: recreated, entered, removed */
+	int zombie;		/* dead, not reaped: restored as a zombie (no image) */
+	int exit_status;	/* a zombie's wait status (/proc/PID/stat field 52) */
+	int stopped;		/* group-stopped (SIGSTOP...) before the dump */
 };
 
 /* Buffered data of a pipe or FIFO, saved in DIR/pipe-<ino>.data. */
@@ -138,6 +141,9 @@ struct tree_tty *tree_tty_find(const struct tree *t, int index);
 struct tree_tty *tree_tty_add(struct tree *t, int index);
 int tree_fd_add(struct tree_task *task, int fd, int file, int cloexec);
 void tree_free(struct tree *t);
+
+/* A wait status a zombie can have (exited with a code, or killed by a signal). */
+int tree_wait_status_ok(long long st);
 
 /* DIR/tree: 0 or -1 (error printed). */
 int tree_write(const struct tree *t, const char *dir);

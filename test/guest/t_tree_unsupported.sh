@@ -2,7 +2,9 @@
 # Every kind of task or file imgcr dump refuses gives a message naming the
 # pid (and fd) and the kind, writes no tree, and leaves the whole tree
 # running (no task stays stopped; both tasks keep ticking).  One sub-test
-# per kind: tree_unsupported-{socket,epoll,dev,console,ns,zombie}.
+# per kind: tree_unsupported-{socket,epoll,dev,console,ns,deadmain}
+# (deadmain: a process whose main thread exited while another runs on;
+# zombies are dumped: t_tree_zombies).
 # (Multi-threaded tasks are supported: t_threads_tree.)
 # timeout: 300
 . /imgcr/guest/lib.sh
@@ -54,4 +56,4 @@ run epoll 'pid [0-9]+ fd [0-9]+: anon inode \[eventpoll\]: .*not supported'
 run dev 'pid [0-9]+ fd [0-9]+: character device /dev/(mem|kmsg) \(1:1?1\): not supported'
 run console 'pid [0-9]+ fd [0-9]+: console /dev/console \(5:1\): a terminal outside the tree is not supported without --shell-job'
 run ns 'pid [0-9]+: uts namespace .* differs from the root task.s .*not supported'
-run zombie 'pid [0-9]+: zombie: zombie processes are not supported'
+run deadmain 'pid [0-9]+: its main thread has exited while 1 other threads run on: not supported'

@@ -6,6 +6,8 @@
  *   dev      /dev/mem (or /dev/kmsg) console /dev/console (a terminal)
  *   ns       its own UTS namespace  zombie   an unreaped dead child
  *   threads  a second thread        none     nothing (dumpable)
+ *   deadmain its main thread exited (pthread_exit), a second thread ticks
+ * (zombie and threads are dumpable now.)
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -19,6 +21,15 @@
 #include "common.h"
 
 static int out;
+
+static void tick_forever(void);
+
+static void *tick_fn(void *arg)
+{
+	(void)arg;
+	tick_forever();
+	return NULL;
+}
 
 static void *thread_fn(void *arg)
 {
@@ -73,6 +84,8 @@ int main(int argc, char **argv)
 			r = unshare(CLONE_NEWUTS);
 		else if (!strcmp(kind, "threads"))
 			r = -pthread_create(&th, NULL, thread_fn, NULL);
+		else if (!strcmp(kind, "deadmain") && !pthread_create(&th, NULL, tick_fn, NULL))
+			pthread_exit(NULL);
 		if (r < 0) {
 			outf(2, "holder: %s failed: %s\n", kind, errname(errno));
 			_exit(5);
