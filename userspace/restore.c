@@ -13,7 +13,9 @@
  *   creates its children with clone3(set_tid) (they inherit everything);
  *   joins its process group (waiting for the leader if needed);
  *   umask, chdir, chroot; dup2()s its descriptors into place and closes
- *   0-2 if not used (everything else is close-on-exec); opens its image;
+ *   0-2 if not used (everything else is close-on-exec); lets the kinds do
+ *   what needs its fd numbers or the other tasks (fd_kind.late: epoll
+ *   items, pidfds to tasks of the tree); opens its image;
  *   sets groups, gids, uids (root only; otherwise they must be the caller's);
  *   reports "ready" on the status pipe and waits on the go pipe.
  * When every task is ready, the restorer writes one go byte per task and
@@ -264,6 +266,13 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 	for (i = 0; i < 3; i++)
 		if (!used[i])
 			close(i);
+	/* what needs the fds in place: epoll items, pidfds to the tree (files.h) */
+	for (i = 0; fd_kinds[i]; i++) {
+		char why[1024];
+
+		if (fd_kinds[i]->late && fd_kinds[i]->late(&c->t, k, why, sizeof(why)))
+			TFAIL("%s", why);
+	}
 	/* credentials, last: creating children needs the caller's rights */
 	if (c->setcreds) {
 		gid_t g[65536];
