@@ -45,8 +45,8 @@ static unsigned long long start_time(pid_t pid)
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	text = read_text(path, NULL);
 	s = text ? strrchr(text, ')') : NULL;
-	/* after the comm: field 3 (state) onwards; field 22 is the 20th of those */
-	for (i = 3; s && i < 22; i++)
+	/* the space before field N + 1 after N - 1 steps from the comm's ')' (field 2) */
+	for (i = 2; s && i < 22; i++)
 		s = strchr(s + 1, ' ');
 	if (s)
 		v = strtoull(s + 1, NULL, 10);

@@ -4,7 +4,7 @@
 # signalfd (EPOLLET, a SIGUSR2 queued), an inotify instance (wds 3 and 4), a
 # pidfd to the child, a nested epoll, and the child's eventfd registered by
 # the child at fd 200 in the epoll both share; besides a memfd (two
-# descriptions), an O_PATH fd and a directory fd half read.  From outside,
+# descriptions), a pidfd to the test's shell (outside the tree), an O_PATH fd and a directory fd half read.  From outside,
 # before the dump and after the restore: the epoll items (tfd/events/data),
 # the inotify watches (wd/mask), the memfd's name and offset, the O_PATH
 # flag, the pidfd's Pid and flags, the directory offset.  imgcr show lists
@@ -48,6 +48,7 @@ outside() {
 	[ "$(readlink /proc/$pid/fd/$opath)" = "$PWD/w/f" ] || fail "$WHEN: O_PATH fd on $(readlink /proc/$pid/fd/$opath)"
 	[ "$(fdi $pid $pidfd Pid)" = "$kid" ] || fail "$WHEN: pidfd Pid '$(fdi $pid $pidfd Pid)', want $kid"
 	[ $(( 0$(fdi $pid $pidfd flags) & 04000 )) != 0 ] || fail "$WHEN: pidfd flags $(fdi $pid $pidfd flags): no O_NONBLOCK"
+	[ "$(fdi $pid $pidout Pid)" = "$$" ] || fail "$WHEN: pidfd to the shell: Pid '$(fdi $pid $pidout Pid)', want $$"
 	[ "$(fdi $pid $dir pos)" = "$dirpos" ] || fail "$WHEN: directory pos $(fdi $pid $dir pos), want $dirpos"
 }
 
@@ -60,7 +61,7 @@ wait_line out '^ready' 20 && wait_line out '^child ready' 20 ||
 line=$(grep '^fds ' out)
 v() { echo "$line" | sed -n "s/.* $1=\([0-9]*\).*/\1/p"; }
 ep=$(v ep) ep2=$(v ep2) efd=$(v efd) tper=$(v tper) sfd=$(v sfd) ino=$(v ino) wdd=$(v wdd)
-wdf=$(v wdf) pidfd=$(v pidfd) mem=$(v mem) memro=$(v memro) opath=$(v opath) dir=$(v dir)
+wdf=$(v wdf) pidfd=$(v pidfd) pidout=$(v pidout) mem=$(v mem) memro=$(v memro) opath=$(v opath) dir=$(v dir)
 kid=$(v child)
 track $kid
 rpipe=$(($(v pipe) - 1))
@@ -83,6 +84,7 @@ grep -q "fd $ep: epoll: .*fd 200 events 0x19 data 0xc8 (by pid $kid)" show.txt &
 	grep -q "fd $ino: inotify: .*wd $wdd mask 0x300 $PWD/w" show.txt &&
 	grep -q "fd $mem: memfd evl-mem .* seals 0x6 rw" show.txt &&
 	grep -q "fd $pidfd: pidfd pid $kid " show.txt &&
+	grep -q "fd $pidout: pidfd pid $$ (outside the tree) " show.txt &&
 	grep -q "fd $opath: file $PWD/w/f r O_PATH" show.txt ||
 	fail "imgcr show DIR: $(grep 'fd [0-9]*:' show.txt | cut -c1-100 | tr '\n' '|')"
 imgcr show --json ../d | grep -q '"kind":"epoll","flags":[0-9]*,"pos":0,"items":\[{"fd":' ||
@@ -104,6 +106,6 @@ outside "after the restore"
 touch restored
 wait_exit $rpid 120
 [ "$RC" = 0 ] || fail "imgcr restore exit status $RC: $(grep -E 'BAD' out | tr '\n' '|')$(rerr)"
-grep -q BAD out && fail "$(grep BAD out | tr '\n' '|')"
+grep -q BAD out && fail "$(grep -E 'BAD|info' out | tr '\n' '|')"
 grep -q '^done ok' out || fail "no 'done ok': $(tail -n 3 out | tr '\n' '|')"
 pass "$(grep -c '^ok' out) checks ok; $(sed -n 's/^ok timerfd: //p' out)"

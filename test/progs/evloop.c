@@ -25,7 +25,8 @@
  *             on the old wd works (IN_IGNORED follows)
  *   nested    writing the pipe: ep reports ep2, ep2 reports the pipe
  *   shared    the child writes its eventfd: ep reports data 200
- *   pidfd     pidfd_send_signal(SIGKILL) to the child: reported in ep
+ *   pidfd     pidfd_send_signal(SIGKILL) to the child: reported in ep;
+ *             a second pidfd, to the test's shell (outside the tree), works
  *   DEL       EPOLL_CTL_DEL of the timerfd by its old number
  *   memfd     name, offset, seals, data, hole, size, the read-only
  *             description sees writes through the other and cannot write
@@ -35,6 +36,7 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -194,7 +196,7 @@ int main(void)
 	struct epoll_event ev;
 	struct stat st, st2;
 	sigset_t set;
-	int wdd, wdf, w, mem, memro, opath, dir, i, n, e;
+	int wdd, wdf, w, mem, memro, opath, dir, pidout, i, n, e;
 	uint64_t v;
 	pid_t kid;
 	double t0;
@@ -232,9 +234,10 @@ int main(void)
 	if (kid == 0)
 		return child();
 	pidfd = syscall(SYS_pidfd_open, kid, O_NONBLOCK);
+	pidout = syscall(SYS_pidfd_open, getppid(), 0);	/* the test's shell: outside the tree */
 	ev.events = EPOLLIN;
 	ev.data.u64 = 0;
-	if (pidfd < 0 || epoll_ctl(ep2, EPOLL_CTL_ADD, pp[0], &ev) ||
+	if (pidfd < 0 || pidout < 0 || epoll_ctl(ep2, EPOLL_CTL_ADD, pp[0], &ev) ||
 	    add(efd, EPOLLIN | EPOLLONESHOT, D_EFD) || add(tper, EPOLLIN, D_TPER) ||
 	    add(sfd, EPOLLIN | EPOLLET, D_SIG) || add(ino, EPOLLIN, D_INO) ||
 	    add(pidfd, EPOLLIN, D_PIDFD) || add(ep2, EPOLLIN, D_EP2)) {
@@ -263,8 +266,8 @@ int main(void)
 	}
 	for (i = 0; i < 500 && (!n_sig || !n_efd); i++)
 		loop_once(20);
-	say("fds ep=%d ep2=%d efd=%d tper=%d sfd=%d ino=%d wdd=%d wdf=%d pidfd=%d mem=%d memro=%d opath=%d dir=%d pipe=%d child=%d\n",
-	    ep, ep2, efd, tper, sfd, ino, wdd, wdf, pidfd, mem, memro, opath, dir, pp[1], (int)kid);
+	say("fds ep=%d ep2=%d efd=%d tper=%d sfd=%d ino=%d wdd=%d wdf=%d pidfd=%d pidout=%d mem=%d memro=%d opath=%d dir=%d pipe=%d child=%d\n",
+	    ep, ep2, efd, tper, sfd, ino, wdd, wdf, pidfd, pidout, mem, memro, opath, dir, pp[1], (int)kid);
 	say("before: sig %d efd %d ticks %lld dir %s\n", n_sig, n_efd, ticks, seen);
 	check(n_sig == 1 && n_efd == 1, "before the dump", "signalfd reported %d, eventfd %d (want 1, 1)",
 	      n_sig, n_efd);
@@ -370,16 +373,28 @@ int main(void)
 	close(open("child-go", O_CREAT | O_WRONLY, 0644));
 	for (i = 0; i < 250 && !n_child; i++)
 		loop_once(20);
-	check(n_child >= 1, "shared epoll", "the child's fd 200 reported %d times", n_child);
+	check(n_child >= 1, "shared epoll", "the child's fd 200 reported %d times (child state %c)",
+	      n_child, task_state(kid));
 
 	/* pidfd */
 	e = syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) ? errno : 0;
 	for (i = 0; i < 250 && !n_pidfd; i++)
 		loop_once(20);
-	check(!e && n_pidfd >= 1 && (fcntl(pidfd, F_GETFL) & O_NONBLOCK), "pidfd",
-	      "pidfd_send_signal: %s, exit reported %d, O_NONBLOCK %d", e ? strerror(e) : "ok",
-	      n_pidfd, !!(fcntl(pidfd, F_GETFL) & O_NONBLOCK));
-	waitpid(kid, NULL, 0);
+	{
+		struct pollfd pf = { .fd = pidfd, .events = POLLIN };
+		int pr = poll(&pf, 1, 0);
+
+		check(!e && n_pidfd >= 1 && (fcntl(pidfd, F_GETFL) & O_NONBLOCK), "pidfd",
+		      "pidfd_send_signal: %s, exit reported %d, O_NONBLOCK %d (child state %c, poll %d 0x%x)",
+		      e ? strerror(e) : "ok", n_pidfd, !!(fcntl(pidfd, F_GETFL) & O_NONBLOCK),
+		      task_state(kid), pr, pf.revents);
+	}
+	n = waitpid(kid, NULL, 0);
+	check(n == kid, "child", "waitpid: %d %s", n, n < 0 ? strerror(errno) : "");
+
+	e = syscall(SYS_pidfd_send_signal, pidout, 0, NULL, 0) ? errno : 0;
+	check(!e && !(fcntl(pidout, F_GETFL) & O_NONBLOCK), "pidfd outside",
+	      "to the shell: pidfd_send_signal(0): %s", e ? strerror(e) : "ok");
 
 	/* DEL by the old number */
 	e = epoll_ctl(ep, EPOLL_CTL_DEL, tper, NULL) ? errno : 0;
