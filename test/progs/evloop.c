@@ -135,6 +135,15 @@ static void loop_once(int ms)
 	}
 }
 
+/* Loop until *@counter reaches @min or @secs pass (by the clock: items may be ready all along). */
+static void loop_until(const int *counter, int min, double secs)
+{
+	double end = now() + secs;
+
+	while (*counter < min && now() < end)
+		loop_once(20);
+}
+
 static int child(void)
 {
 	int cfd = eventfd(0, EFD_NONBLOCK), n;
@@ -288,8 +297,7 @@ int main(void)
 	check(n == sizeof(si) && si.ssi_signo == SIGUSR2, "signalfd", "read signal %u (want %d)",
 	      si.ssi_signo, SIGUSR2);
 	kill(getpid(), SIGUSR2);
-	for (i = 0; i < 50 && n_sig < 3; i++)
-		loop_once(20);
+	loop_until(&n_sig, 3, 2);
 	n = read(sfd, &si, sizeof(si));
 	check(n_sig == 3 && n == sizeof(si), "signalfd", "a new SIGUSR2 reported (%d) and read (%d)",
 	      n_sig, n);
@@ -299,8 +307,7 @@ int main(void)
 	ev.events = EPOLLIN | EPOLLONESHOT;
 	ev.data.u64 = D_EFD;
 	e = epoll_ctl(ep, EPOLL_CTL_MOD, efd, &ev) ? errno : 0;
-	for (i = 0; i < 50 && n_efd < 2; i++)
-		loop_once(20);
+	loop_until(&n_efd, 2, 2);
 	v = 0;
 	n = read(efd, &v, 8);
 	check(!e && n_efd == 2 && n == 8 && v == 5, "eventfd",
@@ -310,8 +317,7 @@ int main(void)
 	/* timer period through epoll */
 	ntick_at = 0;
 	t0 = now();
-	for (i = 0; i < 500 && ntick_at < 11; i++)
-		loop_once(50);
+	loop_until(&ntick_at, 11, 10);
 	if (ntick_at >= 11) {
 		double per_ms = (tick_at[10] - tick_at[0]) * 100;
 
@@ -327,8 +333,7 @@ int main(void)
 	if (w < 0 || write(w, "x", 1) != 1)
 		say("BAD write w/f: %s\n", strerror(errno));
 	close(w);
-	for (i = 0; i < 50 && !n_ino; i++)
-		loop_once(20);
+	loop_until(&n_ino, 1, 2);
 	{
 		int got_create = 0, got_modify = 0, other = 0;
 		ssize_t r;
@@ -363,23 +368,22 @@ int main(void)
 	/* nested epoll */
 	if (write(pp[1], "p", 1) != 1)
 		say("BAD pipe write\n");
-	for (i = 0; i < 50 && !n_ep2; i++)
-		loop_once(20);
+	loop_until(&n_ep2, 1, 2);
 	n = epoll_wait(ep2, &ev, 1, 0);
 	check(n_ep2 >= 1 && n == 1, "nested epoll", "ep reports ep2: %d, ep2 reports the pipe: %d",
 	      n_ep2, n);
+	if (read(pp[0], buf, 1) != 1)	/* else ep2 stays ready */
+		say("BAD pipe read\n");
 
 	/* shared epoll: the child's item */
 	close(open("child-go", O_CREAT | O_WRONLY, 0644));
-	for (i = 0; i < 250 && !n_child; i++)
-		loop_once(20);
+	loop_until(&n_child, 1, 10);
 	check(n_child >= 1, "shared epoll", "the child's fd 200 reported %d times (child state %c)",
 	      n_child, task_state(kid));
 
 	/* pidfd */
 	e = syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) ? errno : 0;
-	for (i = 0; i < 250 && !n_pidfd; i++)
-		loop_once(20);
+	loop_until(&n_pidfd, 1, 10);
 	{
 		struct pollfd pf = { .fd = pidfd, .events = POLLIN };
 		int pr = poll(&pf, 1, 0);
@@ -411,7 +415,9 @@ int main(void)
 	check(n == (F_SEAL_SHRINK | F_SEAL_GROW), "memfd seals", "0x%x (want 0x%x)", n,
 	      F_SEAL_SHRINK | F_SEAL_GROW);
 	memset(buf, 0, 16);
-	check(fstat(mem, &st) == 0 && st.st_size == (1 << 20) + 5 && pread(mem, buf, 5, 0) == 5 &&
+	memset(&st, 0, sizeof(st));
+	e = fstat(mem, &st);
+	check(e == 0 && st.st_size == (1 << 20) + 5 && pread(mem, buf, 5, 0) == 5 &&
 	      !memcmp(buf, "hello", 5) && pread(mem, buf + 8, 5, 1 << 20) == 5 &&
 	      !memcmp(buf + 8, "world", 5), "memfd data", "size %lld, '%.5s' '%.5s'",
 	      (long long)st.st_size, buf, buf + 8);
@@ -427,7 +433,9 @@ int main(void)
 
 	/* O_PATH */
 	n = fcntl(opath, F_GETFL);
-	check((n & O_PATH) && !fstat(opath, &st) && !stat("w/f", &st2) && st.st_ino == st2.st_ino,
+	memset(&st2, 0, sizeof(st2));
+	e = fstat(opath, &st) || stat("w/f", &st2);
+	check((n & O_PATH) && !e && st.st_ino == st2.st_ino,
 	      "O_PATH", "flags 0%o, inode %lu (w/f %lu)", n, (unsigned long)st.st_ino,
 	      (unsigned long)st2.st_ino);
 
