@@ -129,7 +129,7 @@ static char *watch_path(const struct tree_file *f, int wd, unsigned long ino, un
 			pr_err("pid %d fd %d: inotify: watch %d (inode %lu): finding its path needs CAP_DAC_READ_SEARCH (open_by_handle_at): dump as root",
 			       f->pid, f->fd, wd, ino);
 		else
-			pr_perror("pid %d fd %d: inotify: watch %d (inode %lu): its path no longer exists (open_by_handle_at): not supported",
+			pr_perror("pid %d fd %d: inotify: watch %d (inode %lu): cannot open its file handle (the file is gone, or its filesystem cannot open handles): not supported",
 				  f->pid, f->fd, wd, ino);
 		return NULL;
 	}

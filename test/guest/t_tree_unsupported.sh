@@ -2,8 +2,8 @@
 # Every kind of task or file imgcr dump refuses gives a message naming the
 # pid (and fd) and the kind, writes no tree, and leaves the whole tree
 # running (no task stays stopped; both tasks keep ticking).  One sub-test
-# per kind: tree_unsupported-{socket,io_uring,uffd,perf,memmap,epclosed,dev,
-# console,ns,zombie}.
+# per kind: tree_unsupported-{socket,io_uring,uffd,perf,fanotify,bpf,memmap,
+# epclosed,pidfdgone,inoproc,dev,console,ns,zombie}.
 # (Multi-threaded tasks are supported: t_threads_tree.)
 # timeout: 300
 . /imgcr/guest/lib.sh
@@ -54,8 +54,12 @@ run socket 'pid [0-9]+ fd [0-9]+: socket: sockets are not supported'
 run io_uring 'pid [0-9]+ fd [0-9]+: anon inode \[io_uring\]: io_uring instances are not supported'
 run uffd 'pid [0-9]+ fd [0-9]+: anon inode \[userfaultfd\]: userfaultfds are not supported'
 run perf 'pid [0-9]+ fd [0-9]+: anon inode \[perf_event\]: perf_event fds are not supported'
+run fanotify 'pid [0-9]+ fd [0-9]+: anon inode \[fanotify\]: fanotify groups are not supported'
+run bpf 'pid [0-9]+ fd [0-9]+: anon inode bpf-map: bpf maps are not supported'
 run memmap 'pid [0-9]+ fd [0-9]+: memfd /memfd:holder: also mapped by pid [0-9]+ at 0x[0-9a-f]+: an fd and a mapping of one memfd would be restored as two separate memfds: not supported'
 run epclosed 'pid [0-9]+ fd [0-9]+: epoll: the file it watches as fd [0-9]+ is no longer open at fd [0-9]+ in any task holding this epoll .*not supported'
+run pidfdgone 'pid [0-9]+ fd [0-9]+: pidfd: its process has exited: not supported'
+run inoproc 'pid [0-9]+ fd [0-9]+: inotify: watch 1 \(inode [0-9]+\): .*not supported'
 run dev 'pid [0-9]+ fd [0-9]+: character device /dev/(mem|kmsg) \(1:1?1\): not supported'
 run console 'pid [0-9]+ fd [0-9]+: character device /dev/console \(5:1\): not supported'
 run ns 'pid [0-9]+: uts namespace .* differs from the root task.s .*not supported'

@@ -7,6 +7,9 @@
  *   memmap   a memfd open as an fd and mapped shared
  *   epclosed an epoll watching an eventfd whose fd was closed since (the
  *            eventfd still open at another fd number)
+ *   fanotify a fanotify group       bpf      a bpf array map
+ *   pidfdgone a pidfd of a child that exited (reaped)
+ *   inoproc  an inotify watch on /proc (a filesystem without file handles)
  *   dev      /dev/mem (or /dev/kmsg) console /dev/console (a terminal)
  *   ns       its own UTS namespace  zombie   an unreaped dead child
  *   threads  a second thread        none     nothing (dumpable)
@@ -16,7 +19,11 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <linux/bpf.h>
 #include <linux/perf_event.h>
+#include <sys/fanotify.h>
+#include <sys/inotify.h>
+#include <sys/wait.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
@@ -89,6 +96,28 @@ int main(int argc, char **argv)
 			r = memfd_create("holder", 0);
 			if (r >= 0 && (ftruncate(r, 4096) ||
 				       mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, r, 0) == MAP_FAILED))
+				r = -1;
+		} else if (!strcmp(kind, "fanotify")) {
+			r = fanotify_init(FAN_CLASS_NOTIF, O_RDONLY);
+		} else if (!strcmp(kind, "bpf")) {
+			union bpf_attr a;
+
+			memset(&a, 0, sizeof(a));
+			a.map_type = BPF_MAP_TYPE_ARRAY;
+			a.key_size = 4;
+			a.value_size = 4;
+			a.max_entries = 1;
+			r = syscall(SYS_bpf, BPF_MAP_CREATE, &a, sizeof(a));
+		} else if (!strcmp(kind, "pidfdgone")) {
+			pid_t k = fork();
+
+			if (k == 0)
+				_exit(0);
+			r = k < 0 ? -1 : syscall(SYS_pidfd_open, k, 0);
+			waitpid(k, NULL, 0);
+		} else if (!strcmp(kind, "inoproc")) {
+			r = inotify_init1(0);
+			if (r >= 0 && inotify_add_watch(r, "/proc", IN_CREATE) < 0)
 				r = -1;
 		} else if (!strcmp(kind, "epclosed")) {
 			struct epoll_event ev = { .events = EPOLLIN };
