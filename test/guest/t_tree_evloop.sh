@@ -4,7 +4,7 @@
 # signalfd (EPOLLET, a SIGUSR2 queued), an inotify instance (wds 3 and 4), a
 # pidfd to the child, a nested epoll, and the child's eventfd registered by
 # the child at fd 200 in the epoll both share; besides a memfd (two
-# descriptions), a pidfd to the test's shell (outside the tree), an O_PATH fd and a directory fd half read.  From outside,
+# descriptions, one of them shared with the child), a pidfd to the test's shell (outside the tree), an O_PATH fd and a directory fd half read.  From outside,
 # before the dump and after the restore: the epoll items (tfd/events/data),
 # the inotify watches (wd/mask), the memfd's name and offset, the O_PATH
 # flag, the pidfd's Pid and flags, the directory offset.  imgcr show lists
@@ -42,6 +42,8 @@ outside() {
 		fail "$WHEN: inotify watches: $(grep inotify /proc/$pid/fdinfo/$ino | cut -c1-60 | tr '\n' '|')"
 	[ "$(readlink /proc/$pid/fd/$mem)" = "/memfd:evl-mem (deleted)" ] || fail "$WHEN: memfd link $(readlink /proc/$pid/fd/$mem)"
 	[ "$(fdi $pid $mem pos)" = 3 ] || fail "$WHEN: memfd pos $(fdi $pid $mem pos)"
+	[ "$(stat -L -c %i /proc/$kid/fd/$mem)" = "$(stat -L -c %i /proc/$pid/fd/$mem)" ] &&
+		[ "$(fdi $kid $mem pos)" = 3 ] || fail "$WHEN: the child's memfd is another or at $(fdi $kid $mem pos)"
 	[ "$(stat -L -c %i /proc/$pid/fd/$mem)" = "$(stat -L -c %i /proc/$pid/fd/$memro)" ] || fail "$WHEN: the two memfd fds are not one inode"
 	[ $(( 0$(fdi $pid $memro flags) & 3 )) = 0 ] || fail "$WHEN: memfd O_RDONLY description flags $(fdi $pid $memro flags)"
 	[ $(( 0$(fdi $pid $opath flags) & 010000000 )) != 0 ] || fail "$WHEN: O_PATH fd flags $(fdi $pid $opath flags)"

@@ -8,7 +8,8 @@
  * (PIDFD_NONBLOCK), a second epoll (ep2, watching a pipe), and, registered
  * by the child in the epoll it shares, the child's eventfd at fd 200 (an
  * fd the parent does not have).  Besides: a memfd "evl-mem" (data at 0
- * and at 1 MiB, a hole between, seals F_SEAL_SHRINK|F_SEAL_GROW, offset 3)
+ * and at 1 MiB, a hole between, seals F_SEAL_SHRINK|F_SEAL_GROW, offset 3;
+ * the child has it too)
  * and an O_RDONLY description of it opened through /proc/self/fd, an
  * O_PATH fd on w/f, and an O_DIRECTORY fd on d (7 entries) of which 3 were
  * read with getdents64.
@@ -237,6 +238,14 @@ int main(void)
 	wdf = inotify_add_watch(ino, "w/f", IN_MODIFY);
 	while (read(ino, buf, sizeof(buf)) > 0)
 		;	/* the IN_IGNOREDs */
+	/* memfd: "hello" at 0, "world" at 1 MiB, a hole between; offset 3; the child
+	 * shares it (one description in two tasks) */
+	mem = memfd_create("evl-mem", MFD_ALLOW_SEALING);
+	if (mem < 0 || pwrite(mem, "hello", 5, 0) != 5 || pwrite(mem, "world", 5, 1 << 20) != 5 ||
+	    fcntl(mem, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) || lseek(mem, 3, SEEK_SET) != 3) {
+		say("BAD memfd setup: %s\n", strerror(errno));
+		return 1;
+	}
 	kid = fork();
 	if (kid < 0)
 		return 1;
@@ -251,13 +260,6 @@ int main(void)
 	    add(sfd, EPOLLIN | EPOLLET, D_SIG) || add(ino, EPOLLIN, D_INO) ||
 	    add(pidfd, EPOLLIN, D_PIDFD) || add(ep2, EPOLLIN, D_EP2)) {
 		say("BAD epoll setup: %s\n", strerror(errno));
-		return 1;
-	}
-	/* memfd: "hello" at 0, "world" at 1 MiB, a hole between; offset 3 */
-	mem = memfd_create("evl-mem", MFD_ALLOW_SEALING);
-	if (mem < 0 || pwrite(mem, "hello", 5, 0) != 5 || pwrite(mem, "world", 5, 1 << 20) != 5 ||
-	    fcntl(mem, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) || lseek(mem, 3, SEEK_SET) != 3) {
-		say("BAD memfd setup: %s\n", strerror(errno));
 		return 1;
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", mem);

@@ -9,6 +9,7 @@
  *            eventfd still open at another fd number)
  *   fanotify a fanotify group       bpf      a bpf array map
  *   pidfdgone a pidfd of a child that exited (reaped)
+ *   pidfdout a pidfd to the process $HOLDER_PID, outside the tree (dumpable)
  *   inoproc  an inotify watch on /proc (a filesystem without file handles)
  *   dev      /dev/mem (or /dev/kmsg) console /dev/console (a terminal)
  *   ns       its own UTS namespace  zombie   an unreaped dead child
@@ -115,6 +116,8 @@ int main(int argc, char **argv)
 				_exit(0);
 			r = k < 0 ? -1 : syscall(SYS_pidfd_open, k, 0);
 			waitpid(k, NULL, 0);
+		} else if (!strcmp(kind, "pidfdout")) {
+			r = syscall(SYS_pidfd_open, atoi(getenv("HOLDER_PID") ? getenv("HOLDER_PID") : "0"), 0);
 		} else if (!strcmp(kind, "inoproc")) {
 			r = inotify_init1(0);
 			if (r >= 0 && inotify_add_watch(r, "/proc", IN_CREATE) < 0)
