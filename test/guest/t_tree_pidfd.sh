@@ -29,7 +29,8 @@ while [ "$(cut -d' ' -f1 out 2>/dev/null | sort -u | wc -l)" -lt 2 ]; do
 	[ $n -lt 500 ] || fail "holder did not start: $(cat holder.err)"
 	usleep 20000
 done
-kid=$(cat /proc/$root/task/$root/children)
+set -- $(cat /proc/$root/task/$root/children)
+kid=$1
 track $kid
 [ "$(sed -n 's/^Pid:[[:space:]]*//p' /proc/$kid/fdinfo/4)" = $spid ] || fail "setup: fd 4 of $kid: $(cat /proc/$kid/fdinfo/4 | tr '\n' '|')"
 imgcr dump -t $root -D d 2> dump.err || fail "dump: $(cat dump.err)"
