@@ -4,8 +4,9 @@
  *
  * The restorer (this process) checks the tree, opens every file description
  * of the tree, each by its kind (the table in files.h: files-reg.c,
- * pipes.c, fifo.c, devices.c, eventfd.c... pidfd.c; pipes are created and refilled with their
- * saved data, FIFOs are opened O_RDWR and refilled) at fd numbers above
+ * pipes.c, fifo.c, devices.c, eventfd.c ... pidfd.c; pipes are created and
+ * refilled with their saved data, FIFOs are opened O_RDWR and refilled,
+ * memfds refilled, epolls created empty) at fd numbers above
  * every fd the tree uses, all close-on-exec, then creates the root task
  * with clone3(set_tid).
  * Every task, in itself:

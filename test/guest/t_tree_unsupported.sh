@@ -3,7 +3,8 @@
 # pid (and fd) and the kind, writes no tree, and leaves the whole tree
 # running (no task stays stopped; both tasks keep ticking).  One sub-test
 # per kind: tree_unsupported-{socket,io_uring,uffd,perf,fanotify,bpf,memmap,
-# epclosed,pidfdgone,inoproc,dev,console,ns,zombie}.
+# epclosed,pidfdgone,inoproc,inotifyw,dev,console,ns,zombie}; inotifyw by
+# an ordinary user (uid 1000), the others by root.
 # (Multi-threaded tasks are supported: t_threads_tree.)
 # timeout: 300
 . /imgcr/guest/lib.sh
@@ -11,8 +12,8 @@ require_modules
 
 # unsup KIND REGEX
 unsup() {
-	mkdir $KIND && cd $KIND || fail "mkdir $KIND"
-	holder $KIND out </dev/null >/dev/null 2>holder.err &
+	mkdir $KIND && chmod 777 $KIND && cd $KIND || fail "mkdir $KIND"
+	$RUNAS holder $KIND out </dev/null >/dev/null 2>holder.err &
 	root=$!
 	track $root
 	n=0
@@ -23,7 +24,7 @@ unsup() {
 	done
 	kids=$(cat /proc/$root/task/$root/children)
 	for k in $kids; do track $k; done
-	imgcr dump -t $root -D d > dump.out 2> dump.err && fail "dump of a tree with $KIND succeeded"
+	$RUNAS imgcr dump -t $root -D d > dump.out 2> dump.err && fail "dump of a tree with $KIND succeeded"
 	grep -qE "$RE" dump.err || fail "message does not match '$RE': $(tr '\n' '|' < dump.err)"
 	named=$(sed -n '1s/^imgcr: pid \([0-9]*\).*/\1/p' dump.err)
 	case " $root $kids " in
@@ -45,11 +46,14 @@ unsup() {
 	pass "$(head -n1 dump.err | cut -c1-150)"
 }
 
+# run KIND REGEX [USER]: USER (a uid) runs the tree and the dump
 run() {
 	KIND=$1
 	RE=$2
+	RUNAS=${3:+runas $3 $3}
 	subtest tree_unsupported-$1 unsup
 }
+chmod 777 .
 run socket 'pid [0-9]+ fd [0-9]+: socket: sockets are not supported'
 run io_uring 'pid [0-9]+ fd [0-9]+: anon inode \[io_uring\]: io_uring instances are not supported'
 run uffd 'pid [0-9]+ fd [0-9]+: anon inode \[userfaultfd\]: userfaultfds are not supported'
@@ -60,6 +64,7 @@ run memmap 'pid [0-9]+ fd [0-9]+: memfd /memfd:holder: also mapped by pid [0-9]+
 run epclosed 'pid [0-9]+ fd [0-9]+: epoll: the file it watches as fd [0-9]+ is no longer open at fd [0-9]+ in any task holding this epoll .*not supported'
 run pidfdgone 'pid [0-9]+ fd [0-9]+: pidfd: its process has exited: not supported'
 run inoproc 'pid [0-9]+ fd [0-9]+: inotify: watch 1 \(inode [0-9]+\): .*not supported'
+run inotifyw 'pid [0-9]+ fd [0-9]+: inotify: watch 1 \(inode [0-9]+\): finding its path needs CAP_DAC_READ_SEARCH \(open_by_handle_at\): dump as root' 1000
 run dev 'pid [0-9]+ fd [0-9]+: character device /dev/(mem|kmsg) \(1:1?1\): not supported'
 run console 'pid [0-9]+ fd [0-9]+: character device /dev/console \(5:1\): not supported'
 run ns 'pid [0-9]+: uts namespace .* differs from the root task.s .*not supported'

@@ -11,6 +11,8 @@
  *   pidfdgone a pidfd of a child that exited (reaped)
  *   pidfdout a pidfd to the process $HOLDER_PID, outside the tree (dumpable)
  *   inoproc  an inotify watch on /proc (a filesystem without file handles)
+ *   inotifyw an inotify watch on the cwd; both tasks let any process of
+ *            their user ptrace them (Yama), for a dump by that user
  *   dev      /dev/mem (or /dev/kmsg) console /dev/console (a terminal)
  *   ns       its own UTS namespace  zombie   an unreaped dead child
  *   threads  a second thread        none     nothing (dumpable)
@@ -24,6 +26,7 @@
 #include <linux/perf_event.h>
 #include <sys/fanotify.h>
 #include <sys/inotify.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -70,12 +73,17 @@ int main(int argc, char **argv)
 		if (p == 0)
 			_exit(0);
 	}
+	if (!strcmp(kind, "inotifyw"))
+		prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY);
 	p = fork();
 	if (p < 0)
 		return 4;
 	if (p == 0) {
 		int r = 0;
 		pthread_t th;
+
+		if (!strcmp(kind, "inotifyw"))
+			prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY);
 
 		if (!strcmp(kind, "socket"))
 			r = socket(AF_UNIX, SOCK_DGRAM, 0);
@@ -118,6 +126,10 @@ int main(int argc, char **argv)
 			waitpid(k, NULL, 0);
 		} else if (!strcmp(kind, "pidfdout")) {
 			r = syscall(SYS_pidfd_open, atoi(getenv("HOLDER_PID") ? getenv("HOLDER_PID") : "0"), 0);
+		} else if (!strcmp(kind, "inotifyw")) {
+			r = inotify_init1(0);
+			if (r >= 0 && inotify_add_watch(r, ".", IN_CREATE) < 0)
+				r = -1;
 		} else if (!strcmp(kind, "inoproc")) {
 			r = inotify_init1(0);
 			if (r >= 0 && inotify_add_watch(r, "/proc", IN_CREATE) < 0)
