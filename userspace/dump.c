@@ -13,9 +13,9 @@
  *    attrs.c, fds) and check
  *    that everything is supported.  Each fd is described by its kind (the
  *    table in files.h: files-reg.c, pipes.c, fifo.c, devices.c, eventfd.c,
- *    signalfd.c, timerfd.c, tty.c), which may save data (pipes: tee(2), which
- *    leaves the data in the live pipe; ptys: read, and put back if the tree
- *    is left running);
+ *    signalfd.c, timerfd.c, tty.c, epoll.c, inotify.c, memfd.c, pidfd.c),
+ *    which may save data (pipes: tee(2), which leaves the data in the live
+ *    pipe; ptys: read, and put back if the tree is left running; memfds);
  *    fds sharing one open file description share one file record.
  * 3. Read every image from /proc/PID/dump into DIR/core-PID.img (one image
  *    holds all the threads of a task: it must list exactly the frozen
@@ -476,6 +476,13 @@ static void chown_dir(struct dctx *c, int created)
 		pr_perror("warning: cannot chown %s", path);
 	for (i = 0; i < c->t.npipes; i++) {
 		snprintf(path, sizeof(path), "%s/pipe-%lu.data", c->dir, c->t.pipes[i].ino);
+		if (chown(path, r->uid[0], r->gid[0]))
+			pr_perror("warning: cannot chown %s", path);
+	}
+	for (i = 0; i < c->t.nfiles; i++) {
+		if (c->t.files[i].kind != TK_MEMFD)
+			continue;
+		snprintf(path, sizeof(path), "%s/memfd-%lu.data", c->dir, c->t.files[i].ino);
 		if (chown(path, r->uid[0], r->gid[0]))
 			pr_perror("warning: cannot chown %s", path);
 	}

@@ -2,8 +2,10 @@
 /*
  * The table of fd kinds (files.h), helpers the kinds share, and the kinds
  * imgcr recognises only to refuse them, until each gets a file of its own:
- * sockets and the anon inodes other than eventfd, signalfd and timerfd
- * (epoll, inotify, fanotify, io_uring, userfaultfd, perf, bpf, pidfd...).
+ * sockets and the anon inodes that no kind handles (io_uring, userfaultfd,
+ * fanotify, perf_event, bpf maps, programs and links, kvm VMs and vCPUs,
+ * and any other), each refusal naming what it is.  (Devices other than the
+ * standard ones, /dev/kvm included, are refused by devices.c.)
  * Neither has a path to reopen; both are known by their /proc/PID/fd link
  * alone ("socket:[INO]", "anon_inode:[eventpoll]"), before anything else
  * is read about the fd.
@@ -40,6 +42,20 @@ static int anon_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 {
 	static const char *const handled[] = {
 		"anon_inode:[eventfd]", "anon_inode:[signalfd]", "anon_inode:[timerfd]",
+		"anon_inode:[eventpoll]", "anon_inode:inotify", "anon_inode:[pidfd]",
+	};
+	static const struct {
+		const char *prefix, *what;
+	} refused[] = {
+		{ "anon_inode:[io_uring]", "io_uring instances" },
+		{ "anon_inode:[userfaultfd]", "userfaultfds" },
+		{ "anon_inode:[fanotify]", "fanotify groups" },
+		{ "anon_inode:[perf_event]", "perf_event fds" },
+		{ "anon_inode:bpf-map", "bpf maps" },
+		{ "anon_inode:bpf-prog", "bpf programs" },
+		{ "anon_inode:bpf_link", "bpf links" },
+		{ "anon_inode:bpf", "bpf objects" },
+		{ "anon_inode:kvm-", "kvm VMs and vCPUs" },
 	};
 	size_t i;
 
@@ -51,7 +67,11 @@ static int anon_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 	for (i = 0; i < sizeof(handled) / sizeof(handled[0]); i++)
 		if (!strcmp(p->link, handled[i]))
 			return FD_OTHER;
-	return fd_refuse(p, "anon inode %s: anon inodes other than eventfd, signalfd and timerfd (epoll, inotify, io_uring, ...) are not supported",
+	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		if (!strncmp(p->link, refused[i].prefix, strlen(refused[i].prefix)))
+			return fd_refuse(p, "anon inode %s: %s are not supported", p->link + 11,
+					 refused[i].what);
+	return fd_refuse(p, "anon inode %s: anon inodes other than eventfd, signalfd, timerfd, epoll, inotify and pidfd are not supported",
 			 p->link + 11);
 }
 
@@ -68,6 +88,10 @@ const struct fd_kind *const fd_kinds[] = {
 	&eventfd_fd_kind,	/* eventfd.c */
 	&signalfd_fd_kind,	/* signalfd.c */
 	&timerfd_fd_kind,	/* timerfd.c */
+	&pidfd_fd_kind,		/* pidfd.c (late: before epoll, which may watch it) */
+	&epoll_fd_kind,		/* epoll.c */
+	&inotify_fd_kind,	/* inotify.c */
+	&memfd_fd_kind,		/* memfd.c (before files-reg.c: a memfd is a deleted file) */
 	&reg_fd_kind,		/* files-reg.c */
 	&pipe_fd_kind,		/* pipes.c */
 	&fifo_fd_kind,		/* fifo.c */

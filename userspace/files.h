@@ -14,6 +14,10 @@
  *   signalfd.c   signalfd (mask)                    signalfd records
  *   timerfd.c    timerfd (clock, time left, ticks)  timerfd records
  *   tty.c        terminals: pty pairs, shell jobs   tty records, tty-INDEX.data
+ *   epoll.c      epoll (its items by fd number)     epoll + epitem records
+ *   inotify.c    inotify (watches, same wds)        inotify + watch records
+ *   memfd.c      memfd fds (data, seals, name)      memfd records, memfd-INO.data
+ *   pidfd.c      pidfds (in or outside the tree)    pidfd records
  *   files.c      the table; sockets and the other anon inodes, refused
  */
 #ifndef IMGCR_FILES_H
@@ -92,11 +96,19 @@ struct fd_kind {
 	 * moves it to r->base or above), or -1 after printing why.
 	 */
 	int (*open)(struct fd_restore *r, int i, const char *what);
+	/*
+	 * restore, in each task @k after its fds are in place (before its
+	 * credentials change and its exec): what needs the task's own fd
+	 * numbers or the other tasks (epoll items, pidfds to tasks of the
+	 * tree).  0, or -1 with the reason in @err.
+	 */
+	int (*late)(const struct tree *t, const struct tree_task *k, char *err, size_t size);
 };
 
 extern const struct fd_kind reg_fd_kind, pipe_fd_kind, fifo_fd_kind, dev_fd_kind;
 extern const struct fd_kind eventfd_fd_kind, signalfd_fd_kind, timerfd_fd_kind;
 extern const struct fd_kind tty_fd_kind;
+extern const struct fd_kind epoll_fd_kind, inotify_fd_kind, memfd_fd_kind, pidfd_fd_kind;
 
 /* Every kind, NULL-terminated; the order in which dump asks them. */
 extern const struct fd_kind *const fd_kinds[];

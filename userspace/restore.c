@@ -5,8 +5,9 @@
  *
  * The restorer (this process) checks the tree, opens every file description
  * of the tree, each by its kind (the table in files.h: files-reg.c,
- * pipes.c, fifo.c, devices.c; pipes are created and refilled with their
- * saved data, FIFOs are opened O_RDWR and refilled) at fd numbers above
+ * pipes.c, fifo.c, devices.c, eventfd.c ... pidfd.c; pipes are created and
+ * refilled with their saved data, FIFOs are opened O_RDWR and refilled,
+ * memfds refilled, epolls created empty) at fd numbers above
  * every fd the tree uses, all close-on-exec, then creates the root task
  * with clone3(set_tid).
  * Every task, in itself:
@@ -17,7 +18,9 @@
  *   it in the foreground of its terminal if it was (tty.c);
  *   umask, chdir (a deleted cwd is made again, entered and removed);
  *   opens its image; dup2()s its descriptors into place and closes 0-2 if
- *   not used (everything else is close-on-exec); sets its resource limits,
+ *   not used (everything else is close-on-exec); lets the kinds do what
+ *   needs its fd numbers or the other tasks (fd_kind.late: epoll items,
+ *   pidfds to tasks of the tree); sets its resource limits,
  *   oom_score_adj, scheduling, affinity, I/O priority and no_new_privs
  *   (attrs.c, which reads /proc/self); chroot;
  *   sets groups, gids, uids (root only; otherwise they must be the caller's);
@@ -340,6 +343,13 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 	for (i = 0; i < 3; i++)
 		if (!used[i])
 			close(i);
+	/* what needs the fds in place: epoll items, pidfds to the tree (files.h) */
+	for (i = 0; fd_kinds[i]; i++) {
+		char why[1024];
+
+		if (fd_kinds[i]->late && fd_kinds[i]->late(&c->t, k, why, sizeof(why)))
+			TFAIL("%s", why);
+	}
 	/* limits, oom_score_adj, scheduling...: while the rights are the caller's */
 	if (attrs_set(k, err, sizeof(err)))
 		TFAIL("%s", err);

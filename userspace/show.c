@@ -387,6 +387,29 @@ static void show_json(const struct image *img)
 	printf("}\n");
 }
 
+/* "epoll: fd T events 0x.. data 0x.. (pid P), ..." or "inotify: wd W 0x.. PATH, ..." */
+static void show_items(const struct tree *t, int file, char *out, size_t size)
+{
+	size_t off;
+	int i, n = 0;
+
+	off = snprintf(out, size, "%s", tree_kind_names[t->files[file].kind]);
+	for (i = 0; i < t->nitems && off < size; i++) {
+		const struct tree_item *it = &t->items[i];
+
+		if (it->file != file)
+			continue;
+		if (it->kind == IT_EPOLL)
+			off += snprintf(out + off, size - off, "%s fd %d events 0x%x data 0x%llx (by pid %d)",
+					n++ ? "," : ":", it->num, it->mask, it->data, it->pid);
+		else
+			off += snprintf(out + off, size - off, "%s wd %d mask 0x%x %s", n++ ? "," : ":",
+					it->num, it->mask, it->path);
+	}
+	if (!n && off < size)
+		snprintf(out + off, size - off, " (empty)");
+}
+
 static void fd_desc(const struct tree *t, const struct tree_fd *d, char *out, size_t size)
 {
 	const struct tree_file *f = &t->files[d->file];
@@ -416,8 +439,16 @@ static void fd_desc(const struct tree *t, const struct tree_fd *d, char *out, si
 	else if (f->kind == TK_TTY)
 		snprintf(out, size, "tty %s, the job's terminal %s (%u:%u) %s",
 			 tree_tty_role_names[f->tty_role], f->path, f->major, f->minor, mode);
+	else if (f->kind == TK_EPOLL || f->kind == TK_INOTIFY)
+		show_items(t, d->file, out, size);
+	else if (f->kind == TK_MEMFD)
+		snprintf(out, size, "memfd %s ino %lu size %lld seals 0x%x %s", f->path + 7, f->ino,
+			 f->size, f->seals, mode);
+	else if (f->kind == TK_PIDFD)
+		snprintf(out, size, "pidfd pid %d%s", f->target,
+			 f->start ? " (outside the tree)" : "");
 	else
-		snprintf(out, size, "file %s %s", f->path, mode);
+		snprintf(out, size, "file %s %s%s", f->path, mode, f->flags & O_PATH ? " O_PATH" : "");
 }
 
 static void show_ttys_text(const struct tree *t)
@@ -542,6 +573,31 @@ static void show_tree_json(const struct tree *t)
 		if (f->kind == TK_TTY)
 			printf(",\"role\":\"%s\",\"index\":%d,\"major\":%u,\"minor\":%u",
 			       tree_tty_role_names[f->tty_role], f->tty_index, f->major, f->minor);
+		if (f->kind == TK_MEMFD)
+			printf(",\"ino\":%lu,\"seals\":%u,\"size\":%lld", f->ino, f->seals, f->size);
+		if (f->kind == TK_PIDFD)
+			printf(",\"target\":%d,\"start\":%llu", f->target, f->start);
+		if (f->kind == TK_EPOLL || f->kind == TK_INOTIFY) {
+			int n = 0;
+
+			printf(",\"items\":[");
+			for (j = 0; j < t->nitems; j++) {
+				const struct tree_item *it = &t->items[j];
+
+				if (it->file != i)
+					continue;
+				if (it->kind == IT_EPOLL) {
+					printf("%s{\"fd\":%d,\"events\":%u,\"data\":%llu,\"pid\":%d}",
+					       n++ ? "," : "", it->num, it->mask, it->data, it->pid);
+				} else {
+					printf("%s{\"wd\":%d,\"mask\":%u,\"path\":", n++ ? "," : "",
+					       it->num, it->mask);
+					json_str(it->path);
+					putchar('}');
+				}
+			}
+			putchar(']');
+		}
 		if (f->kind == TK_TIMERFD)
 			printf(",\"clockid\":%d,\"settime_flags\":%u,\"ticks\":%llu,\"value_ns\":%lld,\"interval_ns\":%lld",
 			       f->clockid, f->settime_flags, f->count, f->value_ns, f->interval_ns);

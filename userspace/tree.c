@@ -7,6 +7,7 @@
  *   core-<pid>.img       one image per task (/proc/<pid>/dump), mode 0700
  *   pipe-<ino>.data      the bytes buffered in pipe/FIFO <ino> at dump time
  *   tty-<index>.data     the bytes queued in pty pair <index> at dump time
+ *   memfd-<ino>.data     the contents of memfd <ino> (as sparse as it was)
  *
  * The file is UTF-8/ASCII text, one record per line, fields separated by a
  * single space.  Lines starting with '#' and empty lines are ignored.  Text
@@ -56,6 +57,13 @@
  *                                    bytes in pipe-INO.data, capacity SIZE
  *   tty INDEX MAJ:MIN SID FG LOCKED PKT IFLAG OFLAG CFLAG LFLAG CC ROWS COLS
  *       XPIXEL YPIXEL INLEN OUTLEN   a terminal the tree uses (tty.c)
+ *   epitem ID PID TFD EVENTS DATA    an item of the epoll file ID: task PID
+ *                                    registers it for its fd TFD (hex
+ *                                    EVENTS and DATA with a leading 0x)
+ *                                    (epoll.c)
+ *   watch ID WD MASK PATH            a watch of the inotify file ID, with
+ *                                    watch descriptor WD and MASK (hex,
+ *                                    0x) on PATH (inotify.c)
  *
  * file records: ID counts from 0 in order.  FLAGS are the file status flags
  * from /proc/PID/fdinfo (access mode, O_APPEND, O_NONBLOCK, O_LARGEFILE...;
@@ -69,7 +77,7 @@
  *   pipe INO         an end of the anonymous pipe INO (FLAGS' access mode
  *                    says which end: O_RDONLY read, O_WRONLY write) (pipes.c)
  *   fifo INO PATH    a named pipe (INO names its data record) (fifo.c)
- *   chr MAJ:MIN PATH /dev/null, zero, full, random, urandom or tty
+ *   chr MAJ:MIN PATH /dev/null, zero, full, random or urandom
  *                    (devices.c)
  *   eventfd COUNT SEM
  *                    an eventfd: its counter, and 1 if EFD_SEMAPHORE
@@ -92,9 +100,25 @@
  *                    and restored with --shell-job.  MAJ:MIN is the device
  *                    of the terminal (a pair's slave, 5:2 for a master),
  *                    PATH its path at dump (shown, not reopened).
- * POS is 0 for the anon inodes, which have no path and no inode of their
- * own: they are created anew.  They were added to version 2 without a
- * version bump: a reader that does not know them refuses the tree
+ *   epoll            an epoll instance; its items are epitem records
+ *                    (epoll.c)
+ *   inotify          an inotify instance; its watches are watch records
+ *                    (inotify.c)
+ *   memfd INO SEALS SIZE PATH
+ *                    a memfd: its inode (its data is in memfd-INO.data;
+ *                    every description of one INO is of one memfd), its
+ *                    seals (F_GET_SEALS, hex with 0x), its size, and
+ *                    PATH "/memfd:NAME", NAME the name it was created
+ *                    with (memfd.c)
+ *   pidfd PID START  a pidfd to the process PID; START 0: a task of the
+ *                    tree, else the start time of a process outside it
+ *                    (clock ticks after boot, /proc/PID/stat field 22),
+ *                    which must still run at restore (pidfd.c)
+ * POS is 0 for eventfd, signalfd, timerfd, epoll, inotify and pidfd, which
+ * have no path and no inode of their own: they are created anew.  The
+ * kinds after timerfd, and the tty, epitem and watch records, were added to
+ * version 2 without a version bump: a reader that does not know them
+ * refuses the tree
  * ("unknown file kind"), which is all it could do.
  * pipe records and pipe-INO.data: pipes.c, for pipes and FIFOs.
  *
@@ -144,6 +168,7 @@
 
 const char *const tree_kind_names[TK_NR] = {
 	"file", "pipe", "fifo", "chr", "eventfd", "signalfd", "timerfd", "tty",
+	"epoll", "inotify", "memfd", "pidfd",
 };
 
 const char *const tree_tty_role_names[TTY_NROLES] = { "master", "slave", "devtty", "job" };
@@ -256,6 +281,18 @@ struct tree_tty *tree_tty_add(struct tree *t, int index)
 	return y;
 }
 
+struct tree_item *tree_item_add(struct tree *t, enum tree_item_kind kind, int file)
+{
+	struct tree_item *it;
+
+	t->items = grow(t->items, t->nitems, sizeof(*t->items));
+	it = &t->items[t->nitems++];
+	memset(it, 0, sizeof(*it));
+	it->kind = kind;
+	it->file = file;
+	return it;
+}
+
 int tree_fd_add(struct tree_task *task, int fd, int file, int cloexec)
 {
 	task->fds = grow(task->fds, task->nfds, sizeof(*task->fds));
@@ -280,6 +317,9 @@ void tree_free(struct tree *t)
 	}
 	for (i = 0; i < t->nfiles; i++)
 		free(t->files[i].path);
+	for (i = 0; i < t->nitems; i++)
+		free(t->items[i].path);
+	free(t->items);
 	free(t->tasks);
 	free(t->files);
 	free(t->pipes);
@@ -400,7 +440,11 @@ int tree_write(const struct tree *t, const char *dir)
 			fprintf(f, " %s %d %u:%u %s\n", tree_tty_role_names[x->tty_role],
 				x->tty_index, x->major, x->minor, e1);
 			break;
-		default: break;
+		case TK_MEMFD:
+			fprintf(f, " %lu 0x%x %lld %s\n", x->ino, x->seals, x->size, e1);
+			break;
+		case TK_PIDFD: fprintf(f, " %d %llu\n", x->target, x->start); break;
+		default: fprintf(f, "\n"); break;
 		}
 	}
 	for (i = 0; i < t->ntasks; i++)
@@ -420,6 +464,17 @@ int tree_write(const struct tree *t, const char *dir)
 			fprintf(f, "%02x", y->cc[j]);
 		fprintf(f, " %u %u %u %u %zu %zu\n", y->rows, y->cols, y->xpixel, y->ypixel,
 			y->inlen, y->outlen);
+	}
+	for (i = 0; i < t->nitems; i++) {
+		const struct tree_item *it = &t->items[i];
+
+		if (it->kind == IT_EPOLL) {
+			fprintf(f, "epitem %d %d %d 0x%x 0x%llx\n", it->file, it->pid, it->num,
+				it->mask, it->data);
+		} else {
+			tree_escape(e1, sizeof(e1), it->path);
+			fprintf(f, "watch %d %d 0x%x %s\n", it->file, it->num, it->mask, e1);
+		}
 	}
 	if (fflush(f) || ferror(f)) {
 		pr_perror("cannot write %s", path);
@@ -557,7 +612,7 @@ int tree_read(struct tree *t, const char *dir)
 			if (!k || k->zombie || k->stopped)
 				BAD("bad stopped record");
 			k->stopped = 1;
-		} else if (!strcmp(v[0], "file") && nv >= 6) {
+		} else if (!strcmp(v[0], "file") && nv >= 5) {
 			struct tree_file *x;
 			int kind;
 
@@ -572,7 +627,20 @@ int tree_read(struct tree *t, const char *dir)
 			x->kind = kind;
 			x->flags = n[3];
 			x->pos = n[4];
-			if (kind == TK_FILE && nv == 6) {
+			if ((kind == TK_EPOLL || kind == TK_INOTIFY) && nv == 5) {
+				/* the items follow in their own records */
+			} else if (kind == TK_MEMFD && nv == 9 && n[5] >= 0 && n[6] >= 0 &&
+				   n[6] <= 0xffff && n[7] >= 0) {
+				x->ino = n[5];
+				x->seals = n[6];
+				x->size = n[7];
+				x->path = unescape(v[8]);
+				if (strncmp(x->path, "/memfd:", 7))
+					BAD("bad memfd record");
+			} else if (kind == TK_PIDFD && nv == 7 && n[5] > 0 && n[5] <= PID_MAX &&
+				   !unum(v[6], &x->start)) {
+				x->target = n[5];
+			} else if (kind == TK_FILE && nv == 6) {
 				x->path = unescape(v[5]);
 			} else if (kind == TK_PIPE && nv == 6 && n[5] >= 0) {
 				x->ino = n[5];
@@ -620,6 +688,32 @@ int tree_read(struct tree *t, const char *dir)
 				if (k->fds[i].fd == n[2])
 					BAD("fd listed twice");
 			tree_fd_add(k, n[2], n[3], n[4]);
+		} else if (!strcmp(v[0], "epitem") && nv == 6) {
+			struct tree_item *it;
+			unsigned long long ev, data;
+
+			if (n[1] < 0 || n[1] >= t->nfiles || t->files[n[1]].kind != TK_EPOLL ||
+			    !tree_find(t, n[2]) || n[3] < 0 || n[3] > 1 << 20 ||
+			    unum(v[4], &ev) || ev > 0xffffffffULL || unum(v[5], &data))
+				BAD("bad epitem record");
+			it = tree_item_add(t, IT_EPOLL, n[1]);
+			it->pid = n[2];
+			it->num = n[3];
+			it->mask = ev;
+			it->data = data;
+		} else if (!strcmp(v[0], "watch") && nv == 5) {
+			struct tree_item *it;
+			unsigned long long mask;
+
+			if (n[1] < 0 || n[1] >= t->nfiles || t->files[n[1]].kind != TK_INOTIFY ||
+			    n[2] <= 0 || unum(v[3], &mask) || mask > 0xffffffffULL)
+				BAD("bad watch record");
+			it = tree_item_add(t, IT_WATCH, n[1]);
+			it->num = n[2];
+			it->mask = mask;
+			it->path = unescape(v[4]);
+			if (it->path[0] != '/')
+				BAD("watch path is not absolute");
 		} else if (!strcmp(v[0], "pipe") && nv == 4) {
 			struct tree_pipe *p;
 

@@ -19,6 +19,10 @@ enum tree_kind {
 	TK_SIGNALFD,	/* a signalfd, recreated (signalfd.c) */
 	TK_TIMERFD,	/* a timerfd, recreated (timerfd.c) */
 	TK_TTY,		/* a terminal: pty master/slave, /dev/tty, a shell job's (tty.c) */
+	TK_EPOLL,	/* an epoll instance; its items: tree_item (epoll.c) */
+	TK_INOTIFY,	/* an inotify instance; its watches: tree_item (inotify.c) */
+	TK_MEMFD,	/* a memfd, recreated with its data (memfd.c) */
+	TK_PIDFD,	/* a pidfd, to a task of the tree or one outside it (pidfd.c) */
 	TK_NR
 };
 
@@ -50,7 +54,7 @@ struct tree_file {
 	long long pos;
 	unsigned long ino;	/* pipe/FIFO inode (the pipe's identity) */
 	unsigned int major, minor;	/* TK_CHR */
-	char *path;		/* TK_FILE, TK_FIFO, TK_CHR; NULL for TK_PIPE */
+	char *path;		/* TK_FILE, TK_FIFO, TK_CHR; TK_MEMFD: "/memfd:NAME"; NULL for TK_PIPE */
 	/* the anon inodes' state */
 	unsigned long long count;	/* TK_EVENTFD: the counter; TK_TIMERFD: ticks not read */
 	int semaphore;			/* TK_EVENTFD: EFD_SEMAPHORE */
@@ -60,6 +64,10 @@ struct tree_file {
 	long long value_ns, interval_ns;	/* time left (0: disarmed), period (0: one-shot) */
 	int tty_role;			/* TK_TTY: enum tree_tty_role */
 	int tty_index;			/* TK_TTY: its pty pair's index, -1: the job's terminal */
+	unsigned int seals;		/* TK_MEMFD: F_GET_SEALS; ino: its inode (data file) */
+	long long size;			/* TK_MEMFD: its size */
+	pid_t target;			/* TK_PIDFD: the pid it refers to, */
+	unsigned long long start;	/* its start time (clock ticks); 0: a task of the tree */
 	/* dump only: where it was first seen, and its stat identity */
 	int pid, fd;
 	unsigned long long dev, sino;
@@ -98,6 +106,19 @@ struct tree_task {
 	int stopped;		/* group-stopped (SIGSTOP...) before the dump */
 };
 
+/* An item of an epoll instance (IT_EPOLL) or a watch of an inotify one (IT_WATCH). */
+enum tree_item_kind { IT_EPOLL, IT_WATCH };
+
+struct tree_item {
+	enum tree_item_kind kind;
+	int file;		/* index in tree.files: the epoll or inotify file */
+	pid_t pid;		/* IT_EPOLL: the task that registers it (holds the target at num) */
+	int num;		/* IT_EPOLL: the target fd number; IT_WATCH: the wd */
+	unsigned int mask;	/* IT_EPOLL: events (with EPOLLET...); IT_WATCH: inotify mask */
+	unsigned long long data;	/* IT_EPOLL: epoll_data */
+	char *path;		/* IT_WATCH: the watched path */
+};
+
 /* Buffered data of a pipe or FIFO, saved in DIR/pipe-<ino>.data. */
 struct tree_pipe {
 	unsigned long ino;
@@ -122,11 +143,12 @@ struct tree_tty {
 
 struct tree {
 	pid_t root;
-	int ntasks, nfiles, npipes, nttys;
+	int ntasks, nfiles, npipes, nttys, nitems;
 	struct tree_task *tasks;
 	struct tree_file *files;
 	struct tree_pipe *pipes;
 	struct tree_tty *ttys;
+	struct tree_item *items;
 };
 
 struct tree_task *tree_task_add(struct tree *t, pid_t pid);
@@ -139,6 +161,7 @@ struct tree_pipe *tree_pipe_find(const struct tree *t, unsigned long ino);
 struct tree_pipe *tree_pipe_add(struct tree *t, unsigned long ino);
 struct tree_tty *tree_tty_find(const struct tree *t, int index);
 struct tree_tty *tree_tty_add(struct tree *t, int index);
+struct tree_item *tree_item_add(struct tree *t, enum tree_item_kind kind, int file);
 int tree_fd_add(struct tree_task *task, int fd, int file, int cloexec);
 void tree_free(struct tree *t);
 

@@ -2,9 +2,11 @@
 # Every kind of task or file imgcr dump refuses gives a message naming the
 # pid (and fd) and the kind, writes no tree, and leaves the whole tree
 # running (no task stays stopped; both tasks keep ticking).  One sub-test
-# per kind: tree_unsupported-{socket,epoll,dev,console,ns,deadmain}
-# (deadmain: a process whose main thread exited while another runs on;
-# zombies are dumped: t_tree_zombies).
+# per kind: tree_unsupported-{socket,io_uring,uffd,perf,fanotify,bpf,memmap,
+# epclosed,pidfdgone,inoproc,inotifyw,dev,console,ns,deadmain}; inotifyw by
+# an ordinary user (uid 1000), the others by root (deadmain: a process
+# whose main thread exited while another runs on; zombies are dumped:
+# t_tree_zombies).
 # (Multi-threaded tasks are supported: t_threads_tree.)
 # timeout: 300
 . /imgcr/guest/lib.sh
@@ -12,8 +14,8 @@ require_modules
 
 # unsup KIND REGEX
 unsup() {
-	mkdir $KIND && cd $KIND || fail "mkdir $KIND"
-	holder $KIND out </dev/null >/dev/null 2>holder.err &
+	mkdir $KIND && chmod 777 $KIND && cd $KIND || fail "mkdir $KIND"
+	$RUNAS holder $KIND out </dev/null >/dev/null 2>holder.err &
 	root=$!
 	track $root
 	n=0
@@ -24,9 +26,11 @@ unsup() {
 	done
 	kids=$(cat /proc/$root/task/$root/children)
 	for k in $kids; do track $k; done
-	imgcr dump -t $root -D d > dump.out 2> dump.err && fail "dump of a tree with $KIND succeeded"
+	$RUNAS imgcr dump -t $root -D d > dump.out 2> dump.err && fail "dump of a tree with $KIND succeeded"
 	grep -qE "$RE" dump.err || fail "message does not match '$RE': $(tr '\n' '|' < dump.err)"
-	named=$(sed -n '1s/^imgcr: pid \([0-9]*\).*/\1/p' dump.err)
+	grep -v '^imgcr: warning:' dump.err > refusal.err
+	named=$(sed -n '1s/^imgcr: pid \([0-9]*\).*/\1/p' refusal.err)
+	[ -n "$named" ] || fail "the first error names no pid: $(head -n1 refusal.err)"
 	case " $root $kids " in
 	*" $named "*) ;;
 	*) fail "message names pid '$named', not one of the tree ($root $kids): $(head -n1 dump.err)" ;;
@@ -43,16 +47,28 @@ unsup() {
 		c=$(grep -c "^$p tick" out)
 		wait_line out "^$p tick $((c + 3))\$" 10 || fail "task $p stopped ticking after the failed dump"
 	done
-	pass "$(head -n1 dump.err | cut -c1-150)"
+	pass "$(head -n1 refusal.err | cut -c1-150)"
 }
 
+# run KIND REGEX [USER]: USER (a uid) runs the tree and the dump
 run() {
 	KIND=$1
 	RE=$2
+	RUNAS=${3:+runas $3 $3}
 	subtest tree_unsupported-$1 unsup
 }
+chmod 777 .
 run socket 'pid [0-9]+ fd [0-9]+: socket: sockets are not supported'
-run epoll 'pid [0-9]+ fd [0-9]+: anon inode \[eventpoll\]: .*not supported'
+run io_uring 'pid [0-9]+ fd [0-9]+: anon inode \[io_uring\]: io_uring instances are not supported'
+run uffd 'pid [0-9]+ fd [0-9]+: anon inode \[userfaultfd\]: userfaultfds are not supported'
+run perf 'pid [0-9]+ fd [0-9]+: anon inode \[perf_event\]: perf_event fds are not supported'
+run fanotify 'pid [0-9]+ fd [0-9]+: anon inode \[fanotify\]: fanotify groups are not supported'
+run bpf 'pid [0-9]+ fd [0-9]+: anon inode bpf-map: bpf maps are not supported'
+run memmap 'pid [0-9]+ fd [0-9]+: memfd /memfd:holder: also mapped by pid [0-9]+ at 0x[0-9a-f]+: an fd and a mapping of one memfd would be restored as two separate memfds: not supported'
+run epclosed 'pid [0-9]+ fd [0-9]+: epoll: the file it watches as fd [0-9]+ is no longer open at fd [0-9]+ in any task holding this epoll .*not supported'
+run pidfdgone 'pid [0-9]+ fd [0-9]+: pidfd: its process has exited: not supported'
+run inoproc 'pid [0-9]+ fd [0-9]+: inotify: watch 1 \(inode [0-9]+\): .*not supported'
+run inotifyw 'pid [0-9]+ fd [0-9]+: inotify: watch 1 \(inode [0-9]+\): finding its path needs CAP_DAC_READ_SEARCH \(open_by_handle_at\): dump as root' 1000
 run dev 'pid [0-9]+ fd [0-9]+: character device /dev/(mem|kmsg) \(1:1?1\): not supported'
 run console 'pid [0-9]+ fd [0-9]+: console /dev/console \(5:1\): a terminal outside the tree is not supported without --shell-job'
 run ns 'pid [0-9]+: uts namespace .* differs from the root task.s .*not supported'

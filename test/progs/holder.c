@@ -2,7 +2,17 @@
  * holder KIND FILE: a root process and a child, both appending "PID tick N"
  * to FILE every 50 ms forever, where the child (or, for "zombie", an extra
  * child that is never reaped) holds something imgcr dump refuses:
- *   socket   a unix socket          epoll    an epoll fd (anon inode)
+ *   socket   a unix socket          io_uring an io_uring instance
+ *   uffd     a userfaultfd          perf     a perf_event fd (task clock)
+ *   memmap   a memfd open as an fd and mapped shared
+ *   epclosed an epoll watching an eventfd whose fd was closed since (the
+ *            eventfd still open at another fd number)
+ *   fanotify a fanotify group       bpf      a bpf array map
+ *   pidfdgone a pidfd of a child that exited (reaped)
+ *   pidfdout a pidfd to the process $HOLDER_PID, outside the tree (dumpable)
+ *   inoproc  an inotify watch on /proc (a filesystem without file handles)
+ *   inotifyw an inotify watch on the cwd; both tasks let any process of
+ *            their user ptrace them (Yama), for a dump by that user
  *   dev      /dev/mem (or /dev/kmsg) console /dev/console (a terminal)
  *   ns       its own UTS namespace  zombie   an unreaped dead child
  *   threads  a second thread        none     nothing (dumpable)
@@ -14,8 +24,17 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <linux/bpf.h>
+#include <linux/perf_event.h>
+#include <sys/fanotify.h>
+#include <sys/inotify.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 
 #include "common.h"
@@ -65,6 +84,8 @@ int main(int argc, char **argv)
 		if (p == 0)
 			_exit(0);
 	}
+	if (!strcmp(kind, "inotifyw"))
+		prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY);
 	p = fork();
 	if (p < 0)
 		return 4;
@@ -72,10 +93,66 @@ int main(int argc, char **argv)
 		int r = 0;
 		pthread_t th;
 
+		if (!strcmp(kind, "inotifyw"))
+			prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY);
+
 		if (!strcmp(kind, "socket"))
 			r = socket(AF_UNIX, SOCK_DGRAM, 0);
-		else if (!strcmp(kind, "epoll"))
-			r = epoll_create1(0);
+		else if (!strcmp(kind, "io_uring")) {
+			/* struct io_uring_params: 120 bytes, zeroed */
+			long params[15] = { 0 };
+
+			r = syscall(SYS_io_uring_setup, 4, params);
+		} else if (!strcmp(kind, "uffd"))
+			r = syscall(SYS_userfaultfd, O_CLOEXEC);
+		else if (!strcmp(kind, "perf")) {
+			struct perf_event_attr a = {
+				.type = PERF_TYPE_SOFTWARE, .size = sizeof(a),
+				.config = PERF_COUNT_SW_TASK_CLOCK,
+			};
+
+			r = syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+		} else if (!strcmp(kind, "memmap")) {
+			r = memfd_create("holder", 0);
+			if (r >= 0 && (ftruncate(r, 4096) ||
+				       mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, r, 0) == MAP_FAILED))
+				r = -1;
+		} else if (!strcmp(kind, "fanotify")) {
+			r = fanotify_init(FAN_CLASS_NOTIF, O_RDONLY);
+		} else if (!strcmp(kind, "bpf")) {
+			union bpf_attr a;
+
+			memset(&a, 0, sizeof(a));
+			a.map_type = BPF_MAP_TYPE_ARRAY;
+			a.key_size = 4;
+			a.value_size = 4;
+			a.max_entries = 1;
+			r = syscall(SYS_bpf, BPF_MAP_CREATE, &a, sizeof(a));
+		} else if (!strcmp(kind, "pidfdgone")) {
+			pid_t k = fork();
+
+			if (k == 0)
+				_exit(0);
+			r = k < 0 ? -1 : syscall(SYS_pidfd_open, k, 0);
+			waitpid(k, NULL, 0);
+		} else if (!strcmp(kind, "pidfdout")) {
+			r = syscall(SYS_pidfd_open, atoi(getenv("HOLDER_PID") ? getenv("HOLDER_PID") : "0"), 0);
+		} else if (!strcmp(kind, "inotifyw")) {
+			r = inotify_init1(0);
+			if (r >= 0 && inotify_add_watch(r, ".", IN_CREATE) < 0)
+				r = -1;
+		} else if (!strcmp(kind, "inoproc")) {
+			r = inotify_init1(0);
+			if (r >= 0 && inotify_add_watch(r, "/proc", IN_CREATE) < 0)
+				r = -1;
+		} else if (!strcmp(kind, "epclosed")) {
+			struct epoll_event ev = { .events = EPOLLIN };
+			int ep = epoll_create1(0), e = eventfd(0, 0);
+
+			/* the eventfd lives on at another number only */
+			r = ep < 0 || e < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, e, &ev) || dup(e) < 0 ?
+			    -1 : close(e);
+		}
 		else if (!strcmp(kind, "dev"))
 			r = (r = open("/dev/mem", O_RDONLY)) >= 0 ? r : open("/dev/kmsg", O_RDONLY);
 		else if (!strcmp(kind, "console"))

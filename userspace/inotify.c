@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * inotify instances ("inotify" records, one "watch" record per watch):
+ * every watch with its mask (IN_ONESHOT, IN_EXCL_UNLINK included) and its
+ * watch descriptor, from /proc/PID/fdinfo ("inotify wd:X ino:X sdev:X
+ * mask:X ignored_mask:0 fhandle-bytes:X fhandle-type:X f_handle:HEX").
+ *
+ * The path: fdinfo gives the watched inode as a file handle.  Dump opens
+ * it with open_by_handle_at() on the mount of that sdev and reads the
+ * path back from /proc/self/fd.  That needs CAP_DAC_READ_SEARCH: an
+ * ordinary user's dump of a tree with watches is refused, saying so.  A
+ * watched inode that no longer has a path (deleted, or its handle is
+ * stale) or whose filesystem gives no handles (no f_handle in fdinfo) is
+ * refused.  At restore the watch is made on that path again (a new file
+ * created there meanwhile is watched instead: it is the path that counts).
+ *
+ * Same watch descriptors: the kernel hands them out cyclically per
+ * instance (idr_alloc_cyclic(..., 1, 0) in inotify_add_to_idr, 6.1 and
+ * 6.12 alike): each new watch gets the number after the last one given,
+ * even if that one was removed since.  So restore adds the watches in
+ * increasing wd order, and for each adds and removes it again until the
+ * kernel hands out the wanted number (as CRIU does); the removals queue
+ * IN_IGNORED events, read away before the instance is handed over.
+ *
+ * Events queued but not read at dump cannot be put back (an inotify queue
+ * is only written by the kernel): they are dropped, with a warning giving
+ * their size (FIONREAD on a duplicate of the fd).  The program sees the
+ * changes made after the restore.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "files.h"
+#include "log.h"
+#include "proc.h"
+
+#define MAX_WD	(1 << 20)	/* add/remove cycles to reach a wd: refused beyond */
+
+static int inotify_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
+{
+	int fd, n = 0;
+
+	(void)c;
+	(void)f;
+	if (strcmp(p->link, "anon_inode:inotify"))
+		return FD_OTHER;
+	fd = fd_steal(p);
+	if (fd >= 0) {
+		if (!ioctl(fd, FIONREAD, &n) && n > 0)
+			fprintf(stderr, "imgcr: warning: pid %d fd %d: inotify: %d bytes of events queued and not read are dropped (they cannot be restored)\n",
+				p->pid, p->fd, n);
+		close(fd);
+	}
+	return FD_DESCRIBED;	/* the watches: inotify_check, with the file's id */
+}
+
+/* An fd on the mount whose device is @sdev (the kernel's s_dev), or -1. */
+static int mount_fd(unsigned int sdev)
+{
+	char *text = read_text("/proc/self/mountinfo", NULL), *line, *save = NULL;
+	char mnt[PATH_MAX];
+	unsigned int ma, mi;
+	int fd = -1;
+
+	for (line = text ? strtok_r(text, "\n", &save) : NULL; line && fd < 0;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (sscanf(line, "%*d %*d %u:%u %*s %4095s", &ma, &mi, mnt) != 3)
+			continue;
+		if (ma != sdev >> 20 || mi != (sdev & 0xfffff))
+			continue;
+		fd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);	/* not O_PATH: handles refuse it */
+	}
+	free(text);
+	return fd;
+}
+
+/* The path of watch @wd (fdinfo fields after "inotify "), or NULL (printed). */
+static char *watch_path(const struct tree_file *f, int wd, unsigned long ino, unsigned int sdev,
+			const char *line)
+{
+	const char *hex = strstr(line, "f_handle:");
+	unsigned int bytes, type, i, b;
+	struct file_handle *h;
+	char link[64], path[PATH_MAX + 1];
+	struct stat st;
+	int mfd, fd;
+	ssize_t n;
+
+	if (!hex || !strstr(line, "fhandle-bytes:") ||
+	    sscanf(strstr(line, "fhandle-bytes:"), "fhandle-bytes:%x fhandle-type:%x", &bytes, &type) != 2 ||
+	    bytes > MAX_HANDLE_SZ) {
+		pr_err("pid %d fd %d: inotify: watch %d (inode %lu): its filesystem gives no file handle, so its path cannot be found: not supported",
+		       f->pid, f->fd, wd, ino);
+		return NULL;
+	}
+	h = calloc(1, sizeof(*h) + bytes);
+	if (!h) {
+		pr_err("out of memory");
+		return NULL;
+	}
+	h->handle_bytes = bytes;
+	h->handle_type = type;
+	hex += 9;
+	for (i = 0; i < bytes && sscanf(hex + 2 * i, "%2x", &b) == 1; i++)
+		h->f_handle[i] = b;
+	mfd = mount_fd(sdev);
+	if (mfd < 0) {
+		pr_err("pid %d fd %d: inotify: watch %d (inode %lu): no mount of its device %u:%u in imgcr's view: not supported",
+		       f->pid, f->fd, wd, ino, sdev >> 20, sdev & 0xfffff);
+		free(h);
+		return NULL;
+	}
+	fd = open_by_handle_at(mfd, h, O_PATH | O_CLOEXEC);
+	i = errno;
+	close(mfd);
+	free(h);
+	if (fd < 0) {
+		errno = i;
+		if (errno == EPERM)
+			pr_err("pid %d fd %d: inotify: watch %d (inode %lu): finding its path needs CAP_DAC_READ_SEARCH (open_by_handle_at): dump as root",
+			       f->pid, f->fd, wd, ino);
+		else
+			pr_perror("pid %d fd %d: inotify: watch %d (inode %lu): cannot open its file handle (the file is gone, or its filesystem cannot open handles): not supported",
+				  f->pid, f->fd, wd, ino);
+		return NULL;
+	}
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, PATH_MAX);
+	close(fd);
+	if (n > 0)
+		path[n] = 0;
+	if (n <= 0 || path[0] != '/' || strstr(path, " (deleted)") || lstat(path, &st) ||
+	    st.st_ino != ino) {
+		pr_err("pid %d fd %d: inotify: watch %d (inode %lu): the watched file has no path any more (%s): not supported",
+		       f->pid, f->fd, wd, ino, n > 0 ? path : "unknown");
+		return NULL;
+	}
+	return strdup(path);
+}
+
+static int inotify_check(const struct tree *ct)
+{
+	/* the watches go into the tree: the check hook has it const */
+	struct tree *t = (struct tree *)ct;
+	int i, ret = 0;
+
+	for (i = 0; i < t->nfiles && !ret; i++) {
+		const struct tree_file *f = &t->files[i];
+		struct fd_parms p = { .pid = f->pid, .fd = f->fd };
+		char *info, *line, *save = NULL;
+
+		if (f->kind != TK_INOTIFY)
+			continue;
+		info = fd_info(&p);
+		if (!info)
+			return -1;
+		for (line = strtok_r(info, "\n", &save); line && !ret;
+		     line = strtok_r(NULL, "\n", &save)) {
+			unsigned int wd, sdev, mask;
+			unsigned long ino;
+			struct tree_item *it;
+			char *path;
+
+			if (strncmp(line, "inotify ", 8))
+				continue;
+			if (sscanf(line, "inotify wd:%x ino:%lx sdev:%x mask:%x", &wd, &ino, &sdev,
+				   &mask) != 4 || !wd || wd > MAX_WD) {
+				pr_err("pid %d fd %d: inotify: cannot parse its fdinfo line '%s' (or a wd beyond %d)",
+				       f->pid, f->fd, line, MAX_WD);
+				ret = -1;
+				break;
+			}
+			path = watch_path(f, wd, ino, sdev, line);
+			if (!path) {
+				ret = -1;
+				break;
+			}
+			it = tree_item_add(t, IT_WATCH, i);
+			it->num = wd;
+			it->mask = mask;
+			it->path = path;
+		}
+		free(info);
+	}
+	return ret;
+}
+
+/* Read away what the instance queued (the IN_IGNORED of our removals). */
+static void drain(int fd)
+{
+	char buf[4096];
+
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+}
+
+static int inotify_open(struct fd_restore *r, int i, const char *what)
+{
+	const struct tree *t = r->t;
+	const struct tree_file *f = &t->files[i];
+	int fd, last = 0, n, wd, cycles = 0;
+
+	fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	if (fd < 0) {
+		pr_perror("%s: inotify_init1", what);
+		return -1;
+	}
+	/* in increasing wd order */
+	for (;;) {
+		const struct tree_item *next = NULL;
+
+		for (n = 0; n < t->nitems; n++) {
+			const struct tree_item *it = &t->items[n];
+
+			if (it->kind == IT_WATCH && it->file == i && it->num > last &&
+			    (!next || it->num < next->num))
+				next = it;
+		}
+		if (!next)
+			break;
+		for (;;) {
+			/* IN_MASK_ADD/CREATE are how a mask was set, not part of it */
+			wd = inotify_add_watch(fd, next->path,
+					       next->mask & ~(IN_MASK_ADD | IN_MASK_CREATE | IN_ISDIR));
+			if (wd < 0) {
+				pr_perror("%s: cannot watch %s again (wd %d, mask 0x%x)", what,
+					  next->path, next->num, next->mask);
+				goto fail;
+			}
+			if (wd == next->num)
+				break;
+			if (wd > next->num || ++cycles > MAX_WD) {
+				pr_err("%s: watch %s got wd %d, not %d: the watched paths are one file now?",
+				       what, next->path, wd, next->num);
+				goto fail;
+			}
+			inotify_rm_watch(fd, wd);
+			if (!(cycles % 1024))
+				drain(fd);
+		}
+		last = next->num;
+	}
+	drain(fd);
+	if (fd_set_flags(fd, f->flags, what))
+		goto fail;
+	return fd;
+fail:
+	close(fd);
+	return -1;
+}
+
+const struct fd_kind inotify_fd_kind = {
+	.name = "inotify",
+	.type = TK_INOTIFY,
+	.dump = inotify_dump,
+	.check = inotify_check,
+	.open = inotify_open,
+};

@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * memfds open as fds ("memfd" records, their data in DIR/memfd-INO.data):
+ * the name (the fd's link is "/memfd:NAME (deleted)"), the contents and
+ * size, the seals (F_GET_SEALS), and per open file description its flags
+ * and offset.  Dump reads the memfd through a duplicate of the fd
+ * (pidfd_getfd), copying only its data segments (SEEK_DATA/SEEK_HOLE):
+ * the data file is as sparse as the memfd.
+ *
+ * Restore creates one memfd per inode (memfd_create with
+ * MFD_ALLOW_SEALING unless its only seal is F_SEAL_SEAL, which is what a
+ * memfd made without that flag has), writes the data, sets the size, then
+ * adds the seals (after writing: F_SEAL_WRITE would forbid it).  Every
+ * description of that inode is then the memfd itself (the first one
+ * read-write) or the memfd opened again through /proc/self/fd with its
+ * flags (O_RDONLY...), each with its offset.
+ *
+ * Refused: hugetlbfs memfds (MFD_HUGETLB), and a memfd that is both open
+ * as an fd and mapped by a task of the tree.  The module carries a shared
+ * mapping's contents in the image and recreates it as a new object: the
+ * fd and the mapping would come back as two memfds, and writes through
+ * one would no longer show in the other.  (A memfd only mapped, its fd
+ * closed, is the module's and works.)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "files.h"
+#include "log.h"
+#include "proc.h"
+
+#ifndef F_SEAL_EXEC
+#define F_SEAL_EXEC 0x0020
+#endif
+#define HUGETLBFS_MAGIC_ 0x958458f6UL
+
+static const char deleted[] = " (deleted)";
+
+/* Copy the data segments of @in (@size bytes) to @out at the same offsets; 0 or -1 (errno). */
+static int copy_sparse(int in, int out, off_t size)
+{
+	static char buf[1 << 16];
+	off_t data = 0, hole, o;
+	ssize_t n;
+
+	while (data < size) {
+		data = lseek(in, data, SEEK_DATA);
+		if (data < 0)
+			return errno == ENXIO ? 0 : -1;	/* no data after this */
+		hole = lseek(in, data, SEEK_HOLE);
+		if (hole < 0)
+			return -1;
+		for (o = data; o < hole; o += n) {
+			size_t want = hole - o < (off_t)sizeof(buf) ? (size_t)(hole - o) : sizeof(buf);
+
+			n = pread(in, buf, want, o);
+			if (n <= 0)
+				return n < 0 ? -1 : 0;
+			if (pwrite(out, buf, n, o) != n)
+				return -1;
+		}
+		data = hole;
+	}
+	return 0;
+}
+
+static int memfd_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
+{
+	size_t len = strlen(p->link);
+	char path[4096];
+	struct statfs sfs;
+	int fd, out, i, seals;
+
+	if (strncmp(p->link, "/memfd:", 7) || len < 7 + sizeof(deleted) - 1 ||
+	    strcmp(p->link + len - (sizeof(deleted) - 1), deleted) || !S_ISREG(p->st.st_mode) ||
+	    p->st.st_nlink)
+		return FD_OTHER;
+	if (p->flags & O_PATH)
+		return fd_refuse(p, "memfd %s: O_PATH descriptors of memfds are not supported", p->link);
+	fd = fd_steal(p);
+	if (fd < 0) {
+		pr_perror("pid %d fd %d: memfd: pidfd_getfd, to read it", p->pid, p->fd);
+		return FD_FAILED;
+	}
+	p->file_fd = fd;	/* the driver closes it */
+	if (!fstatfs(fd, &sfs) && (unsigned long)sfs.f_type == HUGETLBFS_MAGIC_)
+		return fd_refuse(p, "memfd %s: hugetlbfs memfds are not supported", p->link);
+	seals = fcntl(fd, F_GET_SEALS);
+	if (seals < 0) {
+		pr_perror("pid %d fd %d: memfd: F_GET_SEALS", p->pid, p->fd);
+		return FD_FAILED;
+	}
+	p->link[len - (sizeof(deleted) - 1)] = 0;
+	f->path = p->link;	/* "/memfd:NAME" */
+	f->ino = p->st.st_ino;
+	f->seals = seals;
+	f->size = p->st.st_size;
+	/* the data, once per inode */
+	for (i = 0; i < c->t->nfiles; i++)
+		if (c->t->files[i].kind == TK_MEMFD && c->t->files[i].ino == f->ino)
+			return FD_DESCRIBED;
+	snprintf(path, sizeof(path), "%s/memfd-%lu.data", c->dir, f->ino);
+	out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (out < 0) {
+		pr_perror("cannot create %s", path);
+		return FD_FAILED;
+	}
+	/* SEEK_DATA/SEEK_HOLE move the task's offset too (one description): put it back */
+	if (ftruncate(out, f->size) || copy_sparse(fd, out, f->size) ||
+	    lseek(fd, p->pos, SEEK_SET) != p->pos || fsync(out)) {
+		pr_perror("pid %d fd %d: memfd: cannot save its data in %s", p->pid, p->fd, path);
+		lseek(fd, p->pos, SEEK_SET);
+		close(out);
+		return FD_FAILED;
+	}
+	close(out);
+	return FD_DESCRIBED;
+}
+
+/* Whether a line of /proc/PID/maps maps the memfd @f; its start in *@at. */
+static int maps_memfd(const char *line, const struct tree_file *f, unsigned long *at)
+{
+	unsigned int ma, mi;
+	unsigned long ino;
+	int off = 0;
+
+	if (sscanf(line, "%lx-%*x %*s %*x %x:%x %lu %n", at, &ma, &mi, &ino, &off) != 4 || !off)
+		return 0;
+	return ino == f->ino && makedev(ma, mi) == f->dev && !strncmp(line + off, "/memfd:", 7);
+}
+
+/* A memfd open as an fd must not also be mapped: it would come back as two objects. */
+static int memfd_check(const struct tree *t)
+{
+	int i, j;
+
+	for (i = 0; i < t->ntasks; i++) {
+		char path[64], *maps, *line, *save = NULL;
+		unsigned long at;
+
+		snprintf(path, sizeof(path), "/proc/%d/maps", t->tasks[i].pid);
+		maps = read_text(path, NULL);
+		if (!maps) {
+			pr_perror("pid %d: cannot read %s", t->tasks[i].pid, path);
+			return -1;
+		}
+		for (line = strtok_r(maps, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+			for (j = 0; j < t->nfiles; j++) {
+				const struct tree_file *f = &t->files[j];
+
+				if (f->kind != TK_MEMFD || !maps_memfd(line, f, &at))
+					continue;
+				pr_err("pid %d fd %d: memfd %s: also mapped by pid %d at 0x%lx: an fd and a mapping of one memfd would be restored as two separate memfds: not supported",
+				       f->pid, f->fd, f->path, t->tasks[i].pid, at);
+				free(maps);
+				return -1;
+			}
+		free(maps);
+	}
+	return 0;
+}
+
+/* restore: the memfd of each inode, created once (the restorer is one process) */
+static struct {
+	unsigned long ino;
+	int fd;
+} made[256];
+static int nmade;
+
+static int memfd_create_one(struct fd_restore *r, const struct tree_file *f, const char *what)
+{
+	int fd, in, i;
+	char path[PATH_MAX + 32];
+	unsigned int flags = MFD_CLOEXEC;
+
+	for (i = 0; i < nmade; i++)
+		if (made[i].ino == f->ino)
+			return made[i].fd;
+	if (nmade == (int)(sizeof(made) / sizeof(made[0]))) {
+		pr_err("%s: more than %d memfds: not supported", what, nmade);
+		return -1;
+	}
+	if (f->seals != F_SEAL_SEAL)
+		flags |= MFD_ALLOW_SEALING;
+	fd = memfd_create(f->path + 7, flags);
+	if (fd < 0) {
+		pr_perror("%s: memfd_create", what);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/memfd-%lu.data", r->dir, f->ino);
+	in = open(path, O_RDONLY | O_CLOEXEC);
+	if (in < 0) {
+		pr_perror("%s: cannot open its data %s", what, path);
+		goto fail;
+	}
+	if (ftruncate(fd, f->size) || copy_sparse(in, fd, f->size)) {
+		pr_perror("%s: cannot write its data from %s", what, path);
+		close(in);
+		goto fail;
+	}
+	close(in);
+	/* F_SEAL_SEAL alone: made without MFD_ALLOW_SEALING, it has it already */
+	if (f->seals && f->seals != F_SEAL_SEAL && fcntl(fd, F_ADD_SEALS, f->seals)) {
+		pr_perror("%s: cannot add the seals 0x%x", what, f->seals);
+		goto fail;
+	}
+	fd = fd_high(fd, r->base);
+	made[nmade].ino = f->ino;
+	made[nmade++].fd = fd;
+	return fd;
+fail:
+	close(fd);
+	return -1;
+}
+
+static int memfd_open(struct fd_restore *r, int i, const char *what)
+{
+	const struct tree_file *f = &r->t->files[i];
+	char path[64];
+	int mfd, fd, first, j;
+
+	mfd = memfd_create_one(r, f, what);
+	if (mfd < 0)
+		return -1;
+	/* the memfd itself for the first read-write description of it, else opened again */
+	for (j = 0; j < i; j++)
+		if (r->t->files[j].kind == TK_MEMFD && r->t->files[j].ino == f->ino &&
+		    (r->t->files[j].flags & O_ACCMODE) == O_RDWR)
+			break;
+	first = j == i && (f->flags & O_ACCMODE) == O_RDWR;
+	if (first) {
+		fd = fcntl(mfd, F_DUPFD_CLOEXEC, r->base);
+	} else {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", mfd);
+		fd = open(path, fd_open_flags(f->flags));
+	}
+	if (fd < 0) {
+		pr_perror("%s: cannot open the memfd again", what);
+		return -1;
+	}
+	if ((f->pos && lseek(fd, f->pos, SEEK_SET) != f->pos) || fd_set_flags(fd, f->flags, what)) {
+		pr_perror("%s: cannot seek to %lld", what, f->pos);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+const struct fd_kind memfd_fd_kind = {
+	.name = "memfd",
+	.type = TK_MEMFD,
+	.dump = memfd_dump,
+	.check = memfd_check,
+	.open = memfd_open,
+};
