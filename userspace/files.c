@@ -68,6 +68,7 @@ const struct fd_kind *const fd_kinds[] = {
 	&eventfd_fd_kind,	/* eventfd.c */
 	&signalfd_fd_kind,	/* signalfd.c */
 	&timerfd_fd_kind,	/* timerfd.c */
+	&ghost_fd_kind,		/* files-ghost.c (before files-reg.c) */
 	&reg_fd_kind,		/* files-reg.c */
 	&pipe_fd_kind,		/* pipes.c */
 	&fifo_fd_kind,		/* fifo.c */

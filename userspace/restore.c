@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * imgcr restore -D DIR [--pidns] [--detach]: recreate a dumped tree.
+ * imgcr restore -D DIR [--pidns] [--detach] [--allow-changed-files]:
+ * recreate a dumped tree.
  *
  * The restorer (this process) checks the tree, opens every file description
  * of the tree, each by its kind (the table in files.h: files-reg.c,
@@ -82,7 +83,7 @@ struct imgcr_clone_args {
 struct rctx {
 	struct tree t;
 	char dir[PATH_MAX];
-	int pidns, detach, userns, setcreds;
+	int pidns, detach, userns, setcreds, allow_changed;
 	int *desc;		/* per file: the restorer's fd */
 	int status_r, status_w, go_r, go_w;
 	int base;
@@ -264,6 +265,18 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 	for (i = 0; i < 3; i++)
 		if (!used[i])
 			close(i);
+	/*
+	 * POSIX locks (locks.c): the restorer's descriptors would be closed
+	 * at exec, dropping them; close them first, then take them.
+	 */
+	for (i = 0; i < c->t.nfiles; i++)
+		close(c->desc[i]);
+	{
+		char why[8192];
+
+		if (locks_restore_task(&c->t, k->pid, why, sizeof(why)))
+			TFAIL("%s", why);
+	}
 	/* credentials, last: creating children needs the caller's rights */
 	if (c->setcreds) {
 		gid_t g[65536];
@@ -361,7 +374,8 @@ static void run_init(struct rctx *c)
 static int open_files(struct rctx *c)
 {
 	struct tree *t = &c->t;
-	struct fd_restore r = { .t = t, .dir = c->dir, .base = c->base };
+	struct fd_restore r = { .t = t, .dir = c->dir, .base = c->base,
+				.allow_changed = c->allow_changed };
 	char what[PATH_MAX + 64];
 	int i, ret = -1;
 
@@ -395,8 +409,13 @@ static int open_files(struct rctx *c)
 			goto out;
 		}
 	}
+	if (locks_restore_files(t, c->desc))	/* flock and OFD locks: locks.c */
+		goto out;
 	ret = 0;
 out:
+	for (i = 0; fd_kinds[i]; i++)
+		if (fd_kinds[i]->after && fd_kinds[i]->after(&r, !ret))
+			ret = -1;
 	for (i = 0; i < t->nfiles; i++) {
 		if (r.keep[i][0] >= 0)
 			close(r.keep[i][0]);
@@ -864,8 +883,10 @@ int cmd_restore(int argc, char **argv)
 			c.pidns = 1;
 		else if (!strcmp(argv[i], "--detach"))
 			c.detach = 1;
+		else if (!strcmp(argv[i], "--allow-changed-files"))
+			c.allow_changed = 1;
 		else
-			return usage_error("restore -D DIR [--pidns] [--detach]");
+			return usage_error("restore -D DIR [--pidns] [--detach] [--allow-changed-files]");
 	}
 	if (!dir)
 		return usage_error("restore needs -D DIR");

@@ -6,6 +6,8 @@
  *   tree                 this file
  *   core-<pid>.img       one image per task (/proc/<pid>/dump), mode 0700
  *   pipe-<ino>.data      the bytes buffered in pipe/FIFO <ino> at dump time
+ *   ghost-<dev>-<ino>.data  the content of deleted file <dev>:<ino> (a
+ *                        sparse file: holes where the file had holes)
  *
  * The file is UTF-8/ASCII text, one record per line, fields separated by a
  * single space.  Lines starting with '#' and empty lines are ignored.  Text
@@ -22,11 +24,19 @@
  *   thread PID TID                   one per thread of task PID besides its
  *                                    main thread (whose tid is PID), after
  *                                    the task record, ascending TIDs
+ *   ghost DEV INO SIZE MODE UID GID PATH
+ *                                    a deleted regular file the tree holds
+ *                                    open (files-ghost.c)
  *   file ID KIND FLAGS POS ARGS...   one per open file description
+ *   fstat ID DEV INO SIZE MTIME MNT  identity at dump of "file" record ID
+ *                                    (files-reg.c)
  *   fd PID FD ID CLOEXEC             one per descriptor: FD of task PID
  *                                    refers to file ID; CLOEXEC is 0 or 1
  *   pipe INO SIZE LEN                buffered data of a pipe or FIFO: LEN
  *                                    bytes in pipe-INO.data, capacity SIZE
+ *   lock flock ID TYPE               file locks held by the tree (locks.c)
+ *   lock ofd ID TYPE START END
+ *   lock posix PID FD ID TYPE START END
  *
  * file records: ID counts from 0 in order.  FLAGS are the file status flags
  * from /proc/PID/fdinfo (access mode, O_APPEND, O_NONBLOCK, O_LARGEFILE...;
@@ -54,11 +64,35 @@
  *                    read, the time left until the next one in ns (0:
  *                    disarmed) and its period in ns (0: one-shot)
  *                    (timerfd.c)
- * POS is 0 for the last three, which have no path and no inode of their
- * own: they are created anew.  They were added to version 2 without a
+ *   ghost DEV INO    an open file description of the deleted file that
+ *                    the ghost record DEV INO describes (files-ghost.c)
+ * POS is 0 for eventfd, signalfd and timerfd, which have no path and no
+ * inode of their own: they are created anew.  They were added to version 2 without a
  * version bump: a reader that does not know them refuses the tree
  * ("unknown file kind"), which is all it could do.
  * pipe records and pipe-INO.data: pipes.c, for pipes and FIFOs.
+ *
+ * ghost records: DEV and INO are the deleted file's st_dev and st_ino at
+ * dump (decimal), SIZE its size, MODE its permission bits (octal), UID
+ * and GID its owner, PATH where it was (without " (deleted)").  Its bytes
+ * are in ghost-DEV-INO.data at their offsets, holes left as holes (only
+ * the data ranges SEEK_DATA/SEEK_HOLE find are written).  Every "ghost"
+ * file record names one ghost record; several descriptions of one deleted
+ * inode name the same one, and come back as one inode.  At restore it is
+ * created at PATH if that name is free (else at a temporary name in the
+ * same directory), opened by every description, and unlinked again.
+ *
+ * fstat records: what a restore compares before opening a "file" record
+ * again: st_dev (decimal), st_ino, st_size, st_mtime in ns, and the mount
+ * point MNT it was under (from mountinfo).  Directories: DEV and INO only.
+ * A difference refuses the restore (imgcr restore --allow-changed-files
+ * allows it).  A "file" record without one (older trees) is not checked.
+ *
+ * lock records: TYPE is r (F_RDLCK / LOCK_SH) or w (F_WRLCK / LOCK_EX).
+ * flock and ofd locks belong to the open file description ID; posix locks
+ * to task PID, taken again by it on its fd FD (of file record ID).  START
+ * and END are the byte range, END -1 for "to the end of the file".
+ * Leases are refused at dump.
  *
  * Every PID and TID of the tree is distinct: a restore recreates them all
  * (the threads' TIDs when core-PID.img is executed; the image lists them
@@ -82,8 +116,10 @@
 #include "tree.h"
 
 const char *const tree_kind_names[TK_NR] = {
-	"file", "pipe", "fifo", "chr", "eventfd", "signalfd", "timerfd",
+	"file", "pipe", "fifo", "chr", "eventfd", "signalfd", "timerfd", "ghost",
 };
+
+const char *const tree_lock_names[TL_NR] = { "flock", "posix", "ofd" };
 
 static void *grow(void *p, int n, size_t elem)
 {
@@ -172,6 +208,37 @@ struct tree_pipe *tree_pipe_add(struct tree *t, unsigned long ino)
 	return p;
 }
 
+struct tree_ghost *tree_ghost_find(const struct tree *t, unsigned long long dev,
+				   unsigned long long ino)
+{
+	int i;
+
+	for (i = 0; i < t->nghosts; i++)
+		if (t->ghosts[i].dev == dev && t->ghosts[i].ino == ino)
+			return &t->ghosts[i];
+	return NULL;
+}
+
+struct tree_ghost *tree_ghost_add(struct tree *t)
+{
+	struct tree_ghost *g;
+
+	t->ghosts = grow(t->ghosts, t->nghosts, sizeof(*t->ghosts));
+	g = &t->ghosts[t->nghosts++];
+	memset(g, 0, sizeof(*g));
+	return g;
+}
+
+struct tree_lock *tree_lock_add(struct tree *t)
+{
+	struct tree_lock *l;
+
+	t->locks = grow(t->locks, t->nlocks, sizeof(*t->locks));
+	l = &t->locks[t->nlocks++];
+	memset(l, 0, sizeof(*l));
+	return l;
+}
+
 int tree_fd_add(struct tree_task *task, int fd, int file, int cloexec)
 {
 	task->fds = grow(task->fds, task->nfds, sizeof(*task->fds));
@@ -193,11 +260,19 @@ void tree_free(struct tree *t)
 		free(t->tasks[i].fds);
 		free(t->tasks[i].threads);
 	}
-	for (i = 0; i < t->nfiles; i++)
+	for (i = 0; i < t->nfiles; i++) {
 		free(t->files[i].path);
+		free(t->files[i].mnt);
+	}
+	for (i = 0; i < t->nghosts; i++) {
+		free(t->ghosts[i].path);
+		free(t->ghosts[i].made);
+	}
 	free(t->tasks);
 	free(t->files);
 	free(t->pipes);
+	free(t->ghosts);
+	free(t->locks);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -276,6 +351,13 @@ int tree_write(const struct tree *t, const char *dir)
 		for (j = 0; j < k->nthreads; j++)
 			fprintf(f, "thread %d %d\n", k->pid, k->threads[j]);
 	}
+	for (i = 0; i < t->nghosts; i++) {
+		const struct tree_ghost *g = &t->ghosts[i];
+
+		tree_escape(e1, sizeof(e1), g->path);
+		fprintf(f, "ghost %llu %llu %lld 0%o %u %u %s\n", g->dev, g->ino, g->size,
+			g->mode, g->uid, g->gid, e1);
+	}
 	for (i = 0; i < t->nfiles; i++) {
 		const struct tree_file *x = &t->files[i];
 
@@ -294,8 +376,18 @@ int tree_write(const struct tree *t, const char *dir)
 			fprintf(f, " %d 0%o %llu %lld %lld\n", x->clockid, x->settime_flags,
 				x->count, x->value_ns, x->interval_ns);
 			break;
+		case TK_GHOST: fprintf(f, " %llu %llu\n", x->dev, x->sino); break;
 		default: break;
 		}
+	}
+	for (i = 0; i < t->nfiles; i++) {
+		const struct tree_file *x = &t->files[i];
+
+		if (!x->has_stat)
+			continue;
+		tree_escape(e1, sizeof(e1), x->mnt ? x->mnt : "/");
+		fprintf(f, "fstat %d %llu %llu %lld %lld %s\n", x->id, x->dev, x->sino,
+			x->size, x->mtime_ns, e1);
 	}
 	for (i = 0; i < t->ntasks; i++)
 		for (j = 0; j < t->tasks[i].nfds; j++)
@@ -304,6 +396,17 @@ int tree_write(const struct tree *t, const char *dir)
 	for (i = 0; i < t->npipes; i++)
 		fprintf(f, "pipe %lu %u %zu\n", t->pipes[i].ino, t->pipes[i].size,
 			t->pipes[i].len);
+	for (i = 0; i < t->nlocks; i++) {
+		const struct tree_lock *l = &t->locks[i];
+
+		fprintf(f, "lock %s ", tree_lock_names[l->kind]);
+		if (l->kind == TL_POSIX)
+			fprintf(f, "%d %d ", l->pid, l->fd);
+		fprintf(f, "%d %c", l->file, l->write ? 'w' : 'r');
+		if (l->kind != TL_FLOCK)
+			fprintf(f, " %lld %lld", l->start, l->end);
+		fputc('\n', f);
+	}
 	if (fflush(f) || ferror(f)) {
 		pr_perror("cannot write %s", path);
 		fclose(f);
@@ -456,6 +559,10 @@ int tree_read(struct tree *t, const char *dir)
 				x->semaphore = n[6];
 			} else if (kind == TK_SIGNALFD && nv == 6 && !unum(v[5], &x->sigmask)) {
 				/* the mask is all there is */
+			} else if (kind == TK_GHOST && nv == 7 && !unum(v[5], &x->dev) &&
+				   !unum(v[6], &x->sino)) {
+				if (!tree_ghost_find(t, x->dev, x->sino))
+					BAD("ghost file without its ghost record");
 			} else if (kind == TK_TIMERFD && nv == 10 && n[5] >= 0 && n[5] < 64 &&
 				   n[6] >= 0 && n[6] <= 3 && !unum(v[7], &x->count) &&
 				   n[8] >= 0 && n[9] >= 0) {
@@ -477,6 +584,62 @@ int tree_read(struct tree *t, const char *dir)
 				if (k->fds[i].fd == n[2])
 					BAD("fd listed twice");
 			tree_fd_add(k, n[2], n[3], n[4]);
+		} else if (!strcmp(v[0], "ghost") && nv == 8) {
+			struct tree_ghost *g;
+			unsigned long long dev, ino;
+
+			if (unum(v[1], &dev) || unum(v[2], &ino) || n[3] < 0 || n[4] < 0 ||
+			    n[4] > 07777 || n[5] < 0 || n[6] < 0 || tree_ghost_find(t, dev, ino))
+				BAD("bad ghost record");
+			g = tree_ghost_add(t);
+			g->dev = dev;
+			g->ino = ino;
+			g->size = n[3];
+			g->mode = n[4];
+			g->uid = n[5];
+			g->gid = n[6];
+			g->path = unescape(v[7]);
+			if (g->path[0] != '/')
+				BAD("ghost path is not absolute");
+		} else if (!strcmp(v[0], "fstat") && nv == 7) {
+			struct tree_file *x = n[1] >= 0 && n[1] < t->nfiles ? &t->files[n[1]] : NULL;
+
+			if (!x || x->kind != TK_FILE || x->has_stat || unum(v[2], &x->dev) ||
+			    unum(v[3], &x->sino) || n[4] < 0)
+				BAD("bad fstat record");
+			x->has_stat = 1;
+			x->size = n[4];
+			x->mtime_ns = n[5];
+			x->mnt = unescape(v[6]);
+		} else if (!strcmp(v[0], "lock") && nv >= 4) {
+			struct tree_lock *l = tree_lock_add(t);
+			int a = 2;
+
+			for (l->kind = 0; l->kind < TL_NR; l->kind++)
+				if (!strcmp(v[1], tree_lock_names[l->kind]))
+					break;
+			if (l->kind == TL_NR || nv != (l->kind == TL_FLOCK ? 4 : l->kind == TL_OFD ? 6 : 8))
+				BAD("bad lock record");
+			if (l->kind == TL_POSIX) {
+				l->pid = n[2];
+				l->fd = n[3];
+				a = 4;
+				k = tree_find(t, l->pid);
+				for (i = 0; k && i < k->nfds && k->fds[i].fd != l->fd; i++)
+					;
+				if (!k || i == k->nfds || k->fds[i].file != n[a])
+					BAD("lock record of an fd that has no fd record");
+			}
+			l->file = n[a];
+			if (l->file < 0 || l->file >= t->nfiles || (strcmp(v[a + 1], "r") && strcmp(v[a + 1], "w")))
+				BAD("bad lock record");
+			l->write = !strcmp(v[a + 1], "w");
+			if (l->kind != TL_FLOCK) {
+				l->start = n[a + 2];
+				l->end = n[a + 3];
+				if (l->start < 0 || l->end < -1 || (l->end >= 0 && l->end < l->start))
+					BAD("bad lock range");
+			}
 		} else if (!strcmp(v[0], "pipe") && nv == 4) {
 			struct tree_pipe *p;
 

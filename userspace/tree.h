@@ -18,6 +18,7 @@ enum tree_kind {
 	TK_EVENTFD,	/* an eventfd, recreated (eventfd.c) */
 	TK_SIGNALFD,	/* a signalfd, recreated (signalfd.c) */
 	TK_TIMERFD,	/* a timerfd, recreated (timerfd.c) */
+	TK_GHOST,	/* an open regular file that was deleted (files-ghost.c) */
 	TK_NR
 };
 
@@ -39,10 +40,37 @@ struct tree_file {
 	int clockid;			/* TK_TIMERFD: its clock, */
 	unsigned int settime_flags;	/* TFD_TIMER_ABSTIME, TFD_TIMER_CANCEL_ON_SET, */
 	long long value_ns, interval_ns;	/* time left (0: disarmed), period (0: one-shot) */
-	/* dump only: where it was first seen, and its stat identity */
+	/* where it was first seen (dump only), and its stat identity (TK_GHOST: its ghost) */
 	int pid, fd;
 	unsigned long long dev, sino;
+	/* TK_FILE: fstat at dump, checked at restore ("fstat" record; has_stat) */
+	int has_stat;
+	long long size, mtime_ns;
+	char *mnt;		/* the mount point it was on */
 };
+
+/* A deleted regular file, its content in DIR/ghost-DEV-INO.data (files-ghost.c). */
+struct tree_ghost {
+	unsigned long long dev, ino;	/* at dump: its identity, which TK_GHOST files name */
+	long long size;
+	unsigned int mode, uid, gid;
+	char *path;		/* where it was, without " (deleted)" */
+	char *made;		/* restore: where the restorer recreated it (until unlinked), */
+	int made_fd;		/* and its fd there */
+};
+
+/* A file lock held by the tree (locks.c). */
+enum tree_lock_kind { TL_FLOCK, TL_POSIX, TL_OFD, TL_NR };
+struct tree_lock {
+	enum tree_lock_kind kind;
+	int file;		/* the open file description (flock, OFD) or the one the task used (POSIX) */
+	pid_t pid;		/* POSIX: the owning task */
+	int fd;			/* POSIX: the fd of that task it is taken on again */
+	int write;		/* F_WRLCK / LOCK_EX, else F_RDLCK / LOCK_SH */
+	long long start, end;	/* byte range (POSIX, OFD), end -1: to EOF */
+};
+
+extern const char *const tree_lock_names[TL_NR];
 
 struct tree_fd {
 	int fd;
@@ -74,10 +102,12 @@ struct tree_pipe {
 
 struct tree {
 	pid_t root;
-	int ntasks, nfiles, npipes;
+	int ntasks, nfiles, npipes, nghosts, nlocks;
 	struct tree_task *tasks;
 	struct tree_file *files;
 	struct tree_pipe *pipes;
+	struct tree_ghost *ghosts;
+	struct tree_lock *locks;
 };
 
 struct tree_task *tree_task_add(struct tree *t, pid_t pid);
@@ -88,6 +118,10 @@ int tree_thread_add(struct tree_task *task, pid_t tid);
 struct tree_file *tree_file_add(struct tree *t);
 struct tree_pipe *tree_pipe_find(const struct tree *t, unsigned long ino);
 struct tree_pipe *tree_pipe_add(struct tree *t, unsigned long ino);
+struct tree_ghost *tree_ghost_find(const struct tree *t, unsigned long long dev,
+				   unsigned long long ino);
+struct tree_ghost *tree_ghost_add(struct tree *t);
+struct tree_lock *tree_lock_add(struct tree *t);
 int tree_fd_add(struct tree_task *task, int fd, int file, int cloexec);
 void tree_free(struct tree *t);
 
