@@ -112,11 +112,11 @@ extern const struct fd_kind ghost_fd_kind;
  * (a lease: not supported).
  */
 int locks_dump(struct tree *t, pid_t pid, int fd, int file);
-/* restore, in the restorer: the flock and OFD locks on its descriptions @desc; 0 or -1 (printed). */
+/* restore, in the restorer: the OFD locks on its descriptions @desc; 0 or -1 (printed). */
 int locks_restore_files(const struct tree *t, const int *desc);
 /*
  * restore, in task @pid after its fds are in place and every other
- * descriptor of the same files is closed: its POSIX locks.  0, or -1 with
+ * descriptor of the same files is closed: its POSIX and flock locks.  0, or -1 with
  * the reason in @err.
  */
 int locks_restore_task(const struct tree *t, pid_t pid, char *err, size_t size);

@@ -8,16 +8,18 @@
  * took through it.  Each is recorded once (every fd of a description shows
  * the same lines).  Leases and delegations are refused.
  *
- * restore: flock and OFD locks belong to the open file description: the
- * restorer takes them on the description it opened, which the tasks then
- * inherit.  A POSIX lock belongs to the process, and the kernel drops all
+ * restore: flock and OFD locks belong to the open file description: an
+ * OFD lock is taken by the restorer on the description it opened, which
+ * the tasks then inherit; a flock lock by the task that took it (if in the
+ * tree, else one that has it open) on its fd, so that /proc/locks names
+ * it again.  A POSIX lock belongs to the process, and the kernel drops all
  * of a process's POSIX locks on a file whenever it closes ANY descriptor of
  * that file, at exec too.  So each task takes its POSIX locks itself, on
  * its own fd numbers, after closing the restorer's descriptors (which
  * exec would close: they are close-on-exec); the image's --imgcr-cloexec
  * list only marks fds, it closes none.  A lock that cannot be taken fails
  * the restore before any image runs, naming the file, the task and who
- * holds a conflicting lock (from /proc/locks).
+ * holds a conflicting lock (F_GETLK; for flock, /proc/locks).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -32,9 +34,11 @@
 #include "log.h"
 #include "proc.h"
 
+/* The same lock; a flock lock whichever task sees it. */
 static int same_lock(const struct tree_lock *a, const struct tree_lock *b)
 {
-	return a->kind == b->kind && a->file == b->file && a->pid == b->pid &&
+	return a->kind == b->kind && a->file == b->file &&
+	       (a->pid == b->pid || a->kind == TL_FLOCK) &&
 	       a->write == b->write && a->start == b->start && a->end == b->end;
 }
 
@@ -65,6 +69,8 @@ int locks_dump(struct tree *t, pid_t pid, int fd, int file)
 		}
 		if (!strcmp(kind, "FLOCK")) {
 			l.kind = TL_FLOCK;
+			l.pid = pid;
+			l.fd = fd;
 		} else if (!strcmp(kind, "POSIX")) {
 			l.kind = TL_POSIX;
 			l.pid = pid;
@@ -92,19 +98,45 @@ int locks_dump(struct tree *t, pid_t pid, int fd, int file)
 			;
 		if (i == t->nlocks)
 			*tree_lock_add(t) = l;
+		else if (l.kind == TL_FLOCK && lpid == pid)
+			t->locks[i] = l;	/* seen from the task that took it */
 	}
 	free(info);
 	return ret;
 }
 
-/* Who holds a lock on @fd's inode, from /proc/locks, into @out ("" if none is listed). */
-static void lock_holders(int fd, char *out, size_t size)
+/*
+ * Who holds a lock on @fd's inode that conflicts with @l, into @out ("" if
+ * unknown): for a byte range F_GETLK (F_OFD_GETLK) names the holder; for
+ * flock, /proc/locks lists the flock locks on the inode.
+ */
+static void lock_holders(const struct tree_lock *l, int fd, char *out, size_t size)
 {
+	struct flock fl = {
+		.l_type = l->write ? F_WRLCK : F_RDLCK,
+		.l_whence = SEEK_SET,
+		.l_start = l->start,
+		.l_len = l->end < 0 ? 0 : l->end - l->start + 1,
+	};
 	char id[64], *text = read_text("/proc/locks", NULL), *line, *save = NULL;
 	struct stat st;
 	size_t off = 0;
 
 	out[0] = 0;
+	if (l->kind != TL_FLOCK) {
+		free(text);
+		if (fcntl(fd, l->kind == TL_OFD ? F_OFD_GETLK : F_GETLK, &fl) || fl.l_type == F_UNLCK)
+			return;
+		if (fl.l_pid > 0)
+			snprintf(out, size, " pid %d (a %s lock on bytes %lld-%lld)", fl.l_pid,
+				 fl.l_type == F_WRLCK ? "write" : "read", (long long)fl.l_start,
+				 fl.l_len ? (long long)(fl.l_start + fl.l_len - 1) : -1LL);
+		else
+			snprintf(out, size, " an OFD lock on bytes %lld-%lld (no pid)",
+				 (long long)fl.l_start,
+				 fl.l_len ? (long long)(fl.l_start + fl.l_len - 1) : -1LL);
+		return;
+	}
 	if (!text || fstat(fd, &st)) {
 		free(text);
 		return;
@@ -117,7 +149,8 @@ static void lock_holders(int fd, char *out, size_t size)
 
 		/* "N: KIND ADVISORY TYPE PID DEV:INO START END"; blocked waiters have "->" */
 		if (!strstr(line, id) || strstr(line, "->") ||
-		    sscanf(line, "%*s %15s %*s %15s %d", kind, type, &pid) != 3)
+		    sscanf(line, "%*s %15s %*s %15s %d", kind, type, &pid) != 3 ||
+		    strcmp(kind, "FLOCK"))
 			continue;
 		if (off + 64 < size)
 			off += snprintf(out + off, size - off, "%s pid %d (%s %s)", off ? "," : "",
@@ -163,11 +196,10 @@ static void take_failed(const struct tree *t, const struct tree_lock *l, int fd,
 	char what[4200], who[512];
 
 	lock_what(what, sizeof(what), t, l);
-	lock_holders(fd, who, sizeof(who));
+	lock_holders(l, fd, who, sizeof(who));
 	snprintf(out, size, "cannot take %s again: %s%s%s", what, strerror(e),
 		 e == EAGAIN || e == EWOULDBLOCK || e == EACCES ? " (a conflicting lock is held" : "",
-		 e == EAGAIN || e == EWOULDBLOCK || e == EACCES ?
-		 (who[0] ? "; locks on the file:" : ")") : "");
+		 e == EAGAIN || e == EWOULDBLOCK || e == EACCES ? (who[0] ? " by" : ")") : "");
 	if ((e == EAGAIN || e == EWOULDBLOCK || e == EACCES) && who[0]) {
 		size_t n = strlen(out);
 
@@ -183,7 +215,7 @@ int locks_restore_files(const struct tree *t, const int *desc)
 	for (i = 0; i < t->nlocks; i++) {
 		const struct tree_lock *l = &t->locks[i];
 
-		if (l->kind == TL_POSIX || !take(l, desc[l->file]))
+		if (l->kind != TL_OFD || !take(l, desc[l->file]))
 			continue;
 		take_failed(t, l, desc[l->file], errno, why, sizeof(why));
 		pr_err("restore failed: %s", why);
@@ -200,7 +232,7 @@ int locks_restore_task(const struct tree *t, pid_t pid, char *err, size_t size)
 	for (i = 0; i < t->nlocks; i++) {
 		const struct tree_lock *l = &t->locks[i];
 
-		if (l->kind != TL_POSIX || l->pid != pid || !take(l, l->fd))
+		if (l->kind == TL_OFD || l->pid != pid || !take(l, l->fd))
 			continue;
 		take_failed(t, l, l->fd, errno, why, sizeof(why));
 		snprintf(err, size, "fd %d: %s", l->fd, why);

@@ -266,8 +266,8 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		if (!used[i])
 			close(i);
 	/*
-	 * POSIX locks (locks.c): the restorer's descriptors would be closed
-	 * at exec, dropping them; close them first, then take them.
+	 * POSIX and flock locks (locks.c): the restorer's descriptors would
+	 * be closed at exec, dropping the POSIX ones; close them first.
 	 */
 	for (i = 0; i < c->t.nfiles; i++)
 		close(c->desc[i]);
@@ -409,7 +409,7 @@ static int open_files(struct rctx *c)
 			goto out;
 		}
 	}
-	if (locks_restore_files(t, c->desc))	/* flock and OFD locks: locks.c */
+	if (locks_restore_files(t, c->desc))	/* OFD locks: locks.c */
 		goto out;
 	ret = 0;
 out:

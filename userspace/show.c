@@ -465,7 +465,7 @@ static void show_tree_text(const struct tree *t, const char *dir)
 		const struct tree_lock *l = &t->locks[i];
 
 		printf("lock %s %s", tree_lock_names[l->kind], l->write ? "write" : "read");
-		if (l->kind == TL_POSIX)
+		if (l->kind != TL_OFD)
 			printf(" pid %d fd %d", l->pid, l->fd);
 		if (l->kind != TL_FLOCK)
 			printf(" bytes %lld-%s%.0lld", l->start, l->end < 0 ? "EOF" : "",
@@ -553,7 +553,7 @@ static void show_tree_json(const struct tree *t)
 
 		printf("%s{\"kind\":\"%s\",\"file\":%d,\"type\":\"%s\"", i ? "," : "",
 		       tree_lock_names[l->kind], l->file, l->write ? "write" : "read");
-		if (l->kind == TL_POSIX)
+		if (l->kind != TL_OFD)
 			printf(",\"pid\":%d,\"fd\":%d", l->pid, l->fd);
 		if (l->kind != TL_FLOCK)
 			printf(",\"start\":%lld,\"end\":%lld", l->start, l->end);

@@ -34,7 +34,7 @@
  *                                    refers to file ID; CLOEXEC is 0 or 1
  *   pipe INO SIZE LEN                buffered data of a pipe or FIFO: LEN
  *                                    bytes in pipe-INO.data, capacity SIZE
- *   lock flock ID TYPE               file locks held by the tree (locks.c)
+ *   lock flock PID FD ID TYPE        file locks held by the tree (locks.c)
  *   lock ofd ID TYPE START END
  *   lock posix PID FD ID TYPE START END
  *
@@ -90,7 +90,10 @@
  *
  * lock records: TYPE is r (F_RDLCK / LOCK_SH) or w (F_WRLCK / LOCK_EX).
  * flock and ofd locks belong to the open file description ID; posix locks
- * to task PID, taken again by it on its fd FD (of file record ID).  START
+ * to task PID, taken again by it on its fd FD (of file record ID).  A
+ * flock lock is taken again by task PID on its fd FD too (the task that
+ * took it if it is in the tree, else one that has it open), so that
+ * /proc/locks names that task; an ofd lock by the restorer.  START
  * and END are the byte range, END -1 for "to the end of the file".
  * Leases are refused at dump.
  *
@@ -400,7 +403,7 @@ int tree_write(const struct tree *t, const char *dir)
 		const struct tree_lock *l = &t->locks[i];
 
 		fprintf(f, "lock %s ", tree_lock_names[l->kind]);
-		if (l->kind == TL_POSIX)
+		if (l->kind != TL_OFD)
 			fprintf(f, "%d %d ", l->pid, l->fd);
 		fprintf(f, "%d %c", l->file, l->write ? 'w' : 'r');
 		if (l->kind != TL_FLOCK)
@@ -618,9 +621,9 @@ int tree_read(struct tree *t, const char *dir)
 			for (l->kind = 0; l->kind < TL_NR; l->kind++)
 				if (!strcmp(v[1], tree_lock_names[l->kind]))
 					break;
-			if (l->kind == TL_NR || nv != (l->kind == TL_FLOCK ? 4 : l->kind == TL_OFD ? 6 : 8))
+			if (l->kind == TL_NR || nv != (l->kind == TL_FLOCK ? 6 : l->kind == TL_OFD ? 6 : 8))
 				BAD("bad lock record");
-			if (l->kind == TL_POSIX) {
+			if (l->kind != TL_OFD) {
 				l->pid = n[2];
 				l->fd = n[3];
 				a = 4;

@@ -64,8 +64,8 @@ enum tree_lock_kind { TL_FLOCK, TL_POSIX, TL_OFD, TL_NR };
 struct tree_lock {
 	enum tree_lock_kind kind;
 	int file;		/* the open file description (flock, OFD) or the one the task used (POSIX) */
-	pid_t pid;		/* POSIX: the owning task */
-	int fd;			/* POSIX: the fd of that task it is taken on again */
+	pid_t pid;		/* POSIX, flock: the task that takes it again, */
+	int fd;			/* on this fd */
 	int write;		/* F_WRLCK / LOCK_EX, else F_RDLCK / LOCK_SH */
 	long long start, end;	/* byte range (POSIX, OFD), end -1: to EOF */
 };

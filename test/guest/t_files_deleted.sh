@@ -13,6 +13,8 @@
 # files_deleted_limit: a deleted file with 2 MiB of data is refused
 # (message names pid, fd, size and --ghost-limit), the task keeps running
 # untouched; with --ghost-limit 4M the dump works.
+# files_deleted_hardlink: a file open through a deleted name while it has
+# another name is refused (message), the task continues.
 # timeout: 300
 . /imgcr/guest/lib.sh
 require_modules
@@ -109,5 +111,22 @@ limit() {
 	pass "refused: $(head -n1 e.err | cut -c1-100)...; accepted with --ghost-limit 4M"
 }
 
+hardlink() {
+	ghost link > h.out 2>&1 &
+	pid=$!
+	track $pid
+	wait_line h.out '^ready' 20 || fail "ghost link did not start: $(cat h.out)"
+	fd=$(sed -n 's/^fd //p' h.out)
+	imgcr dump -t $pid -D h 2> h.err && fail "dump of a deleted name of a linked file succeeded"
+	grep -q "pid $pid fd $fd: $PWD/h1.dat (deleted): a deleted name of a file that still has 1 other name(s) is not supported" h.err ||
+		fail "message: $(cat h.err | tr '\n' '|')"
+	n=$(grep -c '^tick' h.out)
+	usleep 500000
+	case "$(state $pid)" in S | R) ;; *) fail "task is '$(state $pid)' after the refused dump" ;; esac
+	[ "$(grep -c '^tick' h.out)" -gt "$n" ] || fail "the task does not continue after the refused dump"
+	pass "refused: $(head -n1 h.err | cut -c1-120)"
+}
+
 subtest files_deleted main
 subtest files_deleted_limit limit
+subtest files_deleted_hardlink hardlink

@@ -61,7 +61,7 @@ main() {
 	for p in $pid $kid; do wait_gone $p 10 || fail "task $p survived the dump"; done
 	[ "$(grep -c '^lock ' d/tree)" = 6 ] || fail "want 6 lock records: $(grep '^lock' d/tree | tr '\n' '|')"
 	grep -q "^lock posix $kid $CP [0-9]* w 100 149\$" d/tree && grep -q "^lock posix $pid $P [0-9]* r 200 -1\$" d/tree &&
-		grep -q '^lock ofd [0-9]* w 10 19$' d/tree && grep -q '^lock flock [0-9]* r$' d/tree ||
+		grep -q '^lock ofd [0-9]* w 10 19$' d/tree && grep -q "^lock flock $pid $SH [0-9]* r\$" d/tree ||
 		fail "lock records: $(grep '^lock' d/tree | tr '\n' '|')"
 	[ -z "$(locks_of)" ] || fail "locks left after the dump: $(locks_of)"
 	imgcr show d > show.txt || fail "imgcr show DIR failed"
@@ -69,13 +69,13 @@ main() {
 		fail "imgcr show: $(grep lock show.txt | tr '\n' '|')"
 
 	restore_refused f.dat hold-flock
-	echo "$e" | grep -q "restore failed: cannot take an exclusive flock LOCK_EX lock on $PWD/f.dat again: .*pid $h (FLOCK WRITE)" ||
+	echo "$e" | grep -q "restore failed: pid $pid: fd $F: cannot take an exclusive flock LOCK_EX lock on $PWD/f.dat again: .* held by pid $h (FLOCK WRITE)" ||
 		fail "flock conflict message: $(echo "$e" | tr '\n' '|')"
-	info "flock conflict: $(echo "$e" | head -n1)"
+	info "flock conflict: $(echo "$e" | grep 'restore failed')"
 	restore_refused p.dat hold-posix 0 10
-	echo "$e" | grep -q "restore failed: pid $pid: fd $P: cannot take a write POSIX lock on bytes 0-99 of $PWD/p.dat again: .*pid $h (POSIX WRITE)" ||
+	echo "$e" | grep -q "restore failed: pid $pid: fd $P: cannot take a write POSIX lock on bytes 0-99 of $PWD/p.dat again: .* held by pid $h (a write lock on bytes 0-9)" ||
 		fail "POSIX conflict message: $(echo "$e" | tr '\n' '|')"
-	info "POSIX conflict: $(echo "$e" | head -n1)"
+	info "POSIX conflict: $(echo "$e" | grep 'restore failed')"
 
 	imgcr restore -D d > restore.out 2> restore.err &
 	rpid=$!

@@ -17,8 +17,11 @@
  *                  s.dat: size, the marks, still sparse (st_blocks), O_APPEND
  *                  b.dat: mode 0640, its 900 KiB
  *                "done ok" if all passed (exit 0).
- *   ghost big N  one deleted file of N KiB of data open; prints "ready",
- *                then "tick I" every 100 ms for ever (for the refusal test).
+ *   ghost big N  one deleted file of N KiB of data open; prints "fd N",
+ *                "ready", then "tick I" every 100 ms for ever (for the
+ *                refusal test).
+ *   ghost link   the same with h1.dat, which has a second name h2.dat,
+ *                open through its deleted name h1.dat.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -95,11 +98,12 @@ static void expect_data(int fd, char c, long long off, int n, const char *what)
 	check(ok, what, "read %zd bytes at %lld", got, off);
 }
 
-static int big(long long kib)
+static int big(long long kib, int hardlink)
 {
-	int fd = make("big.dat", 'x', kib * 1024, O_RDONLY, 0600), i;
+	const char *name = hardlink ? "h1.dat" : "big.dat";
+	int fd = make(name, 'x', kib * 1024, O_RDONLY, 0600), i;
 
-	if (fd < 0 || unlink("big.dat"))
+	if (fd < 0 || (hardlink && link("h1.dat", "h2.dat")) || unlink(name))
 		return 1;
 	say("fd %d\nready\n", fd);
 	for (i = 0;; i++) {
@@ -117,7 +121,9 @@ int main(int argc, char **argv)
 	pid_t kid;
 
 	if (argc == 3 && !strcmp(argv[1], "big"))
-		return big(atoll(argv[2]));
+		return big(atoll(argv[2]), 0);
+	if (argc == 2 && !strcmp(argv[1], "link"))
+		return big(1, 1);
 	a = make("a.dat", 'a', 5000, O_RDWR, 0600);
 	a2 = open("a.dat", O_RDONLY);
 	b = make("b.dat", 'b', 900 * 1024, O_RDONLY, 0640);
