@@ -9,18 +9,45 @@
  * (an "fstat" record: dev, inode, size, mtime, and the mount point it was
  * under), and a restore refuses a file that differs, naming what changed,
  * unless --allow-changed-files.  Directories: dev and inode only (their
- * size and mtime change with every entry made in them).
+ * size and mtime change with every entry made in them).  Files of /proc,
+ * /sys and the like: not checked (their inodes are made anew).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+#include <linux/magic.h>
 
 #include "files.h"
 #include "log.h"
 #include "proc.h"
+
+/*
+ * On the kernel's pseudo filesystems inodes are made anew (a /proc/PID
+ * file of a restored task is another inode) and sizes and times mean
+ * little: no identity check there.
+ */
+static int pseudo_fs(const struct fd_parms *p)
+{
+	static const long types[] = {
+		PROC_SUPER_MAGIC, SYSFS_MAGIC, CGROUP_SUPER_MAGIC, CGROUP2_SUPER_MAGIC,
+		DEBUGFS_MAGIC, TRACEFS_MAGIC, SECURITYFS_MAGIC, BPF_FS_MAGIC,
+	};
+	char path[64];
+	struct statfs sfs;
+	size_t i;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", p->pid, p->fd);
+	if (statfs(path, &sfs))
+		return 0;
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (sfs.f_type == types[i])
+			return 1;
+	return 0;
+}
 
 /* The mount point of @p's file (its "mnt_id" in mountinfo), malloc'ed; NULL if unknown. */
 static char *mount_point(const struct fd_parms *p)
@@ -71,6 +98,8 @@ static int reg_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 		return fd_refuse(p, "%s: a deleted name of a file that still has %lu other name(s) is not supported",
 				 p->link, (unsigned long)p->st.st_nlink);
 	f->path = p->link;
+	if (pseudo_fs(p))
+		return FD_DESCRIBED;
 	f->has_stat = 1;
 	f->size = p->st.st_size;
 	f->mtime_ns = p->st.st_mtim.tv_sec * 1000000000LL + p->st.st_mtim.tv_nsec;

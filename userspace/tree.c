@@ -85,6 +85,7 @@
  * fstat records: what a restore compares before opening a "file" record
  * again: st_dev (decimal), st_ino, st_size, st_mtime in ns, and the mount
  * point MNT it was under (from mountinfo).  Directories: DEV and INO only.
+ * Files on proc, sysfs, cgroup and the like have none.
  * A difference refuses the restore (imgcr restore --allow-changed-files
  * allows it).  A "file" record without one (older trees) is not checked.
  *
