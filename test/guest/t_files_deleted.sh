@@ -9,7 +9,8 @@
 # the same directory (the note says so) and the new a.dat is untouched.
 # From outside: readlink still ends in " (deleted)", fdinfo pos and flags
 # are those of the dump, nothing is left in the directory; the restored
-# program checks data, offsets, sharing, one inode, sparseness, mode.
+# program checks data, offsets, sharing, one inode, sparseness, mode, and
+# its private mapping of a.dat (carried by the module as anonymous memory).
 # files_deleted_limit: a deleted file with 2 MiB of data is refused
 # (message names pid, fd, size and --ghost-limit), the task keeps running
 # untouched; with --ghost-limit 4M the dump works.
