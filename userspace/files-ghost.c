@@ -6,17 +6,17 @@
  * cannot be reopened by path: the dump saves its content, which nothing
  * else could bring back, in DIR/ghost-DEV-INO.data, copying only its data
  * ranges (SEEK_DATA/SEEK_HOLE) to the same offsets so that a sparse file
- * stays sparse, and records its size, mode and owner.  A file with more
+ * stays sparse, and records its size, mode, owner and mtime.  A file with more
  * bytes of data than imgcr dump --ghost-limit (default 1 MiB) is refused.
  *
  * At restore the restorer creates the file again, at its old path if that
  * name is free, else at a temporary name in the same directory (a note on
  * stderr says which), fills it, gives it its owner, opens it once per open
  * file description (flags, offset; through /proc/self/fd of the fd that
- * created it, not by path again), gives it its mode and, once every file
- * of the tree is open, unlinks it: the restored tasks see a deleted file
- * with the same data, and every description of one deleted inode refers
- * to one inode again.  A failed restore unlinks it too.
+ * created it, not by path again), gives it its mode and mtime and, once
+ * every file of the tree is open, unlinks it: the restored tasks see a
+ * deleted file with the same data, and every description of one deleted
+ * inode refers to one inode again.  A failed restore unlinks it too.
  */
 #include <errno.h>
 #include <limits.h>
@@ -141,6 +141,7 @@ static int ghost_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f
 	g->mode = p->st.st_mode & 07777;
 	g->uid = p->st.st_uid;
 	g->gid = p->st.st_gid;
+	g->mtime_ns = p->st.st_mtim.tv_sec * 1000000000LL + p->st.st_mtim.tv_nsec;
 	g->path = strndup(p->link, len - dl);
 	r = ghost_save(c, p, g);
 	if (r != FD_DESCRIBED) {
@@ -246,11 +247,15 @@ static int ghost_after(struct fd_restore *r, int ok)
 
 	for (i = 0; i < r->t->nghosts; i++) {
 		struct tree_ghost *g = &r->t->ghosts[i];
+		struct timespec times[2] = {
+			{ .tv_nsec = UTIME_OMIT },	/* atime: as it is */
+			{ g->mtime_ns / 1000000000, g->mtime_ns % 1000000000 },
+		};
 
 		if (!g->made)
 			continue;
-		if (ok && fchmod(g->made_fd, g->mode)) {
-			pr_perror("deleted file %s: chmod %s", g->path, g->made);
+		if (ok && (fchmod(g->made_fd, g->mode) || futimens(g->made_fd, times))) {
+			pr_perror("deleted file %s: chmod/futimens %s", g->path, g->made);
 			ret = -1;
 		}
 		if (unlink(g->made)) {

@@ -94,6 +94,8 @@ static int reg_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 		return FD_OTHER;
 	if (p->link[0] != '/')
 		return fd_refuse(p, "%s: files outside the dumper's root are not supported", p->link);
+	if (strstr(p->link, " (deleted)") && S_ISDIR(p->st.st_mode))
+		return fd_refuse(p, "%s: deleted directories are not supported", p->link);
 	if (strstr(p->link, " (deleted)"))
 		return fd_refuse(p, "%s: a deleted name of a file that still has %lu other name(s) is not supported",
 				 p->link, (unsigned long)p->st.st_nlink);

@@ -24,7 +24,7 @@
  *   thread PID TID                   one per thread of task PID besides its
  *                                    main thread (whose tid is PID), after
  *                                    the task record, ascending TIDs
- *   ghost DEV INO SIZE MODE UID GID PATH
+ *   ghost DEV INO SIZE MODE UID GID MTIME PATH
  *                                    a deleted regular file the tree holds
  *                                    open (files-ghost.c)
  *   file ID KIND FLAGS POS ARGS...   one per open file description
@@ -74,7 +74,8 @@
  *
  * ghost records: DEV and INO are the deleted file's st_dev and st_ino at
  * dump (decimal), SIZE its size, MODE its permission bits (octal), UID
- * and GID its owner, PATH where it was (without " (deleted)").  Its bytes
+ * and GID its owner, MTIME its st_mtime in ns, PATH where it was (without
+ * " (deleted)").  Its bytes
  * are in ghost-DEV-INO.data at their offsets, holes left as holes (only
  * the data ranges SEEK_DATA/SEEK_HOLE find are written).  Every "ghost"
  * file record names one ghost record; several descriptions of one deleted
@@ -359,8 +360,8 @@ int tree_write(const struct tree *t, const char *dir)
 		const struct tree_ghost *g = &t->ghosts[i];
 
 		tree_escape(e1, sizeof(e1), g->path);
-		fprintf(f, "ghost %llu %llu %lld 0%o %u %u %s\n", g->dev, g->ino, g->size,
-			g->mode, g->uid, g->gid, e1);
+		fprintf(f, "ghost %llu %llu %lld 0%o %u %u %lld %s\n", g->dev, g->ino, g->size,
+			g->mode, g->uid, g->gid, g->mtime_ns, e1);
 	}
 	for (i = 0; i < t->nfiles; i++) {
 		const struct tree_file *x = &t->files[i];
@@ -588,7 +589,7 @@ int tree_read(struct tree *t, const char *dir)
 				if (k->fds[i].fd == n[2])
 					BAD("fd listed twice");
 			tree_fd_add(k, n[2], n[3], n[4]);
-		} else if (!strcmp(v[0], "ghost") && nv == 8) {
+		} else if (!strcmp(v[0], "ghost") && nv == 9) {
 			struct tree_ghost *g;
 			unsigned long long dev, ino;
 
@@ -602,7 +603,8 @@ int tree_read(struct tree *t, const char *dir)
 			g->mode = n[4];
 			g->uid = n[5];
 			g->gid = n[6];
-			g->path = unescape(v[7]);
+			g->mtime_ns = n[7];
+			g->path = unescape(v[8]);
 			if (g->path[0] != '/')
 				BAD("ghost path is not absolute");
 		} else if (!strcmp(v[0], "fstat") && nv == 7) {

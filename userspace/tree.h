@@ -52,7 +52,7 @@ struct tree_file {
 /* A deleted regular file, its content in DIR/ghost-DEV-INO.data (files-ghost.c). */
 struct tree_ghost {
 	unsigned long long dev, ino;	/* at dump: its identity, which TK_GHOST files name */
-	long long size;
+	long long size, mtime_ns;
 	unsigned int mode, uid, gid;
 	char *path;		/* where it was, without " (deleted)" */
 	char *made;		/* restore: where the restorer recreated it (until unlinked), */

@@ -16,6 +16,7 @@
 # untouched; with --ghost-limit 4M the dump works.
 # files_deleted_hardlink: a file open through a deleted name while it has
 # another name is refused (message), the task continues.
+# files_deleted_dir: so is a removed directory held open.
 # timeout: 300
 . /imgcr/guest/lib.sh
 require_modules
@@ -112,14 +113,16 @@ limit() {
 	pass "refused: $(head -n1 e.err | cut -c1-100)...; accepted with --ghost-limit 4M"
 }
 
-hardlink() {
-	ghost link > h.out 2>&1 &
+# refused_fd MODE WHY: "ghost MODE" is refused with WHY after "pid P fd N: ",
+# and goes on
+refused_fd() {
+	ghost $1 > h.out 2>&1 &
 	pid=$!
 	track $pid
-	wait_line h.out '^ready' 20 || fail "ghost link did not start: $(cat h.out)"
+	wait_line h.out '^ready' 20 || fail "ghost $1 did not start: $(cat h.out)"
 	fd=$(sed -n 's/^fd //p' h.out)
-	imgcr dump -t $pid -D h 2> h.err && fail "dump of a deleted name of a linked file succeeded"
-	grep -q "pid $pid fd $fd: $PWD/h1.dat (deleted): a deleted name of a file that still has 1 other name(s) is not supported" h.err ||
+	imgcr dump -t $pid -D h 2> h.err && fail "dump of 'ghost $1' succeeded"
+	grep -q "pid $pid fd $fd: $2" h.err ||
 		fail "message: $(cat h.err | tr '\n' '|')"
 	n=$(grep -c '^tick' h.out)
 	usleep 500000
@@ -130,4 +133,8 @@ hardlink() {
 
 subtest files_deleted main
 subtest files_deleted_limit limit
+hardlink() { refused_fd link "$PWD/h1.dat (deleted): a deleted name of a file that still has 1 other name(s) is not supported"; }
+deldir() { refused_fd dir "$PWD/dd (deleted): deleted directories are not supported"; }
+
 subtest files_deleted_hardlink hardlink
+subtest files_deleted_dir deldir

@@ -15,7 +15,7 @@
  *                  the child reads 10 bytes through A: the parent's offset
  *                  moves by 10 (one description)
  *                  s.dat: size, the marks, still sparse (st_blocks), O_APPEND
- *                  b.dat: mode 0640, its 900 KiB
+ *                  b.dat: mode 0640, mtime, its 900 KiB
  *                  a private mapping of a.dat (one byte written) reads
  *                  the same (the module carries it as anonymous memory)
  *                "done ok" if all passed (exit 0).
@@ -24,6 +24,7 @@
  *                refusal test).
  *   ghost link   the same with h1.dat, which has a second name h2.dat,
  *                open through its deleted name h1.dat.
+ *   ghost dir    the same with the directory dd, removed.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -120,7 +121,7 @@ int main(int argc, char **argv)
 	int a, a2, s, b, st, i;
 	char *m;
 	long long mid = 32LL << 20, ssize = 64LL << 20;
-	struct stat sa, sa2, ss, sb;
+	struct stat sa, sa2, ss, sb, sb0;
 	char buf[16];
 	pid_t kid;
 
@@ -128,6 +129,16 @@ int main(int argc, char **argv)
 		return big(atoll(argv[2]), 0);
 	if (argc == 2 && !strcmp(argv[1], "link"))
 		return big(1, 1);
+	if (argc == 2 && !strcmp(argv[1], "dir")) {
+		b = mkdir("dd", 0700) ? -1 : open("dd", O_RDONLY | O_DIRECTORY);
+		if (b < 0 || rmdir("dd"))
+			return 1;
+		say("fd %d\nready\n", b);
+		for (i = 0;; i++) {
+			say("tick %d\n", i);
+			msleep(100);
+		}
+	}
 	a = make("a.dat", 'a', 5000, O_RDWR, 0600);
 	a2 = open("a.dat", O_RDONLY);
 	b = make("b.dat", 'b', 900 * 1024, O_RDONLY, 0640);
@@ -151,6 +162,7 @@ int main(int argc, char **argv)
 	lseek(s, mid, SEEK_SET);
 	unlink("a.dat");
 	unlink("b.dat");
+	fstat(b, &sb0);
 	unlink("s.dat");
 	kid = fork();
 	if (kid < 0)
@@ -203,6 +215,9 @@ int main(int argc, char **argv)
 	check(sb.st_nlink == 0 && (sb.st_mode & 07777) == 0640 && sb.st_size == 900 * 1024,
 	      "B stat", "nlink %lu mode 0%o size %lld", (unsigned long)sb.st_nlink,
 	      sb.st_mode & 07777, (long long)sb.st_size);
+	check(sb.st_mtim.tv_sec == sb0.st_mtim.tv_sec && sb.st_mtim.tv_nsec == sb0.st_mtim.tv_nsec,
+	      "B mtime", "%lld.%09ld (was %lld.%09ld)", (long long)sb.st_mtim.tv_sec,
+	      sb.st_mtim.tv_nsec, (long long)sb0.st_mtim.tv_sec, sb0.st_mtim.tv_nsec);
 	check(lseek(b, 0, SEEK_CUR) == 4096, "B offset", "%lld", (long long)lseek(b, 0, SEEK_CUR));
 	for (i = 0; i < 900 * 1024; i += 4096 * 7) {
 		char c;
