@@ -7,8 +7,10 @@
 # sparse one stays sparse in the dump directory); before the restore a new
 # a.dat takes the old name, so that ghost comes back at a temporary name in
 # the same directory (the note says so) and the new a.dat is untouched.
-# From outside: readlink still ends in " (deleted)", fdinfo pos and flags
-# are those of the dump, nothing is left in the directory; the restored
+# A restore that fails after making some ghosts (one ghost's content
+# removed) leaves none behind.  From outside: readlink still ends in
+# " (deleted)", fdinfo pos and flags are those of the dump, nothing is
+# left in the directory; the restored
 # program checks data, offsets, sharing, one inode, sparseness, mode, and
 # its private mapping of a.dat (carried by the module as anonymous memory).
 # files_deleted_limit: a deleted file with 2 MiB of data is refused
@@ -54,6 +56,15 @@ main() {
 		fail "imgcr show: $(grep -E 'deleted|ghost' show.txt | tr '\n' '|')"
 
 	echo other > a.dat
+	# a restore that fails after some ghosts were made (s.dat's content
+	# is missing) leaves no ghost behind and nothing running
+	mv d/ghost-$sg.data sdata
+	imgcr restore -D d > rf.out 2> rf.err && fail "restore without s.dat's content succeeded"
+	grep -q "deleted file $PWD/s.dat: cannot open its content" rf.err || fail "failed restore: $(cat rf.err | tr '\n' '|')"
+	grep -q "deleted file $PWD/b.dat recreated at its path" rf.err || fail "b.dat's ghost was not made first: $(cat rf.err | tr '\n' '|')"
+	[ "$(ls -A | grep -c -e ghost- -e '^s.dat$' -e '^b.dat$')" = 0 ] || fail "left after a failed restore: $(ls -A | tr '\n' ' ')"
+	for p in $pid $kid; do [ -z "$(state $p)" ] || fail "task $p running after the failed restore"; done
+	mv sdata d/ghost-$sg.data
 	imgcr restore -D d > restore.out 2> restore.err &
 	rpid=$!
 	track $rpid
