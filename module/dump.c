@@ -539,21 +539,17 @@ static bool wanted_page(bool anon_vma, struct page *page)
 
 /*
  * Pin the pages of @vma that the image must carry (see wanted_page()).  A
- * VMA without an anon_vma has never had such a page.  With @all (a private
- * mapping of a deleted file, carried as anonymous memory) every page that
- * is not all zero, the file's pages faulted in from the page cache.
+ * VMA without an anon_vma has never had such a page.
  */
-static int dump_vma_pages(struct dump_image *img, struct vm_area_struct *vma,
-			  bool all)
+static int dump_vma_pages(struct dump_image *img, struct vm_area_struct *vma)
 {
-	bool anon = all || vma_is_anonymous(vma);
-	unsigned int foll = all ? FOLL_FORCE : FOLL_FORCE | FOLL_DUMP;
+	bool anon = vma_is_anonymous(vma);
 	struct page *batch[GUP_BATCH];
 	unsigned long addr = vma->vm_start;
 	long n, i;
 	int ret = 0;
 
-	if (!vma->anon_vma && !all)
+	if (!vma->anon_vma)
 		return 0;
 	img->new_run = true;	/* a PT_LOAD never spans two VMAs */
 	while (addr < vma->vm_end) {
@@ -564,8 +560,9 @@ static int dump_vma_pages(struct dump_image *img, struct vm_area_struct *vma,
 		 * It does not look at VM_DONTDUMP (the core dumper's
 		 * vma_dump_size() does): MADV_DONTDUMP pages are in the image.
 		 */
-		n = imgcr_gup_remote(img->mm, addr, n, foll, batch);
-		if (n <= 0) {	/* a hole, the zero page, past EOF: skip it */
+		n = imgcr_gup_remote(img->mm, addr, n, FOLL_FORCE | FOLL_DUMP,
+				     batch);
+		if (n <= 0) {	/* a hole, the zero page or an error: skip it */
 			addr += PAGE_SIZE;
 			if (fatal_signal_pending(current))
 				return -EINTR;
@@ -663,7 +660,6 @@ static int dump_one_vma(struct dump_image *img, struct vm_area_struct *vma)
 	unsigned long vdso = (unsigned long)img->mm->context.vdso;
 	const struct vdso_image *vi = img->mm->context.vdso_image;
 	struct imgcr_vma *v;
-	bool deleted_private = false;
 	int ret;
 
 	ret = grow((void **)&img->vmas, &img->cap_vmas, img->nr_vmas + 1,
@@ -699,18 +695,6 @@ static int dump_one_vma(struct dump_image *img, struct vm_area_struct *vma)
 	} else if (vma_is_anonymous(vma)) {
 		v->kind = IMGCR_VMA_ANON;
 		v->pgoff = vma->vm_pgoff;
-	} else if (vma->vm_file && !(vma->vm_flags & VM_MAYSHARE) &&
-		   S_ISREG(file_inode(vma->vm_file)->i_mode) &&
-		   d_unlinked(vma->vm_file->f_path.dentry) &&
-		   !is_shmem_object(vma->vm_file)) {
-		/*
-		 * A private mapping of a deleted file: no path maps it again,
-		 * so the image carries all its pages, and it comes back as
-		 * private anonymous memory with the same contents.
-		 */
-		v->kind = IMGCR_VMA_ANON;
-		v->pgoff = vma->vm_start >> PAGE_SHIFT;
-		deleted_private = true;
 	} else if (vma->vm_file) {
 		bool shared = vma->vm_flags & VM_MAYSHARE;
 
@@ -725,7 +709,7 @@ static int dump_one_vma(struct dump_image *img, struct vm_area_struct *vma)
 			return ret;
 		v->file = ret;
 		if (!shared && file_is_shmem_object(img, v->file)) {
-			pr_info(IMGCR_DUMP_NAME ": pid %d: private mapping of a memfd at %#lx; not supported\n",
+			pr_info(IMGCR_DUMP_NAME ": pid %d: private mapping of a memfd or deleted tmpfs file at %#lx; not supported\n",
 				task_pid_nr(img->task), vma->vm_start);
 			return -EOPNOTSUPP;
 		}
@@ -750,7 +734,7 @@ static int dump_one_vma(struct dump_image *img, struct vm_area_struct *vma)
 
 	if (v->kind == IMGCR_VMA_ANON ||
 	    (v->kind == IMGCR_VMA_FILE && !(v->flags & IMGCR_VMA_SHARED)))
-		return dump_vma_pages(img, vma, deleted_private);
+		return dump_vma_pages(img, vma);
 	return 0;
 }
 

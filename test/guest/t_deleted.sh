@@ -1,13 +1,11 @@
 #!/bin/sh
-# Mappings of a file that has since been unlinked.  A private mapping of
-# a deleted file (ramfs, tmpfs) is carried: every page in the image,
-# restored as private anonymous memory with the same contents.  A shared
-# mapping of a deleted ramfs file: open of /proc/PID/dump fails with
-# EOPNOTSUPP, the task stays stopped and untouched, and after SIGCONT it
-# goes on with its mapping intact.  A shared mapping of a deleted tmpfs
-# file is either refused the same way or dumped as a shmem object (like a
-# memfd) and then restored faithfully: same maps line but the inode, same
-# contents.  Control: with
+# Mappings of a file that has since been unlinked.  On ramfs (a plain
+# deleted file, private or shared) and for a private mapping of a deleted
+# tmpfs file, open of /proc/PID/dump fails with EOPNOTSUPP, the task stays
+# stopped and untouched, and after SIGCONT it goes on with its mapping
+# intact.  A shared mapping of a deleted tmpfs file is either refused the
+# same way or dumped as a shmem object (like a memfd) and then restored
+# faithfully: same maps line but the inode, same contents.  Control: with
 # the file in place the dump works.
 . /imgcr/guest/lib.sh
 require_modules
@@ -55,35 +53,9 @@ ramfs_dir() {
 	DIR=$PWD/r
 }
 
-# carried DIR: a private mapping of a deleted file is dumped with every
-# page and restored as private anonymous memory: the same contents (every
-# tick's checksum, the page the task wrote and the one it did not), the
-# same range and permissions, no file name any more.
-carried() {
-	start "$1" private
-	line=$(grep " $1/f.dat (deleted)\$" /proc/$pid/maps)
-	range=${line%% *}
-	r=$(readall /proc/$pid/dump d.img)
-	case "$r" in "ok bytes="*) ;; *) fail "dump: '$r', want the private mapping carried" ;; esac
-	n=$(tail -n1 out | cut -d' ' -f2)
-	kill9 $pid
-	chmod +x d.img
-	./d.img >> out 2> restore.err &
-	rpid=$!
-	track $rpid
-	wait_line out "^tick $((n + 2)) " 10 || fail "restored task does not tick$(rerr)"
-	after=$(grep "^$range " /proc/$rpid/maps)
-	set -- $after
-	[ $# = 5 ] && [ "$2" = "$(echo "$line" | awk '{ print $2 }')" ] ||
-		fail "maps line before '$line', after '$after' (want the range and permissions, no file)"
-	same_sum
-	kill9 $rpid
-	pass "carried as anonymous memory: $after"
-}
-
-sub_ramfs_private() { ramfs_dir; carried "$DIR"; }
+sub_ramfs_private() { ramfs_dir; refused "$DIR" private; }
 sub_ramfs_shared() { ramfs_dir; refused "$DIR" shared; }
-sub_tmpfs_private() { carried "$PWD"; }
+sub_tmpfs_private() { refused "$PWD" private; }
 
 # Either outcome is right, but nothing in between: refused like any
 # deleted file (EOPNOTSUPP, task untouched), or dumped as a shmem object and

@@ -10,9 +10,8 @@
 # A restore that fails after making some ghosts (one ghost's content
 # removed) leaves none behind.  From outside: readlink still ends in
 # " (deleted)", fdinfo pos and flags are those of the dump, nothing is
-# left in the directory; the restored
-# program checks data, offsets, sharing, one inode, sparseness, mode, and
-# its private mapping of a.dat (carried by the module as anonymous memory).
+# left in the directory; the restored program checks data, offsets,
+# sharing, one inode, sparseness, mode.
 # files_deleted_limit: a deleted file with 2 MiB of data is refused
 # (message names pid, fd, size and --ghost-limit), the task keeps running
 # untouched; with --ghost-limit 4M the dump works.

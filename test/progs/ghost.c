@@ -16,8 +16,6 @@
  *                  moves by 10 (one description)
  *                  s.dat: size, the marks, still sparse (st_blocks), O_APPEND
  *                  b.dat: mode 0640, mtime, its 900 KiB
- *                  a private mapping of a.dat (one byte written) reads
- *                  the same (the module carries it as anonymous memory)
  *                "done ok" if all passed (exit 0).
  *   ghost big N  one deleted file of N KiB of data open; prints "fd N",
  *                "ready", then "tick I" every 100 ms for ever (for the
@@ -28,7 +26,6 @@
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -119,7 +116,6 @@ static int big(long long kib, int hardlink)
 int main(int argc, char **argv)
 {
 	int a, a2, s, b, st, i;
-	char *m;
 	long long mid = 32LL << 20, ssize = 64LL << 20;
 	struct stat sa, sa2, ss, sb, sb0;
 	char buf[16];
@@ -150,12 +146,6 @@ int main(int argc, char **argv)
 		say("BAD setup: %s\n", strerror(errno));
 		return 1;
 	}
-	m = mmap(NULL, 5000, PROT_READ | PROT_WRITE, MAP_PRIVATE, a, 0);
-	if (m == MAP_FAILED) {
-		say("BAD mmap: %s\n", strerror(errno));
-		return 1;
-	}
-	m[7] = 'W';
 	lseek(a, 1234, SEEK_SET);
 	lseek(a2, 100, SEEK_SET);
 	lseek(b, 4096, SEEK_SET);
@@ -181,9 +171,6 @@ int main(int argc, char **argv)
 	check(lseek(a, 0, SEEK_CUR) == 1244, "A shared", "offset %lld after the child read 10 bytes (want 1244)",
 	      (long long)lseek(a, 0, SEEK_CUR));
 	expect_data(a, 'a', 1244, 20, "A data");
-	for (i = 0; i < 5000 && m[i] == (i == 7 ? 'W' : pat('a', i)); i++)
-		;
-	check(i == 5000, "A private mapping", "%d bytes the same", i);
 	check(lseek(a2, 0, SEEK_CUR) == 100, "A2 offset", "%lld", (long long)lseek(a2, 0, SEEK_CUR));
 	expect_data(a2, 'a', 100, 20, "A2 data");
 	fstat(a, &sa);
