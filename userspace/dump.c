@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * imgcr dump -t PID -D DIR [--leave-running] [--shell-job]: checkpoint a
- * process tree (--shell-job: with fds on a terminal outside it, tty.c).
+ * imgcr dump -t PID -D DIR [--leave-running] [--shell-job] [--ghost-limit BYTES]:
+ * checkpoint a process tree (--shell-job: with fds on a terminal outside it,
+ * tty.c).
  *
  * 1. Freeze (freeze.c): PTRACE_SEIZE + PTRACE_INTERRUPT every thread of
  *    every task, starting at PID, listing each task's threads again until
@@ -22,6 +23,9 @@
  *    threads) and write DIR/tree (format: tree.c).  A zombie has no image:
  *    the tree records its ids and exit status; a task that was stopped
  *    (SIGSTOP, job control) before the dump is marked so.
+ *    Deleted files still open are saved (files-ghost.c, up to
+ *    --ghost-limit bytes of data each, default 1 MiB); file locks are
+ *    recorded (locks.c).
  * 4. SIGKILL the tree, or PTRACE_DETACH it with --leave-running.  On any
  *    error, the tree is detached untouched and the error names pid and fd.
  */
@@ -52,6 +56,7 @@ struct dctx {
 	struct freezer fz;
 	const char *dir;
 	int have_kcmp;
+	long long ghost_limit;
 };
 
 static const char *const ns_names[] = {
@@ -238,7 +243,7 @@ static int fd_walk(struct fd_dump *fc, struct fd_parms *p, struct tree_file *n,
 
 static int describe_fd(struct dctx *c, int ti, int fd)
 {
-	struct fd_dump fc = { .t = &c->t, .dir = c->dir };
+	struct fd_dump fc = { .t = &c->t, .dir = c->dir, .ghost_limit = c->ghost_limit };
 	struct fd_parms p = { .pid = c->t.tasks[ti].pid, .fd = fd, .file_fd = -1 };
 	const struct fd_kind *kind = NULL;
 	struct tree_file n, *f;
@@ -304,6 +309,7 @@ static int describe_fd(struct dctx *c, int ti, int fd)
 		f = tree_file_add(&c->t);
 		n.id = f->id;
 		n.path = n.path ? strdup(n.path) : NULL;
+		n.mnt = n.mnt ? strdup(n.mnt) : NULL;
 		*f = n;		/* what the kind described; the rest here */
 		f->kind = kind->type;
 		f->flags = p.flags;
@@ -314,6 +320,8 @@ static int describe_fd(struct dctx *c, int ti, int fd)
 		f->sino = p.st.st_ino;
 	}
 	tree_fd_add(&c->t.tasks[ti], fd, i, cloexec);
+	if (locks_dump(&c->t, pid, fd, i))	/* locks.c */
+		goto out;
 	ret = 0;
 out:
 	if (p.file_fd >= 0)
@@ -486,11 +494,17 @@ static void chown_dir(struct dctx *c, int created)
 		if (chown(path, r->uid[0], r->gid[0]))
 			pr_perror("warning: cannot chown %s", path);
 	}
+	for (i = 0; i < c->t.nghosts; i++) {
+		snprintf(path, sizeof(path), "%s/ghost-%llu-%llu.data", c->dir, c->t.ghosts[i].dev,
+			 c->t.ghosts[i].ino);
+		if (chown(path, r->uid[0], r->gid[0]))
+			pr_perror("warning: cannot chown %s", path);
+	}
 }
 
 int cmd_dump(int argc, char **argv)
 {
-	struct dctx c = { .have_kcmp = 1 };
+	struct dctx c = { .have_kcmp = 1, .ghost_limit = GHOST_LIMIT_DEFAULT };
 	const char *spid = NULL;
 	int leave = 0, i, created = 0, ok = 0;
 	char *end;
@@ -505,8 +519,18 @@ int cmd_dump(int argc, char **argv)
 			leave = 1;
 		else if (!strcmp(argv[i], "--shell-job"))
 			tty_shell_job = 1;
-		else
-			return usage_error("dump -t PID -D DIR [--leave-running] [--shell-job]");
+		else if (!strcmp(argv[i], "--ghost-limit") && i + 1 < argc) {
+			c.ghost_limit = strtoll(argv[++i], &end, 10);
+			if (*end == 'K' || *end == 'k')
+				c.ghost_limit <<= 10, end++;
+			else if (*end == 'M' || *end == 'm')
+				c.ghost_limit <<= 20, end++;
+			else if (*end == 'G' || *end == 'g')
+				c.ghost_limit <<= 30, end++;
+			if (*end || c.ghost_limit < 0)
+				return usage_error("dump: --ghost-limit needs a size in bytes (suffix K, M or G allowed)");
+		} else
+			return usage_error("dump -t PID -D DIR [--leave-running] [--shell-job] [--ghost-limit BYTES]");
 	}
 	if (!spid || !c.dir)
 		return usage_error("dump needs -t PID and -D DIR");

@@ -2,8 +2,15 @@
 /*
  * Regular files and directories ("file" records): reopened by their path
  * with their flags, then seeked to their offset.  The path is the one
- * /proc/PID/fd shows: a deleted file, or one outside the dumper's root, is
- * refused.  The file's content is not saved: it must be there at restore.
+ * /proc/PID/fd shows: one outside the dumper's root, or a deleted name of
+ * a file that still has other names, is refused (a deleted file with no
+ * name left is a ghost: files-ghost.c).  The file's content is not saved:
+ * it must be there at restore, unchanged: the dump records its identity
+ * (an "fstat" record: dev, inode, size, mtime, and the mount point it was
+ * under), and a restore refuses a file that differs, naming what changed,
+ * unless --allow-changed-files.  Directories: dev and inode only (their
+ * size and mtime change with every entry made in them).  Files of /proc,
+ * /sys and the like: not checked (their inodes are made anew).
  *
  * O_PATH descriptors (fdinfo flags with 010000000) are reopened with their
  * flags as they are: O_PATH, and O_NOFOLLOW for one that refers to a
@@ -17,21 +24,160 @@
  * tmpfs), which is where it was if the directory has not changed.
  */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
+#include <linux/magic.h>
 
 #include "files.h"
 #include "log.h"
+#include "proc.h"
+
+/*
+ * On the kernel's pseudo filesystems inodes are made anew (a /proc/PID
+ * file of a restored task is another inode) and sizes and times mean
+ * little: no identity check there.
+ */
+static int pseudo_fs(const struct fd_parms *p)
+{
+	static const long types[] = {
+		PROC_SUPER_MAGIC, SYSFS_MAGIC, CGROUP_SUPER_MAGIC, CGROUP2_SUPER_MAGIC,
+		DEBUGFS_MAGIC, TRACEFS_MAGIC, SECURITYFS_MAGIC, BPF_FS_MAGIC,
+	};
+	char path[64];
+	struct statfs sfs;
+	size_t i;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", p->pid, p->fd);
+	if (statfs(path, &sfs))
+		return 0;
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (sfs.f_type == types[i])
+			return 1;
+	return 0;
+}
+
+/* The mount point of @p's file (its "mnt_id" in mountinfo), malloc'ed; NULL if unknown. */
+static char *mount_point(const struct fd_parms *p)
+{
+	char path[64], *info = fd_info(p), *mi, *line, *save = NULL, *mnt = NULL;
+	const char *v = info ? status_field(info, "mnt_id") : NULL;
+	int id = v ? atoi(v) : -1, lid;
+	char where[4096 + 1];
+
+	free(info);
+	if (id < 0)
+		return NULL;
+	snprintf(path, sizeof(path), "/proc/%d/mountinfo", p->pid);
+	mi = read_text(path, NULL);
+	for (line = mi ? strtok_r(mi, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save))
+		if (sscanf(line, "%d %*d %*s %*s %4096s", &lid, where) == 2 && lid == id) {
+			/* mountinfo escapes space, tab, newline, backslash as \ooo */
+			char *o = where, *i = where;
+			unsigned int c;
+
+			for (; *i; i++) {
+				if (*i == '\\' && sscanf(i + 1, "%3o", &c) == 1 && i[1] && i[2] && i[3]) {
+					*o++ = (char)c;
+					i += 3;
+				} else {
+					*o++ = *i;
+				}
+			}
+			*o = 0;
+			mnt = strdup(where);
+			break;
+		}
+	free(mi);
+	return mnt;
+}
 
 static int reg_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 {
+	static char mnt[4096 + 1];
+	char *m;
+
 	(void)c;
 	if (!S_ISREG(p->st.st_mode) && !S_ISDIR(p->st.st_mode) && !(p->flags & O_PATH))
 		return FD_OTHER;
-	if (p->link[0] != '/' || strstr(p->link, " (deleted)"))
-		return fd_refuse(p, "%s: deleted or unreachable files are not supported", p->link);
+	if (p->link[0] != '/')
+		return fd_refuse(p, "%s: files outside the dumper's root are not supported", p->link);
+	if (strstr(p->link, " (deleted)") && S_ISDIR(p->st.st_mode))
+		return fd_refuse(p, "%s: deleted directories are not supported", p->link);
+	if (strstr(p->link, " (deleted)"))
+		return fd_refuse(p, "%s: a deleted name of a file that still has %lu other name(s) is not supported",
+				 p->link, (unsigned long)p->st.st_nlink);
 	f->path = p->link;
+	if (pseudo_fs(p))
+		return FD_DESCRIBED;
+	f->has_stat = 1;
+	f->size = p->st.st_size;
+	f->mtime_ns = p->st.st_mtim.tv_sec * 1000000000LL + p->st.st_mtim.tv_nsec;
+	m = mount_point(p);
+	snprintf(mnt, sizeof(mnt), "%s", m ? m : "/");
+	free(m);
+	f->mnt = mnt;	/* borrowed, like path: the driver copies it */
 	return FD_DESCRIBED;
+}
+
+/* @f's file could not be opened (errno @e): say whether its mount point is gone. */
+static void reg_open_failed(const struct tree_file *f, int e)
+{
+	struct stat st;
+
+	if (f->has_stat && f->mnt && strcmp(f->mnt, "/") &&
+	    (stat(f->mnt, &st) || st.st_dev != (dev_t)f->dev)) {
+		pr_err("cannot open %s: %s: the filesystem it was on at dump (dev %u:%u, mounted at %s) is not mounted there any more",
+		       f->path, strerror(e), major(f->dev), minor(f->dev), f->mnt);
+		return;
+	}
+	errno = e;
+	pr_perror("cannot open %s", f->path);
+}
+
+/* @fd, just opened for @f: is it the file of the dump?  0, or -1 (printed). */
+static int reg_check(struct fd_restore *r, const struct tree_file *f, int fd)
+{
+	char why[1024];
+	long long mtime;
+	struct stat st;
+	size_t off = 0;
+
+	if (!f->has_stat)
+		return 0;
+	if (fstat(fd, &st)) {
+		pr_perror("%s: fstat", f->path);
+		return -1;
+	}
+	why[0] = 0;
+	mtime = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+	if (st.st_dev != (dev_t)f->dev)
+		off += snprintf(why + off, sizeof(why) - off, ", device %u:%u -> %u:%u (mount %s)",
+				major(f->dev), minor(f->dev), major(st.st_dev), minor(st.st_dev),
+				f->mnt ? f->mnt : "?");
+	if (st.st_ino != (ino_t)f->sino && off < sizeof(why))
+		off += snprintf(why + off, sizeof(why) - off, ", inode %llu -> %llu",
+				f->sino, (unsigned long long)st.st_ino);
+	if (S_ISREG(st.st_mode) && st.st_size != f->size && off < sizeof(why))
+		off += snprintf(why + off, sizeof(why) - off, ", size %lld -> %lld",
+				f->size, (long long)st.st_size);
+	if (S_ISREG(st.st_mode) && mtime != f->mtime_ns && off < sizeof(why))
+		off += snprintf(why + off, sizeof(why) - off, ", mtime %lld.%09lld -> %lld.%09lld",
+				f->mtime_ns / 1000000000, f->mtime_ns % 1000000000,
+				mtime / 1000000000, mtime % 1000000000);
+	if (!off)
+		return 0;
+	if (r->allow_changed) {
+		fprintf(stderr, "imgcr: note: %s changed since the dump (%s): restored anyway (--allow-changed-files)\n",
+			f->path, why + 2);
+		return 0;
+	}
+	pr_err("%s changed since the dump: %s; restore with --allow-changed-files to restore it anyway",
+	       f->path, why + 2);
+	return -1;
 }
 
 static int reg_open(struct fd_restore *r, int i, const char *what)
@@ -39,16 +185,22 @@ static int reg_open(struct fd_restore *r, int i, const char *what)
 	const struct tree_file *f = &r->t->files[i];
 	int fd;
 
-	(void)what;
-	fd = fd_reopen(f);
-	if (fd < 0)
-		return -1;
-	if (f->pos && !(f->flags & O_PATH) && lseek(fd, f->pos, SEEK_SET) != f->pos) {
-		pr_perror("%s: cannot seek to %lld", f->path, f->pos);
-		close(fd);
+	fd = open(f->path, fd_open_flags(f->flags));
+	if (fd < 0) {
+		reg_open_failed(f, errno);
 		return -1;
 	}
+	/* an O_PATH fd takes no F_SETFL and has no offset */
+	if (reg_check(r, f, fd) || (!(f->flags & O_PATH) && fd_set_flags(fd, f->flags, what)))
+		goto fail;
+	if (f->pos && !(f->flags & O_PATH) && lseek(fd, f->pos, SEEK_SET) != f->pos) {
+		pr_perror("%s: cannot seek to %lld", f->path, f->pos);
+		goto fail;
+	}
 	return fd;
+fail:
+	close(fd);
+	return -1;
 }
 
 const struct fd_kind reg_fd_kind = {

@@ -92,6 +92,7 @@ const struct fd_kind *const fd_kinds[] = {
 	&epoll_fd_kind,		/* epoll.c */
 	&inotify_fd_kind,	/* inotify.c */
 	&memfd_fd_kind,		/* memfd.c (before files-reg.c: a memfd is a deleted file) */
+	&ghost_fd_kind,		/* files-ghost.c (before files-reg.c) */
 	&reg_fd_kind,		/* files-reg.c */
 	&pipe_fd_kind,		/* pipes.c */
 	&fifo_fd_kind,		/* fifo.c */

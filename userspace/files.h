@@ -6,7 +6,8 @@
  * open_files) loop over.  Adding a kind means adding a file, a table entry
  * and, if it is restored, a kind of file record (tree.h, tree.c).
  *
- *   files-reg.c  regular files and directories    file records
+ *   files-reg.c  regular files and directories    file and fstat records
+ *   files-ghost.c  deleted regular files (content)  ghost records, ghost-DEV-INO.data
  *   pipes.c      anonymous pipes, their data       pipe records, pipe-INO.data
  *   fifo.c       named pipes (data as pipes)       fifo records
  *   devices.c    the standard character devices    chr records
@@ -19,6 +20,9 @@
  *   memfd.c      memfd fds (data, seals, name)      memfd records, memfd-INO.data
  *   pidfd.c      pidfds (in or outside the tree)    pidfd records
  *   files.c      the table; sockets and the other anon inodes, refused
+ *
+ * File locks (flock, POSIX, OFD) are not a kind: locks.c, called by both
+ * drivers for every fd.
  */
 #ifndef IMGCR_FILES_H
 #define IMGCR_FILES_H
@@ -46,6 +50,7 @@ struct fd_parms {
 struct fd_dump {
 	struct tree *t;
 	const char *dir;	/* the dump directory, for a kind's data files */
+	long long ghost_limit;	/* files-ghost.c: most bytes of data a deleted file may hold */
 };
 
 /* The restorer opening every file description of the tree, in itself. */
@@ -55,6 +60,7 @@ struct fd_restore {
 	int base;		/* its fds go at or above base (fd_high), close-on-exec */
 	int (*keep)[2];		/* per file: fds a kind keeps until every file is open
 				 * (a pipe's ends; -1: none); the driver closes them */
+	int allow_changed;	/* files-reg.c: restore files changed since the dump */
 };
 
 /* What a kind's dump callback made of an fd. */
@@ -103,12 +109,37 @@ struct fd_kind {
 	 * tree).  0, or -1 with the reason in @err.
 	 */
 	int (*late)(const struct tree *t, const struct tree_task *k, char *err, size_t size);
+	/*
+	 * restore, optional: after every file is open (@ok), or after a
+	 * failure (!@ok; then undo what open left outside the restorer).
+	 * 0, or -1 after printing why.
+	 */
+	int (*after)(struct fd_restore *r, int ok);
 };
 
 extern const struct fd_kind reg_fd_kind, pipe_fd_kind, fifo_fd_kind, dev_fd_kind;
 extern const struct fd_kind eventfd_fd_kind, signalfd_fd_kind, timerfd_fd_kind;
 extern const struct fd_kind tty_fd_kind;
 extern const struct fd_kind epoll_fd_kind, inotify_fd_kind, memfd_fd_kind, pidfd_fd_kind;
+extern const struct fd_kind ghost_fd_kind;
+
+/* files-ghost.c: the default of imgcr dump --ghost-limit */
+#define GHOST_LIMIT_DEFAULT	(1LL << 20)
+
+/*
+ * locks.c.  dump: the locks fdinfo shows on fd @fd of @pid (file record
+ * @file) into the tree (duplicates merged); 0, or -1 after printing why
+ * (a lease: not supported).
+ */
+int locks_dump(struct tree *t, pid_t pid, int fd, int file);
+/* restore, in the restorer: the OFD locks on its descriptions @desc; 0 or -1 (printed). */
+int locks_restore_files(const struct tree *t, const int *desc);
+/*
+ * restore, in task @pid after its fds are in place and every other
+ * descriptor of the same files is closed: its POSIX and flock locks.  0, or -1 with
+ * the reason in @err.
+ */
+int locks_restore_task(const struct tree *t, pid_t pid, char *err, size_t size);
 
 /* Every kind, NULL-terminated; the order in which dump asks them. */
 extern const struct fd_kind *const fd_kinds[];

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * imgcr restore -D DIR [--pidns] [--detach] [--shell-job]: recreate a
- * dumped tree (--shell-job: a job dumped with it, on imgcr's terminal).
+ * imgcr restore -D DIR [--pidns] [--detach] [--shell-job] [--allow-changed-files]:
+ * recreate a dumped tree (--shell-job: a job dumped with it, on imgcr's
+ * terminal).
  *
  * The restorer (this process) checks the tree, opens every file description
  * of the tree, each by its kind (the table in files.h: files-reg.c,
@@ -104,7 +105,7 @@ struct imgcr_clone_args {
 struct rctx {
 	struct tree t;
 	char dir[PATH_MAX];
-	int pidns, detach, userns, setcreds;
+	int pidns, detach, userns, setcreds, allow_changed;
 	int *desc;		/* per file: the restorer's fd */
 	int status_r, status_w, go_r, go_w;
 	int base;
@@ -350,6 +351,18 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		if (fd_kinds[i]->late && fd_kinds[i]->late(&c->t, k, why, sizeof(why)))
 			TFAIL("%s", why);
 	}
+	/*
+	 * POSIX and flock locks (locks.c): the restorer's descriptors would
+	 * be closed at exec, dropping the POSIX ones; close them first.
+	 */
+	for (i = 0; i < c->t.nfiles; i++)
+		close(c->desc[i]);
+	{
+		char why[8192];
+
+		if (locks_restore_task(&c->t, k->pid, why, sizeof(why)))
+			TFAIL("%s", why);
+	}
 	/* limits, oom_score_adj, scheduling...: while the rights are the caller's */
 	if (attrs_set(k, err, sizeof(err)))
 		TFAIL("%s", err);
@@ -461,7 +474,8 @@ static void run_init(struct rctx *c)
 static int open_files(struct rctx *c)
 {
 	struct tree *t = &c->t;
-	struct fd_restore r = { .t = t, .dir = c->dir, .base = c->base };
+	struct fd_restore r = { .t = t, .dir = c->dir, .base = c->base,
+				.allow_changed = c->allow_changed };
 	char what[PATH_MAX + 64];
 	int i, ret = -1;
 
@@ -495,8 +509,13 @@ static int open_files(struct rctx *c)
 			goto out;
 		}
 	}
+	if (locks_restore_files(t, c->desc))	/* OFD locks: locks.c */
+		goto out;
 	ret = 0;
 out:
+	for (i = 0; fd_kinds[i]; i++)
+		if (fd_kinds[i]->after && fd_kinds[i]->after(&r, !ret))
+			ret = -1;
 	for (i = 0; i < t->nfiles; i++) {
 		if (r.keep[i][0] >= 0)
 			close(r.keep[i][0]);
@@ -978,8 +997,10 @@ int cmd_restore(int argc, char **argv)
 			c.detach = 1;
 		else if (!strcmp(argv[i], "--shell-job"))
 			tty_shell_job = 1;
+		else if (!strcmp(argv[i], "--allow-changed-files"))
+			c.allow_changed = 1;
 		else
-			return usage_error("restore -D DIR [--pidns] [--detach] [--shell-job]");
+			return usage_error("restore -D DIR [--pidns] [--detach] [--shell-job] [--allow-changed-files]");
 	}
 	if (!dir)
 		return usage_error("restore needs -D DIR");

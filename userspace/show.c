@@ -447,7 +447,12 @@ static void fd_desc(const struct tree *t, const struct tree_fd *d, char *out, si
 	else if (f->kind == TK_PIDFD)
 		snprintf(out, size, "pidfd pid %d%s", f->target,
 			 f->start ? " (outside the tree)" : "");
-	else
+	else if (f->kind == TK_GHOST) {
+		const struct tree_ghost *g = tree_ghost_find(t, f->dev, f->sino);
+
+		snprintf(out, size, "deleted file %s %s (ghost %llu:%llu)", g ? g->path : "?", mode,
+			 f->dev, f->sino);
+	} else
 		snprintf(out, size, "file %s %s%s", f->path, mode, f->flags & O_PATH ? " O_PATH" : "");
 }
 
@@ -521,6 +526,31 @@ static void show_tree_text(const struct tree *t, const char *dir)
 		printf("pipe %lu: size %u, %zu bytes buffered (pipe-%lu.data)\n", t->pipes[i].ino,
 		       t->pipes[i].size, t->pipes[i].len, t->pipes[i].ino);
 	show_ttys_text(t);
+	for (i = 0; i < t->nghosts; i++) {
+		const struct tree_ghost *g = &t->ghosts[i];
+
+		printf("ghost %llu:%llu: deleted file %s, size %lld, mode %04o, owner %u:%u (ghost-%llu-%llu.data)\n",
+		       g->dev, g->ino, g->path, g->size, g->mode, g->uid, g->gid, g->dev, g->ino);
+	}
+	for (i = 0; i < t->nfiles; i++) {
+		const struct tree_file *f = &t->files[i];
+
+		if (f->has_stat)
+			printf("file %d: %s dev %llu ino %llu size %lld mtime %lld.%09lld mount %s\n",
+			       i, f->path, f->dev, f->sino, f->size, f->mtime_ns / 1000000000,
+			       f->mtime_ns % 1000000000, f->mnt);
+	}
+	for (i = 0; i < t->nlocks; i++) {
+		const struct tree_lock *l = &t->locks[i];
+
+		printf("lock %s %s", tree_lock_names[l->kind], l->write ? "write" : "read");
+		if (l->kind != TL_OFD)
+			printf(" pid %d fd %d", l->pid, l->fd);
+		if (l->kind != TL_FLOCK)
+			printf(" bytes %lld-%s%.0lld", l->start, l->end < 0 ? "EOF" : "",
+			       l->end < 0 ? 0 : l->end);
+		printf(" (file %d)\n", l->file);
+	}
 }
 
 static void show_tree_json(const struct tree *t)
@@ -605,6 +635,14 @@ static void show_tree_json(const struct tree *t)
 			printf(",\"path\":");
 			json_str(f->path);
 		}
+		if (f->kind == TK_GHOST)
+			printf(",\"ghost\":{\"dev\":%llu,\"ino\":%llu}", f->dev, f->sino);
+		if (f->has_stat) {
+			printf(",\"stat\":{\"dev\":%llu,\"ino\":%llu,\"size\":%lld,\"mtime_ns\":%lld,\"mount\":",
+			       f->dev, f->sino, f->size, f->mtime_ns);
+			json_str(f->mnt);
+			putchar('}');
+		}
 		putchar('}');
 	}
 	printf("],\"pipes\":[");
@@ -619,6 +657,27 @@ static void show_tree_json(const struct tree *t)
 		       i ? "," : "", y->index, y->major, y->minor, y->sid, y->fg,
 		       y->locked ? "true" : "false", y->pkt ? "true" : "false", y->iflag, y->oflag,
 		       y->cflag, y->lflag, y->rows, y->cols, y->inlen, y->outlen);
+	}
+	printf("],\"ghosts\":[");
+	for (i = 0; i < t->nghosts; i++) {
+		const struct tree_ghost *g = &t->ghosts[i];
+
+		printf("%s{\"dev\":%llu,\"ino\":%llu,\"size\":%lld,\"mode\":%u,\"uid\":%u,\"gid\":%u,\"path\":",
+		       i ? "," : "", g->dev, g->ino, g->size, g->mode, g->uid, g->gid);
+		json_str(g->path);
+		putchar('}');
+	}
+	printf("],\"locks\":[");
+	for (i = 0; i < t->nlocks; i++) {
+		const struct tree_lock *l = &t->locks[i];
+
+		printf("%s{\"kind\":\"%s\",\"file\":%d,\"type\":\"%s\"", i ? "," : "",
+		       tree_lock_names[l->kind], l->file, l->write ? "write" : "read");
+		if (l->kind != TL_OFD)
+			printf(",\"pid\":%d,\"fd\":%d", l->pid, l->fd);
+		if (l->kind != TL_FLOCK)
+			printf(",\"start\":%lld,\"end\":%lld", l->start, l->end);
+		putchar('}');
 	}
 	printf("]}\n");
 }

@@ -8,6 +8,8 @@
  *   pipe-<ino>.data      the bytes buffered in pipe/FIFO <ino> at dump time
  *   tty-<index>.data     the bytes queued in pty pair <index> at dump time
  *   memfd-<ino>.data     the contents of memfd <ino> (as sparse as it was)
+ *   ghost-<dev>-<ino>.data  the content of deleted file <dev>:<ino> (a
+ *                        sparse file: holes where the file had holes)
  *
  * The file is UTF-8/ASCII text, one record per line, fields separated by a
  * single space.  Lines starting with '#' and empty lines are ignored.  Text
@@ -50,7 +52,12 @@
  *   stopped PID                      task PID was stopped (SIGSTOP, SIGTSTP...,
  *                                    not by the dump) at dump time: it is
  *                                    restored stopped
+ *   ghost DEV INO SIZE MODE UID GID MTIME PATH
+ *                                    a deleted regular file the tree holds
+ *                                    open (files-ghost.c)
  *   file ID KIND FLAGS POS ARGS...   one per open file description
+ *   fstat ID DEV INO SIZE MTIME MNT  identity at dump of "file" record ID
+ *                                    (files-reg.c)
  *   fd PID FD ID CLOEXEC             one per descriptor: FD of task PID
  *                                    refers to file ID; CLOEXEC is 0 or 1
  *   pipe INO SIZE LEN                buffered data of a pipe or FIFO: LEN
@@ -64,6 +71,9 @@
  *   watch ID WD MASK PATH            a watch of the inotify file ID, with
  *                                    watch descriptor WD and MASK (hex,
  *                                    0x) on PATH (inotify.c)
+ *   lock flock PID FD ID TYPE        file locks held by the tree (locks.c)
+ *   lock ofd ID TYPE START END
+ *   lock posix PID FD ID TYPE START END
  *
  * file records: ID counts from 0 in order.  FLAGS are the file status flags
  * from /proc/PID/fdinfo (access mode, O_APPEND, O_NONBLOCK, O_LARGEFILE...;
@@ -114,6 +124,8 @@
  *                    tree, else the start time of a process outside it
  *                    (clock ticks after boot, /proc/PID/stat field 22),
  *                    which must still run at restore (pidfd.c)
+ *   ghost DEV INO    an open file description of the deleted file that
+ *                    the ghost record DEV INO describes (files-ghost.c)
  * POS is 0 for eventfd, signalfd, timerfd, epoll, inotify and pidfd, which
  * have no path and no inode of their own: they are created anew.  The
  * kinds after timerfd, and the tty, epitem and watch records, were added to
@@ -142,6 +154,33 @@
  * slave) then OUTLEN bytes of output (written to the slave, not yet read
  * from the master) in tty-INDEX.data (both 0 for the job's terminal).
  *
+ * ghost records: DEV and INO are the deleted file's st_dev and st_ino at
+ * dump (decimal), SIZE its size, MODE its permission bits (octal), UID
+ * and GID its owner, MTIME its st_mtime in ns, PATH where it was (without
+ * " (deleted)").  Its bytes
+ * are in ghost-DEV-INO.data at their offsets, holes left as holes (only
+ * the data ranges SEEK_DATA/SEEK_HOLE find are written).  Every "ghost"
+ * file record names one ghost record; several descriptions of one deleted
+ * inode name the same one, and come back as one inode.  At restore it is
+ * created at PATH if that name is free (else at a temporary name in the
+ * same directory), opened by every description, and unlinked again.
+ *
+ * fstat records: what a restore compares before opening a "file" record
+ * again: st_dev (decimal), st_ino, st_size, st_mtime in ns, and the mount
+ * point MNT it was under (from mountinfo).  Directories: DEV and INO only.
+ * Files on proc, sysfs, cgroup and the like have none.
+ * A difference refuses the restore (imgcr restore --allow-changed-files
+ * allows it).  A "file" record without one (older trees) is not checked.
+ *
+ * lock records: TYPE is r (F_RDLCK / LOCK_SH) or w (F_WRLCK / LOCK_EX).
+ * flock and ofd locks belong to the open file description ID; posix locks
+ * to task PID, taken again by it on its fd FD (of file record ID).  A
+ * flock lock is taken again by task PID on its fd FD too (the task that
+ * took it if it is in the tree, else one that has it open), so that
+ * /proc/locks names that task; an ofd lock by the restorer.  START
+ * and END are the byte range, END -1 for "to the end of the file".
+ * Leases are refused at dump.
+ *
  * Every PID and TID of the tree is distinct: a restore recreates them all
  * (the threads' TIDs when core-PID.img is executed; the image lists them
  * too, and must agree).  At most IMGCR_MAX_THREADS thread records per task.
@@ -168,10 +207,11 @@
 
 const char *const tree_kind_names[TK_NR] = {
 	"file", "pipe", "fifo", "chr", "eventfd", "signalfd", "timerfd", "tty",
-	"epoll", "inotify", "memfd", "pidfd",
+	"epoll", "inotify", "memfd", "pidfd", "ghost",
 };
 
 const char *const tree_tty_role_names[TTY_NROLES] = { "master", "slave", "devtty", "job" };
+const char *const tree_lock_names[TL_NR] = { "flock", "posix", "ofd" };
 
 static void *grow(void *p, int n, size_t elem)
 {
@@ -293,6 +333,37 @@ struct tree_item *tree_item_add(struct tree *t, enum tree_item_kind kind, int fi
 	return it;
 }
 
+struct tree_ghost *tree_ghost_find(const struct tree *t, unsigned long long dev,
+				   unsigned long long ino)
+{
+	int i;
+
+	for (i = 0; i < t->nghosts; i++)
+		if (t->ghosts[i].dev == dev && t->ghosts[i].ino == ino)
+			return &t->ghosts[i];
+	return NULL;
+}
+
+struct tree_ghost *tree_ghost_add(struct tree *t)
+{
+	struct tree_ghost *g;
+
+	t->ghosts = grow(t->ghosts, t->nghosts, sizeof(*t->ghosts));
+	g = &t->ghosts[t->nghosts++];
+	memset(g, 0, sizeof(*g));
+	return g;
+}
+
+struct tree_lock *tree_lock_add(struct tree *t)
+{
+	struct tree_lock *l;
+
+	t->locks = grow(t->locks, t->nlocks, sizeof(*t->locks));
+	l = &t->locks[t->nlocks++];
+	memset(l, 0, sizeof(*l));
+	return l;
+}
+
 int tree_fd_add(struct tree_task *task, int fd, int file, int cloexec)
 {
 	task->fds = grow(task->fds, task->nfds, sizeof(*task->fds));
@@ -315,15 +386,23 @@ void tree_free(struct tree *t)
 		free(t->tasks[i].threads);
 		free(t->tasks[i].affinity);
 	}
-	for (i = 0; i < t->nfiles; i++)
+	for (i = 0; i < t->nfiles; i++) {
 		free(t->files[i].path);
+		free(t->files[i].mnt);
+	}
 	for (i = 0; i < t->nitems; i++)
 		free(t->items[i].path);
+	for (i = 0; i < t->nghosts; i++) {
+		free(t->ghosts[i].path);
+		free(t->ghosts[i].made);
+	}
 	free(t->items);
 	free(t->tasks);
 	free(t->files);
 	free(t->pipes);
 	free(t->ttys);
+	free(t->ghosts);
+	free(t->locks);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -418,6 +497,13 @@ int tree_write(const struct tree *t, const char *dir)
 		if (k->stopped)
 			fprintf(f, "stopped %d\n", k->pid);
 	}
+	for (i = 0; i < t->nghosts; i++) {
+		const struct tree_ghost *g = &t->ghosts[i];
+
+		tree_escape(e1, sizeof(e1), g->path);
+		fprintf(f, "ghost %llu %llu %lld 0%o %u %u %lld %s\n", g->dev, g->ino, g->size,
+			g->mode, g->uid, g->gid, g->mtime_ns, e1);
+	}
 	for (i = 0; i < t->nfiles; i++) {
 		const struct tree_file *x = &t->files[i];
 
@@ -444,8 +530,18 @@ int tree_write(const struct tree *t, const char *dir)
 			fprintf(f, " %lu 0x%x %lld %s\n", x->ino, x->seals, x->size, e1);
 			break;
 		case TK_PIDFD: fprintf(f, " %d %llu\n", x->target, x->start); break;
+		case TK_GHOST: fprintf(f, " %llu %llu\n", x->dev, x->sino); break;
 		default: fprintf(f, "\n"); break;
 		}
+	}
+	for (i = 0; i < t->nfiles; i++) {
+		const struct tree_file *x = &t->files[i];
+
+		if (!x->has_stat)
+			continue;
+		tree_escape(e1, sizeof(e1), x->mnt ? x->mnt : "/");
+		fprintf(f, "fstat %d %llu %llu %lld %lld %s\n", x->id, x->dev, x->sino,
+			x->size, x->mtime_ns, e1);
 	}
 	for (i = 0; i < t->ntasks; i++)
 		for (j = 0; j < t->tasks[i].nfds; j++)
@@ -475,6 +571,17 @@ int tree_write(const struct tree *t, const char *dir)
 			tree_escape(e1, sizeof(e1), it->path);
 			fprintf(f, "watch %d %d 0x%x %s\n", it->file, it->num, it->mask, e1);
 		}
+	}
+	for (i = 0; i < t->nlocks; i++) {
+		const struct tree_lock *l = &t->locks[i];
+
+		fprintf(f, "lock %s ", tree_lock_names[l->kind]);
+		if (l->kind != TL_OFD)
+			fprintf(f, "%d %d ", l->pid, l->fd);
+		fprintf(f, "%d %c", l->file, l->write ? 'w' : 'r');
+		if (l->kind != TL_FLOCK)
+			fprintf(f, " %lld %lld", l->start, l->end);
+		fputc('\n', f);
 	}
 	if (fflush(f) || ferror(f)) {
 		pr_perror("cannot write %s", path);
@@ -667,6 +774,10 @@ int tree_read(struct tree *t, const char *dir)
 				x->tty_role = i;
 				x->tty_index = n[6];
 				x->path = unescape(v[8]);
+			} else if (kind == TK_GHOST && nv == 7 && !unum(v[5], &x->dev) &&
+				   !unum(v[6], &x->sino)) {
+				if (!tree_ghost_find(t, x->dev, x->sino))
+					BAD("ghost file without its ghost record");
 			} else if (kind == TK_TIMERFD && nv == 10 && n[5] >= 0 && n[5] < 64 &&
 				   n[6] >= 0 && n[6] <= 3 && !unum(v[7], &x->count) &&
 				   n[8] >= 0 && n[9] >= 0) {
@@ -714,6 +825,63 @@ int tree_read(struct tree *t, const char *dir)
 			it->path = unescape(v[4]);
 			if (it->path[0] != '/')
 				BAD("watch path is not absolute");
+		} else if (!strcmp(v[0], "ghost") && nv == 9) {
+			struct tree_ghost *g;
+			unsigned long long dev, ino;
+
+			if (unum(v[1], &dev) || unum(v[2], &ino) || n[3] < 0 || n[4] < 0 ||
+			    n[4] > 07777 || n[5] < 0 || n[6] < 0 || tree_ghost_find(t, dev, ino))
+				BAD("bad ghost record");
+			g = tree_ghost_add(t);
+			g->dev = dev;
+			g->ino = ino;
+			g->size = n[3];
+			g->mode = n[4];
+			g->uid = n[5];
+			g->gid = n[6];
+			g->mtime_ns = n[7];
+			g->path = unescape(v[8]);
+			if (g->path[0] != '/')
+				BAD("ghost path is not absolute");
+		} else if (!strcmp(v[0], "fstat") && nv == 7) {
+			struct tree_file *x = n[1] >= 0 && n[1] < t->nfiles ? &t->files[n[1]] : NULL;
+
+			if (!x || x->kind != TK_FILE || x->has_stat || unum(v[2], &x->dev) ||
+			    unum(v[3], &x->sino) || n[4] < 0)
+				BAD("bad fstat record");
+			x->has_stat = 1;
+			x->size = n[4];
+			x->mtime_ns = n[5];
+			x->mnt = unescape(v[6]);
+		} else if (!strcmp(v[0], "lock") && nv >= 4) {
+			struct tree_lock *l = tree_lock_add(t);
+			int a = 2;
+
+			for (l->kind = 0; l->kind < TL_NR; l->kind++)
+				if (!strcmp(v[1], tree_lock_names[l->kind]))
+					break;
+			if (l->kind == TL_NR || nv != (l->kind == TL_FLOCK ? 6 : l->kind == TL_OFD ? 6 : 8))
+				BAD("bad lock record");
+			if (l->kind != TL_OFD) {
+				l->pid = n[2];
+				l->fd = n[3];
+				a = 4;
+				k = tree_find(t, l->pid);
+				for (i = 0; k && i < k->nfds && k->fds[i].fd != l->fd; i++)
+					;
+				if (!k || i == k->nfds || k->fds[i].file != n[a])
+					BAD("lock record of an fd that has no fd record");
+			}
+			l->file = n[a];
+			if (l->file < 0 || l->file >= t->nfiles || (strcmp(v[a + 1], "r") && strcmp(v[a + 1], "w")))
+				BAD("bad lock record");
+			l->write = !strcmp(v[a + 1], "w");
+			if (l->kind != TL_FLOCK) {
+				l->start = n[a + 2];
+				l->end = n[a + 3];
+				if (l->start < 0 || l->end < -1 || (l->end >= 0 && l->end < l->start))
+					BAD("bad lock range");
+			}
 		} else if (!strcmp(v[0], "pipe") && nv == 4) {
 			struct tree_pipe *p;
 

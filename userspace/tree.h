@@ -23,6 +23,7 @@ enum tree_kind {
 	TK_INOTIFY,	/* an inotify instance; its watches: tree_item (inotify.c) */
 	TK_MEMFD,	/* a memfd, recreated with its data (memfd.c) */
 	TK_PIDFD,	/* a pidfd, to a task of the tree or one outside it (pidfd.c) */
+	TK_GHOST,	/* an open regular file that was deleted (files-ghost.c) */
 	TK_NR
 };
 
@@ -65,13 +66,40 @@ struct tree_file {
 	int tty_role;			/* TK_TTY: enum tree_tty_role */
 	int tty_index;			/* TK_TTY: its pty pair's index, -1: the job's terminal */
 	unsigned int seals;		/* TK_MEMFD: F_GET_SEALS; ino: its inode (data file) */
-	long long size;			/* TK_MEMFD: its size */
 	pid_t target;			/* TK_PIDFD: the pid it refers to, */
 	unsigned long long start;	/* its start time (clock ticks); 0: a task of the tree */
-	/* dump only: where it was first seen, and its stat identity */
+	/* where it was first seen (dump only), and its stat identity (TK_GHOST: its ghost) */
 	int pid, fd;
 	unsigned long long dev, sino;
+	/* TK_FILE: fstat at dump, checked at restore ("fstat" record; has_stat) */
+	int has_stat;
+	long long size;		/* TK_FILE: st_size (has_stat); TK_MEMFD: its size */
+	long long mtime_ns;
+	char *mnt;		/* the mount point it was on */
 };
+
+/* A deleted regular file, its content in DIR/ghost-DEV-INO.data (files-ghost.c). */
+struct tree_ghost {
+	unsigned long long dev, ino;	/* at dump: its identity, which TK_GHOST files name */
+	long long size, mtime_ns;
+	unsigned int mode, uid, gid;
+	char *path;		/* where it was, without " (deleted)" */
+	char *made;		/* restore: where the restorer recreated it (until unlinked), */
+	int made_fd;		/* and its fd there */
+};
+
+/* A file lock held by the tree (locks.c). */
+enum tree_lock_kind { TL_FLOCK, TL_POSIX, TL_OFD, TL_NR };
+struct tree_lock {
+	enum tree_lock_kind kind;
+	int file;		/* the open file description (flock, OFD) or the one the task used (POSIX) */
+	pid_t pid;		/* POSIX, flock: the task that takes it again, */
+	int fd;			/* on this fd */
+	int write;		/* F_WRLCK / LOCK_EX, else F_RDLCK / LOCK_SH */
+	long long start, end;	/* byte range (POSIX, OFD), end -1: to EOF */
+};
+
+extern const char *const tree_lock_names[TL_NR];
 
 struct tree_fd {
 	int fd;
@@ -143,12 +171,14 @@ struct tree_tty {
 
 struct tree {
 	pid_t root;
-	int ntasks, nfiles, npipes, nttys, nitems;
+	int ntasks, nfiles, npipes, nttys, nitems, nghosts, nlocks;
 	struct tree_task *tasks;
 	struct tree_file *files;
 	struct tree_pipe *pipes;
 	struct tree_tty *ttys;
 	struct tree_item *items;
+	struct tree_ghost *ghosts;
+	struct tree_lock *locks;
 };
 
 struct tree_task *tree_task_add(struct tree *t, pid_t pid);
@@ -162,6 +192,10 @@ struct tree_pipe *tree_pipe_add(struct tree *t, unsigned long ino);
 struct tree_tty *tree_tty_find(const struct tree *t, int index);
 struct tree_tty *tree_tty_add(struct tree *t, int index);
 struct tree_item *tree_item_add(struct tree *t, enum tree_item_kind kind, int file);
+struct tree_ghost *tree_ghost_find(const struct tree *t, unsigned long long dev,
+				   unsigned long long ino);
+struct tree_ghost *tree_ghost_add(struct tree *t);
+struct tree_lock *tree_lock_add(struct tree *t);
 int tree_fd_add(struct tree_task *task, int fd, int file, int cloexec);
 void tree_free(struct tree *t);
 

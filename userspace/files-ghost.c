@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Deleted regular files the tree still holds open ("ghost" file records,
+ * one "ghost" record per deleted inode).  The /proc/PID/fd link of such a
+ * file ends in " (deleted)" and it has no name left (st_nlink 0), so it
+ * cannot be reopened by path: the dump saves its content, which nothing
+ * else could bring back, in DIR/ghost-DEV-INO.data, copying only its data
+ * ranges (SEEK_DATA/SEEK_HOLE) to the same offsets so that a sparse file
+ * stays sparse, and records its size, mode, owner and mtime.  A file with more
+ * bytes of data than imgcr dump --ghost-limit (default 1 MiB) is refused.
+ *
+ * At restore the restorer creates the file again, at its old path if that
+ * name is free, else at a temporary name in the same directory (a note on
+ * stderr says which), fills it, gives it its owner, opens it once per open
+ * file description (flags, offset; through /proc/self/fd of the fd that
+ * created it, not by path again), gives it its mode and mtime and, once
+ * every file of the tree is open, unlinks it: the restored tasks see a
+ * deleted file with the same data, and every description of one deleted
+ * inode refers to one inode again.  A failed restore unlinks it too.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "files.h"
+#include "log.h"
+#include "proc.h"
+
+#define DELETED " (deleted)"
+
+static void ghost_data_path(char *out, size_t size, const char *dir, const struct tree_ghost *g)
+{
+	snprintf(out, size, "%s/ghost-%llu-%llu.data", dir, g->dev, g->ino);
+}
+
+/*
+ * Copy the data ranges of @in below @size to the same offsets of @out
+ * (@out -1: only count them).  The bytes of data, or -1 (errno set).
+ */
+static long long copy_data(int in, int out, long long size)
+{
+	static char buf[1 << 16];
+	long long pos = 0, n = 0;
+	off_t d, h;
+
+	while (pos < size) {
+		d = lseek(in, pos, SEEK_DATA);
+		if (d < 0 && errno == ENXIO)
+			break;			/* a hole up to the end */
+		if (d < 0 && errno == EINVAL)
+			d = pos;		/* no SEEK_DATA here: all data */
+		else if (d < 0)
+			return -1;
+		h = lseek(in, d, SEEK_HOLE);
+		if (h < 0 || h > size)
+			h = size;
+		n += h - d;
+		for (pos = d; out >= 0 && pos < h;) {
+			size_t want = h - pos < (long long)sizeof(buf) ? (size_t)(h - pos) : sizeof(buf);
+			ssize_t got = pread(in, buf, want, pos);
+
+			if (got <= 0) {
+				if (!got)
+					errno = EIO;	/* shorter than its size */
+				return -1;
+			}
+			for (ssize_t w, o = 0; o < got; o += w) {
+				w = pwrite(out, buf + o, got - o, pos + o);
+				if (w < 0)
+					return -1;
+			}
+			pos += got;
+		}
+		pos = h;
+	}
+	return n;
+}
+
+/* Save the content of @p's deleted file as ghost record @g. */
+static int ghost_save(struct fd_dump *c, struct fd_parms *p, struct tree_ghost *g)
+{
+	char src[64], dst[PATH_MAX];
+	long long data;
+	int in, out, ret = FD_FAILED;
+
+	snprintf(src, sizeof(src), "/proc/%d/fd/%d", p->pid, p->fd);
+	in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in < 0) {
+		pr_perror("pid %d fd %d: %s: cannot open the deleted file to save it", p->pid, p->fd,
+			  p->link);
+		return FD_FAILED;
+	}
+	data = copy_data(in, -1, g->size);
+	if (data < 0) {
+		pr_perror("pid %d fd %d: %s: cannot read it", p->pid, p->fd, p->link);
+		goto out;
+	}
+	if (data > c->ghost_limit) {
+		ret = fd_refuse(p, "%s: a deleted file with %lld bytes of data (size %lld) is not supported: more than the limit of %lld bytes (imgcr dump --ghost-limit BYTES raises it)",
+				p->link, data, g->size, c->ghost_limit);
+		goto out;
+	}
+	ghost_data_path(dst, sizeof(dst), c->dir, g);
+	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (out < 0) {
+		pr_perror("cannot create %s", dst);
+		goto out;
+	}
+	if (ftruncate(out, g->size) || copy_data(in, out, g->size) < 0 || fsync(out)) {
+		pr_perror("pid %d fd %d: %s: cannot save it in %s", p->pid, p->fd, p->link, dst);
+		close(out);
+		goto out;
+	}
+	close(out);
+	ret = FD_DESCRIBED;
+out:
+	close(in);
+	return ret;
+}
+
+static int ghost_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
+{
+	size_t len = strlen(p->link), dl = strlen(DELETED);
+	struct tree_ghost *g;
+	int r;
+
+	(void)f;
+	if (!S_ISREG(p->st.st_mode) || p->st.st_nlink || p->link[0] != '/' || len <= dl ||
+	    strcmp(p->link + len - dl, DELETED))
+		return FD_OTHER;
+	/* another description of a deleted inode already saved: the same ghost */
+	if (tree_ghost_find(c->t, p->st.st_dev, p->st.st_ino))
+		return FD_DESCRIBED;
+	g = tree_ghost_add(c->t);
+	g->dev = p->st.st_dev;
+	g->ino = p->st.st_ino;
+	g->size = p->st.st_size;
+	g->mode = p->st.st_mode & 07777;
+	g->uid = p->st.st_uid;
+	g->gid = p->st.st_gid;
+	g->mtime_ns = p->st.st_mtim.tv_sec * 1000000000LL + p->st.st_mtim.tv_nsec;
+	g->path = strndup(p->link, len - dl);
+	r = ghost_save(c, p, g);
+	if (r != FD_DESCRIBED) {
+		free(g->path);
+		c->t->nghosts--;
+	}
+	return r;
+}
+
+/* A free name in @path's directory, malloc'ed; the file created, its fd in *@fd. */
+static char *ghost_create(const struct tree_ghost *g, int *fd)
+{
+	char tmp[PATH_MAX];
+	const char *slash = strrchr(g->path, '/');
+	int n;
+
+	*fd = open(g->path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (*fd >= 0)
+		return strdup(g->path);
+	if (errno != EEXIST)
+		return NULL;
+	for (n = 0; n < 1000; n++) {
+		snprintf(tmp, sizeof(tmp), "%.*s/.imgcr-ghost-%llu-%d", (int)(slash - g->path),
+			 g->path, g->ino, n);
+		*fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (*fd >= 0)
+			return strdup(tmp);
+		if (errno != EEXIST)
+			return NULL;
+	}
+	return NULL;
+}
+
+/* Recreate @g from its data file: g->made, or -1 (printed). */
+static int ghost_make(struct fd_restore *r, struct tree_ghost *g)
+{
+	char data[PATH_MAX];
+	int in, out;
+
+	ghost_data_path(data, sizeof(data), r->dir, g);
+	in = open(data, O_RDONLY | O_CLOEXEC);
+	if (in < 0) {
+		pr_perror("deleted file %s: cannot open its content %s", g->path, data);
+		return -1;
+	}
+	g->made = ghost_create(g, &out);
+	if (!g->made) {
+		pr_perror("deleted file %s: cannot create it again (its directory must exist)",
+			  g->path);
+		close(in);
+		return -1;
+	}
+	if (ftruncate(out, g->size) || copy_data(in, out, g->size) < 0 ||
+	    (!geteuid() && fchown(out, g->uid, g->gid))) {
+		pr_perror("deleted file %s: cannot fill %s from %s", g->path, g->made, data);
+		close(in);
+		close(out);
+		unlink(g->made);
+		free(g->made);
+		g->made = NULL;
+		return -1;
+	}
+	close(in);
+	g->made_fd = out;
+	fprintf(stderr, "imgcr: note: deleted file %s recreated %s%s, unlinked again before the tree runs\n",
+		g->path, strcmp(g->made, g->path) ? "at the free name " : "at its path",
+		strcmp(g->made, g->path) ? g->made : "");
+	return 0;
+}
+
+static int ghost_open(struct fd_restore *r, int i, const char *what)
+{
+	const struct tree_file *f = &r->t->files[i];
+	struct tree_ghost *g = tree_ghost_find(r->t, f->dev, f->sino);
+	char self[64];
+	int fd;
+
+	if (!g->made && ghost_make(r, g))
+		return -1;
+	/* through the fd that created it: the same inode, whatever the path is now */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", g->made_fd);
+	fd = open(self, fd_open_flags(f->flags));
+	if (fd < 0) {
+		pr_perror("deleted file %s: cannot open %s", g->path, g->made);
+		return -1;
+	}
+	if (fd_set_flags(fd, f->flags, what))
+		goto fail;
+	if (f->pos && lseek(fd, f->pos, SEEK_SET) != f->pos) {
+		pr_perror("deleted file %s: cannot seek to %lld", g->path, f->pos);
+		goto fail;
+	}
+	return fd;
+fail:
+	close(fd);
+	return -1;
+}
+
+/* Every description is open: its mode, and deleted again (also after a failure). */
+static int ghost_after(struct fd_restore *r, int ok)
+{
+	int i, ret = 0;
+
+	for (i = 0; i < r->t->nghosts; i++) {
+		struct tree_ghost *g = &r->t->ghosts[i];
+		struct timespec times[2] = {
+			{ .tv_nsec = UTIME_OMIT },	/* atime: as it is */
+			{ g->mtime_ns / 1000000000, g->mtime_ns % 1000000000 },
+		};
+
+		if (!g->made)
+			continue;
+		if (ok && (fchmod(g->made_fd, g->mode) || futimens(g->made_fd, times))) {
+			pr_perror("deleted file %s: chmod/futimens %s", g->path, g->made);
+			ret = -1;
+		}
+		if (unlink(g->made)) {
+			pr_perror("deleted file %s: cannot unlink %s again", g->path, g->made);
+			ret = -1;
+		}
+		close(g->made_fd);
+		free(g->made);
+		g->made = NULL;
+	}
+	return ret;
+}
+
+const struct fd_kind ghost_fd_kind = {
+	.name = "ghost",
+	.type = TK_GHOST,
+	.dump = ghost_dump,
+	.open = ghost_open,
+	.after = ghost_after,
+};

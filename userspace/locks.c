@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * File locks held by the tree ("lock" records): flock(2) locks, POSIX
+ * record locks (F_SETLK) and open file description locks (F_OFD_SETLK).
+ *
+ * dump: /proc/PID/fdinfo/FD lists, as "lock:" lines, the flock and OFD
+ * locks of the fd's open file description and the POSIX locks the task
+ * took through it.  Each is recorded once (every fd of a description shows
+ * the same lines).  Leases and delegations are refused.
+ *
+ * restore: flock and OFD locks belong to the open file description: an
+ * OFD lock is taken by the restorer on the description it opened, which
+ * the tasks then inherit; a flock lock by the task that took it (if in the
+ * tree, else one that has it open) on its fd, so that /proc/locks names
+ * it again.  A POSIX lock belongs to the process, and the kernel drops all
+ * of a process's POSIX locks on a file whenever it closes ANY descriptor of
+ * that file, at exec too.  So each task takes its POSIX locks itself, on
+ * its own fd numbers, after closing the restorer's descriptors (which
+ * exec would close: they are close-on-exec); the image's --imgcr-cloexec
+ * list only marks fds, it closes none.  A lock that cannot be taken fails
+ * the restore before any image runs, naming the file, the task and who
+ * holds a conflicting lock (F_GETLK; for flock, /proc/locks).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "files.h"
+#include "log.h"
+#include "proc.h"
+
+/* The same lock; a flock lock whichever task sees it. */
+static int same_lock(const struct tree_lock *a, const struct tree_lock *b)
+{
+	return a->kind == b->kind && a->file == b->file &&
+	       (a->pid == b->pid || a->kind == TL_FLOCK) &&
+	       a->write == b->write && a->start == b->start && a->end == b->end;
+}
+
+int locks_dump(struct tree *t, pid_t pid, int fd, int file)
+{
+	char path[96], *info, *line, *save = NULL;
+	int i, ret = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", pid, fd);
+	info = read_text(path, NULL);
+	if (!info) {
+		pr_perror("pid %d fd %d: cannot read %s", pid, fd, path);
+		return -1;
+	}
+	for (line = strtok_r(info, "\n", &save); line && !ret; line = strtok_r(NULL, "\n", &save)) {
+		char kind[16], adv[16], type[16], end[32];
+		struct tree_lock l = { .file = file };
+		long long start;
+		int lpid;
+
+		if (strncmp(line, "lock:", 5))
+			continue;
+		if (sscanf(line + 5, "%*s %15s %15s %15s %d %*s %lld %31s", kind, adv, type,
+			   &lpid, &start, end) != 6) {
+			pr_err("pid %d fd %d: cannot parse the lock line '%s' of %s", pid, fd, line, path);
+			ret = -1;
+			break;
+		}
+		if (!strcmp(kind, "FLOCK")) {
+			l.kind = TL_FLOCK;
+			l.pid = pid;
+			l.fd = fd;
+		} else if (!strcmp(kind, "POSIX")) {
+			l.kind = TL_POSIX;
+			l.pid = pid;
+			l.fd = fd;
+		} else if (!strcmp(kind, "OFDLCK")) {
+			l.kind = TL_OFD;
+		} else {
+			pr_err("pid %d fd %d: file lock '%s': %s locks (leases, delegations) are not supported",
+			       pid, fd, line + 6, kind);
+			ret = -1;
+			break;
+		}
+		if (strcmp(type, "READ") && strcmp(type, "WRITE")) {
+			pr_err("pid %d fd %d: file lock '%s': lock type %s is not supported", pid, fd,
+			       line + 6, type);
+			ret = -1;
+			break;
+		}
+		l.write = !strcmp(type, "WRITE");
+		if (l.kind != TL_FLOCK) {
+			l.start = start;
+			l.end = strcmp(end, "EOF") ? atoll(end) : -1;
+		}
+		for (i = 0; i < t->nlocks && !same_lock(&t->locks[i], &l); i++)
+			;
+		if (i == t->nlocks)
+			*tree_lock_add(t) = l;
+		else if (l.kind == TL_FLOCK && lpid == pid)
+			t->locks[i] = l;	/* seen from the task that took it */
+	}
+	free(info);
+	return ret;
+}
+
+/*
+ * Who holds a lock on @fd's inode that conflicts with @l, into @out ("" if
+ * unknown): for a byte range F_GETLK (F_OFD_GETLK) names the holder; for
+ * flock, /proc/locks lists the flock locks on the inode.
+ */
+static void lock_holders(const struct tree_lock *l, int fd, char *out, size_t size)
+{
+	struct flock fl = {
+		.l_type = l->write ? F_WRLCK : F_RDLCK,
+		.l_whence = SEEK_SET,
+		.l_start = l->start,
+		.l_len = l->end < 0 ? 0 : l->end - l->start + 1,
+	};
+	char id[64], *text = read_text("/proc/locks", NULL), *line, *save = NULL;
+	struct stat st;
+	size_t off = 0;
+
+	out[0] = 0;
+	if (l->kind != TL_FLOCK) {
+		free(text);
+		if (fcntl(fd, l->kind == TL_OFD ? F_OFD_GETLK : F_GETLK, &fl) || fl.l_type == F_UNLCK)
+			return;
+		if (fl.l_pid > 0)
+			snprintf(out, size, " pid %d (a %s lock on bytes %lld-%lld)", fl.l_pid,
+				 fl.l_type == F_WRLCK ? "write" : "read", (long long)fl.l_start,
+				 fl.l_len ? (long long)(fl.l_start + fl.l_len - 1) : -1LL);
+		else
+			snprintf(out, size, " an OFD lock on bytes %lld-%lld (no pid)",
+				 (long long)fl.l_start,
+				 fl.l_len ? (long long)(fl.l_start + fl.l_len - 1) : -1LL);
+		return;
+	}
+	if (!text || fstat(fd, &st)) {
+		free(text);
+		return;
+	}
+	snprintf(id, sizeof(id), " %02x:%02x:%llu ", major(st.st_dev), minor(st.st_dev),
+		 (unsigned long long)st.st_ino);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char kind[16], type[16];
+		int pid;
+
+		/* "N: KIND ADVISORY TYPE PID DEV:INO START END"; blocked waiters have "->" */
+		if (!strstr(line, id) || strstr(line, "->") ||
+		    sscanf(line, "%*s %15s %*s %15s %d", kind, type, &pid) != 3 ||
+		    strcmp(kind, "FLOCK"))
+			continue;
+		if (off + 64 < size)
+			off += snprintf(out + off, size - off, "%s pid %d (%s %s)", off ? "," : "",
+					pid, kind, type);
+	}
+	free(text);
+}
+
+static void lock_what(char *out, size_t size, const struct tree *t, const struct tree_lock *l)
+{
+	const struct tree_file *f = &t->files[l->file];
+	const struct tree_ghost *g = f->kind == TK_GHOST ? tree_ghost_find(t, f->dev, f->sino) : NULL;
+	const char *path = f->path ? f->path : g ? g->path : "?";
+
+	if (l->kind == TL_FLOCK)
+		snprintf(out, size, "%s flock %s lock on %s%s", l->write ? "an exclusive" : "a shared",
+			 l->write ? "LOCK_EX" : "LOCK_SH", path, g ? " (deleted)" : "");
+	else
+		snprintf(out, size, "%s %s lock on bytes %lld-%s%.0lld of %s%s",
+			 l->write ? "a write" : "a read", l->kind == TL_OFD ? "OFD" : "POSIX",
+			 l->start, l->end < 0 ? "EOF" : "", l->end < 0 ? 0 : l->end, path,
+			 g ? " (deleted)" : "");
+}
+
+static int take(const struct tree_lock *l, int fd)
+{
+	struct flock fl = {
+		.l_type = l->write ? F_WRLCK : F_RDLCK,
+		.l_whence = SEEK_SET,
+		.l_start = l->start,
+		.l_len = l->end < 0 ? 0 : l->end - l->start + 1,
+	};
+
+	if (l->kind == TL_FLOCK)
+		return flock(fd, (l->write ? LOCK_EX : LOCK_SH) | LOCK_NB);
+	return fcntl(fd, l->kind == TL_OFD ? F_OFD_SETLK : F_SETLK, &fl);
+}
+
+/* Why @l could not be taken on @fd (errno @e), into @out. */
+static void take_failed(const struct tree *t, const struct tree_lock *l, int fd, int e,
+			char *out, size_t size)
+{
+	char what[4200], who[512];
+
+	lock_what(what, sizeof(what), t, l);
+	lock_holders(l, fd, who, sizeof(who));
+	snprintf(out, size, "cannot take %s again: %s%s%s", what, strerror(e),
+		 e == EAGAIN || e == EWOULDBLOCK || e == EACCES ? " (a conflicting lock is held" : "",
+		 e == EAGAIN || e == EWOULDBLOCK || e == EACCES ? (who[0] ? " by" : ")") : "");
+	if ((e == EAGAIN || e == EWOULDBLOCK || e == EACCES) && who[0]) {
+		size_t n = strlen(out);
+
+		snprintf(out + n, size - n, "%s)", who);
+	}
+}
+
+int locks_restore_files(const struct tree *t, const int *desc)
+{
+	char why[8192];
+	int i;
+
+	for (i = 0; i < t->nlocks; i++) {
+		const struct tree_lock *l = &t->locks[i];
+
+		if (l->kind != TL_OFD || !take(l, desc[l->file]))
+			continue;
+		take_failed(t, l, desc[l->file], errno, why, sizeof(why));
+		pr_err("restore failed: %s", why);
+		return -1;
+	}
+	return 0;
+}
+
+int locks_restore_task(const struct tree *t, pid_t pid, char *err, size_t size)
+{
+	char why[8192];
+	int i;
+
+	for (i = 0; i < t->nlocks; i++) {
+		const struct tree_lock *l = &t->locks[i];
+
+		if (l->kind == TL_OFD || l->pid != pid || !take(l, l->fd))
+			continue;
+		take_failed(t, l, l->fd, errno, why, sizeof(why));
+		snprintf(err, size, "fd %d: %s", l->fd, why);
+		return -1;
+	}
+	return 0;
+}
