@@ -53,9 +53,14 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem)
 
 	if (need <= *cap)
 		return 0;
+	/* kvmalloc() warns above INT_MAX bytes: refuse such an image first */
+	if (need > INT_MAX / elem)
+		return -EFBIG;
 	while (ncap < need)
 		ncap *= 2;
-	n = kvmalloc_array(ncap, elem, GFP_KERNEL_ACCOUNT);
+	if (ncap > INT_MAX / elem)
+		ncap = INT_MAX / elem;
+	n = kvmalloc_array(ncap, elem, GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!n)
 		return -ENOMEM;
 	if (*arr)

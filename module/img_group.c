@@ -296,7 +296,7 @@ static int set_membarrier(u32 f)
 	static const struct {
 		u32 flag;
 		int cmd;
-	} regs[] = {
+	} cmds[] = {
 		{ IMGCR_PROC_MEMBARRIER_PRIVATE, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED },
 		{ IMGCR_PROC_MEMBARRIER_SYNC_CORE,
 		  MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE },
@@ -306,13 +306,13 @@ static int set_membarrier(u32 f)
 	unsigned int i;
 	long ret;
 
-	for (i = 0; i < ARRAY_SIZE(regs); i++) {
-		if (!(f & regs[i].flag))
+	for (i = 0; i < ARRAY_SIZE(cmds); i++) {
+		if (!(f & cmds[i].flag))
 			continue;
-		ret = img_call_sys(imgcr_sys_membarrier, regs[i].cmd, 0, 0, 0);
+		ret = img_call_sys(imgcr_sys_membarrier, cmds[i].cmd, 0, 0, 0);
 		if (ret) {
 			group_err("cannot register membarrier command %d again (%ld)",
-				  regs[i].cmd, ret);
+				  cmds[i].cmd, ret);
 			return ret;
 		}
 	}
@@ -575,9 +575,14 @@ int img_group_run(struct img_group *g, bool stop)
 		}
 		s = (struct group_scratch __user *)addr;
 	}
-	ret = create_threads(g, s);
+	/*
+	 * The switches first: membarrier registration with one mm user takes
+	 * the path that cannot fail (no cpumask allocation, no RCU grace
+	 * period while the threads wait).
+	 */
+	ret = set_switches(g);
 	if (!ret)
-		ret = set_switches(g);
+		ret = create_threads(g, s);
 	if (!ret)
 		ret = set_itimers(g, s);
 	if (!ret)
