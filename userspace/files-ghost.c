@@ -121,6 +121,16 @@ out:
 	return ret;
 }
 
+static int parent_exists(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[4096];
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "%.*s", slash && slash != path ? (int)(slash - path) : 1, path);
+	return !stat(dir, &st) && S_ISDIR(st.st_mode);
+}
+
 static int ghost_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 {
 	size_t len = strlen(p->link), dl = strlen(DELETED);
@@ -143,6 +153,14 @@ static int ghost_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f
 	g->gid = p->st.st_gid;
 	g->mtime_ns = p->st.st_mtim.tv_sec * 1000000000LL + p->st.st_mtim.tv_nsec;
 	g->path = strndup(p->link, len - dl);
+	/* recreated where it was: its directory must still be there */
+	if (!parent_exists(g->path)) {
+		r = fd_refuse(p, "%s: a deleted file whose directory was deleted too is not supported",
+			      p->link);
+		free(g->path);
+		c->t->nghosts--;
+		return r;
+	}
 	r = ghost_save(c, p, g);
 	if (r != FD_DESCRIBED) {
 		free(g->path);

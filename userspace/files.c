@@ -26,7 +26,8 @@ static int socket_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *
 {
 	(void)c;
 	(void)f;
-	if (strncmp(p->link, "socket:", 7) && !S_ISSOCK(p->st.st_mode))
+	/* an O_PATH fd of a socket file opens nothing: files-reg.c takes it */
+	if (strncmp(p->link, "socket:", 7) && (!S_ISSOCK(p->st.st_mode) || (p->flags & O_PATH)))
 		return FD_OTHER;
 	return fd_refuse(p, "socket: sockets are not supported (%s)", p->link);
 }

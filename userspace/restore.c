@@ -177,6 +177,28 @@ static void task_fail(struct rctx *c, pid_t pid)
 
 static void run_task(struct rctx *c, int ti, pid_t want_ppid) __attribute__((noreturn));
 
+/* Close every fd at or above @base but @a, @b and @c (-1: none). */
+static void close_above(int base, int a, int b, int c)
+{
+	int keep[3] = { a, b, c }, i, j, t, lo = base;
+
+	for (i = 0; i < 3; i++)		/* sort the three */
+		for (j = i + 1; j < 3; j++)
+			if (keep[j] < keep[i]) {
+				t = keep[i];
+				keep[i] = keep[j];
+				keep[j] = t;
+			}
+	for (i = 0; i < 3; i++) {
+		if (keep[i] < lo)
+			continue;
+		if (keep[i] > lo)
+			syscall(SYS_close_range, lo, keep[i] - 1, 0);
+		lo = keep[i] + 1;
+	}
+	syscall(SYS_close_range, lo, ~0U, 0);
+}
+
 /* A signal whose default action kills the process (a zombie can die of it). */
 static int sig_kills(int sig)
 {
@@ -352,11 +374,13 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 			TFAIL("%s", why);
 	}
 	/*
-	 * POSIX and flock locks (locks.c): the restorer's descriptors would
-	 * be closed at exec, dropping the POSIX ones; close them first.
+	 * POSIX and flock locks (locks.c): every descriptor above the tree's
+	 * (the restorer's, a kind's own such as a memfd's, any imgcr itself
+	 * inherited) would be closed at exec, and closing any fd of a file
+	 * drops the process's POSIX locks on it: close them all first, but
+	 * the image and the two pipes to the restorer.
 	 */
-	for (i = 0; i < c->t.nfiles; i++)
-		close(c->desc[i]);
+	close_above(c->base, fd, c->status_w, c->go_r);
 	{
 		char why[8192];
 
@@ -1010,6 +1034,17 @@ int cmd_restore(int argc, char **argv)
 	}
 	if (tree_read(&c.t, c.dir))
 		return 1;
+	/*
+	 * Once imgcr exits, a restored group whose only link to its session
+	 * was imgcr is orphaned, and the kernel sends SIGHUP and SIGCONT to
+	 * an orphaned group with a stopped member.
+	 */
+	for (i = 0; c.detach && !c.pidns && i < c.t.ntasks; i++)
+		if (c.t.tasks[i].stopped) {
+			pr_err("task %d was stopped: with --detach, imgcr's exit would orphan its process group and the kernel would send it SIGHUP and SIGCONT; restore without --detach, or with --pidns",
+			       c.t.tasks[i].pid);
+			return 1;
+		}
 	c.setcreds = geteuid() == 0;
 	c.userns = c.pidns && geteuid() != 0;
 	c.restorer = getpid();
