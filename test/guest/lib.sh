@@ -232,3 +232,44 @@ ensure_modules() {
 		grep -q "^$_m " /proc/modules || insmod /imgcr/mod/$_m.ko
 	done
 }
+
+# wait_recreated PID: after a backgrounded "imgcr restore", wait until PID
+# exists again (up to 60 s); fails the test if it does not.
+wait_recreated() {
+	_wn=0
+	while [ -z "$(state $1)" ]; do
+		_wn=$((_wn + 1))
+		[ $_wn -lt 3000 ] || fail "task $1 not recreated in 60 s$(rerr)"
+		usleep 20000
+	done
+}
+
+# wait_tasks_restored PID...: after a backgrounded "imgcr restore", wait
+# until every PID is recreated (wait_recreated) and back in its sleeping
+# syscall as the restored program (wait_restored, 60 s, caller imgcr).
+wait_tasks_restored() {
+	for _wp in "$@"; do
+		wait_recreated $_wp
+		wait_restored $_wp 60 imgcr || fail "task $_wp not restored (state '$(state $_wp)')$(rerr)"
+	done
+}
+
+# wait_dumped_gone PID...: after a dump that killed its tree, wait until
+# none of the PIDs is in /proc any more (up to 10 s each).
+wait_dumped_gone() {
+	for _wp in "$@"; do
+		_wn=0
+		while [ -e /proc/$_wp ]; do
+			_wn=$((_wn + 1))
+			[ $_wn -lt 500 ] || fail "task $_wp still there after the dump ($(state $_wp))"
+			usleep 20000
+		done
+	done
+}
+
+# stat_field PID N: field N of /proc/PID/stat counting from the state (1)
+stat_field() {
+	s=$(cat /proc/$1/stat 2>/dev/null) || return
+	s=${s##*) }
+	echo "$s" | cut -d' ' -f"$2"
+}

@@ -110,15 +110,7 @@ mv cwdparent.away cwdparent
 imgcr restore -D d > restore.out 2> restore.err &
 rpid=$!
 track $rpid
-for p in $pid $kid $kid2; do
-	n=0
-	while [ -z "$(state $p)" ]; do
-		n=$((n + 1))
-		[ $n -lt 3000 ] || fail "task $p not recreated in 60 s$(rerr)"
-		usleep 20000
-	done
-	wait_restored $p 60 imgcr || fail "task $p not restored (state '$(state $p)')$(rerr)"
-done
+wait_tasks_restored $pid $kid $kid2
 outside after
 for w in main kid kid2; do
 	cmp -s before.$w after.$w || fail "$w differs from outside: $(diff before.$w after.$w | grep '^[-+][^-+]' | tr '\n' '|')"

@@ -67,15 +67,7 @@ main() {
 	imgcr restore -D d > restore.out 2> restore.err &
 	rpid=$!
 	track $rpid
-	for p in $pid $kid; do
-		n=0
-		while [ -z "$(state $p)" ]; do
-			n=$((n + 1))
-			[ $n -lt 3000 ] || fail "task $p not recreated in 60 s$(rerr)"
-			usleep 20000
-		done
-		wait_restored $p 60 imgcr || fail "task $p not restored (state '$(state $p)')$(rerr)"
-	done
+	wait_tasks_restored $pid $kid
 	after=""
 	for f in $A $A2 $S $B; do
 		after="$after|$f $(fdi $pid $f pos) $(fdi $pid $f flags)"

@@ -47,13 +47,7 @@ restore_wait() {
 	imgcr restore -D d "$@" > restore.out 2> restore.err &
 	rpid=$!
 	track $rpid
-	n=0
-	while [ -z "$(state $pid)" ]; do
-		n=$((n + 1))
-		[ $n -lt 3000 ] || fail "task $pid not recreated in 60 s$(rerr)"
-		usleep 20000
-	done
-	wait_restored $pid 60 imgcr || fail "task $pid not restored (state '$(state $pid)')$(rerr)"
+	wait_tasks_restored $pid
 }
 
 finish() {

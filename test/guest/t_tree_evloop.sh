@@ -95,15 +95,7 @@ imgcr show --json ../d | grep -q '"kind":"epoll","flags":[0-9]*,"pos":0,"items":
 imgcr restore -D ../d > restore.out 2> restore.err &
 rpid=$!
 track $rpid
-for p in $pid $kid; do
-	n=0
-	while [ -z "$(state $p)" ]; do
-		n=$((n + 1))
-		[ $n -lt 3000 ] || fail "task $p not recreated in 60 s$(rerr)"
-		usleep 20000
-	done
-	wait_restored $p 60 imgcr || fail "task $p not restored (state '$(state $p)')$(rerr)"
-done
+wait_tasks_restored $pid $kid
 outside "after the restore"
 touch restored
 wait_exit $rpid 120

@@ -57,14 +57,7 @@ tasks=$((tasks + $(grep -c '^task ' d/tree)))
 [ "$zombies" -gt 0 ] || fail "no dump caught a zombie ($tasks tasks in 13 dumps)"
 wait_gone $pid 10 || fail "spawner survived the dump"
 wait $pid 2>/dev/null
-for p in $(sed -n 's/^task \([0-9]*\) .*/\1/p' d/tree); do
-	n=0
-	while [ -e /proc/$p ]; do
-		n=$((n + 1))
-		[ $n -lt 500 ] || fail "task $p still there after the dump ($(state $p))"
-		usleep 20000
-	done
-done
+wait_dumped_gone $(sed -n 's/^task \([0-9]*\) .*/\1/p' d/tree)
 imgcr restore -D d > restore.out 2> restore.err &
 rpid=$!
 track $rpid

@@ -31,14 +31,7 @@ done
 info "20 dumps: $tasks tasks, $zombies zombies"
 wait_gone $pid 10 || fail "the shell survived the last dump"
 wait $pid 2>/dev/null
-for p in $(sed -n 's/^task \([0-9]*\) .*/\1/p' d20/tree); do
-	n=0
-	while [ -e /proc/$p ]; do
-		n=$((n + 1))
-		[ $n -lt 500 ] || fail "task $p still there after the dump ($(state $p))"
-		usleep 20000
-	done
-done
+wait_dumped_gone $(sed -n 's/^task \([0-9]*\) .*/\1/p' d20/tree)
 at=$(wc -l < out.txt)
 imgcr restore -D d20 > restore.out 2> restore.err &
 rpid=$!

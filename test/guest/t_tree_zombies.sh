@@ -88,14 +88,7 @@ grep -q "zombie: exited with code 3" show.txt && grep -q "zombie: killed by sign
 imgcr show --json d > show.json || fail "imgcr show --json failed"
 grep -q "\"exit_status\":768" show.json || fail "show --json has no exit_status 768"
 # the zombies go with their parent (reaped by init)
-for p in $pid $a $b $c $d $e; do
-	n=0
-	while [ -e /proc/$p ]; do
-		n=$((n + 1))
-		[ $n -lt 500 ] || fail "task $p still there after the dump ($(state $p))"
-		usleep 20000
-	done
-done
+wait_dumped_gone $pid $a $b $c $d $e
 
 # refused: a zombie that cannot be restored as such
 mkdir bad && cp d/* bad/ && sed -i "s/^exit $a .*/exit $a 17/" bad/tree
@@ -114,12 +107,7 @@ grep -q "pid $c: its parent $a is a zombie: cannot be restored" bad.err || fail 
 imgcr restore -D d > restore.out 2> restore.err &
 rpid=$!
 track $rpid
-n=0
-while [ -z "$(state $pid)" ]; do
-	n=$((n + 1))
-	[ $n -lt 3000 ] || fail "task $pid not recreated in 60 s$(rerr)"
-	usleep 20000
-done
+wait_recreated $pid
 wait_restored $pid 60 imgcr || fail "task $pid not restored (state '$(state $pid)' exe $(readlink /proc/$pid/exe) wchan $(cat /proc/$pid/wchan); children: $(for p in $a $b $c $d; do echo "$p:$(state $p):$(cat /proc/$p/wchan)"; done | tr '\n' ' ') $(tail -n 2 out | tr '\n' '|'))$(rerr)"
 n=0
 until [ "$(state $c)" = S ]; do

@@ -23,11 +23,6 @@ require_modules
 grep -q ' /dev/pts devpts ' /proc/mounts || { mkdir -p /dev/pts && mount -t devpts devpts /dev/pts; } ||
 	fail "cannot mount devpts"
 
-stat_field() {
-	s=$(cat /proc/$1/stat 2>/dev/null) || return
-	s=${s##*) }
-	echo "$s" | cut -d' ' -f"$2"
-}
 # pts_nr /dev/pts/N: its tty_nr
 pts_nr() { echo $((34816 + ${1#/dev/pts/})); }
 ticks() { grep -c '^tick' "$1" 2>/dev/null; }

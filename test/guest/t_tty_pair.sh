@@ -26,12 +26,6 @@ require_modules
 grep -q ' /dev/pts devpts ' /proc/mounts || { mkdir -p /dev/pts && mount -t devpts devpts /dev/pts; } ||
 	fail "cannot mount devpts"
 
-# stat_field PID N: field N of /proc/PID/stat counting from the state (1)
-stat_field() {
-	s=$(cat /proc/$1/stat 2>/dev/null) || return
-	s=${s##*) }
-	echo "$s" | cut -d' ' -f"$2"
-}
 fdi() { sed -n "s/^$3:[[:space:]]*//p" /proc/$1/fdinfo/$2 2>/dev/null; }
 
 # outside WHEN: sets IDX; checks from outside the tree
@@ -97,15 +91,7 @@ restore_case() {
 	imgcr restore -D d > restore.out 2> restore.err &
 	rpid=$!
 	track $rpid
-	for p in $pid $kid; do
-		n=0
-		while [ -z "$(state $p)" ]; do
-			n=$((n + 1))
-			[ $n -lt 3000 ] || fail "task $p not recreated in 60 s$(rerr)"
-			usleep 20000
-		done
-		wait_restored $p 60 imgcr || fail "task $p not restored (state '$(state $p)')$(rerr)"
-	done
+	wait_tasks_restored $pid $kid
 	outside "after the restore"
 	touch restored
 	finish $rpid "imgcr restore"

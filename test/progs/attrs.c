@@ -48,6 +48,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#define COMMON_CHECK
 #include "common.h"
 
 #define IOPRIO_WHO_PROCESS	1
@@ -57,7 +58,7 @@
 #define HIGH_FD			400	/* above RLIMIT_NOFILE's soft 300 */
 #define HIGH_FD_S		"400"
 
-static int dirfd_, bad;
+static int dirfd_;
 
 static const struct {
 	int res;
@@ -81,28 +82,6 @@ static const struct {
 	{ RLIMIT_RTPRIO, "rtprio", 5, 10 },
 	{ RLIMIT_RTTIME, "rttime", 1000000, 2000000 },
 };
-
-static void check(int good, const char *what, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void check(int good, const char *what, const char *fmt, ...)
-{
-	char buf[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	say("%s %s: %s\n", good ? "ok" : "BAD", what, buf);
-	bad |= !good;
-}
-
-static void msleep(int ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L }, rem;
-
-	while (nanosleep(&ts, &rem) && errno == EINTR)
-		ts = rem;
-}
 
 static void wait_restored(void)
 {

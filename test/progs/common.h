@@ -7,6 +7,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /*
@@ -105,5 +107,63 @@ static inline const char *errname(int e)
 	const char *s = strerrorname_np(e);
 	return s ? s : "E?";
 }
+
+/* Seconds on CLOCK_MONOTONIC. */
+static inline double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Sleep @ms milliseconds, the rest of them again after a signal. */
+static inline void msleep(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L }, rem;
+
+	while (nanosleep(&ts, &rem) && errno == EINTR)
+		ts = rem;
+}
+
+/* @path exists (stat succeeds). */
+static inline int exists(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st);
+}
+
+/*
+ * Poll every 20 ms until @path exists (e.g. "restored", which the tests
+ * create after the restore).
+ */
+static inline void wait_file(const char *path)
+{
+	while (!exists(path))
+		msleep(20);
+}
+
+#ifdef COMMON_CHECK
+/*
+ * For the programs that report their checks one a line, as the tests grep
+ * them: check() prints "ok WHAT: ..." or "BAD WHAT: ..."; bad is set by
+ * any failed one (the exit status).  Define COMMON_CHECK before including.
+ */
+static int bad;
+
+__attribute__((format(printf, 3, 4)))
+static void check(int good, const char *what, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	say("%s %s: %s\n", good ? "ok" : "BAD", what, buf);
+	bad |= !good;
+}
+#endif
 
 #endif

@@ -61,13 +61,6 @@ static long slurp(int fd, unsigned char **out)
 	return (long)len;
 }
 
-static void msleep(int ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
-
 static int open_dump(void)
 {
 	int fd = open(path, O_RDONLY);

@@ -28,46 +28,8 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#define COMMON_CHECK
 #include "common.h"
-
-static int bad;
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void check(int good, const char *what, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void check(int good, const char *what, const char *fmt, ...)
-{
-	char buf[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	say("%s %s: %s\n", good ? "ok" : "BAD", what, buf);
-	bad |= !good;
-}
-
-static void msleep(int ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L }, rem;
-
-	while (nanosleep(&ts, &rem) && errno == EINTR)
-		ts = rem;
-}
-
-static int exists(const char *path)
-{
-	struct stat st;
-
-	return !stat(path, &st);
-}
 
 /* Loop until "restored" appears; the seconds stopped meanwhile. */
 static double wait_restored(void)

@@ -31,14 +31,6 @@ static void on_usr1(int sig)
 	go = 1;
 }
 
-static void msleep(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 }, rem;
-
-	while (nanosleep(&ts, &rem) && errno == EINTR)
-		ts = rem;
-}
-
 static const char *dir;
 static int ticks, shared, data;
 

@@ -30,37 +30,8 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#define COMMON_CHECK
 #include "common.h"
-
-static int bad;
-
-__attribute__((format(printf, 3, 4)))
-static void check(int good, const char *what, const char *fmt, ...)
-{
-	char buf[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	say("%s %s: %s\n", good ? "ok" : "BAD", what, buf);
-	bad |= !good;
-}
-
-static void msleep(int ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
-static void wait_restored(void)
-{
-	struct stat st;
-
-	while (stat("restored", &st))
-		msleep(20);
-}
 
 static char pat(char c, long long off)
 {
@@ -158,13 +129,13 @@ int main(int argc, char **argv)
 	if (kid < 0)
 		return 1;
 	if (kid == 0) {
-		wait_restored();
+		wait_file("restored");
 		expect_data(a, 'a', 1234, 10, "child A");
 		return bad;
 	}
 	say("fds A=%d A2=%d S=%d B=%d child=%d\n", a, a2, s, b, kid);
 	say("ready\n");
-	wait_restored();
+	wait_file("restored");
 
 	waitpid(kid, &st, 0);
 	check(WIFEXITED(st) && !WEXITSTATUS(st), "child", "status 0x%x", st);

@@ -30,37 +30,8 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#define COMMON_CHECK
 #include "common.h"
-
-static int bad;
-
-__attribute__((format(printf, 3, 4)))
-static void check(int good, const char *what, const char *fmt, ...)
-{
-	char buf[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	say("%s %s: %s\n", good ? "ok" : "BAD", what, buf);
-	bad |= !good;
-}
-
-static void msleep(int ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
-static void wait_restored(void)
-{
-	struct stat st;
-
-	while (stat("restored", &st))
-		msleep(20);
-}
 
 static int posix(int fd, int cmd, int type, long start, long len)
 {
@@ -144,7 +115,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		say("child ready\n");
-		wait_restored();
+		wait_file("restored");
 		snprintf(want, sizeof(want), "W %d", me);
 		check(!strcmp(probe(cp, F_GETLK, 0, 100), want), "child sees parent's write lock",
 		      "%s (want %s)", probe(cp, F_GETLK, 0, 100), want);
@@ -164,7 +135,7 @@ int main(int argc, char **argv)
 		msleep(10);
 	say("fds F=%d SH=%d P=%d P2=%d O=%d CP=%d child=%d\n", f, sh, p, p2, o, cp, kid);
 	say("ready\n");
-	wait_restored();
+	wait_file("restored");
 
 	snprintf(want, sizeof(want), "W %d", kid);
 	check(!strcmp(probe(p, F_GETLK, 100, 50), want), "parent sees child's lock",

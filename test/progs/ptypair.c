@@ -30,36 +30,8 @@
 #include <sys/wait.h>
 #include <termios.h>
 
+#define COMMON_CHECK
 #include "common.h"
-
-static int bad;
-
-static void check(int good, const char *what, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void check(int good, const char *what, const char *fmt, ...)
-{
-	char buf[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	say("%s %s: %s\n", good ? "ok" : "BAD", what, buf);
-	bad |= !good;
-}
-
-static int exists(const char *path)
-{
-	struct stat st;
-
-	return !stat(path, &st);
-}
-
-static void wait_file(const char *path)
-{
-	while (!exists(path))
-		usleep(20000);
-}
 
 /* Printable form of @n bytes of @b. */
 static const char *vis(const char *b, ssize_t n)
