@@ -246,6 +246,12 @@ int ghost_dump_mapped(struct fd_dump *c, pid_t pid, const char *image)
 			close(in);
 			goto out;
 		}
+		if (st.st_nlink) {
+			pr_err("pid %d: maps %s (deleted): a deleted name of a file that still has %lu other name(s) is not supported",
+			       pid, path, (unsigned long)st.st_nlink);
+			close(in);
+			goto out;
+		}
 		g = tree_ghost_add(c->t);
 		g->dev = st.st_dev;
 		g->ino = st.st_ino;
