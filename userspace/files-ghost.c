@@ -17,6 +17,17 @@
  * every file of the tree is open, unlinks it: the restored tasks see a
  * deleted file with the same data, and every description of one deleted
  * inode refers to one inode again.  A failed restore unlinks it too.
+ *
+ * Mapped ghosts: a deleted file a task maps (or runs) is in its image as
+ * an IMGCR_FILE_DELETED record, by its old path, and the loader opens that
+ * path at the exec.  After each image is saved its file table is read
+ * (ghost_dump_mapped): such a file is the same ghost as an fd on it, or is
+ * saved from /proc/PID/map_files/START-END (or /proc/PID/exe); the tree
+ * marks it "ghost-mapped".  At restore it is made first, at its own path
+ * only (a taken name fails the restore), its mode and mtime given back
+ * with the others (the loader compares dev, size and mtime), and it stays
+ * linked until the status pipe says every task has executed its image
+ * (ghost_unlink_mapped, also on every failure).
  */
 #include <errno.h>
 #include <limits.h>
@@ -249,6 +260,12 @@ int ghost_dump_mapped(struct fd_dump *c, pid_t pid, const char *image)
 		if (st.st_nlink) {
 			pr_err("pid %d: maps %s (deleted): a deleted name of a file that still has %lu other name(s) is not supported",
 			       pid, path, (unsigned long)st.st_nlink);
+			close(in);
+			goto out;
+		}
+		if (!parent_exists(path)) {
+			pr_err("pid %d: maps %s (deleted): a deleted file whose directory was deleted too is not supported",
+			       pid, path);
 			close(in);
 			goto out;
 		}
