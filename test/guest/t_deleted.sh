@@ -13,7 +13,8 @@
 # and leaves nothing behind (the new file untouched); then restored: maps
 # and the fd show the paths " (deleted)", nothing is left in either
 # directory, and the program finds its data (private writes kept, the
-# shared mapping coherent with the fd).  Control: with the file in place
+# shared mapping coherent with the fd).  deleted-exe: the same with the
+# program itself deleted (its exe).  Control: with the file in place
 # the dump works.
 . /imgcr/guest/lib.sh
 require_modules
@@ -134,6 +135,46 @@ sub_imgcr() {
 	pass "$(grep -c '^ok' out) checks ok"
 }
 
+# deleted-exe: a copy of mapghost runs and is deleted: its exe and its
+# mappings of the program are one mapped ghost; after imgcr restore
+# /proc/PID/exe and maps read "PATH (deleted)" and nothing is left.
+sub_exe() {
+	rm -f restored
+	cp /imgcr/bin/mapghost mg
+	./mg "$PWD" "$PWD" > out 2> mg.err &
+	pid=$!
+	track $pid
+	wait_line out '^ready' 10 || fail "mg did not start: $(cat out mg.err | tr '\n' '|')"
+	rm mg
+	[ "$(readlink /proc/$pid/exe)" = "$PWD/mg (deleted)" ] || fail "exe before: $(readlink /proc/$pid/exe)"
+	imgcr dump -t $pid -D e --ghost-limit 4M 2> dump.err || fail "dump: $(cat dump.err)"
+	wait_gone $pid 10 || fail "task survived the dump"
+	[ "$(grep -c '^ghost-mapped ' e/tree)" = 3 ] || fail "want 3 mapped ghosts: $(grep '^ghost' e/tree | tr '\n' '|')"
+	imgcr restore -D e > restore.out 2> restore.err &
+	rpid=$!
+	track $rpid
+	n=0
+	while [ -z "$(state $pid)" ]; do
+		n=$((n + 1))
+		[ $n -lt 3000 ] || fail "task not recreated in 60 s$(rerr)"
+		usleep 20000
+	done
+	wait_restored $pid 60 imgcr || fail "task not restored (state '$(state $pid)')$(rerr)"
+	n=0
+	while [ -e mg ] || [ -e p.dat ] || [ -e s.dat ]; do
+		n=$((n + 1))
+		[ $n -lt 500 ] || fail "the ghosts are still linked 10 s after the restore$(rerr)"
+		usleep 20000
+	done
+	[ "$(readlink /proc/$pid/exe)" = "$PWD/mg (deleted)" ] || fail "exe after: $(readlink /proc/$pid/exe)"
+	grep -q " $PWD/mg (deleted)\$" /proc/$pid/maps || fail "maps after: $(grep mg /proc/$pid/maps | tr '\n' '|')"
+	touch restored
+	wait_line out '^done' 10 || fail "no 'done': $(tail -n 3 out | tr '\n' '|')"
+	grep -q '^done ok' out || fail "$(grep BAD out | tr '\n' '|')"
+	kill9 $pid
+	pass
+}
+
 control() {
 	head -c 8192 /imgcr/bin/counter > f.dat
 	mapdel f.dat shared > out &
@@ -152,4 +193,5 @@ subtest deleted-ramfs-shared sub_ramfs_shared
 subtest deleted-tmpfs-private sub_tmpfs_private
 subtest deleted-tmpfs-shared sub_tmpfs_shared
 subtest deleted-imgcr sub_imgcr
+subtest deleted-exe sub_exe
 subtest deleted-control control
