@@ -136,7 +136,8 @@ sub_imgcr() {
 }
 
 # deleted-exe: a copy of mapghost runs and is deleted: its exe and its
-# mappings of the program are one mapped ghost; after imgcr restore
+# mappings of the program are one mapped ghost (refused, the task going
+# on, with a --ghost-limit below its size); after imgcr restore
 # /proc/PID/exe and maps read "PATH (deleted)" and nothing is left.
 sub_exe() {
 	rm -f restored
@@ -147,6 +148,13 @@ sub_exe() {
 	wait_line out '^ready' 10 || fail "mg did not start: $(cat out mg.err | tr '\n' '|')"
 	rm mg
 	[ "$(readlink /proc/$pid/exe)" = "$PWD/mg (deleted)" ] || fail "exe before: $(readlink /proc/$pid/exe)"
+	imgcr dump -t $pid -D e0 --ghost-limit 100K 2> dump0.err && fail "dump with --ghost-limit 100K succeeded"
+	grep -q "pid $pid: mapped deleted file $PWD/mg: a deleted file with [0-9]* bytes of data (size [0-9]*) is not supported: more than the limit of 102400 bytes" dump0.err ||
+		fail "message: $(cat dump0.err | tr '\n' '|')"
+	n=$(grep -c '^tick' out)
+	usleep 500000
+	case "$(state $pid)" in S | R) ;; *) fail "task is '$(state $pid)' after the refused dump" ;; esac
+	[ "$(grep -c '^tick' out)" -gt "$n" ] || fail "the task does not continue after the refused dump"
 	imgcr dump -t $pid -D e --ghost-limit 4M 2> dump.err || fail "dump: $(cat dump.err)"
 	wait_gone $pid 10 || fail "task survived the dump"
 	[ "$(grep -c '^ghost-mapped ' e/tree)" = 3 ] || fail "want 3 mapped ghosts: $(grep '^ghost' e/tree | tr '\n' '|')"
