@@ -21,6 +21,7 @@ require_modules
 # start DIR KIND: mapdel on DIR/f.dat (MAP_<KIND>), file unlinked, ticking.
 start() {
 	head -c 8192 /imgcr/bin/counter > "$1/f.dat"
+	rm -f out	# the subtests share the directory: no old "ready"
 	mapdel "$1/f.dat" "$2" > out &
 	pid=$!
 	track $pid
@@ -81,6 +82,7 @@ sub_tmpfs_shared() { dumped "$PWD" shared; }
 
 sub_imgcr() {
 	ramfs_dir
+	rm -f out	# the subtests share the directory: no old "ready"
 	mapghost "$DIR" "$PWD" > out 2> mg.err &
 	pid=$!
 	track $pid
@@ -142,6 +144,7 @@ sub_imgcr() {
 sub_exe() {
 	rm -f restored
 	cp /imgcr/bin/mapghost mg
+	rm -f out	# the subtests share the directory: no old "ready"
 	./mg "$PWD" "$PWD" > out 2> mg.err &
 	pid=$!
 	track $pid
@@ -185,6 +188,7 @@ sub_exe() {
 
 control() {
 	head -c 8192 /imgcr/bin/counter > f.dat
+	rm -f out	# the subtests share the directory: no old "ready"
 	mapdel f.dat shared > out &
 	pid=$!
 	track $pid
