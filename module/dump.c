@@ -396,6 +396,22 @@ static bool is_shmem_object(struct file *file)
 	       strncmp(d->d_name.name, "SYSV", 4);
 }
 
+#define DELETED_SUFFIX " (deleted)"
+
+/*
+ * A regular file unlinked from a real filesystem: the dump tool saves its
+ * contents and recreates it at its old path for the restore.  Not the
+ * objects of pseudo filesystems, which never had a path.
+ */
+static bool is_deleted_file(struct file *file)
+{
+	const struct dentry *d = file->f_path.dentry;
+
+	return d_unlinked(d) && !IS_ROOT(d) &&
+	       S_ISREG(file_inode(file)->i_mode) &&
+	       !(file_inode(file)->i_sb->s_flags & SB_NOUSER);
+}
+
 /* The name a shmem object is recreated with, e.g. "dev/zero", "memfd:x". */
 static char *shmem_name(struct file *file, char *buf)
 {
@@ -427,8 +443,11 @@ static int dump_file(struct dump_image *img, struct file *file, u32 flags)
 	}
 	if (is_shmem_object(file)) {
 		flags |= IMGCR_FILE_SHMEM;
+	} else if (is_deleted_file(file)) {
+		/* recreated at its path by imgcr restore, from its dump */
+		flags |= IMGCR_FILE_DELETED;
 	} else if (path_unreachable(file->f_path.dentry)) {
-		pr_info(IMGCR_DUMP_NAME ": pid %d: maps a deleted file, a SysV shm segment or a special file; not supported\n",
+		pr_info(IMGCR_DUMP_NAME ": pid %d: maps a SysV shm segment or a special file; not supported\n",
 			task_pid_nr(img->task));
 		return -EOPNOTSUPP;
 	}
@@ -445,6 +464,18 @@ static int dump_file(struct dump_image *img, struct file *file, u32 flags)
 		return PTR_ERR(path);
 	}
 	plen = strlen(path) + 1;
+	if (flags & IMGCR_FILE_DELETED) {
+		/* d_path() appended the suffix; the path must be a real one */
+		if (plen <= sizeof(DELETED_SUFFIX) || path[0] != '/' ||
+		    strcmp(path + plen - sizeof(DELETED_SUFFIX), DELETED_SUFFIX)) {
+			pr_info(IMGCR_DUMP_NAME ": pid %d: maps a deleted file without a path; not supported\n",
+				task_pid_nr(img->task));
+			kfree(buf);
+			return -EOPNOTSUPP;
+		}
+		plen -= sizeof(DELETED_SUFFIX) - 1;
+		path[plen - 1] = '\0';
+	}
 	reclen = ALIGN(sizeof(*rec) + plen, 8);
 	ret = grow((void **)&img->files, &img->cap_files, img->nr_files + 1,
 		   sizeof(*img->files));

@@ -730,6 +730,11 @@ static int img_open_file(struct img *img, struct img_file *f)
 			ret = -ESTALE;
 		path_put(&path);
 	}
+	if (ret && f->id.flags & IMGCR_FILE_DELETED) {
+		img_err(img, "mapped file %s was deleted: imgcr restore recreates it from the dump directory (%d)",
+			f->path, ret);
+		return ret;
+	}
 	if (ret) {
 		img_err(img, "mapped file %s is missing or not a regular file (%d)",
 			f->path, ret);
@@ -744,11 +749,18 @@ static int img_open_file(struct img *img, struct img_file *f)
 	}
 	inode = file_inode(f->file);
 	mt = imgcr_inode_mtime(inode);
+	/* a deleted file is recreated: a new inode number */
 	if (f->id.dev != new_encode_dev(inode->i_sb->s_dev) ||
-	    f->id.ino != inode->i_ino || f->id.size != i_size_read(inode) ||
+	    (!(f->id.flags & IMGCR_FILE_DELETED) && f->id.ino != inode->i_ino) ||
+	    f->id.size != i_size_read(inode) ||
 	    f->id.mtime_sec != mt.tv_sec || f->id.mtime_nsec != mt.tv_nsec ||
 	    !S_ISREG(inode->i_mode)) {
-		img_err(img, "mapped file %s changed since the dump", f->path);
+		if (f->id.flags & IMGCR_FILE_DELETED)
+			img_err(img, "mapped file %s was deleted and is not its copy: imgcr restore recreates it from the dump directory",
+				f->path);
+		else
+			img_err(img, "mapped file %s changed since the dump",
+				f->path);
 		return -ESTALE;
 	}
 	would_dump(img->bprm, f->file);
@@ -777,7 +789,10 @@ static int img_open_files(struct img *img, const struct note_slot *s)
 		if (f->id.reclen % 8 || f->id.reclen > end - p ||
 		    f->id.path_len < 2 || f->id.path_len > IMGCR_MAX_PATH ||
 		    f->id.reclen < sizeof(f->id) + f->id.path_len ||
-		    f->id.flags & ~(IMGCR_FILE_WRITE | IMGCR_FILE_SHMEM) ||
+		    f->id.flags & ~(IMGCR_FILE_WRITE | IMGCR_FILE_SHMEM |
+				    IMGCR_FILE_DELETED) ||
+		    (f->id.flags & IMGCR_FILE_SHMEM &&
+		     f->id.flags & IMGCR_FILE_DELETED) ||
 		    f->id.pad0)
 			goto bad;
 		f->path = p + sizeof(f->id);

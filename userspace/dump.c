@@ -23,9 +23,9 @@
  *    threads) and write DIR/tree (format: tree.c).  A zombie has no image:
  *    the tree records its ids and exit status; a task that was stopped
  *    (SIGSTOP, job control) before the dump is marked so.
- *    Deleted files still open are saved (files-ghost.c, up to
- *    --ghost-limit bytes of data each, default 1 MiB); file locks are
- *    recorded (locks.c).
+ *    Deleted files still open or mapped (the images list these:
+ *    IMGCR_FILE_DELETED) are saved (files-ghost.c, up to --ghost-limit
+ *    bytes of data each, default 1 MiB); file locks are recorded (locks.c).
  * 4. SIGKILL the tree, or PTRACE_DETACH it with --leave-running.  On any
  *    error, the tree is detached untouched and the error names pid and fd.
  */
@@ -469,6 +469,16 @@ out:
 	return ret;
 }
 
+/* The deleted files task @k's image maps, saved as ghosts (files-ghost.c). */
+static int dump_mapped_ghosts(struct dctx *c, const struct tree_task *k)
+{
+	struct fd_dump fc = { .t = &c->t, .dir = c->dir, .ghost_limit = c->ghost_limit };
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/core-%d.img", c->dir, k->pid);
+	return ghost_dump_mapped(&fc, k->pid, path);
+}
+
 static void chown_dir(struct dctx *c, int created)
 {
 	const struct tree_task *r = tree_find(&c->t, c->t.root);
@@ -554,7 +564,8 @@ int cmd_dump(int argc, char **argv)
 			goto out;
 	for (i = 0; i < c.t.ntasks; i++)
 		if (!c.t.tasks[i].zombie &&
-		    (save_image(&c, &c.t.tasks[i]) || check_image_threads(&c, &c.t.tasks[i])))
+		    (save_image(&c, &c.t.tasks[i]) || check_image_threads(&c, &c.t.tasks[i]) ||
+		     dump_mapped_ghosts(&c, &c.t.tasks[i])))
 			goto out;
 	if (tree_write(&c.t, c.dir))
 		goto out;

@@ -17,15 +17,28 @@
  * every file of the tree is open, unlinks it: the restored tasks see a
  * deleted file with the same data, and every description of one deleted
  * inode refers to one inode again.  A failed restore unlinks it too.
+ *
+ * Mapped ghosts: a deleted file a task maps (or runs) is in its image as
+ * an IMGCR_FILE_DELETED record, by its old path, and the loader opens that
+ * path at the exec.  After each image is saved its file table is read
+ * (ghost_dump_mapped): such a file is the same ghost as an fd on it, or is
+ * saved from /proc/PID/map_files/START-END (or /proc/PID/exe); the tree
+ * marks it "ghost-mapped".  At restore it is made first, at its own path
+ * only (a taken name fails the restore), its mode and mtime given back
+ * with the others (the loader compares dev, size and mtime), and it stays
+ * linked until the status pipe says every task has executed its image
+ * (ghost_unlink_mapped, also on every failure).
  */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "files.h"
+#include "image.h"
 #include "log.h"
 #include "proc.h"
 
@@ -79,12 +92,51 @@ static long long copy_data(int in, int out, long long size)
 	return n;
 }
 
+/*
+ * Save the content of deleted file @in (named @what in messages) as ghost
+ * record @g.  FD_DESCRIBED, FD_REFUSED (@p set: its why; else printed) or
+ * FD_FAILED.
+ */
+static int ghost_save_fd(struct fd_dump *c, struct fd_parms *p, int in, const char *what,
+			 struct tree_ghost *g)
+{
+	char dst[PATH_MAX];
+	long long data;
+	int out;
+
+	data = copy_data(in, -1, g->size);
+	if (data < 0) {
+		pr_perror("%s: cannot read it", what);
+		return FD_FAILED;
+	}
+	if (data > c->ghost_limit) {
+		if (p)
+			return fd_refuse(p, "%s: a deleted file with %lld bytes of data (size %lld) is not supported: more than the limit of %lld bytes (imgcr dump --ghost-limit BYTES raises it)",
+					 p->link, data, g->size, c->ghost_limit);
+		pr_err("%s: a deleted file with %lld bytes of data (size %lld) is not supported: more than the limit of %lld bytes (imgcr dump --ghost-limit BYTES raises it)",
+		       what, data, g->size, c->ghost_limit);
+		return FD_REFUSED;
+	}
+	ghost_data_path(dst, sizeof(dst), c->dir, g);
+	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (out < 0) {
+		pr_perror("cannot create %s", dst);
+		return FD_FAILED;
+	}
+	if (ftruncate(out, g->size) || copy_data(in, out, g->size) < 0 || fsync(out)) {
+		pr_perror("%s: cannot save it in %s", what, dst);
+		close(out);
+		return FD_FAILED;
+	}
+	close(out);
+	return FD_DESCRIBED;
+}
+
 /* Save the content of @p's deleted file as ghost record @g. */
 static int ghost_save(struct fd_dump *c, struct fd_parms *p, struct tree_ghost *g)
 {
-	char src[64], dst[PATH_MAX];
-	long long data;
-	int in, out, ret = FD_FAILED;
+	char src[64], what[PATH_MAX + 64];
+	int in, ret;
 
 	snprintf(src, sizeof(src), "/proc/%d/fd/%d", p->pid, p->fd);
 	in = open(src, O_RDONLY | O_CLOEXEC);
@@ -93,30 +145,8 @@ static int ghost_save(struct fd_dump *c, struct fd_parms *p, struct tree_ghost *
 			  p->link);
 		return FD_FAILED;
 	}
-	data = copy_data(in, -1, g->size);
-	if (data < 0) {
-		pr_perror("pid %d fd %d: %s: cannot read it", p->pid, p->fd, p->link);
-		goto out;
-	}
-	if (data > c->ghost_limit) {
-		ret = fd_refuse(p, "%s: a deleted file with %lld bytes of data (size %lld) is not supported: more than the limit of %lld bytes (imgcr dump --ghost-limit BYTES raises it)",
-				p->link, data, g->size, c->ghost_limit);
-		goto out;
-	}
-	ghost_data_path(dst, sizeof(dst), c->dir, g);
-	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (out < 0) {
-		pr_perror("cannot create %s", dst);
-		goto out;
-	}
-	if (ftruncate(out, g->size) || copy_data(in, out, g->size) < 0 || fsync(out)) {
-		pr_perror("pid %d fd %d: %s: cannot save it in %s", p->pid, p->fd, p->link, dst);
-		close(out);
-		goto out;
-	}
-	close(out);
-	ret = FD_DESCRIBED;
-out:
+	snprintf(what, sizeof(what), "pid %d fd %d: %s", p->pid, p->fd, p->link);
+	ret = ghost_save_fd(c, p, in, what, g);
 	close(in);
 	return ret;
 }
@@ -169,6 +199,101 @@ static int ghost_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f
 	return r;
 }
 
+/*
+ * dump: the deleted files that task @pid's image @image maps or runs
+ * (IMGCR_FILE_DELETED records: the loader opens them by their path) are
+ * ghosts marked "mapped", which restore recreates at their own path.  A
+ * ghost the fds already saved is only marked; the others are read through
+ * /proc/PID/map_files/START-END of one of their mappings (or /proc/PID/exe).
+ * 0, or -1 after printing why.
+ */
+int ghost_dump_mapped(struct fd_dump *c, pid_t pid, const char *image)
+{
+	char path[PATH_MAX], src[96], what[PATH_MAX + 64];
+	struct imgcr_file rec;
+	struct image img;
+	unsigned int i, j;
+	int ret = -1;
+
+	if (image_open(&img, image))
+		return -1;
+	for (i = 0; i < img.task->nr_files; i++) {
+		struct tree_ghost *g;
+		struct stat st;
+		int in = -1, r;
+
+		if (image_file(&img, i, &rec, path, sizeof(path))) {
+			pr_err("%s: bad file table", image);
+			goto out;
+		}
+		if (!(rec.flags & IMGCR_FILE_DELETED))
+			continue;
+		g = tree_ghost_find(c->t, rec.dev, rec.ino);
+		if (g) {
+			g->mapped = 1;
+			continue;
+		}
+		for (j = 0; in < 0 && j < img.task->nr_vmas; j++) {
+			const struct imgcr_vma *v = &img.vmas[j];
+
+			if (v->kind != IMGCR_VMA_FILE || v->file != i)
+				continue;
+			snprintf(src, sizeof(src), "/proc/%d/map_files/%llx-%llx", pid,
+				 (unsigned long long)v->start, (unsigned long long)v->end);
+			in = open(src, O_RDONLY | O_CLOEXEC);
+		}
+		if (in < 0 && i == img.task->exe_file) {
+			snprintf(src, sizeof(src), "/proc/%d/exe", pid);
+			in = open(src, O_RDONLY | O_CLOEXEC);
+		}
+		if (in < 0) {
+			pr_perror("pid %d: %s: cannot open the deleted file it maps to save it (%s; /proc/PID/map_files needs CAP_CHECKPOINT_RESTORE)",
+				  pid, path, src);
+			goto out;
+		}
+		if (fstat(in, &st) || !S_ISREG(st.st_mode) || st.st_dev != rec.dev ||
+		    st.st_ino != rec.ino) {
+			pr_err("pid %d: %s: %s is not the deleted file its image maps", pid, path, src);
+			close(in);
+			goto out;
+		}
+		if (st.st_nlink) {
+			pr_err("pid %d: maps %s (deleted): a deleted name of a file that still has %lu other name(s) is not supported",
+			       pid, path, (unsigned long)st.st_nlink);
+			close(in);
+			goto out;
+		}
+		if (!parent_exists(path)) {
+			pr_err("pid %d: maps %s (deleted): a deleted file whose directory was deleted too is not supported",
+			       pid, path);
+			close(in);
+			goto out;
+		}
+		g = tree_ghost_add(c->t);
+		g->dev = st.st_dev;
+		g->ino = st.st_ino;
+		g->size = st.st_size;
+		g->mode = st.st_mode & 07777;
+		g->uid = st.st_uid;
+		g->gid = st.st_gid;
+		g->mtime_ns = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+		g->path = strdup(path);
+		g->mapped = 1;
+		snprintf(what, sizeof(what), "pid %d: mapped deleted file %s", pid, path);
+		r = ghost_save_fd(c, NULL, in, what, g);
+		close(in);
+		if (r != FD_DESCRIBED) {
+			free(g->path);
+			c->t->nghosts--;
+			goto out;
+		}
+	}
+	ret = 0;
+out:
+	image_close(&img);
+	return ret;
+}
+
 /* A free name in @path's directory, malloc'ed; the file created, its fd in *@fd. */
 static char *ghost_create(const struct tree_ghost *g, int *fd)
 {
@@ -193,19 +318,33 @@ static char *ghost_create(const struct tree_ghost *g, int *fd)
 	return NULL;
 }
 
-/* Recreate @g from its data file: g->made, or -1 (printed). */
-static int ghost_make(struct fd_restore *r, struct tree_ghost *g)
+/*
+ * Recreate @g from its data file in @dir: g->made, or -1 (printed).  A
+ * mapped ghost only at its own path: the image names it.
+ */
+static int ghost_make(const char *dir, struct tree_ghost *g)
 {
 	char data[PATH_MAX];
 	int in, out;
 
-	ghost_data_path(data, sizeof(data), r->dir, g);
+	ghost_data_path(data, sizeof(data), dir, g);
 	in = open(data, O_RDONLY | O_CLOEXEC);
 	if (in < 0) {
 		pr_perror("deleted file %s: cannot open its content %s", g->path, data);
 		return -1;
 	}
-	g->made = ghost_create(g, &out);
+	if (g->mapped) {
+		out = open(g->path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		g->made = out >= 0 ? strdup(g->path) : NULL;
+		if (out < 0 && errno == EEXIST) {
+			pr_err("deleted file %s: the tree maps it, so it must be recreated at its path, but that name is taken: remove or rename it and restore again",
+			       g->path);
+			close(in);
+			return -1;
+		}
+	} else {
+		g->made = ghost_create(g, &out);
+	}
 	if (!g->made) {
 		pr_perror("deleted file %s: cannot create it again (its directory must exist)",
 			  g->path);
@@ -224,10 +363,45 @@ static int ghost_make(struct fd_restore *r, struct tree_ghost *g)
 	}
 	close(in);
 	g->made_fd = out;
-	fprintf(stderr, "imgcr: note: deleted file %s recreated %s%s, unlinked again before the tree runs\n",
-		g->path, strcmp(g->made, g->path) ? "at the free name " : "at its path",
-		strcmp(g->made, g->path) ? g->made : "");
+	if (g->mapped)
+		fprintf(stderr, "imgcr: note: deleted file %s recreated at its path, unlinked again once the images have opened it\n",
+			g->path);
+	else
+		fprintf(stderr, "imgcr: note: deleted file %s recreated %s%s, unlinked again before the tree runs\n",
+			g->path, strcmp(g->made, g->path) ? "at the free name " : "at its path",
+			strcmp(g->made, g->path) ? g->made : "");
 	return 0;
+}
+
+int ghost_make_mapped(struct tree *t, const char *dir)
+{
+	int i;
+
+	for (i = 0; i < t->nghosts; i++)
+		if (t->ghosts[i].mapped && ghost_make(dir, &t->ghosts[i])) {
+			ghost_unlink_mapped(t);
+			return -1;
+		}
+	return 0;
+}
+
+void ghost_unlink_mapped(struct tree *t)
+{
+	int i;
+
+	for (i = 0; i < t->nghosts; i++) {
+		struct tree_ghost *g = &t->ghosts[i];
+
+		if (!g->mapped || !g->made)
+			continue;
+		if (unlink(g->made))
+			pr_perror("deleted file %s: cannot unlink it again", g->made);
+		if (g->made_fd >= 0)
+			close(g->made_fd);
+		g->made_fd = -1;
+		free(g->made);
+		g->made = NULL;
+	}
 }
 
 static int ghost_open(struct fd_restore *r, int i, const char *what)
@@ -237,7 +411,7 @@ static int ghost_open(struct fd_restore *r, int i, const char *what)
 	char self[64];
 	int fd;
 
-	if (!g->made && ghost_make(r, g))
+	if (!g->made && ghost_make(r->dir, g))
 		return -1;
 	/* through the fd that created it: the same inode, whatever the path is now */
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", g->made_fd);
@@ -275,6 +449,12 @@ static int ghost_after(struct fd_restore *r, int ok)
 		if (ok && (fchmod(g->made_fd, g->mode) || futimens(g->made_fd, times))) {
 			pr_perror("deleted file %s: chmod/futimens %s", g->path, g->made);
 			ret = -1;
+		}
+		/* mapped: linked until the images have opened it (ghost_unlink_mapped) */
+		if (g->mapped && ok && !ret) {
+			close(g->made_fd);
+			g->made_fd = -1;
+			continue;
 		}
 		if (unlink(g->made)) {
 			pr_perror("deleted file %s: cannot unlink %s again", g->path, g->made);

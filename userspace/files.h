@@ -127,6 +127,20 @@ extern const struct fd_kind ghost_fd_kind;
 #define GHOST_LIMIT_DEFAULT	(1LL << 20)
 
 /*
+ * files-ghost.c.  dump, after task @pid's image is saved in @image: the
+ * deleted files it maps (or runs) saved as "mapped" ghosts; 0 or -1
+ * (printed).
+ */
+int ghost_dump_mapped(struct fd_dump *c, pid_t pid, const char *image);
+/*
+ * restore, before the files are opened: every mapped ghost recreated at
+ * its own path (the images open it there); 0, or -1 (printed, none left).
+ */
+int ghost_make_mapped(struct tree *t, const char *dir);
+/* restore, once every image has opened them, or on a failure: unlinked. */
+void ghost_unlink_mapped(struct tree *t);
+
+/*
  * locks.c.  dump: the locks fdinfo shows on fd @fd of @pid (file record
  * @file) into the tree (duplicates merged); 0, or -1 after printing why
  * (a lease: not supported).

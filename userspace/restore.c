@@ -8,7 +8,8 @@
  * of the tree, each by its kind (the table in files.h: files-reg.c,
  * pipes.c, fifo.c, devices.c, eventfd.c ... pidfd.c; pipes are created and
  * refilled with their saved data, FIFOs are opened O_RDWR and refilled,
- * memfds refilled, epolls created empty) at fd numbers above
+ * memfds refilled, epolls created empty; a deleted file an image maps is
+ * recreated at its path first, files-ghost.c) at fd numbers above
  * every fd the tree uses, all close-on-exec, then creates the root task
  * with clone3(set_tid).
  * Every task, in itself:
@@ -33,7 +34,8 @@
  * for a task that was stopped at dump time).  Until then every task has
  * PR_SET_PDEATHSIG(SIGKILL), so killing the root on an error removes the
  * whole half-built tree; a task that sees the go pipe closed without a byte
- * exits.  The status pipe reaching EOF means every task has exec'd.
+ * exits.  The status pipe reaching EOF means every task has exec'd: the
+ * deleted files the images map are open, and are unlinked again.
  *
  * Zombies: a zombie is created like any task (pid, group, session,
  * credentials), reports ready and then dies at once with its status:
@@ -1071,10 +1073,16 @@ int cmd_restore(int argc, char **argv)
 	}
 	if (c.pidns && enter_namespaces(&c))
 		return 1;
-	if (open_files(&c))
+	/* the images open the deleted files they map by path: made first, at it */
+	if (ghost_make_mapped(&c.t, c.dir))
 		return 1;
+	if (open_files(&c)) {
+		ghost_unlink_mapped(&c.t);
+		return 1;
+	}
 	if (pipe2(p, O_CLOEXEC) || pipe2(g, O_CLOEXEC)) {
 		pr_perror("pipe");
+		ghost_unlink_mapped(&c.t);
 		return 1;
 	}
 	c.status_r = fd_high(p[0], c.base);
@@ -1093,6 +1101,7 @@ int cmd_restore(int argc, char **argv)
 
 		pr_err("restore failed: pid %d: cannot create it with clone3(set_tid): %s%s",
 		       c.t.root, strerror(e), pid_hint(e));
+		ghost_unlink_mapped(&c.t);
 		return 1;
 	}
 	if (top == 0) {
@@ -1108,6 +1117,7 @@ int cmd_restore(int argc, char **argv)
 		close(c.desc[i]);
 	if (collect(&c, c.t.ntasks, 60000)) {
 		kill_tree(&c, top, 0);
+		ghost_unlink_mapped(&c.t);
 		pr_err("nothing of the tree was left running");
 		return 1;
 	}
@@ -1116,10 +1126,14 @@ int cmd_restore(int argc, char **argv)
 		if (!c.t.tasks[i].zombie && write_all(c.go_w, "g", 1)) {
 			pr_perror("go pipe");
 			kill_tree(&c, top, 1);
+			ghost_unlink_mapped(&c.t);
 			return 1;
 		}
 	close(c.go_w);
-	if (collect(&c, 0, 60000) || verify_threads(&c, 60000)) {
+	/* every task has executed its image: the mapped ghosts are open, deleted again */
+	st = collect(&c, 0, 60000);
+	ghost_unlink_mapped(&c.t);
+	if (st || verify_threads(&c, 60000)) {
 		kill_tree(&c, top, 1);
 		pr_err("the tree was killed");
 		return 1;

@@ -529,8 +529,9 @@ static void show_tree_text(const struct tree *t, const char *dir)
 	for (i = 0; i < t->nghosts; i++) {
 		const struct tree_ghost *g = &t->ghosts[i];
 
-		printf("ghost %llu:%llu: deleted file %s, size %lld, mode %04o, owner %u:%u (ghost-%llu-%llu.data)\n",
-		       g->dev, g->ino, g->path, g->size, g->mode, g->uid, g->gid, g->dev, g->ino);
+		printf("ghost %llu:%llu: deleted file %s, size %lld, mode %04o, owner %u:%u (ghost-%llu-%llu.data)%s\n",
+		       g->dev, g->ino, g->path, g->size, g->mode, g->uid, g->gid, g->dev, g->ino,
+		       g->mapped ? ", mapped" : "");
 	}
 	for (i = 0; i < t->nfiles; i++) {
 		const struct tree_file *f = &t->files[i];
@@ -665,7 +666,7 @@ static void show_tree_json(const struct tree *t)
 		printf("%s{\"dev\":%llu,\"ino\":%llu,\"size\":%lld,\"mode\":%u,\"uid\":%u,\"gid\":%u,\"path\":",
 		       i ? "," : "", g->dev, g->ino, g->size, g->mode, g->uid, g->gid);
 		json_str(g->path);
-		putchar('}');
+		printf(",\"mapped\":%s}", g->mapped ? "true" : "false");
 	}
 	printf("],\"locks\":[");
 	for (i = 0; i < t->nlocks; i++) {

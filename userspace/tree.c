@@ -54,7 +54,9 @@
  *                                    restored stopped
  *   ghost DEV INO SIZE MODE UID GID MTIME PATH
  *                                    a deleted regular file the tree holds
- *                                    open (files-ghost.c)
+ *                                    open or maps (files-ghost.c)
+ *   ghost-mapped DEV INO             after the ghost record DEV INO: an
+ *                                    image maps it (or runs it)
  *   file ID KIND FLAGS POS ARGS...   one per open file description
  *   fstat ID DEV INO SIZE MTIME MNT  identity at dump of "file" record ID
  *                                    (files-reg.c)
@@ -164,6 +166,10 @@
  * inode name the same one, and come back as one inode.  At restore it is
  * created at PATH if that name is free (else at a temporary name in the
  * same directory), opened by every description, and unlinked again.
+ * A ghost-mapped one is a file an image maps (or its task's exe): its
+ * image names it by PATH (IMGCR_FILE_DELETED) and checks its dev, size and
+ * mtime, so restore creates it at PATH or fails if the name is taken, and
+ * unlinks it only once every task has executed its image.
  *
  * fstat records: what a restore compares before opening a "file" record
  * again: st_dev (decimal), st_ino, st_size, st_mtime in ns, and the mount
@@ -503,6 +509,8 @@ int tree_write(const struct tree *t, const char *dir)
 		tree_escape(e1, sizeof(e1), g->path);
 		fprintf(f, "ghost %llu %llu %lld 0%o %u %u %lld %s\n", g->dev, g->ino, g->size,
 			g->mode, g->uid, g->gid, g->mtime_ns, e1);
+		if (g->mapped)
+			fprintf(f, "ghost-mapped %llu %llu\n", g->dev, g->ino);
 	}
 	for (i = 0; i < t->nfiles; i++) {
 		const struct tree_file *x = &t->files[i];
@@ -843,6 +851,14 @@ int tree_read(struct tree *t, const char *dir)
 			g->path = unescape(v[8]);
 			if (g->path[0] != '/')
 				BAD("ghost path is not absolute");
+		} else if (!strcmp(v[0], "ghost-mapped") && nv == 3) {
+			unsigned long long dev, ino;
+			struct tree_ghost *g;
+
+			if (unum(v[1], &dev) || unum(v[2], &ino) ||
+			    !(g = tree_ghost_find(t, dev, ino)) || g->mapped)
+				BAD("bad ghost-mapped record");
+			g->mapped = 1;
 		} else if (!strcmp(v[0], "fstat") && nv == 7) {
 			struct tree_file *x = n[1] >= 0 && n[1] < t->nfiles ? &t->files[n[1]] : NULL;
 

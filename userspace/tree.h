@@ -84,6 +84,7 @@ struct tree_ghost {
 	long long size, mtime_ns;
 	unsigned int mode, uid, gid;
 	char *path;		/* where it was, without " (deleted)" */
+	int mapped;		/* an image maps it (or runs it): restored at path */
 	char *made;		/* restore: where the restorer recreated it (until unlinked), */
 	int made_fd;		/* and its fd there */
 };

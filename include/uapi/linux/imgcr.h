@@ -261,14 +261,23 @@ struct imgcr_vma {
  * IMGCR_FILE_WRITE: opened for writing (a writable shared mapping).
  * IMGCR_FILE_SHMEM: shared anonymous memory or a memfd, recreated empty with
  * this name and size, its contents from the PT_LOAD segments of its mappings.
+ * IMGCR_FILE_DELETED: a regular file that was deleted while mapped; the path
+ * is the one it had (without d_path()'s " (deleted)").  The image does not
+ * carry its contents: imgcr dump saves them in the dump directory and imgcr
+ * restore recreates the file at this path before the exec and unlinks it
+ * after.  The loader opens the path and checks dev, size and mtime (not the
+ * inode number, which is new); without the recreated file the exec fails.
+ * Never together with IMGCR_FILE_SHMEM.
  */
 #define IMGCR_FILE_WRITE	0x1
 #define IMGCR_FILE_SHMEM	0x2
+#define IMGCR_FILE_DELETED	0x4
 
 /*
  * NT_IMGCR_FILES: variable-length records, each starting 8-byte aligned.
  * The identity fields let the loader refuse a file that changed since the
- * dump (not checked for IMGCR_FILE_SHMEM, which has no path to reopen).
+ * dump (not checked for IMGCR_FILE_SHMEM, which has no path to reopen; the
+ * inode number not for IMGCR_FILE_DELETED, whose file is a new copy).
  */
 struct imgcr_file {
 	__u32 reclen;		/* whole record, multiple of 8 */
