@@ -41,13 +41,6 @@ static void check(int good, const char *what, const char *fmt, ...)
 	bad |= !good;
 }
 
-static void msleep(int ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
 static char pat(char c, long off)
 {
 	return (char)(c + off % 23);
