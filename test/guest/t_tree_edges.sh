@@ -14,6 +14,11 @@
 #                      group: SIGHUP + SIGCONT); nothing is left running.
 #  tree_edges-ghostdir a deleted file whose directory was deleted too is
 #                      refused at dump, the task left running.
+#  tree_edges-maplinked, tree_edges-mapdirgone  the same two refusals for a
+#                      file only mapped (test/progs/mapdel.c): a deleted
+#                      name of a file that still has another name, and a
+#                      deleted file whose directory is gone; the task goes
+#                      on ticking with its mapping intact.
 # timeout: 300
 . /imgcr/guest/lib.sh
 require_modules
@@ -98,7 +103,31 @@ ghostdir() {
 	pass "$(head -c 140 dump.err)"
 }
 
+# mapref HOW: mapdel on DIR/f, then HOW (linked: f has a second name g and
+# f is removed; dirgone: the directory is removed), dump refused
+mapref() {
+	mkdir "$1" && head -c 8192 /imgcr/bin/counter > "$1/f" || fail "setup"
+	[ "$1" = linked ] && ln "$1/f" "$1/g"
+	mapdel "$1/f" private > out.$1 2> err.$1 &
+	pid=$!
+	track $pid
+	wait_line out.$1 '^ready' 10 || fail "mapdel did not start: $(cat err.$1)"
+	sum=$(sed -n 's/^ready //p' out.$1)
+	if [ "$1" = linked ]; then rm "$1/f"; else rm -rf "$1"; fi
+	imgcr dump -t $pid -D d.$1 2> dump.err && fail "dump succeeded"
+	grep -q "pid $pid: maps .*/$1/f (deleted): $2 is not supported" dump.err ||
+		fail "message: $(tr '\n' '|' < dump.err)"
+	c=$(grep -c '^tick' out.$1)
+	wait_line out.$1 "^tick $((c + 2)) " 10 || fail "task $pid stopped ticking after the refused dump"
+	[ "$(tail -n 1 out.$1 | cut -d' ' -f3)" = "$sum" ] || fail "mapping changed: $(tail -n 1 out.$1)"
+	pass "$(head -c 140 dump.err)"
+}
+maplinked() { mapref linked 'a deleted name of a file that still has 1 other name(s)'; }
+mapdirgone() { mapref dirgone 'a deleted file whose directory was deleted too'; }
+
 subtest tree_edges-memlock memlock
 subtest tree_edges-opath opath
 subtest tree_edges-detach detach
 subtest tree_edges-ghostdir ghostdir
+subtest tree_edges-maplinked maplinked
+subtest tree_edges-mapdirgone mapdirgone
