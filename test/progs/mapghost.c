@@ -22,24 +22,10 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#define COMMON_CHECK
 #include "common.h"
 
 #define PG 4096
-
-static int bad;
-
-__attribute__((format(printf, 3, 4)))
-static void check(int good, const char *what, const char *fmt, ...)
-{
-	char buf[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	say("%s %s: %s\n", good ? "ok" : "BAD", what, buf);
-	bad |= !good;
-}
 
 static char pat(char c, long off)
 {
