@@ -141,6 +141,13 @@ static inline void imgcr_vma_start_write(struct vm_area_struct *vma)
 #define IMGCR_MAP_DROPPABLE	0
 #endif
 
+/* mseal() came in 6.10: a sealed mapping cannot be unmapped. */
+#ifdef VM_SEALED
+#define IMGCR_VM_SEALED		VM_SEALED
+#else
+#define IMGCR_VM_SEALED		VM_NONE
+#endif
+
 static inline bool imgcr_have_droppable(void)
 {
 	return IMGCR_VM_DROPPABLE != VM_NONE;

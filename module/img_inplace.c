@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Restore in place: memory a parent and its child still share
+ * copy-on-write can only be shared again if the child's mm descends from
+ * the parent's by fork(), and exec always builds a new mm.  So imgcr
+ * restore maps that memory (filled from the parent's image) in the
+ * parent's restorer before it forks the child's, at its final addresses,
+ * and each of the two then executes its image with "--imgcr-keep=" naming
+ * those mappings.  The exec keeps the caller's mm: it drops every other
+ * mapping and rebuilds the rest as usual, and in the kept ones it writes
+ * only the pages whose contents differ from the image (the pages that are
+ * equal stay shared) and zeroes the ones the image has not.
+ *
+ * begin_new_exec() is not called: the caller's credentials stay as they
+ * are (nothing is granted), and what it would reset in the task is reset
+ * here or set from the image by img_restore_task() as for any exec.  What
+ * cannot be reset without it is refused before the point of no return: a
+ * caller with other threads, with its mm, files or signal handlers shared
+ * with another process, with POSIX timers or AIO contexts, with sealed
+ * mappings, or that may not read the image (its contents would end up in
+ * a process the caller can inspect).
+ */
+#include <linux/binfmts.h>
+#include <linux/fdtable.h>
+#include <linux/file.h>
+#include <linux/mm.h>
+#include <linux/mman.h>
+#include <linux/sched/coredump.h>
+#include <linux/sched/signal.h>
+#include <linux/syscall_user_dispatch.h>
+#include <linux/uaccess.h>
+#include <linux/userfaultfd_k.h>
+
+#include "compat.h"
+#include "loader.h"
+
+/* What a kept mapping may be in the caller: plain private anonymous memory. */
+static bool caller_vma_keepable(struct vm_area_struct *vma)
+{
+	const unsigned long bad = VM_SHARED | VM_MAYSHARE | VM_IO | VM_PFNMAP |
+		VM_MIXEDMAP | VM_HUGETLB | VM_GROWSDOWN | VM_GROWSUP |
+		VM_LOCKED | VM_LOCKONFAULT | VM_DONTCOPY | VM_WIPEONFORK |
+		__VM_UFFD_FLAGS | IMGCR_VM_DROPPABLE | IMGCR_VM_SEALED;
+
+	return vma_is_anonymous(vma) && !(vma->vm_flags & bad) &&
+	       (vma->vm_flags & (VM_READ | VM_WRITE)) == (VM_READ | VM_WRITE);
+}
+
+static const char *caller_mm_bad(struct img *img)
+{
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+	const char *why = NULL;
+	unsigned int i;
+
+	mmap_read_lock(mm);
+	if (IMGCR_VM_SEALED) {
+		VMA_ITERATOR(vmi, mm, 0);
+
+		for_each_vma(vmi, vma)
+			if (vma->vm_flags & IMGCR_VM_SEALED)
+				why = "the caller has sealed mappings";
+	}
+	for (i = 0; i < img->nr_keep && !why; i++) {
+		unsigned long addr = img->keep[i].start;
+
+		while (addr < img->keep[i].end) {
+			vma = find_vma(mm, addr);
+			if (!vma || vma->vm_start > addr) {
+				why = "a mapping to keep is not mapped in the caller";
+				break;
+			}
+			if (!caller_vma_keepable(vma)) {
+				why = "a mapping to keep is not plain private anonymous memory in the caller";
+				break;
+			}
+			addr = vma->vm_end;
+		}
+	}
+#ifdef CONFIG_AIO
+	if (!why && rcu_access_pointer(mm->ioctx_table))
+		why = "the caller has AIO contexts";
+#endif
+	mmap_read_unlock(mm);
+	return why;
+}
+
+static bool caller_has_posix_timers(void)
+{
+	struct signal_struct *sig = current->signal;
+	struct k_itimer *k;
+	bool any = false;
+
+	spin_lock_irq(&current->sighand->siglock);
+	imgcr_for_each_posix_timer(k, sig) {
+		any = true;
+		break;
+	}
+	spin_unlock_irq(&current->sighand->siglock);
+	return any;
+}
+
+/* Before the point of no return: can this caller's mm become the task's? */
+int img_inplace_check(struct img *img)
+{
+	const char *why = NULL;
+
+	if (!img_in_place(img))
+		return 0;
+	/* exec makes an unreadable image's process undumpable; we cannot */
+	would_dump(img->bprm, img->bprm->file);
+	if (img->bprm->interp_flags & BINPRM_FLAGS_ENFORCE_NONDUMP)
+		why = "the caller may not read the image";
+	else if (!thread_group_empty(current))
+		why = "the caller has other threads";
+	else if (test_bit(MMF_MULTIPROCESS, &current->mm->flags))
+		why = "the caller shares its memory with another process";
+	else if (atomic_read(&current->files->count) != 1)
+		why = "the caller shares its file table";
+	else if (refcount_read(&current->sighand->count) != 1)
+		why = "the caller shares its signal handlers";
+	else if (caller_has_posix_timers())
+		why = "the caller has POSIX timers";
+	else
+		why = caller_mm_bad(img);
+	if (why) {
+		img_err(img, "cannot restore in place (--imgcr-keep): %s", why);
+		return -EINVAL;
+	}
+	/* /proc/PID/exe: as a new mm would have it, the image if nothing else */
+	if (!img->exe) {
+		if (imgcr_exe_deny_write(img->bprm->file)) {
+			img_err(img, "the image is open for writing");
+			return -ETXTBSY;
+		}
+		img->exe = img->bprm->file;
+	}
+	return 0;
+}
+
+/* do_close_on_exec(), which is not exported. */
+static void close_on_exec_fds(void)
+{
+	struct files_struct *files = current->files;
+	unsigned int fd = 0;
+
+	for (;; fd++) {
+		struct fdtable *fdt;
+
+		spin_lock(&files->file_lock);
+		fdt = files_fdtable(files);
+		fd = find_next_bit(fdt->close_on_exec, fdt->max_fds, fd);
+		if (fd >= fdt->max_fds) {
+			spin_unlock(&files->file_lock);
+			break;
+		}
+		spin_unlock(&files->file_lock);
+		close_fd(fd);	/* a stale bit of a closed fd: -EBADF */
+	}
+}
+
+/* Unmap everything but the kept mappings (the vdso included). */
+static int unmap_all_but_kept(struct img *img)
+{
+	unsigned long prev = 0;
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i <= img->nr_keep; i++) {
+		unsigned long next = i < img->nr_keep ? img->keep[i].start : TASK_SIZE;
+
+		if (next > prev) {
+			ret = vm_munmap(prev, next - prev);
+			if (ret)
+				return ret;
+		}
+		if (i < img->nr_keep)
+			prev = img->keep[i].end;
+	}
+	return 0;
+}
+
+/*
+ * The point of no return of an in-place restore, and the parts of
+ * begin_new_exec() that concern a caller imgcr restore made: what the
+ * image sets anyway (registers, FPU, signal handlers, comm, the alternate
+ * stack, robust list...) is left to img_restore_task().
+ */
+int img_inplace_begin(struct img *img)
+{
+	struct mm_struct *mm = current->mm;
+	int ret;
+
+	img->bprm->point_of_no_return = true;
+	close_on_exec_fds();
+	ret = unmap_all_but_kept(img);
+	if (ret) {
+		img_err(img, "cannot unmap the caller's own memory (%d)", ret);
+		return ret;
+	}
+	mmap_write_lock(mm);
+	mm->def_flags = 0;		/* mlockall(MCL_FUTURE) does not carry over */
+	mmap_write_unlock(mm);
+	current->flags &= ~(PF_RANDOMIZE | PF_FORKNOEXEC);
+	clear_syscall_work_syscall_user_dispatch(current);
+	current->sas_ss_sp = 0;
+	current->sas_ss_size = 0;
+	WRITE_ONCE(current->self_exec_id, current->self_exec_id + 1);
+	return 0;
+}
+
+/*
+ * Inside a kept mapping, the pages the image has not are zero in the
+ * task: drop whatever the caller has there.
+ */
+static int zap(unsigned long from, unsigned long to)
+{
+	if (to <= from)
+		return 0;
+	return img_call_sys(imgcr_sys_madvise, from, to - from, MADV_DONTNEED, 0);
+}
+
+int img_inplace_zap_holes(struct img *img)
+{
+	unsigned int i, j = 0;
+	int ret;
+
+	/* kept VMAs and PT_LOADs are both sorted; each PT_LOAD in one VMA */
+	for_each_set_bit(i, img->kept, img->task.nr_vmas) {
+		const struct imgcr_vma *v = &img->vmas[i];
+		u64 cur = v->start;
+
+		for (; j < img->nphdrs; j++) {
+			const struct elf64_phdr *ph = &img->phdrs[j];
+
+			if (ph->p_type != PT_LOAD || ph->p_vaddr < v->start)
+				continue;
+			if (ph->p_vaddr >= v->end)
+				break;
+			ret = zap(cur, ph->p_vaddr);
+			if (ret)
+				return ret;
+			cur = ph->p_vaddr + ph->p_filesz;
+		}
+		ret = zap(cur, v->end);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * Fill @n bytes at @addr of a kept mapping with @want: a page whose
+ * contents are already right is left alone, so it stays shared with the
+ * parent.  @have is scratch space of @n bytes.
+ */
+int img_fill_kept(unsigned long addr, const void *want, void *have, size_t n)
+{
+	size_t off;
+
+	if (copy_from_user(have, (const void __user *)addr, n))
+		return -EFAULT;
+	for (off = 0; off < n; off += PAGE_SIZE)
+		if (memcmp(want + off, have + off, PAGE_SIZE) &&
+		    copy_to_user((void __user *)(addr + off), want + off, PAGE_SIZE))
+			return -EFAULT;
+	return 0;
+}
