@@ -89,6 +89,7 @@
 #include <linux/close_range.h>
 
 #include "attrs.h"
+#include "cow.h"
 #include "commands.h"
 #include "files.h"
 #include "log.h"
@@ -278,7 +279,8 @@ static int keep_checkpoint_cap(void)
 static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 {
 	const struct tree_task *k = &c->t.tasks[ti];
-	char img[PATH_MAX + 32], cloexec[4096], *argv[4], err[PATH_MAX + 256];
+	char img[PATH_MAX + 32], cloexec[4096], *argv[5], err[PATH_MAX + 256];
+	static char keep_arg[COW_ARG_MAX];
 	int i, fd, n, in_tree_pgid, used[3] = { 0, 0, 0 };
 	const char *why;
 	size_t off;
@@ -301,6 +303,10 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		if (setpgid(0, 0))
 			TFAIL("setpgid(0, 0): %s", strerror(errno));
 	}
+	/* the memory it shares with its children, in place before they exist */
+	why = cow_prepare(&c->t, ti, c->dir, err, sizeof(err));
+	if (why)
+		TFAIL("%s", why);
 	/* children, with the same pids */
 	for (i = 0; i < c->t.ntasks; i++) {
 		const struct tree_task *ch = &c->t.tasks[i];
@@ -423,7 +429,7 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		zombie_exit(c, k);
 	wait_zombie_children(c, k);
 	argv[0] = img;
-	argv[1] = argv[2] = argv[3] = NULL;
+	argv[1] = argv[2] = argv[3] = argv[4] = NULL;
 	char cloexec_arg[sizeof(cloexec) + 32];
 
 	n = 1;
@@ -433,6 +439,10 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 	}
 	if (k->stopped)
 		argv[n++] = "--imgcr-stop";
+	/* mappings shared with its parent or children: restored in place */
+	cow_keep_arg(keep_arg, sizeof(keep_arg));
+	if (keep_arg[0])
+		argv[n++] = keep_arg;
 	/* ready; wait for the whole tree */
 	{
 		char msg[32];
@@ -1051,6 +1061,9 @@ int cmd_restore(int argc, char **argv)
 	c.userns = c.pidns && geteuid() != 0;
 	c.restorer = getpid();
 	if (check_tree(&c))
+		return 1;
+	/* which memory parents and children share (cow.c) */
+	if (cow_plan(&c.t, c.dir))
 		return 1;
 
 	/* everything inherited is close-on-exec from now on */
