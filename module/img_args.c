@@ -67,7 +67,8 @@ static int keep_cmp(const void *a, const void *b)
  */
 static bool vma_keepable(const struct imgcr_vma *v)
 {
-	return v->kind == IMGCR_VMA_ANON && v->flags & IMGCR_VMA_ACCOUNT &&
+	return v->kind == IMGCR_VMA_ANON &&
+	       (v->prot & IMGCR_PROT_WRITE || v->flags & IMGCR_VMA_ACCOUNT) &&
 	       !(v->flags & ~(IMGCR_VMA_ACCOUNT | IMGCR_VMA_HUGEPAGE |
 			      IMGCR_VMA_NOHUGEPAGE | IMGCR_VMA_DONTDUMP)) &&
 	       v->pgoff == v->start >> PAGE_SHIFT;

@@ -7,7 +7,7 @@
  *
  *   - the restorer of a task maps, at their final addresses, its private
  *     anonymous mappings that one of its children has too (same start and
- *     end, written once: IMGCR_VMA_ACCOUNT), and fills them from its image;
+ *     end, written once), and fills them from its image;
  *   - its children's restorers inherit them with fork(); each keeps those
  *     it has itself and makes their contents its own, writing only the
  *     pages that differ (the others stay shared) and dropping the pages its
@@ -69,7 +69,9 @@ static int nkept;
 
 static int candidate(const struct imgcr_vma *v)
 {
-	return v->kind == IMGCR_VMA_ANON && v->flags & IMGCR_VMA_ACCOUNT &&
+	/* written once: writable now, or IMGCR_VMA_ACCOUNT kept from then */
+	return v->kind == IMGCR_VMA_ANON &&
+	       (v->prot & IMGCR_PROT_WRITE || v->flags & IMGCR_VMA_ACCOUNT) &&
 	       !(v->flags & ~(IMGCR_VMA_ACCOUNT | IMGCR_VMA_HUGEPAGE |
 			      IMGCR_VMA_NOHUGEPAGE | IMGCR_VMA_DONTDUMP)) &&
 	       v->pgoff == v->start / (unsigned long)getpagesize();

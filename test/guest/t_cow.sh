@@ -53,6 +53,7 @@ for p in $P $C $G; do
 	wait_restored $p 60 imgcr || fail "task $p not restored (state '$(state $p)')$(rerr)"
 done
 after=$(pss)
+for p in $P $C $G; do info "$p: $(awk -v r="$region-" 'index($0, r) == 1 { on = 1; next } /^[0-9a-f]+-/ { on = 0 } on && /^(Rss|Shared_Dirty|Private_Dirty|AnonHugePages):/ { printf "%s %s ", $1, $2 }' /proc/$p/smaps)"; done
 info "Pss after: $after KiB"
 for p in $P $C $G; do maps_line $p; done > maps.after
 cmp -s maps.before maps.after ||
