@@ -15,6 +15,7 @@
  * Every task, in itself:
  *   setsid() if it leads a session (and takes its controlling terminal
  *   again, tty.c), else setpgid(0, 0) if it leads a group;
+ *   maps the memory it shares copy-on-write with its children (cow.c);
  *   creates its children with clone3(set_tid) (they inherit everything);
  *   joins its process group (waiting for the leader if needed), and puts
  *   it in the foreground of its terminal if it was (tty.c);
@@ -29,7 +30,8 @@
  *   reports "ready" on the status pipe and waits on the go pipe.
  * When every task is ready, the restorer writes one go byte per task and
  * every task execve()s its image (argv[1] "--imgcr-cloexec=LIST" names the
- * fds to mark close-on-exec again; "--imgcr-stop" makes the module stop
+ * fds to mark close-on-exec again; "--imgcr-keep=RANGES" the mappings it
+ * shares with its parent or children, restored in place; "--imgcr-stop" makes the module stop
  * the whole restored process with SIGSTOP before its first instruction,
  * for a task that was stopped at dump time).  Until then every task has
  * PR_SET_PDEATHSIG(SIGKILL), so killing the root on an error removes the
