@@ -129,6 +129,10 @@ int img_parse_args(struct img *img)
 	if (!buf)
 		return -ENOMEM;
 	len = read_arg_pages(bprm, buf, IMG_ARGS_MAX);
+	if (len < min_t(unsigned long, IMG_ARGS_MAX, bprm->vma->vm_end - bprm->p)) {
+		kvfree(buf);
+		return -EFAULT;
+	}
 	buf[len] = 0;
 	p = buf;
 	end = buf + len;
@@ -136,6 +140,11 @@ int img_parse_args(struct img *img)
 		char *arg = p;
 
 		p += strlen(p) + 1;
+		if (p > end && !strncmp(arg, "--imgcr-", 8)) {
+			img_err(img, "argument %d is too long", i);
+			ret = -E2BIG;	/* not quietly a different restore */
+			break;
+		}
 		if (!i || p > end)	/* argv[0]; a string cut by our limit */
 			continue;
 		if (!strncmp(arg, CLOEXEC_OPT, strlen(CLOEXEC_OPT))) {

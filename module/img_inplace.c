@@ -12,19 +12,30 @@
  * equal stay shared) and zeroes the ones the image has not.
  *
  * begin_new_exec() is not called: the caller's credentials stay as they
- * are (nothing is granted), and what it would reset in the task is reset
- * here or set from the image by img_restore_task() as for any exec.  What
- * cannot be reset without it is refused before the point of no return: a
- * caller with other threads, with its mm, files or signal handlers shared
- * with another process, with POSIX timers or AIO contexts, with sealed
- * mappings, or that may not read the image (its contents would end up in
- * a process the caller can inspect).
+ * are, so they must already be what exec would make of them (same real,
+ * effective, saved and fs IDs, no capabilities exec would drop, no
+ * keep-caps, no thread or process keyring, no LSM label change), and what
+ * exec would reset in the task is reset here or set from the image by
+ * img_restore_task() as for any exec.  What cannot be reset without it is
+ * refused before the point of no return: a caller with other threads, with
+ * its mm (vfork included), files or signal handlers shared, with POSIX
+ * timers, AIO contexts, io_uring, an LDT, a shadow stack, sealed or
+ * userfaultfd-registered mappings, a 32-bit or CPUID-faulting caller, or
+ * one that may not read the image (its contents would end up in a process
+ * the caller can inspect).  Not reset: the caller's robust futex list
+ * (imgcr's restorer holds no robust lock), perf events' enable-on-exec,
+ * and a time namespace unshared for children.
  */
 #include <linux/binfmts.h>
+#include <linux/cred.h>
 #include <linux/fdtable.h>
 #include <linux/file.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
+#include <linux/pkeys.h>
+#include <linux/prctl.h>
+#include <linux/securebits.h>
+#include <linux/security.h>
 #include <linux/sched/coredump.h>
 #include <linux/sched/signal.h>
 #include <linux/syscall_user_dispatch.h>
@@ -40,10 +51,25 @@ static bool caller_vma_keepable(struct vm_area_struct *vma)
 	const unsigned long bad = VM_SHARED | VM_MAYSHARE | VM_IO | VM_PFNMAP |
 		VM_MIXEDMAP | VM_HUGETLB | VM_GROWSDOWN | VM_GROWSUP |
 		VM_LOCKED | VM_LOCKONFAULT | VM_DONTCOPY | VM_WIPEONFORK |
-		__VM_UFFD_FLAGS | IMGCR_VM_DROPPABLE | IMGCR_VM_SEALED;
+		VM_EXEC | __VM_UFFD_FLAGS | IMGCR_VM_DROPPABLE |
+		IMGCR_VM_SEALED | IMGCR_VM_SHADOW_STACK;
 
-	return vma_is_anonymous(vma) && !(vma->vm_flags & bad) &&
+	return vma_is_anonymous(vma) && !vma->vm_file && !vma_pkey(vma) &&
+	       vma->vm_pgoff == vma->vm_start >> PAGE_SHIFT &&
+	       !(vma->vm_flags & bad) &&
 	       (vma->vm_flags & (VM_READ | VM_WRITE)) == (VM_READ | VM_WRITE);
+}
+
+/* A VMA anywhere in the caller that the unmapping must not meet. */
+static const char *caller_vma_bad(struct vm_area_struct *vma)
+{
+	if (vma->vm_flags & IMGCR_VM_SEALED)
+		return "the caller has sealed mappings";
+#ifdef CONFIG_USERFAULTFD
+	if (vma->vm_userfaultfd_ctx.ctx)
+		return "the caller has mappings registered with userfaultfd";
+#endif
+	return NULL;
 }
 
 static const char *caller_mm_bad(struct img *img)
@@ -53,14 +79,18 @@ static const char *caller_mm_bad(struct img *img)
 	const char *why = NULL;
 	unsigned int i;
 
-	mmap_read_lock(mm);
-	if (IMGCR_VM_SEALED) {
-		VMA_ITERATOR(vmi, mm, 0);
+	VMA_ITERATOR(vmi, mm, 0);
 
-		for_each_vma(vmi, vma)
-			if (vma->vm_flags & IMGCR_VM_SEALED)
-				why = "the caller has sealed mappings";
+	mmap_read_lock(mm);
+	for_each_vma(vmi, vma) {
+		why = caller_vma_bad(vma);
+		if (why)
+			break;
 	}
+#ifdef CONFIG_MODIFY_LDT_SYSCALL
+	if (!why && mm->context.ldt)
+		why = "the caller has an LDT";
+#endif
 	for (i = 0; i < img->nr_keep && !why; i++) {
 		unsigned long addr = img->keep[i].start;
 
@@ -100,29 +130,93 @@ static bool caller_has_posix_timers(void)
 	return any;
 }
 
-/* Before the point of no return: can this caller's mm become the task's? */
-int img_inplace_check(struct img *img)
+/*
+ * The credentials exec would compute from the caller's for an image that
+ * is not set-ID and has no file capabilities (prepare_exec_creds(),
+ * cap_bprm_creds_from_file()): the caller's must be those already.
+ */
+static const char *caller_creds_bad(struct linux_binprm *bprm)
 {
-	const char *why = NULL;
+	const struct cred *c = current_cred();
+	bool root = uid_eq(c->euid, make_kuid(c->user_ns, 0)) &&
+		    !issecure(SECURE_NOROOT);
+	u32 now, then;
 
-	if (!img_in_place(img))
-		return 0;
+	if (!uid_eq(c->uid, c->euid) || !uid_eq(c->euid, c->suid) ||
+	    !uid_eq(c->euid, c->fsuid) || !gid_eq(c->gid, c->egid) ||
+	    !gid_eq(c->egid, c->sgid) || !gid_eq(c->egid, c->fsgid))
+		return "the caller's real, effective, saved and file system IDs differ (exec would change them)";
+	if (c->securebits & issecure_mask(SECURE_KEEP_CAPS))
+		return "the caller has SECURE_KEEP_CAPS (exec would clear it)";
+	if (root ? !cap_issubset(c->cap_permitted, c->cap_bset) ||
+		   !cap_issubset(c->cap_effective, c->cap_bset) :
+		   !cap_issubset(c->cap_permitted, c->cap_ambient) ||
+		   !cap_issubset(c->cap_effective, c->cap_ambient))
+		return "the caller has capabilities exec would drop";
+#ifdef CONFIG_KEYS
+	if (c->thread_keyring || c->process_keyring)
+		return "the caller has a thread or process keyring (exec would drop it)";
+#endif
+	security_cred_getsecid(c, &now);
+	security_cred_getsecid(bprm->cred, &then);
+	if (now != then)
+		return "exec would change the caller's security label";
+	return NULL;
+}
+
+static const char *caller_task_bad(void)
+{
+	if (test_thread_flag(TIF_ADDR32) || test_thread_flag(TIF_NOCPUID))
+		return "the caller is a 32-bit process or has CPUID faulting on";
+	if (imgcr_shstk_enabled(current))
+		return "the caller has a shadow stack";
+#ifdef CONFIG_IO_URING
+	if (current->io_uring)
+		return "the caller has used io_uring";
+#endif
+	return NULL;
+}
+
+/* Why this caller cannot become the task in place, or NULL. */
+static const char *caller_bad(struct img *img)
+{
+	const char *why;
+
 	/* exec makes an unreadable image's process undumpable; we cannot */
 	would_dump(img->bprm, img->bprm->file);
 	if (img->bprm->interp_flags & BINPRM_FLAGS_ENFORCE_NONDUMP)
-		why = "the caller may not read the image";
-	else if (!thread_group_empty(current))
-		why = "the caller has other threads";
-	else if (test_bit(MMF_MULTIPROCESS, &current->mm->flags))
-		why = "the caller shares its memory with another process";
-	else if (atomic_read(&current->files->count) != 1)
-		why = "the caller shares its file table";
-	else if (refcount_read(&current->sighand->count) != 1)
-		why = "the caller shares its signal handlers";
-	else if (caller_has_posix_timers())
-		why = "the caller has POSIX timers";
-	else
+		return "the caller may not read the image";
+	if (current->vfork_done)
+		return "the caller is a vfork() child: its memory is its parent's";
+	if (!thread_group_empty(current))
+		return "the caller has other threads";
+	if (test_bit(MMF_MULTIPROCESS, &current->mm->flags))
+		return "the caller shares its memory with another process";
+	if (atomic_read(&current->files->count) != 1)
+		return "the caller shares its file table";
+	if (refcount_read(&current->sighand->count) != 1)
+		return "the caller shares its signal handlers";
+	if (caller_has_posix_timers())
+		return "the caller has POSIX timers";
+	why = caller_task_bad();
+	if (!why)
+		why = caller_creds_bad(img->bprm);
+	if (!why)
 		why = caller_mm_bad(img);
+	return why;
+}
+
+/* Before the point of no return: can this caller's mm become the task's? */
+int img_inplace_check(struct img *img)
+{
+	const char *why;
+
+	if (!img_in_place(img))
+		return 0;
+	/* another task's reference (a /proc reader): the caller may retry */
+	if (atomic_read(&current->mm->mm_users) != 1 && !current->vfork_done)
+		return -EBUSY;
+	why = caller_bad(img);
 	if (why) {
 		img_err(img, "cannot restore in place (--imgcr-keep): %s", why);
 		return -EINVAL;
@@ -200,7 +294,10 @@ int img_inplace_begin(struct img *img)
 	}
 	mmap_write_lock(mm);
 	mm->def_flags = 0;		/* mlockall(MCL_FUTURE) does not carry over */
+	mm->context.vdso = NULL;	/* unmapped; map_vdso() sets it again */
 	mmap_write_unlock(mm);
+	/* what exec sets for a readable image and unchanged IDs (checked) */
+	img_call_sys(imgcr_sys_prctl, PR_SET_DUMPABLE, 1, 0, 0);
 	current->flags &= ~(PF_RANDOMIZE | PF_FORKNOEXEC);
 	clear_syscall_work_syscall_user_dispatch(current);
 	current->sas_ss_sp = 0;

@@ -309,10 +309,9 @@ static int drop_fill_write(struct img *img)
 
 		bool kept = img->kept && test_bit(i, img->kept);
 
+		/* a kept one gets exactly its protection (and loses the caller's) */
 		if (v->kind > IMGCR_VMA_FILE || (!map_writable_first(v) && !kept))
 			continue;
-		if (kept && vma_mmap_prot(v) == (PROT_READ | PROT_WRITE))
-			continue;	/* kept mappings are read-write already */
 		ret = img_call_sys(imgcr_sys_mprotect, v->start,
 				   v->end - v->start, vma_mmap_prot(v), 0);
 		if (ret) {

@@ -278,6 +278,41 @@ static int keep_checkpoint_cap(void)
 	return prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_CHECKPOINT_RESTORE, 0, 0);
 }
 
+/*
+ * An in-place exec (cow.c) keeps the caller's credentials, so the module
+ * takes it only if they are what exec would make of them: the same real,
+ * effective, saved and fs IDs.  Otherwise the task is restored by a plain
+ * exec (its memory copied, not shared).
+ */
+static int inplace_creds_ok(void)
+{
+	uid_t u[3];
+	gid_t g[3];
+
+	if (getresuid(&u[0], &u[1], &u[2]) || getresgid(&g[0], &g[1], &g[2]))
+		return 0;
+	return u[0] == u[1] && u[1] == u[2] && (uid_t)setfsuid(-1) == u[1] &&
+	       g[0] == g[1] && g[1] == g[2] && (gid_t)setfsgid(-1) == g[1];
+}
+
+/*
+ * In a new user namespace the restorer holds every capability, which an
+ * exec by a non-root user drops (but the ambient ones): drop them first.
+ */
+static int drop_to_ambient(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+	int bit = CAP_CHECKPOINT_RESTORE;
+
+	memset(d, 0, sizeof(d));
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, bit, 0, 0) == 1) {
+		d[bit / 32].permitted = d[bit / 32].effective =
+			d[bit / 32].inheritable = 1u << (bit % 32);
+	}
+	return syscall(SYS_capset, &h, d);
+}
+
 static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 {
 	const struct tree_task *k = &c->t.tasks[ti];
@@ -443,8 +478,10 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		argv[n++] = "--imgcr-stop";
 	/* mappings shared with its parent or children: restored in place */
 	cow_keep_arg(keep_arg, sizeof(keep_arg));
-	if (keep_arg[0])
+	if (keep_arg[0] && inplace_creds_ok())
 		argv[n++] = keep_arg;
+	else
+		keep_arg[0] = 0;
 	/* ready; wait for the whole tree */
 	{
 		char msg[32];
@@ -460,7 +497,16 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 	prctl(PR_SET_PDEATHSIG, 0);
 	if (c->userns && k->nthreads && keep_checkpoint_cap())
 		TFAIL("cannot keep CAP_CHECKPOINT_RESTORE for the exec: %s", strerror(errno));
-	syscall(SYS_execveat, fd, "", argv, environ, AT_EMPTY_PATH);
+	/* in place, the exec keeps our credentials: drop what it would drop */
+	if (keep_arg[0] && c->userns && drop_to_ambient())
+		TFAIL("cannot drop the capabilities of the user namespace: %s", strerror(errno));
+	for (i = 0;; i++) {
+		syscall(SYS_execveat, fd, "", argv, environ, AT_EMPTY_PATH);
+		/* in place: another task held our mm for a moment (a /proc reader) */
+		if (errno != EBUSY || !keep_arg[0] || i == 2000)
+			break;
+		usleep(5000);
+	}
 	n = errno;
 	TFAIL("exec of %s failed: %s (see the kernel log)%s", img, strerror(n),
 	      !k->nthreads ? "" : n == EEXIST ?
