@@ -213,8 +213,13 @@ int img_inplace_check(struct img *img)
 
 	if (!img_in_place(img))
 		return 0;
-	/* another task's reference (a /proc reader): the caller may retry */
-	if (atomic_read(&current->mm->mm_users) != 1 && !current->vfork_done)
+	/*
+	 * Another task's passing reference (a /proc reader): the caller may
+	 * retry.  Threads, vfork and CLONE_VM are refused below.
+	 */
+	if (atomic_read(&current->mm->mm_users) != 1 && !current->vfork_done &&
+	    thread_group_empty(current) &&
+	    !test_bit(MMF_MULTIPROCESS, &current->mm->flags))
 		return -EBUSY;
 	why = caller_bad(img);
 	if (why) {

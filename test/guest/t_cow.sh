@@ -9,9 +9,10 @@
 # restore stays the writer's (copy-on-write still separates them).
 # Then the in-place exec's refusals (binfmt_img restores a task into the
 # caller's own mm when imgcr names mappings to keep): a mapping the image
-# has not, one the caller has not or has read-only or shared, a caller with
-# another thread or a POSIX timer: each refused before the point of no
-# return, the caller carrying on.
+# has not, one the caller has not or has read-only, shared or executable,
+# a vfork() child (its memory is its parent's), a caller whose saved user
+# ID differs (exec would reset it), one with another thread or a POSIX
+# timer: each refused before the point of no return, the caller carrying on.
 # timeout: 300
 . /imgcr/guest/lib.sh
 require_modules
@@ -101,6 +102,12 @@ r=$(keep_expect ro $s $e "not plain private anonymous")
 [ -z "$r" ] || fail "$r"
 r=$(keep_expect shared $s $e "not plain private anonymous")
 [ -z "$r" ] || fail "$r"
+r=$(keep_expect exec $s $e "not plain private anonymous")
+[ -z "$r" ] || fail "$r"
+r=$(keep_expect vfork $s $e "vfork() child")
+[ -z "$r" ] || fail "$r"
+r=$(keep_expect ids $s $e "IDs differ")
+[ -z "$r" ] || fail "$r"
 r=$(keep_expect thread $s $e "other threads")
 [ -z "$r" ] || fail "$r"
 r=$(keep_expect timer $s $e "POSIX timers")
@@ -122,4 +129,4 @@ kill -USR1 $cp
 wait_line ctl.out '^checked' 30 || fail "in-place restored task did not check: $(tail -n2 ctl.out | tr '\n' '|')"
 grep -q '^ok data' ctl.out || fail "in-place restored task: $(grep 'data' ctl.out)"
 kill9 $cp
-pass "Pss $before -> $after KiB, data and copy-on-write intact, 6 refusals"
+pass "Pss $before -> $after KiB, data and copy-on-write intact, 9 refusals"

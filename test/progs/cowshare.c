@@ -21,9 +21,11 @@
  *     Maps [START,END) (hex) as MODE says, then executes IMAGE with
  *     "--imgcr-keep=START-END" (an in-place restore).  MODE: rw (anonymous
  *     read-write: a valid caller), ro (read-only), shared (MAP_SHARED),
- *     none (nothing mapped), thread (rw, with a second thread),
- *     timer (rw, with a POSIX timer).  If the exec fails it prints
- *     "cowshare: execve failed: ENAME" and exits 2.
+ *     none (nothing mapped), exec (read-write-execute), thread (rw, with
+ *     a second thread), timer (rw, with a POSIX timer), vfork (rw, the
+ *     exec done by a vfork() child), ids (rw, saved user ID 1: as root).
+ *     If the exec fails it prints "cowshare: execve failed: ENAME" and
+ *     exits 2.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -176,6 +178,8 @@ static int keep(char **argv)
 		prot = PROT_READ;
 	if (!strcmp(mode, "shared"))
 		flags = MAP_SHARED;
+	if (!strcmp(mode, "exec"))
+		prot |= PROT_EXEC;
 	if (strcmp(mode, "none") &&
 	    mmap((void *)s, e - s, prot, flags | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
 		 -1, 0) != (void *)s) {
@@ -192,10 +196,27 @@ static int keep(char **argv)
 
 		timer_create(CLOCK_MONOTONIC, NULL, &t);
 	}
+	if (!strcmp(mode, "ids") && setresuid(0, 0, 1)) {
+		say("cowshare: setresuid: %s\n", strerror(errno));
+		return 3;
+	}
 	snprintf(arg, sizeof(arg), "--imgcr-keep=%lx-%lx", s, e);
 	args[0] = argv[3];
 	args[1] = arg;
 	args[2] = NULL;
+	if (!strcmp(mode, "vfork")) {
+		int st;
+		pid_t p = vfork();
+
+		if (p == 0) {
+			execv(argv[3], args);
+			say("cowshare: execve failed: %s (%d)\n", errname(errno), errno);
+			_exit(2);
+		}
+		if (p < 0 || waitpid(p, &st, 0) != p)
+			return 3;
+		return WIFEXITED(st) ? WEXITSTATUS(st) : 3;
+	}
 	execv(argv[3], args);
 	say("cowshare: execve failed: %s (%d)\n", errname(errno), errno);
 	return 2;
