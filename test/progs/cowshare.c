@@ -24,8 +24,9 @@
  *     none (nothing mapped), exec (read-write-execute), thread (rw, with
  *     a second thread), timer (rw, with a POSIX timer), vfork (rw, the
  *     exec done by a vfork() child), ids (rw, saved user ID 1: as root).
- *     If the exec fails it prints "cowshare: execve failed: ENAME" and
- *     exits 2.
+ *     It retries an exec refused with EBUSY (another task held its mm for
+ *     a moment).  If the exec fails it prints "cowshare: execve failed:
+ *     ENAME" and exits 2.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -217,7 +218,13 @@ static int keep(char **argv)
 			return 3;
 		return WIFEXITED(st) ? WEXITSTATUS(st) : 3;
 	}
-	execv(argv[3], args);
+	/* EBUSY: a /proc reader held our mm for a moment; retry as imgcr does */
+	for (int i = 0; i < 2000; i++) {
+		execv(argv[3], args);
+		if (errno != EBUSY)
+			break;
+		msleep(5);
+	}
 	say("cowshare: execve failed: %s (%d)\n", errname(errno), errno);
 	return 2;
 }
