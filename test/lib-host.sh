@@ -283,6 +283,19 @@ guest_tests() {
 	done
 }
 
+# host_tests PATTERNS: names of the host tests (run on the host after the
+# guests; test/lib-packages.sh) selected by PATTERNS.
+host_tests() {
+	local n pat pats
+	IFS=, read -ra pats <<< "$1"
+	for n in $PKG_TESTS; do
+		for pat in "${pats[@]}"; do
+			# shellcheck disable=SC2254
+			case "$n" in $pat) echo "$n"; break ;; esac
+		done
+	done
+}
+
 # parse_guest K DIR PATTERNS: turn the console log into results: every
 # RESULT line (prefixed "K/"), a FAIL for every selected test that never
 # reported, and dmesg-clean-K.
