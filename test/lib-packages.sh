@@ -12,10 +12,13 @@
 # DKMS state is global: this test removes the harness's own imgcr/0.1
 # (build_modules adds it again whenever it runs; by then the modules of
 # this run's guests have been copied out) and leaves no imgcr in DKMS.
+# It holds the DKMS lock (dkms_lock, lib-host.sh) from the install to the
+# purge, so a suite running beside it does not build in between.
 # Not run with IMGCR_NO_DKMS=1 (developers running suites side by side).
 
+# Host tests this file provides (host_tests in lib-host.sh selects them).
+# shellcheck disable=SC2034
 PKG_TESTS="packages"
-PKG_SRCNAME=imgcr
 
 # pkg_record NAME PASS|FAIL [REASON]: a result under packages/.
 pkg_record() { record "packages/$1" "$2" "${3:-}"; }
@@ -61,7 +64,7 @@ pkg_state_clean() {
 	local p
 	for p in imgcr imgcr-dkms; do
 		if dpkg -s "$p" > /dev/null 2>&1; then
-			apt-get purge -y -q "$p" || return 1
+			apt-get purge -y -q -o DPkg::Lock::Timeout=300 "$p" || return 1
 		fi
 	done
 	dkms remove "$DKMS_NAME/$DKMS_VER" --all > /dev/null 2>&1
@@ -80,7 +83,7 @@ pkg_install() {
 	# running kernel (and the newest in /boot) only, which here is neither
 	# guest kernel.
 	if ! (cd "$dir" && autoinstall_all_kernels=1 DEBIAN_FRONTEND=noninteractive \
-		apt-get install -y -q ./imgcr-dkms_*_all.deb ./imgcr_*_amd64.deb) >> "$log" 2>&1; then
+		apt-get install -y -q -o DPkg::Lock::Timeout=300 ./imgcr-dkms_*_all.deb ./imgcr_*_amd64.deb) >> "$log" 2>&1; then
 		pkg_record install FAIL "apt-get install ./imgcr-dkms_*.deb ./imgcr_*.deb failed (see $log)"
 		pkg_log_tail "$log"
 		return 1
@@ -184,15 +187,17 @@ pkg_guests() {
 # pkg_purge DIR: apt purge; no module file (for any kernel), DKMS entry,
 # source tree, index entry or file of the packages may remain.
 pkg_purge() {
-	local dir=$1 log=$1/purge.log k left=""
-	if ! DEBIAN_FRONTEND=noninteractive apt-get purge -y -q imgcr imgcr-dkms > "$log" 2>&1; then
+	local dir=$1 log=$1/purge.log k f left=""
+	if ! DEBIAN_FRONTEND=noninteractive apt-get purge -y -q -o DPkg::Lock::Timeout=300 imgcr imgcr-dkms > "$log" 2>&1; then
 		pkg_record purge FAIL "apt-get purge imgcr imgcr-dkms failed (see $log)"
 		pkg_log_tail "$log"
 		return 1
 	fi
-	for k in $(ls /lib/modules); do
-		left="$left $(ls /lib/modules/"$k"/updates/dkms/img_dump.ko* /lib/modules/"$k"/updates/dkms/binfmt_img.ko* 2>/dev/null | tr '\n' ' ')"
-		grep -qE '(img_dump|binfmt_img)\.ko' "/lib/modules/$k/modules.dep" 2>/dev/null &&
+	for k in /lib/modules/*; do
+		for f in "$k"/updates/dkms/img_dump.ko* "$k"/updates/dkms/binfmt_img.ko*; do
+			[ -e "$f" ] && left="$left $f"
+		done
+		grep -qE '(img_dump|binfmt_img)\.ko' "$k/modules.dep" 2>/dev/null &&
 			left="$left $k/modules.dep"
 	done
 	[ -n "$(dkms status "$DKMS_NAME" 2>/dev/null)" ] && left="$left dkms:$DKMS_NAME"
@@ -200,9 +205,8 @@ pkg_purge() {
 	[ -e /lib/modprobe.d/imgcr.conf ] && left="$left /lib/modprobe.d/imgcr.conf"
 	[ -e /usr/lib/modules-load.d/imgcr.conf ] && left="$left /usr/lib/modules-load.d/imgcr.conf"
 	[ -e /usr/bin/imgcr ] && left="$left /usr/bin/imgcr"
-	left=$(echo $left)
 	if [ -n "$left" ]; then
-		pkg_record purge FAIL "left after apt-get purge: $left"
+		pkg_record purge FAIL "left after apt-get purge:$left"
 	else
 		pkg_record purge PASS
 	fi
@@ -210,15 +214,18 @@ pkg_purge() {
 
 # test_packages KERNELS: the whole test; packages and logs in $BUILD/pkg.
 test_packages() {
-	local kernels=$1 dir=$BUILD/pkg
+	local kernels=$1 dir=$BUILD/pkg start=$SECONDS
 	say "[packages] make deb, lintian, apt install (DKMS for: $kernels), guests, purge; logs in $dir"
 	mkdir -p "$dir"
 	pkg_build "$dir" || return
 	gcc -static -O2 -Wall -Wextra -Werror -std=gnu11 -o "$dir/counter" \
 		"$REPO/test/progs/counter.c" || die "cannot build test/progs/counter.c"
 	pkg_lintian "$dir"
+	dkms_lock
 	if pkg_install "$dir" "$kernels"; then
 		pkg_guests "$dir" "$kernels"
 	fi
 	pkg_purge "$dir"
+	dkms_unlock
+	say "[packages] done in $((SECONDS - start)) s"
 }

@@ -25,7 +25,12 @@ K=$(uname -r)
 cd "$(mktemp -d /tmp/pkg.XXXXXX)" || exit 1
 
 loaded() { grep -q "^$1 " /proc/modules; }
-conf_modules() { sed 's/#.*//' /usr/lib/modules-load.d/imgcr.conf | tr -s ' \t' '\n\n' | grep .; }
+# conf_modules: the module names in imgcr-dkms's modules-load.d file.
+conf_modules() {
+	for _w in $(sed 's/#.*//' /usr/lib/modules-load.d/imgcr.conf); do
+		echo "$_w"
+	done
+}
 
 t_modinfo() {
 	for m in img_dump binfmt_img; do
