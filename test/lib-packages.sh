@@ -6,7 +6,9 @@
 # among them), boots each guest kernel with what the packages installed
 # (test/guest/pkg_check.sh: modules loaded from DKMS's directory, a dump
 # read, binfmt_img loaded by the kernel on the image's exec, the counter
-# going on, imgcr check, the prerm unloading), then purges both packages
+# going on, imgcr check, the prerm unloading), checks the installed man
+# pages (rendered without warnings, whatis entries, every command and
+# option of the usage in imgcr(8)), then purges both packages
 # and checks that the modules are gone.
 #
 # DKMS state is global: this test removes the harness's own imgcr/0.1
@@ -102,6 +104,40 @@ pkg_install() {
 			pkg_record "dkms-$k" PASS "$(cd /lib/modules/"$k"/updates/dkms && echo img_dump.ko* binfmt_img.ko*)"
 		fi
 	done
+}
+
+# pkg_usage_words: the commands and options the installed imgcr's usage
+# names, one a line.
+pkg_usage_words() {
+	imgcr --help | grep -oE '^  imgcr [a-z]+|(^| |\[)--?[a-zA-Z][a-zA-Z-]*' |
+		sed -E 's/^  imgcr //; s/^[ [](-)/\1/' | sort -u
+}
+
+# pkg_manpages DIR: the installed man pages render without warnings, have
+# a whatis entry, and imgcr(8) names every command and option of the
+# installed imgcr's usage.
+pkg_manpages() {
+	local dir=$1 log=$1/man.log warn=$1/man-warnings.txt page word missing=""
+	: > "$log"
+	for page in 8/imgcr 5/imgcr-image; do
+		if ! LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings "${page%/*}" "${page#*/}" > "$dir/man-${page#*/}.txt" 2> "$warn" ||
+			[ -s "$warn" ]; then
+			pkg_record manpages FAIL "man ${page%/*} ${page#*/}: $(head -c 200 "$warn" | tr '\n' '|') (see $warn)"
+			return
+		fi
+		if ! lexgrog "/usr/share/man/man${page%/*}/${page#*/}.${page%/*}.gz" >> "$log" 2>&1; then
+			pkg_record manpages FAIL "lexgrog finds no whatis entry in ${page#*/}(${page%/*}) (see $log)"
+			return
+		fi
+	done
+	for word in $(pkg_usage_words); do
+		grep -qF -- "$word" "$dir/man-imgcr.txt" || missing="$missing $word"
+	done
+	if [ -n "$missing" ]; then
+		pkg_record manpages FAIL "imgcr(8) does not mention:$missing (from imgcr --help)"
+	else
+		pkg_record manpages PASS "$(pkg_usage_words | wc -l) commands and options of imgcr --help in imgcr(8)"
+	fi
 }
 
 # pkg_initrd DIR K OUT: busybox initramfs holding what the packages put on
@@ -223,6 +259,7 @@ test_packages() {
 	pkg_lintian "$dir"
 	dkms_lock
 	if pkg_install "$dir" "$kernels"; then
+		pkg_manpages "$dir"
 		pkg_guests "$dir" "$kernels"
 	fi
 	pkg_purge "$dir"
