@@ -113,25 +113,34 @@ pkg_usage_words() {
 		sed -E 's/^  imgcr //; s/^[ [](-)/\1/' | sort -u
 }
 
-# pkg_manpages DIR: the installed man pages render without warnings, have
-# a whatis entry, and imgcr(8) names every command and option of the
-# installed imgcr's usage.
+# pkg_manpages DIR: the imgcr package holds imgcr(8) and imgcr-image(5)
+# where man finds them, they render without warnings and have whatis
+# entries, and imgcr(8) names every command and option of the installed
+# imgcr's usage.  Read from the .deb (hosts built from slim images tell
+# dpkg not to install man pages).
 pkg_manpages() {
-	local dir=$1 log=$1/man.log warn=$1/man-warnings.txt page word missing=""
+	local dir=$1 log=$1/man.log warn=$1/man-warnings.txt x=$1/imgcr-deb page f word missing=""
 	: > "$log"
-	for page in 8/imgcr 5/imgcr-image; do
-		if ! LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings "${page%/*}" "${page#*/}" > "$dir/man-${page#*/}.txt" 2> "$warn" ||
-			[ -s "$warn" ]; then
-			pkg_record manpages FAIL "man ${page%/*} ${page#*/}: $(head -c 200 "$warn" | tr '\n' '|') (see $warn)"
+	rm -rf "$x"
+	dpkg-deb -x "$dir"/imgcr_*_amd64.deb "$x" || { pkg_record manpages FAIL "cannot unpack the imgcr .deb"; return; }
+	for page in imgcr.8 imgcr-image.5; do
+		f=$x/usr/share/man/man${page##*.}/$page.gz
+		if [ ! -f "$f" ]; then
+			pkg_record manpages FAIL "the imgcr package has no /usr/share/man/man${page##*.}/$page.gz"
 			return
 		fi
-		if ! lexgrog "/usr/share/man/man${page%/*}/${page#*/}.${page%/*}.gz" >> "$log" 2>&1; then
-			pkg_record manpages FAIL "lexgrog finds no whatis entry in ${page#*/}(${page%/*}) (see $log)"
+		if ! LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$f" > "$dir/man-$page.txt" 2> "$warn" ||
+			[ -s "$warn" ]; then
+			pkg_record manpages FAIL "man -l $page: $(head -c 200 "$warn" | tr '\n' '|') (see $warn)"
+			return
+		fi
+		if ! lexgrog "$f" >> "$log" 2>&1; then
+			pkg_record manpages FAIL "lexgrog finds no whatis entry in $page (see $log)"
 			return
 		fi
 	done
 	for word in $(pkg_usage_words); do
-		grep -qF -- "$word" "$dir/man-imgcr.txt" || missing="$missing $word"
+		grep -qF -- "$word" "$dir/man-imgcr.8.txt" || missing="$missing $word"
 	done
 	if [ -n "$missing" ]; then
 		pkg_record manpages FAIL "imgcr(8) does not mention:$missing (from imgcr --help)"
