@@ -51,6 +51,10 @@ static int load_img_binary(struct linux_binprm *bprm)
 		return -ENOMEM;
 	img->bprm = bprm;
 	ret = img_parse(img);
+	if (!ret)
+		ret = img_parse_args(img);
+	if (!ret)
+		ret = img_inplace_check(img);
 	if (ret)
 		goto out;
 	group = img_group_prepare(img);
@@ -59,7 +63,11 @@ static int load_img_binary(struct linux_binprm *bprm)
 		goto out;
 	}
 
-	ret = begin_new_exec(bprm);	/* the point of no return */
+	/* the point of no return */
+	if (img_in_place(img))
+		ret = img_inplace_begin(img);
+	else
+		ret = begin_new_exec(bprm);
 	if (!ret)
 		ret = img_restore_mm(img);
 	if (ret) {

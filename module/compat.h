@@ -141,6 +141,29 @@ static inline void imgcr_vma_start_write(struct vm_area_struct *vma)
 #define IMGCR_MAP_DROPPABLE	0
 #endif
 
+/* mseal() came in 6.10: a sealed mapping cannot be unmapped. */
+#ifdef VM_SEALED
+#define IMGCR_VM_SEALED		VM_SEALED
+#else
+#define IMGCR_VM_SEALED		VM_NONE
+#endif
+
+/* User shadow stacks came in 6.6 (Debian's 6.12 has them). */
+#ifdef VM_SHADOW_STACK
+#define IMGCR_VM_SHADOW_STACK	VM_SHADOW_STACK
+#else
+#define IMGCR_VM_SHADOW_STACK	VM_NONE
+#endif
+
+static inline bool imgcr_shstk_enabled(struct task_struct *t)
+{
+#ifdef CONFIG_X86_USER_SHADOW_STACK
+	return t->thread.features;
+#else
+	return false;
+#endif
+}
+
 static inline bool imgcr_have_droppable(void)
 {
 	return IMGCR_VM_DROPPABLE != VM_NONE;

@@ -1488,6 +1488,9 @@ void img_free(struct img *img)
 		if (img->files[i].file)
 			fput(img->files[i].file);
 	kvfree(img->files);
+	kfree(img->cloexec);
+	kvfree(img->keep);
+	bitmap_free(img->kept);
 	kvfree(img->vmas);
 	kvfree(img->xstate);
 	if (img->threads)	/* allocated with proc.nr_threads entries */

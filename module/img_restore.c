@@ -172,18 +172,23 @@ static int map_one(struct img *img, const struct imgcr_vma *v)
 static int fill_pages(struct img *img)
 {
 	const struct imgcr_vma *v = img->vmas;
+	void *buf, *have = NULL;
 	unsigned int i;
-	void *buf;
 	int ret = 0;
 
 	buf = kvmalloc(FILL_CHUNK, GFP_KERNEL);
-	if (!buf)
+	if (img_in_place(img))
+		have = kvmalloc(FILL_CHUNK, GFP_KERNEL);
+	if (!buf || (img_in_place(img) && !have)) {
+		kvfree(buf);
+		kvfree(have);
 		return -ENOMEM;
+	}
 	for (i = 0; i < img->nphdrs && !ret; i++) {
 		const struct elf64_phdr *ph = &img->phdrs[i];
 		struct file *shm;
 		u64 done = 0;
-		bool writable;
+		bool writable, kept;
 
 		if (ph->p_type != PT_LOAD)
 			continue;
@@ -192,6 +197,7 @@ static int fill_pages(struct img *img)
 		shm = v->kind == IMGCR_VMA_FILE && v->flags & IMGCR_VMA_SHARED ?
 		      img->files[v->file].file : NULL;
 		writable = v->prot & IMGCR_PROT_WRITE || map_writable_first(v);
+		kept = img->kept && test_bit(v - img->vmas, img->kept);
 		while (done < ph->p_filesz) {
 			size_t n = min_t(u64, FILL_CHUNK, ph->p_filesz - done);
 			unsigned long addr = ph->p_vaddr + done;
@@ -202,7 +208,10 @@ static int fill_pages(struct img *img)
 				ret = -EIO;
 				break;
 			}
-			if (shm) {
+			if (kept) {
+				/* the caller's, maybe shared with its parent */
+				ret = img_fill_kept(addr, buf, have, n);
+			} else if (shm) {
 				/* shared memory: write the object itself */
 				shm_pos = (v->pgoff << PAGE_SHIFT) + addr - v->start;
 				if (kernel_write(shm, buf, n, &shm_pos) != n)
@@ -226,6 +235,7 @@ static int fill_pages(struct img *img)
 		}
 	}
 	kvfree(buf);
+	kvfree(have);
 	if (ret)
 		img_err(img, "cannot load memory contents (%d)", ret);
 	return ret;
@@ -297,7 +307,10 @@ static int drop_fill_write(struct img *img)
 	for (i = 0; i < img->task.nr_vmas; i++) {
 		const struct imgcr_vma *v = &img->vmas[i];
 
-		if (v->kind > IMGCR_VMA_FILE || !map_writable_first(v))
+		bool kept = img->kept && test_bit(i, img->kept);
+
+		/* a kept one gets exactly its protection (and loses the caller's) */
+		if (v->kind > IMGCR_VMA_FILE || (!map_writable_first(v) && !kept))
 			continue;
 		ret = img_call_sys(imgcr_sys_mprotect, v->start,
 				   v->end - v->start, vma_mmap_prot(v), 0);
@@ -327,14 +340,12 @@ static void set_exe_file(struct img *img)
 	}
 }
 
-#define CLOEXEC_OPT "--imgcr-cloexec="
-#define STOP_OPT "--imgcr-stop"
-
-static void apply_cloexec(char *arg)
+/* Mark again the fds the task had marked close-on-exec (img_args.c). */
+static void apply_cloexec(struct img *img)
 {
 	struct files_struct *files = current->files;
+	char *arg = img->cloexec, *tok;
 	unsigned long fd;
-	char *tok;
 
 	while ((tok = strsep(&arg, ","))) {
 		struct fdtable *fdt;
@@ -349,39 +360,6 @@ static void apply_cloexec(char *arg)
 	}
 }
 
-/*
- * imgcr restore passes the fds the task had marked close-on-exec as
- * "--imgcr-cloexec=3,7,9" (exec itself would have closed them), and
- * "--imgcr-stop" for a task that was stopped when it was dumped, in
- * argv[1] and argv[2].  The arguments are still on the stack exec built;
- * read them from there.  Anything else is ignored.
- */
-static void apply_args(struct img *img)
-{
-	struct linux_binprm *bprm = img->bprm;
-	const char __user *p = (const char __user *)bprm->p;
-	char *buf;
-	long n;
-	int i;
-
-	buf = kmalloc(PAGE_SIZE, GFP_KERNEL);
-	if (!buf)
-		return;
-	for (i = 0; i < bprm->argc && i < 3; i++) {
-		n = strncpy_from_user(buf, p, PAGE_SIZE - 1);
-		if (n < 0 || n >= PAGE_SIZE - 1)
-			break;
-		p += n + 1;	/* argv[i + 1] follows argv[i]'s NUL */
-		if (!i)
-			continue;
-		if (!strncmp(buf, CLOEXEC_OPT, strlen(CLOEXEC_OPT)))
-			apply_cloexec(buf + strlen(CLOEXEC_OPT));
-		else if (!strcmp(buf, STOP_OPT))
-			img->stop = true;
-	}
-	kfree(buf);
-}
-
 int img_restore_mm(struct img *img)
 {
 	struct linux_binprm *bprm = img->bprm;
@@ -390,14 +368,15 @@ int img_restore_mm(struct img *img)
 	int ret;
 
 	set_personality_64(img);
-	setup_new_exec(bprm);
-	apply_args(img);
-
-	/* exec left the argument pages in a stack VMA of its own: drop it */
-	stack = bprm->vma;
-	ret = vm_munmap(stack->vm_start, stack->vm_end - stack->vm_start);
-	if (ret)
-		return ret;
+	if (!img_in_place(img)) {
+		setup_new_exec(bprm);
+		/* exec left the argument pages in a stack VMA of its own */
+		stack = bprm->vma;
+		ret = vm_munmap(stack->vm_start, stack->vm_end - stack->vm_start);
+		if (ret)
+			return ret;
+	}
+	apply_cloexec(img);
 
 	/*
 	 * The layout fields first: LSMs judge the mprotect() calls below by
@@ -412,11 +391,21 @@ int img_restore_mm(struct img *img)
 	for (i = 0; i < img->task.nr_vmas; i++) {
 		if (img->vmas[i].kind > IMGCR_VMA_FILE)
 			continue;
-		ret = map_one(img, &img->vmas[i]);
+		ret = 0;
+		if (!img->kept || !test_bit(i, img->kept))
+			ret = map_one(img, &img->vmas[i]);
 		if (!ret)
 			ret = advise_one(img, &img->vmas[i]);
 		if (ret)
 			return ret;
+	}
+	if (img_in_place(img)) {
+		ret = img_inplace_zap_holes(img);
+		if (ret) {
+			img_err(img, "cannot clear the pages of a kept mapping the image has not (%d)",
+				ret);
+			return ret;
+		}
 	}
 	ret = fill_pages(img);
 	if (!ret)

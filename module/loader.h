@@ -26,6 +26,11 @@ struct img_file {
 	struct file *file;		/* opened with the caller's rights */
 };
 
+/* A mapping the caller already holds (argv "--imgcr-keep="). */
+struct img_keep {
+	u64 start, end;
+};
+
 /* One thread of the image: the main thread's comes from the task note. */
 struct img_thread {
 	struct imgcr_prstatus prstatus;	/* registers */
@@ -62,12 +67,34 @@ struct img {
 
 	u32 pkru;			/* from xstate, if it has PKRU */
 	bool stop;			/* argv "--imgcr-stop": restore it stopped */
+	char *cloexec;			/* argv "--imgcr-cloexec=": fds to mark */
+	struct img_keep *keep;		/* argv "--imgcr-keep=", sorted */
+	unsigned int nr_keep;		/* non-zero: restore in place */
+	unsigned long *kept;		/* bitmap over vmas: the kept ones */
 	struct file *exe;		/* denied writes until it becomes mm->exe_file */
 };
 
 /* img_parse.c */
 int img_parse(struct img *img);
 void img_free(struct img *img);
+
+/* img_args.c: the arguments imgcr restore passes */
+int img_parse_args(struct img *img);
+
+/*
+ * img_inplace.c: an image whose anonymous memory is partly the caller's
+ * own already (shared copy-on-write with its parent) is restored into the
+ * caller's mm instead of a new one.
+ */
+static inline bool img_in_place(const struct img *img)
+{
+	return img->nr_keep;
+}
+
+int img_inplace_check(struct img *img);
+int img_inplace_begin(struct img *img);
+int img_inplace_zap_holes(struct img *img);
+int img_fill_kept(unsigned long addr, const void *want, void *have, size_t n);
 
 /* binfmt_img_main.c: syscall bodies, resolved at load (ksyms.h) */
 extern unsigned long imgcr_sys_arch_prctl;

@@ -15,6 +15,7 @@
  * Every task, in itself:
  *   setsid() if it leads a session (and takes its controlling terminal
  *   again, tty.c), else setpgid(0, 0) if it leads a group;
+ *   maps the memory it shares copy-on-write with its children (cow.c);
  *   creates its children with clone3(set_tid) (they inherit everything);
  *   joins its process group (waiting for the leader if needed), and puts
  *   it in the foreground of its terminal if it was (tty.c);
@@ -29,7 +30,8 @@
  *   reports "ready" on the status pipe and waits on the go pipe.
  * When every task is ready, the restorer writes one go byte per task and
  * every task execve()s its image (argv[1] "--imgcr-cloexec=LIST" names the
- * fds to mark close-on-exec again; "--imgcr-stop" makes the module stop
+ * fds to mark close-on-exec again; "--imgcr-keep=RANGES" the mappings it
+ * shares with its parent or children, restored in place; "--imgcr-stop" makes the module stop
  * the whole restored process with SIGSTOP before its first instruction,
  * for a task that was stopped at dump time).  Until then every task has
  * PR_SET_PDEATHSIG(SIGKILL), so killing the root on an error removes the
@@ -89,6 +91,7 @@
 #include <linux/close_range.h>
 
 #include "attrs.h"
+#include "cow.h"
 #include "commands.h"
 #include "files.h"
 #include "log.h"
@@ -275,10 +278,46 @@ static int keep_checkpoint_cap(void)
 	return prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_CHECKPOINT_RESTORE, 0, 0);
 }
 
+/*
+ * An in-place exec (cow.c) keeps the caller's credentials, so the module
+ * takes it only if they are what exec would make of them: the same real,
+ * effective, saved and fs IDs.  Otherwise the task is restored by a plain
+ * exec (its memory copied, not shared).
+ */
+static int inplace_creds_ok(void)
+{
+	uid_t u[3];
+	gid_t g[3];
+
+	if (getresuid(&u[0], &u[1], &u[2]) || getresgid(&g[0], &g[1], &g[2]))
+		return 0;
+	return u[0] == u[1] && u[1] == u[2] && (uid_t)setfsuid(-1) == u[1] &&
+	       g[0] == g[1] && g[1] == g[2] && (gid_t)setfsgid(-1) == g[1];
+}
+
+/*
+ * In a new user namespace the restorer holds every capability, which an
+ * exec by a non-root user drops (but the ambient ones): drop them first.
+ */
+static int drop_to_ambient(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+	int bit = CAP_CHECKPOINT_RESTORE;
+
+	memset(d, 0, sizeof(d));
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, bit, 0, 0) == 1) {
+		d[bit / 32].permitted = d[bit / 32].effective =
+			d[bit / 32].inheritable = 1u << (bit % 32);
+	}
+	return syscall(SYS_capset, &h, d);
+}
+
 static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 {
 	const struct tree_task *k = &c->t.tasks[ti];
-	char img[PATH_MAX + 32], cloexec[4096], *argv[4], err[PATH_MAX + 256];
+	char img[PATH_MAX + 32], cloexec[4096], *argv[5], err[PATH_MAX + 256];
+	static char keep_arg[COW_ARG_MAX];
 	int i, fd, n, in_tree_pgid, used[3] = { 0, 0, 0 };
 	const char *why;
 	size_t off;
@@ -301,6 +340,10 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		if (setpgid(0, 0))
 			TFAIL("setpgid(0, 0): %s", strerror(errno));
 	}
+	/* the memory it shares with its children, in place before they exist */
+	why = cow_prepare(&c->t, ti, c->dir, err, sizeof(err));
+	if (why)
+		TFAIL("%s", why);
 	/* children, with the same pids */
 	for (i = 0; i < c->t.ntasks; i++) {
 		const struct tree_task *ch = &c->t.tasks[i];
@@ -423,7 +466,7 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		zombie_exit(c, k);
 	wait_zombie_children(c, k);
 	argv[0] = img;
-	argv[1] = argv[2] = argv[3] = NULL;
+	argv[1] = argv[2] = argv[3] = argv[4] = NULL;
 	char cloexec_arg[sizeof(cloexec) + 32];
 
 	n = 1;
@@ -433,6 +476,12 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 	}
 	if (k->stopped)
 		argv[n++] = "--imgcr-stop";
+	/* mappings shared with its parent or children: restored in place */
+	cow_keep_arg(keep_arg, sizeof(keep_arg));
+	if (keep_arg[0] && inplace_creds_ok())
+		argv[n++] = keep_arg;
+	else
+		keep_arg[0] = 0;
 	/* ready; wait for the whole tree */
 	{
 		char msg[32];
@@ -448,7 +497,16 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 	prctl(PR_SET_PDEATHSIG, 0);
 	if (c->userns && k->nthreads && keep_checkpoint_cap())
 		TFAIL("cannot keep CAP_CHECKPOINT_RESTORE for the exec: %s", strerror(errno));
-	syscall(SYS_execveat, fd, "", argv, environ, AT_EMPTY_PATH);
+	/* in place, the exec keeps our credentials: drop what it would drop */
+	if (keep_arg[0] && c->userns && drop_to_ambient())
+		TFAIL("cannot drop the capabilities of the user namespace: %s", strerror(errno));
+	for (i = 0;; i++) {
+		syscall(SYS_execveat, fd, "", argv, environ, AT_EMPTY_PATH);
+		/* in place: another task held our mm for a moment (a /proc reader) */
+		if (errno != EBUSY || !keep_arg[0] || i == 2000)
+			break;
+		usleep(5000);
+	}
 	n = errno;
 	TFAIL("exec of %s failed: %s (see the kernel log)%s", img, strerror(n),
 	      !k->nthreads ? "" : n == EEXIST ?
@@ -1051,6 +1109,9 @@ int cmd_restore(int argc, char **argv)
 	c.userns = c.pidns && geteuid() != 0;
 	c.restorer = getpid();
 	if (check_tree(&c))
+		return 1;
+	/* which memory parents and children share (cow.c) */
+	if (cow_plan(&c.t, c.dir))
 		return 1;
 
 	/* everything inherited is close-on-exec from now on */

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What imgcr restore passes after the image's name, in argv[1..3]:
+ *
+ *   --imgcr-cloexec=3,7,9	the fds the task had marked close-on-exec
+ *				(exec itself closed the caller's)
+ *   --imgcr-stop		restore the process stopped (SIGSTOP)
+ *   --imgcr-keep=S-E,S-E	anonymous mappings the caller already holds at
+ *				their place, shared copy-on-write with its
+ *				parent: restore in place (img_inplace.c)
+ *
+ * Anything else is ignored.  They are read from the argument pages exec
+ * built in the new mm, before the point of no return, so that a bad list
+ * fails the exec with the caller intact.
+ */
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+#include <linux/string.h>
+
+#include "compat.h"
+#include "loader.h"
+
+#define IMG_ARGS_MAX	(32 * 1024)
+#define IMG_KEEP_MAX	512
+
+#define CLOEXEC_OPT	"--imgcr-cloexec="
+#define STOP_OPT	"--imgcr-stop"
+#define KEEP_OPT	"--imgcr-keep="
+
+/* Copy up to @len bytes of the argument strings (argv[0] first). */
+static long read_arg_pages(struct linux_binprm *bprm, char *buf, size_t len)
+{
+	struct mm_struct *mm = bprm->mm;
+	unsigned long pos = bprm->p;
+	size_t done = 0;
+
+	len = min_t(unsigned long, len, bprm->vma->vm_end - pos);
+	mmap_read_lock(mm);
+	while (done < len) {
+		size_t off = offset_in_page(pos + done);
+		size_t n = min_t(size_t, PAGE_SIZE - off, len - done);
+		struct page *page;
+
+		if (imgcr_gup_remote(mm, pos + done, 1, 0, &page) != 1)
+			break;
+		memcpy_from_page(buf + done, page, off, n);
+		put_page(page);
+		done += n;
+	}
+	mmap_read_unlock(mm);
+	return done;
+}
+
+static int keep_cmp(const void *a, const void *b)
+{
+	const struct img_keep *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/*
+ * A mapping may be kept if it is plain private anonymous memory that was
+ * writable (its pages can be the parent's), at the page offset a fresh
+ * mapping at its address gets.
+ */
+static bool vma_keepable(const struct imgcr_vma *v)
+{
+	return v->kind == IMGCR_VMA_ANON &&
+	       (v->prot & IMGCR_PROT_WRITE || v->flags & IMGCR_VMA_ACCOUNT) &&
+	       !(v->flags & ~(IMGCR_VMA_ACCOUNT | IMGCR_VMA_HUGEPAGE |
+			      IMGCR_VMA_NOHUGEPAGE | IMGCR_VMA_DONTDUMP)) &&
+	       v->pgoff == v->start >> PAGE_SHIFT;
+}
+
+/* "S-E,S-E,...", hex: sorted, disjoint, each exactly a keepable VMA. */
+static int parse_keep(struct img *img, char *arg)
+{
+	unsigned int n = 0, i, vi = 0;
+	char *tok;
+
+	img->keep = kvcalloc(IMG_KEEP_MAX, sizeof(*img->keep), GFP_KERNEL);
+	img->kept = bitmap_zalloc(img->task.nr_vmas, GFP_KERNEL);
+	if (!img->keep || !img->kept)
+		return -ENOMEM;
+	while ((tok = strsep(&arg, ","))) {
+		char *end = strchr(tok, '-');
+		u64 s, e;
+
+		if (n == IMG_KEEP_MAX || !end)
+			goto bad;
+		*end++ = 0;
+		if (kstrtou64(tok, 16, &s) || kstrtou64(end, 16, &e))
+			goto bad;
+		img->keep[n].start = s;
+		img->keep[n++].end = e;
+	}
+	sort(img->keep, n, sizeof(*img->keep), keep_cmp, NULL);
+	for (i = 0; i < n; i++) {
+		const struct img_keep *k = &img->keep[i];
+
+		if (i && k->start < img->keep[i - 1].end)
+			goto bad;
+		while (vi < img->task.nr_vmas && img->vmas[vi].end <= k->start)
+			vi++;
+		if (vi == img->task.nr_vmas || img->vmas[vi].start != k->start ||
+		    img->vmas[vi].end != k->end ||
+		    !vma_keepable(&img->vmas[vi]))
+			goto bad;
+		__set_bit(vi, img->kept);
+	}
+	img->nr_keep = n;
+	return 0;
+bad:
+	img_err(img, "%s names a mapping the image has not as private anonymous memory",
+		KEEP_OPT);
+	return -EINVAL;
+}
+
+int img_parse_args(struct img *img)
+{
+	struct linux_binprm *bprm = img->bprm;
+	char *buf, *p, *end;
+	long len;
+	int i, ret = 0;
+
+	buf = kvmalloc(IMG_ARGS_MAX + 1, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	len = read_arg_pages(bprm, buf, IMG_ARGS_MAX);
+	if (len < min_t(unsigned long, IMG_ARGS_MAX, bprm->vma->vm_end - bprm->p)) {
+		kvfree(buf);
+		return -EFAULT;
+	}
+	buf[len] = 0;
+	p = buf;
+	end = buf + len;
+	for (i = 0; i < bprm->argc && i < 4 && p < end && !ret; i++) {
+		char *arg = p;
+
+		p += strlen(p) + 1;
+		if (p > end && !strncmp(arg, "--imgcr-", 8)) {
+			img_err(img, "argument %d is too long", i);
+			ret = -E2BIG;	/* not quietly a different restore */
+			break;
+		}
+		if (!i || p > end)	/* argv[0]; a string cut by our limit */
+			continue;
+		if (!strncmp(arg, CLOEXEC_OPT, strlen(CLOEXEC_OPT))) {
+			kfree(img->cloexec);
+			img->cloexec = kstrdup(arg + strlen(CLOEXEC_OPT), GFP_KERNEL);
+			if (!img->cloexec)
+				ret = -ENOMEM;
+		} else if (!strcmp(arg, STOP_OPT)) {
+			img->stop = true;
+		} else if (!strncmp(arg, KEEP_OPT, strlen(KEEP_OPT)) && !img->keep) {
+			ret = parse_keep(img, arg + strlen(KEEP_OPT));
+		}
+	}
+	kvfree(buf);
+	return ret;
+}

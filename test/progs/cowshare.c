@@ -1,0 +1,258 @@
+/*
+ * cowshare: the subject of t_cow.  Static.
+ *
+ * cowshare DIR
+ *     A parent maps 48 MiB of anonymous memory, writes pattern A on every
+ *     page, and forks a child; the child rewrites the first 4 MiB with
+ *     pattern B and forks a grandchild, which rewrites the next 4 MiB with
+ *     pattern C.  So the three still share most of the memory copy-on-write:
+ *     [0,4M) P alone (A) | C and G (B);  [4M,8M) P and C (A) | G alone (C);
+ *     [8M,48M) all three (A).  Each writes to DIR/p, DIR/c, DIR/g:
+ *     "region ADDR" and "ready PID", then sleeps in 20 ms nanosleeps.
+ *     On SIGUSR1 each checks its data and, from /proc/self/smaps, how much
+ *     of the region is shared with another process ("shared KIB private
+ *     KIB" and ok/BAD lines: P and G at most 5 MiB private, C at most
+ *     1 MiB, all at least 40 MiB shared), then says "checked"; the child
+ *     then writes pattern D into [8M,12M) ("wrote").  On SIGUSR2 each
+ *     checks its data again (the child's write stayed its own: copy-on-write
+ *     still separates them), says "done" and exits 0, or 1 after a BAD line.
+ *
+ * cowshare keep MODE IMAGE START END
+ *     Maps [START,END) (hex) as MODE says, then executes IMAGE with
+ *     "--imgcr-keep=START-END" (an in-place restore).  MODE: rw (anonymous
+ *     read-write: a valid caller), ro (read-only), shared (MAP_SHARED),
+ *     none (nothing mapped), exec (read-write-execute), thread (rw, with
+ *     a second thread), timer (rw, with a POSIX timer), vfork (rw, the
+ *     exec done by a vfork() child), ids (rw, saved user ID 1: as root).
+ *     If the exec fails it prints "cowshare: execve failed: ENAME" and
+ *     exits 2.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#define COMMON_CHECK
+#include "common.h"
+
+#define MIB (1024 * 1024)
+#define SIZE (48 * MIB)
+
+static volatile sig_atomic_t got1, got2;
+static unsigned char *r;
+static char who;
+
+static void on_sig(int s)
+{
+	if (s == SIGUSR1)
+		got1 = 1;
+	else
+		got2 = 1;
+}
+
+/* The byte at offset @off of a page written with pattern @pat. */
+static unsigned char pat_byte(char pat, size_t page, size_t off)
+{
+	return (unsigned char)(pat * 31 + page * 7 + off / 64);
+}
+
+static void fill(char pat, size_t from, size_t to)
+{
+	size_t o;
+
+	for (o = from; o < to; o++)
+		r[o] = pat_byte(pat, o / 4096, o % 4096);
+}
+
+/* The pattern each range must have, for this task, after the child's write. */
+static char want(size_t o, int after_write)
+{
+	if (o < 4 * MIB)
+		return who == 'p' ? 'A' : 'B';
+	if (o < 8 * MIB)
+		return who == 'g' ? 'C' : 'A';
+	if (o < 12 * MIB && after_write && who == 'c')
+		return 'D';
+	return 'A';
+}
+
+static void check_data(int after_write)
+{
+	size_t o, bad_at = SIZE;
+
+	for (o = 0; o < SIZE && bad_at == SIZE; o++)
+		if (r[o] != pat_byte(want(o, after_write), o / 4096, o % 4096))
+			bad_at = o;
+	check(bad_at == SIZE, "data", "offset %zu (want pattern %c)", bad_at,
+	      bad_at < SIZE ? want(bad_at, after_write) : '-');
+}
+
+/* Shared and private KiB of the region, from /proc/self/smaps. */
+static void sharing(long *shared, long *priv)
+{
+	char line[512], start[32];
+	FILE *f = fopen("/proc/self/smaps", "r");
+	int in = 0;
+	long v;
+
+	*shared = *priv = -1;
+	snprintf(start, sizeof(start), "%lx-", (unsigned long)(uintptr_t)r);
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		/* a mapping's header starts with its address, keys capitalised */
+		if ((line[0] >= '0' && line[0] <= '9') || (line[0] >= 'a' && line[0] <= 'f')) {
+			in = !strncmp(line, start, strlen(start));
+			continue;
+		}
+		if (!in)
+			continue;
+		if (sscanf(line, "Shared_Clean: %ld", &v) == 1 ||
+		    sscanf(line, "Shared_Dirty: %ld", &v) == 1)
+			*shared = (*shared < 0 ? 0 : *shared) + v;
+		if (sscanf(line, "Private_Clean: %ld", &v) == 1 ||
+		    sscanf(line, "Private_Dirty: %ld", &v) == 1)
+			*priv = (*priv < 0 ? 0 : *priv) + v;
+	}
+	fclose(f);
+}
+
+static int run(const char *dir, char name)
+{
+	char path[4096];
+	long shared, priv, max_priv = name == 'c' ? 1024 : 5 * 1024;
+	struct sigaction sa;
+	int fd;
+
+	who = name;
+	snprintf(path, sizeof(path), "%s/%c", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_TRUNC, 0644);
+	if (fd < 0 || dup2(fd, 1) < 0)
+		return 1;
+	close(fd);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sig;
+	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGUSR2, &sa, NULL);
+	say("region %lx\n", (unsigned long)(uintptr_t)r);
+	say("ready %d\n", getpid());
+	while (!got1)
+		msleep(20);
+	check_data(0);
+	sharing(&shared, &priv);
+	say("shared %ld private %ld\n", shared, priv);
+	check(shared >= 40 * 1024, "shared", "%ld KiB of the region", shared);
+	check(priv >= 0 && priv <= max_priv, "private", "%ld KiB of the region (at most %ld)",
+	      priv, max_priv);
+	say("checked\n");
+	if (name == 'c') {
+		fill('D', 8 * MIB, 12 * MIB);
+		say("wrote\n");
+	}
+	while (!got2)
+		msleep(20);
+	check_data(1);
+	say("done\n");
+	return bad;
+}
+
+static void *idle(void *a)
+{
+	(void)a;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static int keep(char **argv)
+{
+	unsigned long s = strtoul(argv[4], NULL, 16), e = strtoul(argv[5], NULL, 16);
+	const char *mode = argv[2];
+	char arg[64], *args[3];
+	int prot = PROT_READ | PROT_WRITE, flags = MAP_PRIVATE;
+
+	if (!strcmp(mode, "ro"))
+		prot = PROT_READ;
+	if (!strcmp(mode, "shared"))
+		flags = MAP_SHARED;
+	if (!strcmp(mode, "exec"))
+		prot |= PROT_EXEC;
+	if (strcmp(mode, "none") &&
+	    mmap((void *)s, e - s, prot, flags | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+		 -1, 0) != (void *)s) {
+		say("cowshare: cannot map %lx-%lx: %s\n", s, e, strerror(errno));
+		return 3;
+	}
+	if (!strcmp(mode, "thread")) {
+		pthread_t t;
+
+		pthread_create(&t, NULL, idle, NULL);
+	}
+	if (!strcmp(mode, "timer")) {
+		timer_t t;
+
+		timer_create(CLOCK_MONOTONIC, NULL, &t);
+	}
+	if (!strcmp(mode, "ids") && setresuid(0, 0, 1)) {
+		say("cowshare: setresuid: %s\n", strerror(errno));
+		return 3;
+	}
+	snprintf(arg, sizeof(arg), "--imgcr-keep=%lx-%lx", s, e);
+	args[0] = argv[3];
+	args[1] = arg;
+	args[2] = NULL;
+	if (!strcmp(mode, "vfork")) {
+		int st;
+		pid_t p = vfork();
+
+		if (p == 0) {
+			execv(argv[3], args);
+			say("cowshare: execve failed: %s (%d)\n", errname(errno), errno);
+			_exit(2);
+		}
+		if (p < 0 || waitpid(p, &st, 0) != p)
+			return 3;
+		return WIFEXITED(st) ? WEXITSTATUS(st) : 3;
+	}
+	execv(argv[3], args);
+	say("cowshare: execve failed: %s (%d)\n", errname(errno), errno);
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	pid_t c, g;
+
+	if (argc == 6 && !strcmp(argv[1], "keep"))
+		return keep(argv);
+	if (argc != 2) {
+		outf(2, "usage: cowshare DIR | cowshare keep MODE IMAGE START END\n");
+		return 64;
+	}
+	r = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (r == MAP_FAILED)
+		return 1;
+	fill('A', 0, SIZE);
+	c = fork();
+	if (c < 0)
+		return 1;
+	if (c == 0) {
+		fill('B', 0, 4 * MIB);
+		g = fork();
+		if (g < 0)
+			return 1;
+		if (g == 0) {
+			fill('C', 4 * MIB, 8 * MIB);
+			return run(argv[1], 'g');
+		}
+		if (run(argv[1], 'c'))
+			return 1;
+		return waitpid(g, NULL, 0) == g ? 0 : 1;
+	}
+	if (run(argv[1], 'p'))
+		return 1;
+	return waitpid(c, NULL, 0) == c ? 0 : 1;
+}
