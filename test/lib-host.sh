@@ -121,6 +121,18 @@ add_python() {
 		-cf - "usr/lib/$pyname" | tar -C "$root" -xf - || die "cannot copy /usr/lib/$pyname"
 }
 
+# dkms_lock / dkms_unlock: DKMS's imgcr/0.1 and /usr/src/imgcr-0.1 are
+# global, shared by suites run side by side: build_modules and the packages
+# test (which installs imgcr-dkms, also imgcr/0.1) take turns on this lock.
+DKMS_LOCK=/run/lock/imgcr-dkms.lock
+dkms_lock() {
+	exec 9> "$DKMS_LOCK" || die "cannot open $DKMS_LOCK"
+	flock -n 9 && return 0
+	say "waiting for another suite's DKMS use to end ($DKMS_LOCK)"
+	flock 9
+}
+dkms_unlock() { exec 9>&-; }
+
 # build_modules K: build img_dump.ko/binfmt_img.ko for kernel K with DKMS
 # (recording dkms-build-K) and leave plain .ko files in $BUILD/mod/K.  If
 # DKMS fails but module/ exists, fall back to a direct kbuild build so the
@@ -149,6 +161,7 @@ build_modules() {
 		rm -rf "$stage"
 		mkdir -p "$stage"
 		tar -C "$REPO" --exclude=./build --exclude=./.git -cf - . | tar -C "$stage" -xf -
+		dkms_lock
 		{
 			dkms remove "$DKMS_NAME/$DKMS_VER" --all || true
 			rm -rf "/usr/src/$DKMS_NAME-$DKMS_VER"
@@ -167,10 +180,11 @@ build_modules() {
 				[ -f "$out/$f.ko" ] || { ok=0; echo "missing $f.ko in $dst" >> "$log"; }
 			done
 		fi
+		[ "$ok" = 1 ] || cp "/var/lib/dkms/$DKMS_NAME/$DKMS_VER/build/make.log" "$LOGS/$k/dkms-make.log" 2>/dev/null
+		dkms_unlock
 		if [ "$ok" = 1 ]; then
 			record "dkms-build-$k" PASS
 		else
-			cp "/var/lib/dkms/$DKMS_NAME/$DKMS_VER/build/make.log" "$LOGS/$k/dkms-make.log" 2>/dev/null
 			record "dkms-build-$k" FAIL "see $log$( [ -f "$LOGS/$k/dkms-make.log" ] && echo " and $LOGS/$k/dkms-make.log")"
 		fi
 	fi
@@ -276,6 +290,19 @@ guest_tests() {
 	for t in "$REPO"/test/guest/t_*.sh; do
 		n=${t##*/t_}
 		n=${n%.sh}
+		for pat in "${pats[@]}"; do
+			# shellcheck disable=SC2254
+			case "$n" in $pat) echo "$n"; break ;; esac
+		done
+	done
+}
+
+# host_tests PATTERNS: names of the host tests (run on the host after the
+# guests; test/lib-packages.sh) selected by PATTERNS.
+host_tests() {
+	local n pat pats
+	IFS=, read -ra pats <<< "$1"
+	for n in $PKG_TESTS; do
 		for pat in "${pats[@]}"; do
 			# shellcheck disable=SC2254
 			case "$n" in $pat) echo "$n"; break ;; esac

@@ -3,8 +3,9 @@
 #
 #   --kernel K     only guest kernel K (default: 6.1.0-57-amd64 and
 #                  6.12.118+deb12-amd64)
-#   --only PATS    only the guest tests matching the comma-separated globs
-#                  PATS (names without t_ and .sh, e.g. --only 'counter,err*')
+#   --only PATS    only the tests matching the comma-separated globs PATS:
+#                  guest tests (names without t_ and .sh, e.g. --only
+#                  'counter,err*') and the host test "packages"
 #   --keep         keep build/logs even when everything passed
 #   --fuzz N       the fuzz test executes N images (imgcr.fuzz=N on the guest
 #                  command line; default: a ~3 minute CI round); see test/fuzz.sh
@@ -13,10 +14,14 @@
 # initramfs with modules + test programs + test/guest, one QEMU (TCG) boot
 # running the guest tests, dmesg check (dmesg-clean-K) and host-tool checks
 # of a guest-made image (readelf-K, gdb-regs-K, gdb-bt-K).  The guests of
-# the two kernels run in parallel (one vCPU each).  The last line of output
-# is "N passed, N failed"; the exit status is nonzero if anything failed.
+# the two kernels run in parallel (one vCPU each).  Then the host test
+# "packages" (test/lib-packages.sh: make deb, lintian, apt install with
+# DKMS, a guest per kernel with the installed modules, purge; not with
+# IMGCR_NO_DKMS=1).  The last line of output is "N passed, N failed"; the
+# exit status is nonzero if anything failed.
 set -uo pipefail
 . "$(dirname "$0")/lib-host.sh"
+. "$(dirname "$0")/lib-packages.sh"
 
 KERNELS=$ALL_KERNELS
 ONLY="*"
@@ -28,32 +33,42 @@ while [ $# -gt 0 ]; do
 	--only) ONLY=${2:?--only needs a value}; shift 2 ;;
 	--keep) KEEP=1; shift ;;
 	--fuzz) FUZZ=${2:?--fuzz needs a value}; shift 2 ;;
-	-h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown option $1 (see --help)" ;;
 	esac
 done
 for k in $KERNELS; do kernel_ok "$k" || die "unsupported kernel $k (choose from: $ALL_KERNELS)"; done
 case "$ONLY" in *[[:space:]]*) die "--only: use commas, not spaces" ;; esac
-[ -n "$(guest_tests "$ONLY")" ] || die "--only '$ONLY' matches no test in test/guest"
+GUEST_SEL=$(guest_tests "$ONLY")
+HOST_SEL=$(host_tests "$ONLY")
+[ -n "$GUEST_SEL$HOST_SEL" ] || die "--only '$ONLY' matches no test in test/guest and no host test ($PKG_TESTS)"
+if [ -n "$HOST_SEL" ] && [ "${IMGCR_NO_DKMS:-0}" = 1 ]; then
+	[ -n "$GUEST_SEL" ] || die "--only '$ONLY' selects only the host test packages, which installs packages and uses DKMS: not with IMGCR_NO_DKMS=1"
+	warn "IMGCR_NO_DKMS=1: the packages test (apt install, DKMS) is not run"
+	HOST_SEL=""
+fi
 
 host_setup
 rm -rf "$LOGS"
 mkdir -p "$BUILD" "$LOGS"
 : > "$RESULTS"
-build_progs
+
+if [ -n "$GUEST_SEL" ]; then
+	build_progs
+	for k in $KERNELS; do
+		build_modules "$k"
+		make_initrd "$k" "$BUILD/initrd-$k.cpio.gz"
+	done
+
+	say "booting guests ($KERNELS); logs in $LOGS/<kernel>/"
+	for k in $KERNELS; do
+		boot_guest "$k" "$BUILD/initrd-$k.cpio.gz" "$LOGS/$k" "imgcr.only=$ONLY${FUZZ:+ imgcr.fuzz=$FUZZ}" &
+	done
+	wait
+fi
 
 for k in $KERNELS; do
-	build_modules "$k"
-	make_initrd "$k" "$BUILD/initrd-$k.cpio.gz"
-done
-
-say "booting guests ($KERNELS); logs in $LOGS/<kernel>/"
-for k in $KERNELS; do
-	boot_guest "$k" "$BUILD/initrd-$k.cpio.gz" "$LOGS/$k" "imgcr.only=$ONLY${FUZZ:+ imgcr.fuzz=$FUZZ}" &
-done
-wait
-
-for k in $KERNELS; do
+	[ -n "$GUEST_SEL" ] || break
 	dir=$LOGS/$k
 	parse_guest "$k" "$dir" "$ONLY"
 	extract_files "$dir"
@@ -64,6 +79,10 @@ for k in $KERNELS; do
 		sed "s/^INFO /    /" "$dir/info.txt"
 	fi
 done
+
+# After the guests: it replaces the harness's DKMS imgcr/0.1 with the
+# package's and leaves DKMS without imgcr (see test/lib-packages.sh).
+[ -n "$HOST_SEL" ] && test_packages "$KERNELS"
 
 # The hint comes first: the last line must be the totals.
 grep -q "^FAIL" "$RESULTS" && echo "(logs kept in $LOGS)"

@@ -1,5 +1,6 @@
 #!/bin/sh
-# Install everything the build and the QEMU test guests need on a Debian 12 host.
+# Install everything the build, the packages (make deb, lintian) and the QEMU
+# test guests need on a Debian 12 host.
 # Idempotent: packages already present are not fetched again.
 set -eu
 
@@ -10,7 +11,7 @@ export DEBIAN_FRONTEND=noninteractive
 
 need=""
 for p in qemu-system-x86 busybox-static dkms cpio build-essential gdb binutils python3 \
-	 kmod libelf-dev bc flex bison xz-utils; do
+	 kmod libelf-dev bc flex bison xz-utils debhelper dh-dkms lintian man-db; do
 	dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"
 done
 for k in $KERNELS; do

@@ -11,9 +11,10 @@ static const struct command {
 	int (*run)(int argc, char **argv);
 	const char *help;
 } commands[] = {
-	{ "dump", cmd_dump, "dump -t PID -D DIR [--leave-running] [--shell-job]\n"
+	{ "dump", cmd_dump, "dump -t PID -D DIR [--leave-running] [--shell-job] [--ghost-limit BYTES]\n"
 	  "                        checkpoint PID and its descendants into DIR" },
 	{ "restore", cmd_restore, "restore -D DIR [--pidns] [--detach] [--shell-job]\n"
+	  "                        [--allow-changed-files]\n"
 	  "                        recreate the tree dumped in DIR" },
 	{ "show", cmd_show, "show IMAGE|DIR [--json]\n"
 	  "                        print what an image or a dump directory holds" },
