@@ -1,8 +1,9 @@
 #!/bin/bash
 # test/run.sh -- the imgcr test suite.  Run as root: sudo test/run.sh
 #
-#   --kernel K     only guest kernel K (default: 6.1.0-57-amd64 and
-#                  6.12.118+deb12-amd64)
+#   --kernel K     only guest kernel K, or a space-separated list (default:
+#                  all of test/kernels.sh: 6.1.0-57-amd64, 6.12.118+deb12-amd64,
+#                  6.12.118+deb13-amd64, 7.2.13+deb14-amd64)
 #   --only PATS    only the guest tests matching the comma-separated globs
 #                  PATS (names without t_ and .sh, e.g. --only 'counter,err*')
 #   --keep         keep build/logs even when everything passed
@@ -12,9 +13,10 @@
 # For every kernel: DKMS build of the modules (dkms-build-K), a busybox
 # initramfs with modules + test programs + test/guest, one QEMU (TCG) boot
 # running the guest tests, dmesg check (dmesg-clean-K) and host-tool checks
-# of a guest-made image (readelf-K, gdb-regs-K, gdb-bt-K).  The guests of
-# the two kernels run in parallel (one vCPU each).  The last line of output
-# is "N passed, N failed"; the exit status is nonzero if anything failed.
+# of a guest-made image (readelf-K, gdb-regs-K, gdb-bt-K).  The guests run
+# two at a time (one vCPU each; IMGCR_PARALLEL=N for N).  The last line of
+# output is "N passed, N failed"; the exit status is nonzero if anything
+# failed.
 set -uo pipefail
 . "$(dirname "$0")/lib-host.sh"
 
@@ -28,7 +30,7 @@ while [ $# -gt 0 ]; do
 	--only) ONLY=${2:?--only needs a value}; shift 2 ;;
 	--keep) KEEP=1; shift ;;
 	--fuzz) FUZZ=${2:?--fuzz needs a value}; shift 2 ;;
-	-h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown option $1 (see --help)" ;;
 	esac
 done
@@ -36,7 +38,7 @@ for k in $KERNELS; do kernel_ok "$k" || die "unsupported kernel $k (choose from:
 case "$ONLY" in *[[:space:]]*) die "--only: use commas, not spaces" ;; esac
 [ -n "$(guest_tests "$ONLY")" ] || die "--only '$ONLY' matches no test in test/guest"
 
-host_setup
+host_setup "$KERNELS"
 rm -rf "$LOGS"
 mkdir -p "$BUILD" "$LOGS"
 : > "$RESULTS"
@@ -48,8 +50,14 @@ for k in $KERNELS; do
 done
 
 say "booting guests ($KERNELS); logs in $LOGS/<kernel>/"
+running=0
 for k in $KERNELS; do
+	if [ "$running" -ge "${IMGCR_PARALLEL:-2}" ]; then
+		wait -n
+		running=$((running - 1))
+	fi
 	boot_guest "$k" "$BUILD/initrd-$k.cpio.gz" "$LOGS/$k" "imgcr.only=$ONLY${FUZZ:+ imgcr.fuzz=$FUZZ}" &
+	running=$((running + 1))
 done
 wait
 
