@@ -111,6 +111,21 @@ unpack_debs() {
 }
 
 mkdir -p "$CACHE"
+# The chroots first, side by side (debootstrap mostly waits on the network).
+rels=""
+for k in $KERNELS; do
+	spec=$(kernel_spec "$k") || die "unknown kernel $k (test/kernels.sh)"
+	set -- $spec
+	[ "$1" = bookworm ] && continue
+	case " $rels " in *" $1 "*) continue ;; esac
+	rels="$rels $1"
+	make_chroot "$1" "$3" &
+done
+wait
+for r in $rels; do
+	[ -f "$CACHE/chroots/$r/.imgcr-ready" ] || die "no $r chroot (see above)"
+done
+
 for k in $KERNELS; do
 	spec=$(kernel_spec "$k") || die "unknown kernel $k (test/kernels.sh)"
 	set -- $spec
