@@ -91,6 +91,9 @@ static int __init binfmt_img_init(void)
 				  ARRAY_SIZE(loader_ksyms));
 	if (ret)
 		return ret;
+	ret = imgcr_task_fpu_check(IMGCR_LOADER_NAME);
+	if (ret)
+		return ret;
 	ret = img_group_init();
 	if (ret)
 		return ret;

@@ -21,6 +21,7 @@
 #include <linux/shmem_fs.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/coredump.h>
+#include <asm/fpu/types.h>
 #include <asm/msr.h>
 #include <asm/vdso.h>
 #include <linux/rseq.h>	/* 6.1: the uapi one (its helpers are in sched.h) */
@@ -262,6 +263,23 @@ static inline struct fpu *imgcr_task_fpu(struct task_struct *t)
 #else
 	return &t->thread.fpu;
 #endif
+}
+
+/*
+ * Checked at load (binfmt_img): the FPU state of the loading task is where
+ * imgcr_task_fpu() says, its fpstate pointing at its own __fpstate (a task
+ * that never enabled dynamic features such as AMX, as insmod).
+ */
+static inline int imgcr_task_fpu_check(const char *mod)
+{
+	struct fpu *fpu = imgcr_task_fpu(current);
+
+	if (fpu->fpstate != &fpu->__fpstate) {
+		pr_err("%s: the FPU state is not where this kernel's headers place it; this kernel is not supported\n",
+		       mod);
+		return -ENOEXEC;
+	}
+	return 0;
 }
 
 /* wrmsrl() was renamed wrmsrq() in 6.16. */
