@@ -13,6 +13,7 @@
 #include <linux/module.h>
 #include <linux/rcupdate.h>
 
+#include "compat.h"
 #include "ksyms.h"
 #include "loader.h"
 
@@ -26,6 +27,9 @@ unsigned long imgcr_sys_setitimer;
 unsigned long imgcr_sys_timer_create;
 unsigned long imgcr_sys_timer_settime;
 unsigned long imgcr_sys_membarrier;
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
+unsigned long imgcr_fpu_copy_uabi_to_guest;	/* compat.h */
+#endif
 
 static struct imgcr_ksym loader_ksyms[] = {
 	{ "__x64_sys_arch_prctl", &imgcr_sys_arch_prctl },
@@ -38,6 +42,7 @@ static struct imgcr_ksym loader_ksyms[] = {
 	{ "__x64_sys_timer_create", &imgcr_sys_timer_create },
 	{ "__x64_sys_timer_settime", &imgcr_sys_timer_settime },
 	{ "__x64_sys_membarrier", &imgcr_sys_membarrier },
+	IMGCR_COMPAT_LOADER_KSYMS
 };
 
 static int load_img_binary(struct linux_binprm *bprm)
@@ -92,6 +97,9 @@ static int __init binfmt_img_init(void)
 
 	ret = imgcr_ksyms_resolve(IMGCR_LOADER_NAME, loader_ksyms,
 				  ARRAY_SIZE(loader_ksyms));
+	if (ret)
+		return ret;
+	ret = imgcr_task_fpu_check(IMGCR_LOADER_NAME);
 	if (ret)
 		return ret;
 	ret = img_group_init();

@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The differences between the kernels imgcr supports (Debian's 6.1 and
- * 6.12), in one place so that the rest of the code reads as if written for
- * a single kernel.
+ * The differences between the kernels imgcr supports (Debian 12's 6.1 and
+ * 6.12, Debian 13's 6.12, sid's 7.2), in one place so that the rest of the
+ * code reads as if written for a single kernel.  Each check is at the
+ * upstream release that made the change where that is known; the changes
+ * between 6.12 and 7.2 whose release was not checked are put at 7.0, which
+ * separates the supported kernels all the same.  Every branch is compiled
+ * and tested on the kernel(s) it serves.
  */
 #ifndef IMGCR_COMPAT_H
 #define IMGCR_COMPAT_H
@@ -12,6 +16,19 @@
 #include <linux/sched.h>
 #include <linux/rcupdate.h>
 #include <linux/version.h>
+#include <linux/namei.h>
+#include <linux/posix-timers.h>
+#include <linux/shmem_fs.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/coredump.h>
+#include <asm/fpu/types.h>
+#include <asm/msr.h>
+#include <asm/vdso.h>
+#include <linux/rseq.h>	/* 6.1: the uapi one (its helpers are in sched.h) */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
+#include <linux/sched/exec_state.h>
+#include <asm/vdso/vsyscall.h>
+#endif
 
 /* 6.5 dropped the vmas argument of get_user_pages_remote(). */
 static inline long imgcr_gup_remote(struct mm_struct *mm, unsigned long addr,
@@ -35,22 +52,81 @@ static inline struct timespec64 imgcr_inode_mtime(struct inode *inode)
 #endif
 }
 
-/* 6.3 records the registered rseq length; before, it is always 32. */
+/*
+ * The rseq registration: task->rseq, ->rseq_len (6.3), ->rseq_sig until
+ * 6.19 moved them into task->rseq (struct rseq_data: usrptr, len, sig).
+ * Before 6.3 the length is always 32.
+ */
+#ifdef CONFIG_RSEQ
+static inline unsigned long imgcr_rseq_ptr(struct task_struct *t)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 19, 0)
+	return (unsigned long)t->rseq.usrptr;
+#else
+	return (unsigned long)t->rseq;
+#endif
+}
+
+static inline u32 imgcr_rseq_sig(struct task_struct *t)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 19, 0)
+	return t->rseq.sig;
+#else
+	return t->rseq_sig;
+#endif
+}
+
 static inline u32 imgcr_rseq_len(struct task_struct *t)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 19, 0)
+	return t->rseq.len;
+#elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
 	return t->rseq_len;
 #else
 	return t->rseq ? 32 : 0;
 #endif
 }
 
-static inline void imgcr_set_rseq_len(struct task_struct *t, u32 len)
+/*
+ * Register current's rseq area as sys_rseq() would, minus its writes to
+ * the area (the restored memory holds what the task's had).  7.2's
+ * rseq_register() also records the ABI version (2 for an area larger than
+ * the original 32 bytes, with the generic entry code x86 uses) and raises
+ * TIF_RSEQ through rseq_force_update() so that the ids are written before
+ * user space runs; before, the notify-resume flag did that.
+ */
+static inline void imgcr_rseq_register(u64 ptr, u32 len, u32 sig)
 {
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 19, 0)
+	current->rseq.usrptr = (struct rseq __user *)(unsigned long)ptr;
+	current->rseq.len = len;
+	current->rseq.sig = sig;
+	current->rseq.event.has_rseq =
+		IS_ENABLED(CONFIG_GENERIC_IRQ_ENTRY) && len > 32 ? 2 : 1;
+	rseq_force_update();
+#else
+	current->rseq = (struct rseq __user *)(unsigned long)ptr;
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
-	t->rseq_len = len;
+	current->rseq_len = len;
+#endif
+	current->rseq_sig = sig;
+	rseq_set_notify_resume(current);
 #endif
 }
+#endif /* CONFIG_RSEQ */
+
+/* The robust futex list head moved into task->futex (checked: 7.2). */
+#ifdef CONFIG_FUTEX
+static inline struct robust_list_head __user **
+imgcr_robust_list(struct task_struct *t)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
+	return &t->futex.robust_list;
+#else
+	return &t->robust_list;
+#endif
+}
+#endif
 
 /* Largest rseq area the kernel accepts (6.3 made it extensible). */
 static inline bool imgcr_rseq_len_ok(u32 len)
@@ -168,5 +244,183 @@ static inline bool imgcr_have_droppable(void)
 {
 	return IMGCR_VM_DROPPABLE != VM_NONE;
 }
+
+/*
+ * lookup_one_len_unlocked(name, base, len) became lookup_one_unlocked(idmap,
+ * qstr, base) in 6.16; both check MAY_EXEC on the parent.
+ */
+static inline struct dentry *imgcr_lookup_unlocked(const char *name,
+						   struct dentry *base)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 16, 0)
+	return lookup_one_unlocked(&nop_mnt_idmap, &QSTR(name), base);
+#else
+	return lookup_one_len_unlocked(name, base, strlen(name));
+#endif
+}
+
+/*
+ * The vvar pages below the vdso: the image's -sym_vvar_start until 6.15,
+ * then the generic vdso data store's __VDSO_PAGES (checked on 7.2: two
+ * mappings, [vvar] and [vvar_vclock], where 6.12 has one).
+ */
+static inline unsigned long imgcr_vvar_size(const struct vdso_image *vi)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 15, 0)
+	return __VDSO_PAGES * PAGE_SIZE;
+#else
+	return -vi->sym_vvar_start;
+#endif
+}
+
+/*
+ * The task's FPU state: thread.fpu until 6.15, then right after the
+ * task_struct.  Debian's 7.2 has CONFIG_X86_DEBUG_FPU, which makes
+ * x86_task_fpu() an unexported function; its body is the header's macro,
+ * used here either way.
+ */
+static inline struct fpu *imgcr_task_fpu(struct task_struct *t)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 15, 0)
+	return (struct fpu *)((void *)t + sizeof(*t));
+#else
+	return &t->thread.fpu;
+#endif
+}
+
+/*
+ * Checked at load (binfmt_img): the FPU state of the loading task is where
+ * imgcr_task_fpu() says, its fpstate pointing at its own __fpstate (a task
+ * that never enabled dynamic features such as AMX, as insmod).
+ */
+static inline int imgcr_task_fpu_check(const char *mod)
+{
+	struct fpu *fpu = imgcr_task_fpu(current);
+
+	if (fpu->fpstate != &fpu->__fpstate) {
+		pr_err("%s: the FPU state is not where this kernel's headers place it; this kernel is not supported\n",
+		       mod);
+		return -ENOEXEC;
+	}
+	return 0;
+}
+
+/* wrmsrl() was renamed wrmsrq() in 6.16. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 16, 0)
+#define imgcr_wrmsr(msr, val)	wrmsrq(msr, val)
+#else
+#define imgcr_wrmsr(msr, val)	wrmsrl(msr, val)
+#endif
+
+/* shmem_file_setup() takes vma_flags_t (checked: 7.2) instead of vm flags. */
+static inline struct file *imgcr_shmem_file_setup(const char *name, loff_t size)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
+	return shmem_file_setup(name, size, mk_vma_flags(VMA_NORESERVE_BIT));
+#else
+	return shmem_file_setup(name, size, VM_NORESERVE);
+#endif
+}
+
+/*
+ * PR_SET_THP_DISABLE: MMF_DISABLE_THP in mm->flags until 6.18, then
+ * MMF_DISABLE_THP_COMPLETELY (arg3 0) or _EXCEPT_ADVISED (arg3
+ * PR_THP_DISABLE_EXCEPT_ADVISED) tested with mm_flags_test().  The image
+ * records the complete form, which is what a restore's prctl() sets.
+ */
+static inline bool imgcr_thp_disabled(struct mm_struct *mm)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 18, 0)
+	return mm_flags_test(MMF_DISABLE_THP_COMPLETELY, mm);
+#else
+	return test_bit(MMF_DISABLE_THP, &mm->flags);
+#endif
+}
+
+/*
+ * Dumpability (PR_SET_DUMPABLE 0): per mm until 7.x, then per task in
+ * task->exec_state (checked: 7.2; its getter is not exported, the
+ * structure is in <linux/sched/exec_state.h>).
+ */
+static inline bool imgcr_not_dumpable(struct task_struct *t, struct mm_struct *mm)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
+	struct task_exec_state *es;
+	bool off;
+
+	rcu_read_lock();
+	es = rcu_dereference(t->exec_state);
+	off = READ_ONCE(es->dumpable) == TASK_DUMPABLE_OFF;
+	rcu_read_unlock();
+	return off;
+#else
+	return get_dumpable(mm) == SUID_DUMP_DISABLE;
+#endif
+}
+
+/*
+ * POSIX timers: 6.14 embedded the sigqueue in k_itimer and replaced
+ * it_active by it_status; timer_create() hands out
+ * signal->next_posix_timer_id, an atomic_t since 6.15 (checked: 7.2 takes
+ * the first free id from there).
+ */
+static inline struct sigqueue *imgcr_timer_sigq(struct k_itimer *k)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 14, 0)
+	return &k->sigq;
+#else
+	return k->sigq;
+#endif
+}
+
+static inline bool imgcr_timer_armed(struct k_itimer *k)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 14, 0)
+	/*
+	 * The enum is private to kernel/time/posix-timers.h: DISARMED,
+	 * ARMED, REQUEUE_PENDING (checked: 7.2).
+	 */
+	return k->it_status == 1;
+#else
+	return k->it_active;
+#endif
+}
+
+static inline void imgcr_set_next_timer_id(struct signal_struct *sig, int id)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 15, 0)
+	atomic_set(&sig->next_posix_timer_id, id);
+#else
+	sig->next_posix_timer_id = id;
+#endif
+}
+
+/*
+ * fpu_copy_uabi_to_guest_fpstate(): EXPORT_SYMBOL_GPL until 7.x, then
+ * exported to the KVM modules only (EXPORT_SYMBOL_FOR_KVM, checked: 7.2),
+ * which modpost refuses to any other module.  There binfmt_img resolves it
+ * like its other kernel symbols (IMGCR_COMPAT_LOADER_KSYMS, ksyms.h; an
+ * exported function keeps its ENDBR64).
+ */
+#ifdef CONFIG_X86_64
+#include <asm/fpu/api.h>
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
+extern unsigned long imgcr_fpu_copy_uabi_to_guest;
+#define IMGCR_COMPAT_LOADER_KSYMS \
+	{ "fpu_copy_uabi_to_guest_fpstate", &imgcr_fpu_copy_uabi_to_guest },
+static inline int imgcr_fpu_copy_uabi_to_guest_fpstate(struct fpu_guest *g,
+						       const void *buf,
+						       u64 xcr0, u32 *vpkru)
+{
+	int (*fn)(struct fpu_guest *g, const void *buf, u64 xcr0, u32 *vpkru) =
+		(void *)imgcr_fpu_copy_uabi_to_guest;
+
+	return fn(g, buf, xcr0, vpkru);
+}
+#else
+#define IMGCR_COMPAT_LOADER_KSYMS
+#define imgcr_fpu_copy_uabi_to_guest_fpstate fpu_copy_uabi_to_guest_fpstate
+#endif
+#endif
 
 #endif /* IMGCR_COMPAT_H */

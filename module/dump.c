@@ -154,7 +154,7 @@ static int dump_check_access(struct dump_image *img, struct file *file)
 	struct path path;
 
 	parent = dget_parent(file->f_path.dentry);
-	md = lookup_one_len_unlocked("mem", parent, 3);
+	md = imgcr_lookup_unlocked("mem", parent);
 	dput(parent);
 	if (IS_ERR(md))
 		return PTR_ERR(md);
@@ -300,13 +300,14 @@ static void dump_thread_state(struct dump_thread *th)
 	ts->sas_ss_flags = t->sas_ss_flags;
 	ts->pdeath_signal = t->pdeath_signal;
 #ifdef CONFIG_FUTEX
-	ts->robust_list = (unsigned long)t->robust_list;
-	ts->robust_list_len = t->robust_list ? sizeof(*t->robust_list) : 0;
+	ts->robust_list = (unsigned long)*imgcr_robust_list(t);
+	ts->robust_list_len = *imgcr_robust_list(t) ?
+			      sizeof(struct robust_list_head) : 0;
 #endif
 	ts->clear_child_tid = (unsigned long)t->clear_child_tid;
 #ifdef CONFIG_RSEQ
-	ts->rseq = (unsigned long)t->rseq;
-	ts->rseq_sig = t->rseq_sig;
+	ts->rseq = imgcr_rseq_ptr(t);
+	ts->rseq_sig = imgcr_rseq_sig(t);
 	ts->rseq_len = imgcr_rseq_len(t);
 #endif
 	ts->timer_slack_ns = t->timer_slack_ns;
@@ -721,7 +722,7 @@ static int dump_one_vma(struct dump_image *img, struct vm_area_struct *vma)
 
 	if (vdso && vi && vma->vm_start == vdso) {
 		v->kind = IMGCR_VMA_VDSO;
-	} else if (vdso && vi && vma->vm_start >= vdso + vi->sym_vvar_start &&
+	} else if (vdso && vi && vma->vm_start >= vdso - imgcr_vvar_size(vi) &&
 		   vma->vm_end <= vdso && !vma->vm_file) {
 		v->kind = IMGCR_VMA_VVAR;
 	} else if (vma->vm_flags & (VM_IO | VM_PFNMAP | VM_MIXEDMAP | VM_HUGETLB)) {
@@ -829,7 +830,7 @@ static int capture_mm(struct dump_image *img)
 
 		ts->vdso = (unsigned long)mm->context.vdso;
 		ts->vdso_size = vi->size;
-		ts->vvar_size = -vi->sym_vvar_start;
+		ts->vvar_size = imgcr_vvar_size(vi);
 		ts->vdso_crc = crc32_le(~0, vi->data, vi->size);
 	}
 out:

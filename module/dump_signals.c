@@ -235,12 +235,12 @@ static int put_timer(struct dump_image *img, struct k_itimer *k,
 	default:
 		return -EOPNOTSUPP;
 	}
-	p->signo = k->sigq->info.si_signo;
-	p->value = (unsigned long)k->sigq->info.si_value.sival_ptr;
+	p->signo = imgcr_timer_sigq(k)->info.si_signo;
+	p->value = (unsigned long)imgcr_timer_sigq(k)->info.si_value.sival_ptr;
 	p->overrun = clamp_t(s64, k->it_overrun_last, 0, INT_MAX);
 	p->interval_ns = iv;
 	/* a SIGEV_NONE timer's hrtimer is never started, only its expiry set */
-	if (iv || k->it_active || none)
+	if (iv || imgcr_timer_armed(k) || none)
 		p->value_ns = hrtimer_left(&k->it.real.timer, iv, !iv && !none);
 	if (none && !iv && p->value_ns <= 1)
 		p->value_ns = 0;	/* an expired SIGEV_NONE one-shot reads 0 */
@@ -349,9 +349,9 @@ void dump_proc_state(struct dump_image *img)
 	p->nr_threads = img->nr_threads - 1;
 	if (img->task->signal->is_child_subreaper)
 		p->flags |= IMGCR_PROC_CHILD_SUBREAPER;
-	if (test_bit(MMF_DISABLE_THP, &img->mm->flags))
+	if (imgcr_thp_disabled(img->mm))
 		p->flags |= IMGCR_PROC_THP_DISABLE;
-	if (get_dumpable(img->mm) == SUID_DUMP_DISABLE)
+	if (imgcr_not_dumpable(img->task, img->mm))
 		p->flags |= IMGCR_PROC_NOT_DUMPABLE;
 	p->flags |= dump_membarrier(atomic_read(&img->mm->membarrier_state));
 	p->pdeath_signal = img->threads[0].th.pdeath_signal;

@@ -432,8 +432,8 @@ static int set_one_timer(struct img_group *g, const struct imgcr_posix_timer *t,
 	}
 	if (copy_to_user(&s->ev, &ev, sizeof(ev)))
 		return -EFAULT;
-	/* timer_create() hands out next_posix_timer_id (6.1 and 6.12) */
-	current->signal->next_posix_timer_id = t->id;
+	/* timer_create() hands out next_posix_timer_id (6.1 to 7.2) */
+	imgcr_set_next_timer_id(current->signal, t->id);
 	ret = img_call_sys(imgcr_sys_timer_create, t->clock,
 			   (unsigned long)&s->ev, (unsigned long)&s->id, 0);
 	if (!ret && get_user(id, &s->id))

@@ -520,7 +520,7 @@ static int img_check_vdso(struct img *img)
 		img_err(img, "the image uses a vdso but this process has none");
 		return -EOPNOTSUPP;
 	}
-	if (t->vdso_size != vi->size || t->vvar_size != -vi->sym_vvar_start ||
+	if (t->vdso_size != vi->size || t->vvar_size != imgcr_vvar_size(vi) ||
 	    t->vdso_crc != crc32_le(~0, vi->data, vi->size)) {
 		img_err(img, "image was dumped on a different kernel (vdso differs)");
 		return -EOPNOTSUPP;
@@ -578,6 +578,7 @@ static int img_check_vmas(struct img *img)
 {
 	const struct imgcr_task *t = &img->task;
 	unsigned int i, nvdso = 0, nvvar = 0;
+	u64 vvar_end = 0;
 	u64 prev_end = IMG_MIN_ADDR;
 	const struct img_file *f;
 	bool shared;
@@ -626,9 +627,14 @@ static int img_check_vmas(struct img *img)
 			nvdso++;
 			break;
 		case IMGCR_VMA_VVAR:
-			if (v->start != t->vdso - t->vvar_size ||
-			    v->end != t->vdso)
+			/*
+			 * One mapping or more (7.2: [vvar], [vvar_vclock])
+			 * tiling the vvar_size bytes below the vdso.
+			 */
+			if (v->start != (nvvar ? vvar_end : t->vdso - t->vvar_size) ||
+			    v->end <= v->start || v->end > t->vdso)
 				goto bad;
+			vvar_end = v->end;
 			nvvar++;
 			break;
 		default:
@@ -649,7 +655,8 @@ static int img_check_vmas(struct img *img)
 		if (v->kind >= IMGCR_VMA_VDSO && (v->flags || v->pgoff))
 			goto bad;
 	}
-	if (nvdso != (t->vdso ? 1 : 0) || nvvar != nvdso)
+	if (nvdso != (t->vdso ? 1 : 0) || !nvvar != !nvdso ||
+	    (nvvar && vvar_end != t->vdso))
 		goto bad;
 	return 0;
 bad:
@@ -709,7 +716,7 @@ static int img_open_file(struct img *img, struct img_file *f)
 		/* Recreated empty; PT_LOAD segments refill it after the exec. */
 		if (f->id.size > MAX_LFS_FILESIZE)
 			return -EINVAL;
-		f->file = shmem_file_setup(f->path, f->id.size, VM_NORESERVE);
+		f->file = imgcr_shmem_file_setup(f->path, f->id.size);
 		if (IS_ERR(f->file)) {
 			ret = PTR_ERR(f->file);
 			f->file = NULL;
@@ -873,7 +880,7 @@ static const struct user_regset *xstate_regset(void)
 static int img_check_xstate(struct img *img, const void *desc, size_t len,
 			    const char *who, void **xstate, u32 *pkru)
 {
-	struct fpstate *cur = current->thread.fpu.fpstate, *scratch;
+	struct fpstate *cur = imgcr_task_fpu(current)->fpstate, *scratch;
 	const struct user_regset *rs = xstate_regset();
 	struct fpu_guest g = {};
 	size_t fsize;
@@ -915,7 +922,7 @@ static int img_check_xstate(struct img *img, const void *desc, size_t len,
 		return -ENOMEM;
 	memcpy(scratch, cur, fsize);
 	g.fpstate = scratch;
-	ret = fpu_copy_uabi_to_guest_fpstate(&g, *xstate, cur->user_xfeatures,
+	ret = imgcr_fpu_copy_uabi_to_guest_fpstate(&g, *xstate, cur->user_xfeatures,
 					     pkru);
 	kvfree(scratch);
 	if (ret) {

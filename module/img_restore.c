@@ -436,12 +436,8 @@ void img_set_late_fields(u64 ax, const struct imgcr_thread *t)
 	regs->ax = ax;
 	regs->orig_ax = -1;	/* not in a syscall: no restart on signals */
 #ifdef CONFIG_RSEQ
-	if (t->rseq) {
-		current->rseq = (struct rseq __user *)(unsigned long)t->rseq;
-		imgcr_set_rseq_len(current, t->rseq_len);
-		current->rseq_sig = t->rseq_sig;
-		rseq_set_notify_resume(current);
-	}
+	if (t->rseq)
+		imgcr_rseq_register(t->rseq, t->rseq_len, t->rseq_sig);
 #endif
 }
 
@@ -470,15 +466,15 @@ void img_set_fsgs(const u64 *r)
 	current->thread.fsbase = r[IMGCR_REG_FS_BASE];
 	current->thread.gsindex = 0;
 	current->thread.gsbase = r[IMGCR_REG_GS_BASE];
-	wrmsrl(MSR_FS_BASE, r[IMGCR_REG_FS_BASE]);
-	wrmsrl(MSR_KERNEL_GS_BASE, r[IMGCR_REG_GS_BASE]);
+	imgcr_wrmsr(MSR_FS_BASE, r[IMGCR_REG_FS_BASE]);
+	imgcr_wrmsr(MSR_KERNEL_GS_BASE, r[IMGCR_REG_GS_BASE]);
 	preempt_enable();
 }
 
 /* @xstate was checked by img_parse() with this very copy function. */
 int img_set_xstate(const void *xstate)
 {
-	struct fpu *fpu = &current->thread.fpu;
+	struct fpu *fpu = imgcr_task_fpu(current);
 	struct fpu_guest g = { .fpstate = fpu->fpstate };
 	u32 pkru = 0;
 	int ret;
@@ -488,7 +484,7 @@ int img_set_xstate(const void *xstate)
 	 * they are loaded from fpstate on return to user space.
 	 */
 	fpregs_lock();
-	ret = fpu_copy_uabi_to_guest_fpstate(&g, xstate,
+	ret = imgcr_fpu_copy_uabi_to_guest_fpstate(&g, xstate,
 					     fpu->fpstate->user_xfeatures, &pkru);
 	fpu->last_cpu = -1;
 	set_thread_flag(TIF_NEED_FPU_LOAD);
@@ -536,7 +532,7 @@ void img_set_thread_fields(const struct imgcr_thread *t)
 	strscpy_pad(current->comm, t->comm, sizeof(current->comm));
 	task_unlock(current);
 #ifdef CONFIG_FUTEX
-	current->robust_list = (void __user *)(unsigned long)t->robust_list;
+	*imgcr_robust_list(current) = (void __user *)(unsigned long)t->robust_list;
 #endif
 	current->clear_child_tid = (int __user *)(unsigned long)t->clear_child_tid;
 	current->sas_ss_sp = t->sas_ss_sp;

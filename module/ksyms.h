@@ -60,9 +60,15 @@ static inline int imgcr_ksym_resolve(const char *mod, struct imgcr_ksym *ks)
 	{
 		u32 insn;
 
-		/* kprobes skips a leading ENDBR64 (or its seal) by 4 bytes. */
+		/*
+		 * kprobes skips a leading ENDBR64 (or its seal) by 4 bytes.
+		 * Only ENDBR64 itself will do (not its sealed form), so
+		 * compare with gen_endbr() rather than use is_endbr(),
+		 * which also accepts the seal and became an out-of-line
+		 * function taking a pointer in 6.15.
+		 */
 		if (copy_from_kernel_nofault(&insn, (void *)(a - 4), 4) ||
-		    !is_endbr(insn) || insn != gen_endbr()) {
+		    insn != gen_endbr()) {
 			pr_err("%s: kernel function %s has no ENDBR64 (sealed by IBT); calling it could crash this kernel, refusing to load\n",
 			       mod, ks->name);
 			return -ENOEXEC;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Private fs/proc layouts img_dump needs, copied from fs/proc/internal.h and
- * fs/proc/base.c.  They are identical in Debian's 6.1.192 and 6.12.118
+ * fs/proc/base.c.  They are identical in Debian's 6.1.192, 6.12.118 and
+ * 7.2.13 (7.2: sysctl_entry became a const pointer, the same layout)
  * (CONFIG_RANDSTRUCT_NONE, so __randomize_layout does not reorder them);
  * re-check them for every new kernel series.
  */

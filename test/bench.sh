@@ -37,7 +37,7 @@ done
 [ -z "$THREADS" ] || [[ "$THREADS" =~ ^[0-9]+$ ]] || die "--threads needs a number"
 kernel_ok "$K" || die "unsupported kernel $K (choose from: $ALL_KERNELS)"
 
-host_setup
+host_setup "$K"
 dpkg -s criu >/dev/null 2>&1 || apt-get install -y -q --no-install-recommends criu ||
 	die "cannot install criu"
 RESULTS=$BUILD/bench-results.txt

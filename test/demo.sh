@@ -20,7 +20,7 @@ while [ $# -gt 0 ]; do
 done
 kernel_ok "$K" || die "unsupported kernel $K (choose from: $ALL_KERNELS)"
 
-host_setup
+host_setup "$K"
 RESULTS=$BUILD/demo-results.txt
 LOGS=$BUILD/demo-logs
 rm -rf "$LOGS"

@@ -5,10 +5,10 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${IMGCR_BUILD:-$REPO/build}
 LOGS=$BUILD/logs
 CACHE=${IMGCR_CACHE:-/var/cache/imgcr}
-ALL_KERNELS="6.1.0-57-amd64 6.12.118+deb12-amd64"
+. "$REPO/test/kernels.sh"	# ALL_KERNELS, kernel_spec, kernel_release
 DKMS_NAME=imgcr
 DKMS_VER=0.1
-GUEST_TIMEOUT=${IMGCR_GUEST_TIMEOUT:-900}   # seconds per guest boot
+GUEST_TIMEOUT=${IMGCR_GUEST_TIMEOUT:-1200}  # seconds per guest boot (a deadline for hangs)
 RESULTS=$BUILD/results.txt                 # "STATUS<TAB>NAME<TAB>REASON"
 
 say()  { printf '==> %s\n' "$*"; }
@@ -44,10 +44,46 @@ kernel_ok() {
 	return 1
 }
 
+# host_setup [KERNELS]: packages, guest kernels and build chroots for
+# KERNELS (default: all).
 host_setup() {
 	[ "$(id -u)" = 0 ] || die "must run as root (sudo $0)"
 	say "setting up the host (test/setup-host.sh)"
-	sh "$REPO/test/setup-host.sh" || die "setup-host.sh failed"
+	IMGCR_KERNELS="${1:-$ALL_KERNELS}" sh "$REPO/test/setup-host.sh" || die "setup-host.sh failed"
+}
+
+# kernel_root K: where K's modules are built: "/" (the host) or the chroot
+# of K's release.  kernel_kdir K: K's kbuild tree, as seen from there.
+kernel_root() {
+	local rel
+	rel=$(kernel_release "$1")
+	if [ "$rel" = bookworm ]; then echo /; else echo "$CACHE/chroots/$rel"; fi
+}
+kernel_kdir() {
+	if [ "$(kernel_root "$1")" = / ]; then
+		echo "$CACHE/$1/headers/usr/src/linux-headers-$1"
+	else
+		echo "/usr/src/linux-headers-$1"
+	fi
+}
+
+# in_root ROOT CMD...: CMD on the host or in the chroot ROOT (with /proc
+# there while it runs; one user of a chroot at a time).
+in_root() {
+	local root=$1
+	shift
+	if [ "$root" = / ]; then
+		"$@"
+		return
+	fi
+	(
+		flock 9 || exit 1
+		mount -t proc proc "$root/proc" || exit 1
+		chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "$@"
+		rc=$?
+		umount "$root/proc"
+		exit $rc
+	) 9> "$root.lock"
 }
 
 # build_progs: the test programs, into $BUILD/progs.  Warnings are errors:
@@ -138,8 +174,10 @@ dkms_unlock() { exec 9>&-; }
 # DKMS fails but module/ exists, fall back to a direct kbuild build so the
 # guest tests still say something about the code (dkms-build-K stays FAIL).
 build_modules() {
-	local k=$1 log=$LOGS/$1/dkms.log stage=$BUILD/dkms-src out=$BUILD/mod/$1
+	local k=$1 log=$LOGS/$1/dkms.log out=$BUILD/mod/$1 root kdir stage
 	local dst=/var/lib/dkms/$DKMS_NAME/$DKMS_VER/$1/x86_64/module f ok=1
+	root=$(kernel_root "$k")
+	kdir=$(kernel_kdir "$k")
 	rm -rf "$out"
 	mkdir -p "$out" "$LOGS/$k"
 	: > "$log"
@@ -151,36 +189,41 @@ build_modules() {
 		ls "$out"/*.ko >/dev/null 2>&1 || warn "[$k] no modules: the module tests will FAIL"
 		return
 	fi
-	say "[$k] building modules with DKMS (log: $log)"
+	say "[$k] building modules with DKMS$([ "$root" = / ] || echo " in the chroot $root") (log: $log)"
 	if [ ! -f "$REPO/dkms.conf" ]; then
 		record "dkms-build-$k" FAIL "no dkms.conf in the repository"
 		ok=0
 	else
 		# dkms add copies the whole tree ("cp -r dir/*"): give it the
 		# sources without build/ and .git, and drop a stale copy first.
-		rm -rf "$stage"
-		mkdir -p "$stage"
-		tar -C "$REPO" --exclude=./build --exclude=./.git -cf - . | tar -C "$stage" -xf -
+		# In a chroot the staged copy lives in its /tmp.
+		if [ "$root" = / ]; then stage=$BUILD/dkms-src; else stage=/tmp/imgcr-dkms-src; fi
+		rm -rf "${root%/}$stage"
+		mkdir -p "${root%/}$stage"
+		tar -C "$REPO" --exclude=./build --exclude=./.git -cf - . | tar -C "${root%/}$stage" -xf -
 		dkms_lock
 		{
-			dkms remove "$DKMS_NAME/$DKMS_VER" --all || true
-			rm -rf "/usr/src/$DKMS_NAME-$DKMS_VER"
-			dkms add "$stage" &&
-				dkms build "$DKMS_NAME/$DKMS_VER" -k "$k"
+			in_root "$root" sh -c '
+				dkms remove "$1" --all || true
+				rm -rf "/usr/src/$2"
+				dkms add "$3" &&
+					dkms build "$1" -k "$4" --kernelsourcedir "$5"' sh \
+				"$DKMS_NAME/$DKMS_VER" "$DKMS_NAME-$DKMS_VER" "$stage" "$k" "$kdir"
 		} >> "$log" 2>&1 || ok=0
 		if [ "$ok" = 1 ]; then
-			for f in "$dst"/*.ko "$dst"/*.ko.xz; do
+			for f in "${root%/}$dst"/*.ko "${root%/}$dst"/*.ko.xz "${root%/}$dst"/*.ko.zst; do
 				[ -e "$f" ] || continue
 				case "$f" in
 				*.xz) xz -dc "$f" > "$out/$(basename "$f" .xz)" ;;
+				*.zst) in_root "$root" zstd -dc "${f#"${root%/}"}" > "$out/$(basename "$f" .zst)" ;;
 				*) cp "$f" "$out/" ;;
 				esac
 			done
 			for f in img_dump binfmt_img; do
-				[ -f "$out/$f.ko" ] || { ok=0; echo "missing $f.ko in $dst" >> "$log"; }
+				[ -f "$out/$f.ko" ] || { ok=0; echo "missing $f.ko in ${root%/}$dst" >> "$log"; }
 			done
 		fi
-		[ "$ok" = 1 ] || cp "/var/lib/dkms/$DKMS_NAME/$DKMS_VER/build/make.log" "$LOGS/$k/dkms-make.log" 2>/dev/null
+		[ "$ok" = 1 ] || cp "${root%/}/var/lib/dkms/$DKMS_NAME/$DKMS_VER/build/make.log" "$LOGS/$k/dkms-make.log" 2>/dev/null
 		dkms_unlock
 		if [ "$ok" = 1 ]; then
 			record "dkms-build-$k" PASS
@@ -196,16 +239,19 @@ build_modules() {
 }
 
 kbuild_fallback() {
-	local k=$1 out=$2 src=$BUILD/kbuild-$1 log=$LOGS/$1/kbuild.log
+	local k=$1 out=$2 log=$LOGS/$1/kbuild.log root src
+	root=$(kernel_root "$k")
 	[ -f "$REPO/module/Makefile" ] || [ -f "$REPO/module/Kbuild" ] || return 0
 	[ "${IMGCR_NO_DKMS:-0}" = 1 ] ||
 		warn "[$k] DKMS failed; trying a plain kbuild build of module/ (log: $log)"
-	rm -rf "$src"
-	mkdir -p "$src"
-	# Build a copy: kbuild writes objects next to the sources.
-	tar -C "$REPO" --exclude=./build --exclude=./.git -cf - . | tar -C "$src" -xf -
-	if make -C "/lib/modules/$k/build" M="$src/module" modules > "$log" 2>&1; then
-		find "$src/module" -name '*.ko' -exec cp {} "$out/" \;
+	# Build a copy: kbuild writes objects next to the sources.  For a
+	# chroot kernel the copy is in the chroot's /tmp.
+	if [ "$root" = / ]; then src=$BUILD/kbuild-$k; else src=/tmp/imgcr-kbuild-$k; fi
+	rm -rf "${root%/}$src"
+	mkdir -p "${root%/}$src"
+	tar -C "$REPO" --exclude=./build --exclude=./.git -cf - . | tar -C "${root%/}$src" -xf -
+	if in_root "$root" make -C "$(kernel_kdir "$k")" M="$src/module" modules > "$log" 2>&1; then
+		find "${root%/}$src/module" -name '*.ko' -exec cp {} "$out/" \;
 	else
 		tail -n 15 "$log" | sed 's/^/    /'
 	fi

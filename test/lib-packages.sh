@@ -257,6 +257,39 @@ pkg_purge() {
 	fi
 }
 
+# pkg_link_headers KERNELS: DKMS builds for the kernels whose
+# /lib/modules/K/build exists.  The guest kernels' headers are unpacked in
+# the cache, not installed (setup-host.sh): link them there for the test,
+# as a headers package would, and remove the links afterwards.
+PKG_LINKS=""
+pkg_link_headers() {
+	local k
+	for k in $1; do
+		[ -e "/lib/modules/$k/build" ] && continue
+		if [ ! -d "/lib/modules/$k" ]; then
+			mkdir -p "/lib/modules/$k"
+			PKG_LINKS="$PKG_LINKS /lib/modules/$k"
+		fi
+		ln -s "$(kernel_kdir "$k")" "/lib/modules/$k/build"
+		PKG_LINKS="$PKG_LINKS /lib/modules/$k/build"
+	done
+}
+pkg_unlink_headers() {
+	local l
+	for l in $PKG_LINKS; do
+		case "$l" in
+		*/build) rm -f "$l" ;;
+		esac
+	done
+	for l in $PKG_LINKS; do
+		case "$l" in
+		*/build) ;;
+		*) rm -rf "${l:?}" ;;	# made here: only DKMS's leftovers in it
+		esac
+	done
+	PKG_LINKS=""
+}
+
 # test_packages KERNELS: the whole test; packages and logs in $BUILD/pkg.
 test_packages() {
 	local kernels=$1 dir=$BUILD/pkg start=$SECONDS
@@ -267,11 +300,13 @@ test_packages() {
 		"$REPO/test/progs/counter.c" || die "cannot build test/progs/counter.c"
 	pkg_lintian "$dir"
 	dkms_lock
+	pkg_link_headers "$kernels"
 	if pkg_install "$dir" "$kernels"; then
 		pkg_manpages "$dir"
 		pkg_guests "$dir" "$kernels"
 	fi
 	pkg_purge "$dir"
+	pkg_unlink_headers
 	dkms_unlock
 	say "[packages] done in $((SECONDS - start)) s"
 }
