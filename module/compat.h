@@ -322,6 +322,16 @@ static inline struct file *imgcr_shmem_file_setup(const char *name, loff_t size)
 #endif
 }
 
+/* mm->flags became a bitmap read with mm_flags_test() in 6.18. */
+static inline bool imgcr_mm_multiprocess(struct mm_struct *mm)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 18, 0)
+	return mm_flags_test(MMF_MULTIPROCESS, mm);
+#else
+	return test_bit(MMF_MULTIPROCESS, &mm->flags);
+#endif
+}
+
 /*
  * PR_SET_THP_DISABLE: MMF_DISABLE_THP in mm->flags until 6.18, then
  * MMF_DISABLE_THP_COMPLETELY (arg3 0) or _EXCEPT_ADVISED (arg3

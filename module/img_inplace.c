@@ -190,7 +190,7 @@ static const char *caller_bad(struct img *img)
 		return "the caller is a vfork() child: its memory is its parent's";
 	if (!thread_group_empty(current))
 		return "the caller has other threads";
-	if (test_bit(MMF_MULTIPROCESS, &current->mm->flags))
+	if (imgcr_mm_multiprocess(current->mm))
 		return "the caller shares its memory with another process";
 	if (atomic_read(&current->files->count) != 1)
 		return "the caller shares its file table";
@@ -219,7 +219,7 @@ int img_inplace_check(struct img *img)
 	 */
 	if (atomic_read(&current->mm->mm_users) != 1 && !current->vfork_done &&
 	    thread_group_empty(current) &&
-	    !test_bit(MMF_MULTIPROCESS, &current->mm->flags))
+	    !imgcr_mm_multiprocess(current->mm))
 		return -EBUSY;
 	why = caller_bad(img);
 	if (why) {
