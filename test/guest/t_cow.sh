@@ -94,24 +94,21 @@ keep_expect() {
 		echo "$1: no '$4' in the kernel log: $(dmesg_since | tail -n1)"
 	fi
 }
-r=$(keep_expect rw 10000 20000 "")
-[ -z "$r" ] || fail "a range the image has not: $r"
-r=$(keep_expect none $s $e "not mapped in the caller")
-[ -z "$r" ] || fail "$r"
-r=$(keep_expect ro $s $e "not plain private anonymous")
-[ -z "$r" ] || fail "$r"
-r=$(keep_expect shared $s $e "not plain private anonymous")
-[ -z "$r" ] || fail "$r"
-r=$(keep_expect exec $s $e "not plain private anonymous")
-[ -z "$r" ] || fail "$r"
-r=$(keep_expect vfork $s $e "vfork() child")
-[ -z "$r" ] || fail "$r"
-r=$(keep_expect ids $s $e "IDs differ")
-[ -z "$r" ] || fail "$r"
-r=$(keep_expect thread $s $e "other threads")
-[ -z "$r" ] || fail "$r"
-r=$(keep_expect timer $s $e "POSIX timers")
-[ -z "$r" ] || fail "$r"
+# MODE START END: the kernel's reason
+while read -r mode rs re why; do
+	r=$(keep_expect "$mode" "$rs" "$re" "$why")
+	[ -z "$r" ] || fail "$r"
+done <<EOF
+rw 10000 20000 names a mapping the image has not
+none $s $e not mapped in the caller
+ro $s $e not plain private anonymous
+shared $s $e not plain private anonymous
+exec $s $e not plain private anonymous
+vfork $s $e vfork() child
+ids $s $e IDs differ
+thread $s $e other threads
+timer $s $e POSIX timers
+EOF
 
 # the control: a valid caller restores the parent's image in place
 cowshare keep rw $img $s $e > ctl.out 2>&1 &
