@@ -50,9 +50,7 @@ info "Pss before: $before KiB"
 imgcr dump -t $root -D d 2> dump.err || fail "dump: $(cat dump.err)"
 for p in $P $C $G; do wait_gone $p 10 || fail "task $p survived the dump"; done
 imgcr restore -D d --detach > restore.out 2> restore.err || fail "restore --detach: $(cat restore.err)"
-for p in $P $C $G; do
-	wait_restored $p 60 imgcr || fail "task $p not restored (state '$(state $p)')$(rerr)"
-done
+wait_tasks_restored $P $C $G
 after=$(pss)
 for p in $P $C $G; do info "$p: $(awk -v r="$region-" 'index($0, r) == 1 { on = 1; next } /^[0-9a-f]+-/ { on = 0 } on && /^(Rss|Shared_Dirty|Private_Dirty|AnonHugePages):/ { printf "%s %s ", $1, $2 }' /proc/$p/smaps)"; done
 info "Pss after: $after KiB"

@@ -109,13 +109,7 @@ sub_imgcr() {
 	imgcr restore -D d > restore.out 2> restore.err &
 	rpid=$!
 	track $rpid
-	n=0
-	while [ -z "$(state $pid)" ]; do
-		n=$((n + 1))
-		[ $n -lt 3000 ] || fail "task not recreated in 60 s$(rerr)"
-		usleep 20000
-	done
-	wait_restored $pid 60 imgcr || fail "task not restored (state '$(state $pid)')$(rerr)"
+	wait_tasks_restored $pid
 	n=0
 	while [ -e s.dat ] || [ -e "$DIR/p.dat" ]; do
 		n=$((n + 1))
@@ -164,13 +158,7 @@ sub_exe() {
 	imgcr restore -D e > restore.out 2> restore.err &
 	rpid=$!
 	track $rpid
-	n=0
-	while [ -z "$(state $pid)" ]; do
-		n=$((n + 1))
-		[ $n -lt 3000 ] || fail "task not recreated in 60 s$(rerr)"
-		usleep 20000
-	done
-	wait_restored $pid 60 imgcr || fail "task not restored (state '$(state $pid)')$(rerr)"
+	wait_tasks_restored $pid
 	n=0
 	while [ -e mg ] || [ -e p.dat ] || [ -e s.dat ]; do
 		n=$((n + 1))
