@@ -9,14 +9,15 @@
  *     anonymous mappings that one of its children has too (same start and
  *     end, written once), and fills them from its image;
  *   - its children's restorers inherit them with fork(); each keeps those
- *     it has itself and makes their contents its own, writing only the
- *     pages that differ (the others stay shared) and dropping the pages its
- *     image has not; it unmaps the rest; then it does the same for its own
- *     children;
+ *     it has itself and unmaps the rest; before it forks children of its
+ *     own it makes the contents of those they inherit its own, writing only
+ *     the pages that differ (the others stay shared) and dropping the pages
+ *     its image has not;
  *   - every task that holds such mappings executes its image with
  *     "--imgcr-keep=START-END,..." and binfmt_img restores it in place
  *     (module/img_inplace.c): those mappings stay, compared page by page
- *     with the image once more, and everything else is rebuilt as usual.
+ *     with the image (the only such pass for a mapping no child inherits),
+ *     and everything else is rebuilt as usual.
  *
  * Pages are shared when their contents are equal, as in CRIU: a page the
  * two had written apart to the same bytes comes back shared, which only
@@ -296,7 +297,11 @@ const char *cow_prepare(const struct tree *t, int ti, const char *dir,
 			munmap((void *)kept[i].start, kept[i].end - kept[i].start);
 			continue;
 		}
-		if (make_own(fd, ct, v, buf)) {
+		/*
+		 * Its children must inherit the task's own contents; if none
+		 * will, the exec compares and writes the pages itself.
+		 */
+		if (has_child_with(t, ti, v) && make_own(fd, ct, v, buf)) {
 			snprintf(err, len, "cannot fill %#lx-%#lx from %s: %s",
 				 v->start, v->end, path, strerror(errno));
 			goto fail;
