@@ -756,9 +756,15 @@ static int img_open_file(struct img *img, struct img_file *f)
 	}
 	inode = file_inode(f->file);
 	mt = imgcr_inode_mtime(inode);
-	/* a deleted file is recreated: a new inode number */
-	if (f->id.dev != new_encode_dev(inode->i_sb->s_dev) ||
-	    (!(f->id.flags & IMGCR_FILE_DELETED) && f->id.ino != inode->i_ino) ||
+	/*
+	 * The same file: same size and modification time.  Its device and
+	 * inode number may differ: the same files on another host, or after
+	 * a reboot that renumbered devices, are what a user moves an image
+	 * to (CRIU does not compare them either).  A deleted file is
+	 * recreated by imgcr restore on its filesystem: a new inode there.
+	 */
+	if ((f->id.flags & IMGCR_FILE_DELETED &&
+	     f->id.dev != new_encode_dev(inode->i_sb->s_dev)) ||
 	    f->id.size != i_size_read(inode) ||
 	    f->id.mtime_sec != mt.tv_sec || f->id.mtime_nsec != mt.tv_nsec ||
 	    !S_ISREG(inode->i_mode)) {
