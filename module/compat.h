@@ -11,6 +11,7 @@
 #ifndef IMGCR_COMPAT_H
 #define IMGCR_COMPAT_H
 
+#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
@@ -135,6 +136,30 @@ static inline bool imgcr_rseq_len_ok(u32 len)
 	return len >= 32 && len <= PAGE_SIZE;
 #else
 	return len == 32;
+#endif
+}
+
+/* struct fd's file: a member until 6.12 made it a tagged word. */
+#ifndef fd_file
+#define fd_file(f) ((f).file)
+#endif
+
+/*
+ * vfs_iter_write() takes freeze protection (file_start_write()) itself
+ * since 6.7; before, its caller does.
+ */
+static inline ssize_t imgcr_iter_write(struct file *f, struct iov_iter *it,
+				       loff_t *pos)
+{
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 7, 0)
+	ssize_t ret;
+
+	file_start_write(f);
+	ret = vfs_iter_write(f, it, pos, 0);
+	file_end_write(f);
+	return ret;
+#else
+	return vfs_iter_write(f, it, pos, 0);
 #endif
 }
 
