@@ -358,6 +358,21 @@ static inline bool imgcr_mm_multiprocess(struct mm_struct *mm)
 }
 
 /*
+ * PR_SET_MDWE (6.3+): MMF_HAS_MDWE, which exec keeps, refuses mprotect()
+ * making a mapping executable -- which every restore does.
+ */
+static inline bool imgcr_mm_has_mdwe(struct mm_struct *mm)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 18, 0)
+	return mm_flags_test(MMF_HAS_MDWE, mm);
+#elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	return test_bit(MMF_HAS_MDWE, &mm->flags);
+#else
+	return false;
+#endif
+}
+
+/*
  * PR_SET_THP_DISABLE: MMF_DISABLE_THP in mm->flags until 6.18, then
  * MMF_DISABLE_THP_COMPLETELY (arg3 0) or _EXCEPT_ADVISED (arg3
  * PR_THP_DISABLE_EXCEPT_ADVISED) tested with mm_flags_test().  The image

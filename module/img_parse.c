@@ -1438,6 +1438,10 @@ int img_parse(struct img *img)
 		return ret;
 
 	/* From here on it claims to be ours: errors are EINVAL and logged. */
+	if (imgcr_mm_has_mdwe(current->mm)) {
+		img_err(img, "the caller has memory-deny-write-execute (prctl PR_SET_MDWE, systemd MemoryDenyWriteExecute=), under which no image can be restored");
+		return -EPERM;
+	}
 	if (inode->i_mode & S_ISUID ||
 	    (inode->i_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP)) {
 		img_err(img, "set-user/group-ID images are refused");
