@@ -770,6 +770,13 @@ static int dump_one_vma(struct dump_image *img, struct vm_area_struct *vma)
 	}
 	img->nr_vmas++;
 
+	/*
+	 * Droppable memory is left out: the kernel may drop it at any time,
+	 * and glibc keeps getrandom()'s state in it, whose keys must not
+	 * come back in two processes (or twice from one image).
+	 */
+	if (v->flags & IMGCR_VMA_DROPPABLE)
+		return 0;
 	if (v->kind == IMGCR_VMA_ANON ||
 	    (v->kind == IMGCR_VMA_FILE && !(v->flags & IMGCR_VMA_SHARED)))
 		return dump_vma_pages(img, vma);
