@@ -512,6 +512,38 @@ static int dump_file(struct dump_image *img, struct file *file, u32 flags)
 	return img->nr_files++;
 }
 
+/*
+ * The checksum of each file's first page (an ELF's headers and build-id):
+ * where the device or inode differ at restore (another host), it tells
+ * another build of the same size and mtime.  Read without the target's
+ * mmap lock; a file that cannot be read keeps 0, "not recorded".
+ */
+static int dump_file_heads(struct dump_image *img)
+{
+	size_t i;
+	char *buf;
+
+	buf = kmalloc(PAGE_SIZE, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	for (i = 0; i < img->nr_files; i++) {
+		struct imgcr_file *rec = (void *)(img->filerecs + img->file_off[i]);
+		size_t n = min_t(u64, rec->size, PAGE_SIZE);
+		loff_t pos = 0;
+
+		if (rec->flags & (IMGCR_FILE_SHMEM | IMGCR_FILE_DELETED) || !n)
+			continue;
+		if (kernel_read(img->files[i], buf, n, &pos) == n)
+			rec->head_crc = crc32_le(~0, buf, n);
+		if (fatal_signal_pending(current)) {
+			kfree(buf);
+			return -EINTR;
+		}
+	}
+	kfree(buf);
+	return 0;
+}
+
 static bool file_is_shmem_object(struct dump_image *img, u32 idx)
 {
 	const struct imgcr_file *rec =
@@ -1183,6 +1215,8 @@ static int dump_build(struct dump_image *img)
 		ret = dump_timers(img);
 	if (!ret)
 		ret = capture_mm(img);
+	if (!ret)
+		ret = dump_file_heads(img);
 	if (!ret)
 		ret = dump_layout(img);
 	if (!ret && !dump_unchanged(img))

@@ -299,7 +299,11 @@ struct imgcr_file {
 	__u32 mtime_nsec;
 	__u32 mode;
 	__u32 flags;		/* IMGCR_FILE_* */
-	__u32 pad0;
+	/*
+	 * crc32_le(~0) of the first min(size, 4096) bytes: compared where
+	 * the device or inode differ; 0: not recorded
+	 */
+	__u32 head_crc;
 	/*
 	 * Absolute, NUL-terminated; for IMGCR_FILE_SHMEM the object's name
 	 * ("dev/zero", "memfd:NAME").
