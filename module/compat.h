@@ -146,12 +146,12 @@ static inline bool imgcr_rseq_len_ok(u32 len)
 
 /*
  * vfs_iter_write() takes freeze protection (file_start_write()) itself
- * since 6.7; before, its caller does.
+ * since 6.8; before, its caller does.
  */
 static inline ssize_t imgcr_iter_write(struct file *f, struct iov_iter *it,
 				       loff_t *pos)
 {
-#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 7, 0)
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 8, 0)
 	ssize_t ret;
 
 	file_start_write(f);
@@ -354,6 +354,16 @@ static inline bool imgcr_mm_multiprocess(struct mm_struct *mm)
 	return mm_flags_test(MMF_MULTIPROCESS, mm);
 #else
 	return test_bit(MMF_MULTIPROCESS, &mm->flags);
+#endif
+}
+
+/* inode_permission() takes the mount's idmap since 6.3, its userns before. */
+static inline int imgcr_path_permission(const struct path *p, int mask)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	return inode_permission(mnt_idmap(p->mnt), d_inode(p->dentry), mask);
+#else
+	return inode_permission(mnt_user_ns(p->mnt), d_inode(p->dentry), mask);
 #endif
 }
 

@@ -516,7 +516,9 @@ static int dump_file(struct dump_image *img, struct file *file, u32 flags)
  * The checksum of each file's first page (an ELF's headers and build-id):
  * where the device or inode differ at restore (another host), it tells
  * another build of the same size and mtime.  Read without the target's
- * mmap lock; a file that cannot be read keeps 0, "not recorded".
+ * mmap lock, through a file of the dumper's own, with its rights (the
+ * target's may lack FMODE_READ: an exe set by PR_SET_MM, or have
+ * O_DIRECT); a file it cannot read keeps 0, "not recorded".
  */
 static int dump_file_heads(struct dump_image *img)
 {
@@ -531,10 +533,19 @@ static int dump_file_heads(struct dump_image *img)
 		size_t n = min_t(u64, rec->size, PAGE_SIZE);
 		loff_t pos = 0;
 
-		if (rec->flags & (IMGCR_FILE_SHMEM | IMGCR_FILE_DELETED) || !n)
+		const struct path *path = &img->files[i]->f_path;
+		struct file *own;
+
+		if (rec->flags & (IMGCR_FILE_SHMEM | IMGCR_FILE_DELETED) || !n ||
+		    !S_ISREG(d_inode(path->dentry)->i_mode) ||
+		    imgcr_path_permission(path, MAY_READ))
 			continue;
-		if (kernel_read(img->files[i], buf, n, &pos) == n)
+		own = dentry_open(path, O_RDONLY | O_LARGEFILE, current_cred());
+		if (IS_ERR(own))
+			continue;
+		if (kernel_read(own, buf, n, &pos) == n)
 			rec->head_crc = crc32_le(~0, buf, n);
+		fput(own);
 		if (fatal_signal_pending(current)) {
 			kfree(buf);
 			return -EINTR;
@@ -1365,6 +1376,28 @@ static int dump_write_image(struct dump_image *img, struct file *out,
 	return 0;
 }
 
+/*
+ * A target the writes go to as given: a regular file with ->write_iter
+ * (no pseudo-file with only ->write), not O_APPEND or O_DIRECT (the header
+ * is a kernel buffer), and none of the files whose pages are in the image.
+ */
+static int dump_check_target(struct dump_image *img, struct file *out)
+{
+	struct inode *inode = file_inode(out);
+	size_t i;
+
+	if (!(out->f_mode & FMODE_WRITE))
+		return -EBADF;
+	if (!S_ISREG(inode->i_mode) || !out->f_op->write_iter ||
+	    !(out->f_mode & FMODE_CAN_WRITE) ||
+	    out->f_flags & (O_APPEND | O_DIRECT))
+		return -EINVAL;
+	for (i = 0; i < img->nr_files; i++)
+		if (file_inode(img->files[i]) == inode)
+			return -EINVAL;
+	return 0;
+}
+
 static long dump_ioctl_dump_to(struct dump_image *img, void __user *uarg)
 {
 	struct imgcr_dump_to arg;
@@ -1384,13 +1417,10 @@ static long dump_ioctl_dump_to(struct dump_image *img, void __user *uarg)
 	out = fdget(arg.fd);
 	if (!fd_file(out))
 		return -EBADF;
-	if (!(fd_file(out)->f_mode & FMODE_WRITE)) {
+	err = dump_check_target(img, fd_file(out));
+	if (err) {
 		fdput(out);
-		return -EBADF;
-	}
-	if (!S_ISREG(file_inode(fd_file(out))->i_mode)) {
-		fdput(out);
-		return -EINVAL;
+		return err;
 	}
 	pos = arg.offset;
 	err = dump_write_image(img, fd_file(out), &pos);

@@ -192,6 +192,9 @@ static const char *caller_bad(struct img *img)
 		return "the caller has other threads";
 	if (imgcr_mm_multiprocess(current->mm))
 		return "the caller shares its memory with another process";
+	/* kept here even with PR_MDWE_NO_INHERIT: the mm stays the caller's */
+	if (imgcr_mm_has_mdwe(current->mm))
+		return "the caller has memory-deny-write-execute (PR_SET_MDWE)";
 	if (atomic_read(&current->files->count) != 1)
 		return "the caller shares its file table";
 	if (refcount_read(&current->sighand->count) != 1)

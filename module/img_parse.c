@@ -1466,7 +1466,8 @@ int img_parse(struct img *img)
 		return ret;
 
 	/* From here on it claims to be ours: errors are EINVAL and logged. */
-	if (imgcr_mm_has_mdwe(current->mm)) {
+	/* the new mm: MMF_HAS_MDWE is inherited unless PR_MDWE_NO_INHERIT */
+	if (imgcr_mm_has_mdwe(img->bprm->mm)) {
 		img_err(img, "the caller has memory-deny-write-execute (prctl PR_SET_MDWE, systemd MemoryDenyWriteExecute=), under which no image can be restored");
 		return -EPERM;
 	}

@@ -4,7 +4,8 @@
 # image file.  A stopped heapbench (32 MiB of heap, 3 threads): the image
 # written by the module is byte for byte the one cat reads, and restores
 # with the heap and threads checked by the program.  Refused: a pipe as the
-# target (EINVAL), a target not open for writing (EBADF).  A task that ran
+# target or an O_APPEND one (EINVAL), a target not open for writing
+# (EBADF).  A task that ran
 # between open() and the ioctl: EAGAIN, and it runs on.  Timings of both
 # routes are printed (INFO) for a 128 MiB heap.
 # timeout: 300
@@ -24,6 +25,8 @@ r=$(dumpto $pid -pipe)
 [ "$r" = "dumpto: EINVAL" ] || fail "a pipe as the target: '$r', want EINVAL"
 r=$(dumpto $pid -ro)
 [ "$r" = "dumpto: EBADF" ] || fail "a read-only target: '$r', want EBADF"
+r=$(dumpto $pid -append)
+[ "$r" = "dumpto: EINVAL" ] || fail "an O_APPEND target: '$r', want EINVAL"
 kill9 $pid
 
 chmod +x ioctl.img
@@ -69,4 +72,4 @@ cmp -s b1.img b2.img || fail "128 MiB: the ioctl's image differs from cat's"
 info "128 MiB: cat $((t1 - t0)) ms, ioctl $((t2 - t1)) ms, image $(size_of b2.img) bytes"
 rm -f b1.img b2.img
 kill9 $pid
-pass "identical to cat's image, restored; EINVAL, EBADF, EAGAIN"
+pass "identical to cat's image, restored; EINVAL twice, EBADF, EAGAIN"

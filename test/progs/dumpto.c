@@ -4,7 +4,8 @@
  * imgcr dump takes.  With "wait": /proc/PID/dump is opened, "opened" is
  * printed, and the ioctl waits for SIGUSR1 (so a test can let the task run
  * in between).  OUT "-pipe": a pipe as the target (must be refused);
- * "-ro": OUT opened read-only.  Prints "written N" or "dumpto: ERRNAME";
+ * "-ro": OUT opened read-only; "-append": a file opened O_APPEND (must be
+ * refused: the image is written at an offset).  Prints "written N" or "dumpto: ERRNAME";
  * exit 0 on success, 2 if the ioctl failed.
  */
 #define _GNU_SOURCE
@@ -48,6 +49,8 @@ int main(int argc, char **argv)
 		if (pipe(pfd))
 			return 1;
 		out = pfd[1];
+	} else if (!strcmp(argv[2], "-append")) {
+		out = open("append.img", O_WRONLY | O_CREAT | O_APPEND, 0600);
 	} else if (!strcmp(argv[2], "-ro")) {
 		out = open("/proc/self/exe", O_RDONLY);
 	} else {
