@@ -129,13 +129,15 @@ build_progs() {
 copy_elf() {
 	local root=$1 f=$2 dst=${3:-$2} lib libs
 	mkdir -p "$root$(dirname "$dst")"
-	cp -L "$f" "$root$dst" || die "cannot copy $f"
+	# Timestamps kept: images map these files, and a restore on another
+	# kernel's guest (the cross-kernel tests) needs the same size and mtime.
+	cp -L --preserve=timestamps "$f" "$root$dst" || die "cannot copy $f"
 	libs=$(ldd "$f" 2>/dev/null | grep -o '/[^ ]*') || return 0   # static
 	for lib in $libs; do
 		case "$lib" in "$BUILD"/*) continue ;; esac   # the test's own
 		[ -e "$root$lib" ] && continue
 		mkdir -p "$root$(dirname "$lib")"
-		cp -L "$lib" "$root$lib" || die "cannot copy $lib (needed by $f)"
+		cp -L --preserve=timestamps "$lib" "$root$lib" || die "cannot copy $lib (needed by $f)"
 	done
 }
 
@@ -275,7 +277,7 @@ make_initrd() {
 	for a in "$BUILD"/progs/*; do
 		copy_elf "$root" "$a" "/imgcr/bin/${a##*/}"
 	done
-	cp "$BUILD"/lib/*.so "$root/imgcr/lib/"
+	cp -p "$BUILD"/lib/*.so "$root/imgcr/lib/"
 	copy_elf "$root" /bin/bash /usr/bin/bash
 	copy_elf "$root" /usr/bin/xz /usr/bin/xz	# t_xz: multi-threaded encoder
 	add_python "$root"
