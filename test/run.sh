@@ -27,6 +27,7 @@
 # guests, every kernel K boots once more with the images t_xkernel_dump made
 # on each other kernel J (counter, python3, vdsoclock), restores them and
 # checks they go on: results xkernel/J->K/PROG and dmesg-clean-xkernel-K.
+# IMGCR_XKERNEL_SELF=1 restores each kernel's own images too (J = K).
 set -uo pipefail
 . "$(dirname "$0")/lib-host.sh"
 . "$(dirname "$0")/lib-packages.sh"
@@ -41,7 +42,7 @@ while [ $# -gt 0 ]; do
 	--only) ONLY=${2:?--only needs a value}; shift 2 ;;
 	--keep) KEEP=1; shift ;;
 	--fuzz) FUZZ=${2:?--fuzz needs a value}; shift 2 ;;
-	-h | --help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown option $1 (see --help)" ;;
 	esac
 done

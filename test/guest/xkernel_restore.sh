@@ -52,10 +52,16 @@ for J in $(ls /imgcr/xk); do
 			echo "RESULT $name PASS resumed at $((at + 1)) of $n"
 			continue
 		fi
-		[ "$RC" = 0 ] || why="exit $RC${why:+; $why}"
+		# The kernel's reason first (binfmt_img names the image), then
+		# how the exec or the restored program ended.
 		kl=$(dmesg_since | grep -F "/imgcr/xk/$J/$p.img" | head -n 2 | sed 's/^\[[ 0-9.]*\] //' | tr '\n' '|')
-		[ -z "$kl" ] || why="$why; kernel: ${kl%|}"
-		[ -s $w/$p.err ] && why="$why; stderr: $(head -c 200 $w/$p.err | tr '\n' '|')"
+		err=$(sed -n 's/.*\.img: //p' $w/$p.err | head -n 1)
+		if [ "$RC" = 126 ] && [ -n "$err" ]; then
+			why="exec failed ($err)${kl:+: ${kl%|}}"
+		else
+			why="exit $RC${why:+; $why}${kl:+; kernel: ${kl%|}}"
+			[ -s $w/$p.err ] && why="$why; stderr: $(head -c 200 $w/$p.err | tr '\n' '|')"
+		fi
 		echo "RESULT $name FAIL $why"
 	done
 done
