@@ -832,6 +832,7 @@ static int capture_mm(struct dump_image *img)
 		ts->vdso_size = vi->size;
 		ts->vvar_size = imgcr_vvar_size(vi);
 		ts->vdso_crc = crc32_le(~0, vi->data, vi->size);
+		img->vdso_text = vi->data;
 	}
 out:
 	mmap_read_unlock(mm);
@@ -891,6 +892,8 @@ static size_t notes_size(const struct dump_image *img)
 	if (img->proc.nr_timers)
 		notes += note_size(IMGCR_NOTE_OWNER,
 				   img->proc.nr_timers * sizeof(*img->timers));
+	if (img->vdso_text)
+		notes += note_size(IMGCR_NOTE_OWNER, img->tstate.vdso_size);
 	for (i = 1; i < img->nr_threads; i++)
 		notes += thread_notes_size(&img->threads[i]);
 	return notes;
@@ -930,6 +933,9 @@ static void put_notes(struct dump_image *img, char *p)
 	if (img->proc.nr_timers)
 		p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_TIMERS, img->timers,
 			     img->proc.nr_timers * sizeof(*img->timers));
+	if (img->vdso_text)
+		p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_VDSO, img->vdso_text,
+			     img->tstate.vdso_size);
 	for (i = 1; i < img->nr_threads; i++) {
 		const struct dump_thread *th = &img->threads[i];
 

@@ -43,6 +43,7 @@ struct dump_image {
 	struct imgcr_posix_timer *timers;
 	u64 auxv[IMGCR_AUXV_WORDS];
 	unsigned int auxv_bytes;
+	const void *vdso_text;		/* the kernel's vdso image: NT_IMGCR_VDSO */
 	struct imgcr_vma *vmas;
 	size_t nr_vmas, cap_vmas;
 	struct file **files;		/* distinct mapped files, referenced */

@@ -111,7 +111,7 @@ struct note_slot {
 /* The main thread's notes, and the process-wide ones: at most one of each. */
 enum {
 	N_PRSTATUS, N_XSTATE, N_AUXV, N_TASK, N_SIGACT, N_VMAS, N_FILES,
-	N_PROC, N_SIGQUEUE, N_TIMERS, N_MAX
+	N_PROC, N_SIGQUEUE, N_TIMERS, N_VDSO, N_MAX
 };
 
 static const struct note_slot note_kinds[N_MAX] = {
@@ -125,6 +125,7 @@ static const struct note_slot note_kinds[N_MAX] = {
 	[N_PROC] = { IMGCR_NOTE_OWNER, NT_IMGCR_PROC },
 	[N_SIGQUEUE] = { IMGCR_NOTE_OWNER, NT_IMGCR_SIGQUEUE },
 	[N_TIMERS] = { IMGCR_NOTE_OWNER, NT_IMGCR_TIMERS },
+	[N_VDSO] = { IMGCR_NOTE_OWNER, NT_IMGCR_VDSO },
 };
 
 /* The notes of each further thread, exactly these in this order. */
@@ -505,11 +506,12 @@ static int img_check_main_thread(struct img *img)
 }
 
 /*
- * The vdso is the running kernel's: an image can only go back to a kernel
- * whose vdso has the same size and contents, or its code would jump into
- * the middle of different instructions.
+ * The vdso is the running kernel's.  The same one (size and contents): it
+ * is mapped where it was.  Another one (another kernel build): the image's
+ * copy of the old one stays at its address, its entry points made jumps to
+ * the new one's (img_vdso.c), if the image has that copy.
  */
-static int img_check_vdso(struct img *img)
+static int img_check_vdso(struct img *img, const struct note_slot *s)
 {
 	const struct vdso_image *vi = current->mm->context.vdso_image;
 	const struct imgcr_task *t = &img->task;
@@ -520,12 +522,19 @@ static int img_check_vdso(struct img *img)
 		img_err(img, "the image uses a vdso but this process has none");
 		return -EOPNOTSUPP;
 	}
-	if (t->vdso_size != vi->size || t->vvar_size != imgcr_vvar_size(vi) ||
-	    t->vdso_crc != crc32_le(~0, vi->data, vi->size)) {
-		img_err(img, "image was dumped on a different kernel (vdso differs)");
+	if (s->desc && (s->len != t->vdso_size ||
+			crc32_le(~0, s->desc, s->len) != t->vdso_crc)) {
+		img_err(img, "invalid image: its copy of the vdso does not match its size or checksum");
+		return -EINVAL;
+	}
+	if (t->vdso_size == vi->size && t->vvar_size == imgcr_vvar_size(vi) &&
+	    t->vdso_crc == crc32_le(~0, vi->data, vi->size))
+		return 0;
+	if (!s->desc) {
+		img_err(img, "image was dumped on a different kernel (vdso differs) and has no copy of its vdso to keep (dumped by imgcr 0.1)");
 		return -EOPNOTSUPP;
 	}
-	return 0;
+	return img_vdso_plan(img, vi, s->desc);
 }
 
 static bool file_is_noexec(struct file *f)
@@ -756,9 +765,15 @@ static int img_open_file(struct img *img, struct img_file *f)
 	}
 	inode = file_inode(f->file);
 	mt = imgcr_inode_mtime(inode);
-	/* a deleted file is recreated: a new inode number */
-	if (f->id.dev != new_encode_dev(inode->i_sb->s_dev) ||
-	    (!(f->id.flags & IMGCR_FILE_DELETED) && f->id.ino != inode->i_ino) ||
+	/*
+	 * The same file: same size and modification time.  Its device and
+	 * inode number may differ: the same files on another host, or after
+	 * a reboot that renumbered devices, are what a user moves an image
+	 * to (CRIU does not compare them either).  A deleted file is
+	 * recreated by imgcr restore on its filesystem: a new inode there.
+	 */
+	if ((f->id.flags & IMGCR_FILE_DELETED &&
+	     f->id.dev != new_encode_dev(inode->i_sb->s_dev)) ||
 	    f->id.size != i_size_read(inode) ||
 	    f->id.mtime_sec != mt.tv_sec || f->id.mtime_nsec != mt.tv_nsec ||
 	    !S_ISREG(inode->i_mode)) {
@@ -1473,7 +1488,7 @@ int img_parse(struct img *img)
 	if (!ret)
 		ret = img_check_loads(img);
 	if (!ret)
-		ret = img_check_vdso(img);
+		ret = img_check_vdso(img, &slots[N_VDSO]);
 	if (!ret)
 		ret = img_check_xstate(img, slots[N_XSTATE].desc,
 				       slots[N_XSTATE].len, "", &img->xstate,
@@ -1506,6 +1521,7 @@ void img_free(struct img *img)
 	kvfree(img->threads);
 	kvfree(img->sigq);
 	kvfree(img->timers);
+	kvfree(img->vdso.old);
 	kvfree(img->notes);
 	kvfree(img->phdrs);
 }

@@ -241,13 +241,18 @@ static int fill_pages(struct img *img)
 	return ret;
 }
 
-/* ARCH_MAP_VDSO_64 at the original address, through the syscall's body. */
+/*
+ * ARCH_MAP_VDSO_64 at the original address, through the syscall's body;
+ * the proxy if the image's vdso is another kernel's.
+ */
 static int map_vdso(struct img *img)
 {
 	long ret;
 
 	if (!img->task.vdso)
 		return 0;
+	if (img->vdso.old)
+		return img_vdso_map_proxy(img);
 	ret = img_call_sys(imgcr_sys_arch_prctl, ARCH_MAP_VDSO_64,
 			   img->task.vdso - img->task.vvar_size, 0, 0);
 	if (ret < 0 || (unsigned long)current->mm->context.vdso != img->task.vdso) {

@@ -16,6 +16,8 @@
 
 #define IMGCR_LOADER_NAME "binfmt_img"
 
+struct vdso_image;
+
 #define img_err(img, fmt, ...)						\
 	pr_info_ratelimited(IMGCR_LOADER_NAME ": %s: " fmt "\n",	\
 			    (img)->bprm->filename, ##__VA_ARGS__)
@@ -37,6 +39,18 @@ struct img_thread {
 	struct imgcr_thread th;
 	void *xstate;			/* img->xstate_size bytes */
 	u32 pkru;			/* from xstate, if it has PKRU */
+};
+
+/* img_vdso.c: a jump at the old vdso's @old_off to the new one's @new_off */
+struct img_vdso_patch {
+	u32 old_off, new_off;
+};
+
+struct img_vdso {
+	void *old;			/* the image's vdso; NULL: the same as ours */
+	const struct vdso_image *vi;	/* the running kernel's */
+	unsigned int nr;
+	struct img_vdso_patch patch[32];
 };
 
 struct img {
@@ -72,6 +86,7 @@ struct img {
 	unsigned int nr_keep;		/* non-zero: restore in place */
 	unsigned long *kept;		/* bitmap over vmas: the kept ones */
 	struct file *exe;		/* denied writes until it becomes mm->exe_file */
+	struct img_vdso vdso;		/* the proxy, if the vdso differs */
 };
 
 /* img_parse.c */
@@ -95,6 +110,11 @@ int img_inplace_check(struct img *img);
 int img_inplace_begin(struct img *img);
 int img_inplace_zap_holes(struct img *img);
 int img_fill_kept(unsigned long addr, const void *want, void *have, size_t n);
+
+/* img_vdso.c: an image from a kernel with another vdso */
+int img_vdso_plan(struct img *img, const struct vdso_image *vi,
+		  const void *old);
+int img_vdso_map_proxy(struct img *img);
 
 /* binfmt_img_main.c: syscall bodies, resolved at load (ksyms.h) */
 extern unsigned long imgcr_sys_arch_prctl;

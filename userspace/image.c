@@ -97,6 +97,7 @@ static const char *note_name(unsigned int type)
 	case NT_IMGCR_THREAD: return "NT_IMGCR_THREAD";
 	case NT_IMGCR_SIGQUEUE: return "NT_IMGCR_SIGQUEUE";
 	case NT_IMGCR_TIMERS: return "NT_IMGCR_TIMERS";
+	case NT_IMGCR_VDSO: return "NT_IMGCR_VDSO";
 	}
 	return "an unknown IMGCR note";
 }

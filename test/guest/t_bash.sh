@@ -24,15 +24,27 @@ while ((i < max)); do
 done
 echo "bash done i=$i n=$n"
 '
-MAX=50
+MAX=100
 mkfifo never
 $BASH -c "$SCRIPT" bash $MAX 9<> never > out 2> bash.err &
 pid=$!
 track $pid
 wait_line out '^ready' 20 || fail "bash did not start: $(cat bash.err)"
+# A USR1 that arrives while bash still runs the trap for the previous one
+# can be merged with it, so the next one is sent only once the loop has
+# printed a line after the trap's.
+loop_resumed() {
+	awk -v t="trap $1" '$0 == t { s = 1; next } s && /^i / { f = 1 } END { exit !f }' out
+}
 for n in 1 2; do
 	kill -USR1 $pid
 	wait_line out "^trap $n\$" 10 || fail "trap $n not run: $(tail -n1 out)"
+	k=500
+	until loop_resumed $n; do
+		k=$((k - 1))
+		[ $k -gt 0 ] || fail "loop did not resume after trap $n: $(tail -n1 out)"
+		usleep 20000
+	done
 done
 wait_line out '^i 10$' 20 || fail "loop did not reach 10: $(tail -n1 out)"
 stop_task $pid

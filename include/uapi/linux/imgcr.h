@@ -19,6 +19,7 @@
  *     "IMGCR" NT_IMGCR_PROC    struct imgcr_proc (process-wide state)
  *     "IMGCR" NT_IMGCR_SIGQUEUE struct imgcr_sigqueue[imgcr_proc.nr_sigqueue]
  *     "IMGCR" NT_IMGCR_TIMERS  struct imgcr_posix_timer[imgcr_proc.nr_timers]
+ *     "IMGCR" NT_IMGCR_VDSO    a copy of the vdso (imgcr_task.vdso_size bytes)
  *   then for each further thread, in the order of its notes:
  *     "CORE"  NT_PRSTATUS   its registers (pid = its TID)
  *     "CORE"  NT_PRFPREG
@@ -29,7 +30,9 @@
  * This is the order of the kernel's own core dumps (each thread's register
  * notes follow its NT_PRSTATUS), so gdb shows every thread.  A note belongs
  * to the thread of the NT_PRSTATUS before it; NT_SIGQUEUE and NT_TIMERS may
- * be absent when their count is 0.
+ * be absent when their count is 0.  NT_IMGCR_VDSO is absent if the task had
+ * no vdso, and in images of imgcr before 0.2: those restore only on a
+ * kernel with the same vdso.
  *
  * PT_LOAD segments carry only pages the task had present and private to it:
  * p_filesz == p_memsz, both multiples of the page size, sorted by address,
@@ -60,6 +63,12 @@
 #define NT_IMGCR_THREAD		0x494d4306
 #define NT_IMGCR_SIGQUEUE	0x494d4307
 #define NT_IMGCR_TIMERS		0x494d4308
+/*
+ * The vdso text the task ran with: a kernel with another vdso maps its own
+ * elsewhere and keeps this copy at the old address, each function's entry
+ * point made a jump to the new vdso's function of the same name.
+ */
+#define NT_IMGCR_VDSO		0x494d4309
 
 /* Standard note types the image uses (same values as <elf.h>). */
 #define IMGCR_NT_PRSTATUS	1
