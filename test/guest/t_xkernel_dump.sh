@@ -14,6 +14,7 @@ require_modules
 PY=/usr/bin/python3
 [ -x $PY ] || fail "no $PY in the guest"
 cp /imgcr/guest/pyloop.py loop.py
+T0=$(now_ms)
 
 # PROG N STOP: run to N, stop once line STOP is out.  (Python: "i STOP".)
 counter 20 > counter.out &
@@ -53,7 +54,7 @@ tar -cf xkernel.tar meta.txt counter.img counter.out vdsoclock.img vdsoclock.out
 	fail "cannot tar the images"
 export_file xkernel.tar xkernel.tar
 info "exported xkernel.tar ($(size_of xkernel.tar) bytes) in $(( $(now_ms) - t0 )) ms"
-pass "3 images dumped and sent to the host"
+pass "3 images dumped and sent to the host in $(( ($(now_ms) - T0) / 1000 )) s"
 
 # Control: the same images restored on this kernel, all three at once.
 self() {
@@ -72,6 +73,6 @@ self() {
 		[ -z "$r" ] || why="$why${why:+; }$p: $r"
 	done
 	[ -z "$why" ] || fail "$why"
-	pass "counter, vdsoclock and python restored on the kernel that dumped them"
+	pass "all 3 restored on the dumping kernel; test $(( ($(now_ms) - T0) / 1000 )) s in all"
 }
 subtest xkernel_dump-self self
