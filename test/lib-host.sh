@@ -502,7 +502,7 @@ xkernel_phase() {
 				record "xkernel/$j->$k/$p" FAIL "no images from $j (its xkernel_dump failed or sent nothing: see $LOGS/$j/console.log)"
 			done
 		done
-		[ -n "$(ls "$st/imgcr/xk")" ] || continue
+		[ -n "$(ls -A "$st/imgcr/xk")" ] || continue
 		{
 			cat "$BUILD/initrd-$k.cpio.gz"
 			(cd "$st" && find imgcr | cpio -o -H newc --quiet) | gzip -1
@@ -533,7 +533,8 @@ xkernel_parse() {
 		case "$name" in xkernel/*) ;; *) name="xkernel-$k/$name" ;; esac
 		case "$st" in PASS | FAIL) record "$name" "$st" "$why" ;; esac
 	done < <(grep -aE '^RESULT [^ ]+ (PASS|FAIL)' "$log")
-	for j in $(ls "$BUILD/xk-stage-$k/imgcr/xk"); do
+	for j in "$BUILD/xk-stage-$k/imgcr/xk"/*; do
+		j=${j##*/}
 		for p in $XK_PROGS; do
 			grep -aqF "RESULT xkernel/$j->$k/$p " "$log" ||
 				record "xkernel/$j->$k/$p" FAIL "no result: guest crashed, hung or was killed (see $log)"

@@ -9,10 +9,11 @@
 . /imgcr/guest/lib.sh
 K=$(uname -r)
 PROGS="counter vdsoclock python"
+JS=$(cd /imgcr/xk && echo *)	# the dumping kernels
 require_modules_xk() {
 	for m in img_dump binfmt_img; do
 		grep -q "^$m " /proc/modules && continue
-		for J in $(ls /imgcr/xk); do
+		for J in $JS; do
 			for p in $PROGS; do
 				echo "RESULT xkernel/$J->$K/$p FAIL module $m is not loaded"
 			done
@@ -23,7 +24,7 @@ require_modules_xk() {
 require_modules_xk
 dmesg_mark
 
-for J in $(ls /imgcr/xk); do
+for J in $JS; do
 	mkdir -p /tmp/xk/$J
 	for p in $PROGS; do
 		w=/tmp/xk/$J
@@ -36,7 +37,7 @@ for J in $(ls /imgcr/xk); do
 	done
 done
 
-for J in $(ls /imgcr/xk); do
+for J in $JS; do
 	w=/tmp/xk/$J
 	for p in $PROGS; do
 		name="xkernel/$J->$K/$p"
@@ -44,7 +45,7 @@ for J in $(ls /imgcr/xk); do
 			echo "RESULT $name FAIL no $p image from $J"
 			continue
 		fi
-		wait_exit $(cat $w/$p.pid) 120
+		wait_exit "$(cat $w/$p.pid)" 120
 		n=$(sed -n "s/^$p .* target //p" /imgcr/xk/$J/meta.txt)
 		at=$(sed -n "s/^$p .* stopped_at \([0-9]*\) .*/\1/p" /imgcr/xk/$J/meta.txt)
 		why=$(sh /imgcr/guest/xkcheck.sh $p $w/$p.out "$n")
