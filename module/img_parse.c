@@ -370,6 +370,13 @@ static int img_check_thread(struct img *img, struct imgcr_thread *t,
 {
 	const char *bad = thread_field_bad(t);
 
+	/* a length a later kernel takes (6.3+), but not this one (6.1) */
+	if (t->rseq && t->rseq_len > 32 && t->rseq_len <= PAGE_SIZE &&
+	    !imgcr_rseq_len_ok(t->rseq_len)) {
+		img_err(img, "%srseq area of %u bytes, registered on a later kernel: this one takes 32 only",
+			who, t->rseq_len);
+		return -EOPNOTSUPP;
+	}
 	if (bad) {
 		img_err(img, "invalid image: %s%s", who, bad);
 		return -EINVAL;

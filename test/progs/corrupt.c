@@ -25,6 +25,17 @@
  *   duptid     the first NT_IMGCR_THREAD gets the second one's TID
  *   threadrip  the second NT_PRSTATUS (the first thread after the main
  *              one): rip in the kernel's half of the address space
+ * and, on the image's copy of its vdso (NT_IMGCR_VDSO), to make it look
+ * dumped on a kernel with another vdso (its task note's crc updated):
+ *   othervdso  a change in the padding after the vdso's ELF contents: a
+ *              loader must keep this copy and jump from it to its own vdso
+ *   vdsotight  othervdso, and __vdso_time's size 8: no room for a jump
+ *   vdsoname   othervdso, and __vdso_getcpu renamed __vdso_getcpX, a
+ *              function the running kernel's vdso does not have
+ *   vdsorip    othervdso, and the main thread's rip inside __vdso_time
+ *   vdsocrc    a change in the copy, crc not updated
+ * and one that only a later kernel than 6.1 takes:
+ *   rseq64     NT_IMGCR_TASK: an rseq registration of 64 bytes
  * Prints nothing on success; exit 1 if IN is not an ELF64 file (or has no
  * such note).
  */
@@ -72,6 +83,84 @@ static unsigned char *find_note(unsigned char *b, size_t size, Elf64_Phdr *ph, i
 				const char *owner, uint32_t type, size_t *len)
 {
 	return find_nth_note(b, size, ph, nph, owner, type, 0, len);
+}
+
+/* crc32_le(~0, p, n) as the kernel computes imgcr_task.vdso_crc. */
+static uint32_t crc32_kernel(const unsigned char *p, size_t n)
+{
+	uint32_t c = ~0u;
+
+	while (n--) {
+		c ^= *p++;
+		for (int k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0xedb88320u & -(c & 1));
+	}
+	return c;
+}
+
+/*
+ * Symbol @name of the vdso copy @v (@len bytes), through its section
+ * headers, or NULL; *end gets the end of the ELF contents (the last
+ * section or the section header table).
+ */
+static Elf64_Sym *vdso_sym(unsigned char *v, size_t len, const char *name, size_t *end)
+{
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)v;
+	Elf64_Sym *found = NULL;
+
+	if (len < sizeof(*eh) || memcmp(v, ELFMAG, SELFMAG) ||
+	    eh->e_shoff + (size_t)eh->e_shnum * sizeof(Elf64_Shdr) > len)
+		return NULL;
+	Elf64_Shdr *sh = (Elf64_Shdr *)(v + eh->e_shoff);
+	*end = eh->e_shoff + (size_t)eh->e_shnum * sizeof(Elf64_Shdr);
+	for (int i = 0; i < eh->e_shnum; i++) {
+		if (sh[i].sh_type != SHT_NOBITS && sh[i].sh_offset + sh[i].sh_size > *end)
+			*end = sh[i].sh_offset + sh[i].sh_size;
+		if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh->e_shnum)
+			continue;
+		Elf64_Shdr *str = &sh[sh[i].sh_link];
+		Elf64_Sym *y = (Elf64_Sym *)(v + sh[i].sh_offset);
+		for (size_t k = 0; k < sh[i].sh_size / sizeof(*y); k++)
+			if (y[k].st_name < str->sh_size &&
+			    !strcmp((char *)v + str->sh_offset + y[k].st_name, name))
+				found = &y[k];
+	}
+	return *end <= len ? found : NULL;
+}
+
+/* The vdso modes; 0 if done. */
+static int damage_vdso(unsigned char *b, size_t size, Elf64_Phdr *ph, int nph, const char *m)
+{
+	size_t vlen = 0, tlen = 0, plen = 0, end = 0;
+	unsigned char *v = find_note(b, size, ph, nph, "IMGCR", 0x494d4309, &vlen);
+	unsigned char *t = find_note(b, size, ph, nph, "IMGCR", 0x494d4301, &tlen);
+	unsigned char *pr = find_note(b, size, ph, nph, "CORE", NT_PRSTATUS, &plen);
+	Elf64_Sym *tm = v ? vdso_sym(v, vlen, "__vdso_time", &end) : NULL;
+	Elf64_Sym *cpu = v ? vdso_sym(v, vlen, "__vdso_getcpu", &end) : NULL;
+	uint64_t vdso;
+
+	/* the crc at 28 and the vdso address at 128 of struct imgcr_task */
+	if (!tm || !cpu || !t || tlen < 136 || !pr || plen < 112 + 17 * 8 || end >= vlen)
+		return 1;
+	v[vlen - 1] ^= 1;
+	if (!strcmp(m, "vdsotight")) {
+		tm->st_size = 8;
+	} else if (!strcmp(m, "vdsoname")) {
+		Elf64_Ehdr *eh = (Elf64_Ehdr *)v;
+		Elf64_Shdr *sh = (Elf64_Shdr *)(v + eh->e_shoff);
+		for (int i = 0; i < eh->e_shnum; i++)
+			if (sh[i].sh_type == SHT_DYNSYM)
+				v[sh[sh[i].sh_link].sh_offset + cpu->st_name + 12] = 'X';
+	} else if (!strcmp(m, "vdsorip")) {
+		memcpy(&vdso, t + 128, sizeof(vdso));
+		vdso += tm->st_value + 1;
+		memcpy(pr + 112 + 16 * 8, &vdso, sizeof(vdso));
+	}
+	if (strcmp(m, "vdsocrc")) {
+		uint32_t crc = crc32_kernel(v, vlen);
+		memcpy(t + 28, &crc, sizeof(crc));
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -190,6 +279,19 @@ int main(int argc, char **argv)
 		done = d && len >= 112 + 17 * 8;
 		if (done)
 			memcpy(d + 112 + 16 * 8, &rip, sizeof(rip));
+	} else if (!strcmp(m, "rseq64")) {
+		size_t len = 0;
+		unsigned char *d = find_note(b, size, ph, nph, "IMGCR", 0x494d4301, &len);
+		uint64_t rseq = 0;
+		uint32_t l = 64;
+		/* struct imgcr_task: rseq at 208, rseq_len at 216 */
+		if (d && len >= 224)
+			memcpy(&rseq, d + 208, sizeof(rseq));
+		done = rseq != 0;
+		if (done)
+			memcpy(d + 216, &l, sizeof(l));
+	} else if (!strcmp(m, "othervdso") || !strncmp(m, "vdso", 4)) {
+		done = !damage_vdso(b, size, ph, nph, m);
 	} else {
 		outf(2, "corrupt: unknown mode %s\n", m);
 		return 64;
