@@ -11,6 +11,7 @@
 #ifndef IMGCR_COMPAT_H
 #define IMGCR_COMPAT_H
 
+#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
@@ -135,6 +136,30 @@ static inline bool imgcr_rseq_len_ok(u32 len)
 	return len >= 32 && len <= PAGE_SIZE;
 #else
 	return len == 32;
+#endif
+}
+
+/* struct fd's file: a member until 6.12 made it a tagged word. */
+#ifndef fd_file
+#define fd_file(f) ((f).file)
+#endif
+
+/*
+ * vfs_iter_write() takes freeze protection (file_start_write()) itself
+ * since 6.7; before, its caller does.
+ */
+static inline ssize_t imgcr_iter_write(struct file *f, struct iov_iter *it,
+				       loff_t *pos)
+{
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 7, 0)
+	ssize_t ret;
+
+	file_start_write(f);
+	ret = vfs_iter_write(f, it, pos, 0);
+	file_end_write(f);
+	return ret;
+#else
+	return vfs_iter_write(f, it, pos, 0);
 #endif
 }
 
@@ -329,6 +354,21 @@ static inline bool imgcr_mm_multiprocess(struct mm_struct *mm)
 	return mm_flags_test(MMF_MULTIPROCESS, mm);
 #else
 	return test_bit(MMF_MULTIPROCESS, &mm->flags);
+#endif
+}
+
+/*
+ * PR_SET_MDWE (6.3+): MMF_HAS_MDWE, which exec keeps, refuses mprotect()
+ * making a mapping executable -- which every restore does.
+ */
+static inline bool imgcr_mm_has_mdwe(struct mm_struct *mm)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 18, 0)
+	return mm_flags_test(MMF_HAS_MDWE, mm);
+#elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	return test_bit(MMF_HAS_MDWE, &mm->flags);
+#else
+	return false;
 #endif
 }
 

@@ -34,6 +34,7 @@
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/uio.h>
 #include <asm/vdso.h>
 #include <uapi/linux/imgcr.h>
 
@@ -511,6 +512,38 @@ static int dump_file(struct dump_image *img, struct file *file, u32 flags)
 	return img->nr_files++;
 }
 
+/*
+ * The checksum of each file's first page (an ELF's headers and build-id):
+ * where the device or inode differ at restore (another host), it tells
+ * another build of the same size and mtime.  Read without the target's
+ * mmap lock; a file that cannot be read keeps 0, "not recorded".
+ */
+static int dump_file_heads(struct dump_image *img)
+{
+	size_t i;
+	char *buf;
+
+	buf = kmalloc(PAGE_SIZE, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	for (i = 0; i < img->nr_files; i++) {
+		struct imgcr_file *rec = (void *)(img->filerecs + img->file_off[i]);
+		size_t n = min_t(u64, rec->size, PAGE_SIZE);
+		loff_t pos = 0;
+
+		if (rec->flags & (IMGCR_FILE_SHMEM | IMGCR_FILE_DELETED) || !n)
+			continue;
+		if (kernel_read(img->files[i], buf, n, &pos) == n)
+			rec->head_crc = crc32_le(~0, buf, n);
+		if (fatal_signal_pending(current)) {
+			kfree(buf);
+			return -EINTR;
+		}
+	}
+	kfree(buf);
+	return 0;
+}
+
 static bool file_is_shmem_object(struct dump_image *img, u32 idx)
 {
 	const struct imgcr_file *rec =
@@ -769,6 +802,13 @@ static int dump_one_vma(struct dump_image *img, struct vm_area_struct *vma)
 	}
 	img->nr_vmas++;
 
+	/*
+	 * Droppable memory is left out: the kernel may drop it at any time,
+	 * and glibc keeps getrandom()'s state in it, whose keys must not
+	 * come back in two processes (or twice from one image).
+	 */
+	if (v->flags & IMGCR_VMA_DROPPABLE)
+		return 0;
 	if (v->kind == IMGCR_VMA_ANON ||
 	    (v->kind == IMGCR_VMA_FILE && !(v->flags & IMGCR_VMA_SHARED)))
 		return dump_vma_pages(img, vma);
@@ -1176,6 +1216,8 @@ static int dump_build(struct dump_image *img)
 	if (!ret)
 		ret = capture_mm(img);
 	if (!ret)
+		ret = dump_file_heads(img);
+	if (!ret)
 		ret = dump_layout(img);
 	if (!ret && !dump_unchanged(img))
 		ret = -EAGAIN;	/* it was continued while we looked */
@@ -1284,6 +1326,101 @@ fail:
 	return err;
 }
 
+/*
+ * Write the image to @out at *@pos: the header, then the pinned pages in
+ * batches as an ITER_BVEC, copied once, into the file's page cache.  A
+ * short write is retried, so a full disk gives its own error (ENOSPC).
+ */
+static int dump_write_image(struct dump_image *img, struct file *out,
+			    loff_t *pos)
+{
+	struct bio_vec bv[GUP_BATCH];
+	struct iov_iter it;
+	size_t i, n, k, done;
+	ssize_t w;
+
+	for (done = 0; done < img->head_len; done += w) {
+		w = kernel_write(out, img->head + done, img->head_len - done, pos);
+		if (w <= 0)
+			return w ? w : -EIO;
+	}
+	for (i = 0; i < img->nr_pages; i += n) {
+		n = min_t(size_t, GUP_BATCH, img->nr_pages - i);
+		for (k = 0; k < n; k++) {
+			bv[k].bv_page = img->pages[i + k];
+			bv[k].bv_len = PAGE_SIZE;
+			bv[k].bv_offset = 0;
+		}
+		iov_iter_bvec(&it, ITER_SOURCE, bv, n, n * PAGE_SIZE);
+		while (iov_iter_count(&it)) {
+			/* advances @it by what it wrote */
+			w = imgcr_iter_write(out, &it, pos);
+			if (w <= 0)
+				return w ? w : -EIO;
+		}
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		cond_resched();
+	}
+	return 0;
+}
+
+static long dump_ioctl_dump_to(struct dump_image *img, void __user *uarg)
+{
+	struct imgcr_dump_to arg;
+	loff_t pos;
+	struct fd out;
+	int err;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	if (arg.flags || arg.offset > MAX_LFS_FILESIZE)
+		return -EINVAL;
+	err = READ_ONCE(img->error);
+	if (!err && !dump_unchanged(img))
+		err = -EAGAIN;
+	if (err)
+		goto fail;
+	out = fdget(arg.fd);
+	if (!fd_file(out))
+		return -EBADF;
+	if (!(fd_file(out)->f_mode & FMODE_WRITE)) {
+		fdput(out);
+		return -EBADF;
+	}
+	if (!S_ISREG(file_inode(fd_file(out))->i_mode)) {
+		fdput(out);
+		return -EINVAL;
+	}
+	pos = arg.offset;
+	err = dump_write_image(img, fd_file(out), &pos);
+	fdput(out);
+	if (err)
+		return err;
+	/* The task ran while we wrote: what was written may be torn. */
+	if (!dump_unchanged(img)) {
+		err = -EAGAIN;
+		goto fail;
+	}
+	arg.written = pos - arg.offset;
+	if (copy_to_user(uarg, &arg, sizeof(arg)))
+		return -EFAULT;
+	return 0;
+fail:
+	WRITE_ONCE(img->error, err);
+	if (err == -EAGAIN)
+		pr_info_ratelimited(IMGCR_DUMP_NAME ": pid %d ran during the dump; image discarded\n",
+				    task_pid_nr(img->task));
+	return err;
+}
+
+static long dump_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	if (cmd != IMGCR_IOC_DUMP_TO)
+		return -ENOTTY;
+	return dump_ioctl_dump_to(file->private_data, (void __user *)arg);
+}
+
 static int dump_release(struct inode *inode, struct file *file)
 {
 	dump_free(file->private_data);
@@ -1294,6 +1431,7 @@ const struct file_operations imgcr_dump_fops = {
 	.owner = THIS_MODULE,
 	.open = dump_open,
 	.read = dump_read,
+	.unlocked_ioctl = dump_ioctl,
 	.llseek = default_llseek,
 	.release = dump_release,
 };

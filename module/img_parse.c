@@ -544,6 +544,24 @@ static int img_check_vdso(struct img *img, const struct note_slot *s)
 	return img_vdso_plan(img, vi, s->desc);
 }
 
+/* 0 if the first page of @f's file has the checksum of the dump, -ESTALE if not. */
+static int img_file_head_same(struct img_file *f)
+{
+	size_t n = min_t(u64, f->id.size, PAGE_SIZE);
+	loff_t pos = 0;
+	char *buf;
+	int ret = -ESTALE;
+
+	buf = kmalloc(PAGE_SIZE, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	if (kernel_read(f->file, buf, n, &pos) == n &&
+	    crc32_le(~0, buf, n) == f->id.head_crc)
+		ret = 0;
+	kfree(buf);
+	return ret;
+}
+
 static bool file_is_noexec(struct file *f)
 {
 	return (f->f_path.mnt->mnt_flags & MNT_NOEXEC) ||
@@ -776,8 +794,9 @@ static int img_open_file(struct img *img, struct img_file *f)
 	 * The same file: same size and modification time.  Its device and
 	 * inode number may differ: the same files on another host, or after
 	 * a reboot that renumbered devices, are what a user moves an image
-	 * to (CRIU does not compare them either).  A deleted file is
-	 * recreated by imgcr restore on its filesystem: a new inode there.
+	 * to (CRIU does not compare them either); then its first page must
+	 * also be the same (below).  A deleted file is recreated by imgcr
+	 * restore on its filesystem: a new inode there.
 	 */
 	if ((f->id.flags & IMGCR_FILE_DELETED &&
 	     f->id.dev != new_encode_dev(inode->i_sb->s_dev)) ||
@@ -791,6 +810,16 @@ static int img_open_file(struct img *img, struct img_file *f)
 			img_err(img, "mapped file %s changed since the dump",
 				f->path);
 		return -ESTALE;
+	}
+	if (!(f->id.flags & IMGCR_FILE_DELETED) && f->id.head_crc &&
+	    (f->id.dev != new_encode_dev(inode->i_sb->s_dev) ||
+	     f->id.ino != inode->i_ino)) {
+		ret = img_file_head_same(f);
+		if (ret) {
+			img_err(img, "mapped file %s is not the one of the dump: another inode of the same size and mtime, and its first page differs",
+				f->path);
+			return ret;
+		}
 	}
 	would_dump(img->bprm, f->file);
 	return 0;
@@ -821,8 +850,7 @@ static int img_open_files(struct img *img, const struct note_slot *s)
 		    f->id.flags & ~(IMGCR_FILE_WRITE | IMGCR_FILE_SHMEM |
 				    IMGCR_FILE_DELETED) ||
 		    (f->id.flags & IMGCR_FILE_SHMEM &&
-		     f->id.flags & IMGCR_FILE_DELETED) ||
-		    f->id.pad0)
+		     f->id.flags & IMGCR_FILE_DELETED))
 			goto bad;
 		f->path = p + sizeof(f->id);
 		if (strnlen(f->path, f->id.path_len) != f->id.path_len - 1)
@@ -1449,6 +1477,10 @@ int img_parse(struct img *img)
 		return ret;
 
 	/* From here on it claims to be ours: errors are EINVAL and logged. */
+	if (imgcr_mm_has_mdwe(current->mm)) {
+		img_err(img, "the caller has memory-deny-write-execute (prctl PR_SET_MDWE, systemd MemoryDenyWriteExecute=), under which no image can be restored");
+		return -EPERM;
+	}
 	if (inode->i_mode & S_ISUID ||
 	    (inode->i_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP)) {
 		img_err(img, "set-user/group-ID images are refused");

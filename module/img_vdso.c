@@ -13,8 +13,9 @@
  * This is CRIU's "vdso proxy".
  *
  * The old vdso's data pages stay reserved at their address as zero pages:
- * the old code reads them only if a thread was inside a vdso function, and
- * the data of another kernel's vdso would be the wrong layout.  A zero
+ * the old code reads them only if a thread was inside a vdso function (or
+ * runs a function left unpatched, below), and the data of another kernel's
+ * vdso would be the wrong layout.  A zero
  * data page reads as "no usable clocksource" to the clock functions, which
  * then make the system call (VDSO_CLOCKMODE_NONE is 0), and as "not ready"
  * to getrandom.  A thread stopped inside the vdso anywhere but at a system
@@ -41,8 +42,22 @@
 /* movabs $target, %r11; jmp *%r11 -- r11 is scratch at a call. */
 #define JUMP_LEN 13
 
-/* Functions of a vdso that may stay unpatched: zero data means "syscall". */
-static const char *const may_stay[] = { "__vdso_getrandom", "getrandom" };
+/* Real vdsos are 8-16 KiB with some 20 symbols: refuse anything far beyond. */
+#define VDSO_MAX_SIZE	(64 << 10)
+#define VDSO_MAX_SYMS	256
+
+/*
+ * Functions that may stay unpatched, running their old code: getrandom
+ * reads a zero data page as "not ready" and makes the system call; the
+ * robust futex unlock helpers of 7.x (a cmpxchg and a store) read no data
+ * at all, only the new kernel's exit-time fixup for a thread killed inside
+ * them does not know the old copy.
+ */
+static const char *const may_stay[] = {
+	"__vdso_getrandom", "getrandom",
+	"__vdso_futex_robust_list64_try_unlock",
+	"__vdso_futex_robust_list32_try_unlock",
+};
 
 struct vdso_syms {
 	const void *data;
@@ -87,12 +102,16 @@ static int vdso_syms_init(struct vdso_syms *s, const void *data, size_t len)
 		return -EINVAL;
 	str = &sh[sym->sh_link];
 	if (str->sh_type != SHT_STRTAB || str->sh_offset > len ||
-	    str->sh_size > len - str->sh_offset || !str->sh_size)
+	    str->sh_size > len - str->sh_offset || !str->sh_size ||
+	    sym->sh_size / sizeof(Elf64_Sym) > VDSO_MAX_SYMS)
 		return -EINVAL;
 	s->sym = data + sym->sh_offset;
 	s->nr = sym->sh_size / sizeof(Elf64_Sym);
 	s->str = data + str->sh_offset;
 	s->strsz = str->sh_size;
+	/* every name then ends within the table */
+	if (s->str[s->strsz - 1])
+		return -EINVAL;
 	return 0;
 }
 
@@ -103,8 +122,7 @@ static const char *vdso_func(const struct vdso_syms *s, unsigned int i)
 	size_t off = y->st_name;
 
 	if (ELF64_ST_TYPE(y->st_info) != STT_FUNC || y->st_shndx == SHN_UNDEF ||
-	    off >= s->strsz || strnlen(s->str + off, s->strsz - off) ==
-	    s->strsz - off)
+	    off >= s->strsz)
 		return NULL;
 	return s->str + off;
 }
@@ -133,7 +151,10 @@ static bool may_stay_unpatched(const char *name)
 	return false;
 }
 
-/* Add (or find, for an alias) the jump at @old_off; false on conflict. */
+/*
+ * Add (or find, for an alias) the jump at @old_off: 0, -EINVAL if an alias
+ * jumps elsewhere, -E2BIG if the table is full.
+ */
 static int add_patch(struct img *img, u32 old_off, u32 new_off)
 {
 	struct img_vdso *p = &img->vdso;
@@ -159,22 +180,33 @@ static int cmp_patch(const void *a, const void *b)
 }
 
 /*
- * A thread inside the old vdso continues in its copy: only safe at a
- * system call (on it, or right after it), where the code has read all it
- * needs from the data page, or needs nothing from it.
+ * A thread inside the old vdso continues in its copy: at a patched entry
+ * it takes the jump; elsewhere only at a system call (on it, or right
+ * after it), where the code has read all it needs from the data page, or
+ * needs nothing from it -- and never inside a jump's 13 bytes.
  */
 static int check_rip(struct img *img, const u64 *regs, u32 tid)
 {
 	u64 rip = regs[IMGCR_REG_RIP], off;
 	const u8 *code = img->vdso.old;
+	unsigned int i;
 
 	if (rip < img->task.vdso || rip >= img->task.vdso + img->task.vdso_size)
 		return 0;
 	off = rip - img->task.vdso;
+	for (i = 0; i < img->vdso.nr; i++) {
+		u32 p = img->vdso.patch[i].old_off;
+
+		if (off == p)
+			return 0;
+		if (off > p && off < p + JUMP_LEN)
+			goto refuse;
+	}
 	if ((off + 2 <= img->task.vdso_size && code[off] == 0x0f &&
 	     code[off + 1] == 0x05) ||
 	    (off >= 2 && code[off - 2] == 0x0f && code[off - 1] == 0x05))
 		return 0;
+refuse:
 	img_err(img, "thread %u was stopped inside the vdso (offset %#llx), not at a system call: this kernel's vdso differs from the dumping kernel's, so it can only continue there on that kernel (or dump it again)",
 		tid, off);
 	return -EOPNOTSUPP;
@@ -193,9 +225,15 @@ int img_vdso_plan(struct img *img, const struct vdso_image *vi,
 	unsigned int i;
 	int ret;
 
-	if (in_compat_syscall()) {
+	if (in_compat_syscall() || test_thread_flag(TIF_ADDR32) ||
+	    vi->size > VDSO_MAX_SIZE) {
 		img_err(img, "the image's vdso is another kernel's: restoring it needs a 64-bit caller");
 		return -EOPNOTSUPP;
+	}
+	if (img->task.vdso_size > VDSO_MAX_SIZE) {
+		img_err(img, "invalid image: a vdso of %llu bytes",
+			img->task.vdso_size);
+		return -EINVAL;
 	}
 	if (vdso_syms_init(&ns, vi->data, vi->size)) {
 		img_err(img, "cannot read this kernel's vdso symbols");
@@ -210,24 +248,25 @@ int img_vdso_plan(struct img *img, const struct vdso_image *vi,
 		img_err(img, "invalid image: its copy of the vdso is not an ELF with a symbol table");
 		return -EINVAL;
 	}
+	/* first the names this vdso has: their jumps */
 	for (i = 0; i < os.nr; i++) {
 		const char *name = vdso_func(&os, i);
 		const Elf64_Sym *y = &os.sym[i];
 		long to;
 
+		cond_resched();
 		if (!name)
 			continue;
-		if (y->st_value >= os.len || y->st_size < JUMP_LEN ||
-		    y->st_size > os.len - y->st_value) {
-			img_err(img, "the image's vdso function %s (at %#llx, %llu bytes) has no room for a jump to this kernel's",
-				name, y->st_value, y->st_size);
-			return -EOPNOTSUPP;
+		if (y->st_value >= os.len || y->st_size > os.len - y->st_value) {
+			img_err(img, "invalid image: its vdso's %s is out of bounds", name);
+			return -EINVAL;
 		}
 		to = vdso_find(&ns, name);
-		if (to < 0) {
-			if (may_stay_unpatched(name))
-				continue;
-			img_err(img, "the image's vdso has %s, this kernel's vdso has not", name);
+		if (to < 0 || (y->st_size < JUMP_LEN && may_stay_unpatched(name)))
+			continue;
+		if (y->st_size < JUMP_LEN) {
+			img_err(img, "the image's vdso function %s (at %#llx, %llu bytes) has no room for a jump to this kernel's",
+				name, y->st_value, y->st_size);
 			return -EOPNOTSUPP;
 		}
 		if (to + JUMP_LEN > vi->size) {
@@ -239,6 +278,22 @@ int img_vdso_plan(struct img *img, const struct vdso_image *vi,
 			img_err(img, "the image's vdso has %s",
 				ret == -E2BIG ? "too many functions" :
 				"aliases of one function that this kernel's vdso has apart");
+			return -EOPNOTSUPP;
+		}
+	}
+	/* then the others: an alias of a patched one, or one that may stay */
+	for (i = 0; i < os.nr; i++) {
+		const char *name = vdso_func(&os, i);
+		unsigned int k;
+
+		cond_resched();
+		if (!name || vdso_find(&ns, name) >= 0 || may_stay_unpatched(name))
+			continue;
+		for (k = 0; k < p->nr; k++)
+			if (p->patch[k].old_off == os.sym[i].st_value)
+				break;
+		if (k == p->nr) {
+			img_err(img, "the image's vdso has %s, this kernel's vdso has not", name);
 			return -EOPNOTSUPP;
 		}
 	}
@@ -299,9 +354,13 @@ int img_vdso_map_proxy(struct img *img)
 	if (ret)
 		return ret;
 	ret = img_call_sys(imgcr_sys_arch_prctl, ARCH_MAP_VDSO_64, 0, 0, 0);
-	if (ret < 0 || current->mm->context.vdso_image != img->vdso.vi) {
+	if (ret < 0) {
 		img_err(img, "cannot map this kernel's vdso (%ld)", ret);
-		return ret < 0 ? ret : -EINVAL;
+		return ret;
+	}
+	if (current->mm->context.vdso_image != img->vdso.vi) {
+		img_err(img, "this kernel mapped another vdso than the one checked");
+		return -EINVAL;
 	}
 	new = (unsigned long)current->mm->context.vdso;
 	if (copy_to_user((void __user *)vdso, img->vdso.old, t->vdso_size))

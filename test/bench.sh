@@ -5,8 +5,12 @@
 #
 # For each heap size (MiB) a static program fills its heap with
 # pseudo-random data and is checkpointed and restored N times (default 3)
-# by each tool, alternating: with "cat /proc/PID/dump" + executing the image,
-# and with "criu dump" + "criu restore".  Every restored process must verify
+# by each tool, alternating: with imgcr dump's route (ioctl IMGCR_IOC_DUMP_TO
+# on /proc/PID/dump: the module writes the image file, test/progs/dumpto.c)
+# + executing the image, and with "criu dump" + "criu restore".  Two more
+# rows: "imgcr-cat", the same dump by "cat /proc/PID/dump > img" (read() +
+# write()), and "write", the bandwidth floor: the image's bytes written
+# from memory (tmpfs) to a file of the same filesystem by cat.  Every restored process must verify
 # its heap.  Times are wall-clock milliseconds inside one QEMU/TCG guest
 # (emulated CPU: compare the two, not the absolute numbers); the table gives
 # the median of the N runs and every run.  imgcr's restore time runs from
@@ -30,7 +34,7 @@ while [ $# -gt 0 ]; do
 	--sizes) SIZES=${2:?--sizes needs a value}; shift 2 ;;
 	--reps) REPS=${2:?--reps needs a value}; shift 2 ;;
 	--threads) THREADS=${2:?--threads needs a value}; shift 2 ;;
-	-h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown option $1 (see --help)" ;;
 	esac
 done

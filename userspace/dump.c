@@ -18,9 +18,10 @@
  *    which may save data (pipes: tee(2), which leaves the data in the live
  *    pipe; ptys: read, and put back if the tree is left running; memfds);
  *    fds sharing one open file description share one file record.
- * 3. Read every image from /proc/PID/dump into DIR/core-PID.img (one image
- *    holds all the threads of a task: it must list exactly the frozen
- *    threads) and write DIR/tree (format: tree.c).  A zombie has no image:
+ * 3. Write every image from /proc/PID/dump into DIR/core-PID.img (the
+ *    module writes it, one copy: IMGCR_IOC_DUMP_TO; read() with a module
+ *    from before it; one image holds all the threads of a task: it must
+ *    list exactly the frozen threads) and write DIR/tree (format: tree.c).  A zombie has no image:
  *    the tree records its ids and exit status; a task that was stopped
  *    (SIGSTOP, job control) before the dump is marked so.
  *    Deleted files still open or mapped (the images list these:
@@ -36,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -387,6 +389,15 @@ static int save_image(struct dctx *c, const struct tree_task *k)
 		return -1;
 	}
 	fchmod(out, 0700);
+	/* one copy: the module writes the task's pages into the file */
+	struct imgcr_dump_to to = { .fd = out };
+	if (ioctl(in, IMGCR_IOC_DUMP_TO, &to) == 0)
+		goto written;
+	if (errno != ENOTTY) {
+		pr_perror("pid %d: writing its image from %s to %s", k->pid, src, dst);
+		goto fail;
+	}
+	/* a module from before the ioctl */
 	while ((n = read(in, buf, sizeof(buf))) > 0)
 		if (write_all(out, buf, n)) {
 			pr_perror("cannot write %s", dst);
@@ -396,6 +407,7 @@ static int save_image(struct dctx *c, const struct tree_task *k)
 		pr_perror("pid %d: reading %s", k->pid, src);
 		goto fail;
 	}
+written:
 	/* owned by the task's user, who must be able to exec it */
 	if (!geteuid() && fchown(out, k->uid[0], k->gid[0])) {
 		pr_perror("cannot chown %s", dst);

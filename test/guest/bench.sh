@@ -52,7 +52,20 @@ for rep in $(seq "${reps:-3}"); do
 	start_heap "$mib" || continue
 	stop_heap
 	otids=$(tids $pid | grep -vx $pid | tr '\n' ' ')
-	t0=$(ms); cat /proc/$pid/dump > h.img; t1=$(ms)
+	# imgcr dump's route (the module writes the file: one copy) and
+	# cat's (read() + write(): two), alternating which goes first; then
+	# the bandwidth floor: the same bytes written from memory (the image
+	# in tmpfs) to a file of the same filesystem
+	if [ $((rep % 2)) = 1 ]; then
+		t0=$(ms); dumpto $pid h.img > /dev/null; t1=$(ms)
+		c0=$(ms); cat /proc/$pid/dump > c.img; c1=$(ms)
+	else
+		c0=$(ms); cat /proc/$pid/dump > c.img; c1=$(ms)
+		t0=$(ms); dumpto $pid h.img > /dev/null; t1=$(ms)
+	fi
+	cmp -s h.img c.img || echo "BENCH-FAIL imgcr $mib MiB: the ioctl's image differs from cat's"
+	w0=$(ms); cat c.img > w.img; w1=$(ms)
+	rm -f c.img w.img
 	kill -9 $pid; chmod +x h.img
 	# the restore recreates the threads with their TIDs: wait (untimed)
 	# until the killed ones are gone
@@ -72,6 +85,8 @@ for rep in $(seq "${reps:-3}"); do
 	fi
 	grep -q "$okline" out || echo "BENCH-FAIL imgcr $mib MiB: $(tail -n 2 out | tr '\n' ' ')"
 	echo "BENCH run $mib imgcr $((t1 - t0)) ${rms:-0} $(( $(wc -c < h.img) / 1024 )) $threads"
+	echo "BENCH run $mib imgcr-cat $((c1 - c0)) 0 $(( $(wc -c < h.img) / 1024 )) $threads"
+	echo "BENCH run $mib write $((w1 - w0)) 0 $(( $(wc -c < h.img) / 1024 )) $threads"
 	rm -f h.img out
 	# CRIU
 	start_heap "$mib" || continue

@@ -2,8 +2,9 @@
 # Images the loader must refuse cleanly although they are well-formed: an
 # xstate that claims a CPU state component this CPU lacks (XSTATE_BV bit
 # 62; EOPNOTSUPP, dmesg "... this CPU lacks") and an unknown image format
-# version (99; EINVAL, dmesg "format version 99"), and on 6.1 an rseq
-# registration of 64 bytes (EOPNOTSUPP).  The caller survives and
+# version (99; EINVAL, dmesg "format version 99"), on 6.1 an rseq
+# registration of 64 bytes (EOPNOTSUPP), on the others a caller with
+# PR_SET_MDWE (EPERM).  The caller survives and
 # nothing of the image runs.  Control: the intact image restores.
 . /imgcr/guest/lib.sh
 require_modules
@@ -35,6 +36,15 @@ refuse version EINVAL 'binfmt_img: .*format version 99'
 # may have a longer one (glibc 2.40+ registers AT_RSEQ_FEATURE_SIZE)
 case "$(uname -r)" in
 6.1.*) refuse rseq64 EOPNOTSUPP 'binfmt_img: .*rseq area of 64 bytes, registered on a later kernel' ;;
+*)
+	# memory-deny-write-execute (6.3+), kept by exec, would refuse the
+	# restore's mprotect() after the point of no return: refused before
+	dmesg_mark
+	chmod +x p.img
+	timeout -s KILL 10 tryexec --mdwe ./p.img > te.out 2>&1
+	grep -q '^tryexec: execve failed: EPERM' te.out || fail "MDWE: $(head -c 80 te.out)"
+	dmesg_since | grep -q 'binfmt_img: .*memory-deny-write-execute' || fail "MDWE: no dmesg line"
+	;;
 esac
 
 control_restore p.img p.out

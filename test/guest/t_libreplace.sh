@@ -5,11 +5,16 @@
 # new size and mtime) and once more when the original bytes are put back
 # (same size and content, only the mtime differs), execve of the image
 # fails with ESTALE, the caller survives, dmesg names the library, and
-# nothing of the image runs.
+# nothing of the image runs.  Another inode with the dump's size and mtime
+# (a copy, as on another host): accepted if its bytes are the same,
+# refused if its first page differs (an ELF's headers and build-id).
 . /imgcr/guest/lib.sh
 require_modules
 
-cp /imgcr/bin/libuser /imgcr/lib/libimgcrtest.so .
+# -p: the mtime of the initramfs copy, whole seconds, which cp -p and
+# touch -r can give another file again
+cp /imgcr/bin/libuser .
+cp -p /imgcr/lib/libimgcrtest.so .
 lib=$PWD/libimgcrtest.so
 ./libuser > out &
 pid=$!
@@ -33,7 +38,7 @@ wait_exit $rpid 10
 [ "$RC" = 0 ] || fail "control: restored libuser exit $RC$(rerr)"
 grep -q "^value 1007 pid=$rpid\$" out || fail "control: no 'value 1007 pid=$rpid': $(tr '\n' '|' < out)"
 
-# stale WHAT: the image must now be refused because of the library.
+# stale WHAT [DMESG]: the image must now be refused because of the library.
 stale() {
 	lines=$(wc -l < out)
 	dmesg_mark
@@ -44,7 +49,7 @@ stale() {
 	[ "$(cat new)" = "tryexec: execve failed: ESTALE (116)" ] ||
 		fail "$1: want only 'execve failed: ESTALE', got: $(tr '\n' '|' < new)"
 	dmesg_since > dm.txt
-	grep -q "binfmt_img: .*mapped file $lib changed since the dump" dm.txt ||
+	grep -q "binfmt_img: .*mapped file $lib ${2:-changed since the dump}" dm.txt ||
 		fail "$1: dmesg does not name $lib: $(tr '\n' '|' < dm.txt)"
 }
 
@@ -55,4 +60,22 @@ sleep 1
 cp /imgcr/lib/libimgcrtest.so "$lib"
 cmp -s /imgcr/lib/libimgcrtest.so "$lib" || fail "cannot put the library back"
 stale "same bytes, new mtime"
+
+# Another inode, the dump's size, mtime and bytes: the same file.
+cp -p /imgcr/lib/libimgcrtest.so new.so && mv new.so "$lib" || fail "cannot copy the library"
+tryexec ./l.img >> out 2> restore.err &
+rpid=$!
+track $rpid
+wait_restored $rpid 30 tryexec || fail "a copy of the library (another inode): image did not restore$(rerr) $(dmesg | tail -n 1)"
+kill -USR1 $rpid
+wait_exit $rpid 10
+grep -q "^value 1007 pid=$rpid\$" out || fail "copy: no 'value 1007 pid=$rpid': $(tail -n 2 out | tr '\n' '|')"
+
+# Another inode, the dump's size and mtime, its first page changed.
+cp -p /imgcr/lib/libimgcrtest.so new.so
+printf 'X' | dd of=new.so bs=1 seek=9 conv=notrunc 2> /dev/null
+touch -r /imgcr/lib/libimgcrtest.so new.so
+mv new.so "$lib"
+cmp -s /imgcr/lib/libimgcrtest.so "$lib" && fail "the library's copy was not changed"
+stale "same size and mtime, first page differs" "is not the one of the dump"
 pass

@@ -44,6 +44,7 @@
 #ifndef _UAPI_LINUX_IMGCR_H
 #define _UAPI_LINUX_IMGCR_H
 
+#include <linux/ioctl.h>
 #include <linux/types.h>
 
 #define IMGCR_NOTE_OWNER	"IMGCR"
@@ -298,7 +299,11 @@ struct imgcr_file {
 	__u32 mtime_nsec;
 	__u32 mode;
 	__u32 flags;		/* IMGCR_FILE_* */
-	__u32 pad0;
+	/*
+	 * crc32_le(~0) of the first min(size, 4096) bytes: compared where
+	 * the device or inode differ; 0: not recorded
+	 */
+	__u32 head_crc;
 	/*
 	 * Absolute, NUL-terminated; for IMGCR_FILE_SHMEM the object's name
 	 * ("dev/zero", "memfd:NAME").
@@ -398,5 +403,21 @@ struct imgcr_posix_timer {
 	__u64 value_ns;		/* time to the next expiry; 0: disarmed */
 	__u64 interval_ns;
 };
+
+/*
+ * ioctl on an open /proc/PID/dump: write the whole image to the regular
+ * file @fd (open for writing) at @offset, straight from the task's pages
+ * (one copy, where read() and a write() make two), and check as read()
+ * does that the task has not run meanwhile (EAGAIN: the file then holds a
+ * torn image).  @written: bytes written.  Same image as read() gives.
+ */
+struct imgcr_dump_to {
+	__s32 fd;
+	__u32 flags;		/* 0 */
+	__u64 offset;
+	__u64 written;		/* out */
+};
+
+#define IMGCR_IOC_DUMP_TO	_IOWR(0xcc, 0x01, struct imgcr_dump_to)
 
 #endif /* _UAPI_LINUX_IMGCR_H */
