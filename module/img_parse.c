@@ -1428,23 +1428,34 @@ static int img_check_clone(struct img *img)
 /*
  * Readers of mm->saved_auxv (/proc/PID/auxv, core dumps) scan it up to the
  * AT_NULL entry, as prctl(PR_SET_MM_AUXV) guarantees by force: an image
- * without one would make them run past the array.  Copy the note and keep
- * the vector up to and including its first AT_NULL.
+ * without one would make them run past the array.  Keep the vector up to
+ * and including its first AT_NULL.  The note is the dumping kernel's whole
+ * saved_auxv, which is longer on newer kernels (AT_VECTOR_SIZE grows with
+ * new AT_ entries): only the part up to AT_NULL must fit in this kernel's.
  */
 static int img_check_auxv(struct img *img, const struct note_slot *s)
 {
-	size_t i, len = s->len;
+	size_t i, bytes, len = s->len;
+	u64 key;
 
-	if (!s->desc || len % 16 || len > sizeof(current->mm->saved_auxv)) {
+	if (!s->desc || len % 16) {
 		img_err(img, "invalid auxv note");
 		return -EINVAL;
 	}
-	memcpy(img->auxv, s->desc, len);
-	for (i = 0; i + 1 < len / sizeof(u64); i += 2) {
-		if (img->auxv[i] == AT_NULL) {
-			img->auxv_bytes = (i + 2) * sizeof(u64);
-			return 0;
+	for (i = 0; i < len / 16; i++) {
+		memcpy(&key, (const u8 *)s->desc + i * 16, sizeof(key));
+		if (key != AT_NULL)
+			continue;
+		bytes = (i + 1) * 16;
+		if (bytes > sizeof(current->mm->saved_auxv) ||
+		    bytes > sizeof(img->auxv)) {
+			img_err(img, "auxv of %zu entries does not fit this kernel's (%zu)",
+				i + 1, sizeof(current->mm->saved_auxv) / 16);
+			return -EINVAL;
 		}
+		memcpy(img->auxv, s->desc, bytes);
+		img->auxv_bytes = bytes;
+		return 0;
 	}
 	img_err(img, "auxv note without an AT_NULL entry");
 	return -EINVAL;

@@ -129,13 +129,15 @@ build_progs() {
 copy_elf() {
 	local root=$1 f=$2 dst=${3:-$2} lib libs
 	mkdir -p "$root$(dirname "$dst")"
-	cp -L "$f" "$root$dst" || die "cannot copy $f"
+	# Timestamps kept: images map these files, and a restore on another
+	# kernel's guest (the cross-kernel tests) needs the same size and mtime.
+	cp -L --preserve=timestamps "$f" "$root$dst" || die "cannot copy $f"
 	libs=$(ldd "$f" 2>/dev/null | grep -o '/[^ ]*') || return 0   # static
 	for lib in $libs; do
 		case "$lib" in "$BUILD"/*) continue ;; esac   # the test's own
 		[ -e "$root$lib" ] && continue
 		mkdir -p "$root$(dirname "$lib")"
-		cp -L "$lib" "$root$lib" || die "cannot copy $lib (needed by $f)"
+		cp -L --preserve=timestamps "$lib" "$root$lib" || die "cannot copy $lib (needed by $f)"
 	done
 }
 
@@ -275,7 +277,7 @@ make_initrd() {
 	for a in "$BUILD"/progs/*; do
 		copy_elf "$root" "$a" "/imgcr/bin/${a##*/}"
 	done
-	cp "$BUILD"/lib/*.so "$root/imgcr/lib/"
+	cp -p "$BUILD"/lib/*.so "$root/imgcr/lib/"
 	copy_elf "$root" /bin/bash /usr/bin/bash
 	copy_elf "$root" /usr/bin/xz /usr/bin/xz	# t_xz: multi-threaded encoder
 	add_python "$root"
@@ -373,8 +375,14 @@ parse_guest() {
 		record "dmesg-clean-$k" FAIL "guest did not finish (no end markers; see $log)"
 		return
 	fi
+	check_dmesg "dmesg-clean-$k" "$dir"
+}
+
+# check_dmesg NAME DIR: the result NAME for the guest's kernel log (between
+# the markers in DIR/console.log): no BUG, WARNING, Oops or GPF of the kernel.
+check_dmesg() {
+	local name=$1 dir=$2 log=$2/console.log bad
 	sed -n '/^IMGCR-DMESG-BEGIN/,/^IMGCR-DMESG-END/p' "$log" > "$dir/dmesg.txt"
-	local bad
 	# A user-space fault is reported as "traps: NAME[PID] general protection
 	# fault ip:... in NAME[...]": that is a process dying (fuzzed images do),
 	# not the kernel.  Every other match fails the run.
@@ -382,9 +390,9 @@ parse_guest() {
 		grep -avE '\] traps: [^ ]+\[[0-9]+\] general protection fault ip:[0-9a-f]+ sp:[0-9a-f]+ error:[0-9a-f]+( in [^ ]+)?' |
 		head -n 3 | tr '\n' '|')
 	if [ -n "$bad" ]; then
-		record "dmesg-clean-$k" FAIL "${bad%|} (see $dir/dmesg.txt)"
+		record "$name" FAIL "${bad%|} (see $dir/dmesg.txt)"
 	else
-		record "dmesg-clean-$k" PASS
+		record "$name" PASS
 	fi
 }
 
@@ -449,4 +457,92 @@ check_image() {
 	else
 		record "gdb-bt-$k" FAIL "no frame in main (see $2/gdb-bt.txt)"
 	fi
+}
+
+# The cross-kernel tests (issue 13).  Phase 1 is the guest test
+# t_xkernel_dump on every kernel: it sends xkernel.tar (the images of
+# counter, vdsoclock and python, their output so far, meta.txt) to the host.
+# Phase 2, xkernel_phase KERNELS: for every kernel K, K's own initramfs plus
+# a second cpio archive (the kernel unpacks concatenated archives) holding
+# the other kernels' images in /imgcr/xk/J/, booted with imgcr.mode=xkernel
+# (guest/xkernel_restore.sh), two guests at a time.  One result per image,
+# xkernel/J->K/PROG, and dmesg-clean-xkernel-K.  IMGCR_XKERNEL_SELF=1 also
+# restores each kernel's own images (J = K), e.g. with a single kernel.
+XK_PROGS="counter vdsoclock python"
+XK_TESTS="xkernel"
+
+# xkernel_tests PATTERNS: "xkernel" if PATTERNS select the cross phase.
+xkernel_tests() {
+	local pat pats
+	IFS=, read -ra pats <<< "$1"
+	for pat in "${pats[@]}"; do
+		# shellcheck disable=SC2254
+		case "$XK_TESTS" in $pat) echo "$XK_TESTS"; return ;; esac
+	done
+}
+
+xkernel_phase() {
+	local kernels=$1 k j p st n=0 self=${IMGCR_XKERNEL_SELF:-0} running=0 booted="" t0
+	for k in $kernels; do n=$((n + 1)); done
+	[ "$n" -ge 2 ] || [ "$self" = 1 ] || return 0
+	t0=$(date +%s)
+	for k in $kernels; do
+		st=$BUILD/xk-stage-$k
+		rm -rf "$st" "$BUILD/initrd-xk-$k.cpio.gz"
+		mkdir -p "$st/imgcr/xk"
+		for j in $kernels; do
+			[ "$j" != "$k" ] || [ "$self" = 1 ] || continue
+			if [ -s "$LOGS/$j/xkernel.tar" ] && mkdir -p "$st/imgcr/xk/$j" &&
+				tar -C "$st/imgcr/xk/$j" -xf "$LOGS/$j/xkernel.tar" 2>/dev/null; then
+				chmod 755 "$st/imgcr/xk/$j"/*.img 2>/dev/null
+				continue
+			fi
+			rm -rf "$st/imgcr/xk/$j"
+			for p in $XK_PROGS; do
+				record "xkernel/$j->$k/$p" FAIL "no images from $j (its xkernel_dump failed or sent nothing: see $LOGS/$j/console.log)"
+			done
+		done
+		[ -n "$(ls -A "$st/imgcr/xk")" ] || continue
+		{
+			cat "$BUILD/initrd-$k.cpio.gz"
+			(cd "$st" && find imgcr | cpio -o -H newc --quiet) | gzip -1
+		} > "$BUILD/initrd-xk-$k.cpio.gz" || die "cannot build $BUILD/initrd-xk-$k.cpio.gz"
+		booted="$booted $k"
+	done
+	[ -n "$booted" ] || return 0
+	say "cross-kernel restores: booting$booted with the other kernels' images; logs in $LOGS/xkernel-<kernel>/"
+	for k in $booted; do
+		if [ "$running" -ge "${IMGCR_PARALLEL:-2}" ]; then
+			wait -n
+			running=$((running - 1))
+		fi
+		boot_guest "$k" "$BUILD/initrd-xk-$k.cpio.gz" "$LOGS/xkernel-$k" "imgcr.mode=xkernel" &
+		running=$((running + 1))
+	done
+	wait
+	for k in $booted; do
+		xkernel_parse "$k" "$LOGS/xkernel-$k"
+	done
+	say "cross-kernel phase: $(( $(date +%s) - t0 )) s"
+}
+
+# xkernel_parse K DIR: the results of K's cross-kernel guest.
+xkernel_parse() {
+	local k=$1 dir=$2 log=$2/console.log name st why j p
+	while read -r _ name st why; do
+		case "$name" in xkernel/*) ;; *) name="xkernel-$k/$name" ;; esac
+		case "$st" in PASS | FAIL) record "$name" "$st" "$why" ;; esac
+	done < <(grep -aE '^RESULT [^ ]+ (PASS|FAIL)' "$log")
+	for j in "$BUILD/xk-stage-$k/imgcr/xk"/*; do
+		j=${j##*/}
+		for p in $XK_PROGS; do
+			grep -aqF "RESULT xkernel/$j->$k/$p " "$log" ||
+				record "xkernel/$j->$k/$p" FAIL "no result: guest crashed, hung or was killed (see $log)"
+		done
+	done
+	if ! grep -aq '^IMGCR-GUEST-DONE' "$log" || ! grep -aq '^IMGCR-DMESG-END' "$log"; then
+		record "dmesg-clean-xkernel-$k" FAIL "guest did not finish (no end markers; see $log)"
+		return
+	fi
+	check_dmesg "dmesg-clean-xkernel-$k" "$dir"
 }

@@ -6,7 +6,9 @@
 #                  6.12.118+deb13-amd64, 7.2.13+deb14-amd64)
 #   --only PATS    only the tests matching the comma-separated globs PATS:
 #                  guest tests (names without t_ and .sh, e.g. --only
-#                  'counter,err*') and the host test "packages"
+#                  'counter,err*'), the host test "packages" and the
+#                  cross-kernel restores "xkernel" (--only 'xkernel*'; it
+#                  adds the guest test xkernel_dump whose images it uses)
 #   --keep         keep build/logs even when everything passed
 #   --fuzz N       the fuzz test executes N images (imgcr.fuzz=N on the guest
 #                  command line; default: a ~3 minute CI round); see test/fuzz.sh
@@ -20,6 +22,12 @@
 # DKMS, a guest per kernel with the installed modules, purge; not with
 # IMGCR_NO_DKMS=1).  The last line of output is "N passed, N failed"; the
 # exit status is nonzero if anything failed.
+#
+# Cross-kernel restores ("xkernel", with two or more kernels): after those
+# guests, every kernel K boots once more with the images t_xkernel_dump made
+# on each other kernel J (counter, python3, vdsoclock), restores them and
+# checks they go on: results xkernel/J->K/PROG and dmesg-clean-xkernel-K.
+# IMGCR_XKERNEL_SELF=1 restores each kernel's own images too (J = K).
 set -uo pipefail
 . "$(dirname "$0")/lib-host.sh"
 . "$(dirname "$0")/lib-packages.sh"
@@ -34,15 +42,20 @@ while [ $# -gt 0 ]; do
 	--only) ONLY=${2:?--only needs a value}; shift 2 ;;
 	--keep) KEEP=1; shift ;;
 	--fuzz) FUZZ=${2:?--fuzz needs a value}; shift 2 ;;
-	-h | --help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown option $1 (see --help)" ;;
 	esac
 done
 for k in $KERNELS; do kernel_ok "$k" || die "unsupported kernel $k (choose from: $ALL_KERNELS)"; done
 case "$ONLY" in *[[:space:]]*) die "--only: use commas, not spaces" ;; esac
+XK_SEL=$(xkernel_tests "$ONLY")
+# The cross-kernel phase restores the images of the guest test xkernel_dump.
+if [ -n "$XK_SEL" ] && ! guest_tests "$ONLY" | grep -qx xkernel_dump; then
+	ONLY="$ONLY,xkernel_dump"
+fi
 GUEST_SEL=$(guest_tests "$ONLY")
 HOST_SEL=$(host_tests "$ONLY")
-[ -n "$GUEST_SEL$HOST_SEL" ] || die "--only '$ONLY' matches no test in test/guest and no host test ($PKG_TESTS)"
+[ -n "$GUEST_SEL$HOST_SEL" ] || die "--only '$ONLY' matches no test in test/guest and no host test ($PKG_TESTS $XK_TESTS)"
 if [ -n "$HOST_SEL" ] && [ "${IMGCR_NO_DKMS:-0}" = 1 ]; then
 	[ -n "$GUEST_SEL" ] || die "--only '$ONLY' selects only the host test packages, which installs packages and uses DKMS: not with IMGCR_NO_DKMS=1"
 	warn "IMGCR_NO_DKMS=1: the packages test (apt install, DKMS) is not run"
@@ -86,6 +99,9 @@ for k in $KERNELS; do
 		sed "s/^INFO /    /" "$dir/info.txt"
 	fi
 done
+
+# Cross-kernel restores: the images the guests above exported.
+[ -n "$XK_SEL" ] && xkernel_phase "$KERNELS"
 
 # After the guests: it replaces the harness's DKMS imgcr/0.1 with the
 # package's and leaves DKMS without imgcr (see test/lib-packages.sh).
