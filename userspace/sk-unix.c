@@ -155,7 +155,10 @@ static struct ud *ud_find(unsigned long ino)
 	return NULL;
 }
 
-/* The listener that holds connection @ino in its queue, or NULL. */
+/*
+ * The listener whose queue holds a connection from client socket @ino (its
+ * not yet accepted connections are listed by their clients' inodes), or NULL.
+ */
 static struct ud *ud_listener_of(unsigned long ino)
 {
 	int i, j;
@@ -268,7 +271,7 @@ int unix_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk 
 		return FD_DESCRIBED;
 	}
 	/* a connection a listener has not accepted yet: connected again at restore */
-	l = s->peer ? ud_listener_of(s->peer) : NULL;
+	l = s->state == SK_ST_ESTABLISHED ? ud_listener_of(s->ino) : NULL;
 	if (l && (ioctl(sfd, SIOCOUTQ, &outq) || outq > 0)) {
 		char nm[256];
 
@@ -302,17 +305,27 @@ int unix_sk_check(const struct tree *t)
 			struct ud *u = ud_find(s->ino);
 			int outside = 0;
 
-			for (j = 0; u && j < u->nicons; j++) {
-				int k, in = 0;
-
-				for (k = 0; k < t->nsks; k++)
-					in |= t->sks[k].family == AF_UNIX && t->sks[k].peer == u->icons[j];
-				outside += !in;
-			}
+			for (j = 0; u && j < u->nicons; j++)
+				outside += !tree_sk_find(t, u->icons[j]);
 			if (outside)
 				pr_err("pid %d fd %d: note: %d connection(s) queued on the listening socket %s by processes outside the tree are reset at the dump",
 				       f->pid, f->fd, outside, sk_addr_str(s->name, s->namelen, nm, sizeof(nm)));
 			continue;
+		}
+		l = s->state == SK_ST_ESTABLISHED ? ud_listener_of(s->ino) : NULL;
+		peer = l ? tree_sk_find(t, l->ino) : NULL;
+		if (peer) {
+			/* not yet accepted by a listener of the tree: connects to it again */
+			memcpy(s->peername, peer->name, peer->namelen);
+			s->peerlen = peer->namelen;
+			s->opts |= SKO_PENDING;
+			continue;
+		}
+		if (l) {
+			pr_err("pid %d fd %d: %s: connected to %s, a listener outside the tree, not yet accepted: not supported",
+			       f->pid, f->fd, sk_what(s, w, sizeof(w)),
+			       sk_addr_str(s->peername, s->peerlen, nm, sizeof(nm)));
+			return -1;
 		}
 		if (!s->peer)
 			continue;
@@ -322,11 +335,13 @@ int unix_sk_check(const struct tree *t)
 			       f->pid, f->fd, sk_what(s, w, sizeof(w)), s->peer);
 			return -1;
 		}
+		/* connect to the name the peer is bound to again (made absolute) */
+		if (peer && peer->peer != s->ino && peer->namelen) {
+			memcpy(s->peername, peer->name, peer->namelen);
+			s->peerlen = peer->namelen;
+		}
 		if (peer)
 			continue;
-		l = ud_listener_of(s->peer);
-		if (l && tree_sk_find(t, l->ino))
-			continue;	/* not yet accepted by a listener of the tree */
 		if (!sk_ext_unix) {
 			pr_err("pid %d fd %d: %s: connected to %s (socket:[%lu]) outside the tree: not supported (imgcr dump --ext-unix-sk connects it again at restore)",
 			       f->pid, f->fd, sk_what(s, w, sizeof(w)),
@@ -365,7 +380,7 @@ static int is_pair(const struct tree *t, int i)
 	const struct tree_sk *s = &t->sks[i];
 	int j = sk_index(t, s->peer);
 
-	if (s->state == SK_ST_LISTEN)
+	if (s->state == SK_ST_LISTEN || (s->opts & SKO_PENDING))
 		return 0;
 	if (!s->peer)
 		return s->type != SOCK_DGRAM && s->state == SK_ST_ESTABLISHED;	/* peer closed */
@@ -519,7 +534,7 @@ int unix_sk_connect(struct sk_restore *r, int i)
 	int fl, ret;
 
 	sk_what(s, what, sizeof(what));
-	if (s->peer && !is_pair(r->t, i) && s->state != SK_ST_LISTEN) {
+	if ((s->peer || (s->opts & SKO_PENDING)) && !is_pair(r->t, i) && s->state != SK_ST_LISTEN) {
 		fl = fcntl(r->fds[i], F_GETFL);
 		fcntl(r->fds[i], F_SETFL, fl | O_NONBLOCK);
 		ret = connect(r->fds[i], (struct sockaddr *)s->peername, s->peerlen);

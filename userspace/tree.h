@@ -165,7 +165,8 @@ struct tree_pipe {
 #define SKO_EXTERNAL	0x20	/* unix: connected to a socket outside the tree */
 #define SKO_KEEPALIVE	0x40	/* SO_KEEPALIVE */
 #define SKO_NODELAY	0x80	/* TCP_NODELAY */
-#define SKO_ALL		0xff
+#define SKO_PENDING	0x100	/* unix: connected, not yet accepted by a listener of the tree */
+#define SKO_ALL		0x1ff
 
 #define TREE_SK_ADDR	128	/* most bytes of a socket address kept */
 

@@ -21,6 +21,8 @@
  *   one line from the server ("hello") or the echo of a datagram, printed.
  * sknet hold netlink|packet|tcp  holds such a socket (tcp: an established
  *                             loopback connection, port 7399), sleeps.
+ * sknet pend DIR OUT          a connection not yet accepted (relative name),
+ *                             a stream pair whose peer closed (see pend()).
  * sknet echosrv PATH          a unix stream server echoing lines.
  * sknet ping PATH OUT         connects to PATH; "ping N" every 50 ms, each
  *                             echoed reply counted in OUT ("N" lines).
@@ -189,6 +191,8 @@ static int client(int i, const char *to, int rounds, int out)
 	uint32_t len, wl;
 
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (wr(fd, &i, sizeof(i)))	/* who it is: the server accepts in any order */
+		die("client hello");
 	/*
 	 * WINDOW requests outstanding: the server answers at most 4 per burst,
 	 * so some stay queued there while its answers wait here.
@@ -319,19 +323,22 @@ static int tree(const char *dir, int port, int rounds, const char *outpath)
 		}
 	}
 	for (i = 0; i < NC; i++) {
-		struct pollfd pf[2] = { { lis, POLLIN, 0 }, { labs, POLLIN, 0 } };
-
 		memset(&st[i], 0, sizeof(st[i]));
 		st[i].hs = st[i].hr = 14695981039346656037ULL;
+		conn[i] = -1;
+	}
+	for (i = 0; i < NC;) {
+		struct pollfd pf[2] = { { lis, POLLIN, 0 }, { labs, POLLIN, 0 } };
+		int c, id = -1;
+
 		poll(pf, 2, 10000);
-		conn[i] = accept4(i < 2 ? lis : labs, NULL, NULL, 0);
-		if (conn[i] < 0) {
-			if (errno == EAGAIN) {
-				i--;
-				continue;
-			}
+		c = accept4(pf[0].revents ? lis : labs, NULL, NULL, 0);
+		if (c < 0 && errno == EAGAIN)
+			continue;
+		if (c < 0 || rd(c, &id, sizeof(id)) || id < 0 || id >= NC || conn[id] >= 0)
 			die("accept");
-		}
+		conn[id] = c;
+		i++;
 	}
 	setsockopt(conn[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	for (;;) {
@@ -483,6 +490,77 @@ static int cli(int argc, char **argv)
 	return 0;
 }
 
+static volatile sig_atomic_t usr1;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	usr1 = 1;
+}
+
+static void wait_usr1(void)
+{
+	sigset_t m, old;
+
+	sigemptyset(&m);
+	sigaddset(&m, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &m, &old);
+	while (!usr1)
+		sigsuspend(&old);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+/*
+ * pend DIR OUT: in DIR, a listener bound to the relative name rel.sock
+ * with a connection from its child not yet accepted, and a stream
+ * socketpair whose other end was closed with data queued.  At SIGUSR1 (to
+ * both) the server reads that data and its end of file ("deadpeer ok"),
+ * accepts the child's connection and answers it ("pend ok" from each).
+ */
+static int pend(const char *dir, const char *outpath)
+{
+	int out = open(outpath, O_WRONLY | O_CREAT | O_APPEND, 0644), lis, sp[2], c;
+	char buf[64];
+	ssize_t n;
+	pid_t kid;
+
+	if (out < 0 || chdir(dir))
+		die(dir);
+	signal(SIGUSR1, on_usr1);
+	lis = unsock(SOCK_STREAM, "rel.sock", NULL);
+	if (listen(lis, 3) || socketpair(AF_UNIX, SOCK_STREAM, 0, sp))
+		die("listen");
+	if (wr(sp[1], "dead-peer-data", 14))
+		die("write");
+	close(sp[1]);
+	kid = fork();
+	if (!kid) {
+		c = unsock(SOCK_STREAM, NULL, "rel.sock");
+		outf(out, "client connected\n");
+		wait_usr1();
+		if (wr(c, "client hello", 12) || rd(c, buf, 12) || memcmp(buf, "server reply", 12)) {
+			outf(out, "pend client BAD\n");
+			return 1;
+		}
+		outf(out, "pend client ok\n");
+		return 0;
+	}
+	wait_usr1();
+	n = read(sp[0], buf, sizeof(buf));
+	if (n != 14 || memcmp(buf, "dead-peer-data", 14) || read(sp[0], buf, 1) != 0)
+		outf(out, "deadpeer BAD (%zd bytes)\n", n);
+	else
+		outf(out, "deadpeer ok\n");
+	c = accept(lis, NULL, NULL);
+	if (c < 0 || rd(c, buf, 12) || memcmp(buf, "client hello", 12) || wr(c, "server reply", 12)) {
+		outf(out, "pend server BAD\n");
+		return 1;
+	}
+	outf(out, "pend server ok\n");
+	waitpid(kid, NULL, 0);
+	return 0;
+}
+
 static int echosrv(const char *path)
 {
 	int lis = unsock(SOCK_STREAM, path, NULL), c;
@@ -561,10 +639,12 @@ int main(int argc, char **argv)
 		for (;;)
 			pause();
 	}
+	if (argc >= 4 && !strcmp(argv[1], "pend"))
+		return pend(argv[2], argv[3]);
 	if (argc >= 3 && !strcmp(argv[1], "echosrv"))
 		return echosrv(argv[2]);
 	if (argc >= 4 && !strcmp(argv[1], "ping"))
 		return ping(argv[2], argv[3]);
-	fprintf(stderr, "usage: sknet tree DIR PORT ROUNDS OUT | cli ... | hold netlink|packet | echosrv PATH | ping PATH OUT\n");
+	fprintf(stderr, "usage: sknet tree DIR PORT ROUNDS OUT | cli ... | hold netlink|packet | pend DIR OUT | echosrv PATH | ping PATH OUT\n");
 	return 2;
 }
