@@ -247,7 +247,8 @@ int sk_opts_restore(int fd, const struct tree_sk *s, const char *what)
 			continue;
 		if (flags[i].level == IPPROTO_IPV6 && s->family != AF_INET6)
 			continue;
-		if (s->family == AF_UNIX && flags[i].bit != SKO_PASSCRED)
+		/* as sk_opts_dump reads them: SO_PASSCRED on unix sockets only (7.x refuses it on others) */
+		if ((s->family == AF_UNIX) != (flags[i].bit == SKO_PASSCRED))
 			continue;
 		if (getint(fd, flags[i].level, flags[i].opt, &v))
 			v = -1;

@@ -19,8 +19,9 @@
  *   echo of each datagram on UDP 127.0.0.1:PORT+1.
  * sknet cli unix PATH|@NAME | tcp 127.0.0.1|::1 PORT | udp PORT
  *   one line from the server ("hello") or the echo of a datagram, printed.
- * sknet hold netlink|packet|tcp  holds such a socket (tcp: an established
- *                             loopback connection, port 7399), sleeps.
+ * sknet hold netlink|packet|tcp|scm  holds such a socket (tcp: an
+ *                             established loopback connection, port 7399;
+ *                             scm: an fd in flight in a socketpair), sleeps.
  * sknet pend DIR OUT          a connection not yet accepted (relative name),
  *                             a stream pair whose peer closed (see pend()).
  * sknet echosrv PATH          a unix stream server echoing lines.
@@ -621,6 +622,24 @@ int main(int argc, char **argv)
 	if (argc >= 3 && !strcmp(argv[1], "hold")) {
 		if (!strcmp(argv[2], "netlink")) {
 			fd = socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE);
+		} else if (!strcmp(argv[2], "scm")) {
+			/* a file descriptor in flight, queued in a socketpair */
+			int sp[2], pass = open("/", O_RDONLY);
+			char c = 'x', cbuf[CMSG_SPACE(sizeof(int))];
+			struct iovec iov = { &c, 1 };
+			struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+					     .msg_controllen = sizeof(cbuf) };
+			struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+
+			if (socketpair(AF_UNIX, SOCK_STREAM, 0, sp) || pass < 0)
+				die("socketpair");
+			cm->cmsg_level = SOL_SOCKET;
+			cm->cmsg_type = SCM_RIGHTS;
+			cm->cmsg_len = CMSG_LEN(sizeof(int));
+			memcpy(CMSG_DATA(cm), &pass, sizeof(int));
+			if (sendmsg(sp[0], &mh, 0) != 1)
+				die("sendmsg");
+			fd = sp[0];
 		} else if (!strcmp(argv[2], "tcp")) {
 			/* an established loopback connection, both ends here */
 			struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(7399) };
