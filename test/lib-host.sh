@@ -285,6 +285,17 @@ make_initrd() {
 	cp "$REPO/test/guest/init" "$root/init"
 	chmod 755 "$root/init"
 	cp "$BUILD/mod/$k"/*.ko "$root/imgcr/mod/" 2>/dev/null
+	# sock_diag for unix and TCP sockets (imgcr dump asks it; a Debian
+	# system loads these modules on the first request, the guest has no
+	# modprobe): in load order, uncompressed for busybox insmod.
+	mkdir -p "$root/imgcr/mod/net"
+	for a in unix/unix_diag ipv4/inet_diag ipv4/tcp_diag; do
+		if [ -f "$CACHE/$k/modules/kernel/net/$a.ko" ]; then
+			cp "$CACHE/$k/modules/kernel/net/$a.ko" "$root/imgcr/mod/net/"
+		elif [ -f "$CACHE/$k/modules/kernel/net/$a.ko.xz" ]; then
+			xz -dc "$CACHE/$k/modules/kernel/net/$a.ko.xz" > "$root/imgcr/mod/net/${a#*/}.ko"
+		fi
+	done
 	printf 'root:x:0:0:root:/root:/bin/sh\nuser:x:1000:1000:user:/tmp:/bin/sh\n' > "$root/etc/passwd"
 	printf 'root:x:0:\nuser:x:1000:\n' > "$root/etc/group"
 	(cd "$root" && find . | cpio -o -H newc --quiet) | gzip -1 > "$out"

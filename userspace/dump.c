@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * imgcr dump -t PID -D DIR [--leave-running] [--shell-job] [--ghost-limit BYTES]:
+ * imgcr dump -t PID -D DIR [--leave-running] [--shell-job] [--ghost-limit BYTES] [--ext-unix-sk]:
  * checkpoint a process tree (--shell-job: with fds on a terminal outside it,
- * tty.c).
+ * tty.c; --ext-unix-sk: with unix sockets connected to sockets outside it,
+ * connected again at restore, sk-unix.c).
  *
  * 1. Freeze (freeze.c): PTRACE_SEIZE + PTRACE_INTERRUPT every thread of
  *    every task, starting at PID, listing each task's threads again until
@@ -14,9 +15,11 @@
  *    attrs.c, fds) and check
  *    that everything is supported.  Each fd is described by its kind (the
  *    table in files.h: files-reg.c, pipes.c, fifo.c, devices.c, eventfd.c,
- *    signalfd.c, timerfd.c, tty.c, epoll.c, inotify.c, memfd.c, pidfd.c),
+ *    signalfd.c, timerfd.c, tty.c, epoll.c, inotify.c, memfd.c, pidfd.c,
+ *    sockets.c),
  *    which may save data (pipes: tee(2), which leaves the data in the live
- *    pipe; ptys: read, and put back if the tree is left running; memfds);
+ *    pipe; ptys: read, and put back if the tree is left running; memfds;
+ *    sockets: MSG_PEEK, which leaves the data queued);
  *    fds sharing one open file description share one file record.
  * 3. Write every image from /proc/PID/dump into DIR/core-PID.img (the
  *    module writes it, one copy: IMGCR_IOC_DUMP_TO; read() with a module
@@ -59,6 +62,7 @@ struct dctx {
 	const char *dir;
 	int have_kcmp;
 	long long ghost_limit;
+	int ext_unix_sk;		/* --ext-unix-sk (sk-unix.c) */
 };
 
 static const char *const ns_names[] = {
@@ -245,7 +249,8 @@ static int fd_walk(struct fd_dump *fc, struct fd_parms *p, struct tree_file *n,
 
 static int describe_fd(struct dctx *c, int ti, int fd)
 {
-	struct fd_dump fc = { .t = &c->t, .dir = c->dir, .ghost_limit = c->ghost_limit };
+	struct fd_dump fc = { .t = &c->t, .dir = c->dir, .ghost_limit = c->ghost_limit,
+			       .ext_unix_sk = c->ext_unix_sk };
 	struct fd_parms p = { .pid = c->t.tasks[ti].pid, .fd = fd, .file_fd = -1 };
 	const struct fd_kind *kind = NULL;
 	struct tree_file n, *f;
@@ -484,7 +489,8 @@ out:
 /* The deleted files task @k's image maps, saved as ghosts (files-ghost.c). */
 static int dump_mapped_ghosts(struct dctx *c, const struct tree_task *k)
 {
-	struct fd_dump fc = { .t = &c->t, .dir = c->dir, .ghost_limit = c->ghost_limit };
+	struct fd_dump fc = { .t = &c->t, .dir = c->dir, .ghost_limit = c->ghost_limit,
+			       .ext_unix_sk = c->ext_unix_sk };
 	char path[4096];
 
 	snprintf(path, sizeof(path), "%s/core-%d.img", c->dir, k->pid);
@@ -539,6 +545,8 @@ int cmd_dump(int argc, char **argv)
 			c.dir = argv[++i];
 		else if (!strcmp(argv[i], "--leave-running"))
 			leave = 1;
+		else if (!strcmp(argv[i], "--ext-unix-sk"))
+			c.ext_unix_sk = 1;
 		else if (!strcmp(argv[i], "--shell-job"))
 			tty_shell_job = 1;
 		else if (!strcmp(argv[i], "--ghost-limit") && i + 1 < argc) {
@@ -552,7 +560,7 @@ int cmd_dump(int argc, char **argv)
 			if (*end || c.ghost_limit < 0)
 				return usage_error("dump: --ghost-limit needs a size in bytes (suffix K, M or G allowed)");
 		} else
-			return usage_error("dump -t PID -D DIR [--leave-running] [--shell-job] [--ghost-limit BYTES]");
+			return usage_error("dump -t PID -D DIR [--leave-running] [--shell-job] [--ghost-limit BYTES] [--ext-unix-sk]");
 	}
 	if (!spid || !c.dir)
 		return usage_error("dump needs -t PID and -D DIR");

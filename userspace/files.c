@@ -2,7 +2,7 @@
 /*
  * The table of fd kinds (files.h), helpers the kinds share, and the kinds
  * imgcr recognises only to refuse them, until each gets a file of its own:
- * sockets and the anon inodes that no kind handles (io_uring, userfaultfd,
+ * the anon inodes that no kind handles (io_uring, userfaultfd,
  * fanotify, perf_event, bpf maps, programs and links, kvm VMs and vCPUs,
  * and any other), each refusal naming what it is.  (Devices other than the
  * standard ones, /dev/kvm included, are refused by devices.c.)
@@ -21,23 +21,6 @@
 #include "files.h"
 #include "log.h"
 #include "proc.h"
-
-static int socket_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
-{
-	(void)c;
-	(void)f;
-	/* an O_PATH fd of a socket file opens nothing: files-reg.c takes it */
-	if (strncmp(p->link, "socket:", 7) && (!S_ISSOCK(p->st.st_mode) || (p->flags & O_PATH)))
-		return FD_OTHER;
-	return fd_refuse(p, "socket: sockets are not supported (%s)", p->link);
-}
-
-static const struct fd_kind socket_fd_kind = {
-	.name = "socket",
-	.type = TK_NR,
-	.by_link = 1,
-	.dump = socket_dump,
-};
 
 static int anon_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 {
@@ -84,7 +67,7 @@ static const struct fd_kind anon_fd_kind = {
 };
 
 const struct fd_kind *const fd_kinds[] = {
-	&socket_fd_kind,	/* here */
+	&socket_fd_kind,	/* sockets.c (sk-unix.c, sk-inet.c) */
 	&anon_fd_kind,		/* here */
 	&eventfd_fd_kind,	/* eventfd.c */
 	&signalfd_fd_kind,	/* signalfd.c */

@@ -19,7 +19,9 @@
  *   inotify.c    inotify (watches, same wds)        inotify + watch records
  *   memfd.c      memfd fds (data, seals, name)      memfd records, memfd-INO.data
  *   pidfd.c      pidfds (in or outside the tree)    pidfd records
- *   files.c      the table; sockets and the other anon inodes, refused
+ *   sockets.c    sockets: unix (sk-unix.c), TCP/UDP  sk records, sk-INO.data
+ *                (sk-inet.c); other families refused
+ *   files.c      the table; the other anon inodes, refused
  *
  * File locks (flock, POSIX, OFD) are not a kind: locks.c, called by both
  * drivers for every fd.
@@ -51,6 +53,7 @@ struct fd_dump {
 	struct tree *t;
 	const char *dir;	/* the dump directory, for a kind's data files */
 	long long ghost_limit;	/* files-ghost.c: most bytes of data a deleted file may hold */
+	int ext_unix_sk;	/* sk-unix.c: --ext-unix-sk */
 };
 
 /* The restorer opening every file description of the tree, in itself. */
@@ -121,7 +124,7 @@ extern const struct fd_kind reg_fd_kind, pipe_fd_kind, fifo_fd_kind, dev_fd_kind
 extern const struct fd_kind eventfd_fd_kind, signalfd_fd_kind, timerfd_fd_kind;
 extern const struct fd_kind tty_fd_kind;
 extern const struct fd_kind epoll_fd_kind, inotify_fd_kind, memfd_fd_kind, pidfd_fd_kind;
-extern const struct fd_kind ghost_fd_kind;
+extern const struct fd_kind ghost_fd_kind, socket_fd_kind;
 
 /* files-ghost.c: the default of imgcr dump --ghost-limit */
 #define GHOST_LIMIT_DEFAULT	(1LL << 20)

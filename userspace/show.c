@@ -13,6 +13,7 @@
 #include "image.h"
 #include "log.h"
 #include "tree.h"
+#include "sockets.h"
 
 static const char *const reg_names[IMGCR_NR_REGS] = {
 	"r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8",
@@ -447,7 +448,21 @@ static void fd_desc(const struct tree *t, const struct tree_fd *d, char *out, si
 	else if (f->kind == TK_PIDFD)
 		snprintf(out, size, "pidfd pid %d%s", f->target,
 			 f->start ? " (outside the tree)" : "");
-	else if (f->kind == TK_GHOST) {
+	else if (f->kind == TK_SK) {
+		const struct tree_sk *s = tree_sk_find(t, f->ino);
+		char w[128], a[256], b[256];
+
+		if (!s)
+			snprintf(out, size, "socket:[%lu] (no sk record)", f->ino);
+		else
+			snprintf(out, size, "%s %s%s%s%s%s", sk_what(s, w, sizeof(w)),
+				 s->state == 10 ? "listening on " : "",
+				 s->namelen ? sk_addr_str(s->name, s->namelen, a, sizeof(a)) : "unnamed",
+				 s->peerlen || s->peer ? " -> " : "",
+				 s->peerlen ? sk_addr_str(s->peername, s->peerlen, b, sizeof(b)) :
+				 s->peer ? "peer" : "",
+				 s->qlen ? " (data queued)" : "");
+	} else if (f->kind == TK_GHOST) {
 		const struct tree_ghost *g = tree_ghost_find(t, f->dev, f->sino);
 
 		snprintf(out, size, "deleted file %s %s (ghost %llu:%llu)", g ? g->path : "?", mode,
@@ -608,6 +623,8 @@ static void show_tree_json(const struct tree *t)
 			printf(",\"ino\":%lu,\"seals\":%u,\"size\":%lld", f->ino, f->seals, f->size);
 		if (f->kind == TK_PIDFD)
 			printf(",\"target\":%d,\"start\":%llu", f->target, f->start);
+		if (f->kind == TK_SK)
+			printf(",\"ino\":%lu", f->ino);
 		if (f->kind == TK_EPOLL || f->kind == TK_INOTIFY) {
 			int n = 0;
 

@@ -8,6 +8,8 @@
  *   pipe-<ino>.data      the bytes buffered in pipe/FIFO <ino> at dump time
  *   tty-<index>.data     the bytes queued in pty pair <index> at dump time
  *   memfd-<ino>.data     the contents of memfd <ino> (as sparse as it was)
+ *   sk-<ino>.data        the data queued in socket <ino> (frames: a 32-bit
+ *                        length, host order, then the bytes; one per datagram)
  *   ghost-<dev>-<ino>.data  the content of deleted file <dev>:<ino> (a
  *                        sparse file: holes where the file had holes)
  *
@@ -62,6 +64,11 @@
  *                                    (files-reg.c)
  *   fd PID FD ID CLOEXEC             one per descriptor: FD of task PID
  *                                    refers to file ID; CLOEXEC is 0 or 1
+ *   sk INO FAMILY TYPE PROTO STATE PEER BACKLOG SNDBUF RCVBUF OPTS RCVTIMEO
+ *      SNDTIMEO PEEKOFF SHUT MODE UID GID QLEN NAME PEERNAME
+ *                                    a socket (sockets.c; struct tree_sk):
+ *                                    OPTS hex SKO_* bits, MODE octal, NAME
+ *                                    and PEERNAME the sockaddr in hex or "-"
  *   pipe INO SIZE LEN                buffered data of a pipe or FIFO: LEN
  *                                    bytes in pipe-INO.data, capacity SIZE
  *   tty INDEX MAJ:MIN SID FG LOCKED PKT IFLAG OFLAG CFLAG LFLAG CC ROWS COLS
@@ -128,6 +135,7 @@
  *                    which must still run at restore (pidfd.c)
  *   ghost DEV INO    an open file description of the deleted file that
  *                    the ghost record DEV INO describes (files-ghost.c)
+ *   sk INO           a socket; its "sk" record INO (sockets.c)
  * POS is 0 for eventfd, signalfd, timerfd, epoll, inotify and pidfd, which
  * have no path and no inode of their own: they are created anew.  The
  * kinds after timerfd, and the tty, epitem and watch records, were added to
@@ -213,7 +221,7 @@
 
 const char *const tree_kind_names[TK_NR] = {
 	"file", "pipe", "fifo", "chr", "eventfd", "signalfd", "timerfd", "tty",
-	"epoll", "inotify", "memfd", "pidfd", "ghost",
+	"epoll", "inotify", "memfd", "pidfd", "ghost", "sk",
 };
 
 const char *const tree_tty_role_names[TTY_NROLES] = { "master", "slave", "devtty", "job" };
@@ -370,6 +378,28 @@ struct tree_lock *tree_lock_add(struct tree *t)
 	return l;
 }
 
+struct tree_sk *tree_sk_find(const struct tree *t, unsigned long ino)
+{
+	int i;
+
+	for (i = 0; i < t->nsks; i++)
+		if (t->sks[i].ino == ino)
+			return &t->sks[i];
+	return NULL;
+}
+
+struct tree_sk *tree_sk_add(struct tree *t, unsigned long ino)
+{
+	struct tree_sk *s;
+
+	t->sks = grow(t->sks, t->nsks, sizeof(*t->sks));
+	s = &t->sks[t->nsks++];
+	memset(s, 0, sizeof(*s));
+	s->ino = ino;
+	s->peek_off = -1;
+	return s;
+}
+
 int tree_fd_add(struct tree_task *task, int fd, int file, int cloexec)
 {
 	task->fds = grow(task->fds, task->nfds, sizeof(*task->fds));
@@ -409,6 +439,7 @@ void tree_free(struct tree *t)
 	free(t->ttys);
 	free(t->ghosts);
 	free(t->locks);
+	free(t->sks);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -439,6 +470,36 @@ void tree_escape(char *out, size_t size, const char *in)
 			out[o++] = c;
 	}
 	out[o] = 0;
+}
+
+/* A socket address as hex ("-": none), and back (its length, -1: malformed). */
+static void hex_addr(char *out, const unsigned char *a, int len)
+{
+	int i;
+
+	if (len <= 0) {
+		strcpy(out, "-");
+		return;
+	}
+	for (i = 0; i < len; i++)
+		sprintf(out + 2 * i, "%02x", a[i]);
+}
+
+static int unhex_addr(unsigned char *a, const char *in)
+{
+	size_t len = strlen(in), i;
+	unsigned int b;
+
+	if (!strcmp(in, "-"))
+		return 0;
+	if (len % 2 || len / 2 > TREE_SK_ADDR || len < 4)
+		return -1;
+	for (i = 0; i < len / 2; i++) {
+		if (sscanf(in + 2 * i, "%2x", &b) != 1)
+			return -1;
+		a[i] = b;
+	}
+	return len / 2;
 }
 
 static char *unescape(const char *in)
@@ -539,6 +600,7 @@ int tree_write(const struct tree *t, const char *dir)
 			break;
 		case TK_PIDFD: fprintf(f, " %d %llu\n", x->target, x->start); break;
 		case TK_GHOST: fprintf(f, " %llu %llu\n", x->dev, x->sino); break;
+		case TK_SK: fprintf(f, " %lu\n", x->ino); break;
 		default: fprintf(f, "\n"); break;
 		}
 	}
@@ -555,6 +617,17 @@ int tree_write(const struct tree *t, const char *dir)
 		for (j = 0; j < t->tasks[i].nfds; j++)
 			fprintf(f, "fd %d %d %d %d\n", t->tasks[i].pid, t->tasks[i].fds[j].fd,
 				t->tasks[i].fds[j].file, t->tasks[i].fds[j].cloexec);
+	for (i = 0; i < t->nsks; i++) {
+		const struct tree_sk *s = &t->sks[i];
+		char nm[2 * TREE_SK_ADDR + 2], pn[2 * TREE_SK_ADDR + 2];
+
+		hex_addr(nm, s->name, s->namelen);
+		hex_addr(pn, s->peername, s->peerlen);
+		fprintf(f, "sk %lu %d %d %d %d %lu %d %d %d 0x%x %lld %lld %d %d 0%o %u %u %zu %s %s\n",
+			s->ino, s->family, s->type, s->proto, s->state, s->peer, s->backlog,
+			s->sndbuf, s->rcvbuf, s->opts, s->rcvtimeo_us, s->sndtimeo_us, s->peek_off,
+			s->shutdown, s->mode, s->uid, s->gid, s->qlen, nm, pn);
+	}
 	for (i = 0; i < t->npipes; i++)
 		fprintf(f, "pipe %lu %u %zu\n", t->pipes[i].ino, t->pipes[i].size,
 			t->pipes[i].len);
@@ -786,6 +859,8 @@ int tree_read(struct tree *t, const char *dir)
 				   !unum(v[6], &x->sino)) {
 				if (!tree_ghost_find(t, x->dev, x->sino))
 					BAD("ghost file without its ghost record");
+			} else if (kind == TK_SK && nv == 6 && n[5] > 0) {
+				x->ino = n[5];
 			} else if (kind == TK_TIMERFD && nv == 10 && n[5] >= 0 && n[5] < 64 &&
 				   n[6] >= 0 && n[6] <= 3 && !unum(v[7], &x->count) &&
 				   n[8] >= 0 && n[9] >= 0) {
@@ -898,6 +973,38 @@ int tree_read(struct tree *t, const char *dir)
 				if (l->start < 0 || l->end < -1 || (l->end >= 0 && l->end < l->start))
 					BAD("bad lock range");
 			}
+		} else if (!strcmp(v[0], "sk") && nv == 21) {
+			struct tree_sk *s;
+
+			if (n[1] <= 0 || tree_sk_find(t, n[1]) || n[2] <= 0 || n[2] > 255 ||
+			    n[3] <= 0 || n[3] > 15 || n[4] < 0 || n[4] > 255 || n[5] < 0 ||
+			    n[5] > 15 || n[6] < 0 || n[7] < 0 || n[8] < 0 || n[9] < 0 ||
+			    n[10] < 0 || n[10] > SKO_ALL || n[11] < 0 || n[12] < 0 ||
+			    n[13] < -1 || n[14] < 0 || n[14] > 3 || n[15] < 0 || n[15] > 07777 ||
+			    n[16] < 0 || n[17] < 0 || n[18] < 0)
+				BAD("bad sk record");
+			s = tree_sk_add(t, n[1]);
+			s->family = n[2];
+			s->type = n[3];
+			s->proto = n[4];
+			s->state = n[5];
+			s->peer = n[6];
+			s->backlog = n[7];
+			s->sndbuf = n[8];
+			s->rcvbuf = n[9];
+			s->opts = n[10];
+			s->rcvtimeo_us = n[11];
+			s->sndtimeo_us = n[12];
+			s->peek_off = n[13];
+			s->shutdown = n[14];
+			s->mode = n[15];
+			s->uid = n[16];
+			s->gid = n[17];
+			s->qlen = n[18];
+			s->namelen = unhex_addr(s->name, v[19]);
+			s->peerlen = unhex_addr(s->peername, v[20]);
+			if (s->namelen < 0 || s->peerlen < 0)
+				BAD("bad sk record address");
 		} else if (!strcmp(v[0], "pipe") && nv == 4) {
 			struct tree_pipe *p;
 

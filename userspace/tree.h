@@ -24,6 +24,7 @@ enum tree_kind {
 	TK_MEMFD,	/* a memfd, recreated with its data (memfd.c) */
 	TK_PIDFD,	/* a pidfd, to a task of the tree or one outside it (pidfd.c) */
 	TK_GHOST,	/* an open regular file that was deleted (files-ghost.c) */
+	TK_SK,		/* a socket; its state: tree_sk (sk-unix.c, sk-inet.c) */
 	TK_NR
 };
 
@@ -155,6 +156,38 @@ struct tree_pipe {
 	size_t len;		/* bytes of data */
 };
 
+/* tree_sk.opts */
+#define SKO_PASSCRED	0x01	/* SO_PASSCRED */
+#define SKO_REUSEADDR	0x02	/* SO_REUSEADDR */
+#define SKO_REUSEPORT	0x04	/* SO_REUSEPORT */
+#define SKO_V6ONLY	0x08	/* IPV6_V6ONLY */
+#define SKO_UNLINKED	0x10	/* unix: bound to a path whose socket file was gone */
+#define SKO_EXTERNAL	0x20	/* unix: connected to a socket outside the tree */
+#define SKO_KEEPALIVE	0x40	/* SO_KEEPALIVE */
+#define SKO_NODELAY	0x80	/* TCP_NODELAY */
+#define SKO_PENDING	0x100	/* unix: connected, not yet accepted by a listener of the tree */
+#define SKO_ALL		0x1ff
+
+#define TREE_SK_ADDR	128	/* most bytes of a socket address kept */
+
+/* A socket of the tree (sk-unix.c, sk-inet.c); its queued data in DIR/sk-INO.data. */
+struct tree_sk {
+	unsigned long ino;	/* its inode (socket:[INO]) */
+	int family, type, proto;	/* AF_*, SOCK_*, IPPROTO_* (0 for unix) */
+	int state;		/* TCP_* numbers, as sock_diag gives them (unix too) */
+	unsigned long peer;	/* unix: the peer's inode (0: none) */
+	int backlog;		/* listening: the listen() backlog */
+	int sndbuf, rcvbuf;	/* SO_SNDBUF, SO_RCVBUF as getsockopt gives them */
+	unsigned int opts;	/* SKO_* */
+	long long rcvtimeo_us, sndtimeo_us;	/* SO_RCVTIMEO, SO_SNDTIMEO */
+	int peek_off;		/* SO_PEEK_OFF (-1: off) */
+	int shutdown;		/* unix: sk_shutdown (1: no more receives, 2: no more sends) */
+	unsigned int mode, uid, gid;	/* unix: a bound path's socket file */
+	size_t qlen;		/* bytes of sk-INO.data */
+	unsigned char name[TREE_SK_ADDR], peername[TREE_SK_ADDR];	/* getsockname, getpeername */
+	int namelen, peerlen;	/* 0: none */
+};
+
 #define TREE_NCC	19	/* c_cc[] of the kernel's struct termios */
 
 /* A terminal the tree uses: a pty pair inside it, or a shell job's terminal (tty.c). */
@@ -172,7 +205,7 @@ struct tree_tty {
 
 struct tree {
 	pid_t root;
-	int ntasks, nfiles, npipes, nttys, nitems, nghosts, nlocks;
+	int ntasks, nfiles, npipes, nttys, nitems, nghosts, nlocks, nsks;
 	struct tree_task *tasks;
 	struct tree_file *files;
 	struct tree_pipe *pipes;
@@ -180,6 +213,7 @@ struct tree {
 	struct tree_item *items;
 	struct tree_ghost *ghosts;
 	struct tree_lock *locks;
+	struct tree_sk *sks;
 };
 
 struct tree_task *tree_task_add(struct tree *t, pid_t pid);
@@ -197,6 +231,8 @@ struct tree_ghost *tree_ghost_find(const struct tree *t, unsigned long long dev,
 				   unsigned long long ino);
 struct tree_ghost *tree_ghost_add(struct tree *t);
 struct tree_lock *tree_lock_add(struct tree *t);
+struct tree_sk *tree_sk_find(const struct tree *t, unsigned long ino);
+struct tree_sk *tree_sk_add(struct tree *t, unsigned long ino);
 int tree_fd_add(struct tree_task *task, int fd, int file, int cloexec);
 void tree_free(struct tree *t);
 

@@ -2,7 +2,7 @@
  * holder KIND FILE: a root process and a child, both appending "PID tick N"
  * to FILE every 50 ms forever, where the child (or, for "zombie", an extra
  * child that is never reaped) holds something imgcr dump refuses:
- *   socket   a unix socket          io_uring an io_uring instance
+ *   socket   a netlink socket       io_uring an io_uring instance
  *   uffd     a userfaultfd          perf     a perf_event fd (task clock)
  *   memmap   a memfd open as an fd and mapped shared
  *   epclosed an epoll watching an eventfd whose fd was closed since (the
@@ -97,7 +97,7 @@ int main(int argc, char **argv)
 			prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY);
 
 		if (!strcmp(kind, "socket"))
-			r = socket(AF_UNIX, SOCK_DGRAM, 0);
+			r = socket(AF_NETLINK, SOCK_RAW, 0);	/* NETLINK_ROUTE */
 		else if (!strcmp(kind, "io_uring")) {
 			/* struct io_uring_params: 120 bytes, zeroed */
 			long params[15] = { 0 };

@@ -1,0 +1,574 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sockets: the fd kind ("sk" file records, one "sk" record per socket with
+ * its state, DIR/sk-INO.data with the data queued in it).
+ *
+ * dump: a copy of the fd (pidfd_getfd; the tree is ptrace-frozen) tells the
+ * family (SO_DOMAIN), type and protocol; unix sockets are described by
+ * sk-unix.c, TCP and UDP ones by sk-inet.c, every other family is refused
+ * by name.  Both share the socket options kept here (SO_SNDBUF, SO_RCVBUF,
+ * SO_PASSCRED, SO_RCVTIMEO, SO_SNDTIMEO, SO_PEEK_OFF, SO_REUSEADDR,
+ * SO_REUSEPORT, SO_KEEPALIVE; O_NONBLOCK and the other file status flags are
+ * the file record's) and the reading of a receive queue: MSG_PEEK with
+ * SO_PEEK_OFF stepping through it, so nothing is consumed and the peek
+ * offset is put back (the tree may be left running).  Datagram boundaries
+ * are kept: one frame (a 32-bit length, then the bytes) per datagram.
+ *
+ * restore: the first socket opened makes every socket of the tree, in four
+ * phases (create/bind/listen and socketpairs; queued data; connects to
+ * names and shutdown state; options), in the restorer, which then hands each
+ * task its fds like any other file.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include "log.h"
+#include "proc.h"
+#include "sockets.h"
+
+int sk_ext_unix;
+
+const struct tree_file *sk_file_of(const struct tree *t, unsigned long ino)
+{
+	int i;
+
+	for (i = 0; i < t->nfiles; i++)
+		if (t->files[i].kind == TK_SK && t->files[i].ino == ino)
+			return &t->files[i];
+	return NULL;
+}
+
+const char *sk_addr_str(const unsigned char *a, int len, char *buf, size_t size)
+{
+	sa_family_t fam;
+	char ip[INET6_ADDRSTRLEN];
+
+	if (len < (int)sizeof(sa_family_t)) {
+		snprintf(buf, size, "(none)");
+		return buf;
+	}
+	memcpy(&fam, a, sizeof(fam));
+	if (fam == AF_UNIX) {
+		const char *p = (const char *)a + sizeof(fam);
+		int n = len - (int)sizeof(fam), i, o;
+
+		if (n <= 0) {
+			snprintf(buf, size, "(unnamed)");
+		} else if (p[0]) {
+			snprintf(buf, size, "%.*s", (int)strnlen(p, n), p);
+		} else {
+			/* abstract: "@name", non-printable bytes as \xHH */
+			o = snprintf(buf, size, "@");
+			for (i = 1; i < n && o + 5 < (int)size; i++)
+				o += snprintf(buf + o, size - o, p[i] > 0x20 && p[i] < 0x7f ? "%c" : "\\x%02x",
+					      (unsigned char)p[i]);
+		}
+	} else if (fam == AF_INET && len >= (int)sizeof(struct sockaddr_in)) {
+		struct sockaddr_in sin;
+
+		memcpy(&sin, a, sizeof(sin));
+		inet_ntop(AF_INET, &sin.sin_addr, ip, sizeof(ip));
+		snprintf(buf, size, "%s:%u", ip, ntohs(sin.sin_port));
+	} else if (fam == AF_INET6 && len >= (int)sizeof(struct sockaddr_in6)) {
+		struct sockaddr_in6 sin6;
+
+		memcpy(&sin6, a, sizeof(sin6));
+		inet_ntop(AF_INET6, &sin6.sin6_addr, ip, sizeof(ip));
+		snprintf(buf, size, "[%s]:%u", ip, ntohs(sin6.sin6_port));
+	} else {
+		snprintf(buf, size, "(family %u)", fam);
+	}
+	return buf;
+}
+
+const char *sk_what(const struct tree_sk *s, char *buf, size_t size)
+{
+	const char *fam = s->family == AF_UNIX ? "unix" : s->family == AF_INET ? "IPv4" : "IPv6";
+	const char *type = s->type == SOCK_STREAM ? (s->family == AF_UNIX ? "stream" : "TCP") :
+			   s->type == SOCK_DGRAM ? (s->family == AF_UNIX ? "datagram" : "UDP") :
+			   s->type == SOCK_SEQPACKET ? "seqpacket" : "?";
+
+	snprintf(buf, size, "%s %s socket:[%lu]", fam, type, s->ino);
+	return buf;
+}
+
+int sk_diag_dump(void *req, size_t len, void (*cb)(void *msg, size_t len, void *arg), void *arg)
+{
+	struct sockaddr_nl nl = { .nl_family = AF_NETLINK };
+	struct {
+		struct nlmsghdr h;
+		char body[256];
+	} m;
+	static char buf[1 << 16];
+	int fd, done = 0, e;
+	ssize_t n;
+
+	if (len > sizeof(m.body)) {
+		errno = EINVAL;
+		return -1;
+	}
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (fd < 0)
+		return -1;
+	memset(&m, 0, sizeof(m));
+	m.h.nlmsg_len = NLMSG_LENGTH(len);
+	m.h.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	m.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	m.h.nlmsg_seq = 1;
+	memcpy(m.body, req, len);
+	if (sendto(fd, &m, m.h.nlmsg_len, 0, (struct sockaddr *)&nl, sizeof(nl)) < 0)
+		goto fail;
+	while (!done) {
+		struct nlmsghdr *h;
+
+		n = recv(fd, buf, sizeof(buf), 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			goto fail;
+		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+			if (h->nlmsg_type == NLMSG_DONE) {
+				done = 1;
+				break;
+			}
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				struct nlmsgerr *er = NLMSG_DATA(h);
+
+				errno = er->error ? -er->error : EPROTO;
+				goto fail;
+			}
+			cb(NLMSG_DATA(h), h->nlmsg_len - NLMSG_LENGTH(0), arg);
+		}
+	}
+	close(fd);
+	return 0;
+fail:
+	e = errno;
+	close(fd);
+	errno = e;
+	return -1;
+}
+
+static int getint(int fd, int level, int opt, int *v)
+{
+	socklen_t l = sizeof(*v);
+
+	return getsockopt(fd, level, opt, v, &l);
+}
+
+static int setint(int fd, int level, int opt, int v)
+{
+	return setsockopt(fd, level, opt, &v, sizeof(v));
+}
+
+int sk_opts_dump(const struct fd_parms *p, int sfd, struct tree_sk *s)
+{
+	static const struct {
+		int level, opt;
+		unsigned int bit;
+		int only;	/* 1 unix, 2 inet, 4 TCP, 8 IPv6 */
+	} flags[] = {
+		{ SOL_SOCKET, SO_PASSCRED, SKO_PASSCRED, 1 },
+		{ SOL_SOCKET, SO_REUSEADDR, SKO_REUSEADDR, 2 },
+		{ SOL_SOCKET, SO_REUSEPORT, SKO_REUSEPORT, 2 },
+		{ SOL_SOCKET, SO_KEEPALIVE, SKO_KEEPALIVE, 2 },
+		{ IPPROTO_TCP, TCP_NODELAY, SKO_NODELAY, 4 },
+		{ IPPROTO_IPV6, IPV6_V6ONLY, SKO_V6ONLY, 8 },
+	};
+	int is = (s->family != AF_UNIX ? 2 : 1) | (s->proto == IPPROTO_TCP ? 4 : 0) |
+		 (s->family == AF_INET6 ? 8 : 0);
+	struct timeval tv;
+	socklen_t l;
+	size_t i;
+	int v;
+
+	for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		if (flags[i].only && !(flags[i].only & is))
+			continue;
+		if (getint(sfd, flags[i].level, flags[i].opt, &v))
+			goto fail;
+		if (v)
+			s->opts |= flags[i].bit;
+	}
+	if (getint(sfd, SOL_SOCKET, SO_SNDBUF, &s->sndbuf) ||
+	    getint(sfd, SOL_SOCKET, SO_RCVBUF, &s->rcvbuf))
+		goto fail;
+	/* not every protocol has a peek offset (TCP before 6.10) */
+	if (getint(sfd, SOL_SOCKET, SO_PEEK_OFF, &s->peek_off))
+		s->peek_off = -1;
+	l = sizeof(tv);
+	if (getsockopt(sfd, SOL_SOCKET, SO_RCVTIMEO, &tv, &l))
+		goto fail;
+	s->rcvtimeo_us = tv.tv_sec * 1000000LL + tv.tv_usec;
+	l = sizeof(tv);
+	if (getsockopt(sfd, SOL_SOCKET, SO_SNDTIMEO, &tv, &l))
+		goto fail;
+	s->sndtimeo_us = tv.tv_sec * 1000000LL + tv.tv_usec;
+	return 0;
+fail:
+	pr_perror("pid %d fd %d: %s: cannot read its socket options", p->pid, p->fd, p->link);
+	return -1;
+}
+
+int sk_opts_restore(int fd, const struct tree_sk *s, const char *what)
+{
+	static const struct {
+		int level, opt;
+		unsigned int bit;
+		const char *name;
+	} flags[] = {
+		{ SOL_SOCKET, SO_PASSCRED, SKO_PASSCRED, "SO_PASSCRED" },
+		{ SOL_SOCKET, SO_REUSEADDR, SKO_REUSEADDR, "SO_REUSEADDR" },
+		{ SOL_SOCKET, SO_REUSEPORT, SKO_REUSEPORT, "SO_REUSEPORT" },
+		{ SOL_SOCKET, SO_KEEPALIVE, SKO_KEEPALIVE, "SO_KEEPALIVE" },
+		{ IPPROTO_TCP, TCP_NODELAY, SKO_NODELAY, "TCP_NODELAY" },
+		{ IPPROTO_IPV6, IPV6_V6ONLY, SKO_V6ONLY, "IPV6_V6ONLY" },
+	};
+	struct timeval tv;
+	size_t i;
+	int v;
+
+	for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		if (flags[i].level == IPPROTO_TCP && s->proto != IPPROTO_TCP)
+			continue;
+		if (flags[i].level == IPPROTO_IPV6 && s->family != AF_INET6)
+			continue;
+		/* as sk_opts_dump reads them: SO_PASSCRED on unix sockets only (7.x refuses it on others) */
+		if ((s->family == AF_UNIX) != (flags[i].bit == SKO_PASSCRED))
+			continue;
+		if (getint(fd, flags[i].level, flags[i].opt, &v))
+			v = -1;
+		if (v == !!(s->opts & flags[i].bit))
+			continue;
+		if (setint(fd, flags[i].level, flags[i].opt, !!(s->opts & flags[i].bit))) {
+			pr_perror("%s: cannot set %s", what, flags[i].name);
+			return -1;
+		}
+	}
+	/* the kernel doubles what it is given; set only what differs from a new socket's */
+	if (!getint(fd, SOL_SOCKET, SO_SNDBUF, &v) && v != s->sndbuf &&
+	    setint(fd, SOL_SOCKET, SO_SNDBUF, s->sndbuf / 2) &&
+	    setint(fd, SOL_SOCKET, SO_SNDBUFFORCE, s->sndbuf / 2)) {
+		pr_perror("%s: cannot set SO_SNDBUF to %d", what, s->sndbuf / 2);
+		return -1;
+	}
+	if (!getint(fd, SOL_SOCKET, SO_RCVBUF, &v) && v != s->rcvbuf &&
+	    setint(fd, SOL_SOCKET, SO_RCVBUF, s->rcvbuf / 2) &&
+	    setint(fd, SOL_SOCKET, SO_RCVBUFFORCE, s->rcvbuf / 2)) {
+		pr_perror("%s: cannot set SO_RCVBUF to %d", what, s->rcvbuf / 2);
+		return -1;
+	}
+	tv.tv_sec = s->rcvtimeo_us / 1000000;
+	tv.tv_usec = s->rcvtimeo_us % 1000000;
+	if (s->rcvtimeo_us && setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv))) {
+		pr_perror("%s: cannot set SO_RCVTIMEO", what);
+		return -1;
+	}
+	tv.tv_sec = s->sndtimeo_us / 1000000;
+	tv.tv_usec = s->sndtimeo_us % 1000000;
+	if (s->sndtimeo_us && setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv))) {
+		pr_perror("%s: cannot set SO_SNDTIMEO", what);
+		return -1;
+	}
+	if (s->peek_off >= 0 && setint(fd, SOL_SOCKET, SO_PEEK_OFF, s->peek_off)) {
+		pr_perror("%s: cannot set SO_PEEK_OFF to %d", what, s->peek_off);
+		return -1;
+	}
+	return 0;
+}
+
+#define PEEK_MAX (8 << 20)	/* the largest datagram read */
+
+int sk_queue_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s, long inq)
+{
+	char path[PATH_MAX], cbuf[4096];
+	static char *buf;
+	int out = -1, old_off = -1, ret = FD_FAILED, set = 0;
+	long total = 0;
+	uint32_t len;
+
+	if (!buf && !(buf = malloc(PEEK_MAX))) {
+		pr_err("out of memory");
+		return FD_FAILED;
+	}
+	snprintf(path, sizeof(path), "%s/sk-%lu.data", c->dir, s->ino);
+	out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (out < 0) {
+		pr_perror("cannot create %s", path);
+		return FD_FAILED;
+	}
+	if (getint(sfd, SOL_SOCKET, SO_PEEK_OFF, &old_off) || setint(sfd, SOL_SOCKET, SO_PEEK_OFF, 0)) {
+		pr_perror("pid %d fd %d: %s: SO_PEEK_OFF, to read its queue without consuming it",
+			  p->pid, p->fd, p->link);
+		goto out;
+	}
+	set = 1;
+	while (inq < 0 || total < inq) {
+		struct iovec iov = { buf, PEEK_MAX };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+				     .msg_controllen = sizeof(cbuf) };
+		struct cmsghdr *cm;
+		ssize_t n = recvmsg(sfd, &mh, MSG_PEEK | MSG_DONTWAIT | MSG_TRUNC | MSG_CMSG_CLOEXEC);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN && inq < 0)
+			break;
+		if (n < 0) {
+			pr_perror("pid %d fd %d: %s: peeking at its queued data (%ld of %ld bytes read)",
+				  p->pid, p->fd, p->link, total, inq);
+			goto out;
+		}
+		for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+				int *fds = (int *)CMSG_DATA(cm);
+				size_t k, nf = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+				for (k = 0; k < nf; k++)
+					close(fds[k]);
+				ret = fd_refuse(p, "%s: file descriptors in flight (SCM_RIGHTS) queued in it are not supported",
+						p->link);
+				goto out;
+			}
+			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_CREDENTIALS) {
+				ret = fd_refuse(p, "%s: queued messages carrying credentials (SO_PASSCRED, SCM_CREDENTIALS) are not supported",
+						p->link);
+				goto out;
+			}
+		}
+		if (mh.msg_flags & MSG_CTRUNC) {
+			ret = fd_refuse(p, "%s: a queued message carries more control data than imgcr reads",
+					p->link);
+			goto out;
+		}
+		if (n > PEEK_MAX) {
+			ret = fd_refuse(p, "%s: a queued datagram of %zd bytes is larger than imgcr reads (%d)",
+					p->link, n, PEEK_MAX);
+			goto out;
+		}
+		if (n == 0 && (inq < 0 || s->type == SOCK_SEQPACKET)) {
+			ret = fd_refuse(p, "%s: a queued zero-length message is not supported", p->link);
+			goto out;
+		}
+		if (n == 0) {
+			pr_err("pid %d fd %d: %s: its queue ended after %ld of %ld bytes", p->pid, p->fd,
+			       p->link, total, inq);
+			goto out;
+		}
+		len = n;
+		if (write_all(out, &len, sizeof(len)) || write_all(out, buf, n)) {
+			pr_perror("cannot write %s", path);
+			goto out;
+		}
+		total += n;
+		s->qlen += sizeof(len) + n;
+	}
+	ret = FD_DESCRIBED;
+out:
+	if (set && setint(sfd, SOL_SOCKET, SO_PEEK_OFF, old_off)) {
+		pr_perror("pid %d fd %d: %s: cannot put SO_PEEK_OFF back to %d", p->pid, p->fd,
+			  p->link, old_off);
+		ret = FD_FAILED;
+	}
+	close(out);
+	return ret;
+}
+
+static const char *family_name(int f)
+{
+	static const struct {
+		int f;
+		const char *name;
+	} names[] = {
+		{ AF_NETLINK, "netlink" }, { AF_PACKET, "packet" }, { AF_VSOCK, "vsock" },
+		{ AF_ALG, "AF_ALG (kernel crypto)" }, { AF_TIPC, "TIPC" },
+		{ AF_BLUETOOTH, "bluetooth" }, { AF_CAN, "CAN" }, { AF_XDP, "XDP" },
+		{ AF_KCM, "KCM" }, { AF_QIPCRTR, "QIPCRTR" }, { AF_SMC, "SMC" },
+		{ AF_RDS, "RDS" }, { AF_KEY, "PF_KEY" }, { AF_APPLETALK, "appletalk" },
+		{ AF_AX25, "AX.25" }, { AF_X25, "X.25" }, { AF_LLC, "LLC" }, { AF_PPPOX, "PPPoX" },
+		{ AF_IUCV, "IUCV" }, { AF_NFC, "NFC" }, { AF_IEEE802154, "IEEE 802.15.4" },
+		{ AF_CAIF, "CAIF" }, { AF_RXRPC, "RxRPC" }, { AF_ISDN, "ISDN" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (names[i].f == f)
+			return names[i].name;
+	return NULL;
+}
+
+static int sk_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
+{
+	char a[128], b[128], pa[64];
+	unsigned long ino;
+	struct tree_sk s, *old;
+	int sfd, fam, type, proto, r;
+	ssize_t la, lb;
+
+	/* an O_PATH fd of a socket file opens nothing: files-reg.c takes it */
+	if (strncmp(p->link, "socket:", 7)) {
+		if (!S_ISSOCK(p->st.st_mode) || (p->flags & O_PATH))
+			return FD_OTHER;
+		return fd_refuse(p, "socket: %s: an open socket file that is not a socket", p->link);
+	}
+	if (sscanf(p->link, "socket:[%lu]", &ino) != 1)
+		return fd_refuse(p, "socket: cannot parse %s", p->link);
+	f->ino = ino;
+	sk_ext_unix = c->ext_unix_sk;
+	old = tree_sk_find(c->t, ino);
+	if (old)
+		return FD_DESCRIBED;	/* another fd of a socket already described */
+
+	snprintf(pa, sizeof(pa), "/proc/%d/ns/net", p->pid);
+	la = readlink(pa, a, sizeof(a) - 1);
+	lb = readlink("/proc/self/ns/net", b, sizeof(b) - 1);
+	if (la < 0 || lb < 0 || la != lb || memcmp(a, b, la)) {
+		a[la > 0 ? la : 0] = 0;
+		return fd_refuse(p, "%s: its network namespace %s is not imgcr's: sockets in another network namespace are not supported",
+				 p->link, a);
+	}
+	sfd = fd_steal(p);
+	if (sfd < 0) {
+		pr_perror("pid %d fd %d: %s: pidfd_getfd, to read the socket", p->pid, p->fd, p->link);
+		return FD_FAILED;
+	}
+	if (getint(sfd, SOL_SOCKET, SO_DOMAIN, &fam) || getint(sfd, SOL_SOCKET, SO_TYPE, &type) ||
+	    getint(sfd, SOL_SOCKET, SO_PROTOCOL, &proto)) {
+		pr_perror("pid %d fd %d: %s: cannot read its family, type and protocol", p->pid,
+			  p->fd, p->link);
+		close(sfd);
+		return FD_FAILED;
+	}
+	memset(&s, 0, sizeof(s));
+	s.ino = ino;
+	s.family = fam;
+	s.type = type;
+	s.proto = fam == AF_UNIX ? 0 : proto;
+	s.peek_off = -1;
+	if (fam == AF_UNIX)
+		r = unix_sk_dump(c, p, sfd, &s);
+	else if (fam == AF_INET || fam == AF_INET6)
+		r = inet_sk_dump(c, p, sfd, &s);
+	else if (family_name(fam))
+		r = fd_refuse(p, "%s: %s sockets are not supported", p->link, family_name(fam));
+	else
+		r = fd_refuse(p, "%s: sockets of family %d are not supported", p->link, fam);
+	close(sfd);
+	if (r == FD_DESCRIBED)
+		*tree_sk_add(c->t, ino) = s;
+	return r;
+}
+
+static int sk_check(const struct tree *t)
+{
+	return unix_sk_check(t);
+}
+
+static struct sk_restore *rs;
+
+static int sk_restore_all(struct fd_restore *fr)
+{
+	const struct tree *t = fr->t;
+	char what[256];
+	int i;
+
+	rs = calloc(1, sizeof(*rs));
+	rs->t = t;
+	rs->dir = fr->dir;
+	rs->fds = calloc(t->nsks + 1, sizeof(int));
+	rs->dead = calloc(t->nsks + 1, sizeof(int));
+	rs->bound = calloc(t->nsks + 1, sizeof(char *));
+	for (i = 0; i < t->nsks; i++)
+		rs->fds[i] = rs->dead[i] = -1;
+	for (i = 0; i < t->nsks; i++)
+		if (t->sks[i].family == AF_UNIX ? unix_sk_make(rs, i) : inet_sk_make(rs, i))
+			return -1;
+	for (i = 0; i < t->nsks; i++)
+		if (t->sks[i].family == AF_UNIX && unix_sk_fill(rs, i))
+			return -1;
+	for (i = 0; i < t->nsks; i++)
+		if (t->sks[i].family == AF_UNIX && unix_sk_connect(rs, i))
+			return -1;
+	for (i = 0; i < t->nsks; i++)
+		if (sk_opts_restore(rs->fds[i], &t->sks[i], sk_what(&t->sks[i], what, sizeof(what))))
+			return -1;
+	for (i = 0; i < t->nsks; i++)
+		if (rs->dead[i] >= 0) {
+			close(rs->dead[i]);	/* the peer that had closed: closed again */
+			rs->dead[i] = -1;
+		}
+	return 0;
+}
+
+static int sk_open(struct fd_restore *r, int i, const char *what)
+{
+	const struct tree_file *f = &r->t->files[i];
+	struct tree_sk *s = tree_sk_find(r->t, f->ino);
+	int fd;
+
+	if (!s) {
+		pr_err("%s: no sk record for socket:[%lu] in %s/tree", what, f->ino, r->dir);
+		return -1;
+	}
+	if (!rs && sk_restore_all(r))
+		return -1;
+	fd = fcntl(rs->fds[s - r->t->sks], F_DUPFD_CLOEXEC, r->base);
+	if (fd < 0) {
+		pr_perror("%s: F_DUPFD", what);
+		return -1;
+	}
+	if (fd_set_flags(fd, f->flags, what)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int sk_after(struct fd_restore *r, int ok)
+{
+	int i;
+
+	(void)r;
+	if (!rs)
+		return 0;
+	for (i = 0; i < rs->t->nsks; i++) {
+		if (rs->fds[i] >= 0)
+			close(rs->fds[i]);
+		if (rs->dead[i] >= 0)
+			close(rs->dead[i]);
+	}
+	for (i = 0; i < rs->nbound; i++) {
+		if (!ok)
+			unlink(rs->bound[i]);
+		free(rs->bound[i]);
+	}
+	free(rs->fds);
+	free(rs->dead);
+	free(rs->bound);
+	free(rs);
+	rs = NULL;
+	return 0;
+}
+
+const struct fd_kind socket_fd_kind = {
+	.name = "socket",
+	.type = TK_SK,
+	.dump = sk_dump,
+	.check = sk_check,
+	.open = sk_open,
+	.after = sk_after,
+};

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Sockets ("sk" file and tree records): the fd kind is in sockets.c, which
+ * hands each family to its own file (sk-unix.c, sk-inet.c) and holds what
+ * they share: socket options, sock_diag requests, the queued data (peeked,
+ * never consumed) and the restore driver.
+ */
+#ifndef IMGCR_SOCKETS_H
+#define IMGCR_SOCKETS_H
+
+#include <stddef.h>
+#include <sys/socket.h>
+
+#include "files.h"
+
+/* dump: the options that programs set (SKO_*, buffers, timeouts, peek offset); 0 or -1 (printed) */
+int sk_opts_dump(const struct fd_parms *p, int sfd, struct tree_sk *s);
+/*
+ * dump: the data queued in @sfd's receive queue into DIR/sk-INO.data, by
+ * MSG_PEEK with SO_PEEK_OFF (nothing is consumed; the peek offset is put
+ * back), one frame per datagram or peeked chunk.  @inq: bytes queued for a
+ * stream or seqpacket socket (SIOCINQ), -1 for datagram sockets (peeked
+ * until EAGAIN).  FD_DESCRIBED, FD_REFUSED (p->why) or FD_FAILED.
+ */
+int sk_queue_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s, long inq);
+
+/*
+ * dump: a sock_diag dump request @req (@len bytes) on a NETLINK_SOCK_DIAG
+ * socket, @cb called with each answer's payload; 0, or -1 with errno set.
+ */
+int sk_diag_dump(void *req, size_t len, void (*cb)(void *msg, size_t len, void *arg), void *arg);
+
+/* dump: the family kinds; FD_* (p->why on FD_REFUSED) */
+int unix_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s);
+int inet_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s);
+/* dump, once every task is described: unix peers inside or outside the tree; 0 or -1 */
+int unix_sk_check(const struct tree *t);
+/* dump: --ext-unix-sk given */
+extern int sk_ext_unix;
+
+/* The file record (pid and fd where it was first seen) of socket @ino, or NULL. */
+const struct tree_file *sk_file_of(const struct tree *t, unsigned long ino);
+
+/* restore: every socket of the tree, each in fds[i] (t->sks[i]), made by the restorer. */
+struct sk_restore {
+	const struct tree *t;
+	const char *dir;
+	int *fds;		/* per t->sks[i]; -1 until made */
+	int *dead;		/* per t->sks[i]: the other end of a pair whose peer had closed */
+	char **bound;		/* paths bound (removed again after a failure) */
+	int nbound;
+};
+
+/* Phase 1: create, bind, listen; unix pairs made by socketpair.  0 or -1 (printed). */
+int unix_sk_make(struct sk_restore *r, int i);
+int inet_sk_make(struct sk_restore *r, int i);
+/* Phase 2: the queued data (unix), before connects (a connected datagram socket takes none from others).  0 or -1 (printed). */
+int unix_sk_fill(struct sk_restore *r, int i);
+/* Phase 3: connect what is connected to a name; the shutdown state.  0 or -1 (printed). */
+int unix_sk_connect(struct sk_restore *r, int i);
+/* restore: set the options of sk_opts_dump on @fd.  0 or -1 (printed, naming @what). */
+int sk_opts_restore(int fd, const struct tree_sk *s, const char *what);
+/* A name for messages: "unix stream socket:[INO]" etc. */
+const char *sk_what(const struct tree_sk *s, char *buf, size_t size);
+/* A socket address for messages (a path, @abstract, 1.2.3.4:80, [::1]:80). */
+const char *sk_addr_str(const unsigned char *a, int len, char *buf, size_t size);
+
+#endif
