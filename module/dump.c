@@ -1277,6 +1277,16 @@ static int dump_open(struct inode *inode, struct file *file)
 	return 0;
 }
 
+/* A failed read or write: sticky, and said once if the task ran. */
+static int dump_fail(struct dump_image *img, int err)
+{
+	WRITE_ONCE(img->error, err);
+	if (err == -EAGAIN)
+		pr_info_ratelimited(IMGCR_DUMP_NAME ": pid %d ran during the dump; image discarded\n",
+				    task_pid_nr(img->task));
+	return err;
+}
+
 static ssize_t dump_read(struct file *file, char __user *buf, size_t count,
 			 loff_t *ppos)
 {
@@ -1330,11 +1340,7 @@ static ssize_t dump_read(struct file *file, char __user *buf, size_t count,
 	*ppos = pos;
 	return done;
 fail:
-	WRITE_ONCE(img->error, err);
-	if (err == -EAGAIN)
-		pr_info_ratelimited(IMGCR_DUMP_NAME ": pid %d ran during the dump; image discarded\n",
-				    task_pid_nr(img->task));
-	return err;
+	return dump_fail(img, err);
 }
 
 /*
@@ -1437,11 +1443,7 @@ static long dump_ioctl_dump_to(struct dump_image *img, void __user *uarg)
 		return -EFAULT;
 	return 0;
 fail:
-	WRITE_ONCE(img->error, err);
-	if (err == -EAGAIN)
-		pr_info_ratelimited(IMGCR_DUMP_NAME ": pid %d ran during the dump; image discarded\n",
-				    task_pid_nr(img->task));
-	return err;
+	return dump_fail(img, err);
 }
 
 static long dump_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
