@@ -7,7 +7,10 @@
 # The host then boots every other kernel with these images in its initramfs
 # (test/lib-host.sh xkernel_phase, guest/xkernel_restore.sh), which restores
 # them and checks they go on without gap.  As a control this guest restores
-# its own three images too (result xkernel_dump-self).
+# its own three images too (result xkernel_dump-self).  It runs first in
+# its guest: python sleeps until an absolute CLOCK_MONOTONIC time, which
+# the restoring guest, freshly booted, must already have passed.
+# runs: first
 # timeout: 420
 . /imgcr/guest/lib.sh
 require_modules
