@@ -40,6 +40,7 @@
 
 #include "compat.h"
 #include "dump.h"
+#include "file_head.h"
 #include "img_dump.h"
 #include "proc_private.h"
 
@@ -523,35 +524,26 @@ static int dump_file(struct dump_image *img, struct file *file, u32 flags)
 static int dump_file_heads(struct dump_image *img)
 {
 	size_t i;
-	char *buf;
 
-	buf = kmalloc(PAGE_SIZE, GFP_KERNEL);
-	if (!buf)
-		return -ENOMEM;
 	for (i = 0; i < img->nr_files; i++) {
 		struct imgcr_file *rec = (void *)(img->filerecs + img->file_off[i]);
-		size_t n = min_t(u64, rec->size, PAGE_SIZE);
-		loff_t pos = 0;
-
 		const struct path *path = &img->files[i]->f_path;
 		struct file *own;
+		u32 crc;
 
-		if (rec->flags & (IMGCR_FILE_SHMEM | IMGCR_FILE_DELETED) || !n ||
-		    !S_ISREG(d_inode(path->dentry)->i_mode) ||
+		if (rec->flags & (IMGCR_FILE_SHMEM | IMGCR_FILE_DELETED) ||
+		    !rec->size || !S_ISREG(d_inode(path->dentry)->i_mode) ||
 		    imgcr_path_permission(path, MAY_READ))
 			continue;
 		own = dentry_open(path, O_RDONLY | O_LARGEFILE, current_cred());
 		if (IS_ERR(own))
 			continue;
-		if (kernel_read(own, buf, n, &pos) == n)
-			rec->head_crc = crc32_le(~0, buf, n);
+		if (!imgcr_file_head_crc(own, rec->size, &crc))
+			rec->head_crc = crc;
 		fput(own);
-		if (fatal_signal_pending(current)) {
-			kfree(buf);
+		if (fatal_signal_pending(current))
 			return -EINTR;
-		}
 	}
-	kfree(buf);
 	return 0;
 }
 

@@ -37,6 +37,7 @@
 #include <asm/segment.h>
 
 #include "compat.h"
+#include "file_head.h"
 #include "loader.h"
 
 /* The lowest address the loader maps (Debian's default mmap_min_addr). */
@@ -547,19 +548,12 @@ static int img_check_vdso(struct img *img, const struct note_slot *s)
 /* 0 if the first page of @f's file has the checksum of the dump, -ESTALE if not. */
 static int img_file_head_same(struct img_file *f)
 {
-	size_t n = min_t(u64, f->id.size, PAGE_SIZE);
-	loff_t pos = 0;
-	char *buf;
-	int ret = -ESTALE;
+	u32 crc;
+	int ret = imgcr_file_head_crc(f->file, f->id.size, &crc);
 
-	buf = kmalloc(PAGE_SIZE, GFP_KERNEL);
-	if (!buf)
-		return -ENOMEM;
-	if (kernel_read(f->file, buf, n, &pos) == n &&
-	    crc32_le(~0, buf, n) == f->id.head_crc)
-		ret = 0;
-	kfree(buf);
-	return ret;
+	if (ret == -ENOMEM)
+		return ret;
+	return !ret && crc == f->id.head_crc ? 0 : -ESTALE;
 }
 
 static bool file_is_noexec(struct file *f)
