@@ -63,7 +63,7 @@ chmod +x p.img
 ./p.img >> out 2> restore.err &
 rpid=$!
 track $rpid
-wait_tids $rpid "$otids" 60 || fail "restored python has threads '$(tids $rpid | tr '\n' ' ')', want $rpid $otids$(rerr)"
+wait_tids $rpid "$otids" 60 || fail "($WAIT_WHY) restored python has threads '$(tids $rpid | tr '\n' ' ')', want $rpid $otids$(rerr)"
 snap_threads $rpid after.snap
 d=$(diff_snaps before.snap after.snap) || true
 [ -z "$d" ] || fail "threads differ after restore (comm/SigBlk): $d"

@@ -133,7 +133,7 @@ mtblock fds ./b.img >> out 2> restore.err &
 rpid=$!
 track $rpid
 wait_tids $rpid "$otids" 60 ||
-	fail "restored process has threads '$(tids $rpid | tr '\n' ' ')', want $rpid $otids: $(tail -n 1 out)$(rerr)"
+	fail "($WAIT_WHY) restored process has threads '$(tids $rpid | tr '\n' ' ')', want $rpid $otids: $(tail -n 1 out)$(rerr)"
 restore_ms=$(( $(now_ms) - t0 ))
 for t in $otids; do
 	tg=$(sed -n 's/^Tgid:[[:space:]]*//p' /proc/$rpid/task/$t/status)

@@ -100,7 +100,7 @@ sub_corrupt() {
 	./c.img >> out 2> restore.err &
 	rpid=$!
 	track $rpid
-	wait_tids $rpid "$OTIDS" 30 || fail "control: threads '$(tids $rpid | tr '\n' ' ')', want $rpid $OTIDS$(rerr)"
+	wait_tids $rpid "$OTIDS" 30 || fail "control ($WAIT_WHY): threads '$(tids $rpid | tr '\n' ' ')', want $rpid $OTIDS$(rerr)"
 	kill -USR1 $rpid
 	wait_exit $rpid 30
 	[ "$RC" = 0 ] || fail "control: restored threads exit $RC: $(tail -n1 out)$(rerr)"
@@ -162,7 +162,7 @@ sub_kill9() {
 	track $rpid
 	# 90 s: after twenty killed restores, with another guest on the CPU,
 	# 30 s were once not enough for the 24 threads of the last one
-	wait_tids $rpid "$OTIDS" 90 || fail "final restore: threads '$(tids $rpid | tr '\n' ' ')', want '$rpid $OTIDS'$(rerr)"
+	wait_tids $rpid "$OTIDS" 90 || fail "final restore ($WAIT_WHY): $(tid_diff $rpid "$OTIDS")$(rerr) [dmesg: $(dmesg | grep -a binfmt_img | tail -n 2 | tr '\n' '|')]"
 	kill -USR1 $rpid
 	wait_exit $rpid 30
 	[ "$RC" = 0 ] || fail "final restore exit $RC: $(tail -n1 out)$(rerr)"

@@ -99,7 +99,7 @@ chmod +x s.img
 rpid=$!
 track $rpid
 wait_tids $rpid "$otids" 60 ||
-	fail "restored process has threads '$(tids $rpid | tr '\n' ' ')', want $rpid $otids$(rerr)"
+	fail "($WAIT_WHY) restored process has threads '$(tids $rpid | tr '\n' ' ')', want $rpid $otids$(rerr)"
 # Signals and timers are back once the threads are; allow for the restore
 # finishing in the background.
 n=0

@@ -51,7 +51,7 @@ grep -q "^thread $TPID " a/d/tree || fail "no thread records for $TPID in the tr
 imgcr restore -D a/d > r.out 2> r.err &
 rpid=$!
 track $rpid
-wait_exists $TPID 60 && wait_tids $TPID "$OTIDS" 60 || fail "restored threads has '$(tids $TPID | tr '\n' ' ')', want $TPID $OTIDS$(printf ' [%s]' "$(head -c 300 r.err | tr '\n' '|')")"
+wait_exists $TPID 60 && wait_tids $TPID "$OTIDS" 60 || fail "($WAIT_WHY) restored threads has '$(tids $TPID | tr '\n' ' ')', want $TPID $OTIDS$(printf ' [%s]' "$(head -c 300 r.err | tr '\n' '|')")"
 finish a $TPID
 wait_exit $rpid 60
 [ "$RC" = 0 ] || fail "imgcr restore exit $RC: $(head -c 300 r.err | tr '\n' '|')"

@@ -73,7 +73,7 @@ t0=$(now_ms)
 ./w.img >> out 2> restore.err &
 rpid=$!
 track $rpid
-wait_tids $rpid "$otids" 60 || fail "restored process has threads '$(tids $rpid | tr '\n' ' ')', want $rpid $otids$(rerr)"
+wait_tids $rpid "$otids" 60 || fail "($WAIT_WHY) restored process has threads '$(tids $rpid | tr '\n' ' ')', want $rpid $otids$(rerr)"
 restore_ms=$(( $(now_ms) - t0 ))
 snap_threads $rpid after.snap
 # main waits for SIGUSR1 in sigwaitinfo(), which unblocks it while it

@@ -45,7 +45,7 @@ t0=$(now_ms)
 imgcr restore -D d > restore.out 2> restore.err &
 rpid=$!
 track $rpid
-wait_exists $pid 60 && wait_tids $pid "$before" 60 || fail "restored xz has threads '$(tids $pid | tr '\n' ' ')', want '$before'$(printf ' [%s]' "$(head -c 300 restore.err | tr '\n' '|')")"
+wait_exists $pid 60 && wait_tids $pid "$before" 60 || fail "($WAIT_WHY) restored xz has threads '$(tids $pid | tr '\n' ' ')', want '$before'$(printf ' [%s]' "$(head -c 300 restore.err | tr '\n' '|')")"
 restore_ms=$(( $(now_ms) - t0 ))
 wait_exit $rpid 300
 [ "$RC" = 0 ] || fail "restored xz exit $RC: $(head -c 300 restore.err | tr '\n' '|') $(cat xz.err)"

@@ -67,17 +67,41 @@ snap_threads() {
 }
 
 # wait_tids PID TIDS [TIMEOUT_S]: wait until PID has exactly the threads
-# PID and TIDS (a space separated list).
+# PID and TIDS (a space separated list).  On failure WAIT_WHY says after
+# how long and in which state of PID it gave up.
 wait_tids() {
 	_want=$(echo "$1 $2" | tr ' ' '\n' | grep . | sort -n | tr '\n' ' ')
-	_n=$(( ${3:-30} * 50 ))
-	while [ "$_n" -gt 0 ]; do
+	_t0=$(nowms)
+	_end=$((_t0 + ${3:-30} * 1000))
+	_gone=0
+	while :; do
 		[ "$(tids "$1" | tr '\n' ' ')" = "$_want" ] && return 0
-		case "$(state "$1")" in "" | Z) return 1 ;; esac
+		# gone or a zombie twice in a row (one read of /proc can miss)
+		case "$(state "$1")" in
+		"" | Z) _gone=$((_gone + 1)) ;;
+		*) _gone=0 ;;
+		esac
+		_now=$(nowms)
+		if [ "$_gone" -ge 2 ] || [ "$_now" -ge "$_end" ]; then
+			WAIT_WHY="after $(((_now - _t0) / 1000)) s, state '$(state "$1")'"
+			return 1
+		fi
 		usleep 20000
-		_n=$((_n - 1))
 	done
-	return 1
+}
+
+# tid_diff PID TIDS: what PID's thread list lacks and has too many,
+# compared with PID and TIDS (for a short failure message).
+tid_diff() {
+	_have=" $(tids "$1" | tr '\n' ' ')"
+	_m="" _x=""
+	for _t in $1 $2; do
+		case "$_have" in *" $_t "*) ;; *) _m="$_m $_t" ;; esac
+	done
+	for _t in $_have; do
+		case " $1 $2 " in *" $_t "*) ;; *) _x="$_x $_t" ;; esac
+	done
+	echo "$(nthreads "$1") threads, missing:${_m:- none}, extra:${_x:- none}"
 }
 
 # wait_exists PID [TIMEOUT_S]: wait until PID exists (e.g. a task that
