@@ -65,7 +65,7 @@ mkdir -p "$kb/lib/modules" "$root/imgcr/kmod"
 ln -sfn "$CACHE/$K/modules" "$kb/lib/modules/$K"
 depmod -b "$kb" "$K"
 : > "$root/imgcr/kmod/order"
-for m in nf_tables veth tun unix_diag inet_diag tcp_diag udp_diag raw_diag netlink_diag packet_diag af_packet_diag; do
+for m in nf_tables veth tun unix_diag inet_diag tcp_diag udp_diag raw_diag netlink_diag af_packet_diag; do
 	modprobe -d "$kb" -S "$K" --show-depends "$m" | awk '$1 == "insmod" { print $2 }'
 done | awk '!seen[$0]++' | while read -r f; do
 	n=$(basename "$f"); n=${n%.xz}; n=${n%.ko}
@@ -74,7 +74,12 @@ done | awk '!seen[$0]++' | while read -r f; do
 done
 (cd "$root" && find . | cpio -o -H newc --quiet) | gzip -1 > "$BUILD/initrd-$K.cpio.gz"
 
-say "booting the $K guest; console log: $LOGS/$K/console.log"
+# the heap, its image, cat's copy and the restored heap at once, + 1.5 GiB
+max=$(echo $SIZES | tr ' ' '\n' | sort -n | tail -n 1)
+GUEST_MEM_MIB=$((max * 4 + 1536))
+[ "$GUEST_MEM_MIB" -ge 2048 ] || GUEST_MEM_MIB=2048
+export GUEST_MEM_MIB
+say "booting the $K guest ($GUEST_MEM_MIB MiB); console log: $LOGS/$K/console.log"
 boot_guest "$K" "$BUILD/initrd-$K.cpio.gz" "$LOGS/$K" "imgcr.mode=bench imgcr.sizes=$(echo "$SIZES" | tr ' ' ,) imgcr.reps=$REPS${THREADS:+ imgcr.threads=$THREADS}"
 out=$BUILD/bench-$K.txt
 {
@@ -104,6 +109,26 @@ out=$BUILD/bench-$K.txt
 		}'
 } > "$out"
 cat "$out"
+# The summary (README's table): medians per size; ratios are CRIU / imgcr
+# (above 1: imgcr faster); dump/write is imgcr's dump over the floor.
+[ -n "$THREADS" ] || awk '
+	$1 ~ /^[0-9]+$/ { d[$1, $2] = $3; r[$1, $2] = $4; k[$1, $2] = $5
+		if (!($1 in seen)) { seen[$1] = 1; order[++n] = $1 } }
+	function ratio(a, b) { return b > 0 ? sprintf("%.2fx", a / b) : "-" }
+	END {
+		print "| heap | imgcr dump | CRIU dump | dump ratio | imgcr restore | CRIU restore | restore ratio | freeze imgcr / CRIU | image imgcr / CRIU | restored peak RSS imgcr / CRIU | dump / write |"
+		print "|---|---|---|---|---|---|---|---|---|---|---|"
+		for (i = 1; i <= n; i++) {
+			m = order[i]
+			printf "| %s MiB | %s ms | %s ms | %s | %s ms | %s ms | %s | %s / %s ms | %.1f / %.1f MiB | %s |\n",
+				m, d[m, "imgcr"], d[m, "criu"], ratio(d[m, "criu"], d[m, "imgcr"]),
+				r[m, "imgcr"], r[m, "criu"], ratio(r[m, "criu"], r[m, "imgcr"]),
+				d[m, "imgcr-freeze"], d[m, "criu-freeze"],
+				k[m, "imgcr"] / 1024, k[m, "criu"] / 1024,
+				k[m, "imgcr-rss"] / 1024, k[m, "criu-rss"] / 1024,
+				ratio(d[m, "imgcr"], d[m, "write"])
+		}
+	}' "$out" | tee -a "$out"
 grep -aq '^BENCH-FAIL' "$LOGS/$K/console.log" && die "a restore failed (see $LOGS/$K/console.log)"
 [ "$(grep -ac '^BENCH run [0-9]' "$LOGS/$K/console.log")" -gt 0 ] || die "no results"
 exit 0

@@ -304,6 +304,7 @@ make_initrd() {
 # boot_guest K INITRD LOGDIR APPEND: boot the guest under TCG with a
 # deadline.  ttyS0 (console) -> LOGDIR/console.raw, ttyS1 (files) ->
 # LOGDIR/ttyS1.raw.  Shows RESULT/INFO/DEMO lines live, prefixed with K.
+# GUEST_MEM_MIB (default 2048): the guest's memory.
 boot_guest() {
 	local k=$1 initrd=$2 dir=$3 append=$4 qpid rc
 	local vmlinuz=$CACHE/$k/vmlinuz
@@ -312,7 +313,7 @@ boot_guest() {
 	: > "$dir/console.raw"
 	: > "$dir/ttyS1.raw"
 	timeout -k 10 "$GUEST_TIMEOUT" qemu-system-x86_64 \
-		-accel tcg -cpu max -m 2048 -smp 1 \
+		-accel tcg -cpu max -m "${GUEST_MEM_MIB:-2048}" -smp 1 \
 		-display none -monitor none -no-reboot \
 		-kernel "$vmlinuz" -initrd "$initrd" \
 		-append "console=ttyS0 panic=-1 quiet $append" \

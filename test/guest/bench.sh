@@ -40,6 +40,9 @@ stop_heap() {
 	fi
 }
 
+# hwm PID: the peak resident memory of PID (KiB), as restored
+hwm() { sed -n 's/^VmHWM: *\([0-9]*\) kB/\1/p' /proc/$1/status; }
+
 reps=$(sed -n 's/.*imgcr\.reps=\([0-9]*\).*/\1/p' /proc/cmdline)
 # gone PID: wait until PID (not a child of this shell) has exited
 gone() { while kill -0 "$1" 2>/dev/null; do usleep 20000; done; }
@@ -50,7 +53,9 @@ for rep in $(seq "${reps:-3}"); do
 	rm -rf /tmp/b && mkdir /tmp/b && cd /tmp/b || exit 1
 	# imgcr
 	start_heap "$mib" || continue
+	f0=$(ms)
 	stop_heap
+	f1=$(ms)
 	otids=$(tids $pid | grep -vx $pid | tr '\n' ' ')
 	# imgcr dump's route (the module writes the file: one copy) and
 	# cat's (read() + write(): two), alternating which goes first; then
@@ -81,18 +86,22 @@ for rep in $(seq "${reps:-3}"); do
 	r=$(sed -n 's/^restored ms=\([0-9]*\) pid=\([0-9]*\)$/\1 \2/p' out)
 	rms=${r% *}; rpid=${r#* }
 	if [ -n "$r" ]; then
+		rss=$(hwm $rpid)
 		kill -USR1 $rpid; gone $rpid
 	fi
 	grep -q "$okline" out || echo "BENCH-FAIL imgcr $mib MiB: $(tail -n 2 out | tr '\n' ' ')"
 	echo "BENCH run $mib imgcr $((t1 - t0)) ${rms:-0} $(( $(wc -c < h.img) / 1024 )) $threads"
 	echo "BENCH run $mib imgcr-cat $((c1 - c0)) 0 $(( $(wc -c < h.img) / 1024 )) $threads"
 	echo "BENCH run $mib write $((w1 - w0)) 0 $(( $(wc -c < h.img) / 1024 )) $threads"
+	# freeze: stopped until the image is written (stop + dump)
+	echo "BENCH run $mib imgcr-freeze $((f1 - f0 + t1 - t0)) 0 0 $threads"
+	echo "BENCH run $mib imgcr-rss 0 0 ${rss:-0} $threads"; rss=
 	rm -f h.img out
 	# CRIU
 	start_heap "$mib" || continue
 	otids=$(tids $pid | tr '\n' ' ')
 	mkdir d
-	t0=$(ms); /usr/sbin/criu dump -t $pid -D d --shell-job -o dump.log; rc=$?; t1=$(ms)
+	t0=$(ms); /usr/sbin/criu dump -t $pid -D d --shell-job -o dump.log --display-stats > stats.txt 2>&1; rc=$?; t1=$(ms)
 	if [ $rc != 0 ] || kill -0 $pid 2>/dev/null; then
 		echo "BENCH-FAIL criu dump $mib MiB (rc $rc): $(grep -a -B1 Error d/dump.log | head -n 12 | tr '\n' ' ')"
 		kill -9 $pid; cd / && rm -rf /tmp/b; continue
@@ -101,9 +110,14 @@ for rep in $(seq "${reps:-3}"); do
 	[ $rc = 0 ] || echo "BENCH-FAIL criu restore $mib MiB (rc $rc): $(grep -a Error d/restore.log | head -n 3 | tr '\n' ' ')"
 	[ "$threads" -gt 0 ] && [ "$(tids $pid | tr '\n' ' ')" != "$otids" ] &&
 		echo "BENCH-FAIL criu $mib MiB: threads $(tids $pid | tr '\n' ' ')after restore, want $otids"
+	rss=$(hwm $pid)
 	kill -USR1 $pid; gone $pid
 	grep -q "$okline" out || echo "BENCH-FAIL criu $mib MiB: $(tail -n 3 d/dump.log d/restore.log out | tr '\n' ' ')"
 	echo "BENCH run $mib criu $((t1 - t0)) $((t3 - t2)) $(du -sk d | cut -f1) $threads"
+	# CRIU's own count of the time the tree was frozen (--display-stats)
+	fz=$(cat stats.txt d/dump.log 2>/dev/null | sed -n "s/.*Frozen time: *\([0-9]*\) us.*/\1/p" | head -n 1)
+	echo "BENCH run $mib criu-freeze $(( ${fz:-0} / 1000 )) 0 0 $threads"
+	echo "BENCH run $mib criu-rss 0 0 ${rss:-0} $threads"; rss=
 	cd / && rm -rf /tmp/b
 done
 done
