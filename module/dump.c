@@ -1335,43 +1335,91 @@ fail:
 	return dump_fail(img, err);
 }
 
+/* Pages of the image left out of a write (IMGCR_IOC_DUMP_TO_SKIP). */
+struct dump_skip {
+	const struct imgcr_range *r;
+	size_t nr;
+	size_t cur;		/* the first range that may hold the next page */
+	u64 skipped;
+};
+
+/* Whether the page at @addr is left out; addresses come in rising order. */
+static bool dump_skip_page(struct dump_skip *sk, unsigned long addr)
+{
+	if (!sk)
+		return false;
+	while (sk->cur < sk->nr && sk->r[sk->cur].end <= addr)
+		sk->cur++;
+	if (sk->cur == sk->nr || sk->r[sk->cur].start > addr)
+		return false;
+	sk->skipped++;
+	return true;
+}
+
+/* Write @n pages of @bv at *@pos; a short write is retried. */
+static int dump_write_batch(struct file *out, struct bio_vec *bv, size_t n,
+			    loff_t *pos)
+{
+	struct iov_iter it;
+	ssize_t w;
+
+	iov_iter_bvec(&it, ITER_SOURCE, bv, n, n * PAGE_SIZE);
+	while (iov_iter_count(&it)) {
+		/* advances @it by what it wrote */
+		w = imgcr_iter_write(out, &it, pos);
+		if (w <= 0)
+			return w ? w : -EIO;
+	}
+	if (fatal_signal_pending(current))
+		return -EINTR;
+	cond_resched();
+	return 0;
+}
+
 /*
  * Write the image to @out at *@pos: the header, then the pinned pages in
  * batches as an ITER_BVEC, copied once, into the file's page cache.  A
  * short write is retried, so a full disk gives its own error (ENOSPC).
+ * The pages @sk lists are passed over (NULL: none).
  */
 static int dump_write_image(struct dump_image *img, struct file *out,
-			    loff_t *pos)
+			    loff_t *pos, struct dump_skip *sk)
 {
 	struct bio_vec bv[GUP_BATCH];
-	struct iov_iter it;
-	size_t i, n, k, done;
+	size_t r, i, n = 0;
 	ssize_t w;
+	size_t done;
+	int err;
 
 	for (done = 0; done < img->head_len; done += w) {
 		w = kernel_write(out, img->head + done, img->head_len - done, pos);
 		if (w <= 0)
 			return w ? w : -EIO;
 	}
-	for (i = 0; i < img->nr_pages; i += n) {
-		n = min_t(size_t, GUP_BATCH, img->nr_pages - i);
-		for (k = 0; k < n; k++) {
-			bv[k].bv_page = img->pages[i + k];
-			bv[k].bv_len = PAGE_SIZE;
-			bv[k].bv_offset = 0;
+	for (r = 0; r < img->nr_runs; r++) {
+		const struct dump_run *run = &img->runs[r];
+
+		for (i = 0; i < run->npages; i++) {
+			if (dump_skip_page(sk, run->vaddr + i * PAGE_SIZE)) {
+				err = n ? dump_write_batch(out, bv, n, pos) : 0;
+				if (err)
+					return err;
+				n = 0;
+				*pos += PAGE_SIZE;
+				continue;
+			}
+			bv[n].bv_page = img->pages[run->first + i];
+			bv[n].bv_len = PAGE_SIZE;
+			bv[n].bv_offset = 0;
+			if (++n == GUP_BATCH) {
+				err = dump_write_batch(out, bv, n, pos);
+				if (err)
+					return err;
+				n = 0;
+			}
 		}
-		iov_iter_bvec(&it, ITER_SOURCE, bv, n, n * PAGE_SIZE);
-		while (iov_iter_count(&it)) {
-			/* advances @it by what it wrote */
-			w = imgcr_iter_write(out, &it, pos);
-			if (w <= 0)
-				return w ? w : -EIO;
-		}
-		if (fatal_signal_pending(current))
-			return -EINTR;
-		cond_resched();
 	}
-	return 0;
+	return n ? dump_write_batch(out, bv, n, pos) : 0;
 }
 
 /*
@@ -1396,53 +1444,104 @@ static int dump_check_target(struct dump_image *img, struct file *out)
 	return 0;
 }
 
-static long dump_ioctl_dump_to(struct dump_image *img, void __user *uarg)
+/*
+ * The ranges of IMGCR_IOC_DUMP_TO_SKIP, copied in and checked: sorted,
+ * page-aligned, each non-empty, none overlapping the next.
+ */
+static int dump_get_skip(struct dump_skip *sk, u64 uptr, u64 nr)
 {
-	struct imgcr_dump_to arg;
+	struct imgcr_range *r;
+	size_t i;
+
+	if (!nr || nr > IMGCR_MAX_SKIP_RANGES)
+		return -EINVAL;
+	r = kvmalloc_array(nr, sizeof(*r), GFP_KERNEL_ACCOUNT);
+	if (!r)
+		return -ENOMEM;
+	if (copy_from_user(r, u64_to_user_ptr(uptr), nr * sizeof(*r))) {
+		kvfree(r);
+		return -EFAULT;
+	}
+	for (i = 0; i < nr; i++)
+		if (!PAGE_ALIGNED(r[i].start) || !PAGE_ALIGNED(r[i].end) ||
+		    r[i].start >= r[i].end ||
+		    (i && r[i].start < r[i - 1].end)) {
+			kvfree(r);
+			return -EINVAL;
+		}
+	sk->r = r;
+	sk->nr = nr;
+	return 0;
+}
+
+static long dump_ioctl_dump_to(struct dump_image *img, void __user *uarg,
+			       bool with_skip)
+{
+	struct imgcr_dump_to_skip arg = {};
+	struct dump_skip skip = {}, *sk = NULL;
+	size_t size = with_skip ? sizeof(arg) : sizeof(arg.to);
 	loff_t pos;
 	struct fd out;
 	int err;
 
-	if (copy_from_user(&arg, uarg, sizeof(arg)))
+	if (copy_from_user(&arg, uarg, size))
 		return -EFAULT;
-	if (arg.flags || arg.offset > MAX_LFS_FILESIZE)
+	if (arg.to.flags || arg.to.offset > MAX_LFS_FILESIZE)
 		return -EINVAL;
 	err = READ_ONCE(img->error);
 	if (!err && !dump_unchanged(img))
 		err = -EAGAIN;
 	if (err)
 		goto fail;
-	out = fdget(arg.fd);
-	if (!fd_file(out))
-		return -EBADF;
+	if (with_skip) {
+		err = dump_get_skip(&skip, arg.ranges, arg.nr_ranges);
+		if (err)
+			return err;
+		sk = &skip;
+	}
+	out = fdget(arg.to.fd);
+	if (!fd_file(out)) {
+		err = -EBADF;
+		goto out;
+	}
 	err = dump_check_target(img, fd_file(out));
 	if (err) {
 		fdput(out);
-		return err;
+		goto out;
 	}
-	pos = arg.offset;
-	err = dump_write_image(img, fd_file(out), &pos);
+	pos = arg.to.offset;
+	err = dump_write_image(img, fd_file(out), &pos, sk);
 	fdput(out);
 	if (err)
-		return err;
+		goto out;
 	/* The task ran while we wrote: what was written may be torn. */
 	if (!dump_unchanged(img)) {
 		err = -EAGAIN;
 		goto fail;
 	}
-	arg.written = pos - arg.offset;
-	if (copy_to_user(uarg, &arg, sizeof(arg)))
-		return -EFAULT;
-	return 0;
+	arg.to.written = pos - arg.to.offset;
+	arg.skipped = skip.skipped;
+	if (copy_to_user(uarg, &arg, size))
+		err = -EFAULT;
+out:
+	kvfree(skip.r);
+	return err;
 fail:
+	kvfree(skip.r);
 	return dump_fail(img, err);
 }
 
 static long dump_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
-	if (cmd != IMGCR_IOC_DUMP_TO)
-		return -ENOTTY;
-	return dump_ioctl_dump_to(file->private_data, (void __user *)arg);
+	switch (cmd) {
+	case IMGCR_IOC_DUMP_TO:
+		return dump_ioctl_dump_to(file->private_data,
+					  (void __user *)arg, false);
+	case IMGCR_IOC_DUMP_TO_SKIP:
+		return dump_ioctl_dump_to(file->private_data,
+					  (void __user *)arg, true);
+	}
+	return -ENOTTY;
 }
 
 static int dump_release(struct inode *inode, struct file *file)

@@ -420,4 +420,28 @@ struct imgcr_dump_to {
 
 #define IMGCR_IOC_DUMP_TO	_IOWR(0xcc, 0x01, struct imgcr_dump_to)
 
+/* A range of user addresses [start, end), both page-aligned. */
+struct imgcr_range {
+	__u64 start;
+	__u64 end;
+};
+
+/*
+ * IMGCR_IOC_DUMP_TO, leaving out the pages at the addresses of @ranges
+ * (@nr_ranges struct imgcr_range, sorted, not overlapping, at most
+ * IMGCR_MAX_SKIP_RANGES): their place in the file is passed over, for the
+ * caller to fill with a copy it knows to be the same.  imgcr dump --live
+ * does: pages it copied while the task ran, which the kernel's soft-dirty
+ * bits show were not written since.  @skipped: pages left out.
+ */
+struct imgcr_dump_to_skip {
+	struct imgcr_dump_to to;
+	__u64 ranges;		/* user pointer to struct imgcr_range[] */
+	__u64 nr_ranges;
+	__u64 skipped;		/* out */
+};
+
+#define IMGCR_MAX_SKIP_RANGES	(1U << 20)
+#define IMGCR_IOC_DUMP_TO_SKIP	_IOWR(0xcc, 0x02, struct imgcr_dump_to_skip)
+
 #endif /* _UAPI_LINUX_IMGCR_H */
