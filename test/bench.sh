@@ -116,17 +116,19 @@ cat "$out"
 		if (!($1 in seen)) { seen[$1] = 1; order[++n] = $1 } }
 	function ratio(a, b) { return b > 0 ? sprintf("%.2fx", a / b) : "-" }
 	END {
-		print "| heap | imgcr dump | CRIU dump | dump ratio | imgcr restore | CRIU restore | restore ratio | freeze imgcr / CRIU | image imgcr / CRIU | restored peak RSS imgcr / CRIU | dump / write |"
-		print "|---|---|---|---|---|---|---|---|---|---|---|"
+		print "| heap | imgcr dump | CRIU dump | dump ratio | imgcr restore | CRIU restore | restore ratio | freeze imgcr / CRIU | image imgcr / CRIU | restored peak RSS imgcr / CRIU | dump / write | imgcr dump of a writer: plain / --live (frozen) |"
+		print "|---|---|---|---|---|---|---|---|---|---|---|---|"
 		for (i = 1; i <= n; i++) {
 			m = order[i]
-			printf "| %s MiB | %s ms | %s ms | %s | %s ms | %s ms | %s | %s / %s ms | %.1f / %.1f MiB | %s |\n",
+			printf "| %s MiB | %s ms | %s ms | %s | %s ms | %s ms | %s | %s / %s ms | %.1f / %.1f MiB | %.1f / %.1f MiB | %s | %s / %s ms (%s / %s ms) |\n",
 				m, d[m, "imgcr"], d[m, "criu"], ratio(d[m, "criu"], d[m, "imgcr"]),
 				r[m, "imgcr"], r[m, "criu"], ratio(r[m, "criu"], r[m, "imgcr"]),
 				d[m, "imgcr-freeze"], d[m, "criu-freeze"],
 				k[m, "imgcr"] / 1024, k[m, "criu"] / 1024,
 				k[m, "imgcr-rss"] / 1024, k[m, "criu-rss"] / 1024,
-				ratio(d[m, "imgcr"], d[m, "write"])
+				ratio(d[m, "imgcr"], d[m, "write"]),
+				d[m, "tool-plain"], d[m, "tool-live"],
+				d[m, "tool-plain-freeze"], d[m, "tool-live-freeze"]
 		}
 	}' "$out" | tee -a "$out"
 grep -aq '^BENCH-FAIL' "$LOGS/$K/console.log" && die "a restore failed (see $LOGS/$K/console.log)"

@@ -43,6 +43,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/kcmp.h>
 
@@ -51,6 +52,7 @@
 #include "files.h"
 #include "freeze.h"
 #include "image.h"
+#include "live.h"
 #include "log.h"
 #include "proc.h"
 #include "tree.h"
@@ -63,7 +65,32 @@ struct dctx {
 	int have_kcmp;
 	long long ghost_limit;
 	int ext_unix_sk;		/* --ext-unix-sk (sk-unix.c) */
+	int live;			/* --live: memory copied while running (live.c) */
+	int live_check;			/* --live-check: compare with a plain dump */
+	struct live lv;
+	struct live_fill *fills;	/* images with pages still to write */
+	int nfills;
 };
+
+/* An image written with pages left out, to fill from the live copy. */
+struct live_fill {
+	pid_t pid;
+	char *path;
+	struct imgcr_range *ranges;
+	size_t n;
+};
+
+/* The live copy: up to this many passes, while each halves what to copy. */
+#define LIVE_MAX_PASSES 5
+#define LIVE_FEW_PAGES 256	/* few enough to write frozen */
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
 
 static const char *const ns_names[] = {
 	"pid", "mnt", "net", "ipc", "uts", "user", "cgroup", "time",
@@ -374,6 +401,134 @@ static int describe_fds(struct dctx *c, int ti)
 	return ret;
 }
 
+/*
+ * --live, before the dump's freeze: passes of copying the tree's memory
+ * while it runs, each starting with a short freeze that collects what
+ * was written meanwhile (live.c).
+ */
+static int live_precopy(struct dctx *c, pid_t root)
+{
+	long todo, last = 0;
+	int pass;
+
+	for (pass = 0; pass < LIVE_MAX_PASSES; pass++) {
+		struct freezer fz = { 0 };
+		struct tree t = { 0 };
+		long long t0 = now_ms(), stop;
+
+		todo = freeze_tree(&fz, &t, root) ? -1 : live_scan(&c->lv, &t);
+		freeze_release(&fz, &t, 0);
+		stop = now_ms() - t0;
+		freeze_free(&fz);
+		tree_free(&t);
+		c->lv.precopy_ms += stop;
+		if (stop > c->lv.max_stop_ms)
+			c->lv.max_stop_ms = stop;
+		if (todo < 0)
+			return -1;
+		/* what is left is written frozen, by the dump */
+		if (pass && (todo * 2 > last || todo < LIVE_FEW_PAGES))
+			break;
+		t0 = now_ms();
+		live_copy(&c->lv);
+		c->lv.precopy_ms += now_ms() - t0;
+		last = todo;
+	}
+	return 0;
+}
+
+/* --live-check: the image at @path is byte for byte a read of /proc/PID/dump. */
+static int live_check(const struct tree_task *k, const char *path)
+{
+	char src[64], a[1 << 16], b[1 << 16];
+	int in, f, ret = -1;
+	ssize_t n;
+
+	snprintf(src, sizeof(src), "/proc/%d/dump", k->pid);
+	in = open(src, O_RDONLY | O_CLOEXEC);
+	f = open(path, O_RDONLY | O_CLOEXEC);
+	if (in < 0 || f < 0) {
+		pr_perror("--live-check: pid %d: cannot open %s or %s", k->pid, src, path);
+		goto out;
+	}
+	for (off_t off = 0;; off += n) {
+		n = read(in, a, sizeof(a));
+		if (n < 0) {
+			pr_perror("--live-check: pid %d: reading %s", k->pid, src);
+			goto out;
+		}
+		if (read(f, b, n ? n : 1) != n || memcmp(a, b, n)) {
+			pr_err("--live-check: pid %d: %s differs from %s near offset %lld",
+			       k->pid, path, src, (long long)off);
+			goto out;
+		}
+		if (!n)
+			break;
+	}
+	ret = 0;
+out:
+	if (in >= 0)
+		close(in);
+	if (f >= 0)
+		close(f);
+	return ret;
+}
+
+/*
+ * --live: the module writes the image leaving out the pages copied while
+ * the tree ran that were not written since; their space is allocated now
+ * (a full disk fails the dump here, not after the tree is killed) and
+ * filled after the tree is released.  0: written, 1: no live copy (write
+ * the plain way), -1: error.
+ */
+static int save_image_live(struct dctx *c, const struct tree_task *k, int in,
+			   int out, const char *dst)
+{
+	struct imgcr_dump_to_skip to = { .to.fd = out };
+	struct imgcr_range *r;
+	struct live_fill *f;
+	size_t n;
+
+	if (live_clean_ranges(&c->lv, k->pid, &r, &n))
+		return -1;
+	if (!n)
+		return 1;
+	to.ranges = (unsigned long)r;
+	to.nr_ranges = n;
+	if (ioctl(in, IMGCR_IOC_DUMP_TO_SKIP, &to)) {
+		int e = errno;
+
+		free(r);
+		if (e == ENOTTY)
+			return 1;	/* a module without it */
+		errno = e;
+		pr_perror("pid %d: writing its image to %s", k->pid, dst);
+		return -1;
+	}
+	c->lv.skipped += to.skipped;
+	if (!c->live_check && fallocate(out, 0, 0, (off_t)to.to.written) == 0) {
+		f = realloc(c->fills, (c->nfills + 1) * sizeof(*f));
+		if (f) {
+			c->fills = f;
+			f[c->nfills].pid = k->pid;
+			f[c->nfills].path = strdup(dst);
+			f[c->nfills].ranges = r;
+			f[c->nfills].n = n;
+			if (f[c->nfills].path) {
+				c->nfills++;
+				return 0;
+			}
+		}
+	}
+	/* no room set aside (or checking): fill it now, still frozen */
+	int err = live_fill(&c->lv, k->pid, dst, r, n);
+
+	free(r);
+	if (!err && c->live_check)
+		err = live_check(k, dst);
+	return err ? -1 : 0;
+}
+
 static int save_image(struct dctx *c, const struct tree_task *k)
 {
 	char src[64], dst[4096], buf[1 << 16];
@@ -394,6 +549,14 @@ static int save_image(struct dctx *c, const struct tree_task *k)
 		return -1;
 	}
 	fchmod(out, 0700);
+	if (c->live) {
+		int r = save_image_live(c, k, in, out, dst);
+
+		if (r < 0)
+			goto fail;
+		if (!r)
+			goto written;
+	}
 	/* one copy: the module writes the task's pages into the file */
 	struct imgcr_dump_to to = { .fd = out };
 	if (ioctl(in, IMGCR_IOC_DUMP_TO, &to) == 0)
@@ -534,7 +697,8 @@ int cmd_dump(int argc, char **argv)
 {
 	struct dctx c = { .have_kcmp = 1, .ghost_limit = GHOST_LIMIT_DEFAULT };
 	const char *spid = NULL;
-	int leave = 0, i, created = 0, ok = 0;
+	int leave = 0, i, created = 0, ok = 0, stats = 0;
+	long long t0 = now_ms(), tf = 0, tr = 0;
 	char *end;
 	pid_t root;
 
@@ -547,6 +711,12 @@ int cmd_dump(int argc, char **argv)
 			leave = 1;
 		else if (!strcmp(argv[i], "--ext-unix-sk"))
 			c.ext_unix_sk = 1;
+		else if (!strcmp(argv[i], "--live"))
+			c.live = 1;
+		else if (!strcmp(argv[i], "--live-check"))
+			c.live = c.live_check = 1;
+		else if (!strcmp(argv[i], "--stats"))
+			stats = 1;
 		else if (!strcmp(argv[i], "--shell-job"))
 			tty_shell_job = 1;
 		else if (!strcmp(argv[i], "--ghost-limit") && i + 1 < argc) {
@@ -560,7 +730,7 @@ int cmd_dump(int argc, char **argv)
 			if (*end || c.ghost_limit < 0)
 				return usage_error("dump: --ghost-limit needs a size in bytes (suffix K, M or G allowed)");
 		} else
-			return usage_error("dump -t PID -D DIR [--leave-running] [--shell-job] [--ghost-limit BYTES] [--ext-unix-sk]");
+			return usage_error("dump -t PID -D DIR [--leave-running] [--shell-job] [--ghost-limit BYTES] [--ext-unix-sk] [--live] [--stats]");
 	}
 	if (!spid || !c.dir)
 		return usage_error("dump needs -t PID and -D DIR");
@@ -574,6 +744,9 @@ int cmd_dump(int argc, char **argv)
 		return 1;
 	}
 
+	if (c.live && live_precopy(&c, root))
+		goto out;
+	tf = now_ms();
 	if (freeze_tree(&c.fz, &c.t, root))
 		goto out;
 	for (i = 0; i < c.t.ntasks; i++)
@@ -597,7 +770,25 @@ out:
 	for (i = 0; fd_kinds[i]; i++)
 		if (fd_kinds[i]->finish)
 			fd_kinds[i]->finish(ok && !leave);
+	tr = now_ms();
 	freeze_release(&c.fz, &c.t, ok && !leave);
+	/* the pages copied while running, into the space set aside for them */
+	for (i = 0; i < c.nfills; i++) {
+		if (ok && live_fill(&c.lv, c.fills[i].pid, c.fills[i].path,
+				    c.fills[i].ranges, c.fills[i].n)) {
+			pr_err("pid %d: %s is incomplete (the pages copied while it ran could not be written); the tree was already %s",
+			       c.fills[i].pid, c.fills[i].path, leave ? "running again" : "killed");
+			ok = 0;
+		}
+		free(c.fills[i].path);
+		free(c.fills[i].ranges);
+	}
+	free(c.fills);
+	if (stats && ok)
+		fprintf(stderr, "imgcr: stats: frozen_ms=%lld total_ms=%lld live_passes=%d live_copied_pages=%llu live_skipped_pages=%llu live_precopy_ms=%lld live_max_stop_ms=%lld\n",
+			tr - tf, now_ms() - t0, c.lv.rounds, c.lv.copied, c.lv.skipped,
+			c.lv.precopy_ms, c.lv.max_stop_ms);
+	live_free(&c.lv);
 	freeze_free(&c.fz);
 	tree_free(&c.t);
 	return ok ? 0 : 1;

@@ -12,7 +12,7 @@ static const struct command {
 	const char *help;
 } commands[] = {
 	{ "dump", cmd_dump, "dump -t PID -D DIR [--leave-running] [--shell-job] [--ghost-limit BYTES]\n"
-	  "                        [--ext-unix-sk]\n"
+	  "                        [--ext-unix-sk] [--live] [--stats]\n"
 	  "                        checkpoint PID and its descendants into DIR" },
 	{ "restore", cmd_restore, "restore -D DIR [--pidns] [--detach] [--shell-job]\n"
 	  "                        [--allow-changed-files]\n"

@@ -41,7 +41,7 @@ stop_heap() {
 }
 
 # hwm PID: the peak resident memory of PID (KiB), as restored
-hwm() { sed -n 's/^VmHWM: *\([0-9]*\) kB/\1/p' /proc/$1/status; }
+hwm() { sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' /proc/$1/status; }
 
 reps=$(sed -n 's/.*imgcr\.reps=\([0-9]*\).*/\1/p' /proc/cmdline)
 # gone PID: wait until PID (not a child of this shell) has exited
@@ -118,6 +118,24 @@ for rep in $(seq "${reps:-3}"); do
 	fz=$(cat stats.txt d/dump.log 2>/dev/null | sed -n "s/.*Frozen time: *\([0-9]*\) us.*/\1/p" | head -n 1)
 	echo "BENCH run $mib criu-freeze $(( ${fz:-0} / 1000 )) 0 0 $threads"
 	echo "BENCH run $mib criu-rss 0 0 ${rss:-0} $threads"; rss=
+	# imgcr dump (the tool) of a process that keeps writing 1 % of its
+	# pages, plain and --live: the time each keeps it frozen
+	if [ "$threads" = 0 ]; then
+		for mode in plain live; do
+			livewriter "$mib" 1 > lw.out 2>&1 < /dev/null &
+			pid=$!
+			wait_line lw.out "^ready" 600 || { echo "BENCH-FAIL livewriter did not start"; break; }
+			sleep 1
+			opt=""; [ $mode = live ] && opt=--live
+			t0=$(ms); imgcr dump -t $pid -D $mode $opt --stats 2> $mode.err; rc=$?; t1=$(ms)
+			wait $pid 2>/dev/null
+			fz=$(sed -n 's/.* frozen_ms=\([0-9]*\).*/\1/p' $mode.err)
+			[ $rc = 0 ] && [ -n "$fz" ] || echo "BENCH-FAIL imgcr dump $opt $mib MiB: $(tr '\n' ' ' < $mode.err)"
+			echo "BENCH run $mib tool-$mode $((t1 - t0)) 0 $(du -sk $mode | cut -f1) $threads"
+			echo "BENCH run $mib tool-$mode-freeze ${fz:-0} 0 0 $threads"
+			rm -rf $mode
+		done
+	fi
 	cd / && rm -rf /tmp/b
 done
 done

@@ -1,0 +1,516 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * imgcr dump --live: copy a tree's memory while it runs, so that it is
+ * frozen only to write what changed.
+ *
+ * The kernel's soft-dirty bits say which pages a task wrote since they
+ * were last cleared (write "4" to /proc/PID/clear_refs; bit 55 of each
+ * /proc/PID/pagemap entry).  Each pass happens in two halves:
+ *   - frozen, briefly (live_scan): read the bits of every page, mark the
+ *     pages written since the last pass (or never copied) to be copied,
+ *     and clear the bits;
+ *   - running (live_copy): copy the marked pages with process_vm_readv()
+ *     into a buffer per mapping.
+ * Reading the bits and clearing them must be one step, hence the stop: a
+ * write in between would be cleared unseen.  A page copied after the bits
+ * were cleared and not written since holds what the copy holds: a write
+ * during the copy sets its bit, and the next pass takes it again.
+ *
+ * The final freeze is the dump's own: for each task, live_clean_ranges()
+ * lists the copied pages whose bit is still clear, the module writes the
+ * image leaving their places empty (IMGCR_IOC_DUMP_TO_SKIP), and once the
+ * tree has been released (killed, or running again) live_fill() writes
+ * them from the copies: the same image as a dump of the frozen tree.
+ *
+ * Only private anonymous mappings are copied ahead (the bulk of a
+ * process); file, shared and vdso pages are written frozen, as by a plain
+ * dump.  A mapping that changed (another start or end) is copied again.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "live.h"
+#include "log.h"
+#include "proc.h"
+
+#define PG 4096UL
+#define PM_PRESENT (1ULL << 63)
+#define PM_SWAP (1ULL << 62)
+#define PM_SOFT_DIRTY (1ULL << 55)
+#define PM_CHUNK 65536		/* pagemap entries read at once */
+
+enum { PG_NONE, PG_COPY, PG_STAGED };
+
+/* One private anonymous mapping: a copy of its pages, and their states. */
+struct live_region {
+	unsigned long start, end;
+	unsigned char *data;	/* end - start bytes, filled as copied */
+	unsigned char *st;	/* PG_* per page */
+	int seen;		/* matched a mapping in this scan */
+};
+
+struct live_task {
+	pid_t pid;
+	int seen;
+	struct live_region *reg;
+	int nreg;
+};
+
+static void region_free(struct live_region *r)
+{
+	if (r->data)
+		munmap(r->data, r->end - r->start);
+	free(r->st);
+	r->data = NULL;
+	r->st = NULL;
+}
+
+static void task_free(struct live_task *k)
+{
+	int i;
+
+	for (i = 0; i < k->nreg; i++)
+		region_free(&k->reg[i]);
+	free(k->reg);
+	k->reg = NULL;
+	k->nreg = 0;
+}
+
+static struct live_task *find_task(struct live *lv, pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < lv->ntasks; i++)
+		if (lv->tasks[i].pid == pid)
+			return &lv->tasks[i];
+	return NULL;
+}
+
+/* A mapping copied ahead: private, anonymous, readable, not the vdso. */
+static int copyable(const char *perms, unsigned long ino, const char *path)
+{
+	if (perms[0] != 'r' || perms[3] != 'p' || ino)
+		return 0;
+	return !*path || !strcmp(path, "[heap]") || !strcmp(path, "[stack]") ||
+	       !strncmp(path, "[anon:", 6);
+}
+
+/* Call @fn for each mapping live dumps copy ahead.  0 or -1. */
+static int for_each_mapping(pid_t pid, int (*fn)(void *, unsigned long, unsigned long),
+			    void *arg)
+{
+	char name[64], line[4096], perms[8], path[4096];
+	unsigned long start, end, ino;
+	FILE *f;
+	int ret = 0;
+
+	snprintf(name, sizeof(name), "/proc/%d/maps", pid);
+	f = fopen(name, "re");
+	if (!f) {
+		pr_perror("pid %d: cannot open %s", pid, name);
+		return -1;
+	}
+	while (!ret && fgets(line, sizeof(line), f)) {
+		path[0] = 0;
+		if (sscanf(line, "%lx-%lx %7s %*x %*s %lu %4095[^\n]", &start, &end,
+			   perms, &ino, path) < 4)
+			continue;
+		if (copyable(perms, ino, path))
+			ret = fn(arg, start, end);
+	}
+	fclose(f);
+	return ret;
+}
+
+struct scan_arg {
+	struct live_task *k;
+};
+
+static int add_mapping(void *p, unsigned long start, unsigned long end)
+{
+	struct live_task *k = ((struct scan_arg *)p)->k;
+	struct live_region *r, *n;
+	size_t pages = (end - start) / PG;
+	int i;
+
+	for (i = 0; i < k->nreg; i++)
+		if (k->reg[i].start == start && k->reg[i].end == end) {
+			k->reg[i].seen = 1;
+			return 0;
+		}
+	n = realloc(k->reg, (k->nreg + 1) * sizeof(*n));
+	if (!n)
+		return 0;	/* not copied ahead */
+	k->reg = n;
+	r = &k->reg[k->nreg];
+	memset(r, 0, sizeof(*r));
+	r->start = start;
+	r->end = end;
+	r->seen = 2;		/* new: every present page is copied */
+	r->st = calloc(pages, 1);
+	r->data = mmap(NULL, end - start, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (!r->st || r->data == MAP_FAILED) {
+		/* not copied ahead: the frozen dump writes it */
+		r->data = r->data == MAP_FAILED ? NULL : r->data;
+		region_free(r);
+		return 0;
+	}
+	k->nreg++;
+	return 0;
+}
+
+/* Read the pagemap entries of @r into @pm (PM_CHUNK at a time) and call @fn. */
+static int walk_pagemap(int pm, pid_t pid, struct live_region *r,
+			void (*fn)(struct live_region *, size_t, uint64_t, void *), void *arg)
+{
+	static uint64_t buf[PM_CHUNK];
+	size_t pages = (r->end - r->start) / PG, i = 0, n, j;
+	ssize_t got;
+
+	while (i < pages) {
+		n = pages - i < PM_CHUNK ? pages - i : PM_CHUNK;
+		got = pread(pm, buf, n * 8, (off_t)((r->start / PG + i) * 8));
+		if (got != (ssize_t)(n * 8)) {
+			if (got >= 0)
+				errno = EIO;
+			pr_perror("pid %d: reading /proc/%d/pagemap", pid, pid);
+			return -1;
+		}
+		for (j = 0; j < n; j++)
+			fn(r, i + j, buf[j], arg);
+		i += n;
+	}
+	return 0;
+}
+
+static void mark_scan(struct live_region *r, size_t i, uint64_t e, void *arg)
+{
+	long *todo = arg;
+
+	if (!(e & (PM_PRESENT | PM_SWAP)))
+		r->st[i] = PG_NONE;
+	else if (r->seen == 2 || r->st[i] != PG_STAGED || (e & PM_SOFT_DIRTY))
+		r->st[i] = PG_COPY;
+	if (r->st[i] == PG_COPY)
+		(*todo)++;
+}
+
+static int open_pagemap(pid_t pid)
+{
+	char name[64];
+	int fd;
+
+	snprintf(name, sizeof(name), "/proc/%d/pagemap", pid);
+	fd = open(name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		pr_perror("pid %d: cannot open %s", pid, name);
+	return fd;
+}
+
+static int clear_soft_dirty(pid_t pid)
+{
+	char name[64];
+	int fd, ret;
+
+	snprintf(name, sizeof(name), "/proc/%d/clear_refs", pid);
+	fd = open(name, O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		pr_perror("pid %d: cannot open %s", pid, name);
+		return -1;
+	}
+	ret = write(fd, "4", 1) == 1 ? 0 : -1;
+	if (ret)
+		pr_perror("pid %d: clearing its soft-dirty bits (%s; --live needs a kernel with CONFIG_MEM_SOFT_DIRTY)",
+			  pid, name);
+	close(fd);
+	return ret;
+}
+
+static long scan_task(struct live_task *k)
+{
+	struct scan_arg a = { k };
+	long todo = 0;
+	int i, pm;
+
+	for (i = 0; i < k->nreg; i++)
+		k->reg[i].seen = 0;
+	if (for_each_mapping(k->pid, add_mapping, &a))
+		return -1;
+	/* mappings gone or changed: their copies are of no use */
+	for (i = 0; i < k->nreg; i++)
+		if (!k->reg[i].seen) {
+			region_free(&k->reg[i]);
+			k->reg[i--] = k->reg[--k->nreg];
+		}
+	pm = open_pagemap(k->pid);
+	if (pm < 0)
+		return -1;
+	for (i = 0; i < k->nreg; i++)
+		if (walk_pagemap(pm, k->pid, &k->reg[i], mark_scan, &todo)) {
+			close(pm);
+			return -1;
+		}
+	close(pm);
+	if (clear_soft_dirty(k->pid))
+		return -1;
+	return todo;
+}
+
+long live_scan(struct live *lv, const struct tree *t)
+{
+	struct live_task *n;
+	long todo = 0, r;
+	int i;
+
+	for (i = 0; i < lv->ntasks; i++)
+		lv->tasks[i].seen = 0;
+	for (i = 0; i < t->ntasks; i++) {
+		const struct tree_task *tk = &t->tasks[i];
+		struct live_task *k;
+
+		if (tk->zombie)
+			continue;
+		k = find_task(lv, tk->pid);
+		if (!k) {
+			n = realloc(lv->tasks, (lv->ntasks + 1) * sizeof(*n));
+			if (!n) {
+				pr_err("out of memory for the live copy");
+				return -1;
+			}
+			lv->tasks = n;
+			k = &lv->tasks[lv->ntasks++];
+			memset(k, 0, sizeof(*k));
+			k->pid = tk->pid;
+		}
+		k->seen = 1;
+		r = scan_task(k);
+		if (r < 0)
+			return -1;
+		todo += r;
+	}
+	for (i = 0; i < lv->ntasks; i++)
+		if (!lv->tasks[i].seen) {
+			task_free(&lv->tasks[i]);
+			lv->tasks[i--] = lv->tasks[--lv->ntasks];
+		}
+	return todo;
+}
+
+/* Copy pages [i, j) of @r; what could not be read stays uncopied. */
+static void copy_run(struct live *lv, pid_t pid, struct live_region *r, size_t i, size_t j)
+{
+	struct iovec l = { r->data + i * PG, (j - i) * PG };
+	struct iovec rm = { (void *)(r->start + i * PG), (j - i) * PG };
+	ssize_t got = process_vm_readv(pid, &l, 1, &rm, 1, 0);
+	size_t done = got > 0 ? (size_t)got / PG : 0, p;
+
+	for (p = i; p < j; p++)
+		r->st[p] = p < i + done ? PG_STAGED : PG_NONE;
+	lv->copied += done;
+}
+
+int live_copy(struct live *lv)
+{
+	int t, g;
+	size_t i, j, pages;
+
+	for (t = 0; t < lv->ntasks; t++) {
+		struct live_task *k = &lv->tasks[t];
+
+		for (g = 0; g < k->nreg; g++) {
+			struct live_region *r = &k->reg[g];
+
+			pages = (r->end - r->start) / PG;
+			for (i = 0; i < pages; i = j) {
+				for (; i < pages && r->st[i] != PG_COPY; i++)
+					;
+				/* runs of at most 4 MiB: a failure loses little */
+				for (j = i; j < pages && r->st[j] == PG_COPY && j - i < 1024; j++)
+					;
+				if (j > i)
+					copy_run(lv, k->pid, r, i, j);
+			}
+		}
+	}
+	lv->rounds++;
+	return 0;
+}
+
+struct clean_arg {
+	struct imgcr_range *r;
+	size_t n, cap;
+	int oom;
+};
+
+static void mark_clean(struct live_region *r, size_t i, uint64_t e, void *arg)
+{
+	struct clean_arg *c = arg;
+	unsigned long va = r->start + i * PG;
+	struct imgcr_range *n;
+
+	if (r->st[i] != PG_STAGED || !(e & (PM_PRESENT | PM_SWAP)) || (e & PM_SOFT_DIRTY))
+		return;
+	if (c->n && c->r[c->n - 1].end == va) {
+		c->r[c->n - 1].end += PG;
+		return;
+	}
+	if (c->n == c->cap) {
+		c->cap = c->cap ? c->cap * 2 : 64;
+		n = realloc(c->r, c->cap * sizeof(*n));
+		if (!n) {
+			c->oom = 1;
+			c->cap = c->n;
+			return;
+		}
+		c->r = n;
+	}
+	if (c->n < c->cap)
+		c->r[c->n++] = (struct imgcr_range){ va, va + PG };
+}
+
+static int cmp_region(const void *a, const void *b)
+{
+	const struct live_region *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int live_clean_ranges(struct live *lv, pid_t pid, struct imgcr_range **ranges,
+		      size_t *n)
+{
+	struct live_task *k = find_task(lv, pid);
+	struct clean_arg c = { 0 };
+	struct scan_arg a = { k };
+	int i, pm;
+
+	*ranges = NULL;
+	*n = 0;
+	if (!k)
+		return 0;
+	for (i = 0; i < k->nreg; i++)
+		k->reg[i].seen = 0;
+	if (for_each_mapping(pid, add_mapping, &a))
+		return -1;
+	pm = open_pagemap(pid);
+	if (pm < 0)
+		return -1;
+	/* the module wants the ranges in rising order */
+	qsort(k->reg, k->nreg, sizeof(*k->reg), cmp_region);
+	for (i = 0; i < k->nreg; i++)
+		if (k->reg[i].seen == 1 &&
+		    walk_pagemap(pm, pid, &k->reg[i], mark_clean, &c)) {
+			close(pm);
+			free(c.r);
+			return -1;
+		}
+	close(pm);
+	if (c.oom) {
+		/* fewer pages left out is always right */
+		pr_err("pid %d: out of memory listing its copied pages; writing them frozen", pid);
+	}
+	*ranges = c.r;
+	*n = c.n;
+	return 0;
+}
+
+static struct live_region *region_of(struct live_task *k, unsigned long va)
+{
+	int i;
+
+	for (i = 0; i < k->nreg; i++)
+		if (k->reg[i].start <= va && va < k->reg[i].end)
+			return &k->reg[i];
+	return NULL;
+}
+
+/* The first of @n sorted ranges that ends after @va. */
+static size_t first_range_after(const struct imgcr_range *r, size_t n, uint64_t va)
+{
+	size_t lo = 0, hi = n, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (r[mid].end <= va)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int live_fill(struct live *lv, pid_t pid, const char *path,
+	      const struct imgcr_range *ranges, size_t n)
+{
+	struct live_task *k = find_task(lv, pid);
+	Elf64_Ehdr eh;
+	Elf64_Phdr *ph = NULL;
+	size_t i, g;
+	int fd, ret = -1;
+
+	if (!n)
+		return 0;
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		pr_perror("cannot open %s", path);
+		return -1;
+	}
+	if (!k || pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) || !eh.e_phnum ||
+	    eh.e_phentsize != sizeof(*ph)) {
+		pr_err("%s: no ELF header to fill the live copy in", path);
+		goto out;
+	}
+	ph = calloc(eh.e_phnum, sizeof(*ph));
+	if (!ph || pread(fd, ph, eh.e_phnum * sizeof(*ph), eh.e_phoff) !=
+		   (ssize_t)(eh.e_phnum * sizeof(*ph))) {
+		pr_err("%s: cannot read its program headers", path);
+		goto out;
+	}
+	for (i = 0; i < eh.e_phnum; i++) {
+		uint64_t lo = ph[i].p_vaddr, hi = ph[i].p_vaddr + ph[i].p_filesz;
+
+		if (ph[i].p_type != PT_LOAD || !ph[i].p_filesz)
+			continue;
+		g = first_range_after(ranges, n, lo);
+		for (size_t r = g; r < n && ranges[r].start < hi; r++) {
+			uint64_t a = ranges[r].start > lo ? ranges[r].start : lo;
+			uint64_t b = ranges[r].end < hi ? ranges[r].end : hi;
+			struct live_region *reg = region_of(k, a);
+
+			if (!reg || b > reg->end) {
+				pr_err("%s: no copy of %#llx-%#llx", path,
+				       (unsigned long long)a, (unsigned long long)b);
+				goto out;
+			}
+			if (pwrite(fd, reg->data + (a - reg->start), b - a,
+				   ph[i].p_offset + (a - lo)) != (ssize_t)(b - a)) {
+				pr_perror("cannot write %s", path);
+				goto out;
+			}
+		}
+	}
+	ret = 0;
+out:
+	free(ph);
+	close(fd);
+	return ret;
+}
+
+void live_free(struct live *lv)
+{
+	int i;
+
+	for (i = 0; i < lv->ntasks; i++)
+		task_free(&lv->tasks[i]);
+	free(lv->tasks);
+	lv->tasks = NULL;
+	lv->ntasks = 0;
+}
