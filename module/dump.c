@@ -581,6 +581,7 @@ static int add_page(struct dump_image *img, unsigned long addr,
 		last->vaddr = addr;
 		last->first = img->nr_pages;
 		last->npages = 0;
+		last->anon = img->run_anon;
 		img->new_run = false;
 	}
 	img->pages[img->nr_pages++] = page;
@@ -625,6 +626,7 @@ static int dump_vma_pages(struct dump_image *img, struct vm_area_struct *vma)
 	if (!vma->anon_vma)
 		return 0;
 	img->new_run = true;	/* a PT_LOAD never spans two VMAs */
+	img->run_anon = anon;
 	while (addr < vma->vm_end) {
 		n = min_t(unsigned long, GUP_BATCH,
 			  (vma->vm_end - addr) >> PAGE_SHIFT);
@@ -670,6 +672,7 @@ static int dump_shmem_pages(struct dump_image *img, struct vm_area_struct *vma)
 	int ret;
 
 	img->new_run = true;
+	img->run_anon = false;
 	while (idx <= last) {
 		if (!xa_find(&mapping->i_pages, &idx, last, XA_PRESENT))
 			break;
@@ -1343,10 +1346,15 @@ struct dump_skip {
 	u64 skipped;
 };
 
-/* Whether the page at @addr is left out; addresses come in rising order. */
-static bool dump_skip_page(struct dump_skip *sk, unsigned long addr)
+/*
+ * Whether the page at @addr is left out; addresses come in rising order.
+ * Only pages of private anonymous mappings are (what imgcr dump --live
+ * copies ahead): a shared or file page always comes from here.
+ */
+static bool dump_skip_page(struct dump_skip *sk, const struct dump_run *run,
+			   unsigned long addr)
 {
-	if (!sk)
+	if (!sk || !run->anon)
 		return false;
 	while (sk->cur < sk->nr && sk->r[sk->cur].end <= addr)
 		sk->cur++;
@@ -1400,12 +1408,17 @@ static int dump_write_image(struct dump_image *img, struct file *out,
 		const struct dump_run *run = &img->runs[r];
 
 		for (i = 0; i < run->npages; i++) {
-			if (dump_skip_page(sk, run->vaddr + i * PAGE_SIZE)) {
+			if (dump_skip_page(sk, run, run->vaddr + i * PAGE_SIZE)) {
 				err = n ? dump_write_batch(out, bv, n, pos) : 0;
 				if (err)
 					return err;
 				n = 0;
 				*pos += PAGE_SIZE;
+				if (sk->skipped % GUP_BATCH)
+					continue;
+				if (fatal_signal_pending(current))
+					return -EINTR;
+				cond_resched();
 				continue;
 			}
 			bv[n].bv_page = img->pages[run->first + i];

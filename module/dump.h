@@ -13,6 +13,7 @@ struct dump_run {
 	unsigned long vaddr;
 	unsigned long first;	/* index of its first page in dump_image.pages */
 	unsigned long npages;
+	bool anon;		/* of a private anonymous mapping */
 };
 
 /* One thread: threads[0] of a dump_image is the main thread. */
@@ -57,6 +58,7 @@ struct dump_image {
 	struct dump_run *runs;
 	size_t nr_runs, cap_runs;
 	bool new_run;			/* next page starts a run (a new VMA) */
+	bool run_anon;			/* ... of a private anonymous mapping */
 
 	/* output layout */
 	char *head;			/* ELF header, phdrs, notes, padding */
