@@ -79,6 +79,10 @@ max=$(echo $SIZES | tr ' ' '\n' | sort -n | tail -n 1)
 GUEST_MEM_MIB=$((max * 4 + 1536))
 [ "$GUEST_MEM_MIB" -ge 2048 ] || GUEST_MEM_MIB=2048
 export GUEST_MEM_MIB
+# a deadline that grows with the work: about a second per MiB and run
+total=0
+for m in $SIZES; do total=$((total + m)); done
+GUEST_TIMEOUT=${IMGCR_GUEST_TIMEOUT:-$((1200 + total * REPS))}
 say "booting the $K guest ($GUEST_MEM_MIB MiB); console log: $LOGS/$K/console.log"
 boot_guest "$K" "$BUILD/initrd-$K.cpio.gz" "$LOGS/$K" "imgcr.mode=bench imgcr.sizes=$(echo "$SIZES" | tr ' ' ,) imgcr.reps=$REPS${THREADS:+ imgcr.threads=$THREADS}"
 out=$BUILD/bench-$K.txt

@@ -42,6 +42,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -67,6 +68,8 @@ struct dctx {
 	int ext_unix_sk;		/* --ext-unix-sk (sk-unix.c) */
 	int live;			/* --live: memory copied while running (live.c) */
 	int live_check;			/* --live-check: compare with a plain dump */
+	int leave;			/* --leave-running */
+	unsigned long long fill_bytes;	/* of the fills after the release */
 	struct live lv;
 	struct live_fill *fills;	/* images with pages still to write */
 	int nfills;
@@ -79,6 +82,9 @@ struct live_fill {
 	struct imgcr_range *ranges;
 	size_t n;
 };
+
+/* --stats: where the frozen time goes (ms). */
+static long long st_open, st_ranges, st_write, st_fill_late;
 
 /* The live copy: up to this many passes, while each halves what to copy. */
 #define LIVE_MAX_PASSES 5
@@ -411,6 +417,8 @@ static int live_precopy(struct dctx *c, pid_t root)
 	long todo, last = 0;
 	int pass;
 
+	if (live_usable())
+		return -1;
 	for (pass = 0; pass < LIVE_MAX_PASSES; pass++) {
 		struct freezer fz = { 0 };
 		struct tree t = { 0 };
@@ -458,8 +466,13 @@ static int live_check(const struct tree_task *k, const char *path)
 			goto out;
 		}
 		if (read(f, b, n ? n : 1) != n || memcmp(a, b, n)) {
-			pr_err("--live-check: pid %d: %s differs from %s near offset %lld",
-			       k->pid, path, src, (long long)off);
+			ssize_t d = 0;
+
+			while (d < n && a[d] == b[d])
+				d++;
+			pr_err("--live-check: pid %d: %s differs from %s at offset %lld (address %#llx)",
+			       k->pid, path, src, (long long)(off + d),
+			       live_vaddr_at(path, off + d));
 			goto out;
 		}
 		if (!n)
@@ -475,11 +488,38 @@ out:
 }
 
 /*
+ * Whether the pages left out of an image (@bytes) may be written once the
+ * tree is let go: with --leave-running, yes (a failure finds the tree
+ * still there); when the tree is killed, only if the filesystem has room
+ * for every such page now, so that a full disk fails the dump while the
+ * tree is intact.  (Allocating the space with fallocate() would cost as
+ * much as writing it on tmpfs, inside the freeze.)  Someone else filling
+ * the disk meanwhile still fails the fill: imgcr then says the image is
+ * incomplete.
+ */
+static int fill_later(struct dctx *c, int out, unsigned long long bytes)
+{
+	struct statfs sf;
+	unsigned long long room;
+
+	if (c->live_check)
+		return 0;
+	if (c->leave)
+		return 1;
+	if (fstatfs(out, &sf))
+		return 0;
+	room = (unsigned long long)sf.f_bavail * sf.f_bsize;
+	if (room < c->fill_bytes + bytes + (1ULL << 20))
+		return 0;
+	c->fill_bytes += bytes;
+	return 1;
+}
+
+/*
  * --live: the module writes the image leaving out the pages copied while
- * the tree ran that were not written since; their space is allocated now
- * (a full disk fails the dump here, not after the tree is killed) and
- * filled after the tree is released.  0: written, 1: no live copy (write
- * the plain way), -1: error.
+ * the tree ran that were not written since; they are written from the
+ * copies after the tree is let go (fill_later) or now.  0: written, 1: no
+ * live copy (write the plain way), -1: error.
  */
 static int save_image_live(struct dctx *c, const struct tree_task *k, int in,
 			   int out, const char *dst)
@@ -489,13 +529,20 @@ static int save_image_live(struct dctx *c, const struct tree_task *k, int in,
 	struct live_fill *f;
 	size_t n;
 
+	long long t0 = now_ms();
+
 	if (live_clean_ranges(&c->lv, k->pid, &r, &n))
 		return -1;
+	st_ranges += now_ms() - t0;
 	if (!n)
 		return 1;
 	to.ranges = (unsigned long)r;
 	to.nr_ranges = n;
-	if (ioctl(in, IMGCR_IOC_DUMP_TO_SKIP, &to)) {
+	t0 = now_ms();
+	int rc = ioctl(in, IMGCR_IOC_DUMP_TO_SKIP, &to);
+
+	st_write += now_ms() - t0;
+	if (rc) {
 		int e = errno;
 
 		free(r);
@@ -506,7 +553,7 @@ static int save_image_live(struct dctx *c, const struct tree_task *k, int in,
 		return -1;
 	}
 	c->lv.skipped += to.skipped;
-	if (!c->live_check && fallocate(out, 0, 0, (off_t)to.to.written) == 0) {
+	if (fill_later(c, out, to.skipped * 4096ULL)) {
 		f = realloc(c->fills, (c->nfills + 1) * sizeof(*f));
 		if (f) {
 			c->fills = f;
@@ -520,13 +567,31 @@ static int save_image_live(struct dctx *c, const struct tree_task *k, int in,
 			}
 		}
 	}
-	/* no room set aside (or checking): fill it now, still frozen */
+	/* no room for it later (or checking): fill it now, still frozen */
 	int err = live_fill(&c->lv, k->pid, dst, r, n);
 
 	free(r);
 	if (!err && c->live_check)
 		err = live_check(k, dst);
 	return err ? -1 : 0;
+}
+
+/*
+ * DIR/tree is renamed DIR/tree.incomplete (@hide) while images still have
+ * pages to fill after the release, and back once they are all written: a
+ * dump interrupted in between does not look like one that can be restored.
+ */
+static int tree_hide(struct dctx *c, int hide)
+{
+	char a[4096], b[4096];
+
+	snprintf(a, sizeof(a), "%s/tree", c->dir);
+	snprintf(b, sizeof(b), "%s/tree.incomplete", c->dir);
+	if (rename(hide ? a : b, hide ? b : a)) {
+		pr_perror("cannot rename %s", hide ? a : b);
+		return -1;
+	}
+	return 0;
 }
 
 static int save_image(struct dctx *c, const struct tree_task *k)
@@ -537,7 +602,10 @@ static int save_image(struct dctx *c, const struct tree_task *k)
 
 	snprintf(src, sizeof(src), "/proc/%d/dump", k->pid);
 	snprintf(dst, sizeof(dst), "%s/core-%d.img", c->dir, k->pid);
+	long long t0 = now_ms();
+
 	in = open(src, O_RDONLY | O_CLOEXEC);
+	st_open += now_ms() - t0;
 	if (in < 0) {
 		pr_perror("pid %d: cannot open %s", k->pid, src);
 		return -1;
@@ -559,7 +627,11 @@ static int save_image(struct dctx *c, const struct tree_task *k)
 	}
 	/* one copy: the module writes the task's pages into the file */
 	struct imgcr_dump_to to = { .fd = out };
-	if (ioctl(in, IMGCR_IOC_DUMP_TO, &to) == 0)
+	long long tw = now_ms();
+	int rc = ioctl(in, IMGCR_IOC_DUMP_TO, &to);
+
+	st_write += now_ms() - tw;
+	if (rc == 0)
 		goto written;
 	if (errno != ENOTTY) {
 		pr_perror("pid %d: writing its image from %s to %s", k->pid, src, dst);
@@ -708,7 +780,7 @@ int cmd_dump(int argc, char **argv)
 		else if (!strcmp(argv[i], "-D") && i + 1 < argc)
 			c.dir = argv[++i];
 		else if (!strcmp(argv[i], "--leave-running"))
-			leave = 1;
+			leave = c.leave = 1;
 		else if (!strcmp(argv[i], "--ext-unix-sk"))
 			c.ext_unix_sk = 1;
 		else if (!strcmp(argv[i], "--live"))
@@ -763,31 +835,40 @@ int cmd_dump(int argc, char **argv)
 	if (tree_write(&c.t, c.dir))
 		goto out;
 	chown_dir(&c, created);
+	/* images still to fill after the release: no tree file until they are */
+	if (c.nfills && tree_hide(&c, 1))
+		goto out;
 	ok = 1;
 out:
 	if (!ok)
-		pr_err("dump failed; the tree was left running untouched");
+		pr_err("dump failed; the tree was left running untouched%s",
+		       c.live ? " (but for its soft-dirty bits, cleared by --live)" : "");
 	for (i = 0; fd_kinds[i]; i++)
 		if (fd_kinds[i]->finish)
 			fd_kinds[i]->finish(ok && !leave);
 	tr = now_ms();
 	freeze_release(&c.fz, &c.t, ok && !leave);
-	/* the pages copied while running, into the space set aside for them */
+	/* the pages copied while running, left out of the images */
+	st_fill_late = now_ms();
 	for (i = 0; i < c.nfills; i++) {
 		if (ok && live_fill(&c.lv, c.fills[i].pid, c.fills[i].path,
 				    c.fills[i].ranges, c.fills[i].n)) {
-			pr_err("pid %d: %s is incomplete (the pages copied while it ran could not be written); the tree was already %s",
-			       c.fills[i].pid, c.fills[i].path, leave ? "running again" : "killed");
+			pr_err("pid %d: %s is incomplete (the pages copied while it ran could not be written; %s/tree is left as tree.incomplete); the tree was already %s",
+			       c.fills[i].pid, c.fills[i].path, c.dir, leave ? "running again" : "killed");
 			ok = 0;
 		}
 		free(c.fills[i].path);
 		free(c.fills[i].ranges);
 	}
+	if (ok && c.nfills && tree_hide(&c, 0))
+		ok = 0;
+	st_fill_late = now_ms() - st_fill_late;
 	free(c.fills);
 	if (stats && ok)
-		fprintf(stderr, "imgcr: stats: frozen_ms=%lld total_ms=%lld live_passes=%d live_copied_pages=%llu live_skipped_pages=%llu live_precopy_ms=%lld live_max_stop_ms=%lld\n",
+		fprintf(stderr, "imgcr: stats: frozen_ms=%lld total_ms=%lld live_passes=%d live_copied_pages=%llu live_skipped_pages=%llu live_precopy_ms=%lld live_max_stop_ms=%lld open_ms=%lld ranges_ms=%lld write_ms=%lld fill_after_ms=%lld\n",
 			tr - tf, now_ms() - t0, c.lv.rounds, c.lv.copied, c.lv.skipped,
-			c.lv.precopy_ms, c.lv.max_stop_ms);
+			c.lv.precopy_ms, c.lv.max_stop_ms, st_open, st_ranges, st_write,
+			st_fill_late);
 	live_free(&c.lv);
 	freeze_free(&c.fz);
 	tree_free(&c.t);

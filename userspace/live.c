@@ -24,7 +24,15 @@
  *
  * Only private anonymous mappings are copied ahead (the bulk of a
  * process); file, shared and vdso pages are written frozen, as by a plain
- * dump.  A mapping that changed (another start or end) is copied again.
+ * dump.  A mapping that changed (another start or end) is copied
+ * again.  The soft-dirty bit alone is not enough: mremap() can move
+ * another mapping's page tables onto a copied range without setting it.
+ * So each copied page also keeps its page frame (or swap entry) as
+ * pagemap showed it when it was marked, and is clean only if that is
+ * unchanged (a page migrated or swapped since is just copied again); the
+ * frames are shown to CAP_SYS_ADMIN only, which --live therefore needs.
+ * A task is known by its pid and start time, and of tasks sharing one mm
+ * only the first is tracked (its clear is theirs too).
  */
 #include <elf.h>
 #include <errno.h>
@@ -33,7 +41,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/kcmp.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -45,21 +55,25 @@
 #define PM_PRESENT (1ULL << 63)
 #define PM_SWAP (1ULL << 62)
 #define PM_SOFT_DIRTY (1ULL << 55)
+#define PM_FRAME ((1ULL << 55) - 1)	/* PFN, or swap type and offset */
 #define PM_CHUNK 65536		/* pagemap entries read at once */
 
 enum { PG_NONE, PG_COPY, PG_STAGED };
 
 /* One private anonymous mapping: a copy of its pages, and their states. */
 struct live_region {
-	unsigned long start, end;
+	unsigned long start, end, off;	/* off: the offset /proc/PID/maps shows */
 	unsigned char *data;	/* end - start bytes, filled as copied */
 	unsigned char *st;	/* PG_* per page */
+	uint64_t *frame;	/* per page: PM_SWAP | PM_FRAME bits when marked */
 	int seen;		/* matched a mapping in this scan */
 };
 
 struct live_task {
 	pid_t pid;
+	unsigned long long start_time;	/* /proc/PID/stat field 22 */
 	int seen;
+	int shared_mm;		/* shares its mm with a task tracked before it */
 	struct live_region *reg;
 	int nreg;
 };
@@ -69,8 +83,10 @@ static void region_free(struct live_region *r)
 	if (r->data)
 		munmap(r->data, r->end - r->start);
 	free(r->st);
+	free(r->frame);
 	r->data = NULL;
 	r->st = NULL;
+	r->frame = NULL;
 }
 
 static void task_free(struct live_task *k)
@@ -104,13 +120,16 @@ static int copyable(const char *perms, unsigned long ino, const char *path)
 }
 
 /* Call @fn for each mapping live dumps copy ahead.  0 or -1. */
-static int for_each_mapping(pid_t pid, int (*fn)(void *, unsigned long, unsigned long),
+static int for_each_mapping(pid_t pid,
+			    int (*fn)(void *, unsigned long, unsigned long, unsigned long),
 			    void *arg)
 {
-	char name[64], line[4096], perms[8], path[4096];
-	unsigned long start, end, ino;
+	char name[64], perms[8], *line = NULL, *path;
+	unsigned long start, end, off, ino;
+	size_t cap = 0;
+	ssize_t len;
 	FILE *f;
-	int ret = 0;
+	int ret = 0, n;
 
 	snprintf(name, sizeof(name), "/proc/%d/maps", pid);
 	f = fopen(name, "re");
@@ -118,14 +137,20 @@ static int for_each_mapping(pid_t pid, int (*fn)(void *, unsigned long, unsigned
 		pr_perror("pid %d: cannot open %s", pid, name);
 		return -1;
 	}
-	while (!ret && fgets(line, sizeof(line), f)) {
-		path[0] = 0;
-		if (sscanf(line, "%lx-%lx %7s %*x %*s %lu %4095[^\n]", &start, &end,
-			   perms, &ino, path) < 4)
+	/* whole lines: a long path must not read as another mapping */
+	while (!ret && (len = getline(&line, &cap, f)) > 0) {
+		if (line[len - 1] != '\n')
 			continue;
+		line[len - 1] = 0;
+		n = 0;
+		if (sscanf(line, "%lx-%lx %7s %lx %*s %lu %n", &start, &end, perms, &off,
+			   &ino, &n) < 5 || !n)
+			continue;
+		path = line + n;
 		if (copyable(perms, ino, path))
-			ret = fn(arg, start, end);
+			ret = fn(arg, start, end, off);
 	}
+	free(line);
 	fclose(f);
 	return ret;
 }
@@ -134,7 +159,8 @@ struct scan_arg {
 	struct live_task *k;
 };
 
-static int add_mapping(void *p, unsigned long start, unsigned long end)
+static int add_mapping(void *p, unsigned long start, unsigned long end,
+		       unsigned long off)
 {
 	struct live_task *k = ((struct scan_arg *)p)->k;
 	struct live_region *r, *n;
@@ -142,7 +168,8 @@ static int add_mapping(void *p, unsigned long start, unsigned long end)
 	int i;
 
 	for (i = 0; i < k->nreg; i++)
-		if (k->reg[i].start == start && k->reg[i].end == end) {
+		if (k->reg[i].start == start && k->reg[i].end == end &&
+		    k->reg[i].off == off) {
 			k->reg[i].seen = 1;
 			return 0;
 		}
@@ -154,11 +181,13 @@ static int add_mapping(void *p, unsigned long start, unsigned long end)
 	memset(r, 0, sizeof(*r));
 	r->start = start;
 	r->end = end;
+	r->off = off;
 	r->seen = 2;		/* new: every present page is copied */
 	r->st = calloc(pages, 1);
+	r->frame = calloc(pages, sizeof(*r->frame));
 	r->data = mmap(NULL, end - start, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (!r->st || r->data == MAP_FAILED) {
+	if (!r->st || !r->frame || r->data == MAP_FAILED) {
 		/* not copied ahead: the frozen dump writes it */
 		r->data = r->data == MAP_FAILED ? NULL : r->data;
 		region_free(r);
@@ -192,16 +221,26 @@ static int walk_pagemap(int pm, pid_t pid, struct live_region *r,
 	return 0;
 }
 
+/* The identity of the page behind a pagemap entry: its frame, or swap entry. */
+static uint64_t frame_of(uint64_t e)
+{
+	return e & (PM_SWAP | PM_FRAME);
+}
+
 static void mark_scan(struct live_region *r, size_t i, uint64_t e, void *arg)
 {
 	long *todo = arg;
 
-	if (!(e & (PM_PRESENT | PM_SWAP)))
+	if (!(e & (PM_PRESENT | PM_SWAP))) {
 		r->st[i] = PG_NONE;
-	else if (r->seen == 2 || r->st[i] != PG_STAGED || (e & PM_SOFT_DIRTY))
+		return;
+	}
+	if (r->seen == 2 || r->st[i] != PG_STAGED || (e & PM_SOFT_DIRTY) ||
+	    r->frame[i] != frame_of(e)) {
 		r->st[i] = PG_COPY;
-	if (r->st[i] == PG_COPY)
+		r->frame[i] = frame_of(e);
 		(*todo)++;
+	}
 }
 
 static int open_pagemap(pid_t pid)
@@ -235,6 +274,31 @@ static int clear_soft_dirty(pid_t pid)
 	return ret;
 }
 
+/* /proc/PID/stat field 22, the start time: a pid used again is another task. */
+static unsigned long long start_time(pid_t pid)
+{
+	char name[64], buf[1024], *p;
+	unsigned long long t = 0;
+	ssize_t n;
+	int fd, i;
+
+	snprintf(name, sizeof(name), "/proc/%d/stat", pid);
+	fd = open(name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	for (i = 2; p && i < 22; i++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		t = strtoull(p + 1, NULL, 10);
+	return t;
+}
+
 static long scan_task(struct live_task *k)
 {
 	struct scan_arg a = { k };
@@ -265,6 +329,24 @@ static long scan_task(struct live_task *k)
 	return todo;
 }
 
+int live_usable(void)
+{
+	volatile char probe = 1;
+	uint64_t e = 0;
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		if (pread(fd, &e, sizeof(e), (off_t)((uintptr_t)&probe / PG * 8)) != sizeof(e))
+			e = 0;
+		close(fd);
+	}
+	if (!(e & PM_PRESENT) || !(e & PM_FRAME)) {
+		pr_err("--live needs CAP_SYS_ADMIN: /proc/PID/pagemap shows page frames only to it, and a page moved by mremap() is told from the one copied by its frame");
+		return -1;
+	}
+	return 0;
+}
+
 long live_scan(struct live *lv, const struct tree *t)
 {
 	struct live_task *n;
@@ -280,6 +362,10 @@ long live_scan(struct live *lv, const struct tree *t)
 		if (tk->zombie)
 			continue;
 		k = find_task(lv, tk->pid);
+		if (k && k->start_time != start_time(tk->pid)) {
+			task_free(k);	/* another task with that pid */
+			k->start_time = start_time(tk->pid);
+		}
 		if (!k) {
 			n = realloc(lv->tasks, (lv->ntasks + 1) * sizeof(*n));
 			if (!n) {
@@ -290,8 +376,18 @@ long live_scan(struct live *lv, const struct tree *t)
 			k = &lv->tasks[lv->ntasks++];
 			memset(k, 0, sizeof(*k));
 			k->pid = tk->pid;
+			k->start_time = start_time(tk->pid);
 		}
 		k->seen = 1;
+		k->shared_mm = 0;
+		for (int j = 0; j < lv->ntasks; j++)
+			if (lv->tasks[j].seen && &lv->tasks[j] != k && !lv->tasks[j].shared_mm &&
+			    syscall(SYS_kcmp, lv->tasks[j].pid, k->pid, KCMP_VM, 0, 0) == 0)
+				k->shared_mm = 1;
+		if (k->shared_mm) {
+			task_free(k);	/* left to the frozen dump */
+			continue;
+		}
 		r = scan_task(k);
 		if (r < 0)
 			return -1;
@@ -357,8 +453,11 @@ static void mark_clean(struct live_region *r, size_t i, uint64_t e, void *arg)
 	unsigned long va = r->start + i * PG;
 	struct imgcr_range *n;
 
-	if (r->st[i] != PG_STAGED || !(e & (PM_PRESENT | PM_SWAP)) || (e & PM_SOFT_DIRTY))
+	if (r->st[i] != PG_STAGED || !(e & (PM_PRESENT | PM_SWAP)) || (e & PM_SOFT_DIRTY) ||
+	    r->frame[i] != frame_of(e))
 		return;
+	if (c->n == IMGCR_MAX_SKIP_RANGES && c->r[c->n - 1].end != va)
+		return;		/* the module's limit: the rest is written frozen */
 	if (c->n && c->r[c->n - 1].end == va) {
 		c->r[c->n - 1].end += PG;
 		return;
@@ -394,7 +493,7 @@ int live_clean_ranges(struct live *lv, pid_t pid, struct imgcr_range **ranges,
 
 	*ranges = NULL;
 	*n = 0;
-	if (!k)
+	if (!k || k->shared_mm || k->start_time != start_time(pid))
 		return 0;
 	for (i = 0; i < k->nreg; i++)
 		k->reg[i].seen = 0;
@@ -513,4 +612,25 @@ void live_free(struct live *lv)
 	free(lv->tasks);
 	lv->tasks = NULL;
 	lv->ntasks = 0;
+}
+
+unsigned long long live_vaddr_at(const char *path, unsigned long long off)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	unsigned long long va = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &eh, sizeof(eh), 0) == sizeof(eh) && eh.e_phentsize == sizeof(ph))
+		for (int i = 0; i < eh.e_phnum; i++) {
+			if (pread(fd, &ph, sizeof(ph), eh.e_phoff + i * sizeof(ph)) != sizeof(ph))
+				break;
+			if (ph.p_type == PT_LOAD && off >= ph.p_offset &&
+			    off < ph.p_offset + ph.p_filesz)
+				va = ph.p_vaddr + (off - ph.p_offset);
+		}
+	close(fd);
+	return va;
 }

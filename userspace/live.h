@@ -18,6 +18,8 @@ struct live {
 	long long max_stop_ms;
 };
 
+/* Whether --live can work here (page frames visible); -1 after saying why. */
+int live_usable(void);
 /*
  * While @t is frozen: start tracking (first call) or take the pages the
  * tasks wrote since the last call (later calls), and clear the kernel's
@@ -40,5 +42,7 @@ int live_clean_ranges(struct live *lv, pid_t pid, struct imgcr_range **ranges,
 int live_fill(struct live *lv, pid_t pid, const char *path,
 	      const struct imgcr_range *ranges, size_t n);
 void live_free(struct live *lv);
+/* The address of the page at offset @off of the image at @path (0: none). */
+unsigned long long live_vaddr_at(const char *path, unsigned long long off);
 
 #endif
