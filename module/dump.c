@@ -1544,6 +1544,60 @@ fail:
 	return dump_fail(img, err);
 }
 
+/*
+ * IMGCR_IOC_PRECOPY: the pinned pages of private anonymous mappings in
+ * [start, end), copied out as they are now, even after the task ran: a
+ * page moved elsewhere by mremap() meanwhile is still the page pinned at
+ * open(), which the caller can tell by its frame at its next freeze.
+ */
+static long dump_ioctl_precopy(struct dump_image *img, void __user *uarg)
+{
+	struct imgcr_precopy arg;
+	unsigned long va, lo, hi, rs, re;
+	u64 copied = 0;
+	size_t r;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	if (arg.flags || arg.pad || !PAGE_ALIGNED(arg.start) ||
+	    !PAGE_ALIGNED(arg.end) || arg.start >= arg.end ||
+	    arg.end > TASK_SIZE_MAX)
+		return -EINVAL;
+	for (r = 0; r < img->nr_runs; r++) {
+		const struct dump_run *run = &img->runs[r];
+
+		rs = run->vaddr;
+		re = run->vaddr + run->npages * PAGE_SIZE;
+		if (!run->anon || re <= arg.start || rs >= arg.end)
+			continue;
+		lo = max_t(unsigned long, rs, arg.start);
+		hi = min_t(unsigned long, re, arg.end);
+		for (va = lo; va < hi; va += PAGE_SIZE) {
+			struct page *page = img->pages[run->first + (va - rs) / PAGE_SIZE];
+			u64 off = va - arg.start;
+			void *kaddr = kmap_local_page(page);
+			unsigned long left;
+
+			left = copy_to_user(u64_to_user_ptr(arg.buf + off), kaddr,
+					    PAGE_SIZE);
+			kunmap_local(kaddr);
+			if (left ||
+			    put_user(1, (u8 __user *)u64_to_user_ptr(arg.status +
+								     off / PAGE_SIZE)))
+				return -EFAULT;
+			if (++copied % GUP_BATCH)
+				continue;
+			if (fatal_signal_pending(current))
+				return -EINTR;
+			cond_resched();
+		}
+	}
+	arg.copied = copied;
+	if (copy_to_user(uarg, &arg, sizeof(arg)))
+		return -EFAULT;
+	return 0;
+}
+
 static long dump_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	switch (cmd) {
@@ -1553,6 +1607,9 @@ static long dump_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case IMGCR_IOC_DUMP_TO_SKIP:
 		return dump_ioctl_dump_to(file->private_data,
 					  (void __user *)arg, true);
+	case IMGCR_IOC_PRECOPY:
+		return dump_ioctl_precopy(file->private_data,
+					  (void __user *)arg);
 	}
 	return -ENOTTY;
 }

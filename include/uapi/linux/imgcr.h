@@ -444,4 +444,26 @@ struct imgcr_dump_to_skip {
 #define IMGCR_MAX_SKIP_RANGES	(1U << 20)
 #define IMGCR_IOC_DUMP_TO_SKIP	_IOWR(0xcc, 0x02, struct imgcr_dump_to_skip)
 
+/*
+ * Copy the pages the open pinned in [start, end) (page-aligned) of private
+ * anonymous mappings to @buf (the page at start + N * 4096 to buf +
+ * N * 4096), and set status[N] to 1 for each page copied (0: not in the
+ * image, as an all-zero page).  Allowed after the task ran: what is copied
+ * is the pinned pages themselves, as they are now.  imgcr dump --live
+ * opens /proc/PID/dump while the tree is frozen, lets it run, copies, and
+ * at its final freeze keeps a copy only if the page frame is the same and
+ * its soft-dirty bit is still clear.  @copied: pages copied.
+ */
+struct imgcr_precopy {
+	__u64 start;
+	__u64 end;
+	__u64 buf;		/* user pointer, end - start bytes */
+	__u64 status;		/* user pointer, (end - start) / 4096 bytes */
+	__u32 flags;		/* 0 */
+	__u32 pad;
+	__u64 copied;		/* out */
+};
+
+#define IMGCR_IOC_PRECOPY	_IOWR(0xcc, 0x03, struct imgcr_precopy)
+
 #endif /* _UAPI_LINUX_IMGCR_H */
