@@ -438,7 +438,8 @@ static int live_precopy(struct dctx *c, pid_t root)
 		if (pass && (todo * 2 > last || todo < LIVE_FEW_PAGES))
 			break;
 		t0 = now_ms();
-		live_copy(&c->lv);
+		if (live_copy(&c->lv))
+			return -1;
 		c->lv.precopy_ms += now_ms() - t0;
 		last = todo;
 	}

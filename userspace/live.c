@@ -9,12 +9,15 @@
  *   - frozen, briefly (live_scan): read the bits of every page, mark the
  *     pages written since the last pass (or never copied) to be copied,
  *     and clear the bits;
- *   - running (live_copy): copy the marked pages with process_vm_readv()
- *     into a buffer per mapping.
+ *   - running (live_copy): copy the marked pages into a buffer per
+ *     mapping.  Not with process_vm_readv(), which reads whatever is mapped
+ *     at an address at the time: the module copies the pages it pinned
+ *     when live_scan() opened /proc/PID/dump, frozen (IMGCR_IOC_PRECOPY).
  * Reading the bits and clearing them must be one step, hence the stop: a
  * write in between would be cleared unseen.  A page copied after the bits
  * were cleared and not written since holds what the copy holds: a write
- * during the copy sets its bit, and the next pass takes it again.
+ * during the copy sets its bit (in its page table entry, which goes where
+ * mremap() takes the page), and the next pass takes it again.
  *
  * The final freeze is the dump's own: for each task, live_clean_ranges()
  * lists the copied pages whose bit is still clear, the module writes the
@@ -31,6 +34,8 @@
  * pagemap showed it when it was marked, and is clean only if that is
  * unchanged (a page migrated or swapped since is just copied again); the
  * frames are shown to CAP_SYS_ADMIN only, which --live therefore needs.
+ * The copy being of the pinned pages themselves, a region moved away and
+ * back while it was copied is no problem either.
  * A task is known by its pid and start time, and of tasks sharing one mm
  * only the first is tracked (its clear is theirs too).
  */
@@ -42,9 +47,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/kcmp.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "live.h"
@@ -71,6 +76,7 @@ struct live_region {
 
 struct live_task {
 	pid_t pid;
+	int dump_fd;		/* /proc/PID/dump, opened frozen: its pages pinned */
 	unsigned long long start_time;	/* /proc/PID/stat field 22 */
 	int seen;
 	int shared_mm;		/* shares its mm with a task tracked before it */
@@ -93,6 +99,9 @@ static void task_free(struct live_task *k)
 {
 	int i;
 
+	if (k->dump_fd >= 0)
+		close(k->dump_fd);
+	k->dump_fd = -1;
 	for (i = 0; i < k->nreg; i++)
 		region_free(&k->reg[i]);
 	free(k->reg);
@@ -302,6 +311,7 @@ static unsigned long long start_time(pid_t pid)
 static long scan_task(struct live_task *k)
 {
 	struct scan_arg a = { k };
+	char name[64];
 	long todo = 0;
 	int i, pm;
 
@@ -315,6 +325,15 @@ static long scan_task(struct live_task *k)
 			region_free(&k->reg[i]);
 			k->reg[i--] = k->reg[--k->nreg];
 		}
+	/* the pages as they are now, pinned for live_copy() */
+	if (k->dump_fd >= 0)
+		close(k->dump_fd);
+	snprintf(name, sizeof(name), "/proc/%d/dump", k->pid);
+	k->dump_fd = open(name, O_RDONLY | O_CLOEXEC);
+	if (k->dump_fd < 0) {
+		pr_perror("pid %d: cannot open %s", k->pid, name);
+		return -1;
+	}
 	pm = open_pagemap(k->pid);
 	if (pm < 0)
 		return -1;
@@ -375,6 +394,7 @@ long live_scan(struct live *lv, const struct tree *t)
 			lv->tasks = n;
 			k = &lv->tasks[lv->ntasks++];
 			memset(k, 0, sizeof(*k));
+			k->dump_fd = -1;
 			k->pid = tk->pid;
 			k->start_time = start_time(tk->pid);
 		}
@@ -401,44 +421,61 @@ long live_scan(struct live *lv, const struct tree *t)
 	return todo;
 }
 
-/* Copy pages [i, j) of @r; what could not be read stays uncopied. */
-static void copy_run(struct live *lv, pid_t pid, struct live_region *r, size_t i, size_t j)
+/* Copy pages [i, j) of @r from the pinned pages; the others stay uncopied. */
+static int copy_run(struct live *lv, struct live_task *k, struct live_region *r,
+		    size_t i, size_t j)
 {
-	struct iovec l = { r->data + i * PG, (j - i) * PG };
-	struct iovec rm = { (void *)(r->start + i * PG), (j - i) * PG };
-	ssize_t got = process_vm_readv(pid, &l, 1, &rm, 1, 0);
-	size_t done = got > 0 ? (size_t)got / PG : 0, p;
+	static unsigned char status[1024];
+	struct imgcr_precopy pc = {
+		.start = r->start + i * PG,
+		.end = r->start + j * PG,
+		.buf = (uintptr_t)(r->data + i * PG),
+		.status = (uintptr_t)status,
+	};
+	size_t p;
 
+	memset(status, 0, j - i);
+	if (ioctl(k->dump_fd, IMGCR_IOC_PRECOPY, &pc)) {
+		pr_perror("pid %d: copying its pages %#lx-%#lx while it runs%s", k->pid,
+			  (unsigned long)pc.start, (unsigned long)pc.end,
+			  errno == ENOTTY ? " (--live needs a module with IMGCR_IOC_PRECOPY)" : "");
+		return -1;
+	}
 	for (p = i; p < j; p++)
-		r->st[p] = p < i + done ? PG_STAGED : PG_NONE;
-	lv->copied += done;
+		r->st[p] = status[p - i] ? PG_STAGED : PG_NONE;
+	lv->copied += pc.copied;
+	return 0;
 }
 
 int live_copy(struct live *lv)
 {
-	int t, g;
+	int t, g, ret = 0;
 	size_t i, j, pages;
 
 	for (t = 0; t < lv->ntasks; t++) {
 		struct live_task *k = &lv->tasks[t];
 
-		for (g = 0; g < k->nreg; g++) {
+		for (g = 0; g < k->nreg && !ret; g++) {
 			struct live_region *r = &k->reg[g];
 
 			pages = (r->end - r->start) / PG;
-			for (i = 0; i < pages; i = j) {
+			for (i = 0; i < pages && !ret; i = j) {
 				for (; i < pages && r->st[i] != PG_COPY; i++)
 					;
-				/* runs of at most 4 MiB: a failure loses little */
+				/* runs of at most 4 MiB (the status buffer) */
 				for (j = i; j < pages && r->st[j] == PG_COPY && j - i < 1024; j++)
 					;
-				if (j > i)
-					copy_run(lv, k->pid, r, i, j);
+				if (j > i && k->dump_fd >= 0)
+					ret = copy_run(lv, k, r, i, j);
 			}
 		}
+		/* the pins are not needed any more */
+		if (k->dump_fd >= 0)
+			close(k->dump_fd);
+		k->dump_fd = -1;
 	}
 	lv->rounds++;
-	return 0;
+	return ret;
 }
 
 struct clean_arg {
@@ -493,6 +530,10 @@ int live_clean_ranges(struct live *lv, pid_t pid, struct imgcr_range **ranges,
 
 	*ranges = NULL;
 	*n = 0;
+	if (k && k->dump_fd >= 0) {
+		close(k->dump_fd);	/* a pass that ended without a copy */
+		k->dump_fd = -1;
+	}
 	if (!k || k->shared_mm || k->start_time != start_time(pid))
 		return 0;
 	for (i = 0; i < k->nreg; i++)

@@ -1,15 +1,13 @@
 /*
- * remapper: two private anonymous regions of 4 MiB, X and Y, without
- * transparent huge pages, each page marked with its region's id and its
- * index, walking with mremap(MREMAP_FIXED) through 256 2 MiB-aligned slots
- * of a reservation: Y always moves into the slot X just left, so a range
- * imgcr dump --live copied from X soon holds Y's pages, moved there as
- * whole page tables, which sets no soft-dirty bit.  (A slot sees X again
- * only 256 moves later: a region moved away and back while one stretch of
- * it was being copied is a case --live documents it cannot see.)
- * Prints "ready"; SIGUSR1: at the next step, check that each region's
- * pages carry one id and their own indexes, print "OK moves=N" (exit 0) or
- * "BAD ..." (exit 1).
+ * remapper: two private anonymous regions of 4 MiB, X (read-write) and Y
+ * (read-only: they never merge), without transparent huge pages, each page
+ * marked with its region's id and its index, moved with
+ * mremap(MREMAP_FIXED) over three slots, Y always into the slot X just
+ * left: slot 1 holds X and Y in turn, whole page tables moved each time,
+ * which sets no soft-dirty bit.  A copy of slot 1 made by address may hold
+ * either region's pages, or both.  Prints "ready"; SIGUSR1: at the next
+ * step, check that each region's pages carry one id and their own indexes,
+ * print "OK moves=N" (exit 0) or "BAD ..." (exit 1).
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -21,7 +19,8 @@
 
 #define SZ (4UL << 20)
 #define PAGES (SZ / 4096)
-#define SLOTS 256
+#define SLOTS 3
+#define STRIDE (2 * SZ)	/* a gap between slots: no merging */
 
 static volatile sig_atomic_t check;
 
@@ -71,37 +70,40 @@ int main(void)
 	size_t s = 0;
 	uint64_t ix, iy;
 
-	base = mmap(NULL, (SLOTS + 1) * SZ, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	base = mmap(NULL, (SLOTS + 1) * STRIDE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (base == MAP_FAILED) {
 		say("BAD mmap\n");
 		return 1;
 	}
 	slot0 = (char *)(((uintptr_t)base + (2UL << 20) - 1) & ~((2UL << 20) - 1));
 	/* Y in slot 0, X in slot 1 */
-	if (mmap(slot0, 2 * SZ, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
-		 -1, 0) != slot0 || madvise(slot0, 2 * SZ, MADV_NOHUGEPAGE)) {
-		say("BAD mmap fixed\n");
-		return 1;
-	}
+	for (int i = 0; i < 2; i++)
+		if (mmap(slot0 + i * STRIDE, SZ, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != slot0 + i * STRIDE ||
+		    madvise(slot0 + i * STRIDE, SZ, MADV_NOHUGEPAGE)) {
+			say("BAD mmap fixed\n");
+			return 1;
+		}
 	fill(slot0, 2);
-	fill(slot0 + SZ, 1);
+	fill(slot0 + STRIDE, 1);
+	mprotect(slot0, SZ, PROT_READ);
 	sigaction(SIGUSR1, &sa, NULL);
 	say("ready\n");
 	while (!check) {
 		if (s + 2 < SLOTS) {
-			move(slot0 + (s + 1) * SZ, slot0 + (s + 2) * SZ);	/* X on */
-			move(slot0 + s * SZ, slot0 + (s + 1) * SZ);		/* Y where X was */
+			move(slot0 + (s + 1) * STRIDE, slot0 + (s + 2) * STRIDE);	/* X on */
+			move(slot0 + s * STRIDE, slot0 + (s + 1) * STRIDE);	/* Y where X was */
 			s++;
 		} else {
-			move(slot0 + (s + 1) * SZ, slot0 + SZ);			/* X back to 1 */
-			move(slot0 + s * SZ, slot0);				/* Y back to 0 */
+			move(slot0 + s * STRIDE, slot0);			/* Y back to 0 */
+			move(slot0 + (s + 1) * STRIDE, slot0 + STRIDE);	/* X back to 1 */
 			s = 0;
 		}
 		moves += 2;
 		msleep(1);
 	}
-	ix = region_id(slot0 + (s + 1) * SZ);
-	iy = region_id(slot0 + s * SZ);
+	ix = region_id(slot0 + (s + 1) * STRIDE);
+	iy = region_id(slot0 + s * STRIDE);
 	if (ix != 1 || iy != 2) {
 		say("BAD regions %llu %llu\n", (unsigned long long)ix, (unsigned long long)iy);
 		return 1;
