@@ -1,0 +1,303 @@
+/*
+ * tcpstream: a checksummed TCP byte stream, for t_tcp_*.
+ *
+ * The client sends the stream byte(0), byte(1), ... (byte(i) depends on
+ * i alone: a byte lost, duplicated or reordered breaks every check after
+ * it) as fast as the echo server sends it back, with up to 256 kB
+ * outstanding, so data is queued both ways nearly all the time; the
+ * server checks what it reads and echoes it, the client checks the echo.
+ * Every 200 ms each writes a line "c SENT RECV" / "s RECV" to OUT (one
+ * write(2) per line, O_APPEND); a check failing or the connection failing
+ * (reset, end of file, an error) writes "BAD ..." and exits 1.
+ * SIGTERM to the client: it stops sending, shuts its side down, reads the
+ * rest of the echo and writes "client done sent N recv M port P ok"; the
+ * server then sees the end of the stream and writes "server done recv N
+ * port P ok" (P: the client's port, the same connection at both ends).
+ *
+ * tcpstream pair ADDR PORT OUT   server (this process) and client (its child)
+ * tcpstream srv ADDR PORT OUT    the server alone (one connection)
+ * tcpstream cli ADDR PORT OUT    the client alone
+ * tcpstream closewait PORT       holds a connection whose peer closed
+ *                                (CLOSE-WAIT) and its listener; sleeps
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "common.h"
+
+#define OUTSTANDING (256 << 10)
+
+static int out = 2;
+static volatile sig_atomic_t term;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	term = 1;
+}
+
+static unsigned char byte_at(uint64_t i)
+{
+	uint32_t x = (uint32_t)i * 0x9E3779B1u;
+
+	return (unsigned char)((x >> 24) ^ (uint32_t)(i >> 32));
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static void bad(const char *fmt, const char *what, uint64_t at)
+{
+	outf(out, "BAD %s %s at byte %llu: %s\n", fmt, what, (unsigned long long)at,
+	     errno ? strerror(errno) : "-");
+	exit(1);
+}
+
+static socklen_t mkaddr(struct sockaddr_storage *ss, const char *addr, int port)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (strchr(addr, ':')) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(port);
+		if (inet_pton(AF_INET6, addr, &s6->sin6_addr) != 1)
+			return 0;
+		return sizeof(*s6);
+	}
+	struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+
+	s4->sin_family = AF_INET;
+	s4->sin_port = htons(port);
+	if (inet_pton(AF_INET, addr, &s4->sin_addr) != 1)
+		return 0;
+	return sizeof(*s4);
+}
+
+static int port_of(const struct sockaddr_storage *ss)
+{
+	return ntohs(ss->ss_family == AF_INET6 ? ((const struct sockaddr_in6 *)ss)->sin6_port :
+						 ((const struct sockaddr_in *)ss)->sin_port);
+}
+
+static int listener(const char *addr, int port)
+{
+	struct sockaddr_storage ss;
+	socklen_t l = mkaddr(&ss, addr, port);
+	int fd = socket(ss.ss_family, SOCK_STREAM, 0), on = 1;
+
+	if (!l || fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) ||
+	    bind(fd, (struct sockaddr *)&ss, l) || listen(fd, 4)) {
+		perror("tcpstream: listen");
+		exit(2);
+	}
+	return fd;
+}
+
+static int server(int lfd)
+{
+	static unsigned char buf[65536];
+	struct sockaddr_storage peer;
+	socklen_t pl = sizeof(peer);
+	uint64_t recvd = 0;
+	long long last = now_ms();
+	int fd, one = 1;
+
+	fd = accept(lfd, (struct sockaddr *)&peer, &pl);
+	if (fd < 0)
+		bad("server", "accept", 0);
+	/* options the dump must keep */
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			bad("server", "read", recvd);
+		if (n == 0)
+			break;
+		for (ssize_t k = 0; k < n; k++)
+			if (buf[k] != byte_at(recvd + k)) {
+				errno = 0;
+				bad("server", "wrong byte", recvd + k);
+			}
+		for (ssize_t o = 0; o < n;) {
+			ssize_t w = write(fd, buf + o, n - o);
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				bad("server", "write", recvd + o);
+			o += w;
+		}
+		recvd += n;
+		if (now_ms() - last >= 200) {
+			last = now_ms();
+			outf(out, "s %llu\n", (unsigned long long)recvd);
+		}
+	}
+	{
+		int v = 0;
+		socklen_t vl = sizeof(v);
+
+		if (getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &v, &vl) || !v) {
+			errno = 0;
+			bad("server", "TCP_NODELAY lost", recvd);
+		}
+		if (getsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &v, &vl) || !v) {
+			errno = 0;
+			bad("server", "SO_KEEPALIVE lost", recvd);
+		}
+	}
+	outf(out, "server done recv %llu port %d ok\n", (unsigned long long)recvd, port_of(&peer));
+	close(fd);
+	return 0;
+}
+
+static int client(const char *addr, int port)
+{
+	static unsigned char buf[65536];
+	struct sockaddr_storage ss, me;
+	socklen_t l = mkaddr(&ss, addr, port), ml = sizeof(me);
+	uint64_t sent = 0, recvd = 0;
+	long long last = now_ms();
+	int fd, shut = 0, tries;
+
+	signal(SIGTERM, on_term);
+	fd = socket(ss.ss_family, SOCK_STREAM, 0);
+	for (tries = 0; fd >= 0 && connect(fd, (struct sockaddr *)&ss, l); tries++) {
+		if (tries > 100)
+			bad("client", "connect", 0);
+		usleep(20000);
+	}
+	if (fd < 0 || getsockname(fd, (struct sockaddr *)&me, &ml))
+		bad("client", "socket", 0);
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		if (term && !shut) {
+			if (shutdown(fd, SHUT_WR))
+				bad("client", "shutdown", sent);
+			shut = 1;
+		}
+		if (!shut && sent - recvd < OUTSTANDING)
+			p.events |= POLLOUT;
+		if (poll(&p, 1, 200) < 0 && errno != EINTR)
+			bad("client", "poll", sent);
+		if (p.revents & POLLOUT) {
+			size_t n = OUTSTANDING - (sent - recvd);
+
+			if (n > 16384)
+				n = 16384;
+			for (size_t k = 0; k < n; k++)
+				buf[k] = byte_at(sent + k);
+			ssize_t w = write(fd, buf, n);
+
+			if (w < 0 && errno != EAGAIN && errno != EINTR)
+				bad("client", "write", sent);
+			if (w > 0)
+				sent += w;
+		}
+		if (p.revents & (POLLIN | POLLHUP | POLLERR)) {
+			ssize_t n = read(fd, buf, sizeof(buf));
+
+			if (n < 0 && errno != EAGAIN && errno != EINTR)
+				bad("client", "read", recvd);
+			if (n == 0) {
+				if (!shut) {
+					errno = 0;
+					bad("client", "end of stream before its end", recvd);
+				}
+				break;
+			}
+			for (ssize_t k = 0; k < n; k++)
+				if (buf[k] != byte_at(recvd + k)) {
+					errno = 0;
+					bad("client", "wrong byte", recvd + k);
+				}
+			if (n > 0)
+				recvd += n;
+		}
+		if (now_ms() - last >= 200) {
+			last = now_ms();
+			outf(out, "c %llu %llu\n", (unsigned long long)sent, (unsigned long long)recvd);
+		}
+		usleep(1000);
+	}
+	if (recvd != sent) {
+		errno = 0;
+		bad("client", "echo shorter than the stream", recvd);
+	}
+	outf(out, "client done sent %llu recv %llu port %d ok\n", (unsigned long long)sent,
+	     (unsigned long long)recvd, port_of(&me));
+	return 0;
+}
+
+static int closewait(int port)
+{
+	int lfd = listener("127.0.0.1", port), c, a;
+	struct sockaddr_storage ss;
+	socklen_t l = mkaddr(&ss, "127.0.0.1", port);
+
+	c = socket(AF_INET, SOCK_STREAM, 0);
+	if (c < 0 || connect(c, (struct sockaddr *)&ss, l) || (a = accept(lfd, NULL, NULL)) < 0) {
+		perror("tcpstream closewait");
+		return 2;
+	}
+	close(a);	/* c: CLOSE-WAIT */
+	for (;;)
+		pause();
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 5 && (!strcmp(argv[1], "pair") || !strcmp(argv[1], "srv") ||
+			  !strcmp(argv[1], "cli"))) {
+		int port = atoi(argv[3]), lfd = -1;
+		pid_t pid;
+
+		out = open(argv[4], O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		if (out < 0) {
+			perror(argv[4]);
+			return 2;
+		}
+		if (!strcmp(argv[1], "cli"))
+			return client(argv[2], port);
+		lfd = listener(argv[2], port);
+		if (!strcmp(argv[1], "srv"))
+			return server(lfd);
+		pid = fork();
+		if (pid < 0)
+			return 2;
+		if (!pid) {
+			close(lfd);
+			return client(argv[2], port);
+		}
+		return server(lfd);
+	}
+	if (argc == 3 && !strcmp(argv[1], "closewait"))
+		return closewait(atoi(argv[2]));
+	fprintf(stderr, "usage: tcpstream pair|srv|cli ADDR PORT OUT | closewait PORT\n");
+	return 2;
+}
