@@ -13,6 +13,9 @@
  * rest of the echo and writes "client done sent N recv M port P ok"; the
  * server then sees the end of the stream and writes "server done recv N
  * port P ok" (P: the client's port, the same connection at both ends).
+ * Both check first that the options they set are still set: the server
+ * TCP_NODELAY, SO_KEEPALIVE, TCP_KEEPIDLE/INTVL/CNT, the client O_NONBLOCK
+ * and SO_SNDBUF.
  *
  * tcpstream pair ADDR PORT OUT   server (this process) and client (its child)
  * tcpstream srv ADDR PORT OUT    the server alone (one connection)
@@ -112,6 +115,9 @@ static int listener(const char *addr, int port)
 	return fd;
 }
 
+static const int kopt[3] = { TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT };
+static const int kval[3] = { 77, 13, 4 };
+
 static int server(int lfd)
 {
 	static unsigned char buf[65536];
@@ -124,9 +130,11 @@ static int server(int lfd)
 	fd = accept(lfd, (struct sockaddr *)&peer, &pl);
 	if (fd < 0)
 		bad("server", "accept", 0);
-	/* options the dump must keep */
+	/* options the dump must keep, checked at the end */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	for (int k = 0; k < 3; k++)
+		setsockopt(fd, IPPROTO_TCP, kopt[k], &kval[k], sizeof(kval[k]));
 	for (;;) {
 		ssize_t n = read(fd, buf, sizeof(buf));
 
@@ -168,6 +176,11 @@ static int server(int lfd)
 			errno = 0;
 			bad("server", "SO_KEEPALIVE lost", recvd);
 		}
+		for (int k = 0; k < 3; k++)
+			if (getsockopt(fd, IPPROTO_TCP, kopt[k], &v, &vl) || v != kval[k]) {
+				errno = 0;
+				bad("server", "TCP_KEEPIDLE/INTVL/CNT lost", recvd);
+			}
 	}
 	outf(out, "server done recv %llu port %d ok\n", (unsigned long long)recvd, port_of(&peer));
 	close(fd);
@@ -193,6 +206,11 @@ static int client(const char *addr, int port)
 	if (fd < 0 || getsockname(fd, (struct sockaddr *)&me, &ml))
 		bad("client", "socket", 0);
 	fcntl(fd, F_SETFL, O_NONBLOCK);
+	{
+		int sz = 98304;
+
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	}
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 
@@ -248,6 +266,16 @@ static int client(const char *addr, int port)
 	if (recvd != sent) {
 		errno = 0;
 		bad("client", "echo shorter than the stream", recvd);
+	}
+	{
+		int sz = 0;
+		socklen_t sl = sizeof(sz);
+
+		errno = 0;
+		if (!(fcntl(fd, F_GETFL) & O_NONBLOCK))
+			bad("client", "O_NONBLOCK lost", recvd);
+		if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, &sl) || sz != 2 * 98304)
+			bad("client", "SO_SNDBUF changed", sz);
 	}
 	outf(out, "client done sent %llu recv %llu port %d ok\n", (unsigned long long)sent,
 	     (unsigned long long)recvd, port_of(&me));
