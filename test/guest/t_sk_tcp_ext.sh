@@ -46,4 +46,4 @@ cs=$4 cr=$6 cp=$8
 set -- $(grep "^server done" srv.txt)
 [ "$cs" = "$cr" ] && [ "$cr" = "$4" ] || fail "client sent $cs received $cr, the server received $4"
 [ "$cp" = "$6" ] || fail "the client's port $cp, the server's peer port $6: not the same connection"
-pass "paused at $paused bytes, went on; $cs bytes each way, one connection"
+pass "paused at $paused bytes, went on; $cs bytes each way, one connection ($(took))"

@@ -37,4 +37,4 @@ grep -q BAD cli.txt && fail "$(grep BAD cli.txt)"
 [ "$(sed -n 's/^req [0-9]* port \([0-9]*\) ok$/\1/p' cli.txt | sort -u | wc -l)" = 1 ] ||
 	fail "the client's port changed: $(sort -u cli.txt | head -n3 | tr '\n' '|')"
 no_lock
-pass "python3 http.server: $at answers before the dump ($q bytes queued), 10 more after, one connection"
+pass "python3 http.server: $at answers before the dump ($q bytes queued), 10 more after, one connection ($(took))"

@@ -43,4 +43,4 @@ no_lock
 at=$(last_recv out.txt)
 wait_progress out.txt $((at + 65536)) 30 || fail "after --leave-running the stream did not go on: $(tail -n2 out.txt | tr '\n' '|')"
 stream_end out.txt $kid
-pass "the stream went on after a failed dump and after --leave-running: $STREAM_BYTES bytes each way"
+pass "the stream went on after a failed dump and after --leave-running: $STREAM_BYTES bytes each way ($(took))"

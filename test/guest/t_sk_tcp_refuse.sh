@@ -42,4 +42,4 @@ grep -q "pid $p fd [0-9]*: .*TCP connection .* in state CLOSE-WAIT: not supporte
 case "$(state $p)" in "" | t | T | Z) fail "closewait was not left running" ;; esac
 no_lock
 info "CLOSE-WAIT: $(head -n1 cw.dump.err)"
-pass "uid 1000 and CLOSE-WAIT refused, the stream went on"
+pass "uid 1000 and CLOSE-WAIT refused, the stream went on ($(took))"

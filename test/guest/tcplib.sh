@@ -40,3 +40,7 @@ stream_end() {
 	[ "$_cp" = "$6" ] || fail "the client's port $_cp, the server's peer port $6: not the same connection"
 	STREAM_BYTES=$_cs
 }
+
+# took: seconds since this file was sourced, for the PASS lines
+TCP_T0=$(date +%s)
+took() { echo "$(( $(date +%s) - TCP_T0 ))s"; }
