@@ -23,6 +23,9 @@ sleep 1
 imgcr dump -t $spid -D d 2> dump.err || fail "dump: $(cat dump.err)"
 wait_gone $spid 10 || fail "the server survived the dump"
 [ "$(ls d/sk-*.tcp | wc -l)" = 1 ] || fail "expected 1 established connection in the dump: $(ls d)"
+imgcr show d > show.txt 2>&1 || fail "imgcr show: $(cat show.txt)"
+grep -q "IPv4 TCP socket:\[[0-9]*\] established 127.0.0.1:$PORT -> 127.0.0.1:[0-9]*" show.txt ||
+	fail "imgcr show does not list the established connection: $(grep socket show.txt | tr '\n' '|')"
 # the client reads what its socket had received, then nothing more comes
 sleep 2
 at=$(last_recv cli.txt)
