@@ -33,6 +33,8 @@
 #include "sockets.h"
 
 #define SK_ST_ESTABLISHED	1
+#define SK_ST_FIN_WAIT1	4
+#define SK_ST_FIN_WAIT2	5
 #define SK_ST_CLOSE	7
 #define SK_ST_LISTEN	10
 
@@ -104,14 +106,15 @@ int inet_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk 
 			return FD_FAILED;
 		}
 		s->state = ti.tcpi_state;
-		if (s->state == SK_ST_ESTABLISHED) {
+		if (s->state == SK_ST_ESTABLISHED || s->state == SK_ST_FIN_WAIT1 ||
+		    s->state == SK_ST_FIN_WAIT2) {
 			/* sk-tcp.c, which needs the peek offset first */
 			if (sk_opts_dump(p, sfd, s))
 				return FD_FAILED;
 			return tcp_sk_dump(c, p, sfd, s);
 		}
 		if (s->state != SK_ST_LISTEN && s->state != SK_ST_CLOSE)
-			return fd_refuse(p, "%s: %s TCP connection %s -> %s in state %s: not supported (only established connections are restored; half-closed and closing ones are not)",
+			return fd_refuse(p, "%s: %s TCP connection %s -> %s in state %s: not supported (established connections are restored, and those whose program shut their write side: FIN-WAIT-1/2; not those whose peer closed or that are connecting)",
 					 p->link, v, sk_addr_str(s->name, s->namelen, nm, sizeof(nm)),
 					 sk_addr_str(s->peername, s->peerlen, nm + 64, 64),
 					 s->state < 12 ? tcp_states[s->state] : "?");
@@ -150,7 +153,8 @@ int inet_sk_make(struct sk_restore *r, int i)
 	char what[128], nm[128];
 	int fd, on = 1;
 
-	if (s->proto == IPPROTO_TCP && s->state == SK_ST_ESTABLISHED)
+	if (s->proto == IPPROTO_TCP && (s->state == SK_ST_ESTABLISHED ||
+					s->state == SK_ST_FIN_WAIT1 || s->state == SK_ST_FIN_WAIT2))
 		return tcp_sk_make(r, i);
 	sk_what(s, what, sizeof(what));
 	fd = r->fds[i] = socket(s->family, s->type | SOCK_CLOEXEC, s->proto);

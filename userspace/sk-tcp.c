@@ -34,10 +34,15 @@
  *   (tcp_sk_after): the lock removed, repair mode off (a window probe
  *   wakes the peer), the part not yet sent written normally.
  *
- * Only ESTABLISHED connections: the half-closed and closing states
- * (FIN-WAIT-1/2, CLOSE-WAIT, CLOSING, LAST-ACK, TIME-WAIT) and SYN-SENT /
- * SYN-RECV are refused by sk-inet.c, naming the state.  Urgent data is not
- * kept.
+ * ESTABLISHED connections, and FIN-WAIT-1/2 ones (the program shut its
+ * write side; its FIN sent, acknowledged or not): restored established,
+ * then shutdown(SHUT_WR) in repair mode queues the FIN as sent, after the
+ * data (all of it counted as sent), at its sequence number: the peer gets
+ * it again (or for the first time) and acknowledges it.  The states where
+ * the peer's FIN was received (CLOSE-WAIT, CLOSING, LAST-ACK) would need
+ * that FIN sent to the restored socket by hand (a raw socket, as CRIU
+ * does): refused by sk-inet.c, naming the state, as are TIME-WAIT,
+ * SYN-SENT and SYN-RECV.  Urgent data is not kept.
  */
 #include <errno.h>
 #include <limits.h>
@@ -70,6 +75,7 @@ struct tcp_img {
 	unsigned long long mss, snd_wscale, rcv_wscale, opts, ts;
 	unsigned long long wl1, wnd, maxwnd, rwnd, rwup, havewin;	/* TCP_REPAIR_WINDOW */
 	unsigned long long kidle, kintvl, kcnt, utimeout;
+	unsigned long long fin;	/* 1: the write side was shut (FIN-WAIT-1/2): FIN at snd_seq */
 };
 
 static const struct {
@@ -79,7 +85,7 @@ static const struct {
 #define K(f) { #f, offsetof(struct tcp_img, f) }
 	K(snd_seq), K(rcv_seq), K(outq), K(unsq), K(inq), K(mss), K(snd_wscale), K(rcv_wscale),
 	K(opts), K(ts), K(wl1), K(wnd), K(maxwnd), K(rwnd), K(rwup), K(havewin), K(kidle),
-	K(kintvl), K(kcnt), K(utimeout),
+	K(kintvl), K(kcnt), K(utimeout), K(fin),
 #undef K
 };
 
@@ -440,9 +446,14 @@ int tcp_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *
 		pr_perror("pid %d fd %d: %s: TCP_INFO", p->pid, p->fd, p->link);
 		return FD_FAILED;
 	}
-	if (ti.tcpi_state != TCP_ESTABLISHED)
-		return fd_refuse(p, "%s: %s: its state changed during the dump (now %d)", p->link, conn,
-				 ti.tcpi_state);
+	/* an acknowledgement may have come before the lock: FIN-WAIT-1 to 2 */
+	if (ti.tcpi_state != TCP_ESTABLISHED && ti.tcpi_state != TCP_FIN_WAIT1 &&
+	    ti.tcpi_state != TCP_FIN_WAIT2)
+		return fd_refuse(p, "%s: %s: its state changed during the dump (from %d to %d), to one imgcr does not restore",
+				 p->link, conn, s->state, ti.tcpi_state);
+	s->state = ti.tcpi_state;
+	/* FIN-WAIT-1: our FIN is sent (or queued) and not acknowledged; FIN-WAIT-2: acknowledged */
+	m.fin = ti.tcpi_state == TCP_FIN_WAIT1 || ti.tcpi_state == TCP_FIN_WAIT2;
 	m.opts = ti.tcpi_options & (TCPI_OPT_TIMESTAMPS | TCPI_OPT_SACK | TCPI_OPT_WSCALE);
 	m.snd_wscale = ti.tcpi_snd_wscale;
 	m.rcv_wscale = ti.tcpi_rcv_wscale;
@@ -494,8 +505,13 @@ int tcp_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *
 			goto out;
 		}
 		m.inq = in;
-		m.outq = out;
-		m.unsq = uns;
+		/*
+		 * the FIN takes a sequence number but no byte: write_seq, SIOCOUTQ
+		 * (FIN-WAIT-1) and SIOCOUTQNSD (a FIN not sent yet) count it; the
+		 * image holds the data alone, all as sent (the FIN follows it)
+		 */
+		m.outq = out - (ti.tcpi_state == TCP_FIN_WAIT1);
+		m.unsq = m.fin ? 0 : (unsigned int)uns;
 		/* the peek offset would make MSG_PEEK start further in */
 		if (s->peek_off >= 0 && setint(fd, SOL_SOCKET, SO_PEEK_OFF, -1)) {
 			pr_perror("pid %d fd %d: %s: SO_PEEK_OFF", p->pid, p->fd, p->link);
@@ -514,7 +530,8 @@ int tcp_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *
 			goto out;
 		}
 		if (seq2 == m.rcv_seq && !ioctl(fd, SIOCINQ, &in) && (unsigned int)in == m.inq &&
-		    !ioctl(fd, SIOCOUTQ, &out) && (unsigned int)out == m.outq)
+		    !ioctl(fd, SIOCOUTQ, &out) &&
+		    (unsigned int)out == m.outq + (ti.tcpi_state == TCP_FIN_WAIT1))
 			break;
 		if (tries == 20) {
 			pr_err("pid %d fd %d: %s: %s: its queues kept changing while they were read, the network lock notwithstanding",
@@ -527,6 +544,7 @@ int tcp_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *
 		pr_perror("pid %d fd %d: %s: TCP_REPAIR_QUEUE", p->pid, p->fd, p->link);
 		goto out;
 	}
+	m.snd_seq = (unsigned int)(m.snd_seq - m.fin);
 	snprintf(path, sizeof(path), "%s/sk-%lu.tcp", c->dir, s->ino);
 	if (write_img(path, &m))
 		goto out;
@@ -684,10 +702,6 @@ int tcp_sk_make(struct sk_restore *r, int i)
 	if (setint(fd, IPPROTO_TCP, TCP_REPAIR_QUEUE, TCP_SEND_QUEUE) ||
 	    fill_queue(fd, sq, m.outq - m.unsq, what, "send"))
 		goto out;
-	if (setint(fd, IPPROTO_TCP, TCP_REPAIR_QUEUE, TCP_NO_QUEUE)) {
-		pr_perror("%s: TCP_REPAIR_QUEUE", what);
-		goto out;
-	}
 	if (m.havewin) {
 		w.snd_wl1 = m.wl1;
 		w.snd_wnd = m.wnd;
@@ -704,6 +718,15 @@ int tcp_sk_make(struct sk_restore *r, int i)
 	    setint(fd, IPPROTO_TCP, TCP_KEEPCNT, m.kcnt) ||
 	    setint(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, m.utimeout)) {
 		pr_perror("%s: TCP_KEEPIDLE/TCP_KEEPINTVL/TCP_KEEPCNT/TCP_USER_TIMEOUT", what);
+		goto out;
+	}
+	/* the write side shut: the FIN queued after the data, as sent (FIN-WAIT-1 until acknowledged) */
+	if (m.fin && shutdown(fd, SHUT_WR)) {
+		pr_perror("%s: shutdown(SHUT_WR) in repair mode, for its FIN", what);
+		goto out;
+	}
+	if (setint(fd, IPPROTO_TCP, TCP_REPAIR_QUEUE, TCP_NO_QUEUE)) {
+		pr_perror("%s: TCP_REPAIR_QUEUE", what);
 		goto out;
 	}
 	pend = realloc(pend, (npend + 1) * sizeof(*pend));

@@ -487,7 +487,9 @@ static struct sk_restore *rs;
 
 static int sk_established_tcp(const struct tree_sk *s)
 {
-	return s->family != AF_UNIX && s->proto == IPPROTO_TCP && s->state == 1;
+	/* ESTABLISHED, FIN-WAIT-1, FIN-WAIT-2: sk-tcp.c */
+	return s->family != AF_UNIX && s->proto == IPPROTO_TCP &&
+	       (s->state == 1 || s->state == 4 || s->state == 5);
 }
 
 static int sk_restore_all(struct fd_restore *fr)
