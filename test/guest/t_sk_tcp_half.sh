@@ -35,9 +35,9 @@ until [ "$(last_d)" -gt $((at + 262144)) ] || [ $k -ge 300 ]; do usleep 100000; 
 no_lock
 # the FIN sent again and acknowledged: FIN-WAIT-2 (05 in /proc/net/tcp) again
 k=0
-until [ "$(awk '$3 ~ /:1D42$/ {print $4}' /proc/net/tcp)" = 05 ] || [ $k -ge 100 ]; do usleep 100000; k=$((k + 1)); done
-[ "$(awk '$3 ~ /:1D42$/ {print $4}' /proc/net/tcp)" = 05 ] ||
-	fail "the restored connection is not FIN-WAIT-2: $(grep ':1D42 ' /proc/net/tcp | tr '\n' '|')"
+until [ "$(awk '$3 ~ /:1D1A$/ {print $4}' /proc/net/tcp)" = 05 ] || [ $k -ge 100 ]; do usleep 100000; k=$((k + 1)); done
+[ "$(awk '$3 ~ /:1D1A$/ {print $4}' /proc/net/tcp)" = 05 ] ||
+	fail "the restored connection is not FIN-WAIT-2: $(grep ':1D1A ' /proc/net/tcp | tr '\n' '|')"
 kill -TERM $fpid
 wait_line feed.txt "^feed done" 30 || fail "the server did not finish: $(cat feed.txt feed.err)"
 wait_line drain.txt "^drain done" 60 || fail "the client did not see the end: $(tail -n2 drain.txt | tr '\n' '|')"

@@ -22,6 +22,9 @@
  * tcpstream cli ADDR PORT OUT    the client alone
  * tcpstream closewait PORT       holds a connection whose peer closed
  *                                (CLOSE-WAIT) and its listener; sleeps
+ * tcpstream feed ADDR PORT OUT   sends the stream to one client that shut
+ *                                its side (see feed())
+ * tcpstream drain ADDR PORT OUT  that client, half-closed (see drain())
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -298,10 +301,90 @@ static int closewait(int port)
 		pause();
 }
 
+/*
+ * feed: accepts one connection, reads until its end (the client shuts its
+ * side at once), then sends the stream until SIGTERM, closes, and writes
+ * "feed done sent N".
+ */
+static int feed(int lfd)
+{
+	static unsigned char buf[16384];
+	uint64_t sent = 0;
+	int fd;
+
+	signal(SIGTERM, on_term);
+	fd = accept(lfd, NULL, NULL);
+	if (fd < 0)
+		bad("feed", "accept", 0);
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	while (!term) {
+		for (size_t k = 0; k < sizeof(buf); k++)
+			buf[k] = byte_at(sent + k);
+		ssize_t w = write(fd, buf, sizeof(buf));
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			bad("feed", "write", sent);
+		sent += w;
+		usleep(2000);
+	}
+	close(fd);
+	outf(out, "feed done sent %llu\n", (unsigned long long)sent);
+	return 0;
+}
+
+/*
+ * drain: connects, shuts its write side at once (FIN-WAIT-2 once the FIN
+ * is acknowledged), reads the stream, checking every byte; "d RECV" every
+ * 200 ms; at the end of the stream "drain done recv N ok".
+ */
+static int drain(const char *addr, int port)
+{
+	static unsigned char buf[65536];
+	struct sockaddr_storage ss;
+	socklen_t l = mkaddr(&ss, addr, port);
+	uint64_t recvd = 0;
+	long long last = now_ms();
+	int fd = socket(ss.ss_family, SOCK_STREAM, 0), tries;
+
+	for (tries = 0; fd >= 0 && connect(fd, (struct sockaddr *)&ss, l); tries++) {
+		if (tries > 100)
+			bad("drain", "connect", 0);
+		usleep(20000);
+	}
+	if (fd < 0 || shutdown(fd, SHUT_WR))
+		bad("drain", "shutdown", 0);
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			bad("drain", "read", recvd);
+		if (n == 0)
+			break;
+		for (ssize_t k = 0; k < n; k++)
+			if (buf[k] != byte_at(recvd + k)) {
+				errno = 0;
+				bad("drain", "wrong byte", recvd + k);
+			}
+		recvd += n;
+		if (now_ms() - last >= 200) {
+			last = now_ms();
+			outf(out, "d %llu\n", (unsigned long long)recvd);
+		}
+	}
+	outf(out, "drain done recv %llu ok\n", (unsigned long long)recvd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 5 && (!strcmp(argv[1], "pair") || !strcmp(argv[1], "srv") ||
-			  !strcmp(argv[1], "cli"))) {
+			  !strcmp(argv[1], "cli") || !strcmp(argv[1], "feed") ||
+			  !strcmp(argv[1], "drain"))) {
 		int port = atoi(argv[3]), lfd = -1;
 		pid_t pid;
 
@@ -312,7 +395,11 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(argv[1], "cli"))
 			return client(argv[2], port);
+		if (!strcmp(argv[1], "drain"))
+			return drain(argv[2], port);
 		lfd = listener(argv[2], port);
+		if (!strcmp(argv[1], "feed"))
+			return feed(lfd);
 		if (!strcmp(argv[1], "srv"))
 			return server(lfd);
 		pid = fork();
@@ -326,6 +413,6 @@ int main(int argc, char **argv)
 	}
 	if (argc == 3 && !strcmp(argv[1], "closewait"))
 		return closewait(atoi(argv[2]));
-	fprintf(stderr, "usage: tcpstream pair|srv|cli ADDR PORT OUT | closewait PORT\n");
+	fprintf(stderr, "usage: tcpstream pair|srv|cli|feed|drain ADDR PORT OUT | closewait PORT\n");
 	return 2;
 }
