@@ -7,8 +7,9 @@
  * queued on it and not yet accepted are reset (closed with the tree at the
  * dump; imgcr says how many).  A socket that is neither listening nor
  * connected (new, or only bound) is created and bound again.  Established
- * connections are sk-tcp.c's (TCP repair mode); every other TCP state
- * (half-closed, closing, connecting) is refused, naming the state.
+ * connections, and FIN-WAIT-1/2 and CLOSE-WAIT ones, are sk-tcp.c's (TCP
+ * repair mode); every other TCP state (SYN-SENT, SYN-RECV, LAST-ACK,
+ * CLOSING, TIME-WAIT) is refused, naming the state.
  *
  * UDP: bound and connected again to the same addresses.  Datagrams queued
  * in it at the dump are dropped (their sender's address could not be given
@@ -32,9 +33,6 @@
 #include "log.h"
 #include "sockets.h"
 
-#define SK_ST_ESTABLISHED	1
-#define SK_ST_FIN_WAIT1	4
-#define SK_ST_FIN_WAIT2	5
 #define SK_ST_CLOSE	7
 #define SK_ST_LISTEN	10
 
@@ -106,15 +104,14 @@ int inet_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk 
 			return FD_FAILED;
 		}
 		s->state = ti.tcpi_state;
-		if (s->state == SK_ST_ESTABLISHED || s->state == SK_ST_FIN_WAIT1 ||
-		    s->state == SK_ST_FIN_WAIT2) {
+		if (sk_tcp_repaired(s)) {
 			/* sk-tcp.c, which needs the peek offset first */
 			if (sk_opts_dump(p, sfd, s))
 				return FD_FAILED;
 			return tcp_sk_dump(c, p, sfd, s);
 		}
 		if (s->state != SK_ST_LISTEN && s->state != SK_ST_CLOSE)
-			return fd_refuse(p, "%s: %s TCP connection %s -> %s in state %s: not supported (established connections are restored, and those whose program shut their write side: FIN-WAIT-1/2; not those whose peer closed or that are connecting)",
+			return fd_refuse(p, "%s: %s TCP connection %s -> %s in state %s: not supported (established, FIN-WAIT-1/2 and CLOSE-WAIT connections are restored)",
 					 p->link, v, sk_addr_str(s->name, s->namelen, nm, sizeof(nm)),
 					 sk_addr_str(s->peername, s->peerlen, nm + 64, 64),
 					 s->state < 12 ? tcp_states[s->state] : "?");
@@ -153,8 +150,7 @@ int inet_sk_make(struct sk_restore *r, int i)
 	char what[128], nm[128];
 	int fd, on = 1;
 
-	if (s->proto == IPPROTO_TCP && (s->state == SK_ST_ESTABLISHED ||
-					s->state == SK_ST_FIN_WAIT1 || s->state == SK_ST_FIN_WAIT2))
+	if (s->proto == IPPROTO_TCP && sk_tcp_repaired(s))
 		return tcp_sk_make(r, i);
 	sk_what(s, what, sizeof(what));
 	fd = r->fds[i] = socket(s->family, s->type | SOCK_CLOEXEC, s->proto);

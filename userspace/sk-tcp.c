@@ -34,15 +34,17 @@
  *   (tcp_sk_after): the lock removed, repair mode off (a window probe
  *   wakes the peer), the part not yet sent written normally.
  *
- * ESTABLISHED connections, and FIN-WAIT-1/2 ones (the program shut its
- * write side; its FIN sent, acknowledged or not): restored established,
- * then shutdown(SHUT_WR) in repair mode queues the FIN as sent, after the
- * data (all of it counted as sent), at its sequence number: the peer gets
- * it again (or for the first time) and acknowledges it.  The states where
- * the peer's FIN was received (CLOSE-WAIT, CLOSING, LAST-ACK) would need
- * that FIN sent to the restored socket by hand (a raw socket, as CRIU
- * does): refused by sk-inet.c, naming the state, as are TIME-WAIT,
- * SYN-SENT and SYN-RECV.  Urgent data is not kept.
+ * ESTABLISHED connections; FIN-WAIT-1/2 ones (the program shut its write
+ * side; its FIN sent, acknowledged or not): restored established, then
+ * shutdown(SHUT_WR) in repair mode queues the FIN as sent, after the data
+ * (all of it counted as sent), at its sequence number: the peer gets it
+ * again (or for the first time) and acknowledges it; CLOSE-WAIT ones (the
+ * peer's FIN received): restored established, then that FIN is sent to the
+ * restored socket again from the peer's address, through a raw socket
+ * whose packets carry a mark the lock lets in (put_peer_fin).  LAST-ACK
+ * and CLOSING (both FINs: brief, not tested), TIME-WAIT, SYN-SENT and
+ * SYN-RECV are refused by sk-inet.c, naming the state.  Urgent data is
+ * not kept.
  */
 #include <errno.h>
 #include <limits.h>
@@ -67,6 +69,15 @@
 #include "sockets.h"
 
 #define CAP_NET_ADMIN_BIT	12
+/* the packet mark of the FIN sent to a restored socket: the lock lets it pass */
+#define FIN_MARK	0x1c3e7f1
+
+/* the states restored: established, our FIN sent (FIN-WAIT-1/2), the peer's received (CLOSE-WAIT) */
+static int tcp_state_ok(int st)
+{
+	return st == TCP_ESTABLISHED || st == TCP_FIN_WAIT1 || st == TCP_FIN_WAIT2 ||
+	       st == TCP_CLOSE_WAIT;
+}
 
 /* What DIR/sk-INO.tcp holds. */
 struct tcp_img {
@@ -75,7 +86,9 @@ struct tcp_img {
 	unsigned long long mss, snd_wscale, rcv_wscale, opts, ts;
 	unsigned long long wl1, wnd, maxwnd, rwnd, rwup, havewin;	/* TCP_REPAIR_WINDOW */
 	unsigned long long kidle, kintvl, kcnt, utimeout;
-	unsigned long long fin;	/* 1: the write side was shut (FIN-WAIT-1/2): FIN at snd_seq */
+	unsigned long long fin;	/* 1: the write side was shut (FIN-WAIT-1/2...): FIN at snd_seq */
+	unsigned long long finrcv;	/* 1: the peer's FIN was received (CLOSE-WAIT...): at rcv_seq */
+	unsigned long long state;	/* TCP_ESTABLISHED... as dumped */
 };
 
 static const struct {
@@ -85,7 +98,7 @@ static const struct {
 #define K(f) { #f, offsetof(struct tcp_img, f) }
 	K(snd_seq), K(rcv_seq), K(outq), K(unsq), K(inq), K(mss), K(snd_wscale), K(rcv_wscale),
 	K(opts), K(ts), K(wl1), K(wnd), K(maxwnd), K(rwnd), K(rwup), K(havewin), K(kidle),
-	K(kintvl), K(kcnt), K(utimeout), K(fin),
+	K(kintvl), K(kcnt), K(utimeout), K(fin), K(finrcv), K(state),
 #undef K
 };
 
@@ -229,15 +242,21 @@ static int lock_conn(const char *dir, const struct tree_sk *s, char *err, size_t
 	FILE *fp;
 
 	nft_addr(s->peername, ra, sizeof(ra), &rp);
-	if (!lock_table[0])
+	int n = 0;
+
+	if (!lock_table[0]) {
 		snprintf(lock_table, sizeof(lock_table), "imgcr_%d", (int)getpid());
-	snprintf(script, sizeof(script),
-		 "add table inet %s\n"
-		 "add chain inet %s in { type filter hook input priority -300; policy accept; }\n"
-		 "add chain inet %s out { type filter hook output priority -300; policy accept; }\n"
+		/* the FIN the restore sends a socket whose peer had closed passes */
+		n = snprintf(script, sizeof(script),
+			     "add table inet %s\n"
+			     "add chain inet %s in { type filter hook input priority -300; policy accept; }\n"
+			     "add chain inet %s out { type filter hook output priority -300; policy accept; }\n"
+			     "add rule inet %s in meta mark 0x%x accept\n",
+			     lock_table, lock_table, lock_table, lock_table, FIN_MARK);
+	}
+	snprintf(script + n, sizeof(script) - n,
 		 "add rule inet %s in %s saddr %s %s daddr %s tcp sport %u tcp dport %u drop\n"
 		 "add rule inet %s out %s saddr %s %s daddr %s tcp sport %u tcp dport %u drop\n",
-		 lock_table, lock_table, lock_table,
 		 lock_table, f, ra, f, la, rp, lp,
 		 lock_table, f, la, f, ra, lp, rp);
 	if (run_nft(script, err, size))
@@ -446,14 +465,14 @@ int tcp_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *
 		pr_perror("pid %d fd %d: %s: TCP_INFO", p->pid, p->fd, p->link);
 		return FD_FAILED;
 	}
-	/* an acknowledgement may have come before the lock: FIN-WAIT-1 to 2 */
-	if (ti.tcpi_state != TCP_ESTABLISHED && ti.tcpi_state != TCP_FIN_WAIT1 &&
-	    ti.tcpi_state != TCP_FIN_WAIT2)
+	/* a segment may have come before the lock: FIN-WAIT-1 to 2, a FIN */
+	if (!tcp_state_ok(ti.tcpi_state))
 		return fd_refuse(p, "%s: %s: its state changed during the dump (from %d to %d), to one imgcr does not restore",
 				 p->link, conn, s->state, ti.tcpi_state);
-	s->state = ti.tcpi_state;
-	/* FIN-WAIT-1: our FIN is sent (or queued) and not acknowledged; FIN-WAIT-2: acknowledged */
+	s->state = m.state = ti.tcpi_state;
+	/* our FIN sent (or queued), acknowledged or not; the peer's received */
 	m.fin = ti.tcpi_state == TCP_FIN_WAIT1 || ti.tcpi_state == TCP_FIN_WAIT2;
+	m.finrcv = ti.tcpi_state == TCP_CLOSE_WAIT;
 	m.opts = ti.tcpi_options & (TCPI_OPT_TIMESTAMPS | TCPI_OPT_SACK | TCPI_OPT_WSCALE);
 	m.snd_wscale = ti.tcpi_snd_wscale;
 	m.rcv_wscale = ti.tcpi_rcv_wscale;
@@ -544,7 +563,9 @@ int tcp_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *
 		pr_perror("pid %d fd %d: %s: TCP_REPAIR_QUEUE", p->pid, p->fd, p->link);
 		goto out;
 	}
+	/* the FINs take sequence numbers, no bytes: the image has where they go */
 	m.snd_seq = (unsigned int)(m.snd_seq - m.fin);
+	m.rcv_seq = (unsigned int)(m.rcv_seq - m.finrcv);
 	snprintf(path, sizeof(path), "%s/sk-%lu.tcp", c->dir, s->ino);
 	if (write_img(path, &m))
 		goto out;
@@ -613,6 +634,161 @@ static int fill_queue(int fd, const char *buf, size_t len, const char *what, con
 		off += n;
 	}
 	return 0;
+}
+
+static int shut_wr(int fd, const char *what)
+{
+	if (setint(fd, IPPROTO_TCP, TCP_REPAIR_QUEUE, TCP_SEND_QUEUE) || shutdown(fd, SHUT_WR)) {
+		pr_perror("%s: shutdown(SHUT_WR) in repair mode, for its FIN", what);
+		return -1;
+	}
+	return 0;
+}
+
+static uint32_t csum_add(uint32_t sum, const void *p, size_t len)
+{
+	const unsigned char *b = p;
+	size_t i;
+
+	for (i = 0; i + 1 < len; i += 2)
+		sum += (b[i] << 8) | b[i + 1];
+	if (len & 1)
+		sum += b[len - 1] << 8;
+	return sum;
+}
+
+static uint16_t csum_fold(uint32_t sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+static void put32(unsigned char *b, uint32_t v)
+{
+	b[0] = v >> 24;
+	b[1] = v >> 16;
+	b[2] = v >> 8;
+	b[3] = v;
+}
+
+/*
+ * The peer's FIN, received before the dump, sent again to the restored
+ * socket @fd (established, in repair mode) from the peer's address, by a
+ * raw socket whose packets carry FIN_MARK (the lock lets them in): a TCP
+ * segment FIN|ACK at the FIN's sequence number, acknowledging what the
+ * peer had acknowledged.  Then wait until the socket took it.  0 or -1.
+ */
+static int put_peer_fin(int fd, const struct tree_sk *s, const struct tcp_img *m, const char *what)
+{
+	unsigned char pkt[40 + 20], *tcp;
+	struct sockaddr_in6 l6, p6;
+	struct sockaddr_in l4, p4;
+	struct tcp_info ti;
+	socklen_t len;
+	int raw, v4, mark = FIN_MARK, tries;
+	unsigned int wnd = (unsigned int)(m->wnd >> m->snd_wscale), before;
+	uint32_t sum = 0;
+	ssize_t n;
+
+	len = sizeof(ti);
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len)) {
+		pr_perror("%s: TCP_INFO", what);
+		return -1;
+	}
+	before = ti.tcpi_state;
+	memcpy(&l6, s->name, sizeof(l6) < (size_t)s->namelen ? sizeof(l6) : (size_t)s->namelen);
+	memcpy(&p6, s->peername, sizeof(p6) < (size_t)s->peerlen ? sizeof(p6) : (size_t)s->peerlen);
+	v4 = s->family == AF_INET || IN6_IS_ADDR_V4MAPPED(&l6.sin6_addr);
+	memset(pkt, 0, sizeof(pkt));
+	if (v4) {
+		memset(&l4, 0, sizeof(l4));
+		memset(&p4, 0, sizeof(p4));
+		if (s->family == AF_INET) {
+			memcpy(&l4, s->name, sizeof(l4));
+			memcpy(&p4, s->peername, sizeof(p4));
+		} else {
+			l4.sin_family = p4.sin_family = AF_INET;
+			l4.sin_port = l6.sin6_port;
+			p4.sin_port = p6.sin6_port;
+			memcpy(&l4.sin_addr, &l6.sin6_addr.s6_addr[12], 4);
+			memcpy(&p4.sin_addr, &p6.sin6_addr.s6_addr[12], 4);
+		}
+		/* IPv4 header (IPPROTO_RAW: we give it; the kernel fills the checksum) */
+		pkt[0] = 0x45;
+		pkt[2] = 0;
+		pkt[3] = 40;
+		pkt[6] = 0x40;	/* DF */
+		pkt[8] = 64;
+		pkt[9] = IPPROTO_TCP;
+		memcpy(pkt + 12, &p4.sin_addr, 4);
+		memcpy(pkt + 16, &l4.sin_addr, 4);
+		tcp = pkt + 20;
+		memcpy(tcp, &p4.sin_port, 2);
+		memcpy(tcp + 2, &l4.sin_port, 2);
+		sum = csum_add(sum, &p4.sin_addr, 4);
+		sum = csum_add(sum, &l4.sin_addr, 4);
+		sum += IPPROTO_TCP + 20;
+	} else {
+		tcp = pkt;
+		memcpy(tcp, &p6.sin6_port, 2);
+		memcpy(tcp + 2, &l6.sin6_port, 2);
+		sum = csum_add(sum, &p6.sin6_addr, 16);
+		sum = csum_add(sum, &l6.sin6_addr, 16);
+		sum += IPPROTO_TCP + 20;
+	}
+	put32(tcp + 4, (uint32_t)m->rcv_seq);
+	put32(tcp + 8, (uint32_t)(m->snd_seq - m->outq));
+	tcp[12] = 5 << 4;
+	tcp[13] = 0x11;	/* FIN | ACK */
+	if (wnd > 0xffff)
+		wnd = 0xffff;
+	tcp[14] = wnd >> 8;
+	tcp[15] = wnd;
+	sum = csum_add(sum, tcp, 20);
+	sum = csum_fold(sum);
+	tcp[16] = sum >> 8;
+	tcp[17] = sum;
+
+	raw = v4 ? socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW) :
+		   socket(AF_INET6, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_TCP);
+	if (raw < 0 || setsockopt(raw, SOL_SOCKET, SO_MARK, &mark, sizeof(mark))) {
+		pr_perror("%s: a raw socket (marked) to send the peer's FIN again", what);
+		if (raw >= 0)
+			close(raw);
+		return -1;
+	}
+	if (v4) {
+		n = sendto(raw, pkt, 40, 0, (struct sockaddr *)&l4, sizeof(l4));
+	} else {
+		int one = 1;
+
+		/* the peer's address as the source, local or not */
+		setsockopt(raw, IPPROTO_IPV6, 78 /* IPV6_FREEBIND */, &one, sizeof(one));
+		p6.sin6_port = 0;
+		if (bind(raw, (struct sockaddr *)&p6, sizeof(p6))) {
+			pr_perror("%s: binding a raw socket to the peer's address", what);
+			close(raw);
+			return -1;
+		}
+		l6.sin6_port = 0;
+		n = sendto(raw, pkt, 20, 0, (struct sockaddr *)&l6, sizeof(l6));
+	}
+	if (n < 0) {
+		pr_perror("%s: sending the peer's FIN again", what);
+		close(raw);
+		return -1;
+	}
+	close(raw);
+	for (tries = 0; tries < 200; tries++) {
+		len = sizeof(ti);
+		if (!getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) && ti.tcpi_state != before)
+			return 0;
+		usleep(10000);
+	}
+	pr_err("%s: the peer's FIN, sent again to it, was not taken (state %u after 2 s)", what,
+	       ti.tcpi_state);
+	return -1;
 }
 
 int tcp_sk_make(struct sk_restore *r, int i)
@@ -707,7 +883,12 @@ int tcp_sk_make(struct sk_restore *r, int i)
 		w.snd_wnd = m.wnd;
 		w.max_window = m.maxwnd;
 		w.rcv_wnd = m.rwnd;
-		w.rcv_wup = m.rwup;
+		/*
+		 * the peer's FIN is not back yet: rcv_nxt is one short of what
+		 * the window was last announced at; the kernel wants rcv_wup <= rcv_nxt
+		 */
+		w.rcv_wup = (int32_t)((uint32_t)m.rwup - (uint32_t)m.rcv_seq) > 0 ?
+			    (uint32_t)m.rcv_seq : m.rwup;
 		if (setsockopt(fd, IPPROTO_TCP, TCP_REPAIR_WINDOW, &w, sizeof(w))) {
 			pr_perror("%s: TCP_REPAIR_WINDOW", what);
 			goto out;
@@ -720,11 +901,15 @@ int tcp_sk_make(struct sk_restore *r, int i)
 		pr_perror("%s: TCP_KEEPIDLE/TCP_KEEPINTVL/TCP_KEEPCNT/TCP_USER_TIMEOUT", what);
 		goto out;
 	}
-	/* the write side shut: the FIN queued after the data, as sent (FIN-WAIT-1 until acknowledged) */
-	if (m.fin && shutdown(fd, SHUT_WR)) {
-		pr_perror("%s: shutdown(SHUT_WR) in repair mode, for its FIN", what);
+	/*
+	 * the write side shut: shutdown() queues the FIN after the data, as sent
+	 * (FIN-WAIT-1 until acknowledged); the peer's FIN: sent to the socket
+	 * (CLOSE-WAIT)
+	 */
+	if (m.fin && shut_wr(fd, what))
 		goto out;
-	}
+	if (m.finrcv && put_peer_fin(fd, s, &m, what))
+		goto out;
 	if (setint(fd, IPPROTO_TCP, TCP_REPAIR_QUEUE, TCP_NO_QUEUE)) {
 		pr_perror("%s: TCP_REPAIR_QUEUE", what);
 		goto out;

@@ -485,11 +485,11 @@ static int sk_check(const struct tree *t)
 
 static struct sk_restore *rs;
 
-static int sk_established_tcp(const struct tree_sk *s)
+int sk_tcp_repaired(const struct tree_sk *s)
 {
-	/* ESTABLISHED, FIN-WAIT-1, FIN-WAIT-2: sk-tcp.c */
+	/* ESTABLISHED, FIN-WAIT-1/2, CLOSE-WAIT: sk-tcp.c */
 	return s->family != AF_UNIX && s->proto == IPPROTO_TCP &&
-	       (s->state == 1 || s->state == 4 || s->state == 5);
+	       (s->state == 1 || s->state == 4 || s->state == 5 || s->state == 8);
 }
 
 static int sk_restore_all(struct fd_restore *fr)
@@ -508,11 +508,11 @@ static int sk_restore_all(struct fd_restore *fr)
 		rs->fds[i] = rs->dead[i] = -1;
 	/* established TCP connections last: bound after the listeners of their ports */
 	for (i = 0; i < t->nsks; i++)
-		if (!sk_established_tcp(&t->sks[i]) &&
+		if (!sk_tcp_repaired(&t->sks[i]) &&
 		    (t->sks[i].family == AF_UNIX ? unix_sk_make(rs, i) : inet_sk_make(rs, i)))
 			return -1;
 	for (i = 0; i < t->nsks; i++)
-		if (sk_established_tcp(&t->sks[i]) && inet_sk_make(rs, i))
+		if (sk_tcp_repaired(&t->sks[i]) && inet_sk_make(rs, i))
 			return -1;
 	for (i = 0; i < t->nsks; i++)
 		if (t->sks[i].family == AF_UNIX && unix_sk_fill(rs, i))
