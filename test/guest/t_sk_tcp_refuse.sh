@@ -2,7 +2,7 @@
 # Established TCP connections imgcr refuses, clearly, leaving the tree
 # running: a dump by an ordinary user (TCP_REPAIR and the network lock need
 # CAP_NET_ADMIN), and a connection in a state imgcr does not restore
-# (CLOSE-WAIT: the peer closed).  The ordinary user's stream goes on.
+# (SYN-SENT: connecting).  The ordinary user's stream goes on.
 # timeout: 200
 . /imgcr/guest/lib.sh
 . /imgcr/guest/tcplib.sh
@@ -31,15 +31,19 @@ wait_progress u.txt $((at + 65536)) 30 || fail "after the refusal the stream did
 stream_end u.txt $kid
 info "uid 1000: $(head -n1 u.dump.err)"
 
-setsid tcpstream closewait $((PORT + 1)) </dev/null >/dev/null 2>cw.err &
+# SYN-SENT: a connection whose SYN this test drops
+printf 'add table inet synblock\nadd chain inet synblock out { type filter hook output priority 0; }\nadd rule inet synblock out tcp dport %d drop\n' $((PORT + 1)) |
+	/usr/sbin/nft -f - || fail "cannot add the test's nftables rule"
+setsid tcpstream synsent $((PORT + 1)) </dev/null >/dev/null 2>ss.err &
 p=$!
 track $p
 sleep 1
-[ -d /proc/$p ] || fail "closewait ended: $(cat cw.err)"
-imgcr dump -t $p -D dc 2> cw.dump.err && fail "a connection in CLOSE-WAIT was dumped"
-grep -q "pid $p fd [0-9]*: .*TCP connection .* in state CLOSE-WAIT: not supported" cw.dump.err ||
-	fail "unclear refusal: $(cat cw.dump.err)"
-case "$(state $p)" in "" | t | T | Z) fail "closewait was not left running" ;; esac
+[ -d /proc/$p ] || fail "synsent ended: $(cat ss.err)"
+imgcr dump -t $p -D ds 2> ss.dump.err && fail "a connection in SYN-SENT was dumped"
+/usr/sbin/nft delete table inet synblock
+grep -q "pid $p fd [0-9]*: .*TCP connection .* in state SYN-SENT: not supported" ss.dump.err ||
+	fail "unclear refusal: $(cat ss.dump.err)"
+case "$(state $p)" in "" | t | T | Z) fail "synsent was not left running" ;; esac
 no_lock
-info "CLOSE-WAIT: $(head -n1 cw.dump.err)"
-pass "uid 1000 and CLOSE-WAIT refused, the stream went on ($(took))"
+info "SYN-SENT: $(head -n1 ss.dump.err)"
+pass "uid 1000 and SYN-SENT refused, the stream went on ($(took))"

@@ -2,6 +2,16 @@
 # tcpstream (test/progs/tcpstream.c) writes "c SENT RECV" (client) and
 # "s RECV" (server) every 200 ms to its OUT file.
 
+# On exit, the locks of this test's dumps are removed (a failed restore
+# leaves its lock, which must not stop the next tests' traffic).
+tcp_cleanup() {
+	for _l in */tcp-lock; do
+		[ -s "$_l" ] && /usr/sbin/nft delete table inet "$(cat "$_l")" 2>/dev/null
+	done
+	cleanup
+}
+trap tcp_cleanup EXIT
+
 # last_recv FILE: the client's last echoed byte count
 last_recv() { awk '$1 == "c" {r = $3} END {print r + 0}' "$1"; }
 

@@ -22,9 +22,14 @@
  * tcpstream cli ADDR PORT OUT    the client alone
  * tcpstream closewait PORT       holds a connection whose peer closed
  *                                (CLOSE-WAIT) and its listener; sleeps
+ * tcpstream synsent PORT         a connection to 127.0.0.1:PORT never answered
+ *                                (the test drops it): SYN-SENT; sleeps
  * tcpstream feed ADDR PORT OUT   sends the stream to one client that shut
  *                                its side (see feed())
  * tcpstream drain ADDR PORT OUT  that client, half-closed (see drain())
+ * tcpstream sink ADDR PORT OUT   reads one client's stream at SIGUSR1 (sink())
+ * tcpstream fill ADDR PORT OUT   that client: fills the connection, shuts
+ *                                its side (FIN-WAIT-1) and sleeps (fill())
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -380,11 +385,116 @@ static int drain(const char *addr, int port)
 	return 0;
 }
 
+/* synsent: a connection that never gets an answer (the test drops it): SYN-SENT */
+static int synsent(int port)
+{
+	struct sockaddr_storage ss;
+	socklen_t l = mkaddr(&ss, "127.0.0.1", port);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+
+	if (fd < 0 || (connect(fd, (struct sockaddr *)&ss, l) && errno != EINPROGRESS)) {
+		perror("tcpstream synsent");
+		return 2;
+	}
+	for (;;)
+		pause();
+}
+
+static volatile sig_atomic_t usr1;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	usr1 = 1;
+}
+
+/*
+ * sink: accepts one connection and reads nothing until SIGUSR1 (the
+ * client's data and FIN stay queued at the client: FIN-WAIT-1); then reads
+ * to the end, checking every byte: "sink done recv N ok".
+ */
+static int sink(int lfd)
+{
+	static unsigned char buf[65536];
+	uint64_t recvd = 0;
+	int fd;
+
+	signal(SIGUSR1, on_usr1);
+	fd = accept(lfd, NULL, NULL);
+	if (fd < 0)
+		bad("sink", "accept", 0);
+	while (!usr1)
+		usleep(10000);
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			bad("sink", "read", recvd);
+		if (n == 0)
+			break;
+		for (ssize_t k = 0; k < n; k++)
+			if (buf[k] != byte_at(recvd + k)) {
+				errno = 0;
+				bad("sink", "wrong byte", recvd + k);
+			}
+		recvd += n;
+	}
+	outf(out, "sink done recv %llu ok\n", (unsigned long long)recvd);
+	return 0;
+}
+
+/*
+ * fill: connects, writes the stream until nothing more fits (the sink
+ * reads nothing), "fill wrote N", shuts its write side (its FIN queued
+ * behind the unsent data: FIN-WAIT-1) and sleeps.
+ */
+static int fill(const char *addr, int port)
+{
+	static unsigned char buf[16384];
+	struct sockaddr_storage ss;
+	socklen_t l = mkaddr(&ss, addr, port);
+	uint64_t sent = 0;
+	int fd = socket(ss.ss_family, SOCK_STREAM, 0), tries, idle = 0;
+
+	for (tries = 0; fd >= 0 && connect(fd, (struct sockaddr *)&ss, l); tries++) {
+		if (tries > 100)
+			bad("fill", "connect", 0);
+		usleep(20000);
+	}
+	if (fd < 0)
+		bad("fill", "socket", 0);
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	while (idle < 50) {
+		for (size_t k = 0; k < sizeof(buf); k++)
+			buf[k] = byte_at(sent + k);
+		ssize_t w = write(fd, buf, sizeof(buf));
+
+		if (w < 0 && errno != EAGAIN && errno != EINTR)
+			bad("fill", "write", sent);
+		if (w > 0) {
+			sent += w;
+			idle = 0;
+		} else {
+			idle++;
+			usleep(10000);
+		}
+	}
+	if (shutdown(fd, SHUT_WR))
+		bad("fill", "shutdown", sent);
+	outf(out, "fill wrote %llu\n", (unsigned long long)sent);
+	while (!term)
+		pause();
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 5 && (!strcmp(argv[1], "pair") || !strcmp(argv[1], "srv") ||
 			  !strcmp(argv[1], "cli") || !strcmp(argv[1], "feed") ||
-			  !strcmp(argv[1], "drain"))) {
+			  !strcmp(argv[1], "drain") || !strcmp(argv[1], "sink") ||
+			  !strcmp(argv[1], "fill"))) {
 		int port = atoi(argv[3]), lfd = -1;
 		pid_t pid;
 
@@ -397,9 +507,13 @@ int main(int argc, char **argv)
 			return client(argv[2], port);
 		if (!strcmp(argv[1], "drain"))
 			return drain(argv[2], port);
+		if (!strcmp(argv[1], "fill"))
+			return fill(argv[2], port);
 		lfd = listener(argv[2], port);
 		if (!strcmp(argv[1], "feed"))
 			return feed(lfd);
+		if (!strcmp(argv[1], "sink"))
+			return sink(lfd);
 		if (!strcmp(argv[1], "srv"))
 			return server(lfd);
 		pid = fork();
@@ -413,6 +527,8 @@ int main(int argc, char **argv)
 	}
 	if (argc == 3 && !strcmp(argv[1], "closewait"))
 		return closewait(atoi(argv[2]));
-	fprintf(stderr, "usage: tcpstream pair|srv|cli|feed|drain ADDR PORT OUT | closewait PORT\n");
+	if (argc == 3 && !strcmp(argv[1], "synsent"))
+		return synsent(atoi(argv[2]));
+	fprintf(stderr, "usage: tcpstream pair|srv|cli|feed|drain|sink|fill ADDR PORT OUT | closewait|synsent PORT\n");
 	return 2;
 }
