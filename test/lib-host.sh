@@ -287,15 +287,21 @@ make_initrd() {
 	cp "$BUILD/mod/$k"/*.ko "$root/imgcr/mod/" 2>/dev/null
 	# sock_diag for unix and TCP sockets (imgcr dump asks it; a Debian
 	# system loads these modules on the first request, the guest has no
-	# modprobe): in load order, uncompressed for busybox insmod.
+	# modprobe), and nf_tables for the network lock of established TCP
+	# connections (sk-tcp.c runs nft): in load order, uncompressed for
+	# busybox insmod (a module built into the kernel is simply absent).
 	mkdir -p "$root/imgcr/mod/net"
-	for a in unix/unix_diag ipv4/inet_diag ipv4/tcp_diag; do
-		if [ -f "$CACHE/$k/modules/kernel/net/$a.ko" ]; then
-			cp "$CACHE/$k/modules/kernel/net/$a.ko" "$root/imgcr/mod/net/"
-		elif [ -f "$CACHE/$k/modules/kernel/net/$a.ko.xz" ]; then
-			xz -dc "$CACHE/$k/modules/kernel/net/$a.ko.xz" > "$root/imgcr/mod/net/${a#*/}.ko"
+	for a in net/unix/unix_diag net/ipv4/inet_diag net/ipv4/tcp_diag \
+		 crypto/crc32c_generic lib/libcrc32c net/netfilter/nfnetlink net/netfilter/nf_tables; do
+		if [ -f "$CACHE/$k/modules/kernel/$a.ko" ]; then
+			cp "$CACHE/$k/modules/kernel/$a.ko" "$root/imgcr/mod/net/"
+		elif [ -f "$CACHE/$k/modules/kernel/$a.ko.xz" ]; then
+			xz -dc "$CACHE/$k/modules/kernel/$a.ko.xz" > "$root/imgcr/mod/net/${a##*/}.ko"
 		fi
 	done
+	# nft (Debian's nftables) for that lock
+	[ -x /usr/sbin/nft ] || die "no /usr/sbin/nft (setup-host.sh installs nftables)"
+	copy_elf "$root" /usr/sbin/nft /usr/sbin/nft
 	printf 'root:x:0:0:root:/root:/bin/sh\nuser:x:1000:1000:user:/tmp:/bin/sh\n' > "$root/etc/passwd"
 	printf 'root:x:0:\nuser:x:1000:\n' > "$root/etc/group"
 	(cd "$root" && find . | cpio -o -H newc --quiet) | gzip -1 > "$out"

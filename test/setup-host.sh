@@ -30,7 +30,7 @@ die() { printf 'setup-host: ERROR: %s\n' "$*" >&2; exit 1; }
 need=""
 for p in qemu-system-x86 busybox-static dkms cpio build-essential gcc-12 gdb binutils python3 \
 	 kmod libelf-dev libssl3 pahole bc flex bison xz-utils debootstrap wget ca-certificates \
-	 debhelper dh-dkms lintian man-db; do
+	 debhelper dh-dkms lintian man-db nftables; do
 	dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"
 done
 if [ -n "$need" ]; then

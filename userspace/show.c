@@ -7,6 +7,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <netinet/in.h>
 
 #include "attrs.h"
 #include "commands.h"
@@ -456,7 +457,8 @@ static void fd_desc(const struct tree *t, const struct tree_fd *d, char *out, si
 			snprintf(out, size, "socket:[%lu] (no sk record)", f->ino);
 		else
 			snprintf(out, size, "%s %s%s%s%s%s", sk_what(s, w, sizeof(w)),
-				 s->state == 10 ? "listening on " : "",
+				 s->state == 10 ? "listening on " :
+				 s->state == 1 && s->proto == IPPROTO_TCP ? "established " : "",
 				 s->namelen ? sk_addr_str(s->name, s->namelen, a, sizeof(a)) : "unnamed",
 				 s->peerlen || s->peer ? " -> " : "",
 				 s->peerlen ? sk_addr_str(s->peername, s->peerlen, b, sizeof(b)) :

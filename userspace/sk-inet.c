@@ -7,8 +7,9 @@
  * queued on it and not yet accepted are reset (closed with the tree at the
  * dump; imgcr says how many).  A socket that is neither listening nor
  * connected (new, or only bound) is created and bound again.  Established
- * connections (and every other TCP state) are refused: they need TCP
- * repair mode (TCP_REPAIR), which imgcr does not use yet.
+ * connections, and FIN-WAIT-1/2 and CLOSE-WAIT ones, are sk-tcp.c's (TCP
+ * repair mode); every other TCP state (SYN-SENT, SYN-RECV, LAST-ACK,
+ * CLOSING, TIME-WAIT) is refused, naming the state.
  *
  * UDP: bound and connected again to the same addresses.  Datagrams queued
  * in it at the dump are dropped (their sender's address could not be given
@@ -67,7 +68,6 @@ int inet_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk 
 	char nm[128];
 	int n;
 
-	(void)c;
 	if (s->type == SOCK_RAW)
 		return fd_refuse(p, "%s: %s raw sockets are not supported", p->link, v);
 	if (s->proto == IPPROTO_SCTP)
@@ -104,8 +104,14 @@ int inet_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk 
 			return FD_FAILED;
 		}
 		s->state = ti.tcpi_state;
+		if (sk_tcp_repaired(s)) {
+			/* sk-tcp.c, which needs the peek offset first */
+			if (sk_opts_dump(p, sfd, s))
+				return FD_FAILED;
+			return tcp_sk_dump(c, p, sfd, s);
+		}
 		if (s->state != SK_ST_LISTEN && s->state != SK_ST_CLOSE)
-			return fd_refuse(p, "%s: %s TCP connection %s -> %s (%s): established TCP connections are not supported yet (they need TCP_REPAIR)",
+			return fd_refuse(p, "%s: %s TCP connection %s -> %s in state %s: not supported (established, FIN-WAIT-1/2 and CLOSE-WAIT connections are restored)",
 					 p->link, v, sk_addr_str(s->name, s->namelen, nm, sizeof(nm)),
 					 sk_addr_str(s->peername, s->peerlen, nm + 64, 64),
 					 s->state < 12 ? tcp_states[s->state] : "?");
@@ -144,6 +150,8 @@ int inet_sk_make(struct sk_restore *r, int i)
 	char what[128], nm[128];
 	int fd, on = 1;
 
+	if (s->proto == IPPROTO_TCP && sk_tcp_repaired(s))
+		return tcp_sk_make(r, i);
 	sk_what(s, what, sizeof(what));
 	fd = r->fds[i] = socket(s->family, s->type | SOCK_CLOEXEC, s->proto);
 	if (fd < 0) {

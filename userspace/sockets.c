@@ -5,7 +5,8 @@
  *
  * dump: a copy of the fd (pidfd_getfd; the tree is ptrace-frozen) tells the
  * family (SO_DOMAIN), type and protocol; unix sockets are described by
- * sk-unix.c, TCP and UDP ones by sk-inet.c, every other family is refused
+ * sk-unix.c, TCP and UDP ones by sk-inet.c (established TCP connections
+ * by sk-tcp.c), every other family is refused
  * by name.  Both share the socket options kept here (SO_SNDBUF, SO_RCVBUF,
  * SO_PASSCRED, SO_RCVTIMEO, SO_SNDTIMEO, SO_PEEK_OFF, SO_REUSEADDR,
  * SO_REUSEPORT, SO_KEEPALIVE; O_NONBLOCK and the other file status flags are
@@ -245,7 +246,11 @@ int sk_opts_restore(int fd, const struct tree_sk *s, const char *what)
 	for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
 		if (flags[i].level == IPPROTO_TCP && s->proto != IPPROTO_TCP)
 			continue;
-		if (flags[i].level == IPPROTO_IPV6 && s->family != AF_INET6)
+		/*
+		 * IPV6_V6ONLY: set by the maker before bind(), it cannot change
+		 * after, and bind() to an IPv6 address sets it by itself
+		 */
+		if (flags[i].level == IPPROTO_IPV6)
 			continue;
 		/* as sk_opts_dump reads them: SO_PASSCRED on unix sockets only (7.x refuses it on others) */
 		if ((s->family == AF_UNIX) != (flags[i].bit == SKO_PASSCRED))
@@ -480,6 +485,13 @@ static int sk_check(const struct tree *t)
 
 static struct sk_restore *rs;
 
+int sk_tcp_repaired(const struct tree_sk *s)
+{
+	/* ESTABLISHED, FIN-WAIT-1/2, CLOSE-WAIT: sk-tcp.c */
+	return s->family != AF_UNIX && s->proto == IPPROTO_TCP &&
+	       (s->state == 1 || s->state == 4 || s->state == 5 || s->state == 8);
+}
+
 static int sk_restore_all(struct fd_restore *fr)
 {
 	const struct tree *t = fr->t;
@@ -494,8 +506,13 @@ static int sk_restore_all(struct fd_restore *fr)
 	rs->bound = calloc(t->nsks + 1, sizeof(char *));
 	for (i = 0; i < t->nsks; i++)
 		rs->fds[i] = rs->dead[i] = -1;
+	/* established TCP connections last: bound after the listeners of their ports */
 	for (i = 0; i < t->nsks; i++)
-		if (t->sks[i].family == AF_UNIX ? unix_sk_make(rs, i) : inet_sk_make(rs, i))
+		if (!sk_tcp_repaired(&t->sks[i]) &&
+		    (t->sks[i].family == AF_UNIX ? unix_sk_make(rs, i) : inet_sk_make(rs, i)))
+			return -1;
+	for (i = 0; i < t->nsks; i++)
+		if (sk_tcp_repaired(&t->sks[i]) && inet_sk_make(rs, i))
 			return -1;
 	for (i = 0; i < t->nsks; i++)
 		if (t->sks[i].family == AF_UNIX && unix_sk_fill(rs, i))
@@ -540,11 +557,12 @@ static int sk_open(struct fd_restore *r, int i, const char *what)
 
 static int sk_after(struct fd_restore *r, int ok)
 {
-	int i;
+	int i, ret;
 
 	(void)r;
 	if (!rs)
 		return 0;
+	ret = tcp_sk_after(rs, ok);
 	for (i = 0; i < rs->t->nsks; i++) {
 		if (rs->fds[i] >= 0)
 			close(rs->fds[i]);
@@ -561,7 +579,7 @@ static int sk_after(struct fd_restore *r, int ok)
 	free(rs->bound);
 	free(rs);
 	rs = NULL;
-	return 0;
+	return ret;
 }
 
 const struct fd_kind socket_fd_kind = {
@@ -569,6 +587,7 @@ const struct fd_kind socket_fd_kind = {
 	.type = TK_SK,
 	.dump = sk_dump,
 	.check = sk_check,
+	.finish = tcp_sk_finish,
 	.open = sk_open,
 	.after = sk_after,
 };

@@ -33,6 +33,15 @@ int sk_diag_dump(void *req, size_t len, void (*cb)(void *msg, size_t len, void *
 /* dump: the family kinds; FD_* (p->why on FD_REFUSED) */
 int unix_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s);
 int inet_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s);
+/*
+ * sk-tcp.c: established TCP connections.  dump: the network lock, repair
+ * mode, DIR/sk-INO.tcp, .rcvq, .sndq; FD_*.  finish: repair mode off and
+ * the lock removed unless the tree is @killed.
+ */
+int tcp_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s);
+/* a TCP socket in a state sk-tcp.c restores (ESTABLISHED, FIN-WAIT-1/2, CLOSE-WAIT) */
+int sk_tcp_repaired(const struct tree_sk *s);
+void tcp_sk_finish(int killed);
 /* dump, once every task is described: unix peers inside or outside the tree; 0 or -1 */
 int unix_sk_check(const struct tree *t);
 /* dump: --ext-unix-sk given */
@@ -54,6 +63,10 @@ struct sk_restore {
 /* Phase 1: create, bind, listen; unix pairs made by socketpair.  0 or -1 (printed). */
 int unix_sk_make(struct sk_restore *r, int i);
 int inet_sk_make(struct sk_restore *r, int i);
+/* sk-tcp.c, phase 1 for an established connection: left in repair mode until tcp_sk_after */
+int tcp_sk_make(struct sk_restore *r, int i);
+/* sk-tcp.c, every file open (@ok) or not: the lock removed, repair mode off, unsent data sent; 0 or -1 */
+int tcp_sk_after(struct sk_restore *r, int ok);
 /* Phase 2: the queued data (unix), before connects (a connected datagram socket takes none from others).  0 or -1 (printed). */
 int unix_sk_fill(struct sk_restore *r, int i);
 /* Phase 3: connect what is connected to a name; the shutdown state.  0 or -1 (printed). */
