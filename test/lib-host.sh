@@ -426,9 +426,9 @@ check_threads_image() {
 	out=$(timeout 120 gdb -nx -batch "$BUILD/progs/mtwork" -c "$img" \
 		-ex 'info threads' -ex 'thread apply all bt' 2>&1)
 	echo "$out" > "$2/gdb-threads.txt"
-	want=$(sed -n 's/^pid [0-9]* tids //p' "$txt")
+	want=$(sed -n 's/^pid [0-9]* tids //p' "$txt" | tr -d '\r')
 	for t in $(sed -n 's/^pid \([0-9]*\) .*/\1/p' "$txt") $want; do
-		if ! echo "$out" | grep -qE "^[* ] +[0-9]+ +(Thread .*\(LWP $t\)|LWP $t) "; then
+		if ! grep -qE "^[* ] +[0-9]+ +(Thread .*\(LWP $t\)|LWP $t) " <<< "$out"; then
 			record "gdb-threads-$k" FAIL "thread $t not in gdb's 'info threads' (see $2/gdb-threads.txt)"
 			return
 		fi
@@ -452,9 +452,9 @@ check_image() {
 	fi
 	out=$(readelf -a "$img" 2>&1)
 	echo "$out" > "$2/readelf.txt"
-	if ! echo "$out" | grep -qE 'Type:[[:space:]]+CORE'; then
+	if ! grep -qE 'Type:[[:space:]]+CORE' <<< "$out"; then
 		record "readelf-$k" FAIL "not an ELF core (see $2/readelf.txt)"
-	elif ! echo "$out" | grep -q NT_PRSTATUS; then
+	elif ! grep -q NT_PRSTATUS <<< "$out"; then
 		record "readelf-$k" FAIL "no NT_PRSTATUS note (see $2/readelf.txt)"
 	elif ! readelf -a "$img" > /dev/null 2>&1; then
 		record "readelf-$k" FAIL "readelf -a exits nonzero (see $2/readelf.txt)"
@@ -463,14 +463,14 @@ check_image() {
 	fi
 	out=$(timeout 120 gdb -nx -batch -c "$img" -ex 'info registers' 2>&1)
 	echo "$out" > "$2/gdb-regs.txt"
-	if echo "$out" | grep -qE '^rip +0x[0-9a-f]+'; then
+	if grep -qE '^rip +0x[0-9a-f]+' <<< "$out"; then
 		record "gdb-regs-$k" PASS "$(echo "$out" | grep -E '^rip ' | tr -s ' ' | cut -c1-60)"
 	else
 		record "gdb-regs-$k" FAIL "no rip in 'info registers' (see $2/gdb-regs.txt)"
 	fi
 	out=$(timeout 120 gdb -nx -batch "$BUILD/progs/counter" -c "$img" -ex bt 2>&1)
 	echo "$out" > "$2/gdb-bt.txt"
-	if echo "$out" | grep -qE '^#[0-9]+ +(0x[0-9a-f]+ in )?main \('; then
+	if grep -qE '^#[0-9]+ +(0x[0-9a-f]+ in )?main \(' <<< "$out"; then
 		record "gdb-bt-$k" PASS
 	else
 		record "gdb-bt-$k" FAIL "no frame in main (see $2/gdb-bt.txt)"
