@@ -50,7 +50,7 @@ for k in $KERNELS; do kernel_ok "$k" || die "unsupported kernel $k (choose from:
 case "$ONLY" in *[[:space:]]*) die "--only: use commas, not spaces" ;; esac
 XK_SEL=$(xkernel_tests "$ONLY")
 # The cross-kernel phase restores the images of the guest test xkernel_dump.
-if [ -n "$XK_SEL" ] && ! guest_tests "$ONLY" | grep -qx xkernel_dump; then
+if [ -n "$XK_SEL" ] && ! grep -qx xkernel_dump <<< "$(guest_tests "$ONLY")"; then
 	ONLY="$ONLY,xkernel_dump"
 fi
 GUEST_SEL=$(guest_tests "$ONLY")
