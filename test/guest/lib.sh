@@ -273,3 +273,15 @@ stat_field() {
 	s=${s##*) }
 	echo "$s" | cut -d' ' -f"$2"
 }
+
+# child_of PID: wait (10 s at most) until PID has a child and print the
+# first one (/proc/PID/task/PID/children)
+child_of() {
+	_k=0
+	while [ -z "$(cat /proc/$1/task/$1/children 2>/dev/null)" ] && [ $_k -lt 500 ]; do
+		usleep 20000
+		_k=$((_k + 1))
+	done
+	set -- $(cat /proc/$1/task/$1/children 2>/dev/null)
+	echo "${1:-}"
+}

@@ -45,9 +45,9 @@ writes_now() {
 	sed -n 's/^writes=//p' lw.out | tail -n 1
 }
 
-# restore_check DIR WHAT [OPTION]: restore DIR, see it write on, check
-# every page
-restore_check() {
+# start_restore DIR WHAT [OPTION]: imgcr restore DIR in the background
+# (rpid), until $PID is the restored program
+start_restore() {
 	imgcr restore -D "$1" ${3:-} > r.out 2> restore.err &
 	rpid=$!
 	track $rpid
@@ -58,6 +58,12 @@ restore_check() {
 	done
 	wait_restored $PID 60 imgcr || fail "$2: not restored$(rerr)"
 	track $PID
+}
+
+# restore_check DIR WHAT [OPTION]: restore DIR, see it write on, check
+# every page
+restore_check() {
+	start_restore "$@"
 	w1=$(writes_now $PID)
 	w2=$(writes_now $PID)
 	[ -n "$w1" ] && [ -n "$w2" ] && [ "$w2" -gt "$w1" ] ||
@@ -113,16 +119,7 @@ sub_remap() {
 			fail "dump $i of the remapper: $(tr '\n' '|' < dump.err)"
 	done
 	kill9 $PID
-	imgcr restore -D dr3 > r.out 2> restore.err &
-	rpid=$!
-	track $rpid
-	_i=0
-	until [ -d /proc/$PID ] || [ $_i -ge 3000 ]; do
-		usleep 20000
-		_i=$((_i + 1))
-	done
-	wait_restored $PID 60 imgcr || fail "remapper not restored$(rerr)"
-	track $PID
+	start_restore dr3 remapper
 	sleep 1
 	kill -USR1 $PID
 	wait_exit $rpid 60

@@ -13,6 +13,19 @@
 require_modules
 
 last_d() { awk '$1 == "d" {r = $2} END {print r + 0}' drain.txt; }
+
+# stream_end WHO: stop the feeder ($fpid); WHO (the server) finishes, the
+# client sees the end, and every byte sent arrived; sets sent
+stream_end() {
+	kill -TERM $fpid
+	wait_line feed.txt "^feed done" 30 || fail "$1 did not finish: $(cat feed.txt feed.err)"
+	wait_line drain.txt "^drain done" 60 || fail "the client did not see the end: $(tail -n2 drain.txt | tr '\n' '|')"
+	grep -q BAD drain.txt feed.txt && fail "$(grep -h BAD drain.txt feed.txt)"
+	set -- $(grep "^feed done" feed.txt)
+	sent=$4
+	set -- $(grep "^drain done" drain.txt)
+	[ "$4" = "$sent" ] || fail "$1 sent $sent bytes, the client received $4"
+}
 PORT=7450
 setsid tcpstream feed 127.0.0.1 $PORT "$PWD/feed.txt" </dev/null >/dev/null 2>feed.err &
 fpid=$!
@@ -40,14 +53,7 @@ k=0
 until [ "$(awk '$3 ~ /:1D1A$/ {print $4}' /proc/net/tcp)" = 05 ] || [ $k -ge 100 ]; do usleep 100000; k=$((k + 1)); done
 [ "$(awk '$3 ~ /:1D1A$/ {print $4}' /proc/net/tcp)" = 05 ] ||
 	fail "the restored connection is not FIN-WAIT-2: $(grep ':1D1A ' /proc/net/tcp | tr '\n' '|')"
-kill -TERM $fpid
-wait_line feed.txt "^feed done" 30 || fail "the server did not finish: $(cat feed.txt feed.err)"
-wait_line drain.txt "^drain done" 60 || fail "the client did not see the end: $(tail -n2 drain.txt | tr '\n' '|')"
-grep -q BAD drain.txt feed.txt && fail "$(grep -h BAD drain.txt feed.txt)"
-set -- $(grep "^feed done" feed.txt)
-sent=$4
-set -- $(grep "^drain done" drain.txt)
-[ "$4" = "$sent" ] || fail "the server sent $sent bytes, the client received $4"
+stream_end "the server"
 info "FIN-WAIT-$((st - 3)) dumped at $at bytes, restored; $sent bytes and the end received"
 
 # The other end: the server in the tree, in CLOSE-WAIT (its client shut
@@ -80,15 +86,8 @@ until [ "$(last_d)" -gt $((at + 262144)) ] || [ $k -ge 300 ]; do usleep 100000; 
 [ "$(awk '$2 ~ /:1D1B$/ && $4 != "0A" {print $4}' /proc/net/tcp)" = 08 ] ||
 	fail "the restored server connection is not CLOSE-WAIT: $(grep ':1D1B ' /proc/net/tcp | tr '\n' '|')"
 no_lock
-kill -TERM $fpid
-wait_line feed.txt "^feed done" 30 || fail "the restored server did not finish: $(cat feed.txt feed.err)"
-wait_line drain.txt "^drain done" 60 || fail "the client did not see the end: $(tail -n2 drain.txt | tr '\n' '|')"
-grep -q BAD drain.txt feed.txt && fail "$(grep -h BAD drain.txt feed.txt)"
-set -- $(grep "^feed done" feed.txt)
-sent2=$4
-set -- $(grep "^drain done" drain.txt)
-[ "$4" = "$sent2" ] || fail "the restored server sent $sent2 bytes, the client received $4"
-info "CLOSE-WAIT dumped at $at bytes, restored; $sent2 bytes and the end received"
+stream_end "the restored server"
+info "CLOSE-WAIT dumped at $at bytes, restored; $sent bytes and the end received"
 
 # FIN-WAIT-1: the client in the tree filled the connection to a server
 # outside that reads nothing yet (tcpstream fill / sink), then shut its

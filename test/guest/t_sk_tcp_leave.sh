@@ -13,12 +13,7 @@ start() {	# PORT OUT [EXTRA]: a tcpstream pair; pid, kid
 	setsid sh -c "exec tcpstream pair 127.0.0.1 $1 $PWD/$2 ${3:-}" </dev/null >/dev/null 2>$2.err &
 	pid=$!
 	track $pid
-	k=0
-	while [ -z "$(cat /proc/$pid/task/$pid/children 2>/dev/null)" ] && [ $k -lt 500 ]; do
-		usleep 20000
-		k=$((k + 1))
-	done
-	kid=$(cat /proc/$pid/task/$pid/children)
+	kid=$(child_of $pid)
 	track $kid
 	wait_progress $2 0 30 || fail "the stream did not start: $(cat $2.err)"
 }

@@ -13,12 +13,7 @@ chmod 777 .
 runas 1000 1000 setsid tcpstream pair 127.0.0.1 $PORT "$PWD/u.txt" </dev/null >/dev/null 2>u.err &
 pid=$!
 track $pid
-k=0
-while [ -z "$(cat /proc/$pid/task/$pid/children 2>/dev/null)" ] && [ $k -lt 500 ]; do
-	usleep 20000
-	k=$((k + 1))
-done
-kid=$(cat /proc/$pid/task/$pid/children)
+kid=$(child_of $pid)
 track $kid
 wait_progress u.txt 0 30 || fail "the stream did not start: $(cat u.err)"
 [ "$(stat -c %u /proc/$pid)" = 1000 ] || fail "tcpstream does not run as uid 1000"

@@ -18,12 +18,7 @@ cycles() {	# ADDR PORT N OUT
 	setsid tcpstream pair $addr $port "$PWD/$out" </dev/null >/dev/null 2>$out.err &
 	pid=$!
 	track $pid
-	k=0
-	while [ -z "$(cat /proc/$pid/task/$pid/children 2>/dev/null)" ] && [ $k -lt 500 ]; do
-		usleep 20000
-		k=$((k + 1))
-	done
-	kid=$(cat /proc/$pid/task/$pid/children)
+	kid=$(child_of $pid)
 	track $kid
 	wait_progress $out 0 30 || fail "$addr: the stream did not start: $(cat $out.err; tail -n2 $out | tr '\n' '|')"
 	i=1
