@@ -14,6 +14,21 @@ require_modules
 
 last_d() { awk '$1 == "d" {r = $2} END {print r + 0}' drain.txt; }
 
+# start_stream PORT WHAT: a feeder (server, fpid) and a drainer (client,
+# dpid) on PORT, until the drainer has data
+start_stream() {
+	PORT=$1
+	setsid tcpstream feed 127.0.0.1 $PORT "$PWD/feed.txt" </dev/null >/dev/null 2>feed.err &
+	fpid=$!
+	track $fpid
+	setsid tcpstream drain 127.0.0.1 $PORT "$PWD/drain.txt" </dev/null >/dev/null 2>drain.err &
+	dpid=$!
+	track $dpid
+	k=0
+	until [ "$(last_d)" -gt 0 ] || [ $k -ge 300 ]; do usleep 100000; k=$((k + 1)); done
+	[ "$(last_d)" -gt 0 ] || fail "$2 did not start: $(cat feed.err drain.err drain.txt)"
+}
+
 # stream_end WHO: stop the feeder ($fpid); WHO (the server) finishes, the
 # client sees the end, and every byte sent arrived; sets sent
 stream_end() {
@@ -26,16 +41,7 @@ stream_end() {
 	set -- $(grep "^drain done" drain.txt)
 	[ "$4" = "$sent" ] || fail "$1 sent $sent bytes, the client received $4"
 }
-PORT=7450
-setsid tcpstream feed 127.0.0.1 $PORT "$PWD/feed.txt" </dev/null >/dev/null 2>feed.err &
-fpid=$!
-track $fpid
-setsid tcpstream drain 127.0.0.1 $PORT "$PWD/drain.txt" </dev/null >/dev/null 2>drain.err &
-dpid=$!
-track $dpid
-k=0
-until [ "$(last_d)" -gt 0 ] || [ $k -ge 300 ]; do usleep 100000; k=$((k + 1)); done
-[ "$(last_d)" -gt 0 ] || fail "the stream did not start: $(cat feed.err drain.err drain.txt)"
+start_stream 7450 "the stream"
 imgcr dump -t $dpid -D d 2> dump.err || fail "dump: $(cat dump.err)"
 wait_gone $dpid 10 || fail "the client survived the dump"
 st=$(awk '$1 == "sk" && $4 == 1 && $5 == 6 {print $6}' d/tree)
@@ -60,17 +66,8 @@ info "FIN-WAIT-$((st - 3)) dumped at $at bytes, restored; $sent bytes and the en
 # its side), still sending; the client outside.  Restored, the peer's FIN
 # is sent to the socket again (the lock lets it through by its mark): it
 # is CLOSE-WAIT again, reads end of file, and its stream goes on.
-PORT=7451
 rm -f feed.txt drain.txt
-setsid tcpstream feed 127.0.0.1 $PORT "$PWD/feed.txt" </dev/null >/dev/null 2>feed.err &
-fpid=$!
-track $fpid
-setsid tcpstream drain 127.0.0.1 $PORT "$PWD/drain.txt" </dev/null >/dev/null 2>drain.err &
-dpid=$!
-track $dpid
-k=0
-until [ "$(last_d)" -gt 0 ] || [ $k -ge 300 ]; do usleep 100000; k=$((k + 1)); done
-[ "$(last_d)" -gt 0 ] || fail "the second stream did not start: $(cat feed.err drain.err drain.txt)"
+start_stream 7451 "the second stream"
 imgcr dump -t $fpid -D d2 2> dump2.err || fail "dump of the server in CLOSE-WAIT: $(cat dump2.err)"
 wait_gone $fpid 10 || fail "the server survived the dump"
 st2=$(awk '$1 == "sk" && $4 == 1 && $5 == 6 && $6 != 10 {print $6}' d2/tree)
