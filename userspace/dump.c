@@ -770,7 +770,7 @@ int cmd_dump(int argc, char **argv)
 {
 	struct dctx c = { .have_kcmp = 1, .ghost_limit = GHOST_LIMIT_DEFAULT };
 	const char *spid = NULL;
-	int leave = 0, i, created = 0, ok = 0, stats = 0;
+	int i, created = 0, ok = 0, stats = 0;
 	long long t0 = now_ms(), tf = 0, tr = 0;
 	char *end;
 	pid_t root;
@@ -781,7 +781,7 @@ int cmd_dump(int argc, char **argv)
 		else if (!strcmp(argv[i], "-D") && i + 1 < argc)
 			c.dir = argv[++i];
 		else if (!strcmp(argv[i], "--leave-running"))
-			leave = c.leave = 1;
+			c.leave = 1;
 		else if (!strcmp(argv[i], "--ext-unix-sk"))
 			c.ext_unix_sk = 1;
 		else if (!strcmp(argv[i], "--live"))
@@ -846,16 +846,16 @@ out:
 		       c.live ? " (but for its soft-dirty bits, cleared by --live)" : "");
 	for (i = 0; fd_kinds[i]; i++)
 		if (fd_kinds[i]->finish)
-			fd_kinds[i]->finish(ok && !leave);
+			fd_kinds[i]->finish(ok && !c.leave);
 	tr = now_ms();
-	freeze_release(&c.fz, &c.t, ok && !leave);
+	freeze_release(&c.fz, &c.t, ok && !c.leave);
 	/* the pages copied while running, left out of the images */
 	st_fill_late = now_ms();
 	for (i = 0; i < c.nfills; i++) {
 		if (ok && live_fill(&c.lv, c.fills[i].pid, c.fills[i].path,
 				    c.fills[i].ranges, c.fills[i].n)) {
 			pr_err("pid %d: %s is incomplete (the pages copied while it ran could not be written; %s/tree is left as tree.incomplete); the tree was already %s",
-			       c.fills[i].pid, c.fills[i].path, c.dir, leave ? "running again" : "killed");
+			       c.fills[i].pid, c.fills[i].path, c.dir, c.leave ? "running again" : "killed");
 			ok = 0;
 		}
 		free(c.fills[i].path);

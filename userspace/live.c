@@ -67,7 +67,7 @@ enum { PG_NONE, PG_COPY, PG_STAGED };
 
 /* One private anonymous mapping: a copy of its pages, and their states. */
 struct live_region {
-	unsigned long start, end, off;	/* off: the offset /proc/PID/maps shows */
+	unsigned long start, end;
 	unsigned char *data;	/* end - start bytes, filled as copied */
 	unsigned char *st;	/* PG_* per page */
 	uint64_t *frame;	/* per page: PM_SWAP | PM_FRAME bits when marked */
@@ -129,12 +129,11 @@ static int copyable(const char *perms, unsigned long ino, const char *path)
 }
 
 /* Call @fn for each mapping live dumps copy ahead.  0 or -1. */
-static int for_each_mapping(pid_t pid,
-			    int (*fn)(void *, unsigned long, unsigned long, unsigned long),
+static int for_each_mapping(pid_t pid, int (*fn)(void *, unsigned long, unsigned long),
 			    void *arg)
 {
 	char name[64], perms[8], *line = NULL, *path;
-	unsigned long start, end, off, ino;
+	unsigned long start, end, ino;
 	size_t cap = 0;
 	ssize_t len;
 	FILE *f;
@@ -152,12 +151,12 @@ static int for_each_mapping(pid_t pid,
 			continue;
 		line[len - 1] = 0;
 		n = 0;
-		if (sscanf(line, "%lx-%lx %7s %lx %*s %lu %n", &start, &end, perms, &off,
-			   &ino, &n) < 5 || !n)
+		if (sscanf(line, "%lx-%lx %7s %*x %*s %lu %n", &start, &end, perms,
+			   &ino, &n) < 4 || !n)
 			continue;
 		path = line + n;
 		if (copyable(perms, ino, path))
-			ret = fn(arg, start, end, off);
+			ret = fn(arg, start, end);
 	}
 	free(line);
 	fclose(f);
@@ -168,8 +167,7 @@ struct scan_arg {
 	struct live_task *k;
 };
 
-static int add_mapping(void *p, unsigned long start, unsigned long end,
-		       unsigned long off)
+static int add_mapping(void *p, unsigned long start, unsigned long end)
 {
 	struct live_task *k = ((struct scan_arg *)p)->k;
 	struct live_region *r, *n;
@@ -177,8 +175,7 @@ static int add_mapping(void *p, unsigned long start, unsigned long end,
 	int i;
 
 	for (i = 0; i < k->nreg; i++)
-		if (k->reg[i].start == start && k->reg[i].end == end &&
-		    k->reg[i].off == off) {
+		if (k->reg[i].start == start && k->reg[i].end == end) {
 			k->reg[i].seen = 1;
 			return 0;
 		}
@@ -190,7 +187,6 @@ static int add_mapping(void *p, unsigned long start, unsigned long end,
 	memset(r, 0, sizeof(*r));
 	r->start = start;
 	r->end = end;
-	r->off = off;
 	r->seen = 2;		/* new: every present page is copied */
 	r->st = calloc(pages, 1);
 	r->frame = calloc(pages, sizeof(*r->frame));
@@ -204,6 +200,20 @@ static int add_mapping(void *p, unsigned long start, unsigned long end,
 	}
 	k->nreg++;
 	return 0;
+}
+
+/*
+ * Mark the regions of @k that still match a mapping (seen 1), add a region
+ * for each new mapping (seen 2); the others keep seen 0.  0 or -1.
+ */
+static int match_mappings(struct live_task *k)
+{
+	struct scan_arg a = { k };
+	int i;
+
+	for (i = 0; i < k->nreg; i++)
+		k->reg[i].seen = 0;
+	return for_each_mapping(k->pid, add_mapping, &a);
 }
 
 /* Read the pagemap entries of @r into @pm (PM_CHUNK at a time) and call @fn. */
@@ -310,14 +320,11 @@ static unsigned long long start_time(pid_t pid)
 
 static long scan_task(struct live_task *k)
 {
-	struct scan_arg a = { k };
 	char name[64];
 	long todo = 0;
 	int i, pm;
 
-	for (i = 0; i < k->nreg; i++)
-		k->reg[i].seen = 0;
-	if (for_each_mapping(k->pid, add_mapping, &a))
+	if (match_mappings(k))
 		return -1;
 	/* mappings gone or changed: their copies are of no use */
 	for (i = 0; i < k->nreg; i++)
@@ -376,14 +383,16 @@ long live_scan(struct live *lv, const struct tree *t)
 		lv->tasks[i].seen = 0;
 	for (i = 0; i < t->ntasks; i++) {
 		const struct tree_task *tk = &t->tasks[i];
+		unsigned long long born;
 		struct live_task *k;
 
 		if (tk->zombie)
 			continue;
+		born = start_time(tk->pid);
 		k = find_task(lv, tk->pid);
-		if (k && k->start_time != start_time(tk->pid)) {
+		if (k && k->start_time != born) {
 			task_free(k);	/* another task with that pid */
-			k->start_time = start_time(tk->pid);
+			k->start_time = born;
 		}
 		if (!k) {
 			n = realloc(lv->tasks, (lv->ntasks + 1) * sizeof(*n));
@@ -396,7 +405,7 @@ long live_scan(struct live *lv, const struct tree *t)
 			memset(k, 0, sizeof(*k));
 			k->dump_fd = -1;
 			k->pid = tk->pid;
-			k->start_time = start_time(tk->pid);
+			k->start_time = born;
 		}
 		k->seen = 1;
 		k->shared_mm = 0;
@@ -525,7 +534,6 @@ int live_clean_ranges(struct live *lv, pid_t pid, struct imgcr_range **ranges,
 {
 	struct live_task *k = find_task(lv, pid);
 	struct clean_arg c = { 0 };
-	struct scan_arg a = { k };
 	int i, pm;
 
 	*ranges = NULL;
@@ -536,9 +544,7 @@ int live_clean_ranges(struct live *lv, pid_t pid, struct imgcr_range **ranges,
 	}
 	if (!k || k->shared_mm || k->start_time != start_time(pid))
 		return 0;
-	for (i = 0; i < k->nreg; i++)
-		k->reg[i].seen = 0;
-	if (for_each_mapping(pid, add_mapping, &a))
+	if (match_mappings(k))
 		return -1;
 	pm = open_pagemap(pid);
 	if (pm < 0)
