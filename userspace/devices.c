@@ -55,9 +55,43 @@ static int dev_open(struct fd_restore *r, int i, const char *what)
 	return fd;
 }
 
+
+static void dev_rec_write(FILE *f, const struct tree_file *x)
+{
+	fprintf(f, " %u:%u", x->major, x->minor);
+	fd_rec_path(f, x->path);
+}
+
+static const char *dev_rec_read(struct tree *t, struct tree_file *x, char **v,
+				const long long *n, int nv)
+{
+	(void)t;
+	(void)n;
+	if (nv != 2 || sscanf(v[0], "%u:%u", &x->major, &x->minor) != 2)
+		return "bad file record";
+	x->path = tree_unescape(v[1]);
+	return NULL;
+}
+
+static void dev_rec_show(const struct tree *t, int i, const char *mode, char *out, size_t size)
+{
+	const struct tree_file *f = &t->files[i];
+
+	snprintf(out, size, "chr %u:%u %s %s", f->major, f->minor, f->path, mode);
+}
+
+static void dev_rec_json(const struct tree *t, int i)
+{
+	printf(",\"major\":%u,\"minor\":%u", t->files[i].major, t->files[i].minor);
+}
+
 const struct fd_kind dev_fd_kind = {
 	.name = "chr",
 	.type = TK_CHR,
 	.dump = dev_dump,
 	.open = dev_open,
+	.rec_write = dev_rec_write,
+	.rec_read = dev_rec_read,
+	.rec_show = dev_rec_show,
+	.rec_json = dev_rec_json,
 };

@@ -234,6 +234,54 @@ static int epoll_late(const struct tree *t, const struct tree_task *k, char *err
 	return 0;
 }
 
+
+/* The items are records of their own (epitem, tree.c): none here. */
+static const char *epoll_rec_read(struct tree *t, struct tree_file *x, char **v,
+				  const long long *n, int nv)
+{
+	(void)t;
+	(void)x;
+	(void)v;
+	(void)n;
+	return nv ? "bad file record" : NULL;
+}
+
+/* "epoll: fd T events 0x.. data 0x.. (by pid P), ..." */
+static void epoll_rec_show(const struct tree *t, int i, const char *mode, char *out,
+			   size_t size)
+{
+	size_t off;
+	int j, n = 0;
+
+	(void)mode;
+	off = snprintf(out, size, "epoll");
+	for (j = 0; j < t->nitems && off < size; j++) {
+		const struct tree_item *it = &t->items[j];
+
+		if (it->file == i && it->kind == IT_EPOLL)
+			off += snprintf(out + off, size - off,
+					"%s fd %d events 0x%x data 0x%llx (by pid %d)",
+					n++ ? "," : ":", it->num, it->mask, it->data, it->pid);
+	}
+	if (!n && off < size)
+		snprintf(out + off, size - off, " (empty)");
+}
+
+static void epoll_rec_json(const struct tree *t, int i)
+{
+	int j, n = 0;
+
+	printf(",\"items\":[");
+	for (j = 0; j < t->nitems; j++) {
+		const struct tree_item *it = &t->items[j];
+
+		if (it->file == i && it->kind == IT_EPOLL)
+			printf("%s{\"fd\":%d,\"events\":%u,\"data\":%llu,\"pid\":%d}",
+			       n++ ? "," : "", it->num, it->mask, it->data, it->pid);
+	}
+	putchar(']');
+}
+
 const struct fd_kind epoll_fd_kind = {
 	.name = "epoll",
 	.type = TK_EPOLL,
@@ -241,4 +289,7 @@ const struct fd_kind epoll_fd_kind = {
 	.check = epoll_check,
 	.open = epoll_open,
 	.late = epoll_late,
+	.rec_read = epoll_rec_read,
+	.rec_show = epoll_rec_show,
+	.rec_json = epoll_rec_json,
 };

@@ -126,9 +126,44 @@ static int eventfd_open(struct fd_restore *r, int i, const char *what)
 	return fd;
 }
 
+
+static void eventfd_rec_write(FILE *f, const struct tree_file *x)
+{
+	fprintf(f, " %llu %d", x->count, x->semaphore);
+}
+
+static const char *eventfd_rec_read(struct tree *t, struct tree_file *x, char **v,
+				    const long long *n, int nv)
+{
+	(void)t;
+	if (nv != 2 || tree_unum(v[0], &x->count) || x->count == ~0ULL ||
+	    (n[1] != 0 && n[1] != 1))
+		return "bad file record";
+	x->semaphore = n[1];
+	return NULL;
+}
+
+static void eventfd_rec_show(const struct tree *t, int i, const char *mode, char *out,
+			     size_t size)
+{
+	(void)mode;
+	snprintf(out, size, "eventfd count %llu%s", t->files[i].count,
+		 t->files[i].semaphore ? " semaphore" : "");
+}
+
+static void eventfd_rec_json(const struct tree *t, int i)
+{
+	printf(",\"count\":%llu,\"semaphore\":%s", t->files[i].count,
+	       t->files[i].semaphore ? "true" : "false");
+}
+
 const struct fd_kind eventfd_fd_kind = {
 	.name = "eventfd",
 	.type = TK_EVENTFD,
 	.dump = eventfd_dump,
 	.open = eventfd_open,
+	.rec_write = eventfd_rec_write,
+	.rec_read = eventfd_rec_read,
+	.rec_show = eventfd_rec_show,
+	.rec_json = eventfd_rec_json,
 };

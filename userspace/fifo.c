@@ -72,9 +72,41 @@ static int fifo_open(struct fd_restore *r, int i, const char *what)
 	return pipe_opened(pipe_reopen(r->keep[first][0], f->flags), f->flags, what);
 }
 
+
+static void fifo_rec_write(FILE *f, const struct tree_file *x)
+{
+	fprintf(f, " %lu", x->ino);
+	fd_rec_path(f, x->path);
+}
+
+static const char *fifo_rec_read(struct tree *t, struct tree_file *x, char **v,
+				 const long long *n, int nv)
+{
+	(void)t;
+	if (nv != 2 || n[0] < 0)
+		return "bad file record";
+	x->ino = n[0];
+	x->path = tree_unescape(v[1]);
+	return NULL;
+}
+
+static void fifo_rec_show(const struct tree *t, int i, const char *mode, char *out, size_t size)
+{
+	snprintf(out, size, "fifo %s %s", t->files[i].path, mode);
+}
+
+static void fifo_rec_json(const struct tree *t, int i)
+{
+	printf(",\"ino\":%lu", t->files[i].ino);
+}
+
 const struct fd_kind fifo_fd_kind = {
 	.name = "fifo",
 	.type = TK_FIFO,
 	.dump = fifo_dump,
 	.open = fifo_open,
+	.rec_write = fifo_rec_write,
+	.rec_read = fifo_rec_read,
+	.rec_show = fifo_rec_show,
+	.rec_json = fifo_rec_json,
 };

@@ -467,10 +467,46 @@ static int ghost_after(struct fd_restore *r, int ok)
 	return ret;
 }
 
+
+static void ghost_rec_write(FILE *f, const struct tree_file *x)
+{
+	fprintf(f, " %llu %llu", x->dev, x->sino);
+}
+
+static const char *ghost_rec_read(struct tree *t, struct tree_file *x, char **v,
+				  const long long *n, int nv)
+{
+	(void)n;
+	if (nv != 2 || tree_unum(v[0], &x->dev) || tree_unum(v[1], &x->sino))
+		return "bad file record";
+	if (!tree_ghost_find(t, x->dev, x->sino))
+		return "ghost file without its ghost record";
+	return NULL;
+}
+
+static void ghost_rec_show(const struct tree *t, int i, const char *mode, char *out,
+			   size_t size)
+{
+	const struct tree_file *f = &t->files[i];
+	const struct tree_ghost *g = tree_ghost_find(t, f->dev, f->sino);
+
+	snprintf(out, size, "deleted file %s %s (ghost %llu:%llu)", g ? g->path : "?", mode,
+		 f->dev, f->sino);
+}
+
+static void ghost_rec_json(const struct tree *t, int i)
+{
+	printf(",\"ghost\":{\"dev\":%llu,\"ino\":%llu}", t->files[i].dev, t->files[i].sino);
+}
+
 const struct fd_kind ghost_fd_kind = {
 	.name = "ghost",
 	.type = TK_GHOST,
 	.dump = ghost_dump,
 	.open = ghost_open,
 	.after = ghost_after,
+	.rec_write = ghost_rec_write,
+	.rec_read = ghost_rec_read,
+	.rec_show = ghost_rec_show,
+	.rec_json = ghost_rec_json,
 };

@@ -203,9 +203,36 @@ fail:
 	return -1;
 }
 
+
+static void reg_rec_write(FILE *f, const struct tree_file *x)
+{
+	fd_rec_path(f, x->path);
+}
+
+static const char *reg_rec_read(struct tree *t, struct tree_file *x, char **v,
+				const long long *n, int nv)
+{
+	(void)t;
+	(void)n;
+	if (nv != 1)
+		return "bad file record";
+	x->path = tree_unescape(v[0]);
+	return NULL;
+}
+
+static void reg_rec_show(const struct tree *t, int i, const char *mode, char *out, size_t size)
+{
+	const struct tree_file *f = &t->files[i];
+
+	snprintf(out, size, "file %s %s%s", f->path, mode, f->flags & O_PATH ? " O_PATH" : "");
+}
+
 const struct fd_kind reg_fd_kind = {
 	.name = "file",
 	.type = TK_FILE,
 	.dump = reg_dump,
 	.open = reg_open,
+	.rec_write = reg_rec_write,
+	.rec_read = reg_rec_read,
+	.rec_show = reg_rec_show,
 };

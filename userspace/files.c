@@ -85,6 +85,14 @@ const struct fd_kind *const fd_kinds[] = {
 	NULL,
 };
 
+void fd_rec_path(FILE *f, const char *path)
+{
+	char e[3 * 4096 + 4];
+
+	tree_escape(e, sizeof(e), path);
+	fprintf(f, " %s", e);
+}
+
 const struct fd_kind *fd_kind_of(enum tree_kind type)
 {
 	int i;

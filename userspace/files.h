@@ -3,8 +3,10 @@
  * The kinds of file descriptors: one file per kind holds both its dump and
  * its restore, and plugs into one table (fd_kinds, files.c) that the dump
  * driver (dump.c: describe_fd) and the restore driver (restore.c:
- * open_files) loop over.  Adding a kind means adding a file, a table entry
- * and, if it is restored, a kind of file record (tree.h, tree.c).
+ * open_files) loop over, and so do the tree file (tree.c) and imgcr show
+ * (show.c) for the fields of its file records.  Adding a kind means adding
+ * a file, a table entry and, if it is restored, a kind of file record
+ * (tree.h, documented in tree.c).
  *
  *   files-reg.c  regular files and directories    file and fstat records
  *   files-ghost.c  deleted regular files (content)  ghost records, ghost-DEV-INO.data
@@ -30,6 +32,7 @@
 #define IMGCR_FILES_H
 
 #include <fcntl.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -118,6 +121,24 @@ struct fd_kind {
 	 * 0, or -1 after printing why.
 	 */
 	int (*after)(struct fd_restore *r, int ok);
+	/*
+	 * The tree file (tree.c documents the format): the ARGS of this
+	 * kind's "file" records.  rec_write writes them to @f, each after a
+	 * space (NULL: none); rec_read parses the @nv fields @v (@n: each
+	 * as a number, -1 if it is not one) into @x, with @t holding the
+	 * records read so far: NULL, or what is wrong.  A path it keeps must
+	 * be absolute (tree.c checks).
+	 */
+	void (*rec_write)(FILE *f, const struct tree_file *x);
+	const char *(*rec_read)(struct tree *t, struct tree_file *x, char **v,
+				const long long *n, int nv);
+	/*
+	 * imgcr show (show.c): file @i of @t in a line of text (@mode "r",
+	 * "w" or "rw"), and the JSON members of its object after kind, flags
+	 * and pos (",\"name\":value..."; NULL: none).
+	 */
+	void (*rec_show)(const struct tree *t, int i, const char *mode, char *out, size_t size);
+	void (*rec_json)(const struct tree *t, int i);
 };
 
 extern const struct fd_kind reg_fd_kind, pipe_fd_kind, fifo_fd_kind, dev_fd_kind;
@@ -163,6 +184,12 @@ extern const struct fd_kind *const fd_kinds[];
 
 /* The kind that restores file records of @type, or NULL. */
 const struct fd_kind *fd_kind_of(enum tree_kind type);
+
+/* For rec_write: " PATH", escaped (tree.c). */
+void fd_rec_path(FILE *f, const char *path);
+
+/* show.c, for rec_json: @s as a JSON string. */
+void json_str(const char *s);
 
 /* For a dump callback: a refusal, "pid P fd N: " and this; returns FD_REFUSED. */
 int fd_refuse(struct fd_parms *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

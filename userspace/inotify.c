@@ -258,10 +258,63 @@ fail:
 	return -1;
 }
 
+
+/* The watches are records of their own (watch, tree.c): none here. */
+static const char *inotify_rec_read(struct tree *t, struct tree_file *x, char **v,
+				    const long long *n, int nv)
+{
+	(void)t;
+	(void)x;
+	(void)v;
+	(void)n;
+	return nv ? "bad file record" : NULL;
+}
+
+/* "inotify: wd W mask 0x.. PATH, ..." */
+static void inotify_rec_show(const struct tree *t, int i, const char *mode, char *out,
+			     size_t size)
+{
+	size_t off;
+	int j, n = 0;
+
+	(void)mode;
+	off = snprintf(out, size, "inotify");
+	for (j = 0; j < t->nitems && off < size; j++) {
+		const struct tree_item *it = &t->items[j];
+
+		if (it->file == i && it->kind == IT_WATCH)
+			off += snprintf(out + off, size - off, "%s wd %d mask 0x%x %s",
+					n++ ? "," : ":", it->num, it->mask, it->path);
+	}
+	if (!n && off < size)
+		snprintf(out + off, size - off, " (empty)");
+}
+
+static void inotify_rec_json(const struct tree *t, int i)
+{
+	int j, n = 0;
+
+	printf(",\"items\":[");
+	for (j = 0; j < t->nitems; j++) {
+		const struct tree_item *it = &t->items[j];
+
+		if (it->file != i || it->kind != IT_WATCH)
+			continue;
+		printf("%s{\"wd\":%d,\"mask\":%u,\"path\":", n++ ? "," : "", it->num,
+		       it->mask);
+		json_str(it->path);
+		putchar('}');
+	}
+	putchar(']');
+}
+
 const struct fd_kind inotify_fd_kind = {
 	.name = "inotify",
 	.type = TK_INOTIFY,
 	.dump = inotify_dump,
 	.check = inotify_check,
 	.open = inotify_open,
+	.rec_read = inotify_rec_read,
+	.rec_show = inotify_rec_show,
+	.rec_json = inotify_rec_json,
 };

@@ -255,10 +255,52 @@ static int memfd_open(struct fd_restore *r, int i, const char *what)
 	return fd;
 }
 
+
+static void memfd_rec_write(FILE *f, const struct tree_file *x)
+{
+	fprintf(f, " %lu 0x%x %lld", x->ino, x->seals, x->size);
+	fd_rec_path(f, x->path);
+}
+
+static const char *memfd_rec_read(struct tree *t, struct tree_file *x, char **v,
+				  const long long *n, int nv)
+{
+	(void)t;
+	if (nv != 4 || n[0] < 0 || n[1] < 0 || n[1] > 0xffff || n[2] < 0)
+		return "bad file record";
+	x->ino = n[0];
+	x->seals = n[1];
+	x->size = n[2];
+	x->path = tree_unescape(v[3]);
+	if (strncmp(x->path, "/memfd:", 7))
+		return "bad memfd record";
+	return NULL;
+}
+
+static void memfd_rec_show(const struct tree *t, int i, const char *mode, char *out,
+			   size_t size)
+{
+	const struct tree_file *f = &t->files[i];
+
+	snprintf(out, size, "memfd %s ino %lu size %lld seals 0x%x %s", f->path + 7, f->ino,
+		 f->size, f->seals, mode);
+}
+
+static void memfd_rec_json(const struct tree *t, int i)
+{
+	const struct tree_file *f = &t->files[i];
+
+	printf(",\"ino\":%lu,\"seals\":%u,\"size\":%lld", f->ino, f->seals, f->size);
+}
+
 const struct fd_kind memfd_fd_kind = {
 	.name = "memfd",
 	.type = TK_MEMFD,
 	.dump = memfd_dump,
 	.check = memfd_check,
 	.open = memfd_open,
+	.rec_write = memfd_rec_write,
+	.rec_read = memfd_rec_read,
+	.rec_show = memfd_rec_show,
+	.rec_json = memfd_rec_json,
 };

@@ -157,10 +157,43 @@ static int pidfd_late(const struct tree *t, const struct tree_task *k, char *err
 	return 0;
 }
 
+
+static void pidfd_rec_write(FILE *f, const struct tree_file *x)
+{
+	fprintf(f, " %d %llu", x->target, x->start);
+}
+
+static const char *pidfd_rec_read(struct tree *t, struct tree_file *x, char **v,
+				  const long long *n, int nv)
+{
+	(void)t;
+	if (nv != 2 || n[0] <= 0 || n[0] > TREE_PID_MAX || tree_unum(v[1], &x->start))
+		return "bad file record";
+	x->target = n[0];
+	return NULL;
+}
+
+static void pidfd_rec_show(const struct tree *t, int i, const char *mode, char *out,
+			   size_t size)
+{
+	(void)mode;
+	snprintf(out, size, "pidfd pid %d%s", t->files[i].target,
+		 t->files[i].start ? " (outside the tree)" : "");
+}
+
+static void pidfd_rec_json(const struct tree *t, int i)
+{
+	printf(",\"target\":%d,\"start\":%llu", t->files[i].target, t->files[i].start);
+}
+
 const struct fd_kind pidfd_fd_kind = {
 	.name = "pidfd",
 	.type = TK_PIDFD,
 	.dump = pidfd_dump,
 	.open = pidfd_restore_open,
 	.late = pidfd_late,
+	.rec_write = pidfd_rec_write,
+	.rec_read = pidfd_rec_read,
+	.rec_show = pidfd_rec_show,
+	.rec_json = pidfd_rec_json,
 };

@@ -284,10 +284,41 @@ static int pipe_open(struct fd_restore *r, int i, const char *what)
 	return pipe_opened(fd, f->flags, what);
 }
 
+
+static void pipe_rec_write(FILE *f, const struct tree_file *x)
+{
+	fprintf(f, " %lu", x->ino);
+}
+
+static const char *pipe_rec_read(struct tree *t, struct tree_file *x, char **v,
+				 const long long *n, int nv)
+{
+	(void)t;
+	(void)v;
+	if (nv != 1 || n[0] < 0)
+		return "bad file record";
+	x->ino = n[0];
+	return NULL;
+}
+
+static void pipe_rec_show(const struct tree *t, int i, const char *mode, char *out, size_t size)
+{
+	snprintf(out, size, "pipe:[%lu] %s", t->files[i].ino, mode);
+}
+
+static void pipe_rec_json(const struct tree *t, int i)
+{
+	printf(",\"ino\":%lu", t->files[i].ino);
+}
+
 const struct fd_kind pipe_fd_kind = {
 	.name = "pipe",
 	.type = TK_PIPE,
 	.dump = pipe_dump,
 	.check = pipe_check,
 	.open = pipe_open,
+	.rec_write = pipe_rec_write,
+	.rec_read = pipe_rec_read,
+	.rec_show = pipe_rec_show,
+	.rec_json = pipe_rec_json,
 };

@@ -11,6 +11,7 @@
 
 #include "attrs.h"
 #include "commands.h"
+#include "files.h"
 #include "image.h"
 #include "log.h"
 #include "tree.h"
@@ -92,7 +93,7 @@ static uint64_t dumped_in(const struct image *img, uint64_t start, uint64_t end)
 	return sum;
 }
 
-static void json_str(const char *s)
+void json_str(const char *s)
 {
 	putchar('"');
 	for (; *s; s++) {
@@ -389,88 +390,17 @@ static void show_json(const struct image *img)
 	printf("}\n");
 }
 
-/* "epoll: fd T events 0x.. data 0x.. (pid P), ..." or "inotify: wd W 0x.. PATH, ..." */
-static void show_items(const struct tree *t, int file, char *out, size_t size)
-{
-	size_t off;
-	int i, n = 0;
-
-	off = snprintf(out, size, "%s", tree_kind_names[t->files[file].kind]);
-	for (i = 0; i < t->nitems && off < size; i++) {
-		const struct tree_item *it = &t->items[i];
-
-		if (it->file != file)
-			continue;
-		if (it->kind == IT_EPOLL)
-			off += snprintf(out + off, size - off, "%s fd %d events 0x%x data 0x%llx (by pid %d)",
-					n++ ? "," : ":", it->num, it->mask, it->data, it->pid);
-		else
-			off += snprintf(out + off, size - off, "%s wd %d mask 0x%x %s", n++ ? "," : ":",
-					it->num, it->mask, it->path);
-	}
-	if (!n && off < size)
-		snprintf(out + off, size - off, " (empty)");
-}
-
 static void fd_desc(const struct tree *t, const struct tree_fd *d, char *out, size_t size)
 {
 	const struct tree_file *f = &t->files[d->file];
+	const struct fd_kind *k = fd_kind_of(f->kind);
 	const char *mode = (f->flags & O_ACCMODE) == O_RDONLY ? "r" :
 			   (f->flags & O_ACCMODE) == O_WRONLY ? "w" : "rw";
 
-	if (f->kind == TK_PIPE)
-		snprintf(out, size, "pipe:[%lu] %s", f->ino, mode);
-	else if (f->kind == TK_FIFO)
-		snprintf(out, size, "fifo %s %s", f->path, mode);
-	else if (f->kind == TK_CHR)
-		snprintf(out, size, "chr %u:%u %s %s", f->major, f->minor, f->path, mode);
-	else if (f->kind == TK_EVENTFD)
-		snprintf(out, size, "eventfd count %llu%s", f->count,
-			 f->semaphore ? " semaphore" : "");
-	else if (f->kind == TK_SIGNALFD)
-		snprintf(out, size, "signalfd sigmask 0x%llx", f->sigmask);
-	else if (f->kind == TK_TIMERFD)
-		snprintf(out, size, "timerfd clock %d settime flags 0%o ticks %llu value %lld.%09lld s interval %lld.%09lld s",
-			 f->clockid, f->settime_flags, f->count, f->value_ns / 1000000000,
-			 f->value_ns % 1000000000, f->interval_ns / 1000000000,
-			 f->interval_ns % 1000000000);
-	else if (f->kind == TK_TTY && f->tty_index >= 0)
-		snprintf(out, size, "tty %s of pty %d %s (%u:%u) %s",
-			 tree_tty_role_names[f->tty_role], f->tty_index, f->path, f->major,
-			 f->minor, mode);
-	else if (f->kind == TK_TTY)
-		snprintf(out, size, "tty %s, the job's terminal %s (%u:%u) %s",
-			 tree_tty_role_names[f->tty_role], f->path, f->major, f->minor, mode);
-	else if (f->kind == TK_EPOLL || f->kind == TK_INOTIFY)
-		show_items(t, d->file, out, size);
-	else if (f->kind == TK_MEMFD)
-		snprintf(out, size, "memfd %s ino %lu size %lld seals 0x%x %s", f->path + 7, f->ino,
-			 f->size, f->seals, mode);
-	else if (f->kind == TK_PIDFD)
-		snprintf(out, size, "pidfd pid %d%s", f->target,
-			 f->start ? " (outside the tree)" : "");
-	else if (f->kind == TK_SK) {
-		const struct tree_sk *s = tree_sk_find(t, f->ino);
-		char w[128], a[256], b[256];
-
-		if (!s)
-			snprintf(out, size, "socket:[%lu] (no sk record)", f->ino);
-		else
-			snprintf(out, size, "%s %s%s%s%s%s", sk_what(s, w, sizeof(w)),
-				 s->state == 10 ? "listening on " :
-				 s->state == 1 && s->proto == IPPROTO_TCP ? "established " : "",
-				 s->namelen ? sk_addr_str(s->name, s->namelen, a, sizeof(a)) : "unnamed",
-				 s->peerlen || s->peer ? " -> " : "",
-				 s->peerlen ? sk_addr_str(s->peername, s->peerlen, b, sizeof(b)) :
-				 s->peer ? "peer" : "",
-				 s->qlen ? " (data queued)" : "");
-	} else if (f->kind == TK_GHOST) {
-		const struct tree_ghost *g = tree_ghost_find(t, f->dev, f->sino);
-
-		snprintf(out, size, "deleted file %s %s (ghost %llu:%llu)", g ? g->path : "?", mode,
-			 f->dev, f->sino);
-	} else
-		snprintf(out, size, "file %s %s%s", f->path, mode, f->flags & O_PATH ? " O_PATH" : "");
+	if (k && k->rec_show)
+		k->rec_show(t, d->file, mode, out, size);
+	else
+		snprintf(out, size, "%s %s", tree_kind_names[f->kind], mode);
 }
 
 static void show_ttys_text(const struct tree *t)
@@ -606,57 +536,17 @@ static void show_tree_json(const struct tree *t)
 	printf("],\"files\":[");
 	for (i = 0; i < t->nfiles; i++) {
 		const struct tree_file *f = &t->files[i];
+		const struct fd_kind *fk;
 
 		printf("%s{\"id\":%d,\"kind\":\"%s\",\"flags\":%u,\"pos\":%lld", i ? "," : "",
 		       f->id, tree_kind_names[f->kind], f->flags, f->pos);
-		if (f->kind == TK_PIPE || f->kind == TK_FIFO)
-			printf(",\"ino\":%lu", f->ino);
-		if (f->kind == TK_CHR)
-			printf(",\"major\":%u,\"minor\":%u", f->major, f->minor);
-		if (f->kind == TK_EVENTFD)
-			printf(",\"count\":%llu,\"semaphore\":%s", f->count,
-			       f->semaphore ? "true" : "false");
-		if (f->kind == TK_SIGNALFD)
-			printf(",\"sigmask\":%llu", f->sigmask);
-		if (f->kind == TK_TTY)
-			printf(",\"role\":\"%s\",\"index\":%d,\"major\":%u,\"minor\":%u",
-			       tree_tty_role_names[f->tty_role], f->tty_index, f->major, f->minor);
-		if (f->kind == TK_MEMFD)
-			printf(",\"ino\":%lu,\"seals\":%u,\"size\":%lld", f->ino, f->seals, f->size);
-		if (f->kind == TK_PIDFD)
-			printf(",\"target\":%d,\"start\":%llu", f->target, f->start);
-		if (f->kind == TK_SK)
-			printf(",\"ino\":%lu", f->ino);
-		if (f->kind == TK_EPOLL || f->kind == TK_INOTIFY) {
-			int n = 0;
-
-			printf(",\"items\":[");
-			for (j = 0; j < t->nitems; j++) {
-				const struct tree_item *it = &t->items[j];
-
-				if (it->file != i)
-					continue;
-				if (it->kind == IT_EPOLL) {
-					printf("%s{\"fd\":%d,\"events\":%u,\"data\":%llu,\"pid\":%d}",
-					       n++ ? "," : "", it->num, it->mask, it->data, it->pid);
-				} else {
-					printf("%s{\"wd\":%d,\"mask\":%u,\"path\":", n++ ? "," : "",
-					       it->num, it->mask);
-					json_str(it->path);
-					putchar('}');
-				}
-			}
-			putchar(']');
-		}
-		if (f->kind == TK_TIMERFD)
-			printf(",\"clockid\":%d,\"settime_flags\":%u,\"ticks\":%llu,\"value_ns\":%lld,\"interval_ns\":%lld",
-			       f->clockid, f->settime_flags, f->count, f->value_ns, f->interval_ns);
+		fk = fd_kind_of(f->kind);
+		if (fk && fk->rec_json)
+			fk->rec_json(t, i);
 		if (f->path) {
 			printf(",\"path\":");
 			json_str(f->path);
 		}
-		if (f->kind == TK_GHOST)
-			printf(",\"ghost\":{\"dev\":%llu,\"ino\":%llu}", f->dev, f->sino);
 		if (f->has_stat) {
 			printf(",\"stat\":{\"dev\":%llu,\"ino\":%llu,\"size\":%lld,\"mtime_ns\":%lld,\"mount\":",
 			       f->dev, f->sino, f->size, f->mtime_ns);

@@ -65,9 +65,41 @@ static int signalfd_open(struct fd_restore *r, int i, const char *what)
 	return fd;
 }
 
+
+static void signalfd_rec_write(FILE *f, const struct tree_file *x)
+{
+	fprintf(f, " 0x%llx", x->sigmask);
+}
+
+static const char *signalfd_rec_read(struct tree *t, struct tree_file *x, char **v,
+				     const long long *n, int nv)
+{
+	(void)t;
+	(void)n;
+	if (nv != 1 || tree_unum(v[0], &x->sigmask))
+		return "bad file record";
+	return NULL;
+}
+
+static void signalfd_rec_show(const struct tree *t, int i, const char *mode, char *out,
+			      size_t size)
+{
+	(void)mode;
+	snprintf(out, size, "signalfd sigmask 0x%llx", t->files[i].sigmask);
+}
+
+static void signalfd_rec_json(const struct tree *t, int i)
+{
+	printf(",\"sigmask\":%llu", t->files[i].sigmask);
+}
+
 const struct fd_kind signalfd_fd_kind = {
 	.name = "signalfd",
 	.type = TK_SIGNALFD,
 	.dump = signalfd_dump,
 	.open = signalfd_open,
+	.rec_write = signalfd_rec_write,
+	.rec_read = signalfd_rec_read,
+	.rec_show = signalfd_rec_show,
+	.rec_json = signalfd_rec_json,
 };

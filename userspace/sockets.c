@@ -582,6 +582,48 @@ static int sk_after(struct fd_restore *r, int ok)
 	return ret;
 }
 
+
+static void sk_rec_write(FILE *f, const struct tree_file *x)
+{
+	fprintf(f, " %lu", x->ino);
+}
+
+static const char *sk_rec_read(struct tree *t, struct tree_file *x, char **v,
+			       const long long *n, int nv)
+{
+	(void)t;
+	(void)v;
+	if (nv != 1 || n[0] <= 0)
+		return "bad file record";
+	x->ino = n[0];
+	return NULL;
+}
+
+static void sk_rec_show(const struct tree *t, int i, const char *mode, char *out, size_t size)
+{
+	const struct tree_file *f = &t->files[i];
+	const struct tree_sk *s = tree_sk_find(t, f->ino);
+	char w[128], a[256], b[256];
+
+	(void)mode;
+	if (!s)
+		snprintf(out, size, "socket:[%lu] (no sk record)", f->ino);
+	else
+		snprintf(out, size, "%s %s%s%s%s%s", sk_what(s, w, sizeof(w)),
+			 s->state == 10 ? "listening on " :
+			 s->state == 1 && s->proto == IPPROTO_TCP ? "established " : "",
+			 s->namelen ? sk_addr_str(s->name, s->namelen, a, sizeof(a)) : "unnamed",
+			 s->peerlen || s->peer ? " -> " : "",
+			 s->peerlen ? sk_addr_str(s->peername, s->peerlen, b, sizeof(b)) :
+			 s->peer ? "peer" : "",
+			 s->qlen ? " (data queued)" : "");
+}
+
+static void sk_rec_json(const struct tree *t, int i)
+{
+	printf(",\"ino\":%lu", t->files[i].ino);
+}
+
 const struct fd_kind socket_fd_kind = {
 	.name = "socket",
 	.type = TK_SK,
@@ -590,4 +632,8 @@ const struct fd_kind socket_fd_kind = {
 	.finish = tcp_sk_finish,
 	.open = sk_open,
 	.after = sk_after,
+	.rec_write = sk_rec_write,
+	.rec_read = sk_rec_read,
+	.rec_show = sk_rec_show,
+	.rec_json = sk_rec_json,
 };

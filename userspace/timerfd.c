@@ -150,9 +150,54 @@ fail:
 	return -1;
 }
 
+
+static void timerfd_rec_write(FILE *f, const struct tree_file *x)
+{
+	fprintf(f, " %d 0%o %llu %lld %lld", x->clockid, x->settime_flags, x->count,
+		x->value_ns, x->interval_ns);
+}
+
+static const char *timerfd_rec_read(struct tree *t, struct tree_file *x, char **v,
+				    const long long *n, int nv)
+{
+	(void)t;
+	if (nv != 5 || n[0] < 0 || n[0] >= 64 || n[1] < 0 || n[1] > 3 ||
+	    tree_unum(v[2], &x->count) || n[3] < 0 || n[4] < 0)
+		return "bad file record";
+	x->clockid = n[0];
+	x->settime_flags = n[1];
+	x->value_ns = n[3];
+	x->interval_ns = n[4];
+	return NULL;
+}
+
+static void timerfd_rec_show(const struct tree *t, int i, const char *mode, char *out,
+			     size_t size)
+{
+	const struct tree_file *f = &t->files[i];
+
+	(void)mode;
+	snprintf(out, size, "timerfd clock %d settime flags 0%o ticks %llu value %lld.%09lld s interval %lld.%09lld s",
+		 f->clockid, f->settime_flags, f->count, f->value_ns / 1000000000,
+		 f->value_ns % 1000000000, f->interval_ns / 1000000000,
+		 f->interval_ns % 1000000000);
+}
+
+static void timerfd_rec_json(const struct tree *t, int i)
+{
+	const struct tree_file *f = &t->files[i];
+
+	printf(",\"clockid\":%d,\"settime_flags\":%u,\"ticks\":%llu,\"value_ns\":%lld,\"interval_ns\":%lld",
+	       f->clockid, f->settime_flags, f->count, f->value_ns, f->interval_ns);
+}
+
 const struct fd_kind timerfd_fd_kind = {
 	.name = "timerfd",
 	.type = TK_TIMERFD,
 	.dump = timerfd_dump,
 	.open = timerfd_open,
+	.rec_write = timerfd_rec_write,
+	.rec_read = timerfd_rec_read,
+	.rec_show = timerfd_rec_show,
+	.rec_json = timerfd_rec_json,
 };

@@ -89,9 +89,10 @@
  * never O_CLOEXEC, which is per descriptor).  POS is the file offset.
  * Several fds (in one task or in several) refer to the same ID when they
  * share one open file description (kcmp(KCMP_FILE)); such fds share the
- * offset and flags after a restore too.  KIND and ARGS, each written (at
- * dump) and opened (at restore) by one kind of fd, in its own file (the
- * table of kinds is in files.h):
+ * offset and flags after a restore too.  KIND and ARGS belong to one kind
+ * of fd, in its own file (the table of kinds is in files.h), which
+ * describes them at dump, writes and reads them here (rec_write,
+ * rec_read), shows them (imgcr show) and opens them at restore:
  *   file PATH        regular file or directory, absolute path (files-reg.c)
  *   pipe INO         an end of the anonymous pipe INO (FLAGS' access mode
  *                    says which end: O_RDONLY read, O_WRONLY write) (pipes.c)
@@ -216,6 +217,7 @@
 #include <linux/imgcr.h>
 
 #include "attrs.h"
+#include "files.h"
 #include "log.h"
 #include "tree.h"
 
@@ -502,7 +504,7 @@ static int unhex_addr(unsigned char *a, const char *in)
 	return len / 2;
 }
 
-static char *unescape(const char *in)
+char *tree_unescape(const char *in)
 {
 	char *out = malloc(strlen(in) + 1), *o = out;
 
@@ -575,34 +577,14 @@ int tree_write(const struct tree *t, const char *dir)
 	}
 	for (i = 0; i < t->nfiles; i++) {
 		const struct tree_file *x = &t->files[i];
+		const struct fd_kind *fk;
 
 		fprintf(f, "file %d %s 0%o %lld", x->id, tree_kind_names[x->kind],
 			x->flags, x->pos);
-		if (x->path)
-			tree_escape(e1, sizeof(e1), x->path);
-		switch (x->kind) {
-		case TK_FILE: fprintf(f, " %s\n", e1); break;
-		case TK_PIPE: fprintf(f, " %lu\n", x->ino); break;
-		case TK_FIFO: fprintf(f, " %lu %s\n", x->ino, e1); break;
-		case TK_CHR: fprintf(f, " %u:%u %s\n", x->major, x->minor, e1); break;
-		case TK_EVENTFD: fprintf(f, " %llu %d\n", x->count, x->semaphore); break;
-		case TK_SIGNALFD: fprintf(f, " 0x%llx\n", x->sigmask); break;
-		case TK_TIMERFD:
-			fprintf(f, " %d 0%o %llu %lld %lld\n", x->clockid, x->settime_flags,
-				x->count, x->value_ns, x->interval_ns);
-			break;
-		case TK_TTY:
-			fprintf(f, " %s %d %u:%u %s\n", tree_tty_role_names[x->tty_role],
-				x->tty_index, x->major, x->minor, e1);
-			break;
-		case TK_MEMFD:
-			fprintf(f, " %lu 0x%x %lld %s\n", x->ino, x->seals, x->size, e1);
-			break;
-		case TK_PIDFD: fprintf(f, " %d %llu\n", x->target, x->start); break;
-		case TK_GHOST: fprintf(f, " %llu %llu\n", x->dev, x->sino); break;
-		case TK_SK: fprintf(f, " %lu\n", x->ino); break;
-		default: fprintf(f, "\n"); break;
-		}
+		fk = fd_kind_of(x->kind);
+		if (fk && fk->rec_write)
+			fk->rec_write(f, x);
+		fputc('\n', f);
 	}
 	for (i = 0; i < t->nfiles; i++) {
 		const struct tree_file *x = &t->files[i];
@@ -674,7 +656,7 @@ int tree_write(const struct tree *t, const char *dir)
 }
 
 #define MAXF 512
-#define PID_MAX (1 << 22)	/* the kernel's PID_MAX_LIMIT on 64-bit */
+#define PID_MAX TREE_PID_MAX
 
 static int split(char *line, char **v)
 {
@@ -686,7 +668,7 @@ static int split(char *line, char **v)
 	return n;
 }
 
-static int num(const char *s, long long *out)
+int tree_num(const char *s, long long *out)
 {
 	char *end;
 
@@ -695,8 +677,7 @@ static int num(const char *s, long long *out)
 	return errno || !*s || *end ? -1 : 0;
 }
 
-/* An unsigned 64-bit field (decimal, or hex with 0x); 0 or -1. */
-static int unum(const char *s, unsigned long long *out)
+int tree_unum(const char *s, unsigned long long *out)
 {
 	char *end;
 
@@ -730,7 +711,7 @@ int tree_read(struct tree *t, const char *dir)
 		if (!nv)
 			continue;
 		for (i = 1; i < nv; i++)
-			if (num(v[i], &n[i]))
+			if (tree_num(v[i], &n[i]))
 				n[i] = -1;
 #define BAD(why) do { pr_err("%s:%d: %s", path, lineno, why); goto fail; } while (0)
 		if (!seen_magic) {
@@ -750,7 +731,7 @@ int tree_read(struct tree *t, const char *dir)
 			k->ppid = n[2];
 			k->pgid = n[3];
 			k->sid = n[4];
-			char *c = unescape(v[5]);
+			char *c = tree_unescape(v[5]);
 
 			snprintf(k->comm, sizeof(k->comm), "%s", c);
 			free(c);
@@ -772,8 +753,8 @@ int tree_read(struct tree *t, const char *dir)
 			if (!k || n[2] < 0)
 				BAD("bad fs record");
 			k->umask = n[2];
-			k->cwd = unescape(v[3]);
-			k->root = unescape(v[4]);
+			k->cwd = tree_unescape(v[3]);
+			k->root = tree_unescape(v[4]);
 			k->has_fs = 1;
 		} else if (!strcmp(v[0], "thread") && nv == 3) {
 			k = tree_find(t, n[1]);
@@ -801,7 +782,9 @@ int tree_read(struct tree *t, const char *dir)
 				BAD("bad stopped record");
 			k->stopped = 1;
 		} else if (!strcmp(v[0], "file") && nv >= 5) {
+			const struct fd_kind *fk;
 			struct tree_file *x;
+			const char *why;
 			int kind;
 
 			for (kind = 0; kind < TK_NR; kind++)
@@ -815,62 +798,12 @@ int tree_read(struct tree *t, const char *dir)
 			x->kind = kind;
 			x->flags = n[3];
 			x->pos = n[4];
-			if ((kind == TK_EPOLL || kind == TK_INOTIFY) && nv == 5) {
-				/* the items follow in their own records */
-			} else if (kind == TK_MEMFD && nv == 9 && n[5] >= 0 && n[6] >= 0 &&
-				   n[6] <= 0xffff && n[7] >= 0) {
-				x->ino = n[5];
-				x->seals = n[6];
-				x->size = n[7];
-				x->path = unescape(v[8]);
-				if (strncmp(x->path, "/memfd:", 7))
-					BAD("bad memfd record");
-			} else if (kind == TK_PIDFD && nv == 7 && n[5] > 0 && n[5] <= PID_MAX &&
-				   !unum(v[6], &x->start)) {
-				x->target = n[5];
-			} else if (kind == TK_FILE && nv == 6) {
-				x->path = unescape(v[5]);
-			} else if (kind == TK_PIPE && nv == 6 && n[5] >= 0) {
-				x->ino = n[5];
-			} else if (kind == TK_FIFO && nv == 7 && n[5] >= 0) {
-				x->ino = n[5];
-				x->path = unescape(v[6]);
-			} else if (kind == TK_CHR && nv == 7 &&
-				   sscanf(v[5], "%u:%u", &x->major, &x->minor) == 2) {
-				x->path = unescape(v[6]);
-			} else if (kind == TK_EVENTFD && nv == 7 && !unum(v[5], &x->count) &&
-				   x->count < ~0ULL && (n[6] == 0 || n[6] == 1)) {
-				x->semaphore = n[6];
-			} else if (kind == TK_SIGNALFD && nv == 6 && !unum(v[5], &x->sigmask)) {
-				/* the mask is all there is */
-			} else if (kind == TK_TTY && nv == 9 && n[6] >= -1 && n[6] < 1 << 20 &&
-				   sscanf(v[7], "%u:%u", &x->major, &x->minor) == 2) {
-				for (i = 0; i < TTY_NROLES; i++)
-					if (!strcmp(v[5], tree_tty_role_names[i]))
-						break;
-				if (i == TTY_NROLES ||
-				    (i == TTY_JOB && n[6] != -1) ||
-				    ((i == TTY_MASTER || i == TTY_SLAVE) && n[6] < 0))
-					BAD("bad tty file record");
-				x->tty_role = i;
-				x->tty_index = n[6];
-				x->path = unescape(v[8]);
-			} else if (kind == TK_GHOST && nv == 7 && !unum(v[5], &x->dev) &&
-				   !unum(v[6], &x->sino)) {
-				if (!tree_ghost_find(t, x->dev, x->sino))
-					BAD("ghost file without its ghost record");
-			} else if (kind == TK_SK && nv == 6 && n[5] > 0) {
-				x->ino = n[5];
-			} else if (kind == TK_TIMERFD && nv == 10 && n[5] >= 0 && n[5] < 64 &&
-				   n[6] >= 0 && n[6] <= 3 && !unum(v[7], &x->count) &&
-				   n[8] >= 0 && n[9] >= 0) {
-				x->clockid = n[5];
-				x->settime_flags = n[6];
-				x->value_ns = n[8];
-				x->interval_ns = n[9];
-			} else {
-				BAD("bad file record");
-			}
+			fk = fd_kind_of(kind);
+			if (!fk || !fk->rec_read)
+				BAD("file kind with no records");
+			why = fk->rec_read(t, x, v + 5, n + 5, nv - 5);
+			if (why)
+				BAD(why);
 			if (x->path && x->path[0] != '/')
 				BAD("file path is not absolute");
 		} else if (!strcmp(v[0], "fd") && nv == 5) {
@@ -888,7 +821,7 @@ int tree_read(struct tree *t, const char *dir)
 
 			if (n[1] < 0 || n[1] >= t->nfiles || t->files[n[1]].kind != TK_EPOLL ||
 			    !tree_find(t, n[2]) || n[3] < 0 || n[3] > 1 << 20 ||
-			    unum(v[4], &ev) || ev > 0xffffffffULL || unum(v[5], &data))
+			    tree_unum(v[4], &ev) || ev > 0xffffffffULL || tree_unum(v[5], &data))
 				BAD("bad epitem record");
 			it = tree_item_add(t, IT_EPOLL, n[1]);
 			it->pid = n[2];
@@ -900,19 +833,19 @@ int tree_read(struct tree *t, const char *dir)
 			unsigned long long mask;
 
 			if (n[1] < 0 || n[1] >= t->nfiles || t->files[n[1]].kind != TK_INOTIFY ||
-			    n[2] <= 0 || unum(v[3], &mask) || mask > 0xffffffffULL)
+			    n[2] <= 0 || tree_unum(v[3], &mask) || mask > 0xffffffffULL)
 				BAD("bad watch record");
 			it = tree_item_add(t, IT_WATCH, n[1]);
 			it->num = n[2];
 			it->mask = mask;
-			it->path = unescape(v[4]);
+			it->path = tree_unescape(v[4]);
 			if (it->path[0] != '/')
 				BAD("watch path is not absolute");
 		} else if (!strcmp(v[0], "ghost") && nv == 9) {
 			struct tree_ghost *g;
 			unsigned long long dev, ino;
 
-			if (unum(v[1], &dev) || unum(v[2], &ino) || n[3] < 0 || n[4] < 0 ||
+			if (tree_unum(v[1], &dev) || tree_unum(v[2], &ino) || n[3] < 0 || n[4] < 0 ||
 			    n[4] > 07777 || n[5] < 0 || n[6] < 0 || tree_ghost_find(t, dev, ino))
 				BAD("bad ghost record");
 			g = tree_ghost_add(t);
@@ -923,27 +856,27 @@ int tree_read(struct tree *t, const char *dir)
 			g->uid = n[5];
 			g->gid = n[6];
 			g->mtime_ns = n[7];
-			g->path = unescape(v[8]);
+			g->path = tree_unescape(v[8]);
 			if (g->path[0] != '/')
 				BAD("ghost path is not absolute");
 		} else if (!strcmp(v[0], "ghost-mapped") && nv == 3) {
 			unsigned long long dev, ino;
 			struct tree_ghost *g;
 
-			if (unum(v[1], &dev) || unum(v[2], &ino) ||
+			if (tree_unum(v[1], &dev) || tree_unum(v[2], &ino) ||
 			    !(g = tree_ghost_find(t, dev, ino)) || g->mapped)
 				BAD("bad ghost-mapped record");
 			g->mapped = 1;
 		} else if (!strcmp(v[0], "fstat") && nv == 7) {
 			struct tree_file *x = n[1] >= 0 && n[1] < t->nfiles ? &t->files[n[1]] : NULL;
 
-			if (!x || x->kind != TK_FILE || x->has_stat || unum(v[2], &x->dev) ||
-			    unum(v[3], &x->sino) || n[4] < 0)
+			if (!x || x->kind != TK_FILE || x->has_stat || tree_unum(v[2], &x->dev) ||
+			    tree_unum(v[3], &x->sino) || n[4] < 0)
 				BAD("bad fstat record");
 			x->has_stat = 1;
 			x->size = n[4];
 			x->mtime_ns = n[5];
-			x->mnt = unescape(v[6]);
+			x->mnt = tree_unescape(v[6]);
 		} else if (!strcmp(v[0], "lock") && nv >= 4) {
 			struct tree_lock *l = tree_lock_add(t);
 			int a = 2;

@@ -216,6 +216,8 @@ struct tree {
 	struct tree_sk *sks;
 };
 
+#define TREE_PID_MAX	(1 << 22)	/* the kernel's PID_MAX_LIMIT on 64-bit */
+
 struct tree_task *tree_task_add(struct tree *t, pid_t pid);
 struct tree_task *tree_find(const struct tree *t, pid_t pid);
 /* The task that has @tid as its pid or as one of its threads' tids. */
@@ -245,5 +247,11 @@ int tree_read(struct tree *t, const char *dir);
 
 /* Escaping of paths and names in the file: see tree.c. */
 void tree_escape(char *out, size_t size, const char *in);
+/* The string @in escapes (malloc'ed; exits if out of memory). */
+char *tree_unescape(const char *in);
+/* A signed field (decimal, or hex with 0x); 0 or -1. */
+int tree_num(const char *s, long long *out);
+/* An unsigned 64-bit field (decimal, or hex with 0x); 0 or -1. */
+int tree_unum(const char *s, unsigned long long *out);
 
 #endif

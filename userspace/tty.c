@@ -790,6 +790,56 @@ const char *tty_restore_pgrp(const struct tree *t, const struct tree_task *k)
 	return NULL;
 }
 
+
+static void tty_rec_write(FILE *f, const struct tree_file *x)
+{
+	fprintf(f, " %s %d %u:%u", tree_tty_role_names[x->tty_role], x->tty_index, x->major,
+		x->minor);
+	fd_rec_path(f, x->path);
+}
+
+static const char *tty_rec_read(struct tree *t, struct tree_file *x, char **v,
+				const long long *n, int nv)
+{
+	int role;
+
+	(void)t;
+	if (nv != 4 || n[1] < -1 || n[1] >= 1 << 20 ||
+	    sscanf(v[2], "%u:%u", &x->major, &x->minor) != 2)
+		return "bad file record";
+	for (role = 0; role < TTY_NROLES; role++)
+		if (!strcmp(v[0], tree_tty_role_names[role]))
+			break;
+	if (role == TTY_NROLES || (role == TTY_JOB && n[1] != -1) ||
+	    ((role == TTY_MASTER || role == TTY_SLAVE) && n[1] < 0))
+		return "bad tty file record";
+	x->tty_role = role;
+	x->tty_index = n[1];
+	x->path = tree_unescape(v[3]);
+	return NULL;
+}
+
+static void tty_rec_show(const struct tree *t, int i, const char *mode, char *out, size_t size)
+{
+	const struct tree_file *f = &t->files[i];
+
+	if (f->tty_index >= 0)
+		snprintf(out, size, "tty %s of pty %d %s (%u:%u) %s",
+			 tree_tty_role_names[f->tty_role], f->tty_index, f->path, f->major,
+			 f->minor, mode);
+	else
+		snprintf(out, size, "tty %s, the job's terminal %s (%u:%u) %s",
+			 tree_tty_role_names[f->tty_role], f->path, f->major, f->minor, mode);
+}
+
+static void tty_rec_json(const struct tree *t, int i)
+{
+	const struct tree_file *f = &t->files[i];
+
+	printf(",\"role\":\"%s\",\"index\":%d,\"major\":%u,\"minor\":%u",
+	       tree_tty_role_names[f->tty_role], f->tty_index, f->major, f->minor);
+}
+
 const struct fd_kind tty_fd_kind = {
 	.name = "tty",
 	.type = TK_TTY,
@@ -797,4 +847,8 @@ const struct fd_kind tty_fd_kind = {
 	.check = tty_check,
 	.finish = tty_finish,
 	.open = tty_open,
+	.rec_write = tty_rec_write,
+	.rec_read = tty_rec_read,
+	.rec_show = tty_rec_show,
+	.rec_json = tty_rec_json,
 };
