@@ -235,17 +235,6 @@ static int epoll_late(const struct tree *t, const struct tree_task *k, char *err
 }
 
 
-/* The items are records of their own (epitem, tree.c): none here. */
-static const char *epoll_rec_read(struct tree *t, struct tree_file *x, char **v,
-				  const long long *n, int nv)
-{
-	(void)t;
-	(void)x;
-	(void)v;
-	(void)n;
-	return nv ? "bad file record" : NULL;
-}
-
 /* "epoll: fd T events 0x.. data 0x.. (by pid P), ..." */
 static void epoll_rec_show(const struct tree *t, int i, const char *mode, char *out,
 			   size_t size)
@@ -289,7 +278,7 @@ const struct fd_kind epoll_fd_kind = {
 	.check = epoll_check,
 	.open = epoll_open,
 	.late = epoll_late,
-	.rec_read = epoll_rec_read,
+	.rec_read = fd_rec_none,	/* its items are records of their own */
 	.rec_show = epoll_rec_show,
 	.rec_json = epoll_rec_json,
 };

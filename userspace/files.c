@@ -85,6 +85,15 @@ const struct fd_kind *const fd_kinds[] = {
 	NULL,
 };
 
+const char *fd_rec_none(struct tree *t, struct tree_file *x, char **v, const long long *n, int nv)
+{
+	(void)t;
+	(void)x;
+	(void)v;
+	(void)n;
+	return nv ? "bad file record" : NULL;
+}
+
 void fd_rec_path(FILE *f, const char *path)
 {
 	char e[3 * 4096 + 4];

@@ -185,6 +185,9 @@ extern const struct fd_kind *const fd_kinds[];
 /* The kind that restores file records of @type, or NULL. */
 const struct fd_kind *fd_kind_of(enum tree_kind type);
 
+/* For rec_read: a kind whose file records have no ARGS. */
+const char *fd_rec_none(struct tree *t, struct tree_file *x, char **v, const long long *n, int nv);
+
 /* For rec_write: " PATH", escaped (tree.c). */
 void fd_rec_path(FILE *f, const char *path);
 

@@ -259,17 +259,6 @@ fail:
 }
 
 
-/* The watches are records of their own (watch, tree.c): none here. */
-static const char *inotify_rec_read(struct tree *t, struct tree_file *x, char **v,
-				    const long long *n, int nv)
-{
-	(void)t;
-	(void)x;
-	(void)v;
-	(void)n;
-	return nv ? "bad file record" : NULL;
-}
-
 /* "inotify: wd W mask 0x.. PATH, ..." */
 static void inotify_rec_show(const struct tree *t, int i, const char *mode, char *out,
 			     size_t size)
@@ -314,7 +303,7 @@ const struct fd_kind inotify_fd_kind = {
 	.dump = inotify_dump,
 	.check = inotify_check,
 	.open = inotify_open,
-	.rec_read = inotify_rec_read,
+	.rec_read = fd_rec_none,	/* its watches are records of their own */
 	.rec_show = inotify_rec_show,
 	.rec_json = inotify_rec_json,
 };
