@@ -130,17 +130,23 @@ static int ns_check(struct dctx *c, int i)
 			return -1;
 		}
 	}
-	if (pid == c->t.root) {
-		snprintf(pb, sizeof(pb), "/proc/%d/ns/pid", pid);
-		la = readlink("/proc/self/ns/pid", a, sizeof(a) - 1);
+	/*
+	 * The tree is restored into imgcr's namespaces: a root in namespaces
+	 * of its own would silently lose them (its hostname, mounts, network,
+	 * PID numbering), so it is refused.
+	 */
+	for (k = 0; pid == c->t.root && k < sizeof(ns_names) / sizeof(ns_names[0]); k++) {
+		snprintf(pa, sizeof(pa), "/proc/self/ns/%s", ns_names[k]);
+		snprintf(pb, sizeof(pb), "/proc/%d/ns/%s", pid, ns_names[k]);
+		la = readlink(pa, a, sizeof(a) - 1);
 		lb = readlink(pb, b, sizeof(b) - 1);
-		if (la > 0 && lb > 0) {
-			a[la] = b[lb] = 0;
-			if (strcmp(a, b)) {
-				pr_err("pid %d: in another PID namespace than imgcr (%s, imgcr's %s): not supported",
-				       pid, b, a);
-				return -1;
-			}
+		if (la <= 0 || lb <= 0)
+			continue;
+		a[la] = b[lb] = 0;
+		if (strcmp(a, b)) {
+			pr_err("pid %d: in another %s namespace than imgcr (%s, imgcr's %s): a tree in namespaces of its own is not supported (it would be restored into imgcr's); run imgcr in them",
+			       pid, ns_names[k], b, a);
+			return -1;
 		}
 	}
 	return 0;
