@@ -16,7 +16,9 @@
 #include <linux/mm.h>
 #include <linux/sched.h>
 #include <linux/rcupdate.h>
+#include <linux/prctl.h>
 #include <linux/version.h>
+#include <uapi/linux/imgcr.h>
 #include <linux/namei.h>
 #include <linux/posix-timers.h>
 #include <linux/shmem_fs.h>
@@ -386,14 +388,31 @@ static inline bool imgcr_mm_has_mdwe(struct mm_struct *mm)
  * PR_SET_THP_DISABLE: MMF_DISABLE_THP in mm->flags until 6.18, then
  * MMF_DISABLE_THP_COMPLETELY (arg3 0) or _EXCEPT_ADVISED (arg3
  * PR_THP_DISABLE_EXCEPT_ADVISED) tested with mm_flags_test().  The image
- * records the complete form, which is what a restore's prctl() sets.
+ * records which (IMGCR_PROC_THP_*); a kernel before 6.18 has only the
+ * complete form, and refuses an image with the other.
  */
-static inline bool imgcr_thp_disabled(struct mm_struct *mm)
+static inline u32 imgcr_thp_disabled(struct mm_struct *mm)
 {
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 18, 0)
-	return mm_flags_test(MMF_DISABLE_THP_COMPLETELY, mm);
+	if (mm_flags_test(MMF_DISABLE_THP_COMPLETELY, mm))
+		return IMGCR_PROC_THP_DISABLE;
+	if (mm_flags_test(MMF_DISABLE_THP_EXCEPT_ADVISED, mm))
+		return IMGCR_PROC_THP_DISABLE | IMGCR_PROC_THP_EXCEPT_ADVISED;
+	return 0;
 #else
-	return test_bit(MMF_DISABLE_THP, &mm->flags);
+	return test_bit(MMF_DISABLE_THP, &mm->flags) ? IMGCR_PROC_THP_DISABLE : 0;
+#endif
+}
+
+/* prctl(PR_SET_THP_DISABLE, 1, arg3) of @flags (IMGCR_PROC_THP_*), or -1: not on this kernel */
+static inline long imgcr_thp_disable_arg(u32 flags)
+{
+	if (!(flags & IMGCR_PROC_THP_EXCEPT_ADVISED))
+		return 0;
+#ifdef PR_THP_DISABLE_EXCEPT_ADVISED
+	return PR_THP_DISABLE_EXCEPT_ADVISED;
+#else
+	return -1;
 #endif
 }
 

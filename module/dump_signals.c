@@ -349,8 +349,7 @@ void dump_proc_state(struct dump_image *img)
 	p->nr_threads = img->nr_threads - 1;
 	if (img->task->signal->is_child_subreaper)
 		p->flags |= IMGCR_PROC_CHILD_SUBREAPER;
-	if (imgcr_thp_disabled(img->mm))
-		p->flags |= IMGCR_PROC_THP_DISABLE;
+	p->flags |= imgcr_thp_disabled(img->mm);
 	if (imgcr_not_dumpable(img->task, img->mm))
 		p->flags |= IMGCR_PROC_NOT_DUMPABLE;
 	p->flags |= dump_membarrier(atomic_read(&img->mm->membarrier_state));

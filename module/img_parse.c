@@ -453,10 +453,19 @@ static int img_check_proc(struct img *img, const struct img_notes *nt)
 		return -EINVAL;
 	if (!require(img, !(p->flags & ~(IMGCR_PROC_CHILD_SUBREAPER |
 					 IMGCR_PROC_THP_DISABLE |
+					 IMGCR_PROC_THP_EXCEPT_ADVISED |
 					 IMGCR_PROC_NOT_DUMPABLE |
 					 IMGCR_PROC_MEMBARRIER)),
 		"unknown process flags"))
 		return -EINVAL;
+	if (!require(img, !(p->flags & IMGCR_PROC_THP_EXCEPT_ADVISED) ||
+		     (p->flags & IMGCR_PROC_THP_DISABLE),
+		     "THP except-advised flag without THP disable"))
+		return -EINVAL;
+	if (imgcr_thp_disable_arg(p->flags) < 0) {
+		img_err(img, "THP disabled except where advised (PR_THP_DISABLE_EXCEPT_ADVISED), which this kernel does not have (Linux 6.18+)");
+		return -EOPNOTSUPP;
+	}
 	if (!require(img, !p->pad0, "process note padding"))
 		return -EINVAL;
 	if (!require(img, p->nr_sigqueue <= IMGCR_MAX_SIGQUEUE &&

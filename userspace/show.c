@@ -208,10 +208,11 @@ static void show_threads_text(const struct image *img)
 		show_pending(img, tid, "    pending: ");
 	}
 	show_pending(img, 0, "pending:  process-wide: ");
-	printf("process:  flags %#x%s%s%s%s%s%s%s, pdeath signal %u, timer slack %" PRIu64
+	printf("process:  flags %#x%s%s%s%s%s%s%s%s, pdeath signal %u, timer slack %" PRIu64
 	       " ns (default %" PRIu64 ")\n", pr->flags,
 	       pr->flags & IMGCR_PROC_CHILD_SUBREAPER ? " child-subreaper" : "",
 	       pr->flags & IMGCR_PROC_THP_DISABLE ? " thp-disable" : "",
+	       pr->flags & IMGCR_PROC_THP_EXCEPT_ADVISED ? " thp-except-advised" : "",
 	       pr->flags & IMGCR_PROC_NOT_DUMPABLE ? " not-dumpable" : "",
 	       pr->flags & IMGCR_PROC_MEMBARRIER_PRIVATE ? " membarrier-private" : "",
 	       pr->flags & IMGCR_PROC_MEMBARRIER_SYNC_CORE ? " membarrier-sync-core" : "",
