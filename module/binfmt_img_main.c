@@ -51,6 +51,9 @@ static int load_img_binary(struct linux_binprm *bprm)
 	struct img *img;
 	int ret;
 
+	/* a kernel thread's execve (init, usermode helpers): no image of ours */
+	if (!current->mm)
+		return -ENOEXEC;
 	img = kzalloc(sizeof(*img), GFP_KERNEL_ACCOUNT);
 	if (!img)
 		return -ENOMEM;

@@ -17,6 +17,8 @@
 #include <linux/sched.h>
 #include <linux/rcupdate.h>
 #include <linux/prctl.h>
+#include <linux/cred.h>
+#include <linux/security.h>
 #include <linux/version.h>
 #include <uapi/linux/imgcr.h>
 #include <linux/namei.h>
@@ -257,6 +259,58 @@ static inline void imgcr_vma_start_write(struct vm_area_struct *vma)
 #else
 #define IMGCR_VM_SHADOW_STACK	VM_NONE
 #endif
+
+/* Guard regions (MADV_GUARD_INSTALL) came in 6.13; VM_MAYBE_GUARD marks them in 7.x. */
+#ifdef VM_MAYBE_GUARD
+#define IMGCR_VM_MAYBE_GUARD	VM_MAYBE_GUARD
+#else
+#define IMGCR_VM_MAYBE_GUARD	VM_NONE
+#endif
+
+/*
+ * Whether exec, which would give the caller the credentials @new, leaves
+ * its LSM label as it is.  AppArmor has no cred_getsecid hook, so the
+ * subjective one is asked, once as the caller is and once under
+ * override_creds(@new); since 6.13 it fills a struct lsm_prop.
+ */
+static inline bool imgcr_exec_keeps_label(const struct cred *new)
+{
+	const struct cred *old;
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+	struct lsm_prop now, then;
+
+	memset(&now, 0, sizeof(now));
+	memset(&then, 0, sizeof(then));
+	security_current_getlsmprop_subj(&now);
+	old = override_creds(new);
+	security_current_getlsmprop_subj(&then);
+	revert_creds(old);
+	return !memcmp(&now, &then, sizeof(now));
+#else
+	u32 now = 0, then = 0;
+
+	security_current_getsecid_subj(&now);
+	old = override_creds(new);
+	security_current_getsecid_subj(&then);
+	revert_creds(old);
+	return now == then;
+#endif
+}
+
+/* The user namespace exec would give the task's mm (mm->user_ns; 7.x: task->exec_state). */
+static inline struct user_namespace *imgcr_exec_user_ns(struct task_struct *t)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
+	struct user_namespace *ns;
+
+	rcu_read_lock();
+	ns = rcu_dereference(t->exec_state)->user_ns;
+	rcu_read_unlock();
+	return ns;
+#else
+	return t->mm->user_ns;
+#endif
+}
 
 static inline bool imgcr_shstk_enabled(struct task_struct *t)
 {

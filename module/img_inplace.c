@@ -29,6 +29,7 @@
 #include <linux/binfmts.h>
 #include <linux/cred.h>
 #include <linux/fdtable.h>
+#include <linux/fs_struct.h>
 #include <linux/file.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
@@ -52,7 +53,7 @@ static bool caller_vma_keepable(struct vm_area_struct *vma)
 		VM_MIXEDMAP | VM_HUGETLB | VM_GROWSDOWN | VM_GROWSUP |
 		VM_LOCKED | VM_LOCKONFAULT | VM_DONTCOPY | VM_WIPEONFORK |
 		VM_EXEC | __VM_UFFD_FLAGS | IMGCR_VM_DROPPABLE |
-		IMGCR_VM_SEALED | IMGCR_VM_SHADOW_STACK;
+		IMGCR_VM_SEALED | IMGCR_VM_SHADOW_STACK | IMGCR_VM_MAYBE_GUARD;
 
 	return vma_is_anonymous(vma) && !vma->vm_file && !vma_pkey(vma) &&
 	       vma->vm_pgoff == vma->vm_start >> PAGE_SHIFT &&
@@ -159,8 +160,11 @@ static const char *caller_creds_bad(struct linux_binprm *bprm)
 #endif
 	security_cred_getsecid(c, &now);
 	security_cred_getsecid(bprm->cred, &then);
-	if (now != then)
-		return "exec would change the caller's security label";
+	if (now != then || !imgcr_exec_keeps_label(bprm->cred))
+		return "exec would change the caller's security label (an LSM transition)";
+	/* exec would make the mm the caller's namespace's (after unshare()) */
+	if (imgcr_exec_user_ns(current) != c->user_ns)
+		return "the caller's memory belongs to another user namespace than its credentials";
 	return NULL;
 }
 
@@ -173,6 +177,11 @@ static const char *caller_task_bad(void)
 #ifdef CONFIG_IO_URING
 	if (current->io_uring)
 		return "the caller has used io_uring";
+#endif
+#ifdef CONFIG_UPROBES
+	/* exec drops these with the mm; unmapped here, they would be stale */
+	if (current->utask || READ_ONCE(current->mm->uprobes_state.xol_area))
+		return "the caller has hit uprobes (their state is kept in its memory)";
 #endif
 	return NULL;
 }
@@ -304,14 +313,39 @@ int img_inplace_begin(struct img *img)
 	mm->def_flags = 0;		/* mlockall(MCL_FUTURE) does not carry over */
 	mm->context.vdso = NULL;	/* unmapped; map_vdso() sets it again */
 	mmap_write_unlock(mm);
-	/* what exec sets for a readable image and unchanged IDs (checked) */
-	img_call_sys(imgcr_sys_prctl, PR_SET_DUMPABLE, 1, 0, 0);
+	/*
+	 * No one may read the memory while it still holds what the caller
+	 * had: img_restore_mm() makes it dumpable again once it is the
+	 * task's (img_inplace_end()).
+	 */
+	img_call_sys(imgcr_sys_prctl, PR_SET_DUMPABLE, 0, 0, 0);
 	current->flags &= ~(PF_RANDOMIZE | PF_FORKNOEXEC);
 	clear_syscall_work_syscall_user_dispatch(current);
 	current->sas_ss_sp = 0;
 	current->sas_ss_size = 0;
 	WRITE_ONCE(current->self_exec_id, current->self_exec_id + 1);
 	return 0;
+}
+
+/*
+ * After img_restore_mm(): the memory is the task's.  What exec sets for a
+ * readable image and unchanged IDs (checked), and what setup_new_exec()
+ * does once the new mm is in place: the credentials exec prepared are not
+ * used, and attaching a tracer may wait no longer.
+ */
+void img_inplace_end(struct img *img)
+{
+	struct linux_binprm *bprm = img->bprm;
+
+	if (!(img->proc.flags & IMGCR_PROC_NOT_DUMPABLE))
+		img_call_sys(imgcr_sys_prctl, PR_SET_DUMPABLE, 1, 0, 0);
+	if (bprm->cred) {
+		/* what begin_new_exec() or free_bprm() would do, as in exec */
+		current->fs->in_exec = 0;
+		abort_creds(bprm->cred);
+		bprm->cred = NULL;
+		mutex_unlock(&current->signal->cred_guard_mutex);
+	}
 }
 
 /*

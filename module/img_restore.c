@@ -373,6 +373,9 @@ int img_restore_mm(struct img *img)
 	int ret;
 
 	set_personality_64(img);
+	/* a task that was not dumpable is not, from its first page on */
+	if (img->proc.flags & IMGCR_PROC_NOT_DUMPABLE)
+		img_call_sys(imgcr_sys_prctl, PR_SET_DUMPABLE, 0, 0, 0);
 	if (!img_in_place(img)) {
 		setup_new_exec(bprm);
 		/* exec left the argument pages in a stack VMA of its own */
@@ -421,6 +424,8 @@ int img_restore_mm(struct img *img)
 		return ret;
 	set_exe_file(img);
 	set_binfmt(NULL);
+	if (img_in_place(img))
+		img_inplace_end(img);
 	return 0;
 }
 

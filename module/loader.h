@@ -109,6 +109,7 @@ static inline bool img_in_place(const struct img *img)
 int img_inplace_check(struct img *img);
 int img_inplace_begin(struct img *img);
 int img_inplace_zap_holes(struct img *img);
+void img_inplace_end(struct img *img);
 int img_fill_kept(unsigned long addr, const void *want, void *have, size_t n);
 
 /* img_vdso.c: an image from a kernel with another vdso */

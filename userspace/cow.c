@@ -134,6 +134,18 @@ static int read_task(struct cow_task *ct, const char *path)
 	return 0;
 }
 
+/*
+ * Memory is only shared between tasks with the same credentials: a child
+ * running as another user must never hold its parent's pages, not even
+ * for the time the exec takes to rewrite them.
+ */
+static int same_creds(const struct tree_task *a, const struct tree_task *b)
+{
+	return !memcmp(a->uid, b->uid, sizeof(a->uid)) &&
+	       !memcmp(a->gid, b->gid, sizeof(a->gid)) && a->ngroups == b->ngroups &&
+	       (!a->ngroups || !memcmp(a->groups, b->groups, a->ngroups * sizeof(*a->groups)));
+}
+
 int cow_plan(const struct tree *t, const char *dir)
 {
 	char path[4096];
@@ -149,7 +161,10 @@ int cow_plan(const struct tree *t, const char *dir)
 		if (read_task(&plan[i], path))
 			return -1;
 	}
-	/* keep only what a parent and a child have in common */
+	/*
+	 * keep only what a parent and a child with the same credentials have
+	 * in common
+	 */
 	for (i = 0; i < t->ntasks; i++) {
 		struct cow_task *ct = &plan[i];
 		int n = 0;
@@ -163,6 +178,8 @@ int cow_plan(const struct tree *t, const char *dir)
 					continue;
 				if (t->tasks[k].pid != t->tasks[i].ppid &&
 				    t->tasks[k].ppid != t->tasks[i].pid)
+					continue;
+				if (!same_creds(&t->tasks[i], &t->tasks[k]))
 					continue;
 				shared = find_vma(&plan[k], v->start, v->end) != NULL;
 			}
@@ -185,7 +202,8 @@ static int has_child_with(const struct tree *t, int ti, const struct cow_vma *v)
 
 	for (k = 0; k < t->ntasks; k++)
 		if (t->tasks[k].ppid == t->tasks[ti].pid && k != ti &&
-		    !t->tasks[k].zombie && find_vma(&plan[k], v->start, v->end))
+		    !t->tasks[k].zombie && same_creds(&t->tasks[k], &t->tasks[ti]) &&
+		    find_vma(&plan[k], v->start, v->end))
 			return 1;
 	return 0;
 }
@@ -272,6 +290,7 @@ const char *cow_prepare(const struct tree *t, int ti, const char *dir,
 			char *err, size_t len)
 {
 	const struct cow_task *ct = plan ? &plan[ti] : NULL;
+	const struct tree_task *parent;
 	unsigned long nstart[COW_MAX], nend[COW_MAX];
 	char path[4096], *buf = NULL;
 	int i, n = 0, fd = -1, ret;
@@ -290,10 +309,11 @@ const char *cow_prepare(const struct tree *t, int ti, const char *dir,
 		snprintf(err, len, "cannot open %s: %s", path, strerror(errno));
 		goto fail;
 	}
+	parent = tree_find(t, t->tasks[ti].ppid);
 	for (i = 0; i < nkept; i++) {
 		const struct cow_vma *v = find_vma(ct, kept[i].start, kept[i].end);
 
-		if (!v) {
+		if (!v || !parent || !same_creds(parent, &t->tasks[ti])) {
 			munmap((void *)kept[i].start, kept[i].end - kept[i].start);
 			continue;
 		}

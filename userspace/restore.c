@@ -502,8 +502,23 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		TFAIL("cannot drop the capabilities of the user namespace: %s", strerror(errno));
 	for (i = 0;; i++) {
 		syscall(SYS_execveat, fd, "", argv, environ, AT_EMPTY_PATH);
+		if (keep_arg[0] && (errno == EINVAL || (errno == EBUSY && i == 2000))) {
+			/*
+			 * In place refused (the kernel log says why), or our mm
+			 * kept busy by others: a plain exec restores the same
+			 * task, with its own copy of the shared memory.
+			 */
+			fprintf(stderr, "imgcr: warning: pid %d: cannot restore in place (%s, see the kernel log): the memory it shared copy-on-write is copied\n",
+				k->pid, strerror(errno));
+			for (n = 1; argv[n] != keep_arg; n++)
+				;
+			for (; argv[n]; n++)
+				argv[n] = argv[n + 1];
+			keep_arg[0] = 0;
+			continue;
+		}
 		/* in place: another task held our mm for a moment (a /proc reader) */
-		if (errno != EBUSY || !keep_arg[0] || i == 2000)
+		if (errno != EBUSY || !keep_arg[0])
 			break;
 		usleep(5000);
 	}
