@@ -21,7 +21,9 @@
  * the restore before any image runs, naming the file, the task and who
  * holds a conflicting lock (F_GETLK; for flock, /proc/locks).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +112,60 @@ int locks_dump(struct tree *t, pid_t pid, int fd, int file)
  * unknown): for a byte range F_GETLK (F_OFD_GETLK) names the holder; for
  * flock, /proc/locks lists the flock locks on the inode.
  */
+/*
+ * The processes holding the OFD lock @fl (F_OFD_GETLK) on the file @st:
+ * an OFD lock has no pid (-1 in F_OFD_GETLK and /proc/locks), but shows in
+ * the "lock:" lines of the fdinfo of every fd on its description.
+ */
+static void ofd_holders(const struct stat *st, const struct flock *fl, char *out, size_t size)
+{
+	char id[64], path[600];
+	struct dirent *p, *f;
+	size_t off = 0;
+	DIR *proc, *fds;
+
+	snprintf(id, sizeof(id), " %02x:%02x:%llu %lld ", major(st->st_dev), minor(st->st_dev),
+		 (unsigned long long)st->st_ino, (long long)fl->l_start);
+	proc = opendir("/proc");
+	while (proc && (p = readdir(proc)) && off + 80 < size) {
+		if (p->d_name[0] < '1' || p->d_name[0] > '9' || atoi(p->d_name) == getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/fdinfo", p->d_name);
+		fds = opendir(path);
+		while (fds && (f = readdir(fds)) && off + 80 < size) {
+			char *text, *l;
+
+			if (f->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%s/fdinfo/%s", p->d_name, f->d_name);
+			text = read_text(path, NULL);
+			for (l = text ? strstr(text, "\nlock:") : NULL; l; l = strstr(l + 1, "\nlock:")) {
+				char *end = strchr(l + 1, '\n');
+
+				if (end)
+					*end = 0;
+				if (strstr(l, "OFDLCK") && strstr(l, id) && !strstr(l, "->")) {
+					off += snprintf(out + off, size - off,
+							"%s pid %s (an OFD %s lock on bytes %lld-%lld, fd %s)",
+							off ? "," : "", p->d_name,
+							fl->l_type == F_WRLCK ? "write" : "read",
+							(long long)fl->l_start,
+							fl->l_len ? (long long)(fl->l_start + fl->l_len - 1) : -1LL,
+							f->d_name);
+					break;
+				}
+				if (end)
+					*end = '\n';
+			}
+			free(text);
+		}
+		if (fds)
+			closedir(fds);
+	}
+	if (proc)
+		closedir(proc);
+}
+
 static void lock_holders(const struct tree_lock *l, int fd, char *out, size_t size)
 {
 	struct flock fl = {
@@ -131,8 +187,10 @@ static void lock_holders(const struct tree_lock *l, int fd, char *out, size_t si
 			snprintf(out, size, " pid %d (a %s lock on bytes %lld-%lld)", fl.l_pid,
 				 fl.l_type == F_WRLCK ? "write" : "read", (long long)fl.l_start,
 				 fl.l_len ? (long long)(fl.l_start + fl.l_len - 1) : -1LL);
-		else
-			snprintf(out, size, " an OFD lock on bytes %lld-%lld (no pid)",
+		else if (!fstat(fd, &st))
+			ofd_holders(&st, &fl, out, size);
+		if (!out[0])
+			snprintf(out, size, " an OFD lock on bytes %lld-%lld",
 				 (long long)fl.l_start,
 				 fl.l_len ? (long long)(fl.l_start + fl.l_len - 1) : -1LL);
 		return;
@@ -215,10 +273,26 @@ int locks_restore_files(const struct tree *t, const int *desc)
 	for (i = 0; i < t->nlocks; i++) {
 		const struct tree_lock *l = &t->locks[i];
 
+		const struct tree_task *k = NULL;
+		int j, fd = -1;
+
 		if (l->kind != TL_OFD || !take(l, desc[l->file]))
 			continue;
 		take_failed(t, l, desc[l->file], errno, why, sizeof(why));
-		pr_err("restore failed: %s", why);
+		/* the task that will hold it: the first with an fd on the description */
+		for (j = 0; j < t->ntasks && fd < 0; j++) {
+			int n;
+
+			for (n = 0; n < t->tasks[j].nfds && fd < 0; n++)
+				if (t->tasks[j].fds[n].file == l->file) {
+					k = &t->tasks[j];
+					fd = t->tasks[j].fds[n].fd;
+				}
+		}
+		if (k)
+			pr_err("restore failed: pid %d: fd %d: %s", k->pid, fd, why);
+		else
+			pr_err("restore failed: %s", why);
 		return -1;
 	}
 	return 0;
