@@ -6,7 +6,9 @@
 # close-on-exec), an OFD write lock on 10-19 (o.dat); the child a POSIX
 # write lock on p.dat 100-149.  The dump records them; a restore while
 # another process holds a conflicting flock, then a conflicting POSIX lock,
-# fails naming the file and the holder, and leaves nothing running; then
+# then a conflicting OFD lock (lockprobe hold-ofd), fails naming the task
+# and fd, the file and the holder (for OFD checked at the end), and leaves
+# nothing running; then
 # the restore works.  Before the dump and after the restore, from outside:
 # /proc/locks lists the same locks (kind, type, pid, inode, range), F_GETLK
 # reports the same owners, flock LOCK_NB fails; the restored program checks
@@ -76,6 +78,11 @@ main() {
 	echo "$e" | grep -q "restore failed: pid $pid: fd $P: cannot take a write POSIX lock on bytes 0-99 of $PWD/p.dat again: .* held by pid $h (a write lock on bytes 0-9)" ||
 		fail "POSIX conflict message: $(echo "$e" | tr '\n' '|')"
 	info "POSIX conflict: $(echo "$e" | grep 'restore failed')"
+	restore_refused o.dat hold-ofd 10 5
+	info "OFD conflict: $(echo "$e" | grep 'restore failed')"
+	echo "$e" | grep -q "restore failed: .*cannot take a write OFD lock on bytes 10-19 of $PWD/o.dat again: .*a conflicting lock is held" ||
+		fail "OFD conflict message does not name the lock and the file: $(echo "$e" | tr '\n' '|')"
+	ofd_e=$e ofd_h=$h
 
 	imgcr restore -D d > restore.out 2> restore.err &
 	rpid=$!
@@ -91,6 +98,9 @@ main() {
 	[ "$RC" = 0 ] || fail "imgcr restore exit status $RC: $(grep BAD out | tr '\n' '|')$(rerr)"
 	grep -q BAD out && fail "$(grep BAD out | tr '\n' '|')"
 	grep -q '^done ok' out || fail "no 'done ok': $(tail -n 3 out | tr '\n' '|')"
+	# checked last, so that the restore above is tested all the same
+	echo "$ofd_e" | grep -qE "restore failed: pid ($pid|$kid): fd [0-9]+: cannot take a write OFD lock on bytes 10-19 of $PWD/o.dat again: .* held by pid $ofd_h[ )]" ||
+		fail "the OFD conflict message names no task (pid $pid or $kid, and its fd) or not the holder (pid $ofd_h), as the flock and POSIX ones do: $(echo "$ofd_e" | grep 'restore failed')"
 	pass "6 locks held again; $(grep -c '^ok' out) checks ok"
 }
 

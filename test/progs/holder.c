@@ -17,6 +17,24 @@
  *   ns       its own UTS namespace  zombie   an unreaped dead child
  *   threads  a second thread        none     nothing (dumpable)
  *   deadmain its main thread exited (pthread_exit), a second thread ticks
+ *   pidfdthread a pidfd (PIDFD_THREAD, 6.9+) of its second thread
+ *   pidns    the child unshares a PID namespace and forks its init, which
+ *            forks a task that forks another: the tree to dump is that
+ *            task (pid 2 in the namespace) and its child (pid 3), in
+ *            another PID namespace than the dumper; every one ticks
+ *   pidfdns  the same, where pid 2 and 3 hold a pidfd (fd 4, inherited)
+ *            to the root process, outside their namespace
+ *   pipeout  the read end of a pipe whose write end the child holds is
+ *            held by a process outside the tree (forked and orphaned: it
+ *            writes "PID outsider" to FILE, then pauses)
+ *   memfdpath an O_PATH fd of a memfd (the memfd itself closed)
+ *   memfdhuge a hugetlbfs memfd (MFD_HUGETLB), 2 MiB, not mapped
+ *   bpfprog  a bpf socket-filter program (BPF_PROG_LOAD)
+ *   bpflink  a bpf link: a raw tracepoint program attached to
+ *            sched_process_exec (BPF_RAW_TRACEPOINT_OPEN), the program fd
+ *            closed
+ * Ticks name the task by its pid in /proc (the dumper's PID namespace),
+ * the same as getpid() but in the tasks of "pidns" and "pidfdns".
  * (zombie and threads are dumpable now.)
  */
 #define _GNU_SOURCE
@@ -25,6 +43,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <linux/bpf.h>
+#include <linux/memfd.h>
 #include <linux/perf_event.h>
 #include <sys/fanotify.h>
 #include <sys/inotify.h>
@@ -39,7 +58,12 @@
 
 #include "common.h"
 
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+
 static int out;
+static volatile pid_t thread_tid;
 
 static void tick_forever(void);
 
@@ -53,20 +77,87 @@ static void *tick_fn(void *arg)
 static void *thread_fn(void *arg)
 {
 	(void)arg;
+	thread_tid = syscall(SYS_gettid);
 	for (;;)
 		pause();
 	return NULL;
 }
 
+/* the pid in /proc (the tests' PID namespace), not in our own */
+static int proc_pid(void)
+{
+	char buf[32];
+	ssize_t n = readlink("/proc/self", buf, sizeof(buf) - 1);
+
+	if (n <= 0)
+		return getpid();
+	buf[n] = 0;
+	return atoi(buf);
+}
+
 static void tick_forever(void)
 {
+	int me = proc_pid();
+
 	for (int n = 1;; n++) {
-		outf(out, "%d tick %d\n", (int)getpid(), n);
+		outf(out, "%d tick %d\n", me, n);
 		struct timespec ts = { 0, 50 * 1000 * 1000 }, rem;
 
 		while (nanosleep(&ts, &rem) && errno == EINTR)
 			ts = rem;
 	}
+}
+
+static int bpf_load(int type, const char *what)
+{
+	/* r0 = 0; exit */
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	union bpf_attr a;
+	char log[4096] = "";
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_type = type;
+	a.insns = (unsigned long)insns;
+	a.insn_cnt = 2;
+	a.license = (unsigned long)"GPL";
+	a.log_buf = (unsigned long)log;
+	a.log_size = sizeof(log);
+	a.log_level = 1;
+	fd = syscall(SYS_bpf, BPF_PROG_LOAD, &a, sizeof(a));
+	if (fd < 0)
+		outf(2, "holder: BPF_PROG_LOAD (%s): %s: %s\n", what, errname(errno), log);
+	return fd;
+}
+
+/*
+ * pidns, pidfdns: in the child, with @pfd (or -1) open: a new PID
+ * namespace, its init (ticking), and under it the two tasks to dump.
+ */
+static int pidns_tree(void)
+{
+	pid_t p;
+
+	if (unshare(CLONE_NEWPID))
+		return -1;
+	p = fork();
+	if (p < 0)
+		return -1;
+	if (p == 0) {
+		/* init (1) forks the root (2), which forks its child (3) */
+		for (int i = 0; i < 2; i++) {
+			p = fork();
+			if (p < 0)
+				_exit(6);
+			if (p)
+				break;
+		}
+		tick_forever();
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -163,6 +254,63 @@ int main(int argc, char **argv)
 			r = -pthread_create(&th, NULL, thread_fn, NULL);
 		else if (!strcmp(kind, "deadmain") && !pthread_create(&th, NULL, tick_fn, NULL))
 			pthread_exit(NULL);
+		else if (!strcmp(kind, "pidfdthread")) {
+			r = -pthread_create(&th, NULL, thread_fn, NULL);
+			while (!r && !thread_tid)
+				usleep(1000);
+			if (!r)
+				r = syscall(SYS_pidfd_open, thread_tid, PIDFD_THREAD);
+		} else if (!strcmp(kind, "pidns")) {
+			r = pidns_tree();
+		} else if (!strcmp(kind, "pidfdns")) {
+			/* at fd 4 (0-2, then FILE at 3) */
+			r = syscall(SYS_pidfd_open, getppid(), 0);
+			if (r >= 0)
+				r = pidns_tree();
+		} else if (!strcmp(kind, "pipeout")) {
+			int pp[2];
+
+			r = pipe(pp);
+			p = r ? -1 : fork();
+			if (p == 0) {
+				/* the outsider: orphaned at once, so not in the tree */
+				close(pp[1]);
+				if (fork() == 0) {
+					outf(out, "%d outsider\n", (int)getpid());
+					for (;;)
+						pause();
+				}
+				_exit(0);
+			}
+			if (p < 0 || waitpid(p, NULL, 0) != p)
+				r = -1;
+			else
+				close(pp[0]);
+		} else if (!strcmp(kind, "memfdpath")) {
+			int m = memfd_create("holder", 0);
+			char path[64];
+
+			snprintf(path, sizeof(path), "/proc/self/fd/%d", m);
+			r = m < 0 ? -1 : open(path, O_PATH);
+			if (m >= 0)
+				close(m);
+		} else if (!strcmp(kind, "memfdhuge")) {
+			r = memfd_create("holder", MFD_HUGETLB);
+			if (r >= 0 && ftruncate(r, 2 << 20))
+				r = -1;
+		} else if (!strcmp(kind, "bpfprog")) {
+			r = bpf_load(BPF_PROG_TYPE_SOCKET_FILTER, "socket filter");
+		} else if (!strcmp(kind, "bpflink")) {
+			int prog = bpf_load(BPF_PROG_TYPE_RAW_TRACEPOINT, "raw tracepoint");
+			union bpf_attr a;
+
+			memset(&a, 0, sizeof(a));
+			a.raw_tracepoint.name = (unsigned long)"sched_process_exec";
+			a.raw_tracepoint.prog_fd = prog;
+			r = prog < 0 ? -1 : syscall(SYS_bpf, BPF_RAW_TRACEPOINT_OPEN, &a, sizeof(a));
+			if (prog >= 0)
+				close(prog);
+		}
 		if (r < 0) {
 			outf(2, "holder: %s failed: %s\n", kind, errname(errno));
 			_exit(5);

@@ -6,6 +6,7 @@
  *   flock              "busy" if LOCK_EX|LOCK_NB fails, else "free"
  *   hold-flock         take LOCK_EX, print "held", sleep until killed
  *   hold-posix START LEN  take a POSIX write lock, print "held", sleep
+ *   hold-ofd START LEN    the same with an OFD write lock (F_OFD_SETLK)
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -33,8 +34,9 @@ int main(int argc, char **argv)
 		say("%s\n", flock(fd, LOCK_EX | LOCK_NB) ? "busy" : "free");
 		return 0;
 	}
-	if (!strcmp(argv[2], "hold-flock") || !strcmp(argv[2], "hold-posix")) {
-		if (argv[2][5] == 'f' ? flock(fd, LOCK_EX | LOCK_NB) : fcntl(fd, F_SETLK, &fl)) {
+	if (!strncmp(argv[2], "hold-", 5)) {
+		if (!strcmp(argv[2], "hold-flock") ? flock(fd, LOCK_EX | LOCK_NB) :
+		    fcntl(fd, !strcmp(argv[2], "hold-ofd") ? F_OFD_SETLK : F_SETLK, &fl)) {
 			say("error %s\n", errname(errno));
 			return 1;
 		}
