@@ -73,8 +73,8 @@ refuse() {
 		track $outsider
 	fi
 	if [ $KIND = pidfdns ]; then
-		# imgcr in the tree's PID namespace, with a /proc of its own
-		nsenter -t $init -p unshare -m sh -c "mount -t proc proc /proc && exec imgcr dump -t 2 -D d" \
+		# imgcr in the tree's PID and mount namespaces, with their /proc
+		nsenter -t $init -p -m sh -c "mount -t proc proc /proc && exec imgcr dump -t 2 -D $PWD/d" \
 			> dump.out 2> dump.err && fail "dump of a tree with $KIND succeeded"
 	else
 		imgcr dump -t $root -D d > dump.out 2> dump.err && fail "dump of a tree with $KIND succeeded"
@@ -127,7 +127,7 @@ else
 	(T=tree_unsupported_more-pidfdthread; info "skipped on $v: no PIDFD_THREAD before 6.9")
 fi
 run pidfdns 'pid [0-9]+ fd [0-9]+: pidfd: its process is in another PID namespace: not supported' 'anon_inode:\[pidfd\]'
-run pidns 'pid [0-9]+: in another PID namespace than imgcr \(pid:\[[0-9]+\], imgcr.s pid:\[[0-9]+\]\): not supported' ''
+run pidns 'pid [0-9]+: in another pid namespace than imgcr \(pid:\[[0-9]+\], imgcr.s pid:\[[0-9]+\]\): a tree in namespaces of its own is not supported' ''
 run pipeout 'pid [0-9]+ fd [0-9]+: pipe:\[[0-9]+\] is also open in pid [0-9]+ fd [0-9]+, outside the tree: pipes shared with other processes are not supported' 'pipe:\[[0-9]+\]'
 run memfdpath 'pid [0-9]+ fd [0-9]+: memfd /memfd:holder \(deleted\): O_PATH descriptors of memfds are not supported' '/memfd:holder \(deleted\)'
 run memfdhuge 'pid [0-9]+ fd [0-9]+: memfd /memfd:holder \(deleted\): hugetlbfs memfds are not supported' '/memfd:holder \(deleted\)'

@@ -52,6 +52,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -134,14 +135,19 @@ static int bpf_load(int type, const char *what)
 }
 
 /*
- * pidns, pidfdns: in the child, with @pfd (or -1) open: a new PID
- * namespace, its init (ticking), and under it the two tasks to dump.
+ * pidns, pidfdns: in the child, with @pfd (or -1) open: a new PID (and
+ * mount) namespace, its init (ticking), and under it the two tasks to dump.
  */
 static int pidns_tree(void)
 {
 	pid_t p;
 
-	if (unshare(CLONE_NEWPID))
+	/*
+	 * A mount namespace too: imgcr dumps from inside both, with a /proc
+	 * of the PID namespace mounted there (after the ticks are named).
+	 */
+	if (unshare(CLONE_NEWPID | CLONE_NEWNS) ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
 		return -1;
 	p = fork();
 	if (p < 0)
