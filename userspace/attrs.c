@@ -414,7 +414,12 @@ static int set_sched(const struct tree_task *k, char *err, size_t size)
 
 int attrs_set(const struct tree_task *k, char *err, size_t size)
 {
-	if (set_rlimits(k, err, size) || set_oom(k, err, size) || set_sched(k, err, size))
+	/*
+	 * oom_score_adj first: it opens a file, which a low RLIMIT_NOFILE
+	 * (sshd's sandboxed child has 1) would forbid; the limits before the
+	 * scheduling, which RLIMIT_NICE and RLIMIT_RTPRIO allow.
+	 */
+	if (set_oom(k, err, size) || set_rlimits(k, err, size) || set_sched(k, err, size))
 		return -1;
 	if ((k->attr_set & ATTR_NNP) && k->no_new_privs &&
 	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {

@@ -92,6 +92,7 @@
 
 #include "attrs.h"
 #include "cow.h"
+#include "image.h"
 #include "commands.h"
 #include "files.h"
 #include "log.h"
@@ -1078,6 +1079,34 @@ static int verify_threads(struct rctx *c, int timeout_ms)
 	return ret;
 }
 
+/*
+ * --detach: the root's parent is imgcr, whose exit would send the root (or
+ * one of its threads) a parent-death signal it asked for with
+ * PR_SET_PDEATHSIG.  Refused rather than lost; 0 or -1 (printed).
+ */
+static int detach_pdeath(const struct rctx *c)
+{
+	char path[PATH_MAX + 32];
+	struct image img;
+	unsigned int i, sig = 0;
+
+	if (tree_find(&c->t, c->t.root) && tree_find(&c->t, c->t.root)->zombie)
+		return 0;
+	snprintf(path, sizeof(path), "%s/core-%d.img", c->dir, c->t.root);
+	if (image_open(&img, path))
+		return -1;
+	if (img.proc)
+		sig = img.proc->pdeath_signal;
+	for (i = 1; i < img.nr_threads && !sig; i++)
+		sig = img.threads[i].thread.pdeath_signal;
+	image_close(&img);
+	if (!sig)
+		return 0;
+	pr_err("task %d has a parent-death signal (%u, PR_SET_PDEATHSIG): with --detach, imgcr's exit would send it; restore without --detach (imgcr stays its parent), or with --pidns",
+	       c->t.root, sig);
+	return -1;
+}
+
 int cmd_restore(int argc, char **argv)
 {
 	struct rctx c;
@@ -1120,6 +1149,8 @@ int cmd_restore(int argc, char **argv)
 			       c.t.tasks[i].pid);
 			return 1;
 		}
+	if (c.detach && !c.pidns && detach_pdeath(&c))
+		return 1;
 	c.setcreds = geteuid() == 0;
 	c.userns = c.pidns && geteuid() != 0;
 	c.restorer = getpid();
