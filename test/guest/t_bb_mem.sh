@@ -1,21 +1,24 @@
 #!/bin/sh
 # Hold-out tests of issue 10 (memory state), written from README.md alone.
-#   bb_madv  regions with MADV_WIPEONFORK, DONTFORK, HUGEPAGE, NOHUGEPAGE,
-#            DONTDUMP (and MAP_DROPPABLE on 6.12) and a plain one, each
-#            filled with its own byte: after imgcr dump + restore the smaps
-#            VmFlags of each are the same, every byte is back, and a fork
-#            after the restore sees zeros in the wipe-on-fork region and no
-#            don't-fork region (bbmem madv).
-#   bb_cow   32 MiB shared copy-on-write between a parent and its child
-#            (the child rewrote an eighth before the dump): the two
-#            processes' Pss and Rss after the restore are those before it,
-#            and what the child writes after the restore does not show in
-#            the parent (bbmem cow).
-#   bb_cowmix a parent's plain, wipe-on-fork and don't-dump regions and a
-#            child with two threads that rewrote part of the plain one and
-#            all of its (zeroed) wipe-on-fork one: each has its own data
-#            back, and a fork by each after the restore sees zeros in the
-#            wipe-on-fork region (bbmem cowmix).
+#   bb_mem-madv
+#       regions with MADV_WIPEONFORK, DONTFORK, HUGEPAGE, NOHUGEPAGE,
+#       DONTDUMP (and MAP_DROPPABLE on 6.12) and a plain one, each
+#       filled with its own byte: after imgcr dump + restore the smaps
+#       VmFlags of each are the same, every byte is back, and a fork
+#       after the restore sees zeros in the wipe-on-fork region and no
+#       don't-fork region (bbmem madv).
+#   bb_mem-cow
+#       32 MiB shared copy-on-write between a parent and its child
+#       (the child rewrote an eighth before the dump): the two
+#       processes' Pss and Rss after the restore are those before it,
+#       and what the child writes after the restore does not show in
+#       the parent (bbmem cow).
+#   bb_mem-cowmix
+#       a parent's plain, wipe-on-fork and don't-dump regions and a
+#       child with two threads that rewrote part of the plain one and
+#       all of its (zeroed) wipe-on-fork one: each has its own data
+#       back, and a fork by each after the restore sees zeros in the
+#       wipe-on-fork region (bbmem cowmix).
 # timeout: 240
 . /imgcr/guest/lib.sh
 require_modules
@@ -156,7 +159,7 @@ cowmix() {
 	pass "plain, wipe-on-fork and don't-dump data of a parent and its threaded child, forks after the restore"
 }
 
-subtest bb_madv madv
-subtest bb_cow cow
-subtest bb_cowmix cowmix
+subtest bb_mem-madv madv
+subtest bb_mem-cow cow
+subtest bb_mem-cowmix cowmix
 
