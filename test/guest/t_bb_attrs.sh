@@ -5,13 +5,17 @@
 # child-subreaper flag (with a child and a grandchild), PR_SET_THP_DISABLE
 # and membarrier registrations; imgcr dump, imgcr restore; then the
 # program compares from inside (PASS/FAIL per item) and the test compares
-# /proc/PID/limits, oom_score_adj, status and cwd/root links from outside.
-#   bb_attrs_single   one thread
-#   bb_attrs_mt       four threads, a removed cwd, SIGSTOPped at the dump:
+# /proc/PID/limits, oom_score_adj, status and cwd/root links from outside,
+# of the child and grandchild too (the child has its own oom_score_adj and
+# soft RLIMIT_NOFILE, and a higher hard RLIMIT_MSGQUEUE than its parent).
+#   bb_attrs-single   one thread
+#   bb_attrs-mt       four threads, a removed cwd, SIGSTOPped at the dump:
 #                     stays stopped (every thread) until SIGCONT
-#   bb_attrs_low      RLIMIT_NOFILE 10/10 (the restore itself needs more
+#   bb_attrs-low      RLIMIT_NOFILE 10/10 (the restore itself needs more
 #                     fds), oom_score_adj -1000, two threads
-# timeout: 300
+#   bb_attrs-detach0  restored with --detach, the root without a
+#                     parent-death signal: it runs on once imgcr has exited
+# timeout: 420
 . /imgcr/guest/lib.sh
 require_modules
 
@@ -64,11 +68,21 @@ one_case() {
 		done
 	fi
 	snap $pid before.txt
+	snap $mid before-mid.txt
+	snap $grand before-grand.txt
 	imgcr dump -t $pid -D d > dump.log 2>&1 || fail "imgcr dump: $(tr '\n' '|' < dump.log)"
 	wait_dumped_gone $pid $mid $grand
-	imgcr restore -D d > restore.out 2> restore.err &
+	imgcr restore ${DETACH:+--detach} -D d > restore.out 2> restore.err &
 	rpid=$!
 	track $rpid
+	if [ -n "${DETACH:-}" ]; then
+		wait_exit $rpid 60
+		[ "$RC" = 0 ] || fail "imgcr restore --detach exit $RC$(rerr)"
+		sleep 1
+		[ "$(state $pid)" = S ] ||
+			fail "the restored root is '$(state $pid)' 1 s after imgcr restore --detach exited, its child $mid '$(state $mid)' (the root's parent-death signal at the dump: ${PDEATH:-SIGHUP}; its parent then, this shell, still runs)$(rerr)"
+		rpid=$pid	# wait_back: the task must stay
+	fi
 	if [ "$stop" = 1 ]; then
 		wait_back $pid T
 		wait_state $mid S 30 || fail "mid $mid not back ($(state $mid))$(rerr)"
@@ -84,10 +98,15 @@ one_case() {
 	wait_recreated $mid
 	wait_recreated $grand
 	snap $pid after.txt
-	if ! cmp -s before.txt after.txt; then
-		diff before.txt after.txt > diff.txt
-		fail "outside view differs after the restore: $(grep '^[-+][^-+]' diff.txt | head -n 8 | tr '\n' '|')"
-	fi
+	snap $mid after-mid.txt
+	snap $grand after-grand.txt
+	for w in "" -mid -grand; do
+		if ! cmp -s before$w.txt after$w.txt; then
+			diff before$w.txt after$w.txt > diff.txt
+			fail "outside view (before$w.txt, after$w.txt) differs after the restore: $(grep '^[-+][^-+]' diff.txt | head -n 8 | tr '\n' '|')"
+		fi
+	done
+	grep -q '^oom_score_adj 600$' after-mid.txt || fail "mid: $(grep oom after-mid.txt), set 600"
 	if [ "$stop" = 1 ]; then
 		kill -CONT $pid
 		for t in /proc/$pid/task/*; do
@@ -96,7 +115,12 @@ one_case() {
 		done
 	fi
 	kill -USR1 $pid
-	wait_exit $rpid 60
+	if [ -n "${DETACH:-}" ]; then
+		wait_gone $pid 60
+		RC=0
+	else
+		wait_exit $rpid 60
+	fi
 	grep '^FAIL' out > fails.txt
 	[ -s fails.txt ] && fail "inside: $(tr '\n' '|' < fails.txt)"
 	grep -q '^bbattrs PASS' out || fail "no 'bbattrs PASS' (imgcr restore exit $RC): $(tail -n 3 out | tr '\n' '|')$(rerr)"
@@ -111,7 +135,9 @@ mt() {
 	mkdir "$CWD_DIR"
 	one_case 1 -t 4 -c "$CWD_DIR"
 }
+detach0() { mkdir $T && cd $T && PDEATH=none DETACH=1 one_case 0 -P 0; }
 low() { mkdir $T && cd $T && one_case 0 -t 2 -n 10 -o -1000; }
-subtest bb_attrs_single single
-subtest bb_attrs_mt mt
-subtest bb_attrs_low low
+subtest bb_attrs-single single
+subtest bb_attrs-mt mt
+subtest bb_attrs-low low
+subtest bb_attrs-detach0 detach0

@@ -2,17 +2,23 @@
  * bbattrs: process attributes that must survive imgcr dump + restore
  * (hold-out tests of issue 10, test/guest/t_bb_attrs.sh).
  *
- *   bbattrs [-t NTHREADS] [-c DIR] [-r ROOT] [-n NOFILE] [-o OOM]
+ *   bbattrs [-t NTHREADS] [-c DIR] [-r ROOT] [-n NOFILE] [-o OOM] [-m KIDNOFILE]
+ *           [-P SIG]
  *
  * Sets resource limits (soft != hard, RLIM_INFINITY), oom_score_adj
  * (negative), the parent-death signal (per thread), the child-subreaper
  * flag, PR_SET_THP_DISABLE and membarrier registrations, and makes a child
  * "mid" with a grandchild "grand" (grand's parent-death signal is SIGUSR2,
- * whose handler exits 7).  -t: NTHREADS more threads, each with its own
- * parent-death signal.  -c DIR: the cwd is DIR (the test removes it).
- * -r ROOT: chroot(ROOT) and chdir("/sub") after the setup (ROOT/marker
- * must hold "bb-marker").  -n: RLIMIT_NOFILE soft = hard = NOFILE (a
- * low one) instead of 200/400.  -o: that oom_score_adj instead of -345.
+ * whose handler exits 7).  mid sets oom_score_adj 600 and a soft
+ * RLIMIT_NOFILE of 150 (unless the hard one is lower; -m: soft = hard =
+ * KIDNOFILE, as sshd's rlimit sandbox sets 1 for its child); after the
+ * fork the parent lowers its RLIMIT_MSGQUEUE (mid keeps the higher one):
+ * the test compares mid's from outside.  -t: NTHREADS more threads, each
+ * with its own parent-death signal.  -c DIR: the cwd is DIR (the test
+ * removes it).  -r ROOT: chroot(ROOT) and chdir("/sub") after the setup
+ * (ROOT/marker must hold "bb-marker").  -n: RLIMIT_NOFILE soft = hard =
+ * NOFILE (a low one) instead of 200/400.  -o: that oom_score_adj instead
+ * of -345.  -P: the parent-death signal SIG (0: none) instead of SIGHUP.
  * Then it prints "ready PID" and waits for SIGUSR1.
  * On SIGUSR1 it compares everything with what it set, then kills mid: grand
  * must be re-parented to this process (subreaper) and get its parent-death
@@ -70,7 +76,7 @@ static struct {
 	{ RLIMIT_CORE, "CORE", 0, RLIM_INFINITY },
 	{ RLIMIT_FSIZE, "FSIZE", 1UL << 30, RLIM_INFINITY },
 	{ RLIMIT_MEMLOCK, "MEMLOCK", 65536, 1UL << 20 },
-	{ RLIMIT_MSGQUEUE, "MSGQUEUE", 4096, 8192 },
+	{ RLIMIT_MSGQUEUE, "MSGQUEUE", 2048, 4096 },	/* lowered after the fork */
 	{ RLIMIT_NICE, "NICE", 5, 15 },
 	{ RLIMIT_RTPRIO, "RTPRIO", 1, 3 },
 	{ RLIMIT_NPROC, "NPROC", 3000, 4000 },
@@ -86,6 +92,8 @@ static struct {
 #define NLIMS (sizeof(lims) / sizeof(lims[0]))
 
 static int OOM_ADJ = -345;
+static int kid_nofile = -1;
+static int root_pdeath = SIGHUP;
 #define MAXT 8
 
 static int membar(int cmd)
@@ -138,15 +146,17 @@ int main(int argc, char **argv)
 	pid_t mid, grand;
 	int opt, p[2], got;
 
-	while ((opt = getopt(argc, argv, "t:c:r:n:o:")) != -1) {
+	while ((opt = getopt(argc, argv, "t:c:r:n:o:m:P:")) != -1) {
 		switch (opt) {
+		case 'm': kid_nofile = atoi(optarg); break;
+		case 'P': root_pdeath = atoi(optarg); break;
 		case 'n': lims[0].soft = lims[0].hard = (rlim_t)atoi(optarg); break;
 		case 'o': OOM_ADJ = atoi(optarg); break;
 		case 't': nthreads = atoi(optarg); break;
 		case 'c': cwd = optarg; break;
 		case 'r': root = optarg; break;
 		default:
-			say("usage: bbattrs [-t N] [-c DIR] [-r ROOT] [-n NOFILE] [-o OOM]\n");
+			say("usage: bbattrs [-t N] [-c DIR] [-r ROOT] [-n NOFILE] [-o OOM] [-m KIDNOFILE] [-P SIG]\n");
 			return 2;
 		}
 	}
@@ -168,7 +178,7 @@ int main(int argc, char **argv)
 	if (fd < 0 || dprintf(fd, "%d\n", OOM_ADJ) < 0)
 		die("oom_score_adj");
 	close(fd);
-	if (prctl(PR_SET_PDEATHSIG, SIGHUP) < 0)
+	if (prctl(PR_SET_PDEATHSIG, root_pdeath) < 0)
 		die("PR_SET_PDEATHSIG");
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
 		die("PR_SET_CHILD_SUBREAPER");
@@ -192,6 +202,17 @@ int main(int argc, char **argv)
 	if (mid < 0)
 		die("fork");
 	if (mid == 0) {
+		/* mid differs from its parent: its own oom_score_adj and soft
+		 * NOFILE, and a higher hard MSGQUEUE (the parent lowers its own) */
+		struct rlimit nf = { lims[0].hard > 150 ? 150 : lims[0].hard, lims[0].hard };
+
+		if (kid_nofile >= 0)
+			nf.rlim_cur = nf.rlim_max = (rlim_t)kid_nofile;
+		int ofd = open("/proc/self/oom_score_adj", O_WRONLY);
+
+		if (ofd < 0 || dprintf(ofd, "600\n") < 0 || setrlimit(RLIMIT_NOFILE, &nf) < 0)
+			_exit(4);
+		close(ofd);
 		grand = fork();
 		if (grand == 0) {
 			signal(SIGUSR2, grand_sig);
@@ -207,6 +228,12 @@ int main(int argc, char **argv)
 	close(p[1]);
 	if (read(p[0], &got, 1) != 1)
 		die("grand did not start");
+	{
+		struct rlimit mq = { 2048, 4096 };
+
+		if (setrlimit(RLIMIT_MSGQUEUE, &mq) < 0)
+			die("lowering MSGQUEUE");
+	}
 	close(p[0]);
 	/* grand's pid: mid's only child */
 	{
@@ -277,7 +304,7 @@ int main(int argc, char **argv)
 	}
 	got = -1;
 	prctl(PR_GET_PDEATHSIG, &got);
-	check(got == SIGHUP, "pdeathsig: set %d, got %d", SIGHUP, got);
+	check(got == root_pdeath, "pdeathsig: set %d, got %d", root_pdeath, got);
 	got = -1;
 	prctl(PR_GET_CHILD_SUBREAPER, &got);
 	check(got == 1, "subreaper: set 1, got %d", got);
