@@ -4,7 +4,8 @@
 #       regions with MADV_WIPEONFORK, DONTFORK, HUGEPAGE, NOHUGEPAGE,
 #       DONTDUMP (and MAP_DROPPABLE on 6.12) and a plain one, each
 #       filled with its own byte: after imgcr dump + restore the smaps
-#       VmFlags of each are the same, every byte is back, and a fork
+#       VmFlags of each are the same, every byte is back, the huge
+#       pages of the MADV_HUGEPAGE region are huge again, and a fork
 #       after the restore sees zeros in the wipe-on-fork region and no
 #       don't-fork region (bbmem madv).
 #   bb_mem-cow
@@ -79,6 +80,9 @@ madv() {
 	done
 	hp_after=$(smapsval $pid $(echo "$regions" | sed 's/.*hg=\([0-9a-f]*\).*/\1/') AnonHugePages)
 	info "AnonHugePages of the MADV_HUGEPAGE region: ${hp_before:-?} kB before, ${hp_after:-?} kB after"
+	# huge pages before the dump must not come back as small pages
+	[ "${hp_before:-0}" -gt 0 ] && [ "${hp_after:-0}" -lt "${hp_before:-0}" ] &&
+		fail "the MADV_HUGEPAGE region had ${hp_before} kB in huge pages before the dump, ${hp_after:-0} kB after"
 	cmp -s before.txt after.txt ||
 		fail "VmFlags differ: before $(tr '\n' '|' < before.txt) after $(tr '\n' '|' < after.txt)"
 	kill -USR1 $pid
