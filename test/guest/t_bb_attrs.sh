@@ -13,8 +13,14 @@
 #                     stays stopped (every thread) until SIGCONT
 #   bb_attrs-low      RLIMIT_NOFILE 10/10 (the restore itself needs more
 #                     fds), oom_score_adj -1000, two threads
+#   bb_attrs-lowkid   the child has RLIMIT_NOFILE 1/1 (as sshd's rlimit
+#                     sandbox gives its child) and its own oom_score_adj
 #   bb_attrs-detach0  restored with --detach, the root without a
 #                     parent-death signal: it runs on once imgcr has exited
+#   bb_attrs-detach   the same with the root's parent-death signal SIGHUP
+#                     (its parent at the dump still runs)
+#   bb_attrs-chroot   under chroot (called by the program itself, its
+#                     executable outside the jail), cwd inside it
 # timeout: 420
 . /imgcr/guest/lib.sh
 require_modules
@@ -135,9 +141,20 @@ mt() {
 	mkdir "$CWD_DIR"
 	one_case 1 -t 4 -c "$CWD_DIR"
 }
+detach() { mkdir $T && cd $T && DETACH=1 one_case 0; }
 detach0() { mkdir $T && cd $T && PDEATH=none DETACH=1 one_case 0 -P 0; }
+chrooted() {
+	mkdir $T && cd $T || fail "mkdir $T"
+	mkdir -p jail/sub
+	echo bb-marker > jail/marker
+	one_case 0 -r "$PWD/jail"
+}
 low() { mkdir $T && cd $T && one_case 0 -t 2 -n 10 -o -1000; }
+lowkid() { mkdir $T && cd $T && one_case 0 -m 1; }
 subtest bb_attrs-single single
 subtest bb_attrs-mt mt
 subtest bb_attrs-low low
+subtest bb_attrs-lowkid lowkid
 subtest bb_attrs-detach0 detach0
+subtest bb_attrs-detach detach
+subtest bb_attrs-chroot chrooted
