@@ -60,8 +60,6 @@ static int load_img_binary(struct linux_binprm *bprm)
 	img->bprm = bprm;
 	ret = img_parse(img);
 	if (!ret)
-		ret = img_parse_args(img);
-	if (!ret)
 		ret = img_inplace_check(img);
 	if (ret)
 		goto out;

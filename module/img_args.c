@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What imgcr restore passes after the image's name, in argv[1..3]:
+ * What imgcr restore passes after the image's name, in argv[1..4]:
  *
  *   --imgcr-cloexec=3,7,9	the fds the task had marked close-on-exec
  *				(exec itself closed the caller's)
@@ -8,12 +8,21 @@
  *   --imgcr-keep=S-E,S-E	anonymous mappings the caller already holds at
  *				their place, shared copy-on-write with its
  *				parent: restore in place (img_inplace.c)
+ *   --imgcr-root=FD		the caller's fd of a directory: the image's
+ *				paths of mapped files are under it, not under
+ *				the caller's root (a task restored under
+ *				chroot whose program is outside the jail).
+ *				Any directory the caller holds open: it could
+ *				open those files through it itself.
  *
  * Anything else is ignored.  They are read from the argument pages exec
- * built in the new mm, before the point of no return, so that a bad list
- * fails the exec with the caller intact.
+ * built in the new mm, by img_parse() once the image's mappings are known
+ * and before it opens the mapped files: before the point of no return, so
+ * that a bad list fails the exec with the caller intact.
  */
+#include <linux/file.h>
 #include <linux/highmem.h>
+#include <linux/namei.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
@@ -28,6 +37,7 @@
 #define CLOEXEC_OPT	"--imgcr-cloexec="
 #define STOP_OPT	"--imgcr-stop"
 #define KEEP_OPT	"--imgcr-keep="
+#define ROOT_OPT	"--imgcr-root="
 
 /* Copy up to @len bytes of the argument strings (argv[0] first). */
 static long read_arg_pages(struct linux_binprm *bprm, char *buf, size_t len)
@@ -58,6 +68,31 @@ static int keep_cmp(const void *a, const void *b)
 	const struct img_keep *x = a, *y = b;
 
 	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* "FD": a directory the caller has open. */
+static int parse_root(struct img *img, const char *arg)
+{
+	struct file *f;
+	unsigned int fd;
+
+	if (kstrtouint(arg, 10, &fd))
+		goto bad;
+	f = fget(fd);
+	if (!f)
+		goto bad;
+	if (!d_is_dir(f->f_path.dentry)) {
+		fput(f);
+		goto bad;
+	}
+	img->root = f->f_path;
+	path_get(&img->root);
+	img->has_root = true;
+	fput(f);
+	return 0;
+bad:
+	img_err(img, "%s is not an open directory of the caller", ROOT_OPT);
+	return -EINVAL;
 }
 
 /*
@@ -136,7 +171,7 @@ int img_parse_args(struct img *img)
 	buf[len] = 0;
 	p = buf;
 	end = buf + len;
-	for (i = 0; i < bprm->argc && i < 4 && p < end && !ret; i++) {
+	for (i = 0; i < bprm->argc && i < 5 && p < end && !ret; i++) {
 		char *arg = p;
 
 		p += strlen(p) + 1;
@@ -156,6 +191,8 @@ int img_parse_args(struct img *img)
 			img->stop = true;
 		} else if (!strncmp(arg, KEEP_OPT, strlen(KEEP_OPT)) && !img->keep) {
 			ret = parse_keep(img, arg + strlen(KEEP_OPT));
+		} else if (!strncmp(arg, ROOT_OPT, strlen(ROOT_OPT)) && !img->has_root) {
+			ret = parse_root(img, arg + strlen(ROOT_OPT));
 		}
 	}
 	kvfree(buf);

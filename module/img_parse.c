@@ -741,10 +741,34 @@ bad:
 }
 
 /* A file the image maps, opened with the caller's rights as it was. */
+/* 0 if @name (under img->root, if given) is a regular file. */
+static int img_lookup_reg(struct img *img, const char *name)
+{
+	struct file *o;
+	struct path path;
+	int ret;
+
+	if (img->has_root) {
+		/* O_PATH opens nothing: a FIFO or a device is only looked at */
+		o = file_open_root(&img->root, name, O_PATH, 0);
+		if (IS_ERR(o))
+			return PTR_ERR(o);
+		ret = d_is_reg(o->f_path.dentry) ? 0 : -ESTALE;
+		fput(o);
+		return ret;
+	}
+	ret = kern_path(name, LOOKUP_FOLLOW, &path);
+	if (!ret) {
+		if (!d_is_reg(path.dentry))
+			ret = -ESTALE;
+		path_put(&path);
+	}
+	return ret;
+}
+
 static int img_open_file(struct img *img, struct img_file *f)
 {
 	int flags = O_LARGEFILE | (f->id.flags & IMGCR_FILE_WRITE ? O_RDWR : O_RDONLY);
-	struct path path;
 	struct inode *inode;
 	struct timespec64 mt;
 	int ret;
@@ -768,12 +792,7 @@ static int img_open_file(struct img *img, struct img_file *f)
 	 * block the exec nor open the device.  O_NONBLOCK covers a swap of
 	 * the path in between; the identity check below catches it.
 	 */
-	ret = kern_path(f->path, LOOKUP_FOLLOW, &path);
-	if (!ret) {
-		if (!d_is_reg(path.dentry))
-			ret = -ESTALE;
-		path_put(&path);
-	}
+	ret = img_lookup_reg(img, f->path);
 	if (ret && f->id.flags & IMGCR_FILE_DELETED) {
 		img_err(img, "mapped file %s was deleted: imgcr restore recreates it from the dump directory (%d)",
 			f->path, ret);
@@ -784,7 +803,11 @@ static int img_open_file(struct img *img, struct img_file *f)
 			f->path, ret);
 		return ret;
 	}
-	f->file = filp_open(f->path, flags | O_NONBLOCK | O_NOCTTY, 0);
+	flags |= O_NONBLOCK | O_NOCTTY;
+	if (img->has_root)
+		f->file = file_open_root(&img->root, f->path, flags, 0);
+	else
+		f->file = filp_open(f->path, flags, 0);
 	if (IS_ERR(f->file)) {
 		ret = PTR_ERR(f->file);
 		f->file = NULL;
@@ -1362,15 +1385,17 @@ static bool may_set_tid_after_exec(struct pid_namespace *ns)
  * limit is unknown here, and such a TID makes the restore fail after the
  * exec instead (with a message).
  */
-static int caller_pid_max(void)
+static int caller_pid_max(struct img *img)
 {
+	const char *name = "/proc/sys/kernel/pid_max";
 	struct file *f;
 	char buf[16];
 	loff_t pos = 0;
 	ssize_t n;
 	int v;
 
-	f = filp_open("/proc/sys/kernel/pid_max", O_RDONLY, 0);
+	f = img->has_root ? file_open_root(&img->root, name, O_RDONLY, 0) :
+			    filp_open(name, O_RDONLY, 0);
 	if (IS_ERR(f))
 		return PID_MAX_LIMIT;
 	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
@@ -1411,7 +1436,7 @@ static int img_check_clone(struct img *img)
 			img->threads[0].th.tid);
 		return -EPERM;
 	}
-	pid_max = caller_pid_max();
+	pid_max = caller_pid_max(img);
 	for (i = 0; i < img->proc.nr_threads; i++) {
 		u32 tid = img->threads[i].th.tid;
 
@@ -1532,7 +1557,10 @@ int img_parse(struct img *img)
 	memcpy(img->vmas, slots[N_VMAS].desc, vmas_len);
 	img->nr_files = 0;
 
-	ret = img_open_files(img, &slots[N_FILES]);
+	/* they say where the mapped files are, and which mappings are kept */
+	ret = img_parse_args(img);
+	if (!ret)
+		ret = img_open_files(img, &slots[N_FILES]);
 	if (!ret && img->nr_files != img->task.nr_files)
 		ret = -EINVAL;
 	if (!ret)
@@ -1565,6 +1593,8 @@ void img_free(struct img *img)
 			fput(img->files[i].file);
 	kvfree(img->files);
 	kfree(img->cloexec);
+	if (img->has_root)
+		path_put(&img->root);
 	kvfree(img->keep);
 	bitmap_free(img->kept);
 	kvfree(img->vmas);

@@ -85,6 +85,8 @@ struct img {
 	struct img_keep *keep;		/* argv "--imgcr-keep=", sorted */
 	unsigned int nr_keep;		/* non-zero: restore in place */
 	unsigned long *kept;		/* bitmap over vmas: the kept ones */
+	struct path root;		/* argv "--imgcr-root=": where mapped files are */
+	bool has_root;
 	struct file *exe;		/* denied writes until it becomes mm->exe_file */
 	struct img_vdso vdso;		/* the proxy, if the vdso differs */
 };
@@ -93,7 +95,7 @@ struct img {
 int img_parse(struct img *img);
 void img_free(struct img *img);
 
-/* img_args.c: the arguments imgcr restore passes */
+/* img_args.c: the arguments imgcr restore passes (img_parse() calls it) */
 int img_parse_args(struct img *img);
 
 /*

@@ -317,9 +317,9 @@ static int drop_to_ambient(void)
 static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 {
 	const struct tree_task *k = &c->t.tasks[ti];
-	char img[PATH_MAX + 32], cloexec[4096], *argv[5], err[PATH_MAX + 256];
+	char img[PATH_MAX + 32], cloexec[4096], *argv[6], err[PATH_MAX + 256];
 	static char keep_arg[COW_ARG_MAX];
-	int i, fd, n, in_tree_pgid, used[3] = { 0, 0, 0 };
+	int i, fd, n, in_tree_pgid, rootfd = -1, used[3] = { 0, 0, 0 };
 	const char *why;
 	size_t off;
 	char go;
@@ -433,6 +433,15 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		if (locks_restore_task(&c->t, k->pid, why, sizeof(why)))
 			TFAIL("%s", why);
 	}
+	/*
+	 * Under chroot the image's mapped files (the program, its libraries)
+	 * may be outside the jail: binfmt_img finds them under our root as it
+	 * is now, through this fd (closed by the exec).  Opened before the
+	 * limits: RLIMIT_NOFILE may be 1.
+	 */
+	if (strcmp(k->root, "/") && !k->zombie &&
+	    (rootfd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		TFAIL("cannot open / before chroot: %s", strerror(errno));
 	/* limits, oom_score_adj, scheduling...: while the rights are the caller's */
 	if (attrs_set(k, err, sizeof(err)))
 		TFAIL("%s", err);
@@ -467,10 +476,14 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		zombie_exit(c, k);
 	wait_zombie_children(c, k);
 	argv[0] = img;
-	argv[1] = argv[2] = argv[3] = argv[4] = NULL;
-	char cloexec_arg[sizeof(cloexec) + 32];
+	argv[1] = argv[2] = argv[3] = argv[4] = argv[5] = NULL;
+	char cloexec_arg[sizeof(cloexec) + 32], root_arg[48];
 
 	n = 1;
+	if (rootfd >= 0) {
+		snprintf(root_arg, sizeof(root_arg), "--imgcr-root=%d", rootfd);
+		argv[n++] = root_arg;
+	}
 	if (off) {
 		snprintf(cloexec_arg, sizeof(cloexec_arg), "--imgcr-cloexec=%s", cloexec);
 		argv[n++] = cloexec_arg;

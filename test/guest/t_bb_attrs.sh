@@ -18,7 +18,9 @@
 #   bb_attrs-detach0  restored with --detach, the root without a
 #                     parent-death signal: it runs on once imgcr has exited
 #   bb_attrs-detach   the same with the root's parent-death signal SIGHUP
-#                     (its parent at the dump still runs)
+#                     (its parent at the dump still runs): --detach is
+#                     refused (imgcr's exit would send the signal), with
+#                     no task left; restored without it, all comes back
 #   bb_attrs-chroot   under chroot (called by the program itself, its
 #                     executable outside the jail), cwd inside it
 # timeout: 420
@@ -78,6 +80,15 @@ one_case() {
 	snap $grand before-grand.txt
 	imgcr dump -t $pid -D d > dump.log 2>&1 || fail "imgcr dump: $(tr '\n' '|' < dump.log)"
 	wait_dumped_gone $pid $mid $grand
+	if [ -n "${DETACH:-}" ] && [ "${PDEATH:-}" != none ]; then
+		# imgcr's exit would send the root its parent-death signal: refused
+		imgcr restore --detach -D d > refused.out 2>&1 &&
+			fail "restore --detach of a root with a parent-death signal succeeded"
+		grep -q "task $pid has a parent-death signal .*with --detach, imgcr's exit would send it" refused.out ||
+			fail "refusal message: $(tr '\n' '|' < refused.out)"
+		[ -d /proc/$pid ] && fail "task $pid exists after the refused restore"
+		DETACH=
+	fi
 	imgcr restore ${DETACH:+--detach} -D d > restore.out 2> restore.err &
 	rpid=$!
 	track $rpid
