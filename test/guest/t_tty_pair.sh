@@ -10,9 +10,13 @@
 # terminal's foreground group (tpgid), the slave's termios and window size
 # are the same.  The child also has /dev/tty open (fd 4): still its
 # terminal after the restore.  The tree holds the queued bytes (tty-N.data) and imgcr
-# show prints the pair.  The restored program checks each side reads
-# exactly the queued bytes, packet mode, lock state, its ctty (TIOCGSID,
-# ttyname): all "ok".
+# show prints the pair.  The parent also holds a second master left locked
+# (TIOCSPTLCK 1, as /dev/ptmx gives it, no slave open): its tree record
+# says locked, and from outside its slave cannot be opened (EIO) before
+# the dump and after the restore.  The restored program checks each side
+# reads exactly the queued bytes, packet mode, lock state (the locked
+# master still locked, its slave unopenable until it unlocks it), its
+# ctty (TIOCGSID, ttyname): all "ok".
 # Sub-test tty_pair-moved: the same while another pty holds the pts index
 # of the dump: the pair comes back on another index (a note says which).
 # Sub-test tty_pair-refused: a master whose slave is the controlling
@@ -40,6 +44,12 @@ outside() {
 	[ "$(stat_field $kid 4)" = $kid ] || fail "$1: child session $(stat_field $kid 4), want its own $kid"
 	info=$(ptypair info /dev/pts/$IDX)
 	[ "$info" = "rows=37 cols=111 echo=0 intr=7 erase=8" ] || fail "$1: slave termios/window: $info"
+	# the locked pair: its slave cannot be opened
+	LIDX=$(fdi $pid $lfd tty-index)
+	[ -n "$LIDX" ] && [ "$LIDX" != "$IDX" ] || fail "$1: locked master's tty-index '$LIDX'"
+	info=$(ptypair info /dev/pts/$LIDX)
+	[ "$info" = "BAD info /dev/pts/$LIDX: Input/output error" ] ||
+		fail "$1: the locked pty's slave /dev/pts/$LIDX: '$info', want it unopenable (EIO)"
 }
 
 start() {
@@ -50,8 +60,10 @@ start() {
 	set -- $(sed -n 's/^fds master=\([0-9]*\) child=\([0-9]*\) pts=.*/\1 \2/p' out)
 	mfd=$1 kid=$2
 	track $kid
+	lfd=$(sed -n 's/^locked=\([0-9]*\) pts=.*/\1/p' out)
+	[ -n "$lfd" ] || fail "no 'locked=' line: $(cat out | tr '\n' '|')"
 	outside "before the dump"
-	IDX0=$IDX
+	IDX0=$IDX LIDX0=$LIDX
 }
 
 finish() {
@@ -70,6 +82,8 @@ restore_case() {
 		grep -q "^file [0-9]* tty .* slave $IDX0 136:$IDX0 /dev/pts/$IDX0" d/tree &&
 		grep -q "^file [0-9]* tty .* devtty $IDX0 136:$IDX0 /dev/tty" d/tree ||
 		fail "no tty master/slave/devtty records: $(grep '^file' d/tree | tr '\n' '|')"
+	set -- $(grep "^tty $LIDX0 " d/tree)
+	[ "$6" = 1 ] || fail "locked pty $LIDX0: tty record $*: not locked (field 6)"
 	set -- $(grep "^tty $IDX0 " d/tree)
 	[ "$4 $5 $7 ${17} ${18}" = "$kid $kid 1 17 17" ] ||
 		fail "tty record: sid/fg/pkt/inlen/outlen '$4 $5 $7 ${17} ${18}', want '$kid $kid 1 17 17': $*"

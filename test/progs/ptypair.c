@@ -6,10 +6,14 @@
  * queued both ways: the child writes "out-before-dump\n" to the slave (the
  * master holds "out-before-dump\r\n") and the parent writes
  * "in-line-1\npartial" to the master (one line and an unfinished one).
- * Both print their fds ("fds master=M child=K pts=PATH") and "ready",
- * then wait until the file "restored" appears in the cwd.  Then, printing
- * ok/BAD:
- *   parent  packet mode and unlocked still; reads exactly the status byte 0
+ * The parent also holds a second master, left locked as /dev/ptmx gives it
+ * (no unlockpt: TIOCSPTLCK 1), its slave opened by no one.
+ * Both print their fds ("fds master=M child=K pts=PATH", "locked=L
+ * pts=PATH") and "ready", then wait until the file "restored" appears in
+ * the cwd.  Then, printing ok/BAD:
+ *   parent  the locked master is still locked (TIOCGPTLCK 1) and its slave
+ *           cannot be opened (EIO), then unlocking it lets the slave open;
+ *           packet mode and unlocked still; reads exactly the status byte 0
  *           and "out-before-dump\r\n" from the master, nothing more; writes
  *           "-TAIL\n"; the child exits 0.
  *   child   the slave is its controlling terminal (TIOCGSID, foreground
@@ -170,7 +174,7 @@ int main(int argc, char **argv)
 	struct winsize ws = { 37, 111, 0, 0 };
 	struct pollfd pf;
 	char buf[256];
-	int m, one = 1, pkt = -1, lck = -1, st = -1;
+	int m, ml, s, zero = 0, one = 1, pkt = -1, lck = -1, st = -1, e;
 	ssize_t n;
 	pid_t kid;
 
@@ -192,9 +196,31 @@ int main(int argc, char **argv)
 	wait_file("child-ready");
 	if (write(m, "in-line-1\npartial", 17) != 17)
 		return 1;
+	ml = posix_openpt(O_RDWR | O_NOCTTY);
+	if (ml < 0) {
+		say("BAD setup: second /dev/ptmx: %s\n", strerror(errno));
+		return 1;
+	}
 	say("fds master=%d child=%d pts=%s\n", m, (int)kid, ptsname(m));
+	say("locked=%d pts=%s\n", ml, ptsname(ml));
 	say("ready\n");
 	wait_file("restored");
+
+	lck = -1;
+	if (ioctl(ml, TIOCGPTLCK, &lck))
+		say("BAD ioctl TIOCGPTLCK: %s\n", strerror(errno));
+	check(lck == 1, "locked pty", "%s: TIOCGPTLCK %d (want 1)", ptsname(ml), lck);
+	s = open(ptsname(ml), O_RDWR | O_NOCTTY);
+	e = errno;
+	check(s < 0 && e == EIO, "locked pty", "opening its slave %s: %s (want EIO)", ptsname(ml),
+	      s < 0 ? errname(e) : "opened");
+	if (s >= 0)
+		close(s);
+	s = ioctl(ml, TIOCSPTLCK, &zero) ? -1 : open(ptsname(ml), O_RDWR | O_NOCTTY);
+	check(s >= 0, "locked pty", "unlocked, its slave opens: %s", s >= 0 ? "yes" : strerror(errno));
+	if (s >= 0)
+		close(s);
+	lck = -1;
 
 	say("parent pts %s\n", ptsname(m));
 	if (ioctl(m, TIOCGPKT, &pkt) || ioctl(m, TIOCGPTLCK, &lck))
