@@ -76,6 +76,15 @@ refused() {
 	sleep 600 < $PTSA > /dev/console 2>&1 &
 	two=$!
 	track $two
+	# dump once the shell's child has its redirections and runs sleep (a
+	# dump before that saw the test shell's fds, no terminal, and succeeded)
+	n=0
+	until [ "$(readlink /proc/$two/fd/0)" = "$PTSA" ] && [ "$(readlink /proc/$two/fd/1)" = /dev/console ] &&
+		[ "$(tr '\0' ' ' < /proc/$two/cmdline 2>/dev/null)" = "sleep 600 " ]; do
+		n=$((n + 1))
+		[ $n -lt 500 ] || fail "task on two terminals: fds $(readlink /proc/$two/fd/0) $(readlink /proc/$two/fd/1)"
+		usleep 20000
+	done
 	imgcr dump -t $two -D d2 --shell-job 2> dump2.err && fail "dump of a task on two terminals succeeded"
 	grep -qE "^imgcr: pid $two fd 1: console /dev/console \(5:1\): a second terminal outside the tree \(besides $PTSA 136:[0-9]+\): not supported" dump2.err ||
 		fail "two terminals: message: $(head -n1 dump2.err)"
