@@ -24,6 +24,11 @@
 # the pty and the session), no tree written, the task keeps running.
 # Sub-test tty_pair-leave: the same with --leave-running: the data is put
 # back and the original tree passes the same checks.
+# Sub-test tty_pair-locked-slave: one task holds a master and its slave and
+# locked the master again after opening the slave (ptypair lockedslave):
+# the tree records it locked; restored, the slave fd is the new pair's
+# slave, the open slave still talks to the master both ways, the master is
+# still locked and its slave cannot be opened again (EIO).
 # timeout: 300
 . /imgcr/guest/lib.sh
 require_modules
@@ -150,9 +155,45 @@ refused_case() {
 	pass "$(head -n1 dump.err | cut -c1-160)"
 }
 
+# one task holds a master and its slave and locked the master again
+lockedslave_case() {
+	mkdir ls && cd ls || fail "mkdir"
+	ptypair lockedslave > out 2> err &
+	pid=$!
+	track $pid
+	wait_line out '^ready' 20 || fail "ptypair lockedslave did not start: $(cat out err | tr '\n' '|')"
+	set -- $(sed -n 's/^fds master=\([0-9]*\) slave=\([0-9]*\) pts=.*/\1 \2/p' out)
+	mfd=$1 sfd=$2
+	LIDX=$(fdi $pid $mfd tty-index)
+	[ "$(readlink /proc/$pid/fd/$sfd)" = /dev/pts/$LIDX ] || fail "slave fd $sfd is $(readlink /proc/$pid/fd/$sfd), want /dev/pts/$LIDX"
+	imgcr dump -t $pid -D d 2> dump.err || fail "dump: $(cat dump.err)"
+	wait_gone $pid 10 || fail "task $pid survived the dump"
+	set -- $(grep "^tty $LIDX " d/tree)
+	[ "${6:-}" = 1 ] || fail "tty record of /dev/pts/$LIDX not locked: $*"
+	imgcr restore -D d > restore.out 2> restore.err &
+	rpid=$!
+	track $rpid
+	n=0
+	until wait_restored $pid 1 imgcr; do
+		[ -n "$(state $rpid)" ] && [ "$(state $rpid)" != Z ] ||
+			fail "imgcr restore failed: $(tr '\n' '|' < restore.err)"
+		n=$((n + 1))
+		[ $n -lt 300 ] || fail "task $pid not restored in 60 s$(rerr)"
+		usleep 200000
+	done
+	IDX=$(fdi $pid $mfd tty-index)
+	[ "$(readlink /proc/$pid/fd/$sfd)" = /dev/pts/$IDX ] || fail "restored slave fd $sfd is $(readlink /proc/$pid/fd/$sfd), want /dev/pts/$IDX"
+	touch restored
+	wait_exit $rpid 60
+	[ "$RC" = 0 ] || fail "imgcr restore exit status $RC: $(grep BAD out | tr '\n' '|')$(rerr)"
+	grep -q '^done ok' out || fail "no 'done ok': $(grep -E 'BAD|done' out | tr '\n' '|')"
+	pass "$(grep -c '^ok' out) checks ok; /dev/pts/$LIDX locked with its slave open, restored as /dev/pts/$IDX"
+}
+
 subtest tty_pair-refused refused_case
 MOVE=0
 subtest tty_pair restore_case
 MOVE=1
 subtest tty_pair-moved restore_case
 subtest tty_pair-leave leave_case
+subtest tty_pair-locked-slave lockedslave_case
