@@ -32,6 +32,14 @@
  *             restore), under the same watch descriptor
  * and the child, once the parent says so ("efd-go"), reads the 100 the
  * parent wrote to the shared eventfd.  Exit 0 only if all passed.
+ *
+ * evfds expired: two one-shot timerfds armed with TFD_TIMER_ABSTIME 100 ms
+ * ahead that have fired, their tick not read: "tcx" on CLOCK_REALTIME with
+ * TFD_TIMER_CANCEL_ON_SET, "tax" on CLOCK_MONOTONIC.  Prints "fds tcx=N
+ * tax=N" and "ready", waits for "restored", then checks (ok/BAD): their
+ * settime flags (03, 01) and clocks as before, tax's unread tick, and that
+ * setting CLOCK_REALTIME (to the time it has) cancels tcx as it would
+ * have before the dump: its read fails with ECANCELED.
  */
 #define _GNU_SOURCE
 #include <poll.h>
@@ -156,7 +164,61 @@ static int period(int fd, int reads, long long *sum, double *secs)
 	return i;
 }
 
-int main(void)
+static int expired(void)
+{
+	struct itimerspec its = { { 0, 0 }, { 0, 0 } };
+	struct timespec ts;
+	int tcx, tax, e;
+	uint64_t v = 0;
+	ssize_t n;
+
+	tcx = timerfd_create(CLOCK_REALTIME, TFD_NONBLOCK);
+	tax = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	its.it_value.tv_sec = ts.tv_sec + (ts.tv_nsec + 100000000) / 1000000000;
+	its.it_value.tv_nsec = (ts.tv_nsec + 100000000) % 1000000000;
+	if (tcx < 0 || tax < 0 ||
+	    timerfd_settime(tcx, TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET, &its, NULL)) {
+		say("BAD setup: %s\n", strerror(errno));
+		return 1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	its.it_value.tv_sec = ts.tv_sec + (ts.tv_nsec + 100000000) / 1000000000;
+	its.it_value.tv_nsec = (ts.tv_nsec + 100000000) % 1000000000;
+	if (timerfd_settime(tax, TFD_TIMER_ABSTIME, &its, NULL)) {
+		say("BAD setup: %s\n", strerror(errno));
+		return 1;
+	}
+	msleep(300);
+	say("fds tcx=%d tax=%d\n", tcx, tax);
+	say("ready\n");
+	wait_file("restored");
+
+	check(timer_clock(tcx) == CLOCK_REALTIME &&
+	      settime_flags(tcx) == (TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET),
+	      "tcx clock and flags", "clock %d settime flags 0%o (want 0, 03)", timer_clock(tcx),
+	      settime_flags(tcx));
+	check(timer_clock(tax) == CLOCK_MONOTONIC && settime_flags(tax) == TFD_TIMER_ABSTIME,
+	      "tax clock and flags", "clock %d settime flags 0%o (want 1, 01)", timer_clock(tax),
+	      settime_flags(tax));
+	n = read(tax, &v, 8);
+	check(n == 8 && v == 1, "tax tick", "read %zd: %llu (want the 1 unread tick)", n,
+	      (unsigned long long)v);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (clock_settime(CLOCK_REALTIME, &ts))
+		say("BAD clock_settime: %s\n", strerror(errno));
+	errno = 0;
+	v = 0;
+	n = read(tcx, &v, 8);
+	e = errno;
+	check(n < 0 && e == ECANCELED, "tcx cancel-on-set",
+	      "read after clock_settime: %zd (%llu) %s (want ECANCELED)", n, (unsigned long long)v,
+	      n < 0 ? errname(e) : "");
+	say("done %s\n", bad ? "BAD" : "ok");
+	return bad;
+}
+
+int main(int argc, char **argv)
 {
 	struct itimerspec per = { { 0, 200000000 }, { 0, 200000000 } }, one = { { 0, 0 }, { 8, 0 } };
 	struct itimerspec rt = { { 0, 0 }, { 0, 0 } }, am = { { 0, 300000000 }, { 0, 0 } };
@@ -173,6 +235,8 @@ int main(void)
 	char want[64];
 	pid_t kid;
 
+	if (argc == 2 && !strcmp(argv[1], "expired"))
+		return expired();
 	efd = eventfd(7, EFD_NONBLOCK);
 	sem = eventfd(3, EFD_SEMAPHORE | EFD_NONBLOCK);
 	sigemptyset(&set);
