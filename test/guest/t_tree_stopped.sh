@@ -13,6 +13,13 @@
 #    restarts); one that had run would be back in nanosleep().
 # (The classic "kill -STOP; cat /proc/PID/dump; exec the image" keeps
 # resuming the task: t_counter.)
+# Sub-test tree_stopped-tstp: a job-control stop.  stopcount in its own
+# process group (not orphaned: its parent, the test's shell, is in another
+# group of the same session) is stopped by SIGTSTP (default action), dumped
+# and restored: every thread T from outside, no line for 1 s, its process
+# group kept; SIGCONT continues it with the next SEQ (no gap, no repeat);
+# a SIGTSTP after the restore stops it again (job control still works) and
+# SIGCONT resumes it; its own check says "done ok".
 # timeout: 300
 . /imgcr/guest/lib.sh
 require_modules
@@ -42,79 +49,144 @@ still() {
 	[ "$(wc -l < st.out)" = "$1" ] || fail "$2: $(($(wc -l < st.out) - $1)) lines written while stopped"
 }
 
-stopcount st.out 3 > so.txt 2> sc.err &
-pid=$!
-track $pid
-wait_line so.txt '^ready' 20 || fail "stopcount did not start: $(cat sc.err)"
-wait_line st.out '^5 ' 20 || fail "stopcount writes nothing"
-stop_task $pid
-n=0
-until all_state T; do
-	n=$((n + 1))
-	[ $n -lt 500 ] || fail "not every thread stopped"
-	usleep 20000
-done
+sigstop_case() {
+	stopcount st.out 3 > so.txt 2> sc.err &
+	pid=$!
+	track $pid
+	wait_line so.txt '^ready' 20 || fail "stopcount did not start: $(cat sc.err)"
+	wait_line st.out '^5 ' 20 || fail "stopcount writes nothing"
+	stop_task $pid
+	n=0
+	until all_state T; do
+		n=$((n + 1))
+		[ $n -lt 500 ] || fail "not every thread stopped"
+		usleep 20000
+	done
 
-# --leave-running: stays stopped
-lines=$(wc -l < st.out)
-imgcr dump --leave-running -t $pid -D d1 2> d1.err || fail "dump --leave-running: $(cat d1.err)"
-grep -q "^stopped $pid\$" d1/tree || fail "no 'stopped $pid' record: $(grep -v '^file\|^fd' d1/tree | tr '\n' '|')"
-all_state T || fail "after dump --leave-running: not every thread is T: $(for t in $(ls /proc/$pid/task); do state $pid/task/$t; done | tr '\n' ' ')"
-still $lines "after dump --leave-running"
-kill -CONT $pid
-wait_line st.out "^$((lines + 3)) " 10 || fail "no new line after SIGCONT (left running)"
+	# --leave-running: stays stopped
+	lines=$(wc -l < st.out)
+	imgcr dump --leave-running -t $pid -D d1 2> d1.err || fail "dump --leave-running: $(cat d1.err)"
+	grep -q "^stopped $pid\$" d1/tree || fail "no 'stopped $pid' record: $(grep -v '^file\|^fd' d1/tree | tr '\n' '|')"
+	all_state T || fail "after dump --leave-running: not every thread is T: $(for t in $(ls /proc/$pid/task); do state $pid/task/$t; done | tr '\n' ' ')"
+	still $lines "after dump --leave-running"
+	kill -CONT $pid
+	wait_line st.out "^$((lines + 3)) " 10 || fail "no new line after SIGCONT (left running)"
 
-# dumped stopped, restored stopped
-stop_task $pid
-n=0
-until all_state T; do
-	n=$((n + 1))
-	[ $n -lt 500 ] || fail "not every thread stopped (2)"
-	usleep 20000
-done
-lines=$(wc -l < st.out)
-before=$(pcs)
-last=$(tail -n 1 st.out | cut -d' ' -f1)
-[ "$last" = "$lines" ] || fail "last SEQ $last is not the line count $lines"
-imgcr dump -t $pid -D d 2> d.err || fail "dump: $(cat d.err)"
-wait_gone $pid 10 || fail "task survived the dump"
-wait $pid 2>/dev/null
-grep -q "^stopped $pid\$" d/tree || fail "no 'stopped $pid' record"
-imgcr show d | grep -q "^  stopped" || fail "imgcr show does not say stopped"
-imgcr show --json d | grep -q '"stopped":true' || fail "imgcr show --json does not say stopped"
-imgcr restore -D d > restore.out 2> restore.err &
-rpid=$!
-track $rpid
-n=0
-until all_state T; do
-	n=$((n + 1))
-	[ $n -lt 3000 ] || fail "restored task not stopped with 3 threads: '$(state $pid)' $(ls /proc/$pid/task 2>/dev/null | tr '\n' ' ')$(rerr)"
-	usleep 20000
-done
-track $pid
-case "$(readlink /proc/$pid/exe)" in */imgcr) fail "task $pid is still imgcr" ;; esac
-after=$(pcs)
-for b in $before; do
-	tid=${b%%:*} pc=${b##*:}
-	a=$(echo "$after" | grep "^$tid:")
-	case "$a" in
-	"$tid:-1:"*) ;;
-	*) fail "restored thread $tid: '$a' (syscall nr:pc), want -1 (not in a system call); before the dump '$b'" ;;
-	esac
-	apc=${a##*:}
-	[ $((apc)) = $((pc)) ] || [ $((apc)) = $((pc - 2)) ] ||
-		fail "restored thread $tid stopped at pc $apc, the dump's was $pc ('$b' -> '$a')"
-done
-info "before the dump: $(echo $before); restored: $(echo $after)"
-still $lines "after the restore"
-all_state T || fail "after 1 s the restored threads are not all T"
-kill -CONT $pid
-wait_line st.out "^$((lines + 3)) " 10 || fail "no new line after SIGCONT (restored)$(rerr)"
-[ "$(sed -n "$((lines + 1))p" st.out | cut -d' ' -f1)" = $((lines + 1)) ] ||
-	fail "line after the restore: '$(sed -n "$((lines + 1))p" st.out)', want SEQ $((lines + 1))"
-kill -USR1 $pid
-wait_line st.out '^done' 10 || fail "no done line: $(tail -n 2 st.out | tr '\n' '|')"
-wait_exit $rpid 20
-grep -q '^done ok' st.out || fail "$(grep '^done' st.out)"
-[ "$RC" = 0 ] || fail "imgcr restore exit status $RC$(rerr)"
-pass "stopped at SEQ $last, went on with $((lines + 1)); $(grep '^done' st.out)"
+	# dumped stopped, restored stopped
+	stop_task $pid
+	n=0
+	until all_state T; do
+		n=$((n + 1))
+		[ $n -lt 500 ] || fail "not every thread stopped (2)"
+		usleep 20000
+	done
+	lines=$(wc -l < st.out)
+	before=$(pcs)
+	last=$(tail -n 1 st.out | cut -d' ' -f1)
+	[ "$last" = "$lines" ] || fail "last SEQ $last is not the line count $lines"
+	imgcr dump -t $pid -D d 2> d.err || fail "dump: $(cat d.err)"
+	wait_gone $pid 10 || fail "task survived the dump"
+	wait $pid 2>/dev/null
+	grep -q "^stopped $pid\$" d/tree || fail "no 'stopped $pid' record"
+	imgcr show d | grep -q "^  stopped" || fail "imgcr show does not say stopped"
+	imgcr show --json d | grep -q '"stopped":true' || fail "imgcr show --json does not say stopped"
+	imgcr restore -D d > restore.out 2> restore.err &
+	rpid=$!
+	track $rpid
+	n=0
+	until all_state T; do
+		n=$((n + 1))
+		[ $n -lt 3000 ] || fail "restored task not stopped with 3 threads: '$(state $pid)' $(ls /proc/$pid/task 2>/dev/null | tr '\n' ' ')$(rerr)"
+		usleep 20000
+	done
+	track $pid
+	case "$(readlink /proc/$pid/exe)" in */imgcr) fail "task $pid is still imgcr" ;; esac
+	after=$(pcs)
+	for b in $before; do
+		tid=${b%%:*} pc=${b##*:}
+		a=$(echo "$after" | grep "^$tid:")
+		case "$a" in
+		"$tid:-1:"*) ;;
+		*) fail "restored thread $tid: '$a' (syscall nr:pc), want -1 (not in a system call); before the dump '$b'" ;;
+		esac
+		apc=${a##*:}
+		[ $((apc)) = $((pc)) ] || [ $((apc)) = $((pc - 2)) ] ||
+			fail "restored thread $tid stopped at pc $apc, the dump's was $pc ('$b' -> '$a')"
+	done
+	info "before the dump: $(echo $before); restored: $(echo $after)"
+	still $lines "after the restore"
+	all_state T || fail "after 1 s the restored threads are not all T"
+	kill -CONT $pid
+	wait_line st.out "^$((lines + 3)) " 10 || fail "no new line after SIGCONT (restored)$(rerr)"
+	[ "$(sed -n "$((lines + 1))p" st.out | cut -d' ' -f1)" = $((lines + 1)) ] ||
+		fail "line after the restore: '$(sed -n "$((lines + 1))p" st.out)', want SEQ $((lines + 1))"
+	kill -USR1 $pid
+	wait_line st.out '^done' 10 || fail "no done line: $(tail -n 2 st.out | tr '\n' '|')"
+	wait_exit $rpid 20
+	grep -q '^done ok' st.out || fail "$(grep '^done' st.out)"
+	[ "$RC" = 0 ] || fail "imgcr restore exit status $RC$(rerr)"
+	pass "stopped at SEQ $last, went on with $((lines + 1)); $(grep '^done' st.out)"
+}
+
+# wait_all_state STATE WHY: every thread of $pid gets to STATE within 10 s
+wait_all_state() {
+	_n=0
+	until all_state $1; do
+		_n=$((_n + 1))
+		[ $_n -lt 500 ] || fail "$2: not every thread is $1: $(for t in $(ls /proc/$pid/task 2>/dev/null); do state $pid/task/$t; done | tr '\n' ' ')$(rerr)"
+		usleep 20000
+	done
+}
+
+tstp_case() {
+	mkdir tstp && cd tstp || fail "mkdir"
+	stopcount st.out 3 pgrp > so.txt 2> sc.err &
+	pid=$!
+	track $pid
+	wait_line so.txt '^ready' 20 || fail "stopcount did not start: $(cat sc.err)"
+	wait_line st.out '^5 ' 20 || fail "stopcount writes nothing"
+	[ "$(stat_field $pid 3)" = $pid ] || fail "stopcount is not its own process group: pgid $(stat_field $pid 3)"
+	kill -TSTP $pid || fail "kill -TSTP"
+	wait_all_state T "after SIGTSTP (its group orphaned?)"
+	lines=$(wc -l < st.out)
+	last=$(tail -n 1 st.out | cut -d' ' -f1)
+	[ "$last" = "$lines" ] || fail "last SEQ $last is not the line count $lines"
+	imgcr dump -t $pid -D d 2> d.err || fail "dump: $(cat d.err)"
+	wait_gone $pid 10 || fail "task survived the dump"
+	wait $pid 2>/dev/null
+	grep -q "^stopped $pid\$" d/tree || fail "no 'stopped $pid' record: $(grep -v '^file\|^fd' d/tree | tr '\n' '|')"
+	imgcr restore -D d > restore.out 2> restore.err &
+	rpid=$!
+	track $rpid
+	n=0
+	until all_state T; do
+		n=$((n + 1))
+		[ $n -lt 3000 ] || fail "restored task not stopped with 3 threads: '$(state $pid)' $(ls /proc/$pid/task 2>/dev/null | tr '\n' ' ')$(rerr)"
+		usleep 20000
+	done
+	track $pid
+	case "$(readlink /proc/$pid/exe)" in */imgcr) fail "task $pid is still imgcr" ;; esac
+	[ "$(stat_field $pid 3)" = $pid ] || fail "restored: pgid $(stat_field $pid 3), want its own $pid"
+	still $lines "after the restore"
+	all_state T || fail "after 1 s the restored threads are not all T"
+	kill -CONT $pid
+	wait_line st.out "^$((lines + 3)) " 10 || fail "no new line after SIGCONT (restored)$(rerr)"
+	[ "$(sed -n "$((lines + 1))p" st.out | cut -d' ' -f1)" = $((lines + 1)) ] ||
+		fail "line after the restore: '$(sed -n "$((lines + 1))p" st.out)', want SEQ $((lines + 1))"
+	# job control still stops it
+	kill -TSTP $pid
+	wait_all_state T "after a SIGTSTP to the restored task"
+	l2=$(wc -l < st.out)
+	still $l2 "stopped by SIGTSTP after the restore"
+	kill -CONT $pid
+	wait_line st.out "^$((l2 + 3)) " 10 || fail "no new line after the second SIGCONT"
+	kill -USR1 $pid
+	wait_line st.out '^done' 10 || fail "no done line: $(tail -n 2 st.out | tr '\n' '|')"
+	wait_exit $rpid 20
+	grep -q '^done ok' st.out || fail "$(grep '^done' st.out)"
+	[ "$RC" = 0 ] || fail "imgcr restore exit status $RC$(rerr)"
+	pass "SIGTSTP-stopped at SEQ $last, restored stopped, went on with $((lines + 1)); stopped again by SIGTSTP; $(grep '^done' st.out)"
+}
+
+subtest tree_stopped sigstop_case
+subtest tree_stopped-tstp tstp_case

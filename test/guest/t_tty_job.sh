@@ -17,6 +17,13 @@
 # T), SIGCONT resumes it.
 # Sub-test tty_job-bg: a job started in the background comes back in the
 # background of pty B (tpgid: imgcr restore's group; "fg=no"), ticking.
+# Sub-test tty_job-console: a job whose stdin is the guest's console
+# (/dev/console, the serial port ttyS0 behind it; its output goes to a
+# file): refused without --shell-job (naming the console), dumped with it;
+# imgcr restore --shell-job runs on /dev/ttyS0 made its controlling
+# terminal (setsid -c: the guest has no shell on its console): the job's
+# fd 0 is /dev/ttyS0, its tty_nr is ttyS0 and its session imgcr's, and it
+# counts on with the next number (no gap, no repeat).
 # timeout: 300
 . /imgcr/guest/lib.sh
 require_modules
@@ -69,6 +76,15 @@ refused() {
 	sleep 600 < $PTSA > /dev/console 2>&1 &
 	two=$!
 	track $two
+	# dump once the shell's child has its redirections and runs sleep (a
+	# dump before that saw the test shell's fds, no terminal, and succeeded)
+	n=0
+	until [ "$(readlink /proc/$two/fd/0)" = "$PTSA" ] && [ "$(readlink /proc/$two/fd/1)" = /dev/console ] &&
+		[ "$(tr '\0' ' ' < /proc/$two/cmdline 2>/dev/null)" = "sleep 600 " ]; do
+		n=$((n + 1))
+		[ $n -lt 500 ] || fail "task on two terminals: fds $(readlink /proc/$two/fd/0) $(readlink /proc/$two/fd/1)"
+		usleep 20000
+	done
 	imgcr dump -t $two -D d2 --shell-job 2> dump2.err && fail "dump of a task on two terminals succeeded"
 	grep -qE "^imgcr: pid $two fd 1: console /dev/console \(5:1\): a second terminal outside the tree \(besides $PTSA 136:[0-9]+\): not supported" dump2.err ||
 		fail "two terminals: message: $(head -n1 dump2.err)"
@@ -157,3 +173,37 @@ subtest tty_job-refused refused
 subtest tty_job job
 BG=bg
 subtest tty_job-bg bgjob
+
+# a job on the console: restored onto the console's serial port
+console() {
+	mkdir con && cd con || fail "mkdir"
+	[ -c /dev/ttyS0 ] || fail "no /dev/ttyS0"
+	counter 2000 < /dev/console > c.out 2> c.err &
+	J=$!
+	track $J
+	wait_line c.out '^5 ' 20 || fail "counter did not start: $(cat c.err)"
+	imgcr dump -t $J -D d0 2> dump0.err && fail "dump of a job on the console succeeded without --shell-job"
+	grep -q "^imgcr: pid $J fd 0: console /dev/console (5:1): a terminal outside the tree is not supported without --shell-job" dump0.err ||
+		fail "message: $(head -n1 dump0.err)"
+	[ -e d0/tree ] && fail "a tree file was written"
+	imgcr dump -t $J -D d --shell-job 2> dump.err || fail "dump --shell-job: $(cat dump.err)"
+	wait_gone $J 10 || fail "the job survived the dump"
+	wait $J 2>/dev/null
+	last=$(tail -n 1 c.out | cut -d' ' -f1)
+	grep -q "^file [0-9]* tty .* job -1 5:1 /dev/console" d/tree ||
+		fail "no tty job record for the console: $(grep '^file' d/tree | tr '\n' '|')"
+	setsid -c imgcr restore -D d --shell-job < /dev/ttyS0 > restore.out 2> restore.err &
+	R=$!
+	track $R
+	wait_tasks_restored $J
+	[ "$(readlink /proc/$J/fd/0)" = /dev/ttyS0 ] || fail "job fd 0 is $(readlink /proc/$J/fd/0), want /dev/ttyS0"
+	[ "$(stat_field $J 5)" = $((4 * 256 + 64)) ] || fail "job tty_nr $(stat_field $J 5), want ttyS0's 1088"
+	[ "$(stat_field $J 4)" = $R ] || fail "job session $(stat_field $J 4), want imgcr restore's $R"
+	wait_line c.out "^$((last + 5)) " 20 || fail "the restored job does not count on after $last$(rerr)"
+	[ "$(sed -n "$((last + 1))p" c.out | cut -d' ' -f1)" = $((last + 1)) ] ||
+		fail "line after the restore: '$(sed -n "$((last + 1))p" c.out)', want $((last + 1))"
+	kill9 $J
+	wait_exit $R 20
+	pass "a job on /dev/console restored onto /dev/ttyS0 (imgcr's controlling terminal), counting on from $last"
+}
+subtest tty_job-console console

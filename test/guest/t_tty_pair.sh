@@ -10,9 +10,13 @@
 # terminal's foreground group (tpgid), the slave's termios and window size
 # are the same.  The child also has /dev/tty open (fd 4): still its
 # terminal after the restore.  The tree holds the queued bytes (tty-N.data) and imgcr
-# show prints the pair.  The restored program checks each side reads
-# exactly the queued bytes, packet mode, lock state, its ctty (TIOCGSID,
-# ttyname): all "ok".
+# show prints the pair.  The parent also holds a second master left locked
+# (TIOCSPTLCK 1, as /dev/ptmx gives it, no slave open): its tree record
+# says locked, and from outside its slave cannot be opened (EIO) before
+# the dump and after the restore.  The restored program checks each side
+# reads exactly the queued bytes, packet mode, lock state (the locked
+# master still locked, its slave unopenable until it unlocks it), its
+# ctty (TIOCGSID, ttyname): all "ok".
 # Sub-test tty_pair-moved: the same while another pty holds the pts index
 # of the dump: the pair comes back on another index (a note says which).
 # Sub-test tty_pair-refused: a master whose slave is the controlling
@@ -20,6 +24,11 @@
 # the pty and the session), no tree written, the task keeps running.
 # Sub-test tty_pair-leave: the same with --leave-running: the data is put
 # back and the original tree passes the same checks.
+# Sub-test tty_pair-locked-slave: one task holds a master and its slave and
+# locked the master again after opening the slave (ptypair lockedslave):
+# the tree records it locked; restored, the slave fd is the new pair's
+# slave, the open slave still talks to the master both ways, the master is
+# still locked and its slave cannot be opened again (EIO).
 # timeout: 300
 . /imgcr/guest/lib.sh
 require_modules
@@ -40,6 +49,12 @@ outside() {
 	[ "$(stat_field $kid 4)" = $kid ] || fail "$1: child session $(stat_field $kid 4), want its own $kid"
 	info=$(ptypair info /dev/pts/$IDX)
 	[ "$info" = "rows=37 cols=111 echo=0 intr=7 erase=8" ] || fail "$1: slave termios/window: $info"
+	# the locked pair: its slave cannot be opened
+	LIDX=$(fdi $pid $lfd tty-index)
+	[ -n "$LIDX" ] && [ "$LIDX" != "$IDX" ] || fail "$1: locked master's tty-index '$LIDX'"
+	info=$(ptypair info /dev/pts/$LIDX)
+	[ "$info" = "BAD info /dev/pts/$LIDX: Input/output error" ] ||
+		fail "$1: the locked pty's slave /dev/pts/$LIDX: '$info', want it unopenable (EIO)"
 }
 
 start() {
@@ -50,8 +65,10 @@ start() {
 	set -- $(sed -n 's/^fds master=\([0-9]*\) child=\([0-9]*\) pts=.*/\1 \2/p' out)
 	mfd=$1 kid=$2
 	track $kid
+	lfd=$(sed -n 's/^locked=\([0-9]*\) pts=.*/\1/p' out)
+	[ -n "$lfd" ] || fail "no 'locked=' line: $(cat out | tr '\n' '|')"
 	outside "before the dump"
-	IDX0=$IDX
+	IDX0=$IDX LIDX0=$LIDX
 }
 
 finish() {
@@ -70,6 +87,8 @@ restore_case() {
 		grep -q "^file [0-9]* tty .* slave $IDX0 136:$IDX0 /dev/pts/$IDX0" d/tree &&
 		grep -q "^file [0-9]* tty .* devtty $IDX0 136:$IDX0 /dev/tty" d/tree ||
 		fail "no tty master/slave/devtty records: $(grep '^file' d/tree | tr '\n' '|')"
+	set -- $(grep "^tty $LIDX0 " d/tree)
+	[ "$6" = 1 ] || fail "locked pty $LIDX0: tty record $*: not locked (field 6)"
 	set -- $(grep "^tty $IDX0 " d/tree)
 	[ "$4 $5 $7 ${17} ${18}" = "$kid $kid 1 17 17" ] ||
 		fail "tty record: sid/fg/pkt/inlen/outlen '$4 $5 $7 ${17} ${18}', want '$kid $kid 1 17 17': $*"
@@ -136,9 +155,45 @@ refused_case() {
 	pass "$(head -n1 dump.err | cut -c1-160)"
 }
 
+# one task holds a master and its slave and locked the master again
+lockedslave_case() {
+	mkdir ls && cd ls || fail "mkdir"
+	ptypair lockedslave > out 2> err &
+	pid=$!
+	track $pid
+	wait_line out '^ready' 20 || fail "ptypair lockedslave did not start: $(cat out err | tr '\n' '|')"
+	set -- $(sed -n 's/^fds master=\([0-9]*\) slave=\([0-9]*\) pts=.*/\1 \2/p' out)
+	mfd=$1 sfd=$2
+	LIDX=$(fdi $pid $mfd tty-index)
+	[ "$(readlink /proc/$pid/fd/$sfd)" = /dev/pts/$LIDX ] || fail "slave fd $sfd is $(readlink /proc/$pid/fd/$sfd), want /dev/pts/$LIDX"
+	imgcr dump -t $pid -D d 2> dump.err || fail "dump: $(cat dump.err)"
+	wait_gone $pid 10 || fail "task $pid survived the dump"
+	set -- $(grep "^tty $LIDX " d/tree)
+	[ "${6:-}" = 1 ] || fail "tty record of /dev/pts/$LIDX not locked: $*"
+	imgcr restore -D d > restore.out 2> restore.err &
+	rpid=$!
+	track $rpid
+	n=0
+	until wait_restored $pid 1 imgcr; do
+		[ -n "$(state $rpid)" ] && [ "$(state $rpid)" != Z ] ||
+			fail "imgcr restore failed: $(tr '\n' '|' < restore.err)"
+		n=$((n + 1))
+		[ $n -lt 300 ] || fail "task $pid not restored in 60 s$(rerr)"
+		usleep 200000
+	done
+	IDX=$(fdi $pid $mfd tty-index)
+	[ "$(readlink /proc/$pid/fd/$sfd)" = /dev/pts/$IDX ] || fail "restored slave fd $sfd is $(readlink /proc/$pid/fd/$sfd), want /dev/pts/$IDX"
+	touch restored
+	wait_exit $rpid 60
+	[ "$RC" = 0 ] || fail "imgcr restore exit status $RC: $(grep BAD out | tr '\n' '|')$(rerr)"
+	grep -q '^done ok' out || fail "no 'done ok': $(grep -E 'BAD|done' out | tr '\n' '|')"
+	pass "$(grep -c '^ok' out) checks ok; /dev/pts/$LIDX locked with its slave open, restored as /dev/pts/$IDX"
+}
+
 subtest tty_pair-refused refused_case
 MOVE=0
 subtest tty_pair restore_case
 MOVE=1
 subtest tty_pair-moved restore_case
 subtest tty_pair-leave leave_case
+subtest tty_pair-locked-slave lockedslave_case

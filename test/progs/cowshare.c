@@ -7,12 +7,18 @@
  *     pattern B and forks a grandchild, which rewrites the next 4 MiB with
  *     pattern C.  So the three still share most of the memory copy-on-write:
  *     [0,4M) P alone (A) | C and G (B);  [4M,8M) P and C (A) | G alone (C);
- *     [8M,48M) all three (A).  Each writes to DIR/p, DIR/c, DIR/g:
- *     "region ADDR" and "ready PID", then sleeps in 20 ms nanosleeps.
+ *     [8M,48M) all three (A).  Before the fork the parent also maps three
+ *     4 MiB regions with advice, MADV_HUGEPAGE ("hg"), MADV_NOHUGEPAGE
+ *     ("nh") and MADV_DONTDUMP ("dd"), and writes pattern E on them; no
+ *     one writes them after, so all three tasks share them whole.  Each
+ *     writes to DIR/p, DIR/c, DIR/g: "region ADDR", "xregion NAME ADDR"
+ *     for the three, and "ready PID", then sleeps in 20 ms nanosleeps.
  *     On SIGUSR1 each checks its data and, from /proc/self/smaps, how much
  *     of the region is shared with another process ("shared KIB private
  *     KIB" and ok/BAD lines: P and G at most 5 MiB private, C at most
- *     1 MiB, all at least 40 MiB shared), then says "checked"; the child
+ *     1 MiB, all at least 40 MiB shared; of each advised region its data,
+ *     its advice in the VmFlags of /proc/self/smaps, and at least 3 MiB
+ *     shared, at most 256 KiB private), then says "checked"; the child
  *     then writes pattern D into [8M,12M) ("wrote").  On SIGUSR2 each
  *     checks its data again (the child's write stayed its own: copy-on-write
  *     still separates them), says "done" and exits 0, or 1 after a BAD line.
@@ -53,6 +59,15 @@ static unsigned char *r;
 static char who;
 static int own_uid = -1;	/* cowshare DIR UID: the grandchild's uid */
 
+/* The regions with advice: all three tasks share them, pattern E. */
+#define XSIZE (4 * MIB)
+static const struct {
+	const char *name;	/* its VmFlags in smaps */
+	int advice;
+} xadv[] = { { "hg", MADV_HUGEPAGE }, { "nh", MADV_NOHUGEPAGE }, { "dd", MADV_DONTDUMP } };
+#define NX (sizeof(xadv) / sizeof(xadv[0]))
+static unsigned char *xr[NX];
+
 static void on_sig(int s)
 {
 	if (s == SIGUSR1)
@@ -67,12 +82,17 @@ static unsigned char pat_byte(char pat, size_t page, size_t off)
 	return (unsigned char)(pat * 31 + page * 7 + off / 64);
 }
 
-static void fill(char pat, size_t from, size_t to)
+static void fill_at(unsigned char *m, char pat, size_t from, size_t to)
 {
 	size_t o;
 
 	for (o = from; o < to; o++)
-		r[o] = pat_byte(pat, o / 4096, o % 4096);
+		m[o] = pat_byte(pat, o / 4096, o % 4096);
+}
+
+static void fill(char pat, size_t from, size_t to)
+{
+	fill_at(r, pat, from, to);
 }
 
 /* The pattern each range must have, for this task, after the child's write. */
@@ -98,8 +118,11 @@ static void check_data(int after_write)
 	      bad_at < SIZE ? want(bad_at, after_write) : '-');
 }
 
-/* Shared and private KiB of the region, from /proc/self/smaps. */
-static void sharing(long *shared, long *priv)
+/*
+ * Shared and private KiB of the mapping at @m, from /proc/self/smaps, and
+ * its VmFlags line in @vmflags (@size bytes) if not NULL.
+ */
+static void sharing_at(const void *m, long *shared, long *priv, char *vmflags, size_t size)
 {
 	char line[512], start[32];
 	FILE *f = fopen("/proc/self/smaps", "r");
@@ -107,7 +130,9 @@ static void sharing(long *shared, long *priv)
 	long v;
 
 	*shared = *priv = -1;
-	snprintf(start, sizeof(start), "%lx-", (unsigned long)(uintptr_t)r);
+	if (vmflags)
+		vmflags[0] = 0;
+	snprintf(start, sizeof(start), "%lx-", (unsigned long)(uintptr_t)m);
 	if (!f)
 		return;
 	while (fgets(line, sizeof(line), f)) {
@@ -124,8 +149,43 @@ static void sharing(long *shared, long *priv)
 		if (sscanf(line, "Private_Clean: %ld", &v) == 1 ||
 		    sscanf(line, "Private_Dirty: %ld", &v) == 1)
 			*priv = (*priv < 0 ? 0 : *priv) + v;
+		if (vmflags && !strncmp(line, "VmFlags:", 8)) {
+			size_t n = strcspn(line + 8, "\n");
+
+			n = n < size - 2 ? n : size - 2;	/* room for the caller's " " */
+			memcpy(vmflags, line + 8, n);
+			vmflags[n] = 0;
+		}
 	}
 	fclose(f);
+}
+
+static void sharing(long *shared, long *priv)
+{
+	sharing_at(r, shared, priv, NULL, 0);
+}
+
+/* The advised regions: data, advice and sharing. */
+static void check_x(void)
+{
+	char flags[256], want[8];
+	long shared, priv;
+	size_t i, o, bad_at;
+
+	for (i = 0; i < NX; i++) {
+		for (bad_at = XSIZE, o = 0; o < XSIZE && bad_at == XSIZE; o++)
+			if (xr[i][o] != pat_byte('E', o / 4096, o % 4096))
+				bad_at = o;
+		check(bad_at == XSIZE, "advised data", "%s region: offset %zu (want pattern E)",
+		      xadv[i].name, bad_at);
+		sharing_at(xr[i], &shared, &priv, flags, sizeof(flags));
+		snprintf(want, sizeof(want), " %s ", xadv[i].name);
+		strcat(flags, " ");
+		check(strstr(flags, want) != NULL, "advice", "%s region: VmFlags%s", xadv[i].name,
+		      flags);
+		check(shared >= 3 * 1024 && priv >= 0 && priv <= 256, "advised shared",
+		      "%s region: shared %ld private %ld KiB", xadv[i].name, shared, priv);
+	}
 }
 
 static int run(const char *dir, char name)
@@ -146,10 +206,13 @@ static int run(const char *dir, char name)
 	sigaction(SIGUSR1, &sa, NULL);
 	sigaction(SIGUSR2, &sa, NULL);
 	say("region %lx\n", (unsigned long)(uintptr_t)r);
+	for (size_t i = 0; i < NX; i++)
+		say("xregion %s %lx\n", xadv[i].name, (unsigned long)(uintptr_t)xr[i]);
 	say("ready %d\n", getpid());
 	while (!got1)
 		msleep(20);
 	check_data(0);
+	check_x();
 	sharing(&shared, &priv);
 	say("shared %ld private %ld\n", shared, priv);
 	if (name == 'g' && own_uid >= 0) {
@@ -167,6 +230,7 @@ static int run(const char *dir, char name)
 	while (!got2)
 		msleep(20);
 	check_data(1);
+	check_x();
 	say("done\n");
 	return bad;
 }
@@ -256,6 +320,12 @@ int main(int argc, char **argv)
 	if (r == MAP_FAILED)
 		return 1;
 	fill('A', 0, SIZE);
+	for (size_t i = 0; i < NX; i++) {
+		xr[i] = mmap(NULL, XSIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (xr[i] == MAP_FAILED || madvise(xr[i], XSIZE, xadv[i].advice))
+			return 1;
+		fill_at(xr[i], 'E', 0, XSIZE);
+	}
 	c = fork();
 	if (c < 0)
 		return 1;

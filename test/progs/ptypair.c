@@ -6,10 +6,14 @@
  * queued both ways: the child writes "out-before-dump\n" to the slave (the
  * master holds "out-before-dump\r\n") and the parent writes
  * "in-line-1\npartial" to the master (one line and an unfinished one).
- * Both print their fds ("fds master=M child=K pts=PATH") and "ready",
- * then wait until the file "restored" appears in the cwd.  Then, printing
- * ok/BAD:
- *   parent  packet mode and unlocked still; reads exactly the status byte 0
+ * The parent also holds a second master, left locked as /dev/ptmx gives it
+ * (no unlockpt: TIOCSPTLCK 1), its slave opened by no one.
+ * Both print their fds ("fds master=M child=K pts=PATH", "locked=L
+ * pts=PATH") and "ready", then wait until the file "restored" appears in
+ * the cwd.  Then, printing ok/BAD:
+ *   parent  the locked master is still locked (TIOCGPTLCK 1) and its slave
+ *           cannot be opened (EIO), then unlocking it lets the slave open;
+ *           packet mode and unlocked still; reads exactly the status byte 0
  *           and "out-before-dump\r\n" from the master, nothing more; writes
  *           "-TAIL\n"; the child exits 0.
  *   child   the slave is its controlling terminal (TIOCGSID, foreground
@@ -18,6 +22,12 @@
  *           "in-line-1\n", then "partial-TAIL\n" (the unfinished line).
  * "done ok" at the end.  ptypair info DEV prints DEV's "rows= cols= echo=
  * intr= erase=" (from outside).
+ * ptypair lockedslave: one task holds a master and its slave, and locks the
+ * master again after opening the slave (TIOCSPTLCK 1).  Prints "fds
+ * master=M slave=S pts=PATH" and "ready", waits for "restored", then checks:
+ * the open slave fd still talks to the master both ways, the master is
+ * still locked and the slave cannot be opened again by path (EIO); "done
+ * ok".
  * ptypair orphan: the slave is the controlling terminal of a session outside
  * the parent's tree (a grandchild, orphaned, leads it): prints "fds
  * master=M session=S", then "tick N" every 100 ms.
@@ -165,12 +175,52 @@ static int orphan(void)
 	}
 }
 
+static int lockedslave(void)
+{
+	int m = posix_openpt(O_RDWR | O_NOCTTY), s = -1, one = 1, lck = -1, x, e;
+	struct termios t;
+	struct pollfd pf;
+	char buf[64];
+	ssize_t n;
+
+	if (m < 0 || grantpt(m) || unlockpt(m) ||
+	    (s = open(ptsname(m), O_RDWR | O_NOCTTY)) < 0 || tcgetattr(s, &t)) {
+		say("BAD setup: %s\n", strerror(errno));
+		return 1;
+	}
+	cfmakeraw(&t);
+	if (tcsetattr(s, TCSANOW, &t) || ioctl(m, TIOCSPTLCK, &one)) {
+		say("BAD setup: raw, lock: %s\n", strerror(errno));
+		return 1;
+	}
+	say("fds master=%d slave=%d pts=%s\n", m, s, ptsname(m));
+	say("ready\n");
+	wait_file("restored");
+	pf.fd = m;
+	pf.events = POLLIN;
+	n = write(s, "to-master", 9) == 9 && poll(&pf, 1, 5000) == 1 ? read(m, buf, sizeof(buf)) : -1;
+	check(n == 9 && !memcmp(buf, "to-master", 9), "slave to master", "'%s'", vis(buf, n));
+	pf.fd = s;
+	n = write(m, "to-slave", 8) == 8 && poll(&pf, 1, 5000) == 1 ? read(s, buf, sizeof(buf)) : -1;
+	check(n == 8 && !memcmp(buf, "to-slave", 8), "master to slave", "'%s'", vis(buf, n));
+	/* last: a refused open sets TTY_IO_ERROR on the slave, failing its I/O */
+	if (ioctl(m, TIOCGPTLCK, &lck))
+		say("BAD TIOCGPTLCK: %s\n", strerror(errno));
+	check(lck == 1, "locked pty", "TIOCGPTLCK %d (want 1)", lck);
+	x = open(ptsname(m), O_RDWR | O_NOCTTY);
+	e = errno;
+	check(x < 0 && e == EIO, "locked pty", "opening %s again: %s (want EIO)", ptsname(m),
+	      x < 0 ? errname(e) : "opened");
+	say("done %s\n", bad ? "BAD" : "ok");
+	return bad;
+}
+
 int main(int argc, char **argv)
 {
 	struct winsize ws = { 37, 111, 0, 0 };
 	struct pollfd pf;
 	char buf[256];
-	int m, one = 1, pkt = -1, lck = -1, st = -1;
+	int m, ml, s, zero = 0, one = 1, pkt = -1, lck = -1, st = -1, e;
 	ssize_t n;
 	pid_t kid;
 
@@ -178,6 +228,8 @@ int main(int argc, char **argv)
 		return info(argv[2]);
 	if (argc == 2 && !strcmp(argv[1], "orphan"))
 		return orphan();
+	if (argc == 2 && !strcmp(argv[1], "lockedslave"))
+		return lockedslave();
 	m = posix_openpt(O_RDWR | O_NOCTTY);
 	if (m < 0 || grantpt(m) || unlockpt(m) || ioctl(m, TIOCSWINSZ, &ws) ||
 	    ioctl(m, TIOCPKT, &one)) {
@@ -192,9 +244,31 @@ int main(int argc, char **argv)
 	wait_file("child-ready");
 	if (write(m, "in-line-1\npartial", 17) != 17)
 		return 1;
+	ml = posix_openpt(O_RDWR | O_NOCTTY);
+	if (ml < 0) {
+		say("BAD setup: second /dev/ptmx: %s\n", strerror(errno));
+		return 1;
+	}
 	say("fds master=%d child=%d pts=%s\n", m, (int)kid, ptsname(m));
+	say("locked=%d pts=%s\n", ml, ptsname(ml));
 	say("ready\n");
 	wait_file("restored");
+
+	lck = -1;
+	if (ioctl(ml, TIOCGPTLCK, &lck))
+		say("BAD ioctl TIOCGPTLCK: %s\n", strerror(errno));
+	check(lck == 1, "locked pty", "%s: TIOCGPTLCK %d (want 1)", ptsname(ml), lck);
+	s = open(ptsname(ml), O_RDWR | O_NOCTTY);
+	e = errno;
+	check(s < 0 && e == EIO, "locked pty", "opening its slave %s: %s (want EIO)", ptsname(ml),
+	      s < 0 ? errname(e) : "opened");
+	if (s >= 0)
+		close(s);
+	s = ioctl(ml, TIOCSPTLCK, &zero) ? -1 : open(ptsname(ml), O_RDWR | O_NOCTTY);
+	check(s >= 0, "locked pty", "unlocked, its slave opens: %s", s >= 0 ? "yes" : strerror(errno));
+	if (s >= 0)
+		close(s);
+	lck = -1;
 
 	say("parent pts %s\n", ptsname(m));
 	if (ioctl(m, TIOCGPKT, &pkt) || ioctl(m, TIOCGPTLCK, &lck))

@@ -1,8 +1,11 @@
 /*
- * stopcount FILE NTHREADS: NTHREADS threads (the main one included) each
- * count in memory, one step every 10 ms; every 50 ms the main thread
+ * stopcount FILE NTHREADS [pgrp]: NTHREADS threads (the main one included)
+ * each count in memory, one step every 10 ms; every 50 ms the main thread
  * appends "SEQ C0 C1 ... " (its line number and every thread's count) to
- * FILE.  It prints "ready PID" on stdout when every thread runs.
+ * FILE.  It prints "ready PID" on stdout when every thread runs.  With
+ * "pgrp" it first makes its own process group (setpgid), in its parent's
+ * session: a group that is not orphaned, so that SIGTSTP, SIGTTIN and
+ * SIGTTOU stop it (the kernel discards them in an orphaned group).
  *
  * On SIGUSR1 it checks itself: each thread's count must go up over the
  * next 300 ms (all threads run), and every count must be at least as far
@@ -61,6 +64,8 @@ int main(int argc, char **argv)
 	out = open(argv[1], O_WRONLY | O_CREAT | O_APPEND, 0644);
 	nthreads = atoi(argv[2]);
 	if (out < 0 || nthreads < 1 || nthreads > MAXT)
+		return 2;
+	if (argc > 3 && (strcmp(argv[3], "pgrp") || setpgid(0, 0)))
 		return 2;
 	sigaction(SIGUSR1, &sa, NULL);
 	for (long i = 1; i < nthreads; i++)
