@@ -70,10 +70,14 @@ static int load_img_binary(struct linux_binprm *bprm)
 	}
 
 	/* the point of no return */
-	if (img_in_place(img))
+	if (img_in_place(img)) {
 		ret = img_inplace_begin(img);
-	else
+	} else {
+		/* not dumpable from the start: exec then uses suid_dumpable */
+		if (img->proc.flags & IMGCR_PROC_NOT_DUMPABLE)
+			bprm->interp_flags |= BINPRM_FLAGS_ENFORCE_NONDUMP;
 		ret = begin_new_exec(bprm);
+	}
 	if (!ret)
 		ret = img_restore_mm(img);
 	if (ret) {

@@ -162,9 +162,13 @@ static const char *caller_creds_bad(struct linux_binprm *bprm)
 	security_cred_getsecid(bprm->cred, &then);
 	if (now != then || !imgcr_exec_keeps_label(bprm->cred))
 		return "exec would change the caller's security label (an LSM transition)";
-	/* exec would make the mm the caller's namespace's (after unshare()) */
-	if (imgcr_exec_user_ns(current) != c->user_ns)
-		return "the caller's memory belongs to another user namespace than its credentials";
+	/*
+	 * exec would make the mm the caller's namespace's: an ancestor (imgcr
+	 * restore --pidns unshares a user namespace) is only stricter for
+	 * ptrace; an unrelated one (after setns()) is refused
+	 */
+	if (!current_in_userns(imgcr_exec_user_ns(current)))
+		return "the caller's memory belongs to a user namespace unrelated to its credentials'";
 	return NULL;
 }
 
@@ -210,6 +214,13 @@ static const char *caller_bad(struct img *img)
 		return "the caller shares its signal handlers";
 	if (caller_has_posix_timers())
 		return "the caller has POSIX timers";
+	/*
+	 * /proc/PID/mem and the like, opened while the caller was dumpable,
+	 * keep the mm: a normal exec leaves them on the old one
+	 */
+	if ((img->proc.flags & IMGCR_PROC_NOT_DUMPABLE) &&
+	    !imgcr_not_dumpable(current, current->mm))
+		return "the image was not dumpable and the caller is: what it opened of the caller would reach the task";
 	why = caller_task_bad();
 	if (!why)
 		why = caller_creds_bad(img->bprm);
@@ -303,6 +314,16 @@ int img_inplace_begin(struct img *img)
 	int ret;
 
 	img->bprm->point_of_no_return = true;
+	/*
+	 * No one may read the memory while it still holds what the caller
+	 * had: img_inplace_end() makes it dumpable again once it is the
+	 * task's.
+	 */
+	ret = img_call_sys(imgcr_sys_prctl, PR_SET_DUMPABLE, 0, 0, 0);
+	if (ret) {
+		img_err(img, "cannot make the task not dumpable (%d)", ret);
+		return ret;
+	}
 	close_on_exec_fds();
 	ret = unmap_all_but_kept(img);
 	if (ret) {
@@ -313,12 +334,6 @@ int img_inplace_begin(struct img *img)
 	mm->def_flags = 0;		/* mlockall(MCL_FUTURE) does not carry over */
 	mm->context.vdso = NULL;	/* unmapped; map_vdso() sets it again */
 	mmap_write_unlock(mm);
-	/*
-	 * No one may read the memory while it still holds what the caller
-	 * had: img_restore_mm() makes it dumpable again once it is the
-	 * task's (img_inplace_end()).
-	 */
-	img_call_sys(imgcr_sys_prctl, PR_SET_DUMPABLE, 0, 0, 0);
 	current->flags &= ~(PF_RANDOMIZE | PF_FORKNOEXEC);
 	clear_syscall_work_syscall_user_dispatch(current);
 	current->sas_ss_sp = 0;

@@ -365,6 +365,25 @@ static void apply_cloexec(struct img *img)
 	}
 }
 
+/*
+ * The image's THP switch, before any page is filled: exec and the kept mm
+ * carry the caller's (the restorer's) over otherwise.
+ */
+static int set_thp(struct img *img)
+{
+	const u32 mask = IMGCR_PROC_THP_DISABLE | IMGCR_PROC_THP_EXCEPT_ADVISED;
+	u32 want = img->proc.flags & mask;
+	int ret;
+
+	if (imgcr_thp_disabled(current->mm) == want)
+		return 0;
+	ret = img_call_sys(imgcr_sys_prctl, PR_SET_THP_DISABLE, !!want,
+			   imgcr_thp_disable_arg(want), 0);
+	if (ret)
+		img_err(img, "cannot set the THP switch %#x (%d)", want, ret);
+	return ret;
+}
+
 int img_restore_mm(struct img *img)
 {
 	struct linux_binprm *bprm = img->bprm;
@@ -374,8 +393,16 @@ int img_restore_mm(struct img *img)
 
 	set_personality_64(img);
 	/* a task that was not dumpable is not, from its first page on */
-	if (img->proc.flags & IMGCR_PROC_NOT_DUMPABLE)
-		img_call_sys(imgcr_sys_prctl, PR_SET_DUMPABLE, 0, 0, 0);
+	if (img->proc.flags & IMGCR_PROC_NOT_DUMPABLE) {
+		ret = img_call_sys(imgcr_sys_prctl, PR_SET_DUMPABLE, 0, 0, 0);
+		if (ret) {
+			img_err(img, "cannot make the task not dumpable (%d)", ret);
+			return ret;
+		}
+	}
+	ret = set_thp(img);
+	if (ret)
+		return ret;
 	if (!img_in_place(img)) {
 		setup_new_exec(bprm);
 		/* exec left the argument pages in a stack VMA of its own */

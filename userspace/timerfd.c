@@ -131,10 +131,14 @@ static int timerfd_open(struct fd_restore *r, int i, const char *what)
 			value += (long long)now.tv_sec * NSEC + now.tv_nsec;
 		}
 		its.it_value = ts_of(value);
-		if (timerfd_settime(fd, f->settime_flags, &its, NULL)) {
-			pr_perror("%s: timerfd_settime", what);
-			goto fail;
-		}
+	}
+	/*
+	 * Also disarmed (an expired one-shot timer): settime is what keeps
+	 * its flags (TFD_TIMER_CANCEL_ON_SET still cancels its unread ticks).
+	 */
+	if ((value || f->settime_flags) && timerfd_settime(fd, f->settime_flags, &its, NULL)) {
+		pr_perror("%s: timerfd_settime", what);
+		goto fail;
 	}
 	/* after settime, which clears them */
 	if (ticks && ioctl(fd, TFD_IOC_SET_TICKS, &ticks)) {

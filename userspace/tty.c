@@ -605,25 +605,28 @@ static int pair_master(struct fd_restore *r, int index, const char *what)
 		fprintf(stderr, "imgcr: note: pty /dev/pts/%d is restored as /dev/pts/%d (the index is in use)\n",
 			index, got);
 	tio_load(y, &tio, &ws);
-	if (!y->locked && ioctl(m, TIOCSPTLCK, &zero)) {
+	/*
+	 * Unlocked to refill it through its slave; a pair that was locked
+	 * (its slave possibly opened before the lock) is locked again after.
+	 */
+	if (ioctl(m, TIOCSPTLCK, &zero)) {
 		pr_perror("%s: cannot unlock the new pty", what);
 		goto fail;
 	}
-	if (y->locked) {
-		if (tcsetattr(m, TCSANOW, &tio))
-			goto fail_tio;
-	} else {
-		s = ioctl(m, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-		if (s < 0) {
-			pr_perror("%s: cannot open the new slave (TIOCGPTPEER)", what);
-			goto fail;
-		}
-		if (pair_refill(m, s, &tio, data, y->inlen, data ? data + y->inlen : NULL,
-				y->outlen)) {
-			close(s);
-			goto fail_tio;
-		}
+	s = ioctl(m, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (s < 0) {
+		pr_perror("%s: cannot open the new slave (TIOCGPTPEER)", what);
+		goto fail;
+	}
+	if (pair_refill(m, s, &tio, data, y->inlen, data ? data + y->inlen : NULL,
+			y->outlen)) {
 		close(s);
+		goto fail_tio;
+	}
+	close(s);
+	if (y->locked && ioctl(m, TIOCSPTLCK, &on)) {
+		pr_perror("%s: cannot lock the new pty again", what);
+		goto fail;
 	}
 	if (ioctl(m, TIOCSWINSZ, &ws) || (y->pkt && ioctl(m, TIOCPKT, &on)))
 		goto fail_tio;
@@ -696,6 +699,31 @@ static int job_terminal(struct fd_restore *r, const char *what)
 	return ret;
 }
 
+
+/*
+ * The slave of master @m (TIOCGPTPEER), also when the pair is locked: a
+ * slave the tree had opened before its master locked the pair.
+ */
+static int open_peer(int m, int flags)
+{
+	int lck = 0, zero = 0, one = 1, s, e;
+
+	if (ioctl(m, TIOCGPTLCK, &lck))
+		lck = 0;
+	if (lck && ioctl(m, TIOCSPTLCK, &zero))
+		return -1;
+	s = ioctl(m, TIOCGPTPEER, flags);
+	e = errno;
+	if (lck && ioctl(m, TIOCSPTLCK, &one)) {
+		e = errno;
+		if (s >= 0)
+			close(s);
+		s = -1;
+	}
+	errno = e;
+	return s;
+}
+
 static int tty_open(struct fd_restore *r, int i, const char *what)
 {
 	const struct tree_file *f = &r->t->files[i];
@@ -715,7 +743,7 @@ static int tty_open(struct fd_restore *r, int i, const char *what)
 	m = pair_master(r, f->tty_index, what);
 	if (m < 0 || f->tty_role == TTY_MASTER)
 		return m;
-	fd = ioctl(m, TIOCGPTPEER, (f->flags & O_ACCMODE) | O_NOCTTY | O_CLOEXEC);
+	fd = open_peer(m, (f->flags & O_ACCMODE) | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0) {
 		pr_perror("%s: cannot open the slave of the new pty (TIOCGPTPEER)", what);
 		return -1;
@@ -739,7 +767,7 @@ const char *tty_restore_session(const struct tree *t, const int *desc,
 		if (y->index < 0 || y->sid != k->pid)
 			continue;
 		j = master_record(t, y->index);
-		s = j < 0 ? -1 : ioctl(desc[j], TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+		s = j < 0 ? -1 : open_peer(desc[j], O_RDWR | O_NOCTTY | O_CLOEXEC);
 		if (s < 0 || ioctl(s, TIOCSCTTY, 0)) {
 			snprintf(why, sizeof(why), "cannot make the slave of pty %d its controlling terminal: %s",
 				 y->index, j < 0 ? "no master" : strerror(errno));
