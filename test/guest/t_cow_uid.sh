@@ -11,7 +11,7 @@
 . /imgcr/guest/lib.sh
 require_modules
 
-mkdir w && chmod 777 w
+chmod 755 . && mkdir w && chmod 777 w
 cowshare $PWD/w 1000 </dev/null >/dev/null 2>&1 &
 root=$!
 track $root
