@@ -92,6 +92,19 @@ static unsigned int tty_nr(unsigned int ma, unsigned int mi)
 	return (mi & 0xff) | (ma << 8) | ((mi & ~0xffu) << 12);
 }
 
+/*
+ * The terminal on stdin (@st, its fstat) as tty_nr encodes it: for
+ * /dev/console or /dev/tty the terminal behind it (TIOCGDEV).
+ */
+static unsigned int stdin_tty_nr(const struct stat *st)
+{
+	unsigned int dev;
+
+	if (major(st->st_rdev) == 5 && minor(st->st_rdev) <= 1 && !ioctl(0, TIOCGDEV, &dev))
+		return tty_nr(major(dev), minor(dev));
+	return tty_nr(major(st->st_rdev), minor(st->st_rdev));
+}
+
 /* session, tty_nr and tpgid from /proc/PID/stat; 0 or -1. */
 static int stat_tty(pid_t pid, pid_t *sid, unsigned int *nr, pid_t *tpgid)
 {
@@ -679,8 +692,7 @@ static int job_terminal(struct fd_restore *r, const char *what)
 		return -1;
 	}
 	if (fstat(0, &st) || !S_ISCHR(st.st_mode) || !isatty(0) ||
-	    stat_tty(getpid(), &sid, &nr, &fg) ||
-	    nr != tty_nr(major(st.st_rdev), minor(st.st_rdev))) {
+	    stat_tty(getpid(), &sid, &nr, &fg) || nr != stdin_tty_nr(&st)) {
 		pr_err("%s: --shell-job: imgcr restore's stdin must be a terminal, its controlling terminal (run it from a shell on a terminal)",
 		       what);
 		return -1;

@@ -20,9 +20,9 @@
 # Sub-test tty_job-console: a job whose stdin is the guest's console
 # (/dev/console, the serial port ttyS0 behind it; its output goes to a
 # file): refused without --shell-job (naming the console), dumped with it;
-# imgcr restore --shell-job runs on /dev/ttyS0 made its controlling
-# terminal (setsid -c: the guest has no shell on its console): the job's
-# fd 0 is /dev/ttyS0, its tty_nr is ttyS0 and its session imgcr's, and it
+# imgcr restore --shell-job runs on /dev/console, ttyS0 made its
+# controlling terminal (setsid -c: the guest has no shell on its console):
+# the job's fd 0 is /dev/console, its tty_nr is ttyS0 and its session imgcr's, and it
 # counts on with the next number (no gap, no repeat).
 # timeout: 300
 . /imgcr/guest/lib.sh
@@ -192,11 +192,12 @@ console() {
 	last=$(tail -n 1 c.out | cut -d' ' -f1)
 	grep -q "^file [0-9]* tty .* job -1 5:1 /dev/console" d/tree ||
 		fail "no tty job record for the console: $(grep '^file' d/tree | tr '\n' '|')"
-	setsid -c imgcr restore -D d --shell-job < /dev/ttyS0 > restore.out 2> restore.err &
+	# from /dev/console too: the terminal behind it (TIOCGDEV) is compared
+	setsid -c imgcr restore -D d --shell-job < /dev/console > restore.out 2> restore.err &
 	R=$!
 	track $R
 	wait_tasks_restored $J
-	[ "$(readlink /proc/$J/fd/0)" = /dev/ttyS0 ] || fail "job fd 0 is $(readlink /proc/$J/fd/0), want /dev/ttyS0"
+	[ "$(readlink /proc/$J/fd/0)" = /dev/console ] || fail "job fd 0 is $(readlink /proc/$J/fd/0), want /dev/console"
 	[ "$(stat_field $J 5)" = $((4 * 256 + 64)) ] || fail "job tty_nr $(stat_field $J 5), want ttyS0's 1088"
 	[ "$(stat_field $J 4)" = $R ] || fail "job session $(stat_field $J 4), want imgcr restore's $R"
 	wait_line c.out "^$((last + 5)) " 20 || fail "the restored job does not count on after $last$(rerr)"
@@ -204,6 +205,6 @@ console() {
 		fail "line after the restore: '$(sed -n "$((last + 1))p" c.out)', want $((last + 1))"
 	kill9 $J
 	wait_exit $R 20
-	pass "a job on /dev/console restored onto /dev/ttyS0 (imgcr's controlling terminal), counting on from $last"
+	pass "a job on /dev/console restored onto /dev/console (ttyS0, imgcr's controlling terminal), counting on from $last"
 }
 subtest tty_job-console console
