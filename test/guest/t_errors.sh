@@ -124,9 +124,39 @@ sub_plaincore() {
 	pass
 }
 
+# (e) --imgcr-root=FD must name a directory the caller holds open: an fd
+# number not open, a file, and a non-number are refused (EINVAL, the
+# reason in the kernel log) with the caller intact; an open directory is
+# taken (control: the image restores).
+sub_rootarg() {
+	[ -s p.img ] || fail "no image (see errors-mkimage)"
+	chmod +x p.img
+	bad=""
+	for a in 77 5 x; do
+		dmesg_mark
+		timeout -s KILL 10 tryexec ./p.img "--imgcr-root=$a" 5< p.img > te.out 2>&1
+		rc=$?
+		if [ $rc != 2 ] || ! grep -q '^tryexec: execve failed: EINVAL' te.out; then
+			bad="$bad $a:rc=$rc($(head -c 60 te.out | tr '\n' ' '))"
+		elif ! dmesg_since | grep -q -- '--imgcr-root= is not an open directory of the caller'; then
+			bad="$bad $a:no-log"
+		fi
+	done
+	[ -z "$bad" ] || fail "bad --imgcr-root accepted or not explained:$bad"
+	tryexec ./p.img --imgcr-root=5 5< / >> r.out 2> restore.err &
+	_rp=$!
+	track $_rp
+	wait_restored $_rp 30 tryexec || fail "an image with --imgcr-root of an open / did not restore$(rerr)"
+	kill -USR1 $_rp
+	wait_exit $_rp 10
+	grep -q "^woken ok pid=$_rp" r.out || fail "restored with --imgcr-root: no 'woken ok'"
+	pass "fd 77 (closed), 5 (a file), x: EINVAL; an open / taken"
+}
+
 subtest errors-running sub_running
 subtest errors-perm sub_perm
 subtest errors-mkimage sub_mkimage
 subtest errors-truncated sub_truncated
 subtest errors-corrupt sub_corrupt
 subtest errors-plaincore sub_plaincore
+subtest errors-rootarg sub_rootarg
