@@ -285,3 +285,14 @@ child_of() {
 	set -- $(cat /proc/$1/task/$1/children 2>/dev/null)
 	echo "${1:-}"
 }
+
+# inside_ok PROG [FILE]: the restored program's own verdict in FILE
+# (default out): no FAIL line and a "PROG PASS" line; and imgcr restore's
+# exit status (RC, from wait_exit) 0
+inside_ok() {
+	grep '^FAIL' "${2:-out}" > fails.txt
+	[ -s fails.txt ] && fail "inside: $(tr '\n' '|' < fails.txt)"
+	grep -q "^$1 PASS" "${2:-out}" ||
+		fail "no '$1 PASS' (imgcr restore exit ${RC:-?}): $(tail -n 3 "${2:-out}" | tr '\n' '|')$(rerr)"
+	[ "$RC" = 0 ] || fail "imgcr restore exit $RC$(rerr)"
+}

@@ -138,10 +138,7 @@ one_case() {
 	else
 		wait_exit $rpid 60
 	fi
-	grep '^FAIL' out > fails.txt
-	[ -s fails.txt ] && fail "inside: $(tr '\n' '|' < fails.txt)"
-	grep -q '^bbattrs PASS' out || fail "no 'bbattrs PASS' (imgcr restore exit $RC): $(tail -n 3 out | tr '\n' '|')$(rerr)"
-	[ "$RC" = 0 ] || fail "imgcr restore exit $RC$(rerr)"
+	inside_ok bbattrs
 	pass "$(grep -c '^ok ' out) checks inside, limits/oom/status/cwd/root the same outside"
 }
 

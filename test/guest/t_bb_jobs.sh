@@ -45,12 +45,6 @@ do_restore() {
 	rpid=$!
 	track $rpid
 }
-inside_ok() {
-	grep '^FAIL' "$1" > fails.txt
-	[ -s fails.txt ] && fail "inside: $(tr '\n' '|' < fails.txt)"
-	grep -q '^bbjob PASS' "$1" || fail "no 'bbjob PASS' (imgcr restore exit ${RC:-?}): $(tail -n 3 "$1" | tr '\n' '|')$(rerr)"
-	[ "$RC" = 0 ] || fail "imgcr restore exit $RC$(rerr)"
-}
 
 # fdsnap PID: every fd's target and its fdinfo, without what moves by
 # itself (time left, positions, inode numbers of anon inodes, ids)
@@ -124,7 +118,7 @@ evloop() {
 	wait_line out '^checked' 10 || fail "no answer to SIGUSR1 through the signalfd: $(grep -v tick out | tail -n 3 | tr '\n' '|')"
 	kill -TERM $loop
 	wait_exit $rpid 30
-	inside_ok out
+	inside_ok bbjob out
 	pass "period ${period} ms, counters, queued signal, inotify wds $wd_dir $wd_f, fdinfo the same"
 }
 
@@ -150,7 +144,7 @@ jobctl() {
 	kill -USR1 $pid
 	wait_line out "^n $((n0 + 3))$" 10 || fail "the job did not continue after SIGCONT (last $(lastnum n out), state $(state $job))"
 	wait_exit $rpid 30
-	inside_ok out
+	inside_ok bbjob out
 	i=0
 	for v in $(grep '^n ' out | cut -d' ' -f2); do
 		i=$((i + 1))
@@ -193,7 +187,7 @@ ghost() {
 	[ $rc = 0 ] || fail "another process can flock the deleted file after the restore (probe $rc)"
 	kill -USR1 $pid
 	wait_exit $rpid 30
-	inside_ok out
+	inside_ok bbjob out
 	pass "data, offset, mapping, both locks back; $(wc -l < locks-after.txt) locks in /proc/locks"
 }
 
@@ -217,7 +211,7 @@ zombie() {
 	done
 	kill -USR1 $pid
 	wait_exit $rpid 30
-	inside_ok out
+	inside_ok bbjob out
 	pass "zombies $c1 $c2 reaped with exit 42 and SIGTERM"
 }
 

@@ -87,10 +87,7 @@ madv() {
 		fail "VmFlags differ: before $(tr '\n' '|' < before.txt) after $(tr '\n' '|' < after.txt)"
 	kill -USR1 $pid
 	wait_exit $rpid 60
-	grep '^FAIL' out > fails.txt
-	[ -s fails.txt ] && fail "inside: $(tr '\n' '|' < fails.txt)"
-	grep -q '^bbmem PASS' out || fail "no 'bbmem PASS' (imgcr restore exit $RC): $(tail -n 3 out | tr '\n' '|')$(rerr)"
-	[ "$RC" = 0 ] || fail "imgcr restore exit $RC$(rerr)"
+	inside_ok bbmem
 	pass "VmFlags the same ($(wc -l < after.txt) regions), contents and fork behaviour right"
 }
 
@@ -126,10 +123,7 @@ cow() {
 	wait_line out '^child done' 30 || fail "the child did not finish its checks: $(tail -n 3 out | tr '\n' '|')"
 	kill -USR1 $pid
 	wait_exit $rpid 60
-	grep '^FAIL' out > fails.txt
-	[ -s fails.txt ] && fail "inside: $(tr '\n' '|' < fails.txt)"
-	grep -q '^bbmem PASS' out || fail "no 'bbmem PASS' (imgcr restore exit $RC): $(tail -n 3 out | tr '\n' '|')$(rerr)"
-	[ "$RC" = 0 ] || fail "imgcr restore exit $RC$(rerr)"
+	inside_ok bbmem
 	pass "Pss $pss_b -> $pss_a kB, the child's writes stay its own"
 }
 
@@ -156,10 +150,7 @@ cowmix() {
 	wait_line out '^child done' 30 || fail "the child did not finish its checks: $(tail -n 3 out | tr '\n' '|')"
 	kill -USR1 $pid
 	wait_exit $rpid 60
-	grep '^FAIL' out > fails.txt
-	[ -s fails.txt ] && fail "inside: $(tr '\n' '|' < fails.txt)"
-	grep -q '^bbmem PASS' out || fail "no 'bbmem PASS' (imgcr restore exit $RC): $(tail -n 3 out | tr '\n' '|')$(rerr)"
-	[ "$RC" = 0 ] || fail "imgcr restore exit $RC$(rerr)"
+	inside_ok bbmem
 	pass "plain, wipe-on-fork and don't-dump data of a parent and its threaded child, forks after the restore"
 }
 

@@ -16,23 +16,12 @@
 # timer: each refused before the point of no return, the caller carrying on.
 # timeout: 300
 . /imgcr/guest/lib.sh
+. /imgcr/guest/cowlib.sh
 require_modules
 
 MIB=1048576
 
-mkdir w
-cowshare $PWD/w </dev/null >/dev/null 2>&1 &
-root=$!
-track $root
-for t in p c g; do
-	wait_line w/$t '^ready' 60 || fail "task $t never got ready: $(tail -n1 w/$t 2>/dev/null)"
-done
-P=$(sed -n 's/^ready //p' w/p)
-C=$(sed -n 's/^ready //p' w/c)
-G=$(sed -n 's/^ready //p' w/g)
-track $C
-track $G
-region=$(sed -n 's/^region //p' w/p)
+cow_start
 xregions=$(sed -n 's/^xregion \([a-z]*\) \([0-9a-f]*\)$/\1:\2/p' w/p)
 [ "$(echo $xregions | wc -w)" = 3 ] || fail "no three advised regions: $(grep xregion w/p | tr '\n' '|')"
 
@@ -91,17 +80,7 @@ cmp -s maps.before maps.after ||
 WHEN="after the restore"
 xcheck
 
-kill -USR1 $P $C $G
-for t in p c g; do
-	wait_line w/$t '^checked' 60 || fail "task $t did not check: $(tail -n2 w/$t | tr '\n' '|')"
-done
-wait_line w/c '^wrote' 30 || fail "the child did not write"
-kill -USR2 $P $C $G
-wait_gone $root 60 || fail "the restored parent did not finish"
-for t in p c g; do
-	grep -q '^done$' w/$t || fail "task $t did not finish: $(tail -n2 w/$t | tr '\n' '|')"
-	! grep -q BAD w/$t || fail "task $t: $(grep BAD w/$t | head -n2 | tr '\n' '|')"
-done
+cow_finish
 info "p: $(grep '^shared' w/p) c: $(grep '^shared' w/c) g: $(grep '^shared' w/g)"
 
 # --- the in-place exec refuses what it cannot keep -------------------------

@@ -9,20 +9,10 @@
 # (the copy is planned, not an in-place refusal).
 # timeout: 300
 . /imgcr/guest/lib.sh
+. /imgcr/guest/cowlib.sh
 require_modules
 
-chmod 755 . && mkdir w && chmod 777 w
-cowshare $PWD/w 1000 </dev/null >/dev/null 2>&1 &
-root=$!
-track $root
-for t in p c g; do
-	wait_line w/$t '^ready' 60 || fail "task $t never got ready: $(tail -n1 w/$t 2>/dev/null)"
-done
-P=$(sed -n 's/^ready //p' w/p)
-C=$(sed -n 's/^ready //p' w/c)
-G=$(sed -n 's/^ready //p' w/g)
-track $C
-track $G
+cow_start 1000
 [ "$(awk '/^Uid:/ { print $2 }' /proc/$G/status)" = 1000 ] || fail "grandchild uid: $(grep Uid: /proc/$G/status)"
 for p in $P $C $G; do wait_state $p S 10 || fail "task $p not sleeping"; done
 
@@ -40,15 +30,5 @@ info "Pss after: parent + child $pc KiB, grandchild $g KiB"
 [ "$pc" -lt $((80 * 1024)) ] || fail "parent and child no longer share: Pss $pc KiB"
 [ "$g" -ge $((48 * 1024)) ] || fail "grandchild Pss $g KiB: still sharing with its parent"
 
-kill -USR1 $P $C $G
-for t in p c g; do
-	wait_line w/$t '^checked' 60 || fail "task $t did not check: $(tail -n2 w/$t | tr '\n' '|')"
-done
-wait_line w/c '^wrote' 30 || fail "the child did not write"
-kill -USR2 $P $C $G
-wait_gone $root 60 || fail "the restored parent did not finish"
-for t in p c g; do
-	grep -q '^done$' w/$t || fail "task $t did not finish: $(tail -n2 w/$t | tr '\n' '|')"
-	! grep -q BAD w/$t || fail "task $t: $(grep BAD w/$t | head -n2 | tr '\n' '|')"
-done
+cow_finish
 pass "p: $(grep '^shared' w/p) c: $(grep '^shared' w/c) g: $(grep '^shared' w/g)"

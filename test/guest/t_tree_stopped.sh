@@ -49,6 +49,59 @@ still() {
 	[ "$(wc -l < st.out)" = "$1" ] || fail "$2: $(($(wc -l < st.out) - $1)) lines written while stopped"
 }
 
+# wait_all_state STATE WHY [TIMEOUT_S]: every thread of $pid gets to
+# STATE (default: within 10 s)
+wait_all_state() {
+	_n=$(( ${3:-10} * 50 ))
+	until all_state $1; do
+		_n=$((_n - 1))
+		[ $_n -gt 0 ] || fail "$2: not every thread is $1: '$(state $pid)' $(for t in $(ls /proc/$pid/task 2>/dev/null); do state $pid/task/$t; done | tr '\n' ' ')$(rerr)"
+		usleep 20000
+	done
+}
+
+# dump_stopped: imgcr dump -t $pid -D d of the stopped task (lines, last:
+# its output so far), which records it stopped
+dump_stopped() {
+	lines=$(wc -l < st.out)
+	last=$(tail -n 1 st.out | cut -d' ' -f1)
+	[ "$last" = "$lines" ] || fail "last SEQ $last is not the line count $lines"
+	imgcr dump -t $pid -D d 2> d.err || fail "dump: $(cat d.err)"
+	wait_gone $pid 10 || fail "task survived the dump"
+	wait $pid 2>/dev/null
+	grep -q "^stopped $pid\$" d/tree || fail "no 'stopped $pid' record: $(grep -v '^file\|^fd' d/tree | tr '\n' '|')"
+}
+
+# restore_stopped: imgcr restore -D d; every thread comes back stopped
+# (in 60 s), as the image's program, not imgcr
+restore_stopped() {
+	imgcr restore -D d > restore.out 2> restore.err &
+	rpid=$!
+	track $rpid
+	wait_all_state T "restored task not stopped with 3 threads" 60
+	track $pid
+	case "$(readlink /proc/$pid/exe)" in */imgcr) fail "task $pid is still imgcr" ;; esac
+}
+
+# goes_on: still stopped 1 s later; SIGCONT continues with SEQ lines+1
+goes_on() {
+	still $lines "after the restore"
+	all_state T || fail "after 1 s the restored threads are not all T"
+	kill -CONT $pid
+	wait_line st.out "^$((lines + 3)) " 10 || fail "no new line after SIGCONT (restored)$(rerr)"
+	[ "$(sed -n "$((lines + 1))p" st.out | cut -d' ' -f1)" = $((lines + 1)) ] ||
+		fail "line after the restore: '$(sed -n "$((lines + 1))p" st.out)', want SEQ $((lines + 1))"
+}
+
+# finish_run: stopcount's own check ("done ok") and imgcr restore's exit
+finish_run() {
+	kill -USR1 $pid
+	wait_line st.out '^done' 10 || fail "no done line: $(tail -n 2 st.out | tr '\n' '|')"
+	wait_exit $rpid 20
+	grep -q '^done ok' st.out || fail "$(grep '^done' st.out)"
+	[ "$RC" = 0 ] || fail "imgcr restore exit status $RC$(rerr)"
+}
+
 sigstop_case() {
 	stopcount st.out 3 > so.txt 2> sc.err &
 	pid=$!
@@ -56,12 +109,7 @@ sigstop_case() {
 	wait_line so.txt '^ready' 20 || fail "stopcount did not start: $(cat sc.err)"
 	wait_line st.out '^5 ' 20 || fail "stopcount writes nothing"
 	stop_task $pid
-	n=0
-	until all_state T; do
-		n=$((n + 1))
-		[ $n -lt 500 ] || fail "not every thread stopped"
-		usleep 20000
-	done
+	wait_all_state T "after SIGSTOP"
 
 	# --leave-running: stays stopped
 	lines=$(wc -l < st.out)
@@ -74,33 +122,12 @@ sigstop_case() {
 
 	# dumped stopped, restored stopped
 	stop_task $pid
-	n=0
-	until all_state T; do
-		n=$((n + 1))
-		[ $n -lt 500 ] || fail "not every thread stopped (2)"
-		usleep 20000
-	done
-	lines=$(wc -l < st.out)
+	wait_all_state T "after the second SIGSTOP"
 	before=$(pcs)
-	last=$(tail -n 1 st.out | cut -d' ' -f1)
-	[ "$last" = "$lines" ] || fail "last SEQ $last is not the line count $lines"
-	imgcr dump -t $pid -D d 2> d.err || fail "dump: $(cat d.err)"
-	wait_gone $pid 10 || fail "task survived the dump"
-	wait $pid 2>/dev/null
-	grep -q "^stopped $pid\$" d/tree || fail "no 'stopped $pid' record"
+	dump_stopped
 	imgcr show d | grep -q "^  stopped" || fail "imgcr show does not say stopped"
 	imgcr show --json d | grep -q '"stopped":true' || fail "imgcr show --json does not say stopped"
-	imgcr restore -D d > restore.out 2> restore.err &
-	rpid=$!
-	track $rpid
-	n=0
-	until all_state T; do
-		n=$((n + 1))
-		[ $n -lt 3000 ] || fail "restored task not stopped with 3 threads: '$(state $pid)' $(ls /proc/$pid/task 2>/dev/null | tr '\n' ' ')$(rerr)"
-		usleep 20000
-	done
-	track $pid
-	case "$(readlink /proc/$pid/exe)" in */imgcr) fail "task $pid is still imgcr" ;; esac
+	restore_stopped
 	after=$(pcs)
 	for b in $before; do
 		tid=${b%%:*} pc=${b##*:}
@@ -114,28 +141,9 @@ sigstop_case() {
 			fail "restored thread $tid stopped at pc $apc, the dump's was $pc ('$b' -> '$a')"
 	done
 	info "before the dump: $(echo $before); restored: $(echo $after)"
-	still $lines "after the restore"
-	all_state T || fail "after 1 s the restored threads are not all T"
-	kill -CONT $pid
-	wait_line st.out "^$((lines + 3)) " 10 || fail "no new line after SIGCONT (restored)$(rerr)"
-	[ "$(sed -n "$((lines + 1))p" st.out | cut -d' ' -f1)" = $((lines + 1)) ] ||
-		fail "line after the restore: '$(sed -n "$((lines + 1))p" st.out)', want SEQ $((lines + 1))"
-	kill -USR1 $pid
-	wait_line st.out '^done' 10 || fail "no done line: $(tail -n 2 st.out | tr '\n' '|')"
-	wait_exit $rpid 20
-	grep -q '^done ok' st.out || fail "$(grep '^done' st.out)"
-	[ "$RC" = 0 ] || fail "imgcr restore exit status $RC$(rerr)"
+	goes_on
+	finish_run
 	pass "stopped at SEQ $last, went on with $((lines + 1)); $(grep '^done' st.out)"
-}
-
-# wait_all_state STATE WHY: every thread of $pid gets to STATE within 10 s
-wait_all_state() {
-	_n=0
-	until all_state $1; do
-		_n=$((_n + 1))
-		[ $_n -lt 500 ] || fail "$2: not every thread is $1: $(for t in $(ls /proc/$pid/task 2>/dev/null); do state $pid/task/$t; done | tr '\n' ' ')$(rerr)"
-		usleep 20000
-	done
 }
 
 tstp_case() {
@@ -148,31 +156,10 @@ tstp_case() {
 	[ "$(stat_field $pid 3)" = $pid ] || fail "stopcount is not its own process group: pgid $(stat_field $pid 3)"
 	kill -TSTP $pid || fail "kill -TSTP"
 	wait_all_state T "after SIGTSTP (its group orphaned?)"
-	lines=$(wc -l < st.out)
-	last=$(tail -n 1 st.out | cut -d' ' -f1)
-	[ "$last" = "$lines" ] || fail "last SEQ $last is not the line count $lines"
-	imgcr dump -t $pid -D d 2> d.err || fail "dump: $(cat d.err)"
-	wait_gone $pid 10 || fail "task survived the dump"
-	wait $pid 2>/dev/null
-	grep -q "^stopped $pid\$" d/tree || fail "no 'stopped $pid' record: $(grep -v '^file\|^fd' d/tree | tr '\n' '|')"
-	imgcr restore -D d > restore.out 2> restore.err &
-	rpid=$!
-	track $rpid
-	n=0
-	until all_state T; do
-		n=$((n + 1))
-		[ $n -lt 3000 ] || fail "restored task not stopped with 3 threads: '$(state $pid)' $(ls /proc/$pid/task 2>/dev/null | tr '\n' ' ')$(rerr)"
-		usleep 20000
-	done
-	track $pid
-	case "$(readlink /proc/$pid/exe)" in */imgcr) fail "task $pid is still imgcr" ;; esac
+	dump_stopped
+	restore_stopped
 	[ "$(stat_field $pid 3)" = $pid ] || fail "restored: pgid $(stat_field $pid 3), want its own $pid"
-	still $lines "after the restore"
-	all_state T || fail "after 1 s the restored threads are not all T"
-	kill -CONT $pid
-	wait_line st.out "^$((lines + 3)) " 10 || fail "no new line after SIGCONT (restored)$(rerr)"
-	[ "$(sed -n "$((lines + 1))p" st.out | cut -d' ' -f1)" = $((lines + 1)) ] ||
-		fail "line after the restore: '$(sed -n "$((lines + 1))p" st.out)', want SEQ $((lines + 1))"
+	goes_on
 	# job control still stops it
 	kill -TSTP $pid
 	wait_all_state T "after a SIGTSTP to the restored task"
@@ -180,11 +167,7 @@ tstp_case() {
 	still $l2 "stopped by SIGTSTP after the restore"
 	kill -CONT $pid
 	wait_line st.out "^$((l2 + 3)) " 10 || fail "no new line after the second SIGCONT"
-	kill -USR1 $pid
-	wait_line st.out '^done' 10 || fail "no done line: $(tail -n 2 st.out | tr '\n' '|')"
-	wait_exit $rpid 20
-	grep -q '^done ok' st.out || fail "$(grep '^done' st.out)"
-	[ "$RC" = 0 ] || fail "imgcr restore exit status $RC$(rerr)"
+	finish_run
 	pass "SIGTSTP-stopped at SEQ $last, restored stopped, went on with $((lines + 1)); stopped again by SIGTSTP; $(grep '^done' st.out)"
 }
 

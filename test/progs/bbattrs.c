@@ -37,34 +37,12 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#define COMMON_TALLY
 #include "common.h"
-
-static int nfail;
-
-__attribute__((format(printf, 2, 3)))
-static void check(int ok, const char *fmt, ...)
-{
-	char buf[400];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (ok) {
-		char *c = strchr(buf, ':');
-		if (c)
-			*c = 0;
-		say("ok %s\n", buf);
-	} else {
-		say("FAIL %s\n", buf);
-		nfail++;
-	}
-}
 
 static void die(const char *what)
 {
-	say("bbattrs: setup: %s: %s\n", what, strerror(errno));
-	exit(2);
+	setup_die("bbattrs", what);
 }
 
 static struct {
@@ -123,8 +101,8 @@ static void *worker(void *arg)
 		pthread_cond_wait(&cv, &mu);
 	pthread_mutex_unlock(&mu);
 	prctl(PR_GET_PDEATHSIG, &got);
-	check(got == sig, "thread%d-pdeathsig: set %d, got %d", i, sig, got);
-	check(syscall(SYS_gettid) == tids[i], "thread%d-tid: was %d, now %ld", i,
+	tally(got == sig, "thread%d-pdeathsig: set %d, got %d", i, sig, got);
+	tally(syscall(SYS_gettid) == tids[i], "thread%d-tid: was %d, now %ld", i,
 	      tids[i], (long)syscall(SYS_gettid));
 	tok[i] = 1;
 	return NULL;
@@ -165,7 +143,7 @@ int main(int argc, char **argv)
 
 	/* Control: without a registration the expedited command is refused. */
 	errno = 0;
-	check(membar(MEMBARRIER_CMD_PRIVATE_EXPEDITED) < 0 && errno == EPERM,
+	tally(membar(MEMBARRIER_CMD_PRIVATE_EXPEDITED) < 0 && errno == EPERM,
 	      "membarrier-control: unregistered PRIVATE_EXPEDITED gives EPERM, got errno %d", errno);
 
 	for (unsigned i = 0; i < NLIMS; i++) {
@@ -287,7 +265,7 @@ int main(int argc, char **argv)
 		struct rlimit rl = { 0, 0 };
 
 		getrlimit(lims[i].res, &rl);
-		check(rl.rlim_cur == lims[i].soft && rl.rlim_max == lims[i].hard,
+		tally(rl.rlim_cur == lims[i].soft && rl.rlim_max == lims[i].hard,
 		      "rlimit-%s: set %lld/%lld, got %lld/%lld", lims[i].name,
 		      (long long)lims[i].soft, (long long)lims[i].hard,
 		      (long long)rl.rlim_cur, (long long)rl.rlim_max);
@@ -300,33 +278,33 @@ int main(int argc, char **argv)
 			buf[r > 0 ? r : 0] = 0;
 			close(fd);
 		}
-		check(atoi(buf) == OOM_ADJ, "oom_score_adj: set %d, got %s", OOM_ADJ, buf);
+		tally(atoi(buf) == OOM_ADJ, "oom_score_adj: set %d, got %s", OOM_ADJ, buf);
 	}
 	got = -1;
 	prctl(PR_GET_PDEATHSIG, &got);
-	check(got == root_pdeath, "pdeathsig: set %d, got %d", root_pdeath, got);
+	tally(got == root_pdeath, "pdeathsig: set %d, got %d", root_pdeath, got);
 	got = -1;
 	prctl(PR_GET_CHILD_SUBREAPER, &got);
-	check(got == 1, "subreaper: set 1, got %d", got);
+	tally(got == 1, "subreaper: set 1, got %d", got);
 	got = prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0);
-	check(got == 1, "thp-disable: set 1, got %d", got);
+	tally(got == 1, "thp-disable: set 1, got %d", got);
 	errno = 0;
 	got = membar(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
-	check(got == 0, "membarrier-private-expedited: registered, the command gives %d errno %d", got, errno);
+	tally(got == 0, "membarrier-private-expedited: registered, the command gives %d errno %d", got, errno);
 	errno = 0;
 	got = membar(MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE);
-	check(got == 0, "membarrier-sync-core: registered, the command gives %d errno %d", got, errno);
+	tally(got == 0, "membarrier-sync-core: registered, the command gives %d errno %d", got, errno);
 	errno = 0;
 	got = membar(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ);
-	check(got == 0, "membarrier-rseq: registered, the command gives %d errno %d", got, errno);
+	tally(got == 0, "membarrier-rseq: registered, the command gives %d errno %d", got, errno);
 	if (cwd) {
 		char l[512] = "";
 		ssize_t r = readlink("/proc/self/cwd", l, sizeof(l) - 1);
 		l[r > 0 ? r : 0] = 0;
-		check(!strcmp(l, cwdlink), "deleted-cwd: was '%s', now '%s'", cwdlink, l);
+		tally(!strcmp(l, cwdlink), "deleted-cwd: was '%s', now '%s'", cwdlink, l);
 		errno = 0;
 		int cf = open("newfile", O_CREAT | O_WRONLY, 0600);
-		check(cf < 0 && errno == ENOENT,
+		tally(cf < 0 && errno == ENOENT,
 		      "deleted-cwd-create: a file in a removed directory gives ENOENT, got fd %d errno %d",
 		      cf, errno);
 	}
@@ -338,10 +316,10 @@ int main(int argc, char **argv)
 			buf[r > 0 ? r : 0] = 0;
 			close(fd);
 		}
-		check(!strncmp(buf, "bb-marker", 9), "chroot-marker: /marker read '%s'", buf);
-		check(access("/imgcr", F_OK) < 0 && errno == ENOENT,
+		tally(!strncmp(buf, "bb-marker", 9), "chroot-marker: /marker read '%s'", buf);
+		tally(access("/imgcr", F_OK) < 0 && errno == ENOENT,
 		      "chroot-confined: /imgcr of the real root is not visible (errno %d)", errno);
-		check(getcwd(l, sizeof(l)) && !strcmp(l, "/sub"), "chroot-cwd: was /sub, now '%s'", l);
+		tally(getcwd(l, sizeof(l)) && !strcmp(l, "/sub"), "chroot-cwd: was /sub, now '%s'", l);
 	}
 
 	pthread_mutex_lock(&mu);
@@ -350,13 +328,13 @@ int main(int argc, char **argv)
 	pthread_mutex_unlock(&mu);
 	for (int i = 0; i < nthreads; i++) {
 		pthread_join(th[i], NULL);
-		check(tok[i], "thread%d-done: it ran its checks", i);
+		tally(tok[i], "thread%d-done: it ran its checks", i);
 	}
 
 	/* Subreaper and parent-death signal at work. */
 	int st = 0;
 	kill(mid, SIGKILL);
-	check(waitpid(mid, &st, 0) == mid && WIFSIGNALED(st), "mid-reaped: status %#x", st);
+	tally(waitpid(mid, &st, 0) == mid && WIFSIGNALED(st), "mid-reaped: status %#x", st);
 	pid_t w = -1;
 	st = 0;
 	for (int n = 0; n < 300; n++) {
@@ -365,14 +343,9 @@ int main(int argc, char **argv)
 			break;
 		usleep(10000);
 	}
-	check(w == grand && WIFEXITED(st) && WEXITSTATUS(st) == 7,
+	tally(w == grand && WIFEXITED(st) && WEXITSTATUS(st) == 7,
 	      "grand-reparented: waitpid(grand %d) gives %d status %#x (want exit 7: re-parented to the subreaper, then its parent-death signal; errno %d)",
 	      grand, w, st, errno);
 
-	if (nfail) {
-		say("bbattrs FAIL %d\n", nfail);
-		return 1;
-	}
-	say("bbattrs PASS\n");
-	return 0;
+	return tally_end("bbattrs");
 }

@@ -44,44 +44,17 @@
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
+#define COMMON_TALLY
 #include "common.h"
-
-static int nfail;
-
-__attribute__((format(printf, 2, 3)))
-static void check(int ok, const char *fmt, ...)
-{
-	char buf[400];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (ok) {
-		char *c = strchr(buf, ':');
-		if (c)
-			*c = 0;
-		say("ok %s\n", buf);
-	} else {
-		say("FAIL %s\n", buf);
-		nfail++;
-	}
-}
 
 static void die(const char *what)
 {
-	say("bbjob: setup: %s: %s\n", what, strerror(errno));
-	exit(2);
+	setup_die("bbjob", what);
 }
 
 static int finish(void)
 {
-	if (nfail) {
-		say("bbjob FAIL %d\n", nfail);
-		return 1;
-	}
-	say("bbjob PASS\n");
-	return 0;
+	return tally_end("bbjob");
 }
 
 static void block(sigset_t *set)
@@ -178,19 +151,19 @@ static int evloop(const char *dir)
 						continue;
 					uint64_t v = 1;
 					if (write(efd, &v, 8) != 8)
-						check(0, "eventfd-write: errno %d", errno);
+						tally(0, "eventfd-write: errno %d", errno);
 					v = 0;
 					ssize_t r = read(efd, &v, 8);
-					check(r == 8 && v == 42, "eventfd-counter: 41 + 1 should read 42, read %zd gave %llu",
+					tally(r == 8 && v == 42, "eventfd-counter: 41 + 1 should read 42, read %zd gave %llu",
 					      r, (unsigned long long)v);
 					int k = 0;
 					while (read(sem, &v, 8) == 8 && v == 1 && k < 10)
 						k++;
-					check(k == 3, "eventfd-semaphore: counter 3 gives 3 reads of 1, got %d", k);
+					tally(k == 3, "eventfd-semaphore: counter 3 gives 3 reads of 1, got %d", k);
 					struct signalfd_siginfo q;
 					memset(&q, 0, sizeof(q));
 					r = read(rtfd, &q, sizeof(q));
-					check(r == sizeof(q) && q.ssi_signo == (uint32_t)SIGRTMIN && q.ssi_int == 1234,
+					tally(r == sizeof(q) && q.ssi_signo == (uint32_t)SIGRTMIN && q.ssi_int == 1234,
 					      "signalfd-queued: SIGRTMIN value 1234 queued, read %zd signo %u value %d",
 					      r, q.ssi_signo, q.ssi_int);
 					say("checked\n");
@@ -233,7 +206,7 @@ static int jobctl(void)
 			break;
 		seen_cont = WIFCONTINUED(st);
 	}
-	check(seen_cont, "job-continued: waitpid gave WIFCONTINUED after SIGCONT (status %#x)", st);
+	tally(seen_cont, "job-continued: waitpid gave WIFCONTINUED after SIGCONT (status %#x)", st);
 	usleep(700000);
 	kill(c, SIGKILL);
 	waitpid(c, &st, 0);
@@ -279,22 +252,22 @@ static int ghost(const char *file, const char *lockfile)
 	for (size_t i = 0; i < GLEN && o < 0; i++)
 		if (m[i] != gpat(i))
 			o = (long)i;
-	check(o < 0, "ghost-mapping: the deleted file's data through the mapping, byte %ld differs", o);
+	tally(o < 0, "ghost-mapping: the deleted file's data through the mapping, byte %ld differs", o);
 	off_t off = lseek(fd, 0, SEEK_CUR);
-	check(off == 12345, "ghost-offset: set 12345, got %lld", (long long)off);
+	tally(off == 12345, "ghost-offset: set 12345, got %lld", (long long)off);
 	memset(buf, 0, sizeof(buf));
 	ssize_t r = pread(fd, buf, GLEN, 0);
 	o = -1;
 	for (size_t i = 0; i < GLEN && o < 0; i++)
 		if (buf[i] != gpat(i))
 			o = (long)i;
-	check(r == GLEN && o < 0, "ghost-read: pread %zd bytes, byte %ld differs", r, o);
-	check(fstat(fd, &st) == 0 && st.st_nlink == 0 && st.st_size == GLEN,
+	tally(r == GLEN && o < 0, "ghost-read: pread %zd bytes, byte %ld differs", r, o);
+	tally(fstat(fd, &st) == 0 && st.st_nlink == 0 && st.st_size == GLEN,
 	      "ghost-unlinked: nlink %lu size %lld", (unsigned long)st.st_nlink, (long long)st.st_size);
-	check(access(file, F_OK) < 0, "ghost-no-name: %s is gone again", file);
+	tally(access(file, F_OK) < 0, "ghost-no-name: %s is gone again", file);
 	m[100] = 0xEE;
 	unsigned char b = 0;
-	check(pread(fd, &b, 1, 100) == 1 && b == 0xEE,
+	tally(pread(fd, &b, 1, 100) == 1 && b == 0xEE,
 	      "ghost-shared: a write through the mapping is read through the fd (%#x)", b);
 	/* the locks: a child (another process) must not get them */
 	pid_t c = fork();
@@ -313,9 +286,9 @@ static int ghost(const char *file, const char *lockfile)
 	}
 	int ws = 0;
 	waitpid(c, &ws, 0);
-	check(WIFEXITED(ws) && !(WEXITSTATUS(ws) & 1),
+	tally(WIFEXITED(ws) && !(WEXITSTATUS(ws) & 1),
 	      "flock-held: another open of the deleted file cannot flock it (child status %#x)", ws);
-	check(WIFEXITED(ws) && !(WEXITSTATUS(ws) & 2),
+	tally(WIFEXITED(ws) && !(WEXITSTATUS(ws) & 2),
 	      "posix-lock-held: F_GETLK from another process names us on bytes 10-109 (child status %#x)", ws);
 	return finish();
 }
@@ -356,12 +329,12 @@ static int zombie(void)
 	wait_usr1();
 	int s1 = 0, s2 = 0;
 	pid_t w1 = waitpid(c1, &s1, WNOHANG), w2 = waitpid(c2, &s2, WNOHANG);
-	check(w1 == c1 && WIFEXITED(s1) && WEXITSTATUS(s1) == 42,
+	tally(w1 == c1 && WIFEXITED(s1) && WEXITSTATUS(s1) == 42,
 	      "zombie-exit: waitpid(%d) gave %d status %#x, want exit 42", c1, w1, s1);
-	check(w2 == c2 && WIFSIGNALED(s2) && WTERMSIG(s2) == SIGTERM,
+	tally(w2 == c2 && WIFSIGNALED(s2) && WTERMSIG(s2) == SIGTERM,
 	      "zombie-signal: waitpid(%d) gave %d status %#x, want SIGTERM", c2, w2, s2);
 	errno = 0;
-	check(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD, "no-more-children: errno %d", errno);
+	tally(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD, "no-more-children: errno %d", errno);
 	return finish();
 }
 

@@ -38,38 +38,16 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#define COMMON_TALLY
 #include "common.h"
 
 #ifndef MAP_DROPPABLE
 #define MAP_DROPPABLE 0x08
 #endif
 
-static int nfail;
-
-__attribute__((format(printf, 2, 3)))
-static void check(int ok, const char *fmt, ...)
-{
-	char buf[400];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (ok) {
-		char *c = strchr(buf, ':');
-		if (c)
-			*c = 0;
-		say("ok %s\n", buf);
-	} else {
-		say("FAIL %s\n", buf);
-		nfail++;
-	}
-}
-
 static void die(const char *what)
 {
-	say("bbmem: setup: %s: %s\n", what, strerror(errno));
-	exit(2);
+	setup_die("bbmem", what);
 }
 
 static void wait_usr1(void)
@@ -93,12 +71,7 @@ static long differs(const unsigned char *p, size_t len, unsigned char b)
 
 static int finish(void)
 {
-	if (nfail) {
-		say("bbmem FAIL %d\n", nfail);
-		return 1;
-	}
-	say("bbmem PASS\n");
-	return 0;
+	return tally_end("bbmem");
 }
 
 #define RLEN (16 * 4096UL)
@@ -160,7 +133,7 @@ static int madv_main(void)
 	size_t rl[] = { RLEN, RLEN, RLEN, HLEN, RLEN, RLEN };
 	for (int i = 0; i < 6; i++) {
 		long o = differs(ra[i], rl[i], r[i].b);
-		check(o < 0, "%s-data: filled with %#x, byte %ld reads %#x", r[i].n, r[i].b, o,
+		tally(o < 0, "%s-data: filled with %#x, byte %ld reads %#x", r[i].n, r[i].b, o,
 		      o < 0 ? 0 : ra[i][o]);
 	}
 	if (dp) {
@@ -169,7 +142,7 @@ static int madv_main(void)
 		for (size_t i = 0; i < RLEN; i++)
 			if (dp[i] != 0x77 && dp[i] != 0)
 				bad = 1;
-		check(!bad, "droppable-data: bytes are 0x77 or dropped (0)");
+		tally(!bad, "droppable-data: bytes are 0x77 or dropped (0)");
 	}
 
 	pid_t c = fork();
@@ -178,27 +151,27 @@ static int madv_main(void)
 	if (c == 0) {
 		nfail = 0;
 		long o = differs(wf, RLEN, 0);
-		check(o < 0, "fork-wipeonfork: the child reads zeros, byte %ld reads %#x", o,
+		tally(o < 0, "fork-wipeonfork: the child reads zeros, byte %ld reads %#x", o,
 		      o < 0 ? 0 : wf[o]);
 		unsigned char v;
 		errno = 0;
 		int m = mincore(dc, 4096, &v);
-		check(m < 0 && errno == ENOMEM, "fork-dontfork: not mapped in the child (mincore %d errno %d)",
+		tally(m < 0 && errno == ENOMEM, "fork-dontfork: not mapped in the child (mincore %d errno %d)",
 		      m, errno);
 		for (int i = 0; i < 6; i++) {
 			if (i == 1 || i == 2)
 				continue;
 			o = differs(ra[i], rl[i], r[i].b);
-			check(o < 0, "fork-%s: inherited, byte %ld", r[i].n, o);
+			tally(o < 0, "fork-%s: inherited, byte %ld", r[i].n, o);
 		}
 		_exit(nfail);
 	}
 	int st = 0;
 	waitpid(c, &st, 0);
-	check(WIFEXITED(st) && WEXITSTATUS(st) == 0, "fork-child: status %#x", st);
+	tally(WIFEXITED(st) && WEXITSTATUS(st) == 0, "fork-child: status %#x", st);
 	/* the parent's wipe-on-fork memory is still its own */
 	long o = differs(wf, RLEN, 0x22);
-	check(o < 0, "wipeonfork-parent-after-fork: byte %ld", o);
+	tally(o < 0, "wipeonfork-parent-after-fork: byte %ld", o);
 	return finish();
 }
 
@@ -216,13 +189,13 @@ static int verify(const char *who, unsigned char *m, size_t len, size_t b_end, s
 		char gen = pg * 4096 < b_end ? 'B' : pg * 4096 < c_end ? 'C' : 'A';
 		long o = differs(m + pg * 4096, 4096, pat(pg, gen));
 		if (o >= 0) {
-			check(0, "%s-page%zu: want generation %c, byte %ld reads %#x", who, pg, gen, o,
+			tally(0, "%s-page%zu: want generation %c, byte %ld reads %#x", who, pg, gen, o,
 			      m[pg * 4096 + o]);
 			bad++;
 		}
 	}
 	if (!bad)
-		check(1, "%s-contents", who);
+		tally(1, "%s-contents", who);
 	return bad;
 }
 
@@ -257,7 +230,7 @@ static int cow_main(size_t mb)
 	say("ready %d parent child=%d\n", getpid(), c);
 	wait_usr1();
 	int st = 0;
-	check(waitpid(c, &st, 0) == c && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	tally(waitpid(c, &st, 0) == c && WIFEXITED(st) && WEXITSTATUS(st) == 0,
 	      "child-status: %#x", st);
 	verify("parent", m, len, 0, 0);
 	return finish();
@@ -283,7 +256,7 @@ static void cowmix_check(const char *who, unsigned char *pl, unsigned char *wf, 
 		char gen = child && pg < MLEN / 4096 / 4 ? 'B' : 'A';
 		o = differs(pl + pg * 4096, 4096, pat(pg, gen));
 		if (o >= 0) {
-			check(0, "%s-plain-page%zu: want %c, byte %ld reads %#x", who, pg, gen, o,
+			tally(0, "%s-plain-page%zu: want %c, byte %ld reads %#x", who, pg, gen, o,
 			      pl[pg * 4096 + o]);
 			break;
 		}
@@ -291,24 +264,24 @@ static void cowmix_check(const char *who, unsigned char *pl, unsigned char *wf, 
 	snprintf(n, sizeof(n), "%s-plain", who);
 	say("checked %s\n", n);
 	o = differs(wf, MLEN, child ? 'X' : 'W');
-	check(o < 0, "%s-wipeonfork: want %c, byte %ld reads %#x", who, child ? 'X' : 'W', o,
+	tally(o < 0, "%s-wipeonfork: want %c, byte %ld reads %#x", who, child ? 'X' : 'W', o,
 	      o < 0 ? 0 : wf[o]);
 	o = differs(dd, MLEN, 'D');
-	check(o < 0, "%s-dontdump: byte %ld reads %#x", who, o, o < 0 ? 0 : dd[o]);
+	tally(o < 0, "%s-dontdump: byte %ld reads %#x", who, o, o < 0 ? 0 : dd[o]);
 	pid_t g = fork();
 	if (g == 0) {
 		nfail = 0;
 		o = differs(wf, MLEN, 0);
-		check(o < 0, "%s-fork-wipeonfork-zero: byte %ld reads %#x", who, o, o < 0 ? 0 : wf[o]);
+		tally(o < 0, "%s-fork-wipeonfork-zero: byte %ld reads %#x", who, o, o < 0 ? 0 : wf[o]);
 		o = differs(dd, MLEN, 'D');
-		check(o < 0, "%s-fork-dontdump: byte %ld", who, o);
+		tally(o < 0, "%s-fork-dontdump: byte %ld", who, o);
 		o = differs(pl + MLEN / 2, 4096, pat(MLEN / 2 / 4096, 'A'));
-		check(o < 0, "%s-fork-plain: byte %ld", who, o);
+		tally(o < 0, "%s-fork-plain: byte %ld", who, o);
 		_exit(nfail);
 	}
 	int st = 0;
 	waitpid(g, &st, 0);
-	check(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s-fork: status %#x", who, st);
+	tally(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s-fork: status %#x", who, st);
 }
 
 static int cowmix_main(void)
@@ -347,7 +320,7 @@ static int cowmix_main(void)
 	say("ready %d parent child=%d\n", getpid(), c);
 	wait_usr1();
 	int st = 0;
-	check(waitpid(c, &st, 0) == c && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	tally(waitpid(c, &st, 0) == c && WIFEXITED(st) && WEXITSTATUS(st) == 0,
 	      "child-status: %#x", st);
 	cowmix_check("parent", pl, wf, dd, 0);
 	return finish();

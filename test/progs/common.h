@@ -144,6 +144,54 @@ static inline void wait_file(const char *path)
 		msleep(20);
 }
 
+#ifdef COMMON_TALLY
+/*
+ * For the hold-out programs (bb*.c), whose lines the tests grep: tally()
+ * prints "ok WHAT" (the text up to its first ':') or "FAIL WHAT: ...";
+ * tally_end() prints "PROG PASS" or "PROG FAIL N" and gives the exit
+ * status; setup_die() reports a setup failure (exit 2).  Define
+ * COMMON_TALLY before including.
+ */
+static int nfail;
+
+__attribute__((format(printf, 2, 3)))
+static void tally(int ok, const char *fmt, ...)
+{
+	char buf[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (ok) {
+		char *c = strchr(buf, ':');
+
+		if (c)
+			*c = 0;
+		say("ok %s\n", buf);
+	} else {
+		say("FAIL %s\n", buf);
+		nfail++;
+	}
+}
+
+static void setup_die(const char *prog, const char *what)
+{
+	say("%s: setup: %s: %s\n", prog, what, strerror(errno));
+	exit(2);
+}
+
+static int tally_end(const char *prog)
+{
+	if (nfail) {
+		say("%s FAIL %d\n", prog, nfail);
+		return 1;
+	}
+	say("%s PASS\n", prog);
+	return 0;
+}
+#endif
+
 #ifdef COMMON_CHECK
 /*
  * For the programs that report their checks one a line, as the tests grep
