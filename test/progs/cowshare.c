@@ -29,6 +29,12 @@
  *     credentials, so after a restore it checks that the region is all its
  *     own (at least 44 MiB private) instead of shared.
  *
+ * cowshare DIR nodump
+ *     The same, all three not dumpable (PR_SET_DUMPABLE 0, as ssh-agent):
+ *     binfmt_img will not restore them in place for a dumpable restorer,
+ *     so imgcr restore executes them the plain way (a warning each) and
+ *     each checks that the region is all its own.
+ *
  * cowshare keep MODE IMAGE START END
  *     Maps [START,END) (hex) as MODE says, then executes IMAGE with
  *     "--imgcr-keep=START-END" (an in-place restore).  MODE: rw (anonymous
@@ -46,6 +52,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #define COMMON_CHECK
@@ -58,6 +65,7 @@ static volatile sig_atomic_t got1, got2;
 static unsigned char *r;
 static char who;
 static int own_uid = -1;	/* cowshare DIR UID: the grandchild's uid */
+static int nodump;		/* cowshare DIR nodump */
 
 /* The regions with advice: all three tasks share them, pattern E. */
 #define XSIZE (4 * MIB)
@@ -215,7 +223,7 @@ static int run(const char *dir, char name)
 	check_x();
 	sharing(&shared, &priv);
 	say("shared %ld private %ld\n", shared, priv);
-	if (name == 'g' && own_uid >= 0) {
+	if ((name == 'g' && own_uid >= 0) || nodump) {
 		check(priv >= 44 * 1024, "private", "%ld KiB of the region (at least 45056)", priv);
 	} else {
 		check(shared >= 40 * 1024, "shared", "%ld KiB of the region", shared);
@@ -311,11 +319,16 @@ int main(int argc, char **argv)
 	if (argc == 6 && !strcmp(argv[1], "keep"))
 		return keep(argv);
 	if (argc != 2 && argc != 3) {
-		outf(2, "usage: cowshare DIR [UID] | cowshare keep MODE IMAGE START END\n");
+		outf(2, "usage: cowshare DIR [UID|nodump] | cowshare keep MODE IMAGE START END\n");
 		return 64;
 	}
 	if (argc == 3)
+		nodump = !strcmp(argv[2], "nodump");
+	if (argc == 3 && !nodump)
 		own_uid = atoi(argv[2]);
+	/* inherited by the child and the grandchild */
+	if (nodump && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0))
+		return 1;
 	r = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (r == MAP_FAILED)
 		return 1;
