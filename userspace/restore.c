@@ -135,22 +135,40 @@ pid_t clone_tid(pid_t tid)
 	return syscall(SYS_clone3, &a, sizeof(a));
 }
 
-__attribute__((format(printf, 3, 4)))
-static void report(struct rctx *c, pid_t pid, const char *fmt, ...)
+/* A restorer's message to imgcr: @kind 'E' (the restore fails) or 'W' (a warning). */
+__attribute__((format(printf, 4, 0)))
+static void vreport(struct rctx *c, pid_t pid, char kind, const char *fmt, va_list ap)
 {
 	char buf[PIPE_BUF];
-	va_list ap;
 	int n;
 
-	n = snprintf(buf, sizeof(buf) - 2, "E %d ", pid);
-	va_start(ap, fmt);
+	n = snprintf(buf, sizeof(buf) - 2, "%c %d ", kind, pid);
 	n += vsnprintf(buf + n, sizeof(buf) - 2 - n, fmt, ap);
-	va_end(ap);
 	if (n > (int)sizeof(buf) - 2)
 		n = sizeof(buf) - 2;
 	buf[n++] = '\n';
 	if (write(c->status_w, buf, n) < 0)
 		_exit(1);
+}
+
+__attribute__((format(printf, 3, 4)))
+static void report(struct rctx *c, pid_t pid, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(c, pid, 'E', fmt, ap);
+	va_end(ap);
+}
+
+__attribute__((format(printf, 3, 4)))
+static void report_warning(struct rctx *c, pid_t pid, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(c, pid, 'W', fmt, ap);
+	va_end(ap);
 }
 
 static const char *pid_hint(int e)
@@ -522,8 +540,8 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 			 * kept busy by others: a plain exec restores the same
 			 * task, with its own copy of the shared memory.
 			 */
-			fprintf(stderr, "imgcr: warning: pid %d: cannot restore in place (%s, see the kernel log): the memory it shared copy-on-write is copied\n",
-				k->pid, strerror(errno));
+			report_warning(c, k->pid, "cannot restore in place (%s, see the kernel log): the memory it shared copy-on-write is copied",
+				       strerror(errno));
 			for (n = 1; argv[n] != keep_arg; n++)
 				;
 			for (; argv[n]; n++)
@@ -869,6 +887,12 @@ static int collect(struct rctx *c, int want, int timeout_ms)
 			*nl = 0;
 			if (buf[0] == 'R') {
 				ready++;
+			} else if (buf[0] == 'W') {
+				char *sp = strchr(buf + 2, ' ');
+
+				if (sp)
+					*sp++ = 0;
+				fprintf(stderr, "imgcr: warning: pid %s: %s\n", buf + 2, sp ? sp : "");
 			} else if (buf[0] == 'E') {
 				char *sp = strchr(buf + 2, ' ');
 
