@@ -326,9 +326,7 @@ static int set_switches(struct img_group *g)
 
 	if (f & IMGCR_PROC_CHILD_SUBREAPER)
 		ret = img_call_sys(imgcr_sys_prctl, PR_SET_CHILD_SUBREAPER, 1, 0, 0);
-	/* THP: set before the fill, in img_restore_mm() */
-	if (!ret && (f & IMGCR_PROC_NOT_DUMPABLE))
-		ret = img_call_sys(imgcr_sys_prctl, PR_SET_DUMPABLE, 0, 0, 0);
+	/* THP and dumpability: set before the fill, in img_restore_mm() */
 	if (ret)
 		group_err("cannot set the process flags %#x (%ld)", f, ret);
 	if (!ret)

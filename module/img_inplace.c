@@ -319,11 +319,9 @@ int img_inplace_begin(struct img *img)
 	 * had: img_inplace_end() makes it dumpable again once it is the
 	 * task's.
 	 */
-	ret = img_call_sys(imgcr_sys_prctl, PR_SET_DUMPABLE, 0, 0, 0);
-	if (ret) {
-		img_err(img, "cannot make the task not dumpable (%d)", ret);
+	ret = img_set_undumpable(img);
+	if (ret)
 		return ret;
-	}
 	close_on_exec_fds();
 	ret = unmap_all_but_kept(img);
 	if (ret) {

@@ -365,6 +365,16 @@ static void apply_cloexec(struct img *img)
 	}
 }
 
+/* PR_SET_DUMPABLE 0 (set_dumpable() is not exported); 0 or an error, logged. */
+int img_set_undumpable(struct img *img)
+{
+	int ret = img_call_sys(imgcr_sys_prctl, PR_SET_DUMPABLE, 0, 0, 0);
+
+	if (ret)
+		img_err(img, "cannot make the task not dumpable (%d)", ret);
+	return ret;
+}
+
 /*
  * The image's THP switch, before any page is filled: exec and the kept mm
  * carry the caller's (the restorer's) over otherwise.
@@ -392,13 +402,14 @@ int img_restore_mm(struct img *img)
 	int ret;
 
 	set_personality_64(img);
-	/* a task that was not dumpable is not, from its first page on */
-	if (img->proc.flags & IMGCR_PROC_NOT_DUMPABLE) {
-		ret = img_call_sys(imgcr_sys_prctl, PR_SET_DUMPABLE, 0, 0, 0);
-		if (ret) {
-			img_err(img, "cannot make the task not dumpable (%d)", ret);
+	/*
+	 * A task that was not dumpable is not, from its first page on (the
+	 * in-place path made it so at its point of no return).
+	 */
+	if ((img->proc.flags & IMGCR_PROC_NOT_DUMPABLE) && !img_in_place(img)) {
+		ret = img_set_undumpable(img);
+		if (ret)
 			return ret;
-		}
 	}
 	ret = set_thp(img);
 	if (ret)

@@ -112,6 +112,9 @@ int img_inplace_check(struct img *img);
 int img_inplace_begin(struct img *img);
 int img_inplace_zap_holes(struct img *img);
 void img_inplace_end(struct img *img);
+
+/* img_restore.c: PR_SET_DUMPABLE 0, its failure logged */
+int img_set_undumpable(struct img *img);
 int img_fill_kept(unsigned long addr, const void *want, void *have, size_t n);
 
 /* img_vdso.c: an image from a kernel with another vdso */

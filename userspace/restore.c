@@ -1123,11 +1123,12 @@ static int verify_threads(struct rctx *c, int timeout_ms)
  */
 static int detach_pdeath(const struct rctx *c)
 {
+	const struct tree_task *root = tree_find(&c->t, c->t.root);
 	char path[PATH_MAX + 32];
 	struct image img;
 	unsigned int i, sig = 0;
 
-	if (tree_find(&c->t, c->t.root) && tree_find(&c->t, c->t.root)->zombie)
+	if (root && root->zombie)
 		return 0;
 	snprintf(path, sizeof(path), "%s/core-%d.img", c->dir, c->t.root);
 	if (image_open(&img, path))
