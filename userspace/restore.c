@@ -887,19 +887,18 @@ static int collect(struct rctx *c, int want, int timeout_ms)
 			*nl = 0;
 			if (buf[0] == 'R') {
 				ready++;
-			} else if (buf[0] == 'W') {
+			} else if (buf[0] == 'W' || buf[0] == 'E') {
+				/* "K PID message" */
 				char *sp = strchr(buf + 2, ' ');
 
 				if (sp)
 					*sp++ = 0;
-				fprintf(stderr, "imgcr: warning: pid %s: %s\n", buf + 2, sp ? sp : "");
-			} else if (buf[0] == 'E') {
-				char *sp = strchr(buf + 2, ' ');
-
-				if (sp)
-					*sp++ = 0;
-				pr_err("restore failed: pid %s: %s", buf + 2, sp ? sp : "");
-				errs++;
+				if (buf[0] == 'W') {
+					fprintf(stderr, "imgcr: warning: pid %s: %s\n", buf + 2, sp ? sp : "");
+				} else {
+					pr_err("restore failed: pid %s: %s", buf + 2, sp ? sp : "");
+					errs++;
+				}
 			}
 			len -= nl + 1 - buf;
 			memmove(buf, nl + 1, len);
