@@ -1,6 +1,6 @@
 #!/bin/bash
 # test/bench.sh -- imgcr and CRIU side by side in the same guest.
-# Run as root: sudo test/bench.sh [--kernel K] [--sizes "16 64 256"] [--reps N]
+# Run as root: test/bench.sh [--kernel K] [--sizes "16 64 256"] [--reps N]
 #                                 [--threads N]
 #
 # For each heap size (MiB) a static program fills its heap with

@@ -1,5 +1,5 @@
 #!/bin/bash
-# test/demo.sh -- show imgcr doing its job.  Run as root: sudo test/demo.sh
+# test/demo.sh -- show imgcr doing its job.  Run as root: test/demo.sh
 #
 #   --kernel K   guest kernel (default 6.12.118+deb12-amd64)
 #

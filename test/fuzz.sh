@@ -1,8 +1,8 @@
 #!/bin/sh
 # test/fuzz.sh [N]: a long fuzz round -- the guest fuzz test only, executing
 # N malformed images (default 100000) on each kernel, e.g.
-#   sudo test/fuzz.sh 200000
-#   sudo test/fuzz.sh 100000 --kernel 6.12.118+deb12-amd64
+#   test/fuzz.sh 200000
+#   test/fuzz.sh 100000 --kernel 6.12.118+deb12-amd64
 # Two thirds are variants of the single-threaded seed, a third of the
 # threaded one (fuzzseed -t 2 -q: threads, pending signals, timers; see
 # test/guest/t_fuzz.sh), which restore more slowly as root.  At ~150

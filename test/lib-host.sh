@@ -47,7 +47,7 @@ kernel_ok() {
 # host_setup [KERNELS]: packages, guest kernels and build chroots for
 # KERNELS (default: all).
 host_setup() {
-	[ "$(id -u)" = 0 ] || die "must run as root (sudo $0)"
+	[ "$(id -u)" = 0 ] || die "must run as root (in a root shell: $0)"
 	say "setting up the host (test/setup-host.sh)"
 	IMGCR_KERNELS="${1:-$ALL_KERNELS}" sh "$REPO/test/setup-host.sh" || die "setup-host.sh failed"
 }

@@ -1,5 +1,5 @@
 #!/bin/bash
-# test/run.sh -- the imgcr test suite.  Run as root: sudo test/run.sh
+# test/run.sh -- the imgcr test suite.  Run as root: test/run.sh
 #
 #   --kernel K     only guest kernel K, or a space-separated list (default:
 #                  all of test/kernels.sh: 6.1.0-57-amd64, 6.12.118+deb12-amd64,
