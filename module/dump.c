@@ -20,6 +20,7 @@
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/futex.h>
+#include <linux/hash.h>
 #include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
@@ -85,6 +86,7 @@ static void dump_free(struct dump_image *img)
 	kvfree(img->runs);
 	kvfree(img->files);
 	kvfree(img->file_off);
+	kvfree(img->file_next);
 	kvfree(img->vmas);
 	kvfree(img->filerecs);
 	kvfree(img->head);
@@ -434,15 +436,18 @@ static int dump_file(struct dump_image *img, struct file *file, u32 flags)
 	struct timespec64 mt;
 	char *buf, *path;
 	size_t i, plen, reclen;
+	u32 h;
 	int ret;
 
-	for (i = 0; i < img->nr_files; i++) {
-		if (file_inode(img->files[i]) != inode ||
-		    img->files[i]->f_path.mnt != file->f_path.mnt)
+	/* a hash on the inode: a task may map tens of thousands of files */
+	h = hash_ptr(inode, DUMP_FILE_HASH_BITS);
+	for (i = img->file_bucket[h]; i; i = img->file_next[i - 1]) {
+		if (file_inode(img->files[i - 1]) != inode ||
+		    img->files[i - 1]->f_path.mnt != file->f_path.mnt)
 			continue;
-		rec = (struct imgcr_file *)(img->filerecs + img->file_off[i]);
+		rec = (struct imgcr_file *)(img->filerecs + img->file_off[i - 1]);
 		rec->flags |= flags;
-		return i;
+		return i - 1;
 	}
 	if (is_shmem_object(file)) {
 		flags |= IMGCR_FILE_SHMEM;
@@ -486,6 +491,9 @@ static int dump_file(struct dump_image *img, struct file *file, u32 flags)
 		ret = grow((void **)&img->file_off, &img->cap_file_off,
 			   img->nr_files + 1, sizeof(*img->file_off));
 	if (!ret)
+		ret = grow((void **)&img->file_next, &img->cap_file_next,
+			   img->nr_files + 1, sizeof(*img->file_next));
+	if (!ret)
 		ret = grow((void **)&img->filerecs, &img->cap_filerecs,
 			   img->filerecs_len + reclen, 1);
 	if (ret) {
@@ -510,6 +518,8 @@ static int dump_file(struct dump_image *img, struct file *file, u32 flags)
 	img->file_off[img->nr_files] = img->filerecs_len;
 	img->filerecs_len += reclen;
 	img->files[img->nr_files] = get_file(file);
+	img->file_next[img->nr_files] = img->file_bucket[h];
+	img->file_bucket[h] = img->nr_files + 1;
 	return img->nr_files++;
 }
 
@@ -999,7 +1009,7 @@ static void put_notes(struct dump_image *img, char *p)
 static int dump_layout(struct dump_image *img)
 {
 	size_t nphdr = 1 + img->nr_runs;
-	size_t notes, off, i;
+	size_t notes, off, i, k;
 	struct elf64_hdr *eh;
 	struct elf64_phdr *ph;
 
@@ -1031,16 +1041,18 @@ static int dump_layout(struct dump_image *img)
 	ph->p_offset = off;
 	ph->p_filesz = notes;
 	ph->p_align = 4;
-	for (i = 0; i < img->nr_runs; i++) {
+	/*
+	 * Both lists are sorted by address (runs are added mapping by
+	 * mapping, in order): one walk finds each run's mapping.
+	 */
+	for (i = 0, k = 0; i < img->nr_runs; i++) {
 		const struct dump_run *r = &img->runs[i];
 		const struct imgcr_vma *v = img->vmas;
 		u32 flags = 0;
-		size_t k;
 
-		for (k = 0; k < img->nr_vmas; k++)
-			if (r->vaddr >= v[k].start && r->vaddr < v[k].end)
-				break;
-		if (k < img->nr_vmas)
+		while (k < img->nr_vmas && v[k].end <= r->vaddr)
+			k++;
+		if (k < img->nr_vmas && r->vaddr >= v[k].start)
 			flags = (v[k].prot & IMGCR_PROT_READ ? PF_R : 0) |
 				(v[k].prot & IMGCR_PROT_WRITE ? PF_W : 0) |
 				(v[k].prot & IMGCR_PROT_EXEC ? PF_X : 0);
@@ -1051,6 +1063,11 @@ static int dump_layout(struct dump_image *img)
 		ph[1 + i].p_filesz = r->npages * PAGE_SIZE;
 		ph[1 + i].p_memsz = r->npages * PAGE_SIZE;
 		ph[1 + i].p_align = PAGE_SIZE;
+		if (!(i % 4096)) {
+			if (fatal_signal_pending(current))
+				return -EINTR;
+			cond_resched();
+		}
 	}
 	put_notes(img, img->head + off);
 	return 0;

@@ -27,6 +27,8 @@ struct dump_thread {
 	struct imgcr_thread th;		/* per-thread state, main included */
 };
 
+#define DUMP_FILE_HASH_BITS	8
+
 struct dump_image {
 	struct task_struct *task;	/* the thread group leader, referenced */
 	struct mm_struct *mm;		/* mmget() reference */
@@ -51,6 +53,10 @@ struct dump_image {
 	size_t nr_files, cap_files;
 	size_t *file_off;		/* offset of each file's record in filerecs */
 	size_t cap_file_off;
+	/* files by inode: bucket heads and chains, as index + 1 (0: none) */
+	u32 file_bucket[1 << DUMP_FILE_HASH_BITS];
+	u32 *file_next;
+	size_t cap_file_next;
 	char *filerecs;			/* NT_IMGCR_FILES payload */
 	size_t filerecs_len, cap_filerecs;
 	struct page **pages;
