@@ -141,7 +141,6 @@ static const char *caller_creds_bad(struct linux_binprm *bprm)
 	const struct cred *c = current_cred();
 	bool root = uid_eq(c->euid, make_kuid(c->user_ns, 0)) &&
 		    !issecure(SECURE_NOROOT);
-	u32 now, then;
 
 	if (!uid_eq(c->uid, c->euid) || !uid_eq(c->euid, c->suid) ||
 	    !uid_eq(c->euid, c->fsuid) || !gid_eq(c->gid, c->egid) ||
@@ -158,9 +157,7 @@ static const char *caller_creds_bad(struct linux_binprm *bprm)
 	if (c->thread_keyring || c->process_keyring)
 		return "the caller has a thread or process keyring (exec would drop it)";
 #endif
-	security_cred_getsecid(c, &now);
-	security_cred_getsecid(bprm->cred, &then);
-	if (now != then || !imgcr_exec_keeps_label(bprm->cred))
+	if (!img_exec_keeps_label(bprm))
 		return "exec would change the caller's security label (an LSM transition)";
 	/*
 	 * exec would make the mm the caller's namespace's: an ancestor (imgcr

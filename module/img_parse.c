@@ -27,10 +27,12 @@
 #include <linux/pid.h>
 #include <linux/pid_namespace.h>
 #include <linux/seccomp.h>
+#include <linux/security.h>
 #include <linux/securebits.h>
 #include <linux/signal.h>
 #include <linux/sort.h>
 #include <linux/threads.h>
+#include <linux/xattr.h>
 #include <asm/fpu/api.h>
 #include <asm/fpu/types.h>
 #include <asm/vdso.h>
@@ -1489,11 +1491,66 @@ static int img_check_auxv(struct img *img, const struct note_slot *s)
 	return -EINVAL;
 }
 
+/*
+ * Whether exec leaves the caller's security label as it is: the label the
+ * LSM's subjective hook gives under the credentials exec prepared (an
+ * AppArmor profile transition, change_onexec, an SELinux or Smack domain
+ * transition are computed into bprm->cred before load_binary) must be the
+ * caller's.
+ */
+bool img_exec_keeps_label(struct linux_binprm *bprm)
+{
+	u32 now, then;
+
+	security_cred_getsecid(current_cred(), &now);
+	security_cred_getsecid(bprm->cred, &then);
+	return now == then && imgcr_exec_keeps_label(bprm->cred);
+}
+
+/*
+ * An image never runs with more rights than its caller.  Set-ID images are
+ * refused; so is an image whose exec would raise capabilities (file
+ * capabilities, which cap_bprm_creds_from_file() applies in
+ * begin_new_exec(), after this point: the caller chooses the code an
+ * image runs, through the files it maps), change the security label, or
+ * run in secure-exec mode (AT_SECURE, which an LSM sets for a transition).
+ */
+static int img_check_rights(struct img *img)
+{
+	struct linux_binprm *bprm = img->bprm;
+	struct inode *inode = file_inode(bprm->file);
+	ssize_t n;
+
+	if (inode->i_mode & S_ISUID ||
+	    (inode->i_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP)) {
+		img_err(img, "set-user/group-ID images are refused");
+		return -EPERM;
+	}
+	n = __vfs_getxattr(file_dentry(bprm->file), inode, XATTR_NAME_CAPS,
+			   NULL, 0);
+	if (n != -ENODATA && n != -EOPNOTSUPP) {
+		if (n < 0)
+			img_err(img, "cannot tell whether the image has file capabilities (error %zd reading security.capability)",
+				n);
+		else
+			img_err(img, "images with file capabilities (security.capability) are refused: their exec would grant them");
+		return -EPERM;
+	}
+	if (bprm->secureexec) {
+		img_err(img, "the exec of this image would run in secure-exec mode (an LSM transition): refused");
+		return -EPERM;
+	}
+	if (!img_exec_keeps_label(bprm)) {
+		img_err(img, "the exec of this image would change the caller's security label (an LSM transition): refused");
+		return -EPERM;
+	}
+	return 0;
+}
+
 int img_parse(struct img *img)
 {
 	struct img_notes nt;
 	const struct note_slot *slots = nt.slot;
-	struct inode *inode = file_inode(img->bprm->file);
 	size_t vmas_len;
 	int ret;
 
@@ -1510,11 +1567,9 @@ int img_parse(struct img *img)
 		img_err(img, "the caller has memory-deny-write-execute (prctl PR_SET_MDWE, systemd MemoryDenyWriteExecute=), under which no image can be restored");
 		return -EPERM;
 	}
-	if (inode->i_mode & S_ISUID ||
-	    (inode->i_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP)) {
-		img_err(img, "set-user/group-ID images are refused");
-		return -EPERM;
-	}
+	ret = img_check_rights(img);
+	if (ret)
+		return ret;
 	ret = img_copy_note(img, &slots[N_PRSTATUS], &img->prstatus,
 			    sizeof(img->prstatus), "NT_PRSTATUS");
 	if (!ret)

@@ -93,6 +93,7 @@ struct img {
 
 /* img_parse.c */
 int img_parse(struct img *img);
+bool img_exec_keeps_label(struct linux_binprm *bprm);
 void img_free(struct img *img);
 
 /* img_args.c: the arguments imgcr restore passes (img_parse() calls it) */

@@ -220,6 +220,20 @@ row exec-setgid "uid 1000 runs a set-gid (2755) image: refused, nothing runs" \
 row exec-plain "control: uid 1000 runs the same image at 0755: restores as uid 1000" \
 	"alive uid=1000 rc=42" "$(grep '^alive' x0755.out) rc=$(tail -n 1 x0755.got)"
 
+# An image with file capabilities: its exec would grant them, and the
+# caller chooses the code it runs (through the files it maps).
+cp s.img sfcap.img
+chmod 755 sfcap.img
+permhelp filecaps sfcap.img > fcap.err 2>&1 ||
+	fail "cannot set security.capability on sfcap.img: $(cat fcap.err)"
+runas 1000 1000 tryexec ./sfcap.img > xfcap.out 2>&1
+rc=$?
+got=$(sed -n 's/^tryexec: execve failed: \(E[A-Z0-9]*\).*/\1/p' xfcap.out)
+grep -q '^alive' xfcap.out && got="${got:-ran}, image ran: $(grep '^alive' xfcap.out)"
+row exec-filecaps "uid 1000 runs an image with file capabilities: refused, nothing runs" \
+	"EPERM rc=2 logged" \
+	"$got rc=$rc $(dmesg | grep -q 'sfcap.img: images with file capabilities' && echo logged || echo 'not logged')"
+
 # --- executing: an image mapping a root-only file shared+writable ------------
 echo "secret data" > secret
 chmod 600 secret

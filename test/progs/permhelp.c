@@ -14,6 +14,9 @@
  *                          "DUMP MEM" ("ok" or the errno name each), kill
  *                          it.  The opener is the target's parent, as Yama
  *                          ptrace_scope 1 wants.
+ *   permhelp filecaps F    give file F the file capability
+ *                          CAP_DAC_READ_SEARCH, permitted and effective
+ *                          (a VFS_CAP_REVISION_2 security.capability)
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -24,11 +27,23 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 
 #include "common.h"
 
 int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "filecaps")) {
+		/* magic_etc (revision 2 | effective), then permitted and
+		 * inheritable of the low and the high 32 capabilities */
+		unsigned int cap[5] = { 0x02000001, 1u << 2, 0, 0, 0 };
+
+		if (setxattr(argv[2], "security.capability", cap, sizeof(cap), 0)) {
+			perror("setxattr security.capability");
+			return 1;
+		}
+		return 0;
+	}
 	if (argc >= 2 && !strcmp(argv[1], "nodump")) {
 		if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)) {
 			say("prctl failed: %s\n", errname(errno));
