@@ -30,7 +30,8 @@ int cmd_check(int argc, char **argv)
 	struct utsname u;
 	int bad = 0;
 
-	(void)argv;
+	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")))
+		return command_help("check");
 	if (argc > 1)
 		return usage_error("check takes no arguments");
 	uname(&u);

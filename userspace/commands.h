@@ -10,5 +10,9 @@ int cmd_restore(int argc, char **argv);
 #include <sys/types.h>
 pid_t clone_tid(pid_t tid);
 int usage_error(const char *why);
+/* COMMAND --help: its usage on stdout; returns 0 */
+int command_help(const char *name);
+/* a bad option: its name and the command's usage on stderr; returns 2 */
+int option_error(const char *name, int ret, int argc, char **argv);
 
 #endif

@@ -35,6 +35,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <getopt.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -781,25 +782,50 @@ int cmd_dump(int argc, char **argv)
 	char *end;
 	pid_t root;
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-t") && i + 1 < argc)
-			spid = argv[++i];
-		else if (!strcmp(argv[i], "-D") && i + 1 < argc)
-			c.dir = argv[++i];
-		else if (!strcmp(argv[i], "--leave-running"))
+	static const struct option opts[] = {
+		{ "tree", required_argument, NULL, 't' },
+		{ "images-dir", required_argument, NULL, 'D' },
+		{ "leave-running", no_argument, NULL, 'R' },
+		{ "shell-job", no_argument, NULL, 'j' },
+		{ "ext-unix-sk", no_argument, NULL, 'U' },
+		{ "live", no_argument, NULL, 'L' },
+		{ "live-check", no_argument, NULL, 'C' },
+		{ "stats", no_argument, NULL, 'S' },
+		{ "display-stats", no_argument, NULL, 'S' },
+		{ "ghost-limit", required_argument, NULL, 'G' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	while ((i = getopt_long(argc, argv, ":t:D:Rjh", opts, NULL)) != -1) {
+		switch (i) {
+		case 't':
+			spid = optarg;
+			break;
+		case 'D':
+			c.dir = optarg;
+			break;
+		case 'R':
 			c.leave = 1;
-		else if (!strcmp(argv[i], "--ext-unix-sk"))
-			c.ext_unix_sk = 1;
-		else if (!strcmp(argv[i], "--live"))
-			c.live = 1;
-		else if (!strcmp(argv[i], "--live-check"))
-			c.live = c.live_check = 1;
-		else if (!strcmp(argv[i], "--stats"))
-			stats = 1;
-		else if (!strcmp(argv[i], "--shell-job"))
+			break;
+		case 'j':
 			tty_shell_job = 1;
-		else if (!strcmp(argv[i], "--ghost-limit") && i + 1 < argc) {
-			c.ghost_limit = strtoll(argv[++i], &end, 10);
+			break;
+		case 'U':
+			c.ext_unix_sk = 1;
+			break;
+		case 'L':
+			c.live = 1;
+			break;
+		case 'C':
+			c.live = c.live_check = 1;
+			break;
+		case 'S':
+			stats = 1;
+			break;
+		case 'G':
+			c.ghost_limit = strtoll(optarg, &end, 10);
+			if (end == optarg)
+				c.ghost_limit = -1;
 			if (*end == 'K' || *end == 'k')
 				c.ghost_limit <<= 10, end++;
 			else if (*end == 'M' || *end == 'm')
@@ -808,9 +834,15 @@ int cmd_dump(int argc, char **argv)
 				c.ghost_limit <<= 30, end++;
 			if (*end || c.ghost_limit < 0)
 				return usage_error("dump: --ghost-limit needs a size in bytes (suffix K, M or G allowed)");
-		} else
-			return usage_error("dump -t PID -D DIR [--leave-running] [--shell-job] [--ghost-limit BYTES] [--ext-unix-sk] [--live] [--stats]");
+			break;
+		case 'h':
+			return command_help("dump");
+		default:
+			return option_error("dump", i, argc, argv);
+		}
 	}
+	if (optind < argc)
+		return usage_error("dump: unexpected argument (options only)");
 	if (!spid || !c.dir)
 		return usage_error("dump needs -t PID and -D DIR");
 	root = strtol(spid, &end, 10);

@@ -1,34 +1,67 @@
 // SPDX-License-Identifier: GPL-2.0
 /* imgcr: checkpoint/restore with /proc/<pid>/dump and binfmt_img. */
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "commands.h"
 #include "log.h"
+#include "version.h"
+#include <linux/imgcr.h>
 
 static const struct command {
 	const char *name;
 	int (*run)(int argc, char **argv);
 	const char *help;
 } commands[] = {
-	{ "dump", cmd_dump, "dump -t PID -D DIR [--leave-running] [--shell-job] [--ghost-limit BYTES]\n"
-	  "                        [--ext-unix-sk] [--live] [--stats]\n"
-	  "                        checkpoint PID and its descendants into DIR" },
-	{ "restore", cmd_restore, "restore -D DIR [--pidns] [--detach] [--shell-job]\n"
-	  "                        [--allow-changed-files]\n"
-	  "                        recreate the tree dumped in DIR" },
+	{ "dump", cmd_dump, "dump -t PID -D DIR [-R] [-j] [--ghost-limit BYTES]\n"
+	  "                        [--ext-unix-sk] [--live] [--live-check] [--stats]\n"
+	  "                        checkpoint PID and its descendants into DIR\n"
+	  "      -t, --tree PID          the root of the tree\n"
+	  "      -D, --images-dir DIR    where the images go (made if missing)\n"
+	  "      -R, --leave-running     let the tree run on after the dump\n"
+	  "      -j, --shell-job         the tree is a job of imgcr's terminal\n"
+	  "          --ghost-limit BYTES the largest deleted file saved (K, M, G)\n"
+	  "          --ext-unix-sk       unix sockets connected outside the tree\n"
+	  "          --live              copy memory while the tree runs\n"
+	  "          --live-check        --live, checked against a plain read\n"
+	  "          --stats, --display-stats  where the time went" },
+	{ "restore", cmd_restore, "restore -D DIR [--pidns] [-d] [-j] [--allow-changed-files]\n"
+	  "                        recreate the tree dumped in DIR\n"
+	  "      -D, --images-dir DIR    the dump directory\n"
+	  "          --pidns             in a new PID namespace\n"
+	  "      -d, --restore-detached, --detach\n"
+	  "                              return once the tree runs\n"
+	  "      -j, --shell-job         the tree joins imgcr's terminal\n"
+	  "          --allow-changed-files  map files that changed since the dump" },
 	{ "show", cmd_show, "show IMAGE|DIR [--json]\n"
 	  "                        print what an image or a dump directory holds" },
 	{ "check", cmd_check, "check                 are the modules loaded and usable" },
 };
 
-static void usage(FILE *out)
+static const struct command *find_command(const char *name)
 {
 	size_t i;
 
-	fprintf(out, "usage: imgcr COMMAND [ARGS]\n");
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(out, "  imgcr %s\n", commands[i].help);
+		if (!strcmp(name, commands[i].name))
+			return &commands[i];
+	return NULL;
+}
+
+/* The synopsis of each command: its help up to the option list. */
+static void usage(FILE *out)
+{
+	size_t i;
+	const char *h, *opts;
+
+	fprintf(out, "usage: imgcr COMMAND [ARGS]   (imgcr COMMAND --help: its options)\n");
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		h = commands[i].help;
+		opts = strstr(h, "\n      -");
+		fprintf(out, "  imgcr %.*s\n", (int)(opts ? opts - h : (int)strlen(h)), h);
+	}
+	fprintf(out, "  imgcr --version\n");
 }
 
 int usage_error(const char *why)
@@ -38,9 +71,36 @@ int usage_error(const char *why)
 	return 2;
 }
 
+int command_help(const char *name)
+{
+	const struct command *c = find_command(name);
+
+	printf("usage: imgcr %s\n", c ? c->help : name);
+	return 0;
+}
+
+/*
+ * After getopt_long() (option string starting with ':') returned @ret, '?'
+ * for an unknown option or ':' for a missing value: say which, and how
+ * the command is used.
+ */
+int option_error(const char *name, int ret, int argc, char **argv)
+{
+	const struct command *c = find_command(name);
+	const char *what = ret == ':' ? "missing value for option" : "unknown option";
+	const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+
+	if (!strncmp(arg, "--", 2))
+		pr_err("%s: %s '%s'", name, what, arg);
+	else
+		pr_err("%s: %s '-%c'", name, what, optopt);
+	fprintf(stderr, "usage: imgcr %s\n", c ? c->help : name);
+	return 2;
+}
+
 int main(int argc, char **argv)
 {
-	size_t i;
+	const struct command *c;
 
 	if (argc < 2)
 		return usage_error("no command given");
@@ -48,9 +108,13 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].run(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+		printf("imgcr %s (image format %d)\n", IMGCR_VERSION, IMGCR_FORMAT_VERSION);
+		return 0;
+	}
+	c = find_command(argv[1]);
+	if (c)
+		return c->run(argc - 1, argv + 1);
 	pr_err("unknown command '%s'", argv[1]);
 	usage(stderr);
 	return 2;

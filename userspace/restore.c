@@ -68,6 +68,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <getopt.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
@@ -1153,20 +1154,41 @@ int cmd_restore(int argc, char **argv)
 	struct rlimit rl;
 
 	memset(&c, 0, sizeof(c));
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-D") && i + 1 < argc)
-			dir = argv[++i];
-		else if (!strcmp(argv[i], "--pidns"))
+	static const struct option opts[] = {
+		{ "images-dir", required_argument, NULL, 'D' },
+		{ "pidns", no_argument, NULL, 'P' },
+		{ "restore-detached", no_argument, NULL, 'd' },
+		{ "detach", no_argument, NULL, 'd' },
+		{ "shell-job", no_argument, NULL, 'j' },
+		{ "allow-changed-files", no_argument, NULL, 'A' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	while ((i = getopt_long(argc, argv, ":D:djh", opts, NULL)) != -1) {
+		switch (i) {
+		case 'D':
+			dir = optarg;
+			break;
+		case 'P':
 			c.pidns = 1;
-		else if (!strcmp(argv[i], "--detach"))
+			break;
+		case 'd':
 			c.detach = 1;
-		else if (!strcmp(argv[i], "--shell-job"))
+			break;
+		case 'j':
 			tty_shell_job = 1;
-		else if (!strcmp(argv[i], "--allow-changed-files"))
+			break;
+		case 'A':
 			c.allow_changed = 1;
-		else
-			return usage_error("restore -D DIR [--pidns] [--detach] [--shell-job] [--allow-changed-files]");
+			break;
+		case 'h':
+			return command_help("restore");
+		default:
+			return option_error("restore", i, argc, argv);
+		}
 	}
+	if (optind < argc)
+		return usage_error("restore: unexpected argument (options only)");
 	if (!dir)
 		return usage_error("restore needs -D DIR");
 	if (!realpath(dir, c.dir)) {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* imgcr show IMAGE [--json]: what an image holds, for people or scripts. */
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -614,14 +615,23 @@ int cmd_show(int argc, char **argv)
 	int json = 0, i;
 	const char *path = NULL;
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'J' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	while ((i = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		if (i == 'J')
 			json = 1;
-		else if (!path)
-			path = argv[i];
+		else if (i == 'h')
+			return command_help("show");
 		else
-			return usage_error("show takes one image");
+			return option_error("show", i, argc, argv);
 	}
+	if (optind < argc)
+		path = argv[optind++];
+	if (optind < argc)
+		return usage_error("show takes one image");
 	if (!path)
 		return usage_error("show needs an image or a dump directory");
 	if (!stat(path, &st) && S_ISDIR(st.st_mode))
