@@ -127,3 +127,4 @@ module_exit(binfmt_img_exit);
 MODULE_DESCRIPTION("imgcr: execute /proc/<pid>/dump images to resume tasks");
 MODULE_AUTHOR("imgcr developers");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(IMGCR_VERSION);

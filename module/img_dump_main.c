@@ -21,3 +21,4 @@ module_exit(img_dump_exit);
 MODULE_DESCRIPTION("imgcr: /proc/<pid>/dump checkpoint images of stopped tasks");
 MODULE_AUTHOR("imgcr developers");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(IMGCR_VERSION);

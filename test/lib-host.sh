@@ -119,6 +119,7 @@ build_progs() {
 	# The imgcr tool, static, next to the programs (/imgcr/bin in the
 	# guest); built from the sources directly so userspace/ stays clean.
 	gcc -static -O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror \
+		-DIMGCR_VERSION="\"$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$REPO/dkms.conf")\"" \
 		-I"$REPO/include/uapi" -o "$BUILD/progs/imgcr" "$REPO"/userspace/*.c ||
 		die "cannot build the imgcr tool (userspace/)"
 }
