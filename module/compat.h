@@ -556,4 +556,17 @@ static inline int imgcr_fpu_copy_uabi_to_guest_fpstate(struct fpu_guest *g,
 #endif
 #endif
 
+#ifdef IMGCR_WANT_EXIT_TP
+#include <trace/events/sched.h>
+/*
+ * sched_process_exit gained a group_dead argument after 6.12 (7.2 has
+ * it): tell which by the prototype the header declares, and give the
+ * probe the arguments the tracepoint passes.
+ */
+#define IMGCR_EXIT_TP_GROUP_DEAD					\
+	_Generic(&trace_sched_process_exit,				\
+		 void (*)(struct task_struct *, bool): true,		\
+		 default: false)
+#endif
+
 #endif /* IMGCR_COMPAT_H */

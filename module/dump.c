@@ -36,9 +36,11 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/uio.h>
+#include <linux/tracepoint.h>
 #include <asm/vdso.h>
 #include <uapi/linux/imgcr.h>
 
+#define IMGCR_WANT_EXIT_TP
 #include "compat.h"
 #include "dump.h"
 #include "file_head.h"
@@ -78,7 +80,7 @@ static void dump_free(struct dump_image *img)
 {
 	size_t i;
 
-	for (i = 0; i < img->nr_pages; i++)
+	for (i = 0; !img->unpinned && i < img->nr_pages; i++)
 		put_page(img->pages[i]);
 	for (i = 0; i < img->nr_files; i++)
 		fput(img->files[i]);
@@ -1263,6 +1265,121 @@ static struct task_struct *dump_leader(struct inode *inode)
 	return leader;
 }
 
+/*
+ * Open dumps, so that the pages one pins are let go once its process has
+ * exited.  An image cannot be read after that (dump_unchanged() fails for
+ * a thread that is gone), and its pins, mapped by no process and charged
+ * to none that lives, would otherwise keep the dead process's memory for
+ * as long as anyone holds the file open.
+ */
+static LIST_HEAD(dump_open_list);
+static DEFINE_SPINLOCK(dump_open_lock);
+static struct tracepoint *dump_exit_tp;
+
+/* Let the pages go; reads fail from now on.  img->lock is held. */
+static void dump_unpin(struct dump_image *img)
+{
+	size_t i;
+
+	if (img->unpinned)
+		return;
+	for (i = 0; i < img->nr_pages; i++) {
+		put_page(img->pages[i]);
+		if (!(i % 4096))
+			cond_resched();
+	}
+	img->unpinned = true;
+	WRITE_ONCE(img->error, -ESRCH);
+}
+
+static void dump_unpin_work(struct work_struct *work)
+{
+	struct dump_image *img = container_of(work, struct dump_image,
+					      unpin_work);
+
+	mutex_lock(&img->lock);
+	dump_unpin(img);
+	mutex_unlock(&img->lock);
+}
+
+/* The last thread of @p's process is exiting: unpin its open dumps. */
+static void dump_process_gone(struct task_struct *p)
+{
+	struct dump_image *img;
+
+	spin_lock(&dump_open_lock);
+	list_for_each_entry(img, &dump_open_list, open_node)
+		if (img->task->signal == p->signal)
+			queue_work(system_unbound_wq, &img->unpin_work);
+	spin_unlock(&dump_open_lock);
+}
+
+/*
+ * sched_process_exit.  do_exit() counts signal->live down before it, on
+ * every kernel: 0 means the last thread is on its way out (more than one
+ * exiting thread may see 0; unpinning twice is harmless).
+ */
+static void dump_exit_probe(void *data, struct task_struct *p)
+{
+	if (!list_empty(&dump_open_list) && !atomic_read(&p->signal->live))
+		dump_process_gone(p);
+}
+
+/* the same, where the tracepoint also passes group_dead (7.x) */
+static void dump_exit_probe_gd(void *data, struct task_struct *p,
+			       bool group_dead)
+{
+	dump_exit_probe(data, p);
+}
+
+static void *dump_exit_probe_fn(void)
+{
+	return IMGCR_EXIT_TP_GROUP_DEAD ? (void *)dump_exit_probe_gd :
+					  (void *)dump_exit_probe;
+}
+
+static void find_exit_tp(struct tracepoint *tp, void *priv)
+{
+	if (!strcmp(tp->name, "sched_process_exit"))
+		*(struct tracepoint **)priv = tp;
+}
+
+int imgcr_dump_init(void)
+{
+	for_each_kernel_tracepoint(find_exit_tp, &dump_exit_tp);
+	if (!dump_exit_tp) {
+		pr_err(IMGCR_DUMP_NAME ": tracepoint sched_process_exit not found; this kernel is not supported\n");
+		return -ENOENT;
+	}
+	return tracepoint_probe_register(dump_exit_tp, dump_exit_probe_fn(),
+					 NULL);
+}
+
+/* No dump is open: the module is only unloaded once all are closed. */
+void imgcr_dump_exit(void)
+{
+	tracepoint_probe_unregister(dump_exit_tp, dump_exit_probe_fn(), NULL);
+	tracepoint_synchronize_unregister();
+}
+
+static void dump_track(struct dump_image *img)
+{
+	spin_lock(&dump_open_lock);
+	list_add(&img->open_node, &dump_open_list);
+	spin_unlock(&dump_open_lock);
+	/* it may have died while the image was built, before it was listed */
+	if (!atomic_read(&img->task->signal->live))
+		queue_work(system_unbound_wq, &img->unpin_work);
+}
+
+static void dump_untrack(struct dump_image *img)
+{
+	spin_lock(&dump_open_lock);
+	list_del(&img->open_node);
+	spin_unlock(&dump_open_lock);
+	cancel_work_sync(&img->unpin_work);
+}
+
 static int dump_open(struct inode *inode, struct file *file)
 {
 	struct dump_image *img;
@@ -1278,6 +1395,8 @@ static int dump_open(struct inode *inode, struct file *file)
 		return -ENOMEM;
 	}
 	img->task = task;
+	mutex_init(&img->lock);
+	INIT_WORK(&img->unpin_work, dump_unpin_work);
 	ret = dump_check_access(img, file);
 	if (!ret)
 		ret = dump_build(img);
@@ -1285,6 +1404,14 @@ static int dump_open(struct inode *inode, struct file *file)
 		dump_free(img);
 		return ret;
 	}
+	/*
+	 * The image is built: from here on only its pinned pages are read.
+	 * Holding the mm's users would keep the whole address space of a
+	 * process that has exited (the /proc/PID/mem file keeps the struct).
+	 */
+	mmput(img->mm);
+	img->mm = NULL;
+	dump_track(img);
 	file->private_data = img;
 	return 0;
 }
@@ -1299,10 +1426,9 @@ static int dump_fail(struct dump_image *img, int err)
 	return err;
 }
 
-static ssize_t dump_read(struct file *file, char __user *buf, size_t count,
-			 loff_t *ppos)
+static ssize_t dump_read_locked(struct dump_image *img, char __user *buf,
+				size_t count, loff_t *ppos)
 {
-	struct dump_image *img = file->private_data;
 	loff_t pos = *ppos;
 	loff_t size = img->head_len + (loff_t)img->nr_pages * PAGE_SIZE;
 	size_t done = 0;
@@ -1615,25 +1741,52 @@ static long dump_ioctl_precopy(struct dump_image *img, void __user *uarg)
 	return 0;
 }
 
+/*
+ * Reads and writes hold img->lock: the pages may be let go at any time
+ * once the process is gone (dump_unpin()), and then the image fails with
+ * ESRCH.
+ */
+static ssize_t dump_read(struct file *file, char __user *buf, size_t count,
+			 loff_t *ppos)
+{
+	struct dump_image *img = file->private_data;
+	ssize_t ret;
+
+	if (mutex_lock_killable(&img->lock))
+		return -EINTR;
+	ret = dump_read_locked(img, buf, count, ppos);
+	mutex_unlock(&img->lock);
+	return ret;
+}
+
 static long dump_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
-	switch (cmd) {
-	case IMGCR_IOC_DUMP_TO:
-		return dump_ioctl_dump_to(file->private_data,
-					  (void __user *)arg, false);
-	case IMGCR_IOC_DUMP_TO_SKIP:
-		return dump_ioctl_dump_to(file->private_data,
-					  (void __user *)arg, true);
-	case IMGCR_IOC_PRECOPY:
-		return dump_ioctl_precopy(file->private_data,
-					  (void __user *)arg);
-	}
-	return -ENOTTY;
+	struct dump_image *img = file->private_data;
+	void __user *uarg = (void __user *)arg;
+	long ret;
+
+	if (cmd != IMGCR_IOC_DUMP_TO && cmd != IMGCR_IOC_DUMP_TO_SKIP &&
+	    cmd != IMGCR_IOC_PRECOPY)
+		return -ENOTTY;
+	if (mutex_lock_killable(&img->lock))
+		return -EINTR;
+	if (img->unpinned)
+		ret = -ESRCH;
+	else if (cmd == IMGCR_IOC_PRECOPY)
+		ret = dump_ioctl_precopy(img, uarg);
+	else
+		ret = dump_ioctl_dump_to(img, uarg,
+					 cmd == IMGCR_IOC_DUMP_TO_SKIP);
+	mutex_unlock(&img->lock);
+	return ret;
 }
 
 static int dump_release(struct inode *inode, struct file *file)
 {
-	dump_free(file->private_data);
+	struct dump_image *img = file->private_data;
+
+	dump_untrack(img);
+	dump_free(img);
 	return 0;
 }
 

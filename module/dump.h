@@ -6,6 +6,9 @@
 #ifndef IMGCR_DUMP_H
 #define IMGCR_DUMP_H
 
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/workqueue.h>
 #include <linux/sched/signal.h>
 #include <uapi/linux/imgcr.h>
 
@@ -69,6 +72,12 @@ struct dump_image {
 	/* output layout */
 	char *head;			/* ELF header, phdrs, notes, padding */
 	size_t head_len;		/* == offset of the first page */
+
+	/* an open dump: its pages are let go once its process is gone */
+	struct list_head open_node;	/* on the list of open dumps */
+	struct work_struct unpin_work;
+	struct mutex lock;		/* reads and writes against the unpinning */
+	bool unpinned;			/* the pages are let go: reads fail */
 };
 
 /*

@@ -12,5 +12,8 @@ void imgcr_proc_hook_exit(void);
 
 /* dump.c: the file behind /proc/<pid>/dump */
 extern const struct file_operations imgcr_dump_fops;
+/* dump.c: the exit probe that lets an open dump's pages go with its process */
+int imgcr_dump_init(void);
+void imgcr_dump_exit(void);
 
 #endif /* IMGCR_IMG_DUMP_H */

@@ -8,12 +8,21 @@
 
 static int __init img_dump_init(void)
 {
-	return imgcr_proc_hook_init(&imgcr_dump_fops);
+	int ret;
+
+	ret = imgcr_dump_init();
+	if (ret)
+		return ret;
+	ret = imgcr_proc_hook_init(&imgcr_dump_fops);
+	if (ret)
+		imgcr_dump_exit();
+	return ret;
 }
 
 static void __exit img_dump_exit(void)
 {
 	imgcr_proc_hook_exit();
+	imgcr_dump_exit();
 }
 
 module_init(img_dump_init);
