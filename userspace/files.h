@@ -192,6 +192,12 @@ const char *fd_rec_none(struct tree *t, struct tree_file *x, char **v, const lon
 void fd_rec_path(FILE *f, const char *path);
 
 /* show.c, for rec_json: @s as a JSON string. */
+/*
+ * The version of imgcr show --json's output ("format"): raised when a key
+ * changes meaning or goes away (new keys may come without it).
+ */
+#define IMGCR_JSON_FORMAT 1
+/* a JSON string of any bytes (show.c: invalid UTF-8 as \udcXX) */
 void json_str(const char *s);
 
 /* For a dump callback: a refusal, "pid P fd N: " and this; returns FD_REFUSED. */

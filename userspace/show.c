@@ -94,16 +94,62 @@ static uint64_t dumped_in(const struct image *img, uint64_t start, uint64_t end)
 	return sum;
 }
 
-void json_str(const char *s)
+/* The length of the valid UTF-8 sequence at @s, or 0 if it is not one. */
+static int utf8_len(const unsigned char *s)
 {
+	int n, i;
+	unsigned int c;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2, c = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3, c = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4, c = s[0] & 0x07;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	/* overlong forms, UTF-16 surrogates, beyond U+10FFFF */
+	if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10ffff)) ||
+	    (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/*
+ * A JSON string for any bytes (file names are bytes, not text): valid
+ * UTF-8 is kept, control characters, quotes and backslashes are escaped,
+ * and each byte that is not part of valid UTF-8 becomes the lone
+ * surrogate U+DC80 + (byte - 0x80) ("\udcXX"), Python's "surrogateescape":
+ * os.fsencode() of the decoded string gives the name's bytes back.
+ */
+void json_str(const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	int n;
+
 	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
+	while (*s) {
+		n = utf8_len(s);
+		if (!n) {
+			printf("\\u%04x", 0xdc00 | *s);
+			s++;
+		} else if (*s == '"' || *s == '\\') {
 			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
+			s++;
+		} else if (*s < 0x20 || *s == 0x7f) {
 			printf("\\u%04x", *s);
-		else
-			putchar(*s);
+			s++;
+		} else {
+			fwrite(s, 1, n, stdout);
+			s += n;
+		}
 	}
 	putchar('"');
 }
@@ -354,7 +400,7 @@ static void show_json(const struct image *img)
 	struct imgcr_file f;
 	unsigned int i;
 
-	printf("{\"image\":");
+	printf("{\"format\":%d,\"image\":", IMGCR_JSON_FORMAT);
 	json_str(img->path);
 	printf(",\"size\":%zu,\"version\":%u,\"pid\":%u,\"comm\":", img->size,
 	       t->version, t->pid);
@@ -507,7 +553,7 @@ static void show_tree_json(const struct tree *t)
 {
 	int i, j;
 
-	printf("{\"root\":%d,\"tasks\":[", t->root);
+	printf("{\"format\":%d,\"root\":%d,\"tasks\":[", IMGCR_JSON_FORMAT, t->root);
 	for (i = 0; i < t->ntasks; i++) {
 		const struct tree_task *k = &t->tasks[i];
 
