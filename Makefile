@@ -2,7 +2,8 @@
 #   make                  build the modules for the running kernel and the tools
 #   make modules KVER=v   build the modules for kernel v (headers installed)
 #   make dkms-install     register with DKMS and install for the running kernel
-#   make test             the test suite in QEMU guests (both kernels)
+#   make check            the host unit tests (test/unit/: seconds, no guest)
+#   make test             the test suite in QEMU guests (every kernel)
 #   make demo             boot a guest and checkpoint/restore a counter
 #   make deb              imgcr-dkms and imgcr Debian packages in ..
 VERSION := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
@@ -20,6 +21,9 @@ dkms-install:
 	dkms add .
 	dkms install imgcr/$(VERSION) -k $(KVER)
 
+check:
+	@set -e; for t in test/unit/*.sh; do $$t; done
+
 test:
 	test/run.sh
 
@@ -34,4 +38,4 @@ clean:
 	-$(MAKE) -C userspace clean
 	rm -rf build
 
-.PHONY: all modules userspace dkms-install test demo deb clean
+.PHONY: all modules userspace dkms-install check test demo deb clean

@@ -364,6 +364,36 @@ guest_tests() {
 	done
 }
 
+# unit_tests PATTERNS: names of the host unit tests (test/unit/NAME.sh: no
+# guest, seconds; also `make check`) selected by PATTERNS.
+unit_tests() {
+	local t n pat pats
+	IFS=, read -ra pats <<< "$1"
+	for t in "$REPO"/test/unit/*.sh; do
+		[ -e "$t" ] || continue
+		n=${t##*/}
+		n=${n%.sh}
+		for pat in "${pats[@]}"; do
+			# shellcheck disable=SC2254
+			case "$n" in $pat) echo "$n"; break ;; esac
+		done
+	done
+}
+
+# run_unit NAME: run test/unit/NAME.sh, its "RESULT name PASS|FAIL why"
+# lines recorded as results (and NAME itself FAIL if it gave none).
+run_unit() {
+	local out st name why n=0
+	out=$("$REPO/test/unit/$1.sh" 2>&1)
+	while read -r _ name st why; do
+		record "$name" "$st" "$why"
+		n=$((n + 1))
+	done < <(grep '^RESULT ' <<< "$out")
+	if [ "$n" = 0 ]; then
+		record "$1" FAIL "no result: $(tail -n 3 <<< "$out" | tr '\n' '|')"
+	fi
+}
+
 # host_tests PATTERNS: names of the host tests (run on the host after the
 # guests; test/lib-packages.sh) selected by PATTERNS.
 host_tests() {

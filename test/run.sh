@@ -8,7 +8,8 @@
 #                  guest tests (names without t_ and .sh, e.g. --only
 #                  'counter,err*'), the host test "packages" and the
 #                  cross-kernel restores "xkernel" (--only 'xkernel*'; it
-#                  adds the guest test xkernel_dump whose images it uses)
+#                  adds the guest test xkernel_dump whose images it uses),
+#                  the host unit tests of test/unit/ (--only docs)
 #   --keep         keep build/logs even when everything passed
 #   --fuzz N       the fuzz test executes N images (imgcr.fuzz=N on the guest
 #                  command line; default: a ~3 minute CI round); see test/fuzz.sh
@@ -55,7 +56,8 @@ if [ -n "$XK_SEL" ] && ! grep -qx xkernel_dump <<< "$(guest_tests "$ONLY")"; the
 fi
 GUEST_SEL=$(guest_tests "$ONLY")
 HOST_SEL=$(host_tests "$ONLY")
-[ -n "$GUEST_SEL$HOST_SEL" ] || die "--only '$ONLY' matches no test in test/guest and no host test ($PKG_TESTS $XK_TESTS)"
+UNIT_SEL=$(unit_tests "$ONLY")
+[ -n "$GUEST_SEL$HOST_SEL$UNIT_SEL" ] || die "--only '$ONLY' matches no test in test/guest and no host test ($PKG_TESTS $XK_TESTS)"
 if [ -n "$HOST_SEL" ] && [ "${IMGCR_NO_DKMS:-0}" = 1 ]; then
 	[ -n "$GUEST_SEL" ] || die "--only '$ONLY' selects only the host test packages, which installs packages and uses DKMS: not with IMGCR_NO_DKMS=1"
 	warn "IMGCR_NO_DKMS=1: the packages test (apt install, DKMS) is not run"
@@ -66,6 +68,12 @@ host_setup "$KERNELS"
 rm -rf "$LOGS"
 mkdir -p "$BUILD" "$LOGS"
 : > "$RESULTS"
+
+# Host unit tests first: seconds, no guest (test/unit/, `make check`).
+for u in $UNIT_SEL; do
+	say "unit test $u"
+	run_unit "$u"
+done
 
 if [ -n "$GUEST_SEL" ]; then
 	build_progs
