@@ -561,12 +561,13 @@ static inline int imgcr_fpu_copy_uabi_to_guest_fpstate(struct fpu_guest *g,
 /*
  * sched_process_exit gained a group_dead argument after 6.12 (7.2 has
  * it): tell which by the prototype the header declares, and give the
- * probe the arguments the tracepoint passes.
+ * probe the arguments the tracepoint passes.  Another prototype is a
+ * build error.
  */
 #define IMGCR_EXIT_TP_GROUP_DEAD					\
 	_Generic(&trace_sched_process_exit,				\
-		 void (*)(struct task_struct *, bool): true,		\
-		 default: false)
+		 void (*)(struct task_struct *): false,		\
+		 void (*)(struct task_struct *, bool): true)
 #endif
 
 #endif /* IMGCR_COMPAT_H */

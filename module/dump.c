@@ -21,6 +21,7 @@
 #include <linux/fs.h>
 #include <linux/futex.h>
 #include <linux/hash.h>
+#include <linux/hashtable.h>
 #include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
@@ -82,13 +83,14 @@ static void dump_free(struct dump_image *img)
 
 	for (i = 0; !img->unpinned && i < img->nr_pages; i++)
 		put_page(img->pages[i]);
-	for (i = 0; i < img->nr_files; i++)
+	for (i = 0; !img->unpinned && i < img->nr_files; i++)
 		fput(img->files[i]);
 	kvfree(img->pages);
 	kvfree(img->runs);
 	kvfree(img->files);
 	kvfree(img->file_off);
 	kvfree(img->file_next);
+	kvfree(img->file_bucket);
 	kvfree(img->vmas);
 	kvfree(img->filerecs);
 	kvfree(img->head);
@@ -442,7 +444,7 @@ static int dump_file(struct dump_image *img, struct file *file, u32 flags)
 	int ret;
 
 	/* a hash on the inode: a task may map tens of thousands of files */
-	h = hash_ptr(inode, DUMP_FILE_HASH_BITS);
+	h = hash_ptr(inode, img->file_hash_bits);
 	for (i = img->file_bucket[h]; i; i = img->file_next[i - 1]) {
 		if (file_inode(img->files[i - 1]) != inode ||
 		    img->files[i - 1]->f_path.mnt != file->f_path.mnt)
@@ -846,6 +848,15 @@ static int capture_mm(struct dump_image *img)
 		return -EINTR;
 	if (mm->map_count > IMGCR_MAX_VMAS) {
 		ret = -EFBIG;
+		goto out;
+	}
+	/* about one mapping a bucket: a file per mapping stays linear */
+	img->file_hash_bits = clamp_t(unsigned int,
+				      order_base_2(mm->map_count + 1), 6, 16);
+	img->file_bucket = kvcalloc(1U << img->file_hash_bits,
+				    sizeof(*img->file_bucket), GFP_KERNEL_ACCOUNT);
+	if (!img->file_bucket) {
+		ret = -ENOMEM;
 		goto out;
 	}
 	for_each_vma(vmi, vma) {
@@ -1266,62 +1277,104 @@ static struct task_struct *dump_leader(struct inode *inode)
 }
 
 /*
- * Open dumps, so that the pages one pins are let go once its process has
- * exited.  An image cannot be read after that (dump_unchanged() fails for
- * a thread that is gone), and its pins, mapped by no process and charged
- * to none that lives, would otherwise keep the dead process's memory for
- * as long as anyone holds the file open.
+ * Open dumps, so that what one holds is let go once its process has
+ * exited: an image cannot be read after that (dump_unchanged() fails for
+ * a thread that is gone), and its pinned pages and mapped files (a shared
+ * memory object whole), referenced by no process and charged to none that
+ * lives, would otherwise stay for as long as anyone holds the file open.
+ *
+ * The probe on sched_process_exit queues dump_unpin_work(), which marks
+ * the image dying; whoever is the last user of it then lets go: the work
+ * itself if no read or ioctl is under way, else the last of those as it
+ * ends.  Nothing ever waits for a user, who may be stuck in a page fault
+ * of the reader's own memory for as long as that reader likes.
  */
-static LIST_HEAD(dump_open_list);
+static DEFINE_HASHTABLE(dump_open_hash, 8);
 static DEFINE_SPINLOCK(dump_open_lock);
+static atomic_t dump_open_count = ATOMIC_INIT(0);
 static struct tracepoint *dump_exit_tp;
+static struct workqueue_struct *dump_unpin_wq;
 
-/* Let the pages go; reads fail from now on.  img->lock is held. */
+/* Let go of the pages, files and mem file; no user is left. */
 static void dump_unpin(struct dump_image *img)
 {
 	size_t i;
 
-	if (img->unpinned)
-		return;
 	for (i = 0; i < img->nr_pages; i++) {
 		put_page(img->pages[i]);
 		if (!(i % 4096))
 			cond_resched();
 	}
-	img->unpinned = true;
+	for (i = 0; i < img->nr_files; i++)
+		fput(img->files[i]);
+	if (img->mem)
+		fput(img->mem);
+	img->mem = NULL;
 	WRITE_ONCE(img->error, -ESRCH);
+	img->unpinned = true;
+}
+
+/* A read or ioctl begins; false once the process is gone (ESRCH). */
+static bool dump_get(struct dump_image *img)
+{
+	bool ok;
+
+	spin_lock(&img->state_lock);
+	ok = !img->dying;
+	if (ok)
+		img->users++;
+	spin_unlock(&img->state_lock);
+	return ok;
+}
+
+/* ... and ends: the last one after the process died lets go. */
+static void dump_put(struct dump_image *img)
+{
+	bool last;
+
+	spin_lock(&img->state_lock);
+	last = !--img->users && img->dying;
+	spin_unlock(&img->state_lock);
+	if (last)
+		dump_unpin(img);
 }
 
 static void dump_unpin_work(struct work_struct *work)
 {
 	struct dump_image *img = container_of(work, struct dump_image,
 					      unpin_work);
+	bool now;
 
-	mutex_lock(&img->lock);
-	dump_unpin(img);
-	mutex_unlock(&img->lock);
+	spin_lock(&img->state_lock);
+	now = !img->dying && !img->users;
+	img->dying = true;
+	spin_unlock(&img->state_lock);
+	if (now)
+		dump_unpin(img);
 }
 
-/* The last thread of @p's process is exiting: unpin its open dumps. */
+/* The last thread of @p's process is exiting: its open dumps let go. */
 static void dump_process_gone(struct task_struct *p)
 {
 	struct dump_image *img;
 
 	spin_lock(&dump_open_lock);
-	list_for_each_entry(img, &dump_open_list, open_node)
+	hash_for_each_possible(dump_open_hash, img, open_node,
+			       (unsigned long)p->signal)
 		if (img->task->signal == p->signal)
-			queue_work(system_unbound_wq, &img->unpin_work);
+			queue_work(dump_unpin_wq, &img->unpin_work);
 	spin_unlock(&dump_open_lock);
 }
 
 /*
  * sched_process_exit.  do_exit() counts signal->live down before it, on
- * every kernel: 0 means the last thread is on its way out (more than one
- * exiting thread may see 0; unpinning twice is harmless).
+ * every kernel (a full barrier): 0 means the last thread is on its way
+ * out (more than one exiting thread may see 0: queueing twice is
+ * harmless).
  */
 static void dump_exit_probe(void *data, struct task_struct *p)
 {
-	if (!list_empty(&dump_open_list) && !atomic_read(&p->signal->live))
+	if (atomic_read(&dump_open_count) && !atomic_read(&p->signal->live))
 		dump_process_gone(p);
 }
 
@@ -1329,7 +1382,8 @@ static void dump_exit_probe(void *data, struct task_struct *p)
 static void dump_exit_probe_gd(void *data, struct task_struct *p,
 			       bool group_dead)
 {
-	dump_exit_probe(data, p);
+	if (group_dead && atomic_read(&dump_open_count))
+		dump_process_gone(p);
 }
 
 static void *dump_exit_probe_fn(void)
@@ -1346,13 +1400,21 @@ static void find_exit_tp(struct tracepoint *tp, void *priv)
 
 int imgcr_dump_init(void)
 {
+	int ret;
+
 	for_each_kernel_tracepoint(find_exit_tp, &dump_exit_tp);
 	if (!dump_exit_tp) {
 		pr_err(IMGCR_DUMP_NAME ": tracepoint sched_process_exit not found; this kernel is not supported\n");
 		return -ENOENT;
 	}
-	return tracepoint_probe_register(dump_exit_tp, dump_exit_probe_fn(),
-					 NULL);
+	dump_unpin_wq = alloc_workqueue("imgcr_unpin", WQ_UNBOUND, 0);
+	if (!dump_unpin_wq)
+		return -ENOMEM;
+	ret = tracepoint_probe_register(dump_exit_tp, dump_exit_probe_fn(),
+					NULL);
+	if (ret)
+		destroy_workqueue(dump_unpin_wq);
+	return ret;
 }
 
 /* No dump is open: the module is only unloaded once all are closed. */
@@ -1360,22 +1422,32 @@ void imgcr_dump_exit(void)
 {
 	tracepoint_probe_unregister(dump_exit_tp, dump_exit_probe_fn(), NULL);
 	tracepoint_synchronize_unregister();
+	destroy_workqueue(dump_unpin_wq);
 }
 
 static void dump_track(struct dump_image *img)
 {
 	spin_lock(&dump_open_lock);
-	list_add(&img->open_node, &dump_open_list);
+	hash_add(dump_open_hash, &img->open_node,
+		 (unsigned long)img->task->signal);
+	atomic_inc(&dump_open_count);
 	spin_unlock(&dump_open_lock);
-	/* it may have died while the image was built, before it was listed */
+	/*
+	 * It may have died while the image was built, before it was listed.
+	 * The barrier pairs with the atomic_dec_and_test() of signal->live
+	 * in do_exit(): either the probe sees the count and the entry, or
+	 * this sees live at 0.
+	 */
+	smp_mb();
 	if (!atomic_read(&img->task->signal->live))
-		queue_work(system_unbound_wq, &img->unpin_work);
+		queue_work(dump_unpin_wq, &img->unpin_work);
 }
 
 static void dump_untrack(struct dump_image *img)
 {
 	spin_lock(&dump_open_lock);
-	list_del(&img->open_node);
+	hash_del(&img->open_node);
+	atomic_dec(&dump_open_count);
 	spin_unlock(&dump_open_lock);
 	cancel_work_sync(&img->unpin_work);
 }
@@ -1395,7 +1467,7 @@ static int dump_open(struct inode *inode, struct file *file)
 		return -ENOMEM;
 	}
 	img->task = task;
-	mutex_init(&img->lock);
+	spin_lock_init(&img->state_lock);
 	INIT_WORK(&img->unpin_work, dump_unpin_work);
 	ret = dump_check_access(img, file);
 	if (!ret)
@@ -1426,7 +1498,7 @@ static int dump_fail(struct dump_image *img, int err)
 	return err;
 }
 
-static ssize_t dump_read_locked(struct dump_image *img, char __user *buf,
+static ssize_t dump_read_img(struct dump_image *img, char __user *buf,
 				size_t count, loff_t *ppos)
 {
 	loff_t pos = *ppos;
@@ -1742,9 +1814,9 @@ static long dump_ioctl_precopy(struct dump_image *img, void __user *uarg)
 }
 
 /*
- * Reads and writes hold img->lock: the pages may be let go at any time
- * once the process is gone (dump_unpin()), and then the image fails with
- * ESRCH.
+ * Reads and writes are users of the image (dump_get()): once its process
+ * is gone they fail with ESRCH, and the last one lets go of what the
+ * image holds (dump_put()).
  */
 static ssize_t dump_read(struct file *file, char __user *buf, size_t count,
 			 loff_t *ppos)
@@ -1752,10 +1824,10 @@ static ssize_t dump_read(struct file *file, char __user *buf, size_t count,
 	struct dump_image *img = file->private_data;
 	ssize_t ret;
 
-	if (mutex_lock_killable(&img->lock))
-		return -EINTR;
-	ret = dump_read_locked(img, buf, count, ppos);
-	mutex_unlock(&img->lock);
+	if (!dump_get(img))
+		return -ESRCH;
+	ret = dump_read_img(img, buf, count, ppos);
+	dump_put(img);
 	return ret;
 }
 
@@ -1768,16 +1840,14 @@ static long dump_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	if (cmd != IMGCR_IOC_DUMP_TO && cmd != IMGCR_IOC_DUMP_TO_SKIP &&
 	    cmd != IMGCR_IOC_PRECOPY)
 		return -ENOTTY;
-	if (mutex_lock_killable(&img->lock))
-		return -EINTR;
-	if (img->unpinned)
-		ret = -ESRCH;
-	else if (cmd == IMGCR_IOC_PRECOPY)
+	if (!dump_get(img))
+		return -ESRCH;
+	if (cmd == IMGCR_IOC_PRECOPY)
 		ret = dump_ioctl_precopy(img, uarg);
 	else
 		ret = dump_ioctl_dump_to(img, uarg,
 					 cmd == IMGCR_IOC_DUMP_TO_SKIP);
-	mutex_unlock(&img->lock);
+	dump_put(img);
 	return ret;
 }
 

@@ -7,7 +7,7 @@
 #define IMGCR_DUMP_H
 
 #include <linux/list.h>
-#include <linux/mutex.h>
+#include <linux/spinlock.h>
 #include <linux/workqueue.h>
 #include <linux/sched/signal.h>
 #include <uapi/linux/imgcr.h>
@@ -29,8 +29,6 @@ struct dump_thread {
 	unsigned int xstate_size;
 	struct imgcr_thread th;		/* per-thread state, main included */
 };
-
-#define DUMP_FILE_HASH_BITS	8
 
 struct dump_image {
 	struct task_struct *task;	/* the thread group leader, referenced */
@@ -57,7 +55,8 @@ struct dump_image {
 	size_t *file_off;		/* offset of each file's record in filerecs */
 	size_t cap_file_off;
 	/* files by inode: bucket heads and chains, as index + 1 (0: none) */
-	u32 file_bucket[1 << DUMP_FILE_HASH_BITS];
+	u32 *file_bucket;		/* 1 << file_hash_bits of them */
+	unsigned int file_hash_bits;
 	u32 *file_next;
 	size_t cap_file_next;
 	char *filerecs;			/* NT_IMGCR_FILES payload */
@@ -73,11 +72,13 @@ struct dump_image {
 	char *head;			/* ELF header, phdrs, notes, padding */
 	size_t head_len;		/* == offset of the first page */
 
-	/* an open dump: its pages are let go once its process is gone */
-	struct list_head open_node;	/* on the list of open dumps */
+	/* an open dump: what it holds is let go once its process is gone */
+	struct hlist_node open_node;	/* in the hash of open dumps */
 	struct work_struct unpin_work;
-	struct mutex lock;		/* reads and writes against the unpinning */
-	bool unpinned;			/* the pages are let go: reads fail */
+	spinlock_t state_lock;		/* users and dying */
+	unsigned int users;		/* reads and ioctls under way */
+	bool dying;			/* its process is gone: no new user */
+	bool unpinned;			/* pages, files and mem let go */
 };
 
 /*

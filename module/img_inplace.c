@@ -157,6 +157,7 @@ static const char *caller_creds_bad(struct linux_binprm *bprm)
 	if (c->thread_keyring || c->process_keyring)
 		return "the caller has a thread or process keyring (exec would drop it)";
 #endif
+	/* img_parse() refused a label change already: kept as a guard */
 	if (!img_exec_keeps_label(bprm))
 		return "exec would change the caller's security label (an LSM transition)";
 	/*

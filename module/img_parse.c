@@ -1514,6 +1514,8 @@ bool img_exec_keeps_label(struct linux_binprm *bprm)
  * begin_new_exec(), after this point: the caller chooses the code an
  * image runs, through the files it maps), change the security label, or
  * run in secure-exec mode (AT_SECURE, which an LSM sets for a transition).
+ * Not seen: an LSM whose exec transition leaves no secid or lsm_prop
+ * (TOMOYO's domain change in bprm_check, BPF-LSM programs' own state).
  */
 static int img_check_rights(struct img *img)
 {
@@ -1521,6 +1523,14 @@ static int img_check_rights(struct img *img)
 	struct inode *inode = file_inode(bprm->file);
 	ssize_t n;
 
+	/*
+	 * binfmt_misc's "C" flag: exec would take the credentials of another
+	 * file (bprm->executable), which the checks below do not see.
+	 */
+	if (bprm->execfd_creds) {
+		img_err(img, "an image run as a binfmt_misc interpreter with credentials from the binary (flag C) is refused");
+		return -EPERM;
+	}
 	if (inode->i_mode & S_ISUID ||
 	    (inode->i_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP)) {
 		img_err(img, "set-user/group-ID images are refused");
