@@ -828,6 +828,9 @@ int tcp_sk_make(struct sk_restore *r, int i)
 		pr_perror("%s: IPV6_V6ONLY", what);
 		goto out;
 	}
+	/* sk-opts.c's options that bind() depends on (SO_BINDTODEVICE, IP_FREEBIND...) */
+	if (sk_xopts_restore(fd, s, P_BIND, what))
+		goto out;
 	/* room for the queues whatever the buffer sizes (sk_opts_restore sets them after) */
 	if (setint(fd, SOL_SOCKET, SO_SNDBUFFORCE, (int)(m.outq * 2 + (1 << 16))) ||
 	    setint(fd, SOL_SOCKET, SO_RCVBUFFORCE, (int)(m.inq * 2 + (1 << 16)))) {
