@@ -19,6 +19,7 @@
  * Raw sockets, UDP-Lite, ICMP ("ping") sockets, SCTP and MPTCP are refused.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,12 +155,31 @@ int inet_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk 
 
 		s->state = s->peerlen ? 1 : SK_ST_CLOSE;
 		/* its shutdown state: sock_diag (udp_diag) alone shows it */
-		if (sk_diag_dump(&req, sizeof(req), diag_cb, &li) || !li.found || li.shutdown < 0) {
-			pr_perror("pid %d fd %d: %s: sock_diag (udp_diag) does not give this UDP socket's shutdown state",
+		if (sk_diag_dump(&req, sizeof(req), diag_cb, &li)) {
+			pr_perror("pid %d fd %d: %s: sock_diag (udp_diag), for the UDP socket's shutdown state",
 				  p->pid, p->fd, p->link);
 			return FD_FAILED;
 		}
-		s->shutdown = li.shutdown & 3;
+		if (li.found && li.shutdown >= 0) {
+			s->shutdown = li.shutdown & 3;
+		} else if (!s->namelen && !s->peerlen) {
+			/*
+			 * neither bound nor connected: not in the UDP tables sock_diag
+			 * lists; poll() shows a shutdown for reading (EPOLLRDHUP) or
+			 * both (EPOLLHUP), not one for writing alone (README)
+			 */
+			struct pollfd pf = { .fd = sfd, .events = POLLIN | POLLRDHUP };
+
+			if (poll(&pf, 1, 0) < 0) {
+				pr_perror("pid %d fd %d: %s: poll", p->pid, p->fd, p->link);
+				return FD_FAILED;
+			}
+			s->shutdown = (pf.revents & POLLHUP) ? 3 : (pf.revents & POLLRDHUP) ? 1 : 0;
+		} else {
+			pr_err("pid %d fd %d: %s: sock_diag (udp_diag) does not list this UDP socket (its shutdown state)",
+			       p->pid, p->fd, p->link);
+			return FD_FAILED;
+		}
 		if (!ioctl(sfd, SIOCINQ, &n) && n > 0)
 			pr_err("pid %d fd %d: note: the datagrams queued on the UDP socket %s are dropped (the first has %d bytes)",
 			       p->pid, p->fd, sk_addr_str(s->name, s->namelen, nm, sizeof(nm)), n);
