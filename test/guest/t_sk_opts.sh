@@ -8,7 +8,8 @@
 # connection (both ends) with SO_LINGER, SO_REUSEADDR, SO_KEEPALIVE and its
 # timings, TCP_NODELAY, TCP_USER_TIMEOUT, TCP_CONGESTION, IP_TOS; an IPv6
 # socket with IPV6_V6ONLY and IPV6_FREEBIND bound to 2001:db8::1; a unix
-# pair with SO_PASSCRED and SO_PASSSEC.  Dumped and restored twice: the
+# pair with SO_PASSCRED and SO_PASSSEC.  Dumped and restored twice, then
+# dumped with --leave-running: the
 # program checks every value with getsockopt and by behaviour (the filter
 # still drops what it dropped, a send on the shut socket says EPIPE, the
 # connection carries data), `imgcr show` lists the options, /proc/net
@@ -76,7 +77,14 @@ while [ $i -le 2 ]; do
 	no_lock
 	i=$((i + 1))
 done
-pass "45 options and states checked by the program after each of 2 restores, listed by imgcr show, addresses as in /proc/net"
+# --leave-running: the program goes on with every value as it was (leaving
+# TCP repair mode clears SO_REUSEADDR: imgcr sets it back)
+imgcr dump -t $pid -D dl --leave-running 2> dumpl.err || fail "dump --leave-running: $(cat dumpl.err)"
+kill -USR1 $pid
+wait_line out.txt "^round 3 " 20 || fail "--leave-running: no check round: $(tail -n3 out.txt | tr '\n' '|')"
+grep -q "^round 3 ok 45 fail 0" out.txt ||
+	fail "--leave-running: $(sed -n '/^round 2 /,$p' out.txt | grep -E 'FAIL|round' | tr '\n' '|')"
+pass "45 options and states checked by the program after each of 2 restores and a dump --leave-running, listed by imgcr show, addresses as in /proc/net"
 
 # refusals
 refused() {	# NAME PATTERN: the dump of skopts refuse NAME fails naming PATTERN
