@@ -414,6 +414,10 @@ int sk_xopts_dump(struct fd_parms *p, int sfd, struct tree_sk *s)
 	if (mcast_member(sfd, s, grp, sizeof(grp)))
 		return fd_refuse(p, "%s: a multicast group membership (%s; IP_ADD_MEMBERSHIP) is not supported",
 				 p->link, grp);
+	/* a datagram just sent may still be on its way out (a device queue): 100 ms for it */
+	for (i = 0; s->family != AF_UNIX && s->proto == IPPROTO_UDP && i < 10 &&
+		    !ioctl(sfd, SIOCOUTQ, &n) && n > 0; i++)
+		usleep(10000);
 	if (s->family != AF_UNIX && s->proto == IPPROTO_UDP && !ioctl(sfd, SIOCOUTQ, &n) && n > 0)
 		return fd_refuse(p, "%s: a datagram not yet sent (corked: UDP_CORK or MSG_MORE; %d bytes of send buffer) is not supported",
 				 p->link, n);
