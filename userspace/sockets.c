@@ -9,15 +9,17 @@
  * by sk-tcp.c), every other family is refused
  * by name.  Both share the socket options kept here (SO_SNDBUF, SO_RCVBUF,
  * SO_PASSCRED, SO_RCVTIMEO, SO_SNDTIMEO, SO_PEEK_OFF, SO_REUSEADDR,
- * SO_REUSEPORT, SO_KEEPALIVE; O_NONBLOCK and the other file status flags are
+ * SO_REUSEPORT, SO_KEEPALIVE; every other option is in sk-opts.c's table,
+ * dumped here for every family; O_NONBLOCK and the other file status flags are
  * the file record's) and the reading of a receive queue: MSG_PEEK with
  * SO_PEEK_OFF stepping through it, so nothing is consumed and the peek
  * offset is put back (the tree may be left running).  Datagram boundaries
  * are kept: one frame (a 32-bit length, then the bytes) per datagram.
  *
  * restore: the first socket opened makes every socket of the tree, in four
- * phases (create/bind/listen and socketpairs; queued data; connects to
- * names and shutdown state; options), in the restorer, which then hands each
+ * phases (create/bind/listen and socketpairs, with sk-opts.c's options
+ * that must come before bind(); queued data; connects to names and shutdown
+ * state; options), in the restorer, which then hands each
  * task its fds like any other file.
  */
 #include <errno.h>
