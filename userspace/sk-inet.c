@@ -11,13 +11,15 @@
  * repair mode); every other TCP state (SYN-SENT, SYN-RECV, LAST-ACK,
  * CLOSING, TIME-WAIT) is refused, naming the state.
  *
- * UDP: bound and connected again to the same addresses.  Datagrams queued
+ * UDP: bound and connected again to the same addresses, and shut down
+ * again as it was (sock_diag's INET_DIAG_SHUTDOWN, udp_diag).  Datagrams queued
  * in it at the dump are dropped (their sender's address could not be given
  * back; UDP may lose datagrams anyway): imgcr says how many bytes.
  *
  * Raw sockets, UDP-Lite, ICMP ("ping") sockets, SCTP and MPTCP are refused.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +28,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <linux/inet_diag.h>
+#include <linux/rtnetlink.h>
 #include <linux/sockios.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -40,18 +43,27 @@ struct listen_info {
 	unsigned long ino;
 	int found;
 	unsigned int rq, wq;
+	int shutdown;		/* INET_DIAG_SHUTDOWN (-1: not given) */
 };
 
 static void diag_cb(void *msg, size_t len, void *arg)
 {
 	struct inet_diag_msg *m = msg;
 	struct listen_info *li = arg;
+	struct rtattr *a;
+	int rest;
 
 	if (len < sizeof(*m) || m->idiag_inode != li->ino)
 		return;
 	li->found = 1;
 	li->rq = m->idiag_rqueue;
 	li->wq = m->idiag_wqueue;
+	li->shutdown = -1;
+	rest = len - NLMSG_ALIGN(sizeof(*m));
+	for (a = (struct rtattr *)((char *)m + NLMSG_ALIGN(sizeof(*m))); RTA_OK(a, rest);
+	     a = RTA_NEXT(a, rest))
+		if (a->rta_type == INET_DIAG_SHUTDOWN && RTA_PAYLOAD(a) >= 1)
+			li->shutdown = *(unsigned char *)RTA_DATA(a);
 }
 
 static const char *const tcp_states[] = {
@@ -134,7 +146,40 @@ int inet_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk 
 				       p->pid, p->fd, li.rq, sk_addr_str(s->name, s->namelen, nm, sizeof(nm)));
 		}
 	} else {
+		struct inet_diag_req_v2 req = {
+			.sdiag_family = s->family,
+			.sdiag_protocol = IPPROTO_UDP,
+			.idiag_states = ~0U,
+		};
+		struct listen_info li = { .ino = s->ino };
+
 		s->state = s->peerlen ? 1 : SK_ST_CLOSE;
+		/* its shutdown state: sock_diag (udp_diag) alone shows it */
+		if (sk_diag_dump(&req, sizeof(req), diag_cb, &li)) {
+			pr_perror("pid %d fd %d: %s: sock_diag (udp_diag), for the UDP socket's shutdown state",
+				  p->pid, p->fd, p->link);
+			return FD_FAILED;
+		}
+		if (li.found && li.shutdown >= 0) {
+			s->shutdown = li.shutdown & 3;
+		} else if (!s->namelen && !s->peerlen) {
+			/*
+			 * neither bound nor connected: not in the UDP tables sock_diag
+			 * lists; poll() shows a shutdown for reading (EPOLLRDHUP) or
+			 * both (EPOLLHUP), not one for writing alone (README)
+			 */
+			struct pollfd pf = { .fd = sfd, .events = POLLIN | POLLRDHUP };
+
+			if (poll(&pf, 1, 0) < 0) {
+				pr_perror("pid %d fd %d: %s: poll", p->pid, p->fd, p->link);
+				return FD_FAILED;
+			}
+			s->shutdown = (pf.revents & POLLHUP) ? 3 : (pf.revents & POLLRDHUP) ? 1 : 0;
+		} else {
+			pr_err("pid %d fd %d: %s: sock_diag (udp_diag) does not list this UDP socket (its shutdown state)",
+			       p->pid, p->fd, p->link);
+			return FD_FAILED;
+		}
 		if (!ioctl(sfd, SIOCINQ, &n) && n > 0)
 			pr_err("pid %d fd %d: note: the datagrams queued on the UDP socket %s are dropped (the first has %d bytes)",
 			       p->pid, p->fd, sk_addr_str(s->name, s->namelen, nm, sizeof(nm)), n);
@@ -158,6 +203,9 @@ int inet_sk_make(struct sk_restore *r, int i)
 		pr_perror("%s: socket", what);
 		return -1;
 	}
+	/* sk-opts.c's options that bind() depends on (SO_BINDTODEVICE, IP_FREEBIND...) */
+	if (sk_xopts_restore(fd, s, P_BIND, what))
+		return -1;
 	/* what bind() depends on, before it (sk_opts_restore sets them again, harmlessly) */
 	if ((s->opts & SKO_REUSEADDR) && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on))) {
 		pr_perror("%s: SO_REUSEADDR", what);
@@ -188,6 +236,12 @@ int inet_sk_make(struct sk_restore *r, int i)
 	    connect(fd, (struct sockaddr *)s->peername, s->peerlen)) {
 		pr_perror("%s: cannot connect to %s", what,
 			  sk_addr_str(s->peername, s->peerlen, nm, sizeof(nm)));
+		return -1;
+	}
+	/* UDP: the shutdown state (an unconnected socket takes it too, saying ENOTCONN) */
+	if (s->type == SOCK_DGRAM && (s->shutdown & 3) &&
+	    shutdown(fd, (s->shutdown & 3) - 1) && errno != ENOTCONN) {
+		pr_perror("%s: shutdown", what);
 		return -1;
 	}
 	return 0;

@@ -104,6 +104,7 @@ static const struct {
 
 /* dump: sockets in repair mode (our copies), the lock, the dump directory */
 static int *held;
+static int *held_reuse;	/* SO_REUSEADDR before repair mode, which leaving clears */
 static int nheld;
 static char lock_table[64];
 static char *lock_dir;
@@ -430,7 +431,7 @@ int tcp_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *
 	struct tcp_info ti;
 	unsigned long long seq2;
 	socklen_t len;
-	int fd, v, tries, ret = FD_FAILED;
+	int fd, v, tries, reuse, ret = FD_FAILED;
 
 	snprintf(conn, sizeof(conn), "%s TCP connection %s -> %s",
 		 s->family == AF_INET ? "IPv4" : "IPv6", sk_addr_str(s->name, s->namelen, nm, sizeof(nm)),
@@ -448,6 +449,11 @@ int tcp_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *
 		pr_perror("pid %d fd %d: dup", p->pid, p->fd);
 		return FD_FAILED;
 	}
+	if (getint(fd, SOL_SOCKET, SO_REUSEADDR, &reuse)) {
+		pr_perror("pid %d fd %d: SO_REUSEADDR", p->pid, p->fd);
+		close(fd);
+		return FD_FAILED;
+	}
 	if (setint(fd, IPPROTO_TCP, TCP_REPAIR, TCP_REPAIR_ON)) {
 		if (errno == EPERM)
 			ret = fd_refuse(p, "%s: %s: TCP_REPAIR refused (EPERM): it needs CAP_NET_ADMIN in the socket's network namespace",
@@ -458,6 +464,8 @@ int tcp_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *
 		return ret;
 	}
 	held = realloc(held, (nheld + 1) * sizeof(*held));
+	held_reuse = realloc(held_reuse, (nheld + 1) * sizeof(*held_reuse));
+	held_reuse[nheld] = reuse;
 	held[nheld++] = fd;
 
 	len = sizeof(ti);
@@ -592,10 +600,15 @@ void tcp_sk_finish(int killed)
 		if (!killed && setint(held[i], IPPROTO_TCP, TCP_REPAIR, TCP_REPAIR_OFF_NO_WP) &&
 		    setint(held[i], IPPROTO_TCP, TCP_REPAIR, TCP_REPAIR_OFF))
 			pr_perror("a TCP connection left running could not leave repair mode");
+		/* leaving repair mode cleared SO_REUSEADDR */
+		else if (!killed && held_reuse[i] && setint(held[i], SOL_SOCKET, SO_REUSEADDR, 1))
+			pr_perror("a TCP connection left running could not get its SO_REUSEADDR back");
 		close(held[i]);
 	}
 	free(held);
+	free(held_reuse);
 	held = NULL;
+	held_reuse = NULL;
 	nheld = 0;
 	if (!killed && lock_table[0]) {
 		if (unlock_table(lock_table, err, sizeof(err)))
@@ -828,6 +841,9 @@ int tcp_sk_make(struct sk_restore *r, int i)
 		pr_perror("%s: IPV6_V6ONLY", what);
 		goto out;
 	}
+	/* sk-opts.c's options that bind() depends on (SO_BINDTODEVICE, IP_FREEBIND...) */
+	if (sk_xopts_restore(fd, s, P_BIND, what))
+		goto out;
 	/* room for the queues whatever the buffer sizes (sk_opts_restore sets them after) */
 	if (setint(fd, SOL_SOCKET, SO_SNDBUFFORCE, (int)(m.outq * 2 + (1 << 16))) ||
 	    setint(fd, SOL_SOCKET, SO_RCVBUFFORCE, (int)(m.inq * 2 + (1 << 16)))) {
@@ -986,6 +1002,11 @@ int tcp_sk_after(struct sk_restore *r, int ok)
 			pr_perror("%s: TCP_REPAIR off", what);
 			ret = -1;
 			continue;
+		}
+		/* leaving repair mode cleared SO_REUSEADDR */
+		if ((r->t->sks[pend[k].i].opts & SKO_REUSEADDR) && setint(fd, SOL_SOCKET, SO_REUSEADDR, 1)) {
+			pr_perror("%s: SO_REUSEADDR", what);
+			ret = -1;
 		}
 		if (send_unsent(fd, pend[k].unsent, pend[k].unsq, what))
 			ret = -1;

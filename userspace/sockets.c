@@ -9,15 +9,17 @@
  * by sk-tcp.c), every other family is refused
  * by name.  Both share the socket options kept here (SO_SNDBUF, SO_RCVBUF,
  * SO_PASSCRED, SO_RCVTIMEO, SO_SNDTIMEO, SO_PEEK_OFF, SO_REUSEADDR,
- * SO_REUSEPORT, SO_KEEPALIVE; O_NONBLOCK and the other file status flags are
+ * SO_REUSEPORT, SO_KEEPALIVE; every other option is in sk-opts.c's table,
+ * dumped here for every family; O_NONBLOCK and the other file status flags are
  * the file record's) and the reading of a receive queue: MSG_PEEK with
  * SO_PEEK_OFF stepping through it, so nothing is consumed and the peek
  * offset is put back (the tree may be left running).  Datagram boundaries
  * are kept: one frame (a 32-bit length, then the bytes) per datagram.
  *
  * restore: the first socket opened makes every socket of the tree, in four
- * phases (create/bind/listen and socketpairs; queued data; connects to
- * names and shutdown state; options), in the restorer, which then hands each
+ * phases (create/bind/listen and socketpairs, with sk-opts.c's options
+ * that must come before bind(); queued data; connects to names and shutdown
+ * state; options), in the restorer, which then hands each
  * task its fds like any other file.
  */
 #include <errno.h>
@@ -243,6 +245,9 @@ int sk_opts_restore(int fd, const struct tree_sk *s, const char *what)
 	size_t i;
 	int v;
 
+	/* sk-opts.c's, before the buffer sizes (TCP's SO_RCVLOWAT may grow the receive buffer) */
+	if (sk_xopts_restore(fd, s, P_AFTER, what))
+		return -1;
 	for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
 		if (flags[i].level == IPPROTO_TCP && s->proto != IPPROTO_TCP)
 			continue;
@@ -293,7 +298,8 @@ int sk_opts_restore(int fd, const struct tree_sk *s, const char *what)
 		pr_perror("%s: cannot set SO_PEEK_OFF to %d", what, s->peek_off);
 		return -1;
 	}
-	return 0;
+	/* SO_BUF_LOCK as it was (the buffer sizes just set locked them), SO_LOCK_FILTER */
+	return sk_xopts_restore(fd, s, P_FINAL, what);
 }
 
 #define PEEK_MAX (8 << 20)	/* the largest datagram read */
@@ -416,6 +422,17 @@ static const char *family_name(int f)
 	return NULL;
 }
 
+static void free_xopts(struct tree_sk *s)
+{
+	int i;
+
+	for (i = 0; i < s->nxopts; i++)
+		free(s->xopts[i].val);
+	free(s->xopts);
+	s->xopts = NULL;
+	s->nxopts = 0;
+}
+
 static int sk_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 {
 	char a[128], b[128], pa[64];
@@ -472,9 +489,14 @@ static int sk_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 		r = fd_refuse(p, "%s: %s sockets are not supported", p->link, family_name(fam));
 	else
 		r = fd_refuse(p, "%s: sockets of family %d are not supported", p->link, fam);
+	/* the options of sk-opts.c's table, for every family */
+	if (r == FD_DESCRIBED)
+		r = sk_xopts_dump(p, sfd, &s);
 	close(sfd);
 	if (r == FD_DESCRIBED)
 		*tree_sk_add(c->t, ino) = s;
+	else
+		free_xopts(&s);
 	return r;
 }
 
@@ -617,6 +639,14 @@ static void sk_rec_show(const struct tree *t, int i, const char *mode, char *out
 			 s->peerlen ? sk_addr_str(s->peername, s->peerlen, b, sizeof(b)) :
 			 s->peer ? "peer" : "",
 			 s->qlen ? " (data queued)" : "");
+	if (s) {
+		size_t n = strlen(out);
+
+		if (s->shutdown && s->family != AF_UNIX)
+			snprintf(out + n, size - n, " shut down for %s",
+				 s->shutdown == 3 ? "both" : s->shutdown == 2 ? "writing" : "reading");
+		sk_xopts_show(s, out, size);
+	}
 }
 
 static void sk_rec_json(const struct tree *t, int i)

@@ -13,6 +13,20 @@
 
 #include "files.h"
 
+/* sk-opts.c's restore phases: before bind(); once every socket is made; after the buffer sizes */
+enum { P_BIND, P_AFTER, P_FINAL };
+/*
+ * sk-opts.c, dump: the options of its table that differ from a new socket's
+ * into s->xopts; the refusals (eBPF filter, TCP_ULP, multicast
+ * membership, unsent corked UDP data).  FD_DESCRIBED, FD_REFUSED, FD_FAILED.
+ */
+int sk_xopts_dump(struct fd_parms *p, int sfd, struct tree_sk *s);
+/* sk-opts.c, restore: the options of @phase set on @fd; 0 or -1 (printed, naming @what) */
+int sk_xopts_restore(int fd, const struct tree_sk *s, int phase, const char *what);
+/* sk-opts.c: " NAME=VALUE" per kept option, appended to @out */
+void sk_xopts_show(const struct tree_sk *s, char *out, size_t size);
+int sk_opt_index(const char *name);
+
 /* dump: the options that programs set (SKO_*, buffers, timeouts, peek offset); 0 or -1 (printed) */
 int sk_opts_dump(const struct fd_parms *p, int sfd, struct tree_sk *s);
 /*

@@ -68,7 +68,16 @@
  *      SNDTIMEO PEEKOFF SHUT MODE UID GID QLEN NAME PEERNAME
  *                                    a socket (sockets.c; struct tree_sk):
  *                                    OPTS hex SKO_* bits, MODE octal, NAME
- *                                    and PEERNAME the sockaddr in hex or "-"
+ *                                    and PEERNAME the sockaddr in hex or "-";
+ *                                    SHUT: sk_shutdown (unix and UDP)
+ *   skopt INO NAME VALUE             after the sk record INO, one per option
+ *                                    of sk-opts.c's table that differs from
+ *                                    a new socket's (SO_BROADCAST,
+ *                                    TCP_KEEPIDLE...): VALUE decimal for an
+ *                                    int, else the getsockopt bytes in hex
+ *                                    ("-": none; SO_ATTACH_FILTER: the
+ *                                    classic BPF instructions).  Older tree
+ *                                    files have none.
  *   pipe INO SIZE LEN                buffered data of a pipe or FIFO: LEN
  *                                    bytes in pipe-INO.data, capacity SIZE
  *   tty INDEX MAJ:MIN SID FG LOCKED PKT IFLAG OFLAG CFLAG LFLAG CC ROWS COLS
@@ -414,7 +423,7 @@ int tree_fd_add(struct tree_task *task, int fd, int file, int cloexec)
 
 void tree_free(struct tree *t)
 {
-	int i;
+	int i, j;
 
 	for (i = 0; i < t->ntasks; i++) {
 		free(t->tasks[i].groups);
@@ -441,6 +450,11 @@ void tree_free(struct tree *t)
 	free(t->ttys);
 	free(t->ghosts);
 	free(t->locks);
+	for (i = 0; i < t->nsks; i++) {
+		for (j = 0; j < t->sks[i].nxopts; j++)
+			free(t->sks[i].xopts[j].val);
+		free(t->sks[i].xopts);
+	}
 	free(t->sks);
 	memset(t, 0, sizeof(*t));
 }
@@ -609,6 +623,13 @@ int tree_write(const struct tree *t, const char *dir)
 			s->ino, s->family, s->type, s->proto, s->state, s->peer, s->backlog,
 			s->sndbuf, s->rcvbuf, s->opts, s->rcvtimeo_us, s->sndtimeo_us, s->peek_off,
 			s->shutdown, s->mode, s->uid, s->gid, s->qlen, nm, pn);
+		for (j = 0; j < s->nxopts; j++) {
+			static char v[2 * 8 * 4096 + 2];
+
+			if (sk_xopt_format(&s->xopts[j], v, sizeof(v)))
+				snprintf(v, sizeof(v), "?");	/* never: the reader refuses it */
+			fprintf(f, "skopt %lu %s %s\n", s->ino, sk_opt_name(s->xopts[j].idx), v);
+		}
 	}
 	for (i = 0; i < t->npipes; i++)
 		fprintf(f, "pipe %lu %u %zu\n", t->pipes[i].ino, t->pipes[i].size,
@@ -938,6 +959,13 @@ int tree_read(struct tree *t, const char *dir)
 			s->peerlen = unhex_addr(s->peername, v[20]);
 			if (s->namelen < 0 || s->peerlen < 0)
 				BAD("bad sk record address");
+		} else if (!strcmp(v[0], "skopt") && nv == 4) {
+			struct tree_sk *s = n[1] > 0 ? tree_sk_find(t, n[1]) : NULL;
+
+			if (!s)
+				BAD("skopt record before its sk record");
+			if (sk_xopt_parse(s, v[2], v[3]))
+				BAD("bad skopt record (an unknown or repeated option, or a bad value)");
 		} else if (!strcmp(v[0], "pipe") && nv == 4) {
 			struct tree_pipe *p;
 

@@ -170,6 +170,13 @@ struct tree_pipe {
 
 #define TREE_SK_ADDR	128	/* most bytes of a socket address kept */
 
+/* A socket option of sk-opts.c's table (a "skopt" record): the bytes getsockopt gave. */
+struct tree_skopt {
+	int idx;		/* in sk-opts.c's table */
+	int len;
+	unsigned char *val;	/* @len bytes (and a 0 after them) */
+};
+
 /* A socket of the tree (sk-unix.c, sk-inet.c); its queued data in DIR/sk-INO.data. */
 struct tree_sk {
 	unsigned long ino;	/* its inode (socket:[INO]) */
@@ -181,12 +188,19 @@ struct tree_sk {
 	unsigned int opts;	/* SKO_* */
 	long long rcvtimeo_us, sndtimeo_us;	/* SO_RCVTIMEO, SO_SNDTIMEO */
 	int peek_off;		/* SO_PEEK_OFF (-1: off) */
-	int shutdown;		/* unix: sk_shutdown (1: no more receives, 2: no more sends) */
+	int shutdown;		/* unix, UDP: sk_shutdown (1: no more receives, 2: no more sends) */
 	unsigned int mode, uid, gid;	/* unix: a bound path's socket file */
 	size_t qlen;		/* bytes of sk-INO.data */
 	unsigned char name[TREE_SK_ADDR], peername[TREE_SK_ADDR];	/* getsockname, getpeername */
 	int namelen, peerlen;	/* 0: none */
+	struct tree_skopt *xopts;	/* the options of sk-opts.c's table that differ from a new socket's */
+	int nxopts;
 };
+
+/* sk-opts.c: a "skopt" record's NAME and VALUE */
+const char *sk_opt_name(int idx);
+int sk_xopt_format(const struct tree_skopt *x, char *buf, size_t size);	/* 0, -1: too long */
+int sk_xopt_parse(struct tree_sk *s, const char *name, const char *val);	/* 0, -1: bad */
 
 #define TREE_NCC	19	/* c_cc[] of the kernel's struct termios */
 
