@@ -89,6 +89,9 @@ static const struct {
 	{ IMGCR_VMA_HUGEPAGE, MADV_HUGEPAGE },
 	{ IMGCR_VMA_NOHUGEPAGE, MADV_NOHUGEPAGE },
 	{ IMGCR_VMA_DONTDUMP, MADV_DONTDUMP },
+	{ IMGCR_VMA_SEQ_READ, MADV_SEQUENTIAL },
+	{ IMGCR_VMA_RAND_READ, MADV_RANDOM },
+	{ IMGCR_VMA_MERGEABLE, MADV_MERGEABLE },
 };
 
 static int advise_one(struct img *img, const struct imgcr_vma *v)
@@ -110,6 +113,53 @@ static int advise_one(struct img *img, const struct imgcr_vma *v)
 		}
 	}
 	return 0;
+}
+
+/*
+ * Lock the mappings the task had locked (IMGCR_VMA_LOCKED), once their
+ * pages are filled in, as mlock2() locks: a mapping locked on fault keeps
+ * the pages the image has and gets no others, any other one is populated
+ * whole, as mlock() made it.  img_check_mlock() has checked RLIMIT_MEMLOCK
+ * and CAP_IPC_LOCK before the point of no return; mlock2() judges them
+ * again.  Then mlockall(MCL_FUTURE), so that the task's later mappings are
+ * locked too: after the last mapping of the restore.
+ */
+static int lock_mappings(struct img *img)
+{
+	unsigned int i;
+	long ret;
+
+	for (i = 0; i < img->task.nr_vmas; i++) {
+		const struct imgcr_vma *v = &img->vmas[i];
+
+		if (v->kind > IMGCR_VMA_FILE || !(v->flags & IMGCR_VMA_LOCKED))
+			continue;
+		ret = img_call_sys(imgcr_sys_mlock2, v->start, v->end - v->start,
+				   v->flags & IMGCR_VMA_LOCKONFAULT ?
+				   MLOCK_ONFAULT : 0, 0);
+		if (ret) {
+			img_err(img, "cannot lock %#llx-%#llx (%ld)",
+				v->start, v->end, ret);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static int lock_future(struct img *img)
+{
+	u32 f = img->proc.flags;
+	long ret;
+
+	if (!(f & IMGCR_PROC_MCL_FUTURE))
+		return 0;
+	ret = img_call_sys(imgcr_sys_mlockall, MCL_FUTURE |
+			   (f & IMGCR_PROC_MCL_ONFAULT ? MCL_ONFAULT : 0),
+			   0, 0, 0);
+	if (ret)
+		img_err(img, "cannot lock future mappings (mlockall MCL_FUTURE: %ld)",
+			ret);
+	return ret;
 }
 
 /*
@@ -457,7 +507,11 @@ int img_restore_mm(struct img *img)
 	if (!ret)
 		ret = drop_fill_write(img);
 	if (!ret)
+		ret = lock_mappings(img);
+	if (!ret)
 		ret = map_vdso(img);
+	if (!ret)
+		ret = lock_future(img);
 	if (ret)
 		return ret;
 	set_exe_file(img);
