@@ -132,3 +132,57 @@ sub_over() {
 	pass "refused for uid 1000 above its RLIMIT_MEMLOCK (at restore: EPERM), restored within it and for root"
 }
 subtest mlock-over sub_over
+
+# The same through imgcr dump/restore, which gives the task its limits
+# and credentials before the exec: a uid 1000 task with 256 KiB locked
+# within its limit is restored (by root, the task back as uid 1000); one
+# that lowered its limit below what it locked is refused, by root (the
+# task is uid 1000 again, without CAP_IPC_LOCK) and by uid 1000 (--pidns).
+sub_tree() {
+	[ -w /proc/sys/kernel/unprivileged_userns_clone ] &&
+		echo 1 > /proc/sys/kernel/unprivileged_userns_clone
+	: > out
+	chmod 666 out
+	runas 1000 1000 mlk lock > out 2>&1 &
+	pid=$!
+	track $pid
+	wait_line out '^ready' 20 || fail "mlk lock did not start: $(tr '\n' '|' < out)"
+	wait_state $pid S 10 || fail "mlk lock not sleeping"
+	grep '^VmLck:' /proc/$pid/status > before.lck
+	imgcr dump -t $pid -D d1 2> dump.err || fail "dump: $(cat dump.err)"
+	wait_gone $pid 10 || fail "task $pid survived the dump"
+	imgcr restore -D d1 --detach > restore.out 2> restore.err ||
+		fail "restore of a task within its RLIMIT_MEMLOCK: $(tr '\n' '|' < restore.err)"
+	wait_tasks_restored $pid
+	grep '^VmLck:' /proc/$pid/status > after.lck
+	cmp -s before.lck after.lck || fail "VmLck $(cat after.lck), was $(cat before.lck)"
+	kill -USR2 $pid
+	wait_gone $pid 20 || fail "restored task did not exit"
+	grep -q "^check ok pid=$pid\$" out || fail "no 'check ok pid=$pid': $(grep BAD out | tr '\n' '|')"
+
+	: > out
+	runas 1000 1000 mlk over > out 2>&1 &
+	pid=$!
+	track $pid
+	wait_line out '^ready' 20 || fail "mlk over did not start: $(tr '\n' '|' < out)"
+	wait_state $pid S 10 || fail "mlk over not sleeping"
+	imgcr dump -t $pid -D d2 2> dump.err || fail "dump: $(cat dump.err)"
+	wait_gone $pid 10 || fail "task $pid survived the dump"
+	for who in root user; do
+		dmesg_mark
+		if [ $who = root ]; then
+			timeout -s KILL 60 imgcr restore -D d2 --detach > restore.out 2> restore.err
+		else
+			timeout -s KILL 60 runas 1000 1000 imgcr restore -D d2 --pidns --detach > restore.out 2> restore.err
+		fi
+		rc=$?
+		[ $rc != 0 ] || fail "$who: restored a task above its RLIMIT_MEMLOCK"
+		grep -q 'Operation not permitted' restore.err ||
+			fail "$who: not refused with EPERM: $(tr '\n' '|' < restore.err)"
+		dmesg_since | grep -q 'binfmt_img: .*RLIMIT_MEMLOCK' ||
+			fail "$who: no kernel log line naming RLIMIT_MEMLOCK: $(dmesg_since | tail -n 2 | tr '\n' '|')"
+		info "$who: $(grep -m1 'failed' restore.err)"
+	done
+	pass "imgcr restore: within RLIMIT_MEMLOCK restored (uid 1000 task), above it refused for root and uid 1000"
+}
+subtest mlock-tree sub_tree
