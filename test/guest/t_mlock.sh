@@ -84,9 +84,33 @@ sub_allof() {
 		fail "imgcr show: no mlockall-future mlockall-onfault"
 	pass "mlockall(MCL_CURRENT|MCL_FUTURE|MCL_ONFAULT): pages as in the image, a new mapping locked on fault"
 }
+# KSM for the whole process (prctl PR_SET_MEMORY_MERGE, 6.4+): refused at
+# dump, naming the pid, and the task goes on as before.
+sub_mergeany() {
+	mlk mergeany > out 2>&1 &
+	pid=$!
+	track $pid
+	wait_line out '^(ready|mergeany unsupported)' 20 || fail "mlk mergeany did not start: $(tr '\n' '|' < out)"
+	if grep -q '^mergeany unsupported' out; then
+		pass "no PR_SET_MEMORY_MERGE on this kernel"
+		return
+	fi
+	grep -q '^precheck ok' out || fail "before the dump: $(grep BAD out | head -n2 | tr '\n' '|')"
+	stop_task $pid
+	dmesg_mark
+	cat /proc/$pid/dump > m.img 2> dump.err && fail "dumped a process with PR_SET_MEMORY_MERGE"
+	dmesg_since | grep -q "img_dump: pid $pid: .*PR_SET_MEMORY_MERGE" ||
+		fail "no kernel log line naming pid $pid and PR_SET_MEMORY_MERGE: $(dmesg_since | tail -n 2 | tr '\n' '|')"
+	kill -CONT $pid
+	kill -USR2 $pid
+	wait_exit $pid 30
+	[ "$RC" = 0 ] || fail "after the refused dump: exit $RC: $(grep BAD out | head -n2 | tr '\n' '|')"
+	pass "refused at dump ($(head -c 80 dump.err | tr '\n' ' ')), the task went on"
+}
 subtest mlock-parts sub_parts
 subtest mlock-all sub_all
 subtest mlock-allof sub_allof
+subtest mlock-mergeany sub_mergeany
 
 # Locked memory (256 KiB) above the task's own RLIMIT_MEMLOCK (64 KiB,
 # lowered after the mlock()) by uid 1000.

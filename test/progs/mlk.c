@@ -17,6 +17,10 @@
  * mlk over    64 pages mlock()ed, then RLIMIT_MEMLOCK lowered to 64 KiB
  *             (soft and hard): more locked than the limit allows
  * mlk lock    the same without lowering the limit
+ * mlk mergeany
+ *             prctl(PR_SET_MEMORY_MERGE, 1): KSM for the whole process,
+ *             which the dump refuses; prints "mergeany unsupported" and
+ *             exits 3 on a kernel without it (before 6.4)
  *
  * Each checks once before the dump ("precheck ok") and again on SIGUSR2
  * ("check ok pid=PID", exit 0; else "BAD what" lines, exit 1): every
@@ -31,6 +35,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 
@@ -41,6 +46,10 @@
 #endif
 #ifndef MCL_ONFAULT
 #define MCL_ONFAULT 4
+#endif
+
+#ifndef PR_SET_MEMORY_MERGE
+#define PR_SET_MEMORY_MERGE 67
 #endif
 
 #define PG 4096UL
@@ -298,6 +307,14 @@ int main(int argc, char **argv)
 		add("over", p, 4, F_LO, 0xf);
 		if (!strcmp(mode, "over") && setrlimit(RLIMIT_MEMLOCK, &rl))
 			die("setrlimit");
+	} else if (!strcmp(mode, "mergeany")) {
+		if (prctl(PR_SET_MEMORY_MERGE, 1, 0, 0, 0)) {
+			if (errno != EINVAL)
+				die("PR_SET_MEMORY_MERGE");
+			say("mergeany unsupported\n");
+			return 3;
+		}
+		add("mergeany", map(4, 0), 4, F_MG, 0xf);
 	} else {
 		return 2;
 	}
