@@ -20,7 +20,7 @@
  * mlk mergeany
  *             prctl(PR_SET_MEMORY_MERGE, 1): KSM for the whole process,
  *             which the dump refuses; prints "mergeany unsupported" and
- *             exits 3 on a kernel without it (before 6.4)
+ *             "ready -" and exits 3 on a kernel without it (before 6.4)
  *
  * Each checks once before the dump ("precheck ok") and again on SIGUSR2
  * ("check ok pid=PID", exit 0; else "BAD what" lines, exit 1): every
@@ -311,7 +311,7 @@ int main(int argc, char **argv)
 		if (prctl(PR_SET_MEMORY_MERGE, 1, 0, 0, 0)) {
 			if (errno != EINVAL)
 				die("PR_SET_MEMORY_MERGE");
-			say("mergeany unsupported\n");
+			say("mergeany unsupported\nready -\n");
 			return 3;
 		}
 		add("mergeany", map(4, 0), 4, F_MG, 0xf);
