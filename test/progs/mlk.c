@@ -10,8 +10,9 @@
  *               seq       4 pages, MADV_SEQUENTIAL
  *               rand      4 pages, MADV_RANDOM
  *               merge     4 pages, MADV_MERGEABLE (KSM)
- * mlk all     mlockall(MCL_CURRENT | MCL_FUTURE), then a 4-page region
- *             (locked by MCL_FUTURE), all written
+ * mlk all     a 2-page PROT_NONE region (a guard page: locked, never
+ *             populated), mlockall(MCL_CURRENT | MCL_FUTURE), then a
+ *             4-page region (locked by MCL_FUTURE), all written
  * mlk allof   mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT), then a
  *             4-page region of which pages 0-1 are written
  * mlk over    64 pages mlock()ed, then RLIMIT_MEMLOCK lowered to 64 KiB
@@ -295,8 +296,15 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "all") || !strcmp(mode, "allof")) {
 		int of = !strcmp(mode, "allof");
 
+		/* inaccessible: locked, never populated (a guard page) */
+		void *none = mmap(NULL, 2 * PG, PROT_NONE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (none == MAP_FAILED)
+			die("mmap PROT_NONE");
 		if (mlockall(MCL_CURRENT | MCL_FUTURE | (of ? MCL_ONFAULT : 0)))
 			die("mlockall");
+		add("none", none, 2, F_LO, 0);
 		add("future", map(4, 0), 4, F_LO, of ? 0x3 : 0xf);
 	} else if (!strcmp(mode, "over") || !strcmp(mode, "lock")) {
 		struct rlimit rl = { 64 << 10, 64 << 10 };
