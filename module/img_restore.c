@@ -115,6 +115,24 @@ static int advise_one(struct img *img, const struct imgcr_vma *v)
 	return 0;
 }
 
+/* Is all of [@start, @end) mapped, and locked (VM_LOCKED)? */
+static bool range_locked(u64 start, u64 end)
+{
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+	bool ok = true;
+
+	mmap_read_lock(mm);
+	while (ok && start < end) {
+		vma = find_vma(mm, start);
+		ok = vma && vma->vm_start <= start && vma->vm_flags & VM_LOCKED;
+		if (ok)
+			start = vma->vm_end;
+	}
+	mmap_read_unlock(mm);
+	return ok;
+}
+
 /*
  * Lock the mappings the task had locked (IMGCR_VMA_LOCKED), once their
  * pages are filled in, as mlock2() locks: a mapping locked on fault keeps
@@ -123,6 +141,11 @@ static int advise_one(struct img *img, const struct imgcr_vma *v)
  * and CAP_IPC_LOCK before the point of no return; mlock2() judges them
  * again.  Then mlockall(MCL_FUTURE), so that the task's later mappings are
  * locked too: after the last mapping of the restore.
+ *
+ * mlock() locks a mapping it cannot populate (PROT_NONE, such as a thread
+ * stack's guard page under mlockall(MCL_CURRENT), or a file mapping past
+ * the end of its file) and then says ENOMEM; mlockall() ignores that.  So
+ * does this: ENOMEM with the whole range locked is what the task had.
  */
 static int lock_mappings(struct img *img)
 {
@@ -137,6 +160,8 @@ static int lock_mappings(struct img *img)
 		ret = img_call_sys(imgcr_sys_mlock2, v->start, v->end - v->start,
 				   v->flags & IMGCR_VMA_LOCKONFAULT ?
 				   MLOCK_ONFAULT : 0, 0);
+		if (ret == -ENOMEM && range_locked(v->start, v->end))
+			ret = 0;
 		if (ret) {
 			img_err(img, "cannot lock %#llx-%#llx (%ld)",
 				v->start, v->end, ret);
