@@ -27,6 +27,8 @@ unsigned long imgcr_sys_setitimer;
 unsigned long imgcr_sys_timer_create;
 unsigned long imgcr_sys_timer_settime;
 unsigned long imgcr_sys_membarrier;
+unsigned long imgcr_sys_mlock2;
+unsigned long imgcr_sys_mlockall;
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
 unsigned long imgcr_fpu_copy_uabi_to_guest;	/* compat.h */
 #endif
@@ -42,6 +44,8 @@ static struct imgcr_ksym loader_ksyms[] = {
 	{ "__x64_sys_timer_create", &imgcr_sys_timer_create },
 	{ "__x64_sys_timer_settime", &imgcr_sys_timer_settime },
 	{ "__x64_sys_membarrier", &imgcr_sys_membarrier },
+	{ "__x64_sys_mlock2", &imgcr_sys_mlock2 },
+	{ "__x64_sys_mlockall", &imgcr_sys_mlockall },
 	IMGCR_COMPAT_LOADER_KSYMS
 };
 

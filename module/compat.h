@@ -439,6 +439,21 @@ static inline bool imgcr_mm_has_mdwe(struct mm_struct *mm)
 }
 
 /*
+ * PR_SET_MEMORY_MERGE (6.4+): MMF_VM_MERGE_ANY, KSM for every mapping of
+ * the process, later ones included.
+ */
+static inline bool imgcr_mm_merge_any(struct mm_struct *mm)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 18, 0)
+	return mm_flags_test(MMF_VM_MERGE_ANY, mm);
+#elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
+	return test_bit(MMF_VM_MERGE_ANY, &mm->flags);
+#else
+	return false;
+#endif
+}
+
+/*
  * PR_SET_THP_DISABLE: MMF_DISABLE_THP in mm->flags until 6.18, then
  * MMF_DISABLE_THP_COMPLETELY (arg3 0) or _EXCEPT_ADVISED (arg3
  * PR_THP_DISABLE_EXCEPT_ADVISED) tested with mm_flags_test().  The image

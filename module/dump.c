@@ -734,9 +734,25 @@ static int vma_advice(struct dump_image *img, struct vm_area_struct *vma,
 		a |= IMGCR_VMA_DONTDUMP;
 	if (imgcr_have_droppable() && f & IMGCR_VM_DROPPABLE)
 		a |= IMGCR_VMA_DROPPABLE;
+	if (f & VM_LOCKED)
+		a |= IMGCR_VMA_LOCKED;
+	if (f & VM_LOCKONFAULT)
+		a |= IMGCR_VMA_LOCKONFAULT;
+	if (f & VM_SEQ_READ)
+		a |= IMGCR_VMA_SEQ_READ;
+	if (f & VM_RAND_READ)
+		a |= IMGCR_VMA_RAND_READ;
+	if (f & VM_MERGEABLE)
+		a |= IMGCR_VMA_MERGEABLE;
 	if ((a & (IMGCR_VMA_WIPEONFORK | IMGCR_VMA_DROPPABLE) &&
 	     v->kind != IMGCR_VMA_ANON) ||
-	    (a & IMGCR_VMA_HUGEPAGE && a & IMGCR_VMA_NOHUGEPAGE)) {
+	    (a & IMGCR_VMA_HUGEPAGE && a & IMGCR_VMA_NOHUGEPAGE) ||
+	    (a & IMGCR_VMA_LOCKONFAULT && !(a & IMGCR_VMA_LOCKED)) ||
+	    (a & IMGCR_VMA_SEQ_READ && a & IMGCR_VMA_RAND_READ) ||
+	    /* mlock() and KSM leave droppable memory alone */
+	    (a & IMGCR_VMA_DROPPABLE &&
+	     a & (IMGCR_VMA_LOCKED | IMGCR_VMA_MERGEABLE)) ||
+	    (a & IMGCR_VMA_MERGEABLE && v->flags & IMGCR_VMA_SHARED)) {
 		pr_info(IMGCR_DUMP_NAME ": pid %d: mapping at %#lx has flags %#lx that madvise() cannot give back; not supported\n",
 			task_pid_nr(img->task), vma->vm_start, (unsigned long)f);
 		return -EOPNOTSUPP;
@@ -857,6 +873,16 @@ static int capture_mm(struct dump_image *img)
 				    sizeof(*img->file_bucket), GFP_KERNEL_ACCOUNT);
 	if (!img->file_bucket) {
 		ret = -ENOMEM;
+		goto out;
+	}
+	/*
+	 * prctl(PR_SET_MEMORY_MERGE) (6.4+): KSM for every mapping, the ones
+	 * made later too.  Not given back by the loader: refused.
+	 */
+	if (imgcr_mm_merge_any(mm)) {
+		pr_info(IMGCR_DUMP_NAME ": pid %d: KSM merging of the whole process (prctl PR_SET_MEMORY_MERGE); not supported\n",
+			task_pid_nr(img->task));
+		ret = -EOPNOTSUPP;
 		goto out;
 	}
 	for_each_vma(vmi, vma) {

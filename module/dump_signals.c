@@ -353,6 +353,11 @@ void dump_proc_state(struct dump_image *img)
 	if (imgcr_not_dumpable(img->task, img->mm))
 		p->flags |= IMGCR_PROC_NOT_DUMPABLE;
 	p->flags |= dump_membarrier(atomic_read(&img->mm->membarrier_state));
+	/* mlockall(MCL_FUTURE[|MCL_ONFAULT]); the task is stopped */
+	if (img->mm->def_flags & VM_LOCKED)
+		p->flags |= IMGCR_PROC_MCL_FUTURE;
+	if (img->mm->def_flags & VM_LOCKONFAULT)
+		p->flags |= IMGCR_PROC_MCL_ONFAULT;
 	p->pdeath_signal = img->threads[0].th.pdeath_signal;
 	p->timer_slack_ns = img->threads[0].th.timer_slack_ns;
 	p->default_timer_slack_ns = img->threads[0].th.default_timer_slack_ns;

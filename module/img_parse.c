@@ -457,8 +457,14 @@ static int img_check_proc(struct img *img, const struct img_notes *nt)
 					 IMGCR_PROC_THP_DISABLE |
 					 IMGCR_PROC_THP_EXCEPT_ADVISED |
 					 IMGCR_PROC_NOT_DUMPABLE |
-					 IMGCR_PROC_MEMBARRIER)),
+					 IMGCR_PROC_MEMBARRIER |
+					 IMGCR_PROC_MCL_FUTURE |
+					 IMGCR_PROC_MCL_ONFAULT)),
 		"unknown process flags"))
+		return -EINVAL;
+	if (!require(img, !(p->flags & IMGCR_PROC_MCL_ONFAULT) ||
+		     (p->flags & IMGCR_PROC_MCL_FUTURE),
+		     "MCL_ONFAULT without MCL_FUTURE"))
 		return -EINVAL;
 	if (!require(img, !(p->flags & IMGCR_PROC_THP_EXCEPT_ADVISED) ||
 		     (p->flags & IMGCR_PROC_THP_DISABLE),
@@ -575,7 +581,10 @@ static bool file_is_noexec(struct file *f)
 
 #define VMA_ADVICE (IMGCR_VMA_DONTFORK | IMGCR_VMA_WIPEONFORK | \
 		    IMGCR_VMA_HUGEPAGE | IMGCR_VMA_NOHUGEPAGE | \
-		    IMGCR_VMA_DONTDUMP | IMGCR_VMA_DROPPABLE)
+		    IMGCR_VMA_DONTDUMP | IMGCR_VMA_DROPPABLE | \
+		    IMGCR_VMA_LOCKED | IMGCR_VMA_LOCKONFAULT | \
+		    IMGCR_VMA_SEQ_READ | IMGCR_VMA_RAND_READ | \
+		    IMGCR_VMA_MERGEABLE)
 
 /*
  * The advice flags of a private or file mapping (IMGCR_VMA_DONTFORK, ...):
@@ -593,7 +602,19 @@ static const char *vma_advice_bad(const struct imgcr_vma *v, int *err)
 		return "wipe-on-fork or droppable on a file or shared mapping";
 	if (f & IMGCR_VMA_HUGEPAGE && f & IMGCR_VMA_NOHUGEPAGE)
 		return "both MADV_HUGEPAGE and MADV_NOHUGEPAGE";
+	if (f & IMGCR_VMA_LOCKONFAULT && !(f & IMGCR_VMA_LOCKED))
+		return "locked on fault but not locked";
+	if (f & IMGCR_VMA_SEQ_READ && f & IMGCR_VMA_RAND_READ)
+		return "both MADV_SEQUENTIAL and MADV_RANDOM";
+	/* what mlock() and MADV_MERGEABLE would leave as it is */
+	if (f & IMGCR_VMA_DROPPABLE &&
+	    f & (IMGCR_VMA_LOCKED | IMGCR_VMA_MERGEABLE))
+		return "locked or mergeable droppable mapping";
+	if (f & IMGCR_VMA_MERGEABLE && f & IMGCR_VMA_SHARED)
+		return "mergeable (KSM) shared mapping";
 	*err = -EOPNOTSUPP;
+	if (f & IMGCR_VMA_MERGEABLE && !IS_ENABLED(CONFIG_KSM))
+		return "MADV_MERGEABLE on a kernel without KSM";
 	if (f & (IMGCR_VMA_HUGEPAGE | IMGCR_VMA_NOHUGEPAGE) &&
 	    !IS_ENABLED(CONFIG_TRANSPARENT_HUGEPAGE))
 		return "MADV_HUGEPAGE/NOHUGEPAGE on a kernel without transparent huge pages";
@@ -701,6 +722,60 @@ static int img_check_vmas(struct img *img)
 bad:
 	img_err(img, "invalid memory map (mapping %u)", i);
 	return -EINVAL;
+}
+
+/*
+ * Would the restored task have CAP_IPC_LOCK, as mlock() asks (capable(),
+ * in the initial user namespace)?  The credentials exec computes for an
+ * image (not set-ID, no file capabilities): root keeps what its bounding
+ * set allows, anyone else its ambient capabilities.  The in-place path
+ * keeps the caller's, which it checked are those already.
+ */
+static bool img_can_ipc_lock(void)
+{
+	const struct cred *c = current_cred();
+
+	if (c->user_ns != &init_user_ns ||
+	    !ns_capable_noaudit(&init_user_ns, CAP_IPC_LOCK))
+		return false;
+	if (uid_eq(c->euid, GLOBAL_ROOT_UID) && !issecure(SECURE_NOROOT))
+		return cap_raised(c->cap_bset, CAP_IPC_LOCK);
+	return cap_raised(c->cap_ambient, CAP_IPC_LOCK);
+}
+
+/*
+ * Locked memory is locked again after the pages are filled in, past the
+ * point of no return: refuse here what mlock() and mlockall() would refuse
+ * then, by the kernel's own rules (mm/mlock.c): every locked page within
+ * RLIMIT_MEMLOCK -- the caller's, which imgcr restore has made the task's
+ * -- unless the task has CAP_IPC_LOCK, and none at all with a zero limit.
+ */
+static int img_check_mlock(struct img *img)
+{
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	unsigned long locked = 0;
+	unsigned int i;
+
+	for (i = 0; i < img->task.nr_vmas; i++) {
+		const struct imgcr_vma *v = &img->vmas[i];
+
+		if (v->kind <= IMGCR_VMA_FILE && v->flags & IMGCR_VMA_LOCKED)
+			locked += (v->end - v->start) >> PAGE_SHIFT;
+	}
+	if (!locked && !(img->proc.flags & IMGCR_PROC_MCL_FUTURE))
+		return 0;
+	if (img_can_ipc_lock())
+		return 0;
+	if (!limit) {
+		img_err(img, "the task locked memory (mlock, mlockall) and the caller has neither RLIMIT_MEMLOCK nor CAP_IPC_LOCK");
+		return -EPERM;
+	}
+	if (locked > limit) {
+		img_err(img, "the task has %lu KiB of locked memory (mlock), above the caller's RLIMIT_MEMLOCK of %lu KiB, and the caller has no CAP_IPC_LOCK",
+			locked << (PAGE_SHIFT - 10), limit << (PAGE_SHIFT - 10));
+		return -EPERM;
+	}
+	return 0;
 }
 
 /* PT_LOAD segments: sorted, page aligned, each inside one dumped VMA. */
@@ -1630,6 +1705,8 @@ int img_parse(struct img *img)
 		ret = -EINVAL;
 	if (!ret)
 		ret = img_check_vmas(img);
+	if (!ret)
+		ret = img_check_mlock(img);
 	if (!ret)
 		ret = img_take_exe(img);
 	if (!ret)

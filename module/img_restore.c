@@ -89,6 +89,9 @@ static const struct {
 	{ IMGCR_VMA_HUGEPAGE, MADV_HUGEPAGE },
 	{ IMGCR_VMA_NOHUGEPAGE, MADV_NOHUGEPAGE },
 	{ IMGCR_VMA_DONTDUMP, MADV_DONTDUMP },
+	{ IMGCR_VMA_SEQ_READ, MADV_SEQUENTIAL },
+	{ IMGCR_VMA_RAND_READ, MADV_RANDOM },
+	{ IMGCR_VMA_MERGEABLE, MADV_MERGEABLE },
 };
 
 static int advise_one(struct img *img, const struct imgcr_vma *v)
@@ -110,6 +113,78 @@ static int advise_one(struct img *img, const struct imgcr_vma *v)
 		}
 	}
 	return 0;
+}
+
+/* Is all of [@start, @end) mapped, and locked (VM_LOCKED)? */
+static bool range_locked(u64 start, u64 end)
+{
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+	bool ok = true;
+
+	mmap_read_lock(mm);
+	while (ok && start < end) {
+		vma = find_vma(mm, start);
+		ok = vma && vma->vm_start <= start && vma->vm_flags & VM_LOCKED;
+		if (ok)
+			start = vma->vm_end;
+	}
+	mmap_read_unlock(mm);
+	return ok;
+}
+
+/*
+ * Lock the mappings the task had locked (IMGCR_VMA_LOCKED), once their
+ * pages are filled in, as mlock2() locks: a mapping locked on fault keeps
+ * the pages the image has and gets no others, any other one is populated
+ * whole, as mlock() made it.  img_check_mlock() has checked RLIMIT_MEMLOCK
+ * and CAP_IPC_LOCK before the point of no return; mlock2() judges them
+ * again.  Then mlockall(MCL_FUTURE), so that the task's later mappings are
+ * locked too: after the last mapping of the restore.
+ *
+ * mlock() locks a mapping it cannot populate (PROT_NONE, such as a thread
+ * stack's guard page under mlockall(MCL_CURRENT), or a file mapping past
+ * the end of its file) and then says ENOMEM; mlockall() ignores that.  So
+ * does this: ENOMEM with the whole range locked is what the task had.
+ */
+static int lock_mappings(struct img *img)
+{
+	unsigned int i;
+	long ret;
+
+	for (i = 0; i < img->task.nr_vmas; i++) {
+		const struct imgcr_vma *v = &img->vmas[i];
+
+		if (v->kind > IMGCR_VMA_FILE || !(v->flags & IMGCR_VMA_LOCKED))
+			continue;
+		ret = img_call_sys(imgcr_sys_mlock2, v->start, v->end - v->start,
+				   v->flags & IMGCR_VMA_LOCKONFAULT ?
+				   MLOCK_ONFAULT : 0, 0);
+		if (ret == -ENOMEM && range_locked(v->start, v->end))
+			ret = 0;
+		if (ret) {
+			img_err(img, "cannot lock %#llx-%#llx (%ld)",
+				v->start, v->end, ret);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static int lock_future(struct img *img)
+{
+	u32 f = img->proc.flags;
+	long ret;
+
+	if (!(f & IMGCR_PROC_MCL_FUTURE))
+		return 0;
+	ret = img_call_sys(imgcr_sys_mlockall, MCL_FUTURE |
+			   (f & IMGCR_PROC_MCL_ONFAULT ? MCL_ONFAULT : 0),
+			   0, 0, 0);
+	if (ret)
+		img_err(img, "cannot lock future mappings (mlockall MCL_FUTURE: %ld)",
+			ret);
+	return ret;
 }
 
 /*
@@ -457,7 +532,11 @@ int img_restore_mm(struct img *img)
 	if (!ret)
 		ret = drop_fill_write(img);
 	if (!ret)
+		ret = lock_mappings(img);
+	if (!ret)
 		ret = map_vdso(img);
+	if (!ret)
+		ret = lock_future(img);
 	if (ret)
 		return ret;
 	set_exe_file(img);

@@ -110,8 +110,14 @@ static inline int imgcr_ksyms_resolve(const char *mod, struct imgcr_ksym *tab,
  *                             writable, as the task's own mprotect() did
  *   __x64_sys_madvise       - gives each mapping its advice again
  *                             (MADV_DONTFORK, _WIPEONFORK, _HUGEPAGE,
- *                             _NOHUGEPAGE, _DONTDUMP); do_madvise() is not
- *                             exported
+ *                             _NOHUGEPAGE, _DONTDUMP, _SEQUENTIAL, _RANDOM,
+ *                             _MERGEABLE); do_madvise() is not exported
+ *   __x64_sys_mlock2        - locks each locked mapping again once filled
+ *                             (MLOCK_ONFAULT for those locked on fault),
+ *                             RLIMIT_MEMLOCK and CAP_IPC_LOCK checks
+ *                             included; do_mlock() is static
+ *   __x64_sys_mlockall      - MCL_FUTURE[|MCL_ONFAULT] as the process had
+ *                             it (mm->def_flags), after the last mapping
  *   __x64_sys_clone3        - recreates each further thread with its TID
  *                             (set_tid), RLIMIT_NPROC, pids cgroup and LSM
  *                             checks included

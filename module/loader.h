@@ -134,6 +134,8 @@ extern unsigned long imgcr_sys_setitimer;
 extern unsigned long imgcr_sys_timer_create;
 extern unsigned long imgcr_sys_timer_settime;
 extern unsigned long imgcr_sys_membarrier;
+extern unsigned long imgcr_sys_mlock2;
+extern unsigned long imgcr_sys_mlockall;
 
 /* Call a syscall body resolved at load; see ksyms.h. */
 static inline long img_call_sys(unsigned long fn, unsigned long a0,

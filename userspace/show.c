@@ -58,6 +58,11 @@ static const struct {
 	{ IMGCR_VMA_NOHUGEPAGE, "nohugepage" },
 	{ IMGCR_VMA_DONTDUMP, "dontdump" },
 	{ IMGCR_VMA_DROPPABLE, "droppable" },
+	{ IMGCR_VMA_LOCKED, "locked" },
+	{ IMGCR_VMA_LOCKONFAULT, "lockonfault" },
+	{ IMGCR_VMA_SEQ_READ, "sequential" },
+	{ IMGCR_VMA_RAND_READ, "random" },
+	{ IMGCR_VMA_MERGEABLE, "mergeable" },
 };
 
 /* Print each flag of @flags as " name" (@json: "name" items), unknown ones in hex. */
@@ -255,7 +260,7 @@ static void show_threads_text(const struct image *img)
 		show_pending(img, tid, "    pending: ");
 	}
 	show_pending(img, 0, "pending:  process-wide: ");
-	printf("process:  flags %#x%s%s%s%s%s%s%s%s, pdeath signal %u, timer slack %" PRIu64
+	printf("process:  flags %#x%s%s%s%s%s%s%s%s%s%s, pdeath signal %u, timer slack %" PRIu64
 	       " ns (default %" PRIu64 ")\n", pr->flags,
 	       pr->flags & IMGCR_PROC_CHILD_SUBREAPER ? " child-subreaper" : "",
 	       pr->flags & IMGCR_PROC_THP_DISABLE ? " thp-disable" : "",
@@ -265,6 +270,8 @@ static void show_threads_text(const struct image *img)
 	       pr->flags & IMGCR_PROC_MEMBARRIER_SYNC_CORE ? " membarrier-sync-core" : "",
 	       pr->flags & IMGCR_PROC_MEMBARRIER_RSEQ ? " membarrier-rseq" : "",
 	       pr->flags & IMGCR_PROC_MEMBARRIER_GLOBAL ? " membarrier-global" : "",
+	       pr->flags & IMGCR_PROC_MCL_FUTURE ? " mlockall-future" : "",
+	       pr->flags & IMGCR_PROC_MCL_ONFAULT ? " mlockall-onfault" : "",
 	       pr->pdeath_signal, (uint64_t)pr->timer_slack_ns,
 	       (uint64_t)pr->default_timer_slack_ns);
 	printf("itimers: ");

@@ -84,5 +84,15 @@ subtest madvise-unknown sub_unknown
 subtest madvise-wffile sub_wffile
 subtest madvise-hgnh sub_hgnh
 subtest madvise-dpbad sub_dpbad
+# locked on fault but not locked; both read-ahead advices; KSM on a shared
+# mapping; a locked droppable mapping (mlock() leaves those alone)
+sub_lof() { refuse lof EINVAL; }
+sub_seqrand() { refuse seqrand EINVAL; }
+sub_mgshared() { refuse mgshared EINVAL; }
+sub_dplock() { refuse dplock EINVAL; }
+subtest madvise-lof sub_lof
+subtest madvise-seqrand sub_seqrand
+subtest madvise-mgshared sub_mgshared
+subtest madvise-dplock sub_dplock
 # A valid droppable mapping on a kernel without MAP_DROPPABLE.
 [ "$dp" = yes ] || subtest madvise-dpok sub_dpok

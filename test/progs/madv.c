@@ -31,7 +31,10 @@
  *             mapping), hgnh (_HUGEPAGE and _NOHUGEPAGE), dpbad
  *             (_DROPPABLE alone), dpok (_DROPPABLE with _WIPEONFORK,
  *             _DONTDUMP, _NORESERVE: valid, refused by kernels without
- *             MAP_DROPPABLE).  Exit 1 if the image has no such mapping.
+ *             MAP_DROPPABLE), lof (_LOCKONFAULT without _LOCKED),
+ *             seqrand (_SEQ_READ and _RAND_READ), mgshared (_MERGEABLE on
+ *             the first shared file mapping), dplock (a valid droppable
+ *             mapping, _LOCKED).  Exit 1 if the image has no such mapping.
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -367,10 +370,12 @@ static int patch(const char *in, const char *out, const char *mode)
 	if (!v)
 		return 1;
 	int want_file = !strcmp(mode, "wffile");
+	int want_shared = !strcmp(mode, "mgshared");
 	size_t k;
 
 	for (k = 0; k < nv; k++)
-		if (want_file ? v[k].kind == IMGCR_VMA_FILE && !(v[k].flags & IMGCR_VMA_SHARED) :
+		if (want_shared ? v[k].kind == IMGCR_VMA_FILE && v[k].flags & IMGCR_VMA_SHARED :
+		    want_file ? v[k].kind == IMGCR_VMA_FILE && !(v[k].flags & IMGCR_VMA_SHARED) :
 		    v[k].kind == IMGCR_VMA_ANON && !(v[k].flags & IMGCR_VMA_GROWSDOWN))
 			break;
 	if (k == nv)
@@ -383,6 +388,16 @@ static int patch(const char *in, const char *out, const char *mode)
 		v[k].flags |= IMGCR_VMA_HUGEPAGE | IMGCR_VMA_NOHUGEPAGE;
 	else if (!strcmp(mode, "dpbad"))
 		v[k].flags |= IMGCR_VMA_DROPPABLE;
+	else if (!strcmp(mode, "lof"))
+		v[k].flags |= IMGCR_VMA_LOCKONFAULT;
+	else if (!strcmp(mode, "seqrand"))
+		v[k].flags |= IMGCR_VMA_SEQ_READ | IMGCR_VMA_RAND_READ;
+	else if (want_shared)
+		v[k].flags |= IMGCR_VMA_MERGEABLE;
+	else if (!strcmp(mode, "dplock"))
+		v[k].flags = (v[k].flags & ~IMGCR_VMA_ACCOUNT) | IMGCR_VMA_DROPPABLE |
+			     IMGCR_VMA_WIPEONFORK | IMGCR_VMA_DONTDUMP | IMGCR_VMA_NORESERVE |
+			     IMGCR_VMA_LOCKED;
 	else if (!strcmp(mode, "dpok"))
 		v[k].flags = (v[k].flags & ~IMGCR_VMA_ACCOUNT) | IMGCR_VMA_DROPPABLE |
 			     IMGCR_VMA_WIPEONFORK | IMGCR_VMA_DONTDUMP | IMGCR_VMA_NORESERVE;

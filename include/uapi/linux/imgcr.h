@@ -243,6 +243,21 @@ struct imgcr_sigaction {
  * without MAP_DROPPABLE refuses the image.
  */
 #define IMGCR_VMA_DROPPABLE	0x200
+/*
+ * Memory locking (mlock(), mlock2(), MAP_LOCKED, mlockall(MCL_CURRENT)):
+ * VM_LOCKED, with VM_LOCKONFAULT for MLOCK_ONFAULT and MCL_ONFAULT.  Given
+ * again with mlock2() once the pages are filled in, within the restored
+ * task's RLIMIT_MEMLOCK unless it has CAP_IPC_LOCK (the loader refuses the
+ * exec before its point of no return otherwise).  A mapping locked on
+ * fault gets no pages beyond the image's.  Never with _DROPPABLE.
+ */
+#define IMGCR_VMA_LOCKED	0x400
+#define IMGCR_VMA_LOCKONFAULT	0x800	/* with _LOCKED only */
+/* Read-ahead advice: MADV_SEQUENTIAL, MADV_RANDOM (never both). */
+#define IMGCR_VMA_SEQ_READ	0x1000
+#define IMGCR_VMA_RAND_READ	0x2000
+/* MADV_MERGEABLE (KSM): private mappings only, never with _DROPPABLE. */
+#define IMGCR_VMA_MERGEABLE	0x4000
 
 #define IMGCR_NO_FILE		0xffffffffu
 
@@ -328,6 +343,14 @@ struct imgcr_file {
  * (PR_THP_DISABLE_EXCEPT_ADVISED, Linux 6.18+).
  */
 #define IMGCR_PROC_THP_EXCEPT_ADVISED	0x80
+/*
+ * mlockall(MCL_FUTURE): mm->def_flags VM_LOCKED, so that every mapping made
+ * after the restore is locked too; with IMGCR_PROC_MCL_ONFAULT, locked on
+ * fault (MCL_FUTURE | MCL_ONFAULT).  The mappings the process had are
+ * locked through their own IMGCR_VMA_LOCKED.
+ */
+#define IMGCR_PROC_MCL_FUTURE		0x100
+#define IMGCR_PROC_MCL_ONFAULT		0x200
 #define IMGCR_PROC_MEMBARRIER		(IMGCR_PROC_MEMBARRIER_PRIVATE | \
 					 IMGCR_PROC_MEMBARRIER_SYNC_CORE | \
 					 IMGCR_PROC_MEMBARRIER_RSEQ | \
