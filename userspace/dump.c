@@ -152,6 +152,91 @@ static int ns_check(struct dctx *c, int i)
 	return 0;
 }
 
+/*
+ * What two processes can share without sharing their memory, and which
+ * a restore would give each its own copy of: refused, naming both.
+ * (CLONE_SIGHAND needs CLONE_VM, so only threads and vfork children share
+ * their handlers; checked all the same.)
+ */
+static const struct {
+	int type;
+	const char *what, *how;
+} shared_kinds[] = {
+	{ KCMP_FILES, "one fd table", "clone(CLONE_FILES) without CLONE_VM" },
+	{ KCMP_FS, "one cwd, root and umask", "clone(CLONE_FS) without CLONE_VM" },
+	{ KCMP_SIGHAND, "one table of signal handlers", "clone(CLONE_SIGHAND)" },
+};
+
+/* Whether @a and @b share an object of @type (kcmp; an error is "no"). */
+static int kcmp_same(pid_t a, pid_t b, int type)
+{
+	return syscall(SYS_kcmp, a, b, type, 0, 0) == 0;
+}
+
+/* @a and @b share shared_kinds[@k] (@outside: the one not in the tree): refused. */
+static int share_refuse(pid_t a, pid_t b, int k, pid_t outside)
+{
+	char out[96] = "";
+
+	if (outside)
+		snprintf(out, sizeof(out), "; pid %d is outside the tree", outside);
+	pr_err("pid %d and pid %d share %s (%s%s): not supported (a restore would give each its own, and what one changes afterwards would no longer be seen by the other)",
+	       a, b, shared_kinds[k].what, shared_kinds[k].how, out);
+	return -1;
+}
+
+/*
+ * kcmp(KCMP_FILES, KCMP_FS, KCMP_SIGHAND) between the tasks of the tree,
+ * and between each of them and every process outside it that imgcr may
+ * inspect (the others cannot be compared: EPERM counts as not shared).
+ * Zombies have none of these any more.
+ */
+static int shared_check(struct dctx *c)
+{
+	const struct tree *t = &c->t;
+	struct dirent *d;
+	size_t k;
+	DIR *dir;
+	int i, j;
+
+	for (i = 0; i < t->ntasks; i++) {
+		if (t->tasks[i].zombie)
+			continue;
+		for (j = i + 1; j < t->ntasks; j++) {
+			/* sharing the memory too: a vfork child, the freezer's refusal */
+			if (t->tasks[j].zombie ||
+			    kcmp_same(t->tasks[i].pid, t->tasks[j].pid, KCMP_VM))
+				continue;
+			for (k = 0; k < sizeof(shared_kinds) / sizeof(shared_kinds[0]); k++)
+				if (kcmp_same(t->tasks[i].pid, t->tasks[j].pid, shared_kinds[k].type))
+					return share_refuse(t->tasks[j].pid, t->tasks[i].pid, k, 0);
+		}
+	}
+	dir = opendir("/proc");
+	if (!dir) {
+		pr_perror("cannot read /proc");
+		return -1;
+	}
+	while ((d = readdir(dir))) {
+		char *end;
+		long o = strtol(d->d_name, &end, 10);
+
+		if (*end || o <= 0 || o == getpid() || tree_find(t, o))
+			continue;
+		for (i = 0; i < t->ntasks; i++) {
+			if (t->tasks[i].zombie || kcmp_same(t->tasks[i].pid, o, KCMP_VM))
+				continue;
+			for (k = 0; k < sizeof(shared_kinds) / sizeof(shared_kinds[0]); k++)
+				if (kcmp_same(t->tasks[i].pid, o, shared_kinds[k].type)) {
+					closedir(dir);
+					return share_refuse(t->tasks[i].pid, o, k, o);
+				}
+		}
+	}
+	closedir(dir);
+	return 0;
+}
+
 static int read_ids(const char *text, const char *key, unsigned int out[4])
 {
 	const char *v = status_field(text, key);
@@ -827,6 +912,8 @@ int cmd_dump(int argc, char **argv)
 		goto out;
 	tf = now_ms();
 	if (freeze_tree(&c.fz, &c.t, root))
+		goto out;
+	if (shared_check(&c))
 		goto out;
 	for (i = 0; i < c.t.ntasks; i++)
 		if (ns_check(&c, i) || describe_task(&c, i) || describe_fds(&c, i))
