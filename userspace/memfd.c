@@ -16,8 +16,9 @@
  * flags (O_RDONLY...), each with its offset.  Its mode (fchmod) and owner
  * (fchown) are set again by each task holding it, once its fds are in
  * place (memfd_late: a mode without read or write permission would have
- * kept the restorer from opening it again); a different owner needs root,
- * else the restore fails.
+ * kept the restorer from opening it again; the exec bits are set before
+ * the seals, which may freeze them); a different owner needs root, else
+ * the restore fails.
  *
  * Refused: hugetlbfs memfds (MFD_HUGETLB), and a memfd that is both open
  * as an fd and mapped by a task of the tree.  The module carries a shared
@@ -216,6 +217,15 @@ static int memfd_create_one(struct fd_restore *r, const struct tree_file *f, con
 		goto fail;
 	}
 	close(in);
+	/*
+	 * Its exec bits before the seals (F_SEAL_EXEC freezes them); read
+	 * and write for its owner until every description is open again
+	 * (memfd_late sets the mode exactly).
+	 */
+	if (f->has_mode && fchmod(fd, f->mode | 0600)) {
+		pr_perror("%s: cannot set its mode %04o", what, f->mode | 0600);
+		goto fail;
+	}
 	/* F_SEAL_SEAL alone: made without MFD_ALLOW_SEALING, it has it already */
 	if (f->seals && f->seals != F_SEAL_SEAL && fcntl(fd, F_ADD_SEALS, f->seals)) {
 		pr_perror("%s: cannot add the seals 0x%x", what, f->seals);

@@ -5,6 +5,7 @@
 #                      one keeps its thread-local data (__thread variables,
 #                      errno, pthread_self(), its FS base, glibc's tid of
 #                      it, malloc, rseq) across dump + restore --detach
+#  tree_silent-threadfork-dyn  the same, linked dynamically
 #  tree_silent-files   two processes sharing one fd table (clone
 #                      CLONE_FILES without CLONE_VM): the dump is refused
 #                      naming both pids, the tree runs on, still sharing;
@@ -22,10 +23,10 @@
 . /imgcr/guest/lib.sh
 require_modules
 
-# start MODE: silent MODE >> MODE/out in ./MODE; $root
+# start MODE [PROG]: PROG (silent) MODE >> out in ./MODE; $root (and $kid)
 start() {
-	mkdir "$1" && cd "$1" || fail "mkdir $1"
-	silent "$1" >> out 2> err </dev/null &
+	mkdir "$1${2:+-$2}" && cd "$1${2:+-$2}" || fail "mkdir $1"
+	${2:-silent} "$1" >> out 2> err </dev/null &
 	root=$!
 	track $root
 	wait_line out '^ready' 20 || fail "silent $1 did not start: $(cat out err | tr '\n' '|')"
@@ -70,8 +71,9 @@ status_of() {
 	grep -E "^(Tgid|Pid|$([ $1 = $root ] || echo 'PPid|')Threads|Uid|Gid|SigBlk|SigCgt|NoNewPrivs|Seccomp):" /proc/$1/status | tr -s '\t ' ' ' | tr '\n' ' '
 }
 
+# threadfork [PROG]: silent, or silentdyn (linked dynamically)
 threadfork() {
-	start threadfork
+	start threadfork ${1:-}
 	wait_line out '^child looping' 20 || fail "the child does not loop: $(cat out | tr '\n' '|')"
 	kid=$(sed -n 's/^child \([0-9][0-9]*\) fs .*/\1/p' out)
 	track $kid
@@ -163,6 +165,8 @@ pty() {
 }
 
 subtest tree_silent-threadfork threadfork
+threadfork_dyn() { threadfork silentdyn; }
+subtest tree_silent-threadfork-dyn threadfork_dyn
 subtest tree_silent-files files
 subtest tree_silent-fs fs
 subtest tree_silent-subreaper subreaper
