@@ -5,7 +5,10 @@
 #                      one keeps its thread-local data (__thread variables,
 #                      errno, pthread_self(), its FS base, glibc's tid of
 #                      it, malloc, rseq) across dump + restore --detach
-#  tree_silent-threadfork-dyn  the same, linked dynamically
+#  tree_silent-threadfork-dyn  the same, linked dynamically;
+#                      -busy: the child spins in user space (dumped
+#                      running, not in a syscall); -mt: the child has a
+#                      thread of its own, with its own __thread values
 #  tree_silent-files   two processes sharing one fd table (clone
 #                      CLONE_FILES without CLONE_VM): the dump is refused
 #                      naming both pids, the tree runs on, still sharing;
@@ -71,9 +74,11 @@ status_of() {
 	grep -E "^(Tgid|Pid|$([ $1 = $root ] || echo 'PPid|')Threads|Uid|Gid|SigBlk|SigCgt|NoNewPrivs|Seccomp):" /proc/$1/status | tr -s '\t ' ' ' | tr '\n' ' '
 }
 
-# threadfork [PROG]: silent, or silentdyn (linked dynamically)
+# threadfork [MODE [PROG]]: MODE threadfork (the child sleeps between its
+# rounds), threadfork-busy (it spins in user space) or threadfork-mt (it
+# has a thread of its own); PROG silent, or silentdyn (linked dynamically)
 threadfork() {
-	start threadfork ${1:-}
+	start ${1:-threadfork} ${2:-}
 	wait_line out '^child looping' 20 || fail "the child does not loop: $(cat out | tr '\n' '|')"
 	kid=$(sed -n 's/^child \([0-9][0-9]*\) fs .*/\1/p' out)
 	track $kid
@@ -82,7 +87,21 @@ threadfork() {
 	[ "$(sed -n 's/^Threads:[[:space:]]*//p' /proc/$root/status)" = 2 ] || fail "root has not 2 threads"
 	sr=$(status_of $root)
 	sk=$(status_of $kid)
-	dump_restore $root $kid
+	if [ "${1:-}" = threadfork-busy ]; then
+		# running, not asleep: back once it is the program again
+		imgcr dump -t $root -D d 2> dump.err || fail "dump: $(cat dump.err)"
+		wait_dumped_gone $root $kid
+		imgcr restore -D d --detach > r.out 2> restore.err || fail "restore --detach: $(cat restore.err)"
+		wait_tasks_restored $root
+		n=0
+		until [ "$(readlink /proc/$kid/exe)" = "$(readlink /proc/$root/exe)" ]; do
+			n=$((n + 1))
+			[ $n -lt 1500 ] || fail "child $kid not restored$(rerr)"
+			usleep 20000
+		done
+	else
+		dump_restore $root $kid
+	fi
 	[ "$(status_of $root)" = "$sr" ] || fail "root's status: $(status_of $root), was $sr"
 	[ "$(status_of $kid)" = "$sk" ] || fail "child's status: $(status_of $kid), was $sk"
 	c=$(grep -c '^child round' out)
@@ -165,7 +184,11 @@ pty() {
 }
 
 subtest tree_silent-threadfork threadfork
-threadfork_dyn() { threadfork silentdyn; }
+threadfork_dyn() { threadfork threadfork silentdyn; }
+threadfork_busy() { threadfork threadfork-busy; }
+threadfork_mt() { threadfork threadfork-mt; }
+subtest tree_silent-threadfork-busy threadfork_busy
+subtest tree_silent-threadfork-mt threadfork_mt
 subtest tree_silent-threadfork-dyn threadfork_dyn
 subtest tree_silent-files files
 subtest tree_silent-fs fs

@@ -135,9 +135,36 @@ static void tls_round(long round, int quiet)
 		say("child round %ld ok\n", round);
 }
 
+static int fork_busy, fork_mt;
+static __thread long tls_spin;
+static long ct_spins;
+
+/* a thread of the child: its own __thread values, checked until SIGUSR1 */
+static void *child_thread(void *arg)
+{
+	long n = 0;
+
+	(void)arg;
+	tls_a = -5;
+	strcpy(tls_buf, "child thread");
+	errno = 77;
+	for (; !go; n++) {
+		check(tls_a == -5 - n && !strcmp(tls_buf, "child thread") && errno == 77,
+		      "child thread %ld: tls_a %ld '%.20s' errno %d", n, tls_a, tls_buf, errno);
+		if (fails)
+			break;
+		tls_a--;
+		for (volatile long i = 0; i < 100000; i++)
+			tls_spin++;
+	}
+	ct_spins = n;
+	return NULL;
+}
+
 static void *forker(void *arg)
 {
 	pid_t c;
+	pthread_t ct;
 
 	(void)arg;
 	tls_a = 999;
@@ -153,16 +180,28 @@ static void *forker(void *arg)
 		saved_fs = get_fs();
 		say("child %d fs %#lx self %#lx tls %p\n", getpid(), saved_fs,
 		    (unsigned long)saved_self, (void *)&tls_a);
+		if (fork_mt && pthread_create(&ct, NULL, child_thread, NULL))
+			check(0, "child: pthread_create");
 		for (; !go; round++) {
 			tls_round(round, 1);
 			if (round == 50)
 				say("child looping\n");
+			if (fork_busy) {
+				/* in user space, no syscall, most of the time */
+				for (volatile long i = 0; i < 200000; i++)
+					tls_spin++;
+				continue;
+			}
 			{
 				int e = errno;	/* a restarted sleep may say EINTR */
 
 				usleep(2000);
 				errno = e;
 			}
+		}
+		if (fork_mt) {
+			pthread_join(ct, NULL);
+			say("child thread spins %ld\n", ct_spins);
 		}
 		for (long end = round + 300; round < end; round++)
 			tls_round(round, 0);
@@ -393,6 +432,10 @@ int main(int argc, char **argv)
 		return 2;
 	if (!strcmp(argv[1], "threadfork"))
 		return threadfork();
+	if (!strcmp(argv[1], "threadfork-busy"))
+		return fork_busy = 1, threadfork();
+	if (!strcmp(argv[1], "threadfork-mt"))
+		return fork_mt = 1, threadfork();
 	if (!strcmp(argv[1], "files"))
 		return share(CLONE_FILES);
 	if (!strcmp(argv[1], "fs"))
