@@ -345,8 +345,8 @@ static void memfd_rec_show(const struct tree *t, int i, const char *mode, char *
 	const struct tree_file *f = &t->files[i];
 
 	if (f->has_mode)
-		snprintf(out, size, "memfd %s ino %lu size %lld seals 0x%x mode %04o owner %u:%u %s",
-			 f->path + 7, f->ino, f->size, f->seals, f->mode, f->uid, f->gid, mode);
+		snprintf(out, size, "memfd %s ino %lu size %lld mode %04o owner %u:%u seals 0x%x %s",
+			 f->path + 7, f->ino, f->size, f->mode, f->uid, f->gid, f->seals, mode);
 	else
 		snprintf(out, size, "memfd %s ino %lu size %lld seals 0x%x %s", f->path + 7,
 			 f->ino, f->size, f->seals, mode);

@@ -161,6 +161,9 @@ memfd() {
 	b=$(stat -L -c '%a %u %g %s' /proc/$root/fd/$fd)
 	[ "$b" = "640 1234 4321 4" ] || fail "setup: $b"
 	dump_restore $root
+	imgcr show d > show.txt || fail "imgcr show failed"
+	grep -q "fd $fd: memfd modes .* mode 0640 owner 1234:4321 " show.txt ||
+		fail "imgcr show: $(grep memfd show.txt | tr '\n' '|')"
 	a=$(stat -L -c '%a %u %g %s' /proc/$root/fd/$fd)
 	[ "$a" = "$b" ] || fail "memfd mode/owner/size $a, was $b"
 	kill -USR1 $root
@@ -176,6 +179,9 @@ pty() {
 	b=$(stat -L -c '%a %u %g' /proc/$root/fd/$2)
 	[ "$b" = "620 1234 5" ] || fail "setup: $b"
 	dump_restore $root
+	imgcr show d > show.txt || fail "imgcr show failed"
+	grep -q "slave node mode 0620 owner 1234:5" show.txt ||
+		fail "imgcr show: $(grep -A3 '^pty' show.txt | tr '\n' '|')"
 	a=$(stat -L -c '%a %u %g' /proc/$root/fd/$2)
 	[ "$a" = "$b" ] || fail "the slave's mode/owner $a, was $b ($(readlink /proc/$root/fd/$2))"
 	kill -USR1 $root
