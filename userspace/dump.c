@@ -185,56 +185,98 @@ static int share_refuse(pid_t a, pid_t b, int k, pid_t outside)
 	return -1;
 }
 
+struct share_cand {
+	pid_t pid;
+	int in_tree;
+};
+
+static int sort_type;
+
+/* kcmp() as an order (it answers 0 equal, 1 less, 2 greater; an error: equal) */
+static int cmp_kcmp(const void *a, const void *b)
+{
+	long r = syscall(SYS_kcmp, ((const struct share_cand *)a)->pid,
+			 ((const struct share_cand *)b)->pid, sort_type, 0, 0);
+
+	return r == 1 ? -1 : r == 2 ? 1 : 0;
+}
+
 /*
  * kcmp(KCMP_FILES, KCMP_FS, KCMP_SIGHAND) between the tasks of the tree,
- * and between each of them and every process outside it that imgcr may
- * inspect (the others cannot be compared: EPERM counts as not shared).
- * Zombies have none of these any more.
+ * and between them and every process outside it that imgcr may inspect
+ * (the others cannot be compared).  kcmp orders the objects: sorted by
+ * it, the processes sharing one are next to each other (no pairwise pass
+ * over a large tree).  Zombies have none of these any more.
  */
 static int shared_check(struct dctx *c)
 {
 	const struct tree *t = &c->t;
+	struct share_cand *v;
+	size_t n = 0, cap = t->ntasks + 64, k, i, j, a, b;
 	struct dirent *d;
-	size_t k;
 	DIR *dir;
-	int i, j;
+	int ret = 0;
 
-	for (i = 0; i < t->ntasks; i++) {
-		if (t->tasks[i].zombie)
-			continue;
-		for (j = i + 1; j < t->ntasks; j++) {
-			/* sharing the memory too: a vfork child, the freezer's refusal */
-			if (t->tasks[j].zombie ||
-			    kcmp_same(t->tasks[i].pid, t->tasks[j].pid, KCMP_VM))
-				continue;
-			for (k = 0; k < sizeof(shared_kinds) / sizeof(shared_kinds[0]); k++)
-				if (kcmp_same(t->tasks[i].pid, t->tasks[j].pid, shared_kinds[k].type))
-					return share_refuse(t->tasks[j].pid, t->tasks[i].pid, k, 0);
-		}
+	v = malloc(cap * sizeof(*v));
+	if (!v) {
+		pr_err("out of memory");
+		return -1;
 	}
+	for (i = 0; i < (size_t)t->ntasks; i++)
+		if (!t->tasks[i].zombie) {
+			v[n].pid = t->tasks[i].pid;
+			v[n++].in_tree = 1;
+		}
 	dir = opendir("/proc");
 	if (!dir) {
 		pr_perror("cannot read /proc");
+		free(v);
 		return -1;
 	}
 	while ((d = readdir(dir))) {
 		char *end;
 		long o = strtol(d->d_name, &end, 10);
 
-		if (*end || o <= 0 || o == getpid() || tree_find(t, o))
-			continue;
-		for (i = 0; i < t->ntasks; i++) {
-			if (t->tasks[i].zombie || kcmp_same(t->tasks[i].pid, o, KCMP_VM))
-				continue;
-			for (k = 0; k < sizeof(shared_kinds) / sizeof(shared_kinds[0]); k++)
-				if (kcmp_same(t->tasks[i].pid, o, shared_kinds[k].type)) {
-					closedir(dir);
-					return share_refuse(t->tasks[i].pid, o, k, o);
+		if (*end || o <= 0 || o == getpid() || tree_find(t, o) ||
+		    syscall(SYS_kcmp, (pid_t)o, (pid_t)o, KCMP_FILES, 0, 0))
+			continue;	/* not a process, ours, or not ours to compare */
+		if (n == cap) {
+			struct share_cand *nv = realloc(v, 2 * cap * sizeof(*v));
+
+			if (!nv) {
+				pr_err("out of memory");
+				closedir(dir);
+				free(v);
+				return -1;
+			}
+			v = nv;
+			cap *= 2;
+		}
+		v[n].pid = o;
+		v[n++].in_tree = 0;
+	}
+	closedir(dir);
+	for (k = 0; k < sizeof(shared_kinds) / sizeof(shared_kinds[0]) && !ret; k++) {
+		sort_type = shared_kinds[k].type;
+		qsort(v, n, sizeof(*v), cmp_kcmp);
+		for (i = 0; i < n && !ret; i = j) {
+			for (j = i + 1; j < n && kcmp_same(v[i].pid, v[j].pid, sort_type); j++)
+				;
+			/* v[i..j) share one: any two of them, one in the tree, not one mm */
+			for (a = i; a < j && !ret; a++)
+				for (b = a + 1; b < j && !ret; b++) {
+					struct share_cand *x = v[a].in_tree ? &v[a] : &v[b];
+					struct share_cand *y = x == &v[a] ? &v[b] : &v[a];
+
+					/* sharing the memory too: a vfork child, the freezer's refusal */
+					if (!x->in_tree || kcmp_same(x->pid, y->pid, KCMP_VM))
+						continue;
+					ret = share_refuse(x->pid, y->pid, k, y->in_tree ? 0 : y->pid);
 				}
 		}
 	}
-	closedir(dir);
-	return 0;
+	free(v);
+	return ret;
 }
 
 static int read_ids(const char *text, const char *key, unsigned int out[4])
