@@ -20,6 +20,7 @@
 #                      reaps it and finishes
 #  tree_silent-subreaper-pre  the same, the grandchild forked before the
 #                      subreaper set its flag (and so before the dump)
+#  tree_silent-subreaper-attached  the same restored without --detach
 #  tree_silent-memfd   a memfd's mode (fchmod 0640) and owner (fchown)
 #  tree_silent-pty     a pty whose slave was chown'ed 1234:5, mode 0620
 # timeout: 600
@@ -29,7 +30,8 @@ require_modules
 # start MODE [PROG]: PROG (silent) MODE >> out in ./MODE; $root (and $kid)
 start() {
 	mkdir "$1${2:+-$2}" && cd "$1${2:+-$2}" || fail "mkdir $1"
-	${2:-silent} "$1" >> out 2> err </dev/null &
+	case "${2:-silent}" in silent*) _prog=${2:-silent} ;; *) _prog=silent ;; esac
+	$_prog "$1" >> out 2> err </dev/null &
 	root=$!
 	track $root
 	wait_line out '^ready' 20 || fail "silent $1 did not start: $(cat out err | tr '\n' '|')"
@@ -136,14 +138,21 @@ shared() {
 files() { shared files "one fd table"; }
 fs() { shared fs "one cwd, root and umask"; }
 
-# subreaper [MODE]: subreaper (the grandchild forked after the restore) or
-# subreaper-pre (forked before the dump, when the subreaper set its flag)
+# subreaper [MODE [attached]]: subreaper (the grandchild forked after the
+# restore) or subreaper-pre (forked before the dump, when the subreaper set
+# its flag); attached: restored without --detach (imgcr stays its parent)
 subreaper() {
-	start ${1:-subreaper}
+	start ${1:-subreaper} ${2:-}
 	if [ "${1:-}" = subreaper-pre ]; then
 		g=$(child_of $kid)
 		[ -n "$g" ] && track $g
 		dump_restore $root $kid $g
+	elif [ "${2:-}" = attached ]; then
+		imgcr dump -t $root -D d 2> dump.err || fail "dump: $(cat dump.err)"
+		wait_dumped_gone $root $kid
+		imgcr restore -D d > r.out 2> restore.err &
+		track $!
+		wait_tasks_restored $root $kid
 	else
 		dump_restore $root $kid
 	fi
@@ -202,5 +211,7 @@ subtest tree_silent-fs fs
 subtest tree_silent-subreaper subreaper
 subreaper_pre() { subreaper subreaper-pre; }
 subtest tree_silent-subreaper-pre subreaper_pre
+subreaper_attached() { subreaper subreaper attached; }
+subtest tree_silent-subreaper-attached subreaper_attached
 subtest tree_silent-memfd memfd
 subtest tree_silent-pty pty
