@@ -108,7 +108,7 @@ build_progs() {
 		case "$n" in
 		libimgcrtest) continue ;;
 		threads) extra=-pthread ;;
-		mappings) link="" ;;
+		mappings | silentdyn) link="" ;;
 		# $ORIGIN: the test runs a copy next to its own copy of the
 		# library; $ORIGIN/../lib: /imgcr/bin -> /imgcr/lib.
 		libuser) link=""; extra="-L$BUILD/lib -limgcrtest -Wl,-rpath,\$ORIGIN:\$ORIGIN/../lib" ;;

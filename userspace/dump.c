@@ -153,6 +153,133 @@ static int ns_check(struct dctx *c, int i)
 	return 0;
 }
 
+/*
+ * What two processes can share without sharing their memory, and which
+ * a restore would give each its own copy of: refused, naming both.
+ * (CLONE_SIGHAND needs CLONE_VM, so only threads and vfork children share
+ * their handlers; checked all the same.)
+ */
+static const struct {
+	int type;
+	const char *what, *how;
+} shared_kinds[] = {
+	{ KCMP_FILES, "one fd table", "clone(CLONE_FILES) without CLONE_VM" },
+	{ KCMP_FS, "one cwd, root and umask", "clone(CLONE_FS) without CLONE_VM" },
+	{ KCMP_SIGHAND, "one table of signal handlers", "clone(CLONE_SIGHAND)" },
+};
+
+/* Whether @a and @b share an object of @type (kcmp; an error is "no"). */
+static int kcmp_same(pid_t a, pid_t b, int type)
+{
+	return syscall(SYS_kcmp, a, b, type, 0, 0) == 0;
+}
+
+/* @a and @b share shared_kinds[@k] (@outside: the one not in the tree): refused. */
+static int share_refuse(pid_t a, pid_t b, int k, pid_t outside)
+{
+	char out[96] = "";
+
+	if (outside)
+		snprintf(out, sizeof(out), "; pid %d is outside the tree", outside);
+	pr_err("pid %d and pid %d share %s (%s%s): not supported (a restore would give each its own, and what one changes afterwards would no longer be seen by the other)",
+	       a, b, shared_kinds[k].what, shared_kinds[k].how, out);
+	return -1;
+}
+
+struct share_cand {
+	pid_t pid;
+	int in_tree;
+};
+
+static int sort_type;
+
+/* kcmp() as an order (it answers 0 equal, 1 less, 2 greater; an error: equal) */
+static int cmp_kcmp(const void *a, const void *b)
+{
+	long r = syscall(SYS_kcmp, ((const struct share_cand *)a)->pid,
+			 ((const struct share_cand *)b)->pid, sort_type, 0, 0);
+
+	return r == 1 ? -1 : r == 2 ? 1 : 0;
+}
+
+/*
+ * kcmp(KCMP_FILES, KCMP_FS, KCMP_SIGHAND) between the tasks of the tree,
+ * and between them and every process outside it that imgcr may inspect
+ * (the others cannot be compared).  kcmp orders the objects: sorted by
+ * it, the processes sharing one are next to each other (no pairwise pass
+ * over a large tree).  Zombies have none of these any more.
+ */
+static int shared_check(struct dctx *c)
+{
+	const struct tree *t = &c->t;
+	struct share_cand *v;
+	size_t n = 0, cap = t->ntasks + 64, k, i, j, a, b;
+	struct dirent *d;
+	DIR *dir;
+	int ret = 0;
+
+	v = malloc(cap * sizeof(*v));
+	if (!v) {
+		pr_err("out of memory");
+		return -1;
+	}
+	for (i = 0; i < (size_t)t->ntasks; i++)
+		if (!t->tasks[i].zombie) {
+			v[n].pid = t->tasks[i].pid;
+			v[n++].in_tree = 1;
+		}
+	dir = opendir("/proc");
+	if (!dir) {
+		pr_perror("cannot read /proc");
+		free(v);
+		return -1;
+	}
+	while ((d = readdir(dir))) {
+		char *end;
+		long o = strtol(d->d_name, &end, 10);
+
+		if (*end || o <= 0 || o == getpid() || tree_find(t, o) ||
+		    syscall(SYS_kcmp, (pid_t)o, (pid_t)o, KCMP_FILES, 0, 0))
+			continue;	/* not a process, ours, or not ours to compare */
+		if (n == cap) {
+			struct share_cand *nv = realloc(v, 2 * cap * sizeof(*v));
+
+			if (!nv) {
+				pr_err("out of memory");
+				closedir(dir);
+				free(v);
+				return -1;
+			}
+			v = nv;
+			cap *= 2;
+		}
+		v[n].pid = o;
+		v[n++].in_tree = 0;
+	}
+	closedir(dir);
+	for (k = 0; k < sizeof(shared_kinds) / sizeof(shared_kinds[0]) && !ret; k++) {
+		sort_type = shared_kinds[k].type;
+		qsort(v, n, sizeof(*v), cmp_kcmp);
+		for (i = 0; i < n && !ret; i = j) {
+			for (j = i + 1; j < n && kcmp_same(v[i].pid, v[j].pid, sort_type); j++)
+				;
+			/* v[i..j) share one: any two of them, one in the tree, not one mm */
+			for (a = i; a < j && !ret; a++)
+				for (b = a + 1; b < j && !ret; b++) {
+					struct share_cand *x = v[a].in_tree ? &v[a] : &v[b];
+					struct share_cand *y = x == &v[a] ? &v[b] : &v[a];
+
+					/* sharing the memory too: a vfork child, the freezer's refusal */
+					if (!x->in_tree || kcmp_same(x->pid, y->pid, KCMP_VM))
+						continue;
+					ret = share_refuse(x->pid, y->pid, k, y->in_tree ? 0 : y->pid);
+				}
+		}
+	}
+	free(v);
+	return ret;
+}
+
 static int read_ids(const char *text, const char *key, unsigned int out[4])
 {
 	const char *v = status_field(text, key);
@@ -859,6 +986,8 @@ int cmd_dump(int argc, char **argv)
 		goto out;
 	tf = now_ms();
 	if (freeze_tree(&c.fz, &c.t, root))
+		goto out;
+	if (shared_check(&c))
 		goto out;
 	for (i = 0; i < c.t.ntasks; i++)
 		if (ns_check(&c, i) || describe_task(&c, i) || describe_fds(&c, i))

@@ -13,7 +13,12 @@
  * adds the seals (after writing: F_SEAL_WRITE would forbid it).  Every
  * description of that inode is then the memfd itself (the first one
  * read-write) or the memfd opened again through /proc/self/fd with its
- * flags (O_RDONLY...), each with its offset.
+ * flags (O_RDONLY...), each with its offset.  Its mode (fchmod) and owner
+ * (fchown) are set again by each task holding it, once its fds are in
+ * place (memfd_late: a mode without read or write permission would have
+ * kept the restorer from opening it again; the exec bits are set before
+ * the seals, which may freeze them); a different owner needs root, else
+ * the restore fails.
  *
  * Refused: hugetlbfs memfds (MFD_HUGETLB), and a memfd that is both open
  * as an fd and mapped by a task of the tree.  The module carries a shared
@@ -104,6 +109,10 @@ static int memfd_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f
 	f->ino = p->st.st_ino;
 	f->seals = seals;
 	f->size = p->st.st_size;
+	f->has_mode = 1;
+	f->mode = p->st.st_mode & 07777;
+	f->uid = p->st.st_uid;
+	f->gid = p->st.st_gid;
 	/* the data, once per inode */
 	for (i = 0; i < c->t->nfiles; i++)
 		if (c->t->files[i].kind == TK_MEMFD && c->t->files[i].ino == f->ino)
@@ -208,6 +217,15 @@ static int memfd_create_one(struct fd_restore *r, const struct tree_file *f, con
 		goto fail;
 	}
 	close(in);
+	/*
+	 * Its exec bits before the seals (F_SEAL_EXEC freezes them); read
+	 * and write for its owner until every description is open again
+	 * (memfd_late sets the mode exactly).
+	 */
+	if (f->has_mode && fchmod(fd, f->mode | 0600)) {
+		pr_perror("%s: cannot set its mode %04o", what, f->mode | 0600);
+		goto fail;
+	}
 	/* F_SEAL_SEAL alone: made without MFD_ALLOW_SEALING, it has it already */
 	if (f->seals && f->seals != F_SEAL_SEAL && fcntl(fd, F_ADD_SEALS, f->seals)) {
 		pr_perror("%s: cannot add the seals 0x%x", what, f->seals);
@@ -256,18 +274,62 @@ static int memfd_open(struct fd_restore *r, int i, const char *what)
 }
 
 
+/*
+ * The mode and owner of the memfds of task @k, on its fds (in place):
+ * 0, or -1 with @err set.
+ */
+static int memfd_late(const struct tree *t, const struct tree_task *k, char *err, size_t size)
+{
+	struct stat st;
+	int i;
+
+	for (i = 0; i < k->nfds; i++) {
+		const struct tree_file *f = &t->files[k->fds[i].file];
+		int fd = k->fds[i].fd;
+
+		if (f->kind != TK_MEMFD || !f->has_mode)
+			continue;
+		if (fstat(fd, &st))
+			goto fail;
+		if ((st.st_uid != f->uid || st.st_gid != f->gid) && fchown(fd, f->uid, f->gid))
+			goto fail;
+		if ((st.st_mode & 07777) != f->mode && fchmod(fd, f->mode))
+			goto fail;
+	}
+	return 0;
+fail:
+	snprintf(err, size, "pid %d fd %d: memfd %s: cannot restore its mode %04o and owner %u:%u (%s)%s",
+		 k->pid, k->fds[i].fd, t->files[k->fds[i].file].path + 7,
+		 t->files[k->fds[i].file].mode, t->files[k->fds[i].file].uid,
+		 t->files[k->fds[i].file].gid, strerror(errno),
+		 errno == EPERM ? ": another owner than the restoring user's needs root" : "");
+	return -1;
+}
+
 static void memfd_rec_write(FILE *f, const struct tree_file *x)
 {
 	fprintf(f, " %lu 0x%x %lld", x->ino, x->seals, x->size);
 	fd_rec_path(f, x->path);
+	if (x->has_mode)
+		fprintf(f, " 0%o %u %u", x->mode, x->uid, x->gid);
 }
 
 static const char *memfd_rec_read(struct tree *t, struct tree_file *x, char **v,
 				  const long long *n, int nv)
 {
 	(void)t;
-	if (nv != 4 || n[0] < 0 || n[1] < 0 || n[1] > 0xffff || n[2] < 0)
+	if ((nv != 4 && nv != 7) || n[0] < 0 || n[1] < 0 || n[1] > 0xffff || n[2] < 0)
 		return "bad file record";
+	if (nv == 7) {
+		/* mode and owner (images before them have none: left as made) */
+		if (n[4] < 0 || n[4] > 07777 || n[5] < 0 || n[5] > 0xfffffffeLL || n[6] < 0 ||
+		    n[6] > 0xfffffffeLL)
+			return "bad memfd record";
+		x->has_mode = 1;
+		x->mode = n[4];
+		x->uid = n[5];
+		x->gid = n[6];
+	}
 	x->ino = n[0];
 	x->seals = n[1];
 	x->size = n[2];
@@ -282,8 +344,12 @@ static void memfd_rec_show(const struct tree *t, int i, const char *mode, char *
 {
 	const struct tree_file *f = &t->files[i];
 
-	snprintf(out, size, "memfd %s ino %lu size %lld seals 0x%x %s", f->path + 7, f->ino,
-		 f->size, f->seals, mode);
+	if (f->has_mode)
+		snprintf(out, size, "memfd %s ino %lu size %lld mode %04o owner %u:%u seals 0x%x %s",
+			 f->path + 7, f->ino, f->size, f->mode, f->uid, f->gid, f->seals, mode);
+	else
+		snprintf(out, size, "memfd %s ino %lu size %lld seals 0x%x %s", f->path + 7,
+			 f->ino, f->size, f->seals, mode);
 }
 
 static void memfd_rec_json(const struct tree *t, int i)
@@ -291,6 +357,8 @@ static void memfd_rec_json(const struct tree *t, int i)
 	const struct tree_file *f = &t->files[i];
 
 	printf(",\"ino\":%lu,\"seals\":%u,\"size\":%lld", f->ino, f->seals, f->size);
+	if (f->has_mode)
+		printf(",\"mode\":%u,\"uid\":%u,\"gid\":%u", f->mode, f->uid, f->gid);
 }
 
 const struct fd_kind memfd_fd_kind = {
@@ -299,6 +367,7 @@ const struct fd_kind memfd_fd_kind = {
 	.dump = memfd_dump,
 	.check = memfd_check,
 	.open = memfd_open,
+	.late = memfd_late,
 	.rec_write = memfd_rec_write,
 	.rec_read = memfd_rec_read,
 	.rec_show = memfd_rec_show,

@@ -480,6 +480,8 @@ static void show_ttys_text(const struct tree *t)
 			printf(", %zu bytes of input and %zu of output queued (tty-%d.data)",
 			       y->inlen, y->outlen, y->index);
 		putchar('\n');
+		if (y->has_mode)
+			printf("  slave node mode %04o owner %u:%u\n", y->mode, y->uid, y->gid);
 	}
 }
 

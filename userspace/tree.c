@@ -81,7 +81,10 @@
  *   pipe INO SIZE LEN                buffered data of a pipe or FIFO: LEN
  *                                    bytes in pipe-INO.data, capacity SIZE
  *   tty INDEX MAJ:MIN SID FG LOCKED PKT IFLAG OFLAG CFLAG LFLAG CC ROWS COLS
- *       XPIXEL YPIXEL INLEN OUTLEN   a terminal the tree uses (tty.c)
+ *       XPIXEL YPIXEL INLEN OUTLEN [MODE UID GID]
+ *                                    a terminal the tree uses (tty.c); a
+ *                                    pair's slave node's mode (octal) and
+ *                                    owner (absent in older images)
  *   epitem ID PID TFD EVENTS DATA    an item of the epoll file ID: task PID
  *                                    registers it for its fd TFD (hex
  *                                    EVENTS and DATA with a leading 0x)
@@ -133,12 +136,13 @@
  *                    (epoll.c)
  *   inotify          an inotify instance; its watches are watch records
  *                    (inotify.c)
- *   memfd INO SEALS SIZE PATH
+ *   memfd INO SEALS SIZE PATH MODE UID GID
  *                    a memfd: its inode (its data is in memfd-INO.data;
  *                    every description of one INO is of one memfd), its
- *                    seals (F_GET_SEALS, hex with 0x), its size, and
+ *                    seals (F_GET_SEALS, hex with 0x), its size,
  *                    PATH "/memfd:NAME", NAME the name it was created
- *                    with (memfd.c)
+ *                    with, and its inode's mode (octal, leading 0) and
+ *                    owner (absent in older images) (memfd.c)
  *   pidfd PID START  a pidfd to the process PID; START 0: a task of the
  *                    tree, else the start time of a process outside it
  *                    (clock ticks after boot, /proc/PID/stat field 22),
@@ -642,8 +646,11 @@ int tree_write(const struct tree *t, const char *dir)
 			y->lflag);
 		for (j = 0; j < TREE_NCC; j++)
 			fprintf(f, "%02x", y->cc[j]);
-		fprintf(f, " %u %u %u %u %zu %zu\n", y->rows, y->cols, y->xpixel, y->ypixel,
+		fprintf(f, " %u %u %u %u %zu %zu", y->rows, y->cols, y->xpixel, y->ypixel,
 			y->inlen, y->outlen);
+		if (y->has_mode)
+			fprintf(f, " 0%o %u %u", y->mode, y->uid, y->gid);
+		fputc('\n', f);
 	}
 	for (i = 0; i < t->nitems; i++) {
 		const struct tree_item *it = &t->items[i];
@@ -975,7 +982,7 @@ int tree_read(struct tree *t, const char *dir)
 			p = tree_pipe_add(t, n[1]);
 			p->size = n[2];
 			p->len = n[3];
-		} else if (!strcmp(v[0], "tty") && nv == 18) {
+		} else if (!strcmp(v[0], "tty") && (nv == 18 || nv == 21)) {
 			struct tree_tty *y;
 			unsigned int ma, mi;
 
@@ -1012,6 +1019,15 @@ int tree_read(struct tree *t, const char *dir)
 			y->ypixel = n[15];
 			y->inlen = n[16];
 			y->outlen = n[17];
+			if (nv == 21) {
+				if (n[1] < 0 || n[18] < 0 || n[18] > 07777 || n[19] < 0 ||
+				    n[19] > 0xfffffffeLL || n[20] < 0 || n[20] > 0xfffffffeLL)
+					BAD("bad tty record");
+				y->has_mode = 1;
+				y->mode = n[18];
+				y->uid = n[19];
+				y->gid = n[20];
+			}
 		} else {
 			BAD("unknown or malformed record");
 		}

@@ -67,6 +67,8 @@ struct tree_file {
 	int tty_role;			/* TK_TTY: enum tree_tty_role */
 	int tty_index;			/* TK_TTY: its pty pair's index, -1: the job's terminal */
 	unsigned int seals;		/* TK_MEMFD: F_GET_SEALS; ino: its inode (data file) */
+	int has_mode;			/* TK_MEMFD: its inode's mode and owner are known: */
+	unsigned int mode, uid, gid;	/* st_mode & 07777, st_uid, st_gid */
 	pid_t target;			/* TK_PIDFD: the pid it refers to, */
 	unsigned long long start;	/* its start time (clock ticks); 0: a task of the tree */
 	/* where it was first seen (dump only), and its stat identity (TK_GHOST: its ghost) */
@@ -215,6 +217,8 @@ struct tree_tty {
 	unsigned char cc[TREE_NCC];
 	unsigned short rows, cols, xpixel, ypixel;
 	size_t inlen, outlen;	/* queued input and output in tty-INDEX.data */
+	int has_mode;		/* a pair: its slave's devpts node's */
+	unsigned int mode, uid, gid;	/* mode & 07777 and owner are known */
 };
 
 struct tree {

@@ -15,7 +15,11 @@
  * the lowest free one: keep opening until the index is reached or passed);
  * if the index is taken, the pair gets another one and the slave's path
  * changes (noted on stderr).  The slave's fds are opened from the new
- * master with TIOCGPTPEER, so no path is needed.  The queued data is
+ * master with TIOCGPTPEER, so no path is needed.  The slave's devpts node
+ * gets back the owner and mode it had (read at dump through an O_PATH
+ * TIOCGPTPEER, which works on a locked pair too): a login program or
+ * terminal emulator chown'ed it to its user, mode 0620; another owner
+ * than the restoring user's needs root, else the restore fails.  The queued data is
  * written back with echo, signals, input and output processing off, so
  * the line discipline holds the same bytes and, in canonical mode, the same
  * line ends (an unfinished line stays unfinished); what was already
@@ -41,12 +45,14 @@
  * for a pair in the tree.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <termios.h>
 #include <unistd.h>
@@ -347,6 +353,24 @@ static int master_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *
 		return FD_FAILED;
 	}
 	tio_save(y, &d->tio, &ws);
+	/* the slave's node (owner and mode, as grantpt or a login set them), locked or not */
+	{
+		int pfd = ioctl(fd, TIOCGPTPEER, O_PATH | O_CLOEXEC);
+		struct stat st;
+
+		if (pfd < 0 || fstat(pfd, &st)) {
+			pr_perror("pid %d fd %d: %s: cannot read the owner and mode of its slave",
+				  p->pid, p->fd, p->link);
+			if (pfd >= 0)
+				close(pfd);
+			return FD_FAILED;
+		}
+		close(pfd);
+		y->has_mode = 1;
+		y->mode = st.st_mode & 07777;
+		y->uid = st.st_uid;
+		y->gid = st.st_gid;
+	}
 	if (!lck) {
 		struct termios raw = d->tio;
 
@@ -582,6 +606,26 @@ static int open_ptmx(int want, int *got)
 	return fd;
 }
 
+/*
+ * The owner and mode of the new slave's node @s as they were (a login or
+ * terminal emulator chown'ed it to its user, mode 0620): 0 or -1 (printed).
+ * Another owner than the restorer's needs root.
+ */
+static int slave_mode(int s, const struct tree_tty *y, const char *what)
+{
+	struct stat st;
+
+	if (fstat(s, &st) ||
+	    ((st.st_uid != y->uid || st.st_gid != y->gid) && fchown(s, y->uid, y->gid)) ||
+	    ((st.st_mode & 07777) != y->mode && fchmod(s, y->mode))) {
+		pr_perror("%s: cannot give the new pty's slave its owner %u:%u and mode %04o%s", what,
+			  y->uid, y->gid, y->mode,
+			  errno == EPERM ? " (another owner than the restoring user's needs root)" : "");
+		return -1;
+	}
+	return 0;
+}
+
 /* The pair @index recreated (once): its master, or -1 (printed). */
 static int pair_master(struct fd_restore *r, int index, const char *what)
 {
@@ -635,6 +679,10 @@ static int pair_master(struct fd_restore *r, int index, const char *what)
 			y->outlen)) {
 		close(s);
 		goto fail_tio;
+	}
+	if (y->has_mode && slave_mode(s, y, what)) {
+		close(s);
+		goto fail;
 	}
 	close(s);
 	if (y->locked && ioctl(m, TIOCSPTLCK, &on)) {
