@@ -556,4 +556,27 @@ static inline int imgcr_fpu_copy_uabi_to_guest_fpstate(struct fpu_guest *g,
 #endif
 #endif
 
+/* 6.3 made kernel_cap_t one u64 (it was two u32). */
+static inline u64 imgcr_cap_u64(kernel_cap_t c)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	return c.val;
+#else
+	return (u64)c.cap[1] << 32 | c.cap[0];
+#endif
+}
+
+static inline kernel_cap_t imgcr_u64_cap(u64 v)
+{
+	kernel_cap_t c;
+
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	c.val = v;
+#else
+	c.cap[0] = (u32)v;
+	c.cap[1] = v >> 32;
+#endif
+	return c;
+}
+
 #endif /* IMGCR_COMPAT_H */
