@@ -24,12 +24,18 @@
  *   not used (everything else is close-on-exec); lets the kinds do what
  *   needs its fd numbers or the other tasks (fd_kind.late: epoll items,
  *   pidfds to tasks of the tree); sets its resource limits,
- *   oom_score_adj, scheduling, affinity, I/O priority and no_new_privs
- *   (attrs.c, which reads /proc/self); chroot;
- *   sets groups, gids, uids (root only; otherwise they must be the caller's);
+ *   oom_score_adj, scheduling, affinity, I/O priority, no_new_privs (for
+ *   an image without credentials) and the audit loginuid (attrs.c, which
+ *   reads /proc/self); chroot;
+ *   sets groups, gids, uids (root only; otherwise they must be the caller's),
+ *   keeping its capabilities across (PR_SET_KEEPCAPS) if the image has the
+ *   threads' credentials (NT_IMGCR_CREDS), whose capabilities it checks it
+ *   holds (creds_check: a message naming the capability);
  *   reports "ready" on the status pipe and waits on the go pipe.
  * When every task is ready, the restorer writes one go byte per task and
- * every task execve()s its image (argv[1] "--imgcr-cloexec=LIST" names the
+ * every task execve()s its image ("--imgcr-creds" sets each thread's
+ * capabilities, securebits and no_new_privs from the image, within the
+ * restorer's; "--imgcr-cloexec=LIST" names the
  * fds to mark close-on-exec again; "--imgcr-keep=RANGES" the mappings it
  * shares with its parent or children, restored in place; "--imgcr-stop" makes the module stop
  * the whole restored process with SIGSTOP before its first instruction,
