@@ -507,6 +507,27 @@ static inline bool imgcr_not_dumpable(struct task_struct *t, struct mm_struct *m
 }
 
 /*
+ * The dumpable value PR_GET_DUMPABLE gives (0, 1 or 2, stable ABI) of the
+ * current task: of its mm until 7.x, of its exec_state since.
+ */
+#define IMGCR_DUMPABLE_ROOT 2	/* SUID_DUMP_ROOT, TASK_DUMPABLE_ROOT */
+static inline int imgcr_get_dumpable(void)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
+	struct task_exec_state *es;
+	int v;
+
+	rcu_read_lock();
+	es = rcu_dereference(current->exec_state);
+	v = READ_ONCE(es->dumpable);
+	rcu_read_unlock();
+	return v;
+#else
+	return get_dumpable(current->mm);
+#endif
+}
+
+/*
  * POSIX timers: 6.14 embedded the sigqueue in k_itimer and replaced
  * it_active by it_status; timer_create() hands out
  * signal->next_posix_timer_id, an atomic_t since 6.15 (checked: 7.2 takes
@@ -584,5 +605,28 @@ static inline int imgcr_fpu_copy_uabi_to_guest_fpstate(struct fpu_guest *g,
 		 void (*)(struct task_struct *): false,		\
 		 void (*)(struct task_struct *, bool): true)
 #endif
+
+/* 6.3 made kernel_cap_t one u64 (it was two u32). */
+static inline u64 imgcr_cap_u64(kernel_cap_t c)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	return c.val;
+#else
+	return (u64)c.cap[1] << 32 | c.cap[0];
+#endif
+}
+
+static inline kernel_cap_t imgcr_u64_cap(u64 v)
+{
+	kernel_cap_t c;
+
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	c.val = v;
+#else
+	c.cap[0] = (u32)v;
+	c.cap[1] = v >> 32;
+#endif
+	return c;
+}
 
 #endif /* IMGCR_COMPAT_H */

@@ -15,6 +15,7 @@
  * run, or a thread appeared or went, since open(), so a reader never gets a
  * torn image.  The task itself is never modified.
  */
+#include <linux/cred.h>
 #include <linux/crc32.h>
 #include <linux/elf.h>
 #include <linux/file.h>
@@ -38,6 +39,7 @@
 #include <linux/uaccess.h>
 #include <linux/uio.h>
 #include <linux/tracepoint.h>
+#include <linux/user_namespace.h>
 #include <asm/vdso.h>
 #include <uapi/linux/imgcr.h>
 
@@ -325,6 +327,34 @@ static void dump_thread_state(struct dump_thread *th)
 	task_unlock(t);
 	ts->comm[sizeof(ts->comm) - 1] = 0;
 	th->prstatus.pid = ts->tid;
+}
+
+/* A thread's credentials (NT_IMGCR_CREDS). */
+static void dump_thread_creds(struct dump_thread *th)
+{
+	struct user_namespace *ns = current_user_ns();
+	struct imgcr_creds *cr = &th->creds;
+	const struct cred *c;
+
+	rcu_read_lock();
+	c = __task_cred(th->task);
+	cr->uid = from_kuid_munged(ns, c->uid);
+	cr->euid = from_kuid_munged(ns, c->euid);
+	cr->suid = from_kuid_munged(ns, c->suid);
+	cr->fsuid = from_kuid_munged(ns, c->fsuid);
+	cr->gid = from_kgid_munged(ns, c->gid);
+	cr->egid = from_kgid_munged(ns, c->egid);
+	cr->sgid = from_kgid_munged(ns, c->sgid);
+	cr->fsgid = from_kgid_munged(ns, c->fsgid);
+	cr->cap_inheritable = imgcr_cap_u64(c->cap_inheritable);
+	cr->cap_permitted = imgcr_cap_u64(c->cap_permitted);
+	cr->cap_effective = imgcr_cap_u64(c->cap_effective);
+	cr->cap_bset = imgcr_cap_u64(c->cap_bset);
+	cr->cap_ambient = imgcr_cap_u64(c->cap_ambient);
+	cr->securebits = c->securebits;
+	cr->user_ns = c->user_ns->ns.inum;
+	rcu_read_unlock();
+	cr->flags = task_no_new_privs(th->task) ? IMGCR_CREDS_NO_NEW_PRIVS : 0;
 }
 
 /* The main thread's state also fills the task note, which predates threads. */
@@ -963,7 +993,8 @@ static size_t thread_notes_size(const struct dump_thread *th)
 	return note_size("CORE", sizeof(th->prstatus)) +
 	       note_size("CORE", sizeof(th->fpregs)) +
 	       note_size("LINUX", th->xstate_size) +
-	       note_size(IMGCR_NOTE_OWNER, sizeof(th->th));
+	       note_size(IMGCR_NOTE_OWNER, sizeof(th->th)) +
+	       note_size(IMGCR_NOTE_OWNER, sizeof(th->creds));
 }
 
 static size_t notes_size(const struct dump_image *img)
@@ -989,6 +1020,7 @@ static size_t notes_size(const struct dump_image *img)
 				   img->proc.nr_timers * sizeof(*img->timers));
 	if (img->vdso_text)
 		notes += note_size(IMGCR_NOTE_OWNER, img->tstate.vdso_size);
+	notes += note_size(IMGCR_NOTE_OWNER, sizeof(m->creds));
 	for (i = 1; i < img->nr_threads; i++)
 		notes += thread_notes_size(&img->threads[i]);
 	return notes;
@@ -1031,6 +1063,8 @@ static void put_notes(struct dump_image *img, char *p)
 	if (img->vdso_text)
 		p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_VDSO, img->vdso_text,
 			     img->tstate.vdso_size);
+	p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_CREDS, &m->creds,
+		     sizeof(m->creds));
 	for (i = 1; i < img->nr_threads; i++) {
 		const struct dump_thread *th = &img->threads[i];
 
@@ -1042,6 +1076,8 @@ static void put_notes(struct dump_image *img, char *p)
 			     th->xstate_size);
 		p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_THREAD, &th->th,
 			     sizeof(th->th));
+		p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_CREDS, &th->creds,
+			     sizeof(th->creds));
 	}
 }
 
@@ -1263,8 +1299,10 @@ static int dump_build(struct dump_image *img)
 	ret = dump_gpregs(img);
 	for (i = 0; i < img->nr_threads && !ret; i++) {
 		ret = dump_regs(&img->threads[i]);
-		if (!ret)
+		if (!ret) {
 			dump_thread_state(&img->threads[i]);
+			dump_thread_creds(&img->threads[i]);
+		}
 	}
 	if (ret)
 		return ret;

@@ -28,6 +28,7 @@ struct dump_thread {
 	void *xstate;
 	unsigned int xstate_size;
 	struct imgcr_thread th;		/* per-thread state, main included */
+	struct imgcr_creds creds;	/* its credentials */
 };
 
 struct dump_image {

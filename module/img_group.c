@@ -26,6 +26,7 @@
  * calls, which is why img_parse() refuses images that need any of them to
  * a caller under a seccomp filter.
  */
+#include <linux/atomic.h>
 #include <linux/completion.h>
 #include <linux/membarrier.h>
 #include <linux/mman.h>
@@ -34,6 +35,7 @@
 #include <linux/posix-timers.h>
 #include <linux/prctl.h>
 #include <linux/refcount.h>
+#include <linux/sched/coredump.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
@@ -68,6 +70,13 @@ struct img_group {
 	struct img_thread_work *works;	/* one per thread */
 	struct imgcr_sigqueue *sigq;	/* proc.nr_sigqueue */
 	struct imgcr_posix_timer *timers;	/* proc.nr_timers */
+	/* credentials (img_creds.c): each thread sets its own */
+	bool has_creds;
+	bool set_creds;			/* exactly ("--imgcr-creds") */
+	int dumpable;			/* the mm's, as the exec left it */
+	struct imgcr_creds main_creds;
+	atomic_t creds_left;		/* threads that have not set theirs */
+	struct completion creds_set;	/* ... until none */
 };
 
 /*
@@ -115,6 +124,16 @@ const struct imgcr_thread *img_group_main(struct img_group *g)
 	return &g->main_th;
 }
 
+/* Once per thread: when every thread has, the main thread sets its own. */
+static void thread_creds_done(struct img_group *g, bool *done)
+{
+	if (*done)
+		return;
+	*done = true;
+	if (atomic_dec_and_test(&g->creds_left))
+		complete(&g->creds_set);
+}
+
 /* Runs in a new thread on its way to user space (or out, if killed). */
 static void img_thread_resume(struct callback_head *cb)
 {
@@ -122,6 +141,7 @@ static void img_thread_resume(struct callback_head *cb)
 	struct img_group *g = w->group;
 	const struct img_thread *t = w->t;
 	const u64 *r = t->prstatus.regs;
+	bool creds_done = false;
 	sigset_t blocked;
 
 	if (current->flags & PF_EXITING)
@@ -134,6 +154,15 @@ static void img_thread_resume(struct callback_head *cb)
 	}
 	img_set_thread_fields(&t->th);
 	img_set_late_fields(r[IMGCR_REG_RAX], &t->th);
+	/* before the main thread's, which waits for every thread's */
+	if (g->has_creds &&
+	    img_set_creds(&t->creds, g->set_creds, READ_ONCE(g->dumpable),
+			  t->th.pdeath_signal)) {
+		group_err("thread %d: no memory for its credentials", t->th.tid);
+		send_sig(SIGKILL, current, 1);
+		goto out;
+	}
+	thread_creds_done(g, &creds_done);
 	if (wait_for_completion_killable(&g->ready) || READ_ONCE(g->failed))
 		goto out;
 	siginitset(&blocked, t->th.blocked);
@@ -142,6 +171,7 @@ static void img_thread_resume(struct callback_head *cb)
 	if (READ_ONCE(g->stop))
 		set_thread_flag(TIF_SIGPENDING);
 out:
+	thread_creds_done(g, &creds_done);
 	img_group_put(g);
 	module_put(THIS_MODULE);
 }
@@ -526,6 +556,24 @@ static int queue_signals(struct img_group *g, struct group_scratch __user *s)
 	return 0;
 }
 
+/*
+ * Last: the threads were made with the exec's credentials (clone3(set_tid)
+ * may need CAP_CHECKPOINT_RESTORE, and a thread must not inherit the main
+ * thread's no_new_privs); each has set its own when this one sets its.
+ */
+static int set_main_creds(struct img_group *g)
+{
+	if (g->proc.nr_threads &&
+	    wait_for_completion_killable(&g->creds_set))
+		return -EINTR;
+	if (img_set_creds(&g->main_creds, g->set_creds, g->dumpable,
+			  g->main_th.pdeath_signal)) {
+		group_err("no memory for its credentials");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 static bool group_needs_scratch(const struct img_group *g)
 {
 	const struct imgcr_itimer *it = g->proc.itimer;
@@ -577,6 +625,7 @@ int img_group_run(struct img_group *g, bool stop)
 	 * the path that cannot fail (no cpumask allocation, no RCU grace
 	 * period while the threads wait).
 	 */
+	g->dumpable = imgcr_get_dumpable();	/* before any commit_creds() */
 	ret = set_switches(g);
 	if (!ret)
 		ret = create_threads(g, s);
@@ -588,6 +637,8 @@ int img_group_run(struct img_group *g, bool stop)
 		ret = queue_signals(g, s);
 	if (addr)
 		vm_munmap(addr, PAGE_SIZE);
+	if (!ret && g->has_creds)
+		ret = set_main_creds(g);
 	if (!ret && stop) {
 		ret = kill_pid(task_tgid(current), SIGSTOP, 1);
 		if (ret)
@@ -622,6 +673,11 @@ struct img_group *img_group_prepare(struct img *img)
 	g->main_tid = img->task.pid;
 	g->main_th = img->main_th;
 	g->proc = img->proc;
+	g->has_creds = img->has_creds;
+	g->set_creds = img->set_creds;
+	g->main_creds = img->creds;
+	atomic_set(&g->creds_left, n);
+	init_completion(&g->creds_set);
 	if (n) {
 		g->works = kvcalloc(n, sizeof(*g->works), GFP_KERNEL_ACCOUNT);
 		if (!g->works) {

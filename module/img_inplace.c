@@ -136,8 +136,9 @@ static bool caller_has_posix_timers(void)
  * is not set-ID and has no file capabilities (prepare_exec_creds(),
  * cap_bprm_creds_from_file()): the caller's must be those already.
  */
-static const char *caller_creds_bad(struct linux_binprm *bprm)
+static const char *caller_creds_bad(struct img *img)
 {
+	struct linux_binprm *bprm = img->bprm;
 	const struct cred *c = current_cred();
 	bool root = uid_eq(c->euid, make_kuid(c->user_ns, 0)) &&
 		    !issecure(SECURE_NOROOT);
@@ -146,6 +147,13 @@ static const char *caller_creds_bad(struct linux_binprm *bprm)
 	    !uid_eq(c->euid, c->fsuid) || !gid_eq(c->gid, c->egid) ||
 	    !gid_eq(c->egid, c->sgid) || !gid_eq(c->egid, c->fsgid))
 		return "the caller's real, effective, saved and file system IDs differ (exec would change them)";
+	/*
+	 * "--imgcr-creds": the capability sets and securebits are replaced
+	 * by the image's after the exec (img_creds.c), checked to be within
+	 * the caller's: what exec would make of them does not matter
+	 */
+	if (img->set_creds)
+		goto caps_done;
 	if (c->securebits & issecure_mask(SECURE_KEEP_CAPS))
 		return "the caller has SECURE_KEEP_CAPS (exec would clear it)";
 	if (root ? !cap_issubset(c->cap_permitted, c->cap_bset) ||
@@ -153,6 +161,7 @@ static const char *caller_creds_bad(struct linux_binprm *bprm)
 		   !cap_issubset(c->cap_permitted, c->cap_ambient) ||
 		   !cap_issubset(c->cap_effective, c->cap_ambient))
 		return "the caller has capabilities exec would drop";
+caps_done:
 #ifdef CONFIG_KEYS
 	if (c->thread_keyring || c->process_keyring)
 		return "the caller has a thread or process keyring (exec would drop it)";
@@ -221,7 +230,7 @@ static const char *caller_bad(struct img *img)
 		return "the image was not dumpable and the caller is: what it opened of the caller would reach the task";
 	why = caller_task_bad();
 	if (!why)
-		why = caller_creds_bad(img->bprm);
+		why = caller_creds_bad(img);
 	if (!why)
 		why = caller_mm_bad(img);
 	return why;

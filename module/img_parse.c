@@ -114,7 +114,7 @@ struct note_slot {
 /* The main thread's notes, and the process-wide ones: at most one of each. */
 enum {
 	N_PRSTATUS, N_XSTATE, N_AUXV, N_TASK, N_SIGACT, N_VMAS, N_FILES,
-	N_PROC, N_SIGQUEUE, N_TIMERS, N_VDSO, N_MAX
+	N_PROC, N_SIGQUEUE, N_TIMERS, N_VDSO, N_CREDS, N_MAX
 };
 
 static const struct note_slot note_kinds[N_MAX] = {
@@ -129,10 +129,15 @@ static const struct note_slot note_kinds[N_MAX] = {
 	[N_SIGQUEUE] = { IMGCR_NOTE_OWNER, NT_IMGCR_SIGQUEUE },
 	[N_TIMERS] = { IMGCR_NOTE_OWNER, NT_IMGCR_TIMERS },
 	[N_VDSO] = { IMGCR_NOTE_OWNER, NT_IMGCR_VDSO },
+	[N_CREDS] = { IMGCR_NOTE_OWNER, NT_IMGCR_CREDS },
 };
 
-/* The notes of each further thread, exactly these in this order. */
-enum { T_PRSTATUS, T_FPREG, T_XSTATE, T_THREAD, T_MAX };
+/*
+ * The notes of each further thread, exactly these in this order, then
+ * NT_IMGCR_CREDS if the image has credentials (T_CREDS, not counted in
+ * T_MAX: images of older imgcr versions have none).
+ */
+enum { T_PRSTATUS, T_FPREG, T_XSTATE, T_THREAD, T_MAX, T_CREDS = T_MAX, T_ALL };
 
 static const struct note_slot thread_kinds[T_MAX] = {
 	[T_PRSTATUS] = { "CORE", IMGCR_NT_PRSTATUS },
@@ -1110,6 +1115,20 @@ static int img_thread_notes(struct img *img, const char **p, const char *end,
 			return -EINVAL;
 		}
 	}
+	/* its credentials, in images that have them */
+	g[T_CREDS].desc = NULL;
+	if (img->has_creds) {
+		const char *q = *p;
+
+		if (q < end && next_note(&q, end, &g[T_CREDS]) &&
+		    note_is(&g[T_CREDS], &note_kinds[N_CREDS])) {
+			*p = q;
+		} else {
+			img_err(img, "invalid image: thread %u: no NT_IMGCR_CREDS note (the main thread has one)",
+				n);
+			return -EINVAL;
+		}
+	}
 	return 0;
 }
 
@@ -1122,14 +1141,19 @@ static int img_read_thread(struct img *img, unsigned int n,
 
 	if (g[T_PRSTATUS].len != sizeof(t->prstatus) ||
 	    g[T_FPREG].len != sizeof(struct fxregs_state) ||
-	    g[T_THREAD].len != sizeof(t->th)) {
+	    g[T_THREAD].len != sizeof(t->th) ||
+	    (g[T_CREDS].desc && g[T_CREDS].len != sizeof(t->creds))) {
 		img_err(img, "invalid image: thread %u: a note of wrong size", n);
 		return -EINVAL;
 	}
 	memcpy(&t->prstatus, g[T_PRSTATUS].desc, sizeof(t->prstatus));
 	memcpy(&t->th, g[T_THREAD].desc, sizeof(t->th));
+	if (g[T_CREDS].desc)
+		memcpy(&t->creds, g[T_CREDS].desc, sizeof(t->creds));
 	snprintf(who, sizeof(who), "thread %u (TID %u): ", n, t->th.tid);
 	ret = img_check_thread(img, &t->th, who);
+	if (!ret && img->has_creds)
+		ret = img_check_creds(img, &t->creds, who);
 	if (!ret)
 		ret = img_check_regs(img, t->prstatus.regs, who);
 	if (!ret)
@@ -1148,7 +1172,7 @@ static int img_read_threads(struct img *img, const struct img_notes *nt)
 	const char *end = (const char *)img->notes + img->notes_len;
 	const char *p = nt->threads ?: end;
 	unsigned int i, nr = img->proc.nr_threads;
-	struct note g[T_MAX], n;
+	struct note g[T_ALL], n;
 	int ret;
 
 	if (nr) {
@@ -1632,6 +1656,29 @@ static int img_check_rights(struct img *img)
 	return 0;
 }
 
+/* The credentials of every thread may be given to this caller (img_creds.c). */
+static int img_check_all_creds(struct img *img)
+{
+	char who[48];
+	unsigned int i;
+	int ret;
+
+	if (!img->has_creds) {
+		if (img->set_creds) {
+			img_err(img, "--imgcr-creds: the image has no credentials (made by an older imgcr): restore it without");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	ret = img_creds_allowed(img, &img->creds, "");
+	for (i = 0; i < img->proc.nr_threads && !ret; i++) {
+		snprintf(who, sizeof(who), "thread %u (TID %u): ", i + 1,
+			 img->threads[i].th.tid);
+		ret = img_creds_allowed(img, &img->threads[i].creds, who);
+	}
+	return ret;
+}
+
 int img_parse(struct img *img)
 {
 	struct img_notes nt;
@@ -1677,6 +1724,13 @@ int img_parse(struct img *img)
 		ret = img_check_proc(img, &nt);
 	if (!ret)
 		ret = img_check_main_thread(img);
+	if (!ret && slots[N_CREDS].desc) {
+		img->has_creds = true;
+		ret = img_copy_note(img, &slots[N_CREDS], &img->creds,
+				    sizeof(img->creds), "credentials");
+		if (!ret)
+			ret = img_check_creds(img, &img->creds, "");
+	}
 	if (!ret)
 		ret = img_check_regs(img, img->prstatus.regs, "");
 	if (!ret)
@@ -1717,6 +1771,8 @@ int img_parse(struct img *img)
 		ret = img_check_xstate(img, slots[N_XSTATE].desc,
 				       slots[N_XSTATE].len, "", &img->xstate,
 				       &img->pkru);
+	if (!ret)
+		ret = img_check_all_creds(img);
 	if (ret)
 		return ret;
 	img->xstate_size = slots[N_XSTATE].len;

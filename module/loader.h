@@ -39,6 +39,7 @@ struct img_thread {
 	struct imgcr_thread th;
 	void *xstate;			/* img->xstate_size bytes */
 	u32 pkru;			/* from xstate, if it has PKRU */
+	struct imgcr_creds creds;	/* if img->has_creds */
 };
 
 /* img_vdso.c: a jump at the old vdso's @old_off to the new one's @new_off */
@@ -80,6 +81,9 @@ struct img {
 	unsigned int nr_files;
 
 	u32 pkru;			/* from xstate, if it has PKRU */
+	struct imgcr_creds creds;	/* the main thread's, if has_creds */
+	bool has_creds;			/* every thread has NT_IMGCR_CREDS */
+	bool set_creds;			/* argv "--imgcr-creds": set them exactly */
 	bool stop;			/* argv "--imgcr-stop": restore it stopped */
 	char *cloexec;			/* argv "--imgcr-cloexec=": fds to mark */
 	struct img_keep *keep;		/* argv "--imgcr-keep=", sorted */
@@ -117,6 +121,14 @@ void img_inplace_end(struct img *img);
 /* img_restore.c: PR_SET_DUMPABLE 0, its failure logged */
 int img_set_undumpable(struct img *img);
 int img_fill_kept(unsigned long addr, const void *want, void *have, size_t n);
+
+/* img_creds.c: capabilities, securebits, no_new_privs of each thread */
+int img_check_creds(struct img *img, const struct imgcr_creds *t,
+		    const char *who);
+int img_creds_allowed(struct img *img, const struct imgcr_creds *t,
+		      const char *who);
+int img_set_creds(const struct imgcr_creds *t, bool exact, int dumpable,
+		  int pdeath);
 
 /* img_vdso.c: an image from a kernel with another vdso */
 int img_vdso_plan(struct img *img, const struct vdso_image *vi,

@@ -5,7 +5,7 @@
  *
  * Dump: prlimit(pid) for every RLIMIT_*, /proc/PID/oom_score_adj,
  * sched_getscheduler/getparam, getpriority (nice), sched_getaffinity,
- * ioprio_get and /proc/PID/status NoNewPrivs.  Nice, policy, affinity and
+ * ioprio_get, /proc/PID/status NoNewPrivs and /proc/PID/loginuid.  Nice, policy, affinity and
  * I/O priority belong to each thread: the image's threads are created from
  * the main thread and inherit its values, so a thread whose values differ
  * is refused, and so is SCHED_DEADLINE.  A soft RLIMIT_AS, _DATA or _STACK below what the task maps
@@ -258,7 +258,58 @@ int attrs_dump(struct tree_task *k)
 	k->no_new_privs = atoi(v) != 0;
 	k->attr_set |= ATTR_NNP;
 	free(text);
+
+	/* the audit login uid (absent without CONFIG_AUDIT: nothing to keep) */
+	snprintf(path, sizeof(path), "/proc/%d/loginuid", k->pid);
+	text = read_text(path, NULL);
+	if (text) {
+		char *end;
+		unsigned long u;
+
+		errno = 0;
+		u = strtoul(text, &end, 10);
+		if (errno || end == text || u > 0xffffffffUL) {
+			pr_err("pid %d: cannot parse %s", k->pid, path);
+			free(text);
+			return -1;
+		}
+		k->loginuid = u;
+		k->attr_set |= ATTR_LOGINUID;
+		free(text);
+	}
 	return 0;
+}
+
+/*
+ * The audit login uid, before the credentials change: writing it needs
+ * CAP_AUDIT_CONTROL unless it is the caller's already (the kernel then
+ * gives the task a new session id: that one cannot be chosen).
+ */
+static int set_loginuid(const struct tree_task *k, char *err, size_t size)
+{
+	char *now, buf[16];
+	int fd, n, e;
+
+	if (!(k->attr_set & ATTR_LOGINUID))
+		return 0;
+	now = read_text("/proc/self/loginuid", NULL);
+	if (now && strtoul(now, NULL, 10) == k->loginuid) {
+		free(now);
+		return 0;
+	}
+	free(now);
+	n = snprintf(buf, sizeof(buf), "%u", k->loginuid);
+	fd = open("/proc/self/loginuid", O_WRONLY | O_CLOEXEC);
+	if (fd >= 0 && write(fd, buf, n) == n) {
+		close(fd);
+		return 0;
+	}
+	e = errno;
+	if (fd >= 0)
+		close(fd);
+	snprintf(err, size, "cannot set its audit loginuid %u: %s%s", k->loginuid, strerror(e),
+		 e == EPERM ? " (needs CAP_AUDIT_CONTROL: restore as root)" : "");
+	return -1;
 }
 
 /*
@@ -412,7 +463,7 @@ static int set_sched(const struct tree_task *k, char *err, size_t size)
 	return 0;
 }
 
-int attrs_set(const struct tree_task *k, char *err, size_t size)
+int attrs_set(const struct tree_task *k, int nnp_in_image, char *err, size_t size)
 {
 	/*
 	 * oom_score_adj first: it opens a file, which a low RLIMIT_NOFILE
@@ -421,7 +472,10 @@ int attrs_set(const struct tree_task *k, char *err, size_t size)
 	 */
 	if (set_oom(k, err, size) || set_rlimits(k, err, size) || set_sched(k, err, size))
 		return -1;
-	if ((k->attr_set & ATTR_NNP) && k->no_new_privs &&
+	if (set_loginuid(k, err, size))
+		return -1;
+	/* an image with credentials has each thread's: the module sets them */
+	if (!nnp_in_image && (k->attr_set & ATTR_NNP) && k->no_new_privs &&
 	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
 		snprintf(err, size, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
 		return -1;
@@ -460,6 +514,8 @@ void attrs_write(FILE *f, const struct tree_task *k)
 		fprintf(f, "ioprio %d %d\n", k->pid, k->ioprio);
 	if (k->attr_set & ATTR_NNP)
 		fprintf(f, "nnp %d %d\n", k->pid, k->no_new_privs);
+	if (k->attr_set & ATTR_LOGINUID)
+		fprintf(f, "loginuid %d %u\n", k->pid, k->loginuid);
 	if (k->cwd_deleted)
 		fprintf(f, "cwd-deleted %d\n", k->pid);
 }
@@ -496,6 +552,7 @@ int attrs_read(struct tree_task *k, char **v, int nv, int *bad)
 {
 	static const char *const keys[] = {
 		"rlimit", "oom", "sched", "affinity", "ioprio", "nnp", "cwd-deleted",
+		"loginuid",
 	};
 	unsigned long long soft, hard;
 	cpu_set_t cpus;
@@ -556,6 +613,18 @@ int attrs_read(struct tree_task *k, char **v, int nv, int *bad)
 			return 1;
 		k->cwd_deleted = 1;
 		break;
+	case 7: {
+		char *end;
+		unsigned long u;
+
+		errno = 0;
+		u = strtoul(v[2], &end, 10);
+		if (nv != 3 || errno || *end || !*v[2] || u > 0xffffffffUL)
+			return 1;
+		k->loginuid = u;
+		k->attr_set |= ATTR_LOGINUID;
+		break;
+	}
 	}
 	*bad = 0;
 	return 1;
@@ -591,6 +660,8 @@ void attrs_show_text(const struct tree_task *k)
 		       k->affinity ? k->affinity : "-", k->ioprio >> 13, k->ioprio & 0x1fff,
 		       k->no_new_privs ? ", no_new_privs" : "");
 	}
+	if ((k->attr_set & ATTR_LOGINUID) && k->loginuid != 0xffffffffu)
+		printf("  audit loginuid %u\n", k->loginuid);
 }
 
 void attrs_show_json(const struct tree_task *k)
@@ -610,4 +681,6 @@ void attrs_show_json(const struct tree_task *k)
 	       k->oom_score_adj, k->sched_policy, k->sched_reset ? "true" : "false",
 	       k->sched_prio, k->nice, k->ioprio, k->no_new_privs ? "true" : "false",
 	       k->affinity ? k->affinity : "");
+	if (k->attr_set & ATTR_LOGINUID)
+		printf(",\"loginuid\":%u", k->loginuid);
 }

@@ -2,7 +2,7 @@
 /*
  * Process attributes kept in DIR/tree (attrs.c): resource limits,
  * oom_score_adj, scheduling policy/priority/nice, CPU affinity, I/O
- * priority, no_new_privs, and a cwd that was deleted.  The ones only the
+ * priority, no_new_privs, the audit loginuid, and a cwd that was deleted.  The ones only the
  * kernel can read or set again after the exec (child subreaper, THP
  * disable, dumpable, parent-death signal, personality, membarrier) are in
  * the image (NT_IMGCR_PROC, NT_IMGCR_TASK).
@@ -24,7 +24,8 @@ int attrs_dump(struct tree_task *k);
  * 0, or -1 with the reason in @err.
  */
 int attrs_chdir(const struct tree_task *k, char *err, size_t size);
-int attrs_set(const struct tree_task *k, char *err, size_t size);
+/* @nnp_in_image: the image has each thread's no_new_privs (NT_IMGCR_CREDS) */
+int attrs_set(const struct tree_task *k, int nnp_in_image, char *err, size_t size);
 
 /* DIR/tree records (format: tree.c) */
 void attrs_write(FILE *f, const struct tree_task *k);

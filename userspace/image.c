@@ -98,6 +98,7 @@ static const char *note_name(unsigned int type)
 	case NT_IMGCR_SIGQUEUE: return "NT_IMGCR_SIGQUEUE";
 	case NT_IMGCR_TIMERS: return "NT_IMGCR_TIMERS";
 	case NT_IMGCR_VDSO: return "NT_IMGCR_VDSO";
+	case NT_IMGCR_CREDS: return "NT_IMGCR_CREDS";
 	}
 	return "an unknown IMGCR note";
 }
@@ -162,6 +163,17 @@ static int decode(struct image *img, struct image_note *n)
 			goto bad;
 		memcpy(&th->thread, n->desc, sizeof(th->thread));
 		th->has_thread = 1;
+		return 0;
+	}
+	if (n->type == NT_IMGCR_CREDS) {
+		if (th->has_creds)
+			why = "twice for one thread";
+		else if (n->len != sizeof(th->creds))
+			why = "of the wrong size";
+		if (why)
+			goto bad;
+		memcpy(&th->creds, n->desc, sizeof(th->creds));
+		th->has_creds = 1;
 		return 0;
 	}
 	switch (n->type) {

@@ -20,6 +20,8 @@ struct image_thread {
 	struct imgcr_prstatus prstatus;
 	struct imgcr_thread thread;	/* threads[1..] only: NT_IMGCR_THREAD */
 	int has_thread;
+	struct imgcr_creds creds;	/* NT_IMGCR_CREDS, if has_creds */
+	int has_creds;
 	size_t fpreg_len;
 	size_t xstate_len;
 };

@@ -24,12 +24,18 @@
  *   not used (everything else is close-on-exec); lets the kinds do what
  *   needs its fd numbers or the other tasks (fd_kind.late: epoll items,
  *   pidfds to tasks of the tree); sets its resource limits,
- *   oom_score_adj, scheduling, affinity, I/O priority and no_new_privs
- *   (attrs.c, which reads /proc/self); chroot;
- *   sets groups, gids, uids (root only; otherwise they must be the caller's);
+ *   oom_score_adj, scheduling, affinity, I/O priority, no_new_privs (for
+ *   an image without credentials) and the audit loginuid (attrs.c, which
+ *   reads /proc/self); chroot;
+ *   sets groups, gids, uids (root only; otherwise they must be the caller's),
+ *   keeping its capabilities across (PR_SET_KEEPCAPS) if the image has the
+ *   threads' credentials (NT_IMGCR_CREDS), whose capabilities it checks it
+ *   holds (creds_check: a message naming the capability);
  *   reports "ready" on the status pipe and waits on the go pipe.
  * When every task is ready, the restorer writes one go byte per task and
- * every task execve()s its image (argv[1] "--imgcr-cloexec=LIST" names the
+ * every task execve()s its image ("--imgcr-creds" sets each thread's
+ * capabilities, securebits and no_new_privs from the image, within the
+ * restorer's; "--imgcr-cloexec=LIST" names the
  * fds to mark close-on-exec again; "--imgcr-keep=RANGES" the mappings it
  * shares with its parent or children, restored in place; "--imgcr-stop" makes the module stop
  * the whole restored process with SIGSTOP before its first instruction,
@@ -333,10 +339,136 @@ static int drop_to_ambient(void)
 	return syscall(SYS_capset, &h, d);
 }
 
+/* The credentials of each thread of an image (NT_IMGCR_CREDS). */
+struct img_creds {
+	int has;		/* every thread has them (else none has) */
+	unsigned int n;
+	pid_t *tid;
+	struct imgcr_creds *c;
+};
+
+static int image_creds_read(const char *path, struct img_creds *out)
+{
+	struct image im;
+	unsigned int i;
+
+	memset(out, 0, sizeof(*out));
+	if (image_open(&im, path)) {
+		image_close(&im);
+		return -1;
+	}
+	if (!im.threads[0].has_creds) {
+		image_close(&im);
+		return 0;
+	}
+	out->n = im.nr_threads;
+	out->tid = calloc(out->n, sizeof(*out->tid));
+	out->c = calloc(out->n, sizeof(*out->c));
+	if (!out->tid || !out->c) {
+		image_close(&im);
+		return -1;
+	}
+	for (i = 0; i < im.nr_threads; i++) {
+		if (!im.threads[i].has_creds) {
+			pr_err("%s: thread %d has no NT_IMGCR_CREDS note, the main thread has one",
+			       path, im.threads[i].prstatus.pid);
+			image_close(&im);
+			return -1;
+		}
+		out->tid[i] = im.threads[i].prstatus.pid;
+		out->c[i] = im.threads[i].creds;
+	}
+	out->has = 1;
+	image_close(&im);
+	return 0;
+}
+
+static const char *const cap_names[] = {
+	"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_DAC_READ_SEARCH", "CAP_FOWNER",
+	"CAP_FSETID", "CAP_KILL", "CAP_SETGID", "CAP_SETUID", "CAP_SETPCAP",
+	"CAP_LINUX_IMMUTABLE", "CAP_NET_BIND_SERVICE", "CAP_NET_BROADCAST",
+	"CAP_NET_ADMIN", "CAP_NET_RAW", "CAP_IPC_LOCK", "CAP_IPC_OWNER",
+	"CAP_SYS_MODULE", "CAP_SYS_RAWIO", "CAP_SYS_CHROOT", "CAP_SYS_PTRACE",
+	"CAP_SYS_PACCT", "CAP_SYS_ADMIN", "CAP_SYS_BOOT", "CAP_SYS_NICE",
+	"CAP_SYS_RESOURCE", "CAP_SYS_TIME", "CAP_SYS_TTY_CONFIG", "CAP_MKNOD",
+	"CAP_LEASE", "CAP_AUDIT_WRITE", "CAP_AUDIT_CONTROL", "CAP_SETFCAP",
+	"CAP_MAC_OVERRIDE", "CAP_MAC_ADMIN", "CAP_SYSLOG", "CAP_WAKE_ALARM",
+	"CAP_BLOCK_SUSPEND", "CAP_AUDIT_READ", "CAP_PERFMON", "CAP_BPF",
+	"CAP_CHECKPOINT_RESTORE",
+};
+
+static const char *cap_name(uint64_t set, char *buf, size_t size)
+{
+	int c = __builtin_ctzll(set);
+
+	if (c < (int)(sizeof(cap_names) / sizeof(cap_names[0])))
+		return cap_names[c];
+	snprintf(buf, size, "capability %d", c);
+	return buf;
+}
+
+/*
+ * Right before the exec, with our credentials as the exec will see them:
+ * may each thread's capabilities be given (binfmt_img checks it all again,
+ * img_creds.c; this is for a message that names the capability)?  NULL,
+ * or why not in @err.
+ */
+static const char *creds_check(const struct img_creds *cr, char *err, size_t size)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+	uint64_t perm, inh, bset = 0, more;
+	char name[32], link[64];
+	unsigned long long ns = 0;
+	unsigned int i;
+	struct stat st;
+	int c;
+
+	if (syscall(SYS_capget, &h, d)) {
+		snprintf(err, size, "capget: %s", strerror(errno));
+		return err;
+	}
+	perm = d[0].permitted | (uint64_t)d[1].permitted << 32;
+	inh = d[0].inheritable | (uint64_t)d[1].inheritable << 32;
+	for (c = 0; c < 64; c++)
+		if (prctl(PR_CAPBSET_READ, c, 0, 0, 0) == 1)
+			bset |= 1ULL << c;
+	if (!stat("/proc/self/ns/user", &st))
+		ns = st.st_ino;
+	for (i = 0; i < cr->n; i++) {
+		const struct imgcr_creds *t = &cr->c[i];
+		const char *set = "permitted";
+
+		if ((t->cap_permitted | t->cap_inheritable | t->cap_ambient) && ns &&
+		    t->user_ns != ns) {
+			snprintf(link, sizeof(link), "%llu", (unsigned long long)t->user_ns);
+			snprintf(err, size, "thread %d held capabilities in another user namespace (inode %s) than the restore's (%llu): they cannot be given in this one",
+				 cr->tid[i], link, ns);
+			return err;
+		}
+		more = t->cap_permitted & ~perm;
+		if (!more) {
+			more = t->cap_inheritable & ~(inh | perm);
+			set = "inheritable";
+		}
+		if (!more) {
+			more = t->cap_bset & ~bset;
+			set = "in its bounding set";
+		}
+		if (more) {
+			snprintf(err, size, "thread %d had %s %s, which the restorer does not hold (restore as root)",
+				 cr->tid[i], cap_name(more, name, sizeof(name)), set);
+			return err;
+		}
+	}
+	return NULL;
+}
+
 static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 {
 	const struct tree_task *k = &c->t.tasks[ti];
-	char img[PATH_MAX + 32], cloexec[4096], *argv[6], err[PATH_MAX + 256];
+	char img[PATH_MAX + 32], cloexec[4096], *argv[7], err[PATH_MAX + 256];
+	struct img_creds creds = { 0 };
 	static char keep_arg[COW_ARG_MAX];
 	int i, fd, n, in_tree_pgid, rootfd = -1, used[3] = { 0, 0, 0 };
 	const char *why;
@@ -461,8 +593,11 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 	if (strcmp(k->root, "/") && !k->zombie &&
 	    (rootfd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		TFAIL("cannot open / before chroot: %s", strerror(errno));
+	/* its threads' credentials in the image (NT_IMGCR_CREDS): checked below */
+	if (!k->zombie && image_creds_read(img, &creds))
+		TFAIL("cannot read the credentials in %s", img);
 	/* limits, oom_score_adj, scheduling...: while the rights are the caller's */
-	if (attrs_set(k, err, sizeof(err)))
+	if (attrs_set(k, creds.has, err, sizeof(err)))
 		TFAIL("%s", err);
 	if (strcmp(k->root, "/")) {
 		/* the cwd, entered above, stays where it was: under the root or not */
@@ -477,6 +612,13 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 			g[i] = k->groups[i];
 		if (setgroups(k->ngroups, g))
 			TFAIL("setgroups: %s", strerror(errno));
+		/*
+		 * keep our capabilities across the uid change (the ambient
+		 * ones go): the exec of the image then sets the task's
+		 * exactly, within ours (--imgcr-creds)
+		 */
+		if (creds.has && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0))
+			TFAIL("PR_SET_KEEPCAPS: %s", strerror(errno));
 		if (setresgid(k->gid[0], k->gid[1], k->gid[2]))
 			TFAIL("setresgid %u %u %u: %s", k->gid[0], k->gid[1], k->gid[2], strerror(errno));
 		if (k->gid[3] != k->gid[1])
@@ -495,7 +637,7 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		zombie_exit(c, k);
 	wait_zombie_children(c, k);
 	argv[0] = img;
-	argv[1] = argv[2] = argv[3] = argv[4] = argv[5] = NULL;
+	argv[1] = argv[2] = argv[3] = argv[4] = argv[5] = argv[6] = NULL;
 	char cloexec_arg[sizeof(cloexec) + 32], root_arg[48];
 
 	n = 1;
@@ -509,6 +651,12 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 	}
 	if (k->stopped)
 		argv[n++] = "--imgcr-stop";
+	if (creds.has) {
+		why = creds_check(&creds, err, sizeof(err));
+		if (why)
+			TFAIL("%s", why);
+		argv[n++] = "--imgcr-creds";
+	}
 	/* mappings shared with its parent or children: restored in place */
 	cow_keep_arg(keep_arg, sizeof(keep_arg));
 	if (keep_arg[0] && inplace_creds_ok())

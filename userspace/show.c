@@ -257,6 +257,17 @@ static void show_threads_text(const struct image *img)
 		if (flags & IMGCR_TASK_INTERRUPTED_SYSCALL)
 			printf(", sleep interrupted (EINTR)");
 		putchar('\n');
+		if (img->threads[i].has_creds) {
+			const struct imgcr_creds *c = &img->threads[i].creds;
+
+			printf("    creds: uid %u/%u/%u/%u gid %u/%u/%u/%u, cap eff %#" PRIx64
+			       " prm %#" PRIx64 " inh %#" PRIx64 " bnd %#" PRIx64 " amb %#" PRIx64
+			       ", securebits %#x%s\n", c->uid, c->euid, c->suid, c->fsuid, c->gid,
+			       c->egid, c->sgid, c->fsgid, (uint64_t)c->cap_effective,
+			       (uint64_t)c->cap_permitted, (uint64_t)c->cap_inheritable,
+			       (uint64_t)c->cap_bset, (uint64_t)c->cap_ambient, c->securebits,
+			       c->flags & IMGCR_CREDS_NO_NEW_PRIVS ? ", no_new_privs" : "");
+		}
 		show_pending(img, tid, "    pending: ");
 	}
 	show_pending(img, 0, "pending:  process-wide: ");
@@ -325,8 +336,22 @@ static void show_threads_json(const struct image *img)
 		       i ? "false" : "true");
 		json_str(comm);
 		printf(",\"rip\":%" PRIu64 ",\"rsp\":%" PRIu64 ",\"blocked\":%" PRIu64
-		       ",\"flags\":%u,\"xstate\":%zu}", r[IMGCR_REG_RIP], r[IMGCR_REG_RSP],
+		       ",\"flags\":%u,\"xstate\":%zu", r[IMGCR_REG_RIP], r[IMGCR_REG_RSP],
 		       blocked, flags, img->threads[i].xstate_len);
+		if (img->threads[i].has_creds) {
+			const struct imgcr_creds *c = &img->threads[i].creds;
+
+			printf(",\"creds\":{\"uid\":[%u,%u,%u,%u],\"gid\":[%u,%u,%u,%u],"
+			       "\"cap_effective\":%" PRIu64 ",\"cap_permitted\":%" PRIu64
+			       ",\"cap_inheritable\":%" PRIu64 ",\"cap_bset\":%" PRIu64
+			       ",\"cap_ambient\":%" PRIu64 ",\"securebits\":%u,\"no_new_privs\":%s}",
+			       c->uid, c->euid, c->suid, c->fsuid, c->gid, c->egid, c->sgid, c->fsgid,
+			       (uint64_t)c->cap_effective, (uint64_t)c->cap_permitted,
+			       (uint64_t)c->cap_inheritable, (uint64_t)c->cap_bset,
+			       (uint64_t)c->cap_ambient, c->securebits,
+			       c->flags & IMGCR_CREDS_NO_NEW_PRIVS ? "true" : "false");
+		}
+		putchar('}');
 	}
 	printf("],\"proc\":{\"flags\":%u,\"pdeath_signal\":%u,\"timer_slack_ns\":%" PRIu64
 	       ",\"default_timer_slack_ns\":%" PRIu64 ",\"itimers\":[", pr->flags,

@@ -41,7 +41,11 @@
  *   affinity PID CPUS                CPU affinity as a list ("0-3,6")
  *   ioprio PID VALUE                 I/O priority (ioprio_get(2) value:
  *                                    class << 13 | level)
- *   nnp PID 0|1                      PR_SET_NO_NEW_PRIVS
+ *   nnp PID 0|1                      PR_SET_NO_NEW_PRIVS (the main
+ *                                    thread's; an image with credentials
+ *                                    has each thread's, NT_IMGCR_CREDS)
+ *   loginuid PID UID                 /proc/PID/loginuid (audit login uid;
+ *                                    4294967295: unset)
  *   cwd-deleted PID                  the cwd of the fs record had been
  *                                    deleted: restored as a deleted
  *                                    directory at that path

@@ -37,6 +37,7 @@ extern const char *const tree_kind_names[TK_NR];
 #define ATTR_AFFINITY	(1u << 18)
 #define ATTR_IOPRIO	(1u << 19)
 #define ATTR_NNP	(1u << 20)
+#define ATTR_LOGINUID	(1u << 21)
 /* TK_TTY: what the file is on its terminal (tty.c) */
 enum tree_tty_role {
 	TTY_MASTER,	/* /dev/ptmx: the master of a pty pair in the tree */
@@ -132,6 +133,7 @@ struct tree_task {
 	int ioprio;
 	char *affinity;		/* CPU list ("0-3,6") */
 	int no_new_privs;
+	unsigned int loginuid;	/* /proc/PID/loginuid; 4294967295: unset */
 	int cwd_deleted;	/* cwd was deleted: recreated, entered, removed */
 	int zombie;		/* dead, not reaped: restored as a zombie (no image) */
 	int exit_status;	/* a zombie's wait status (/proc/PID/stat field 52) */

@@ -20,11 +20,13 @@
  *     "IMGCR" NT_IMGCR_SIGQUEUE struct imgcr_sigqueue[imgcr_proc.nr_sigqueue]
  *     "IMGCR" NT_IMGCR_TIMERS  struct imgcr_posix_timer[imgcr_proc.nr_timers]
  *     "IMGCR" NT_IMGCR_VDSO    a copy of the vdso (imgcr_task.vdso_size bytes)
+ *     "IMGCR" NT_IMGCR_CREDS   struct imgcr_creds (the main thread's)
  *   then for each further thread, in the order of its notes:
  *     "CORE"  NT_PRSTATUS   its registers (pid = its TID)
  *     "CORE"  NT_PRFPREG
  *     "LINUX" NT_X86_XSTATE
  *     "IMGCR" NT_IMGCR_THREAD  struct imgcr_thread
+ *     "IMGCR" NT_IMGCR_CREDS   struct imgcr_creds (this thread's)
  *   page data, each PT_LOAD's p_offset page aligned
  *
  * This is the order of the kernel's own core dumps (each thread's register
@@ -32,7 +34,9 @@
  * to the thread of the NT_PRSTATUS before it; NT_SIGQUEUE and NT_TIMERS may
  * be absent when their count is 0.  NT_IMGCR_VDSO is absent if the task had
  * no vdso, and in images of imgcr before 0.2: those restore only on a
- * kernel with the same vdso.
+ * kernel with the same vdso.  NT_IMGCR_CREDS is absent in images of older
+ * imgcr versions (every thread or none has one): such images restore with
+ * the caller's credentials.
  *
  * PT_LOAD segments carry only pages the task had present and private to it:
  * p_filesz == p_memsz, both multiples of the page size, sorted by address,
@@ -70,6 +74,8 @@
  * point made a jump to the new vdso's function of the same name.
  */
 #define NT_IMGCR_VDSO		0x494d4309
+/* A thread's credentials: struct imgcr_creds (one per thread, or none). */
+#define NT_IMGCR_CREDS		0x494d430b
 
 /* Standard note types the image uses (same values as <elf.h>). */
 #define IMGCR_NT_PRSTATUS	1
@@ -401,6 +407,35 @@ struct imgcr_thread {
 	__u64 default_timer_slack_ns;
 	__u64 xfeatures;	/* XSTATE_BV of its NT_X86_XSTATE */
 	char comm[16];
+};
+
+/* imgcr_creds.flags */
+#define IMGCR_CREDS_NO_NEW_PRIVS	0x1	/* PR_SET_NO_NEW_PRIVS (per thread) */
+
+/*
+ * NT_IMGCR_CREDS: a thread's credentials as the kernel keeps them in its
+ * struct cred.  Capability sets are bit masks, bit n for capability n
+ * (CAP_CHOWN is bit 0).  IDs are as seen from the dumper's user namespace.
+ * The loader never takes IDs from here (the caller's are kept); the
+ * capability sets, securebits and no_new_privs are set from it when the
+ * caller asks (argv "--imgcr-creds", see binfmt_img), never beyond what
+ * the caller holds; otherwise it only drops what the thread did not have.
+ */
+struct imgcr_creds {
+	__u32 uid, euid, suid, fsuid;
+	__u32 gid, egid, sgid, fsgid;
+	__u64 cap_inheritable;
+	__u64 cap_permitted;
+	__u64 cap_effective;
+	__u64 cap_bset;
+	__u64 cap_ambient;
+	__u32 securebits;	/* SECBIT_* (prctl PR_GET_SECUREBITS) */
+	__u32 flags;		/* IMGCR_CREDS_* */
+	/*
+	 * inode number of the user namespace the capabilities are held in
+	 * (/proc/PID/ns/user): capabilities are only given again in it
+	 */
+	__u64 user_ns;
 };
 
 /*
