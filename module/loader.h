@@ -70,6 +70,7 @@ struct img {
 	struct img_thread *threads;	/* proc.nr_threads further threads */
 	struct imgcr_sigqueue *sigq;	/* proc.nr_sigqueue */
 	struct imgcr_posix_timer *timers;	/* proc.nr_timers */
+	struct imgcr_seccomp *seccomp;	/* 1 + proc.nr_threads, or NULL (version 2) */
 	struct imgcr_sigaction sigact[IMGCR_NSIG];
 	u64 auxv[IMGCR_AUXV_WORDS];
 	size_t auxv_bytes;

@@ -1,0 +1,157 @@
+#!/bin/sh
+# seccomp is never silently dropped (subtests seccomp-*).  `seccomp MODE`
+# (test/progs/seccomp.c) ticks every 100 ms checking from inside that its
+# filter still denies uname() with EXDEV.  Restoring seccomp state is not
+# implemented: what is checked is that nothing restores a task without its
+# filters.
+#   dump-MODE   imgcr dump of a tree with a task under seccomp (strict,
+#               filter chain with FLAG_LOG, TSYNC over 3 threads, a forked
+#               child that inherited the filter, a filter denying execve,
+#               a user-notification listener) is refused with a message
+#               naming pid, thread and seccomp, writes no tree, and leaves
+#               the tree running with its filters (checked inside: still
+#               "ok"; outside: Seccomp/Seccomp_filters of every thread
+#               unchanged)
+#   dump-user   the same for a dump by uid 1000 of its own task
+#   plain-MODE  `cat /proc/PID/dump > img; ./img` (strict, filter, tsync):
+#               the image records the seccomp state (format version 3) and
+#               the exec fails with EPERM and a kernel message naming the
+#               thread, instead of running it unfiltered
+# timeout: 300
+. /imgcr/guest/lib.sh
+require_modules
+chmod 777 .
+RUNAS=""
+
+# sc_state PID: "TID:MODE:FILTERS ..." for every thread.
+sc_state() {
+	for s in /proc/$1/task/*/status; do
+		t=${s%/status}
+		printf '%s:%s:%s ' "${t##*/}" "$(sed -n 's/^Seccomp:\t*//p' $s)" \
+			"$(sed -n 's/^Seccomp_filters:\t*//p' $s)"
+	done
+}
+
+# start MODE [ARGS]: start `seccomp MODE` (as $RUNAS), wait for "ready"
+# and the first ticks; sets PID, KIDS, BEFORE.
+start() {
+	$RUNAS seccomp "$@" < /dev/null > out 2> err &
+	PID=$!
+	track $PID
+	wait_line out '^ready$' 10 || fail "seccomp $*: $(cat out err)"
+	if [ "$1" = strict ]; then
+		KIDS=""
+	else
+		wait_line out ' tick 3 ok$' 10 || fail "seccomp $*: no tick: $(tail -n2 out)"
+		KIDS=$(cat /proc/$PID/task/*/children)
+		for k in $KIDS; do track $k; done
+	fi
+	BEFORE="$(sc_state $PID)"
+	case "$BEFORE" in *:[12]:*) ;; *) fail "not under seccomp: $BEFORE" ;; esac
+}
+
+# still_ok: every ticking thread goes on ticking "ok"; state unchanged.
+still_ok() {
+	grep -q BAD out && fail "a thread lost its filter: $(grep -m1 BAD out)"
+	for t in $(sed -n 's/^\([0-9]*\) tick .*/\1/p' out | sort -u); do
+		c=$(grep -c "^$t tick" out)
+		wait_line out "^$t tick $((c + 3)) ok\$" 10 ||
+			fail "thread $t stopped ticking: $(grep "^$t tick" out | tail -n1)"
+	done
+	[ "$(sc_state $PID)" = "$BEFORE" ] ||
+		fail "seccomp state changed: '$BEFORE' -> '$(sc_state $PID)'"
+}
+
+sub_dump() {
+	mode=$1
+	shift
+	if [ "$mode" = strict ]; then
+		mkfifo in
+		$RUNAS seccomp strict < in > out 2> err &
+		PID=$!
+		track $PID
+		exec 3> in
+		wait_line out '^ready$' 10 || fail "strict: $(cat out err)"
+		wait_state $PID S 10
+		BEFORE="$(sc_state $PID)"
+		[ "$BEFORE" = "$PID:1:0 " ] || fail "strict: state '$BEFORE'"
+		KIDS=""
+	else
+		start $mode "$@"
+	fi
+	$RUNAS imgcr dump -t $PID -D d > dump.out 2> dump.err &&
+		fail "dump of a task under seccomp ($mode) succeeded"
+	grep -qE "^imgcr: pid $PID thread [0-9]+: .*seccomp" dump.err ||
+		fail "message does not name pid, thread and seccomp: $(tr '\n' '|' < dump.err)"
+	[ -e d/tree ] && fail "a tree file was written"
+	for p in $PID $KIDS; do
+		case "$(state $p)" in
+		t | T | Z | "") fail "task $p not running after the refused dump ('$(state $p)')" ;;
+		esac
+	done
+	if [ "$mode" = strict ]; then
+		echo -n x >&3
+		wait_line out '^echo x$' 10 || fail "strict: no echo after the refused dump: $(tail -n1 out)"
+		[ "$(sc_state $PID)" = "$BEFORE" ] || fail "state changed: $(sc_state $PID)"
+		exec 3>&-
+	else
+		still_ok
+	fi
+	pass "$(head -n1 dump.err | cut -c1-140)"
+}
+
+sub_plain() {
+	mode=$1
+	shift
+	start $mode "$@"
+	stop_task $PID
+	dump $PID s.img
+	v=$(imgcr show s.img 2>&1 | sed -n 's/.*format \([0-9]*\).*/\1/p')
+	[ "$v" = 3 ] || fail "image format '$v', want 3: $(imgcr show s.img 2>&1 | head -n2)"
+	kill -CONT $PID
+	dmesg_mark
+	r=$(tryexec_expect s.img)
+	[ -z "$r" ] || fail "executing the image of a task under seccomp: $r"
+	[ "$(cat te.errno)" = EPERM ] || fail "execve failed with $(cat te.errno), want EPERM"
+	dmesg_since | grep -qE "TID [0-9]+ ran (under [0-9]+ seccomp filter|in seccomp strict mode)" ||
+		fail "no kernel message naming the thread: $(dmesg_since | tail -n2 | tr '\n' '|')"
+	info "$(dmesg_since | grep -m1 seccomp | cut -c1-160)"
+	still_ok
+	pass
+}
+
+sub_dump_strict() { sub_dump strict; }
+sub_dump_filter() { sub_dump filter; }
+sub_dump_tsync() { sub_dump tsync 3; }
+sub_dump_child() { sub_dump child; }
+sub_dump_noexec() { sub_dump noexec; }
+sub_dump_listener() { sub_dump listener; }
+sub_dump_user() { RUNAS="runas 1000 1000"; sub_dump filter; }
+sub_plain_strict() {
+	mkfifo in
+	seccomp strict < in > out 2> err &
+	PID=$!
+	track $PID
+	exec 3> in
+	wait_line out '^ready$' 10 || fail "strict: $(cat out err)"
+	wait_state $PID S 10
+	stop_task $PID
+	dump $PID s.img
+	kill -CONT $PID
+	dmesg_mark
+	r=$(tryexec_expect s.img)
+	[ -z "$r" ] || fail "executing the image of a task in strict mode: $r"
+	[ "$(cat te.errno)" = EPERM ] || fail "execve failed with $(cat te.errno), want EPERM"
+	dmesg_since | grep -qE "TID $PID ran in seccomp strict mode" ||
+		fail "no kernel message naming the thread: $(dmesg_since | tail -n2 | tr '\n' '|')"
+	echo -n y >&3
+	wait_line out '^echo y$' 10 || fail "strict: original no longer echoes"
+	pass
+}
+sub_plain_filter() { sub_plain filter; }
+sub_plain_tsync() { sub_plain tsync 3; }
+
+for s in dump_strict dump_filter dump_tsync dump_child dump_noexec dump_listener dump_user \
+	plain_strict plain_filter plain_tsync; do
+	mkdir -p $s && chmod 777 $s && (cd $s && subtest seccomp-$(echo $s | tr _ -) sub_$s)
+done
