@@ -34,6 +34,7 @@
 #include <linux/posix-timers.h>
 #include <linux/prctl.h>
 #include <linux/refcount.h>
+#include <linux/seccomp.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
@@ -68,6 +69,7 @@ struct img_group {
 	struct img_thread_work *works;	/* one per thread */
 	struct imgcr_sigqueue *sigq;	/* proc.nr_sigqueue */
 	struct imgcr_posix_timer *timers;	/* proc.nr_timers */
+	bool main_strict;		/* the main thread enters seccomp strict mode */
 };
 
 /*
@@ -115,6 +117,24 @@ const struct imgcr_thread *img_group_main(struct img_group *g)
 	return &g->main_th;
 }
 
+/*
+ * Seccomp strict mode, for the calling thread only: the last thing a
+ * thread does before its first user instruction, so that nothing of the
+ * restore (all of it calls syscall bodies, which no seccomp check sees,
+ * but better not to rely on that) runs under it.  It cannot fail for a
+ * thread with no filter (img_parse() refused a caller under one); if it
+ * does anyway, the process is killed rather than run without it.
+ */
+static int enter_strict(void)
+{
+	long ret = img_call_sys(imgcr_sys_prctl, PR_SET_SECCOMP,
+				SECCOMP_MODE_STRICT, 0, 0);
+
+	if (ret)
+		group_err("cannot enter seccomp strict mode again (%ld)", ret);
+	return ret;
+}
+
 /* Runs in a new thread on its way to user space (or out, if killed). */
 static void img_thread_resume(struct callback_head *cb)
 {
@@ -141,6 +161,8 @@ static void img_thread_resume(struct callback_head *cb)
 	/* even if the mask did not change (no recalc): see img_group_run() */
 	if (READ_ONCE(g->stop))
 		set_thread_flag(TIF_SIGPENDING);
+	if (t->seccomp_strict && enter_strict())
+		send_sig(SIGKILL, current, 1);	/* the whole group */
 out:
 	img_group_put(g);
 	module_put(THIS_MODULE);
@@ -595,6 +617,9 @@ int img_group_run(struct img_group *g, bool stop)
 		WRITE_ONCE(g->stop, true);
 		set_thread_flag(TIF_SIGPENDING);
 	}
+	/* before any other thread may run user code */
+	if (!ret && g->main_strict)
+		ret = enter_strict();
 out:
 	if (ret) {
 		WRITE_ONCE(g->failed, true);
@@ -622,6 +647,7 @@ struct img_group *img_group_prepare(struct img *img)
 	g->main_tid = img->task.pid;
 	g->main_th = img->main_th;
 	g->proc = img->proc;
+	g->main_strict = img->main_strict;
 	if (n) {
 		g->works = kvcalloc(n, sizeof(*g->works), GFP_KERNEL_ACCOUNT);
 		if (!g->works) {

@@ -1495,8 +1495,8 @@ static int img_check_auxv(struct img *img, const struct note_slot *s)
 /*
  * NT_IMGCR_SECCOMP: present exactly in version 3 images, one entry per
  * thread in the order of the threads' notes.  A thread that was under
- * seccomp is never restored without its filters: refused here unless the
- * caller supplies them (--imgcr-seccomp).
+ * seccomp is never restored without its filters: refused here (restoring
+ * filters is not implemented); strict mode is restored.
  */
 static int img_check_seccomp(struct img *img, const struct note_slot *s)
 {
@@ -1528,10 +1528,29 @@ static int img_check_seccomp(struct img *img, const struct note_slot *s)
 	}
 	for (i = 0; i < n; i++) {
 		sc = &img->seccomp[i];
+		/*
+		 * Strict mode is restored: each such thread enters it as the
+		 * last thing before its first user instruction.  The kernel
+		 * refuses strict mode to a thread under a filter, and the
+		 * caller's filters are inherited: refused here, not after
+		 * the point of no return.
+		 */
 		if (sc->mode == IMGCR_SECCOMP_STRICT) {
-			img_err(img, "thread TID %u ran in seccomp strict mode; binfmt_img does not restore seccomp state, and never runs a process without its sandbox: refused",
+#ifdef CONFIG_SECCOMP
+			if (READ_ONCE(current->seccomp.mode) != SECCOMP_MODE_DISABLED) {
+				img_err(img, "thread TID %u ran in seccomp strict mode, which the kernel does not allow under the caller's seccomp filter (inherited by the restored process): refused",
+					sc->tid);
+				return -EPERM;
+			}
+			if (i)
+				img->threads[i - 1].seccomp_strict = true;
+			else
+				img->main_strict = true;
+#else
+			img_err(img, "thread TID %u ran in seccomp strict mode; this kernel has no seccomp: refused",
 				sc->tid);
-			return -EPERM;
+			return -EOPNOTSUPP;
+#endif
 		}
 		if (sc->mode == IMGCR_SECCOMP_FILTER) {
 			img_err(img, "thread TID %u ran under %u seccomp filter(s); binfmt_img does not restore seccomp filters, and never runs a process without its sandbox: refused",

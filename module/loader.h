@@ -39,6 +39,7 @@ struct img_thread {
 	struct imgcr_thread th;
 	void *xstate;			/* img->xstate_size bytes */
 	u32 pkru;			/* from xstate, if it has PKRU */
+	bool seccomp_strict;		/* enters seccomp strict mode last */
 };
 
 /* img_vdso.c: a jump at the old vdso's @old_off to the new one's @new_off */
@@ -71,6 +72,7 @@ struct img {
 	struct imgcr_sigqueue *sigq;	/* proc.nr_sigqueue */
 	struct imgcr_posix_timer *timers;	/* proc.nr_timers */
 	struct imgcr_seccomp *seccomp;	/* 1 + proc.nr_threads, or NULL (version 2) */
+	bool main_strict;		/* the main thread was in seccomp strict mode */
 	struct imgcr_sigaction sigact[IMGCR_NSIG];
 	u64 auxv[IMGCR_AUXV_WORDS];
 	size_t auxv_bytes;

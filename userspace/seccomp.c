@@ -6,9 +6,11 @@
  * module records each thread's seccomp mode and filter count in the image
  * (NT_IMGCR_SECCOMP, image format version 3) and binfmt_img refuses such an
  * image, so even `cat /proc/PID/dump > img; ./img` cannot drop a filter.
- * imgcr dump refuses the tree earlier, while it is still frozen, naming the
- * task and thread, and leaves it running: restoring the filters themselves
- * is not implemented yet.
+ * Strict mode needs nothing more: binfmt_img restores it (each thread
+ * enters it last, before its first user instruction).  Restoring filters
+ * is not implemented yet: imgcr dump refuses a tree with a thread under a
+ * filter while it is still frozen, naming the task and thread, and leaves
+ * it running.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,12 +51,8 @@ int seccomp_dump(const struct tree_task *k)
 
 		if (thread_seccomp(k->pid, tid, &mode, &filters))
 			return -1;
-		if (mode == 1) {
-			pr_err("pid %d thread %d: runs in seccomp strict mode; restoring seccomp state is not supported (a restore must not drop the sandbox): refused",
-			       k->pid, tid);
-			return -1;
-		}
-		if (mode) {
+		/* strict mode (1) is in the image and restored by binfmt_img */
+		if (mode > 1) {
 			pr_err("pid %d thread %d: runs under %ld seccomp filter(s); restoring seccomp filters is not supported (a restore must not drop the sandbox): refused",
 			       k->pid, tid, filters);
 			return -1;

@@ -5,7 +5,7 @@
 
 #include "tree.h"
 
-/* Refuse a task with a thread under seccomp (message names pid and thread). */
+/* Refuse a task with a thread under a seccomp filter (message names pid and thread). */
 int seccomp_dump(const struct tree_task *k);
 
 #endif

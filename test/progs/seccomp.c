@@ -5,7 +5,8 @@
  * thread prints "TID tick N ok" if uname() still fails with EXDEV (else
  * "TID tick N BAD ..."), after "ready" once everything is set up.
  *   strict    SECCOMP_SET_MODE_STRICT: then for every byte read on stdin,
- *             writes "echo C" (only read/write are allowed); exit on EOF
+ *             writes "echo C" (only read/write are allowed); exit on EOF;
+ *             on a 'k' calls getpid(), which must kill it, first
  *   filter    F, then an allow-all filter with SECCOMP_FILTER_FLAG_LOG
  *             (a chain of 2)
  *   tsync N   N threads started first, then F with SECCOMP_FILTER_FLAG_TSYNC
@@ -13,6 +14,13 @@
  *   child     F, then fork(): parent and child both tick
  *   noexec    F and a filter denying execve() with EPERM (checked too)
  *   listener  F with SECCOMP_FILTER_FLAG_NEW_LISTENER (its fd kept open)
+ *   strictpair  a child in strict mode reads bytes from a pipe its parent
+ *             fills (an 'x' every 100 ms) and prints "CPID echo N" for the
+ *             Nth; the parent prints "PID tick N ok" and, on SIGUSR1, sends
+ *             a 'k', on which the child calls getpid(): strict mode must
+ *             kill it (SIGKILL) before it prints "CPID alive after getpid".
+ *             The parent prints "child killed by signal S" (or "child
+ *             exited S") once it has reaped it.
  */
 #define _GNU_SOURCE
 #include <linux/filter.h>
@@ -23,6 +31,8 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
+#include <signal.h>
 
 #include "common.h"
 
@@ -88,6 +98,78 @@ static void die(const char *what)
 	exit(1);
 }
 
+static volatile sig_atomic_t usr1;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	usr1 = 1;
+}
+
+/* Only read() and write() from the prctl on: no stdio, no getpid(). */
+static void strict_child(int in)
+{
+	char c, line[64], alive[64];
+	int len, alen;
+	unsigned long n = 0;
+
+	len = snprintf(line, sizeof(line), "%d echo ", getpid());
+	alen = snprintf(alive, sizeof(alive), "%d alive after getpid\n", getpid());
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT))
+		die("strict");
+	while (read(in, &c, 1) == 1) {
+		char num[24];
+		int k = sizeof(num);
+
+		if (c == 'k') {
+			syscall(SYS_getpid);
+			write(1, alive, alen);
+			continue;
+		}
+		n++;
+		for (unsigned long v = n; k == sizeof(num) || v; v /= 10)
+			num[--k] = '0' + v % 10;
+		write(1, line, len);
+		write(1, num + k, sizeof(num) - k);
+		write(1, "\n", 1);
+	}
+	syscall(SYS_exit, 0);
+}
+
+static int strictpair(void)
+{
+	struct timespec ts = { 0, 100 * 1000 * 1000 };
+	int p[2], st;
+	pid_t kid;
+
+	signal(SIGUSR1, on_usr1);
+	if (pipe(p))
+		die("pipe");
+	kid = fork();
+	if (kid < 0)
+		die("fork");
+	if (!kid) {
+		close(p[1]);
+		strict_child(p[0]);
+	}
+	close(p[0]);
+	say("ready\n");
+	for (long n = 1;; n++) {
+		if (waitpid(kid, &st, WNOHANG) == kid) {
+			if (WIFSIGNALED(st))
+				say("child killed by signal %d\n", WTERMSIG(st));
+			else
+				say("child exited %d\n", WEXITSTATUS(st));
+			return 0;
+		}
+		if (write(p[1], usr1 ? "k" : "x", 1) != 1)
+			die("write");
+		usr1 = 0;
+		say("%d tick %ld ok\n", getpid(), n);
+		nanosleep(&ts, NULL);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -95,6 +177,8 @@ int main(int argc, char **argv)
 
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		die("no_new_privs");
+	if (!strcmp(mode, "strictpair"))
+		return strictpair();
 	if (!strcmp(mode, "strict")) {
 		char c, line[] = "echo ?\n";
 
@@ -102,6 +186,10 @@ int main(int argc, char **argv)
 		if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT))
 			die("strict");
 		while (read(0, &c, 1) == 1) {
+			if (c == 'k') {
+				syscall(SYS_getpid);	/* strict mode kills */
+				write(1, "alive after getpid\n", 19);
+			}
 			line[5] = c;
 			write(1, line, sizeof(line) - 1);
 		}
