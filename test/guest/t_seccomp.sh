@@ -9,6 +9,9 @@
 #                 is in strict mode again (/proc: Seccomp of both tasks as
 #                 before), echoes on, and a getpid() it makes on request
 #                 kills it with SIGKILL (seen by its parent)
+#   strict-thread the same for `seccomp strictthread` (a thread in strict
+#                 mode, main not): per thread as before, the thread echoes
+#                 on and dies on getpid() while main ticks on
 #   strict-plain  `cat /proc/PID/dump > img; ./img < fifo` of `seccomp
 #                 strict`: restored in strict mode (/proc: Seccomp 1),
 #                 echoes on, and dies by SIGKILL on getpid()
@@ -104,6 +107,32 @@ sub_plain() {
 	pass
 }
 
+sub_strict_thread() {
+	seccomp strictthread < /dev/null > out 2> err &
+	PID=$!
+	track $PID
+	wait_line out '^ready$' 10 || fail "strictthread: $(cat out err)"
+	wait_line out ' echo 3$' 10 || fail "strictthread: no echo: $(tail -n2 out)"
+	TID=$(sed -n 's/^\([0-9]*\) echo 3$/\1/p' out)
+	BEFORE="$(sc_state $PID)"
+	[ "$BEFORE" = "$PID:0:0 $TID:1:0 " ] || fail "strictthread state '$BEFORE'"
+	imgcr dump -t $PID -D d 2> dump.err || fail "dump: $(cat dump.err)"
+	wait_gone $PID 10 || fail "task $PID survived the dump"
+	n=$(grep -c "^$TID echo" out)
+	imgcr restore -D d --detach > restore.out 2> restore.err || fail "restore --detach: $(cat restore.err)"
+	wait_line out "^$TID echo $((n + 3))\$" 20 || fail "restored thread does not echo: $(tail -n2 out)$(rerr)"
+	AFTER="$(sc_state $PID)"
+	[ "$AFTER" = "$BEFORE" ] || fail "seccomp state '$BEFORE' before, '$AFTER' after"
+	kill -USR1 $PID
+	n=50
+	while [ -d /proc/$PID/task/$TID ] && [ $n -gt 0 ]; do usleep 100000; n=$((n - 1)); done
+	[ -d /proc/$PID/task/$TID ] && fail "the restored thread survived getpid(): not in strict mode"
+	grep -q alive out && fail "the restored thread survived getpid(): not in strict mode"
+	c=$(grep -c "^$PID tick" out)
+	wait_line out "^$PID tick $((c + 3)) ok\$" 10 || fail "main stopped ticking after the thread died"
+	pass "thread $TID restored in strict mode, main not"
+}
+
 sub_dump_filter() { sub_dump filter; }
 sub_dump_tsync() { sub_dump tsync 3; }
 sub_dump_child() { sub_dump child; }
@@ -169,7 +198,7 @@ sub_strict_tree() {
 sub_plain_filter() { sub_plain filter; }
 sub_plain_tsync() { sub_plain tsync 3; }
 
-for s in strict_plain strict_tree dump_filter dump_tsync dump_child dump_noexec dump_listener \
+for s in strict_plain strict_tree strict_thread dump_filter dump_tsync dump_child dump_noexec dump_listener \
 	dump_user plain_filter plain_tsync; do
 	mkdir -p $s && chmod 777 $s && (cd $s && subtest seccomp-$(echo $s | tr _ -) sub_$s)
 done

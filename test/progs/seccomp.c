@@ -21,6 +21,10 @@
  *             kill it (SIGKILL) before it prints "CPID alive after getpid".
  *             The parent prints "child killed by signal S" (or "child
  *             exited S") once it has reaped it.
+ *   strictthread  the same with a thread instead of a child: the thread is
+ *             in strict mode, the main thread is not (it ticks); on
+ *             SIGUSR1 the thread's getpid() kills the thread (strict mode
+ *             ends only the offending thread: do_exit(SIGKILL)).
  */
 #define _GNU_SOURCE
 #include <linux/filter.h>
@@ -113,8 +117,8 @@ static void strict_child(int in)
 	int len, alen;
 	unsigned long n = 0;
 
-	len = snprintf(line, sizeof(line), "%d echo ", getpid());
-	alen = snprintf(alive, sizeof(alive), "%d alive after getpid\n", getpid());
+	len = snprintf(line, sizeof(line), "%d echo ", gettid());
+	alen = snprintf(alive, sizeof(alive), "%d alive after getpid\n", gettid());
 	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT))
 		die("strict");
 	while (read(in, &c, 1) == 1) {
@@ -134,6 +138,37 @@ static void strict_child(int in)
 		write(1, "\n", 1);
 	}
 	syscall(SYS_exit, 0);
+}
+
+static int thread_pipe;
+
+static void *strict_thread(void *arg)
+{
+	(void)arg;
+	strict_child(thread_pipe);
+	return NULL;
+}
+
+static __attribute__((noreturn)) void strictthread(void)
+{
+	struct timespec ts = { 0, 100 * 1000 * 1000 };
+	pthread_t th;
+	int p[2];
+
+	signal(SIGUSR1, on_usr1);
+	if (pipe(p))
+		die("pipe");
+	thread_pipe = p[0];
+	if (pthread_create(&th, NULL, strict_thread, NULL))
+		die("pthread_create");
+	say("ready\n");
+	for (long n = 1;; n++) {
+		if (write(p[1], usr1 ? "k" : "x", 1) != 1)
+			die("write");
+		usr1 = 0;
+		say("%d tick %ld ok\n", getpid(), n);
+		nanosleep(&ts, NULL);
+	}
 }
 
 static int strictpair(void)
@@ -179,6 +214,8 @@ int main(int argc, char **argv)
 		die("no_new_privs");
 	if (!strcmp(mode, "strictpair"))
 		return strictpair();
+	if (!strcmp(mode, "strictthread"))
+		strictthread();
 	if (!strcmp(mode, "strict")) {
 		char c, line[] = "echo ?\n";
 
