@@ -15,6 +15,11 @@
 #   strict-plain  `cat /proc/PID/dump > img; ./img < fifo` of `seccomp
 #                 strict`: restored in strict mode (/proc: Seccomp 1),
 #                 echoes on, and dies by SIGKILL on getpid()
+#   strict-caller the strict-mode image executed by a caller under a filter
+#                 (seccompexec): EPERM, dmesg naming the TID (the kernel
+#                 allows no strict mode under a filter)
+#   version3      a version 3 image without NT_IMGCR_SECCOMP (corrupt
+#                 version3): EINVAL, never taken for "no seccomp"
 #   dump-MODE     imgcr dump of a tree with a task under a filter (chain
 #                 with FLAG_LOG, TSYNC over 3 threads, a forked child that
 #                 inherited the filter, a filter denying execve, a
@@ -170,6 +175,47 @@ sub_strict_plain() {
 	pass
 }
 
+sub_strict_caller() {
+	mkfifo in
+	seccomp strict < in > out 2> err &
+	PID=$!
+	track $PID
+	exec 3> in
+	wait_line out '^ready$' 10 || fail "strict: $(cat out err)"
+	wait_state $PID S 10
+	stop_task $PID
+	dump $PID s.img
+	kill9 $PID
+	chmod +x s.img
+	dmesg_mark
+	seccompexec ./s.img < /dev/null > te.out 2>&1
+	rc=$?
+	[ "$rc" = 2 ] && grep -q 'execve failed: EPERM' te.out ||
+		fail "strict image under a filtered caller: rc=$rc $(cat te.out)"
+	dmesg_since | grep -qE "TID $PID ran in seccomp strict mode, which the kernel does not allow under the caller's seccomp filter" ||
+		fail "no kernel message: $(dmesg_since | tail -n2 | tr '\n' '|')"
+	pass
+}
+
+sub_version3() {
+	pauser > p.out &
+	pid=$!
+	track $pid
+	wait_line p.out ready 10 || fail "pauser did not start"
+	stop_task $pid
+	dump $pid p.img
+	kill9 $pid
+	corrupt p.img v3.img version3 2> c.err || fail "corrupt: $(cat c.err)"
+	dmesg_mark
+	r=$(tryexec_expect v3.img)
+	[ -z "$r" ] || fail "version 3 image without NT_IMGCR_SECCOMP: $r"
+	[ "$(cat te.errno)" = EINVAL ] || fail "execve failed with $(cat te.errno), want EINVAL"
+	dmesg_since | grep -q "NT_IMGCR_SECCOMP missing" ||
+		fail "no kernel message: $(dmesg_since | tail -n2 | tr '\n' '|')"
+	control_restore p.img p.out
+	pass
+}
+
 sub_strict_tree() {
 	seccomp strictpair < /dev/null > out 2> err &
 	PID=$!
@@ -198,7 +244,7 @@ sub_strict_tree() {
 sub_plain_filter() { sub_plain filter; }
 sub_plain_tsync() { sub_plain tsync 3; }
 
-for s in strict_plain strict_tree strict_thread dump_filter dump_tsync dump_child dump_noexec dump_listener \
+for s in strict_plain strict_caller version3 strict_tree strict_thread dump_filter dump_tsync dump_child dump_noexec dump_listener \
 	dump_user plain_filter plain_tsync; do
 	mkdir -p $s && chmod 777 $s && (cd $s && subtest seccomp-$(echo $s | tr _ -) sub_$s)
 done
