@@ -32,6 +32,7 @@
 #include <linux/namei.h>
 #include <linux/ptrace.h>
 #include <linux/regset.h>
+#include <linux/seccomp.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
@@ -103,6 +104,7 @@ static void dump_free(struct dump_image *img)
 	kvfree(img->threads);
 	kvfree(img->sigq);
 	kvfree(img->timers);
+	kvfree(img->seccomp);
 	if (img->mm)
 		mmput(img->mm);
 	if (img->mem)
@@ -322,6 +324,17 @@ static void dump_thread_state(struct dump_thread *th)
 #endif
 	ts->timer_slack_ns = t->timer_slack_ns;
 	ts->default_timer_slack_ns = t->default_timer_slack_ns;
+	/*
+	 * Stable: every thread is stopped, and only a thread itself (or a
+	 * TSYNC from another thread, stopped too) changes its seccomp state.
+	 */
+	th->seccomp.tid = ts->tid;
+#ifdef CONFIG_SECCOMP
+	th->seccomp.mode = READ_ONCE(t->seccomp.mode);
+#ifdef CONFIG_SECCOMP_FILTER
+	th->seccomp.nr_filters = atomic_read(&t->seccomp.filter_count);
+#endif
+#endif
 	task_lock(t);
 	memcpy(ts->comm, t->comm, sizeof(ts->comm));
 	task_unlock(t);
@@ -357,13 +370,38 @@ static void dump_thread_creds(struct dump_thread *th)
 	cr->flags = task_no_new_privs(th->task) ? IMGCR_CREDS_NO_NEW_PRIVS : 0;
 }
 
+/*
+ * NT_IMGCR_SECCOMP, only if a thread is under seccomp: the loader refuses
+ * such an image unless it can install the same filters (the image format
+ * version says so to older loaders, which would drop them).
+ */
+static int dump_seccomp(struct dump_image *img)
+{
+	unsigned int i;
+	bool any = false;
+
+	for (i = 0; i < img->nr_threads; i++)
+		if (img->threads[i].seccomp.mode)
+			any = true;
+	if (!any)
+		return 0;
+	img->seccomp = kvcalloc(img->nr_threads, sizeof(*img->seccomp),
+				GFP_KERNEL_ACCOUNT);
+	if (!img->seccomp)
+		return -ENOMEM;
+	for (i = 0; i < img->nr_threads; i++)
+		img->seccomp[i] = img->threads[i].seccomp;
+	return 0;
+}
+
 /* The main thread's state also fills the task note, which predates threads. */
 static void dump_main_state(struct dump_image *img)
 {
 	const struct dump_thread *m = &img->threads[0];
 	struct imgcr_task *ts = &img->tstate;
 
-	ts->version = IMGCR_FORMAT_VERSION;
+	ts->version = img->seccomp ? IMGCR_FORMAT_VERSION :
+				     IMGCR_FORMAT_VERSION_NOSECCOMP;
 	ts->flags = m->th.flags;
 	ts->pid = m->th.tid;
 	ts->personality = img->task->personality;
@@ -1021,6 +1059,9 @@ static size_t notes_size(const struct dump_image *img)
 	if (img->vdso_text)
 		notes += note_size(IMGCR_NOTE_OWNER, img->tstate.vdso_size);
 	notes += note_size(IMGCR_NOTE_OWNER, sizeof(m->creds));
+	if (img->seccomp)
+		notes += note_size(IMGCR_NOTE_OWNER,
+				   img->nr_threads * sizeof(*img->seccomp));
 	for (i = 1; i < img->nr_threads; i++)
 		notes += thread_notes_size(&img->threads[i]);
 	return notes;
@@ -1065,6 +1106,9 @@ static void put_notes(struct dump_image *img, char *p)
 			     img->tstate.vdso_size);
 	p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_CREDS, &m->creds,
 		     sizeof(m->creds));
+	if (img->seccomp)
+		p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_SECCOMP, img->seccomp,
+			     img->nr_threads * sizeof(*img->seccomp));
 	for (i = 1; i < img->nr_threads; i++) {
 		const struct dump_thread *th = &img->threads[i];
 
@@ -1304,6 +1348,9 @@ static int dump_build(struct dump_image *img)
 			dump_thread_creds(&img->threads[i]);
 		}
 	}
+	if (ret)
+		return ret;
+	ret = dump_seccomp(img);
 	if (ret)
 		return ret;
 	dump_main_state(img);

@@ -29,6 +29,7 @@ struct dump_thread {
 	unsigned int xstate_size;
 	struct imgcr_thread th;		/* per-thread state, main included */
 	struct imgcr_creds creds;	/* its credentials */
+	struct imgcr_seccomp seccomp;	/* its entry of NT_IMGCR_SECCOMP */
 };
 
 struct dump_image {
@@ -49,6 +50,7 @@ struct dump_image {
 	u64 auxv[IMGCR_AUXV_WORDS];
 	unsigned int auxv_bytes;
 	const void *vdso_text;		/* the kernel's vdso image: NT_IMGCR_VDSO */
+	struct imgcr_seccomp *seccomp;	/* NT_IMGCR_SECCOMP, or NULL: none under seccomp */
 	struct imgcr_vma *vmas;
 	size_t nr_vmas, cap_vmas;
 	struct file **files;		/* distinct mapped files, referenced */

@@ -36,6 +36,7 @@
 #include <linux/prctl.h>
 #include <linux/refcount.h>
 #include <linux/sched/coredump.h>
+#include <linux/seccomp.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
@@ -77,6 +78,7 @@ struct img_group {
 	struct imgcr_creds main_creds;
 	atomic_t creds_left;		/* threads that have not set theirs */
 	struct completion creds_set;	/* ... until none */
+	bool main_strict;		/* the main thread enters seccomp strict mode */
 };
 
 /*
@@ -134,6 +136,24 @@ static void thread_creds_done(struct img_group *g, bool *done)
 		complete(&g->creds_set);
 }
 
+/*
+ * Seccomp strict mode, for the calling thread only: the last thing a
+ * thread does before its first user instruction, so that nothing of the
+ * restore (all of it calls syscall bodies, which no seccomp check sees,
+ * but better not to rely on that) runs under it.  It cannot fail for a
+ * thread with no filter (img_parse() refused a caller under one); if it
+ * does anyway, the process is killed rather than run without it.
+ */
+static int enter_strict(void)
+{
+	long ret = img_call_sys(imgcr_sys_prctl, PR_SET_SECCOMP,
+				SECCOMP_MODE_STRICT, 0, 0);
+
+	if (ret)
+		group_err("cannot enter seccomp strict mode again (%ld)", ret);
+	return ret;
+}
+
 /* Runs in a new thread on its way to user space (or out, if killed). */
 static void img_thread_resume(struct callback_head *cb)
 {
@@ -170,6 +190,8 @@ static void img_thread_resume(struct callback_head *cb)
 	/* even if the mask did not change (no recalc): see img_group_run() */
 	if (READ_ONCE(g->stop))
 		set_thread_flag(TIF_SIGPENDING);
+	if (t->seccomp_strict && enter_strict())
+		send_sig(SIGKILL, current, 1);	/* the whole group */
 out:
 	thread_creds_done(g, &creds_done);
 	img_group_put(g);
@@ -646,6 +668,9 @@ int img_group_run(struct img_group *g, bool stop)
 		WRITE_ONCE(g->stop, true);
 		set_thread_flag(TIF_SIGPENDING);
 	}
+	/* before any other thread may run user code */
+	if (!ret && g->main_strict)
+		ret = enter_strict();
 out:
 	if (ret) {
 		WRITE_ONCE(g->failed, true);
@@ -678,6 +703,7 @@ struct img_group *img_group_prepare(struct img *img)
 	g->main_creds = img->creds;
 	atomic_set(&g->creds_left, n);
 	init_completion(&g->creds_set);
+	g->main_strict = img->main_strict;
 	if (n) {
 		g->works = kvcalloc(n, sizeof(*g->works), GFP_KERNEL_ACCOUNT);
 		if (!g->works) {

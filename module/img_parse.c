@@ -114,7 +114,7 @@ struct note_slot {
 /* The main thread's notes, and the process-wide ones: at most one of each. */
 enum {
 	N_PRSTATUS, N_XSTATE, N_AUXV, N_TASK, N_SIGACT, N_VMAS, N_FILES,
-	N_PROC, N_SIGQUEUE, N_TIMERS, N_VDSO, N_CREDS, N_MAX
+	N_PROC, N_SIGQUEUE, N_TIMERS, N_VDSO, N_CREDS, N_SECCOMP, N_MAX
 };
 
 static const struct note_slot note_kinds[N_MAX] = {
@@ -130,6 +130,7 @@ static const struct note_slot note_kinds[N_MAX] = {
 	[N_TIMERS] = { IMGCR_NOTE_OWNER, NT_IMGCR_TIMERS },
 	[N_VDSO] = { IMGCR_NOTE_OWNER, NT_IMGCR_VDSO },
 	[N_CREDS] = { IMGCR_NOTE_OWNER, NT_IMGCR_CREDS },
+	[N_SECCOMP] = { IMGCR_NOTE_OWNER, NT_IMGCR_SECCOMP },
 };
 
 /*
@@ -399,9 +400,11 @@ static int img_check_task(struct img *img)
 	struct imgcr_task *t = &img->task;
 	int i;
 
-	if (t->version != IMGCR_FORMAT_VERSION) {
-		img_err(img, "image format version %u, this module reads version %u",
-			t->version, IMGCR_FORMAT_VERSION);
+	if (t->version != IMGCR_FORMAT_VERSION &&
+	    t->version != IMGCR_FORMAT_VERSION_NOSECCOMP) {
+		img_err(img, "image format version %u, this module reads versions %u and %u",
+			t->version, IMGCR_FORMAT_VERSION_NOSECCOMP,
+			IMGCR_FORMAT_VERSION);
 		return -EINVAL;
 	}
 	if (!require(img, (t->personality & PER_MASK) == PER_LINUX &&
@@ -1656,6 +1659,75 @@ static int img_check_rights(struct img *img)
 	return 0;
 }
 
+/*
+ * NT_IMGCR_SECCOMP: present exactly in version 3 images, one entry per
+ * thread in the order of the threads' notes.  A thread that was under
+ * seccomp is never restored without its filters: refused here (restoring
+ * filters is not implemented); strict mode is restored.
+ */
+static int img_check_seccomp(struct img *img, const struct note_slot *s)
+{
+	unsigned int i, n = img->proc.nr_threads + 1;
+	const struct imgcr_seccomp *sc;
+
+	if (img->task.version == IMGCR_FORMAT_VERSION_NOSECCOMP) {
+		if (!require(img, !s->desc, "NT_IMGCR_SECCOMP in a version 2 image"))
+			return -EINVAL;
+		return 0;
+	}
+	if (!require(img, s->desc && s->len == n * sizeof(*sc),
+		     "NT_IMGCR_SECCOMP missing or of wrong size"))
+		return -EINVAL;
+	img->seccomp = kvmalloc_array(n, sizeof(*sc), GFP_KERNEL_ACCOUNT);
+	if (!img->seccomp)
+		return -ENOMEM;
+	memcpy(img->seccomp, s->desc, n * sizeof(*sc));
+	for (i = 0; i < n; i++) {
+		u32 tid = i ? img->threads[i - 1].th.tid : img->main_th.tid;
+
+		sc = &img->seccomp[i];
+		if (!require(img, sc->tid == tid && !sc->pad0 &&
+			     ((sc->mode == IMGCR_SECCOMP_DISABLED && !sc->nr_filters) ||
+			      (sc->mode == IMGCR_SECCOMP_STRICT && !sc->nr_filters) ||
+			      (sc->mode == IMGCR_SECCOMP_FILTER && sc->nr_filters)),
+			     "NT_IMGCR_SECCOMP entry (TID, mode or filter count)"))
+			return -EINVAL;
+	}
+	for (i = 0; i < n; i++) {
+		sc = &img->seccomp[i];
+		/*
+		 * Strict mode is restored: each such thread enters it as the
+		 * last thing before its first user instruction.  The kernel
+		 * refuses strict mode to a thread under a filter, and the
+		 * caller's filters are inherited: refused here, not after
+		 * the point of no return.
+		 */
+		if (sc->mode == IMGCR_SECCOMP_STRICT) {
+#ifdef CONFIG_SECCOMP
+			if (READ_ONCE(current->seccomp.mode) != SECCOMP_MODE_DISABLED) {
+				img_err(img, "thread TID %u ran in seccomp strict mode, which the kernel does not allow under the caller's seccomp filter (inherited by the restored process): refused",
+					sc->tid);
+				return -EPERM;
+			}
+			if (i)
+				img->threads[i - 1].seccomp_strict = true;
+			else
+				img->main_strict = true;
+#else
+			img_err(img, "thread TID %u ran in seccomp strict mode; this kernel has no seccomp: refused",
+				sc->tid);
+			return -EOPNOTSUPP;
+#endif
+		}
+		if (sc->mode == IMGCR_SECCOMP_FILTER) {
+			img_err(img, "thread TID %u ran under %u seccomp filter(s); binfmt_img does not restore seccomp filters, and never runs a process without its sandbox: refused",
+				sc->tid, sc->nr_filters);
+			return -EPERM;
+		}
+	}
+	return 0;
+}
+
 /* The credentials of every thread may be given to this caller (img_creds.c). */
 static int img_check_all_creds(struct img *img)
 {
@@ -1737,6 +1809,8 @@ int img_parse(struct img *img)
 		ret = img_read_threads(img, &nt);
 	if (!ret)
 		ret = img_check_group(img, &nt);
+	if (!ret)
+		ret = img_check_seccomp(img, &slots[N_SECCOMP]);
 	if (ret)
 		return ret;
 
@@ -1803,6 +1877,7 @@ void img_free(struct img *img)
 	kvfree(img->threads);
 	kvfree(img->sigq);
 	kvfree(img->timers);
+	kvfree(img->seccomp);
 	kvfree(img->vdso.old);
 	kvfree(img->notes);
 	kvfree(img->phdrs);

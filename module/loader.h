@@ -40,6 +40,7 @@ struct img_thread {
 	void *xstate;			/* img->xstate_size bytes */
 	u32 pkru;			/* from xstate, if it has PKRU */
 	struct imgcr_creds creds;	/* if img->has_creds */
+	bool seccomp_strict;		/* enters seccomp strict mode last */
 };
 
 /* img_vdso.c: a jump at the old vdso's @old_off to the new one's @new_off */
@@ -71,6 +72,8 @@ struct img {
 	struct img_thread *threads;	/* proc.nr_threads further threads */
 	struct imgcr_sigqueue *sigq;	/* proc.nr_sigqueue */
 	struct imgcr_posix_timer *timers;	/* proc.nr_timers */
+	struct imgcr_seccomp *seccomp;	/* 1 + proc.nr_threads, or NULL (version 2) */
+	bool main_strict;		/* the main thread was in seccomp strict mode */
 	struct imgcr_sigaction sigact[IMGCR_NSIG];
 	u64 auxv[IMGCR_AUXV_WORDS];
 	size_t auxv_bytes;

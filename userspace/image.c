@@ -342,9 +342,11 @@ int image_open(struct image *img, const char *path)
 	}
 	img->prstatus = &img->threads[0].prstatus;
 	img->xstate_len = img->threads[0].xstate_len;
-	if (img->task->version != IMGCR_FORMAT_VERSION) {
-		pr_err("%s: image format version %u, this tool reads version %u",
-		       path, img->task->version, IMGCR_FORMAT_VERSION);
+	if (img->task->version != IMGCR_FORMAT_VERSION &&
+	    img->task->version != IMGCR_FORMAT_VERSION_NOSECCOMP) {
+		pr_err("%s: image format version %u, this tool reads versions %u and %u",
+		       path, img->task->version, IMGCR_FORMAT_VERSION_NOSECCOMP,
+		       IMGCR_FORMAT_VERSION);
 		return -1;
 	}
 	for (i = 0; img->vmas && i < (int)img->nr_notes; i++)

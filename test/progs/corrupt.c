@@ -18,6 +18,8 @@
  *   xfeatures  "LINUX" NT_X86_XSTATE note: set bit 62 (a state component
  *              no x86 CPU has) in XSTATE_BV, the u64 at offset 512
  *   version    "IMGCR" NT_IMGCR_TASK note: first u32 (format version) = 99
+ *   version3   the same = 3 (seccomp state) in an image without
+ *              NT_IMGCR_SECCOMP: a loader must not take it as "no seccomp"
  *   auxv       "CORE" NT_AUXV note: no AT_NULL entry (every key AT_PAGESZ);
  *              readers of /proc/PID/auxv would scan past the vector
  * and, for images of multi-threaded processes:
@@ -240,10 +242,10 @@ int main(int argc, char **argv)
 			bv |= (uint64_t)1 << 62;
 			memcpy(d + 512, &bv, sizeof(bv));
 		}
-	} else if (!strcmp(m, "version")) {
+	} else if (!strcmp(m, "version") || !strcmp(m, "version3")) {
 		size_t len = 0;
 		unsigned char *d = find_note(b, size, ph, nph, "IMGCR", 0x494d4301, &len);
-		uint32_t v = 99;
+		uint32_t v = strcmp(m, "version") ? 3 : 99;
 		done = d && len >= 4;
 		if (done)
 			memcpy(d, &v, sizeof(v));

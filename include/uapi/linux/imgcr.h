@@ -21,6 +21,7 @@
  *     "IMGCR" NT_IMGCR_TIMERS  struct imgcr_posix_timer[imgcr_proc.nr_timers]
  *     "IMGCR" NT_IMGCR_VDSO    a copy of the vdso (imgcr_task.vdso_size bytes)
  *     "IMGCR" NT_IMGCR_CREDS   struct imgcr_creds (the main thread's)
+ *     "IMGCR" NT_IMGCR_SECCOMP struct imgcr_seccomp[1 + imgcr_proc.nr_threads]
  *   then for each further thread, in the order of its notes:
  *     "CORE"  NT_PRSTATUS   its registers (pid = its TID)
  *     "CORE"  NT_PRFPREG
@@ -36,7 +37,8 @@
  * no vdso, and in images of imgcr before 0.2: those restore only on a
  * kernel with the same vdso.  NT_IMGCR_CREDS is absent in images of older
  * imgcr versions (every thread or none has one): such images restore with
- * the caller's credentials.
+ * the caller's credentials.  NT_IMGCR_SECCOMP is present exactly in
+ * version 3 images.
  *
  * PT_LOAD segments carry only pages the task had present and private to it:
  * p_filesz == p_memsz, both multiples of the page size, sorted by address,
@@ -54,9 +56,14 @@
 #define IMGCR_NOTE_OWNER	"IMGCR"
 /*
  * Version 2 added threads, pending signals and timers (NT_IMGCR_PROC,
- * _THREAD, _SIGQUEUE, _TIMERS).  A loader refuses every other version.
+ * _THREAD, _SIGQUEUE, _TIMERS).  Version 3 added NT_IMGCR_SECCOMP: a
+ * dumper writes version 3 only for a process with a thread under seccomp
+ * (and then always with the note), version 2 otherwise, so that a loader
+ * that knows only version 2 refuses exactly the images whose seccomp state
+ * it would drop.  A loader refuses every version it does not know.
  */
-#define IMGCR_FORMAT_VERSION	2
+#define IMGCR_FORMAT_VERSION	3
+#define IMGCR_FORMAT_VERSION_NOSECCOMP	2
 #define IMGCR_PAGE_SIZE		4096
 
 /* Note types under the "IMGCR" owner. */
@@ -76,6 +83,8 @@
 #define NT_IMGCR_VDSO		0x494d4309
 /* A thread's credentials: struct imgcr_creds (one per thread, or none). */
 #define NT_IMGCR_CREDS		0x494d430b
+/* Each thread's seccomp mode and filter count (version 3). */
+#define NT_IMGCR_SECCOMP	0x494d430a
 
 /* Standard note types the image uses (same values as <elf.h>). */
 #define IMGCR_NT_PRSTATUS	1
@@ -436,6 +445,26 @@ struct imgcr_creds {
 	 * (/proc/PID/ns/user): capabilities are only given again in it
 	 */
 	__u64 user_ns;
+};
+
+/* imgcr_seccomp.mode: as the kernel's task->seccomp.mode */
+#define IMGCR_SECCOMP_DISABLED	0
+#define IMGCR_SECCOMP_STRICT	1	/* SECCOMP_SET_MODE_STRICT; never with filters */
+#define IMGCR_SECCOMP_FILTER	2	/* SECCOMP_SET_MODE_FILTER */
+
+/*
+ * NT_IMGCR_SECCOMP: one entry per thread, the main thread first, then the
+ * other threads in the order of their notes.  The image does not carry the
+ * filter programs (the kernel keeps no copy a module may read on every
+ * kernel): a loader that cannot install exactly these filters again (the
+ * caller hands them in, see imgcr-image(5)) refuses the image, so that a
+ * restore never runs a sandboxed process without its sandbox.
+ */
+struct imgcr_seccomp {
+	__u32 tid;		/* the thread's TID, as in its NT_IMGCR_THREAD */
+	__u32 mode;		/* IMGCR_SECCOMP_* */
+	__u32 nr_filters;	/* filters in its chain (task->seccomp.filter_count) */
+	__u32 pad0;
 };
 
 /*
