@@ -31,6 +31,8 @@ cow_finish() {
 	wait_line w/c '^wrote' 30 || fail "the child did not write"
 	kill -USR2 $P $C $G
 	wait_gone $root 60 || fail "the restored parent did not finish"
+	# when each read its smaps, and when the child wrote (monotonic s)
+	info "timing: $(grep -E '^(smaps read|writing|wrote) at' w/p w/c w/g | tr '\n' '|')"
 	for _t in p c g; do
 		grep -q '^done$' w/$_t || fail "task $_t did not finish: $(tail -n2 w/$_t | tr '\n' '|')"
 		! grep -q BAD w/$_t || fail "task $_t: $(grep BAD w/$_t | head -n2 | tr '\n' '|')"

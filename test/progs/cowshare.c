@@ -225,6 +225,7 @@ static int run(const char *dir, char name)
 	check_data(0);
 	check_x();
 	sharing(&shared, &priv);
+	say("smaps read at %.3f\n", now());
 	say("shared %ld private %ld\n", shared, priv);
 	if ((name == 'g' && own_uid >= 0) || nodump) {
 		check(priv >= 44 * 1024, "private", "%ld KiB of the region (at least 45056)", priv);
@@ -235,8 +236,9 @@ static int run(const char *dir, char name)
 	}
 	say("checked\n");
 	if (name == 'c') {
+		say("writing at %.3f\n", now());
 		fill('D', 8 * MIB, 12 * MIB);
-		say("wrote\n");
+		say("wrote at %.3f\n", now());
 	}
 	while (!got2)
 		msleep(20);
