@@ -21,6 +21,17 @@ chmod 755 .
 # pss PID...: their Pss summed, in KiB
 pss() { awk '/^Pss:/ { s += $2 } END { print s + 0 }' $(for _p in "$@"; do echo /proc/$_p/smaps_rollup; done); }
 
+# region_info PID: the region's Rss, Shared/Private and AnonHugePages (KiB)
+region_info() {
+	awk -v r="$region-" 'index($0, r) == 1 { on = 1; next } /^[0-9a-f]+-/ { on = 0 }
+		on && /^(Rss|Shared_Clean|Shared_Dirty|Private_Clean|Private_Dirty|AnonHugePages):/ { printf "%s %s ", $1, $2 }' /proc/$1/smaps
+}
+diag() {
+	info "$1: THP $(cat /sys/kernel/mm/transparent_hugepage/enabled) defrag $(cat /sys/kernel/mm/transparent_hugepage/defrag) max_ptes_shared $(cat /sys/kernel/mm/transparent_hugepage/khugepaged/max_ptes_shared 2>/dev/null) full_scans $(cat /sys/kernel/mm/transparent_hugepage/khugepaged/full_scans)"
+	info "$1: vmstat $(grep -E '^(thp_collapse_alloc|thp_fault_alloc|thp_split_pmd|pgmajfault|pswpout) ' /proc/vmstat | tr '\n' ' ') MemFree $(awk '/^MemFree/ {print $2}' /proc/meminfo)"
+	for _p in $P $C $G; do info "$1: $_p region: $(region_info $_p)"; done
+}
+
 # dump_restore: dump the tree, restore it detached, wait for all three
 dump_restore() {
 	for p in $P $C $G; do wait_state $p S 10 || fail "task $p not sleeping"; done
@@ -28,12 +39,15 @@ dump_restore() {
 	for p in $P $C $G; do wait_gone $p 10 || fail "task $p survived the dump"; done
 	imgcr restore -D d --detach > restore.out 2> restore.err || fail "restore --detach: $(cat restore.err)"
 	wait_tasks_restored $P $C $G
+	info "restore stderr: $(tr '\n' '|' < restore.err)"
+	diag "after restore"
 }
 
 uid_case() {
 	mkdir uid && cd uid || fail "mkdir"
 	cow_start 1000
 	[ "$(awk '/^Uid:/ { print $2 }' /proc/$G/status)" = 1000 ] || fail "grandchild uid: $(grep Uid: /proc/$G/status)"
+	diag "before dump"
 	dump_restore
 	grep -q warning restore.err && fail "restore warned: $(tr '\n' '|' < restore.err)"
 	[ "$(awk '/^Uid:/ { print $2 }' /proc/$G/status)" = 1000 ] || fail "restored grandchild uid: $(grep Uid: /proc/$G/status)"
