@@ -282,6 +282,7 @@ make_initrd() {
 	copy_elf "$root" /usr/bin/xz /usr/bin/xz	# t_xz: multi-threaded encoder
 	add_python "$root"
 	cp "$REPO"/test/guest/* "$root/imgcr/guest/"
+	cp "$REPO/test/state-expected.txt" "$root/imgcr/state-expected.txt"
 	cp "$REPO/test/guest/init" "$root/init"
 	chmod 755 "$root/init"
 	cp "$BUILD/mod/$k"/*.ko "$root/imgcr/mod/" 2>/dev/null

@@ -56,6 +56,7 @@
 #include "live.h"
 #include "log.h"
 #include "proc.h"
+#include "statehook.h"
 #include "tree.h"
 #include "tty.h"
 
@@ -827,6 +828,9 @@ int cmd_dump(int argc, char **argv)
 		goto out;
 	tf = now_ms();
 	if (freeze_tree(&c.fz, &c.t, root))
+		goto out;
+	/* $IMGCR_STATE_HOOK before DIR PID... (statehook.c) */
+	if (state_hook_dump(c.dir, &c.t))
 		goto out;
 	for (i = 0; i < c.t.ntasks; i++)
 		if (ns_check(&c, i) || describe_task(&c, i) || describe_fds(&c, i))
