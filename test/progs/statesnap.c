@@ -502,6 +502,15 @@ static void do_smaps(pid_t pid, pid_t tp)
 		snprintf(key, sizeof(key), "%s", line);
 		for (c++; *c == ' '; c++)
 			;
+		/*
+		 * "sd" (VM_SOFTDIRTY) is the soft-dirty tracker's bookkeeping:
+		 * set on every new mapping, cleared through clear_refs; not
+		 * the program's state.
+		 */
+		char *sd = strstr(c, " sd");
+
+		if (!strcmp(key, "VmFlags") && sd && (sd[3] == ' ' || !sd[3]))
+			memmove(sd, sd + 3, strlen(sd + 3) + 1);
 		add(scope, key, "%s", c);
 	}
 	free(text);
