@@ -324,6 +324,9 @@ static void do_stat(const char *scope, const char *path, int thread)
 			continue;
 		if (thread && k != 18 && k != 19 && k != 40 && k != 41)
 			continue;
+		/* exit_code is a zombie's status; a live task's holds ptrace stops */
+		if (k == 52 && strcmp(f[3], "Z"))
+			continue;
 		snprintf(key, sizeof(key), "stat.%s", stat_fields[i].name);
 		if (stat_fields[i].pid)
 			add(scope, key, "%s", pidname(atol(f[k])));
@@ -807,7 +810,14 @@ static void do_fdinfo_line(const char *scope, char *line, const char *link)
 	snprintf(v, sizeof(v), "%s", c);
 	/* an inode number of a pipe/socket/anon file is an identity, not state */
 	if (!strcmp(name, "ino")) {
-		if (link[0] != '/')
+		size_t n = strlen(link);
+
+		/*
+		 * Only a file reopened by path keeps its inode: a deleted file
+		 * or a memfd is recreated (its identity: "inode #k").
+		 */
+		if (link[0] != '/' || !strncmp(link, "/memfd:", 7) ||
+		    (n > 10 && !strcmp(link + n - 10, " (deleted)")))
 			return;
 	} else if (!strcmp(name, "eventfd-id") || !strcmp(name, "Pid") || !strcmp(name, "NSpid")) {
 		if (strcmp(name, "eventfd-id"))
