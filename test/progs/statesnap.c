@@ -849,8 +849,10 @@ static void do_fdinfo_line(const char *scope, char *line, const char *link)
 		char a[16], b[16], d[16], f[64], rest[128] = "";
 		long p = 0;
 
+		/* ... and the locked file's dev:inode an identity */
 		if (sscanf(c, "%*s %15s %15s %15s %ld %63s %127[^\n]", a, b, d, &p, f, rest) >= 5)
-			snprintf(v, sizeof(v), "%s %s %s %s %s %s", a, b, d, pidname(p), f, rest);
+			snprintf(v, sizeof(v), "%s %s %s %s ino:#%d %s", a, b, d, pidname(p),
+				 ident("ino", f), rest);
 		snprintf(name, sizeof(name), "lock%d", nl++);
 	} else if (!strcmp(name, "mnt_id")) {
 		return;	/* mount ids are identities too (the same mount: same path) */
