@@ -50,7 +50,7 @@ track $pid
 [ "$rc" = 1 ] || fail "tampered: restore exit $rc, not 1 [$(head -c 300 r2.err | tr '\n' '|')]"
 grep -q "^state differs: pid $pid fd 3: sockopt.SOL_SOCKET.SO_BROADCAST 0 -> 1$" r2.err ||
 	fail "tampered: SO_BROADCAST not reported: $(head -c 400 r2.err | tr '\n' '|')"
-grep -q "^state differs: pid $pid: limits.Max_open_files .* -> *77 " r2.err ||
+grep -q "^state differs: pid $pid: limits.Max_open_files [0-9]* [0-9]* files -> 77 [0-9]* files$" r2.err ||
 	fail "tampered: RLIMIT_NOFILE not reported: $(head -c 400 r2.err | tr '\n' '|')"
 grep -q "left running" r2.err || fail "tampered: no 'left running' message: $(tail -n 1 r2.err)"
 case "$(state $pid)" in

@@ -431,7 +431,12 @@ static void do_limits(const char *scope, pid_t pid)
 			if (*p != ' ' || (p[1] != ' ' && p + 1 < line + 25))
 				key[7 + k++] = *p == ' ' ? '_' : *p;
 		key[7 + k] = 0;
-		add(scope, key, "%s", line + 25);
+		/* "soft hard units", single-spaced */
+		char val[128], s1[32] = "", s2[32] = "", s3[32] = "";
+
+		sscanf(line + 25, "%31s %31s %31s", s1, s2, s3);
+		snprintf(val, sizeof(val), "%s %s %s", s1, s2, s3);
+		add(scope, key, "%s", val);
 	}
 	free(text);
 }
