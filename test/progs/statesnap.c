@@ -89,6 +89,7 @@ struct snap {
 
 static struct snap cur;
 static pid_t *given;	/* the pids as given (this side) */
+static pid_t cur_pid;	/* the task being snapshot */
 static pid_t *treepid;	/* the tree pid of each (the "before" side's) */
 static int npids;
 
@@ -245,6 +246,7 @@ static const char *const status_skip[] = {
 	"NSpgid", "NSsid", "Vm*", "Rss*", "HugetlbPages", "voluntary_ctxt_switches",
 	"nonvoluntary_ctxt_switches", "Ngid", "Kthread",
 	"SigQ",	/* the signals queued for the whole user, not the task's */
+	"Children",	/* pids; each child's PPid is compared instead */
 	NULL,
 };
 
@@ -822,6 +824,7 @@ static void do_fdinfo_line(const char *scope, char *line, const char *link)
 		 * or a memfd is recreated (its identity: "inode #k").
 		 */
 		if (link[0] != '/' || !strncmp(link, "/memfd:", 7) ||
+		    !strncmp(link, "/dev/pts/", 9) ||	/* devpts: index + 3 */
 		    (n > 10 && !strcmp(link + n - 10, " (deleted)")))
 			return;
 	} else if (!strcmp(name, "eventfd-id") || !strcmp(name, "Pid") || !strcmp(name, "NSpid")) {
@@ -838,12 +841,22 @@ static void do_fdinfo_line(const char *scope, char *line, const char *link)
 
 		snprintf(name, sizeof(name), "tfd.%d", atoi(c));
 		if (ino) {
-			sdev = strstr(ino, " sdev:");
+			/*
+			 * The target is normally the task's own fd of that number
+			 * ("ino:fd"); else an identity.  Not numbered in line order:
+			 * the lines are in the order of kernel addresses.
+			 */
 			unsigned long long i = strtoull(ino + 5, NULL, 16);
-			char id[64];
+			char p[64];
+			struct stat st;
 
-			snprintf(id, sizeof(id), "%llx:%s", i, sdev ? sdev + 6 : "");
-			snprintf(ino, v + sizeof(v) - ino, " ino:#%d", ident("ino", id));
+			sdev = strstr(ino, " sdev:");
+			snprintf(p, sizeof(p), "/proc/%d/fd/%d", cur_pid, atoi(c));
+			if (!stat(p, &st) && st.st_ino == i)
+				snprintf(ino, v + sizeof(v) - ino, " ino:fd");
+			else
+				snprintf(ino, v + sizeof(v) - ino, " ino:other");
+			(void)sdev;
 		}
 	} else if (!strcmp(name, "inotify")) {
 		snprintf(name, sizeof(name), "inotify.wd%d", atoi(c + 3));
@@ -907,7 +920,9 @@ static void do_fds(pid_t pid, pid_t tp, int pidfd)
 			add(scope, "stat.owner", "%u:%u", st.st_uid, st.st_gid);
 			if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
 				add(scope, "stat.rdev", "%u:%u", major(st.st_rdev), minor(st.st_rdev));
-			add(scope, "inode", "#%d", ident("ino", id));
+			/* a device node's identity is its rdev (and link) */
+			if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode))
+				add(scope, "inode", "#%d", ident("ino", id));
 		}
 		/* which open file description: the first fd of the tree with the same one */
 		for (int t = 0; t < npids; t++) {
@@ -1017,11 +1032,18 @@ static void do_shared(const char *scope, int ti)
 static void snapshot_task(int ti)
 {
 	pid_t pid = given[ti], tp = treepid[ti];
-	char scope[64], path[96], list[4096] = "";
+	char scope[64], path[96], list[4096] = "", *st;
 	struct dirent **ents;
 	int n, k = 0, pidfd;
 
+	cur_pid = pid;
 	snprintf(scope, sizeof(scope), "task %d", tp);
+	/* a zombie (or dying task): most of it is gone; see compare() */
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	st = readfile(path, NULL);
+	if (st && strrchr(st, ')'))
+		add(scope, "zombie", "%d", strrchr(st, ')')[2] == 'Z' || strrchr(st, ')')[2] == 'X');
+	free(st);
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
 	do_status(scope, path);
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
@@ -1218,6 +1240,26 @@ static long key_pid(const char *key)
 	return s ? atol(s + 1) : -1;
 }
 
+static const char *lookup(const struct snap *s, const char *key)
+{
+	for (int i = 0; i < s->n; i++)
+		if (!strcmp(s->l[i].key, key))
+			return s->l[i].val;
+	return NULL;
+}
+
+/* a task alive at the dump that has exited since the restore */
+static int became_zombie(const struct snap *before, pid_t tp)
+{
+	char key[64];
+	const char *b, *a;
+
+	snprintf(key, sizeof(key), "task %d zombie", tp);
+	b = lookup(before, key);
+	a = lookup(&cur, key);
+	return b && a && !strcmp(b, "0") && !strcmp(a, "1");
+}
+
 static int compare(const struct snap *before, const char *dir)
 {
 	int i = 0, j = 0, bad = 0, expected = 0, same = 0;
@@ -1227,10 +1269,10 @@ static int compare(const struct snap *before, const char *dir)
 		char path[64];
 
 		snprintf(path, sizeof(path), "/proc/%d", given[t]);
-		if (given[t] <= 0 || access(path, F_OK)) {
+		if (given[t] <= 0 || access(path, F_OK) || became_zombie(before, treepid[t])) {
 			gone[t] = 1;
-			fprintf(stderr, "statesnap: info: task %d is gone after the restore: not compared\n", treepid[t]);
-			logline("state info: %s: task %d is gone after the restore: not compared\n", dir, treepid[t]);
+			fprintf(stderr, "statesnap: info: task %d has exited since the restore: not compared\n", treepid[t]);
+			logline("state info: %s: task %d has exited since the restore: not compared\n", dir, treepid[t]);
 		}
 	}
 	while (i < before->n && j < cur.n) {
