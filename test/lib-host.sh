@@ -8,7 +8,7 @@ CACHE=${IMGCR_CACHE:-/var/cache/imgcr}
 . "$REPO/test/kernels.sh"	# ALL_KERNELS, kernel_spec, kernel_release
 DKMS_NAME=imgcr
 DKMS_VER=0.1
-GUEST_TIMEOUT=${IMGCR_GUEST_TIMEOUT:-1200}  # seconds per guest boot (a deadline for hangs)
+GUEST_TIMEOUT=${IMGCR_GUEST_TIMEOUT:-2400}  # seconds per guest boot (a deadline for hangs; the whole suite with the state check took 1230 s on 6.12)
 RESULTS=$BUILD/results.txt                 # "STATUS<TAB>NAME<TAB>REASON"
 
 say()  { printf '==> %s\n' "$*"; }
