@@ -8,7 +8,7 @@ CACHE=${IMGCR_CACHE:-/var/cache/imgcr}
 . "$REPO/test/kernels.sh"	# ALL_KERNELS, kernel_spec, kernel_release
 DKMS_NAME=imgcr
 DKMS_VER=0.1
-GUEST_TIMEOUT=${IMGCR_GUEST_TIMEOUT:-1200}  # seconds per guest boot (a deadline for hangs)
+GUEST_TIMEOUT=${IMGCR_GUEST_TIMEOUT:-2400}  # seconds per guest boot (a deadline for hangs; the whole suite with the state check took 1230 s on 6.12)
 RESULTS=$BUILD/results.txt                 # "STATUS<TAB>NAME<TAB>REASON"
 
 say()  { printf '==> %s\n' "$*"; }
@@ -283,6 +283,7 @@ make_initrd() {
 	copy_elf "$root" /usr/bin/xz /usr/bin/xz	# t_xz: multi-threaded encoder
 	add_python "$root"
 	cp "$REPO"/test/guest/* "$root/imgcr/guest/"
+	cp "$REPO/test/state-expected.txt" "$root/imgcr/state-expected.txt"
 	cp "$REPO/test/guest/init" "$root/init"
 	chmod 755 "$root/init"
 	cp "$BUILD/mod/$k"/*.ko "$root/imgcr/mod/" 2>/dev/null

@@ -59,6 +59,7 @@
 #include "log.h"
 #include "proc.h"
 #include "seccomp.h"
+#include "statehook.h"
 #include "tree.h"
 #include "tty.h"
 
@@ -990,6 +991,9 @@ int cmd_dump(int argc, char **argv)
 	if (freeze_tree(&c.fz, &c.t, root))
 		goto out;
 	if (shared_check(&c))
+		goto out;
+	/* $IMGCR_STATE_HOOK before DIR PID... (statehook.c) */
+	if (state_hook_dump(c.dir, &c.t))
 		goto out;
 	for (i = 0; i < c.t.ntasks; i++)
 		if (ns_check(&c, i) || describe_task(&c, i) ||

@@ -104,6 +104,7 @@
 #include "files.h"
 #include "log.h"
 #include "proc.h"
+#include "statehook.h"
 #include "tree.h"
 #include "tty.h"
 
@@ -1293,11 +1294,37 @@ static int detach_pdeath(const struct rctx *c)
 	return -1;
 }
 
+/*
+ * $IMGCR_STATE_HOOK after DIR PID... with the restored tree frozen
+ * (statehook.c): the pids in our namespace, in the tree's order.  0, or 1
+ * if the check failed (the tree is left running).
+ */
+static int state_check(struct rctx *c)
+{
+	pid_t *pids, root;
+	int i, r;
+
+	if (!getenv("IMGCR_STATE_HOOK") || !*getenv("IMGCR_STATE_HOOK"))
+		return 0;
+	pids = calloc(c->t.ntasks, sizeof(*pids));
+	if (!pids)
+		return 1;
+	if (c->pidns)
+		outer_pids(c, pids);
+	else
+		for (i = 0; i < c->t.ntasks; i++)
+			pids[i] = c->t.tasks[i].pid;
+	root = pids[tidx(&c->t, c->t.root)];
+	r = root > 0 ? state_hook_restore(c->dir, root, pids, c->t.ntasks) : 0;
+	free(pids);
+	return r ? 1 : 0;
+}
+
 int cmd_restore(int argc, char **argv)
 {
 	struct rctx c;
 	const char *dir = NULL;
-	int i, p[2], g[2], maxfd = 2, st;
+	int i, p[2], g[2], maxfd = 2, st, checked;
 	pid_t top;
 	struct rlimit rl;
 
@@ -1452,14 +1479,17 @@ int cmd_restore(int argc, char **argv)
 		pr_err("the tree was killed");
 		return 1;
 	}
+	checked = state_check(&c);
 	if (c.detach)
-		return 0;
+		return checked;
 	while (waitpid(top, &st, 0) < 0) {
 		if (errno != EINTR) {
 			pr_perror("waitpid %d", top);
 			return 1;
 		}
 	}
+	if (checked)
+		return checked;
 	if (WIFSIGNALED(st))
 		return 128 + WTERMSIG(st);
 	return WEXITSTATUS(st);

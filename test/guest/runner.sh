@@ -22,6 +22,21 @@ sweep() {
 	done
 }
 
+# statecheck NAME LOG: one result for the state checks of test NAME (none if
+# it restored nothing with imgcr restore); every line of LOG is shown.
+statecheck() {
+	[ -s "$2" ] || return 0
+	sed 's/^/STATECHECK /' "$2"
+	bad=$(grep -c '^state differs' "$2")
+	n=$(grep -c '^state checked' "$2")
+	exp=$(grep -c '^state expected' "$2")
+	if [ "$bad" != 0 ]; then
+		echo "RESULT $1-statecheck FAIL $bad difference(s): $(grep -m 1 '^state differs' "$2")"
+	elif [ "$n" != 0 ]; then
+		echo "RESULT $1-statecheck PASS ($n restore(s) compared, $exp expected difference(s))"
+	fi
+}
+
 # Tests marked "# runs: first" go first (t_xkernel_dump: its images are
 # restored on freshly booted guests, whose CLOCK_MONOTONIC must already be
 # past the dumping guest's when a sleep of the image ends; see README,
@@ -31,6 +46,14 @@ for t in "$GUEST"/t_*.sh; do
 	if grep -q '^# runs: first$' "$t"; then first="$first $t"; else rest="$rest $t"; fi
 done
 tests="$first $rest"
+# The state check (README, "Testing"): every "imgcr dump" snapshots the frozen
+# tree (statesnap before), every "imgcr restore" snapshots the restored tree
+# and compares (statesnap after).  Each difference not listed in
+# /imgcr/state-expected.txt fails the restore and is logged to
+# IMGCR_STATE_LOG, which is checked below: a test that ignores imgcr
+# restore's exit status still gets a failed "NAME-statecheck" result.
+export IMGCR_STATE_HOOK=/imgcr/bin/statesnap
+export IMGCR_STATE_EXPECTED=/imgcr/state-expected.txt
 for t in $tests; do
 	name=${t##*/t_}
 	name=${name%.sh}
@@ -48,6 +71,9 @@ for t in $tests; do
 	tmo=${tmo:-$default_timeout}
 	dir=$(mktemp -d "/tmp/$name.XXXXXX")
 	echo "IMGCR-TEST-BEGIN $name (timeout ${tmo}s)"
+	export IMGCR_STATE_LOG="$dir.state"
+	: > "$IMGCR_STATE_LOG"
+	chmod 666 "$IMGCR_STATE_LOG"   # the unprivileged tests' imgcr too
 	# The exit status is passed out through a file: a pipeline only reports
 	# tee's.
 	( cd "$dir" && timeout -s KILL "$tmo" sh "$t"; echo $? > "$dir.rc" ) 2>&1 |
@@ -62,7 +88,8 @@ for t in $tests; do
 	elif [ "$rc" != 0 ] && ! grep -q '^RESULT .* FAIL' "$dir.out"; then
 		echo "RESULT $name FAIL exit status $rc"
 	fi
+	statecheck "$name" "$IMGCR_STATE_LOG"
 	echo "IMGCR-TEST-END $name"
 	sweep
-	rm -rf "$dir" "$dir.out" "$dir.rc"
+	rm -rf "$dir" "$dir.out" "$dir.rc" "$dir.state"
 done
