@@ -248,18 +248,26 @@ static void zombie_exit(struct rctx *c, const struct tree_task *k) __attribute__
 static void zombie_exit(struct rctx *c, const struct tree_task *k)
 {
 	int sig = k->exit_status & 0x7f;
-	struct rlimit none = { 0, 0 };
+	struct rlimit core;
 	char msg[32];
 	sigset_t set;
 	int n;
 
+	/* what ps and /proc/PID/status show of the zombie: its name */
+	prctl(PR_SET_NAME, k->comm);
 	n = snprintf(msg, sizeof(msg), "R %d\n", k->pid);
 	if (write(c->status_w, msg, n) != n)
 		_exit(1);
 	if (!sig)
 		_exit((k->exit_status >> 8) & 0xff);
-	/* no core file: not dumpable (this also stops a core_pattern pipe) */
-	setrlimit(RLIMIT_CORE, &none);
+	/*
+	 * no core file: not dumpable (this also stops a core_pattern pipe),
+	 * and a soft limit of 0 (the hard one stays: /proc/PID/limits)
+	 */
+	if (!getrlimit(RLIMIT_CORE, &core)) {
+		core.rlim_cur = 0;
+		setrlimit(RLIMIT_CORE, &core);
+	}
 	prctl(PR_SET_DUMPABLE, 0);
 	signal(sig, SIG_DFL);
 	sigemptyset(&set);

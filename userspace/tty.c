@@ -764,6 +764,8 @@ static int job_terminal(struct fd_restore *r, const char *what)
  * The slave of master @m (TIOCGPTPEER), also when the pair is locked: a
  * slave the tree had opened before its master locked the pair.
  */
+#define KERNEL_O_LARGEFILE 0100000
+
 static int open_peer(int m, int flags)
 {
 	int lck = 0, zero = 0, one = 1, s, e;
@@ -772,8 +774,18 @@ static int open_peer(int m, int flags)
 		lck = 0;
 	if (lck && ioctl(m, TIOCSPTLCK, &zero))
 		return -1;
-	s = ioctl(m, TIOCGPTPEER, flags);
+	/*
+	 * TIOCGPTPEER keeps the flags it is given in the file's flags, which
+	 * F_GETFL and fdinfo show: not O_CLOEXEC (set on the fd instead), as
+	 * open() would not keep it either.
+	 */
+	s = ioctl(m, TIOCGPTPEER, flags & ~O_CLOEXEC);
 	e = errno;
+	if (s >= 0 && flags & O_CLOEXEC && fcntl(s, F_SETFD, FD_CLOEXEC)) {
+		e = errno;
+		close(s);
+		s = -1;
+	}
 	if (lck && ioctl(m, TIOCSPTLCK, &one)) {
 		e = errno;
 		if (s >= 0)
@@ -803,7 +815,8 @@ static int tty_open(struct fd_restore *r, int i, const char *what)
 	m = pair_master(r, f->tty_index, what);
 	if (m < 0 || f->tty_role == TTY_MASTER)
 		return m;
-	fd = open_peer(m, (f->flags & O_ACCMODE) | O_NOCTTY | O_CLOEXEC);
+	/* O_LARGEFILE as open() gave it (the kernel's value: glibc's is 0) */
+	fd = open_peer(m, (f->flags & (O_ACCMODE | KERNEL_O_LARGEFILE)) | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0) {
 		pr_perror("%s: cannot open the slave of the new pty (TIOCGPTPEER)", what);
 		return -1;
