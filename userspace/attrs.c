@@ -466,13 +466,13 @@ static int set_sched(const struct tree_task *k, char *err, size_t size)
 int attrs_set(const struct tree_task *k, int nnp_in_image, char *err, size_t size)
 {
 	/*
-	 * oom_score_adj first: it opens a file, which a low RLIMIT_NOFILE
-	 * (sshd's sandboxed child has 1) would forbid; the limits before the
-	 * scheduling, which RLIMIT_NICE and RLIMIT_RTPRIO allow.
+	 * oom_score_adj and the loginuid first: they open files, which a low
+	 * RLIMIT_NOFILE (sshd's sandboxed child has 1) would forbid; the
+	 * limits before the scheduling, which RLIMIT_NICE and RLIMIT_RTPRIO
+	 * allow.
 	 */
-	if (set_oom(k, err, size) || set_rlimits(k, err, size) || set_sched(k, err, size))
-		return -1;
-	if (set_loginuid(k, err, size))
+	if (set_oom(k, err, size) || set_loginuid(k, err, size) ||
+	    set_rlimits(k, err, size) || set_sched(k, err, size))
 		return -1;
 	/* an image with credentials has each thread's: the module sets them */
 	if (!nnp_in_image && (k->attr_set & ATTR_NNP) && k->no_new_privs &&
