@@ -426,8 +426,15 @@ int main(int argc, char **argv)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_usr1;
 	sigaction(SIGUSR1, &sa, NULL);
+	/*
+	 * SA_NODEFER: the child signals itself every round; without it the
+	 * handler runs with SIGUSR2 blocked, and the state check would see
+	 * SigBlk differ by where the freeze caught it
+	 */
 	sa.sa_handler = on_usr2;
+	sa.sa_flags = SA_NODEFER;
 	sigaction(SIGUSR2, &sa, NULL);
+	sa.sa_flags = 0;
 	if (argc < 2)
 		return 2;
 	if (!strcmp(argv[1], "threadfork"))
