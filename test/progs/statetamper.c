@@ -52,9 +52,23 @@ int main(int argc, char **argv)
 		int pfd = syscall(SYS_pidfd_open, pid, 0), one = 1, sk;
 		struct rlimit rl;
 
-		sk = pfd < 0 ? -1 : syscall(SYS_pidfd_getfd, pfd, atoi(argv[2]), 0);
+		/*
+		 * Once (6.12 deb13) pidfd_getfd gave EBADF here, not explained:
+		 * a few tries, and the target's fds in the message if it fails.
+		 */
+		for (int i = 0; i < 10; i++) {
+			sk = pfd < 0 ? -1 : syscall(SYS_pidfd_getfd, pfd, atoi(argv[2]), 0);
+			if (sk >= 0 || errno != EBADF)
+				break;
+			usleep(100000);
+		}
 		if (sk < 0 || setsockopt(sk, SOL_SOCKET, SO_BROADCAST, &one, sizeof(one))) {
+			char cmd[64];
+
 			perror("statetamper: pidfd_getfd/setsockopt");
+			snprintf(cmd, sizeof(cmd), "ls -l /proc/%d/fd >&2", (int)pid);
+			if (system(cmd))
+				fprintf(stderr, "statetamper: cannot list /proc/%d/fd\n", (int)pid);
 			return 1;
 		}
 		if (prlimit(pid, RLIMIT_NOFILE, NULL, &rl))
