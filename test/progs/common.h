@@ -144,6 +144,52 @@ static inline void wait_file(const char *path)
 		msleep(20);
 }
 
+#ifdef COMMON_VMFLAGS
+/*
+ * The VmFlags of the mapping holding @addr in /proc/self/smaps, as a bit
+ * mask over @names (bit i: names[i], two letters each); -1 if not found.
+ */
+static int smaps_vmflags(unsigned long addr, const char *const *names, size_t nnames)
+{
+	static char buf[1 << 20];
+	size_t len = 0;
+	ssize_t n;
+	int fd = open("/proc/self/smaps", O_RDONLY | O_CLOEXEC);
+	int in = 0;
+
+	if (fd < 0)
+		return -1;
+	while (len < sizeof(buf) - 1 &&
+	       (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	buf[len] = 0;
+	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+		unsigned long s, e;
+		int out = 0;
+
+		if (sscanf(line, "%lx-%lx ", &s, &e) == 2 &&
+		    strchr(line, '-') < strchr(line, ' ')) {
+			in = addr >= s && addr < e;
+			continue;
+		}
+		if (!in || strncmp(line, "VmFlags:", 8))
+			continue;
+		for (char *t = line + 8; *t; t++) {
+			if (*t == ' ')
+				continue;
+			for (size_t f = 0; f < nnames; f++)
+				if (!strncmp(t, names[f], 2) && (t[2] == ' ' || !t[2]))
+					out |= 1 << f;
+			while (t[1] && t[1] != ' ')
+				t++;
+		}
+		return out;
+	}
+	return -1;
+}
+#endif
+
 #ifdef COMMON_TALLY
 /*
  * For the hold-out programs (bb*.c), whose lines the tests grep: tally()

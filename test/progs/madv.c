@@ -46,6 +46,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#define COMMON_VMFLAGS
 #include "common.h"
 #include "../../include/uapi/linux/imgcr.h"
 
@@ -176,41 +177,12 @@ static void setup(void)
 /* The VmFlags line of the mapping at @addr in /proc/self/smaps, as F_*. */
 static int vmflags(unsigned long addr, unsigned int *out)
 {
-	static char buf[1 << 20];
-	size_t len = 0;
-	ssize_t n;
-	int fd = open("/proc/self/smaps", O_RDONLY | O_CLOEXEC);
-	int in = 0;
+	int f = smaps_vmflags(addr, fnames, sizeof(fnames) / sizeof(fnames[0]));
 
-	if (fd < 0)
+	if (f < 0)
 		return -1;
-	while (len < sizeof(buf) - 1 &&
-	       (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
-		len += (size_t)n;
-	close(fd);
-	buf[len] = 0;
-	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
-		unsigned long s, e;
-
-		if (sscanf(line, "%lx-%lx ", &s, &e) == 2 && strchr(line, '-') < strchr(line, ' ')) {
-			in = addr >= s && addr < e;
-			continue;
-		}
-		if (!in || strncmp(line, "VmFlags:", 8))
-			continue;
-		*out = 0;
-		for (char *t = line + 8; *t; t++) {
-			if (*t == ' ')
-				continue;
-			for (size_t f = 0; f < sizeof(fnames) / sizeof(fnames[0]); f++)
-				if (!strncmp(t, fnames[f], 2) && (t[2] == ' ' || !t[2]))
-					*out |= 1u << f;
-			while (t[1] && t[1] != ' ')
-				t++;
-		}
-		return 0;
-	}
-	return -1;
+	*out = f;
+	return 0;
 }
 
 static void flag_str(unsigned int f, char *out)

@@ -40,6 +40,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 
+#define COMMON_VMFLAGS
 #include "common.h"
 
 #ifndef MLOCK_ONFAULT
@@ -132,42 +133,7 @@ static void bad_say(const char *fmt, const char *name, long a, long b)
 /* The VmFlags (F_*) of the mapping holding @addr, or -1. */
 static int vmflags(unsigned long addr)
 {
-	static char buf[1 << 20];
-	size_t len = 0;
-	ssize_t n;
-	int fd = open("/proc/self/smaps", O_RDONLY | O_CLOEXEC);
-	int in = 0;
-
-	if (fd < 0)
-		return -1;
-	while (len < sizeof(buf) - 1 &&
-	       (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
-		len += (size_t)n;
-	close(fd);
-	buf[len] = 0;
-	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
-		unsigned long s, e;
-		int out = 0;
-
-		if (sscanf(line, "%lx-%lx ", &s, &e) == 2 &&
-		    strchr(line, '-') < strchr(line, ' ')) {
-			in = addr >= s && addr < e;
-			continue;
-		}
-		if (!in || strncmp(line, "VmFlags:", 8))
-			continue;
-		for (char *t = line + 8; *t; t++) {
-			if (*t == ' ')
-				continue;
-			for (size_t f = 0; f < NF; f++)
-				if (!strncmp(t, fnames[f], 2) && (t[2] == ' ' || !t[2]))
-					out |= 1 << f;
-			while (t[1] && t[1] != ' ')
-				t++;
-		}
-		return out;
-	}
-	return -1;
+	return smaps_vmflags(addr, fnames, NF);
 }
 
 /* VmLck of /proc/self/status in kB, or -1. */
