@@ -1312,7 +1312,7 @@ static int state_check(struct rctx *c)
 	pid_t *pids, root;
 	int i, r;
 
-	if (!getenv("IMGCR_STATE_HOOK") || !*getenv("IMGCR_STATE_HOOK"))
+	if (!state_hook_set())
 		return 0;
 	pids = calloc(c->t.ntasks, sizeof(*pids));
 	if (!pids)

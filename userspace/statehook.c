@@ -40,12 +40,30 @@ static const char *hook(void)
 	return h && *h ? h : NULL;
 }
 
+int state_hook_set(void)
+{
+	return hook() != NULL;
+}
+
+/* The exit status of @child (128 + N if killed by signal N), -1 on error. */
+static int wait_status(pid_t child)
+{
+	int st;
+
+	while (waitpid(child, &st, 0) < 0)
+		if (errno != EINTR) {
+			pr_perror("state check: waitpid");
+			return -1;
+		}
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
 /* run HOOK MODE DIR PID...: its exit status (-1 if it could not run) */
 static int run_hook(const char *h, const char *mode, const char *dir, const pid_t *pids, int n)
 {
 	char **argv = calloc(n + 4, sizeof(*argv));
 	pid_t child;
-	int st, i;
+	int i;
 
 	if (!argv)
 		return -1;
@@ -53,8 +71,12 @@ static int run_hook(const char *h, const char *mode, const char *dir, const pid_
 	argv[1] = (char *)mode;
 	argv[2] = (char *)dir;
 	for (i = 0; i < n; i++)
-		if (asprintf(&argv[3 + i], "%d", pids[i]) < 0)
+		if (asprintf(&argv[3 + i], "%d", pids[i]) < 0) {
+			while (i-- > 0)
+				free(argv[3 + i]);
+			free(argv);
 			return -1;
+		}
 	fflush(stdout);
 	fflush(stderr);
 	child = fork();
@@ -70,12 +92,7 @@ static int run_hook(const char *h, const char *mode, const char *dir, const pid_
 		pr_perror("state check: fork");
 		return -1;
 	}
-	while (waitpid(child, &st, 0) < 0)
-		if (errno != EINTR) {
-			pr_perror("state check: waitpid");
-			return -1;
-		}
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return wait_status(child);
 }
 
 int state_hook_dump(const char *dir, const struct tree *t)
@@ -131,12 +148,7 @@ int state_hook_restore(const char *dir, pid_t root, const pid_t *pids, int n)
 		pr_perror("state check: fork");
 		return -1;
 	}
-	while (waitpid(child, &st, 0) < 0)
-		if (errno != EINTR) {
-			pr_perror("state check: waitpid");
-			return -1;
-		}
-	st = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	st = wait_status(child);
 	if (st == 200) {
 		pr_err("state check: the restored tree could not be frozen (it ended?): not checked");
 		return 0;

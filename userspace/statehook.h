@@ -11,6 +11,8 @@
 
 #include "tree.h"
 
+/* Whether $IMGCR_STATE_HOOK names a hook. */
+int state_hook_set(void);
 /* "HOOK before DIR PID..." for the frozen tree @t: 0, or -1 after a message. */
 int state_hook_dump(const char *dir, const struct tree *t);
 /*
