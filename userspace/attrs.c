@@ -187,6 +187,20 @@ static int check_mapped(const struct tree_task *k)
 	return 0;
 }
 
+/* A uid in decimal (0 to 4294967295), then nothing or a newline; 0 or -1. */
+static int uid_val(const char *s, unsigned int *out)
+{
+	char *end;
+	unsigned long u;
+
+	errno = 0;
+	u = strtoul(s, &end, 10);
+	if (errno || end == s || (*end && strcmp(end, "\n")) || u > 0xffffffffUL)
+		return -1;
+	*out = u;
+	return 0;
+}
+
 int attrs_dump(struct tree_task *k)
 {
 	struct sched_attrs main_a, a;
@@ -263,17 +277,11 @@ int attrs_dump(struct tree_task *k)
 	snprintf(path, sizeof(path), "/proc/%d/loginuid", k->pid);
 	text = read_text(path, NULL);
 	if (text) {
-		char *end;
-		unsigned long u;
-
-		errno = 0;
-		u = strtoul(text, &end, 10);
-		if (errno || end == text || u > 0xffffffffUL) {
+		if (uid_val(text, &k->loginuid)) {
 			pr_err("pid %d: cannot parse %s", k->pid, path);
 			free(text);
 			return -1;
 		}
-		k->loginuid = u;
 		k->attr_set |= ATTR_LOGINUID;
 		free(text);
 	}
@@ -613,18 +621,11 @@ int attrs_read(struct tree_task *k, char **v, int nv, int *bad)
 			return 1;
 		k->cwd_deleted = 1;
 		break;
-	case 7: {
-		char *end;
-		unsigned long u;
-
-		errno = 0;
-		u = strtoul(v[2], &end, 10);
-		if (nv != 3 || errno || *end || !*v[2] || u > 0xffffffffUL)
+	case 7:
+		if (nv != 3 || uid_val(v[2], &k->loginuid))
 			return 1;
-		k->loginuid = u;
 		k->attr_set |= ATTR_LOGINUID;
 		break;
-	}
 	}
 	*bad = 0;
 	return 1;
