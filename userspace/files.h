@@ -36,6 +36,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "record.h"
 #include "tree.h"
 
 /* One fd of a frozen task, as the dump driver reads it. */
@@ -122,16 +123,16 @@ struct fd_kind {
 	 */
 	int (*after)(struct fd_restore *r, int ok);
 	/*
-	 * The tree file (tree.c documents the format): the ARGS of this
-	 * kind's "file" records.  rec_write writes them to @f, each after a
-	 * space (NULL: none); rec_read parses the @nv fields @v (@n: each
-	 * as a number, -1 if it is not one) into @x, with @t holding the
+	 * The tree file (record.h; the format: imgcr-image(5)): the fields of
+	 * this kind's "file" records after id, kind, flags and pos.
+	 * rec_write writes them to @f, each as " key=value" (NULL: none);
+	 * rec_read reads them from @r (rec_val, REC_NUM...: every field it
+	 * does not read is refused as unknown) into @x, with @t holding the
 	 * records read so far: NULL, or what is wrong.  A path it keeps must
 	 * be absolute (tree.c checks).
 	 */
 	void (*rec_write)(FILE *f, const struct tree_file *x);
-	const char *(*rec_read)(struct tree *t, struct tree_file *x, char **v,
-				const long long *n, int nv);
+	const char *(*rec_read)(struct tree *t, struct tree_file *x, struct rec *r);
 	/*
 	 * imgcr show (show.c): file @i of @t in a line of text (@mode "r",
 	 * "w" or "rw"), and the JSON members of its object after kind, flags
@@ -185,10 +186,10 @@ extern const struct fd_kind *const fd_kinds[];
 /* The kind that restores file records of @type, or NULL. */
 const struct fd_kind *fd_kind_of(enum tree_kind type);
 
-/* For rec_read: a kind whose file records have no ARGS. */
-const char *fd_rec_none(struct tree *t, struct tree_file *x, char **v, const long long *n, int nv);
+/* For rec_read: a kind whose file records have no fields of their own. */
+const char *fd_rec_none(struct tree *t, struct tree_file *x, struct rec *r);
 
-/* For rec_write: " PATH", escaped (tree.c). */
+/* For rec_write: " path=PATH", escaped (tree.c). */
 void fd_rec_path(FILE *f, const char *path);
 
 /* show.c, for rec_json: @s as a JSON string. */

@@ -7,7 +7,7 @@
 #include <sys/types.h>
 
 #define TREE_FILE	"tree"
-#define TREE_VERSION	2
+#define TREE_VERSION	3	/* written; version 2 is still read (tree-v2.c) */
 
 /* tree_file.kind; each is dumped and restored by one fd kind (files.h) */
 enum tree_kind {

@@ -187,13 +187,18 @@ static void model(const struct tree *t)
 		       t->pipes[i].len);
 	for (i = 0; i < t->nttys; i++)
 		tty(&t->ttys[i]);
+	/* epoll items, then inotify watches: only the order within one file matters */
 	for (i = 0; i < t->nitems; i++) {
 		const struct tree_item *it = &t->items[i];
 
-		if (it->kind == IT_EPOLL) {
+		if (it->kind == IT_EPOLL)
 			printf("epitem file=%d pid=%d tfd=%d events=0x%x data=0x%llx\n", it->file,
 			       it->pid, it->num, it->mask, it->data);
-		} else {
+	}
+	for (i = 0; i < t->nitems; i++) {
+		const struct tree_item *it = &t->items[i];
+
+		if (it->kind == IT_WATCH) {
 			printf("watch file=%d wd=%d mask=0x%x", it->file, it->num, it->mask);
 			str("path", it->path);
 			putchar('\n');
