@@ -6,7 +6,7 @@
  * open_files) loop over, and so do the tree file (tree.c) and imgcr show
  * (show.c) for the fields of its file records.  Adding a kind means adding
  * a file, a table entry and, if it is restored, a kind of file record
- * (tree.h, documented in tree.c).
+ * (tree.h; its fields: rec_write, rec_read, documented in imgcr-image(5)).
  *
  *   files-reg.c  regular files and directories    file and fstat records
  *   files-ghost.c  deleted regular files (content)  ghost records, ghost-DEV-INO.data

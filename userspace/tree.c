@@ -13,102 +13,29 @@
  *   ghost-<dev>-<ino>.data  the content of deleted file <dev>:<ino> (a
  *                        sparse file: holes where the file had holes)
  *
- * The file is UTF-8/ASCII text, one record per line, fields separated by a
- * single space.  Lines starting with '#' and empty lines are ignored.  Text
- * fields (paths, comm) are escaped: every byte <= 0x20, >= 0x7f, and '%' is
+ * The file is UTF-8/ASCII text, one record per line: its name, then its
+ * fields as key=value separated by a single space (version 3; version 2,
+ * the same records with positional fields, is still read: tree-v2.c).
+ * Lines starting with '#' and empty lines are ignored.  Text fields
+ * (paths, comm) are escaped: every byte <= 0x20, >= 0x7f, and '%' is
  * written as %XX (two upper-case hex digits), so a field never contains a
  * space; an empty string is written as "%". Numbers are decimal except
- * FLAGS and UMASK (octal with a leading 0).  Records, in this order:
+ * flags and umask (octal with a leading 0) and the hex ones (0x).
+ * The records, their keys and their order: imgcr-image(5), "THE TREE
+ * FILE", and the record table below (tree_records...), which names the
+ * owner (the file) of each record.  Upper-case names below are the values
+ * of the keys of the same name in lower case (as the man page writes
+ * them).
  *
- *   imgcr-tree 2                     first line: magic and format version
- *   root PID                         the task the dump started from
- *   task PID PPID PGID SID COMM      one per task, parents before children
- *   cred PID RUID EUID SUID FSUID RGID EGID SGID FSGID NGROUPS [GID...]
- *   fs PID UMASK CWD ROOT            cwd and root as seen by the dumper
- *   thread PID TID                   one per thread of task PID besides its
- *                                    main thread (whose tid is PID), after
- *                                    the task record, ascending TIDs
- *   rlimit PID NAME SOFT HARD        one per resource limit of task PID:
- *                                    NAME is cpu fsize data stack core rss
- *                                    nproc nofile memlock as locks
- *                                    sigpending msgqueue nice rtprio rttime
- *                                    (RLIMIT_*), SOFT and HARD decimal or
- *                                    "inf" (RLIM_INFINITY)
- *   oom PID ADJ                      /proc/PID/oom_score_adj
- *   sched PID POLICY RESET PRIO NICE scheduling policy (SCHED_* number),
- *                                    1 if SCHED_RESET_ON_FORK, static
- *                                    priority, nice value
- *   affinity PID CPUS                CPU affinity as a list ("0-3,6")
- *   ioprio PID VALUE                 I/O priority (ioprio_get(2) value:
- *                                    class << 13 | level)
- *   nnp PID 0|1                      PR_SET_NO_NEW_PRIVS (the main
- *                                    thread's; an image with credentials
- *                                    has each thread's, NT_IMGCR_CREDS)
- *   loginuid PID UID                 /proc/PID/loginuid (audit login uid;
- *                                    4294967295: unset)
- *   cwd-deleted PID                  the cwd of the fs record had been
- *                                    deleted: restored as a deleted
- *                                    directory at that path
- *   exit PID STATUS                  task PID is a zombie (dead, not yet
- *                                    reaped by its parent): it has no image
- *                                    and no thread or fd records; STATUS is
- *                                    its wait status as waitpid() gives it
- *                                    (code << 8, or the signal number, with
- *                                    0x80 if it dumped core)
- *   stopped PID                      task PID was stopped (SIGSTOP, SIGTSTP...,
- *                                    not by the dump) at dump time: it is
- *                                    restored stopped
- *   ghost DEV INO SIZE MODE UID GID MTIME PATH
- *                                    a deleted regular file the tree holds
- *                                    open or maps (files-ghost.c)
- *   ghost-mapped DEV INO             after the ghost record DEV INO: an
- *                                    image maps it (or runs it)
- *   file ID KIND FLAGS POS ARGS...   one per open file description
- *   fstat ID DEV INO SIZE MTIME MNT  identity at dump of "file" record ID
- *                                    (files-reg.c)
- *   fd PID FD ID CLOEXEC             one per descriptor: FD of task PID
- *                                    refers to file ID; CLOEXEC is 0 or 1
- *   sk INO FAMILY TYPE PROTO STATE PEER BACKLOG SNDBUF RCVBUF OPTS RCVTIMEO
- *      SNDTIMEO PEEKOFF SHUT MODE UID GID QLEN NAME PEERNAME
- *                                    a socket (sockets.c; struct tree_sk):
- *                                    OPTS hex SKO_* bits, MODE octal, NAME
- *                                    and PEERNAME the sockaddr in hex or "-";
- *                                    SHUT: sk_shutdown (unix and UDP)
- *   skopt INO NAME VALUE             after the sk record INO, one per option
- *                                    of sk-opts.c's table that differs from
- *                                    a new socket's (SO_BROADCAST,
- *                                    TCP_KEEPIDLE...): VALUE decimal for an
- *                                    int, else the getsockopt bytes in hex
- *                                    ("-": none; SO_ATTACH_FILTER: the
- *                                    classic BPF instructions).  Older tree
- *                                    files have none.
- *   pipe INO SIZE LEN                buffered data of a pipe or FIFO: LEN
- *                                    bytes in pipe-INO.data, capacity SIZE
- *   tty INDEX MAJ:MIN SID FG LOCKED PKT IFLAG OFLAG CFLAG LFLAG CC ROWS COLS
- *       XPIXEL YPIXEL INLEN OUTLEN [MODE UID GID]
- *                                    a terminal the tree uses (tty.c); a
- *                                    pair's slave node's mode (octal) and
- *                                    owner (absent in older images)
- *   epitem ID PID TFD EVENTS DATA    an item of the epoll file ID: task PID
- *                                    registers it for its fd TFD (hex
- *                                    EVENTS and DATA with a leading 0x)
- *                                    (epoll.c)
- *   watch ID WD MASK PATH            a watch of the inotify file ID, with
- *                                    watch descriptor WD and MASK (hex,
- *                                    0x) on PATH (inotify.c)
- *   lock flock PID FD ID TYPE        file locks held by the tree (locks.c)
- *   lock ofd ID TYPE START END
- *   lock posix PID FD ID TYPE START END
- *
- * file records: ID counts from 0 in order.  FLAGS are the file status flags
- * from /proc/PID/fdinfo (access mode, O_APPEND, O_NONBLOCK, O_LARGEFILE...;
+ * file records (id kind flags pos, then the kind's fields): ID counts from
+ * 0 in order.  FLAGS are the file status flags from /proc/PID/fdinfo (access mode, O_APPEND, O_NONBLOCK, O_LARGEFILE...;
  * never O_CLOEXEC, which is per descriptor).  POS is the file offset.
  * Several fds (in one task or in several) refer to the same ID when they
  * share one open file description (kcmp(KCMP_FILE)); such fds share the
- * offset and flags after a restore too.  KIND and ARGS belong to one kind
- * of fd, in its own file (the table of kinds is in files.h), which
- * describes them at dump, writes and reads them here (rec_write,
- * rec_read), shows them (imgcr show) and opens them at restore:
+ * offset and flags after a restore too.  KIND and its fields belong to one
+ * kind of fd, in its own file (the table of kinds is in files.h), which
+ * describes them at dump, writes and reads them (rec_write, rec_read),
+ * shows them (imgcr show) and opens them at restore:
  *   file PATH        regular file or directory, absolute path (files-reg.c)
  *   pipe INO         an end of the anonymous pipe INO (FLAGS' access mode
  *                    says which end: O_RDONLY read, O_WRONLY write) (pipes.c)
