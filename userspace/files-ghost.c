@@ -43,6 +43,28 @@
 #include "proc.h"
 #include "record.h"
 
+struct tree_ghost *tree_ghost_find(const struct tree *t, unsigned long long dev,
+				   unsigned long long ino)
+{
+	int i;
+
+	for (i = 0; i < t->nghosts; i++)
+		if (t->ghosts[i].dev == dev && t->ghosts[i].ino == ino)
+			return &t->ghosts[i];
+	return NULL;
+}
+
+struct tree_ghost *tree_ghost_add(struct tree *t)
+{
+	struct tree_ghost *g;
+
+	t->ghosts = tree_grow(t->ghosts, t->nghosts, sizeof(*t->ghosts));
+	g = &t->ghosts[t->nghosts++];
+	memset(g, 0, sizeof(*g));
+	return g;
+}
+
+
 #define DELETED " (deleted)"
 
 static void ghost_data_path(char *out, size_t size, const char *dir, const struct tree_ghost *g)

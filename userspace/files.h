@@ -148,6 +148,21 @@ extern const struct fd_kind tty_fd_kind;
 extern const struct fd_kind epoll_fd_kind, inotify_fd_kind, memfd_fd_kind, pidfd_fd_kind;
 extern const struct fd_kind ghost_fd_kind, socket_fd_kind;
 
+/* A deleted regular file, its content in DIR/ghost-DEV-INO.data (files-ghost.c). */
+struct tree_ghost {
+	unsigned long long dev, ino;	/* at dump: its identity, which TK_GHOST files name */
+	long long size, mtime_ns;
+	unsigned int mode, uid, gid;
+	char *path;		/* where it was, without " (deleted)" */
+	int mapped;		/* an image maps it (or runs it): restored at path */
+	char *made;		/* restore: where the restorer recreated it (until unlinked), */
+	int made_fd;		/* and its fd there */
+};
+
+struct tree_ghost *tree_ghost_find(const struct tree *t, unsigned long long dev,
+				   unsigned long long ino);
+struct tree_ghost *tree_ghost_add(struct tree *t);
+
 /* files-ghost.c: the default of imgcr dump --ghost-limit */
 #define GHOST_LIMIT_DEFAULT	(1LL << 20)
 

@@ -34,9 +34,23 @@
 #include <unistd.h>
 
 #include "files.h"
+#include "locks.h"
 #include "log.h"
 #include "proc.h"
 #include "record.h"
+
+const char *const tree_lock_names[TL_NR] = { "flock", "posix", "ofd" };
+
+struct tree_lock *tree_lock_add(struct tree *t)
+{
+	struct tree_lock *l;
+
+	t->locks = tree_grow(t->locks, t->nlocks, sizeof(*t->locks));
+	l = &t->locks[t->nlocks++];
+	memset(l, 0, sizeof(*l));
+	return l;
+}
+
 
 /* The same lock; a flock lock whichever task sees it. */
 static int same_lock(const struct tree_lock *a, const struct tree_lock *b)

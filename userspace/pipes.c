@@ -31,6 +31,28 @@
 #include "proc.h"
 #include "record.h"
 
+struct tree_pipe *tree_pipe_find(const struct tree *t, unsigned long ino)
+{
+	int i;
+
+	for (i = 0; i < t->npipes; i++)
+		if (t->pipes[i].ino == ino)
+			return &t->pipes[i];
+	return NULL;
+}
+
+struct tree_pipe *tree_pipe_add(struct tree *t, unsigned long ino)
+{
+	struct tree_pipe *p;
+
+	t->pipes = tree_grow(t->pipes, t->npipes, sizeof(*t->pipes));
+	p = &t->pipes[t->npipes++];
+	memset(p, 0, sizeof(*p));
+	p->ino = ino;
+	return p;
+}
+
+
 /* the file status flags F_SETFL can set */
 #define SETFL_MASK (O_APPEND | O_NONBLOCK | O_NOATIME | O_DIRECT)
 

@@ -44,6 +44,29 @@
 #include "sockets.h"
 #include "record.h"
 
+struct tree_sk *tree_sk_find(const struct tree *t, unsigned long ino)
+{
+	int i;
+
+	for (i = 0; i < t->nsks; i++)
+		if (t->sks[i].ino == ino)
+			return &t->sks[i];
+	return NULL;
+}
+
+struct tree_sk *tree_sk_add(struct tree *t, unsigned long ino)
+{
+	struct tree_sk *s;
+
+	t->sks = tree_grow(t->sks, t->nsks, sizeof(*t->sks));
+	s = &t->sks[t->nsks++];
+	memset(s, 0, sizeof(*s));
+	s->ino = ino;
+	s->peek_off = -1;
+	return s;
+}
+
+
 int sk_ext_unix;
 
 const struct tree_file *sk_file_of(const struct tree *t, unsigned long ino)

@@ -164,6 +164,10 @@
 
 #include "attrs.h"
 #include "files.h"
+#include "locks.h"
+#include "pipes.h"
+#include "sockets.h"
+#include "tty.h"
 #include "log.h"
 #include "record.h"
 #include "tree.h"
@@ -174,9 +178,8 @@ const char *const tree_kind_names[TK_NR] = {
 };
 
 const char *const tree_tty_role_names[TTY_NROLES] = { "master", "slave", "devtty", "job" };
-const char *const tree_lock_names[TL_NR] = { "flock", "posix", "ofd" };
 
-static void *grow(void *p, int n, size_t elem)
+void *tree_grow(void *p, int n, size_t elem)
 {
 	/* grow to hold n + 1 elements (doubling) */
 	if (n && (n & (n - 1)))
@@ -193,7 +196,7 @@ struct tree_task *tree_task_add(struct tree *t, pid_t pid)
 {
 	struct tree_task *task;
 
-	t->tasks = grow(t->tasks, t->ntasks, sizeof(*t->tasks));
+	t->tasks = tree_grow(t->tasks, t->ntasks, sizeof(*t->tasks));
 	task = &t->tasks[t->ntasks++];
 	memset(task, 0, sizeof(*task));
 	task->pid = pid;
@@ -226,7 +229,7 @@ struct tree_task *tree_find_tid(const struct tree *t, pid_t tid)
 
 int tree_thread_add(struct tree_task *task, pid_t tid)
 {
-	task->threads = grow(task->threads, task->nthreads, sizeof(*task->threads));
+	task->threads = tree_grow(task->threads, task->nthreads, sizeof(*task->threads));
 	task->threads[task->nthreads++] = tid;
 	return 0;
 }
@@ -235,60 +238,18 @@ struct tree_file *tree_file_add(struct tree *t)
 {
 	struct tree_file *f;
 
-	t->files = grow(t->files, t->nfiles, sizeof(*t->files));
+	t->files = tree_grow(t->files, t->nfiles, sizeof(*t->files));
 	f = &t->files[t->nfiles];
 	memset(f, 0, sizeof(*f));
 	f->id = t->nfiles++;
 	return f;
 }
 
-struct tree_pipe *tree_pipe_find(const struct tree *t, unsigned long ino)
-{
-	int i;
-
-	for (i = 0; i < t->npipes; i++)
-		if (t->pipes[i].ino == ino)
-			return &t->pipes[i];
-	return NULL;
-}
-
-struct tree_pipe *tree_pipe_add(struct tree *t, unsigned long ino)
-{
-	struct tree_pipe *p;
-
-	t->pipes = grow(t->pipes, t->npipes, sizeof(*t->pipes));
-	p = &t->pipes[t->npipes++];
-	memset(p, 0, sizeof(*p));
-	p->ino = ino;
-	return p;
-}
-
-struct tree_tty *tree_tty_find(const struct tree *t, int index)
-{
-	int i;
-
-	for (i = 0; i < t->nttys; i++)
-		if (t->ttys[i].index == index)
-			return &t->ttys[i];
-	return NULL;
-}
-
-struct tree_tty *tree_tty_add(struct tree *t, int index)
-{
-	struct tree_tty *y;
-
-	t->ttys = grow(t->ttys, t->nttys, sizeof(*t->ttys));
-	y = &t->ttys[t->nttys++];
-	memset(y, 0, sizeof(*y));
-	y->index = index;
-	return y;
-}
-
 struct tree_item *tree_item_add(struct tree *t, enum tree_item_kind kind, int file)
 {
 	struct tree_item *it;
 
-	t->items = grow(t->items, t->nitems, sizeof(*t->items));
+	t->items = tree_grow(t->items, t->nitems, sizeof(*t->items));
 	it = &t->items[t->nitems++];
 	memset(it, 0, sizeof(*it));
 	it->kind = kind;
@@ -296,62 +257,9 @@ struct tree_item *tree_item_add(struct tree *t, enum tree_item_kind kind, int fi
 	return it;
 }
 
-struct tree_ghost *tree_ghost_find(const struct tree *t, unsigned long long dev,
-				   unsigned long long ino)
-{
-	int i;
-
-	for (i = 0; i < t->nghosts; i++)
-		if (t->ghosts[i].dev == dev && t->ghosts[i].ino == ino)
-			return &t->ghosts[i];
-	return NULL;
-}
-
-struct tree_ghost *tree_ghost_add(struct tree *t)
-{
-	struct tree_ghost *g;
-
-	t->ghosts = grow(t->ghosts, t->nghosts, sizeof(*t->ghosts));
-	g = &t->ghosts[t->nghosts++];
-	memset(g, 0, sizeof(*g));
-	return g;
-}
-
-struct tree_lock *tree_lock_add(struct tree *t)
-{
-	struct tree_lock *l;
-
-	t->locks = grow(t->locks, t->nlocks, sizeof(*t->locks));
-	l = &t->locks[t->nlocks++];
-	memset(l, 0, sizeof(*l));
-	return l;
-}
-
-struct tree_sk *tree_sk_find(const struct tree *t, unsigned long ino)
-{
-	int i;
-
-	for (i = 0; i < t->nsks; i++)
-		if (t->sks[i].ino == ino)
-			return &t->sks[i];
-	return NULL;
-}
-
-struct tree_sk *tree_sk_add(struct tree *t, unsigned long ino)
-{
-	struct tree_sk *s;
-
-	t->sks = grow(t->sks, t->nsks, sizeof(*t->sks));
-	s = &t->sks[t->nsks++];
-	memset(s, 0, sizeof(*s));
-	s->ino = ino;
-	s->peek_off = -1;
-	return s;
-}
-
 int tree_fd_add(struct tree_task *task, int fd, int file, int cloexec)
 {
-	task->fds = grow(task->fds, task->nfds, sizeof(*task->fds));
+	task->fds = tree_grow(task->fds, task->nfds, sizeof(*task->fds));
 	task->fds[task->nfds].fd = fd;
 	task->fds[task->nfds].file = file;
 	task->fds[task->nfds].cloexec = cloexec;

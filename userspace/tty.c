@@ -64,6 +64,28 @@
 #include "tty.h"
 #include "record.h"
 
+struct tree_tty *tree_tty_find(const struct tree *t, int index)
+{
+	int i;
+
+	for (i = 0; i < t->nttys; i++)
+		if (t->ttys[i].index == index)
+			return &t->ttys[i];
+	return NULL;
+}
+
+struct tree_tty *tree_tty_add(struct tree *t, int index)
+{
+	struct tree_tty *y;
+
+	t->ttys = tree_grow(t->ttys, t->nttys, sizeof(*t->ttys));
+	y = &t->ttys[t->nttys++];
+	memset(y, 0, sizeof(*y));
+	y->index = index;
+	return y;
+}
+
+
 int tty_shell_job;
 
 #define PTS_MAJOR	136	/* UNIX98_PTY_SLAVE_MAJOR, 8 majors */

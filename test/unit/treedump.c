@@ -20,8 +20,11 @@
 
 #include "attrs.h"
 #include "files.h"
+#include "locks.h"
+#include "pipes.h"
 #include "sockets.h"
 #include "tree.h"
+#include "tty.h"
 
 static void str(const char *key, const char *s)
 {
