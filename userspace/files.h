@@ -79,6 +79,12 @@ enum fd_verdict {
 };
 
 struct fd_kind {
+	/*
+	 * its name in messages, as /proc/PID/fd names its objects ("pipe:[INO]",
+	 * "socket:[INO]"); the tree file and imgcr show name the kind by
+	 * tree_kind_names[type] ("sk" for a socket), which stays as it is
+	 * (imgcr show --json's "kind")
+	 */
 	const char *name;
 	enum tree_kind type;	/* its file records; TK_NR: none (a refused kind) */
 	/*

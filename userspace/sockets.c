@@ -531,7 +531,7 @@ static int sk_check(const struct tree *t)
 
 static struct sk_restore *rs;
 
-int sk_tcp_repaired(const struct tree_sk *s)
+int sk_tcp_will_repair(const struct tree_sk *s)
 {
 	/* ESTABLISHED, FIN-WAIT-1/2, CLOSE-WAIT: sk-tcp.c */
 	return s->family != AF_UNIX && s->proto == IPPROTO_TCP &&
@@ -554,11 +554,11 @@ static int sk_restore_all(struct fd_restore *fr)
 		rs->fds[i] = rs->dead[i] = -1;
 	/* established TCP connections last: bound after the listeners of their ports */
 	for (i = 0; i < t->nsks; i++)
-		if (!sk_tcp_repaired(&t->sks[i]) &&
+		if (!sk_tcp_will_repair(&t->sks[i]) &&
 		    (t->sks[i].family == AF_UNIX ? unix_sk_make(rs, i) : inet_sk_make(rs, i)))
 			return -1;
 	for (i = 0; i < t->nsks; i++)
-		if (sk_tcp_repaired(&t->sks[i]) && inet_sk_make(rs, i))
+		if (sk_tcp_will_repair(&t->sks[i]) && inet_sk_make(rs, i))
 			return -1;
 	for (i = 0; i < t->nsks; i++)
 		if (t->sks[i].family == AF_UNIX && unix_sk_fill(rs, i))
@@ -577,6 +577,11 @@ static int sk_restore_all(struct fd_restore *fr)
 	return 0;
 }
 
+/*
+ * restore: file @i, a socket.  The first call restores every socket of the
+ * tree at once (sk_restore_all: the order between them matters), every
+ * call hands out a duplicate of its own socket.
+ */
 static int sk_open(struct fd_restore *r, int i, const char *what)
 {
 	const struct tree_file *f = &r->t->files[i];

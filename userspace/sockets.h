@@ -53,8 +53,11 @@ int inet_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk 
  * the lock removed unless the tree is @killed.
  */
 int tcp_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s);
-/* a TCP socket in a state sk-tcp.c restores (ESTABLISHED, FIN-WAIT-1/2, CLOSE-WAIT) */
-int sk_tcp_repaired(const struct tree_sk *s);
+/*
+ * a TCP socket that will be restored with TCP repair (sk-tcp.c): its state
+ * is ESTABLISHED, FIN-WAIT-1/2 or CLOSE-WAIT
+ */
+int sk_tcp_will_repair(const struct tree_sk *s);
 void tcp_sk_finish(int killed);
 /* dump, once every task is described: unix peers inside or outside the tree; 0 or -1 */
 int unix_sk_check(const struct tree *t);

@@ -11,7 +11,9 @@
 
 /* tree_file.kind; each is dumped and restored by one fd kind (files.h) */
 enum tree_kind {
-	TK_FILE,	/* regular file or directory, reopened by path (files-reg.c) */
+	TK_FILE,	/* regular file or directory, reopened by path (files-reg.c); its
+			 * kind name "file" is also the name of every description's
+			 * record ("file kind=file": kept, imgcr show --json says "file") */
 	TK_PIPE,	/* an end of an anonymous pipe (identity: the pipe inode) (pipes.c) */
 	TK_FIFO,	/* a named pipe, reopened by path (fifo.c) */
 	TK_CHR,		/* one of the standard character devices (devices.c) */
