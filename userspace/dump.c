@@ -745,7 +745,7 @@ static int save_image(struct dctx *c, const struct tree_task *k)
 	in = open(src, O_RDONLY | O_CLOEXEC);
 	st_open += now_ms() - t0;
 	if (in < 0) {
-		pr_perror("pid %d: cannot open %s", k->pid, src);
+		pr_dump_open_error(k->pid, src);
 		return -1;
 	}
 	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0700);
@@ -879,27 +879,27 @@ static void chown_dir(struct dctx *c, int created)
 	if (geteuid() || !r)
 		return;
 	if (created && chown(c->dir, r->uid[0], r->gid[0]))
-		pr_perror("warning: cannot chown %s", c->dir);
+		pr_pwarn("cannot chown %s", c->dir);
 	snprintf(path, sizeof(path), "%s/%s", c->dir, TREE_FILE);
 	if (chown(path, r->uid[0], r->gid[0]))
-		pr_perror("warning: cannot chown %s", path);
+		pr_pwarn("cannot chown %s", path);
 	for (i = 0; i < c->t.npipes; i++) {
 		snprintf(path, sizeof(path), "%s/pipe-%lu.data", c->dir, c->t.pipes[i].ino);
 		if (chown(path, r->uid[0], r->gid[0]))
-			pr_perror("warning: cannot chown %s", path);
+			pr_pwarn("cannot chown %s", path);
 	}
 	for (i = 0; i < c->t.nfiles; i++) {
 		if (c->t.files[i].kind != TK_MEMFD)
 			continue;
 		snprintf(path, sizeof(path), "%s/memfd-%lu.data", c->dir, c->t.files[i].ino);
 		if (chown(path, r->uid[0], r->gid[0]))
-			pr_perror("warning: cannot chown %s", path);
+			pr_pwarn("cannot chown %s", path);
 	}
 	for (i = 0; i < c->t.nghosts; i++) {
 		snprintf(path, sizeof(path), "%s/ghost-%llu-%llu.data", c->dir, c->t.ghosts[i].dev,
 			 c->t.ghosts[i].ino);
 		if (chown(path, r->uid[0], r->gid[0]))
-			pr_perror("warning: cannot chown %s", path);
+			pr_pwarn("cannot chown %s", path);
 	}
 }
 
@@ -924,10 +924,16 @@ int cmd_dump(int argc, char **argv)
 		{ "display-stats", no_argument, NULL, 'S' },
 		{ "ghost-limit", required_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
+		LOG_LONG_OPTS,
 		{ NULL, 0, NULL, 0 }
 	};
-	while ((i = getopt_long(argc, argv, ":t:D:Rjh", opts, NULL)) != -1) {
+	while ((i = getopt_long(argc, argv, ":t:D:Rjh" LOG_OPTS, opts, NULL)) != -1) {
 		switch (i) {
+		case 'o':
+		case 'v':
+			if (log_option(i, optarg) < 0)
+				return 2;
+			break;
 		case 't':
 			spid = optarg;
 			break;
@@ -1040,7 +1046,7 @@ out:
 	st_fill_late = now_ms() - st_fill_late;
 	free(c.fills);
 	if (stats && ok)
-		fprintf(stderr, "imgcr: stats: frozen_ms=%lld total_ms=%lld live_passes=%d live_copied_pages=%llu live_skipped_pages=%llu live_precopy_ms=%lld live_max_stop_ms=%lld open_ms=%lld ranges_ms=%lld write_ms=%lld fill_after_ms=%lld\n",
+		pr_msg("stats: frozen_ms=%lld total_ms=%lld live_passes=%d live_copied_pages=%llu live_skipped_pages=%llu live_precopy_ms=%lld live_max_stop_ms=%lld open_ms=%lld ranges_ms=%lld write_ms=%lld fill_after_ms=%lld",
 			tr - tf, now_ms() - t0, c.lv.rounds, c.lv.copied, c.lv.skipped,
 			c.lv.precopy_ms, c.lv.max_stop_ms, st_open, st_ranges, st_write,
 			st_fill_late);
