@@ -786,6 +786,7 @@ static int save_image(struct dctx *c, const struct tree_task *k)
 		goto fail;
 	}
 written:
+	pr_debug("pid %d: image %s written (%lld bytes)", k->pid, dst, (long long)lseek(out, 0, SEEK_END));
 	/* owned by the task's user, who must be able to exec it */
 	if (!geteuid() && fchown(out, k->uid[0], k->gid[0])) {
 		pr_perror("cannot chown %s", dst);
@@ -994,8 +995,10 @@ int cmd_dump(int argc, char **argv)
 	if (c.live && live_precopy(&c, root))
 		goto out;
 	tf = now_ms();
+	pr_debug("freezing the tree of pid %d", root);
 	if (freeze_tree(&c.fz, &c.t, root))
 		goto out;
+	pr_debug("%d tasks frozen", c.t.ntasks);
 	if (shared_check(&c))
 		goto out;
 	/* $IMGCR_STATE_HOOK before DIR PID... (statehook.c) */

@@ -473,10 +473,28 @@ static const char *creds_check(const struct img_creds *cr, char *err, size_t siz
 	return NULL;
 }
 
+/*
+ * What binfmt_img wrote to the --imgcr-status= pipe before refusing the
+ * exec: its reason, one line ("" if none: a module without the option).
+ */
+static const char *exec_reason(int fd, char *buf, size_t size)
+{
+	ssize_t n = fd >= 0 ? read(fd, buf, size - 1) : -1;
+
+	if (n < 0)
+		n = 0;
+	while (n > 0 && buf[n - 1] == '\n')
+		n--;
+	buf[n] = 0;
+	return buf;
+}
+
 static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 {
 	const struct tree_task *k = &c->t.tasks[ti];
-	char img[PATH_MAX + 32], cloexec[4096], *argv[7], err[PATH_MAX + 256];
+	char img[PATH_MAX + 32], cloexec[4096], *argv[8], err[PATH_MAX + 256];
+	char reason[320], status_arg[48];
+	int status[2] = { -1, -1 };
 	struct img_creds creds = { 0 };
 	static char keep_arg[COW_ARG_MAX];
 	int i, fd, n, in_tree_pgid, rootfd = -1, used[3] = { 0, 0, 0 };
@@ -602,6 +620,9 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 	if (strcmp(k->root, "/") && !k->zombie &&
 	    (rootfd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		TFAIL("cannot open / before chroot: %s", strerror(errno));
+	/* binfmt_img's reason if it refuses the exec (--imgcr-status=) */
+	if (!k->zombie && pipe2(status, O_CLOEXEC | O_NONBLOCK))
+		status[0] = status[1] = -1;
 	/* its threads' credentials in the image (NT_IMGCR_CREDS): checked below */
 	if (!k->zombie && image_creds_read(img, &creds))
 		TFAIL("cannot read the credentials in %s", img);
@@ -646,7 +667,7 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		zombie_exit(c, k);
 	wait_zombie_children(c, k);
 	argv[0] = img;
-	argv[1] = argv[2] = argv[3] = argv[4] = argv[5] = argv[6] = NULL;
+	argv[1] = argv[2] = argv[3] = argv[4] = argv[5] = argv[6] = argv[7] = NULL;
 	char cloexec_arg[sizeof(cloexec) + 32], root_arg[48];
 
 	n = 1;
@@ -672,6 +693,11 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		argv[n++] = keep_arg;
 	else
 		keep_arg[0] = 0;
+	/* last: a module from before it reads only argv[1..5] */
+	if (status[1] >= 0) {
+		snprintf(status_arg, sizeof(status_arg), "--imgcr-status=%d", status[1]);
+		argv[n++] = status_arg;
+	}
 	/* ready; wait for the whole tree */
 	{
 		char msg[32];
@@ -698,8 +724,11 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 			 * kept busy by others: a plain exec restores the same
 			 * task, with its own copy of the shared memory.
 			 */
-			report_warning(c, k->pid, "cannot restore in place (%s, see the kernel log): the memory it shared copy-on-write is copied",
-				       strerror(errno));
+			int e = errno;
+
+			exec_reason(status[0], reason, sizeof(reason));
+			report_warning(c, k->pid, "cannot restore in place (%s%s%s): the memory it shared copy-on-write is copied",
+				       strerror(e), reason[0] ? ": " : ", see the kernel log", reason);
 			for (n = 1; argv[n] != keep_arg; n++)
 				;
 			for (; argv[n]; n++)
@@ -713,7 +742,9 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		usleep(5000);
 	}
 	n = errno;
-	TFAIL("exec of %s failed: %s (see the kernel log)%s", img, strerror(n),
+	exec_reason(status[0], reason, sizeof(reason));
+	TFAIL("exec of %s failed: %s%s%s%s", img, strerror(n),
+	      reason[0] ? ": " : " (see the kernel log)", reason,
 	      !k->nthreads ? "" : n == EEXIST ?
 	      " (a TID of its threads is in use: restore into a new PID namespace with --pidns)" :
 	      n == EPERM ?
