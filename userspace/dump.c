@@ -89,6 +89,8 @@ struct live_fill {
 
 /* --stats: where the frozen time goes (ms). */
 static long long st_open, st_ranges, st_write, st_fill_late;
+static unsigned long long st_bytes;	/* of the images written */
+static int st_images;
 
 /* The live copy: up to this many passes, while each halves what to copy. */
 #define LIVE_MAX_PASSES 5
@@ -766,7 +768,11 @@ static int save_image(struct dctx *c, const struct tree_task *k)
 	/* one copy: the module writes the task's pages into the file */
 	struct imgcr_dump_to to = { .fd = out };
 	long long tw = now_ms();
+
+	progress_watch(out);
 	int rc = ioctl(in, IMGCR_IOC_DUMP_TO, &to);
+
+	progress_watch(-1);
 
 	st_write += now_ms() - tw;
 	if (rc == 0)
@@ -786,6 +792,8 @@ static int save_image(struct dctx *c, const struct tree_task *k)
 		goto fail;
 	}
 written:
+	st_bytes += lseek(out, 0, SEEK_END);
+	progress_update(st_bytes, ++st_images);
 	pr_debug("pid %d: image %s written (%lld bytes)", k->pid, dst, (long long)lseek(out, 0, SEEK_END));
 	/* owned by the task's user, who must be able to exec it */
 	if (!geteuid() && fchown(out, k->uid[0], k->gid[0])) {
@@ -999,6 +1007,7 @@ int cmd_dump(int argc, char **argv)
 	if (freeze_tree(&c.fz, &c.t, root))
 		goto out;
 	pr_debug("%d tasks frozen", c.t.ntasks);
+	progress_begin("dump", c.t.ntasks, 0);
 	if (shared_check(&c))
 		goto out;
 	/* $IMGCR_STATE_HOOK before DIR PID... (statehook.c) */
@@ -1024,6 +1033,7 @@ int cmd_dump(int argc, char **argv)
 		goto out;
 	ok = 1;
 out:
+	progress_end();
 	if (!ok)
 		pr_err("dump failed; the tree was left running untouched%s",
 		       c.live ? " (but for its soft-dirty bits, cleared by --live)" : "");
@@ -1049,10 +1059,10 @@ out:
 	st_fill_late = now_ms() - st_fill_late;
 	free(c.fills);
 	if (stats && ok)
-		pr_msg("stats: frozen_ms=%lld total_ms=%lld live_passes=%d live_copied_pages=%llu live_skipped_pages=%llu live_precopy_ms=%lld live_max_stop_ms=%lld open_ms=%lld ranges_ms=%lld write_ms=%lld fill_after_ms=%lld",
+		pr_msg("stats: frozen_ms=%lld total_ms=%lld live_passes=%d live_copied_pages=%llu live_skipped_pages=%llu live_precopy_ms=%lld live_max_stop_ms=%lld open_ms=%lld ranges_ms=%lld write_ms=%lld fill_after_ms=%lld images=%d image_bytes=%llu",
 			tr - tf, now_ms() - t0, c.lv.rounds, c.lv.copied, c.lv.skipped,
 			c.lv.precopy_ms, c.lv.max_stop_ms, st_open, st_ranges, st_write,
-			st_fill_late);
+			st_fill_late, st_images, st_bytes);
 	live_free(&c.lv);
 	freeze_free(&c.fz);
 	tree_free(&c.t);

@@ -36,6 +36,17 @@ int log_option(int opt, const char *arg);
 /* CLOCK_MONOTONIC in ms, for --stats */
 long long log_now_ms(void);
 
+/*
+ * The progress line of a dump or restore (a terminal only, see log.c):
+ * begun with the number of tasks and the bytes expected (0: unknown),
+ * updated with the bytes and tasks done, and while one call writes the
+ * image @fd, redrawn from its size; progress_watch(-1) ends that.
+ */
+void progress_begin(const char *what, int ntasks, unsigned long long total);
+void progress_update(unsigned long long done, int tasks);
+void progress_watch(int fd);
+void progress_end(void);
+
 #define LOG_OPTS "o:v::"
 #define LOG_LONG_OPTS							\
 	{ "log-file", required_argument, NULL, 'o' },			\

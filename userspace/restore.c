@@ -1096,6 +1096,7 @@ static int collect(struct rctx *c, int want, int timeout_ms)
 			return -1;
 		if (want && ready >= want)
 			return 0;
+		progress_update(0, want ? ready : c->t.ntasks);
 		struct pollfd p = { .fd = c->status_r, .events = POLLIN };
 		int ms;
 
@@ -1106,7 +1107,7 @@ static int collect(struct rctx *c, int want, int timeout_ms)
 			pr_err("restore failed: timeout: %d of %d tasks ready", ready, want);
 			return -1;
 		}
-		if (poll(&p, 1, ms) < 0) {
+		if (poll(&p, 1, ms > 200 ? 200 : ms) < 0) {
 			if (errno == EINTR)
 				continue;
 			pr_perror("poll");
@@ -1561,6 +1562,8 @@ int cmd_restore(int argc, char **argv)
 
 	t_fork = log_now_ms();
 	pr_debug("%d tasks to create, %d files open", c.t.ntasks, c.t.nfiles);
+	image_sizes(&c, &bytes, &pages);
+	progress_begin("restore", c.t.ntasks, bytes);
 	if (c.pidns && c.t.root != 1)
 		top = clone_tid(0);
 	else
@@ -1603,6 +1606,7 @@ int cmd_restore(int argc, char **argv)
 	close(c.go_w);
 	/* every task has executed its image: the mapped ghosts are open, deleted again */
 	st = collect(&c, 0, 60000);
+	progress_end();
 	ghost_unlink_mapped(&c.t);
 	if (st || verify_threads(&c, 60000)) {
 		kill_tree(&c, top, 1);
