@@ -1575,11 +1575,14 @@ static int dump_open(struct inode *inode, struct file *file)
 	int ret;
 
 	task = dump_leader(inode);
-	if (!task)
+	if (!task) {
+		imgcr_refusal_set("");	/* no older reason for this failure */
 		return -ESRCH;
+	}
 	img = kzalloc(sizeof(*img), GFP_KERNEL_ACCOUNT);
 	if (!img) {
 		put_task_struct(task);
+		imgcr_refusal_set("");
 		return -ENOMEM;
 	}
 	img->task = task;
