@@ -70,9 +70,11 @@ int log_option(int opt, const char *arg)
 		return log_open(arg) ? -1 : 1;
 	if (opt != 'v')
 		return 0;
-	/* CRIU: -v alone is one more, -vN or -v N or --verbosity=N sets */
-	if (!arg) {
-		level++;
+	/* CRIU: -v alone is one more (-vvv three), -vN or --verbosity N sets */
+	if (!arg || arg[strspn(arg, "v")] == 0) {
+		level += 1 + (arg ? (int)strlen(arg) : 0);
+		if (level > 100)
+			level = 100;
 		return 1;
 	}
 	v = strtol(arg, &end, 10);
