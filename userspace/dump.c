@@ -90,6 +90,8 @@ struct live_fill {
 
 /* --stats: where the frozen time goes (ms). */
 static long long st_open, st_ranges, st_write, st_fill_late;
+static unsigned long long st_bytes;	/* of the images written */
+static int st_images;
 
 /* The live copy: up to this many passes, while each halves what to copy. */
 #define LIVE_MAX_PASSES 5
@@ -746,7 +748,7 @@ static int save_image(struct dctx *c, const struct tree_task *k)
 	in = open(src, O_RDONLY | O_CLOEXEC);
 	st_open += now_ms() - t0;
 	if (in < 0) {
-		pr_perror("pid %d: cannot open %s", k->pid, src);
+		pr_dump_open_error(k->pid, src);
 		return -1;
 	}
 	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0700);
@@ -767,7 +769,11 @@ static int save_image(struct dctx *c, const struct tree_task *k)
 	/* one copy: the module writes the task's pages into the file */
 	struct imgcr_dump_to to = { .fd = out };
 	long long tw = now_ms();
+
+	progress_watch(out);
 	int rc = ioctl(in, IMGCR_IOC_DUMP_TO, &to);
+
+	progress_watch(-1);
 
 	st_write += now_ms() - tw;
 	if (rc == 0)
@@ -787,6 +793,9 @@ static int save_image(struct dctx *c, const struct tree_task *k)
 		goto fail;
 	}
 written:
+	st_bytes += lseek(out, 0, SEEK_END);
+	progress_update(st_bytes, ++st_images);
+	pr_debug("pid %d: image %s written (%lld bytes)", k->pid, dst, (long long)lseek(out, 0, SEEK_END));
 	/* owned by the task's user, who must be able to exec it */
 	if (!geteuid() && fchown(out, k->uid[0], k->gid[0])) {
 		pr_perror("cannot chown %s", dst);
@@ -880,27 +889,27 @@ static void chown_dir(struct dctx *c, int created)
 	if (geteuid() || !r)
 		return;
 	if (created && chown(c->dir, r->uid[0], r->gid[0]))
-		pr_perror("warning: cannot chown %s", c->dir);
+		pr_pwarn("cannot chown %s", c->dir);
 	snprintf(path, sizeof(path), "%s/%s", c->dir, TREE_FILE);
 	if (chown(path, r->uid[0], r->gid[0]))
-		pr_perror("warning: cannot chown %s", path);
+		pr_pwarn("cannot chown %s", path);
 	for (i = 0; i < c->t.npipes; i++) {
 		snprintf(path, sizeof(path), "%s/pipe-%lu.data", c->dir, c->t.pipes[i].ino);
 		if (chown(path, r->uid[0], r->gid[0]))
-			pr_perror("warning: cannot chown %s", path);
+			pr_pwarn("cannot chown %s", path);
 	}
 	for (i = 0; i < c->t.nfiles; i++) {
 		if (c->t.files[i].kind != TK_MEMFD)
 			continue;
 		snprintf(path, sizeof(path), "%s/memfd-%lu.data", c->dir, c->t.files[i].ino);
 		if (chown(path, r->uid[0], r->gid[0]))
-			pr_perror("warning: cannot chown %s", path);
+			pr_pwarn("cannot chown %s", path);
 	}
 	for (i = 0; i < c->t.nghosts; i++) {
 		snprintf(path, sizeof(path), "%s/ghost-%llu-%llu.data", c->dir, c->t.ghosts[i].dev,
 			 c->t.ghosts[i].ino);
 		if (chown(path, r->uid[0], r->gid[0]))
-			pr_perror("warning: cannot chown %s", path);
+			pr_pwarn("cannot chown %s", path);
 	}
 }
 
@@ -925,10 +934,16 @@ int cmd_dump(int argc, char **argv)
 		{ "display-stats", no_argument, NULL, 'S' },
 		{ "ghost-limit", required_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
+		LOG_LONG_OPTS,
 		{ NULL, 0, NULL, 0 }
 	};
-	while ((i = getopt_long(argc, argv, ":t:D:Rjh", opts, NULL)) != -1) {
+	while ((i = getopt_long(argc, argv, ":t:D:Rjh" LOG_OPTS, opts, NULL)) != -1) {
 		switch (i) {
+		case 'o':
+		case 'v':
+			if (log_option(i, optarg) < 0)
+				return 2;
+			break;
 		case 't':
 			spid = optarg;
 			break;
@@ -989,8 +1004,11 @@ int cmd_dump(int argc, char **argv)
 	if (c.live && live_precopy(&c, root))
 		goto out;
 	tf = now_ms();
+	pr_debug("freezing the tree of pid %d", root);
 	if (freeze_tree(&c.fz, &c.t, root))
 		goto out;
+	pr_debug("%d tasks frozen", c.t.ntasks);
+	progress_begin("dump", c.t.ntasks, 0);
 	if (shared_check(&c))
 		goto out;
 	/* $IMGCR_STATE_HOOK before DIR PID... (statehook.c) */
@@ -1016,6 +1034,7 @@ int cmd_dump(int argc, char **argv)
 		goto out;
 	ok = 1;
 out:
+	progress_end();
 	if (!ok)
 		pr_err("dump failed; the tree was left running untouched%s",
 		       c.live ? " (but for its soft-dirty bits, cleared by --live)" : "");
@@ -1041,10 +1060,10 @@ out:
 	st_fill_late = now_ms() - st_fill_late;
 	free(c.fills);
 	if (stats && ok)
-		fprintf(stderr, "imgcr: stats: frozen_ms=%lld total_ms=%lld live_passes=%d live_copied_pages=%llu live_skipped_pages=%llu live_precopy_ms=%lld live_max_stop_ms=%lld open_ms=%lld ranges_ms=%lld write_ms=%lld fill_after_ms=%lld\n",
+		pr_msg("stats: frozen_ms=%lld total_ms=%lld live_passes=%d live_copied_pages=%llu live_skipped_pages=%llu live_precopy_ms=%lld live_max_stop_ms=%lld open_ms=%lld ranges_ms=%lld write_ms=%lld fill_after_ms=%lld images=%d image_bytes=%llu",
 			tr - tf, now_ms() - t0, c.lv.rounds, c.lv.copied, c.lv.skipped,
 			c.lv.precopy_ms, c.lv.max_stop_ms, st_open, st_ranges, st_write,
-			st_fill_late);
+			st_fill_late, st_images, st_bytes);
 	live_free(&c.lv);
 	freeze_free(&c.fz);
 	tree_free(&c.t);

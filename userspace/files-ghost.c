@@ -387,10 +387,10 @@ static int ghost_make(const char *dir, struct tree_ghost *g)
 	close(in);
 	g->made_fd = out;
 	if (g->mapped)
-		fprintf(stderr, "imgcr: note: deleted file %s recreated at its path, unlinked again once the images have opened it\n",
+		pr_info("deleted file %s recreated at its path, unlinked again once the images have opened it",
 			g->path);
 	else
-		fprintf(stderr, "imgcr: note: deleted file %s recreated %s%s, unlinked again before the tree runs\n",
+		pr_info("deleted file %s recreated %s%s, unlinked again before the tree runs",
 			g->path, strcmp(g->made, g->path) ? "at the free name " : "at its path",
 			strcmp(g->made, g->path) ? g->made : "");
 	return 0;

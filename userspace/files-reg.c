@@ -173,7 +173,7 @@ static int reg_check(struct fd_restore *r, const struct tree_file *f, int fd)
 	if (!off)
 		return 0;
 	if (r->allow_changed) {
-		fprintf(stderr, "imgcr: note: %s changed since the dump (%s): restored anyway (--allow-changed-files)\n",
+		pr_info("%s changed since the dump (%s): restored anyway (--allow-changed-files)",
 			f->path, why + 2);
 		return 0;
 	}

@@ -57,7 +57,7 @@ static int inotify_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file 
 	fd = fd_steal(p);
 	if (fd >= 0) {
 		if (!ioctl(fd, FIONREAD, &n) && n > 0)
-			fprintf(stderr, "imgcr: warning: pid %d fd %d: inotify: %d bytes of events queued and not read are dropped (they cannot be restored)\n",
+			pr_warn("pid %d fd %d: inotify: %d bytes of events queued and not read are dropped (they cannot be restored)",
 				p->pid, p->fd, n);
 		close(fd);
 	}

@@ -473,10 +473,28 @@ static const char *creds_check(const struct img_creds *cr, char *err, size_t siz
 	return NULL;
 }
 
+/*
+ * What binfmt_img wrote to the --imgcr-status= pipe before refusing the
+ * exec: its reason, one line ("" if none: a module without the option).
+ */
+static const char *exec_reason(int fd, char *buf, size_t size)
+{
+	ssize_t n = fd >= 0 ? read(fd, buf, size - 1) : -1;
+
+	if (n < 0)
+		n = 0;
+	while (n > 0 && buf[n - 1] == '\n')
+		n--;
+	buf[n] = 0;
+	return buf;
+}
+
 static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 {
 	const struct tree_task *k = &c->t.tasks[ti];
-	char img[PATH_MAX + 32], cloexec[4096], *argv[7], err[PATH_MAX + 256];
+	char img[PATH_MAX + 32], cloexec[4096], *argv[8], err[PATH_MAX + 256];
+	char reason[320], status_arg[48];
+	int status[2] = { -1, -1 };
 	struct img_creds creds = { 0 };
 	static char keep_arg[COW_ARG_MAX];
 	int i, fd, n, in_tree_pgid, rootfd = -1, used[3] = { 0, 0, 0 };
@@ -602,6 +620,9 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 	if (strcmp(k->root, "/") && !k->zombie &&
 	    (rootfd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		TFAIL("cannot open / before chroot: %s", strerror(errno));
+	/* binfmt_img's reason if it refuses the exec (--imgcr-status=) */
+	if (!k->zombie && pipe2(status, O_CLOEXEC | O_NONBLOCK))
+		status[0] = status[1] = -1;
 	/* its threads' credentials in the image (NT_IMGCR_CREDS): checked below */
 	if (!k->zombie && image_creds_read(img, &creds))
 		TFAIL("cannot read the credentials in %s", img);
@@ -646,7 +667,7 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		zombie_exit(c, k);
 	wait_zombie_children(c, k);
 	argv[0] = img;
-	argv[1] = argv[2] = argv[3] = argv[4] = argv[5] = argv[6] = NULL;
+	argv[1] = argv[2] = argv[3] = argv[4] = argv[5] = argv[6] = argv[7] = NULL;
 	char cloexec_arg[sizeof(cloexec) + 32], root_arg[48];
 
 	n = 1;
@@ -672,6 +693,11 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		argv[n++] = keep_arg;
 	else
 		keep_arg[0] = 0;
+	/* last: a module from before it reads only argv[1..5] */
+	if (status[1] >= 0) {
+		snprintf(status_arg, sizeof(status_arg), "--imgcr-status=%d", status[1]);
+		argv[n++] = status_arg;
+	}
 	/* ready; wait for the whole tree */
 	{
 		char msg[32];
@@ -698,8 +724,11 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 			 * kept busy by others: a plain exec restores the same
 			 * task, with its own copy of the shared memory.
 			 */
-			report_warning(c, k->pid, "cannot restore in place (%s, see the kernel log): the memory it shared copy-on-write is copied",
-				       strerror(errno));
+			int e = errno;
+
+			exec_reason(status[0], reason, sizeof(reason));
+			report_warning(c, k->pid, "cannot restore in place (%s%s%s): the memory it shared copy-on-write is copied",
+				       strerror(e), reason[0] ? ": " : ", see the kernel log", reason);
 			for (n = 1; argv[n] != keep_arg; n++)
 				;
 			for (; argv[n]; n++)
@@ -713,7 +742,9 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		usleep(5000);
 	}
 	n = errno;
-	TFAIL("exec of %s failed: %s (see the kernel log)%s", img, strerror(n),
+	exec_reason(status[0], reason, sizeof(reason));
+	TFAIL("exec of %s failed: %s%s%s%s", img, strerror(n),
+	      reason[0] ? ": " : " (see the kernel log)", reason,
 	      !k->nthreads ? "" : n == EEXIST ?
 	      " (a TID of its threads is in use: restore into a new PID namespace with --pidns)" :
 	      n == EPERM ?
@@ -919,7 +950,7 @@ static int check_tree(struct rctx *c)
 			return -1;
 		}
 		if (k->zombie && (k->exit_status & 0x80))
-			fprintf(stderr, "imgcr: note: pid %d: zombie killed by signal %d with a core dump: restored killed by that signal, without the core-dump flag\n",
+			pr_info("pid %d: zombie killed by signal %d with a core dump: restored killed by that signal, without the core-dump flag",
 				k->pid, k->exit_status & 0x7f);
 		snprintf(path, sizeof(path), "%s/core-%d.img", c->dir, k->pid);
 		if (!k->zombie && access(path, R_OK)) {
@@ -966,7 +997,7 @@ static int check_tree(struct rctx *c)
 		}
 	}
 	if (root->sid != root->pid && tree_find(t, root->sid) == NULL)
-		fprintf(stderr, "imgcr: note: session %d is outside the tree: the tree joins imgcr's session\n",
+		pr_info("session %d is outside the tree: the tree joins imgcr's session",
 			root->sid);
 	return 0;
 }
@@ -1052,7 +1083,7 @@ static int collect(struct rctx *c, int want, int timeout_ms)
 				if (sp)
 					*sp++ = 0;
 				if (buf[0] == 'W') {
-					fprintf(stderr, "imgcr: warning: pid %s: %s\n", buf + 2, sp ? sp : "");
+					pr_warn("pid %s: %s", buf + 2, sp ? sp : "");
 				} else {
 					pr_err("restore failed: pid %s: %s", buf + 2, sp ? sp : "");
 					errs++;
@@ -1065,6 +1096,7 @@ static int collect(struct rctx *c, int want, int timeout_ms)
 			return -1;
 		if (want && ready >= want)
 			return 0;
+		progress_update(0, want ? ready : c->t.ntasks);
 		struct pollfd p = { .fd = c->status_r, .events = POLLIN };
 		int ms;
 
@@ -1075,7 +1107,7 @@ static int collect(struct rctx *c, int want, int timeout_ms)
 			pr_err("restore failed: timeout: %d of %d tasks ready", ready, want);
 			return -1;
 		}
-		if (poll(&p, 1, ms) < 0) {
+		if (poll(&p, 1, ms > 200 ? 200 : ms) < 0) {
 			if (errno == EINTR)
 				continue;
 			pr_perror("poll");
@@ -1328,11 +1360,79 @@ static int state_check(struct rctx *c)
 	return r ? 1 : 0;
 }
 
+/*
+ * --pidfile: the root's pid in imgcr's PID namespace, written to a
+ * temporary file next to @path and renamed over it: a reader sees the
+ * whole pid or no file.  0, or -1 (printed).
+ */
+static int write_pidfile(struct rctx *c, const char *path)
+{
+	char tmp[PATH_MAX + 32], buf[32];
+	pid_t root = c->t.root, *pids;
+	int fd, n, ok;
+
+	if (c->pidns) {
+		pids = calloc(c->t.ntasks, sizeof(*pids));
+		if (!pids) {
+			pr_err("out of memory");
+			return -1;
+		}
+		outer_pids(c, pids);
+		root = pids[tidx(&c->t, c->t.root)];
+		free(pids);
+	}
+	if (root <= 0) {
+		pr_err("--pidfile: cannot find the pid of the restored root %d", c->t.root);
+		return -1;
+	}
+	if (snprintf(tmp, sizeof(tmp), "%s.imgcr-%d", path, (int)getpid()) >= (int)sizeof(tmp)) {
+		pr_err("--pidfile: %s: name too long", path);
+		return -1;
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		pr_perror("--pidfile: cannot create %s", tmp);
+		return -1;
+	}
+	n = snprintf(buf, sizeof(buf), "%d", (int)root);
+	ok = write(fd, buf, n) == n && !fsync(fd);
+	if (close(fd))
+		ok = 0;
+	if (!ok || rename(tmp, path)) {
+		pr_perror("--pidfile: cannot write %s", path);
+		unlink(tmp);
+		return -1;
+	}
+	pr_debug("pid %d written to %s", (int)root, path);
+	return 0;
+}
+
+/* --stats: the images' size and the data they hold, in 4 KiB pages */
+static void image_sizes(struct rctx *c, unsigned long long *bytes, unsigned long long *pages)
+{
+	char path[PATH_MAX + 32];
+	struct stat s;
+	int i;
+
+	*bytes = *pages = 0;
+	for (i = 0; i < c->t.ntasks; i++) {
+		if (c->t.tasks[i].zombie)
+			continue;
+		snprintf(path, sizeof(path), "%s/core-%d.img", c->dir, c->t.tasks[i].pid);
+		if (stat(path, &s))
+			continue;
+		*bytes += s.st_size;
+		*pages += ((unsigned long long)s.st_blocks * 512 + 4095) / 4096;
+	}
+}
+
 int cmd_restore(int argc, char **argv)
 {
 	struct rctx c;
-	const char *dir = NULL;
-	int i, p[2], g[2], maxfd = 2, st, checked;
+	const char *dir = NULL, *pidfile = NULL;
+	int i, p[2], g[2], maxfd = 2, st, checked, stats = 0;
+	long long t0 = log_now_ms(), t_open = 0, t_fork = 0, t_exec = 0, t_run = 0;
+	unsigned long long bytes, pages;
 	pid_t top;
 	struct rlimit rl;
 
@@ -1344,11 +1444,26 @@ int cmd_restore(int argc, char **argv)
 		{ "detach", no_argument, NULL, 'd' },
 		{ "shell-job", no_argument, NULL, 'j' },
 		{ "allow-changed-files", no_argument, NULL, 'A' },
+		{ "pidfile", required_argument, NULL, 'p' },
+		{ "stats", no_argument, NULL, 'S' },
+		{ "display-stats", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
+		LOG_LONG_OPTS,
 		{ NULL, 0, NULL, 0 }
 	};
-	while ((i = getopt_long(argc, argv, ":D:djh", opts, NULL)) != -1) {
+	while ((i = getopt_long(argc, argv, ":D:djh" LOG_OPTS, opts, NULL)) != -1) {
 		switch (i) {
+		case 'o':
+		case 'v':
+			if (log_option(i, optarg) < 0)
+				return 2;
+			break;
+		case 'p':
+			pidfile = optarg;
+			break;
+		case 'S':
+			stats = 1;
+			break;
 		case 'D':
 			dir = optarg;
 			break;
@@ -1409,6 +1524,9 @@ int cmd_restore(int argc, char **argv)
 			if (c.t.tasks[i].fds[j].fd > maxfd)
 				maxfd = c.t.tasks[i].fds[j].fd;
 	c.base = maxfd + 1;
+	/* the log file, where the tree's fds are dup2()ed (closed by the exec) */
+	if (log_fd() >= 0)
+		log_set_fd(fd_high(log_fd(), c.base));
 	getrlimit(RLIMIT_NOFILE, &c.nofile);
 	rl = c.nofile;
 	if (rl.rlim_cur < (rlim_t)(c.base + 2 * c.t.nfiles + 64)) {
@@ -1422,6 +1540,7 @@ int cmd_restore(int argc, char **argv)
 	}
 	if (c.pidns && enter_namespaces(&c))
 		return 1;
+	t_open = log_now_ms();
 	/* the images open the deleted files they map by path: made first, at it */
 	if (ghost_make_mapped(&c.t, c.dir))
 		return 1;
@@ -1441,6 +1560,10 @@ int cmd_restore(int argc, char **argv)
 	fflush(stdout);
 	fflush(stderr);
 
+	t_fork = log_now_ms();
+	pr_debug("%d tasks to create, %d files open", c.t.ntasks, c.t.nfiles);
+	image_sizes(&c, &bytes, &pages);
+	progress_begin("restore", c.t.ntasks, bytes);
 	if (c.pidns && c.t.root != 1)
 		top = clone_tid(0);
 	else
@@ -1471,6 +1594,8 @@ int cmd_restore(int argc, char **argv)
 		return 1;
 	}
 	/* the point of no return: one go byte per task (zombies are dead already) */
+	t_exec = log_now_ms();
+	pr_debug("all %d tasks ready: executing their images", c.t.ntasks);
 	for (i = 0; i < c.t.ntasks; i++)
 		if (!c.t.tasks[i].zombie && write_all(c.go_w, "g", 1)) {
 			pr_perror("go pipe");
@@ -1481,11 +1606,25 @@ int cmd_restore(int argc, char **argv)
 	close(c.go_w);
 	/* every task has executed its image: the mapped ghosts are open, deleted again */
 	st = collect(&c, 0, 60000);
+	progress_end();
 	ghost_unlink_mapped(&c.t);
 	if (st || verify_threads(&c, 60000)) {
 		kill_tree(&c, top, 1);
 		pr_err("the tree was killed");
 		return 1;
+	}
+	t_run = log_now_ms();
+	pr_debug("the tree runs");
+	if (pidfile && write_pidfile(&c, pidfile)) {
+		kill_tree(&c, top, 1);
+		pr_err("the tree was killed");
+		return 1;
+	}
+	if (stats) {
+		image_sizes(&c, &bytes, &pages);
+		pr_msg("stats: tasks=%d prepare_ms=%lld open_ms=%lld fork_ms=%lld exec_ms=%lld total_ms=%lld image_bytes=%llu image_pages=%llu",
+		       c.t.ntasks, t_open - t0, t_fork - t_open, t_exec - t_fork, t_run - t_exec,
+		       t_run - t0, bytes, pages);
 	}
 	checked = state_check(&c);
 	if (c.detach)

@@ -701,11 +701,16 @@ int cmd_show(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
+		LOG_LONG_OPTS,
 		{ NULL, 0, NULL, 0 }
 	};
-	while ((i = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+	while ((i = getopt_long(argc, argv, ":h" LOG_OPTS, opts, NULL)) != -1) {
 		if (i == 'J')
 			json = 1;
+		else if (i == 'o' || i == 'v') {
+			if (log_option(i, optarg) < 0)
+				return 2;
+		}
 		else if (i == 'h')
 			return command_help("show");
 		else

@@ -71,7 +71,7 @@ static int timerfd_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file 
 	fd = fd_steal(p);
 	if (fd >= 0) {
 		if (timerfd_gettime(fd, &cur))
-			pr_perror("warning: pid %d fd %d: timerfd_gettime", p->pid, p->fd);
+			pr_pwarn("pid %d fd %d: timerfd_gettime", p->pid, p->fd);
 		close(fd);
 	}
 	info = fd_info(p);

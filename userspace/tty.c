@@ -323,7 +323,7 @@ static int save_data(struct fd_dump *c, const struct fd_parms *p, int index,
 	}
 	/* owned by the task's user, who may restore it */
 	if (!geteuid() && k && fchown(fd, k->uid[0], k->gid[0]))
-		pr_perror("warning: cannot chown %s", path);
+		pr_pwarn("cannot chown %s", path);
 	close(fd);
 	return 0;
 }
@@ -573,7 +573,7 @@ static void tty_finish(int killed)
 
 		if (!killed && d->s >= 0 &&
 		    pair_refill(d->m, d->s, &d->tio, d->in, d->inlen, d->out, d->outlen))
-			pr_perror("warning: cannot put the queued data back into a pty");
+			pr_pwarn("cannot put the queued data back into a pty");
 		if (!killed && d->pkt)
 			ioctl(d->m, TIOCPKT, &on);
 		close(d->m);
@@ -683,7 +683,7 @@ static int pair_master(struct fd_restore *r, int index, const char *what)
 		return -1;
 	}
 	if (got != index)
-		fprintf(stderr, "imgcr: note: pty /dev/pts/%d is restored as /dev/pts/%d (the index is in use)\n",
+		pr_info("pty /dev/pts/%d is restored as /dev/pts/%d (the index is in use)",
 			index, got);
 	tio_load(y, &tio, &ws);
 	/*

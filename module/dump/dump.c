@@ -239,7 +239,7 @@ static void fixup_syscall_restart(struct dump_thread *th)
 	}
 }
 
-static int dump_regs(struct dump_thread *th)
+static int dump_regs(struct dump_image *img, struct dump_thread *th)
 {
 	struct task_struct *t = th->task;
 	const struct user_regset_view *view = task_user_regset_view(t);
@@ -249,20 +249,20 @@ static int dump_regs(struct dump_thread *th)
 
 	/* the general registers were read by dump_gpregs() */
 	if (r[IMGCR_REG_CS] != __USER_CS) {
-		pr_info(IMGCR_DUMP_NAME ": pid %d: only 64-bit tasks can be dumped\n",
-			task_pid_nr(t));
+		dump_refuse(img, task_pid_nr(t),
+			    "only 64-bit tasks can be dumped");
 		return -EOPNOTSUPP;
 	}
 	if (r[IMGCR_REG_FS] || r[IMGCR_REG_GS] || r[IMGCR_REG_DS] ||
 	    r[IMGCR_REG_ES]) {
-		pr_info(IMGCR_DUMP_NAME ": pid %d: segment selectors in use (LDT/TLS entries are not supported)\n",
-			task_pid_nr(t));
+		dump_refuse(img, task_pid_nr(t),
+			    "segment selectors in use (LDT/TLS entries are not supported)");
 		return -EOPNOTSUPP;
 	}
 #ifdef ARCH_SHSTK_SHSTK
 	if (t->thread.features & ARCH_SHSTK_SHSTK) {
-		pr_info(IMGCR_DUMP_NAME ": pid %d: shadow stacks are not supported\n",
-			task_pid_nr(t));
+		dump_refuse(img, task_pid_nr(t),
+			    "shadow stacks are not supported");
 		return -EOPNOTSUPP;
 	}
 #endif
@@ -278,7 +278,8 @@ static int dump_regs(struct dump_thread *th)
 
 	rs = find_regset(view, NT_X86_XSTATE);
 	if (!rs || !rs->n) {
-		pr_info(IMGCR_DUMP_NAME ": this CPU has no XSAVE; not supported\n");
+		dump_refuse(img, task_pid_nr(t),
+			    "this CPU has no XSAVE; not supported");
 		return -EOPNOTSUPP;
 	}
 	ret = regset_get_alloc(t, rs, rs->n * rs->size, &th->xstate);
@@ -527,8 +528,8 @@ static int dump_file(struct dump_image *img, struct file *file, u32 flags)
 		/* recreated at its path by imgcr restore, from its dump */
 		flags |= IMGCR_FILE_DELETED;
 	} else if (path_unreachable(file->f_path.dentry)) {
-		pr_info(IMGCR_DUMP_NAME ": pid %d: maps a SysV shm segment or a special file; not supported\n",
-			task_pid_nr(img->task));
+		dump_refuse(img, task_pid_nr(img->task),
+			    "maps a SysV shm segment or a special file; not supported");
 		return -EOPNOTSUPP;
 	}
 
@@ -548,8 +549,8 @@ static int dump_file(struct dump_image *img, struct file *file, u32 flags)
 		/* d_path() appended the suffix; the path must be a real one */
 		if (plen <= sizeof(DELETED_SUFFIX) || path[0] != '/' ||
 		    strcmp(path + plen - sizeof(DELETED_SUFFIX), DELETED_SUFFIX)) {
-			pr_info(IMGCR_DUMP_NAME ": pid %d: maps a deleted file without a path; not supported\n",
-				task_pid_nr(img->task));
+			dump_refuse(img, task_pid_nr(img->task),
+				    "maps a deleted file without a path; not supported");
 			kfree(buf);
 			return -EOPNOTSUPP;
 		}
@@ -651,8 +652,9 @@ static int add_page(struct dump_image *img, unsigned long addr,
 	if (!last || img->new_run ||
 	    last->vaddr + last->npages * PAGE_SIZE != addr) {
 		if (img->nr_runs + 1 >= IMGCR_MAX_PHDRS) {
-			pr_info(IMGCR_DUMP_NAME ": pid %d: memory too fragmented (more than %d runs of pages)\n",
-				task_pid_nr(img->task), IMGCR_MAX_PHDRS - 1);
+			dump_refuse(img, task_pid_nr(img->task),
+				    "memory too fragmented (more than %d runs of pages)",
+				    IMGCR_MAX_PHDRS - 1);
 			return -EFBIG;
 		}
 		ret = grow((void **)&img->runs, &img->cap_runs,
@@ -821,8 +823,9 @@ static int vma_advice(struct dump_image *img, struct vm_area_struct *vma,
 	    (a & IMGCR_VMA_DROPPABLE &&
 	     a & (IMGCR_VMA_LOCKED | IMGCR_VMA_MERGEABLE)) ||
 	    (a & IMGCR_VMA_MERGEABLE && v->flags & IMGCR_VMA_SHARED)) {
-		pr_info(IMGCR_DUMP_NAME ": pid %d: mapping at %#lx has flags %#lx that madvise() cannot give back; not supported\n",
-			task_pid_nr(img->task), vma->vm_start, (unsigned long)f);
+		dump_refuse(img, task_pid_nr(img->task),
+			    "mapping at %#lx has flags %#lx that madvise() cannot give back; not supported",
+			    vma->vm_start, (unsigned long)f);
 		return -EOPNOTSUPP;
 	}
 	v->flags |= a;
@@ -863,8 +866,8 @@ static int dump_one_vma(struct dump_image *img, struct vm_area_struct *vma)
 		   vma->vm_end <= vdso && !vma->vm_file) {
 		v->kind = IMGCR_VMA_VVAR;
 	} else if (vma->vm_flags & (VM_IO | VM_PFNMAP | VM_MIXEDMAP | VM_HUGETLB)) {
-		pr_info(IMGCR_DUMP_NAME ": pid %d: device or hugetlb mapping at %#lx; not supported\n",
-			task_pid_nr(img->task), vma->vm_start);
+		dump_refuse(img, task_pid_nr(img->task),
+			    "device or hugetlb mapping at %#lx; not supported", vma->vm_start);
 		return -EOPNOTSUPP;
 	} else if (vma_is_anonymous(vma)) {
 		v->kind = IMGCR_VMA_ANON;
@@ -883,8 +886,9 @@ static int dump_one_vma(struct dump_image *img, struct vm_area_struct *vma)
 			return ret;
 		v->file = ret;
 		if (!shared && file_is_shmem_object(img, v->file)) {
-			pr_info(IMGCR_DUMP_NAME ": pid %d: private mapping of a memfd or deleted tmpfs file at %#lx; not supported\n",
-				task_pid_nr(img->task), vma->vm_start);
+			dump_refuse(img, task_pid_nr(img->task),
+				    "private mapping of a memfd or deleted tmpfs file at %#lx; not supported",
+				    vma->vm_start);
 			return -EOPNOTSUPP;
 		}
 		ret = vma_advice(img, vma, v);
@@ -895,8 +899,8 @@ static int dump_one_vma(struct dump_image *img, struct vm_area_struct *vma)
 			return dump_shmem_pages(img, vma);
 		}
 	} else {
-		pr_info(IMGCR_DUMP_NAME ": pid %d: special mapping at %#lx; not supported\n",
-			task_pid_nr(img->task), vma->vm_start);
+		dump_refuse(img, task_pid_nr(img->task),
+			    "special mapping at %#lx; not supported", vma->vm_start);
 		return -EOPNOTSUPP;
 	}
 	if (v->kind == IMGCR_VMA_ANON) {
@@ -948,8 +952,8 @@ static int capture_mm(struct dump_image *img)
 	 * made later too.  Not given back by the loader: refused.
 	 */
 	if (imgcr_mm_merge_any(mm)) {
-		pr_info(IMGCR_DUMP_NAME ": pid %d: KSM merging of the whole process (prctl PR_SET_MEMORY_MERGE); not supported\n",
-			task_pid_nr(img->task));
+		dump_refuse(img, task_pid_nr(img->task),
+			    "KSM merging of the whole process (prctl PR_SET_MEMORY_MERGE); not supported");
 		ret = -EOPNOTSUPP;
 		goto out;
 	}
@@ -1204,8 +1208,9 @@ static int dump_collect_threads(struct dump_image *img)
 	if (!n)
 		return -ESRCH;	/* reaped since it was found stopped */
 	if (n > IMGCR_MAX_THREADS + 1) {
-		pr_info(IMGCR_DUMP_NAME ": pid %d has %u threads (more than %d)\n",
-			task_pid_nr(leader), n, IMGCR_MAX_THREADS + 1);
+		dump_refuse(img, task_pid_nr(leader),
+			    "%u threads (more than %d)", n,
+			    IMGCR_MAX_THREADS + 1);
 		return -EFBIG;
 	}
 	img->threads = kvcalloc(n, sizeof(*img->threads), GFP_KERNEL_ACCOUNT);
@@ -1298,8 +1303,8 @@ static int dump_gpregs(struct dump_image *img)
 	}
 	spin_unlock_irqrestore(&sighand->siglock, flags);
 	if (ret == -EOPNOTSUPP)
-		pr_info(IMGCR_DUMP_NAME ": pid %d: segment selectors in use (LDT/TLS entries are not supported)\n",
-			task_pid_nr(img->task));
+		dump_refuse(img, task_pid_nr(img->task),
+			    "segment selectors in use (LDT/TLS entries are not supported)");
 	return ret;
 }
 
@@ -1310,8 +1315,8 @@ static int dump_build(struct dump_image *img)
 	int ret;
 
 	if (t->exit_state) {
-		pr_info(IMGCR_DUMP_NAME ": pid %d: the main thread has exited (the other threads run on); not supported\n",
-			task_pid_nr(t));
+		dump_refuse(img, task_pid_nr(t),
+			    "the main thread has exited (the other threads run on); not supported");
 		return -EOPNOTSUPP;
 	}
 	if (!task_is_stopped_or_traced(t))
@@ -1328,8 +1333,8 @@ static int dump_build(struct dump_image *img)
 	 */
 	if (img->nr_threads > 1 &&
 	    task_active_pid_ns(t) != task_active_pid_ns(current)) {
-		pr_info(IMGCR_DUMP_NAME ": pid %d: a multi-threaded process in another PID namespace; dump it from inside its namespace\n",
-			task_pid_nr(t));
+		dump_refuse(img, task_pid_nr(t),
+			    "a multi-threaded process in another PID namespace; dump it from inside its namespace");
 		return -EOPNOTSUPP;
 	}
 	/*
@@ -1342,7 +1347,7 @@ static int dump_build(struct dump_image *img)
 
 	ret = dump_gpregs(img);
 	for (i = 0; i < img->nr_threads && !ret; i++) {
-		ret = dump_regs(&img->threads[i]);
+		ret = dump_regs(img, &img->threads[i]);
 		if (!ret) {
 			dump_thread_state(&img->threads[i]);
 			dump_thread_creds(&img->threads[i]);
@@ -1570,11 +1575,14 @@ static int dump_open(struct inode *inode, struct file *file)
 	int ret;
 
 	task = dump_leader(inode);
-	if (!task)
+	if (!task) {
+		imgcr_refusal_set("");	/* no older reason for this failure */
 		return -ESRCH;
+	}
 	img = kzalloc(sizeof(*img), GFP_KERNEL_ACCOUNT);
 	if (!img) {
 		put_task_struct(task);
+		imgcr_refusal_set("");
 		return -ENOMEM;
 	}
 	img->task = task;
@@ -1584,6 +1592,7 @@ static int dump_open(struct inode *inode, struct file *file)
 	if (!ret)
 		ret = dump_build(img);
 	if (ret) {
+		imgcr_refusal_set(img->reason);
 		dump_free(img);
 		return ret;
 	}

@@ -12,6 +12,8 @@
 #include <linux/sched/signal.h>
 #include <uapi/linux/imgcr.h>
 
+#include "img_dump.h"
+
 struct dump_run {
 	unsigned long vaddr;
 	unsigned long first;	/* index of its first page in dump_image.pages */
@@ -82,7 +84,26 @@ struct dump_image {
 	unsigned int users;		/* reads and ioctls under way */
 	bool dying;			/* its process is gone: no new user */
 	bool unpinned;			/* pages, files and mem let go */
+
+	/* why open() refused it, for the opener (dump_refusal.c) */
+	char reason[IMGCR_REFUSAL_MAX];
 };
+
+/*
+ * A refusal: one line in the kernel log as always ("img_dump: pid N: ..."
+ * with @pid as the init namespace sees it), and the text after "pid N: "
+ * kept as the reason dump_open() hands to its caller.  The first one
+ * counts.  @fmt must name only what the caller, who passed the access
+ * check, can see anyway (its maps, its threads in its own PID namespace).
+ */
+#define dump_refuse(img, pid, fmt, ...)					\
+	do {								\
+		pr_info(IMGCR_DUMP_NAME ": pid %d: " fmt "\n", (pid),	\
+			##__VA_ARGS__);					\
+		if (!(img)->reason[0])					\
+			snprintf((img)->reason, sizeof((img)->reason),	\
+				 fmt, ##__VA_ARGS__);			\
+	} while (0)
 
 /*
  * lock_task_sighand() is not exported; this is its body.  Returns the

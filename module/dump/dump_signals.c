@@ -117,8 +117,8 @@ int dump_signals(struct dump_image *img)
 	if (n == SIZE_MAX)
 		return -EAGAIN;	/* a thread exec'd meanwhile */
 	if (n > IMGCR_MAX_SIGQUEUE) {
-		pr_info(IMGCR_DUMP_NAME ": pid %d: %zu signals pending (more than %d)\n",
-			task_pid_nr(img->task), n, IMGCR_MAX_SIGQUEUE);
+		dump_refuse(img, task_pid_nr(img->task),
+			    "%zu signals pending (more than %d)", n, IMGCR_MAX_SIGQUEUE);
 		return -EFBIG;
 	}
 	if (!n)
@@ -199,8 +199,9 @@ static int put_timer(struct dump_image *img, struct k_itimer *k,
 	bool none = k->it_sigev_notify == SIGEV_NONE;
 
 	if (!timer_clock_ok(k->it_clock)) {
-		pr_info(IMGCR_DUMP_NAME ": pid %d: POSIX timer %d on clock %d; only CLOCK_REALTIME, _MONOTONIC, _BOOTTIME and _TAI timers are supported\n",
-			task_pid_nr(img->task), k->it_id, k->it_clock);
+		dump_refuse(img, task_pid_nr(img->task),
+			    "POSIX timer %d on clock %d; only CLOCK_REALTIME, _MONOTONIC, _BOOTTIME and _TAI timers are supported",
+			    k->it_id, k->it_clock);
 		return -EOPNOTSUPP;
 	}
 	memset(p, 0, sizeof(*p));
@@ -218,9 +219,10 @@ static int put_timer(struct dump_image *img, struct k_itimer *k,
 
 		/* a thread that exited still has its timer: nothing to aim at */
 		if (!to || to->signal != img->task->signal || to->exit_state) {
-			pr_info(IMGCR_DUMP_NAME ": pid %d: POSIX timer %d signals thread %d, which has exited; not supported\n",
-				task_pid_nr(img->task), k->it_id,
-				pid_nr_ns(k->it_pid, task_active_pid_ns(current)));
+			dump_refuse(img, task_pid_nr(img->task),
+				    "POSIX timer %d signals thread %d, which has exited; not supported",
+				    k->it_id,
+				    pid_nr_ns(k->it_pid, task_active_pid_ns(current)));
 			return -EOPNOTSUPP;
 		}
 		p->notify = IMGCR_SIGEV_THREAD_ID;
@@ -285,8 +287,8 @@ int dump_timers(struct dump_image *img)
 	if (!n)
 		return 0;
 	if (n > IMGCR_MAX_TIMERS) {
-		pr_info(IMGCR_DUMP_NAME ": pid %d: %zu POSIX timers (more than %d)\n",
-			task_pid_nr(img->task), n, IMGCR_MAX_TIMERS);
+		dump_refuse(img, task_pid_nr(img->task),
+			    "%zu POSIX timers (more than %d)", n, IMGCR_MAX_TIMERS);
 		return -EFBIG;
 	}
 	img->timers = kvcalloc(n, sizeof(*img->timers), GFP_KERNEL_ACCOUNT);

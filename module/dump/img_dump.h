@@ -16,4 +16,13 @@ extern const struct file_operations imgcr_dump_fops;
 int imgcr_dump_init(void);
 void imgcr_dump_exit(void);
 
+/*
+ * dump_refusal.c: /proc/imgcr_refusal, why the reader's last open() of a
+ * /proc/<pid>/dump was refused
+ */
+#define IMGCR_REFUSAL_MAX	256
+int imgcr_refusal_init(void);
+void imgcr_refusal_exit(void);
+void imgcr_refusal_set(const char *reason);
+
 #endif /* IMGCR_IMG_DUMP_H */

@@ -13,15 +13,23 @@ static int __init img_dump_init(void)
 	ret = imgcr_dump_init();
 	if (ret)
 		return ret;
-	ret = imgcr_proc_hook_init(&imgcr_dump_fops);
-	if (ret)
+	ret = imgcr_refusal_init();
+	if (ret) {
 		imgcr_dump_exit();
+		return ret;
+	}
+	ret = imgcr_proc_hook_init(&imgcr_dump_fops);
+	if (ret) {
+		imgcr_refusal_exit();
+		imgcr_dump_exit();
+	}
 	return ret;
 }
 
 static void __exit img_dump_exit(void)
 {
 	imgcr_proc_hook_exit();
+	imgcr_refusal_exit();
 	imgcr_dump_exit();
 }
 

@@ -66,11 +66,11 @@ static int load_img_binary(struct linux_binprm *bprm)
 	if (!ret)
 		ret = img_inplace_check(img);
 	if (ret)
-		goto out;
+		goto refused;
 	group = img_group_prepare(img);
 	if (IS_ERR(group)) {
 		ret = PTR_ERR(group);
-		goto out;
+		goto refused;
 	}
 
 	/* the point of no return */
@@ -89,6 +89,10 @@ static int load_img_binary(struct linux_binprm *bprm)
 		goto out;
 	}
 	ret = img_restore_task(img, group);	/* takes over the group */
+	goto out;
+refused:
+	/* the caller goes on: tell it why (argv "--imgcr-status=") */
+	img_status_report(img);
 out:
 	img_free(img);
 	kfree(img);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What imgcr restore passes after the image's name, in argv[1..5]:
+ * What imgcr restore passes after the image's name, in argv[1..6]:
  *
  *   --imgcr-cloexec=3,7,9	the fds the task had marked close-on-exec
  *				(exec itself closed the caller's)
@@ -18,6 +18,14 @@
  *				no_new_privs exactly from the image, within
  *				what the caller holds (img_creds.c); without
  *				it the exec's are only reduced to the image's
+ *   --imgcr-status=FD		the caller's write end of a non-blocking pipe:
+ *				a refused exec writes its reason there (the
+ *				text of the kernel log line, without the
+ *				image's name) before it fails.  The caller
+ *				reads it to say why; the kernel log keeps its
+ *				rate-limited line.  Only refusals before the
+ *				point of no return reach it: after it, the
+ *				caller is the process being killed.
  *
  * Anything else is ignored.  They are read from the argument pages exec
  * built in the new mm, by img_parse() once the image's mappings are known
@@ -43,6 +51,8 @@
 #define KEEP_OPT	"--imgcr-keep="
 #define ROOT_OPT	"--imgcr-root="
 #define CREDS_OPT	"--imgcr-creds"
+#define STATUS_OPT	"--imgcr-status="
+#define IMG_NR_ARGS	7	/* argv[0], the image, and the six above */
 
 /* Copy up to @len bytes of the argument strings (argv[0] first). */
 static long read_arg_pages(struct linux_binprm *bprm, char *buf, size_t len)
@@ -158,12 +168,45 @@ bad:
 	return -EINVAL;
 }
 
-int img_parse_args(struct img *img)
+/*
+ * "FD": a pipe the caller has open for writing, non-blocking (a full pipe
+ * must not hold up the exec).  Writing to it is what the caller could do.
+ */
+static int parse_status(struct img *img, const char *arg)
+{
+	struct file *f;
+	unsigned int fd;
+
+	if (kstrtouint(arg, 10, &fd))
+		goto bad;
+	f = fget(fd);
+	if (!f)
+		goto bad;
+	if (!S_ISFIFO(file_inode(f)->i_mode) || !(f->f_mode & FMODE_WRITE) ||
+	    !(f->f_flags & O_NONBLOCK)) {
+		fput(f);
+		goto bad;
+	}
+	img->status = f;
+	return 0;
+bad:
+	img_err(img, "%s is not a non-blocking pipe the caller writes to",
+		STATUS_OPT);
+	return -EINVAL;
+}
+
+/*
+ * Read the arguments; all of them, or with @only_status only the status
+ * pipe (a refusal before img_parse_args() ran).
+ */
+static int img_scan_args(struct img *img, bool only_status)
 {
 	struct linux_binprm *bprm = img->bprm;
 	char *buf, *p, *end;
 	long len;
 	int i, ret = 0;
+
+	img->status_parsed = true;
 
 	buf = kvmalloc(IMG_ARGS_MAX + 1, GFP_KERNEL);
 	if (!buf)
@@ -176,18 +219,24 @@ int img_parse_args(struct img *img)
 	buf[len] = 0;
 	p = buf;
 	end = buf + len;
-	for (i = 0; i < bprm->argc && i < 6 && p < end && !ret; i++) {
+	for (i = 0; i < bprm->argc && i < IMG_NR_ARGS && p < end && !ret; i++) {
 		char *arg = p;
 
 		p += strlen(p) + 1;
 		if (p > end && !strncmp(arg, "--imgcr-", 8)) {
-			img_err(img, "argument %d is too long", i);
+			if (!only_status)
+				img_err(img, "argument %d is too long", i);
 			ret = -E2BIG;	/* not quietly a different restore */
 			break;
 		}
 		if (!i || p > end)	/* argv[0]; a string cut by our limit */
 			continue;
-		if (!strncmp(arg, CLOEXEC_OPT, strlen(CLOEXEC_OPT))) {
+		if (!strncmp(arg, STATUS_OPT, strlen(STATUS_OPT))) {
+			if (!img->status)
+				ret = parse_status(img, arg + strlen(STATUS_OPT));
+		} else if (only_status) {
+			continue;
+		} else if (!strncmp(arg, CLOEXEC_OPT, strlen(CLOEXEC_OPT))) {
 			kfree(img->cloexec);
 			img->cloexec = kstrdup(arg + strlen(CLOEXEC_OPT), GFP_KERNEL);
 			if (!img->cloexec)
@@ -204,4 +253,31 @@ int img_parse_args(struct img *img)
 	}
 	kvfree(buf);
 	return ret;
+}
+
+int img_parse_args(struct img *img)
+{
+	return img_scan_args(img, false);
+}
+
+/*
+ * Before the point of no return only: the arguments are read from the new
+ * mm, which bprm holds until then.
+ */
+void img_status_report(struct img *img)
+{
+	loff_t pos = 0;
+	size_t len = strnlen(img->reason, sizeof(img->reason));
+
+	if (!len)
+		return;
+	if (!img->status_parsed)
+		img_scan_args(img, true);
+	if (!img->status)
+		return;
+	/* one line; a full pipe (-EAGAIN) loses it, the kernel log has it */
+	img->reason[min(len, sizeof(img->reason) - 1)] = '\n';
+	kernel_write(img->status, img->reason,
+		     min(len + 1, sizeof(img->reason)), &pos);
+	img->reason[0] = 0;
 }

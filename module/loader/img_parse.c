@@ -1876,4 +1876,6 @@ void img_free(struct img *img)
 	kvfree(img->vdso.old);
 	kvfree(img->notes);
 	kvfree(img->phdrs);
+	if (img->status)
+		fput(img->status);
 }

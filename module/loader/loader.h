@@ -18,9 +18,23 @@
 
 struct vdso_image;
 
+/* the longest reason given to the caller (argv "--imgcr-status=") */
+#define IMG_REASON_MAX	256
+
+/*
+ * A refusal: a line in the kernel log, rate-limited, and the first one's
+ * text kept as the reason img_status_report() writes to the caller's
+ * status pipe.  It names only what the caller may know: what its own
+ * image and arguments hold, what it holds itself.
+ */
 #define img_err(img, fmt, ...)						\
-	pr_info_ratelimited(IMGCR_LOADER_NAME ": %s: " fmt "\n",	\
-			    (img)->bprm->filename, ##__VA_ARGS__)
+	do {								\
+		pr_info_ratelimited(IMGCR_LOADER_NAME ": %s: " fmt "\n",	\
+				    (img)->bprm->filename, ##__VA_ARGS__); \
+		if (!(img)->reason[0])					\
+			snprintf((img)->reason, sizeof((img)->reason),	\
+				 fmt, ##__VA_ARGS__);			\
+	} while (0)
 
 struct img_file {
 	struct imgcr_file id;		/* identity recorded at dump */
@@ -96,6 +110,9 @@ struct img {
 	bool has_root;
 	struct file *exe;		/* denied writes until it becomes mm->exe_file */
 	struct img_vdso vdso;		/* the proxy, if the vdso differs */
+	struct file *status;		/* argv "--imgcr-status=": the caller's pipe */
+	bool status_parsed;		/* the arguments were looked at for it */
+	char reason[IMG_REASON_MAX];	/* the first refusal (img_err()) */
 };
 
 /* img_parse.c */
@@ -105,6 +122,8 @@ void img_free(struct img *img);
 
 /* img_args.c: the arguments imgcr restore passes (img_parse() calls it) */
 int img_parse_args(struct img *img);
+/* a refused exec: its reason to the caller's --imgcr-status= pipe, if any */
+void img_status_report(struct img *img);
 
 /*
  * img_inplace.c: an image whose anonymous memory is partly the caller's
