@@ -29,6 +29,8 @@ unsigned long imgcr_sys_timer_settime;
 unsigned long imgcr_sys_membarrier;
 unsigned long imgcr_sys_mlock2;
 unsigned long imgcr_sys_mlockall;
+unsigned long imgcr_sys_setresuid;
+unsigned long imgcr_sys_setresgid;
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
 unsigned long imgcr_fpu_copy_uabi_to_guest;	/* compat.h */
 #endif
@@ -46,6 +48,8 @@ static struct imgcr_ksym loader_ksyms[] = {
 	{ "__x64_sys_membarrier", &imgcr_sys_membarrier },
 	{ "__x64_sys_mlock2", &imgcr_sys_mlock2 },
 	{ "__x64_sys_mlockall", &imgcr_sys_mlockall },
+	{ "__x64_sys_setresuid", &imgcr_sys_setresuid },
+	{ "__x64_sys_setresgid", &imgcr_sys_setresgid },
 	IMGCR_COMPAT_LOADER_KSYMS
 };
 

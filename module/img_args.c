@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What imgcr restore passes after the image's name, in argv[1..5]:
+ * What imgcr restore passes after the image's name, in argv[1..6]:
  *
  *   --imgcr-cloexec=3,7,9	the fds the task had marked close-on-exec
  *				(exec itself closed the caller's)
@@ -18,6 +18,11 @@
  *				no_new_privs exactly from the image, within
  *				what the caller holds (img_creds.c); without
  *				it the exec's are only reduced to the image's
+ *   --imgcr-ids		with --imgcr-creds: set each thread's real,
+ *				effective, saved and fs uids and gids from the
+ *				image too, last, after the threads are made
+ *				with the caller's rights; only IDs the caller
+ *				could give itself (img_creds.c)
  *
  * Anything else is ignored.  They are read from the argument pages exec
  * built in the new mm, by img_parse() once the image's mappings are known
@@ -43,6 +48,7 @@
 #define KEEP_OPT	"--imgcr-keep="
 #define ROOT_OPT	"--imgcr-root="
 #define CREDS_OPT	"--imgcr-creds"
+#define IDS_OPT		"--imgcr-ids"
 
 /* Copy up to @len bytes of the argument strings (argv[0] first). */
 static long read_arg_pages(struct linux_binprm *bprm, char *buf, size_t len)
@@ -176,7 +182,7 @@ int img_parse_args(struct img *img)
 	buf[len] = 0;
 	p = buf;
 	end = buf + len;
-	for (i = 0; i < bprm->argc && i < 6 && p < end && !ret; i++) {
+	for (i = 0; i < bprm->argc && i < 7 && p < end && !ret; i++) {
 		char *arg = p;
 
 		p += strlen(p) + 1;
@@ -196,6 +202,8 @@ int img_parse_args(struct img *img)
 			img->stop = true;
 		} else if (!strcmp(arg, CREDS_OPT)) {
 			img->set_creds = true;
+		} else if (!strcmp(arg, IDS_OPT)) {
+			img->set_ids = true;
 		} else if (!strncmp(arg, KEEP_OPT, strlen(KEEP_OPT)) && !img->keep) {
 			ret = parse_keep(img, arg + strlen(KEEP_OPT));
 		} else if (!strncmp(arg, ROOT_OPT, strlen(ROOT_OPT)) && !img->has_root) {

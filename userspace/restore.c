@@ -392,6 +392,19 @@ static int image_creds_read(const char *path, struct img_creds *out)
 	return 0;
 }
 
+/* The image's main thread has the IDs the tree gives the task. */
+static int ids_match(const struct tree_task *k, const struct imgcr_creds *m)
+{
+	const uint32_t u[4] = { m->uid, m->euid, m->suid, m->fsuid };
+	const uint32_t g[4] = { m->gid, m->egid, m->sgid, m->fsgid };
+	int i;
+
+	for (i = 0; i < 4; i++)
+		if (u[i] != k->uid[i] || g[i] != k->gid[i])
+			return 0;
+	return 1;
+}
+
 static const char *const cap_names[] = {
 	"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_DAC_READ_SEARCH", "CAP_FOWNER",
 	"CAP_FSETID", "CAP_KILL", "CAP_SETGID", "CAP_SETUID", "CAP_SETPCAP",
@@ -476,10 +489,10 @@ static const char *creds_check(const struct img_creds *cr, char *err, size_t siz
 static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 {
 	const struct tree_task *k = &c->t.tasks[ti];
-	char img[PATH_MAX + 32], cloexec[4096], *argv[7], err[PATH_MAX + 256];
+	char img[PATH_MAX + 32], cloexec[4096], *argv[8], err[PATH_MAX + 256];
 	struct img_creds creds = { 0 };
 	static char keep_arg[COW_ARG_MAX];
-	int i, fd, n, in_tree_pgid, rootfd = -1, used[3] = { 0, 0, 0 };
+	int i, fd, n, in_tree_pgid, rootfd = -1, used[3] = { 0, 0, 0 }, late_ids = 0;
 	const char *why;
 	size_t off;
 	char go;
@@ -622,6 +635,21 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		if (setgroups(k->ngroups, g))
 			TFAIL("setgroups: %s", strerror(errno));
 		/*
+		 * An image with its threads' credentials: the module sets each
+		 * thread's uids and gids last ("--imgcr-ids"), after it has
+		 * made the threads with our right to choose their TIDs, and
+		 * the exec runs as root (an exec with real and effective IDs
+		 * that differ would be secure-exec, refused; one with other
+		 * fs IDs may not even open the image).  Groups change no
+		 * right the exec needs: set here, for every thread.
+		 */
+		late_ids = creds.has;
+		if (late_ids && !ids_match(k, &creds.c[0]))
+			TFAIL("the credentials in %s (uid %u gid %u) are not the tree's (uid %u gid %u)",
+			      img, creds.c[0].uid, creds.c[0].gid, k->uid[0], k->gid[0]);
+	}
+	if (c->setcreds && !late_ids) {
+		/*
 		 * keep our capabilities across the uid change (the ambient
 		 * ones go): the exec of the image then sets the task's
 		 * exactly, within ours (--imgcr-creds)
@@ -646,7 +674,7 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		zombie_exit(c, k);
 	wait_zombie_children(c, k);
 	argv[0] = img;
-	argv[1] = argv[2] = argv[3] = argv[4] = argv[5] = argv[6] = NULL;
+	argv[1] = argv[2] = argv[3] = argv[4] = argv[5] = argv[6] = argv[7] = NULL;
 	char cloexec_arg[sizeof(cloexec) + 32], root_arg[48];
 
 	n = 1;
@@ -665,6 +693,8 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		if (why)
 			TFAIL("%s", why);
 		argv[n++] = "--imgcr-creds";
+		if (late_ids)
+			argv[n++] = "--imgcr-ids";
 	}
 	/* mappings shared with its parent or children: restored in place */
 	cow_keep_arg(keep_arg, sizeof(keep_arg));

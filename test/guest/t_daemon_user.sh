@@ -1,0 +1,107 @@
+#!/bin/sh
+# Multi-threaded processes running as users other than root, as packaged
+# daemons run (redis as redis, memcached -u nobody), dumped and restored by
+# root (test/progs/daemonuser.c): a task that dropped to uid 1000 (gid 1001,
+# groups 1001 1002) after start and then made 3 threads; a task whose real,
+# effective, saved and fs uids and gids all differ (2 threads); a task one
+# of whose threads has other uids and gids than the rest (raw setresuid in
+# that thread).  Checked inside (each thread compares its TID, uids, gids,
+# fs ids, groups and capabilities with its own from before the dump) and
+# outside (/proc/PID/task/TID/status Uid, Gid, Groups, Cap* of every thread,
+# and the TIDs: the same).
+# Before, root's restore failed: the restorer took the task's ids before
+# the exec, so the module had no right to choose the TIDs (EPERM), and the
+# exec of an image with differing real/effective/fs ids failed (secure-exec
+# refused, or EACCES opening the image under the fs uid).
+#   daemon-user-refuse: uid 1000 dumping its own threaded process where it
+#     could not restore it (no CAP_CHECKPOINT_RESTORE, user namespaces
+#     disabled, so no --pidns): the dump refuses, names the task and the
+#     reason, and the process runs on.
+# timeout: 300
+. /imgcr/guest/lib.sh
+. /imgcr/guest/threadlib.sh
+require_modules
+chmod 777 .
+
+# snap PID FILE: the TIDs and credentials of every thread of PID as /proc shows them
+snap() {
+	: > "$2"
+	for _t in $(tids $1); do
+		grep -E '^(Uid|Gid|Groups|CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):' \
+			/proc/$1/task/$_t/status | sed "s/^/$_t /" >> "$2"
+	done
+}
+
+cp "$(command -v daemonuser)" ./daemonuser || fail "cannot copy daemonuser"
+./daemonuser tree "$PWD" > out 2> du.err &
+pid=$!
+track $pid
+wait_line out '^ready' 20 || fail "daemonuser did not start: $(cat out du.err | tr '\n' '|')"
+grep -q '^FAIL' out && fail "setup: $(grep '^FAIL' out | tr '\n' '|')"
+set -- $(sed -n 's/^ready pid=[0-9]* user=\([0-9]*\) mixed=\([0-9]*\) thread=\([0-9]*\)$/\1 \2 \3/p' out)
+[ $# = 3 ] || fail "no pids in $(grep ready out)"
+user=$1 mixed=$2 thread=$3
+all="$pid $user $mixed $thread"
+for p in $all; do track $p; done
+usleep 200000
+for p in $all; do snap $p before.$p; done
+[ "$(nthreads $user)" = 4 ] || fail "user task: not 4 threads"
+grep -q "Uid:.1001.1002.1003.1004" before.$mixed || fail "mixed task: uids $(grep Uid before.$mixed | head -n 1)"
+[ "$(grep -c 'Uid:.1006.1006.1000' before.$thread)" = 1 ] || fail "thread task: no thread with other uids: $(grep Uid before.$thread | tr '\n' '|')"
+
+imgcr dump -t $pid -D d 2> dump.err || fail "dump: $(cat dump.err)"
+for p in $all; do wait_gone $p 10 || fail "task $p survived the dump"; done
+
+imgcr restore -D d > restore.out 2> restore.err &
+rpid=$!
+track $rpid
+wait_tasks_restored $all
+for p in $all; do
+	snap $p after.$p
+	cmp -s before.$p after.$p ||
+		fail "pid $p differs from outside: $(diff before.$p after.$p | grep '^[-+][^-+]' | tr '\n' '|')"
+done
+touch restored
+wait_exit $rpid 120
+grep '^FAIL' out > fails.txt
+[ -s fails.txt ] && fail "inside: $(tr '\n' '|' < fails.txt)"
+for m in user mixed thread tree; do
+	grep -q "^$m PASS" out || fail "no '$m PASS' (imgcr restore exit $RC): $(tail -n 5 out | tr '\n' '|')$(rerr)"
+done
+[ "$RC" = 0 ] || fail "imgcr restore exit $RC$(rerr)"
+pass "$(grep -c '^ok ' out) threads the same inside, $(cat after.* | grep -c Uid) threads the same outside"
+
+# A dump that would kill what its caller cannot restore is refused.
+refuse() {
+	uc=/proc/sys/kernel/unprivileged_userns_clone
+	mu=/proc/sys/user/max_user_namespaces
+	old_uc=$(cat $uc 2>/dev/null)
+	old_mu=$(cat $mu)
+	echo 0 > $mu || fail "cannot disable user namespaces"
+	mkdir f && chmod 777 f
+	: > out2; : > du2.err; chmod 666 out2 du2.err
+	runas 1000 1000 ./daemonuser single-user "$PWD/f" >> out2 2>> du2.err &
+	up=$!
+	track $up
+	wait_line out2 '^ready' 20 || { echo $old_mu > $mu; fail "single-user did not start: $(cat out2 du2.err | tr '\n' '|')"; }
+	up=$(sed -n 's/^ready pid=\([0-9]*\)$/\1/p' out2)
+	track $up
+	snap $up before2
+	mkdir dd && chmod 777 dd
+	runas 1000 1000 imgcr dump -t $up -D dd/d 2> dump2.err
+	rc=$?
+	echo $old_mu > $mu
+	[ -n "$old_uc" ] && echo $old_uc > $uc
+	[ $rc = 0 ] && fail "uid 1000 dumped it (and killed it) though it cannot restore it"
+	grep -q "pid $up.*cannot restore.*thread" dump2.err || fail "message: $(cat dump2.err | tr '\n' '|')"
+	[ -d /proc/$up ] || fail "pid $up is gone after the refused dump"
+	usleep 100000
+	case "$(state $up)" in S | R) ;; *) fail "pid $up is not running: state $(state $up)" ;; esac
+	snap $up after2
+	cmp -s before2 after2 || fail "pid $up changed: $(diff before2 after2 | grep '^[-+][^-+]' | tr '\n' '|')"
+	touch f/restored
+	wait_exit $up 20
+	grep -q '^single-user PASS' out2 || fail "single-user after the refused dump: $(tail -n 3 out2 | tr '\n' '|')"
+	pass "$(grep -o 'cannot restore.*' dump2.err | head -n 1)"
+}
+subtest daemon-user-refuse refuse
