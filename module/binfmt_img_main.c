@@ -6,8 +6,10 @@
  * Modelled on load_elf_binary(): everything is read and checked first, then
  * begin_new_exec() (the point of no return), then the new process is built.
  * The caller keeps its own credentials: begin_new_exec() applies the usual
- * exec rules (no_new_privs, LSM hooks, dumpability), set-ID images are
- * refused, and nothing in an image can name credentials.
+ * exec rules (no_new_privs, LSM hooks, dumpability) and set-ID images are
+ * refused.  An image names credentials only to a caller that asks for them
+ * ("--imgcr-creds", "--imgcr-ids": img_creds.c), and only those the caller
+ * could give itself.
  */
 #include <linux/binfmts.h>
 #include <linux/module.h>

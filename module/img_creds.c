@@ -46,7 +46,18 @@
  * tricked by a restriction it does not expect, the reason the kernel asks
  * for CAP_SETPCAP).
  *
- * Setting them can no longer fail but for memory (the group is killed).
+ * "--imgcr-ids" (imgcr restore as root, with "--imgcr-creds"): each
+ * thread's real, effective, saved and fs uids and gids are the image's
+ * too, set at the same moment, after the threads exist: the restorer
+ * stays root through the exec so that the threads are made with its right
+ * to choose their TIDs, however unprivileged the user it restores (CRIU
+ * too makes every task as root and drops credentials last).  An ID is
+ * given only if the caller could give it to itself through the exec
+ * (img_ids_allowed()).  Supplementary groups are the process's, set by the
+ * restorer before the exec (setgroups() takes no capability).
+ *
+ * Setting them can no longer fail but for memory or an LSM refusing an ID
+ * change (the group is killed).
  * commit_creds() resets the dumpable flag and the parent-death signal when
  * capabilities are gained: both are set back to what the image gave them.
  */

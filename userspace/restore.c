@@ -27,15 +27,17 @@
  *   oom_score_adj, scheduling, affinity, I/O priority, no_new_privs (for
  *   an image without credentials) and the audit loginuid (attrs.c, which
  *   reads /proc/self); chroot;
- *   sets groups, gids, uids (root only; otherwise they must be the caller's),
- *   keeping its capabilities across (PR_SET_KEEPCAPS) if the image has the
- *   threads' credentials (NT_IMGCR_CREDS), whose capabilities it checks it
- *   holds (creds_check: a message naming the capability);
+ *   sets groups (root only; otherwise they must be the caller's); if the
+ *   image has the threads' credentials (NT_IMGCR_CREDS), whose capabilities
+ *   it checks it holds (creds_check: a message naming the capability), it
+ *   stays root and the exec sets each thread's uids and gids last
+ *   ("--imgcr-ids"), after the module made the threads with root's right
+ *   to choose their TIDs; else (an older image) it sets gids and uids;
  *   reports "ready" on the status pipe and waits on the go pipe.
  * When every task is ready, the restorer writes one go byte per task and
  * every task execve()s its image ("--imgcr-creds" sets each thread's
  * capabilities, securebits and no_new_privs from the image, within the
- * restorer's; "--imgcr-cloexec=LIST" names the
+ * restorer's, "--imgcr-ids" its uids and gids; "--imgcr-cloexec=LIST" names the
  * fds to mark close-on-exec again; "--imgcr-keep=RANGES" the mappings it
  * shares with its parent or children, restored in place; "--imgcr-stop" makes the module stop
  * the whole restored process with SIGSTOP before its first instruction,

@@ -105,3 +105,85 @@ refuse() {
 	pass "$(grep -o 'cannot restore.*' dump2.err | head -n 1)"
 }
 subtest daemon-user-refuse refuse
+
+# Debian's redis-server and memcached under their own users, as packaged:
+# redis started as the redis user (systemd's User=redis), memcached started
+# by root with -u nobody (it drops root itself, then makes its threads).
+# A key stored before the dump is read back from the restored server.
+
+# mc CMD...: send memcached text protocol lines, print the reply
+mc() {
+	python3 -c '
+import socket, sys
+s = socket.create_connection(("127.0.0.1", 11311), timeout=10)
+s.sendall("".join(a + "\r\n" for a in sys.argv[1:]).encode())
+b = b""
+while not (b.endswith(b"END\r\n") or b.endswith(b"STORED\r\n")):
+    d = s.recv(4096)
+    if not d:
+        break
+    b += d
+sys.stdout.write(b.decode())' "$@"
+}
+
+# daemon_cycle NAME PID CHECK: dump PID as root, restore it, compare its
+# threads' TIDs and credentials, then run CHECK (a shell command that must
+# succeed against the restored server).
+daemon_cycle() {
+	snap $2 before.$1
+	[ "$(nthreads $2)" -gt 1 ] || fail "$1 has no threads: $(cat before.$1 | tr '\n' '|')"
+	imgcr dump -t $2 -D d.$1 2> dump.$1.err || fail "dump: $(cat dump.$1.err | tr '\n' '|')"
+	wait_gone $2 10 || fail "$1 survived the dump"
+	imgcr restore -D d.$1 --detach > restore.$1.out 2> restore.err || fail "restore: $(rerr)"
+	wait_tasks_restored $2
+	snap $2 after.$1
+	cmp -s before.$1 after.$1 ||
+		fail "$1 differs: $(diff before.$1 after.$1 | grep '^[-+][^-+]' | tr '\n' '|')"
+	eval "$3" || fail "$1 after the restore: the stored key is not there"
+}
+
+redis() {
+	command -v redis-server > /dev/null || { pass "SKIP: no redis-server in this guest"; exit 0; }
+	grep -q '^redis:' /etc/passwd || echo 'redis:x:101:104::/var/lib/redis:/bin/false' >> /etc/passwd
+	grep -q '^redis:' /etc/group || echo 'redis:x:104:' >> /etc/group
+	mkdir r && chown 101:104 r
+	runas 101 104 redis-server --port 6390 --bind 127.0.0.1 --save '' --appendonly no \
+		--dir "$PWD/r" --daemonize no > redis.log 2>&1 &
+	rp=$!
+	track $rp
+	n=0
+	until redis-cli -p 6390 ping 2>/dev/null | grep -q PONG; do
+		n=$((n + 1))
+		[ $n -lt 300 ] || fail "redis did not start: $(tail -n 5 redis.log | tr '\n' '|')"
+		usleep 100000
+	done
+	[ "$(redis-cli -p 6390 set k restored-value)" = OK ] || fail "SET failed"
+	usleep 500000
+	grep -q 'Uid:.101.101.101.101' /proc/$rp/status || fail "redis is not uid 101: $(grep Uid /proc/$rp/status)"
+	daemon_cycle redis $rp '[ "$(redis-cli -p 6390 get k)" = restored-value ]'
+	redis-cli -p 6390 shutdown nosave > /dev/null 2>&1
+	pass "redis-server (uid 101, $(nthreads $rp 2>/dev/null || echo ?) threads) restored by root with its TIDs and ids; GET k ok"
+}
+subtest daemon-redis redis
+
+memcached_test() {
+	command -v memcached > /dev/null || { pass "SKIP: no memcached in this guest"; exit 0; }
+	grep -q '^nobody:' /etc/passwd || echo 'nobody:x:65534:65534:nobody:/nonexistent:/bin/false' >> /etc/passwd
+	grep -q '^nogroup:' /etc/group || echo 'nogroup:x:65534:' >> /etc/group
+	memcached -u nobody -p 11311 -l 127.0.0.1 -U 0 -t 2 > mc.log 2>&1 &
+	mp=$!
+	track $mp
+	n=0
+	until mc 'set k 0 0 14' restored-value 2>/dev/null | grep -q STORED; do
+		n=$((n + 1))
+		[ $n -lt 300 ] || fail "memcached did not start: $(tail -n 5 mc.log | tr '\n' '|')"
+		usleep 100000
+	done
+	usleep 500000
+	grep -q 'Uid:.65534.65534.65534.65534' /proc/$mp/status || fail "memcached is not nobody: $(grep Uid /proc/$mp/status)"
+	daemon_cycle memcached $mp 'mc "get k" | grep -q restored-value'
+	n=$(nthreads $mp)
+	kill $mp
+	pass "memcached -u nobody ($n threads) restored by root with its TIDs and ids; get k ok"
+}
+subtest daemon-memcached memcached_test
