@@ -13,6 +13,12 @@
 # the exec, so the module had no right to choose the TIDs (EPERM), and the
 # exec of an image with differing real/effective/fs ids failed (secure-exec
 # refused, or EACCES opening the image under the fs uid).
+#   daemon-redis, daemon-memcached: Debian's redis-server as uid 101 and
+#     memcached -u nobody (started as root, it drops root itself, then
+#     makes its threads), dumped and restored by root: the same TIDs and
+#     credentials of every thread, and the key stored before the dump is
+#     read back (skipped if the guest has no such program: test/lib-host.sh
+#     add_daemons takes them from apt's cache).
 #   daemon-user-refuse: uid 1000 dumping its own threaded process where it
 #     could not restore it (no CAP_CHECKPOINT_RESTORE, user namespaces
 #     disabled, so no --pidns): the dump refuses, names the task and the
