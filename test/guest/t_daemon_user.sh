@@ -119,7 +119,7 @@ subtest daemon-user-refuse refuse
 
 # mc CMD...: send memcached text protocol lines, print the reply
 mc() {
-	python3 -c '
+	/usr/bin/python3 -c '
 import socket, sys
 s = socket.create_connection(("127.0.0.1", 11311), timeout=10)
 s.sendall("".join(a + "\r\n" for a in sys.argv[1:]).encode())
@@ -149,34 +149,35 @@ daemon_cycle() {
 }
 
 redis() {
-	command -v redis-server > /dev/null || { pass "SKIP: no redis-server in this guest"; exit 0; }
+	[ -x /usr/bin/redis-server ] || { pass "SKIP: no redis-server in this guest"; exit 0; }
 	grep -q '^redis:' /etc/passwd || echo 'redis:x:101:104::/var/lib/redis:/bin/false' >> /etc/passwd
 	grep -q '^redis:' /etc/group || echo 'redis:x:104:' >> /etc/group
 	mkdir r && chown 101:104 r
-	runas 101 104 redis-server --port 6390 --bind 127.0.0.1 --save '' --appendonly no \
+	runas 101 104 /usr/bin/redis-server --port 6390 --bind 127.0.0.1 --save '' --appendonly no \
 		--dir "$PWD/r" --daemonize no > redis.log 2>&1 &
 	rp=$!
 	track $rp
 	n=0
-	until redis-cli -p 6390 ping 2>/dev/null | grep -q PONG; do
+	until /usr/bin/redis-cli -p 6390 ping 2>/dev/null | grep -q PONG; do
 		n=$((n + 1))
 		[ $n -lt 300 ] || fail "redis did not start: $(tail -n 5 redis.log | tr '\n' '|')"
 		usleep 100000
 	done
-	[ "$(redis-cli -p 6390 set k restored-value)" = OK ] || fail "SET failed"
+	[ "$(/usr/bin/redis-cli -p 6390 set k restored-value)" = OK ] || fail "SET failed"
 	usleep 500000
 	grep -q 'Uid:.101.101.101.101' /proc/$rp/status || fail "redis is not uid 101: $(grep Uid /proc/$rp/status)"
-	daemon_cycle redis $rp '[ "$(redis-cli -p 6390 get k)" = restored-value ]'
-	redis-cli -p 6390 shutdown nosave > /dev/null 2>&1
-	pass "redis-server (uid 101, $(nthreads $rp 2>/dev/null || echo ?) threads) restored by root with its TIDs and ids; GET k ok"
+	daemon_cycle redis $rp '[ "$(/usr/bin/redis-cli -p 6390 get k)" = restored-value ]'
+	n=$(nthreads $rp)
+	/usr/bin/redis-cli -p 6390 shutdown nosave > /dev/null 2>&1
+	pass "redis-server (uid 101, $n threads) restored by root with its TIDs and ids; GET k ok"
 }
 subtest daemon-redis redis
 
 memcached_test() {
-	command -v memcached > /dev/null || { pass "SKIP: no memcached in this guest"; exit 0; }
+	[ -x /usr/bin/memcached ] || { pass "SKIP: no memcached in this guest"; exit 0; }
 	grep -q '^nobody:' /etc/passwd || echo 'nobody:x:65534:65534:nobody:/nonexistent:/bin/false' >> /etc/passwd
 	grep -q '^nogroup:' /etc/group || echo 'nogroup:x:65534:' >> /etc/group
-	memcached -u nobody -p 11311 -l 127.0.0.1 -U 0 -t 2 > mc.log 2>&1 &
+	/usr/bin/memcached -u nobody -p 11311 -l 127.0.0.1 -U 0 -t 2 > mc.log 2>&1 &
 	mp=$!
 	track $mp
 	n=0
