@@ -77,6 +77,30 @@ done
 [ "$RC" = 0 ] || fail "imgcr restore exit $RC$(rerr)"
 pass "$(grep -c '^ok ' out) threads the same inside, $(cat after.* | grep -c Uid) threads the same outside"
 
+# root's restore into a new PID namespace (--pidns): the same (before,
+# it failed as without it, and a retry with ENOMEM)
+pidns() {
+	mkdir g && chmod 777 g
+	./daemonuser single-user "$PWD/g" > out4 2>&1 &
+	sp=$!
+	track $sp
+	wait_line out4 '^ready' 20 || fail "single-user did not start: $(cat out4 | tr '\n' '|')"
+	imgcr dump -t $sp -D d4 2> dump4.err || fail "dump: $(cat dump4.err)"
+	wait_gone $sp 10 || fail "pid $sp survived the dump"
+	imgcr restore -D d4 --pidns > restore4.out 2> restore.err &
+	rp=$!
+	track $rp
+	# the restored process checks once it sees this file: any time after the dump
+	touch g/restored
+	wait_exit $rp 120
+	grep '^FAIL' out4 > fails4.txt
+	[ -s fails4.txt ] && fail "inside: $(tr '\n' '|' < fails4.txt)"
+	grep -q '^single-user PASS' out4 || fail "no 'single-user PASS' (restore exit $RC): $(tail -n 3 out4 | tr '\n' '|')$(rerr)"
+	[ "$RC" = 0 ] || fail "imgcr restore --pidns exit $RC$(rerr)"
+	pass "$(grep -c '^ok ' out4) threads the same inside (uid 1000, in a new PID namespace)"
+}
+subtest daemon-user-pidns pidns
+
 # A dump that would kill what its caller cannot restore is refused.
 refuse() {
 	uc=/proc/sys/kernel/unprivileged_userns_clone
