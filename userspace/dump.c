@@ -612,6 +612,12 @@ static int describe_fd(struct dctx *c, int ti, int fd)
 		f->fd = fd;
 		f->dev = p.st.st_dev;
 		f->sino = p.st.st_ino;
+		/* a pipe's or socket's owner: its creator's, not the restorer's */
+		if (f->kind == TK_PIPE || f->kind == TK_SK) {
+			f->has_owner = 1;
+			f->owner_uid = p.st.st_uid;
+			f->owner_gid = p.st.st_gid;
+		}
 	}
 	tree_fd_add(&c->t.tasks[ti], fd, i, cloexec);
 	if (locks_dump(&c->t, pid, fd, i))	/* locks.c */

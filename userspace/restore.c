@@ -830,6 +830,21 @@ static int open_files(struct rctx *c)
 			goto out;
 		}
 	}
+	/*
+	 * The pipes and sockets made here are the restorer's: root gives each
+	 * its owner back (for a socket, its sk_uid too), a daemon's pipes
+	 * being its user's.  An ordinary user's are its own, as its tasks'
+	 * credentials are (check_tree).
+	 */
+	for (i = 0; i < t->nfiles && c->setcreds; i++) {
+		const struct tree_file *f = &t->files[i];
+
+		if (f->has_owner && fchown(c->desc[i], f->owner_uid, f->owner_gid)) {
+			pr_perror("file %d (%s): cannot give it its owner %u:%u", i,
+				  tree_kind_names[f->kind], f->owner_uid, f->owner_gid);
+			goto out;
+		}
+	}
 	if (locks_restore_files(t, c->desc))	/* OFD locks: locks.c */
 		goto out;
 	ret = 0;

@@ -66,6 +66,9 @@
  *   file ID KIND FLAGS POS ARGS...   one per open file description
  *   fstat ID DEV INO SIZE MTIME MNT  identity at dump of "file" record ID
  *                                    (files-reg.c)
+ *   fowner ID UID GID                the owner of "file" record ID's inode
+ *                                    (a pipe or a socket: its creator's fs
+ *                                    ids), given back by a root restore
  *   fd PID FD ID CLOEXEC             one per descriptor: FD of task PID
  *                                    refers to file ID; CLOEXEC is 0 or 1
  *   sk INO FAMILY TYPE PROTO STATE PEER BACKLOG SNDBUF RCVBUF OPTS RCVTIMEO
@@ -617,6 +620,10 @@ int tree_write(const struct tree *t, const char *dir)
 		fprintf(f, "fstat %d %llu %llu %lld %lld %s\n", x->id, x->dev, x->sino,
 			x->size, x->mtime_ns, e1);
 	}
+	for (i = 0; i < t->nfiles; i++)
+		if (t->files[i].has_owner)
+			fprintf(f, "fowner %d %u %u\n", t->files[i].id,
+				t->files[i].owner_uid, t->files[i].owner_gid);
 	for (i = 0; i < t->ntasks; i++)
 		for (j = 0; j < t->tasks[i].nfds; j++)
 			fprintf(f, "fd %d %d %d %d\n", t->tasks[i].pid, t->tasks[i].fds[j].fd,
@@ -899,6 +906,17 @@ int tree_read(struct tree *t, const char *dir)
 			    !(g = tree_ghost_find(t, dev, ino)) || g->mapped)
 				BAD("bad ghost-mapped record");
 			g->mapped = 1;
+		} else if (!strcmp(v[0], "fowner") && nv == 4) {
+			struct tree_file *x = n[1] >= 0 && n[1] < t->nfiles ? &t->files[n[1]] : NULL;
+			unsigned long long u, g;
+
+			if (!x || (x->kind != TK_PIPE && x->kind != TK_SK) || x->has_owner ||
+			    tree_unum(v[2], &u) || tree_unum(v[3], &g) ||
+			    u > 0xfffffffeULL || g > 0xfffffffeULL)
+				BAD("bad fowner record");
+			x->has_owner = 1;
+			x->owner_uid = u;
+			x->owner_gid = g;
 		} else if (!strcmp(v[0], "fstat") && nv == 7) {
 			struct tree_file *x = n[1] >= 0 && n[1] < t->nfiles ? &t->files[n[1]] : NULL;
 
