@@ -87,10 +87,34 @@ pidns() {
 	wait_line out4 '^ready' 20 || fail "single-user did not start: $(cat out4 | tr '\n' '|')"
 	imgcr dump -t $sp -D d4 2> dump4.err || fail "dump: $(cat dump4.err)"
 	wait_gone $sp 10 || fail "pid $sp survived the dump"
+	snap $sp before4
 	imgcr restore -D d4 --pidns > restore4.out 2> restore.err &
 	rp=$!
 	track $rp
-	# the restored process checks once it sees this file: any time after the dump
+	# the restored task seen from outside its PID namespace: daemonuser,
+	# asleep, 4 threads, no longer imgcr
+	n=0
+	outer=""
+	while [ -z "$outer" ]; do
+		for c in /proc/[0-9]*/comm; do
+			p=${c#/proc/}
+			p=${p%/comm}
+			[ "$p" = "$sp" ] && continue
+			[ "$(cat "$c" 2>/dev/null)" = daemonuser ] && [ "$(state $p)" = S ] &&
+				[ "$(readlink /proc/$p/exe)" != "$(command -v imgcr)" ] &&
+				[ "$(nthreads $p)" = 4 ] && outer=$p
+		done
+		n=$((n + 1))
+		[ $n -lt 1500 ] || fail "no restored daemonuser task after 30 s$(rerr)"
+		[ -n "$outer" ] || usleep 20000
+	done
+	track $outer
+	snap $outer after4
+	# the TIDs outside the namespace are others: the credentials, in order
+	cut -d' ' -f2- before4 > before4.c
+	cut -d' ' -f2- after4 > after4.c
+	cmp -s before4.c after4.c || fail "differs from outside: $(diff before4.c after4.c | grep '^[-+][^-+]' | tr '\n' '|')"
+	sleep 2		# the restore's state check runs on the live process
 	touch g/restored
 	wait_exit $rp 120
 	grep '^FAIL' out4 > fails4.txt
