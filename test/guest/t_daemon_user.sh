@@ -85,9 +85,10 @@ pidns() {
 	sp=$!
 	track $sp
 	wait_line out4 '^ready' 20 || fail "single-user did not start: $(cat out4 | tr '\n' '|')"
+	usleep 200000
+	snap $sp before4
 	imgcr dump -t $sp -D d4 2> dump4.err || fail "dump: $(cat dump4.err)"
 	wait_gone $sp 10 || fail "pid $sp survived the dump"
-	snap $sp before4
 	imgcr restore -D d4 --pidns > restore4.out 2> restore.err &
 	rp=$!
 	track $rp
