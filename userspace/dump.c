@@ -46,6 +46,8 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/kcmp.h>
@@ -206,6 +208,121 @@ static int cmp_kcmp(const void *a, const void *b)
 			 ((const struct share_cand *)b)->pid, sort_type, 0, 0);
 
 	return r == 1 ? -1 : r == 2 ? 1 : 0;
+}
+
+/* The capability set KEY ("CapPrm") of thread TID of PID, 0 if unknown. */
+static unsigned long long thread_caps(pid_t pid, pid_t tid, const char *key)
+{
+	char path[64], *text;
+	const char *v;
+	unsigned long long caps = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
+	text = read_text(path, NULL);
+	v = text ? status_field(text, key) : NULL;
+	if (v)
+		caps = strtoull(v, NULL, 16);
+	free(text);
+	return caps;
+}
+
+#define CAP_SYS_ADMIN_BIT		21
+#define CAP_CHECKPOINT_RESTORE_BIT	40
+
+/* Can we create a user namespace (imgcr restore --pidns as a user)?  0 or an errno. */
+static int userns_error(void)
+{
+	pid_t p = fork();
+	int st;
+
+	if (p < 0)
+		return errno;
+	if (!p)
+		_exit(unshare(CLONE_NEWUSER) ? errno : 0);
+	if (waitpid(p, &st, 0) != p || !WIFEXITED(st))
+		return ECHILD;
+	return WEXITSTATUS(st);
+}
+
+/*
+ * A dump that kills the tree must leave images its caller can restore:
+ * what imgcr restore, run by the same user, refuses (restore.c check_tree()
+ * and creds_check()) is refused here, before the kill, and the tree runs
+ * on.  Root restores any credentials and chooses TIDs; a user restores only
+ * tasks with its own ids and groups, outside a chroot, with capabilities
+ * it holds, and threads only with CAP_CHECKPOINT_RESTORE or in a PID
+ * namespace of a user namespace of its own (--pidns), where no capability
+ * of the task can be given.  Not needed with --leave-running.
+ */
+static int restore_check(struct dctx *c)
+{
+	struct tree *t = &c->t;
+	uid_t uid = geteuid();
+	gid_t gid = getegid(), groups[65536];
+	int ng = getgroups(65536, groups), i, j, uerr = -1;
+	unsigned long long mine = thread_caps(getpid(), getpid(), "CapPrm");
+	unsigned long long eff = thread_caps(getpid(), getpid(), "CapEff");
+	int tid_right = !!(eff & (1ULL << CAP_CHECKPOINT_RESTORE_BIT |
+				  1ULL << CAP_SYS_ADMIN_BIT));
+
+	if (c->leave || uid == 0)
+		return 0;
+	for (i = 0; i < t->ntasks; i++) {
+		const struct tree_task *k = &t->tasks[i];
+		int same = 1, pidns = 0;
+
+		for (j = 0; j < 4; j++)
+			same &= k->uid[j] == uid && k->gid[j] == gid;
+		for (j = 0; same && j < k->ngroups; j++) {
+			int g;
+
+			for (g = 0; g < ng && (gid_t)groups[g] != k->groups[j]; g++)
+				;
+			same = g < ng;
+		}
+		if (!same || k->ngroups != ng) {
+			pr_err("pid %d (%s): you cannot restore it: its credentials (uid %u %u %u %u, gid %u %u %u %u, %d groups) are not yours (uid %u, gid %u, %d groups), and only root restores other credentials; not dumped, left running (dump as root, or with --leave-running)",
+			       k->pid, k->comm, k->uid[0], k->uid[1], k->uid[2], k->uid[3],
+			       k->gid[0], k->gid[1], k->gid[2], k->gid[3], k->ngroups,
+			       uid, gid, ng);
+			return -1;
+		}
+		if (strcmp(k->root, "/")) {
+			pr_err("pid %d (%s): you cannot restore it: its root directory is %s, and only root restores a chroot; not dumped, left running",
+			       k->pid, k->comm, k->root);
+			return -1;
+		}
+		if (k->zombie)
+			continue;
+		if (k->nthreads && !tid_right) {
+			if (uerr < 0)
+				uerr = userns_error();
+			if (uerr) {
+				pr_err("pid %d (%s): you cannot restore it: recreating the TIDs of its %d thread(s) needs CAP_CHECKPOINT_RESTORE, which you have not, or a restore with --pidns in a user namespace of your own, which you cannot create (%s); not dumped, left running (dump as root, or with --leave-running)",
+				       k->pid, k->comm, k->nthreads, strerror(uerr));
+				return -1;
+			}
+			pidns = 1;
+		}
+		for (j = -1; j < k->nthreads; j++) {
+			pid_t tid = j < 0 ? k->pid : k->threads[j];
+			unsigned long long prm = thread_caps(k->pid, tid, "CapPrm");
+			unsigned long long any = prm | thread_caps(k->pid, tid, "CapInh") |
+						 thread_caps(k->pid, tid, "CapAmb");
+
+			if (pidns && any) {
+				pr_err("pid %d (%s): you cannot restore it: its thread %d has capabilities (permitted %#llx), which a restore in a user namespace of your own (--pidns, needed for its threads' TIDs) cannot give; not dumped, left running (dump as root, or with --leave-running)",
+				       k->pid, k->comm, tid, prm);
+				return -1;
+			}
+			if (prm & ~mine) {
+				pr_err("pid %d (%s): you cannot restore it: its thread %d has permitted capabilities %#llx you do not have; not dumped, left running (dump as root, or with --leave-running)",
+				       k->pid, k->comm, tid, prm & ~mine);
+				return -1;
+			}
+		}
+	}
+	return 0;
 }
 
 /*
@@ -498,6 +615,12 @@ static int describe_fd(struct dctx *c, int ti, int fd)
 		f->fd = fd;
 		f->dev = p.st.st_dev;
 		f->sino = p.st.st_ino;
+		/* a pipe's or socket's owner: its creator's, not the restorer's */
+		if (f->kind == TK_PIPE || f->kind == TK_SK) {
+			f->has_owner = 1;
+			f->owner_uid = p.st.st_uid;
+			f->owner_gid = p.st.st_gid;
+		}
 	}
 	tree_fd_add(&c->t.tasks[ti], fd, i, cloexec);
 	if (locks_dump(&c->t, pid, fd, i))	/* locks.c */
@@ -1021,6 +1144,8 @@ int cmd_dump(int argc, char **argv)
 	for (i = 0; fd_kinds[i]; i++)
 		if (fd_kinds[i]->check && fd_kinds[i]->check(&c.t))
 			goto out;
+	if (restore_check(&c))
+		goto out;
 	for (i = 0; i < c.t.ntasks; i++)
 		if (!c.t.tasks[i].zombie &&
 		    (save_image(&c, &c.t.tasks[i]) || check_image_threads(&c, &c.t.tasks[i]) ||

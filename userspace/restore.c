@@ -27,15 +27,17 @@
  *   oom_score_adj, scheduling, affinity, I/O priority, no_new_privs (for
  *   an image without credentials) and the audit loginuid (attrs.c, which
  *   reads /proc/self); chroot;
- *   sets groups, gids, uids (root only; otherwise they must be the caller's),
- *   keeping its capabilities across (PR_SET_KEEPCAPS) if the image has the
- *   threads' credentials (NT_IMGCR_CREDS), whose capabilities it checks it
- *   holds (creds_check: a message naming the capability);
+ *   sets groups (root only; otherwise they must be the caller's); if the
+ *   image has the threads' credentials (NT_IMGCR_CREDS), whose capabilities
+ *   it checks it holds (creds_check: a message naming the capability), it
+ *   stays root and the exec sets each thread's uids and gids last
+ *   ("--imgcr-ids"), after the module made the threads with root's right
+ *   to choose their TIDs; else (an older image) it sets gids and uids;
  *   reports "ready" on the status pipe and waits on the go pipe.
  * When every task is ready, the restorer writes one go byte per task and
  * every task execve()s its image ("--imgcr-creds" sets each thread's
  * capabilities, securebits and no_new_privs from the image, within the
- * restorer's; "--imgcr-cloexec=LIST" names the
+ * restorer's, "--imgcr-ids" its uids and gids; "--imgcr-cloexec=LIST" names the
  * fds to mark close-on-exec again; "--imgcr-keep=RANGES" the mappings it
  * shares with its parent or children, restored in place; "--imgcr-stop" makes the module stop
  * the whole restored process with SIGSTOP before its first instruction,
@@ -392,6 +394,19 @@ static int image_creds_read(const char *path, struct img_creds *out)
 	return 0;
 }
 
+/* The image's main thread has the IDs the tree gives the task. */
+static int ids_match(const struct tree_task *k, const struct imgcr_creds *m)
+{
+	const uint32_t u[4] = { m->uid, m->euid, m->suid, m->fsuid };
+	const uint32_t g[4] = { m->gid, m->egid, m->sgid, m->fsgid };
+	int i;
+
+	for (i = 0; i < 4; i++)
+		if (u[i] != k->uid[i] || g[i] != k->gid[i])
+			return 0;
+	return 1;
+}
+
 static const char *const cap_names[] = {
 	"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_DAC_READ_SEARCH", "CAP_FOWNER",
 	"CAP_FSETID", "CAP_KILL", "CAP_SETGID", "CAP_SETUID", "CAP_SETPCAP",
@@ -492,12 +507,12 @@ static const char *exec_reason(int fd, char *buf, size_t size)
 static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 {
 	const struct tree_task *k = &c->t.tasks[ti];
-	char img[PATH_MAX + 32], cloexec[4096], *argv[8], err[PATH_MAX + 256];
+	char img[PATH_MAX + 32], cloexec[4096], *argv[9], err[PATH_MAX + 256];
 	char reason[320], status_arg[48];
 	int status[2] = { -1, -1 };
 	struct img_creds creds = { 0 };
 	static char keep_arg[COW_ARG_MAX];
-	int i, fd, n, in_tree_pgid, rootfd = -1, used[3] = { 0, 0, 0 };
+	int i, fd, n, in_tree_pgid, rootfd = -1, used[3] = { 0, 0, 0 }, late_ids = 0;
 	const char *why;
 	size_t off;
 	char go;
@@ -643,6 +658,21 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		if (setgroups(k->ngroups, g))
 			TFAIL("setgroups: %s", strerror(errno));
 		/*
+		 * An image with its threads' credentials: the module sets each
+		 * thread's uids and gids last ("--imgcr-ids"), after it has
+		 * made the threads with our right to choose their TIDs, and
+		 * the exec runs as root (an exec with real and effective IDs
+		 * that differ would be secure-exec, refused; one with other
+		 * fs IDs may not even open the image).  Groups change no
+		 * right the exec needs: set here, for every thread.
+		 */
+		late_ids = creds.has;
+		if (late_ids && !ids_match(k, &creds.c[0]))
+			TFAIL("the credentials in %s (uid %u gid %u) are not the tree's (uid %u gid %u)",
+			      img, creds.c[0].uid, creds.c[0].gid, k->uid[0], k->gid[0]);
+	}
+	if (c->setcreds && !late_ids) {
+		/*
 		 * keep our capabilities across the uid change (the ambient
 		 * ones go): the exec of the image then sets the task's
 		 * exactly, within ours (--imgcr-creds)
@@ -667,7 +697,8 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		zombie_exit(c, k);
 	wait_zombie_children(c, k);
 	argv[0] = img;
-	argv[1] = argv[2] = argv[3] = argv[4] = argv[5] = argv[6] = argv[7] = NULL;
+	for (i = 1; i < (int)(sizeof(argv) / sizeof(argv[0])); i++)
+		argv[i] = NULL;
 	char cloexec_arg[sizeof(cloexec) + 32], root_arg[48];
 
 	n = 1;
@@ -686,6 +717,8 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		if (why)
 			TFAIL("%s", why);
 		argv[n++] = "--imgcr-creds";
+		if (late_ids)
+			argv[n++] = "--imgcr-ids";
 	}
 	/* mappings shared with its parent or children: restored in place */
 	cow_keep_arg(keep_arg, sizeof(keep_arg));
@@ -826,6 +859,21 @@ static int open_files(struct rctx *c)
 		c->desc[i] = fd_high(fd, c->base);
 		if (c->desc[i] < 0) {
 			pr_perror("%s: F_DUPFD", what);
+			goto out;
+		}
+	}
+	/*
+	 * The pipes and sockets made here are the restorer's: root gives each
+	 * its owner back (for a socket, its sk_uid too), a daemon's pipes
+	 * being its user's.  An ordinary user's are its own, as its tasks'
+	 * credentials are (check_tree).
+	 */
+	for (i = 0; i < t->nfiles && c->setcreds; i++) {
+		const struct tree_file *f = &t->files[i];
+
+		if (f->has_owner && fchown(c->desc[i], f->owner_uid, f->owner_gid)) {
+			pr_perror("file %d (%s): cannot give it its owner %u:%u", i,
+				  tree_kind_names[f->kind], f->owner_uid, f->owner_gid);
 			goto out;
 		}
 	}

@@ -564,6 +564,34 @@ static const char *file_read(struct tree *t, struct rec *r)
 	return NULL;
 }
 
+/* the owner of a pipe's or socket's inode (its creator's fs ids): a root
+ * restore gives it back */
+static void fowner_write(FILE *f, const struct tree *t)
+{
+	int i;
+
+	for (i = 0; i < t->nfiles; i++)
+		if (t->files[i].has_owner)
+			fprintf(f, "fowner id=%d uid=%u gid=%u\n", t->files[i].id,
+				t->files[i].owner_uid, t->files[i].owner_gid);
+}
+
+static const char *fowner_read(struct tree *t, struct rec *r)
+{
+	struct tree_file *x;
+	int id;
+
+	if (REC_NUM(r, "id", 0, t->nfiles - 1, id))
+		return "bad fowner record";
+	x = &t->files[id];
+	if ((x->kind != TK_PIPE && x->kind != TK_SK) || x->has_owner ||
+	    REC_NUM(r, "uid", 0, 0xfffffffeLL, x->owner_uid) ||
+	    REC_NUM(r, "gid", 0, 0xfffffffeLL, x->owner_gid))
+		return "bad fowner record";
+	x->has_owner = 1;
+	return NULL;
+}
+
 static void fd_write(FILE *f, const struct tree *t)
 {
 	int i, j;
@@ -602,6 +630,7 @@ static const struct tree_record tree_records[] = {
 };
 static const struct tree_record file_records[] = {
 	{ "file", file_read, file_write },
+	{ "fowner", fowner_read, fowner_write },
 	{ NULL, NULL, NULL }
 };
 static const struct tree_record fd_records[] = {

@@ -83,6 +83,10 @@ struct tree_file {
 	long long size;		/* TK_FILE: st_size (has_stat); TK_MEMFD: its size */
 	long long mtime_ns;
 	char *mnt;		/* the mount point it was on */
+	/* TK_PIPE, TK_SK: the inode's owner ("fowner" record), which a
+	 * restore by root gives the pipe or socket it creates */
+	int has_owner;
+	unsigned int owner_uid, owner_gid;
 };
 
 

@@ -130,6 +130,11 @@ static inline int imgcr_ksyms_resolve(const char *mod, struct imgcr_ksym *tab,
  *                           - recreate POSIX timers under their ids
  *   __x64_sys_membarrier    - registers the process's membarrier commands
  *                             again (exec cleared mm->membarrier_state)
+ *   __x64_sys_setresuid, __x64_sys_setresgid
+ *                           - give each thread its IDs last ("--imgcr-ids"):
+ *                             the user's struct and ucounts move with the
+ *                             real uid (alloc_uid() is not exported), LSM
+ *                             setid hooks included
  *
  * Tracepoint (exported API, found with for_each_kernel_tracepoint()):
  *   sched_process_fork      - hands each recreated thread the task_work that

@@ -6,8 +6,10 @@
  * Modelled on load_elf_binary(): everything is read and checked first, then
  * begin_new_exec() (the point of no return), then the new process is built.
  * The caller keeps its own credentials: begin_new_exec() applies the usual
- * exec rules (no_new_privs, LSM hooks, dumpability), set-ID images are
- * refused, and nothing in an image can name credentials.
+ * exec rules (no_new_privs, LSM hooks, dumpability) and set-ID images are
+ * refused.  An image names credentials only to a caller that asks for them
+ * ("--imgcr-creds", "--imgcr-ids": img_creds.c), and only those the caller
+ * could give itself.
  */
 #include <linux/binfmts.h>
 #include <linux/module.h>
@@ -29,6 +31,8 @@ unsigned long imgcr_sys_timer_settime;
 unsigned long imgcr_sys_membarrier;
 unsigned long imgcr_sys_mlock2;
 unsigned long imgcr_sys_mlockall;
+unsigned long imgcr_sys_setresuid;
+unsigned long imgcr_sys_setresgid;
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
 unsigned long imgcr_fpu_copy_uabi_to_guest;	/* compat.h */
 #endif
@@ -46,6 +50,8 @@ static struct imgcr_ksym loader_ksyms[] = {
 	{ "__x64_sys_membarrier", &imgcr_sys_membarrier },
 	{ "__x64_sys_mlock2", &imgcr_sys_mlock2 },
 	{ "__x64_sys_mlockall", &imgcr_sys_mlockall },
+	{ "__x64_sys_setresuid", &imgcr_sys_setresuid },
+	{ "__x64_sys_setresgid", &imgcr_sys_setresgid },
 	IMGCR_COMPAT_LOADER_KSYMS
 };
 

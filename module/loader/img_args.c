@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What imgcr restore passes after the image's name, in argv[1..6]:
+ * What imgcr restore passes after the image's name, in argv[1..7]:
  *
  *   --imgcr-cloexec=3,7,9	the fds the task had marked close-on-exec
  *				(exec itself closed the caller's)
@@ -26,6 +26,11 @@
  *				rate-limited line.  Only refusals before the
  *				point of no return reach it: after it, the
  *				caller is the process being killed.
+ *   --imgcr-ids		with --imgcr-creds: set each thread's real,
+ *				effective, saved and fs uids and gids from the
+ *				image too, last, after the threads are made
+ *				with the caller's rights; only IDs the caller
+ *				could give itself (img_creds.c)
  *
  * Anything else is ignored.  They are read from the argument pages exec
  * built in the new mm, by img_parse() once the image's mappings are known
@@ -52,7 +57,8 @@
 #define ROOT_OPT	"--imgcr-root="
 #define CREDS_OPT	"--imgcr-creds"
 #define STATUS_OPT	"--imgcr-status="
-#define IMG_NR_ARGS	7	/* argv[0], the image, and the six above */
+#define IMG_NR_ARGS	8	/* argv[0], the image, and the seven above */
+#define IDS_OPT		"--imgcr-ids"
 
 /* Copy up to @len bytes of the argument strings (argv[0] first). */
 static long read_arg_pages(struct linux_binprm *bprm, char *buf, size_t len)
@@ -245,6 +251,8 @@ static int img_scan_args(struct img *img, bool only_status)
 			img->stop = true;
 		} else if (!strcmp(arg, CREDS_OPT)) {
 			img->set_creds = true;
+		} else if (!strcmp(arg, IDS_OPT)) {
+			img->set_ids = true;
 		} else if (!strncmp(arg, KEEP_OPT, strlen(KEEP_OPT)) && !img->keep) {
 			ret = parse_keep(img, arg + strlen(KEEP_OPT));
 		} else if (!strncmp(arg, ROOT_OPT, strlen(ROOT_OPT)) && !img->has_root) {

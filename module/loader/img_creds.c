@@ -46,7 +46,18 @@
  * tricked by a restriction it does not expect, the reason the kernel asks
  * for CAP_SETPCAP).
  *
- * Setting them can no longer fail but for memory (the group is killed).
+ * "--imgcr-ids" (imgcr restore as root, with "--imgcr-creds"): each
+ * thread's real, effective, saved and fs uids and gids are the image's
+ * too, set at the same moment, after the threads exist: the restorer
+ * stays root through the exec so that the threads are made with its right
+ * to choose their TIDs, however unprivileged the user it restores (CRIU
+ * too makes every task as root and drops credentials last).  An ID is
+ * given only if the caller could give it to itself through the exec
+ * (img_ids_allowed()).  Supplementary groups are the process's, set by the
+ * restorer before the exec (setgroups() takes no capability).
+ *
+ * Setting them can no longer fail but for memory or an LSM refusing an ID
+ * change (the group is killed).
  * commit_creds() resets the dumpable flag and the parent-death signal when
  * capabilities are gained: both are set back to what the image gave them.
  */
@@ -206,18 +217,95 @@ int img_creds_allowed(struct img *img, const struct imgcr_creds *t,
 }
 
 /*
- * In the thread itself, on its way to user space: set its credentials
- * from @t (@exact: "--imgcr-creds"), then the dumpable flag back to
- * @dumpable (of the mm, as the exec and img_restore_mm() made it) and the
- * parent-death signal to @pdeath, which commit_creds() may have reset.
+ * "--imgcr-ids", before the point of no return: may the thread's IDs in
+ * @t be given?  They are set after the exec, when the threads exist (so
+ * that root keeps the right to choose their TIDs however unprivileged the
+ * user it restores): with setresgid() and setresuid() as the thread, then
+ * the fs IDs directly.  Each ID must be one the caller could give itself
+ * through the exec: any mapped one with CAP_SETUID (CAP_SETGID) over its
+ * user namespace after the exec, else its real or effective one (exec
+ * makes the saved and fs IDs the effective one).
  */
-int img_set_creds(const struct imgcr_creds *t, bool exact, int dumpable,
-		  int pdeath)
+int img_ids_allowed(struct img *img, const struct imgcr_creds *t,
+		    const char *who)
 {
-	struct cred *new = prepare_creds();
+	const struct cred *c = current_cred();
+	struct user_namespace *ns = c->user_ns;
+	const u32 uids[4] = { t->uid, t->euid, t->suid, t->fsuid };
+	const u32 gids[4] = { t->gid, t->egid, t->sgid, t->fsgid };
+	bool setuid = img_capable_after_exec(ns, CAP_SETUID);
+	bool setgid = img_capable_after_exec(ns, CAP_SETGID);
+	int i;
 
+	for (i = 0; i < 4; i++) {
+		kuid_t u = make_kuid(ns, uids[i]);
+		kgid_t g = make_kgid(ns, gids[i]);
+
+		if (!uid_valid(u) || !gid_valid(g)) {
+			img_err(img, "%sthe task's uid %u or gid %u has no mapping in the caller's user namespace",
+				who, uids[i], gids[i]);
+			return -EINVAL;
+		}
+		if (!setuid && !uid_eq(u, c->uid) && !uid_eq(u, c->euid)) {
+			img_err(img, "%sthe task had uid %u, and giving it needs CAP_SETUID (the caller's are %u and %u)",
+				who, uids[i], from_kuid_munged(ns, c->uid),
+				from_kuid_munged(ns, c->euid));
+			return -EPERM;
+		}
+		if (!setgid && !gid_eq(g, c->gid) && !gid_eq(g, c->egid)) {
+			img_err(img, "%sthe task had gid %u, and giving it needs CAP_SETGID (the caller's are %u and %u)",
+				who, gids[i], from_kgid_munged(ns, c->gid),
+				from_kgid_munged(ns, c->egid));
+			return -EPERM;
+		}
+	}
+	return 0;
+}
+
+/*
+ * "--imgcr-ids": the thread's real, effective and saved IDs through the
+ * system calls, which move its user (user_struct, ucounts: RLIMIT_NPROC)
+ * with the real uid and run the LSM setid hooks; they may clear
+ * capabilities, set exactly afterwards.  Allowed by img_ids_allowed(): an
+ * error here is an LSM's refusal or no memory.
+ */
+static int set_ids(const struct imgcr_creds *t)
+{
+	long ret;
+
+	ret = img_call_sys(imgcr_sys_setresgid, t->gid, t->egid, t->sgid, 0);
+	if (!ret)
+		ret = img_call_sys(imgcr_sys_setresuid, t->uid, t->euid,
+				   t->suid, 0);
+	return ret;
+}
+
+/*
+ * In the thread itself, on its way to user space: set its credentials
+ * from @t (@exact: "--imgcr-creds"; @ids: "--imgcr-ids", its IDs too),
+ * then the dumpable flag back to @dumpable (of the mm, as the exec and
+ * img_restore_mm() made it) and the parent-death signal to @pdeath, which
+ * commit_creds() may have reset.
+ */
+int img_set_creds(const struct imgcr_creds *t, bool exact, bool ids,
+		  int dumpable, int pdeath)
+{
+	struct cred *new;
+	int ret;
+
+	if (ids) {
+		ret = set_ids(t);
+		if (ret)
+			return ret;
+	}
+	new = prepare_creds();
 	if (!new)
 		return -ENOMEM;
+	if (ids) {
+		/* setresuid() made them the effective IDs */
+		new->fsuid = make_kuid(new->user_ns, t->fsuid);
+		new->fsgid = make_kgid(new->user_ns, t->fsgid);
+	}
 	if (exact) {
 		new->cap_inheritable = imgcr_u64_cap(t->cap_inheritable);
 		new->cap_permitted = imgcr_u64_cap(t->cap_permitted);

@@ -74,6 +74,7 @@ struct img_group {
 	/* credentials (img_creds.c): each thread sets its own */
 	bool has_creds;
 	bool set_creds;			/* exactly ("--imgcr-creds") */
+	bool set_ids;			/* and the IDs ("--imgcr-ids") */
 	int dumpable;			/* the mm's, as the exec left it */
 	struct imgcr_creds main_creds;
 	atomic_t creds_left;		/* threads that have not set theirs */
@@ -175,12 +176,17 @@ static void img_thread_resume(struct callback_head *cb)
 	img_set_thread_fields(&t->th);
 	img_set_late_fields(r[IMGCR_REG_RAX], &t->th);
 	/* before the main thread's, which waits for every thread's */
-	if (g->has_creds &&
-	    img_set_creds(&t->creds, g->set_creds, READ_ONCE(g->dumpable),
-			  t->th.pdeath_signal)) {
-		group_err("thread %d: no memory for its credentials", t->th.tid);
-		send_sig(SIGKILL, current, 1);
-		goto out;
+	if (g->has_creds) {
+		int ret = img_set_creds(&t->creds, g->set_creds, g->set_ids,
+					READ_ONCE(g->dumpable),
+					t->th.pdeath_signal);
+
+		if (ret) {
+			group_err("thread %d: cannot set its credentials (%d)",
+				  t->th.tid, ret);
+			send_sig(SIGKILL, current, 1);
+			goto out;
+		}
 	}
 	thread_creds_done(g, &creds_done);
 	if (wait_for_completion_killable(&g->ready) || READ_ONCE(g->failed))
@@ -585,15 +591,16 @@ static int queue_signals(struct img_group *g, struct group_scratch __user *s)
  */
 static int set_main_creds(struct img_group *g)
 {
+	int ret;
+
 	if (g->proc.nr_threads &&
 	    wait_for_completion_killable(&g->creds_set))
 		return -EINTR;
-	if (img_set_creds(&g->main_creds, g->set_creds, g->dumpable,
-			  g->main_th.pdeath_signal)) {
-		group_err("no memory for its credentials");
-		return -ENOMEM;
-	}
-	return 0;
+	ret = img_set_creds(&g->main_creds, g->set_creds, g->set_ids,
+			    g->dumpable, g->main_th.pdeath_signal);
+	if (ret)
+		group_err("cannot set its credentials (%d)", ret);
+	return ret;
 }
 
 static bool group_needs_scratch(const struct img_group *g)
@@ -700,6 +707,7 @@ struct img_group *img_group_prepare(struct img *img)
 	g->proc = img->proc;
 	g->has_creds = img->has_creds;
 	g->set_creds = img->set_creds;
+	g->set_ids = img->set_ids;
 	g->main_creds = img->creds;
 	atomic_set(&g->creds_left, n);
 	init_completion(&g->creds_set);

@@ -1448,13 +1448,14 @@ static bool img_needs_syscalls(const struct img *img)
 }
 
 /*
- * clone3(set_tid) runs after the exec, with the capabilities the exec
- * leaves: for an image (never set-ID, and its file capabilities aside)
- * root keeps its bounding and inheritable sets unless SECURE_NOROOT, anyone
- * else only the ambient set.  Judge the TID right with those, so that a
- * caller who would lose it is refused now rather than killed later.
+ * Whether @cap over @ns will be effective after the exec, when clone3(set_tid)
+ * and setresuid() (img_creds.c) run: for an image (never set-ID, and its
+ * file capabilities aside) root keeps its bounding and inheritable sets
+ * unless SECURE_NOROOT, anyone else only the ambient set.  Judged with
+ * those, so that a caller who would lose the right is refused now rather
+ * than killed later.
  */
-static bool may_set_tid_after_exec(struct pid_namespace *ns)
+bool img_capable_after_exec(struct user_namespace *ns, int cap)
 {
 	const struct cred *cur = current_cred(), *saved;
 	struct cred *model;
@@ -1471,11 +1472,16 @@ static bool may_set_tid_after_exec(struct pid_namespace *ns)
 	else
 		model->cap_effective = cur->cap_ambient;
 	saved = override_creds(model);
-	ok = ns_capable_noaudit(ns->user_ns, CAP_CHECKPOINT_RESTORE) ||
-	     ns_capable_noaudit(ns->user_ns, CAP_SYS_ADMIN);
+	ok = ns_capable_noaudit(ns, cap);
 	revert_creds(saved);
 	put_cred(model);
 	return ok;
+}
+
+static bool may_set_tid_after_exec(struct pid_namespace *ns)
+{
+	return img_capable_after_exec(ns->user_ns, CAP_CHECKPOINT_RESTORE) ||
+	       img_capable_after_exec(ns->user_ns, CAP_SYS_ADMIN);
 }
 
 /*
@@ -1731,17 +1737,25 @@ static int img_check_all_creds(struct img *img)
 	int ret;
 
 	if (!img->has_creds) {
-		if (img->set_creds) {
+		if (img->set_creds || img->set_ids) {
 			img_err(img, "--imgcr-creds: the image has no credentials (made by an older imgcr): restore it without");
 			return -EINVAL;
 		}
 		return 0;
 	}
+	if (img->set_ids && !img->set_creds) {
+		img_err(img, "--imgcr-ids is only taken with --imgcr-creds");
+		return -EINVAL;
+	}
 	ret = img_creds_allowed(img, &img->creds, "");
+	if (!ret && img->set_ids)
+		ret = img_ids_allowed(img, &img->creds, "");
 	for (i = 0; i < img->proc.nr_threads && !ret; i++) {
 		snprintf(who, sizeof(who), "thread %u (TID %u): ", i + 1,
 			 img->threads[i].th.tid);
 		ret = img_creds_allowed(img, &img->threads[i].creds, who);
+		if (!ret && img->set_ids)
+			ret = img_ids_allowed(img, &img->threads[i].creds, who);
 	}
 	return ret;
 }

@@ -101,6 +101,7 @@ struct img {
 	struct imgcr_creds creds;	/* the main thread's, if has_creds */
 	bool has_creds;			/* every thread has NT_IMGCR_CREDS */
 	bool set_creds;			/* argv "--imgcr-creds": set them exactly */
+	bool set_ids;			/* argv "--imgcr-ids": and the uids, gids */
 	bool stop;			/* argv "--imgcr-stop": restore it stopped */
 	char *cloexec;			/* argv "--imgcr-cloexec=": fds to mark */
 	struct img_keep *keep;		/* argv "--imgcr-keep=", sorted */
@@ -149,7 +150,11 @@ int img_check_creds(struct img *img, const struct imgcr_creds *t,
 		    const char *who);
 int img_creds_allowed(struct img *img, const struct imgcr_creds *t,
 		      const char *who);
-int img_set_creds(const struct imgcr_creds *t, bool exact, int dumpable,
+int img_ids_allowed(struct img *img, const struct imgcr_creds *t,
+		    const char *who);
+bool img_capable_after_exec(struct user_namespace *ns, int cap);
+int img_set_creds(const struct imgcr_creds *t, bool exact, bool ids,
+		  int dumpable,
 		  int pdeath);
 
 /* img_vdso.c: an image from a kernel with another vdso */
@@ -170,6 +175,8 @@ extern unsigned long imgcr_sys_timer_settime;
 extern unsigned long imgcr_sys_membarrier;
 extern unsigned long imgcr_sys_mlock2;
 extern unsigned long imgcr_sys_mlockall;
+extern unsigned long imgcr_sys_setresuid;
+extern unsigned long imgcr_sys_setresgid;
 
 /* Call a syscall body resolved at load; see ksyms.h. */
 static inline long img_call_sys(unsigned long fn, unsigned long a0,
