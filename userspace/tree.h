@@ -170,7 +170,8 @@ struct tree_pipe {
 #define SKO_KEEPALIVE	0x40	/* SO_KEEPALIVE */
 #define SKO_NODELAY	0x80	/* TCP_NODELAY */
 #define SKO_PENDING	0x100	/* unix: connected, not yet accepted by a listener of the tree */
-#define SKO_ALL		0x1ff
+#define SKO_RELNAME	0x200	/* unix: bound by a relative name (its file's own name, in its directory) */
+#define SKO_ALL		0x3ff
 
 #define TREE_SK_ADDR	128	/* most bytes of a socket address kept */
 
