@@ -89,6 +89,7 @@ struct tcp_img {
 	unsigned long long fin;	/* 1: the write side was shut (FIN-WAIT-1/2...): FIN at snd_seq */
 	unsigned long long finrcv;	/* 1: the peer's FIN was received (CLOSE-WAIT...): at rcv_seq */
 	unsigned long long state;	/* TCP_ESTABLISHED... as dumped */
+	unsigned long long snd_mss;	/* TCP_INFO's tcpi_snd_mss: the segment size in use (optional) */
 };
 
 static const struct {
@@ -98,7 +99,7 @@ static const struct {
 #define K(f) { #f, offsetof(struct tcp_img, f) }
 	K(snd_seq), K(rcv_seq), K(outq), K(unsq), K(inq), K(mss), K(snd_wscale), K(rcv_wscale),
 	K(opts), K(ts), K(wl1), K(wnd), K(maxwnd), K(rwnd), K(rwup), K(havewin), K(kidle),
-	K(kintvl), K(kcnt), K(utimeout), K(fin), K(finrcv), K(state),
+	K(kintvl), K(kcnt), K(utimeout), K(fin), K(finrcv), K(state), K(snd_mss),
 #undef K
 };
 
@@ -388,7 +389,8 @@ static int read_img(const char *path, struct tcp_img *m)
 			}
 	}
 	fclose(f);
-	if (seen != (1u << nk) - 1) {
+	/* snd_mss (the last key) may be missing: an image of an older imgcr */
+	if ((seen | (1u << (nk - 1))) != (1u << nk) - 1) {
 		pr_err("%s: incomplete (a key is missing)", path);
 		return -1;
 	}
@@ -489,6 +491,7 @@ int tcp_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *
 		return FD_FAILED;
 	}
 	m.mss = v;
+	m.snd_mss = ti.tcpi_snd_mss;
 	if (m.opts & TCPI_OPT_TIMESTAMPS) {
 		if (getint(fd, IPPROTO_TCP, TCP_TIMESTAMP, &v)) {
 			pr_perror("pid %d fd %d: %s: TCP_TIMESTAMP", p->pid, p->fd, p->link);
@@ -804,6 +807,16 @@ static int put_peer_fin(int fd, const struct tree_sk *s, const struct tcp_img *m
 	return -1;
 }
 
+/* the bytes of the timestamp option a connection made now carries (net.ipv4.tcp_timestamps) */
+static int tcp_ts_len(void)
+{
+	char *v = read_text("/proc/sys/net/ipv4/tcp_timestamps", NULL);
+	int on = v ? atoi(v) != 0 : 1;
+
+	free(v);
+	return on ? 12 : 0;
+}
+
 int tcp_sk_make(struct sk_restore *r, int i)
 {
 	const struct tree_sk *s = &r->t->sks[i];
@@ -812,7 +825,7 @@ int tcp_sk_make(struct sk_restore *r, int i)
 	struct tcp_repair_opt o[4];
 	struct tcp_repair_window w;
 	struct tcp_img m;
-	int fd, no = 0, ret = -1;
+	int fd, no = 0, ret = -1, umss;
 
 	sk_what(s, what, sizeof(what));
 	snprintf(path, sizeof(path), "%s/sk-%lu.tcp", r->dir, s->ino);
@@ -861,9 +874,30 @@ int tcp_sk_make(struct sk_restore *r, int i)
 		pr_perror("%s: TCP_QUEUE_SEQ", what);
 		goto out;
 	}
+	/*
+	 * the segment size in use (TCP_MAXSEG reads it): connect() computes it,
+	 * once, from the MSS clamp (the user's TCP_MAXSEG, else the 536-byte
+	 * default) less the timestamp option if net.ipv4.tcp_timestamps is
+	 * on; TCP_REPAIR_OPTIONS below sets the clamp but does not compute it
+	 * again.  So a TCP_MAXSEG that gives the one the connection had; the
+	 * kernel takes 88 to 32767 (a loopback connection's 32768 or more
+	 * comes back as 32767 less the option: README).
+	 */
+	umss = m.snd_mss ? (int)m.snd_mss + tcp_ts_len() : (int)m.mss;
+	if (umss > 32767)
+		umss = 32767;
+	if (umss >= 88 && setint(fd, IPPROTO_TCP, TCP_MAXSEG, umss)) {
+		pr_perror("%s: TCP_MAXSEG %d, before connect", what, umss);
+		goto out;
+	}
 	if (connect(fd, (const struct sockaddr *)s->peername, s->peerlen)) {
 		pr_perror("%s: connect (in repair mode) to %s", what,
 			  sk_addr_str(s->peername, s->peerlen, nm, sizeof(nm)));
+		goto out;
+	}
+	/* not the program's own TCP_MAXSEG (which an established connection does not show) */
+	if (umss >= 88 && setint(fd, IPPROTO_TCP, TCP_MAXSEG, 0)) {
+		pr_perror("%s: TCP_MAXSEG 0, after connect", what);
 		goto out;
 	}
 	o[no].opt_code = TCPOPT_MAXSEG;
