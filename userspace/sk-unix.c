@@ -207,6 +207,11 @@ static int bound_path(struct fd_parms *p, struct tree_sk *s, const struct ud *u)
 		if (strlen(path) >= sizeof(sun.sun_path))
 			return fd_refuse(p, "%s: bound to %s, longer than a unix socket name may be",
 					 p->link, path);
+		/* bound again from its directory by the name it was bound by */
+		if (strnlen(sp, n) != strlen(strrchr(path, '/') + 1))
+			pr_err("pid %d fd %d: note: %s, bound by the relative name %.*s, is bound again as %s from its directory (getsockname shows that name)",
+			       p->pid, p->fd, p->link, n, sp, strrchr(path, '/') + 1);
+		s->opts |= SKO_RELNAME;
 		memset(s->name, 0, sizeof(s->name));
 		sun.sun_family = AF_UNIX;
 		memcpy(s->name, &sun.sun_family, sizeof(sun.sun_family));
@@ -451,7 +456,12 @@ static int bind_name(struct sk_restore *r, int i, int fd, const char *what)
 		return -1;
 	}
 	cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", base);
+	/*
+	 * the name it was bound by (getsockname gives it back): the absolute
+	 * path, or the relative name, from the directory
+	 */
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s",
+		 (s->opts & SKO_RELNAME) || strlen(path) >= sizeof(sun.sun_path) ? base : path);
 	if (cwd < 0 || fchdir(dirfd)) {
 		pr_perror("%s: cannot enter the directory of %s", what, path);
 		goto out;
@@ -490,6 +500,96 @@ out:
 	return ret;
 }
 
+/* The listener of the tree bound to the name @a of @len bytes, for sockets of @type; -1 if none. */
+static int listener_named(const struct tree *t, int type, const unsigned char *a, int len)
+{
+	int k;
+
+	if (len <= (int)sizeof(sa_family_t))
+		return -1;
+	for (k = 0; k < t->nsks; k++) {
+		const struct tree_sk *l = &t->sks[k];
+
+		if (l->family == AF_UNIX && l->type == type && l->state == SK_ST_LISTEN &&
+		    !(l->opts & SKO_UNLINKED) && l->namelen == len && !memcmp(l->name, a, len))
+			return k;
+	}
+	return -1;
+}
+
+/*
+ * A connection between two sockets of the tree, @c the client and @a the
+ * socket its listener @l accepted (a stream or seqpacket socket whose name
+ * is the listener's): made again as it was, @c connecting to @l, which
+ * accepts it, so both have their names (getsockname, getpeername) back.
+ * 1: made; 0: not this kind of pair (a socketpair, or no listener of the
+ * tree to connect to: the caller makes a socketpair); -1: failed (printed).
+ */
+static int pair_by_listener(struct sk_restore *r, int i)
+{
+	const struct tree *t = r->t;
+	const struct tree_sk *x = &t->sks[i], *y;
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int j = sk_index(t, x->peer), a, c, l, fd, afd, fl, tries;
+	char what[128], nm[256];
+	const char *sp;
+	struct ucred uc;
+	socklen_t ul;
+	int n;
+
+	if (j < 0 || x->type == SOCK_DGRAM)
+		return 0;
+	y = &t->sks[j];
+	/* the accepted one: its name is a listener's, and its peer has a peer name */
+	if (y->peerlen > (int)sizeof(sa_family_t) &&
+	    (l = listener_named(t, x->type, x->name, x->namelen)) >= 0)
+		a = i, c = j;
+	else if (x->peerlen > (int)sizeof(sa_family_t) &&
+		 (l = listener_named(t, x->type, y->name, y->namelen)) >= 0)
+		a = j, c = i;
+	else
+		return 0;
+	sp = sun_path(t->sks[a].name, t->sks[a].namelen, &n);
+	if (sp[0] && strnlen(sp, n) >= sizeof(sun.sun_path))
+		return 0;	/* a path too long to connect to at once */
+	if (unix_sk_make(r, l))
+		return -1;
+	sk_what(&t->sks[c], what, sizeof(what));
+	fd = r->fds[c] = socket(AF_UNIX, t->sks[c].type | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		pr_perror("%s: socket", what);
+		return -1;
+	}
+	if (t->sks[c].namelen > (int)sizeof(sa_family_t) && bind_name(r, c, fd, what))
+		return -1;
+	fl = fcntl(fd, F_GETFL);
+	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+	if (connect(fd, (struct sockaddr *)t->sks[a].name, t->sks[a].namelen)) {
+		pr_perror("%s: cannot connect again to %s, the listener of the tree that had accepted it",
+			  what, sk_addr_str(t->sks[a].name, t->sks[a].namelen, nm, sizeof(nm)));
+		return -1;
+	}
+	fcntl(fd, F_SETFL, fl);
+	/* ours (made by this process), not a connection from outside in the meantime */
+	for (tries = 0;; tries++) {
+		afd = accept4(r->fds[l], NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		ul = sizeof(uc);
+		if (afd < 0 || tries > 64) {
+			pr_perror("%s: cannot accept its connection again on %s", what,
+				  sk_addr_str(t->sks[a].name, t->sks[a].namelen, nm, sizeof(nm)));
+			if (afd >= 0)
+				close(afd);
+			return -1;
+		}
+		if (!getsockopt(afd, SOL_SOCKET, SO_PEERCRED, &uc, &ul) && uc.pid == getpid())
+			break;
+		close(afd);	/* a connection from outside the tree: reset */
+	}
+	fcntl(afd, F_SETFL, fcntl(afd, F_GETFL) & ~O_NONBLOCK);
+	r->fds[a] = afd;
+	return 1;
+}
+
 int unix_sk_make(struct sk_restore *r, int i)
 {
 	const struct tree *t = r->t;
@@ -501,6 +601,9 @@ int unix_sk_make(struct sk_restore *r, int i)
 		return 0;
 	sk_what(s, what, sizeof(what));
 	if (is_pair(t, i)) {
+		j = pair_by_listener(r, i);
+		if (j)
+			return j < 0 ? -1 : 0;
 		if (socketpair(AF_UNIX, s->type | SOCK_CLOEXEC, 0, sv)) {
 			pr_perror("%s: socketpair", what);
 			return -1;
