@@ -500,6 +500,64 @@ out:
 	return ret;
 }
 
+/*
+ * SO_PEERCRED: the kernel gives a connection the credentials of the task
+ * that makes it (socketpair(), listen(), connect()).  A restorer running as
+ * root makes each one under the effective uid and gid socket @i's peer had
+ * (kept at the dump), so a program that trusts its peer's uid (dbus...)
+ * is not shown root; *@saved holds what to go back to.  An id this user
+ * namespace does not map (a --pidns restore by a user, whose own ids are
+ * the ones kept) is left.  0, or -1 (printed).
+ */
+struct saved_cred {
+	int on;
+	uid_t uid;
+	gid_t gid;
+};
+
+static int cred_enter(const struct tree_sk *s, const char *what, struct saved_cred *sv)
+{
+	unsigned int uid, gid;
+
+	sv->on = 0;
+	if (!sk_peercred(s, &uid, &gid) || geteuid() != 0 || (uid == geteuid() && gid == getegid()))
+		return 0;
+	sv->uid = geteuid();
+	sv->gid = getegid();
+	if (setresgid(-1, gid, -1)) {
+		if (errno == EINVAL)
+			return 0;
+		pr_perror("%s: setegid(%u), for its peer credentials", what, gid);
+		return -1;
+	}
+	if (setresuid(-1, uid, -1)) {
+		int e = errno;
+
+		if (setresgid(-1, sv->gid, -1))
+			pr_perror("cannot go back to gid %u", (unsigned int)sv->gid);
+		if (e == EINVAL)
+			return 0;
+		errno = e;
+		pr_perror("%s: seteuid(%u), for its peer credentials", what, uid);
+		return -1;
+	}
+	sv->on = 1;
+	return 0;
+}
+
+static int cred_leave(struct saved_cred *sv)
+{
+	if (!sv->on)
+		return 0;
+	sv->on = 0;
+	if (setresuid(-1, sv->uid, -1) || setresgid(-1, sv->gid, -1)) {
+		pr_perror("cannot go back to the restorer's uid %u gid %u", (unsigned int)sv->uid,
+			  (unsigned int)sv->gid);
+		return -1;
+	}
+	return 0;
+}
+
 /* The listener of the tree bound to the name @a of @len bytes, for sockets of @type; -1 if none. */
 static int listener_named(const struct tree *t, int type, const unsigned char *a, int len)
 {
@@ -533,9 +591,10 @@ static int pair_by_listener(struct sk_restore *r, int i)
 	int j = sk_index(t, x->peer), a, c, l, fd, afd, fl, tries;
 	char what[128], nm[256];
 	const char *sp;
+	struct saved_cred sv;
 	struct ucred uc;
 	socklen_t ul;
-	int n;
+	int n, e;
 
 	if (j < 0 || x->type == SOCK_DGRAM)
 		return 0;
@@ -564,7 +623,15 @@ static int pair_by_listener(struct sk_restore *r, int i)
 		return -1;
 	fl = fcntl(fd, F_GETFL);
 	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-	if (connect(fd, (struct sockaddr *)t->sks[a].name, t->sks[a].namelen)) {
+	/* the accepted socket's peer credentials are the connecting task's */
+	if (cred_enter(&t->sks[a], what, &sv))
+		return -1;
+	n = connect(fd, (struct sockaddr *)t->sks[a].name, t->sks[a].namelen);
+	e = errno;
+	if (cred_leave(&sv))
+		return -1;
+	if (n) {
+		errno = e;
 		pr_perror("%s: cannot connect again to %s, the listener of the tree that had accepted it",
 			  what, sk_addr_str(t->sks[a].name, t->sks[a].namelen, nm, sizeof(nm)));
 		return -1;
@@ -594,8 +661,9 @@ int unix_sk_make(struct sk_restore *r, int i)
 {
 	const struct tree *t = r->t;
 	const struct tree_sk *s = &t->sks[i];
+	struct saved_cred cr;
 	char what[128];
-	int sv[2], j;
+	int sv[2], j, e;
 
 	if (r->fds[i] >= 0)
 		return 0;
@@ -604,7 +672,15 @@ int unix_sk_make(struct sk_restore *r, int i)
 		j = pair_by_listener(r, i);
 		if (j)
 			return j < 0 ? -1 : 0;
-		if (socketpair(AF_UNIX, s->type | SOCK_CLOEXEC, 0, sv)) {
+		/* both ends' peer credentials are the maker's */
+		if (cred_enter(s, what, &cr))
+			return -1;
+		j = socketpair(AF_UNIX, s->type | SOCK_CLOEXEC, 0, sv);
+		e = errno;
+		if (cred_leave(&cr))
+			return -1;
+		if (j) {
+			errno = e;
 			pr_perror("%s: socketpair", what);
 			return -1;
 		}
@@ -623,9 +699,19 @@ int unix_sk_make(struct sk_restore *r, int i)
 	}
 	if (s->namelen > (int)sizeof(sa_family_t) && bind_name(r, i, r->fds[i], what))
 		return -1;
-	if (s->state == SK_ST_LISTEN && listen(r->fds[i], s->backlog)) {
-		pr_perror("%s: listen(%d)", what, s->backlog);
-		return -1;
+	if (s->state == SK_ST_LISTEN) {
+		/* its peer credentials (those its clients see) are the task's that called listen() */
+		if (cred_enter(s, what, &cr))
+			return -1;
+		j = listen(r->fds[i], s->backlog);
+		e = errno;
+		if (cred_leave(&cr))
+			return -1;
+		if (j) {
+			errno = e;
+			pr_perror("%s: listen(%d)", what, s->backlog);
+			return -1;
+		}
 	}
 	return 0;
 }
