@@ -825,7 +825,7 @@ int tcp_sk_make(struct sk_restore *r, int i)
 	struct tcp_repair_opt o[4];
 	struct tcp_repair_window w;
 	struct tcp_img m;
-	int fd, no = 0, ret = -1, umss;
+	int fd, no = 0, ret = -1, umss, anyaddr;
 
 	sk_what(s, what, sizeof(what));
 	snprintf(path, sizeof(path), "%s/sk-%lu.tcp", r->dir, s->ino);
@@ -837,6 +837,18 @@ int tcp_sk_make(struct sk_restore *r, int i)
 	snprintf(path, sizeof(path), "%s/sk-%lu.sndq", r->dir, s->ino);
 	if (read_bytes(path, m.outq, &sq))
 		goto out;
+	/*
+	 * IPv6: bind() to an address other than :: or a v4-mapped one makes the
+	 * socket v6-only; a connection that was not (accepted by a dual-stack
+	 * listener, or made without bind) is bound to [::]:PORT (repair mode
+	 * lets it share the port), its local address chosen by the route as
+	 * connect() does; if that is not the address it had, it is made again
+	 * bound to it (then v6-only: README).
+	 */
+	anyaddr = s->family == AF_INET6 && !(s->opts & SKO_V6ONLY) &&
+		  s->namelen >= (int)sizeof(struct sockaddr_in6) &&
+		  !IN6_IS_ADDR_V4MAPPED(&((const struct sockaddr_in6 *)s->name)->sin6_addr);
+again:
 	fd = r->fds[i] = socket(s->family, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP);
 	if (fd < 0) {
 		pr_perror("%s: socket", what);
@@ -863,7 +875,18 @@ int tcp_sk_make(struct sk_restore *r, int i)
 		pr_perror("%s: SO_SNDBUFFORCE/SO_RCVBUFFORCE", what);
 		goto out;
 	}
-	if (bind(fd, (const struct sockaddr *)s->name, s->namelen)) {
+	if (anyaddr) {
+		struct sockaddr_in6 a6;
+
+		memcpy(&a6, s->name, sizeof(a6));
+		a6.sin6_addr = in6addr_any;
+		a6.sin6_flowinfo = 0;
+		a6.sin6_scope_id = 0;
+		if (bind(fd, (const struct sockaddr *)&a6, sizeof(a6))) {
+			pr_perror("%s: cannot bind to [::]:%u", what, ntohs(a6.sin6_port));
+			goto out;
+		}
+	} else if (bind(fd, (const struct sockaddr *)s->name, s->namelen)) {
 		pr_perror("%s: cannot bind to %s", what, sk_addr_str(s->name, s->namelen, nm, sizeof(nm)));
 		goto out;
 	}
@@ -896,6 +919,20 @@ int tcp_sk_make(struct sk_restore *r, int i)
 		goto out;
 	}
 	/* not the program's own TCP_MAXSEG (which an established connection does not show) */
+	if (anyaddr) {
+		struct sockaddr_in6 got, want;
+		socklen_t gl = sizeof(got);
+
+		memcpy(&want, s->name, sizeof(want));
+		if (getsockname(fd, (struct sockaddr *)&got, &gl) ||
+		    memcmp(&got.sin6_addr, &want.sin6_addr, sizeof(want.sin6_addr)) ||
+		    got.sin6_port != want.sin6_port) {
+			close(fd);	/* in repair mode: nothing is sent */
+			r->fds[i] = -1;
+			anyaddr = 0;
+			goto again;
+		}
+	}
 	if (umss >= 88 && setint(fd, IPPROTO_TCP, TCP_MAXSEG, 0)) {
 		pr_perror("%s: TCP_MAXSEG 0, after connect", what);
 		goto out;
