@@ -7,11 +7,16 @@
  *     c1  connected to it, a1 accepted by l1 (its name is l1's);
  *     l2  (cwd DIR) a unix seqpacket listener bound to the relative name
  *         rel.sock; c2 connected to it by that name, a2 accepted;
+ *     sp  a socketpair made as uid/gid 1000 (SO_PEERCRED of both ends);
+ *     l3  a unix listener on the abstract name sknames-PORT, listening as
+ *         1000; c3 connected to it as 2000 (its SO_PEERCRED: 1000), a3
+ *         accepted (its SO_PEERCRED: 2000);
  *     t4  TCP 127.0.0.1:PORT connected to its listener (closed), s4 accepted,
  *         both with TCP_MAXSEG 1400 before the connection;
  *     t6  TCP [::1]:PORT+1 likewise (a dual-stack listener), 9000.
- *   Records getsockname and getpeername of the unix sockets and TCP_MAXSEG
- *   of the TCP ones, checks them ("round 0"), prints "ready", then on each
+ *   Records getsockname and getpeername of the unix sockets, the uid and
+ *   gid of SO_PEERCRED (not the pid: README), TCP_MAXSEG of the TCP ones
+ *   and IPV6_V6ONLY of the IPv6 ones (0: not bound to ::1 by the program), checks them ("round 0"), prints "ready", then on each
  *   SIGUSR1 checks them again, and that each connection carries bytes both
  *   ways.  One line per check, "OK NAME" or "FAIL NAME: ...", then
  *   "round N ok K fail F".
@@ -48,7 +53,7 @@ static void die(const char *what)
 
 struct chk {
 	char name[32];
-	int fd, kind;	/* 0 sockname, 1 peername, 2 TCP_MAXSEG */
+	int fd, kind;	/* 0 sockname, 1 peername, 2 TCP_MAXSEG, 3 SO_PEERCRED's uid and gid, 4 IPV6_V6ONLY */
 	char want[256];
 };
 static struct chk chks[32];
@@ -60,9 +65,20 @@ static void value(const struct chk *c, char *buf, size_t size)
 	socklen_t l = sizeof(ss);
 	int v, r;
 
-	if (c->kind == 2) {
+	if (c->kind == 3) {
+		struct ucred u;
+
+		l = sizeof(u);
+		if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &u, &l))
+			snprintf(buf, size, "error %s", strerror(errno));
+		else
+			snprintf(buf, size, "uid %u gid %u", u.uid, u.gid);
+		return;
+	}
+	if (c->kind == 2 || c->kind == 4) {
 		l = sizeof(v);
-		if (getsockopt(c->fd, IPPROTO_TCP, TCP_MAXSEG, &v, &l))
+		if (c->kind == 2 ? getsockopt(c->fd, IPPROTO_TCP, TCP_MAXSEG, &v, &l) :
+				   getsockopt(c->fd, IPPROTO_IPV6, IPV6_V6ONLY, &v, &l))
 			snprintf(buf, size, "error %s", strerror(errno));
 		else
 			snprintf(buf, size, "%d", v);
@@ -144,14 +160,27 @@ static int unix_conn(int type, const char *path, int *l, int *a)
 	return c;
 }
 
-static int pairs[4][2];
+/* run @f's socket call as euid/egid @id (the peer credentials it gives) */
+static void as(int id)
+{
+	if (setresgid(-1, id, -1) || setresuid(-1, id, -1))
+		die("setresuid");
+}
+
+static void unas(void)
+{
+	if (setresuid(-1, 0, -1) || setresgid(-1, 0, -1))
+		die("setresuid back");
+}
+
+static int pairs[6][2];
 
 static void talk(int round)
 {
 	char b = 'a' + round % 26, r;
 	int k, d;
 
-	for (k = 0; k < 4; k++)
+	for (k = 0; k < 6; k++)
 		for (d = 0; d < 2; d++) {
 			int ok = write(pairs[k][d], &b, 1) == 1 && read(pairs[k][!d], &r, 1) == 1 && r == b;
 
@@ -185,7 +214,7 @@ static void check(int round)
 
 int main(int argc, char **argv)
 {
-	int round = 0, port, l1, a1, c1, l2, a2, c2, t4, s4, t6, s6;
+	int round = 0, port, l1, a1, c1, l2, a2, c2, t4, s4, t6, s6, sp[2], l3, c3, a3;
 	char path[200];
 
 	if (argc != 5 || strcmp(argv[1], "run"))
@@ -200,6 +229,31 @@ int main(int argc, char **argv)
 	if (chdir(argv[2]))
 		die("chdir");
 	c2 = unix_conn(SOCK_SEQPACKET, "rel.sock", &l2, &a2);
+	/* a socketpair made as 1000, an abstract listener listening as 1000, a client as 2000 */
+	as(1000);
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sp))
+		die("socketpair");
+	unas();
+	{
+		struct sockaddr_un sun = { .sun_family = AF_UNIX };
+		socklen_t sl = sizeof(sa_family_t) + 1 + snprintf(sun.sun_path + 1, 100, "sknames-%d", port);
+
+		l3 = socket(AF_UNIX, SOCK_STREAM, 0);
+		c3 = socket(AF_UNIX, SOCK_STREAM, 0);
+		if (l3 < 0 || c3 < 0 || bind(l3, (struct sockaddr *)&sun, sl))
+			die("abstract bind");
+		as(1000);
+		if (listen(l3, 2))
+			die("listen");
+		unas();
+		as(2000);
+		if (connect(c3, (struct sockaddr *)&sun, sl))
+			die("abstract connect");
+		unas();
+		a3 = accept(l3, NULL, NULL);
+		if (a3 < 0)
+			die("abstract accept");
+	}
 	t4 = tcp_pair(AF_INET, port, &s4);
 	t6 = tcp_pair(AF_INET6, port + 1, &s6);
 	rec("l1.name", l1, 0);
@@ -212,14 +266,25 @@ int main(int argc, char **argv)
 	rec("c2.peer", c2, 1);
 	rec("a2.name", a2, 0);
 	rec("a2.peer", a2, 1);
+	rec("sp0.cred", sp[0], 3);
+	rec("sp1.cred", sp[1], 3);
+	rec("l3.name", l3, 0);
+	rec("c3.peer", c3, 1);
+	rec("a3.name", a3, 0);
+	rec("c3.cred", c3, 3);
+	rec("a3.cred", a3, 3);
 	rec("t4.mss", t4, 2);
 	rec("s4.mss", s4, 2);
 	rec("t6.mss", t6, 2);
 	rec("s6.mss", s6, 2);
+	rec("t6.v6only", t6, 4);
+	rec("s6.v6only", s6, 4);
 	pairs[0][0] = c1, pairs[0][1] = a1;
 	pairs[1][0] = c2, pairs[1][1] = a2;
 	pairs[2][0] = t4, pairs[2][1] = s4;
 	pairs[3][0] = t6, pairs[3][1] = s6;
+	pairs[4][0] = sp[0], pairs[4][1] = sp[1];
+	pairs[5][0] = c3, pairs[5][1] = a3;
 	check(0);
 	outf(out, "ready\n");
 	for (;;) {
