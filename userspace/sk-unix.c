@@ -8,15 +8,18 @@
  * socket file and its shutdown state; a copy of the fd (pidfd_getfd) gives
  * its name (getsockname), its peer's name, its options and its queued data
  * (sockets.c: peeked, never consumed).  A name bound to a path is kept as
- * an absolute path (a relative one is resolved from the task's cwd) with
- * the socket file's mode and owner; a socket whose file was removed
- * (or replaced) is bound again and its file removed.
+ * an absolute path (a relative one is resolved from the task's cwd, and
+ * marked SKO_RELNAME: bound again by its last component from its
+ * directory, an absolute one by its path, so getsockname gives the name
+ * it was bound by) with the socket file's mode and owner; a socket whose
+ * file was removed (or replaced) is bound again and its file removed.
  *
- * The peers: two sockets of the tree that are each other's peer (a
- * socketpair, or a client and the socket the server accepted) come back
- * as a socketpair: their data is kept, the name the accepted one inherits
- * from its listener is not (getsockname/getpeername give an unnamed
- * address).  Datagram sockets bound to a name are bound again and
+ * The peers: two sockets of the tree that are each other's peer come
+ * back connected with their data: a client and the socket a listener of
+ * the tree accepted are connected to it and accepted again (the accepted
+ * one's name is its listener's, the client's peer name too); a
+ * socketpair, or a connection whose listener is gone, as a socketpair
+ * (names unnamed).  Datagram sockets bound to a name are bound again and
  * connected to their peer's name.  A client whose connection was not yet
  * accepted by a listener of the tree connects to it again (it must not
  * have sent data yet: refused otherwise).  Connections queued on a
@@ -28,8 +31,10 @@
  * it.  A stream socket whose peer had closed is restored with its data and
  * end of file.
  *
- * The peer credentials (SO_PEERCRED) of restored sockets are the restorer's
- * (they were created by it), as with CRIU.
+ * The peer credentials (SO_PEERCRED, kept by sk-opts.c): a restorer running
+ * as root makes each socketpair, listen() and connect() under the uid and
+ * gid they had; their pid is the restorer's (the tree's tasks do not
+ * exist yet), as with CRIU.
  */
 #include <errno.h>
 #include <fcntl.h>
