@@ -16,7 +16,9 @@
  *     t6  TCP [::1]:PORT+1 likewise (a dual-stack listener), 9000.
  *   Records getsockname and getpeername of the unix sockets, the uid and
  *   gid of SO_PEERCRED (not the pid: README), TCP_MAXSEG of the TCP ones
- *   and IPV6_V6ONLY of the IPv6 ones (0: not bound to ::1 by the program), checks them ("round 0"), prints "ready", then on each
+ *   and IPV6_V6ONLY of the IPv6 ones (0: not bound to ::1 by the program),
+ *   SO_SNDBUF of t4 and SO_RCVBUF of s4 (set with SO_SNDBUFFORCE 1000000,
+ *   SO_RCVBUFFORCE 700000: above twice net.core.wmem_max/rmem_max), checks them ("round 0"), prints "ready", then on each
  *   SIGUSR1 checks them again, and that each connection carries bytes both
  *   ways.  One line per check, "OK NAME" or "FAIL NAME: ...", then
  *   "round N ok K fail F".
@@ -53,7 +55,7 @@ static void die(const char *what)
 
 struct chk {
 	char name[32];
-	int fd, kind;	/* 0 sockname, 1 peername, 2 TCP_MAXSEG, 3 SO_PEERCRED's uid and gid, 4 IPV6_V6ONLY */
+	int fd, kind;	/* 0 sockname, 1 peername, 2 TCP_MAXSEG, 3 SO_PEERCRED's uid and gid, 4 IPV6_V6ONLY, 5 SO_SNDBUF, 6 SO_RCVBUF */
 	char want[256];
 };
 static struct chk chks[32];
@@ -75,10 +77,12 @@ static void value(const struct chk *c, char *buf, size_t size)
 			snprintf(buf, size, "uid %u gid %u", u.uid, u.gid);
 		return;
 	}
-	if (c->kind == 2 || c->kind == 4) {
+	if (c->kind == 2 || c->kind >= 4) {
+		static const int lv[] = { 0, 0, IPPROTO_TCP, 0, IPPROTO_IPV6, SOL_SOCKET, SOL_SOCKET };
+		static const int op[] = { 0, 0, TCP_MAXSEG, 0, IPV6_V6ONLY, SO_SNDBUF, SO_RCVBUF };
+
 		l = sizeof(v);
-		if (c->kind == 2 ? getsockopt(c->fd, IPPROTO_TCP, TCP_MAXSEG, &v, &l) :
-				   getsockopt(c->fd, IPPROTO_IPV6, IPV6_V6ONLY, &v, &l))
+		if (getsockopt(c->fd, lv[c->kind], op[c->kind], &v, &l))
 			snprintf(buf, size, "error %s", strerror(errno));
 		else
 			snprintf(buf, size, "%d", v);
@@ -256,6 +260,14 @@ int main(int argc, char **argv)
 	}
 	t4 = tcp_pair(AF_INET, port, &s4);
 	t6 = tcp_pair(AF_INET6, port + 1, &s6);
+	/* buffer sizes above twice net.core.wmem_max/rmem_max (root: the FORCE options) */
+	{
+		int sb = 1000000, rb = 700000;
+
+		if (setsockopt(t4, SOL_SOCKET, SO_SNDBUFFORCE, &sb, sizeof(sb)) ||
+		    setsockopt(s4, SOL_SOCKET, SO_RCVBUFFORCE, &rb, sizeof(rb)))
+			die("SO_SNDBUFFORCE/SO_RCVBUFFORCE");
+	}
 	rec("l1.name", l1, 0);
 	rec("c1.name", c1, 0);
 	rec("c1.peer", c1, 1);
@@ -278,6 +290,8 @@ int main(int argc, char **argv)
 	rec("t6.mss", t6, 2);
 	rec("s6.mss", s6, 2);
 	rec("t6.v6only", t6, 4);
+	rec("t4.sndbuf", t4, 5);
+	rec("s4.rcvbuf", s4, 6);
 	rec("s6.v6only", s6, 4);
 	pairs[0][0] = c1, pairs[0][1] = a1;
 	pairs[1][0] = c2, pairs[1][1] = a2;
