@@ -44,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -518,6 +519,7 @@ struct saved_cred {
 	int on;
 	uid_t uid;
 	gid_t gid;
+	int dumpable, pdeath;	/* a change of euid clears both: put back */
 };
 
 static int cred_enter(const struct tree_sk *s, const char *what, struct saved_cred *sv)
@@ -529,6 +531,9 @@ static int cred_enter(const struct tree_sk *s, const char *what, struct saved_cr
 		return 0;
 	sv->uid = geteuid();
 	sv->gid = getegid();
+	sv->dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+	if (prctl(PR_GET_PDEATHSIG, &sv->pdeath, 0, 0, 0))
+		sv->pdeath = 0;
 	if (setresgid(-1, gid, -1)) {
 		if (errno == EINVAL)
 			return 0;
@@ -558,6 +563,11 @@ static int cred_leave(struct saved_cred *sv)
 	if (setresuid(-1, sv->uid, -1) || setresgid(-1, sv->gid, -1)) {
 		pr_perror("cannot go back to the restorer's uid %u gid %u", (unsigned int)sv->uid,
 			  (unsigned int)sv->gid);
+		return -1;
+	}
+	if ((sv->dumpable > 0 && prctl(PR_SET_DUMPABLE, sv->dumpable, 0, 0, 0)) ||
+	    (sv->pdeath && prctl(PR_SET_PDEATHSIG, sv->pdeath, 0, 0, 0))) {
+		pr_perror("cannot set the restorer's dumpable flag and parent-death signal back");
 		return -1;
 	}
 	return 0;
