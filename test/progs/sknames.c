@@ -13,7 +13,9 @@
  *         accepted (its SO_PEERCRED: 2000);
  *     t4  TCP 127.0.0.1:PORT connected to its listener (closed), s4 accepted,
  *         both with TCP_MAXSEG 1400 before the connection;
- *     t6  TCP [::1]:PORT+1 likewise (a dual-stack listener), 9000.
+ *     t6  TCP [::1]:PORT+1 likewise (a dual-stack listener), 9000;
+ *     tl  TCP 127.0.0.1:PORT+2, sl accepted: loopback's own segment sizes
+ *         (above 32755 they come back as 32755, which is checked).
  *   Records getsockname and getpeername of the unix sockets, the uid and
  *   gid of SO_PEERCRED (not the pid: README), TCP_MAXSEG of the TCP ones
  *   and IPV6_V6ONLY of the IPv6 ones (0: not bound to ::1 by the program),
@@ -114,7 +116,7 @@ static void rec(const char *name, int fd, int kind)
 	value(c, c->want, sizeof(c->want));
 }
 
-static int tcp_pair(int fam, int port, int *a)
+static int tcp_pair(int fam, int port, int *a, int mss)
 {
 	struct sockaddr_in6 s6 = { .sin6_family = AF_INET6, .sin6_port = htons(port),
 				   .sin6_addr = IN6ADDR_LOOPBACK_INIT };
@@ -123,15 +125,14 @@ static int tcp_pair(int fam, int port, int *a)
 	struct sockaddr *sa = fam == AF_INET ? (struct sockaddr *)&s4 : (struct sockaddr *)&s6;
 	socklen_t sl = fam == AF_INET ? sizeof(s4) : sizeof(s6);
 	int l = socket(fam, SOCK_STREAM, 0), c = socket(fam, SOCK_STREAM, 0), one = 1;
-	int mss = fam == AF_INET ? 1400 : 9000;
 	struct sockaddr_in6 any = { .sin6_family = AF_INET6, .sin6_port = htons(port) };
 
 	if (l < 0 || c < 0)
 		die("socket");
 	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	/* segment sizes below loopback's (the kernel takes TCP_MAXSEG up to 32767) */
-	if (setsockopt(l, IPPROTO_TCP, TCP_MAXSEG, &mss, sizeof(mss)) ||
-	    setsockopt(c, IPPROTO_TCP, TCP_MAXSEG, &mss, sizeof(mss)))
+	if (mss && (setsockopt(l, IPPROTO_TCP, TCP_MAXSEG, &mss, sizeof(mss)) ||
+		    setsockopt(c, IPPROTO_TCP, TCP_MAXSEG, &mss, sizeof(mss))))
 		die("TCP_MAXSEG");
 	/* IPv6: a dual-stack listener on [::] */
 	if (bind(l, fam == AF_INET ? sa : (struct sockaddr *)&any, sl) || listen(l, 4))
@@ -177,14 +178,14 @@ static void unas(void)
 		die("setresuid back");
 }
 
-static int pairs[6][2];
+static int pairs[7][2];
 
 static void talk(int round)
 {
 	char b = 'a' + round % 26, r;
 	int k, d;
 
-	for (k = 0; k < 6; k++)
+	for (k = 0; k < 7; k++)
 		for (d = 0; d < 2; d++) {
 			int ok = write(pairs[k][d], &b, 1) == 1 && read(pairs[k][!d], &r, 1) == 1 && r == b;
 
@@ -203,13 +204,18 @@ static void check(int round)
 
 	nok = nfail = 0;
 	for (i = 0; i < nchk; i++) {
+		const char *want = chks[i].want;
+
+		/* restored, a segment size above 32755 is 32755 (TCP_MAXSEG takes 32767 at most: docs/sockets.md) */
+		if (round && chks[i].kind == 2 && atoi(want) > 32755)
+			want = "32755";
 		value(&chks[i], now, sizeof(now));
-		if (!strcmp(now, chks[i].want)) {
+		if (!strcmp(now, want)) {
 			nok++;
 			outf(out, "OK %s %s\n", chks[i].name, now);
 		} else {
 			nfail++;
-			outf(out, "FAIL %s: %s, was %s\n", chks[i].name, now, chks[i].want);
+			outf(out, "FAIL %s: %s, was %s (wanted %s)\n", chks[i].name, now, chks[i].want, want);
 		}
 	}
 	talk(round);
@@ -218,7 +224,7 @@ static void check(int round)
 
 int main(int argc, char **argv)
 {
-	int round = 0, port, l1, a1, c1, l2, a2, c2, t4, s4, t6, s6, sp[2], l3, c3, a3;
+	int round = 0, port, l1, a1, c1, l2, a2, c2, t4, s4, t6, s6, sp[2], l3, c3, a3, tl, sl;
 	char path[200];
 
 	if (argc != 5 || strcmp(argv[1], "run"))
@@ -258,8 +264,9 @@ int main(int argc, char **argv)
 		if (a3 < 0)
 			die("abstract accept");
 	}
-	t4 = tcp_pair(AF_INET, port, &s4);
-	t6 = tcp_pair(AF_INET6, port + 1, &s6);
+	t4 = tcp_pair(AF_INET, port, &s4, 1400);
+	t6 = tcp_pair(AF_INET6, port + 1, &s6, 9000);
+	tl = tcp_pair(AF_INET, port + 2, &sl, 0);
 	/* buffer sizes above twice net.core.wmem_max/rmem_max (root: the FORCE options) */
 	{
 		int sb = 1000000, rb = 700000;
@@ -268,6 +275,15 @@ int main(int argc, char **argv)
 		    setsockopt(s4, SOL_SOCKET, SO_RCVBUFFORCE, &rb, sizeof(rb)))
 			die("SO_SNDBUFFORCE/SO_RCVBUFFORCE");
 	}
+	pairs[0][0] = c1, pairs[0][1] = a1;
+	pairs[1][0] = c2, pairs[1][1] = a2;
+	pairs[2][0] = t4, pairs[2][1] = s4;
+	pairs[3][0] = t6, pairs[3][1] = s6;
+	pairs[4][0] = sp[0], pairs[4][1] = sp[1];
+	pairs[5][0] = c3, pairs[5][1] = a3;
+	pairs[6][0] = tl, pairs[6][1] = sl;
+	/* a first exchange: the kernel computes the segment sizes again once data flowed */
+	talk(0);
 	rec("l1.name", l1, 0);
 	rec("c1.name", c1, 0);
 	rec("c1.peer", c1, 1);
@@ -289,16 +305,12 @@ int main(int argc, char **argv)
 	rec("s4.mss", s4, 2);
 	rec("t6.mss", t6, 2);
 	rec("s6.mss", s6, 2);
+	rec("tl.mss", tl, 2);
+	rec("sl.mss", sl, 2);
 	rec("t6.v6only", t6, 4);
 	rec("t4.sndbuf", t4, 5);
 	rec("s4.rcvbuf", s4, 6);
 	rec("s6.v6only", s6, 4);
-	pairs[0][0] = c1, pairs[0][1] = a1;
-	pairs[1][0] = c2, pairs[1][1] = a2;
-	pairs[2][0] = t4, pairs[2][1] = s4;
-	pairs[3][0] = t6, pairs[3][1] = s6;
-	pairs[4][0] = sp[0], pairs[4][1] = sp[1];
-	pairs[5][0] = c3, pairs[5][1] = a3;
 	check(0);
 	outf(out, "ready\n");
 	for (;;) {
