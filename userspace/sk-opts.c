@@ -24,7 +24,12 @@
  *            included;
  *   P_FINAL  after the buffer sizes (SO_SNDBUF/SO_RCVBUF of the "sk"
  *            record, which lock them): SO_BUF_LOCK set to exactly what it
- *            was (also when it was 0), and SO_LOCK_FILTER last.
+ *            was (also when it was 0), and SO_LOCK_FILTER last;
+ *   P_NONE   never set: a unix socket's SO_PEERCRED, whose uid and gid
+ *            sk-unix.c makes its connection under (sk_peercred).
+ * An accepted TCP socket's IP_MULTICAST_TTL, IPV6_MULTICAST_HOPS and
+ * IPV6_MULTICAST_IF (the kernel takes them from the SYN) are UDP's here:
+ * setsockopt refuses them on a stream socket, and TCP sends no multicast.
  *
  * Refused at dump, naming the pid, the fd and the state: an eBPF socket
  * filter (SO_ATTACH_BPF: SO_GET_FILTER says EACCES, there is no classic

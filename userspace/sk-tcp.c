@@ -24,8 +24,10 @@
  *      goes on, nothing changed.
  *
  * restore (in the restorer, phase 1 of sockets.c):
- *   socket, TCP_REPAIR on, bound to the same address, TCP_QUEUE_SEQ of both
- *   queues set to where their saved data starts, connect() (in repair mode
+ *   socket, TCP_REPAIR on, bound to the same address (an IPv6 one that was
+ *   not v6-only to [::]:PORT), TCP_QUEUE_SEQ of both queues set to where
+ *   their saved data starts, TCP_MAXSEG for the segment size it had (taken
+ *   back after), connect() (in repair mode
  *   it sends nothing: the socket is established at once), the options
  *   (TCP_REPAIR_OPTIONS, TCP_TIMESTAMP), the receive queue and the sent
  *   part of the send queue written back in repair mode (the latter counts
