@@ -466,8 +466,10 @@ static int bind_name(struct sk_restore *r, int i, int fd, const char *what)
 	 * the name it was bound by (getsockname gives it back): the absolute
 	 * path, or the relative name, from the directory
 	 */
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s",
-		 (s->opts & SKO_RELNAME) || strlen(path) >= sizeof(sun.sun_path) ? base : path);
+	sp = (s->opts & SKO_RELNAME) || strlen(path) >= sizeof(sun.sun_path) ? base : path;
+	n = strnlen(sp, sizeof(sun.sun_path) - 1);
+	memcpy(sun.sun_path, sp, n);
+	sun.sun_path[n] = 0;
 	if (cwd < 0 || fchdir(dirfd)) {
 		pr_perror("%s: cannot enter the directory of %s", what, path);
 		goto out;
