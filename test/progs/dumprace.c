@@ -443,6 +443,9 @@ static int expected(enum op op, int err)
 	case EACCES: case EPERM:
 		/* an exec'ing target, whose credentials are being replaced */
 		return op == OP_OPEN;
+	case EOPNOTSUPP:
+		/* refused: the main thread has exited, the others not yet */
+		return op == OP_OPEN;
 	}
 	return 0;
 }
