@@ -41,6 +41,7 @@ export IMGCR_GUEST_TIMEOUT=${IMGCR_GUEST_TIMEOUT:-$((1800 + N / 50 + RACE))}
 export IMGCR_PARALLEL=1
 only="checkers,fuzz"
 [ "$RACE" -gt 0 ] && only="$only,dump_race"
+mkdir -p "$BUILD"
 rc=0
 for k in $KERNELS; do
 	t0=$(date +%s)
