@@ -757,11 +757,16 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 			 * kept busy by others: a plain exec restores the same
 			 * task, with its own copy of the shared memory.
 			 */
+			static const char pre[] = "cannot restore in place (--imgcr-keep): ";
+			const char *text = reason;
 			int e = errno;
 
 			exec_reason(status[0], reason, sizeof(reason));
+			/* the module's text says what this line says already */
+			if (!strncmp(text, pre, sizeof(pre) - 1))
+				text += sizeof(pre) - 1;
 			report_warning(c, k->pid, "cannot restore in place (%s%s%s): the memory it shared copy-on-write is copied",
-				       strerror(e), reason[0] ? ": " : ", see the kernel log", reason);
+				       strerror(e), text[0] ? ": " : ", see the kernel log", text);
 			for (n = 1; argv[n] != keep_arg; n++)
 				;
 			for (; argv[n]; n++)
