@@ -231,7 +231,7 @@ build_modules() {
 		if [ "$root" = / ]; then stage=$BUILD/dkms-src; else stage=/tmp/imgcr-dkms-src; fi
 		rm -rf "${root%/}$stage"
 		mkdir -p "${root%/}$stage"
-		tar -C "$REPO" --exclude=./build --exclude=./.git -cf - . | tar -C "${root%/}$stage" -xf -
+		tar -C "$REPO" --exclude='./build*' --exclude=./.git -cf - . | tar -C "${root%/}$stage" -xf -
 		dkms_lock
 		{
 			in_root "$root" sh -c '
@@ -280,7 +280,7 @@ kbuild_fallback() {
 	if [ "$root" = / ]; then src=$BUILD/kbuild-$k; else src=/tmp/imgcr-kbuild-$k; fi
 	rm -rf "${root%/}$src"
 	mkdir -p "${root%/}$src"
-	tar -C "$REPO" --exclude=./build --exclude=./.git -cf - . | tar -C "${root%/}$src" -xf -
+	tar -C "$REPO" --exclude='./build*' --exclude=./.git -cf - . | tar -C "${root%/}$src" -xf -
 	if in_root "$root" make -C "$(kernel_kdir "$k")" M="$src/module" modules > "$log" 2>&1; then
 		find "${root%/}$src/module" -name '*.ko' -exec cp {} "$out/" \;
 	else
