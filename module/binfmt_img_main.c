@@ -29,6 +29,7 @@ unsigned long imgcr_sys_timer_settime;
 unsigned long imgcr_sys_membarrier;
 unsigned long imgcr_sys_mlock2;
 unsigned long imgcr_sys_mlockall;
+unsigned long imgcr_sys_seccomp;
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
 unsigned long imgcr_fpu_copy_uabi_to_guest;	/* compat.h */
 #endif
@@ -46,6 +47,7 @@ static struct imgcr_ksym loader_ksyms[] = {
 	{ "__x64_sys_membarrier", &imgcr_sys_membarrier },
 	{ "__x64_sys_mlock2", &imgcr_sys_mlock2 },
 	{ "__x64_sys_mlockall", &imgcr_sys_mlockall },
+	{ "__x64_sys_seccomp", &imgcr_sys_seccomp },
 	IMGCR_COMPAT_LOADER_KSYMS
 };
 

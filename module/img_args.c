@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What imgcr restore passes after the image's name, in argv[1..5]:
+ * What imgcr restore passes after the image's name, in argv[1..6]:
  *
  *   --imgcr-cloexec=3,7,9	the fds the task had marked close-on-exec
  *				(exec itself closed the caller's)
@@ -18,6 +18,9 @@
  *				no_new_privs exactly from the image, within
  *				what the caller holds (img_creds.c); without
  *				it the exec's are only reduced to the image's
+ *   --imgcr-seccomp=FD	the caller's fd of the seccomp file imgcr dump
+ *				wrote: each thread's filters (img_seccomp.c),
+ *				read here, before the point of no return
  *
  * Anything else is ignored.  They are read from the argument pages exec
  * built in the new mm, by img_parse() once the image's mappings are known
@@ -43,6 +46,7 @@
 #define KEEP_OPT	"--imgcr-keep="
 #define ROOT_OPT	"--imgcr-root="
 #define CREDS_OPT	"--imgcr-creds"
+#define SECCOMP_OPT	"--imgcr-seccomp="
 
 /* Copy up to @len bytes of the argument strings (argv[0] first). */
 static long read_arg_pages(struct linux_binprm *bprm, char *buf, size_t len)
@@ -176,7 +180,7 @@ int img_parse_args(struct img *img)
 	buf[len] = 0;
 	p = buf;
 	end = buf + len;
-	for (i = 0; i < bprm->argc && i < 6 && p < end && !ret; i++) {
+	for (i = 0; i < bprm->argc && i < 7 && p < end && !ret; i++) {
 		char *arg = p;
 
 		p += strlen(p) + 1;
@@ -200,6 +204,15 @@ int img_parse_args(struct img *img)
 			ret = parse_keep(img, arg + strlen(KEEP_OPT));
 		} else if (!strncmp(arg, ROOT_OPT, strlen(ROOT_OPT)) && !img->has_root) {
 			ret = parse_root(img, arg + strlen(ROOT_OPT));
+		} else if (!strncmp(arg, SECCOMP_OPT, strlen(SECCOMP_OPT))) {
+			unsigned int fd;
+
+			if (kstrtouint(arg + strlen(SECCOMP_OPT), 10, &fd)) {
+				img_err(img, "%s takes an fd", SECCOMP_OPT);
+				ret = -EINVAL;
+			} else {
+				ret = img_seccomp_read(img, fd);
+			}
 		}
 	}
 	kvfree(buf);

@@ -130,6 +130,9 @@ static inline int imgcr_ksyms_resolve(const char *mod, struct imgcr_ksym *tab,
  *                           - recreate POSIX timers under their ids
  *   __x64_sys_membarrier    - registers the process's membarrier commands
  *                             again (exec cleared mm->membarrier_state)
+ *   __x64_sys_seccomp       - installs each thread's seccomp filters again
+ *                             (SECCOMP_SET_MODE_FILTER, the program in user
+ *                             memory); seccomp_set_mode_filter() is static
  *
  * Tracepoint (exported API, found with for_each_kernel_tracepoint()):
  *   sched_process_fork      - hands each recreated thread the task_work that
