@@ -997,7 +997,7 @@ int cmd_dump(int argc, char **argv)
 		goto out;
 	for (i = 0; i < c.t.ntasks; i++)
 		if (ns_check(&c, i) || describe_task(&c, i) ||
-		    seccomp_dump(&c.t.tasks[i]) || describe_fds(&c, i))
+		    seccomp_dump(&c.t.tasks[i], c.dir) || describe_fds(&c, i))
 			goto out;
 	for (i = 0; fd_kinds[i]; i++)
 		if (fd_kinds[i]->check && fd_kinds[i]->check(&c.t))

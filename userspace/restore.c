@@ -105,6 +105,7 @@
 #include "log.h"
 #include "proc.h"
 #include "statehook.h"
+#include "seccomp.h"
 #include "tree.h"
 #include "tty.h"
 
@@ -473,13 +474,24 @@ static const char *creds_check(const struct img_creds *cr, char *err, size_t siz
 	return NULL;
 }
 
+/* Every thread of the image had no_new_privs. */
+static int creds_all_nnp(const struct img_creds *cr)
+{
+	unsigned int i;
+
+	for (i = 0; i < cr->n; i++)
+		if (!(cr->c[i].flags & IMGCR_CREDS_NO_NEW_PRIVS))
+			return 0;
+	return cr->n > 0;
+}
+
 static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 {
 	const struct tree_task *k = &c->t.tasks[ti];
-	char img[PATH_MAX + 32], cloexec[4096], *argv[7], err[PATH_MAX + 256];
+	char img[PATH_MAX + 32], cloexec[4096], *argv[8], err[PATH_MAX + 256];
 	struct img_creds creds = { 0 };
 	static char keep_arg[COW_ARG_MAX];
-	int i, fd, n, in_tree_pgid, rootfd = -1, used[3] = { 0, 0, 0 };
+	int i, fd, n, in_tree_pgid, rootfd = -1, scfd = -1, used[3] = { 0, 0, 0 };
 	const char *why;
 	size_t off;
 	char go;
@@ -555,6 +567,19 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		close(fd);
 		fd = hi;
 	}
+	/* its threads' seccomp filters, if it had any (seccomp.c) */
+	seccomp_path(img, sizeof(img), c->dir, k->pid);
+	if (!k->zombie && (scfd = open(img, O_RDONLY | O_CLOEXEC)) < 0 && errno != ENOENT)
+		TFAIL("cannot open %s: %s", img, strerror(errno));
+	if (scfd >= 0 && scfd < c->base) {
+		int hi = fcntl(scfd, F_DUPFD_CLOEXEC, c->base);
+
+		if (hi < 0)
+			TFAIL("F_DUPFD: %s", strerror(errno));
+		close(scfd);
+		scfd = hi;
+	}
+	snprintf(img, sizeof(img), "%s/core-%d.img", c->dir, k->pid);
 	/* descriptors */
 	off = 0;
 	cloexec[0] = 0;
@@ -646,8 +671,8 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		zombie_exit(c, k);
 	wait_zombie_children(c, k);
 	argv[0] = img;
-	argv[1] = argv[2] = argv[3] = argv[4] = argv[5] = argv[6] = NULL;
-	char cloexec_arg[sizeof(cloexec) + 32], root_arg[48];
+	argv[1] = argv[2] = argv[3] = argv[4] = argv[5] = argv[6] = argv[7] = NULL;
+	char cloexec_arg[sizeof(cloexec) + 32], root_arg[48], sc_arg[48];
 
 	n = 1;
 	if (rootfd >= 0) {
@@ -665,6 +690,19 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		if (why)
 			TFAIL("%s", why);
 		argv[n++] = "--imgcr-creds";
+	}
+	if (scfd >= 0) {
+		snprintf(sc_arg, sizeof(sc_arg), "--imgcr-seccomp=%d", scfd);
+		argv[n++] = sc_arg;
+		/*
+		 * Adding a filter needs no_new_privs or CAP_SYS_ADMIN.  If
+		 * every thread had no_new_privs, the restored ones have it
+		 * anyway: set it now, so that a restorer without
+		 * CAP_SYS_ADMIN may add their filters (never a grant).
+		 */
+		if (creds.has && creds_all_nnp(&creds) &&
+		    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+			TFAIL("PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
 	}
 	/* mappings shared with its parent or children: restored in place */
 	cow_keep_arg(keep_arg, sizeof(keep_arg));
