@@ -31,10 +31,13 @@
 #include <linux/file.h>
 #include <linux/filter.h>
 #include <linux/mman.h>
+#include <linux/ptrace.h>
 #include <linux/sched/task.h>
+#include <linux/sched/task_stack.h>
 #include <linux/seccomp.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <asm/unistd.h>
 
 #include "compat.h"
 #include "loader.h"
@@ -415,8 +418,9 @@ static int sc_install(const struct img_seccomp_set *s,
 {
 	size_t size = sizeof(struct sock_fprog) +
 		      s->max_len * sizeof(struct sock_filter);
+	struct pt_regs *regs = current_pt_regs();
 	const struct cred *old;
-	unsigned long addr;
+	unsigned long addr, orig_ax;
 	struct sock_fprog __user *fp;
 	struct sock_filter __user *insns;
 	long ret = 0;
@@ -431,6 +435,13 @@ static int sc_install(const struct img_seccomp_set *s,
 		return (long)addr;
 	fp = (struct sock_fprog __user *)addr;
 	insns = (struct sock_filter __user *)(addr + sizeof(*fp));
+	/*
+	 * seccomp(2) reads a compat struct sock_fprog if in_compat_syscall(),
+	 * which looks at orig_ax: the restored registers may have the x32
+	 * bit there (-1: no syscall).  This is a 64-bit seccomp() call.
+	 */
+	orig_ax = regs->orig_ax;
+	regs->orig_ax = __NR_seccomp;
 	old = override_creds(s->cred);
 	for (i = from; i < to && !ret; i++) {
 		const struct img_sc_filter *f = &c->f[i];
@@ -447,6 +458,7 @@ static int sc_install(const struct img_seccomp_set *s,
 					   (unsigned long)fp, 0);
 	}
 	revert_creds(old);
+	regs->orig_ax = orig_ax;
 	vm_munmap(addr, size);
 	return ret;
 }

@@ -567,19 +567,6 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		close(fd);
 		fd = hi;
 	}
-	/* its threads' seccomp filters, if it had any (seccomp.c) */
-	seccomp_path(img, sizeof(img), c->dir, k->pid);
-	if (!k->zombie && (scfd = open(img, O_RDONLY | O_CLOEXEC)) < 0 && errno != ENOENT)
-		TFAIL("cannot open %s: %s", img, strerror(errno));
-	if (scfd >= 0 && scfd < c->base) {
-		int hi = fcntl(scfd, F_DUPFD_CLOEXEC, c->base);
-
-		if (hi < 0)
-			TFAIL("F_DUPFD: %s", strerror(errno));
-		close(scfd);
-		scfd = hi;
-	}
-	snprintf(img, sizeof(img), "%s/core-%d.img", c->dir, k->pid);
 	/* descriptors */
 	off = 0;
 	cloexec[0] = 0;
@@ -627,6 +614,19 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 	if (strcmp(k->root, "/") && !k->zombie &&
 	    (rootfd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		TFAIL("cannot open / before chroot: %s", strerror(errno));
+	/*
+	 * Its threads' seccomp filters, if it had any (seccomp.c): read by
+	 * binfmt_img from this fd (closed by the exec).  Opened before the
+	 * limits and the chroot, as the root above.
+	 */
+	{
+		char sc[PATH_MAX + 32];
+
+		seccomp_path(sc, sizeof(sc), c->dir, k->pid);
+		if (!k->zombie && (scfd = open(sc, O_RDONLY | O_CLOEXEC)) < 0 &&
+		    errno != ENOENT)
+			TFAIL("cannot open %s: %s", sc, strerror(errno));
+	}
 	/* its threads' credentials in the image (NT_IMGCR_CREDS): checked below */
 	if (!k->zombie && image_creds_read(img, &creds))
 		TFAIL("cannot read the credentials in %s", img);

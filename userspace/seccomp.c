@@ -8,7 +8,7 @@
  * strict mode itself.  The filter programs are not in the image: while the
  * tree is frozen (every thread in a ptrace stop of ours), imgcr dump reads
  * each thread's chain with ptrace(PTRACE_SECCOMP_GET_FILTER) (the classic
- * BPF the kernel kept, index 0 the newest) and its flags with
+ * BPF the kernel kept, index 0 the oldest) and its flags with
  * PTRACE_SECCOMP_GET_METADATA, and writes them to DIR/seccomp-PID.img
  * (format: struct imgcr_seccomp_file in imgcr.h).  imgcr restore hands
  * that file to the exec of the image ("--imgcr-seccomp=FD"); without it
@@ -110,7 +110,8 @@ static int dump_chain(pid_t pid, pid_t tid, long n, struct sc_buf *b)
 	f = malloc(IMGCR_SECCOMP_MAX_INSNS * sizeof(*f));
 	if (!f || put(b, &ch, sizeof(ch)))
 		goto oom;
-	for (i = n - 1; i >= 0; i--) {
+	/* index 0 is the oldest (the kernel's get_nth_filter()) */
+	for (i = 0; i < n; i++) {
 		struct __ptrace_seccomp_metadata md = { .filter_off = i };
 		struct imgcr_seccomp_filter fh = { 0 };
 		const char *why;
@@ -123,7 +124,7 @@ static int dump_chain(pid_t pid, pid_t tid, long n, struct sc_buf *b)
 			int e = errno;
 
 			pr_err("pid %d thread %d: cannot read its seccomp filter %ld of %ld (%s)%s: refused (a restore must not drop the sandbox)",
-			       pid, tid, n - i, n, len > 0 ? "too long" : strerror(e),
+			       pid, tid, i + 1, n, len > 0 ? "too long" : strerror(e),
 			       len > 0 ? "" :
 			       e == EACCES ? "; reading seccomp filters needs CAP_SYS_ADMIN (run imgcr dump as root)" :
 			       e == EMEDIUMTYPE ? "; an eBPF filter, which the kernel cannot hand out" :
@@ -133,17 +134,17 @@ static int dump_chain(pid_t pid, pid_t tid, long n, struct sc_buf *b)
 		why = notify_reason(f, len);
 		if (why) {
 			pr_err("pid %d thread %d: seccomp filter %ld of %ld: %s: refused",
-			       pid, tid, n - i, n, why);
+			       pid, tid, i + 1, n, why);
 			goto out;
 		}
 		if (ptrace(PTRACE_SECCOMP_GET_METADATA, tid, (void *)sizeof(md), &md) < 0) {
 			pr_err("pid %d thread %d: cannot read the flags of its seccomp filter %ld (%s): refused",
-			       pid, tid, n - i, strerror(errno));
+			       pid, tid, i + 1, strerror(errno));
 			goto out;
 		}
 		if (md.flags & ~(uint64_t)SECCOMP_FILTER_FLAG_LOG) {
 			pr_err("pid %d thread %d: seccomp filter %ld has flags %#llx that cannot be restored: refused",
-			       pid, tid, n - i, (unsigned long long)md.flags);
+			       pid, tid, i + 1, (unsigned long long)md.flags);
 			goto out;
 		}
 		fh.flags = md.flags & SECCOMP_FILTER_FLAG_LOG ? IMGCR_SECCOMP_FILTER_LOG : 0;

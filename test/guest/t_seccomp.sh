@@ -32,7 +32,8 @@
 #                 "ok" again (inside) and Seccomp/Seccomp_filters of every
 #                 thread are as before (outside)
 #   dump-listener imgcr dump of a task with a user-notification filter is
-#                 refused with a message naming pid, thread and seccomp,
+#                 refused with a message naming pid, thread (or the
+#                 listener's fd: the listener is not restored) and seccomp,
 #                 writes no tree, and leaves the tree running with its
 #                 filters (checked inside and outside)
 #   dump-user     the same for a dump by uid 1000 of its own task under a
@@ -224,8 +225,8 @@ sub_dump() {
 	start $mode "$@"
 	$RUNAS imgcr dump -t $PID -D d > dump.out 2> dump.err &&
 		fail "dump of a task under seccomp ($mode) succeeded"
-	grep -qE "^imgcr: pid $PID thread [0-9]+: .*seccomp" dump.err ||
-		fail "message does not name pid, thread and seccomp: $(tr '\n' '|' < dump.err)"
+	grep -qE "^imgcr: pid $PID (thread|fd) [0-9]+: .*seccomp" dump.err ||
+		fail "message does not name pid, thread (or the listener's fd) and seccomp: $(tr '\n' '|' < dump.err)"
 	[ -e d/tree ] && fail "a tree file was written"
 	for p in $PID $KIDS; do
 		case "$(state $p)" in
