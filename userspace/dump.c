@@ -13,8 +13,8 @@
  *    clone or fork.  The tree records each task's threads.
  * 2. Describe every task (ids, credentials, cwd/root/umask, attributes:
  *    attrs.c, fds) and check
- *    that everything is supported (a thread under a seccomp filter is
- *    refused: seccomp.c).  Each fd is described by its kind (the
+ *    that everything is supported (each thread's seccomp filters are
+ *    read into DIR/seccomp-PID.img, or refused: seccomp.c).  Each fd is described by its kind (the
  *    table in files.h: files-reg.c, pipes.c, fifo.c, devices.c, eventfd.c,
  *    signalfd.c, timerfd.c, tty.c, epoll.c, inotify.c, memfd.c, pidfd.c,
  *    sockets.c),

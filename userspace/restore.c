@@ -37,7 +37,8 @@
  * capabilities, securebits and no_new_privs from the image, within the
  * restorer's; "--imgcr-cloexec=LIST" names the
  * fds to mark close-on-exec again; "--imgcr-keep=RANGES" the mappings it
- * shares with its parent or children, restored in place; "--imgcr-stop" makes the module stop
+ * shares with its parent or children, restored in place; "--imgcr-seccomp=FD"
+ * its threads' seccomp filters (DIR/seccomp-PID.img); "--imgcr-stop" makes the module stop
  * the whole restored process with SIGSTOP before its first instruction,
  * for a task that was stopped at dump time).  Until then every task has
  * PR_SET_PDEATHSIG(SIGKILL), so killing the root on an error removes the
