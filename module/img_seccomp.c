@@ -215,15 +215,20 @@ static int sc_match(struct img *img, struct img_seccomp_set *s)
 static int sc_parse(struct img *img, struct img_seccomp_set *s, size_t size)
 {
 	const struct imgcr_seccomp_file *h = s->buf;
-	unsigned int n = img->proc.nr_threads + 1, i, j, total = 0, used = 0;
+	unsigned int n = img->proc.nr_threads + 1, i, j, total, used = 0;
 	size_t pos = sizeof(*h);
+	u64 sum = 0;
 
 	if (size < sizeof(*h) || h->magic != IMGCR_SECCOMP_MAGIC ||
 	    h->version != IMGCR_SECCOMP_VERSION || h->nr_threads != n ||
 	    h->pad0)
 		goto bad;
+	/* each filter takes 16 bytes of the file at least */
 	for (i = 0; i < n; i++)
-		total += img->seccomp[i].nr_filters;
+		sum += img->seccomp[i].nr_filters;
+	if (sum > size / 16)
+		goto bad;
+	total = sum;
 	s->chains = kvcalloc(n, sizeof(*s->chains), GFP_KERNEL_ACCOUNT);
 	s->order = kvcalloc(n, sizeof(*s->order), GFP_KERNEL_ACCOUNT);
 	s->filters = kvcalloc(max(total, 1u), sizeof(*s->filters),
