@@ -57,6 +57,7 @@
 #include "image.h"
 #include "live.h"
 #include "log.h"
+#include "pipes.h"
 #include "proc.h"
 #include "seccomp.h"
 #include "statehook.h"

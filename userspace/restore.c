@@ -198,14 +198,14 @@ static int tidx(const struct tree *t, pid_t pid)
 	return -1;
 }
 
-static void task_fail(struct rctx *c, pid_t pid)
+/* a restored task that failed (its report sent): it ends */
+static void task_fail(void) __attribute__((noreturn));
+static void task_fail(void)
 {
-	(void)c;
-	(void)pid;
 	_exit(1);
 }
 
-#define TFAIL(...) do { report(c, k->pid, __VA_ARGS__); task_fail(c, k->pid); } while (0)
+#define TFAIL(...) do { report(c, k->pid, __VA_ARGS__); task_fail(); } while (0)
 
 static void run_task(struct rctx *c, int ti, pid_t want_ppid) __attribute__((noreturn));
 

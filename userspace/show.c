@@ -14,9 +14,12 @@
 #include "commands.h"
 #include "files.h"
 #include "image.h"
+#include "locks.h"
 #include "log.h"
+#include "pipes.h"
 #include "tree.h"
 #include "sockets.h"
+#include "tty.h"
 
 static const char *const reg_names[IMGCR_NR_REGS] = {
 	"r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8",

@@ -74,11 +74,11 @@ imgcr dump --leave-running -t $pid -D dp 2> dump.err || fail "dump --leave-runni
 WHEN="after dump --leave-running" outside
 imgcr dump -t $pid -D d 2> dump.err || fail "dump: $(cat dump.err)"
 for z in "$a 768" "$b 15" "$d 9"; do
-	grep -q "^exit $z\$" d/tree || fail "no 'exit $z' record: $(grep '^exit' d/tree | tr '\n' '|')"
+	tree_fields d/tree | grep -q "^exit $z\$" || fail "no 'exit $z' record: $(grep '^exit' d/tree | tr '\n' '|')"
 	set -- $z
 	[ -e d/core-$1.img ] && fail "an image was written for the zombie $1"
 done
-grep -q "^exit $e $ecore\$" d/tree || fail "no 'exit $e $ecore' record"
+tree_fields d/tree | grep -q "^exit $e $ecore\$" || fail "no 'exit $e $ecore' record"
 [ "$(grep -c '^exit ' d/tree)" = 4 ] || fail "want 4 exit records: $(grep '^exit' d/tree | tr '\n' '|')"
 imgcr show d > show.txt || fail "imgcr show d failed"
 grep -q "zombie: exited with code 3" show.txt && grep -q "zombie: killed by signal 15" show.txt ||
@@ -91,15 +91,15 @@ grep -q "\"exit_status\":768" show.json || fail "show --json has no exit_status 
 wait_dumped_gone $pid $a $b $c $d $e
 
 # refused: a zombie that cannot be restored as such
-mkdir bad && cp d/* bad/ && sed -i "s/^exit $a .*/exit $a 17/" bad/tree
+mkdir bad && cp d/* bad/ && sed -i "s/^exit pid=$a .*/exit pid=$a status=17/" bad/tree
 imgcr restore -D bad > bad.out 2> bad.err && fail "restore of a zombie killed by SIGCHLD succeeded"
 grep -q "pid $a: zombie killed by signal 17, whose default action does not kill: cannot be restored" bad.err ||
 	fail "refusal message: $(tr '\n' '|' < bad.err)"
 [ -e /proc/$pid ] && fail "the refused restore created task $pid"
-sed -i "s/^exit $a .*/exit $a 70000/" bad/tree
+sed -i "s/^exit pid=$a .*/exit pid=$a status=70000/" bad/tree
 imgcr restore -D bad > bad.out 2> bad.err && fail "restore of a bad exit status succeeded"
 grep -q "bad exit record" bad.err || fail "refusal message: $(tr '\n' '|' < bad.err)"
-cp d/tree bad/tree && sed -i "s/^task $c $pid /task $c $a /" bad/tree
+cp d/tree bad/tree && sed -i "s/^task pid=$c ppid=$pid /task pid=$c ppid=$a /" bad/tree
 imgcr restore -D bad > bad.out 2> bad.err && fail "restore of a child of a zombie succeeded"
 grep -q "pid $c: its parent $a is a zombie: cannot be restored" bad.err || fail "refusal message: $(tr '\n' '|' < bad.err)"
 [ -e /proc/$pid ] && fail "the refused restore created task $pid"

@@ -38,6 +38,7 @@
 #include <asm/vdso.h>
 #include <asm/segment.h>
 
+#include "checks.h"
 #include "compat.h"
 #include "file_head.h"
 #include "loader.h"
@@ -1318,12 +1319,6 @@ static int img_check_sigq(struct img *img, const struct img_tids *t)
 		}
 	}
 	return 0;
-}
-
-static bool timer_clock_ok(s32 c)
-{
-	return c == CLOCK_REALTIME || c == CLOCK_MONOTONIC ||
-	       c == CLOCK_BOOTTIME || c == CLOCK_TAI;
 }
 
 /* What timer_create() or timer_settime() would refuse, or NULL. */

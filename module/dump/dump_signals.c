@@ -17,6 +17,7 @@
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 
+#include "checks.h"
 #include "compat.h"
 #include "dump.h"
 #include "img_dump.h"
@@ -185,12 +186,6 @@ static void dump_itimers(struct dump_image *img)
 		it[IMGCR_ITIMER_VIRTUAL].value_ns =
 			sig->it[CPUCLOCK_VIRT].expires > virt ?
 			sig->it[CPUCLOCK_VIRT].expires - virt : TICK_NSEC;
-}
-
-static bool timer_clock_ok(clockid_t c)
-{
-	return c == CLOCK_REALTIME || c == CLOCK_MONOTONIC ||
-	       c == CLOCK_BOOTTIME || c == CLOCK_TAI;
 }
 
 /*
