@@ -9,6 +9,8 @@
 #   execwhy   an image binfmt_img refuses (CPU state this CPU lacks, which
 #             imgcr itself does not check): imgcr's message has the
 #             module's reason, not only "see the kernel log"
+#   progress  on a terminal (ptyrun), dump and restore draw a progress line
+#             (IMGCR_PROGRESS_AFTER_MS=0: at once), not on a file
 #   shm       a dump of a process with a SysV shm attachment names it in
 #             imgcr's message (the open of /proc/PID/dump only says
 #             EOPNOTSUPP), and the process runs on
@@ -92,4 +94,31 @@ T=log-shm
 	[ -z "$(cat /proc/imgcr_refusal)" ] || fail "/proc/imgcr_refusal has a reason for another reader"
 	kill -9 $spid
 	pass "$(grep -o 'pid.*' d5.out | head -n1 | cut -c1-160)"
+)
+
+T=log-progress
+(
+	# a session of its own: restored in it, not on ptyrun's terminal
+	setsid heapbench 32 < /dev/null > h.out 2>&1 &
+	wait_line h.out '^ready' 30 || fail "heapbench did not start: $(cat h.out)"
+	hpid=$(pidof heapbench)
+	track $hpid
+	# not on a terminal: no progress line, even with no delay
+	IMGCR_PROGRESS_AFTER_MS=0 imgcr dump -R -t $hpid -D ck6a > d6a.out 2>&1 ||
+		fail "dump -R: $(cat d6a.out)"
+	grep -q 'MiB/s' d6a.out && fail "a progress line on a file: $(head -c 200 d6a.out)"
+	mkfifo pin
+	IMGCR_PROGRESS_AFTER_MS=0 ptyrun pout pin imgcr dump -t $hpid -D ck6 > pr.txt 2>&1 ||
+		fail "dump on a terminal: $(cat pr.txt pout 2>/dev/null | tr '\r\n' '||' | head -c 300)"
+	wait_gone $hpid 10 || fail "the dumped heapbench still runs"
+	grep -q "imgcr: dump: [0-9.]* MiB, [0-9.]* MiB/s, 1/1 tasks, [0-9]* s" pout ||
+		fail "no progress line on the terminal: $(tr '\r\n\033' '||E' < pout | head -c 300)"
+	IMGCR_PROGRESS_AFTER_MS=0 ptyrun pout2 pin imgcr restore -D ck6 -d > pr2.txt 2>&1 ||
+		fail "restore on a terminal: $(tr '\r\n' '||' < pout2 | head -c 300)"
+	grep -q "imgcr: restore: [0-9.]* MiB of images, [01]/1 tasks ready, [0-9]* s" pout2 ||
+		fail "no progress line on the terminal at restore: $(tr '\r\n\033' '||E' < pout2 | head -c 300)"
+	wait_restored $hpid 30 || fail "heapbench not restored"
+	kill -USR1 $hpid
+	wait_line h.out '^OK' 30 || fail "the restored heap: $(tail -n 2 h.out)"
+	pass "a progress line on a terminal at dump and restore ($(tr '\r\033' '|E' < pout | grep -o 'imgcr: dump: [^E]*' | tail -n 1)), none on a file"
 )
