@@ -309,6 +309,41 @@ static char *deleted_suffix(char *link)
 	return n > m && !strcmp(link + n - m, " (deleted)") ? link + n - m : NULL;
 }
 
+/*
+ * A zombie has no cwd, root, memory or fds left: its ids and status, and
+ * what /proc still shows of it, its signal dispositions (SigIgn, SigCgt
+ * in status) and its limits.  The core-dump flag of its wait status
+ * cannot be given back without really dumping a core (a file, or a
+ * core_pattern helper, outside the tree): refused.
+ */
+static int describe_zombie(struct tree_task *k)
+{
+	char path[64], *text;
+	const char *ign, *cgt;
+
+	if (k->exit_status & 0x80) {
+		pr_err("pid %d: zombie killed by signal %d with a core dump: the core-dump flag of its wait status cannot be restored; dump again once its parent has reaped it",
+		       k->pid, k->exit_status & 0x7f);
+		return -1;
+	}
+	k->cwd = strdup("/");
+	k->root = strdup("/");
+	snprintf(path, sizeof(path), "/proc/%d/status", k->pid);
+	text = read_text(path, NULL);
+	ign = text ? status_field(text, "SigIgn") : NULL;
+	cgt = text ? status_field(text, "SigCgt") : NULL;
+	if (!ign || !cgt) {
+		pr_perror("pid %d: zombie: cannot read its SigIgn/SigCgt in %s", k->pid, path);
+		free(text);
+		return -1;
+	}
+	k->sig_ign = strtoull(ign, NULL, 16);
+	k->sig_cgt = strtoull(cgt, NULL, 16);
+	k->has_zsig = 1;
+	free(text);
+	return attrs_dump_limits(k);
+}
+
 static int describe_task(struct dctx *c, int i)
 {
 	struct tree_task *k = &c->t.tasks[i];
@@ -348,13 +383,11 @@ static int describe_task(struct dctx *c, int i)
 		while (*v == ' ')
 			v++;
 	}
-	free(text);
 	if (k->zombie) {
-		/* it has no cwd, root, memory or fds left: only its ids and status */
-		k->cwd = strdup("/");
-		k->root = strdup("/");
-		return 0;
+		free(text);
+		return describe_zombie(k);
 	}
+	free(text);
 	snprintf(path, sizeof(path), "/proc/%d/cwd", k->pid);
 	k->cwd = read_link(path);
 	snprintf(path, sizeof(path), "/proc/%d/root", k->pid);

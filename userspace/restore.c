@@ -47,8 +47,9 @@
  *
  * Zombies: a zombie is created like any task (pid, group, session,
  * credentials), reports ready and then dies at once with its status:
- * _exit(code), or killed by its signal with core dumps off (the core-dump
- * flag of the status is not restored).  Its parent waits (waitid WNOWAIT,
+ * _exit(code), or killed by its signal, not dumpable (no core file), with
+ * its limits and signal dispositions (SigIgn, SigCgt: handlers that never
+ * run).  A status with the core-dump flag is refused (dump.c).  Its parent waits (waitid WNOWAIT,
  * so it stays a zombie) until it is dead before it reports ready, so the
  * SIGCHLD reaches the parent before its image runs, and is discarded
  * (SIGCHLD's default action) as the original one was delivered before the
@@ -243,12 +244,41 @@ static int sig_kills(int sig)
 	}
 }
 
+/* A zombie's caught signals: a handler, never run (it has no memory left). */
+static void zombie_handler(int sig)
+{
+	(void)sig;
+}
+
+/*
+ * What /proc/PID/status shows of a zombie's signal dispositions: SigIgn
+ * and SigCgt.  Its death signal stays SIG_DFL (check_tree()).
+ */
+static void zombie_dispositions(const struct tree_task *k)
+{
+	struct sigaction sa = { .sa_handler = zombie_handler };
+	int s;
+
+	if (!k->has_zsig)
+		return;
+	for (s = 1; s <= 64; s++) {
+		if (s == SIGKILL || s == SIGSTOP || s == (k->exit_status & 0x7f))
+			continue;
+		if (k->sig_ign & (1ULL << (s - 1)))
+			sa.sa_handler = SIG_IGN;
+		else if (k->sig_cgt & (1ULL << (s - 1)))
+			sa.sa_handler = zombie_handler;
+		else
+			continue;
+		sigaction(s, &sa, NULL);
+	}
+}
+
 /* The end of a zombie's run_task(): ready, then die with its wait status. */
 static void zombie_exit(struct rctx *c, const struct tree_task *k) __attribute__((noreturn));
 static void zombie_exit(struct rctx *c, const struct tree_task *k)
 {
 	int sig = k->exit_status & 0x7f;
-	struct rlimit core;
 	char msg[32];
 	sigset_t set;
 	int n;
@@ -258,17 +288,11 @@ static void zombie_exit(struct rctx *c, const struct tree_task *k)
 	n = snprintf(msg, sizeof(msg), "R %d\n", k->pid);
 	if (write(c->status_w, msg, n) != n)
 		_exit(1);
+	/* no core file: not dumpable (its limits are the zombie's, restored) */
+	prctl(PR_SET_DUMPABLE, 0);
+	zombie_dispositions(k);
 	if (!sig)
 		_exit((k->exit_status >> 8) & 0xff);
-	/*
-	 * no core file: not dumpable (this also stops a core_pattern pipe),
-	 * and a soft limit of 0 (the hard one stays: /proc/PID/limits)
-	 */
-	if (!getrlimit(RLIMIT_CORE, &core)) {
-		core.rlim_cur = 0;
-		setrlimit(RLIMIT_CORE, &core);
-	}
-	prctl(PR_SET_DUMPABLE, 0);
 	signal(sig, SIG_DFL);
 	sigemptyset(&set);
 	sigaddset(&set, sig);
@@ -918,9 +942,18 @@ static int check_tree(struct rctx *c)
 			       k->pid, k->exit_status & 0x7f);
 			return -1;
 		}
-		if (k->zombie && (k->exit_status & 0x80))
-			fprintf(stderr, "imgcr: note: pid %d: zombie killed by signal %d with a core dump: restored killed by that signal, without the core-dump flag\n",
-				k->pid, k->exit_status & 0x7f);
+		if (k->zombie && (k->exit_status & 0x80)) {
+			pr_err("pid %d: zombie killed by signal %d with a core dump: the core-dump flag cannot be restored",
+			       k->pid, k->exit_status & 0x7f);
+			return -1;
+		}
+		if (k->zombie && k->has_zsig &&
+		    ((k->sig_ign | k->sig_cgt) >> ((k->exit_status & 0x7f) - 1) & 1) &&
+		    (k->exit_status & 0x7f)) {
+			pr_err("pid %d: zombie killed by signal %d, which it catches or ignores: cannot be restored",
+			       k->pid, k->exit_status & 0x7f);
+			return -1;
+		}
 		snprintf(path, sizeof(path), "%s/core-%d.img", c->dir, k->pid);
 		if (!k->zombie && access(path, R_OK)) {
 			pr_perror("pid %d: image %s", k->pid, path);

@@ -55,6 +55,10 @@
  *                                    its wait status as waitpid() gives it
  *                                    (code << 8, or the signal number, with
  *                                    0x80 if it dumped core)
+ *   zombie-sig PID IGN CGT           after the exit record of zombie PID:
+ *                                    its ignored and caught signals (hex
+ *                                    masks, bit N-1 for signal N, as
+ *                                    SigIgn and SigCgt in /proc/PID/status)
  *   stopped PID                      task PID was stopped (SIGSTOP, SIGTSTP...,
  *                                    not by the dump) at dump time: it is
  *                                    restored stopped
@@ -226,6 +230,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -585,6 +590,8 @@ int tree_write(const struct tree *t, const char *dir)
 		attrs_write(f, k);
 		if (k->zombie)
 			fprintf(f, "exit %d %d\n", k->pid, k->exit_status);
+		if (k->zombie && k->has_zsig)
+			fprintf(f, "zombie-sig %d %llx %llx\n", k->pid, k->sig_ign, k->sig_cgt);
 		if (k->stopped)
 			fprintf(f, "stopped %d\n", k->pid);
 	}
@@ -808,6 +815,20 @@ int tree_read(struct tree *t, const char *dir)
 				BAD("bad exit record");
 			k->zombie = 1;
 			k->exit_status = n[2];
+		} else if (!strcmp(v[0], "zombie-sig") && nv == 4) {
+			char *e1, *e2;
+
+			k = tree_find(t, n[1]);
+			if (!k || !k->zombie || k->has_zsig)
+				BAD("bad zombie-sig record");
+			errno = 0;
+			k->sig_ign = strtoull(v[2], &e1, 16);
+			k->sig_cgt = strtoull(v[3], &e2, 16);
+			if (errno || *e1 || *e2 || e1 == v[2] || e2 == v[3] ||
+			    (k->sig_ign & k->sig_cgt) ||
+			    ((k->sig_ign | k->sig_cgt) & ((1ULL << (SIGKILL - 1)) | (1ULL << (SIGSTOP - 1)))))
+				BAD("bad zombie-sig record");
+			k->has_zsig = 1;
 		} else if (!strcmp(v[0], "stopped") && nv == 2) {
 			k = tree_find(t, n[1]);
 			if (!k || k->zombie || k->stopped)

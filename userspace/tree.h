@@ -137,6 +137,8 @@ struct tree_task {
 	int cwd_deleted;	/* cwd was deleted: recreated, entered, removed */
 	int zombie;		/* dead, not reaped: restored as a zombie (no image) */
 	int exit_status;	/* a zombie's wait status (/proc/PID/stat field 52) */
+	int has_zsig;		/* a zombie's signal dispositions below are known */
+	unsigned long long sig_ign, sig_cgt;	/* bit N-1: signal N ignored, caught */
 	int stopped;		/* group-stopped (SIGSTOP...) before the dump */
 };
 
