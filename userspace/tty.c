@@ -41,8 +41,14 @@
  * the outside and is not saved.
  *
  * /dev/tty refers to the caller's controlling terminal: it is restored as
- * /dev/tty opened again for a shell job, and as the new slave (TIOCGPTPEER)
- * for a pair in the tree.
+ * /dev/tty opened again for a shell job.  For a pair in the tree it is
+ * /dev/tty opened by a helper process whose controlling terminal the new
+ * slave is for that moment (setsid, TIOCSCTTY, open /dev/tty, the fd sent
+ * back over a socket; its exit leaves the terminal without a session, as
+ * a pty is not hung up when its session leader exits): the fd reads and
+ * writes that slave and shows /dev/tty (5:0) in /proc as it did.  The
+ * descriptions are all opened before any restored session takes its
+ * terminal, so the slave is nobody's controlling terminal then.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -52,7 +58,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/sysmacros.h>
 #include <termios.h>
 #include <unistd.h>
@@ -796,6 +804,76 @@ static int open_peer(int m, int flags)
 	return s;
 }
 
+/* Receive one fd over socket @sk, or -1. */
+static int recv_fd(int sk)
+{
+	char c, cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &c, 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			      .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+	int fd;
+
+	if (recvmsg(sk, &msg, MSG_CMSG_CLOEXEC) != 1)
+		return -1;
+	cm = CMSG_FIRSTHDR(&msg);
+	if (!cm || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+		return -1;
+	memcpy(&fd, CMSG_DATA(cm), sizeof(fd));
+	return fd;
+}
+
+/*
+ * /dev/tty opened with @flags by a process whose controlling terminal is
+ * the slave of master @m (see the top of this file), or -1 (printed).
+ */
+static int open_devtty(int m, int flags, const char *what)
+{
+	int sk[2], fd = -1, st;
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sk)) {
+		pr_perror("%s: socketpair", what);
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		pr_perror("%s: fork", what);
+		close(sk[0]);
+		close(sk[1]);
+		return -1;
+	}
+	if (!pid) {
+		char c = 't', cbuf[CMSG_SPACE(sizeof(int))];
+		struct iovec iov = { &c, 1 };
+		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+				      .msg_controllen = sizeof(cbuf) };
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+		int s;
+
+		s = setsid() < 0 ? -1 : open_peer(m, O_RDWR | O_NOCTTY | O_CLOEXEC);
+		if (s < 0 || ioctl(s, TIOCSCTTY, 0))
+			_exit(1);
+		fd = open("/dev/tty", flags | O_NOCTTY);
+		if (fd < 0)
+			_exit(2);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(fd));
+		_exit(sendmsg(sk[1], &msg, 0) == 1 ? 0 : 3);
+	}
+	close(sk[1]);
+	fd = recv_fd(sk[0]);
+	close(sk[0]);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (fd < 0)
+		fprintf(stderr, "imgcr: %s: cannot open /dev/tty as the new slave's controlling terminal (step %d)\n",
+			what, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	return fd;
+}
+
 static int tty_open(struct fd_restore *r, int i, const char *what)
 {
 	const struct tree_file *f = &r->t->files[i];
@@ -815,6 +893,14 @@ static int tty_open(struct fd_restore *r, int i, const char *what)
 	m = pair_master(r, f->tty_index, what);
 	if (m < 0 || f->tty_role == TTY_MASTER)
 		return m;
+	if (f->tty_role == TTY_DEVTTY) {
+		fd = open_devtty(m, fd_open_flags(f->flags), what);
+		if (fd >= 0 && fd_set_flags(fd, f->flags, what)) {
+			close(fd);
+			return -1;
+		}
+		return fd;
+	}
 	/* O_LARGEFILE as open() gave it (the kernel's value: glibc's is 0) */
 	fd = open_peer(m, (f->flags & (O_ACCMODE | KERNEL_O_LARGEFILE)) | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0) {

@@ -9,7 +9,8 @@
 # tty-index), the child's fd 0 is that /dev/pts/N, the child's group is the
 # terminal's foreground group (tpgid), the slave's termios and window size
 # are the same.  The child also has /dev/tty open (fd 4): still its
-# terminal after the restore.  The tree holds the queued bytes (tty-N.data) and imgcr
+# terminal after the restore, and still /dev/tty (link, 5:0) from outside
+# and inside.  The tree holds the queued bytes (tty-N.data) and imgcr
 # show prints the pair.  The parent also holds a second master left locked
 # (TIOCSPTLCK 1, as /dev/ptmx gives it, no slave open): its tree record
 # says locked, and from outside its slave cannot be opened (EIO) before
@@ -45,6 +46,8 @@ outside() {
 	[ "$nr" = $((34816 + IDX)) ] || fail "$1: child tty_nr $nr, want $((34816 + IDX)) (/dev/pts/$IDX)"
 	[ "$(readlink /proc/$kid/fd/0)" = /dev/pts/$IDX ] ||
 		fail "$1: child fd 0 is $(readlink /proc/$kid/fd/0), want /dev/pts/$IDX"
+	[ "$(readlink /proc/$kid/fd/4)" = /dev/tty ] && [ "$(stat -L -c %t:%T /proc/$kid/fd/4)" = 5:0 ] ||
+		fail "$1: child fd 4 is $(readlink /proc/$kid/fd/4) ($(stat -L -c %t:%T /proc/$kid/fd/4)), want /dev/tty (5:0)"
 	[ "$(stat_field $kid 6)" = $kid ] || fail "$1: tpgid $(stat_field $kid 6), want the child's group $kid"
 	[ "$(stat_field $kid 4)" = $kid ] || fail "$1: child session $(stat_field $kid 4), want its own $kid"
 	info=$(ptypair info /dev/pts/$IDX)

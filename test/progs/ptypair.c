@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <termios.h>
 
@@ -117,6 +118,16 @@ static int child(int m)
 			say("BAD child: fstat/TIOCGDEV: %s\n", strerror(errno));
 		check(dev && dev == (unsigned int)a.st_rdev, "child /dev/tty",
 		      "fd 4 is the terminal 0x%x, fd 0 0x%x", dev, (unsigned int)a.st_rdev);
+	}
+	{
+		char l[64] = "";
+		struct stat a;
+		ssize_t k = readlink("/proc/self/fd/4", l, sizeof(l) - 1);
+
+		l[k > 0 ? k : 0] = 0;
+		check(!fstat(4, &a) && a.st_rdev == makedev(5, 0) && !strcmp(l, "/dev/tty"),
+		      "child /dev/tty name", "fd 4 is '%s' rdev %u:%u, want /dev/tty 5:0", l,
+		      major(a.st_rdev), minor(a.st_rdev));
 	}
 	n = read(0, buf, sizeof(buf));
 	check(n == 10 && !memcmp(buf, "in-line-1\n", 10), "child input line 1", "'%s'",
