@@ -77,7 +77,9 @@ static int mode_inotify(void)
 		}
 		msleep(20);
 	}
-	tally(!ioctl(ino, FIONREAD, &n) && n == 0, "inotify queue: %d bytes queued after the restore, want 0", n);
+	i = ioctl(ino, FIONREAD, &n);
+	tally(!i && n == 0, "inotify queue: %d bytes queued after the restore, want 0 (ioctl %d: %s)", n,
+	      i, i ? strerror(errno) : "ok");
 	for (i = 0; i < 250 && !exists("w/after"); i++)
 		msleep(20);
 	msleep(100);
