@@ -41,6 +41,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -344,6 +345,38 @@ static int describe_zombie(struct tree_task *k)
 	return attrs_dump_limits(k);
 }
 
+/*
+ * A task stopped by SIGTSTP, SIGTTIN or SIGTTOU is restored stopped by
+ * that signal, so that its parent's waitpid() reports it: it stops the
+ * task again only with its default action and not blocked (as when it
+ * stopped it; the task cannot have changed them since, but a tracer
+ * could have).  @text: its /proc/PID/status.
+ */
+static int stop_check(const struct tree_task *k, const char *text)
+{
+	static const char *const keys[] = { "SigIgn", "SigCgt", "SigBlk" };
+	static const char *const what[] = { "ignores", "catches", "blocks" };
+	unsigned long long bit = 1ULL << (k->stopped - 1);
+	const char *v;
+	size_t j;
+
+	if (!k->stopped || k->stopped == SIGSTOP)
+		return 0;
+	for (j = 0; j < 3; j++) {
+		v = status_field(text, keys[j]);
+		if (!v) {
+			pr_err("pid %d: no %s in its status", k->pid, keys[j]);
+			return -1;
+		}
+		if (strtoull(v, NULL, 16) & bit) {
+			pr_err("pid %d: stopped by SIG%s, which it now %s: it cannot be restored stopped by it",
+			       k->pid, sigabbrev_np(k->stopped), what[j]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int describe_task(struct dctx *c, int i)
 {
 	struct tree_task *k = &c->t.tasks[i];
@@ -386,6 +419,10 @@ static int describe_task(struct dctx *c, int i)
 	if (k->zombie) {
 		free(text);
 		return describe_zombie(k);
+	}
+	if (stop_check(k, text)) {
+		free(text);
+		return -1;
 	}
 	free(text);
 	snprintf(path, sizeof(path), "/proc/%d/cwd", k->pid);

@@ -682,8 +682,14 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		snprintf(cloexec_arg, sizeof(cloexec_arg), "--imgcr-cloexec=%s", cloexec);
 		argv[n++] = cloexec_arg;
 	}
-	if (k->stopped)
+	char stop_arg[32];
+
+	if (k->stopped == SIGSTOP) {
 		argv[n++] = "--imgcr-stop";
+	} else if (k->stopped) {
+		snprintf(stop_arg, sizeof(stop_arg), "--imgcr-stop=%d", k->stopped);
+		argv[n++] = stop_arg;
+	}
 	if (creds.has) {
 		why = creds_check(&creds, err, sizeof(err));
 		if (why)
@@ -885,6 +891,45 @@ static int has_cap_checkpoint_restore(void)
 	return !!(eff & (1ULL << CAP_CHECKPOINT_RESTORE_BIT | 1ULL << CAP_SYS_ADMIN_BIT));
 }
 
+/* The process group and session task @k is restored in (imgcr's when outside the tree). */
+static void restored_ids(const struct tree *t, const struct tree_task *k, pid_t *pgid, pid_t *sid)
+{
+	*pgid = tree_find(t, k->pgid) ? k->pgid : getpgrp();
+	*sid = tree_find(t, k->sid) ? k->sid : getsid(0);
+}
+
+/*
+ * Whether the process group of @k will be orphaned in the restored tree
+ * (no live member has a parent in another group of the same session), as
+ * the kernel's will_become_orphaned_pgrp() judges: there it discards
+ * SIGTSTP, SIGTTIN and SIGTTOU.  A parent outside the tree is imgcr (or
+ * imgcr-init, in imgcr's group and session).
+ */
+static int pgrp_orphaned(const struct tree *t, const struct tree_task *k)
+{
+	pid_t pg, sid, mpg, msid, ppg, psid;
+	int i;
+
+	restored_ids(t, k, &pg, &sid);
+	for (i = 0; i < t->ntasks; i++) {
+		const struct tree_task *m = &t->tasks[i], *p;
+
+		restored_ids(t, m, &mpg, &msid);
+		if (m->zombie || mpg != pg)
+			continue;
+		p = m->pid == t->root ? NULL : tree_find(t, m->ppid);
+		if (p) {
+			restored_ids(t, p, &ppg, &psid);
+		} else {
+			ppg = getpgrp();
+			psid = getsid(0);
+		}
+		if (ppg != pg && psid == msid)
+			return 0;
+	}
+	return 1;
+}
+
 static int check_tree(struct rctx *c)
 {
 	struct tree *t = &c->t;
@@ -940,6 +985,14 @@ static int check_tree(struct rctx *c)
 		if (k->zombie && !sig_kills(k->exit_status & 0x7f) && (k->exit_status & 0x7f)) {
 			pr_err("pid %d: zombie killed by signal %d, whose default action does not kill: cannot be restored",
 			       k->pid, k->exit_status & 0x7f);
+			return -1;
+		}
+		if (k->stopped && k->stopped != SIGSTOP &&
+		    ((c->pidns && k->pid == 1) || pgrp_orphaned(t, k))) {
+			pr_err("pid %d: stopped by SIG%s, which the kernel would discard %s: it cannot be restored stopped by it",
+			       k->pid, sigabbrev_np(k->stopped),
+			       c->pidns && k->pid == 1 ? "for the init of a PID namespace" :
+			       "in its process group, orphaned in the restored tree");
 			return -1;
 		}
 		if (k->zombie && (k->exit_status & 0x80)) {

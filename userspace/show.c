@@ -537,7 +537,8 @@ static void show_tree_text(const struct tree *t, const char *dir)
 		else if (k->zombie)
 			printf("  zombie: exited with code %d\n", (k->exit_status >> 8) & 0xff);
 		if (k->stopped)
-			printf("  stopped (restored stopped; SIGCONT continues it)\n");
+			printf("  stopped by SIG%s (restored stopped; SIGCONT continues it)\n",
+			       sigabbrev_np(k->stopped) ? sigabbrev_np(k->stopped) : "?");
 		printf("  threads %d: %d (main)", k->nthreads + 1, k->pid);
 		for (j = 0; j < k->nthreads; j++)
 			printf(" %d", k->threads[j]);

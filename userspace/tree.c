@@ -59,9 +59,10 @@
  *                                    its ignored and caught signals (hex
  *                                    masks, bit N-1 for signal N, as
  *                                    SigIgn and SigCgt in /proc/PID/status)
- *   stopped PID                      task PID was stopped (SIGSTOP, SIGTSTP...,
- *                                    not by the dump) at dump time: it is
- *                                    restored stopped
+ *   stopped PID [SIG]                task PID was stopped by SIG (SIGSTOP,
+ *                                    the default, SIGTSTP, SIGTTIN or
+ *                                    SIGTTOU; not by the dump) at dump
+ *                                    time: it is restored stopped by SIG
  *   ghost DEV INO SIZE MODE UID GID MTIME PATH
  *                                    a deleted regular file the tree holds
  *                                    open or maps (files-ghost.c)
@@ -592,8 +593,10 @@ int tree_write(const struct tree *t, const char *dir)
 			fprintf(f, "exit %d %d\n", k->pid, k->exit_status);
 		if (k->zombie && k->has_zsig)
 			fprintf(f, "zombie-sig %d %llx %llx\n", k->pid, k->sig_ign, k->sig_cgt);
-		if (k->stopped)
+		if (k->stopped == SIGSTOP)
 			fprintf(f, "stopped %d\n", k->pid);
+		else if (k->stopped)
+			fprintf(f, "stopped %d %d\n", k->pid, k->stopped);
 	}
 	for (i = 0; i < t->nghosts; i++) {
 		const struct tree_ghost *g = &t->ghosts[i];
@@ -829,11 +832,13 @@ int tree_read(struct tree *t, const char *dir)
 			    ((k->sig_ign | k->sig_cgt) & ((1ULL << (SIGKILL - 1)) | (1ULL << (SIGSTOP - 1)))))
 				BAD("bad zombie-sig record");
 			k->has_zsig = 1;
-		} else if (!strcmp(v[0], "stopped") && nv == 2) {
+		} else if (!strcmp(v[0], "stopped") && (nv == 2 || nv == 3)) {
 			k = tree_find(t, n[1]);
-			if (!k || k->zombie || k->stopped)
+			if (!k || k->zombie || k->stopped ||
+			    (nv == 3 && n[2] != SIGSTOP && n[2] != SIGTSTP && n[2] != SIGTTIN &&
+			     n[2] != SIGTTOU))
 				BAD("bad stopped record");
-			k->stopped = 1;
+			k->stopped = nv == 3 ? n[2] : SIGSTOP;
 		} else if (!strcmp(v[0], "file") && nv >= 5) {
 			const struct fd_kind *fk;
 			struct tree_file *x;

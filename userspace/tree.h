@@ -139,7 +139,7 @@ struct tree_task {
 	int exit_status;	/* a zombie's wait status (/proc/PID/stat field 52) */
 	int has_zsig;		/* a zombie's signal dispositions below are known */
 	unsigned long long sig_ign, sig_cgt;	/* bit N-1: signal N ignored, caught */
-	int stopped;		/* group-stopped (SIGSTOP...) before the dump */
+	int stopped;		/* group-stopped before the dump: the stop signal (SIGSTOP...) */
 };
 
 /* An item of an epoll instance (IT_EPOLL) or a watch of an inotify one (IT_WATCH). */
