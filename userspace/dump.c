@@ -565,6 +565,8 @@ static int describe_fd(struct dctx *c, int ti, int fd)
 		f->fd = fd;
 		f->dev = p.st.st_dev;
 		f->sino = p.st.st_ino;
+		if (fown_dump(&p, f))
+			goto out;
 	}
 	tree_fd_add(&c->t.tasks[ti], fd, i, cloexec);
 	if (locks_dump(&c->t, pid, fd, i))	/* locks.c */
@@ -1072,6 +1074,8 @@ int cmd_dump(int argc, char **argv)
 	for (i = 0; fd_kinds[i]; i++)
 		if (fd_kinds[i]->check && fd_kinds[i]->check(&c.t))
 			goto out;
+	if (fown_check(&c.t))
+		goto out;
 	for (i = 0; i < c.t.ntasks; i++)
 		if (!c.t.tasks[i].zombie &&
 		    (save_image(&c, &c.t.tasks[i]) || check_image_threads(&c, &c.t.tasks[i]) ||

@@ -216,6 +216,11 @@ char *fd_info(const struct fd_parms *p);
  */
 int fd_steal(const struct fd_parms *p);
 
+/* A description's F_SETOWN_EX owner and F_SETSIG signal (files.c): dump, check, restore. */
+int fown_dump(const struct fd_parms *p, struct tree_file *f);
+int fown_check(const struct tree *t);
+int fown_restore(const struct tree *t, const struct tree_task *k, char *err, size_t size);
+
 /*
  * restore: give @fd, just created by a kind, the file status flags @flags
  * (those F_SETFL changes: O_NONBLOCK, O_APPEND, O_ASYNC, O_DIRECT,

@@ -715,6 +715,9 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 	if (n != 1)
 		_exit(1);	/* the restorer gave up */
 	prctl(PR_SET_PDEATHSIG, 0);
+	/* every task exists now: the owners of its files (files.c) */
+	if (fown_restore(&c->t, k, err, sizeof(err)))
+		TFAIL("%s", err);
 	if (c->userns && k->nthreads && keep_checkpoint_cap())
 		TFAIL("cannot keep CAP_CHECKPOINT_RESTORE for the exec: %s", strerror(errno));
 	/* in place, the exec keeps our credentials: drop what it would drop */

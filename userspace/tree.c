@@ -69,6 +69,10 @@
  *   ghost-mapped DEV INO             after the ghost record DEV INO: an
  *                                    image maps it (or runs it)
  *   file ID KIND FLAGS POS ARGS...   one per open file description
+ *   fown ID TYPE PID SIG             the F_SETOWN_EX owner (TYPE: 0 a
+ *                                    thread, 1 a process, 2 a process
+ *                                    group; PID 0: none) and F_SETSIG
+ *                                    signal of "file" record ID (files.c)
  *   fstat ID DEV INO SIZE MTIME MNT  identity at dump of "file" record ID
  *                                    (files-reg.c)
  *   fd PID FD ID CLOEXEC             one per descriptor: FD of task PID
@@ -627,6 +631,12 @@ int tree_write(const struct tree *t, const char *dir)
 		fprintf(f, "fstat %d %llu %llu %lld %lld %s\n", x->id, x->dev, x->sino,
 			x->size, x->mtime_ns, e1);
 	}
+	for (i = 0; i < t->nfiles; i++) {
+		const struct tree_file *x = &t->files[i];
+
+		if (x->own_pid || x->own_sig)
+			fprintf(f, "fown %d %d %d %d\n", x->id, x->own_type, x->own_pid, x->own_sig);
+	}
 	for (i = 0; i < t->ntasks; i++)
 		for (j = 0; j < t->tasks[i].nfds; j++)
 			fprintf(f, "fd %d %d %d %d\n", t->tasks[i].pid, t->tasks[i].fds[j].fd,
@@ -935,6 +945,16 @@ int tree_read(struct tree *t, const char *dir)
 			x->size = n[4];
 			x->mtime_ns = n[5];
 			x->mnt = tree_unescape(v[6]);
+		} else if (!strcmp(v[0], "fown") && nv == 5) {
+			struct tree_file *x = n[1] >= 0 && n[1] < t->nfiles ? &t->files[n[1]] : NULL;
+
+			if (!x || x->own_pid || x->own_sig || n[2] < F_OWNER_TID || n[2] > F_OWNER_PGRP ||
+			    n[3] < 0 || n[3] >= TREE_PID_MAX || n[4] < 0 || n[4] > 64 ||
+			    (!n[3] && !n[4]))
+				BAD("bad fown record");
+			x->own_type = n[2];
+			x->own_pid = n[3];
+			x->own_sig = n[4];
 		} else if (!strcmp(v[0], "lock") && nv >= 4) {
 			struct tree_lock *l = tree_lock_add(t);
 			int a = 2;

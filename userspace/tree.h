@@ -80,6 +80,8 @@ struct tree_file {
 	long long size;		/* TK_FILE: st_size (has_stat); TK_MEMFD: its size */
 	long long mtime_ns;
 	char *mnt;		/* the mount point it was on */
+	/* F_GETOWN_EX and F_GETSIG ("fown" record, files.c): restored if set */
+	int own_type, own_pid, own_sig;
 };
 
 /* A deleted regular file, its content in DIR/ghost-DEV-INO.data (files-ghost.c). */
