@@ -8,6 +8,17 @@
 #                     once it has read the queue the dump goes through;
 #                     after the restore the same watch (fdinfo), nothing
 #                     queued, and a new event under the same wd
+#  procstate-stopsig  a child stopped by SIGTTIN (its parent has not
+#                     waited for it): the tree records "stopped PID 21";
+#                     restored, it is T from outside, and the parent's
+#                     waitpid(WUNTRACED) reports SIGTTIN (not SIGSTOP)
+#  procstate-owner    two pipes with O_ASYNC, one owned by the child
+#                     (F_OWNER_PID, F_SETSIG SIGRTMIN+2), one by the
+#                     child's process group: "fown" records; restored,
+#                     F_GETOWN_EX/F_GETSIG are the same inside and the
+#                     child gets SIGRTMIN+2 (si_fd) and SIGIO; an owner
+#                     outside the tree (the test's shell) is refused at
+#                     dump (message naming pid, fd and the owner)
 # timeout: 600
 . /imgcr/guest/lib.sh
 require_modules
@@ -55,4 +66,61 @@ inotify() {
 	pass "refused with the event queued; restored once read"
 }
 
+stopsig() {
+	start stopsig
+	kid=$(sed -n 's/^child \([0-9]*\)$/\1/p' out)
+	track $kid
+	[ "$(state $kid)" = T ] || fail "the child is '$(state $kid)' before the dump"
+	imgcr dump -t $root -D d 2> dump.err || fail "dump: $(cat dump.err)"
+	wait_dumped_gone $root $kid
+	grep -q "^stopped $kid 21\$" d/tree || fail "no 'stopped $kid 21' record: $(grep '^stopped' d/tree)"
+	imgcr show d | grep -q "stopped by SIGTTIN" || fail "imgcr show does not say SIGTTIN"
+	imgcr restore -D d > r.out 2> restore.err &
+	rp=$!
+	track $rp
+	wait_tasks_restored $root
+	wait_recreated $kid
+	wait_state $kid T 30 || fail "the restored child is '$(state $kid)', want T$(rerr)"
+	finish
+	pass "$(grep -c '^ok' out) checks ok"
+}
+
+owner() {
+	start owner
+	set -- $(sed -n 's/^fds \([0-9]*\) \([0-9]*\) child \([0-9]*\)$/\1 \2 \3/p' out)
+	r1=$1 r2=$2 kid=$3
+	track $kid
+	imgcr dump -t $root -D d 2> dump.err || fail "dump: $(cat dump.err)"
+	wait_dumped_gone $root $kid
+	grep -q "^fown [0-9]* 1 $kid $(( $(sed -n 's/^owners 1:[0-9]* sig \([0-9]*\),.*/\1/p' out) ))\$" d/tree &&
+		grep -q "^fown [0-9]* 2 $kid 0\$" d/tree || fail "fown records: $(grep '^fown' d/tree | tr '\n' '|')"
+	imgcr restore -D d > r.out 2> restore.err &
+	rp=$!
+	track $rp
+	wait_tasks_restored $root $kid
+	finish
+	grep -q "^child got 1 1 fd $r1\$" out || fail "the child's signals: $(grep '^child got' out | tail -n 2 | tr '\n' '|')"
+	pass "$(grep -c '^ok' out) checks ok"
+}
+
+# an owner outside the tree: procstate owner-out also has a pipe owned
+# by its parent, this shell
+owner_out() {
+	mkdir owner-out && cd owner-out || fail "mkdir"
+	procstate owner-out >> out 2> err </dev/null &
+	root=$!
+	track $root
+	wait_line out '^ready' 20 || fail "procstate owner-out did not start: $(cat out err | tr '\n' '|')"
+	track $(sed -n 's/^fds [0-9]* [0-9]* child \([0-9]*\)$/\1/p' out)
+	r3=$(sed -n 's/^outside \([0-9]*\)$/\1/p' out)
+	imgcr dump -t $root -D d 2> dump.err && fail "dump with an owner outside the tree succeeded"
+	grep -qx "imgcr: pid $root fd $r3: its owner (F_SETOWN), process $(stat_field $root 2), is not in the tree: the owner cannot be restored" dump.err ||
+		fail "refusal: $(tr '\n' '|' < dump.err)"
+	case "$(state $root)" in S|R) ;; *) fail "after the refused dump the task is '$(state $root)'" ;; esac
+	pass "refused: $(cut -c1-100 dump.err)"
+}
+
 subtest procstate-inotify inotify
+subtest procstate-stopsig stopsig
+subtest procstate-owner owner
+subtest procstate-owner-out owner_out

@@ -26,6 +26,8 @@
  *             and a write to each pipe signals the child (it counts
  *             SIGRTMIN+2 with si_fd R1 and SIGIO: "child got N M fd F",
  *             and the file "sigio-ok" once it has one of each)
+ *   owner-out the same plus a third pipe's read end owned by our parent
+ *             (outside the tree: "outside FD")
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -160,7 +162,7 @@ static const char *owner_of(int fd)
 	return out[k];
 }
 
-static int mode_owner(void)
+static int mode_owner(int outside)
 {
 	int p1[2], p2[2], i;
 	struct f_owner_ex o;
@@ -219,6 +221,15 @@ static int mode_owner(void)
 	snprintf(before1, sizeof(before1), "%s", owner_of(p1[0]));
 	snprintf(before2, sizeof(before2), "%s", owner_of(p2[0]));
 	say("fds %d %d child %d\n", p1[0], p2[0], (int)kid);
+	if (outside) {
+		int p3[2];
+
+		o.type = F_OWNER_PID;
+		o.pid = getppid();
+		if (pipe(p3) || fcntl(p3[0], F_SETOWN_EX, &o))
+			setup_die("procstate", "F_SETOWN_EX parent");
+		say("outside %d\n", p3[0]);
+	}
 	say("owners %s, %s\n", before1, before2);
 	say("ready\n");
 	while (!exists("restored"))
@@ -246,7 +257,9 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "stopsig"))
 		return mode_stopsig();
 	if (argc > 1 && !strcmp(argv[1], "owner"))
-		return mode_owner();
-	say("usage: procstate inotify|stopsig|owner\n");
+		return mode_owner(0);
+	if (argc > 1 && !strcmp(argv[1], "owner-out"))
+		return mode_owner(1);
+	say("usage: procstate inotify|stopsig|owner|owner-out\n");
 	return 2;
 }
