@@ -113,7 +113,7 @@ out=$BUILD/bench-$K.txt
 		}'
 } > "$out"
 cat "$out"
-# The summary (README's table): medians per size; ratios are CRIU / imgcr
+# The summary (the table of docs/performance.md): medians per size; ratios are CRIU / imgcr
 # (above 1: imgcr faster); dump/write is imgcr's dump over the floor.
 [ -n "$THREADS" ] || awk '
 	$1 ~ /^[0-9]+$/ { d[$1, $2] = $3; r[$1, $2] = $4; k[$1, $2] = $5

@@ -39,14 +39,14 @@ statecheck() {
 
 # Tests marked "# runs: first" go first (t_xkernel_dump: its images are
 # restored on freshly booted guests, whose CLOCK_MONOTONIC must already be
-# past the dumping guest's when a sleep of the image ends; see README,
+# past the dumping guest's when a sleep of the image ends; see docs/kernels.md,
 # "Clocks"), then the others in name order.
 first="" rest=""
 for t in "$GUEST"/t_*.sh; do
 	if grep -q '^# runs: first$' "$t"; then first="$first $t"; else rest="$rest $t"; fi
 done
 tests="$first $rest"
-# The state check (README, "Testing"): every "imgcr dump" snapshots the frozen
+# The state check (docs/testing.md, "The state check"): every "imgcr dump" snapshots the frozen
 # tree (statesnap before), every "imgcr restore" snapshots the restored tree
 # and compares (statesnap after).  Each difference not listed in
 # /imgcr/state-expected.txt fails the restore and is logged to

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The state check itself (README, "Testing"; issue 20): statesnap, run by
+# The state check itself (docs/testing.md, "The state check"): statesnap, run by
 # imgcr dump and imgcr restore as $IMGCR_STATE_HOOK, must report a
 # difference between the dumped and the restored tree.  A task holding a
 # UDP socket is dumped and restored twice:

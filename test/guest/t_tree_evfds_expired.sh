@@ -2,7 +2,7 @@
 # Expired one-shot timerfds across dump + restore (test/progs/evfds.c,
 # "evfds expired"): armed with TFD_TIMER_ABSTIME 100 ms ahead, fired, their
 # tick not read; one on CLOCK_REALTIME with TFD_TIMER_CANCEL_ON_SET, one on
-# CLOCK_MONOTONIC.  README: a timerfd keeps its clock, flags and unread
+# CLOCK_MONOTONIC.  docs/trees-and-fds.md: a timerfd keeps its clock, flags and unread
 # ticks.  From outside, before the dump and after the restore: clockid,
 # settime flags (03, 01) and the one tick.  Then the restored program checks
 # the same from inside, reads the monotonic one's tick, and sets

@@ -1,7 +1,7 @@
 /*
  * statesnap: a normalized, line-oriented snapshot of what the kernel shows
  * about a process tree, and the before/after comparison of imgcr's state
- * check (issue 20; see docs/state-inventory.md and README, "Testing").
+ * check (see docs/state-inventory.md and docs/testing.md, "The state check").
  *
  *   statesnap PID...              print the snapshot of these tasks
  *   statesnap before DIR PID...   write it to DIR/.state-before

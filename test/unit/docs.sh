@@ -2,7 +2,12 @@
 # Host check, no guest: the man pages say what the code does.
 #  - every option `imgcr COMMAND --help` lists is in imgcr(8);
 #  - every NT_IMGCR_* note type of include/uapi/linux/imgcr.h is in
-#    imgcr-image(5), with its number.
+#    imgcr-image(5), with its number;
+#  - README.md keeps the two commands of a fresh machine near its top, both
+#    scripts exist, and it stays short (at most 250 lines);
+#  - every docs/*.md is linked from README.md, every relative link of
+#    README.md and docs/*.md names a file that exists, and none says sudo
+#    (the commands are run as root).
 # Prints one "RESULT docs-NAME PASS|FAIL" line per check; exit 1 on a failure.
 set -uo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
@@ -30,4 +35,27 @@ while read -r name num; do
 	grep -q "$name" <<< "$man5" && grep -q "$num" <<< "$man5" || missing="$missing $name($num)"
 done < <(sed -n 's/^#define \(NT_IMGCR_[A-Z0-9_]*\)[[:space:]]*\(0x[0-9a-f]*\).*/\1 \2/p' "$REPO/include/uapi/linux/imgcr.h")
 if [ -z "$missing" ]; then result man5-notes PASS; else result man5-notes FAIL "not in imgcr-image(5):$missing"; fi
+
+readme="$REPO/README.md"
+missing=""
+for cmd in demo run; do
+	head -n 40 "$readme" | grep -q "^test/$cmd\.sh  *# " || missing="$missing test/$cmd.sh(not in the first 40 lines)"
+	[ -x "$REPO/test/$cmd.sh" ] || missing="$missing test/$cmd.sh(no such executable)"
+done
+if [ -z "$missing" ]; then result readme-commands PASS; else result readme-commands FAIL "$missing"; fi
+n=$(wc -l < "$readme")
+if [ "$n" -le 250 ]; then result readme-length PASS; else result readme-length FAIL "README.md has $n lines (at most 250)"; fi
+missing=""
+for d in "$REPO"/docs/*.md; do
+	grep -q "](docs/$(basename "$d"))" "$readme" || missing="$missing docs/$(basename "$d")"
+done
+if [ -z "$missing" ]; then result readme-links-docs PASS; else result readme-links-docs FAIL "not linked from README.md:$missing"; fi
+missing=""
+for f in "$readme" "$REPO"/docs/*.md; do
+	for l in $(grep -o '](\([^)#:]*\)\(#[^)]*\)\?)' "$f" | sed 's/^](//; s/)$//; s/#.*//'); do
+		[ -e "$(dirname "$f")/$l" ] || missing="$missing ${f#"$REPO"/}:$l"
+	done
+done
+if [ -z "$missing" ]; then result links PASS; else result links FAIL "broken:$missing"; fi
+if grep -n -w sudo "$readme" "$REPO"/docs/*.md; then result no-sudo FAIL "sudo in the documentation (above)"; else result no-sudo PASS; fi
 [ "$fails" = 0 ]
