@@ -310,8 +310,10 @@ static void drain_lines(int s, const struct termios *tio, char **buf, size_t *le
 {
 	char line[4096];
 	unsigned char eof = tio->c_cc[VEOF];
+	int i;
 
-	for (;;) {
+	/* at most a line per byte of the 4 KiB n_tty buffer */
+	for (i = 0; i <= 4096; i++) {
 		struct pollfd pf = { .fd = s, .events = POLLIN };
 		ssize_t n;
 
