@@ -220,16 +220,18 @@ int fown_restore(const struct tree *t, const struct tree_task *k, char *err, siz
 		if (!f->own_pid && !f->own_sig)
 			continue;
 		/* only once: in the first task holding it, at its first fd of it */
-		first = 1;
-		for (j = 0; j < t->ntasks && first; j++) {
+		first = 0;
+		for (j = 0; j < t->ntasks; j++) {
 			const struct tree_task *h = &t->tasks[j];
 			int m;
 
 			for (m = 0; m < h->nfds; m++)
 				if (h->fds[m].file == d->file)
 					break;
-			if (m < h->nfds)
+			if (m < h->nfds) {
 				first = h == k && m == i;
+				break;
+			}
 		}
 		if (!first)
 			continue;

@@ -61,6 +61,8 @@ inotify() {
 	wait_tasks_restored $root
 	[ "$(grep '^inotify' /proc/$root/fdinfo/$ino)" = "$fdi" ] ||
 		fail "fdinfo after: $(grep '^inotify' /proc/$root/fdinfo/$ino), before: $fdi"
+	touch restored
+	wait_line out '^queue checked' 30 || fail "no 'queue checked': $(tail -n 3 out | tr '\n' '|')"
 	touch w/after
 	finish
 	pass "refused with the event queued; restored once read"

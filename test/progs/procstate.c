@@ -10,9 +10,9 @@
  *   inotify   an inotify instance watching "w" for IN_CREATE with the
  *             event of "w/before" queued ("ino FD wd WD"); when the file
  *             "drain" appears it reads the queue ("drained EVENTS").
- *             After the restore: nothing queued (FIONREAD 0), and the
- *             creation of "w/after" (made by the test) is reported under
- *             the same wd
+ *             After the restore: nothing queued (FIONREAD 0: "queue
+ *             checked"), and the creation of "w/after" (made by the test
+ *             then) is reported under the same wd
  *   stopsig   a child in its own process group (not orphaned: we are
  *             in another group of the same session) stopped by SIGTTIN;
  *             we see it stopped in /proc, not by waitpid ("child PID").
@@ -89,6 +89,7 @@ static int mode_inotify(void)
 	i = ioctl(ino, FIONREAD, &n);
 	tally(!i && n == 0, "inotify queue: %d bytes queued after the restore, want 0 (ioctl %d: %s)", n,
 	      i, i ? strerror(errno) : "ok");
+	say("queue checked\n");
 	for (i = 0; i < 250 && !exists("w/after"); i++)
 		msleep(20);
 	msleep(100);
