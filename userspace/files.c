@@ -168,6 +168,11 @@ int fown_dump(const struct fd_parms *p, struct tree_file *f)
 		return -1;
 	}
 	sig = fcntl(fd, F_GETSIG);
+	/* an O_PATH fd has no owner (fcntl refuses it: EBADF) */
+	if (sig < 0 && errno == EBADF) {
+		close(fd);
+		return 0;
+	}
 	if (fcntl(fd, F_GETOWN_EX, &o) || sig < 0) {
 		pr_perror("pid %d fd %d: %s: F_GETOWN_EX/F_GETSIG", p->pid, p->fd, p->link);
 		close(fd);

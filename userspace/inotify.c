@@ -53,7 +53,6 @@ static int inotify_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file 
 	int fd, n = 0;
 
 	(void)c;
-	(void)f;
 	if (strcmp(p->link, "anon_inode:inotify"))
 		return FD_OTHER;
 	fd = fd_steal(p);
@@ -65,11 +64,7 @@ static int inotify_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file 
 		return FD_FAILED;
 	}
 	close(fd);
-	if (n > 0) {
-		pr_err("pid %d fd %d: inotify: %d bytes of events queued and not read: they cannot be restored (only the kernel queues events); dump again once the program has read them",
-		       p->pid, p->fd, n);
-		return FD_FAILED;
-	}
+	f->count = n;	/* refused by inotify_check, after the watches' own refusals */
 	return FD_DESCRIBED;	/* the watches: inotify_check, with the file's id */
 }
 
@@ -200,6 +195,11 @@ static int inotify_check(const struct tree *ct)
 			it->path = path;
 		}
 		free(info);
+		if (!ret && f->count) {
+			pr_err("pid %d fd %d: inotify: %llu bytes of events queued and not read: they cannot be restored (only the kernel queues events); dump again once the program has read them",
+			       f->pid, f->fd, f->count);
+			ret = -1;
+		}
 	}
 	return ret;
 }
