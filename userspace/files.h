@@ -231,10 +231,14 @@ int fd_set_flags(int fd, unsigned int flags, const char *what);
 /* @fd moved to @base or above, close-on-exec (itself if already there); -1 on error. */
 int fd_high(int fd, int base);
 
-/* Flags to open a file description's path again: never create, truncate or take a tty. */
+/*
+ * Flags to open a file description's path again: never create, truncate or
+ * take a tty; not O_ASYNC, which open() records without registering the
+ * file for SIGIO: fd_set_flags() (F_SETFL) sets it.
+ */
 static inline int fd_open_flags(unsigned int flags)
 {
-	return (flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_NOCTTY)) | O_CLOEXEC;
+	return (flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_NOCTTY | O_ASYNC)) | O_CLOEXEC;
 }
 
 /* Open the path of file record @f again (fd_open_flags()); -1 (printed). */

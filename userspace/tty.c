@@ -988,6 +988,10 @@ static int tty_open(struct fd_restore *r, int i, const char *what)
 			fd = open("/proc/self/fd/0", fd_open_flags(f->flags) | O_NOCTTY);
 		if (fd < 0)
 			pr_perror("%s: cannot open imgcr's terminal", what);
+		if (fd >= 0 && fd_set_flags(fd, f->flags, what)) {
+			close(fd);
+			return -1;
+		}
 		return fd;
 	}
 	m = pair_master(r, f->tty_index, what);

@@ -54,7 +54,7 @@ outside() {
 		[ "$(f $1 52)" = $2 ] || fail "$WHEN: zombie $1 has exit_code '$(f $1 52)', want $2"
 	done
 	case "$(zsig $a)" in
-	"SigIgn: 000000000000000[1357] SigCgt: 0000000000000a00 "*"Max core file size 4096 8192 bytes"*"Max open files 77 900 files"*) ;;
+	"SigIgn: 000000000000000"[1357]" SigCgt: 0000000000000a00 "*"Max core file size 4096 8192 bytes"*"Max open files 77 900 files"*) ;;
 	*) fail "$WHEN: zombie $a's dispositions and limits: $(zsig $a)" ;;
 	esac
 	if [ "$WHEN" = "before the dump" ]; then
