@@ -213,32 +213,57 @@ int fown_check(const struct tree *t)
 	return 0;
 }
 
+/* Whether fd @i of task @k is the first fd of the first task holding its file. */
+static int first_holder(const struct tree *t, const struct tree_task *k, int i)
+{
+	int j, m;
+
+	for (j = 0; j < t->ntasks; j++) {
+		const struct tree_task *h = &t->tasks[j];
+
+		for (m = 0; m < h->nfds; m++)
+			if (h->fds[m].file == k->fds[i].file)
+				return h == k && m == i;
+	}
+	return 0;
+}
+
+/*
+ * O_ASYNC: the kernel signals with si_fd the fd number that set it, which
+ * was the restorer's own (a high one) when the description was opened: set
+ * it again through the task's fd, in the first task holding it.  Before
+ * the tree runs: nothing can be written to the file meanwhile.
+ */
+int fasync_restore(const struct tree *t, const struct tree_task *k, char *err, size_t size)
+{
+	int i, fl;
+
+	for (i = 0; i < k->nfds; i++) {
+		const struct tree_fd *d = &k->fds[i];
+
+		if (!(t->files[d->file].flags & O_ASYNC) || !first_holder(t, k, i))
+			continue;
+		fl = fcntl(d->fd, F_GETFL);
+		if (fl < 0 || fcntl(d->fd, F_SETFL, fl & ~O_ASYNC) || fcntl(d->fd, F_SETFL, fl | O_ASYNC)) {
+			snprintf(err, size, "fd %d: cannot set O_ASYNC through it: %s", d->fd,
+				 strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int fown_restore(const struct tree *t, const struct tree_task *k, char *err, size_t size)
 {
-	int i, j, first;
+	int i;
 
 	for (i = 0; i < k->nfds; i++) {
 		const struct tree_fd *d = &k->fds[i];
 		const struct tree_file *f = &t->files[d->file];
 		struct f_owner_ex o = { f->own_type, f->own_pid };
 
-		if (!f->own_pid && !f->own_sig)
-			continue;
 		/* only once: in the first task holding it, at its first fd of it */
-		first = 0;
-		for (j = 0; j < t->ntasks; j++) {
-			const struct tree_task *h = &t->tasks[j];
-			int m;
-
-			for (m = 0; m < h->nfds; m++)
-				if (h->fds[m].file == d->file)
-					break;
-			if (m < h->nfds) {
-				first = h == k && m == i;
-				break;
-			}
-		}
-		if (!first)
+		if ((!f->own_pid && !f->own_sig) || !first_holder(t, k, i))
 			continue;
 		if ((f->own_pid && fcntl(d->fd, F_SETOWN_EX, &o)) ||
 		    (f->own_sig && fcntl(d->fd, F_SETSIG, f->own_sig))) {

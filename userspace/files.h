@@ -220,6 +220,8 @@ int fd_steal(const struct fd_parms *p);
 int fown_dump(const struct fd_parms *p, struct tree_file *f);
 int fown_check(const struct tree *t);
 int fown_restore(const struct tree *t, const struct tree_task *k, char *err, size_t size);
+/* O_ASYNC set again through the task's own fd number (the signals' si_fd). */
+int fasync_restore(const struct tree *t, const struct tree_task *k, char *err, size_t size);
 
 /*
  * restore: give @fd, just created by a kind, the file status flags @flags

@@ -596,6 +596,8 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 	for (i = 0; i < 3; i++)
 		if (!used[i])
 			close(i);
+	if (fasync_restore(&c->t, k, err, sizeof(err)))
+		TFAIL("%s", err);
 	/* what needs the fds in place: epoll items, pidfds to the tree (files.h) */
 	for (i = 0; fd_kinds[i]; i++) {
 		char why[1024];
