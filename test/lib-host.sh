@@ -142,6 +142,34 @@ copy_elf() {
 	done
 }
 
+# add_daemons ROOT: Debian's redis-server, redis-cli and memcached
+# (t_daemon_user), taken from the packages in apt's cache
+# (apt-get download redis-server redis-tools memcached libjemalloc2 liblzf1
+# puts them there), with the libraries of those packages; the host's
+# ldd closure for the rest.  Skipped, with a note, if a package is missing:
+# the test then reports the daemons as skipped.
+add_daemons() {
+	local root=$1 x=$BUILD/daemons d p lib
+	rm -rf "$x"
+	mkdir -p "$x"
+	for p in redis-server redis-tools memcached libjemalloc2 liblzf1; do
+		d=$(ls /var/cache/apt/archives/${p}_*_amd64.deb 2>/dev/null | tail -n 1)
+		if [ -z "$d" ]; then
+			warn "no $p package in /var/cache/apt/archives: t_daemon_user skips redis and memcached"
+			return 0
+		fi
+		dpkg -x "$d" "$x" || die "cannot unpack $d"
+	done
+	for lib in "$x"/usr/lib/x86_64-linux-gnu/libjemalloc.so.2 "$x"/usr/lib/x86_64-linux-gnu/liblzf.so.1; do
+		mkdir -p "$root/usr/lib/x86_64-linux-gnu"
+		cp -L --preserve=timestamps "$lib" "$root/usr/lib/x86_64-linux-gnu/" || die "cannot copy $lib"
+	done
+	for p in redis-server redis-cli memcached; do
+		LD_LIBRARY_PATH=$x/usr/lib/x86_64-linux-gnu copy_elf "$root" "$x/usr/bin/$p" "/usr/bin/$p"
+	done
+	rm -rf "$root$x"	# copy_elf's copies of the packages' libraries at the unpacked path
+}
+
 # add_python ROOT: Debian's python3 (t_python) as /usr/bin/python3, with its
 # libraries and its standard library minus tests, GUIs, the static
 # libpython and other things the guest never imports.
@@ -282,6 +310,7 @@ make_initrd() {
 	copy_elf "$root" /bin/bash /usr/bin/bash
 	copy_elf "$root" /usr/bin/xz /usr/bin/xz	# t_xz: multi-threaded encoder
 	add_python "$root"
+	add_daemons "$root"
 	cp "$REPO"/test/guest/* "$root/imgcr/guest/"
 	cp "$REPO/test/state-expected.txt" "$root/imgcr/state-expected.txt"
 	cp "$REPO/test/guest/init" "$root/init"

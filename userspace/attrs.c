@@ -28,6 +28,7 @@
  * parent must exist; a path where something exists now is retried briefly
  * (another task of the tree may be doing the same) and then refused.
  */
+#include <limits.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -43,6 +44,7 @@
 #include "attrs.h"
 #include "log.h"
 #include "proc.h"
+#include "record.h"
 
 #define IOPRIO_WHO_PROCESS	1
 #ifndef SCHED_DEADLINE
@@ -516,23 +518,23 @@ void attrs_write(FILE *f, const struct tree_task *k)
 			continue;
 		limit_str(a, sizeof(a), k->rlim[r][0]);
 		limit_str(b, sizeof(b), k->rlim[r][1]);
-		fprintf(f, "rlimit %d %s %s %s\n", k->pid, rlimit_names[r], a, b);
+		fprintf(f, "rlimit pid=%d name=%s soft=%s hard=%s\n", k->pid, rlimit_names[r], a, b);
 	}
 	if (k->attr_set & ATTR_OOM)
-		fprintf(f, "oom %d %d\n", k->pid, k->oom_score_adj);
+		fprintf(f, "oom pid=%d adj=%d\n", k->pid, k->oom_score_adj);
 	if (k->attr_set & ATTR_SCHED)
-		fprintf(f, "sched %d %d %d %d %d\n", k->pid, k->sched_policy, k->sched_reset,
-			k->sched_prio, k->nice);
+		fprintf(f, "sched pid=%d policy=%d reset=%d prio=%d nice=%d\n", k->pid,
+			k->sched_policy, k->sched_reset, k->sched_prio, k->nice);
 	if ((k->attr_set & ATTR_AFFINITY) && k->affinity)
-		fprintf(f, "affinity %d %s\n", k->pid, k->affinity);
+		fprintf(f, "affinity pid=%d cpus=%s\n", k->pid, k->affinity);
 	if (k->attr_set & ATTR_IOPRIO)
-		fprintf(f, "ioprio %d %d\n", k->pid, k->ioprio);
+		fprintf(f, "ioprio pid=%d value=%d\n", k->pid, k->ioprio);
 	if (k->attr_set & ATTR_NNP)
-		fprintf(f, "nnp %d %d\n", k->pid, k->no_new_privs);
+		fprintf(f, "nnp pid=%d value=%d\n", k->pid, k->no_new_privs);
 	if (k->attr_set & ATTR_LOGINUID)
-		fprintf(f, "loginuid %d %u\n", k->pid, k->loginuid);
+		fprintf(f, "loginuid pid=%d uid=%u\n", k->pid, k->loginuid);
 	if (k->cwd_deleted)
-		fprintf(f, "cwd-deleted %d\n", k->pid);
+		fprintf(f, "cwd-deleted pid=%d\n", k->pid);
 }
 
 static int limit_val(const char *s, unsigned long long *out)
@@ -563,80 +565,83 @@ static int int_val(const char *s, long lo, long hi, int *out)
 	return 0;
 }
 
-int attrs_read(struct tree_task *k, char **v, int nv, int *bad)
+/* field @key of @r as an int in [@lo, @hi] (int_val); 0 or -1 */
+static int rec_int(struct rec *r, const char *key, long lo, long hi, int *out)
 {
-	static const char *const keys[] = {
-		"rlimit", "oom", "sched", "affinity", "ioprio", "nnp", "cwd-deleted",
-		"loginuid",
-	};
-	unsigned long long soft, hard;
-	cpu_set_t cpus;
-	size_t i;
-	int r;
+	const char *v = rec_val(r, key);
 
-	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (!strcmp(v[0], keys[i]))
-			break;
-	if (i == sizeof(keys) / sizeof(keys[0]))
-		return 0;
-	*bad = 1;
-	if (!k)
-		return 1;
-	switch (i) {
-	case 0:
-		if (nv != 5)
-			return 1;
-		for (r = 0; r < TREE_NLIMITS && strcmp(v[2], rlimit_names[r]); r++)
-			;
-		if (r == TREE_NLIMITS || (k->attr_set & ATTR_RLIMIT(r)) ||
-		    limit_val(v[3], &soft) || limit_val(v[4], &hard) || soft > hard)
-			return 1;
-		k->rlim[r][0] = soft;
-		k->rlim[r][1] = hard;
-		k->attr_set |= ATTR_RLIMIT(r);
-		break;
-	case 1:
-		if (nv != 3 || int_val(v[2], -1000, 1000, &k->oom_score_adj))
-			return 1;
-		k->attr_set |= ATTR_OOM;
-		break;
-	case 2:
-		if (nv != 6 || int_val(v[2], 0, 7, &k->sched_policy) ||
-		    int_val(v[3], 0, 1, &k->sched_reset) || int_val(v[4], 0, 99, &k->sched_prio) ||
-		    int_val(v[5], -20, 19, &k->nice))
-			return 1;
-		k->attr_set |= ATTR_SCHED;
-		break;
-	case 3:
-		if (nv != 3 || parse_cpu_list(v[2], &cpus) || k->affinity)
-			return 1;
-		k->affinity = strdup(v[2]);
-		k->attr_set |= ATTR_AFFINITY;
-		break;
-	case 4:
-		if (nv != 3 || int_val(v[2], 0, 0xffff, &k->ioprio))
-			return 1;
-		k->attr_set |= ATTR_IOPRIO;
-		break;
-	case 5:
-		if (nv != 3 || int_val(v[2], 0, 1, &k->no_new_privs))
-			return 1;
-		k->attr_set |= ATTR_NNP;
-		break;
-	case 6:
-		if (nv != 2)
-			return 1;
-		k->cwd_deleted = 1;
-		break;
-	case 7:
-		if (nv != 3 || uid_val(v[2], &k->loginuid))
-			return 1;
-		k->attr_set |= ATTR_LOGINUID;
-		break;
-	}
-	*bad = 0;
-	return 1;
+	return v ? int_val(v, lo, hi, out) : -1;
 }
+
+/* The attribute records, each of the task of its pid field (records after it). */
+static const char *attr_record_read(struct tree *t, struct rec *r)
+{
+	static const char *const bad = "bad attribute record";
+	unsigned long long soft, hard;
+	const char *v, *w;
+	struct tree_task *k;
+	cpu_set_t cpus;
+	int pid, i;
+
+	if (!(v = rec_val(r, "pid")) || int_val(v, INT_MIN, INT_MAX, &pid) ||
+	    !(k = tree_find(t, pid)))
+		return bad;
+	if (!strcmp(r->name, "rlimit")) {
+		v = rec_val(r, "name");
+		for (i = 0; v && i < TREE_NLIMITS && strcmp(v, rlimit_names[i]); i++)
+			;
+		if (!v || i == TREE_NLIMITS || (k->attr_set & ATTR_RLIMIT(i)) ||
+		    !(v = rec_val(r, "soft")) || !(w = rec_val(r, "hard")) ||
+		    limit_val(v, &soft) || limit_val(w, &hard) || soft > hard)
+			return bad;
+		k->rlim[i][0] = soft;
+		k->rlim[i][1] = hard;
+		k->attr_set |= ATTR_RLIMIT(i);
+	} else if (!strcmp(r->name, "oom")) {
+		if (rec_int(r, "adj", -1000, 1000, &k->oom_score_adj))
+			return bad;
+		k->attr_set |= ATTR_OOM;
+	} else if (!strcmp(r->name, "sched")) {
+		if (rec_int(r, "policy", 0, 7, &k->sched_policy) ||
+		    rec_int(r, "reset", 0, 1, &k->sched_reset) ||
+		    rec_int(r, "prio", 0, 99, &k->sched_prio) || rec_int(r, "nice", -20, 19, &k->nice))
+			return bad;
+		k->attr_set |= ATTR_SCHED;
+	} else if (!strcmp(r->name, "affinity")) {
+		if (!(v = rec_val(r, "cpus")) || parse_cpu_list(v, &cpus) || k->affinity)
+			return bad;
+		k->affinity = strdup(v);
+		k->attr_set |= ATTR_AFFINITY;
+	} else if (!strcmp(r->name, "ioprio")) {
+		if (rec_int(r, "value", 0, 0xffff, &k->ioprio))
+			return bad;
+		k->attr_set |= ATTR_IOPRIO;
+	} else if (!strcmp(r->name, "nnp")) {
+		if (rec_int(r, "value", 0, 1, &k->no_new_privs))
+			return bad;
+		k->attr_set |= ATTR_NNP;
+	} else if (!strcmp(r->name, "loginuid")) {
+		if (!(v = rec_val(r, "uid")) || uid_val(v, &k->loginuid))
+			return bad;
+		k->attr_set |= ATTR_LOGINUID;
+	} else if (!strcmp(r->name, "cwd-deleted")) {
+		k->cwd_deleted = 1;
+	}
+	return NULL;
+}
+
+/* the tree file's attribute records (record.h; the format: imgcr-image(5)), written by attrs_write */
+const struct tree_record attrs_records[] = {
+	{ "rlimit", attr_record_read, NULL },
+	{ "oom", attr_record_read, NULL },
+	{ "sched", attr_record_read, NULL },
+	{ "affinity", attr_record_read, NULL },
+	{ "ioprio", attr_record_read, NULL },
+	{ "nnp", attr_record_read, NULL },
+	{ "loginuid", attr_record_read, NULL },
+	{ "cwd-deleted", attr_record_read, NULL },
+	{ NULL, NULL, NULL }
+};
 
 static const char *policy_name(int p)
 {

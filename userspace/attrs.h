@@ -31,8 +31,7 @@ int attrs_set(const struct tree_task *k, int nnp_in_image, char *err, size_t siz
 
 /* DIR/tree records (format: tree.c) */
 void attrs_write(FILE *f, const struct tree_task *k);
-/* 1: @v[0] names an attribute record; then *@bad is set if malformed */
-int attrs_read(struct tree_task *k, char **v, int nv, int *bad);
+/* their records: attrs_records (record.h) */
 
 /* imgcr show DIR */
 void attrs_show_text(const struct tree_task *k);

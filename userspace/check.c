@@ -2,6 +2,7 @@
 /* imgcr check: can this kernel dump and restore? */
 #include <dirent.h>
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -114,11 +115,22 @@ static void check_tools(void)
 int cmd_check(int argc, char **argv)
 {
 	struct utsname u;
-	int bad = 0;
+	int bad = 0, i;
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		LOG_LONG_OPTS,
+		{ NULL, 0, NULL, 0 }
+	};
 
-	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")))
-		return command_help("check");
-	if (argc > 1)
+	while ((i = getopt_long(argc, argv, ":h" LOG_OPTS, opts, NULL)) != -1) {
+		if (i == 'h')
+			return command_help("check");
+		if (i != 'o' && i != 'v')
+			return option_error("check", i, argc, argv);
+		if (log_option(i, optarg) < 0)
+			return 2;
+	}
+	if (optind < argc)
 		return usage_error("check takes no arguments");
 	uname(&u);
 	printf("kernel:      %s %s\n", u.release, u.machine);

@@ -15,7 +15,7 @@
  *     its image has not;
  *   - every task that holds such mappings executes its image with
  *     "--imgcr-keep=START-END,..." and binfmt_img restores it in place
- *     (module/img_inplace.c): those mappings stay, compared page by page
+ *     (module/loader/img_inplace.c): those mappings stay, compared page by page
  *     with the image (the only such pass for a mapping no child inherits),
  *     and everything else is rebuilt as usual.
  *

@@ -6,11 +6,13 @@
  * /dev/tty included, are tty.c's (asked first); every other device, and
  * every block device, is refused.
  */
+#include <limits.h>
 #include <errno.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "files.h"
+#include "record.h"
 #include "log.h"
 
 static int allowed_chr(unsigned int ma, unsigned int mi)
@@ -62,18 +64,15 @@ static int dev_open(struct fd_restore *r, int i, const char *what)
 
 static void dev_rec_write(FILE *f, const struct tree_file *x)
 {
-	fprintf(f, " %u:%u", x->major, x->minor);
+	fprintf(f, " dev=%u:%u", x->major, x->minor);
 	fd_rec_path(f, x->path);
 }
 
-static const char *dev_rec_read(struct tree *t, struct tree_file *x, char **v,
-				const long long *n, int nv)
+static const char *dev_rec_read(struct tree *t, struct tree_file *x, struct rec *r)
 {
 	(void)t;
-	(void)n;
-	if (nv != 2 || sscanf(v[0], "%u:%u", &x->major, &x->minor) != 2)
+	if (rec_dev(r, "dev", &x->major, &x->minor) || rec_str(r, "path", &x->path))
 		return "bad file record";
-	x->path = tree_unescape(v[1]);
 	return NULL;
 }
 

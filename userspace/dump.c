@@ -47,6 +47,8 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/kcmp.h>
@@ -58,6 +60,7 @@
 #include "image.h"
 #include "live.h"
 #include "log.h"
+#include "pipes.h"
 #include "proc.h"
 #include "seccomp.h"
 #include "statehook.h"
@@ -90,6 +93,8 @@ struct live_fill {
 
 /* --stats: where the frozen time goes (ms). */
 static long long st_open, st_ranges, st_write, st_fill_late;
+static unsigned long long st_bytes;	/* of the images written */
+static int st_images;
 
 /* The live copy: up to this many passes, while each halves what to copy. */
 #define LIVE_MAX_PASSES 5
@@ -204,6 +209,121 @@ static int cmp_kcmp(const void *a, const void *b)
 			 ((const struct share_cand *)b)->pid, sort_type, 0, 0);
 
 	return r == 1 ? -1 : r == 2 ? 1 : 0;
+}
+
+/* The capability set KEY ("CapPrm") of thread TID of PID, 0 if unknown. */
+static unsigned long long thread_caps(pid_t pid, pid_t tid, const char *key)
+{
+	char path[64], *text;
+	const char *v;
+	unsigned long long caps = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
+	text = read_text(path, NULL);
+	v = text ? status_field(text, key) : NULL;
+	if (v)
+		caps = strtoull(v, NULL, 16);
+	free(text);
+	return caps;
+}
+
+#define CAP_SYS_ADMIN_BIT		21
+#define CAP_CHECKPOINT_RESTORE_BIT	40
+
+/* Can we create a user namespace (imgcr restore --pidns as a user)?  0 or an errno. */
+static int userns_error(void)
+{
+	pid_t p = fork();
+	int st;
+
+	if (p < 0)
+		return errno;
+	if (!p)
+		_exit(unshare(CLONE_NEWUSER) ? errno : 0);
+	if (waitpid(p, &st, 0) != p || !WIFEXITED(st))
+		return ECHILD;
+	return WEXITSTATUS(st);
+}
+
+/*
+ * A dump that kills the tree must leave images its caller can restore:
+ * what imgcr restore, run by the same user, refuses (restore.c check_tree()
+ * and creds_check()) is refused here, before the kill, and the tree runs
+ * on.  Root restores any credentials and chooses TIDs; a user restores only
+ * tasks with its own ids and groups, outside a chroot, with capabilities
+ * it holds, and threads only with CAP_CHECKPOINT_RESTORE or in a PID
+ * namespace of a user namespace of its own (--pidns), where no capability
+ * of the task can be given.  Not needed with --leave-running.
+ */
+static int restore_check(struct dctx *c)
+{
+	struct tree *t = &c->t;
+	uid_t uid = geteuid();
+	gid_t gid = getegid(), groups[65536];
+	int ng = getgroups(65536, groups), i, j, uerr = -1;
+	unsigned long long mine = thread_caps(getpid(), getpid(), "CapPrm");
+	unsigned long long eff = thread_caps(getpid(), getpid(), "CapEff");
+	int tid_right = !!(eff & (1ULL << CAP_CHECKPOINT_RESTORE_BIT |
+				  1ULL << CAP_SYS_ADMIN_BIT));
+
+	if (c->leave || uid == 0)
+		return 0;
+	for (i = 0; i < t->ntasks; i++) {
+		const struct tree_task *k = &t->tasks[i];
+		int same = 1, pidns = 0;
+
+		for (j = 0; j < 4; j++)
+			same &= k->uid[j] == uid && k->gid[j] == gid;
+		for (j = 0; same && j < k->ngroups; j++) {
+			int g;
+
+			for (g = 0; g < ng && (gid_t)groups[g] != k->groups[j]; g++)
+				;
+			same = g < ng;
+		}
+		if (!same || k->ngroups != ng) {
+			pr_err("pid %d (%s): you cannot restore it: its credentials (uid %u %u %u %u, gid %u %u %u %u, %d groups) are not yours (uid %u, gid %u, %d groups), and only root restores other credentials; not dumped, left running (dump as root, or with --leave-running)",
+			       k->pid, k->comm, k->uid[0], k->uid[1], k->uid[2], k->uid[3],
+			       k->gid[0], k->gid[1], k->gid[2], k->gid[3], k->ngroups,
+			       uid, gid, ng);
+			return -1;
+		}
+		if (strcmp(k->root, "/")) {
+			pr_err("pid %d (%s): you cannot restore it: its root directory is %s, and only root restores a chroot; not dumped, left running",
+			       k->pid, k->comm, k->root);
+			return -1;
+		}
+		if (k->zombie)
+			continue;
+		if (k->nthreads && !tid_right) {
+			if (uerr < 0)
+				uerr = userns_error();
+			if (uerr) {
+				pr_err("pid %d (%s): you cannot restore it: recreating the TIDs of its %d thread(s) needs CAP_CHECKPOINT_RESTORE, which you have not, or a restore with --pidns in a user namespace of your own, which you cannot create (%s); not dumped, left running (dump as root, or with --leave-running)",
+				       k->pid, k->comm, k->nthreads, strerror(uerr));
+				return -1;
+			}
+			pidns = 1;
+		}
+		for (j = -1; j < k->nthreads; j++) {
+			pid_t tid = j < 0 ? k->pid : k->threads[j];
+			unsigned long long prm = thread_caps(k->pid, tid, "CapPrm");
+			unsigned long long any = prm | thread_caps(k->pid, tid, "CapInh") |
+						 thread_caps(k->pid, tid, "CapAmb");
+
+			if (pidns && any) {
+				pr_err("pid %d (%s): you cannot restore it: its thread %d has capabilities (permitted %#llx), which a restore in a user namespace of your own (--pidns, needed for its threads' TIDs) cannot give; not dumped, left running (dump as root, or with --leave-running)",
+				       k->pid, k->comm, tid, prm);
+				return -1;
+			}
+			if (prm & ~mine) {
+				pr_err("pid %d (%s): you cannot restore it: its thread %d has permitted capabilities %#llx you do not have; not dumped, left running (dump as root, or with --leave-running)",
+				       k->pid, k->comm, tid, prm & ~mine);
+				return -1;
+			}
+		}
+	}
+	return 0;
 }
 
 /*
@@ -567,6 +687,12 @@ static int describe_fd(struct dctx *c, int ti, int fd)
 		f->sino = p.st.st_ino;
 		if (fown_dump(&p, f))
 			goto out;
+		/* a pipe's or socket's owner: its creator's, not the restorer's */
+		if (f->kind == TK_PIPE || f->kind == TK_SK) {
+			f->has_owner = 1;
+			f->owner_uid = p.st.st_uid;
+			f->owner_gid = p.st.st_gid;
+		}
 	}
 	tree_fd_add(&c->t.tasks[ti], fd, i, cloexec);
 	if (locks_dump(&c->t, pid, fd, i))	/* locks.c */
@@ -817,7 +943,7 @@ static int save_image(struct dctx *c, const struct tree_task *k)
 	in = open(src, O_RDONLY | O_CLOEXEC);
 	st_open += now_ms() - t0;
 	if (in < 0) {
-		pr_perror("pid %d: cannot open %s", k->pid, src);
+		pr_dump_open_error(k->pid, src);
 		return -1;
 	}
 	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0700);
@@ -838,7 +964,11 @@ static int save_image(struct dctx *c, const struct tree_task *k)
 	/* one copy: the module writes the task's pages into the file */
 	struct imgcr_dump_to to = { .fd = out };
 	long long tw = now_ms();
+
+	progress_watch(out);
 	int rc = ioctl(in, IMGCR_IOC_DUMP_TO, &to);
+
+	progress_watch(-1);
 
 	st_write += now_ms() - tw;
 	if (rc == 0)
@@ -858,6 +988,9 @@ static int save_image(struct dctx *c, const struct tree_task *k)
 		goto fail;
 	}
 written:
+	st_bytes += lseek(out, 0, SEEK_END);
+	progress_update(st_bytes, ++st_images);
+	pr_debug("pid %d: image %s written (%lld bytes)", k->pid, dst, (long long)lseek(out, 0, SEEK_END));
 	/* owned by the task's user, who must be able to exec it */
 	if (!geteuid() && fchown(out, k->uid[0], k->gid[0])) {
 		pr_perror("cannot chown %s", dst);
@@ -951,27 +1084,27 @@ static void chown_dir(struct dctx *c, int created)
 	if (geteuid() || !r)
 		return;
 	if (created && chown(c->dir, r->uid[0], r->gid[0]))
-		pr_perror("warning: cannot chown %s", c->dir);
+		pr_pwarn("cannot chown %s", c->dir);
 	snprintf(path, sizeof(path), "%s/%s", c->dir, TREE_FILE);
 	if (chown(path, r->uid[0], r->gid[0]))
-		pr_perror("warning: cannot chown %s", path);
+		pr_pwarn("cannot chown %s", path);
 	for (i = 0; i < c->t.npipes; i++) {
 		snprintf(path, sizeof(path), "%s/pipe-%lu.data", c->dir, c->t.pipes[i].ino);
 		if (chown(path, r->uid[0], r->gid[0]))
-			pr_perror("warning: cannot chown %s", path);
+			pr_pwarn("cannot chown %s", path);
 	}
 	for (i = 0; i < c->t.nfiles; i++) {
 		if (c->t.files[i].kind != TK_MEMFD)
 			continue;
 		snprintf(path, sizeof(path), "%s/memfd-%lu.data", c->dir, c->t.files[i].ino);
 		if (chown(path, r->uid[0], r->gid[0]))
-			pr_perror("warning: cannot chown %s", path);
+			pr_pwarn("cannot chown %s", path);
 	}
 	for (i = 0; i < c->t.nghosts; i++) {
 		snprintf(path, sizeof(path), "%s/ghost-%llu-%llu.data", c->dir, c->t.ghosts[i].dev,
 			 c->t.ghosts[i].ino);
 		if (chown(path, r->uid[0], r->gid[0]))
-			pr_perror("warning: cannot chown %s", path);
+			pr_pwarn("cannot chown %s", path);
 	}
 }
 
@@ -996,10 +1129,16 @@ int cmd_dump(int argc, char **argv)
 		{ "display-stats", no_argument, NULL, 'S' },
 		{ "ghost-limit", required_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
+		LOG_LONG_OPTS,
 		{ NULL, 0, NULL, 0 }
 	};
-	while ((i = getopt_long(argc, argv, ":t:D:Rjh", opts, NULL)) != -1) {
+	while ((i = getopt_long(argc, argv, ":t:D:Rjh" LOG_OPTS, opts, NULL)) != -1) {
 		switch (i) {
+		case 'o':
+		case 'v':
+			if (log_option(i, optarg) < 0)
+				return 2;
+			break;
 		case 't':
 			spid = optarg;
 			break;
@@ -1060,8 +1199,11 @@ int cmd_dump(int argc, char **argv)
 	if (c.live && live_precopy(&c, root))
 		goto out;
 	tf = now_ms();
+	pr_debug("freezing the tree of pid %d", root);
 	if (freeze_tree(&c.fz, &c.t, root))
 		goto out;
+	pr_debug("%d tasks frozen", c.t.ntasks);
+	progress_begin("dump", c.t.ntasks, 0);
 	if (shared_check(&c))
 		goto out;
 	/* $IMGCR_STATE_HOOK before DIR PID... (statehook.c) */
@@ -1074,7 +1216,7 @@ int cmd_dump(int argc, char **argv)
 	for (i = 0; fd_kinds[i]; i++)
 		if (fd_kinds[i]->check && fd_kinds[i]->check(&c.t))
 			goto out;
-	if (fown_check(&c.t))
+	if (fown_check(&c.t) || restore_check(&c))
 		goto out;
 	for (i = 0; i < c.t.ntasks; i++)
 		if (!c.t.tasks[i].zombie &&
@@ -1089,6 +1231,7 @@ int cmd_dump(int argc, char **argv)
 		goto out;
 	ok = 1;
 out:
+	progress_end();
 	if (!ok)
 		pr_err("dump failed; the tree was left running untouched%s",
 		       c.live ? " (but for its soft-dirty bits, cleared by --live)" : "");
@@ -1114,10 +1257,10 @@ out:
 	st_fill_late = now_ms() - st_fill_late;
 	free(c.fills);
 	if (stats && ok)
-		fprintf(stderr, "imgcr: stats: frozen_ms=%lld total_ms=%lld live_passes=%d live_copied_pages=%llu live_skipped_pages=%llu live_precopy_ms=%lld live_max_stop_ms=%lld open_ms=%lld ranges_ms=%lld write_ms=%lld fill_after_ms=%lld\n",
+		pr_msg("stats: frozen_ms=%lld total_ms=%lld live_passes=%d live_copied_pages=%llu live_skipped_pages=%llu live_precopy_ms=%lld live_max_stop_ms=%lld open_ms=%lld ranges_ms=%lld write_ms=%lld fill_after_ms=%lld images=%d image_bytes=%llu",
 			tr - tf, now_ms() - t0, c.lv.rounds, c.lv.copied, c.lv.skipped,
 			c.lv.precopy_ms, c.lv.max_stop_ms, st_open, st_ranges, st_write,
-			st_fill_late);
+			st_fill_late, st_images, st_bytes);
 	live_free(&c.lv);
 	freeze_free(&c.fz);
 	tree_free(&c.t);

@@ -45,6 +45,7 @@
  *   state (a readable pipe, a non-zero eventfd, ...).  An edge-triggered
  *   item already reported and not yet drained is reported once more.
  */
+#include <limits.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -58,6 +59,7 @@
 #include "files.h"
 #include "log.h"
 #include "proc.h"
+#include "record.h"
 
 static int epoll_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 {
@@ -281,4 +283,44 @@ const struct fd_kind epoll_fd_kind = {
 	.rec_read = fd_rec_none,	/* its items are records of their own */
 	.rec_show = epoll_rec_show,
 	.rec_json = epoll_rec_json,
+};
+
+/* ---- the tree file: epitem records (record.h; the format: imgcr-image(5)) ---- */
+
+static void epitem_records_write(FILE *f, const struct tree *t)
+{
+	int i;
+
+	for (i = 0; i < t->nitems; i++) {
+		const struct tree_item *it = &t->items[i];
+
+		if (it->kind == IT_EPOLL)
+			fprintf(f, "epitem file=%d pid=%d tfd=%d events=0x%x data=0x%llx\n", it->file,
+				it->pid, it->num, it->mask, it->data);
+	}
+}
+
+static const char *epitem_record_read(struct tree *t, struct rec *r)
+{
+	unsigned long long ev, data;
+	struct tree_item *it;
+	int file, tfd;
+	pid_t pid;
+
+	if (REC_NUM(r, "file", 0, t->nfiles - 1, file) || t->files[file].kind != TK_EPOLL ||
+	    REC_NUM(r, "pid", INT_MIN, INT_MAX, pid) || !tree_find(t, pid) ||
+	    REC_NUM(r, "tfd", 0, 1 << 20, tfd) || rec_unum(r, "events", &ev) ||
+	    ev > 0xffffffffULL || rec_unum(r, "data", &data))
+		return "bad epitem record";
+	it = tree_item_add(t, IT_EPOLL, file);
+	it->pid = pid;
+	it->num = tfd;
+	it->mask = ev;
+	it->data = data;
+	return NULL;
+}
+
+const struct tree_record epoll_records[] = {
+	{ "epitem", epitem_record_read, epitem_records_write },
+	{ NULL, NULL, NULL }
 };

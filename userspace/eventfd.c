@@ -14,6 +14,7 @@
  * then put back as it was.  Readers and pollers outside the tree may see
  * it move meanwhile (a wake-up, like a write and a read).
  */
+#include <limits.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 #include <unistd.h>
 
 #include "files.h"
+#include "record.h"
 #include "log.h"
 #include "proc.h"
 
@@ -129,17 +131,15 @@ static int eventfd_open(struct fd_restore *r, int i, const char *what)
 
 static void eventfd_rec_write(FILE *f, const struct tree_file *x)
 {
-	fprintf(f, " %llu %d", x->count, x->semaphore);
+	fprintf(f, " count=%llu semaphore=%d", x->count, x->semaphore);
 }
 
-static const char *eventfd_rec_read(struct tree *t, struct tree_file *x, char **v,
-				    const long long *n, int nv)
+static const char *eventfd_rec_read(struct tree *t, struct tree_file *x, struct rec *r)
 {
 	(void)t;
-	if (nv != 2 || tree_unum(v[0], &x->count) || x->count == ~0ULL ||
-	    (n[1] != 0 && n[1] != 1))
+	if (rec_unum(r, "count", &x->count) || x->count == ~0ULL ||
+	    REC_NUM(r, "semaphore", 0, 1, x->semaphore))
 		return "bad file record";
-	x->semaphore = n[1];
 	return NULL;
 }
 

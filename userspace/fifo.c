@@ -9,6 +9,7 @@
  * it, through /proc/self/fd.  Like a pipe, a FIFO of the tree must not be
  * open outside it (pipes.c checks both).
  */
+#include <limits.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 
 #include "log.h"
 #include "pipes.h"
+#include "record.h"
 
 static int fifo_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 {
@@ -75,18 +77,15 @@ static int fifo_open(struct fd_restore *r, int i, const char *what)
 
 static void fifo_rec_write(FILE *f, const struct tree_file *x)
 {
-	fprintf(f, " %lu", x->ino);
+	fprintf(f, " ino=%lu", x->ino);
 	fd_rec_path(f, x->path);
 }
 
-static const char *fifo_rec_read(struct tree *t, struct tree_file *x, char **v,
-				 const long long *n, int nv)
+static const char *fifo_rec_read(struct tree *t, struct tree_file *x, struct rec *r)
 {
 	(void)t;
-	if (nv != 2 || n[0] < 0)
+	if (REC_NUM(r, "ino", 0, LLONG_MAX, x->ino) || rec_str(r, "path", &x->path))
 		return "bad file record";
-	x->ino = n[0];
-	x->path = tree_unescape(v[1]);
 	return NULL;
 }
 

@@ -53,6 +53,29 @@
 #include "image.h"
 #include "log.h"
 #include "proc.h"
+#include "record.h"
+
+struct tree_ghost *tree_ghost_find(const struct tree *t, unsigned long long dev,
+				   unsigned long long ino)
+{
+	int i;
+
+	for (i = 0; i < t->nghosts; i++)
+		if (t->ghosts[i].dev == dev && t->ghosts[i].ino == ino)
+			return &t->ghosts[i];
+	return NULL;
+}
+
+struct tree_ghost *tree_ghost_add(struct tree *t)
+{
+	struct tree_ghost *g;
+
+	t->ghosts = tree_grow(t->ghosts, t->nghosts, sizeof(*t->ghosts));
+	g = &t->ghosts[t->nghosts++];
+	memset(g, 0, sizeof(*g));
+	return g;
+}
+
 
 #define DELETED " (deleted)"
 
@@ -384,10 +407,10 @@ static int ghost_make(const char *dir, struct tree_ghost *g)
 	close(in);
 	g->made_fd = out;
 	if (g->mapped)
-		fprintf(stderr, "imgcr: note: deleted file %s recreated at its path, unlinked again once the images have opened it\n",
+		pr_info("deleted file %s recreated at its path, unlinked again once the images have opened it",
 			g->path);
 	else
-		fprintf(stderr, "imgcr: note: deleted file %s recreated %s%s, unlinked again %sbefore the tree runs\n",
+		pr_info("deleted file %s recreated %s%s, unlinked again %sbefore the tree runs",
 			g->path, strcmp(g->made, g->path) ? "at the free name " : "at its path",
 			strcmp(g->made, g->path) ? g->made : "",
 			strcmp(g->made, g->path) ? "under its own name (swapped with the file there) " : "");
@@ -528,14 +551,12 @@ static int ghost_after(struct fd_restore *r, int ok)
 
 static void ghost_rec_write(FILE *f, const struct tree_file *x)
 {
-	fprintf(f, " %llu %llu", x->dev, x->sino);
+	fprintf(f, " dev=%llu ino=%llu", x->dev, x->sino);
 }
 
-static const char *ghost_rec_read(struct tree *t, struct tree_file *x, char **v,
-				  const long long *n, int nv)
+static const char *ghost_rec_read(struct tree *t, struct tree_file *x, struct rec *r)
 {
-	(void)n;
-	if (nv != 2 || tree_unum(v[0], &x->dev) || tree_unum(v[1], &x->sino))
+	if (rec_unum(r, "dev", &x->dev) || rec_unum(r, "ino", &x->sino))
 		return "bad file record";
 	if (!tree_ghost_find(t, x->dev, x->sino))
 		return "ghost file without its ghost record";
@@ -567,4 +588,59 @@ const struct fd_kind ghost_fd_kind = {
 	.rec_read = ghost_rec_read,
 	.rec_show = ghost_rec_show,
 	.rec_json = ghost_rec_json,
+};
+
+/* ---- the tree file: ghost and ghost-mapped records (record.h; imgcr-image(5)) ---- */
+
+static void ghost_records_write(FILE *f, const struct tree *t)
+{
+	char e[3 * 4096 + 4];
+	int i;
+
+	for (i = 0; i < t->nghosts; i++) {
+		const struct tree_ghost *g = &t->ghosts[i];
+
+		tree_escape(e, sizeof(e), g->path);
+		fprintf(f, "ghost dev=%llu ino=%llu size=%lld mode=0%o uid=%u gid=%u mtime=%lld path=%s\n",
+			g->dev, g->ino, g->size, g->mode, g->uid, g->gid, g->mtime_ns, e);
+		if (g->mapped)
+			fprintf(f, "ghost-mapped dev=%llu ino=%llu\n", g->dev, g->ino);
+	}
+}
+
+static const char *ghost_record_read(struct tree *t, struct rec *r)
+{
+	unsigned long long dev, ino;
+	struct tree_ghost *g;
+
+	if (rec_unum(r, "dev", &dev) || rec_unum(r, "ino", &ino) || tree_ghost_find(t, dev, ino))
+		return "bad ghost record";
+	g = tree_ghost_add(t);
+	g->dev = dev;
+	g->ino = ino;
+	if (REC_NUM(r, "size", 0, LLONG_MAX, g->size) || REC_NUM(r, "mode", 0, 07777, g->mode) ||
+	    REC_NUM(r, "uid", 0, UINT32_MAX, g->uid) || REC_NUM(r, "gid", 0, UINT32_MAX, g->gid) ||
+	    REC_NUM(r, "mtime", LLONG_MIN, LLONG_MAX, g->mtime_ns) || rec_str(r, "path", &g->path))
+		return "bad ghost record";
+	if (g->path[0] != '/')
+		return "ghost path is not absolute";
+	return NULL;
+}
+
+static const char *ghost_mapped_record_read(struct tree *t, struct rec *r)
+{
+	unsigned long long dev, ino;
+	struct tree_ghost *g;
+
+	if (rec_unum(r, "dev", &dev) || rec_unum(r, "ino", &ino) ||
+	    !(g = tree_ghost_find(t, dev, ino)) || g->mapped)
+		return "bad ghost-mapped record";
+	g->mapped = 1;
+	return NULL;
+}
+
+const struct tree_record ghost_records[] = {
+	{ "ghost", ghost_record_read, ghost_records_write },	/* and their ghost-mapped */
+	{ "ghost-mapped", ghost_mapped_record_read, NULL },
+	{ NULL, NULL, NULL }
 };

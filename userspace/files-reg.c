@@ -23,6 +23,7 @@
  * continues from that cookie (a hash on ext4, an index or offset on
  * tmpfs), which is where it was if the directory has not changed.
  */
+#include <limits.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,7 @@
 #include "files.h"
 #include "log.h"
 #include "proc.h"
+#include "record.h"
 
 /*
  * On the kernel's pseudo filesystems inodes are made anew (a /proc/PID
@@ -171,7 +173,7 @@ static int reg_check(struct fd_restore *r, const struct tree_file *f, int fd)
 	if (!off)
 		return 0;
 	if (r->allow_changed) {
-		fprintf(stderr, "imgcr: note: %s changed since the dump (%s): restored anyway (--allow-changed-files)\n",
+		pr_info("%s changed since the dump (%s): restored anyway (--allow-changed-files)",
 			f->path, why + 2);
 		return 0;
 	}
@@ -209,14 +211,11 @@ static void reg_rec_write(FILE *f, const struct tree_file *x)
 	fd_rec_path(f, x->path);
 }
 
-static const char *reg_rec_read(struct tree *t, struct tree_file *x, char **v,
-				const long long *n, int nv)
+static const char *reg_rec_read(struct tree *t, struct tree_file *x, struct rec *r)
 {
 	(void)t;
-	(void)n;
-	if (nv != 1)
+	if (rec_str(r, "path", &x->path))
 		return "bad file record";
-	x->path = tree_unescape(v[0]);
 	return NULL;
 }
 
@@ -235,4 +234,43 @@ const struct fd_kind reg_fd_kind = {
 	.rec_write = reg_rec_write,
 	.rec_read = reg_rec_read,
 	.rec_show = reg_rec_show,
+};
+
+/* ---- the tree file: fstat records (record.h; the format: imgcr-image(5)) ---- */
+
+static void fstat_records_write(FILE *f, const struct tree *t)
+{
+	char e[3 * 4096 + 4];
+	int i;
+
+	for (i = 0; i < t->nfiles; i++) {
+		const struct tree_file *x = &t->files[i];
+
+		if (!x->has_stat)
+			continue;
+		tree_escape(e, sizeof(e), x->mnt ? x->mnt : "/");
+		fprintf(f, "fstat id=%d dev=%llu ino=%llu size=%lld mtime=%lld mnt=%s\n", x->id,
+			x->dev, x->sino, x->size, x->mtime_ns, e);
+	}
+}
+
+static const char *fstat_record_read(struct tree *t, struct rec *r)
+{
+	struct tree_file *x;
+	int id;
+
+	if (REC_NUM(r, "id", 0, t->nfiles - 1, id))
+		return "bad fstat record";
+	x = &t->files[id];
+	if (x->kind != TK_FILE || x->has_stat || rec_unum(r, "dev", &x->dev) ||
+	    rec_unum(r, "ino", &x->sino) || REC_NUM(r, "size", 0, LLONG_MAX, x->size) ||
+	    REC_NUM(r, "mtime", LLONG_MIN, LLONG_MAX, x->mtime_ns) || rec_str(r, "mnt", &x->mnt))
+		return "bad fstat record";
+	x->has_stat = 1;
+	return NULL;
+}
+
+const struct tree_record reg_records[] = {
+	{ "fstat", fstat_record_read, fstat_records_write },
+	{ NULL, NULL, NULL }
 };

@@ -86,13 +86,12 @@ const struct fd_kind *const fd_kinds[] = {
 	NULL,
 };
 
-const char *fd_rec_none(struct tree *t, struct tree_file *x, char **v, const long long *n, int nv)
+const char *fd_rec_none(struct tree *t, struct tree_file *x, struct rec *r)
 {
 	(void)t;
 	(void)x;
-	(void)v;
-	(void)n;
-	return nv ? "bad file record" : NULL;
+	(void)r;
+	return NULL;	/* any field left is refused as unknown */
 }
 
 void fd_rec_path(FILE *f, const char *path)
@@ -100,7 +99,7 @@ void fd_rec_path(FILE *f, const char *path)
 	char e[3 * 4096 + 4];
 
 	tree_escape(e, sizeof(e), path);
-	fprintf(f, " %s", e);
+	fprintf(f, " path=%s", e);
 }
 
 const struct fd_kind *fd_kind_of(enum tree_kind type)

@@ -6,7 +6,7 @@
  * open_files) loop over, and so do the tree file (tree.c) and imgcr show
  * (show.c) for the fields of its file records.  Adding a kind means adding
  * a file, a table entry and, if it is restored, a kind of file record
- * (tree.h, documented in tree.c).
+ * (tree.h; its fields: rec_write, rec_read, documented in imgcr-image(5)).
  *
  *   files-reg.c  regular files and directories    file and fstat records
  *   files-ghost.c  deleted regular files (content)  ghost records, ghost-DEV-INO.data
@@ -36,6 +36,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "record.h"
 #include "tree.h"
 
 /* One fd of a frozen task, as the dump driver reads it. */
@@ -78,6 +79,12 @@ enum fd_verdict {
 };
 
 struct fd_kind {
+	/*
+	 * its name in messages, as /proc/PID/fd names its objects ("pipe:[INO]",
+	 * "socket:[INO]"); the tree file and imgcr show name the kind by
+	 * tree_kind_names[type] ("sk" for a socket), which stays as it is
+	 * (imgcr show --json's "kind")
+	 */
 	const char *name;
 	enum tree_kind type;	/* its file records; TK_NR: none (a refused kind) */
 	/*
@@ -122,16 +129,16 @@ struct fd_kind {
 	 */
 	int (*after)(struct fd_restore *r, int ok);
 	/*
-	 * The tree file (tree.c documents the format): the ARGS of this
-	 * kind's "file" records.  rec_write writes them to @f, each after a
-	 * space (NULL: none); rec_read parses the @nv fields @v (@n: each
-	 * as a number, -1 if it is not one) into @x, with @t holding the
+	 * The tree file (record.h; the format: imgcr-image(5)): the fields of
+	 * this kind's "file" records after id, kind, flags and pos.
+	 * rec_write writes them to @f, each as " key=value" (NULL: none);
+	 * rec_read reads them from @r (rec_val, REC_NUM...: every field it
+	 * does not read is refused as unknown) into @x, with @t holding the
 	 * records read so far: NULL, or what is wrong.  A path it keeps must
 	 * be absolute (tree.c checks).
 	 */
 	void (*rec_write)(FILE *f, const struct tree_file *x);
-	const char *(*rec_read)(struct tree *t, struct tree_file *x, char **v,
-				const long long *n, int nv);
+	const char *(*rec_read)(struct tree *t, struct tree_file *x, struct rec *r);
 	/*
 	 * imgcr show (show.c): file @i of @t in a line of text (@mode "r",
 	 * "w" or "rw"), and the JSON members of its object after kind, flags
@@ -146,6 +153,21 @@ extern const struct fd_kind eventfd_fd_kind, signalfd_fd_kind, timerfd_fd_kind;
 extern const struct fd_kind tty_fd_kind;
 extern const struct fd_kind epoll_fd_kind, inotify_fd_kind, memfd_fd_kind, pidfd_fd_kind;
 extern const struct fd_kind ghost_fd_kind, socket_fd_kind;
+
+/* A deleted regular file, its content in DIR/ghost-DEV-INO.data (files-ghost.c). */
+struct tree_ghost {
+	unsigned long long dev, ino;	/* at dump: its identity, which TK_GHOST files name */
+	long long size, mtime_ns;
+	unsigned int mode, uid, gid;
+	char *path;		/* where it was, without " (deleted)" */
+	int mapped;		/* an image maps it (or runs it): restored at path */
+	char *made;		/* restore: where the restorer recreated it (until unlinked), */
+	int made_fd;		/* and its fd there */
+};
+
+struct tree_ghost *tree_ghost_find(const struct tree *t, unsigned long long dev,
+				   unsigned long long ino);
+struct tree_ghost *tree_ghost_add(struct tree *t);
 
 /* files-ghost.c: the default of imgcr dump --ghost-limit */
 #define GHOST_LIMIT_DEFAULT	(1LL << 20)
@@ -185,10 +207,10 @@ extern const struct fd_kind *const fd_kinds[];
 /* The kind that restores file records of @type, or NULL. */
 const struct fd_kind *fd_kind_of(enum tree_kind type);
 
-/* For rec_read: a kind whose file records have no ARGS. */
-const char *fd_rec_none(struct tree *t, struct tree_file *x, char **v, const long long *n, int nv);
+/* For rec_read: a kind whose file records have no fields of their own. */
+const char *fd_rec_none(struct tree *t, struct tree_file *x, struct rec *r);
 
-/* For rec_write: " PATH", escaped (tree.c). */
+/* For rec_write: " path=PATH", escaped (tree.c). */
 void fd_rec_path(FILE *f, const char *path);
 
 /* show.c, for rec_json: @s as a JSON string. */

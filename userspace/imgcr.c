@@ -9,6 +9,12 @@
 #include "version.h"
 #include <linux/imgcr.h>
 
+/* the options every command takes (log.c) */
+#define LOG_HELP \
+	"\n      -o, --log-file FILE     messages into FILE (errors on stderr too)\n" \
+	"      -v[N], --verbosity N    0 errors, 1 +warnings, 2 +notes (default),\n" \
+	"                              3 and more +debug; -v alone: one more"
+
 static const struct command {
 	const char *name;
 	int (*run)(int argc, char **argv);
@@ -25,18 +31,23 @@ static const struct command {
 	  "          --ext-unix-sk       unix sockets connected outside the tree\n"
 	  "          --live              copy memory while the tree runs\n"
 	  "          --live-check        --live, checked against a plain read\n"
-	  "          --stats, --display-stats  where the time went" },
+	  "          --stats, --display-stats  where the time went" LOG_HELP },
 	{ "restore", cmd_restore, "restore -D DIR [--pidns] [-d] [-j] [--allow-changed-files]\n"
+	  "                        [--pidfile FILE] [--stats]\n"
 	  "                        recreate the tree dumped in DIR\n"
 	  "      -D, --images-dir DIR    the dump directory\n"
 	  "          --pidns             in a new PID namespace\n"
 	  "      -d, --restore-detached, --detach\n"
 	  "                              return once the tree runs\n"
 	  "      -j, --shell-job         the tree joins imgcr's terminal\n"
-	  "          --allow-changed-files  map files that changed since the dump" },
+	  "          --allow-changed-files  map files that changed since the dump\n"
+	  "          --pidfile FILE      write the root task's pid into FILE\n"
+	  "          --stats, --display-stats  the time of each phase, the images' size"
+	  LOG_HELP },
 	{ "show", cmd_show, "show IMAGE|DIR [--json]\n"
-	  "                        print what an image or a dump directory holds" },
-	{ "check", cmd_check, "check                 are the modules loaded and usable" },
+	  "                        print what an image or a dump directory holds\n"
+	  "          --json              JSON, for scripts" LOG_HELP },
+	{ "check", cmd_check, "check                 are the modules loaded and usable" LOG_HELP },
 };
 
 static const struct command *find_command(const char *name)
@@ -49,6 +60,17 @@ static const struct command *find_command(const char *name)
 	return NULL;
 }
 
+/* Where a command's option list begins: its first line "      -x" or "          --x". */
+static const char *option_list(const char *h)
+{
+	const char *nl;
+
+	for (nl = strchr(h, '\n'); nl; nl = strchr(nl + 1, '\n'))
+		if (!strncmp(nl, "\n      -", 8) || !strncmp(nl, "\n          --", 13))
+			return nl;
+	return NULL;
+}
+
 /* The synopsis of each command: its help up to the option list. */
 static void usage(FILE *out)
 {
@@ -58,7 +80,7 @@ static void usage(FILE *out)
 	fprintf(out, "usage: imgcr COMMAND [ARGS]   (imgcr COMMAND --help: its options)\n");
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
 		h = commands[i].help;
-		opts = strstr(h, "\n      -");
+		opts = option_list(h);
 		fprintf(out, "  imgcr %.*s\n", (int)(opts ? opts - h : (int)strlen(h)), h);
 	}
 	fprintf(out, "  imgcr --version\n");

@@ -45,6 +45,7 @@
 #include "files.h"
 #include "log.h"
 #include "proc.h"
+#include "record.h"
 
 #define MAX_WD	(1 << 20)	/* add/remove cycles to reach a wd: refused beyond */
 
@@ -316,4 +317,45 @@ const struct fd_kind inotify_fd_kind = {
 	.rec_read = fd_rec_none,	/* its watches are records of their own */
 	.rec_show = inotify_rec_show,
 	.rec_json = inotify_rec_json,
+};
+
+/* ---- the tree file: watch records (record.h; the format: imgcr-image(5)) ---- */
+
+static void watch_records_write(FILE *f, const struct tree *t)
+{
+	char e[3 * 4096 + 4];
+	int i;
+
+	for (i = 0; i < t->nitems; i++) {
+		const struct tree_item *it = &t->items[i];
+
+		if (it->kind != IT_WATCH)
+			continue;
+		tree_escape(e, sizeof(e), it->path);
+		fprintf(f, "watch file=%d wd=%d mask=0x%x path=%s\n", it->file, it->num, it->mask, e);
+	}
+}
+
+static const char *watch_record_read(struct tree *t, struct rec *r)
+{
+	unsigned long long mask;
+	struct tree_item *it;
+	int file, wd;
+
+	if (REC_NUM(r, "file", 0, t->nfiles - 1, file) || t->files[file].kind != TK_INOTIFY ||
+	    REC_NUM(r, "wd", 1, INT_MAX, wd) || rec_unum(r, "mask", &mask) ||
+	    mask > 0xffffffffULL || !rec_has(r, "path"))
+		return "bad watch record";
+	it = tree_item_add(t, IT_WATCH, file);
+	it->num = wd;
+	it->mask = mask;
+	rec_str(r, "path", &it->path);
+	if (it->path[0] != '/')
+		return "watch path is not absolute";
+	return NULL;
+}
+
+const struct tree_record inotify_records[] = {
+	{ "watch", watch_record_read, watch_records_write },
+	{ NULL, NULL, NULL }
 };

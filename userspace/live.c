@@ -338,7 +338,7 @@ static long scan_task(struct live_task *k)
 	snprintf(name, sizeof(name), "/proc/%d/dump", k->pid);
 	k->dump_fd = open(name, O_RDONLY | O_CLOEXEC);
 	if (k->dump_fd < 0) {
-		pr_perror("pid %d: cannot open %s", k->pid, name);
+		pr_dump_open_error(k->pid, name);
 		return -1;
 	}
 	pm = open_pagemap(k->pid);

@@ -21,6 +21,7 @@
  * the restore before any image runs, naming the file, the task and who
  * holds a conflicting lock (F_GETLK; for flock, /proc/locks).
  */
+#include <limits.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -33,8 +34,23 @@
 #include <unistd.h>
 
 #include "files.h"
+#include "locks.h"
 #include "log.h"
 #include "proc.h"
+#include "record.h"
+
+const char *const tree_lock_names[TL_NR] = { "flock", "posix", "ofd" };
+
+struct tree_lock *tree_lock_add(struct tree *t)
+{
+	struct tree_lock *l;
+
+	t->locks = tree_grow(t->locks, t->nlocks, sizeof(*t->locks));
+	l = &t->locks[t->nlocks++];
+	memset(l, 0, sizeof(*l));
+	return l;
+}
+
 
 /* The same lock; a flock lock whichever task sees it. */
 static int same_lock(const struct tree_lock *a, const struct tree_lock *b)
@@ -314,3 +330,65 @@ int locks_restore_task(const struct tree *t, pid_t pid, char *err, size_t size)
 	}
 	return 0;
 }
+
+/* ---- the tree file: lock records (record.h; the format: imgcr-image(5)) ---- */
+
+static void lock_records_write(FILE *f, const struct tree *t)
+{
+	int i;
+
+	for (i = 0; i < t->nlocks; i++) {
+		const struct tree_lock *l = &t->locks[i];
+
+		fprintf(f, "lock kind=%s", tree_lock_names[l->kind]);
+		if (l->kind != TL_OFD)
+			fprintf(f, " pid=%d fd=%d", l->pid, l->fd);
+		fprintf(f, " file=%d type=%c", l->file, l->write ? 'w' : 'r');
+		if (l->kind != TL_FLOCK)
+			fprintf(f, " start=%lld end=%lld", l->start, l->end);
+		fputc('\n', f);
+	}
+}
+
+static const char *lock_record_read(struct tree *t, struct rec *r)
+{
+	const char *kn = rec_val(r, "kind"), *type;
+	struct tree_lock *l = tree_lock_add(t);
+	struct tree_task *k;
+	int i;
+
+	for (l->kind = 0; kn && l->kind < TL_NR; l->kind++)
+		if (!strcmp(kn, tree_lock_names[l->kind]))
+			break;
+	if (!kn || l->kind == TL_NR)
+		return "bad lock record";
+	if (REC_NUM(r, "file", INT_MIN, INT_MAX, l->file))
+		return "bad lock record";
+	if (l->kind != TL_OFD) {
+		if (REC_NUM(r, "pid", INT_MIN, INT_MAX, l->pid) ||
+		    REC_NUM(r, "fd", INT_MIN, INT_MAX, l->fd))
+			return "bad lock record";
+		k = tree_find(t, l->pid);
+		for (i = 0; k && i < k->nfds && k->fds[i].fd != l->fd; i++)
+			;
+		if (!k || i == k->nfds || k->fds[i].file != l->file)
+			return "lock record of an fd that has no fd record";
+	}
+	type = rec_val(r, "type");
+	if (l->file < 0 || l->file >= t->nfiles || !type || (strcmp(type, "r") && strcmp(type, "w")))
+		return "bad lock record";
+	l->write = !strcmp(type, "w");
+	if (l->kind != TL_FLOCK) {
+		if (REC_NUM(r, "start", LLONG_MIN, LLONG_MAX, l->start) ||
+		    REC_NUM(r, "end", LLONG_MIN, LLONG_MAX, l->end))
+			return "bad lock record";
+		if (l->start < 0 || l->end < -1 || (l->end >= 0 && l->end < l->start))
+			return "bad lock range";
+	}
+	return NULL;
+}
+
+const struct tree_record locks_records[] = {
+	{ "lock", lock_record_read, lock_records_write },
+	{ NULL, NULL, NULL }
+};

@@ -42,6 +42,7 @@
 #include "files.h"
 #include "log.h"
 #include "proc.h"
+#include "record.h"
 
 #ifndef F_SEAL_EXEC
 #define F_SEAL_EXEC 0x0020
@@ -308,32 +309,26 @@ fail:
 
 static void memfd_rec_write(FILE *f, const struct tree_file *x)
 {
-	fprintf(f, " %lu 0x%x %lld", x->ino, x->seals, x->size);
+	fprintf(f, " ino=%lu seals=0x%x size=%lld", x->ino, x->seals, x->size);
 	fd_rec_path(f, x->path);
 	if (x->has_mode)
-		fprintf(f, " 0%o %u %u", x->mode, x->uid, x->gid);
+		fprintf(f, " mode=0%o uid=%u gid=%u", x->mode, x->uid, x->gid);
 }
 
-static const char *memfd_rec_read(struct tree *t, struct tree_file *x, char **v,
-				  const long long *n, int nv)
+static const char *memfd_rec_read(struct tree *t, struct tree_file *x, struct rec *r)
 {
 	(void)t;
-	if ((nv != 4 && nv != 7) || n[0] < 0 || n[1] < 0 || n[1] > 0xffff || n[2] < 0)
+	if (REC_NUM(r, "ino", 0, LLONG_MAX, x->ino) || REC_NUM(r, "seals", 0, 0xffff, x->seals) ||
+	    REC_NUM(r, "size", 0, LLONG_MAX, x->size) || rec_str(r, "path", &x->path))
 		return "bad file record";
-	if (nv == 7) {
+	if (rec_has(r, "mode") || rec_has(r, "uid") || rec_has(r, "gid")) {
 		/* mode and owner (images before them have none: left as made) */
-		if (n[4] < 0 || n[4] > 07777 || n[5] < 0 || n[5] > 0xfffffffeLL || n[6] < 0 ||
-		    n[6] > 0xfffffffeLL)
+		if (REC_NUM(r, "mode", 0, 07777, x->mode) ||
+		    REC_NUM(r, "uid", 0, 0xfffffffeLL, x->uid) ||
+		    REC_NUM(r, "gid", 0, 0xfffffffeLL, x->gid))
 			return "bad memfd record";
 		x->has_mode = 1;
-		x->mode = n[4];
-		x->uid = n[5];
-		x->gid = n[6];
 	}
-	x->ino = n[0];
-	x->seals = n[1];
-	x->size = n[2];
-	x->path = tree_unescape(v[3]);
 	if (strncmp(x->path, "/memfd:", 7))
 		return "bad memfd record";
 	return NULL;

@@ -19,6 +19,7 @@
  * made for a live process), one to a process in another PID namespace
  * (Pid 0), and thread pidfds (PIDFD_THREAD, 6.9+).
  */
+#include <limits.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@
 #include "files.h"
 #include "log.h"
 #include "proc.h"
+#include "record.h"
 
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD O_EXCL
@@ -160,16 +162,14 @@ static int pidfd_late(const struct tree *t, const struct tree_task *k, char *err
 
 static void pidfd_rec_write(FILE *f, const struct tree_file *x)
 {
-	fprintf(f, " %d %llu", x->target, x->start);
+	fprintf(f, " pid=%d start=%llu", x->target, x->start);
 }
 
-static const char *pidfd_rec_read(struct tree *t, struct tree_file *x, char **v,
-				  const long long *n, int nv)
+static const char *pidfd_rec_read(struct tree *t, struct tree_file *x, struct rec *r)
 {
 	(void)t;
-	if (nv != 2 || n[0] <= 0 || n[0] > TREE_PID_MAX || tree_unum(v[1], &x->start))
+	if (REC_NUM(r, "pid", 1, TREE_PID_MAX, x->target) || rec_unum(r, "start", &x->start))
 		return "bad file record";
-	x->target = n[0];
 	return NULL;
 }
 

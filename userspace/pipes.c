@@ -29,6 +29,29 @@
 #include "log.h"
 #include "pipes.h"
 #include "proc.h"
+#include "record.h"
+
+struct tree_pipe *tree_pipe_find(const struct tree *t, unsigned long ino)
+{
+	int i;
+
+	for (i = 0; i < t->npipes; i++)
+		if (t->pipes[i].ino == ino)
+			return &t->pipes[i];
+	return NULL;
+}
+
+struct tree_pipe *tree_pipe_add(struct tree *t, unsigned long ino)
+{
+	struct tree_pipe *p;
+
+	t->pipes = tree_grow(t->pipes, t->npipes, sizeof(*t->pipes));
+	p = &t->pipes[t->npipes++];
+	memset(p, 0, sizeof(*p));
+	p->ino = ino;
+	return p;
+}
+
 
 /* the file status flags F_SETFL can set (O_ASYNC: SIGIO to the owner, files.c) */
 #define SETFL_MASK (O_APPEND | O_NONBLOCK | O_NOATIME | O_DIRECT | O_ASYNC)
@@ -287,17 +310,14 @@ static int pipe_open(struct fd_restore *r, int i, const char *what)
 
 static void pipe_rec_write(FILE *f, const struct tree_file *x)
 {
-	fprintf(f, " %lu", x->ino);
+	fprintf(f, " ino=%lu", x->ino);
 }
 
-static const char *pipe_rec_read(struct tree *t, struct tree_file *x, char **v,
-				 const long long *n, int nv)
+static const char *pipe_rec_read(struct tree *t, struct tree_file *x, struct rec *r)
 {
 	(void)t;
-	(void)v;
-	if (nv != 1 || n[0] < 0)
+	if (REC_NUM(r, "ino", 0, LLONG_MAX, x->ino))
 		return "bad file record";
-	x->ino = n[0];
 	return NULL;
 }
 
@@ -321,4 +341,34 @@ const struct fd_kind pipe_fd_kind = {
 	.rec_read = pipe_rec_read,
 	.rec_show = pipe_rec_show,
 	.rec_json = pipe_rec_json,
+};
+
+/* ---- the tree file: pipe records (record.h; the format: imgcr-image(5)) ---- */
+
+static void pipe_records_write(FILE *f, const struct tree *t)
+{
+	int i;
+
+	for (i = 0; i < t->npipes; i++)
+		fprintf(f, "pipe ino=%lu size=%u len=%zu\n", t->pipes[i].ino, t->pipes[i].size,
+			t->pipes[i].len);
+}
+
+static const char *pipe_record_read(struct tree *t, struct rec *r)
+{
+	long long ino, size, len;
+	struct tree_pipe *p;
+
+	if (REC_NUM(r, "ino", 0, LLONG_MAX, ino) || REC_NUM(r, "size", 0, UINT32_MAX, size) ||
+	    REC_NUM(r, "len", 0, size, len) || tree_pipe_find(t, ino))
+		return "bad pipe record";
+	p = tree_pipe_add(t, ino);
+	p->size = size;
+	p->len = len;
+	return NULL;
+}
+
+const struct tree_record pipe_records[] = {
+	{ "pipe", pipe_record_read, pipe_records_write },
+	{ NULL, NULL, NULL }
 };

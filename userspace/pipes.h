@@ -22,4 +22,14 @@ int pipe_reopen(int fd, unsigned int flags);
  */
 int pipe_opened(int fd, unsigned int flags, const char *what);
 
+/* Buffered data of a pipe or FIFO, saved in DIR/pipe-<ino>.data. */
+struct tree_pipe {
+	unsigned long ino;
+	unsigned int size;	/* F_GETPIPE_SZ */
+	size_t len;		/* bytes of data */
+};
+
+struct tree_pipe *tree_pipe_find(const struct tree *t, unsigned long ino);
+struct tree_pipe *tree_pipe_add(struct tree *t, unsigned long ino);
+
 #endif

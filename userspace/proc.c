@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "proc.h"
 
 char *read_text(const char *path, size_t *len)
@@ -90,6 +91,27 @@ int proc_stat(pid_t pid, char *state, pid_t *ppid, pid_t *pgid, pid_t *sid)
 		r = 0;
 	free(s);
 	return r;
+}
+
+void pr_dump_open_error(pid_t pid, const char *path)
+{
+	int e = errno, fd, n = 0;
+	char why[300];
+
+	fd = open("/proc/imgcr_refusal", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, why, sizeof(why) - 1);
+		close(fd);
+	}
+	while (n > 0 && why[n - 1] == '\n')
+		n--;
+	if (n > 0) {
+		why[n] = 0;
+		pr_err("pid %d: cannot open %s: %s: %s", pid, path, strerror(e), why);
+	} else {
+		pr_err("pid %d: cannot open %s: %s", pid, path, strerror(e));
+	}
+	errno = e;
 }
 
 int write_all(int fd, const void *buf, size_t len)

@@ -14,5 +14,10 @@ const char *status_field(const char *text, const char *key);
 int proc_stat(pid_t pid, char *state, pid_t *ppid, pid_t *pgid, pid_t *sid);
 int write_all(int fd, const void *buf, size_t len);
 int read_full(int fd, void *buf, size_t len);
+/*
+ * open(/proc/PID/dump) failed with errno: say so, with the module's reason
+ * for a refusal (/proc/imgcr_refusal: the calling thread's last one).
+ */
+void pr_dump_open_error(pid_t pid, const char *path);
 
 #endif

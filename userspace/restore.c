@@ -27,15 +27,17 @@
  *   oom_score_adj, scheduling, affinity, I/O priority, no_new_privs (for
  *   an image without credentials) and the audit loginuid (attrs.c, which
  *   reads /proc/self); chroot;
- *   sets groups, gids, uids (root only; otherwise they must be the caller's),
- *   keeping its capabilities across (PR_SET_KEEPCAPS) if the image has the
- *   threads' credentials (NT_IMGCR_CREDS), whose capabilities it checks it
- *   holds (creds_check: a message naming the capability);
+ *   sets groups (root only; otherwise they must be the caller's); if the
+ *   image has the threads' credentials (NT_IMGCR_CREDS), whose capabilities
+ *   it checks it holds (creds_check: a message naming the capability), it
+ *   stays root and the exec sets each thread's uids and gids last
+ *   ("--imgcr-ids"), after the module made the threads with root's right
+ *   to choose their TIDs; else (an older image) it sets gids and uids;
  *   reports "ready" on the status pipe and waits on the go pipe.
  * When every task is ready, the restorer writes one go byte per task and
  * every task execve()s its image ("--imgcr-creds" sets each thread's
  * capabilities, securebits and no_new_privs from the image, within the
- * restorer's; "--imgcr-cloexec=LIST" names the
+ * restorer's, "--imgcr-ids" its uids and gids; "--imgcr-cloexec=LIST" names the
  * fds to mark close-on-exec again; "--imgcr-keep=RANGES" the mappings it
  * shares with its parent or children, restored in place; "--imgcr-stop" makes the module stop
  * the whole restored process with SIGSTOP before its first instruction,
@@ -199,14 +201,14 @@ static int tidx(const struct tree *t, pid_t pid)
 	return -1;
 }
 
-static void task_fail(struct rctx *c, pid_t pid)
+/* a restored task that failed (its report sent): it ends */
+static void task_fail(void) __attribute__((noreturn));
+static void task_fail(void)
 {
-	(void)c;
-	(void)pid;
 	_exit(1);
 }
 
-#define TFAIL(...) do { report(c, k->pid, __VA_ARGS__); task_fail(c, k->pid); } while (0)
+#define TFAIL(...) do { report(c, k->pid, __VA_ARGS__); task_fail(); } while (0)
 
 static void run_task(struct rctx *c, int ti, pid_t want_ppid) __attribute__((noreturn));
 
@@ -416,6 +418,19 @@ static int image_creds_read(const char *path, struct img_creds *out)
 	return 0;
 }
 
+/* The image's main thread has the IDs the tree gives the task. */
+static int ids_match(const struct tree_task *k, const struct imgcr_creds *m)
+{
+	const uint32_t u[4] = { m->uid, m->euid, m->suid, m->fsuid };
+	const uint32_t g[4] = { m->gid, m->egid, m->sgid, m->fsgid };
+	int i;
+
+	for (i = 0; i < 4; i++)
+		if (u[i] != k->uid[i] || g[i] != k->gid[i])
+			return 0;
+	return 1;
+}
+
 static const char *const cap_names[] = {
 	"CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_DAC_READ_SEARCH", "CAP_FOWNER",
 	"CAP_FSETID", "CAP_KILL", "CAP_SETGID", "CAP_SETUID", "CAP_SETPCAP",
@@ -497,13 +512,31 @@ static const char *creds_check(const struct img_creds *cr, char *err, size_t siz
 	return NULL;
 }
 
+/*
+ * What binfmt_img wrote to the --imgcr-status= pipe before refusing the
+ * exec: its reason, one line ("" if none: a module without the option).
+ */
+static const char *exec_reason(int fd, char *buf, size_t size)
+{
+	ssize_t n = fd >= 0 ? read(fd, buf, size - 1) : -1;
+
+	if (n < 0)
+		n = 0;
+	while (n > 0 && buf[n - 1] == '\n')
+		n--;
+	buf[n] = 0;
+	return buf;
+}
+
 static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 {
 	const struct tree_task *k = &c->t.tasks[ti];
-	char img[PATH_MAX + 32], cloexec[4096], *argv[7], err[PATH_MAX + 256];
+	char img[PATH_MAX + 32], cloexec[4096], *argv[9], err[PATH_MAX + 256];
+	char reason[320], status_arg[48];
+	int status[2] = { -1, -1 };
 	struct img_creds creds = { 0 };
 	static char keep_arg[COW_ARG_MAX];
-	int i, fd, n, in_tree_pgid, rootfd = -1, used[3] = { 0, 0, 0 };
+	int i, fd, n, in_tree_pgid, rootfd = -1, used[3] = { 0, 0, 0 }, late_ids = 0;
 	const char *why;
 	size_t off;
 	char go;
@@ -628,6 +661,9 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 	if (strcmp(k->root, "/") && !k->zombie &&
 	    (rootfd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		TFAIL("cannot open / before chroot: %s", strerror(errno));
+	/* binfmt_img's reason if it refuses the exec (--imgcr-status=) */
+	if (!k->zombie && pipe2(status, O_CLOEXEC | O_NONBLOCK))
+		status[0] = status[1] = -1;
 	/* its threads' credentials in the image (NT_IMGCR_CREDS): checked below */
 	if (!k->zombie && image_creds_read(img, &creds))
 		TFAIL("cannot read the credentials in %s", img);
@@ -647,6 +683,21 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 			g[i] = k->groups[i];
 		if (setgroups(k->ngroups, g))
 			TFAIL("setgroups: %s", strerror(errno));
+		/*
+		 * An image with its threads' credentials: the module sets each
+		 * thread's uids and gids last ("--imgcr-ids"), after it has
+		 * made the threads with our right to choose their TIDs, and
+		 * the exec runs as root (an exec with real and effective IDs
+		 * that differ would be secure-exec, refused; one with other
+		 * fs IDs may not even open the image).  Groups change no
+		 * right the exec needs: set here, for every thread.
+		 */
+		late_ids = creds.has;
+		if (late_ids && !ids_match(k, &creds.c[0]))
+			TFAIL("the credentials in %s (uid %u gid %u) are not the tree's (uid %u gid %u)",
+			      img, creds.c[0].uid, creds.c[0].gid, k->uid[0], k->gid[0]);
+	}
+	if (c->setcreds && !late_ids) {
 		/*
 		 * keep our capabilities across the uid change (the ambient
 		 * ones go): the exec of the image then sets the task's
@@ -672,7 +723,8 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		zombie_exit(c, k);
 	wait_zombie_children(c, k);
 	argv[0] = img;
-	argv[1] = argv[2] = argv[3] = argv[4] = argv[5] = argv[6] = NULL;
+	for (i = 1; i < (int)(sizeof(argv) / sizeof(argv[0])); i++)
+		argv[i] = NULL;
 	char cloexec_arg[sizeof(cloexec) + 32], root_arg[48];
 
 	n = 1;
@@ -697,6 +749,8 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		if (why)
 			TFAIL("%s", why);
 		argv[n++] = "--imgcr-creds";
+		if (late_ids)
+			argv[n++] = "--imgcr-ids";
 	}
 	/* mappings shared with its parent or children: restored in place */
 	cow_keep_arg(keep_arg, sizeof(keep_arg));
@@ -704,6 +758,11 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		argv[n++] = keep_arg;
 	else
 		keep_arg[0] = 0;
+	/* last: a module from before it reads only argv[1..5] */
+	if (status[1] >= 0) {
+		snprintf(status_arg, sizeof(status_arg), "--imgcr-status=%d", status[1]);
+		argv[n++] = status_arg;
+	}
 	/* ready; wait for the whole tree */
 	{
 		char msg[32];
@@ -733,8 +792,11 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 			 * kept busy by others: a plain exec restores the same
 			 * task, with its own copy of the shared memory.
 			 */
-			report_warning(c, k->pid, "cannot restore in place (%s, see the kernel log): the memory it shared copy-on-write is copied",
-				       strerror(errno));
+			int e = errno;
+
+			exec_reason(status[0], reason, sizeof(reason));
+			report_warning(c, k->pid, "cannot restore in place (%s%s%s): the memory it shared copy-on-write is copied",
+				       strerror(e), reason[0] ? ": " : ", see the kernel log", reason);
 			for (n = 1; argv[n] != keep_arg; n++)
 				;
 			for (; argv[n]; n++)
@@ -748,7 +810,9 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		usleep(5000);
 	}
 	n = errno;
-	TFAIL("exec of %s failed: %s (see the kernel log)%s", img, strerror(n),
+	exec_reason(status[0], reason, sizeof(reason));
+	TFAIL("exec of %s failed: %s%s%s%s", img, strerror(n),
+	      reason[0] ? ": " : " (see the kernel log)", reason,
 	      !k->nthreads ? "" : n == EEXIST ?
 	      " (a TID of its threads is in use: restore into a new PID namespace with --pidns)" :
 	      n == EPERM ?
@@ -830,6 +894,21 @@ static int open_files(struct rctx *c)
 		c->desc[i] = fd_high(fd, c->base);
 		if (c->desc[i] < 0) {
 			pr_perror("%s: F_DUPFD", what);
+			goto out;
+		}
+	}
+	/*
+	 * The pipes and sockets made here are the restorer's: root gives each
+	 * its owner back (for a socket, its sk_uid too), a daemon's pipes
+	 * being its user's.  An ordinary user's are its own, as its tasks'
+	 * credentials are (check_tree).
+	 */
+	for (i = 0; i < t->nfiles && c->setcreds; i++) {
+		const struct tree_file *f = &t->files[i];
+
+		if (f->has_owner && fchown(c->desc[i], f->owner_uid, f->owner_gid)) {
+			pr_perror("file %d (%s): cannot give it its owner %u:%u", i,
+				  tree_kind_names[f->kind], f->owner_uid, f->owner_gid);
 			goto out;
 		}
 	}
@@ -1057,7 +1136,7 @@ static int check_tree(struct rctx *c)
 		}
 	}
 	if (root->sid != root->pid && tree_find(t, root->sid) == NULL)
-		fprintf(stderr, "imgcr: note: session %d is outside the tree: the tree joins imgcr's session\n",
+		pr_info("session %d is outside the tree: the tree joins imgcr's session",
 			root->sid);
 	return 0;
 }
@@ -1143,7 +1222,7 @@ static int collect(struct rctx *c, int want, int timeout_ms)
 				if (sp)
 					*sp++ = 0;
 				if (buf[0] == 'W') {
-					fprintf(stderr, "imgcr: warning: pid %s: %s\n", buf + 2, sp ? sp : "");
+					pr_warn("pid %s: %s", buf + 2, sp ? sp : "");
 				} else {
 					pr_err("restore failed: pid %s: %s", buf + 2, sp ? sp : "");
 					errs++;
@@ -1156,6 +1235,7 @@ static int collect(struct rctx *c, int want, int timeout_ms)
 			return -1;
 		if (want && ready >= want)
 			return 0;
+		progress_update(0, want ? ready : c->t.ntasks);
 		struct pollfd p = { .fd = c->status_r, .events = POLLIN };
 		int ms;
 
@@ -1166,7 +1246,7 @@ static int collect(struct rctx *c, int want, int timeout_ms)
 			pr_err("restore failed: timeout: %d of %d tasks ready", ready, want);
 			return -1;
 		}
-		if (poll(&p, 1, ms) < 0) {
+		if (poll(&p, 1, ms > 200 ? 200 : ms) < 0) {
 			if (errno == EINTR)
 				continue;
 			pr_perror("poll");
@@ -1419,11 +1499,79 @@ static int state_check(struct rctx *c)
 	return r ? 1 : 0;
 }
 
+/*
+ * --pidfile: the root's pid in imgcr's PID namespace, written to a
+ * temporary file next to @path and renamed over it: a reader sees the
+ * whole pid or no file.  0, or -1 (printed).
+ */
+static int write_pidfile(struct rctx *c, const char *path)
+{
+	char tmp[PATH_MAX + 32], buf[32];
+	pid_t root = c->t.root, *pids;
+	int fd, n, ok;
+
+	if (c->pidns) {
+		pids = calloc(c->t.ntasks, sizeof(*pids));
+		if (!pids) {
+			pr_err("out of memory");
+			return -1;
+		}
+		outer_pids(c, pids);
+		root = pids[tidx(&c->t, c->t.root)];
+		free(pids);
+	}
+	if (root <= 0) {
+		pr_err("--pidfile: cannot find the pid of the restored root %d", c->t.root);
+		return -1;
+	}
+	if (snprintf(tmp, sizeof(tmp), "%s.imgcr-%d", path, (int)getpid()) >= (int)sizeof(tmp)) {
+		pr_err("--pidfile: %s: name too long", path);
+		return -1;
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		pr_perror("--pidfile: cannot create %s", tmp);
+		return -1;
+	}
+	n = snprintf(buf, sizeof(buf), "%d", (int)root);
+	ok = write(fd, buf, n) == n && !fsync(fd);
+	if (close(fd))
+		ok = 0;
+	if (!ok || rename(tmp, path)) {
+		pr_perror("--pidfile: cannot write %s", path);
+		unlink(tmp);
+		return -1;
+	}
+	pr_debug("pid %d written to %s", (int)root, path);
+	return 0;
+}
+
+/* --stats: the images' size and the data they hold, in 4 KiB pages */
+static void image_sizes(struct rctx *c, unsigned long long *bytes, unsigned long long *pages)
+{
+	char path[PATH_MAX + 32];
+	struct stat s;
+	int i;
+
+	*bytes = *pages = 0;
+	for (i = 0; i < c->t.ntasks; i++) {
+		if (c->t.tasks[i].zombie)
+			continue;
+		snprintf(path, sizeof(path), "%s/core-%d.img", c->dir, c->t.tasks[i].pid);
+		if (stat(path, &s))
+			continue;
+		*bytes += s.st_size;
+		*pages += ((unsigned long long)s.st_blocks * 512 + 4095) / 4096;
+	}
+}
+
 int cmd_restore(int argc, char **argv)
 {
 	struct rctx c;
-	const char *dir = NULL;
-	int i, p[2], g[2], maxfd = 2, st, checked;
+	const char *dir = NULL, *pidfile = NULL;
+	int i, p[2], g[2], maxfd = 2, st, checked, stats = 0;
+	long long t0 = log_now_ms(), t_open = 0, t_fork = 0, t_exec = 0, t_run = 0;
+	unsigned long long bytes, pages;
 	pid_t top;
 	struct rlimit rl;
 
@@ -1435,11 +1583,26 @@ int cmd_restore(int argc, char **argv)
 		{ "detach", no_argument, NULL, 'd' },
 		{ "shell-job", no_argument, NULL, 'j' },
 		{ "allow-changed-files", no_argument, NULL, 'A' },
+		{ "pidfile", required_argument, NULL, 'p' },
+		{ "stats", no_argument, NULL, 'S' },
+		{ "display-stats", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
+		LOG_LONG_OPTS,
 		{ NULL, 0, NULL, 0 }
 	};
-	while ((i = getopt_long(argc, argv, ":D:djh", opts, NULL)) != -1) {
+	while ((i = getopt_long(argc, argv, ":D:djh" LOG_OPTS, opts, NULL)) != -1) {
 		switch (i) {
+		case 'o':
+		case 'v':
+			if (log_option(i, optarg) < 0)
+				return 2;
+			break;
+		case 'p':
+			pidfile = optarg;
+			break;
+		case 'S':
+			stats = 1;
+			break;
 		case 'D':
 			dir = optarg;
 			break;
@@ -1500,6 +1663,9 @@ int cmd_restore(int argc, char **argv)
 			if (c.t.tasks[i].fds[j].fd > maxfd)
 				maxfd = c.t.tasks[i].fds[j].fd;
 	c.base = maxfd + 1;
+	/* the log file, where the tree's fds are dup2()ed (closed by the exec) */
+	if (log_fd() >= 0)
+		log_set_fd(fd_high(log_fd(), c.base));
 	getrlimit(RLIMIT_NOFILE, &c.nofile);
 	rl = c.nofile;
 	if (rl.rlim_cur < (rlim_t)(c.base + 2 * c.t.nfiles + 64)) {
@@ -1513,6 +1679,7 @@ int cmd_restore(int argc, char **argv)
 	}
 	if (c.pidns && enter_namespaces(&c))
 		return 1;
+	t_open = log_now_ms();
 	/* the images open the deleted files they map by path: made first, at it */
 	if (ghost_make_mapped(&c.t, c.dir))
 		return 1;
@@ -1532,6 +1699,10 @@ int cmd_restore(int argc, char **argv)
 	fflush(stdout);
 	fflush(stderr);
 
+	t_fork = log_now_ms();
+	pr_debug("%d tasks to create, %d files open", c.t.ntasks, c.t.nfiles);
+	image_sizes(&c, &bytes, &pages);
+	progress_begin("restore", c.t.ntasks, bytes);
 	if (c.pidns && c.t.root != 1)
 		top = clone_tid(0);
 	else
@@ -1562,6 +1733,8 @@ int cmd_restore(int argc, char **argv)
 		return 1;
 	}
 	/* the point of no return: one go byte per task (zombies are dead already) */
+	t_exec = log_now_ms();
+	pr_debug("all %d tasks ready: executing their images", c.t.ntasks);
 	for (i = 0; i < c.t.ntasks; i++)
 		if (!c.t.tasks[i].zombie && write_all(c.go_w, "g", 1)) {
 			pr_perror("go pipe");
@@ -1572,11 +1745,25 @@ int cmd_restore(int argc, char **argv)
 	close(c.go_w);
 	/* every task has executed its image: the mapped ghosts are open, deleted again */
 	st = collect(&c, 0, 60000);
+	progress_end();
 	ghost_unlink_mapped(&c.t);
 	if (st || verify_threads(&c, 60000)) {
 		kill_tree(&c, top, 1);
 		pr_err("the tree was killed");
 		return 1;
+	}
+	t_run = log_now_ms();
+	pr_debug("the tree runs");
+	if (pidfile && write_pidfile(&c, pidfile)) {
+		kill_tree(&c, top, 1);
+		pr_err("the tree was killed");
+		return 1;
+	}
+	if (stats) {
+		image_sizes(&c, &bytes, &pages);
+		pr_msg("stats: tasks=%d prepare_ms=%lld open_ms=%lld fork_ms=%lld exec_ms=%lld total_ms=%lld image_bytes=%llu image_pages=%llu",
+		       c.t.ntasks, t_open - t0, t_fork - t_open, t_exec - t_fork, t_run - t_exec,
+		       t_run - t0, bytes, pages);
 	}
 	checked = state_check(&c);
 	if (c.detach)

@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,9 +15,12 @@
 #include "commands.h"
 #include "files.h"
 #include "image.h"
+#include "locks.h"
 #include "log.h"
+#include "pipes.h"
 #include "tree.h"
 #include "sockets.h"
+#include "tty.h"
 
 static const char *const reg_names[IMGCR_NR_REGS] = {
 	"r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8",
@@ -536,7 +540,9 @@ static void show_tree_text(const struct tree *t, const char *dir)
 			       k->exit_status & 0x80 ? " (core dumped)" : "");
 		else if (k->zombie)
 			printf("  zombie: exited with code %d\n", (k->exit_status >> 8) & 0xff);
-		if (k->stopped)
+		if (k->stopped == SIGSTOP)
+			printf("  stopped (restored stopped; SIGCONT continues it)\n");
+		else if (k->stopped)
 			printf("  stopped by SIG%s (restored stopped; SIGCONT continues it)\n",
 			       sigabbrev_np(k->stopped) ? sigabbrev_np(k->stopped) : "?");
 		printf("  threads %d: %d (main)", k->nthreads + 1, k->pid);
@@ -699,11 +705,16 @@ int cmd_show(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
+		LOG_LONG_OPTS,
 		{ NULL, 0, NULL, 0 }
 	};
-	while ((i = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+	while ((i = getopt_long(argc, argv, ":h" LOG_OPTS, opts, NULL)) != -1) {
 		if (i == 'J')
 			json = 1;
+		else if (i == 'o' || i == 'v') {
+			if (log_option(i, optarg) < 0)
+				return 2;
+		}
 		else if (i == 'h')
 			return command_help("show");
 		else

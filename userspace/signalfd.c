@@ -8,6 +8,7 @@
  * the 64-bit mask as it is (glibc's sigaddset refuses its own signals 32
  * and 33).
  */
+#include <limits.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include "files.h"
 #include "log.h"
 #include "proc.h"
+#include "record.h"
 
 static int signalfd_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 {
@@ -68,15 +70,13 @@ static int signalfd_open(struct fd_restore *r, int i, const char *what)
 
 static void signalfd_rec_write(FILE *f, const struct tree_file *x)
 {
-	fprintf(f, " 0x%llx", x->sigmask);
+	fprintf(f, " sigmask=0x%llx", x->sigmask);
 }
 
-static const char *signalfd_rec_read(struct tree *t, struct tree_file *x, char **v,
-				     const long long *n, int nv)
+static const char *signalfd_rec_read(struct tree *t, struct tree_file *x, struct rec *r)
 {
 	(void)t;
-	(void)n;
-	if (nv != 1 || tree_unum(v[0], &x->sigmask))
+	if (rec_unum(r, "sigmask", &x->sigmask))
 		return "bad file record";
 	return NULL;
 }

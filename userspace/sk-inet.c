@@ -116,7 +116,7 @@ int inet_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk 
 			return FD_FAILED;
 		}
 		s->state = ti.tcpi_state;
-		if (sk_tcp_repaired(s)) {
+		if (sk_tcp_will_repair(s)) {
 			/* sk-tcp.c, which needs the peek offset first */
 			if (sk_opts_dump(p, sfd, s))
 				return FD_FAILED;
@@ -195,7 +195,7 @@ int inet_sk_make(struct sk_restore *r, int i)
 	char what[128], nm[128];
 	int fd, on = 1;
 
-	if (s->proto == IPPROTO_TCP && sk_tcp_repaired(s))
+	if (s->proto == IPPROTO_TCP && sk_tcp_will_repair(s))
 		return tcp_sk_make(r, i);
 	sk_what(s, what, sizeof(what));
 	fd = r->fds[i] = socket(s->family, s->type | SOCK_CLOEXEC, s->proto);

@@ -260,7 +260,7 @@ static int applies(const struct sk_opt *o, const struct tree_sk *s)
 		return 0;
 	if ((o->where & W_UDP) && (s->family == AF_UNIX || s->proto != IPPROTO_UDP))
 		return 0;
-	if ((o->where & W_UNCONN) && sk_tcp_repaired(s))
+	if ((o->where & W_UNCONN) && sk_tcp_will_repair(s))
 		return 0;
 	return 1;
 }

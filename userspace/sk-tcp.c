@@ -988,12 +988,12 @@ int tcp_sk_after(struct sk_restore *r, int ok)
 	if (!ok) {
 		/* the sockets are closed in repair mode (silently); the lock stays for another try */
 		if (table[0] && npend)
-			pr_err("note: the network lock (nftables table inet %s) stays, for another restore; 'nft delete table inet %s' removes it",
+			pr_info("the network lock (nftables table inet %s) stays, for another restore; 'nft delete table inet %s' removes it",
 			       table, table);
 		goto out;
 	}
 	if (table[0] && unlock_table(table, err, sizeof(err)))
-		pr_err("note: cannot remove the network lock (nft delete table inet %s): %s", table, err);
+		pr_info("cannot remove the network lock (nft delete table inet %s): %s", table, err);
 	for (k = 0; k < npend; k++) {
 		int fd = r->fds[pend[k].i];
 

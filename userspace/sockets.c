@@ -42,6 +42,30 @@
 #include "log.h"
 #include "proc.h"
 #include "sockets.h"
+#include "record.h"
+
+struct tree_sk *tree_sk_find(const struct tree *t, unsigned long ino)
+{
+	int i;
+
+	for (i = 0; i < t->nsks; i++)
+		if (t->sks[i].ino == ino)
+			return &t->sks[i];
+	return NULL;
+}
+
+struct tree_sk *tree_sk_add(struct tree *t, unsigned long ino)
+{
+	struct tree_sk *s;
+
+	t->sks = tree_grow(t->sks, t->nsks, sizeof(*t->sks));
+	s = &t->sks[t->nsks++];
+	memset(s, 0, sizeof(*s));
+	s->ino = ino;
+	s->peek_off = -1;
+	return s;
+}
+
 
 int sk_ext_unix;
 
@@ -507,7 +531,7 @@ static int sk_check(const struct tree *t)
 
 static struct sk_restore *rs;
 
-int sk_tcp_repaired(const struct tree_sk *s)
+int sk_tcp_will_repair(const struct tree_sk *s)
 {
 	/* ESTABLISHED, FIN-WAIT-1/2, CLOSE-WAIT: sk-tcp.c */
 	return s->family != AF_UNIX && s->proto == IPPROTO_TCP &&
@@ -530,11 +554,11 @@ static int sk_restore_all(struct fd_restore *fr)
 		rs->fds[i] = rs->dead[i] = -1;
 	/* established TCP connections last: bound after the listeners of their ports */
 	for (i = 0; i < t->nsks; i++)
-		if (!sk_tcp_repaired(&t->sks[i]) &&
+		if (!sk_tcp_will_repair(&t->sks[i]) &&
 		    (t->sks[i].family == AF_UNIX ? unix_sk_make(rs, i) : inet_sk_make(rs, i)))
 			return -1;
 	for (i = 0; i < t->nsks; i++)
-		if (sk_tcp_repaired(&t->sks[i]) && inet_sk_make(rs, i))
+		if (sk_tcp_will_repair(&t->sks[i]) && inet_sk_make(rs, i))
 			return -1;
 	for (i = 0; i < t->nsks; i++)
 		if (t->sks[i].family == AF_UNIX && unix_sk_fill(rs, i))
@@ -553,6 +577,11 @@ static int sk_restore_all(struct fd_restore *fr)
 	return 0;
 }
 
+/*
+ * restore: file @i, a socket.  The first call restores every socket of the
+ * tree at once (sk_restore_all: the order between them matters), every
+ * call hands out a duplicate of its own socket.
+ */
 static int sk_open(struct fd_restore *r, int i, const char *what)
 {
 	const struct tree_file *f = &r->t->files[i];
@@ -607,17 +636,14 @@ static int sk_after(struct fd_restore *r, int ok)
 
 static void sk_rec_write(FILE *f, const struct tree_file *x)
 {
-	fprintf(f, " %lu", x->ino);
+	fprintf(f, " ino=%lu", x->ino);
 }
 
-static const char *sk_rec_read(struct tree *t, struct tree_file *x, char **v,
-			       const long long *n, int nv)
+static const char *sk_rec_read(struct tree *t, struct tree_file *x, struct rec *r)
 {
 	(void)t;
-	(void)v;
-	if (nv != 1 || n[0] <= 0)
+	if (REC_NUM(r, "ino", 1, LLONG_MAX, x->ino))
 		return "bad file record";
-	x->ino = n[0];
 	return NULL;
 }
 
@@ -666,4 +692,113 @@ const struct fd_kind socket_fd_kind = {
 	.rec_read = sk_rec_read,
 	.rec_show = sk_rec_show,
 	.rec_json = sk_rec_json,
+};
+
+/* ---- the tree file: sk and skopt records (record.h; the format: imgcr-image(5)) ---- */
+
+/* A socket address as hex ("-": none), and back (its length, -1: malformed). */
+static void hex_addr(char *out, const unsigned char *a, int len)
+{
+	int i;
+
+	if (len <= 0) {
+		strcpy(out, "-");
+		return;
+	}
+	for (i = 0; i < len; i++)
+		sprintf(out + 2 * i, "%02x", a[i]);
+}
+
+static int unhex_addr(unsigned char *a, const char *in)
+{
+	size_t len = strlen(in), i;
+	unsigned int b;
+
+	if (!strcmp(in, "-"))
+		return 0;
+	if (len % 2 || len / 2 > TREE_SK_ADDR || len < 4)
+		return -1;
+	for (i = 0; i < len / 2; i++) {
+		if (sscanf(in + 2 * i, "%2x", &b) != 1)
+			return -1;
+		a[i] = b;
+	}
+	return len / 2;
+}
+
+static void sk_records_write(FILE *f, const struct tree *t)
+{
+	static char v[2 * 8 * 4096 + 2];
+	int i, j;
+
+	for (i = 0; i < t->nsks; i++) {
+		const struct tree_sk *s = &t->sks[i];
+		char nm[2 * TREE_SK_ADDR + 2], pn[2 * TREE_SK_ADDR + 2];
+
+		hex_addr(nm, s->name, s->namelen);
+		hex_addr(pn, s->peername, s->peerlen);
+		fprintf(f, "sk ino=%lu family=%d type=%d proto=%d state=%d peer=%lu backlog=%d sndbuf=%d rcvbuf=%d opts=0x%x rcvtimeo=%lld sndtimeo=%lld peekoff=%d shutdown=%d mode=0%o uid=%u gid=%u qlen=%zu name=%s peername=%s\n",
+			s->ino, s->family, s->type, s->proto, s->state, s->peer, s->backlog,
+			s->sndbuf, s->rcvbuf, s->opts, s->rcvtimeo_us, s->sndtimeo_us, s->peek_off,
+			s->shutdown, s->mode, s->uid, s->gid, s->qlen, nm, pn);
+		for (j = 0; j < s->nxopts; j++) {
+			if (sk_xopt_format(&s->xopts[j], v, sizeof(v)))
+				snprintf(v, sizeof(v), "?");	/* never: the reader refuses it */
+			fprintf(f, "skopt ino=%lu name=%s value=%s\n", s->ino,
+				sk_opt_name(s->xopts[j].idx), v);
+		}
+	}
+}
+
+static const char *sk_record_read(struct tree *t, struct rec *r)
+{
+	const char *nm, *pn;
+	struct tree_sk *s;
+	unsigned long ino;
+
+	if (REC_NUM(r, "ino", 1, LLONG_MAX, ino) || tree_sk_find(t, ino))
+		return "bad sk record";
+	s = tree_sk_add(t, ino);
+	if (REC_NUM(r, "family", 1, 255, s->family) || REC_NUM(r, "type", 1, 15, s->type) ||
+	    REC_NUM(r, "proto", 0, 255, s->proto) || REC_NUM(r, "state", 0, 15, s->state) ||
+	    REC_NUM(r, "peer", 0, LLONG_MAX, s->peer) ||
+	    REC_NUM(r, "backlog", 0, INT_MAX, s->backlog) ||
+	    REC_NUM(r, "sndbuf", 0, INT_MAX, s->sndbuf) ||
+	    REC_NUM(r, "rcvbuf", 0, INT_MAX, s->rcvbuf) || REC_NUM(r, "opts", 0, SKO_ALL, s->opts) ||
+	    REC_NUM(r, "rcvtimeo", 0, LLONG_MAX, s->rcvtimeo_us) ||
+	    REC_NUM(r, "sndtimeo", 0, LLONG_MAX, s->sndtimeo_us) ||
+	    REC_NUM(r, "peekoff", -1, INT_MAX, s->peek_off) ||
+	    REC_NUM(r, "shutdown", 0, 3, s->shutdown) || REC_NUM(r, "mode", 0, 07777, s->mode) ||
+	    REC_NUM(r, "uid", 0, UINT32_MAX, s->uid) || REC_NUM(r, "gid", 0, UINT32_MAX, s->gid) ||
+	    REC_NUM(r, "qlen", 0, LLONG_MAX, s->qlen) || !(nm = rec_val(r, "name")) ||
+	    !(pn = rec_val(r, "peername")))
+		return "bad sk record";
+	s->namelen = unhex_addr(s->name, nm);
+	s->peerlen = unhex_addr(s->peername, pn);
+	if (s->namelen < 0 || s->peerlen < 0)
+		return "bad sk record address";
+	return NULL;
+}
+
+static const char *skopt_record_read(struct tree *t, struct rec *r)
+{
+	struct tree_sk *s = NULL;
+	const char *name, *val;
+	long long ino;
+
+	if (!REC_NUM(r, "ino", 1, LLONG_MAX, ino))
+		s = tree_sk_find(t, ino);
+	if (!s)
+		return "skopt record before its sk record";
+	name = rec_val(r, "name");
+	val = rec_val(r, "value");
+	if (!name || !val || sk_xopt_parse(s, name, val))
+		return "bad skopt record (an unknown or repeated option, or a bad value)";
+	return NULL;
+}
+
+const struct tree_record sk_records[] = {
+	{ "sk", sk_record_read, sk_records_write },	/* each followed by its skopt records */
+	{ "skopt", skopt_record_read, NULL },
+	{ NULL, NULL, NULL }
 };

@@ -53,8 +53,11 @@ int inet_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk 
  * the lock removed unless the tree is @killed.
  */
 int tcp_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s);
-/* a TCP socket in a state sk-tcp.c restores (ESTABLISHED, FIN-WAIT-1/2, CLOSE-WAIT) */
-int sk_tcp_repaired(const struct tree_sk *s);
+/*
+ * a TCP socket that will be restored with TCP repair (sk-tcp.c): its state
+ * is ESTABLISHED, FIN-WAIT-1/2 or CLOSE-WAIT
+ */
+int sk_tcp_will_repair(const struct tree_sk *s);
 void tcp_sk_finish(int killed);
 /* dump, once every task is described: unix peers inside or outside the tree; 0 or -1 */
 int unix_sk_check(const struct tree *t);
@@ -91,5 +94,53 @@ int sk_opts_restore(int fd, const struct tree_sk *s, const char *what);
 const char *sk_what(const struct tree_sk *s, char *buf, size_t size);
 /* A socket address for messages (a path, @abstract, 1.2.3.4:80, [::1]:80). */
 const char *sk_addr_str(const unsigned char *a, int len, char *buf, size_t size);
+
+/* tree_sk.opts */
+#define SKO_PASSCRED	0x01	/* SO_PASSCRED */
+#define SKO_REUSEADDR	0x02	/* SO_REUSEADDR */
+#define SKO_REUSEPORT	0x04	/* SO_REUSEPORT */
+#define SKO_V6ONLY	0x08	/* IPV6_V6ONLY */
+#define SKO_UNLINKED	0x10	/* unix: bound to a path whose socket file was gone */
+#define SKO_EXTERNAL	0x20	/* unix: connected to a socket outside the tree */
+#define SKO_KEEPALIVE	0x40	/* SO_KEEPALIVE */
+#define SKO_NODELAY	0x80	/* TCP_NODELAY */
+#define SKO_PENDING	0x100	/* unix: connected, not yet accepted by a listener of the tree */
+#define SKO_ALL		0x1ff
+
+#define TREE_SK_ADDR	128	/* most bytes of a socket address kept */
+
+/* A socket option of sk-opts.c's table (a "skopt" record): the bytes getsockopt gave. */
+struct tree_skopt {
+	int idx;		/* in sk-opts.c's table */
+	int len;
+	unsigned char *val;	/* @len bytes (and a 0 after them) */
+};
+
+/* A socket of the tree (sk-unix.c, sk-inet.c); its queued data in DIR/sk-INO.data. */
+struct tree_sk {
+	unsigned long ino;	/* its inode (socket:[INO]) */
+	int family, type, proto;	/* AF_*, SOCK_*, IPPROTO_* (0 for unix) */
+	int state;		/* TCP_* numbers, as sock_diag gives them (unix too) */
+	unsigned long peer;	/* unix: the peer's inode (0: none) */
+	int backlog;		/* listening: the listen() backlog */
+	int sndbuf, rcvbuf;	/* SO_SNDBUF, SO_RCVBUF as getsockopt gives them */
+	unsigned int opts;	/* SKO_* */
+	long long rcvtimeo_us, sndtimeo_us;	/* SO_RCVTIMEO, SO_SNDTIMEO */
+	int peek_off;		/* SO_PEEK_OFF (-1: off) */
+	int shutdown;		/* unix, UDP: sk_shutdown (1: no more receives, 2: no more sends) */
+	unsigned int mode, uid, gid;	/* unix: a bound path's socket file */
+	size_t qlen;		/* bytes of sk-INO.data */
+	unsigned char name[TREE_SK_ADDR], peername[TREE_SK_ADDR];	/* getsockname, getpeername */
+	int namelen, peerlen;	/* 0: none */
+	struct tree_skopt *xopts;	/* the options of sk-opts.c's table that differ from a new socket's */
+	int nxopts;
+};
+
+/* sk-opts.c: a "skopt" record's NAME and VALUE */
+const char *sk_opt_name(int idx);
+int sk_xopt_format(const struct tree_skopt *x, char *buf, size_t size);	/* 0, -1: too long */
+int sk_xopt_parse(struct tree_sk *s, const char *name, const char *val);	/* 0, -1: bad */
+struct tree_sk *tree_sk_find(const struct tree *t, unsigned long ino);
+struct tree_sk *tree_sk_add(struct tree *t, unsigned long ino);
 
 #endif

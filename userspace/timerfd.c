@@ -23,6 +23,7 @@
  * CONFIG_CHECKPOINT_RESTORE, as Debian's), so the first read after the
  * restore returns them plus any expiry since.
  */
+#include <limits.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -36,6 +37,7 @@
 #include "files.h"
 #include "log.h"
 #include "proc.h"
+#include "record.h"
 
 #ifndef TFD_IOC_SET_TICKS
 #define TFD_IOC_SET_TICKS _IOW('T', 0, uint64_t)
@@ -69,7 +71,7 @@ static int timerfd_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file 
 	fd = fd_steal(p);
 	if (fd >= 0) {
 		if (timerfd_gettime(fd, &cur))
-			pr_perror("warning: pid %d fd %d: timerfd_gettime", p->pid, p->fd);
+			pr_pwarn("pid %d fd %d: timerfd_gettime", p->pid, p->fd);
 		close(fd);
 	}
 	info = fd_info(p);
@@ -157,21 +159,17 @@ fail:
 
 static void timerfd_rec_write(FILE *f, const struct tree_file *x)
 {
-	fprintf(f, " %d 0%o %llu %lld %lld", x->clockid, x->settime_flags, x->count,
-		x->value_ns, x->interval_ns);
+	fprintf(f, " clock=%d setflags=0%o ticks=%llu value=%lld interval=%lld", x->clockid,
+		x->settime_flags, x->count, x->value_ns, x->interval_ns);
 }
 
-static const char *timerfd_rec_read(struct tree *t, struct tree_file *x, char **v,
-				    const long long *n, int nv)
+static const char *timerfd_rec_read(struct tree *t, struct tree_file *x, struct rec *r)
 {
 	(void)t;
-	if (nv != 5 || n[0] < 0 || n[0] >= 64 || n[1] < 0 || n[1] > 3 ||
-	    tree_unum(v[2], &x->count) || n[3] < 0 || n[4] < 0)
+	if (REC_NUM(r, "clock", 0, 63, x->clockid) || REC_NUM(r, "setflags", 0, 3, x->settime_flags) ||
+	    rec_unum(r, "ticks", &x->count) || REC_NUM(r, "value", 0, LLONG_MAX, x->value_ns) ||
+	    REC_NUM(r, "interval", 0, LLONG_MAX, x->interval_ns))
 		return "bad file record";
-	x->clockid = n[0];
-	x->settime_flags = n[1];
-	x->value_ns = n[3];
-	x->interval_ns = n[4];
 	return NULL;
 }
 

@@ -13,111 +13,29 @@
  *   ghost-<dev>-<ino>.data  the content of deleted file <dev>:<ino> (a
  *                        sparse file: holes where the file had holes)
  *
- * The file is UTF-8/ASCII text, one record per line, fields separated by a
- * single space.  Lines starting with '#' and empty lines are ignored.  Text
- * fields (paths, comm) are escaped: every byte <= 0x20, >= 0x7f, and '%' is
+ * The file is UTF-8/ASCII text, one record per line: its name, then its
+ * fields as key=value separated by a single space (version 3; version 2,
+ * the same records with positional fields, is still read: tree-v2.c).
+ * Lines starting with '#' and empty lines are ignored.  Text fields
+ * (paths, comm) are escaped: every byte <= 0x20, >= 0x7f, and '%' is
  * written as %XX (two upper-case hex digits), so a field never contains a
  * space; an empty string is written as "%". Numbers are decimal except
- * FLAGS and UMASK (octal with a leading 0).  Records, in this order:
+ * flags and umask (octal with a leading 0) and the hex ones (0x).
+ * The records, their keys and their order: imgcr-image(5), "THE TREE
+ * FILE", and the record table below (tree_records...), which names the
+ * owner (the file) of each record.  Upper-case names below are the values
+ * of the keys of the same name in lower case (as the man page writes
+ * them).
  *
- *   imgcr-tree 2                     first line: magic and format version
- *   root PID                         the task the dump started from
- *   task PID PPID PGID SID COMM      one per task, parents before children
- *   cred PID RUID EUID SUID FSUID RGID EGID SGID FSGID NGROUPS [GID...]
- *   fs PID UMASK CWD ROOT            cwd and root as seen by the dumper
- *   thread PID TID                   one per thread of task PID besides its
- *                                    main thread (whose tid is PID), after
- *                                    the task record, ascending TIDs
- *   rlimit PID NAME SOFT HARD        one per resource limit of task PID:
- *                                    NAME is cpu fsize data stack core rss
- *                                    nproc nofile memlock as locks
- *                                    sigpending msgqueue nice rtprio rttime
- *                                    (RLIMIT_*), SOFT and HARD decimal or
- *                                    "inf" (RLIM_INFINITY)
- *   oom PID ADJ                      /proc/PID/oom_score_adj
- *   sched PID POLICY RESET PRIO NICE scheduling policy (SCHED_* number),
- *                                    1 if SCHED_RESET_ON_FORK, static
- *                                    priority, nice value
- *   affinity PID CPUS                CPU affinity as a list ("0-3,6")
- *   ioprio PID VALUE                 I/O priority (ioprio_get(2) value:
- *                                    class << 13 | level)
- *   nnp PID 0|1                      PR_SET_NO_NEW_PRIVS (the main
- *                                    thread's; an image with credentials
- *                                    has each thread's, NT_IMGCR_CREDS)
- *   loginuid PID UID                 /proc/PID/loginuid (audit login uid;
- *                                    4294967295: unset)
- *   cwd-deleted PID                  the cwd of the fs record had been
- *                                    deleted: restored as a deleted
- *                                    directory at that path
- *   exit PID STATUS                  task PID is a zombie (dead, not yet
- *                                    reaped by its parent): it has no image
- *                                    and no thread or fd records; STATUS is
- *                                    its wait status as waitpid() gives it
- *                                    (code << 8, or the signal number, with
- *                                    0x80 if it dumped core)
- *   zombie-sig PID IGN CGT           after the exit record of zombie PID:
- *                                    its ignored and caught signals (hex
- *                                    masks, bit N-1 for signal N, as
- *                                    SigIgn and SigCgt in /proc/PID/status)
- *   stopped PID [SIG]                task PID was stopped by SIG (SIGSTOP,
- *                                    the default, SIGTSTP, SIGTTIN or
- *                                    SIGTTOU; not by the dump) at dump
- *                                    time: it is restored stopped by SIG
- *   ghost DEV INO SIZE MODE UID GID MTIME PATH
- *                                    a deleted regular file the tree holds
- *                                    open or maps (files-ghost.c)
- *   ghost-mapped DEV INO             after the ghost record DEV INO: an
- *                                    image maps it (or runs it)
- *   file ID KIND FLAGS POS ARGS...   one per open file description
- *   fown ID TYPE PID SIG             the F_SETOWN_EX owner (TYPE: 0 a
- *                                    thread, 1 a process, 2 a process
- *                                    group; PID 0: none) and F_SETSIG
- *                                    signal of "file" record ID (files.c)
- *   fstat ID DEV INO SIZE MTIME MNT  identity at dump of "file" record ID
- *                                    (files-reg.c)
- *   fd PID FD ID CLOEXEC             one per descriptor: FD of task PID
- *                                    refers to file ID; CLOEXEC is 0 or 1
- *   sk INO FAMILY TYPE PROTO STATE PEER BACKLOG SNDBUF RCVBUF OPTS RCVTIMEO
- *      SNDTIMEO PEEKOFF SHUT MODE UID GID QLEN NAME PEERNAME
- *                                    a socket (sockets.c; struct tree_sk):
- *                                    OPTS hex SKO_* bits, MODE octal, NAME
- *                                    and PEERNAME the sockaddr in hex or "-";
- *                                    SHUT: sk_shutdown (unix and UDP)
- *   skopt INO NAME VALUE             after the sk record INO, one per option
- *                                    of sk-opts.c's table that differs from
- *                                    a new socket's (SO_BROADCAST,
- *                                    TCP_KEEPIDLE...): VALUE decimal for an
- *                                    int, else the getsockopt bytes in hex
- *                                    ("-": none; SO_ATTACH_FILTER: the
- *                                    classic BPF instructions).  Older tree
- *                                    files have none.
- *   pipe INO SIZE LEN                buffered data of a pipe or FIFO: LEN
- *                                    bytes in pipe-INO.data, capacity SIZE
- *   tty INDEX MAJ:MIN SID FG LOCKED PKT IFLAG OFLAG CFLAG LFLAG CC ROWS COLS
- *       XPIXEL YPIXEL INLEN OUTLEN [MODE UID GID]
- *                                    a terminal the tree uses (tty.c); a
- *                                    pair's slave node's mode (octal) and
- *                                    owner (absent in older images)
- *   epitem ID PID TFD EVENTS DATA    an item of the epoll file ID: task PID
- *                                    registers it for its fd TFD (hex
- *                                    EVENTS and DATA with a leading 0x)
- *                                    (epoll.c)
- *   watch ID WD MASK PATH            a watch of the inotify file ID, with
- *                                    watch descriptor WD and MASK (hex,
- *                                    0x) on PATH (inotify.c)
- *   lock flock PID FD ID TYPE        file locks held by the tree (locks.c)
- *   lock ofd ID TYPE START END
- *   lock posix PID FD ID TYPE START END
- *
- * file records: ID counts from 0 in order.  FLAGS are the file status flags
- * from /proc/PID/fdinfo (access mode, O_APPEND, O_NONBLOCK, O_LARGEFILE...;
+ * file records (id kind flags pos, then the kind's fields): ID counts from
+ * 0 in order.  FLAGS are the file status flags from /proc/PID/fdinfo (access mode, O_APPEND, O_NONBLOCK, O_LARGEFILE...;
  * never O_CLOEXEC, which is per descriptor).  POS is the file offset.
  * Several fds (in one task or in several) refer to the same ID when they
  * share one open file description (kcmp(KCMP_FILE)); such fds share the
- * offset and flags after a restore too.  KIND and ARGS belong to one kind
- * of fd, in its own file (the table of kinds is in files.h), which
- * describes them at dump, writes and reads them here (rec_write,
- * rec_read), shows them (imgcr show) and opens them at restore:
+ * offset and flags after a restore too.  KIND and its fields belong to one
+ * kind of fd, in its own file (the table of kinds is in files.h), which
+ * describes them at dump, writes and reads them (rec_write, rec_read),
+ * shows them (imgcr show) and opens them at restore:
  *   file PATH        regular file or directory, absolute path (files-reg.c)
  *   pipe INO         an end of the anonymous pipe INO (FLAGS' access mode
  *                    says which end: O_RDONLY read, O_WRONLY write) (pipes.c)
@@ -237,6 +155,8 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,7 +165,12 @@
 
 #include "attrs.h"
 #include "files.h"
+#include "locks.h"
+#include "pipes.h"
+#include "sockets.h"
+#include "tty.h"
 #include "log.h"
+#include "record.h"
 #include "tree.h"
 
 const char *const tree_kind_names[TK_NR] = {
@@ -254,9 +179,8 @@ const char *const tree_kind_names[TK_NR] = {
 };
 
 const char *const tree_tty_role_names[TTY_NROLES] = { "master", "slave", "devtty", "job" };
-const char *const tree_lock_names[TL_NR] = { "flock", "posix", "ofd" };
 
-static void *grow(void *p, int n, size_t elem)
+void *tree_grow(void *p, int n, size_t elem)
 {
 	/* grow to hold n + 1 elements (doubling) */
 	if (n && (n & (n - 1)))
@@ -273,7 +197,7 @@ struct tree_task *tree_task_add(struct tree *t, pid_t pid)
 {
 	struct tree_task *task;
 
-	t->tasks = grow(t->tasks, t->ntasks, sizeof(*t->tasks));
+	t->tasks = tree_grow(t->tasks, t->ntasks, sizeof(*t->tasks));
 	task = &t->tasks[t->ntasks++];
 	memset(task, 0, sizeof(*task));
 	task->pid = pid;
@@ -306,7 +230,7 @@ struct tree_task *tree_find_tid(const struct tree *t, pid_t tid)
 
 int tree_thread_add(struct tree_task *task, pid_t tid)
 {
-	task->threads = grow(task->threads, task->nthreads, sizeof(*task->threads));
+	task->threads = tree_grow(task->threads, task->nthreads, sizeof(*task->threads));
 	task->threads[task->nthreads++] = tid;
 	return 0;
 }
@@ -315,60 +239,18 @@ struct tree_file *tree_file_add(struct tree *t)
 {
 	struct tree_file *f;
 
-	t->files = grow(t->files, t->nfiles, sizeof(*t->files));
+	t->files = tree_grow(t->files, t->nfiles, sizeof(*t->files));
 	f = &t->files[t->nfiles];
 	memset(f, 0, sizeof(*f));
 	f->id = t->nfiles++;
 	return f;
 }
 
-struct tree_pipe *tree_pipe_find(const struct tree *t, unsigned long ino)
-{
-	int i;
-
-	for (i = 0; i < t->npipes; i++)
-		if (t->pipes[i].ino == ino)
-			return &t->pipes[i];
-	return NULL;
-}
-
-struct tree_pipe *tree_pipe_add(struct tree *t, unsigned long ino)
-{
-	struct tree_pipe *p;
-
-	t->pipes = grow(t->pipes, t->npipes, sizeof(*t->pipes));
-	p = &t->pipes[t->npipes++];
-	memset(p, 0, sizeof(*p));
-	p->ino = ino;
-	return p;
-}
-
-struct tree_tty *tree_tty_find(const struct tree *t, int index)
-{
-	int i;
-
-	for (i = 0; i < t->nttys; i++)
-		if (t->ttys[i].index == index)
-			return &t->ttys[i];
-	return NULL;
-}
-
-struct tree_tty *tree_tty_add(struct tree *t, int index)
-{
-	struct tree_tty *y;
-
-	t->ttys = grow(t->ttys, t->nttys, sizeof(*t->ttys));
-	y = &t->ttys[t->nttys++];
-	memset(y, 0, sizeof(*y));
-	y->index = index;
-	return y;
-}
-
 struct tree_item *tree_item_add(struct tree *t, enum tree_item_kind kind, int file)
 {
 	struct tree_item *it;
 
-	t->items = grow(t->items, t->nitems, sizeof(*t->items));
+	t->items = tree_grow(t->items, t->nitems, sizeof(*t->items));
 	it = &t->items[t->nitems++];
 	memset(it, 0, sizeof(*it));
 	it->kind = kind;
@@ -376,62 +258,9 @@ struct tree_item *tree_item_add(struct tree *t, enum tree_item_kind kind, int fi
 	return it;
 }
 
-struct tree_ghost *tree_ghost_find(const struct tree *t, unsigned long long dev,
-				   unsigned long long ino)
-{
-	int i;
-
-	for (i = 0; i < t->nghosts; i++)
-		if (t->ghosts[i].dev == dev && t->ghosts[i].ino == ino)
-			return &t->ghosts[i];
-	return NULL;
-}
-
-struct tree_ghost *tree_ghost_add(struct tree *t)
-{
-	struct tree_ghost *g;
-
-	t->ghosts = grow(t->ghosts, t->nghosts, sizeof(*t->ghosts));
-	g = &t->ghosts[t->nghosts++];
-	memset(g, 0, sizeof(*g));
-	return g;
-}
-
-struct tree_lock *tree_lock_add(struct tree *t)
-{
-	struct tree_lock *l;
-
-	t->locks = grow(t->locks, t->nlocks, sizeof(*t->locks));
-	l = &t->locks[t->nlocks++];
-	memset(l, 0, sizeof(*l));
-	return l;
-}
-
-struct tree_sk *tree_sk_find(const struct tree *t, unsigned long ino)
-{
-	int i;
-
-	for (i = 0; i < t->nsks; i++)
-		if (t->sks[i].ino == ino)
-			return &t->sks[i];
-	return NULL;
-}
-
-struct tree_sk *tree_sk_add(struct tree *t, unsigned long ino)
-{
-	struct tree_sk *s;
-
-	t->sks = grow(t->sks, t->nsks, sizeof(*t->sks));
-	s = &t->sks[t->nsks++];
-	memset(s, 0, sizeof(*s));
-	s->ino = ino;
-	s->peek_off = -1;
-	return s;
-}
-
 int tree_fd_add(struct tree_task *task, int fd, int file, int cloexec)
 {
-	task->fds = grow(task->fds, task->nfds, sizeof(*task->fds));
+	task->fds = tree_grow(task->fds, task->nfds, sizeof(*task->fds));
 	task->fds[task->nfds].fd = fd;
 	task->fds[task->nfds].file = file;
 	task->fds[task->nfds].cloexec = cloexec;
@@ -506,36 +335,6 @@ void tree_escape(char *out, size_t size, const char *in)
 	out[o] = 0;
 }
 
-/* A socket address as hex ("-": none), and back (its length, -1: malformed). */
-static void hex_addr(char *out, const unsigned char *a, int len)
-{
-	int i;
-
-	if (len <= 0) {
-		strcpy(out, "-");
-		return;
-	}
-	for (i = 0; i < len; i++)
-		sprintf(out + 2 * i, "%02x", a[i]);
-}
-
-static int unhex_addr(unsigned char *a, const char *in)
-{
-	size_t len = strlen(in), i;
-	unsigned int b;
-
-	if (!strcmp(in, "-"))
-		return 0;
-	if (len % 2 || len / 2 > TREE_SK_ADDR || len < 4)
-		return -1;
-	for (i = 0; i < len / 2; i++) {
-		if (sscanf(in + 2 * i, "%2x", &b) != 1)
-			return -1;
-		a[i] = b;
-	}
-	return len / 2;
-}
-
 char *tree_unescape(const char *in)
 {
 	char *out = malloc(strlen(in) + 1), *o = out;
@@ -562,11 +361,397 @@ char *tree_unescape(const char *in)
 	return out;
 }
 
+/* ---- the records of tasks, file descriptions and fds (the rest: their owners) ---- */
+
+static void task_write(FILE *f, const struct tree *t)
+{
+	char e1[3 * 4096 + 4], e2[3 * 4096 + 4];
+	int i, j;
+
+	for (i = 0; i < t->ntasks; i++) {
+		const struct tree_task *k = &t->tasks[i];
+
+		tree_escape(e1, sizeof(e1), k->comm);
+		fprintf(f, "task pid=%d ppid=%d pgid=%d sid=%d comm=%s\n", k->pid, k->ppid, k->pgid,
+			k->sid, e1);
+		fprintf(f, "cred pid=%d ruid=%u euid=%u suid=%u fsuid=%u rgid=%u egid=%u sgid=%u fsgid=%u groups=",
+			k->pid, k->uid[0], k->uid[1], k->uid[2], k->uid[3], k->gid[0], k->gid[1],
+			k->gid[2], k->gid[3]);
+		for (j = 0; j < k->ngroups; j++)
+			fprintf(f, "%s%u", j ? "," : "", k->groups[j]);
+		tree_escape(e1, sizeof(e1), k->cwd ? k->cwd : "/");
+		tree_escape(e2, sizeof(e2), k->root ? k->root : "/");
+		fprintf(f, "%s\nfs pid=%d umask=0%03o cwd=%s root=%s\n", k->ngroups ? "" : "-",
+			k->pid, k->umask, e1, e2);
+		for (j = 0; j < k->nthreads; j++)
+			fprintf(f, "thread pid=%d tid=%d\n", k->pid, k->threads[j]);
+		attrs_write(f, k);
+		if (k->zombie)
+			fprintf(f, "exit pid=%d status=%d\n", k->pid, k->exit_status);
+		if (k->zombie && k->has_zsig)
+			fprintf(f, "zombie-sig pid=%d ign=0x%llx cgt=0x%llx\n", k->pid, k->sig_ign,
+				k->sig_cgt);
+		if (k->stopped == SIGSTOP)
+			fprintf(f, "stopped pid=%d\n", k->pid);	/* sig absent: SIGSTOP */
+		else if (k->stopped)
+			fprintf(f, "stopped pid=%d sig=%d\n", k->pid, k->stopped);
+	}
+}
+
+static void root_write(FILE *f, const struct tree *t)
+{
+	fprintf(f, "root pid=%d\n", t->root);
+}
+
+static const char *root_read(struct tree *t, struct rec *r)
+{
+	return REC_NUM(r, "pid", INT32_MIN, INT32_MAX, t->root) ? "bad root record" : NULL;
+}
+
+static const char *task_read(struct tree *t, struct rec *r)
+{
+	struct tree_task *k;
+	pid_t pid;
+	char *c;
+
+	if (REC_NUM(r, "pid", 1, TREE_PID_MAX, pid))
+		return "bad task record";
+	if (tree_find_tid(t, pid))
+		return "task listed twice, or its pid is also a thread's tid";
+	k = tree_task_add(t, pid);
+	if (REC_NUM(r, "ppid", LLONG_MIN, LLONG_MAX, k->ppid) ||
+	    REC_NUM(r, "pgid", LLONG_MIN, LLONG_MAX, k->pgid) ||
+	    REC_NUM(r, "sid", LLONG_MIN, LLONG_MAX, k->sid) || rec_str(r, "comm", &c))
+		return "bad task record";
+	snprintf(k->comm, sizeof(k->comm), "%s", c);
+	free(c);
+	return NULL;
+}
+
+/* the task of a record's "pid" field, or NULL */
+static struct tree_task *rec_task(struct tree *t, struct rec *r)
+{
+	long long pid;
+
+	return REC_NUM(r, "pid", LLONG_MIN, LLONG_MAX, pid) ? NULL : tree_find(t, pid);
+}
+
+static const char *cred_read(struct tree *t, struct rec *r)
+{
+	static const char *const ids[8] = { "ruid", "euid", "suid", "fsuid",
+					    "rgid", "egid", "sgid", "fsgid" };
+	struct tree_task *k = rec_task(t, r);
+	const char *g = rec_val(r, "groups");
+	int i;
+
+	if (!k || !g || k->has_cred)
+		return "bad cred record";
+	for (i = 0; i < 4; i++)
+		if (REC_NUM(r, ids[i], LLONG_MIN, LLONG_MAX, k->uid[i]) ||
+		    REC_NUM(r, ids[4 + i], LLONG_MIN, LLONG_MAX, k->gid[i]))
+			return "bad cred record";
+	k->groups = calloc(strlen(g) / 2 + 2, sizeof(*k->groups));
+	if (!k->groups) {
+		pr_err("out of memory");
+		exit(1);
+	}
+	if (strcmp(g, "-")) {
+		char *dup = strdup(g), *s, *save = NULL;
+		long long n;
+
+		for (s = strtok_r(dup, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
+			if (tree_num(s, &n) || k->ngroups >= 65536) {
+				free(dup);
+				return "bad cred record";
+			}
+			k->groups[k->ngroups++] = n;
+		}
+		free(dup);
+		if (!k->ngroups)
+			return "bad cred record";
+	}
+	k->has_cred = 1;
+	return NULL;
+}
+
+static const char *fs_read(struct tree *t, struct rec *r)
+{
+	struct tree_task *k = rec_task(t, r);
+
+	if (!k || k->has_fs || REC_NUM(r, "umask", 0, UINT32_MAX, k->umask) ||
+	    rec_str(r, "cwd", &k->cwd) || rec_str(r, "root", &k->root))
+		return "bad fs record";
+	k->has_fs = 1;
+	return NULL;
+}
+
+static const char *thread_read(struct tree *t, struct rec *r)
+{
+	struct tree_task *k = rec_task(t, r);
+	pid_t tid;
+
+	if (!k || REC_NUM(r, "tid", 1, TREE_PID_MAX, tid) || tid == k->pid)
+		return "bad thread record";
+	if (tree_find_tid(t, tid))
+		return "thread listed twice, or its tid is also a task's pid";
+	if (k->nthreads && k->threads[k->nthreads - 1] > tid)
+		return "thread records of a task are not in ascending order";
+	if (k->nthreads >= IMGCR_MAX_THREADS)
+		return "more threads in one task than an image can hold";
+	tree_thread_add(k, tid);
+	return NULL;
+}
+
+static const char *exit_read(struct tree *t, struct rec *r)
+{
+	struct tree_task *k = rec_task(t, r);
+	long long st;
+
+	if (!k || k->zombie || k->stopped || REC_NUM(r, "status", LLONG_MIN, LLONG_MAX, st) ||
+	    !tree_wait_status_ok(st))
+		return "bad exit record";
+	k->zombie = 1;
+	k->exit_status = st;
+	return NULL;
+}
+
+/* after the exit record of a zombie: its ignored and caught signals */
+static const char *zombie_sig_read(struct tree *t, struct rec *r)
+{
+	struct tree_task *k = rec_task(t, r);
+	const unsigned long long never = (1ULL << (SIGKILL - 1)) | (1ULL << (SIGSTOP - 1));
+
+	if (!k || !k->zombie || k->has_zsig || rec_unum(r, "ign", &k->sig_ign) ||
+	    rec_unum(r, "cgt", &k->sig_cgt) || (k->sig_ign & k->sig_cgt) ||
+	    ((k->sig_ign | k->sig_cgt) & never))
+		return "bad zombie-sig record";
+	k->has_zsig = 1;
+	return NULL;
+}
+
+/* sig: the stop signal, absent for SIGSTOP (older files have none) */
+static const char *stopped_read(struct tree *t, struct rec *r)
+{
+	struct tree_task *k = rec_task(t, r);
+	int sig = SIGSTOP;
+
+	if (!k || k->zombie || k->stopped ||
+	    (rec_has(r, "sig") && REC_NUM(r, "sig", 1, 64, sig)) ||
+	    (sig != SIGSTOP && sig != SIGTSTP && sig != SIGTTIN && sig != SIGTTOU))
+		return "bad stopped record";
+	k->stopped = sig;
+	return NULL;
+}
+
+static void file_write(FILE *f, const struct tree *t)
+{
+	int i;
+
+	for (i = 0; i < t->nfiles; i++) {
+		const struct tree_file *x = &t->files[i];
+		const struct fd_kind *fk;
+
+		fprintf(f, "file id=%d kind=%s flags=0%o pos=%lld", x->id, tree_kind_names[x->kind],
+			x->flags, x->pos);
+		fk = fd_kind_of(x->kind);
+		if (fk && fk->rec_write)
+			fk->rec_write(f, x);
+		fputc('\n', f);
+	}
+}
+
+static const char *file_read(struct tree *t, struct rec *r)
+{
+	const struct fd_kind *fk;
+	const char *kn = rec_val(r, "kind"), *why;
+	struct tree_file *x;
+	int kind;
+
+	for (kind = 0; kn && kind < TK_NR; kind++)
+		if (!strcmp(kn, tree_kind_names[kind]))
+			break;
+	if (!kn || kind == TK_NR)
+		return "unknown file kind";
+	x = tree_file_add(t);
+	x->kind = kind;
+	if (REC_NUM(r, "id", x->id, x->id, x->id) ||
+	    REC_NUM(r, "flags", 0, UINT32_MAX, x->flags) || REC_NUM(r, "pos", 0, LLONG_MAX, x->pos))
+		return "bad file record";
+	fk = fd_kind_of(kind);
+	if (!fk || !fk->rec_read)
+		return "file kind with no records";
+	why = fk->rec_read(t, x, r);
+	if (why)
+		return why;
+	if (x->path && x->path[0] != '/')
+		return "file path is not absolute";
+	return NULL;
+}
+
+/* the owner of a pipe's or socket's inode (its creator's fs ids): a root
+ * restore gives it back */
+static void fowner_write(FILE *f, const struct tree *t)
+{
+	int i;
+
+	for (i = 0; i < t->nfiles; i++)
+		if (t->files[i].has_owner)
+			fprintf(f, "fowner id=%d uid=%u gid=%u\n", t->files[i].id,
+				t->files[i].owner_uid, t->files[i].owner_gid);
+}
+
+static const char *fowner_read(struct tree *t, struct rec *r)
+{
+	struct tree_file *x;
+	int id;
+
+	if (REC_NUM(r, "id", 0, t->nfiles - 1, id))
+		return "bad fowner record";
+	x = &t->files[id];
+	if ((x->kind != TK_PIPE && x->kind != TK_SK) || x->has_owner ||
+	    REC_NUM(r, "uid", 0, 0xfffffffeLL, x->owner_uid) ||
+	    REC_NUM(r, "gid", 0, 0xfffffffeLL, x->owner_gid))
+		return "bad fowner record";
+	x->has_owner = 1;
+	return NULL;
+}
+
+/* the F_SETOWN_EX owner (type: F_OWNER_TID, _PID, _PGRP; pid 0: none) and
+ * the F_SETSIG signal of a file description (files.c: fown_dump) */
+static void fown_write(FILE *f, const struct tree *t)
+{
+	int i;
+
+	for (i = 0; i < t->nfiles; i++) {
+		const struct tree_file *x = &t->files[i];
+
+		if (x->own_pid || x->own_sig)
+			fprintf(f, "fown id=%d type=%d pid=%d sig=%d\n", x->id, x->own_type,
+				x->own_pid, x->own_sig);
+	}
+}
+
+static const char *fown_read(struct tree *t, struct rec *r)
+{
+	struct tree_file *x;
+	int id;
+
+	if (REC_NUM(r, "id", 0, t->nfiles - 1, id))
+		return "bad fown record";
+	x = &t->files[id];
+	if (x->own_pid || x->own_sig ||
+	    REC_NUM(r, "type", F_OWNER_TID, F_OWNER_PGRP, x->own_type) ||
+	    REC_NUM(r, "pid", 0, TREE_PID_MAX - 1, x->own_pid) ||
+	    REC_NUM(r, "sig", 0, 64, x->own_sig) || (!x->own_pid && !x->own_sig))
+		return "bad fown record";
+	return NULL;
+}
+
+static void fd_write(FILE *f, const struct tree *t)
+{
+	int i, j;
+
+	for (i = 0; i < t->ntasks; i++)
+		for (j = 0; j < t->tasks[i].nfds; j++)
+			fprintf(f, "fd pid=%d fd=%d file=%d cloexec=%d\n", t->tasks[i].pid,
+				t->tasks[i].fds[j].fd, t->tasks[i].fds[j].file,
+				t->tasks[i].fds[j].cloexec);
+}
+
+static const char *fd_read(struct tree *t, struct rec *r)
+{
+	struct tree_task *k = rec_task(t, r);
+	int fd, file, cloexec, i;
+
+	if (!k || REC_NUM(r, "fd", 0, 1 << 20, fd) || REC_NUM(r, "file", 0, t->nfiles - 1, file) ||
+	    REC_NUM(r, "cloexec", 0, 1, cloexec))
+		return "bad fd record";
+	for (i = 0; i < k->nfds; i++)
+		if (k->fds[i].fd == fd)
+			return "fd listed twice";
+	tree_fd_add(k, fd, file, cloexec);
+	return NULL;
+}
+
+static const struct tree_record tree_records[] = {
+	{ "root", root_read, root_write },
+	{ "task", task_read, task_write },	/* and the records of each task: */
+	{ "cred", cred_read, NULL },
+	{ "fs", fs_read, NULL },
+	{ "thread", thread_read, NULL },
+	{ "exit", exit_read, NULL },
+	{ "zombie-sig", zombie_sig_read, NULL },
+	{ "stopped", stopped_read, NULL },
+	{ NULL, NULL, NULL }
+};
+static const struct tree_record file_records[] = {
+	{ "file", file_read, file_write },
+	{ "fowner", fowner_read, fowner_write },
+	{ "fown", fown_read, fown_write },
+	{ NULL, NULL, NULL }
+};
+static const struct tree_record fd_records[] = {
+	{ "fd", fd_read, fd_write },
+	{ NULL, NULL, NULL }
+};
+
+/*
+ * The record table: every record name of the tree file and its owner,
+ * each table a NULL-terminated array of struct tree_record (record.h).
+ * The writer writes them in this order (a reader relies on it: a record
+ * names only records before it), the reader dispatches each line by its
+ * name.  The format (version 3) is documented in imgcr-image(5), section
+ * "TREE FILE"; in short: one record per line, "NAME key=value ...":
+ *
+ *   root pid                       (here, tree.c)
+ *   task pid ppid pgid sid comm, then its cred, fs, thread, attribute
+ *     (attrs.c: rlimit oom sched affinity ioprio nnp loginuid
+ *     cwd-deleted), exit, zombie-sig and stopped records
+ *   ghost, ghost-mapped            deleted files (files-ghost.c)
+ *   file id kind flags pos + the kind's fields (files.h: rec_write, rec_read)
+ *   fowner, fown                   a file's inode owner, its F_SETOWN owner (tree.c)
+ *   fstat                          a regular file's identity (files-reg.c)
+ *   fd pid fd file cloexec         (tree.c)
+ *   sk, skopt                      sockets (sockets.c)
+ *   pipe                           pipe/FIFO data (pipes.c)
+ *   tty                            terminals (tty.c)
+ *   epitem                         epoll items (epoll.c)
+ *   watch                          inotify watches (inotify.c)
+ *   lock                           file locks (locks.c)
+ *
+ * Adding a field to one record: its writer (a " key=%d" in the owner's
+ * fprintf), its reader (one REC_NUM / rec_str / rec_unum), imgcr-image(5).
+ * A field an older reader does not know makes it refuse the file ("unknown
+ * field"), as an unknown record does: a new field whose absence means the
+ * old behaviour must not be written when it has its default value, and
+ * the reader takes its absence as that default (rec_has).  A field whose
+ * meaning changes needs a version bump.
+ * Adding a record: its owner's table and an entry here.
+ */
+static const struct tree_record *const record_tables[] = {
+	tree_records, attrs_records, ghost_records, file_records, reg_records, fd_records,
+	sk_records, pipe_records, tty_records, epoll_records, inotify_records, locks_records,
+};
+#define NTABLES (sizeof(record_tables) / sizeof(record_tables[0]))
+
+const struct tree_record *tree_record_find(const char *name)
+{
+	const struct tree_record *rt;
+	size_t i;
+
+	for (i = 0; i < NTABLES; i++)
+		for (rt = record_tables[i]; rt->name; rt++)
+			if (!strcmp(rt->name, name))
+				return rt;
+	return NULL;
+}
+
 int tree_write(const struct tree *t, const char *dir)
 {
-	char path[4096], e1[3 * 4096 + 4], e2[3 * 4096 + 4];
+	const struct tree_record *rt;
+	char path[4096];
 	FILE *f;
-	int i, j;
+	size_t i;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, TREE_FILE);
 	f = fopen(path, "we");
@@ -574,130 +759,11 @@ int tree_write(const struct tree *t, const char *dir)
 		pr_perror("cannot create %s", path);
 		return -1;
 	}
-	fprintf(f, "imgcr-tree %d\n# see imgcr's userspace/tree.c for the format\n",
-		TREE_VERSION);
-	fprintf(f, "root %d\n", t->root);
-	for (i = 0; i < t->ntasks; i++) {
-		const struct tree_task *k = &t->tasks[i];
-
-		tree_escape(e1, sizeof(e1), k->comm);
-		fprintf(f, "task %d %d %d %d %s\n", k->pid, k->ppid, k->pgid, k->sid, e1);
-		fprintf(f, "cred %d %u %u %u %u %u %u %u %u %d", k->pid, k->uid[0],
-			k->uid[1], k->uid[2], k->uid[3], k->gid[0], k->gid[1],
-			k->gid[2], k->gid[3], k->ngroups);
-		for (j = 0; j < k->ngroups; j++)
-			fprintf(f, " %u", k->groups[j]);
-		tree_escape(e1, sizeof(e1), k->cwd ? k->cwd : "/");
-		tree_escape(e2, sizeof(e2), k->root ? k->root : "/");
-		fprintf(f, "\nfs %d 0%03o %s %s\n", k->pid, k->umask, e1, e2);
-		for (j = 0; j < k->nthreads; j++)
-			fprintf(f, "thread %d %d\n", k->pid, k->threads[j]);
-		attrs_write(f, k);
-		if (k->zombie)
-			fprintf(f, "exit %d %d\n", k->pid, k->exit_status);
-		if (k->zombie && k->has_zsig)
-			fprintf(f, "zombie-sig %d %llx %llx\n", k->pid, k->sig_ign, k->sig_cgt);
-		if (k->stopped == SIGSTOP)
-			fprintf(f, "stopped %d\n", k->pid);
-		else if (k->stopped)
-			fprintf(f, "stopped %d %d\n", k->pid, k->stopped);
-	}
-	for (i = 0; i < t->nghosts; i++) {
-		const struct tree_ghost *g = &t->ghosts[i];
-
-		tree_escape(e1, sizeof(e1), g->path);
-		fprintf(f, "ghost %llu %llu %lld 0%o %u %u %lld %s\n", g->dev, g->ino, g->size,
-			g->mode, g->uid, g->gid, g->mtime_ns, e1);
-		if (g->mapped)
-			fprintf(f, "ghost-mapped %llu %llu\n", g->dev, g->ino);
-	}
-	for (i = 0; i < t->nfiles; i++) {
-		const struct tree_file *x = &t->files[i];
-		const struct fd_kind *fk;
-
-		fprintf(f, "file %d %s 0%o %lld", x->id, tree_kind_names[x->kind],
-			x->flags, x->pos);
-		fk = fd_kind_of(x->kind);
-		if (fk && fk->rec_write)
-			fk->rec_write(f, x);
-		fputc('\n', f);
-	}
-	for (i = 0; i < t->nfiles; i++) {
-		const struct tree_file *x = &t->files[i];
-
-		if (!x->has_stat)
-			continue;
-		tree_escape(e1, sizeof(e1), x->mnt ? x->mnt : "/");
-		fprintf(f, "fstat %d %llu %llu %lld %lld %s\n", x->id, x->dev, x->sino,
-			x->size, x->mtime_ns, e1);
-	}
-	for (i = 0; i < t->nfiles; i++) {
-		const struct tree_file *x = &t->files[i];
-
-		if (x->own_pid || x->own_sig)
-			fprintf(f, "fown %d %d %d %d\n", x->id, x->own_type, x->own_pid, x->own_sig);
-	}
-	for (i = 0; i < t->ntasks; i++)
-		for (j = 0; j < t->tasks[i].nfds; j++)
-			fprintf(f, "fd %d %d %d %d\n", t->tasks[i].pid, t->tasks[i].fds[j].fd,
-				t->tasks[i].fds[j].file, t->tasks[i].fds[j].cloexec);
-	for (i = 0; i < t->nsks; i++) {
-		const struct tree_sk *s = &t->sks[i];
-		char nm[2 * TREE_SK_ADDR + 2], pn[2 * TREE_SK_ADDR + 2];
-
-		hex_addr(nm, s->name, s->namelen);
-		hex_addr(pn, s->peername, s->peerlen);
-		fprintf(f, "sk %lu %d %d %d %d %lu %d %d %d 0x%x %lld %lld %d %d 0%o %u %u %zu %s %s\n",
-			s->ino, s->family, s->type, s->proto, s->state, s->peer, s->backlog,
-			s->sndbuf, s->rcvbuf, s->opts, s->rcvtimeo_us, s->sndtimeo_us, s->peek_off,
-			s->shutdown, s->mode, s->uid, s->gid, s->qlen, nm, pn);
-		for (j = 0; j < s->nxopts; j++) {
-			static char v[2 * 8 * 4096 + 2];
-
-			if (sk_xopt_format(&s->xopts[j], v, sizeof(v)))
-				snprintf(v, sizeof(v), "?");	/* never: the reader refuses it */
-			fprintf(f, "skopt %lu %s %s\n", s->ino, sk_opt_name(s->xopts[j].idx), v);
-		}
-	}
-	for (i = 0; i < t->npipes; i++)
-		fprintf(f, "pipe %lu %u %zu\n", t->pipes[i].ino, t->pipes[i].size,
-			t->pipes[i].len);
-	for (i = 0; i < t->nttys; i++) {
-		const struct tree_tty *y = &t->ttys[i];
-
-		fprintf(f, "tty %d %u:%u %d %d %d %d 0%o 0%o 0%o 0%o ", y->index, y->major,
-			y->minor, y->sid, y->fg, y->locked, y->pkt, y->iflag, y->oflag, y->cflag,
-			y->lflag);
-		for (j = 0; j < TREE_NCC; j++)
-			fprintf(f, "%02x", y->cc[j]);
-		fprintf(f, " %u %u %u %u %zu %zu", y->rows, y->cols, y->xpixel, y->ypixel,
-			y->inlen, y->outlen);
-		if (y->has_mode)
-			fprintf(f, " 0%o %u %u", y->mode, y->uid, y->gid);
-		fputc('\n', f);
-	}
-	for (i = 0; i < t->nitems; i++) {
-		const struct tree_item *it = &t->items[i];
-
-		if (it->kind == IT_EPOLL) {
-			fprintf(f, "epitem %d %d %d 0x%x 0x%llx\n", it->file, it->pid, it->num,
-				it->mask, it->data);
-		} else {
-			tree_escape(e1, sizeof(e1), it->path);
-			fprintf(f, "watch %d %d 0x%x %s\n", it->file, it->num, it->mask, e1);
-		}
-	}
-	for (i = 0; i < t->nlocks; i++) {
-		const struct tree_lock *l = &t->locks[i];
-
-		fprintf(f, "lock %s ", tree_lock_names[l->kind]);
-		if (l->kind != TL_OFD)
-			fprintf(f, "%d %d ", l->pid, l->fd);
-		fprintf(f, "%d %c", l->file, l->write ? 'w' : 'r');
-		if (l->kind != TL_FLOCK)
-			fprintf(f, " %lld %lld", l->start, l->end);
-		fputc('\n', f);
-	}
+	fprintf(f, "imgcr-tree %d\n# see imgcr-image(5) for the format\n", TREE_VERSION);
+	for (i = 0; i < NTABLES; i++)
+		for (rt = record_tables[i]; rt->name; rt++)
+			if (rt->write)
+				rt->write(f, t);
 	if (fflush(f) || ferror(f)) {
 		pr_perror("cannot write %s", path);
 		fclose(f);
@@ -705,19 +771,6 @@ int tree_write(const struct tree *t, const char *dir)
 	}
 	fclose(f);
 	return 0;
-}
-
-#define MAXF 512
-#define PID_MAX TREE_PID_MAX
-
-static int split(char *line, char **v)
-{
-	int n = 0;
-	char *s, *save = NULL;
-
-	for (s = strtok_r(line, " \n", &save); s && n < MAXF; s = strtok_r(NULL, " \n", &save))
-		v[n++] = s;
-	return n;
 }
 
 int tree_num(const char *s, long long *out)
@@ -738,12 +791,99 @@ int tree_unum(const char *s, unsigned long long *out)
 	return errno || *s < '0' || *s > '9' || *end ? -1 : 0;
 }
 
+const char *rec_val(struct rec *r, const char *key)
+{
+	int i;
+
+	for (i = 0; i < r->n; i++)
+		if (!strcmp(r->key[i], key)) {
+			r->used[i] = 1;
+			return r->val[i];
+		}
+	return NULL;
+}
+
+int rec_has(const struct rec *r, const char *key)
+{
+	int i;
+
+	for (i = 0; i < r->n; i++)
+		if (!strcmp(r->key[i], key))
+			return 1;
+	return 0;
+}
+
+int rec_num_to(struct rec *r, const char *key, long long min, long long max, void *dst,
+	       size_t size)
+{
+	const char *v = rec_val(r, key);
+	long long n;
+
+	if (!v || tree_num(v, &n) || n < min || n > max)
+		return -1;
+	switch (size) {
+	case 1: *(int8_t *)dst = n; break;
+	case 2: *(int16_t *)dst = n; break;
+	case 4: *(int32_t *)dst = n; break;
+	default: *(int64_t *)dst = n; break;
+	}
+	return 0;
+}
+
+int rec_unum(struct rec *r, const char *key, unsigned long long *out)
+{
+	const char *v = rec_val(r, key);
+
+	return v ? tree_unum(v, out) : -1;
+}
+
+int rec_dev(struct rec *r, const char *key, unsigned int *maj, unsigned int *min)
+{
+	const char *v = rec_val(r, key);
+	char end;
+
+	return v && sscanf(v, "%u:%u%c", maj, min, &end) == 2 ? 0 : -1;
+}
+
+int rec_str(struct rec *r, const char *key, char **out)
+{
+	const char *v = rec_val(r, key);
+
+	if (!v)
+		return -1;
+	*out = tree_unescape(v);
+	return 0;
+}
+
+/* A version 3 line (modified) into @r: NULL, or what is wrong. */
+static const char *split_v3(char *line, struct rec *r)
+{
+	char *s, *eq, *save = NULL;
+	int i;
+
+	r->name = strtok_r(line, " \n", &save);
+	r->n = 0;
+	for (s = strtok_r(NULL, " \n", &save); s; s = strtok_r(NULL, " \n", &save)) {
+		eq = strchr(s, '=');
+		if (!eq || eq == s || r->n >= REC_MAXF)
+			return "malformed field (not key=value)";
+		*eq = 0;
+		for (i = 0; i < r->n; i++)
+			if (!strcmp(r->key[i], s))
+				return "a field given twice";
+		r->key[r->n] = s;
+		r->val[r->n] = eq + 1;
+		r->used[r->n++] = 0;
+	}
+	return NULL;
+}
+
 int tree_read(struct tree *t, const char *dir)
 {
-	char path[4096], *line = NULL, *v[MAXF];
+	static struct rec r;
+	char path[4096], *line = NULL, *s, *save = NULL;
 	size_t cap = 0;
-	long long n[MAXF];
-	int lineno = 0, nv, i, seen_magic = 0, bad;
+	int lineno = 0, i, version = 0;
 	FILE *f;
 
 	memset(t, 0, sizeof(*t));
@@ -754,336 +894,47 @@ int tree_read(struct tree *t, const char *dir)
 		return -1;
 	}
 	while (getline(&line, &cap, f) > 0) {
-		struct tree_task *k;
+		const struct tree_record *rt;
+		const char *why;
 
 		lineno++;
 		if (line[0] == '#' || line[0] == '\n')
 			continue;
-		nv = split(line, v);
-		if (!nv)
-			continue;
-		for (i = 1; i < nv; i++)
-			if (tree_num(v[i], &n[i]))
-				n[i] = -1;
 #define BAD(why) do { pr_err("%s:%d: %s", path, lineno, why); goto fail; } while (0)
-		if (!seen_magic) {
-			if (strcmp(v[0], "imgcr-tree") || nv != 2)
-				BAD("not an imgcr tree file");
-			if (n[1] != TREE_VERSION)
-				BAD("unknown tree format version");
-			seen_magic = 1;
-		} else if (!strcmp(v[0], "root") && nv == 2) {
-			t->root = n[1];
-		} else if (!strcmp(v[0], "task") && nv == 6) {
-			if (n[1] <= 0 || n[1] > PID_MAX)
-				BAD("bad task record");
-			if (tree_find_tid(t, n[1]))
-				BAD("task listed twice, or its pid is also a thread's tid");
-			k = tree_task_add(t, n[1]);
-			k->ppid = n[2];
-			k->pgid = n[3];
-			k->sid = n[4];
-			char *c = tree_unescape(v[5]);
+		if (!version) {
+			long long n;
 
-			snprintf(k->comm, sizeof(k->comm), "%s", c);
-			free(c);
-		} else if (!strcmp(v[0], "cred") && nv >= 11) {
-			k = tree_find(t, n[1]);
-			if (!k || n[10] < 0 || n[10] > 65536 || nv != 11 + n[10])
-				BAD("bad cred record");
-			for (i = 0; i < 4; i++) {
-				k->uid[i] = n[2 + i];
-				k->gid[i] = n[6 + i];
-			}
-			k->ngroups = n[10];
-			k->groups = calloc(k->ngroups + 1, sizeof(*k->groups));
-			for (i = 0; i < k->ngroups; i++)
-				k->groups[i] = n[11 + i];
-			k->has_cred = 1;
-		} else if (!strcmp(v[0], "fs") && nv == 5) {
-			k = tree_find(t, n[1]);
-			if (!k || n[2] < 0)
-				BAD("bad fs record");
-			k->umask = n[2];
-			k->cwd = tree_unescape(v[3]);
-			k->root = tree_unescape(v[4]);
-			k->has_fs = 1;
-		} else if (!strcmp(v[0], "thread") && nv == 3) {
-			k = tree_find(t, n[1]);
-			if (!k || n[2] <= 0 || n[2] > PID_MAX || n[2] == n[1])
-				BAD("bad thread record");
-			if (tree_find_tid(t, n[2]))
-				BAD("thread listed twice, or its tid is also a task's pid");
-			if (k->nthreads && k->threads[k->nthreads - 1] > n[2])
-				BAD("thread records of a task are not in ascending order");
-			if (k->nthreads >= IMGCR_MAX_THREADS)
-				BAD("more threads in one task than an image can hold");
-			tree_thread_add(k, n[2]);
-		} else if (attrs_read(nv > 1 ? tree_find(t, n[1]) : NULL, v, nv, &bad)) {
-			if (bad)
-				BAD("bad attribute record");
-		} else if (!strcmp(v[0], "exit") && nv == 3) {
-			k = tree_find(t, n[1]);
-			if (!k || k->zombie || k->stopped || !tree_wait_status_ok(n[2]))
-				BAD("bad exit record");
-			k->zombie = 1;
-			k->exit_status = n[2];
-		} else if (!strcmp(v[0], "zombie-sig") && nv == 4) {
-			char *e1, *e2;
-
-			k = tree_find(t, n[1]);
-			if (!k || !k->zombie || k->has_zsig)
-				BAD("bad zombie-sig record");
-			errno = 0;
-			k->sig_ign = strtoull(v[2], &e1, 16);
-			k->sig_cgt = strtoull(v[3], &e2, 16);
-			if (errno || *e1 || *e2 || e1 == v[2] || e2 == v[3] ||
-			    (k->sig_ign & k->sig_cgt) ||
-			    ((k->sig_ign | k->sig_cgt) & ((1ULL << (SIGKILL - 1)) | (1ULL << (SIGSTOP - 1)))))
-				BAD("bad zombie-sig record");
-			k->has_zsig = 1;
-		} else if (!strcmp(v[0], "stopped") && (nv == 2 || nv == 3)) {
-			k = tree_find(t, n[1]);
-			if (!k || k->zombie || k->stopped ||
-			    (nv == 3 && n[2] != SIGSTOP && n[2] != SIGTSTP && n[2] != SIGTTIN &&
-			     n[2] != SIGTTOU))
-				BAD("bad stopped record");
-			k->stopped = nv == 3 ? n[2] : SIGSTOP;
-		} else if (!strcmp(v[0], "file") && nv >= 5) {
-			const struct fd_kind *fk;
-			struct tree_file *x;
-			const char *why;
-			int kind;
-
-			for (kind = 0; kind < TK_NR; kind++)
-				if (!strcmp(v[2], tree_kind_names[kind]))
-					break;
-			if (kind == TK_NR)
-				BAD("unknown file kind");
-			if (n[1] != t->nfiles || n[3] < 0 || n[4] < 0)
-				BAD("bad file record");
-			x = tree_file_add(t);
-			x->kind = kind;
-			x->flags = n[3];
-			x->pos = n[4];
-			fk = fd_kind_of(kind);
-			if (!fk || !fk->rec_read)
-				BAD("file kind with no records");
-			why = fk->rec_read(t, x, v + 5, n + 5, nv - 5);
-			if (why)
-				BAD(why);
-			if (x->path && x->path[0] != '/')
-				BAD("file path is not absolute");
-		} else if (!strcmp(v[0], "fd") && nv == 5) {
-			k = tree_find(t, n[1]);
-			if (!k || n[2] < 0 || n[2] > 1 << 20 || n[3] < 0 || n[3] >= t->nfiles ||
-			    (n[4] != 0 && n[4] != 1))
-				BAD("bad fd record");
-			for (i = 0; i < k->nfds; i++)
-				if (k->fds[i].fd == n[2])
-					BAD("fd listed twice");
-			tree_fd_add(k, n[2], n[3], n[4]);
-		} else if (!strcmp(v[0], "epitem") && nv == 6) {
-			struct tree_item *it;
-			unsigned long long ev, data;
-
-			if (n[1] < 0 || n[1] >= t->nfiles || t->files[n[1]].kind != TK_EPOLL ||
-			    !tree_find(t, n[2]) || n[3] < 0 || n[3] > 1 << 20 ||
-			    tree_unum(v[4], &ev) || ev > 0xffffffffULL || tree_unum(v[5], &data))
-				BAD("bad epitem record");
-			it = tree_item_add(t, IT_EPOLL, n[1]);
-			it->pid = n[2];
-			it->num = n[3];
-			it->mask = ev;
-			it->data = data;
-		} else if (!strcmp(v[0], "watch") && nv == 5) {
-			struct tree_item *it;
-			unsigned long long mask;
-
-			if (n[1] < 0 || n[1] >= t->nfiles || t->files[n[1]].kind != TK_INOTIFY ||
-			    n[2] <= 0 || tree_unum(v[3], &mask) || mask > 0xffffffffULL)
-				BAD("bad watch record");
-			it = tree_item_add(t, IT_WATCH, n[1]);
-			it->num = n[2];
-			it->mask = mask;
-			it->path = tree_unescape(v[4]);
-			if (it->path[0] != '/')
-				BAD("watch path is not absolute");
-		} else if (!strcmp(v[0], "ghost") && nv == 9) {
-			struct tree_ghost *g;
-			unsigned long long dev, ino;
-
-			if (tree_unum(v[1], &dev) || tree_unum(v[2], &ino) || n[3] < 0 || n[4] < 0 ||
-			    n[4] > 07777 || n[5] < 0 || n[6] < 0 || tree_ghost_find(t, dev, ino))
-				BAD("bad ghost record");
-			g = tree_ghost_add(t);
-			g->dev = dev;
-			g->ino = ino;
-			g->size = n[3];
-			g->mode = n[4];
-			g->uid = n[5];
-			g->gid = n[6];
-			g->mtime_ns = n[7];
-			g->path = tree_unescape(v[8]);
-			if (g->path[0] != '/')
-				BAD("ghost path is not absolute");
-		} else if (!strcmp(v[0], "ghost-mapped") && nv == 3) {
-			unsigned long long dev, ino;
-			struct tree_ghost *g;
-
-			if (tree_unum(v[1], &dev) || tree_unum(v[2], &ino) ||
-			    !(g = tree_ghost_find(t, dev, ino)) || g->mapped)
-				BAD("bad ghost-mapped record");
-			g->mapped = 1;
-		} else if (!strcmp(v[0], "fstat") && nv == 7) {
-			struct tree_file *x = n[1] >= 0 && n[1] < t->nfiles ? &t->files[n[1]] : NULL;
-
-			if (!x || x->kind != TK_FILE || x->has_stat || tree_unum(v[2], &x->dev) ||
-			    tree_unum(v[3], &x->sino) || n[4] < 0)
-				BAD("bad fstat record");
-			x->has_stat = 1;
-			x->size = n[4];
-			x->mtime_ns = n[5];
-			x->mnt = tree_unescape(v[6]);
-		} else if (!strcmp(v[0], "fown") && nv == 5) {
-			struct tree_file *x = n[1] >= 0 && n[1] < t->nfiles ? &t->files[n[1]] : NULL;
-
-			if (!x || x->own_pid || x->own_sig || n[2] < F_OWNER_TID || n[2] > F_OWNER_PGRP ||
-			    n[3] < 0 || n[3] >= TREE_PID_MAX || n[4] < 0 || n[4] > 64 ||
-			    (!n[3] && !n[4]))
-				BAD("bad fown record");
-			x->own_type = n[2];
-			x->own_pid = n[3];
-			x->own_sig = n[4];
-		} else if (!strcmp(v[0], "lock") && nv >= 4) {
-			struct tree_lock *l = tree_lock_add(t);
-			int a = 2;
-
-			for (l->kind = 0; l->kind < TL_NR; l->kind++)
-				if (!strcmp(v[1], tree_lock_names[l->kind]))
-					break;
-			if (l->kind == TL_NR || nv != (l->kind == TL_FLOCK ? 6 : l->kind == TL_OFD ? 6 : 8))
-				BAD("bad lock record");
-			if (l->kind != TL_OFD) {
-				l->pid = n[2];
-				l->fd = n[3];
-				a = 4;
-				k = tree_find(t, l->pid);
-				for (i = 0; k && i < k->nfds && k->fds[i].fd != l->fd; i++)
-					;
-				if (!k || i == k->nfds || k->fds[i].file != n[a])
-					BAD("lock record of an fd that has no fd record");
-			}
-			l->file = n[a];
-			if (l->file < 0 || l->file >= t->nfiles || (strcmp(v[a + 1], "r") && strcmp(v[a + 1], "w")))
-				BAD("bad lock record");
-			l->write = !strcmp(v[a + 1], "w");
-			if (l->kind != TL_FLOCK) {
-				l->start = n[a + 2];
-				l->end = n[a + 3];
-				if (l->start < 0 || l->end < -1 || (l->end >= 0 && l->end < l->start))
-					BAD("bad lock range");
-			}
-		} else if (!strcmp(v[0], "sk") && nv == 21) {
-			struct tree_sk *s;
-
-			if (n[1] <= 0 || tree_sk_find(t, n[1]) || n[2] <= 0 || n[2] > 255 ||
-			    n[3] <= 0 || n[3] > 15 || n[4] < 0 || n[4] > 255 || n[5] < 0 ||
-			    n[5] > 15 || n[6] < 0 || n[7] < 0 || n[8] < 0 || n[9] < 0 ||
-			    n[10] < 0 || n[10] > SKO_ALL || n[11] < 0 || n[12] < 0 ||
-			    n[13] < -1 || n[14] < 0 || n[14] > 3 || n[15] < 0 || n[15] > 07777 ||
-			    n[16] < 0 || n[17] < 0 || n[18] < 0)
-				BAD("bad sk record");
-			s = tree_sk_add(t, n[1]);
-			s->family = n[2];
-			s->type = n[3];
-			s->proto = n[4];
-			s->state = n[5];
-			s->peer = n[6];
-			s->backlog = n[7];
-			s->sndbuf = n[8];
-			s->rcvbuf = n[9];
-			s->opts = n[10];
-			s->rcvtimeo_us = n[11];
-			s->sndtimeo_us = n[12];
-			s->peek_off = n[13];
-			s->shutdown = n[14];
-			s->mode = n[15];
-			s->uid = n[16];
-			s->gid = n[17];
-			s->qlen = n[18];
-			s->namelen = unhex_addr(s->name, v[19]);
-			s->peerlen = unhex_addr(s->peername, v[20]);
-			if (s->namelen < 0 || s->peerlen < 0)
-				BAD("bad sk record address");
-		} else if (!strcmp(v[0], "skopt") && nv == 4) {
-			struct tree_sk *s = n[1] > 0 ? tree_sk_find(t, n[1]) : NULL;
-
+			s = strtok_r(line, " \n", &save);
 			if (!s)
-				BAD("skopt record before its sk record");
-			if (sk_xopt_parse(s, v[2], v[3]))
-				BAD("bad skopt record (an unknown or repeated option, or a bad value)");
-		} else if (!strcmp(v[0], "pipe") && nv == 4) {
-			struct tree_pipe *p;
-
-			if (n[1] < 0 || n[2] < 0 || n[3] < 0 || n[3] > n[2] ||
-			    tree_pipe_find(t, n[1]))
-				BAD("bad pipe record");
-			p = tree_pipe_add(t, n[1]);
-			p->size = n[2];
-			p->len = n[3];
-		} else if (!strcmp(v[0], "tty") && (nv == 18 || nv == 21)) {
-			struct tree_tty *y;
-			unsigned int ma, mi;
-
-			if (n[1] < -1 || n[1] >= 1 << 20 || tree_tty_find(t, n[1]) ||
-			    sscanf(v[2], "%u:%u", &ma, &mi) != 2 || n[3] < 0 || n[4] < 0 ||
-			    (n[5] != 0 && n[5] != 1) || (n[6] != 0 && n[6] != 1) ||
-			    n[7] < 0 || n[8] < 0 || n[9] < 0 || n[10] < 0 ||
-			    strlen(v[11]) != 2 * TREE_NCC || n[12] < 0 || n[12] > 65535 ||
-			    n[13] < 0 || n[13] > 65535 || n[14] < 0 || n[14] > 65535 ||
-			    n[15] < 0 || n[15] > 65535 || n[16] < 0 || n[17] < 0 ||
-			    n[16] > 1 << 24 || n[17] > 1 << 24 || (n[1] < 0 && (n[16] || n[17])))
-				BAD("bad tty record");
-			y = tree_tty_add(t, n[1]);
-			y->major = ma;
-			y->minor = mi;
-			y->sid = n[3];
-			y->fg = n[4];
-			y->locked = n[5];
-			y->pkt = n[6];
-			y->iflag = n[7];
-			y->oflag = n[8];
-			y->cflag = n[9];
-			y->lflag = n[10];
-			for (i = 0; i < TREE_NCC; i++) {
-				unsigned int b;
-
-				if (sscanf(v[11] + 2 * i, "%2x", &b) != 1)
-					BAD("bad tty record");
-				y->cc[i] = b;
-			}
-			y->rows = n[12];
-			y->cols = n[13];
-			y->xpixel = n[14];
-			y->ypixel = n[15];
-			y->inlen = n[16];
-			y->outlen = n[17];
-			if (nv == 21) {
-				if (n[1] < 0 || n[18] < 0 || n[18] > 07777 || n[19] < 0 ||
-				    n[19] > 0xfffffffeLL || n[20] < 0 || n[20] > 0xfffffffeLL)
-					BAD("bad tty record");
-				y->has_mode = 1;
-				y->mode = n[18];
-				y->uid = n[19];
-				y->gid = n[20];
-			}
-		} else {
-			BAD("unknown or malformed record");
+				continue;
+			if (strcmp(s, "imgcr-tree") || !(s = strtok_r(NULL, " \n", &save)) ||
+			    strtok_r(NULL, " \n", &save))
+				BAD("not an imgcr tree file");
+			if (tree_num(s, &n) || (n != TREE_VERSION && n != 2))
+				BAD("unknown tree format version");
+			version = n;
+			continue;
 		}
+		why = version == 2 ? tree_v2_split(line, &r) : split_v3(line, &r);
+		if (why)
+			BAD(why);
+		if (!r.name)
+			continue;
+		rt = tree_record_find(r.name);
+		if (!rt)
+			BAD("unknown or malformed record");
+		why = rt->read(t, &r);
+		if (why)
+			BAD(why);
+		for (i = 0; i < r.n; i++)
+			if (!r.used[i]) {
+				pr_err("%s:%d: unknown field %s in a %s record", path, lineno, r.key[i],
+				       r.name);
+				goto fail;
+			}
 #undef BAD
 	}
-	if (!seen_magic) {
+	if (!version) {
 		pr_err("%s: empty tree file", path);
 		goto fail;
 	}

@@ -7,11 +7,13 @@
 #include <sys/types.h>
 
 #define TREE_FILE	"tree"
-#define TREE_VERSION	2
+#define TREE_VERSION	3	/* written; version 2 is still read (tree-v2.c) */
 
 /* tree_file.kind; each is dumped and restored by one fd kind (files.h) */
 enum tree_kind {
-	TK_FILE,	/* regular file or directory, reopened by path (files-reg.c) */
+	TK_FILE,	/* regular file or directory, reopened by path (files-reg.c); its
+			 * kind name "file" is also the name of every description's
+			 * record ("file kind=file": kept, imgcr show --json says "file") */
 	TK_PIPE,	/* an end of an anonymous pipe (identity: the pipe inode) (pipes.c) */
 	TK_FIFO,	/* a named pipe, reopened by path (fifo.c) */
 	TK_CHR,		/* one of the standard character devices (devices.c) */
@@ -55,7 +57,8 @@ struct tree_file {
 	enum tree_kind kind;
 	unsigned int flags;	/* f_flags as in fdinfo, without O_CLOEXEC */
 	long long pos;
-	unsigned long ino;	/* pipe/FIFO inode (the pipe's identity) */
+	unsigned long ino;	/* the inode that names its shared state: a pipe's or FIFO's
+				 * (pipe record), a memfd's (data file), a socket's (sk record) */
 	unsigned int major, minor;	/* TK_CHR */
 	char *path;		/* TK_FILE, TK_FIFO, TK_CHR; TK_MEMFD: "/memfd:NAME"; NULL for TK_PIPE */
 	/* the anon inodes' state */
@@ -74,7 +77,7 @@ struct tree_file {
 	unsigned long long start;	/* its start time (clock ticks); 0: a task of the tree */
 	/* where it was first seen (dump only), and its stat identity (TK_GHOST: its ghost) */
 	int pid, fd;
-	unsigned long long dev, sino;
+	unsigned long long dev, sino;	/* st_dev, st_ino (TK_FILE: fstat record; TK_GHOST: its ghost) */
 	/* TK_FILE: fstat at dump, checked at restore ("fstat" record; has_stat) */
 	int has_stat;
 	long long size;		/* TK_FILE: st_size (has_stat); TK_MEMFD: its size */
@@ -82,31 +85,13 @@ struct tree_file {
 	char *mnt;		/* the mount point it was on */
 	/* F_GETOWN_EX and F_GETSIG ("fown" record, files.c): restored if set */
 	int own_type, own_pid, own_sig;
+	/* TK_PIPE, TK_SK: the inode's owner ("fowner" record), which a
+	 * restore by root gives the pipe or socket it creates */
+	int has_owner;
+	unsigned int owner_uid, owner_gid;
 };
 
-/* A deleted regular file, its content in DIR/ghost-DEV-INO.data (files-ghost.c). */
-struct tree_ghost {
-	unsigned long long dev, ino;	/* at dump: its identity, which TK_GHOST files name */
-	long long size, mtime_ns;
-	unsigned int mode, uid, gid;
-	char *path;		/* where it was, without " (deleted)" */
-	int mapped;		/* an image maps it (or runs it): restored at path */
-	char *made;		/* restore: where the restorer recreated it (until unlinked), */
-	int made_fd;		/* and its fd there */
-};
 
-/* A file lock held by the tree (locks.c). */
-enum tree_lock_kind { TL_FLOCK, TL_POSIX, TL_OFD, TL_NR };
-struct tree_lock {
-	enum tree_lock_kind kind;
-	int file;		/* the open file description (flock, OFD) or the one the task used (POSIX) */
-	pid_t pid;		/* POSIX, flock: the task that takes it again, */
-	int fd;			/* on this fd */
-	int write;		/* F_WRLCK / LOCK_EX, else F_RDLCK / LOCK_SH */
-	long long start, end;	/* byte range (POSIX, OFD), end -1: to EOF */
-};
-
-extern const char *const tree_lock_names[TL_NR];
 
 struct tree_fd {
 	int fd;
@@ -157,75 +142,15 @@ struct tree_item {
 	char *path;		/* IT_WATCH: the watched path */
 };
 
-/* Buffered data of a pipe or FIFO, saved in DIR/pipe-<ino>.data. */
-struct tree_pipe {
-	unsigned long ino;
-	unsigned int size;	/* F_GETPIPE_SZ */
-	size_t len;		/* bytes of data */
-};
 
-/* tree_sk.opts */
-#define SKO_PASSCRED	0x01	/* SO_PASSCRED */
-#define SKO_REUSEADDR	0x02	/* SO_REUSEADDR */
-#define SKO_REUSEPORT	0x04	/* SO_REUSEPORT */
-#define SKO_V6ONLY	0x08	/* IPV6_V6ONLY */
-#define SKO_UNLINKED	0x10	/* unix: bound to a path whose socket file was gone */
-#define SKO_EXTERNAL	0x20	/* unix: connected to a socket outside the tree */
-#define SKO_KEEPALIVE	0x40	/* SO_KEEPALIVE */
-#define SKO_NODELAY	0x80	/* TCP_NODELAY */
-#define SKO_PENDING	0x100	/* unix: connected, not yet accepted by a listener of the tree */
-#define SKO_ALL		0x1ff
 
-#define TREE_SK_ADDR	128	/* most bytes of a socket address kept */
 
-/* A socket option of sk-opts.c's table (a "skopt" record): the bytes getsockopt gave. */
-struct tree_skopt {
-	int idx;		/* in sk-opts.c's table */
-	int len;
-	unsigned char *val;	/* @len bytes (and a 0 after them) */
-};
-
-/* A socket of the tree (sk-unix.c, sk-inet.c); its queued data in DIR/sk-INO.data. */
-struct tree_sk {
-	unsigned long ino;	/* its inode (socket:[INO]) */
-	int family, type, proto;	/* AF_*, SOCK_*, IPPROTO_* (0 for unix) */
-	int state;		/* TCP_* numbers, as sock_diag gives them (unix too) */
-	unsigned long peer;	/* unix: the peer's inode (0: none) */
-	int backlog;		/* listening: the listen() backlog */
-	int sndbuf, rcvbuf;	/* SO_SNDBUF, SO_RCVBUF as getsockopt gives them */
-	unsigned int opts;	/* SKO_* */
-	long long rcvtimeo_us, sndtimeo_us;	/* SO_RCVTIMEO, SO_SNDTIMEO */
-	int peek_off;		/* SO_PEEK_OFF (-1: off) */
-	int shutdown;		/* unix, UDP: sk_shutdown (1: no more receives, 2: no more sends) */
-	unsigned int mode, uid, gid;	/* unix: a bound path's socket file */
-	size_t qlen;		/* bytes of sk-INO.data */
-	unsigned char name[TREE_SK_ADDR], peername[TREE_SK_ADDR];	/* getsockname, getpeername */
-	int namelen, peerlen;	/* 0: none */
-	struct tree_skopt *xopts;	/* the options of sk-opts.c's table that differ from a new socket's */
-	int nxopts;
-};
-
-/* sk-opts.c: a "skopt" record's NAME and VALUE */
-const char *sk_opt_name(int idx);
-int sk_xopt_format(const struct tree_skopt *x, char *buf, size_t size);	/* 0, -1: too long */
-int sk_xopt_parse(struct tree_sk *s, const char *name, const char *val);	/* 0, -1: bad */
-
-#define TREE_NCC	19	/* c_cc[] of the kernel's struct termios */
-
-/* A terminal the tree uses: a pty pair inside it, or a shell job's terminal (tty.c). */
-struct tree_tty {
-	int index;		/* the pts index of a pair in the tree; -1: the job's terminal */
-	unsigned int major, minor;	/* the terminal (a pair's slave) */
-	pid_t sid, fg;		/* the session it is the controlling tty of, its
-				 * foreground process group (0: none) */
-	int locked, pkt;	/* TIOCGPTLCK, TIOCGPKT (pairs) */
-	unsigned int iflag, oflag, cflag, lflag;
-	unsigned char cc[TREE_NCC];
-	unsigned short rows, cols, xpixel, ypixel;
-	size_t inlen, outlen;	/* queued input and output in tty-INDEX.data */
-	int has_mode;		/* a pair: its slave's devpts node's */
-	unsigned int mode, uid, gid;	/* mode & 07777 and owner are known */
-};
+/* the records of the kinds (their headers) */
+struct tree_pipe;
+struct tree_tty;
+struct tree_ghost;
+struct tree_lock;
+struct tree_sk;
 
 struct tree {
 	pid_t root;
@@ -248,17 +173,14 @@ struct tree_task *tree_find(const struct tree *t, pid_t pid);
 struct tree_task *tree_find_tid(const struct tree *t, pid_t tid);
 int tree_thread_add(struct tree_task *task, pid_t tid);
 struct tree_file *tree_file_add(struct tree *t);
-struct tree_pipe *tree_pipe_find(const struct tree *t, unsigned long ino);
-struct tree_pipe *tree_pipe_add(struct tree *t, unsigned long ino);
-struct tree_tty *tree_tty_find(const struct tree *t, int index);
-struct tree_tty *tree_tty_add(struct tree *t, int index);
 struct tree_item *tree_item_add(struct tree *t, enum tree_item_kind kind, int file);
-struct tree_ghost *tree_ghost_find(const struct tree *t, unsigned long long dev,
-				   unsigned long long ino);
-struct tree_ghost *tree_ghost_add(struct tree *t);
-struct tree_lock *tree_lock_add(struct tree *t);
-struct tree_sk *tree_sk_find(const struct tree *t, unsigned long ino);
-struct tree_sk *tree_sk_add(struct tree *t, unsigned long ino);
+/*
+ * The records of one kind (pipes, ttys, ghosts, locks, sockets) are its
+ * own: their structs and their find/add functions are in the kind's header
+ * (pipes.h, tty.h, files.h, locks.h, sockets.h); here they are arrays.
+ * @p (n elements) grown to hold one more (exits if out of memory).
+ */
+void *tree_grow(void *p, int n, size_t elem);
 int tree_fd_add(struct tree_task *task, int fd, int file, int cloexec);
 void tree_free(struct tree *t);
 

@@ -57,6 +57,7 @@
  * descriptions are all opened before any restored session takes its
  * terminal, so the slave is nobody's controlling terminal then.
  */
+#include <limits.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -76,6 +77,29 @@
 #include "log.h"
 #include "proc.h"
 #include "tty.h"
+#include "record.h"
+
+struct tree_tty *tree_tty_find(const struct tree *t, int index)
+{
+	int i;
+
+	for (i = 0; i < t->nttys; i++)
+		if (t->ttys[i].index == index)
+			return &t->ttys[i];
+	return NULL;
+}
+
+struct tree_tty *tree_tty_add(struct tree *t, int index)
+{
+	struct tree_tty *y;
+
+	t->ttys = tree_grow(t->ttys, t->nttys, sizeof(*t->ttys));
+	y = &t->ttys[t->nttys++];
+	memset(y, 0, sizeof(*y));
+	y->index = index;
+	return y;
+}
+
 
 int tty_shell_job;
 
@@ -395,7 +419,7 @@ static int save_data(struct fd_dump *c, const struct fd_parms *p, int index,
 	}
 	/* owned by the task's user, who may restore it */
 	if (!geteuid() && k && fchown(fd, k->uid[0], k->gid[0]))
-		pr_perror("warning: cannot chown %s", path);
+		pr_pwarn("cannot chown %s", path);
 	close(fd);
 	return 0;
 }
@@ -657,7 +681,7 @@ static void tty_finish(int killed)
 
 		if (!killed && d->s >= 0 &&
 		    pair_refill(d->m, d->s, &d->tio, d->in, d->inlen, d->out, d->outlen))
-			pr_perror("warning: cannot put the queued data back into a pty");
+			pr_pwarn("cannot put the queued data back into a pty");
 		if (!killed && d->pkt)
 			ioctl(d->m, TIOCPKT, &on);
 		close(d->m);
@@ -767,7 +791,7 @@ static int pair_master(struct fd_restore *r, int index, const char *what)
 		return -1;
 	}
 	if (got != index)
-		fprintf(stderr, "imgcr: note: pty /dev/pts/%d is restored as /dev/pts/%d (the index is in use)\n",
+		pr_info("pty /dev/pts/%d is restored as /dev/pts/%d (the index is in use)",
 			index, got);
 	tio_load(y, &tio, &ws);
 	/*
@@ -1084,29 +1108,29 @@ const char *tty_restore_pgrp(const struct tree *t, const struct tree_task *k)
 
 static void tty_rec_write(FILE *f, const struct tree_file *x)
 {
-	fprintf(f, " %s %d %u:%u", tree_tty_role_names[x->tty_role], x->tty_index, x->major,
-		x->minor);
+	fprintf(f, " role=%s index=%d dev=%u:%u", tree_tty_role_names[x->tty_role], x->tty_index,
+		x->major, x->minor);
 	fd_rec_path(f, x->path);
 }
 
-static const char *tty_rec_read(struct tree *t, struct tree_file *x, char **v,
-				const long long *n, int nv)
+static const char *tty_rec_read(struct tree *t, struct tree_file *x, struct rec *r)
 {
+	const char *rn = rec_val(r, "role");
 	int role;
 
 	(void)t;
-	if (nv != 4 || n[1] < -1 || n[1] >= 1 << 20 ||
-	    sscanf(v[2], "%u:%u", &x->major, &x->minor) != 2)
+	if (!rn || REC_NUM(r, "index", -1, (1 << 20) - 1, x->tty_index) ||
+	    rec_dev(r, "dev", &x->major, &x->minor))
 		return "bad file record";
 	for (role = 0; role < TTY_NROLES; role++)
-		if (!strcmp(v[0], tree_tty_role_names[role]))
+		if (!strcmp(rn, tree_tty_role_names[role]))
 			break;
-	if (role == TTY_NROLES || (role == TTY_JOB && n[1] != -1) ||
-	    ((role == TTY_MASTER || role == TTY_SLAVE) && n[1] < 0))
+	if (role == TTY_NROLES || (role == TTY_JOB && x->tty_index != -1) ||
+	    ((role == TTY_MASTER || role == TTY_SLAVE) && x->tty_index < 0))
 		return "bad tty file record";
 	x->tty_role = role;
-	x->tty_index = n[1];
-	x->path = tree_unescape(v[3]);
+	if (rec_str(r, "path", &x->path))
+		return "bad file record";
 	return NULL;
 }
 
@@ -1142,4 +1166,73 @@ const struct fd_kind tty_fd_kind = {
 	.rec_read = tty_rec_read,
 	.rec_show = tty_rec_show,
 	.rec_json = tty_rec_json,
+};
+
+/* ---- the tree file: tty records (record.h; the format: imgcr-image(5)) ---- */
+
+static void tty_records_write(FILE *f, const struct tree *t)
+{
+	int i, j;
+
+	for (i = 0; i < t->nttys; i++) {
+		const struct tree_tty *y = &t->ttys[i];
+
+		fprintf(f, "tty index=%d dev=%u:%u sid=%d fg=%d locked=%d pkt=%d iflag=0%o oflag=0%o cflag=0%o lflag=0%o cc=",
+			y->index, y->major, y->minor, y->sid, y->fg, y->locked, y->pkt, y->iflag,
+			y->oflag, y->cflag, y->lflag);
+		for (j = 0; j < TREE_NCC; j++)
+			fprintf(f, "%02x", y->cc[j]);
+		fprintf(f, " rows=%u cols=%u xpixel=%u ypixel=%u inlen=%zu outlen=%zu", y->rows,
+			y->cols, y->xpixel, y->ypixel, y->inlen, y->outlen);
+		if (y->has_mode)
+			fprintf(f, " mode=0%o uid=%u gid=%u", y->mode, y->uid, y->gid);
+		fputc('\n', f);
+	}
+}
+
+static const char *tty_record_read(struct tree *t, struct rec *r)
+{
+	struct tree_tty *y;
+	const char *cc;
+	int index, i;
+
+	if (REC_NUM(r, "index", -1, (1 << 20) - 1, index) || tree_tty_find(t, index))
+		return "bad tty record";
+	y = tree_tty_add(t, index);
+	if (rec_dev(r, "dev", &y->major, &y->minor) ||
+	    REC_NUM(r, "sid", 0, INT_MAX, y->sid) || REC_NUM(r, "fg", 0, INT_MAX, y->fg) ||
+	    REC_NUM(r, "locked", 0, 1, y->locked) || REC_NUM(r, "pkt", 0, 1, y->pkt) ||
+	    REC_NUM(r, "iflag", 0, UINT32_MAX, y->iflag) ||
+	    REC_NUM(r, "oflag", 0, UINT32_MAX, y->oflag) ||
+	    REC_NUM(r, "cflag", 0, UINT32_MAX, y->cflag) ||
+	    REC_NUM(r, "lflag", 0, UINT32_MAX, y->lflag) ||
+	    !(cc = rec_val(r, "cc")) || strlen(cc) != 2 * TREE_NCC ||
+	    REC_NUM(r, "rows", 0, 65535, y->rows) || REC_NUM(r, "cols", 0, 65535, y->cols) ||
+	    REC_NUM(r, "xpixel", 0, 65535, y->xpixel) ||
+	    REC_NUM(r, "ypixel", 0, 65535, y->ypixel) ||
+	    REC_NUM(r, "inlen", 0, 1 << 24, y->inlen) ||
+	    REC_NUM(r, "outlen", 0, 1 << 24, y->outlen) ||
+	    (index < 0 && (y->inlen || y->outlen)))
+		return "bad tty record";
+	for (i = 0; i < TREE_NCC; i++) {
+		unsigned int b;
+
+		if (sscanf(cc + 2 * i, "%2x", &b) != 1)
+			return "bad tty record";
+		y->cc[i] = b;
+	}
+	if (rec_has(r, "mode") || rec_has(r, "uid") || rec_has(r, "gid")) {
+		/* a pair's slave node (absent in older images) */
+		if (index < 0 || REC_NUM(r, "mode", 0, 07777, y->mode) ||
+		    REC_NUM(r, "uid", 0, 0xfffffffeLL, y->uid) ||
+		    REC_NUM(r, "gid", 0, 0xfffffffeLL, y->gid))
+			return "bad tty record";
+		y->has_mode = 1;
+	}
+	return NULL;
+}
+
+const struct tree_record tty_records[] = {
+	{ "tty", tty_record_read, tty_records_write },
+	{ NULL, NULL, NULL }
 };

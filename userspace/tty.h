@@ -26,4 +26,24 @@ const char *tty_restore_session(const struct tree *t, const int *desc,
  */
 const char *tty_restore_pgrp(const struct tree *t, const struct tree_task *k);
 
+#define TREE_NCC	19	/* c_cc[] of the kernel's struct termios */
+
+/* A terminal the tree uses: a pty pair inside it, or a shell job's terminal (tty.c). */
+struct tree_tty {
+	int index;		/* the pts index of a pair in the tree; -1: the job's terminal */
+	unsigned int major, minor;	/* the terminal (a pair's slave) */
+	pid_t sid, fg;		/* the session it is the controlling tty of, its
+				 * foreground process group (0: none) */
+	int locked, pkt;	/* TIOCGPTLCK, TIOCGPKT (pairs) */
+	unsigned int iflag, oflag, cflag, lflag;
+	unsigned char cc[TREE_NCC];
+	unsigned short rows, cols, xpixel, ypixel;
+	size_t inlen, outlen;	/* queued input and output in tty-INDEX.data */
+	int has_mode;		/* a pair: its slave's devpts node's */
+	unsigned int mode, uid, gid;	/* mode & 07777 and owner are known */
+};
+
+struct tree_tty *tree_tty_find(const struct tree *t, int index);
+struct tree_tty *tree_tty_add(struct tree *t, int index);
+
 #endif

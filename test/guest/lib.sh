@@ -108,6 +108,12 @@ dump() {
 	[ -s "$2" ] || fail "dump of $1 is empty"
 }
 
+# tree_fields FILE: the tree file FILE (DIR/tree, version 3: "NAME
+# key=value ...") without the keys: each record's values in the order imgcr
+# writes them, which is the order of the positional version 2 records
+# (imgcr-image(5)), for tests that pick a field by its position.
+tree_fields() { sed 's/ [a-z]*=/ /g' "$1"; }
+
 # kill9 PID: kill and reap a (possibly stopped) child.
 kill9() {
 	kill -9 "$1" 2>/dev/null

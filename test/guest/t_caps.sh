@@ -52,7 +52,7 @@ grep -q ' CapBnd:' before.$pid || fail "no CapBnd in $(cat before.$pid | tr '\n'
 
 imgcr dump -t $pid -D d 2> dump.err || fail "dump: $(cat dump.err)"
 for p in $all; do wait_gone $p 10 || fail "task $p survived the dump"; done
-grep -qx "loginuid $lu 1234" d/tree || fail "no 'loginuid $lu 1234' in the tree: $(grep loginuid d/tree | tr '\n' '|')"
+tree_fields d/tree | grep -qx "loginuid $lu 1234" || fail "no 'loginuid $lu 1234' in the tree: $(grep loginuid d/tree | tr '\n' '|')"
 
 imgcr restore -D d > restore.out 2> restore.err &
 rpid=$!

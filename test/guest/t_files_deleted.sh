@@ -47,9 +47,9 @@ main() {
 	imgcr dump -t $pid -D d 2> dump.err || fail "dump: $(cat dump.err)"
 	for p in $pid $kid; do wait_gone $p 10 || fail "task $p survived the dump"; done
 	[ "$(grep -c '^ghost ' d/tree)" = 3 ] || fail "want 3 ghost records: $(grep '^ghost' d/tree | tr '\n' '|')"
-	[ "$(grep -c '^file [0-9]* ghost ' d/tree)" = 4 ] || fail "want 4 ghost file records: $(grep '^file' d/tree | tr '\n' '|')"
+	[ "$(tree_fields d/tree | grep -c '^file [0-9]* ghost ')" = 4 ] || fail "want 4 ghost file records: $(grep '^file' d/tree | tr '\n' '|')"
 	[ "$(ls d/ghost-*.data | wc -l)" = 3 ] || fail "want 3 ghost data files: $(ls d)"
-	sg=$(grep '^ghost .*/s.dat$' d/tree | cut -d' ' -f2,3 | tr ' ' -)
+	sg=$(tree_fields d/tree | grep '^ghost .*/s.dat$' | cut -d' ' -f2,3 | tr ' ' -)
 	[ "$(size_of d/ghost-$sg.data)" = 67108864 ] || fail "s.dat ghost size $(size_of d/ghost-$sg.data)"
 	[ "$(du -k d/ghost-$sg.data | cut -f1)" -lt 1024 ] || fail "the sparse ghost takes $(du -k d/ghost-$sg.data | cut -f1) KiB in the dump"
 	imgcr show d > show.txt || fail "imgcr show DIR failed"

@@ -64,7 +64,7 @@ flags() {
 	[ "$(mnt_of $pid $mfd)" = $MNT ] || fail "m.dat's mount before: '$(mnt_of $pid $mfd)'"
 	imgcr dump -t $pid -D d 2> dump.err || fail "dump: $(cat dump.err)"
 	wait_gone $pid 10 || fail "task $pid survived the dump"
-	grep -q "^fstat [0-9]* .* $MNT\$" d/tree || fail "no fstat record naming $MNT: $(grep '^fstat' d/tree | tr '\n' '|')"
+	tree_fields d/tree | grep -q "^fstat [0-9]* .* $MNT\$" || fail "no fstat record naming $MNT: $(grep '^fstat' d/tree | tr '\n' '|')"
 	imgcr show d > show.txt || fail "imgcr show failed"
 	grep -q "^file [0-9]*: $MNT/m.dat dev [0-9]* ino [0-9]* size 5 mtime [0-9.]* mount $MNT\$" show.txt ||
 		fail "imgcr show: $(grep '^file' show.txt | tr '\n' '|')"

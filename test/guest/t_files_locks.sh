@@ -62,8 +62,8 @@ main() {
 	imgcr dump -t $pid -D d 2> dump.err || fail "dump: $(cat dump.err)"
 	for p in $pid $kid; do wait_gone $p 10 || fail "task $p survived the dump"; done
 	[ "$(grep -c '^lock ' d/tree)" = 6 ] || fail "want 6 lock records: $(grep '^lock' d/tree | tr '\n' '|')"
-	grep -q "^lock posix $kid $CP [0-9]* w 100 149\$" d/tree && grep -q "^lock posix $pid $P [0-9]* r 200 -1\$" d/tree &&
-		grep -q '^lock ofd [0-9]* w 10 19$' d/tree && grep -q "^lock flock $pid $SH [0-9]* r\$" d/tree ||
+	tree_fields d/tree | grep -q "^lock posix $kid $CP [0-9]* w 100 149\$" && tree_fields d/tree | grep -q "^lock posix $pid $P [0-9]* r 200 -1\$" &&
+		tree_fields d/tree | grep -q '^lock ofd [0-9]* w 10 19$' && tree_fields d/tree | grep -q "^lock flock $pid $SH [0-9]* r\$" ||
 		fail "lock records: $(grep '^lock' d/tree | tr '\n' '|')"
 	[ -z "$(locks_of)" ] || fail "locks left after the dump: $(locks_of)"
 	imgcr show d > show.txt || fail "imgcr show DIR failed"

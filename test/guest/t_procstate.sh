@@ -75,7 +75,7 @@ stopsig() {
 	[ "$(state $kid)" = T ] || fail "the child is '$(state $kid)' before the dump"
 	imgcr dump -t $root -D d 2> dump.err || fail "dump: $(cat dump.err)"
 	wait_dumped_gone $root $kid
-	grep -q "^stopped $kid 21\$" d/tree || fail "no 'stopped $kid 21' record: $(grep '^stopped' d/tree)"
+	tree_fields d/tree | grep -q "^stopped $kid 21\$" || fail "no 'stopped $kid 21' record: $(grep '^stopped' d/tree)"
 	imgcr show d | grep -q "stopped by SIGTTIN" || fail "imgcr show does not say SIGTTIN"
 	imgcr restore -D d > r.out 2> restore.err &
 	rp=$!
@@ -94,8 +94,8 @@ owner() {
 	track $kid
 	imgcr dump -t $root -D d 2> dump.err || fail "dump: $(cat dump.err)"
 	wait_dumped_gone $root $kid
-	grep -q "^fown [0-9]* 1 $kid $(( $(sed -n 's/^owners 1:[0-9]* sig \([0-9]*\),.*/\1/p' out) ))\$" d/tree &&
-		grep -q "^fown [0-9]* 2 $kid 0\$" d/tree || fail "fown records: $(grep '^fown' d/tree | tr '\n' '|')"
+	tree_fields d/tree | grep -q "^fown [0-9]* 1 $kid $(( $(sed -n 's/^owners 1:[0-9]* sig \([0-9]*\),.*/\1/p' out) ))\$" &&
+		tree_fields d/tree | grep -q "^fown [0-9]* 2 $kid 0\$" || fail "fown records: $(grep '^fown' d/tree | tr '\n' '|')"
 	imgcr restore -D d > r.out 2> restore.err &
 	rp=$!
 	track $rp

@@ -18,7 +18,7 @@ kids=$(cat /proc/$pid/task/$pid/children)
 for k in $kids; do track $k; done
 [ -d /proc/$pid ] || fail "sknet ended: $(cat sknet.err)"
 imgcr dump -t $pid -D d --leave-running 2> dump.err || fail "dump: $(cat dump.err)"
-q=$(awk '$1 == "sk" {q += $19} END {print q + 0}' d/tree)
+q=$(tree_fields d/tree | awk '$1 == "sk" {q += $19} END {print q + 0}')
 [ "$q" -gt 0 ] || fail "no data queued at the dump: nothing tested"
 grep -q "server done" out.txt && fail "the exchange ended before the dump"
 wait_line out.txt "server done" 200 || fail "the exchange did not finish: $(tr '\n' '|' < out.txt)"

@@ -44,7 +44,7 @@ stream_end() {
 start_stream 7450 "the stream"
 imgcr dump -t $dpid -D d 2> dump.err || fail "dump: $(cat dump.err)"
 wait_gone $dpid 10 || fail "the client survived the dump"
-st=$(awk '$1 == "sk" && $4 == 1 && $5 == 6 {print $6}' d/tree)
+st=$(tree_fields d/tree | awk '$1 == "sk" && $4 == 1 && $5 == 6 {print $6}')
 [ "$st" = 5 ] || [ "$st" = 4 ] || fail "the connection was dumped in state '$st', not FIN-WAIT-1/2: $(grep '^sk ' d/tree)"
 grep -q '^fin 1$' d/sk-*.tcp || fail "the dump did not record the FIN: $(cat d/sk-*.tcp | tr '\n' ' ')"
 at=$(last_d)
@@ -70,7 +70,7 @@ rm -f feed.txt drain.txt
 start_stream 7451 "the second stream"
 imgcr dump -t $fpid -D d2 2> dump2.err || fail "dump of the server in CLOSE-WAIT: $(cat dump2.err)"
 wait_gone $fpid 10 || fail "the server survived the dump"
-st2=$(awk '$1 == "sk" && $4 == 1 && $5 == 6 && $6 != 10 {print $6}' d2/tree)
+st2=$(tree_fields d2/tree | awk '$1 == "sk" && $4 == 1 && $5 == 6 && $6 != 10 {print $6}')
 [ "$st2" = 8 ] || fail "the server's connection was dumped in state '$st2', not CLOSE-WAIT: $(grep '^sk ' d2/tree)"
 grep -q '^finrcv 1$' d2/sk-*.tcp || fail "the dump did not record the peer's FIN"
 at=$(last_d)
@@ -100,7 +100,7 @@ track $lpid
 wait_line fill.txt "^fill wrote" 30 || fail "fill did not fill the connection: $(cat fill.err sink.err)"
 imgcr dump -t $lpid -D d3 2> dump3.err || fail "dump of the client in FIN-WAIT-1: $(cat dump3.err)"
 wait_gone $lpid 10 || fail "the client survived the dump"
-st3=$(awk '$1 == "sk" && $4 == 1 && $5 == 6 {print $6}' d3/tree)
+st3=$(tree_fields d3/tree | awk '$1 == "sk" && $4 == 1 && $5 == 6 {print $6}')
 [ "$st3" = 4 ] || fail "the client's connection was dumped in state '$st3', not FIN-WAIT-1: $(grep '^sk ' d3/tree)"
 q3=$(cat d3/sk-*.sndq | wc -c)
 [ "$q3" -gt 0 ] || fail "nothing in the send queue at the dump"

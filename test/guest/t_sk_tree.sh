@@ -35,7 +35,7 @@ grep -q "server done" out.txt && fail "the exchange ended before the dump"
 imgcr dump -t $pid -D d 2> dump.err || fail "dump: $(cat dump.err)"
 for p in $pid $kids; do wait_gone $p 10 || fail "task $p survived the dump"; done
 # data was queued both ways on the connections of the clients
-nq=$(awk '$1 == "sk" && $3 == 1 && $4 == 1 && $19 > 0' d/tree | wc -l)
+nq=$(tree_fields d/tree | awk '$1 == "sk" && $3 == 1 && $4 == 1 && $19 > 0' | wc -l)
 [ "$nq" -ge 4 ] || fail "only $nq unix stream sockets had data queued at the dump: $(grep '^sk ' d/tree | tr '\n' '|')"
 info "$(grep -c '^sk ' d/tree) sockets, $nq stream sockets with data queued"
 [ -S s/srv.sock ] || fail "the socket file is gone after the dump"

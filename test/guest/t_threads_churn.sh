@@ -26,7 +26,7 @@ while [ $i -le 10 ]; do
 	S | R) ;;
 	*) fail "after dump $i the process is '$(state $pid)'" ;;
 	esac
-	n=$(grep -c '^thread ' d$i/tree)
+	n=$(tree_fields d$i/tree | grep -c '^thread ')
 	[ "$n" -ge 2 ] || fail "dump $i lists $n threads besides main, want >= 2"
 	i=$((i + 1))
 done

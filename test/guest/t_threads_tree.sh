@@ -47,7 +47,7 @@ imgcr show a/d > show.txt 2>&1 || fail "imgcr show: $(tail -n 2 show.txt | tr '\
 for t in $OTIDS; do
 	grep -qw "$t" show.txt || fail "imgcr show does not list thread $t: $(grep -i thread show.txt | head -n 3 | tr '\n' '|')"
 done
-grep -q "^thread $TPID " a/d/tree || fail "no thread records for $TPID in the tree file"
+tree_fields a/d/tree | grep -q "^thread $TPID " || fail "no thread records for $TPID in the tree file"
 imgcr restore -D a/d > r.out 2> r.err &
 rpid=$!
 track $rpid

@@ -67,9 +67,9 @@ imgcr dump -t $pid -D d 2> dump.err || fail "dump: $(cat dump.err)"
 for p in $pid $kid; do wait_gone $p 10 || fail "task $p survived the dump"; done
 [ -s dump.err ] && fail "the dump said something: $(tr '\n' '|' < dump.err)"
 for k in eventfd signalfd timerfd; do
-	grep -q "^file [0-9]* $k " d/tree || fail "no $k record in the tree: $(grep '^file' d/tree | tr '\n' '|')"
+	tree_fields d/tree | grep -q "^file [0-9]* $k " || fail "no $k record in the tree: $(grep '^file' d/tree | tr '\n' '|')"
 done
-[ "$(grep -c "^fd [0-9]* $efd $(sed -n "s/^fd $pid $efd \([0-9]*\) .*/\1/p" d/tree) " d/tree)" = 2 ] ||
+[ "$(tree_fields d/tree | grep -c "^fd [0-9]* $efd $(tree_fields d/tree | sed -n "s/^fd $pid $efd \([0-9]*\) .*/\1/p") ")" = 2 ] ||
 	fail "the shared eventfd is not one file record: $(grep '^fd' d/tree | tr '\n' '|')"
 imgcr show d > show.txt || fail "imgcr show DIR failed"
 grep -q "eventfd count 7" show.txt && grep -q "eventfd count 3 semaphore" show.txt &&

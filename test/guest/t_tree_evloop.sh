@@ -74,11 +74,11 @@ imgcr dump -t $pid -D ../d 2> dump.err || fail "dump: $(cat dump.err)"
 for p in $pid $kid; do wait_gone $p 10 || fail "task $p survived the dump"; done
 grep -q "warning" dump.err && fail "dump warned: $(cat dump.err)"
 for k in epoll inotify memfd pidfd; do
-	grep -q "^file [0-9]* $k " ../d/tree || fail "no $k record in the tree: $(grep '^file' ../d/tree | tr '\n' '|')"
+	tree_fields ../d/tree | grep -q "^file [0-9]* $k " || fail "no $k record in the tree: $(grep '^file' ../d/tree | tr '\n' '|')"
 done
 [ "$(grep -c '^epitem ' ../d/tree)" = 8 ] || fail "epitem records: $(grep '^epitem' ../d/tree | tr '\n' '|')"
-grep -q "^epitem [0-9]* $kid 200 0x19 0xc8$" ../d/tree || fail "the child's item is not registered by the child: $(grep '^epitem' ../d/tree | tr '\n' '|')"
-grep -q "^watch [0-9]* $wdf 0x2 $PWD/w/f$" ../d/tree && grep -q "^watch [0-9]* $wdd 0x300 $PWD/w$" ../d/tree ||
+tree_fields ../d/tree | grep -q "^epitem [0-9]* $kid 200 0x19 0xc8$" || fail "the child's item is not registered by the child: $(grep '^epitem' ../d/tree | tr '\n' '|')"
+tree_fields ../d/tree | grep -q "^watch [0-9]* $wdf 0x2 $PWD/w/f$" && tree_fields ../d/tree | grep -q "^watch [0-9]* $wdd 0x300 $PWD/w$" ||
 	fail "watch records: $(grep '^watch' ../d/tree | tr '\n' '|')"
 ls ../d/memfd-*.data > /dev/null 2>&1 || fail "no memfd data file"
 imgcr show ../d > show.txt || fail "imgcr show DIR failed"

@@ -20,7 +20,7 @@ kids=$(cat /proc/$pid/task/$pid/children)
 for k in $kids; do track $k; done
 imgcr dump -t $pid -D d 2> dump.err || fail "dump: $(cat dump.err)"
 for p in $pid $kids; do wait_gone $p 10 || fail "task $p survived the dump"; done
-grep -q "^file [0-9]* fifo [0-9]* [0-9]* [0-9]* $PWD/out.fifo\$" d/tree ||
+tree_fields d/tree | grep -q "^file [0-9]* fifo [0-9]* [0-9]* [0-9]* $PWD/out.fifo\$" ||
 	fail "no fifo record in the tree: $(grep '^file' d/tree | tr '\n' '|')"
 info "in flight: $(grep '^pipe ' d/tree | awk '{printf "%s bytes; ", $4}')"
 imgcr show d/core-$pid.img > img.txt || fail "imgcr show IMAGE failed"

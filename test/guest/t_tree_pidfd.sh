@@ -34,7 +34,7 @@ kid=$1
 track $kid
 [ "$(sed -n 's/^Pid:[[:space:]]*//p' /proc/$kid/fdinfo/4)" = $spid ] || fail "setup: fd 4 of $kid: $(cat /proc/$kid/fdinfo/4 | tr '\n' '|')"
 imgcr dump -t $root -D d 2> dump.err || fail "dump: $(cat dump.err)"
-grep -q "^file [0-9]* pidfd 02 0 $spid [1-9][0-9]*$" d/tree || fail "no pidfd record with a start time: $(grep '^file' d/tree | tr '\n' '|')"
+tree_fields d/tree | grep -q "^file [0-9]* pidfd 02 0 $spid [1-9][0-9]*$" || fail "no pidfd record with a start time: $(grep '^file' d/tree | tr '\n' '|')"
 
 imgcr restore -D d > r1.out 2> r1.err &
 rpid=$!

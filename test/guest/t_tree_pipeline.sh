@@ -30,9 +30,9 @@ for p in $pid $kids; do
 	[ -s d/core-$p.img ] || fail "no image for $p"
 done
 # Both pipes had data in flight.
-npipes=$(grep -c '^pipe ' d/tree)
+npipes=$(tree_fields d/tree | grep -c '^pipe ')
 [ "$npipes" = 2 ] || fail "tree has $npipes pipes, want 2: $(grep '^pipe ' d/tree | tr '\n' '|')"
-grep '^pipe ' d/tree | while read -r _ ino size len; do
+tree_fields d/tree | grep '^pipe ' | while read -r _ ino size len; do
 	[ "$len" -gt 0 ] || { echo "empty pipe $ino"; exit 1; }
 	[ "$(size_of d/pipe-$ino.data)" = "$len" ] || { echo "pipe-$ino.data size"; exit 1; }
 done > pipes.chk || fail "pipe data: $(cat pipes.chk)"

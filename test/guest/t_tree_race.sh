@@ -44,20 +44,20 @@ wait_line out '^n 200$' 30 || fail "spawner did not start: $(cat spawner.err)"
 zombies=0 tasks=0
 for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
 	imgcr dump --leave-running -t $pid -D d$i 2> d$i.err || fail "dump $i of 13 failed: $(cat d$i.err)"
-	zombies=$((zombies + $(grep -c '^exit ' d$i/tree)))
-	tasks=$((tasks + $(grep -c '^task ' d$i/tree)))
+	zombies=$((zombies + $(tree_fields d$i/tree | grep -c '^exit ')))
+	tasks=$((tasks + $(tree_fields d$i/tree | grep -c '^task ')))
 	rm -rf d$i
 	usleep 50000
 done
 grep -q BAD out && fail "spawner: $(grep BAD out | head -n 3 | tr '\n' '|')"
 n=$(tail -n 1 out)
 imgcr dump -t $pid -D d 2> d.err || fail "dump 13 of 13 failed: $(cat d.err)"
-zombies=$((zombies + $(grep -c '^exit ' d/tree)))
-tasks=$((tasks + $(grep -c '^task ' d/tree)))
+zombies=$((zombies + $(tree_fields d/tree | grep -c '^exit ')))
+tasks=$((tasks + $(tree_fields d/tree | grep -c '^task ')))
 [ "$zombies" -gt 0 ] || fail "no dump caught a zombie ($tasks tasks in 13 dumps)"
 wait_gone $pid 10 || fail "spawner survived the dump"
 wait $pid 2>/dev/null
-wait_dumped_gone $(sed -n 's/^task \([0-9]*\) .*/\1/p' d/tree)
+wait_dumped_gone $(tree_fields d/tree | sed -n 's/^task \([0-9]*\) .*/\1/p')
 imgcr restore -D d > restore.out 2> restore.err &
 rpid=$!
 track $rpid

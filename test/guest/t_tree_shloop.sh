@@ -22,8 +22,8 @@ while [ $i -le 20 ]; do
 	lr=--leave-running
 	[ $i = 20 ] && lr=
 	imgcr dump $lr -t $pid -D d$i 2> d$i.err || fail "dump $i of 20 failed: $(cat d$i.err)"
-	zombies=$((zombies + $(grep -c '^exit ' d$i/tree)))
-	tasks=$((tasks + $(grep -c '^task ' d$i/tree)))
+	zombies=$((zombies + $(tree_fields d$i/tree | grep -c '^exit ')))
+	tasks=$((tasks + $(tree_fields d$i/tree | grep -c '^task ')))
 	[ $i = 20 ] || rm -rf d$i
 	i=$((i + 1))
 	usleep 30000
@@ -31,7 +31,7 @@ done
 info "20 dumps: $tasks tasks, $zombies zombies"
 wait_gone $pid 10 || fail "the shell survived the last dump"
 wait $pid 2>/dev/null
-wait_dumped_gone $(sed -n 's/^task \([0-9]*\) .*/\1/p' d20/tree)
+wait_dumped_gone $(tree_fields d20/tree | sed -n 's/^task \([0-9]*\) .*/\1/p')
 at=$(wc -l < out.txt)
 # The shell loop forks and redirects all the time: by the state check's
 # freeze its fds and children have moved on, so it is off here.

@@ -70,7 +70,7 @@ dump_stopped() {
 	imgcr dump -t $pid -D d 2> d.err || fail "dump: $(cat d.err)"
 	wait_gone $pid 10 || fail "task survived the dump"
 	wait $pid 2>/dev/null
-	grep -q "^stopped $pid${1:+ $1}\$" d/tree || fail "no 'stopped $pid${1:+ $1}' record: $(grep -v '^file\|^fd' d/tree | tr '\n' '|')"
+	tree_fields d/tree | grep -q "^stopped $pid${1:+ $1}\$" || fail "no 'stopped $pid${1:+ $1}' record: $(grep -v '^file\|^fd' d/tree | tr '\n' '|')"
 }
 
 # restore_stopped: imgcr restore -D d; every thread comes back stopped
@@ -115,7 +115,7 @@ sigstop_case() {
 	# --leave-running: stays stopped
 	lines=$(wc -l < st.out)
 	imgcr dump --leave-running -t $pid -D d1 2> d1.err || fail "dump --leave-running: $(cat d1.err)"
-	grep -q "^stopped $pid\$" d1/tree || fail "no 'stopped $pid' record: $(grep -v '^file\|^fd' d1/tree | tr '\n' '|')"
+	tree_fields d1/tree | grep -q "^stopped $pid\$" || fail "no 'stopped $pid' record: $(grep -v '^file\|^fd' d1/tree | tr '\n' '|')"
 	all_state T || fail "after dump --leave-running: not every thread is T: $(for t in $(ls /proc/$pid/task); do state $pid/task/$t; done | tr '\n' ' ')"
 	still $lines "after dump --leave-running"
 	kill -CONT $pid

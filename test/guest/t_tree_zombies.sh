@@ -100,12 +100,12 @@ imgcr dump --leave-running -t $pid -D dp 2> dump.err || fail "dump --leave-runni
 WHEN="after dump --leave-running" outside
 imgcr dump -t $pid -D d 2> dump.err || fail "dump: $(cat dump.err)"
 for z in "$a 768" "$b 15" "$d 9"; do
-	grep -q "^exit $z\$" d/tree || fail "no 'exit $z' record: $(grep '^exit' d/tree | tr '\n' '|')"
+	tree_fields d/tree | grep -q "^exit $z\$" || fail "no 'exit $z' record: $(grep '^exit' d/tree | tr '\n' '|')"
 	set -- $z
 	[ -e d/core-$1.img ] && fail "an image was written for the zombie $1"
 done
 [ "$(grep -c '^exit ' d/tree)" = 3 ] || fail "want 3 exit records: $(grep '^exit' d/tree | tr '\n' '|')"
-grep -q "^zombie-sig $a [1357] a00\$" d/tree || fail "no 'zombie-sig $a 1 a00' record: $(grep '^zombie-sig' d/tree | tr '\n' '|')"
+tree_fields d/tree | grep -q "^zombie-sig $a 0x[1357] 0xa00\$" || fail "no 'zombie-sig $a 0x1 0xa00' record: $(grep '^zombie-sig' d/tree | tr '\n' '|')"
 imgcr show d > show.txt || fail "imgcr show d failed"
 grep -q "zombie: exited with code 3" show.txt && grep -q "zombie: killed by signal 15" show.txt ||
 	fail "imgcr show: $(grep -i zombie show.txt | tr '\n' '|')"
@@ -115,15 +115,15 @@ grep -q "\"exit_status\":768" show.json || fail "show --json has no exit_status 
 wait_dumped_gone $pid $a $b $c $d $e
 
 # refused: a zombie that cannot be restored as such
-mkdir bad && cp d/* bad/ && sed -i "s/^exit $a .*/exit $a 17/" bad/tree
+mkdir bad && cp d/* bad/ && sed -i "s/^exit pid=$a .*/exit pid=$a status=17/" bad/tree
 imgcr restore -D bad > bad.out 2> bad.err && fail "restore of a zombie killed by SIGCHLD succeeded"
 grep -q "pid $a: zombie killed by signal 17, whose default action does not kill: cannot be restored" bad.err ||
 	fail "refusal message: $(tr '\n' '|' < bad.err)"
 [ -e /proc/$pid ] && fail "the refused restore created task $pid"
-sed -i "s/^exit $a .*/exit $a 70000/" bad/tree
+sed -i "s/^exit pid=$a .*/exit pid=$a status=70000/" bad/tree
 imgcr restore -D bad > bad.out 2> bad.err && fail "restore of a bad exit status succeeded"
 grep -q "bad exit record" bad.err || fail "refusal message: $(tr '\n' '|' < bad.err)"
-cp d/tree bad/tree && sed -i "s/^task $c $pid /task $c $a /" bad/tree
+cp d/tree bad/tree && sed -i "s/^task pid=$c ppid=$pid /task pid=$c ppid=$a /" bad/tree
 imgcr restore -D bad > bad.out 2> bad.err && fail "restore of a child of a zombie succeeded"
 grep -q "pid $c: its parent $a is a zombie: cannot be restored" bad.err || fail "refusal message: $(tr '\n' '|' < bad.err)"
 [ -e /proc/$pid ] && fail "the refused restore created task $pid"

@@ -99,9 +99,9 @@ job() {
 	start
 	imgcr dump -t $J -D d --shell-job 2> dump.err || fail "dump --shell-job: $(cat dump.err)"
 	wait_gone $J 10 || fail "the job survived the dump"
-	grep -q "^file [0-9]* tty .* job -1 136:${PTSA#/dev/pts/} $PTSA" d/tree ||
+	tree_fields d/tree | grep -q "^file [0-9]* tty .* job -1 136:${PTSA#/dev/pts/} $PTSA" ||
 		fail "no tty job record: $(grep '^file' d/tree | tr '\n' '|')"
-	set -- $(grep "^tty -1 " d/tree)
+	set -- $(tree_fields d/tree | grep "^tty -1 ")
 	[ "$5 ${13} ${14}" = "$J 33 101" ] || fail "tty record: fg/rows/cols '$5 ${13} ${14}': $*"
 	imgcr show d > show.txt || fail "imgcr show"
 	grep -q "job terminal 136:${PTSA#/dev/pts/}: session [0-9]* foreground group $J" show.txt &&
@@ -190,7 +190,7 @@ console() {
 	wait_gone $J 10 || fail "the job survived the dump"
 	wait $J 2>/dev/null
 	last=$(tail -n 1 c.out | cut -d' ' -f1)
-	grep -q "^file [0-9]* tty .* job -1 5:1 /dev/console" d/tree ||
+	tree_fields d/tree | grep -q "^file [0-9]* tty .* job -1 5:1 /dev/console" ||
 		fail "no tty job record for the console: $(grep '^file' d/tree | tr '\n' '|')"
 	# from /dev/console too: the terminal behind it (TIOCGDEV) is compared
 	setsid -c imgcr restore -D d --shell-job < /dev/console > restore.out 2> restore.err &

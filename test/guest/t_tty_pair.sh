@@ -88,13 +88,13 @@ restore_case() {
 	start
 	imgcr dump -t $pid -D d 2> dump.err || fail "dump: $(cat dump.err)"
 	for p in $pid $kid; do wait_gone $p 10 || fail "task $p survived the dump"; done
-	grep -q "^file [0-9]* tty .* master $IDX0 5:2 /dev/ptmx" d/tree &&
-		grep -q "^file [0-9]* tty .* slave $IDX0 136:$IDX0 /dev/pts/$IDX0" d/tree &&
-		grep -q "^file [0-9]* tty .* devtty $IDX0 136:$IDX0 /dev/tty" d/tree ||
+	tree_fields d/tree | grep -q "^file [0-9]* tty .* master $IDX0 5:2 /dev/ptmx" &&
+		tree_fields d/tree | grep -q "^file [0-9]* tty .* slave $IDX0 136:$IDX0 /dev/pts/$IDX0" &&
+		tree_fields d/tree | grep -q "^file [0-9]* tty .* devtty $IDX0 136:$IDX0 /dev/tty" ||
 		fail "no tty master/slave/devtty records: $(grep '^file' d/tree | tr '\n' '|')"
-	set -- $(grep "^tty $LIDX0 " d/tree)
+	set -- $(tree_fields d/tree | grep "^tty $LIDX0 ")
 	[ "$6" = 1 ] || fail "locked pty $LIDX0: tty record $*: not locked (field 6)"
-	set -- $(grep "^tty $IDX0 " d/tree)
+	set -- $(tree_fields d/tree | grep "^tty $IDX0 ")
 	[ "$4 $5 $7 ${17} ${18}" = "$kid $kid 1 34 17" ] ||
 		fail "tty record: sid/fg/pkt/inlen/outlen '$4 $5 $7 ${17} ${18}', want '$kid $kid 1 34 17': $*"
 	printf 'in-line-1\nlit\026\010z\neof-line\004\004partialout-before-dump\r\n' > want.data
@@ -173,7 +173,7 @@ lockedslave_case() {
 	[ "$(readlink /proc/$pid/fd/$sfd)" = /dev/pts/$LIDX ] || fail "slave fd $sfd is $(readlink /proc/$pid/fd/$sfd), want /dev/pts/$LIDX"
 	imgcr dump -t $pid -D d 2> dump.err || fail "dump: $(cat dump.err)"
 	wait_gone $pid 10 || fail "task $pid survived the dump"
-	set -- $(grep "^tty $LIDX " d/tree)
+	set -- $(tree_fields d/tree | grep "^tty $LIDX ")
 	[ "${6:-}" = 1 ] || fail "tty record of /dev/pts/$LIDX not locked: $*"
 	imgcr restore -D d > restore.out 2> restore.err &
 	rpid=$!

@@ -425,10 +425,12 @@ struct imgcr_thread {
  * NT_IMGCR_CREDS: a thread's credentials as the kernel keeps them in its
  * struct cred.  Capability sets are bit masks, bit n for capability n
  * (CAP_CHOWN is bit 0).  IDs are as seen from the dumper's user namespace.
- * The loader never takes IDs from here (the caller's are kept); the
- * capability sets, securebits and no_new_privs are set from it when the
- * caller asks (argv "--imgcr-creds", see binfmt_img), never beyond what
- * the caller holds; otherwise it only drops what the thread did not have.
+ * The capability sets, securebits and no_new_privs are set from it when
+ * the caller asks (argv "--imgcr-creds", see binfmt_img), never beyond
+ * what the caller holds; otherwise it only drops what the thread did not
+ * have.  The IDs are taken only when the caller asks too (argv
+ * "--imgcr-ids", read in the caller's user namespace) and only IDs the
+ * caller could give itself; otherwise the caller's are kept.
  */
 struct imgcr_creds {
 	__u32 uid, euid, suid, fsuid;

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Checks both modules make alike: what the dump (img_dump.ko) writes into
+ * an image is exactly what the loader (binfmt_img.ko) accepts.
+ */
+#ifndef IMGCR_CHECKS_H
+#define IMGCR_CHECKS_H
+
+#include <linux/time.h>
+#include <linux/types.h>
+
+/* A POSIX timer clock an image may hold (the others are refused at dump). */
+static inline bool timer_clock_ok(clockid_t c)
+{
+	return c == CLOCK_REALTIME || c == CLOCK_MONOTONIC ||
+	       c == CLOCK_BOOTTIME || c == CLOCK_TAI;
+}
+
+#endif

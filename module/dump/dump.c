@@ -1,0 +1,1990 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The file behind /proc/<pid>/dump: an ELF core image of a stopped task
+ * that binfmt_img can execute to resume it.  The format is described in
+ * include/uapi/linux/imgcr.h.
+ *
+ * The image is of the whole thread group: /proc/<tid>/dump of any thread
+ * gives the same one, the group leader as its main thread.
+ *
+ * open() does all the work while every thread is known to be stopped: it
+ * checks the caller's rights exactly as /proc/<pid>/mem does, captures each
+ * thread's registers and state, pending signals and timers, walks the VMAs,
+ * pins every page the image will carry, and lays out the ELF header and
+ * notes.  read() then only copies, and refuses (EAGAIN) once any thread has
+ * run, or a thread appeared or went, since open(), so a reader never gets a
+ * torn image.  The task itself is never modified.
+ */
+#include <linux/cred.h>
+#include <linux/crc32.h>
+#include <linux/elf.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/futex.h>
+#include <linux/hash.h>
+#include <linux/hashtable.h>
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/mman.h>
+#include <linux/magic.h>
+#include <linux/shmem_fs.h>
+#include <linux/module.h>
+#include <linux/namei.h>
+#include <linux/ptrace.h>
+#include <linux/regset.h>
+#include <linux/seccomp.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/uio.h>
+#include <linux/tracepoint.h>
+#include <linux/user_namespace.h>
+#include <asm/vdso.h>
+#include <uapi/linux/imgcr.h>
+
+#define IMGCR_WANT_EXIT_TP
+#include "compat.h"
+#include "dump.h"
+#include "file_head.h"
+#include "img_dump.h"
+#include "proc_private.h"
+
+/* Pages handed to GUP at once; it stops early at the first hole. */
+#define GUP_BATCH 64
+
+/* Grow a kvmalloc'ed array so that it holds at least @need elements. */
+static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap = *cap ? *cap : 16;
+	void *n;
+
+	if (need <= *cap)
+		return 0;
+	/* kvmalloc() warns above INT_MAX bytes: refuse such an image first */
+	if (need > INT_MAX / elem)
+		return -EFBIG;
+	while (ncap < need)
+		ncap *= 2;
+	if (ncap > INT_MAX / elem)
+		ncap = INT_MAX / elem;
+	n = kvmalloc_array(ncap, elem, GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (!n)
+		return -ENOMEM;
+	if (*arr)
+		memcpy(n, *arr, *cap * elem);
+	kvfree(*arr);
+	*arr = n;
+	*cap = ncap;
+	return 0;
+}
+
+static void dump_free(struct dump_image *img)
+{
+	size_t i;
+
+	for (i = 0; !img->unpinned && i < img->nr_pages; i++)
+		put_page(img->pages[i]);
+	for (i = 0; !img->unpinned && i < img->nr_files; i++)
+		fput(img->files[i]);
+	kvfree(img->pages);
+	kvfree(img->runs);
+	kvfree(img->files);
+	kvfree(img->file_off);
+	kvfree(img->file_next);
+	kvfree(img->file_bucket);
+	kvfree(img->vmas);
+	kvfree(img->filerecs);
+	kvfree(img->head);
+	for (i = 0; i < img->nr_threads; i++) {
+		kvfree(img->threads[i].xstate);
+		put_task_struct(img->threads[i].task);
+	}
+	kvfree(img->threads);
+	kvfree(img->sigq);
+	kvfree(img->timers);
+	kvfree(img->seccomp);
+	if (img->mm)
+		mmput(img->mm);
+	if (img->mem)
+		fput(img->mem);
+	put_task_struct(img->task);
+	kfree(img);
+}
+
+static unsigned long task_switches(struct task_struct *t)
+{
+	return READ_ONCE(t->nvcsw) + READ_ONCE(t->nivcsw);
+}
+
+/*
+ * True while no thread has run since open() and the group has the same
+ * threads: the image is coherent.  (A stopped thread cannot clone; a new
+ * or exited thread changes the count.)
+ */
+static bool dump_unchanged(struct dump_image *img)
+{
+	unsigned int i;
+
+	for (i = 0; i < img->nr_threads; i++) {
+		struct task_struct *t = img->threads[i].task;
+
+		/*
+		 * A thread sets its stopped state itself, before it leaves
+		 * the CPU and its switch count grows: one that ran and is
+		 * about to stop again is still on its CPU.  The acquire pairs
+		 * with the release of on_cpu in finish_task_switch(), after
+		 * the switch was counted.
+		 */
+		if (!task_is_stopped_or_traced(t) ||
+		    smp_load_acquire(&t->on_cpu) ||
+		    task_switches(t) != img->threads[i].switches)
+			return false;
+	}
+	return get_nr_threads(img->task) == img->nr_threads;
+}
+
+static bool task_has_mm(struct task_struct *t, struct mm_struct *mm)
+{
+	struct mm_struct *cur = get_task_mm(t);
+
+	if (cur)
+		mmput(cur);
+	return cur == mm;
+}
+
+/*
+ * Open the sibling /proc/<pid>/mem in-kernel: the kernel then applies its
+ * own ptrace-attach check (mm_access() with PTRACE_MODE_ATTACH_FSCREDS,
+ * Yama, LSMs, dumpability), and we keep exactly the mm it approved.
+ */
+static int dump_check_access(struct dump_image *img, struct file *file)
+{
+	struct dentry *parent, *md;
+	struct mm_struct *mm;
+	struct path path;
+
+	parent = dget_parent(file->f_path.dentry);
+	md = imgcr_lookup_unlocked("mem", parent);
+	dput(parent);
+	if (IS_ERR(md))
+		return PTR_ERR(md);
+	if (d_really_is_negative(md)) {
+		dput(md);
+		return -ESRCH;
+	}
+	path.mnt = file->f_path.mnt;
+	path.dentry = md;
+	img->mem = dentry_open(&path, O_RDONLY, current_cred());
+	dput(md);
+	if (IS_ERR(img->mem)) {
+		int ret = PTR_ERR(img->mem);
+
+		img->mem = NULL;
+		return ret;
+	}
+	mm = img->mem->private_data;
+	if (!mm)		/* a kernel thread: no user process to dump */
+		return -ESRCH;
+	if (!mmget_not_zero(mm))
+		return -ESRCH;
+	img->mm = mm;
+
+	if (!task_has_mm(img->task, mm))	/* it exec'd or exited meanwhile */
+		return -ESRCH;
+	return 0;
+}
+
+static const struct user_regset *find_regset(const struct user_regset_view *v,
+					     unsigned int type)
+{
+	unsigned int i;
+
+	for (i = 0; i < v->n; i++)
+		if (v->regsets[i].core_note_type == type)
+			return &v->regsets[i];
+	return NULL;
+}
+
+/*
+ * A stopped task sits in get_signal() before the syscall-restart fixup.
+ * Do that fixup here, as CRIU does, so no -ERESTART* reaches user space
+ * after restore: restartable calls are re-executed, restart blocks (whose
+ * state lives in the kernel) become -EINTR.
+ */
+static void fixup_syscall_restart(struct dump_thread *th)
+{
+	u64 *r = th->prstatus.regs;
+	long ret = (long)r[IMGCR_REG_RAX];
+
+	if ((long)r[IMGCR_REG_ORIG_RAX] < 0)
+		return;
+	switch (ret) {
+	case -ENOSYS:		/* ptrace syscall-entry stop: not run yet */
+		if (!task_is_traced(th->task))
+			break;
+		fallthrough;
+	case -ERESTARTNOHAND:
+	case -ERESTARTSYS:
+	case -ERESTARTNOINTR:
+		r[IMGCR_REG_RAX] = r[IMGCR_REG_ORIG_RAX];
+		r[IMGCR_REG_RIP] -= 2;
+		th->th.flags |= IMGCR_TASK_RESTARTED_SYSCALL;
+		break;
+	case -ERESTART_RESTARTBLOCK:
+		r[IMGCR_REG_RAX] = (u64)-EINTR;
+		th->th.flags |= IMGCR_TASK_INTERRUPTED_SYSCALL;
+		break;
+	}
+}
+
+static int dump_regs(struct dump_image *img, struct dump_thread *th)
+{
+	struct task_struct *t = th->task;
+	const struct user_regset_view *view = task_user_regset_view(t);
+	const struct user_regset *rs;
+	u64 *r = th->prstatus.regs;
+	int ret;
+
+	/* the general registers were read by dump_gpregs() */
+	if (r[IMGCR_REG_CS] != __USER_CS) {
+		dump_refuse(img, task_pid_nr(t),
+			    "only 64-bit tasks can be dumped");
+		return -EOPNOTSUPP;
+	}
+	if (r[IMGCR_REG_FS] || r[IMGCR_REG_GS] || r[IMGCR_REG_DS] ||
+	    r[IMGCR_REG_ES]) {
+		dump_refuse(img, task_pid_nr(t),
+			    "segment selectors in use (LDT/TLS entries are not supported)");
+		return -EOPNOTSUPP;
+	}
+#ifdef ARCH_SHSTK_SHSTK
+	if (t->thread.features & ARCH_SHSTK_SHSTK) {
+		dump_refuse(img, task_pid_nr(t),
+			    "shadow stacks are not supported");
+		return -EOPNOTSUPP;
+	}
+#endif
+	fixup_syscall_restart(th);
+
+	rs = find_regset(view, NT_PRFPREG);
+	if (!rs)
+		return -EOPNOTSUPP;
+	ret = regset_get(t, rs, sizeof(th->fpregs), th->fpregs);
+	if (ret < 0)
+		return ret;
+	th->prstatus.fpvalid = 1;
+
+	rs = find_regset(view, NT_X86_XSTATE);
+	if (!rs || !rs->n) {
+		dump_refuse(img, task_pid_nr(t),
+			    "this CPU has no XSAVE; not supported");
+		return -EOPNOTSUPP;
+	}
+	ret = regset_get_alloc(t, rs, rs->n * rs->size, &th->xstate);
+	if (ret < 0)
+		return ret;
+	th->xstate_size = ret;
+	/* XSTATE_BV: the first word of the header after the legacy area */
+	memcpy(&th->th.xfeatures, (u8 *)th->xstate + 512, 8);
+	return 0;
+}
+
+/* What the kernel keeps for one thread besides its registers. */
+static void dump_thread_state(struct dump_thread *th)
+{
+	struct task_struct *t = th->task;
+	struct imgcr_thread *ts = &th->th;
+
+	ts->tid = task_pid_nr_ns(t, task_active_pid_ns(current));
+	/*
+	 * In sigsuspend(), ppoll(), pselect6() and epoll_pwait() the
+	 * thread's own mask waits in saved_sigmask while the call's is
+	 * in blocked; the call is restarted or returns EINTR after the
+	 * restore, and the thread must end up with its own mask.
+	 */
+	if (test_tsk_restore_sigmask(t))
+		ts->blocked = t->saved_sigmask.sig[0];
+	else
+		ts->blocked = t->blocked.sig[0];
+	ts->sas_ss_sp = t->sas_ss_sp;
+	ts->sas_ss_size = t->sas_ss_size;
+	ts->sas_ss_flags = t->sas_ss_flags;
+	ts->pdeath_signal = t->pdeath_signal;
+#ifdef CONFIG_FUTEX
+	ts->robust_list = (unsigned long)*imgcr_robust_list(t);
+	ts->robust_list_len = *imgcr_robust_list(t) ?
+			      sizeof(struct robust_list_head) : 0;
+#endif
+	ts->clear_child_tid = (unsigned long)t->clear_child_tid;
+#ifdef CONFIG_RSEQ
+	ts->rseq = imgcr_rseq_ptr(t);
+	ts->rseq_sig = imgcr_rseq_sig(t);
+	ts->rseq_len = imgcr_rseq_len(t);
+#endif
+	ts->timer_slack_ns = t->timer_slack_ns;
+	ts->default_timer_slack_ns = t->default_timer_slack_ns;
+	/*
+	 * Stable: every thread is stopped, and only a thread itself (or a
+	 * TSYNC from another thread, stopped too) changes its seccomp state.
+	 */
+	th->seccomp.tid = ts->tid;
+#ifdef CONFIG_SECCOMP
+	th->seccomp.mode = READ_ONCE(t->seccomp.mode);
+#ifdef CONFIG_SECCOMP_FILTER
+	th->seccomp.nr_filters = atomic_read(&t->seccomp.filter_count);
+#endif
+#endif
+	task_lock(t);
+	memcpy(ts->comm, t->comm, sizeof(ts->comm));
+	task_unlock(t);
+	ts->comm[sizeof(ts->comm) - 1] = 0;
+	th->prstatus.pid = ts->tid;
+}
+
+/* A thread's credentials (NT_IMGCR_CREDS). */
+static void dump_thread_creds(struct dump_thread *th)
+{
+	struct user_namespace *ns = current_user_ns();
+	struct imgcr_creds *cr = &th->creds;
+	const struct cred *c;
+
+	rcu_read_lock();
+	c = __task_cred(th->task);
+	cr->uid = from_kuid_munged(ns, c->uid);
+	cr->euid = from_kuid_munged(ns, c->euid);
+	cr->suid = from_kuid_munged(ns, c->suid);
+	cr->fsuid = from_kuid_munged(ns, c->fsuid);
+	cr->gid = from_kgid_munged(ns, c->gid);
+	cr->egid = from_kgid_munged(ns, c->egid);
+	cr->sgid = from_kgid_munged(ns, c->sgid);
+	cr->fsgid = from_kgid_munged(ns, c->fsgid);
+	cr->cap_inheritable = imgcr_cap_u64(c->cap_inheritable);
+	cr->cap_permitted = imgcr_cap_u64(c->cap_permitted);
+	cr->cap_effective = imgcr_cap_u64(c->cap_effective);
+	cr->cap_bset = imgcr_cap_u64(c->cap_bset);
+	cr->cap_ambient = imgcr_cap_u64(c->cap_ambient);
+	cr->securebits = c->securebits;
+	cr->user_ns = c->user_ns->ns.inum;
+	rcu_read_unlock();
+	cr->flags = task_no_new_privs(th->task) ? IMGCR_CREDS_NO_NEW_PRIVS : 0;
+}
+
+/*
+ * NT_IMGCR_SECCOMP, only if a thread is under seccomp: the loader refuses
+ * such an image unless it can install the same filters (the image format
+ * version says so to older loaders, which would drop them).
+ */
+static int dump_seccomp(struct dump_image *img)
+{
+	unsigned int i;
+	bool any = false;
+
+	for (i = 0; i < img->nr_threads; i++)
+		if (img->threads[i].seccomp.mode)
+			any = true;
+	if (!any)
+		return 0;
+	img->seccomp = kvcalloc(img->nr_threads, sizeof(*img->seccomp),
+				GFP_KERNEL_ACCOUNT);
+	if (!img->seccomp)
+		return -ENOMEM;
+	for (i = 0; i < img->nr_threads; i++)
+		img->seccomp[i] = img->threads[i].seccomp;
+	return 0;
+}
+
+/* The main thread's state also fills the task note, which predates threads. */
+static void dump_main_state(struct dump_image *img)
+{
+	const struct dump_thread *m = &img->threads[0];
+	struct imgcr_task *ts = &img->tstate;
+
+	ts->version = img->seccomp ? IMGCR_FORMAT_VERSION :
+				     IMGCR_FORMAT_VERSION_NOSECCOMP;
+	ts->flags = m->th.flags;
+	ts->pid = m->th.tid;
+	ts->personality = img->task->personality;
+	ts->xstate_size = m->xstate_size;
+	ts->xfeatures = m->th.xfeatures;
+	ts->blocked = m->th.blocked;
+	ts->sas_ss_sp = m->th.sas_ss_sp;
+	ts->sas_ss_size = m->th.sas_ss_size;
+	ts->sas_ss_flags = m->th.sas_ss_flags;
+	ts->robust_list = m->th.robust_list;
+	ts->robust_list_len = m->th.robust_list_len;
+	ts->clear_child_tid = m->th.clear_child_tid;
+	ts->rseq = m->th.rseq;
+	ts->rseq_len = m->th.rseq_len;
+	ts->rseq_sig = m->th.rseq_sig;
+	memcpy(ts->comm, m->th.comm, sizeof(ts->comm));
+}
+
+static int dump_sigactions(struct dump_image *img)
+{
+	struct sighand_struct *sighand;
+	unsigned long flags;
+	int i;
+
+	sighand = dump_lock_sighand(img->task, &flags);
+	if (!sighand)
+		return -ESRCH;
+	for (i = 0; i < IMGCR_NSIG; i++) {
+		const struct sigaction *sa = &sighand->action[i].sa;
+
+		img->sigact[i].handler = (unsigned long)sa->sa_handler;
+		img->sigact[i].flags = sa->sa_flags;
+		img->sigact[i].restorer = (unsigned long)sa->sa_restorer;
+		img->sigact[i].mask = sa->sa_mask.sig[0];
+	}
+	spin_unlock_irqrestore(&sighand->siglock, flags);
+	return 0;
+}
+
+static unsigned int vma_prot(const struct vm_area_struct *vma)
+{
+	return (vma->vm_flags & VM_READ ? IMGCR_PROT_READ : 0) |
+	       (vma->vm_flags & VM_WRITE ? IMGCR_PROT_WRITE : 0) |
+	       (vma->vm_flags & VM_EXEC ? IMGCR_PROT_EXEC : 0);
+}
+
+/*
+ * No path leads to it: deleted, or made by alloc_file_pseudo() (memfds,
+ * shared anonymous memory, anon inodes) whose dentry is a root of its own.
+ */
+static bool path_unreachable(const struct dentry *d)
+{
+	return d_unlinked(d) || (IS_ROOT(d) && d != d->d_sb->s_root);
+}
+
+/*
+ * Shared anonymous memory and memfds live in unlinked files of the kernel's
+ * internal tmpfs: nothing to reopen by path, so the image carries their
+ * contents and the loader recreates them.  SysV shm segments look alike but
+ * have an identity (the shmid) we cannot give back.
+ */
+static bool is_shmem_object(struct file *file)
+{
+	const struct dentry *d = file->f_path.dentry;
+
+	/* made by alloc_file_pseudo(): not a deleted file of a tmpfs mount */
+	return file_inode(file)->i_sb->s_magic == TMPFS_MAGIC &&
+	       IS_ROOT(d) && d != d->d_sb->s_root &&
+	       strncmp(d->d_name.name, "SYSV", 4);
+}
+
+#define DELETED_SUFFIX " (deleted)"
+
+/*
+ * A regular file unlinked from a real filesystem: the dump tool saves its
+ * contents and recreates it at its old path for the restore.  Not the
+ * objects of pseudo filesystems, which never had a path.
+ */
+static bool is_deleted_file(struct file *file)
+{
+	const struct dentry *d = file->f_path.dentry;
+
+	return d_unlinked(d) && !IS_ROOT(d) &&
+	       S_ISREG(file_inode(file)->i_mode) &&
+	       !(file_inode(file)->i_sb->s_flags & SB_NOUSER);
+}
+
+/* The name a shmem object is recreated with, e.g. "dev/zero", "memfd:x". */
+static char *shmem_name(struct file *file, char *buf)
+{
+	const struct dentry *d = file->f_path.dentry;
+
+	return strscpy(buf, d->d_name.name, NAME_MAX + 1) < 0 ? ERR_PTR(-ENAMETOOLONG) : buf;
+}
+
+/*
+ * Index of @file in the image's file table, adding it if new; @flags
+ * (IMGCR_FILE_WRITE) accumulate over the mappings of one file.
+ */
+static int dump_file(struct dump_image *img, struct file *file, u32 flags)
+{
+	struct inode *inode = file_inode(file);
+	struct imgcr_file *rec;
+	struct timespec64 mt;
+	char *buf, *path;
+	size_t i, plen, reclen;
+	u32 h;
+	int ret;
+
+	/* a hash on the inode: a task may map tens of thousands of files */
+	h = hash_ptr(inode, img->file_hash_bits);
+	for (i = img->file_bucket[h]; i; i = img->file_next[i - 1]) {
+		if (file_inode(img->files[i - 1]) != inode ||
+		    img->files[i - 1]->f_path.mnt != file->f_path.mnt)
+			continue;
+		rec = (struct imgcr_file *)(img->filerecs + img->file_off[i - 1]);
+		rec->flags |= flags;
+		return i - 1;
+	}
+	if (is_shmem_object(file)) {
+		flags |= IMGCR_FILE_SHMEM;
+	} else if (is_deleted_file(file)) {
+		/* recreated at its path by imgcr restore, from its dump */
+		flags |= IMGCR_FILE_DELETED;
+	} else if (path_unreachable(file->f_path.dentry)) {
+		dump_refuse(img, task_pid_nr(img->task),
+			    "maps a SysV shm segment or a special file; not supported");
+		return -EOPNOTSUPP;
+	}
+
+	buf = kmalloc(PATH_MAX, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	if (flags & IMGCR_FILE_SHMEM)
+		path = shmem_name(file, buf);
+	else
+		path = d_path(&file->f_path, buf, PATH_MAX);
+	if (IS_ERR(path)) {
+		kfree(buf);
+		return PTR_ERR(path);
+	}
+	plen = strlen(path) + 1;
+	if (flags & IMGCR_FILE_DELETED) {
+		/* d_path() appended the suffix; the path must be a real one */
+		if (plen <= sizeof(DELETED_SUFFIX) || path[0] != '/' ||
+		    strcmp(path + plen - sizeof(DELETED_SUFFIX), DELETED_SUFFIX)) {
+			dump_refuse(img, task_pid_nr(img->task),
+				    "maps a deleted file without a path; not supported");
+			kfree(buf);
+			return -EOPNOTSUPP;
+		}
+		plen -= sizeof(DELETED_SUFFIX) - 1;
+		path[plen - 1] = '\0';
+	}
+	reclen = ALIGN(sizeof(*rec) + plen, 8);
+	ret = grow((void **)&img->files, &img->cap_files, img->nr_files + 1,
+		   sizeof(*img->files));
+	if (!ret)
+		ret = grow((void **)&img->file_off, &img->cap_file_off,
+			   img->nr_files + 1, sizeof(*img->file_off));
+	if (!ret)
+		ret = grow((void **)&img->file_next, &img->cap_file_next,
+			   img->nr_files + 1, sizeof(*img->file_next));
+	if (!ret)
+		ret = grow((void **)&img->filerecs, &img->cap_filerecs,
+			   img->filerecs_len + reclen, 1);
+	if (ret) {
+		kfree(buf);
+		return ret;
+	}
+	rec = (struct imgcr_file *)(img->filerecs + img->filerecs_len);
+	memset(rec, 0, reclen);
+	rec->reclen = reclen;
+	rec->path_len = plen;
+	rec->flags = flags;
+	rec->dev = new_encode_dev(inode->i_sb->s_dev);
+	rec->ino = inode->i_ino;
+	rec->size = i_size_read(inode);
+	mt = imgcr_inode_mtime(inode);
+	rec->mtime_sec = mt.tv_sec;
+	rec->mtime_nsec = mt.tv_nsec;
+	rec->mode = inode->i_mode;
+	memcpy(rec->path, path, plen);
+	kfree(buf);
+
+	img->file_off[img->nr_files] = img->filerecs_len;
+	img->filerecs_len += reclen;
+	img->files[img->nr_files] = get_file(file);
+	img->file_next[img->nr_files] = img->file_bucket[h];
+	img->file_bucket[h] = img->nr_files + 1;
+	return img->nr_files++;
+}
+
+/*
+ * The checksum of each file's first page (an ELF's headers and build-id):
+ * where the device or inode differ at restore (another host), it tells
+ * another build of the same size and mtime.  Read without the target's
+ * mmap lock, through a file of the dumper's own, with its rights (the
+ * target's may lack FMODE_READ: an exe set by PR_SET_MM, or have
+ * O_DIRECT); a file it cannot read keeps 0, "not recorded".
+ */
+static int dump_file_heads(struct dump_image *img)
+{
+	size_t i;
+
+	for (i = 0; i < img->nr_files; i++) {
+		struct imgcr_file *rec = (void *)(img->filerecs + img->file_off[i]);
+		const struct path *path = &img->files[i]->f_path;
+		struct file *own;
+		u32 crc;
+
+		if (rec->flags & (IMGCR_FILE_SHMEM | IMGCR_FILE_DELETED) ||
+		    !rec->size || !S_ISREG(d_inode(path->dentry)->i_mode) ||
+		    imgcr_path_permission(path, MAY_READ))
+			continue;
+		own = dentry_open(path, O_RDONLY | O_LARGEFILE, current_cred());
+		if (IS_ERR(own))
+			continue;
+		if (!imgcr_file_head_crc(own, rec->size, &crc))
+			rec->head_crc = crc;
+		fput(own);
+		if (fatal_signal_pending(current))
+			return -EINTR;
+	}
+	return 0;
+}
+
+static bool file_is_shmem_object(struct dump_image *img, u32 idx)
+{
+	const struct imgcr_file *rec =
+		(const void *)(img->filerecs + img->file_off[idx]);
+
+	return rec->flags & IMGCR_FILE_SHMEM;
+}
+
+/* Append a page at @addr to the image, extending the last run if it can. */
+static int add_page(struct dump_image *img, unsigned long addr,
+		    struct page *page)
+{
+	struct dump_run *last = img->nr_runs ? &img->runs[img->nr_runs - 1] : NULL;
+	int ret;
+
+	ret = grow((void **)&img->pages, &img->cap_pages, img->nr_pages + 1,
+		   sizeof(*img->pages));
+	if (ret)
+		return ret;
+	if (!last || img->new_run ||
+	    last->vaddr + last->npages * PAGE_SIZE != addr) {
+		if (img->nr_runs + 1 >= IMGCR_MAX_PHDRS) {
+			dump_refuse(img, task_pid_nr(img->task),
+				    "memory too fragmented (more than %d runs of pages)",
+				    IMGCR_MAX_PHDRS - 1);
+			return -EFBIG;
+		}
+		ret = grow((void **)&img->runs, &img->cap_runs,
+			   img->nr_runs + 1, sizeof(*img->runs));
+		if (ret)
+			return ret;
+		last = &img->runs[img->nr_runs++];
+		last->vaddr = addr;
+		last->first = img->nr_pages;
+		last->npages = 0;
+		last->anon = img->run_anon;
+		img->new_run = false;
+	}
+	img->pages[img->nr_pages++] = page;
+	last->npages++;
+	return 0;
+}
+
+static bool page_is_zero(struct page *page)
+{
+	void *kaddr = kmap_local_page(page);
+	bool zero = !memchr_inv(kaddr, 0, PAGE_SIZE);
+
+	kunmap_local(kaddr);
+	return zero;
+}
+
+/*
+ * Anonymous memory: every page but those still all zero, which read back
+ * the same from a fresh mapping (a transparent huge page makes a whole 2 MiB
+ * present for one byte written).  Private file mappings: the pages the task
+ * has written (copy-on-write copies); the others come from the file.
+ */
+static bool wanted_page(bool anon_vma, struct page *page)
+{
+	if (anon_vma)
+		return !page_is_zero(page);
+	return PageAnon(page);
+}
+
+/*
+ * Pin the pages of @vma that the image must carry (see wanted_page()).  A
+ * VMA without an anon_vma has never had such a page.
+ */
+static int dump_vma_pages(struct dump_image *img, struct vm_area_struct *vma)
+{
+	bool anon = vma_is_anonymous(vma);
+	struct page *batch[GUP_BATCH];
+	unsigned long addr = vma->vm_start;
+	long n, i;
+	int ret = 0;
+
+	if (!vma->anon_vma)
+		return 0;
+	img->new_run = true;	/* a PT_LOAD never spans two VMAs */
+	img->run_anon = anon;
+	while (addr < vma->vm_end) {
+		n = min_t(unsigned long, GUP_BATCH,
+			  (vma->vm_end - addr) >> PAGE_SHIFT);
+		/*
+		 * FOLL_DUMP: holes and the zero page fail instead of faulting.
+		 * It does not look at VM_DONTDUMP (the core dumper's
+		 * vma_dump_size() does): MADV_DONTDUMP pages are in the image.
+		 */
+		n = imgcr_gup_remote(img->mm, addr, n, FOLL_FORCE | FOLL_DUMP,
+				     batch);
+		if (n <= 0) {	/* a hole, the zero page or an error: skip it */
+			addr += PAGE_SIZE;
+			if (fatal_signal_pending(current))
+				return -EINTR;
+			continue;
+		}
+		for (i = 0; i < n; i++) {
+			if (!ret && wanted_page(anon, batch[i]))
+				ret = add_page(img, addr + i * PAGE_SIZE, batch[i]);
+			else
+				put_page(batch[i]);
+		}
+		if (ret)
+			return ret;
+		addr += n * PAGE_SIZE;
+		cond_resched();
+	}
+	return 0;
+}
+
+/*
+ * Pin the pages of a shared memory object that @vma maps, straight from
+ * the object: a hole there must stay a hole (a GUP would fault one in),
+ * and a swapped-out page must be read back.
+ */
+static int dump_shmem_pages(struct dump_image *img, struct vm_area_struct *vma)
+{
+	struct address_space *mapping = vma->vm_file->f_mapping;
+	unsigned long first = vma->vm_pgoff;
+	unsigned long last = first + vma_pages(vma) - 1;
+	unsigned long idx = first;
+	struct page *page;
+	int ret;
+
+	img->new_run = true;
+	img->run_anon = false;
+	while (idx <= last) {
+		if (!xa_find(&mapping->i_pages, &idx, last, XA_PRESENT))
+			break;
+		page = shmem_read_mapping_page_gfp(mapping, idx, GFP_KERNEL);
+		if (IS_ERR(page))
+			return PTR_ERR(page);
+		if (page_is_zero(page)) {
+			put_page(page);
+		} else {
+			ret = add_page(img, vma->vm_start +
+				       ((idx - first) << PAGE_SHIFT), page);
+			if (ret) {
+				put_page(page);
+				return ret;
+			}
+		}
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		cond_resched();
+		idx++;
+	}
+	return 0;
+}
+
+/*
+ * The madvise() advice and MAP_DROPPABLE of a private or file mapping,
+ * given again at restore.  Refuses (with a message) what madvise() could
+ * not give back on a mapping of this kind, rather than drop it silently.
+ */
+static int vma_advice(struct dump_image *img, struct vm_area_struct *vma,
+		      struct imgcr_vma *v)
+{
+	vm_flags_t f = vma->vm_flags;
+	u32 a = 0;
+
+	if (f & VM_DONTCOPY)
+		a |= IMGCR_VMA_DONTFORK;
+	if (f & VM_WIPEONFORK)
+		a |= IMGCR_VMA_WIPEONFORK;
+	if (f & VM_HUGEPAGE)
+		a |= IMGCR_VMA_HUGEPAGE;
+	if (f & VM_NOHUGEPAGE)
+		a |= IMGCR_VMA_NOHUGEPAGE;
+	if (f & VM_DONTDUMP)
+		a |= IMGCR_VMA_DONTDUMP;
+	if (imgcr_have_droppable() && f & IMGCR_VM_DROPPABLE)
+		a |= IMGCR_VMA_DROPPABLE;
+	if (f & VM_LOCKED)
+		a |= IMGCR_VMA_LOCKED;
+	if (f & VM_LOCKONFAULT)
+		a |= IMGCR_VMA_LOCKONFAULT;
+	if (f & VM_SEQ_READ)
+		a |= IMGCR_VMA_SEQ_READ;
+	if (f & VM_RAND_READ)
+		a |= IMGCR_VMA_RAND_READ;
+	if (f & VM_MERGEABLE)
+		a |= IMGCR_VMA_MERGEABLE;
+	if ((a & (IMGCR_VMA_WIPEONFORK | IMGCR_VMA_DROPPABLE) &&
+	     v->kind != IMGCR_VMA_ANON) ||
+	    (a & IMGCR_VMA_HUGEPAGE && a & IMGCR_VMA_NOHUGEPAGE) ||
+	    (a & IMGCR_VMA_LOCKONFAULT && !(a & IMGCR_VMA_LOCKED)) ||
+	    (a & IMGCR_VMA_SEQ_READ && a & IMGCR_VMA_RAND_READ) ||
+	    /* mlock() and KSM leave droppable memory alone */
+	    (a & IMGCR_VMA_DROPPABLE &&
+	     a & (IMGCR_VMA_LOCKED | IMGCR_VMA_MERGEABLE)) ||
+	    (a & IMGCR_VMA_MERGEABLE && v->flags & IMGCR_VMA_SHARED)) {
+		dump_refuse(img, task_pid_nr(img->task),
+			    "mapping at %#lx has flags %#lx that madvise() cannot give back; not supported",
+			    vma->vm_start, (unsigned long)f);
+		return -EOPNOTSUPP;
+	}
+	v->flags |= a;
+	return 0;
+}
+
+static int dump_one_vma(struct dump_image *img, struct vm_area_struct *vma)
+{
+	unsigned long vdso = (unsigned long)img->mm->context.vdso;
+	const struct vdso_image *vi = img->mm->context.vdso_image;
+	struct imgcr_vma *v;
+	int ret;
+
+	ret = grow((void **)&img->vmas, &img->cap_vmas, img->nr_vmas + 1,
+		   sizeof(*img->vmas));
+	if (ret)
+		return ret;
+	v = &img->vmas[img->nr_vmas];
+	memset(v, 0, sizeof(*v));
+	v->start = vma->vm_start;
+	v->end = vma->vm_end;
+	v->prot = vma_prot(vma);
+	v->file = IMGCR_NO_FILE;
+	if (vma->vm_flags & VM_GROWSDOWN)
+		v->flags |= IMGCR_VMA_GROWSDOWN;
+	if (vma->vm_flags & VM_NORESERVE)
+		v->flags |= IMGCR_VMA_NORESERVE;
+	/*
+	 * mprotect() keeps VM_ACCOUNT when write access goes: replaying it
+	 * keeps VMAs from merging at restore that the task had separate.
+	 */
+	if ((vma->vm_flags & (VM_ACCOUNT | VM_WRITE | VM_MAYSHARE)) == VM_ACCOUNT)
+		v->flags |= IMGCR_VMA_ACCOUNT;
+
+	if (vdso && vi && vma->vm_start == vdso) {
+		v->kind = IMGCR_VMA_VDSO;
+	} else if (vdso && vi && vma->vm_start >= vdso - imgcr_vvar_size(vi) &&
+		   vma->vm_end <= vdso && !vma->vm_file) {
+		v->kind = IMGCR_VMA_VVAR;
+	} else if (vma->vm_flags & (VM_IO | VM_PFNMAP | VM_MIXEDMAP | VM_HUGETLB)) {
+		dump_refuse(img, task_pid_nr(img->task),
+			    "device or hugetlb mapping at %#lx; not supported", vma->vm_start);
+		return -EOPNOTSUPP;
+	} else if (vma_is_anonymous(vma)) {
+		v->kind = IMGCR_VMA_ANON;
+		v->pgoff = vma->vm_pgoff;
+	} else if (vma->vm_file) {
+		bool shared = vma->vm_flags & VM_MAYSHARE;
+
+		v->kind = IMGCR_VMA_FILE;
+		v->pgoff = vma->vm_pgoff;
+		if (shared)
+			v->flags |= IMGCR_VMA_SHARED;
+		ret = dump_file(img, vma->vm_file, shared &&
+				(vma->vm_flags & VM_MAYWRITE) ?
+				IMGCR_FILE_WRITE : 0);
+		if (ret < 0)
+			return ret;
+		v->file = ret;
+		if (!shared && file_is_shmem_object(img, v->file)) {
+			dump_refuse(img, task_pid_nr(img->task),
+				    "private mapping of a memfd or deleted tmpfs file at %#lx; not supported",
+				    vma->vm_start);
+			return -EOPNOTSUPP;
+		}
+		ret = vma_advice(img, vma, v);
+		if (ret)
+			return ret;
+		if (shared && file_is_shmem_object(img, v->file)) {
+			img->nr_vmas++;
+			return dump_shmem_pages(img, vma);
+		}
+	} else {
+		dump_refuse(img, task_pid_nr(img->task),
+			    "special mapping at %#lx; not supported", vma->vm_start);
+		return -EOPNOTSUPP;
+	}
+	if (v->kind == IMGCR_VMA_ANON) {
+		ret = vma_advice(img, vma, v);
+		if (ret)
+			return ret;
+	}
+	img->nr_vmas++;
+
+	/*
+	 * Droppable memory is left out: the kernel may drop it at any time,
+	 * and glibc keeps getrandom()'s state in it, whose keys must not
+	 * come back in two processes (or twice from one image).
+	 */
+	if (v->flags & IMGCR_VMA_DROPPABLE)
+		return 0;
+	if (v->kind == IMGCR_VMA_ANON ||
+	    (v->kind == IMGCR_VMA_FILE && !(v->flags & IMGCR_VMA_SHARED)))
+		return dump_vma_pages(img, vma);
+	return 0;
+}
+
+static int capture_mm(struct dump_image *img)
+{
+	struct mm_struct *mm = img->mm;
+	struct imgcr_task *ts = &img->tstate;
+	struct vm_area_struct *vma;
+	struct file *exe;
+	int ret = 0;
+
+	VMA_ITERATOR(vmi, mm, 0);
+	if (mmap_read_lock_killable(mm))
+		return -EINTR;
+	if (mm->map_count > IMGCR_MAX_VMAS) {
+		ret = -EFBIG;
+		goto out;
+	}
+	/* about one mapping a bucket: a file per mapping stays linear */
+	img->file_hash_bits = clamp_t(unsigned int,
+				      order_base_2(mm->map_count + 1), 6, 16);
+	img->file_bucket = kvcalloc(1U << img->file_hash_bits,
+				    sizeof(*img->file_bucket), GFP_KERNEL_ACCOUNT);
+	if (!img->file_bucket) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	/*
+	 * prctl(PR_SET_MEMORY_MERGE) (6.4+): KSM for every mapping, the ones
+	 * made later too.  Not given back by the loader: refused.
+	 */
+	if (imgcr_mm_merge_any(mm)) {
+		dump_refuse(img, task_pid_nr(img->task),
+			    "KSM merging of the whole process (prctl PR_SET_MEMORY_MERGE); not supported");
+		ret = -EOPNOTSUPP;
+		goto out;
+	}
+	for_each_vma(vmi, vma) {
+		ret = dump_one_vma(img, vma);
+		if (ret)
+			goto out;
+	}
+	ts->nr_vmas = img->nr_vmas;
+	ts->nr_files = img->nr_files;
+	ts->start_code = mm->start_code;
+	ts->end_code = mm->end_code;
+	ts->start_data = mm->start_data;
+	ts->end_data = mm->end_data;
+	ts->start_brk = mm->start_brk;
+	ts->brk = mm->brk;
+	ts->start_stack = mm->start_stack;
+	spin_lock(&mm->arg_lock);
+	ts->arg_start = mm->arg_start;
+	ts->arg_end = mm->arg_end;
+	ts->env_start = mm->env_start;
+	ts->env_end = mm->env_end;
+	spin_unlock(&mm->arg_lock);
+	ts->exe_file = IMGCR_NO_FILE;
+	exe = imgcr_get_mm_exe_file(mm);
+	if (exe) {
+		ret = dump_file(img, exe, 0);
+		fput(exe);
+		if (ret < 0)
+			goto out;
+		ts->exe_file = ret;
+		ts->nr_files = img->nr_files;
+		ret = 0;
+	}
+	BUILD_BUG_ON(sizeof(mm->saved_auxv) > sizeof(img->auxv));
+	memcpy(img->auxv, mm->saved_auxv, sizeof(mm->saved_auxv));
+	img->auxv_bytes = sizeof(mm->saved_auxv);
+
+	if (mm->context.vdso && mm->context.vdso_image) {
+		const struct vdso_image *vi = mm->context.vdso_image;
+
+		ts->vdso = (unsigned long)mm->context.vdso;
+		ts->vdso_size = vi->size;
+		ts->vvar_size = imgcr_vvar_size(vi);
+		ts->vdso_crc = crc32_le(~0, vi->data, vi->size);
+		img->vdso_text = vi->data;
+	}
+out:
+	mmap_read_unlock(mm);
+	return ret;
+}
+
+/* ELF note sizes: 12-byte header, then name and descriptor padded to 4. */
+static size_t note_size(const char *name, size_t desc)
+{
+	return sizeof(struct elf64_note) + ALIGN(strlen(name) + 1, 4) +
+	       ALIGN(desc, 4);
+}
+
+static char *put_note(char *p, const char *name, u32 type,
+		      const void *desc, size_t len)
+{
+	struct elf64_note *n = (struct elf64_note *)p;
+	size_t nlen = strlen(name) + 1;
+
+	n->n_namesz = nlen;
+	n->n_descsz = len;
+	n->n_type = type;
+	p += sizeof(*n);
+	memcpy(p, name, nlen);
+	p += ALIGN(nlen, 4);
+	memcpy(p, desc, len);
+	return p + ALIGN(len, 4);
+}
+
+/* Notes of each thread after the main one: registers, then its own state. */
+static size_t thread_notes_size(const struct dump_thread *th)
+{
+	return note_size("CORE", sizeof(th->prstatus)) +
+	       note_size("CORE", sizeof(th->fpregs)) +
+	       note_size("LINUX", th->xstate_size) +
+	       note_size(IMGCR_NOTE_OWNER, sizeof(th->th)) +
+	       note_size(IMGCR_NOTE_OWNER, sizeof(th->creds));
+}
+
+static size_t notes_size(const struct dump_image *img)
+{
+	const struct dump_thread *m = &img->threads[0];
+	size_t notes, i;
+
+	notes = note_size("CORE", sizeof(m->prstatus)) +
+		note_size("CORE", sizeof(struct imgcr_prpsinfo)) +
+		note_size("CORE", img->auxv_bytes) +
+		note_size("CORE", sizeof(m->fpregs)) +
+		note_size("LINUX", m->xstate_size) +
+		note_size(IMGCR_NOTE_OWNER, sizeof(img->tstate)) +
+		note_size(IMGCR_NOTE_OWNER, sizeof(img->sigact)) +
+		note_size(IMGCR_NOTE_OWNER, img->nr_vmas * sizeof(*img->vmas)) +
+		note_size(IMGCR_NOTE_OWNER, img->filerecs_len) +
+		note_size(IMGCR_NOTE_OWNER, sizeof(img->proc));
+	if (img->proc.nr_sigqueue)
+		notes += note_size(IMGCR_NOTE_OWNER,
+				   img->proc.nr_sigqueue * sizeof(*img->sigq));
+	if (img->proc.nr_timers)
+		notes += note_size(IMGCR_NOTE_OWNER,
+				   img->proc.nr_timers * sizeof(*img->timers));
+	if (img->vdso_text)
+		notes += note_size(IMGCR_NOTE_OWNER, img->tstate.vdso_size);
+	notes += note_size(IMGCR_NOTE_OWNER, sizeof(m->creds));
+	if (img->seccomp)
+		notes += note_size(IMGCR_NOTE_OWNER,
+				   img->nr_threads * sizeof(*img->seccomp));
+	for (i = 1; i < img->nr_threads; i++)
+		notes += thread_notes_size(&img->threads[i]);
+	return notes;
+}
+
+/*
+ * The notes in the order of the kernel's own core dumps: each thread's
+ * register notes right after its NT_PRSTATUS, the main thread first with
+ * the process-wide notes (see include/uapi/linux/imgcr.h).
+ */
+static void put_notes(struct dump_image *img, char *p)
+{
+	const struct dump_thread *m = &img->threads[0];
+	struct imgcr_prpsinfo ps = { .state = 3, .sname = 'T' };
+	unsigned int i;
+
+	ps.pid = m->prstatus.pid;
+	memcpy(ps.fname, img->tstate.comm, sizeof(ps.fname));
+	p = put_note(p, "CORE", NT_PRSTATUS, &m->prstatus, sizeof(m->prstatus));
+	p = put_note(p, "CORE", NT_PRPSINFO, &ps, sizeof(ps));
+	p = put_note(p, "CORE", NT_AUXV, img->auxv, img->auxv_bytes);
+	p = put_note(p, "CORE", NT_PRFPREG, m->fpregs, sizeof(m->fpregs));
+	p = put_note(p, "LINUX", NT_X86_XSTATE, m->xstate, m->xstate_size);
+	p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_TASK, &img->tstate,
+		     sizeof(img->tstate));
+	p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_SIGACT, img->sigact,
+		     sizeof(img->sigact));
+	p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_VMAS, img->vmas,
+		     img->nr_vmas * sizeof(*img->vmas));
+	p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_FILES, img->filerecs,
+		     img->filerecs_len);
+	p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_PROC, &img->proc,
+		     sizeof(img->proc));
+	if (img->proc.nr_sigqueue)
+		p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_SIGQUEUE, img->sigq,
+			     img->proc.nr_sigqueue * sizeof(*img->sigq));
+	if (img->proc.nr_timers)
+		p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_TIMERS, img->timers,
+			     img->proc.nr_timers * sizeof(*img->timers));
+	if (img->vdso_text)
+		p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_VDSO, img->vdso_text,
+			     img->tstate.vdso_size);
+	p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_CREDS, &m->creds,
+		     sizeof(m->creds));
+	if (img->seccomp)
+		p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_SECCOMP, img->seccomp,
+			     img->nr_threads * sizeof(*img->seccomp));
+	for (i = 1; i < img->nr_threads; i++) {
+		const struct dump_thread *th = &img->threads[i];
+
+		p = put_note(p, "CORE", NT_PRSTATUS, &th->prstatus,
+			     sizeof(th->prstatus));
+		p = put_note(p, "CORE", NT_PRFPREG, th->fpregs,
+			     sizeof(th->fpregs));
+		p = put_note(p, "LINUX", NT_X86_XSTATE, th->xstate,
+			     th->xstate_size);
+		p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_THREAD, &th->th,
+			     sizeof(th->th));
+		p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_CREDS, &th->creds,
+			     sizeof(th->creds));
+	}
+}
+
+static int dump_layout(struct dump_image *img)
+{
+	size_t nphdr = 1 + img->nr_runs;
+	size_t notes, off, i, k;
+	struct elf64_hdr *eh;
+	struct elf64_phdr *ph;
+
+	notes = notes_size(img);
+	if (notes > IMGCR_MAX_NOTES_SIZE)
+		return -EFBIG;
+	off = sizeof(*eh) + nphdr * sizeof(*ph);
+	img->head_len = PAGE_ALIGN(off + notes);
+	img->head = kvzalloc(img->head_len, GFP_KERNEL_ACCOUNT);
+	if (!img->head)
+		return -ENOMEM;
+
+	eh = (struct elf64_hdr *)img->head;
+	memcpy(eh->e_ident, ELFMAG, SELFMAG);
+	eh->e_ident[EI_CLASS] = ELFCLASS64;
+	eh->e_ident[EI_DATA] = ELFDATA2LSB;
+	eh->e_ident[EI_VERSION] = EV_CURRENT;
+	eh->e_ident[EI_OSABI] = ELFOSABI_NONE;
+	eh->e_type = ET_CORE;
+	eh->e_machine = EM_X86_64;
+	eh->e_version = EV_CURRENT;
+	eh->e_phoff = sizeof(*eh);
+	eh->e_ehsize = sizeof(*eh);
+	eh->e_phentsize = sizeof(*ph);
+	eh->e_phnum = nphdr;
+
+	ph = (struct elf64_phdr *)(eh + 1);
+	ph->p_type = PT_NOTE;
+	ph->p_offset = off;
+	ph->p_filesz = notes;
+	ph->p_align = 4;
+	/*
+	 * Both lists are sorted by address (runs are added mapping by
+	 * mapping, in order): one walk finds each run's mapping.
+	 */
+	for (i = 0, k = 0; i < img->nr_runs; i++) {
+		const struct dump_run *r = &img->runs[i];
+		const struct imgcr_vma *v = img->vmas;
+		u32 flags = 0;
+
+		while (k < img->nr_vmas && v[k].end <= r->vaddr)
+			k++;
+		if (k < img->nr_vmas && r->vaddr >= v[k].start)
+			flags = (v[k].prot & IMGCR_PROT_READ ? PF_R : 0) |
+				(v[k].prot & IMGCR_PROT_WRITE ? PF_W : 0) |
+				(v[k].prot & IMGCR_PROT_EXEC ? PF_X : 0);
+		ph[1 + i].p_type = PT_LOAD;
+		ph[1 + i].p_flags = flags;
+		ph[1 + i].p_offset = img->head_len + r->first * PAGE_SIZE;
+		ph[1 + i].p_vaddr = r->vaddr;
+		ph[1 + i].p_filesz = r->npages * PAGE_SIZE;
+		ph[1 + i].p_memsz = r->npages * PAGE_SIZE;
+		ph[1 + i].p_align = PAGE_SIZE;
+		if (!(i % 4096)) {
+			if (fatal_signal_pending(current))
+				return -EINTR;
+			cond_resched();
+		}
+	}
+	put_notes(img, img->head + off);
+	return 0;
+}
+
+/*
+ * Take a reference on every thread of the group, the leader first.  Fails
+ * with EAGAIN if threads come or go while we look.
+ */
+static int dump_collect_threads(struct dump_image *img)
+{
+	struct task_struct *leader = img->task, *t;
+	unsigned int n = get_nr_threads(leader), i = 0;
+
+	if (!n)
+		return -ESRCH;	/* reaped since it was found stopped */
+	if (n > IMGCR_MAX_THREADS + 1) {
+		dump_refuse(img, task_pid_nr(leader),
+			    "%u threads (more than %d)", n,
+			    IMGCR_MAX_THREADS + 1);
+		return -EFBIG;
+	}
+	img->threads = kvcalloc(n, sizeof(*img->threads), GFP_KERNEL_ACCOUNT);
+	if (!img->threads)
+		return -ENOMEM;
+	get_task_struct(leader);
+	img->threads[i++].task = leader;
+	rcu_read_lock();
+	for_each_thread(leader, t) {
+		if (t == leader)
+			continue;
+		if (i == n) {
+			i++;
+			break;
+		}
+		get_task_struct(t);
+		img->threads[i++].task = t;
+	}
+	rcu_read_unlock();
+	img->nr_threads = min(i, n);
+	if (i != n || get_nr_threads(leader) != n)
+		return -EAGAIN;
+	return 0;
+}
+
+/* Every thread stopped and off its CPU (its registers are in memory then). */
+static int dump_wait_stopped(struct dump_image *img)
+{
+	unsigned int i;
+
+	for (i = 0; i < img->nr_threads; i++) {
+		struct task_struct *t = img->threads[i].task;
+
+		if (!task_is_stopped_or_traced(t))
+			return -EBUSY;
+		while (READ_ONCE(t->on_cpu)) {
+			if (fatal_signal_pending(current))
+				return -EINTR;
+			cond_resched();
+		}
+		img->threads[i].switches = task_switches(t);
+	}
+	return 0;
+}
+
+/*
+ * The general registers live on each thread's kernel stack, which a thread
+ * that is killed and exits frees while we only hold its task_struct.  So
+ * they are read under the group's siglock, after checking that every
+ * thread is still stopped and off its CPU: a stopped or traced task is only
+ * woken (by SIGKILL, SIGCONT or ptrace) under that lock, so none can run,
+ * let alone exit, meanwhile; and none has run since dump_wait_stopped()
+ * counted its switches.  Nothing here sleeps: an LDT selector (whose base
+ * is read under a mutex) is refused first.
+ */
+static int dump_gpregs(struct dump_image *img)
+{
+	const struct user_regset_view *view = task_user_regset_view(img->task);
+	const struct user_regset *rs = find_regset(view, NT_PRSTATUS);
+	struct sighand_struct *sighand;
+	unsigned long flags;
+	unsigned int i;
+	int ret = 0;
+
+	if (!rs)
+		return -EOPNOTSUPP;
+	sighand = dump_lock_sighand(img->task, &flags);
+	if (!sighand)
+		return -ESRCH;
+	for (i = 0; i < img->nr_threads && !ret; i++) {
+		struct dump_thread *th = &img->threads[i];
+		struct task_struct *t = th->task;
+
+		/* acquire: as in dump_unchanged() */
+		if (!task_is_stopped_or_traced(t) ||
+		    smp_load_acquire(&t->on_cpu) ||
+		    task_switches(t) != th->switches ||
+		    t->sighand != sighand) {
+			ret = -EAGAIN;	/* it ran since we looked */
+			break;
+		}
+		if ((t->thread.fsindex | t->thread.gsindex) & SEGMENT_TI_MASK) {
+			ret = -EOPNOTSUPP;
+			break;
+		}
+		ret = regset_get(t, rs, sizeof(th->prstatus.regs),
+				 th->prstatus.regs);
+		if (ret > 0)
+			ret = 0;
+	}
+	spin_unlock_irqrestore(&sighand->siglock, flags);
+	if (ret == -EOPNOTSUPP)
+		dump_refuse(img, task_pid_nr(img->task),
+			    "segment selectors in use (LDT/TLS entries are not supported)");
+	return ret;
+}
+
+static int dump_build(struct dump_image *img)
+{
+	struct task_struct *t = img->task;
+	unsigned int i;
+	int ret;
+
+	if (t->exit_state) {
+		dump_refuse(img, task_pid_nr(t),
+			    "the main thread has exited (the other threads run on); not supported");
+		return -EOPNOTSUPP;
+	}
+	if (!task_is_stopped_or_traced(t))
+		return -EBUSY;
+	ret = dump_collect_threads(img);
+	if (!ret)
+		ret = dump_wait_stopped(img);
+	if (ret)
+		return ret;
+	/*
+	 * TIDs are recorded as the reader sees them, while the program's
+	 * memory (glibc's cached TIDs, futex owners) holds those of its own
+	 * PID namespace: they must be the same numbers.
+	 */
+	if (img->nr_threads > 1 &&
+	    task_active_pid_ns(t) != task_active_pid_ns(current)) {
+		dump_refuse(img, task_pid_nr(t),
+			    "a multi-threaded process in another PID namespace; dump it from inside its namespace");
+		return -EOPNOTSUPP;
+	}
+	/*
+	 * Everything read from now on is checked against these counts; the mm
+	 * mem approved must still be the task's at this point too, or it ran
+	 * and exec'd (a set-user-ID program, say) since the access check.
+	 */
+	if (!task_has_mm(t, img->mm))
+		return -ESRCH;
+
+	ret = dump_gpregs(img);
+	for (i = 0; i < img->nr_threads && !ret; i++) {
+		ret = dump_regs(img, &img->threads[i]);
+		if (!ret) {
+			dump_thread_state(&img->threads[i]);
+			dump_thread_creds(&img->threads[i]);
+		}
+	}
+	if (ret)
+		return ret;
+	ret = dump_seccomp(img);
+	if (ret)
+		return ret;
+	dump_main_state(img);
+	dump_proc_state(img);
+	ret = dump_sigactions(img);
+	if (!ret)
+		ret = dump_signals(img);
+	if (!ret)
+		ret = dump_timers(img);
+	if (!ret)
+		ret = capture_mm(img);
+	if (!ret)
+		ret = dump_file_heads(img);
+	if (!ret)
+		ret = dump_layout(img);
+	if (!ret && !dump_unchanged(img))
+		ret = -EAGAIN;	/* it was continued while we looked */
+	return ret;
+}
+
+/* The group leader of the task a /proc/<pid>/ or /proc/<tid>/ is for. */
+static struct task_struct *dump_leader(struct inode *inode)
+{
+	struct task_struct *task, *leader;
+
+	task = get_pid_task(imgcr_proc_pid(inode), PIDTYPE_PID);
+	if (!task)
+		return NULL;
+	rcu_read_lock();
+	leader = READ_ONCE(task->group_leader);
+	get_task_struct(leader);
+	rcu_read_unlock();
+	put_task_struct(task);
+	return leader;
+}
+
+/*
+ * Open dumps, so that what one holds is let go once its process has
+ * exited: an image cannot be read after that (dump_unchanged() fails for
+ * a thread that is gone), and its pinned pages and mapped files (a shared
+ * memory object whole), referenced by no process and charged to none that
+ * lives, would otherwise stay for as long as anyone holds the file open.
+ *
+ * The probe on sched_process_exit queues dump_unpin_work(), which marks
+ * the image dying; whoever is the last user of it then lets go: the work
+ * itself if no read or ioctl is under way, else the last of those as it
+ * ends.  Nothing ever waits for a user, who may be stuck in a page fault
+ * of the reader's own memory for as long as that reader likes.
+ */
+static DEFINE_HASHTABLE(dump_open_hash, 8);
+static DEFINE_SPINLOCK(dump_open_lock);
+static atomic_t dump_open_count = ATOMIC_INIT(0);
+static struct tracepoint *dump_exit_tp;
+static struct workqueue_struct *dump_unpin_wq;
+
+/* Let go of the pages, files and mem file; no user is left. */
+static void dump_unpin(struct dump_image *img)
+{
+	size_t i;
+
+	for (i = 0; i < img->nr_pages; i++) {
+		put_page(img->pages[i]);
+		if (!(i % 4096))
+			cond_resched();
+	}
+	for (i = 0; i < img->nr_files; i++)
+		fput(img->files[i]);
+	if (img->mem)
+		fput(img->mem);
+	img->mem = NULL;
+	WRITE_ONCE(img->error, -ESRCH);
+	img->unpinned = true;
+}
+
+/* A read or ioctl begins; false once the process is gone (ESRCH). */
+static bool dump_get(struct dump_image *img)
+{
+	bool ok;
+
+	spin_lock(&img->state_lock);
+	ok = !img->dying;
+	if (ok)
+		img->users++;
+	spin_unlock(&img->state_lock);
+	return ok;
+}
+
+/* ... and ends: the last one after the process died lets go. */
+static void dump_put(struct dump_image *img)
+{
+	bool last;
+
+	spin_lock(&img->state_lock);
+	last = !--img->users && img->dying;
+	spin_unlock(&img->state_lock);
+	if (last)
+		dump_unpin(img);
+}
+
+static void dump_unpin_work(struct work_struct *work)
+{
+	struct dump_image *img = container_of(work, struct dump_image,
+					      unpin_work);
+	bool now;
+
+	spin_lock(&img->state_lock);
+	now = !img->dying && !img->users;
+	img->dying = true;
+	spin_unlock(&img->state_lock);
+	if (now)
+		dump_unpin(img);
+}
+
+/* The last thread of @p's process is exiting: its open dumps let go. */
+static void dump_process_gone(struct task_struct *p)
+{
+	struct dump_image *img;
+
+	spin_lock(&dump_open_lock);
+	hash_for_each_possible(dump_open_hash, img, open_node,
+			       (unsigned long)p->signal)
+		if (img->task->signal == p->signal)
+			queue_work(dump_unpin_wq, &img->unpin_work);
+	spin_unlock(&dump_open_lock);
+}
+
+/*
+ * sched_process_exit.  do_exit() counts signal->live down before it, on
+ * every kernel (a full barrier): 0 means the last thread is on its way
+ * out (more than one exiting thread may see 0: queueing twice is
+ * harmless).
+ */
+static void dump_exit_probe(void *data, struct task_struct *p)
+{
+	if (atomic_read(&dump_open_count) && !atomic_read(&p->signal->live))
+		dump_process_gone(p);
+}
+
+/* the same, where the tracepoint also passes group_dead (7.x) */
+static void dump_exit_probe_gd(void *data, struct task_struct *p,
+			       bool group_dead)
+{
+	if (group_dead && atomic_read(&dump_open_count))
+		dump_process_gone(p);
+}
+
+static void *dump_exit_probe_fn(void)
+{
+	return IMGCR_EXIT_TP_GROUP_DEAD ? (void *)dump_exit_probe_gd :
+					  (void *)dump_exit_probe;
+}
+
+static void find_exit_tp(struct tracepoint *tp, void *priv)
+{
+	if (!strcmp(tp->name, "sched_process_exit"))
+		*(struct tracepoint **)priv = tp;
+}
+
+int imgcr_dump_init(void)
+{
+	int ret;
+
+	for_each_kernel_tracepoint(find_exit_tp, &dump_exit_tp);
+	if (!dump_exit_tp) {
+		pr_err(IMGCR_DUMP_NAME ": tracepoint sched_process_exit not found; this kernel is not supported\n");
+		return -ENOENT;
+	}
+	dump_unpin_wq = alloc_workqueue("imgcr_unpin", WQ_UNBOUND, 0);
+	if (!dump_unpin_wq)
+		return -ENOMEM;
+	ret = tracepoint_probe_register(dump_exit_tp, dump_exit_probe_fn(),
+					NULL);
+	if (ret)
+		destroy_workqueue(dump_unpin_wq);
+	return ret;
+}
+
+/* No dump is open: the module is only unloaded once all are closed. */
+void imgcr_dump_exit(void)
+{
+	tracepoint_probe_unregister(dump_exit_tp, dump_exit_probe_fn(), NULL);
+	tracepoint_synchronize_unregister();
+	destroy_workqueue(dump_unpin_wq);
+}
+
+static void dump_track(struct dump_image *img)
+{
+	spin_lock(&dump_open_lock);
+	hash_add(dump_open_hash, &img->open_node,
+		 (unsigned long)img->task->signal);
+	atomic_inc(&dump_open_count);
+	spin_unlock(&dump_open_lock);
+	/*
+	 * It may have died while the image was built, before it was listed.
+	 * The barrier pairs with the atomic_dec_and_test() of signal->live
+	 * in do_exit(): either the probe sees the count and the entry, or
+	 * this sees live at 0.
+	 */
+	smp_mb();
+	if (!atomic_read(&img->task->signal->live))
+		queue_work(dump_unpin_wq, &img->unpin_work);
+}
+
+static void dump_untrack(struct dump_image *img)
+{
+	spin_lock(&dump_open_lock);
+	hash_del(&img->open_node);
+	atomic_dec(&dump_open_count);
+	spin_unlock(&dump_open_lock);
+	cancel_work_sync(&img->unpin_work);
+}
+
+static int dump_open(struct inode *inode, struct file *file)
+{
+	struct dump_image *img;
+	struct task_struct *task;
+	int ret;
+
+	task = dump_leader(inode);
+	if (!task) {
+		imgcr_refusal_set("");	/* no older reason for this failure */
+		return -ESRCH;
+	}
+	img = kzalloc(sizeof(*img), GFP_KERNEL_ACCOUNT);
+	if (!img) {
+		put_task_struct(task);
+		imgcr_refusal_set("");
+		return -ENOMEM;
+	}
+	img->task = task;
+	spin_lock_init(&img->state_lock);
+	INIT_WORK(&img->unpin_work, dump_unpin_work);
+	ret = dump_check_access(img, file);
+	if (!ret)
+		ret = dump_build(img);
+	if (ret) {
+		imgcr_refusal_set(img->reason);
+		dump_free(img);
+		return ret;
+	}
+	/*
+	 * The image is built: from here on only its pinned pages are read.
+	 * Holding the mm's users would keep the whole address space of a
+	 * process that has exited (the /proc/PID/mem file keeps the struct).
+	 */
+	mmput(img->mm);
+	img->mm = NULL;
+	dump_track(img);
+	file->private_data = img;
+	return 0;
+}
+
+/* A failed read or write: sticky, and said once if the task ran. */
+static int dump_fail(struct dump_image *img, int err)
+{
+	WRITE_ONCE(img->error, err);
+	if (err == -EAGAIN)
+		pr_info_ratelimited(IMGCR_DUMP_NAME ": pid %d ran during the dump; image discarded\n",
+				    task_pid_nr(img->task));
+	return err;
+}
+
+static ssize_t dump_read_img(struct dump_image *img, char __user *buf,
+				size_t count, loff_t *ppos)
+{
+	loff_t pos = *ppos;
+	loff_t size = img->head_len + (loff_t)img->nr_pages * PAGE_SIZE;
+	size_t done = 0;
+	int err;
+
+	err = READ_ONCE(img->error);
+	if (!err && !dump_unchanged(img))
+		err = -EAGAIN;
+	if (err)
+		goto fail;
+
+	while (done < count && pos < size) {
+		size_t n;
+		unsigned long left;
+
+		if (pos < img->head_len) {
+			n = min_t(size_t, count - done, img->head_len - pos);
+			left = copy_to_user(buf + done, img->head + pos, n);
+		} else {
+			loff_t rel = pos - img->head_len;
+			struct page *page = img->pages[rel >> PAGE_SHIFT];
+			size_t off = rel & ~PAGE_MASK;
+			void *kaddr;
+
+			n = min_t(size_t, count - done, PAGE_SIZE - off);
+			kaddr = kmap_local_page(page);
+			left = copy_to_user(buf + done, kaddr + off, n);
+			kunmap_local(kaddr);
+		}
+		n -= left;
+		done += n;
+		pos += n;
+		if (left) {
+			if (!done)
+				return -EFAULT;
+			break;
+		}
+		if (fatal_signal_pending(current))
+			break;
+		cond_resched();
+	}
+	/* The task ran while we copied: what was copied may be torn. */
+	if (!dump_unchanged(img)) {
+		err = -EAGAIN;
+		goto fail;
+	}
+	*ppos = pos;
+	return done;
+fail:
+	return dump_fail(img, err);
+}
+
+/* Pages of the image left out of a write (IMGCR_IOC_DUMP_TO_SKIP). */
+struct dump_skip {
+	const struct imgcr_range *r;
+	size_t nr;
+	size_t cur;		/* the first range that may hold the next page */
+	u64 skipped;
+};
+
+/*
+ * Whether the page at @addr is left out; addresses come in rising order.
+ * Only pages of private anonymous mappings are (what imgcr dump --live
+ * copies ahead): a shared or file page always comes from here.
+ */
+static bool dump_skip_page(struct dump_skip *sk, const struct dump_run *run,
+			   unsigned long addr)
+{
+	if (!sk || !run->anon)
+		return false;
+	while (sk->cur < sk->nr && sk->r[sk->cur].end <= addr)
+		sk->cur++;
+	if (sk->cur == sk->nr || sk->r[sk->cur].start > addr)
+		return false;
+	sk->skipped++;
+	return true;
+}
+
+/* Write @n pages of @bv at *@pos; a short write is retried. */
+static int dump_write_batch(struct file *out, struct bio_vec *bv, size_t n,
+			    loff_t *pos)
+{
+	struct iov_iter it;
+	ssize_t w;
+
+	iov_iter_bvec(&it, ITER_SOURCE, bv, n, n * PAGE_SIZE);
+	while (iov_iter_count(&it)) {
+		/* advances @it by what it wrote */
+		w = imgcr_iter_write(out, &it, pos);
+		if (w <= 0)
+			return w ? w : -EIO;
+	}
+	if (fatal_signal_pending(current))
+		return -EINTR;
+	cond_resched();
+	return 0;
+}
+
+/*
+ * Write the image to @out at *@pos: the header, then the pinned pages in
+ * batches as an ITER_BVEC, copied once, into the file's page cache.  A
+ * short write is retried, so a full disk gives its own error (ENOSPC).
+ * The pages @sk lists are passed over (NULL: none).
+ */
+static int dump_write_image(struct dump_image *img, struct file *out,
+			    loff_t *pos, struct dump_skip *sk)
+{
+	struct bio_vec bv[GUP_BATCH];
+	size_t r, i, n = 0;
+	ssize_t w;
+	size_t done;
+	int err;
+
+	for (done = 0; done < img->head_len; done += w) {
+		w = kernel_write(out, img->head + done, img->head_len - done, pos);
+		if (w <= 0)
+			return w ? w : -EIO;
+	}
+	for (r = 0; r < img->nr_runs; r++) {
+		const struct dump_run *run = &img->runs[r];
+
+		for (i = 0; i < run->npages; i++) {
+			if (dump_skip_page(sk, run, run->vaddr + i * PAGE_SIZE)) {
+				err = n ? dump_write_batch(out, bv, n, pos) : 0;
+				if (err)
+					return err;
+				n = 0;
+				*pos += PAGE_SIZE;
+				if (sk->skipped % GUP_BATCH)
+					continue;
+				if (fatal_signal_pending(current))
+					return -EINTR;
+				cond_resched();
+				continue;
+			}
+			bv[n].bv_page = img->pages[run->first + i];
+			bv[n].bv_len = PAGE_SIZE;
+			bv[n].bv_offset = 0;
+			if (++n == GUP_BATCH) {
+				err = dump_write_batch(out, bv, n, pos);
+				if (err)
+					return err;
+				n = 0;
+			}
+		}
+	}
+	return n ? dump_write_batch(out, bv, n, pos) : 0;
+}
+
+/*
+ * A target the writes go to as given: a regular file with ->write_iter
+ * (no pseudo-file with only ->write), not O_APPEND or O_DIRECT (the header
+ * is a kernel buffer), and none of the files whose pages are in the image.
+ */
+static int dump_check_target(struct dump_image *img, struct file *out)
+{
+	struct inode *inode = file_inode(out);
+	size_t i;
+
+	if (!(out->f_mode & FMODE_WRITE))
+		return -EBADF;
+	if (!S_ISREG(inode->i_mode) || !out->f_op->write_iter ||
+	    !(out->f_mode & FMODE_CAN_WRITE) ||
+	    out->f_flags & (O_APPEND | O_DIRECT))
+		return -EINVAL;
+	for (i = 0; i < img->nr_files; i++)
+		if (file_inode(img->files[i]) == inode)
+			return -EINVAL;
+	return 0;
+}
+
+/*
+ * The ranges of IMGCR_IOC_DUMP_TO_SKIP, copied in and checked: sorted,
+ * page-aligned, each non-empty, none overlapping the next.
+ */
+static int dump_get_skip(struct dump_skip *sk, u64 uptr, u64 nr)
+{
+	struct imgcr_range *r;
+	size_t i;
+
+	if (!nr || nr > IMGCR_MAX_SKIP_RANGES)
+		return -EINVAL;
+	r = kvmalloc_array(nr, sizeof(*r), GFP_KERNEL_ACCOUNT);
+	if (!r)
+		return -ENOMEM;
+	if (copy_from_user(r, u64_to_user_ptr(uptr), nr * sizeof(*r))) {
+		kvfree(r);
+		return -EFAULT;
+	}
+	for (i = 0; i < nr; i++)
+		if (!PAGE_ALIGNED(r[i].start) || !PAGE_ALIGNED(r[i].end) ||
+		    r[i].start >= r[i].end ||
+		    (i && r[i].start < r[i - 1].end)) {
+			kvfree(r);
+			return -EINVAL;
+		}
+	sk->r = r;
+	sk->nr = nr;
+	return 0;
+}
+
+static long dump_ioctl_dump_to(struct dump_image *img, void __user *uarg,
+			       bool with_skip)
+{
+	struct imgcr_dump_to_skip arg = {};
+	struct dump_skip skip = {}, *sk = NULL;
+	size_t size = with_skip ? sizeof(arg) : sizeof(arg.to);
+	loff_t pos;
+	struct fd out;
+	int err;
+
+	if (copy_from_user(&arg, uarg, size))
+		return -EFAULT;
+	if (arg.to.flags || arg.to.offset > MAX_LFS_FILESIZE)
+		return -EINVAL;
+	err = READ_ONCE(img->error);
+	if (!err && !dump_unchanged(img))
+		err = -EAGAIN;
+	if (err)
+		goto fail;
+	if (with_skip) {
+		err = dump_get_skip(&skip, arg.ranges, arg.nr_ranges);
+		if (err)
+			return err;
+		sk = &skip;
+	}
+	out = fdget(arg.to.fd);
+	if (!fd_file(out)) {
+		err = -EBADF;
+		goto out;
+	}
+	err = dump_check_target(img, fd_file(out));
+	if (err) {
+		fdput(out);
+		goto out;
+	}
+	pos = arg.to.offset;
+	err = dump_write_image(img, fd_file(out), &pos, sk);
+	fdput(out);
+	if (err)
+		goto out;
+	/* The task ran while we wrote: what was written may be torn. */
+	if (!dump_unchanged(img)) {
+		err = -EAGAIN;
+		goto fail;
+	}
+	arg.to.written = pos - arg.to.offset;
+	arg.skipped = skip.skipped;
+	if (copy_to_user(uarg, &arg, size))
+		err = -EFAULT;
+out:
+	kvfree(skip.r);
+	return err;
+fail:
+	kvfree(skip.r);
+	return dump_fail(img, err);
+}
+
+/*
+ * IMGCR_IOC_PRECOPY: the pinned pages of private anonymous mappings in
+ * [start, end), copied out as they are now, even after the task ran: a
+ * page moved elsewhere by mremap() meanwhile is still the page pinned at
+ * open(), which the caller can tell by its frame at its next freeze.
+ */
+static long dump_ioctl_precopy(struct dump_image *img, void __user *uarg)
+{
+	struct imgcr_precopy arg;
+	unsigned long va, lo, hi, rs, re;
+	u64 copied = 0;
+	size_t r;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	if (arg.flags || arg.pad || !PAGE_ALIGNED(arg.start) ||
+	    !PAGE_ALIGNED(arg.end) || arg.start >= arg.end ||
+	    arg.end > TASK_SIZE_MAX)
+		return -EINVAL;
+	for (r = 0; r < img->nr_runs; r++) {
+		const struct dump_run *run = &img->runs[r];
+
+		rs = run->vaddr;
+		re = run->vaddr + run->npages * PAGE_SIZE;
+		if (!run->anon || re <= arg.start || rs >= arg.end)
+			continue;
+		lo = max_t(unsigned long, rs, arg.start);
+		hi = min_t(unsigned long, re, arg.end);
+		for (va = lo; va < hi; va += PAGE_SIZE) {
+			struct page *page = img->pages[run->first + (va - rs) / PAGE_SIZE];
+			u64 off = va - arg.start;
+			void *kaddr = kmap_local_page(page);
+			unsigned long left;
+
+			left = copy_to_user(u64_to_user_ptr(arg.buf + off), kaddr,
+					    PAGE_SIZE);
+			kunmap_local(kaddr);
+			if (left ||
+			    put_user(1, (u8 __user *)u64_to_user_ptr(arg.status +
+								     off / PAGE_SIZE)))
+				return -EFAULT;
+			if (++copied % GUP_BATCH)
+				continue;
+			if (fatal_signal_pending(current))
+				return -EINTR;
+			cond_resched();
+		}
+	}
+	arg.copied = copied;
+	if (copy_to_user(uarg, &arg, sizeof(arg)))
+		return -EFAULT;
+	return 0;
+}
+
+/*
+ * Reads and writes are users of the image (dump_get()): once its process
+ * is gone they fail with ESRCH, and the last one lets go of what the
+ * image holds (dump_put()).
+ */
+static ssize_t dump_read(struct file *file, char __user *buf, size_t count,
+			 loff_t *ppos)
+{
+	struct dump_image *img = file->private_data;
+	ssize_t ret;
+
+	if (!dump_get(img))
+		return -ESRCH;
+	ret = dump_read_img(img, buf, count, ppos);
+	dump_put(img);
+	return ret;
+}
+
+static long dump_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct dump_image *img = file->private_data;
+	void __user *uarg = (void __user *)arg;
+	long ret;
+
+	if (cmd != IMGCR_IOC_DUMP_TO && cmd != IMGCR_IOC_DUMP_TO_SKIP &&
+	    cmd != IMGCR_IOC_PRECOPY)
+		return -ENOTTY;
+	if (!dump_get(img))
+		return -ESRCH;
+	if (cmd == IMGCR_IOC_PRECOPY)
+		ret = dump_ioctl_precopy(img, uarg);
+	else
+		ret = dump_ioctl_dump_to(img, uarg,
+					 cmd == IMGCR_IOC_DUMP_TO_SKIP);
+	dump_put(img);
+	return ret;
+}
+
+static int dump_release(struct inode *inode, struct file *file)
+{
+	struct dump_image *img = file->private_data;
+
+	dump_untrack(img);
+	dump_free(img);
+	return 0;
+}
+
+const struct file_operations imgcr_dump_fops = {
+	.owner = THIS_MODULE,
+	.open = dump_open,
+	.read = dump_read,
+	.unlocked_ioctl = dump_ioctl,
+	.llseek = default_llseek,
+	.release = dump_release,
+};
