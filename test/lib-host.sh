@@ -206,7 +206,7 @@ dkms_unlock() { exec 9>&-; }
 # guest tests still say something about the code (dkms-build-K stays FAIL).
 build_modules() {
 	local k=$1 log=$LOGS/$1/dkms.log out=$BUILD/mod/$1 root kdir stage
-	local dst=/var/lib/dkms/$DKMS_NAME/$DKMS_VER/$1/x86_64/module f ok=1
+	local dst=/var/lib/dkms/$DKMS_NAME/$DKMS_VER/$1/x86_64/module f ok=1 warned=""
 	root=$(kernel_root "$k")
 	kdir=$(kernel_kdir "$k")
 	rm -rf "$out"
@@ -231,7 +231,7 @@ build_modules() {
 		if [ "$root" = / ]; then stage=$BUILD/dkms-src; else stage=/tmp/imgcr-dkms-src; fi
 		rm -rf "${root%/}$stage"
 		mkdir -p "${root%/}$stage"
-		tar -C "$REPO" --exclude=./build --exclude=./.git -cf - . | tar -C "${root%/}$stage" -xf -
+		tar -C "$REPO" --exclude='./build*' --exclude=./.git -cf - . | tar -C "${root%/}$stage" -xf -
 		dkms_lock
 		{
 			in_root "$root" sh -c '
@@ -253,10 +253,20 @@ build_modules() {
 			for f in img_dump binfmt_img; do
 				[ -f "$out/$f.ko" ] || { ok=0; echo "missing $f.ko in ${root%/}$dst" >> "$log"; }
 			done
+			# Warnings are errors in the suite's builds (not in a
+			# package's: a newer compiler must not break it).  The
+			# modules are still used.
+			f="${root%/}/var/lib/dkms/$DKMS_NAME/$DKMS_VER/$k/x86_64/log/make.log"
+			if grep -q 'warning:' "$f" 2> /dev/null; then
+				cp "$f" "$LOGS/$k/dkms-make.log"
+				warned=$(grep -m 1 'warning:' "$f")
+			fi
 		fi
 		[ "$ok" = 1 ] || cp "${root%/}/var/lib/dkms/$DKMS_NAME/$DKMS_VER/build/make.log" "$LOGS/$k/dkms-make.log" 2>/dev/null
 		dkms_unlock
-		if [ "$ok" = 1 ]; then
+		if [ "$ok" = 1 ] && [ -n "$warned" ]; then
+			record "dkms-build-$k" FAIL "compiler warnings (errors in the suite), see $LOGS/$k/dkms-make.log: $warned"
+		elif [ "$ok" = 1 ]; then
 			record "dkms-build-$k" PASS
 		else
 			record "dkms-build-$k" FAIL "see $log$( [ -f "$LOGS/$k/dkms-make.log" ] && echo " and $LOGS/$k/dkms-make.log")"
@@ -280,7 +290,7 @@ kbuild_fallback() {
 	if [ "$root" = / ]; then src=$BUILD/kbuild-$k; else src=/tmp/imgcr-kbuild-$k; fi
 	rm -rf "${root%/}$src"
 	mkdir -p "${root%/}$src"
-	tar -C "$REPO" --exclude=./build --exclude=./.git -cf - . | tar -C "${root%/}$src" -xf -
+	tar -C "$REPO" --exclude='./build*' --exclude=./.git -cf - . | tar -C "${root%/}$src" -xf -
 	if in_root "$root" make -C "$(kernel_kdir "$k")" M="$src/module" modules > "$log" 2>&1; then
 		find "${root%/}$src/module" -name '*.ko' -exec cp {} "$out/" \;
 	else
@@ -338,6 +348,45 @@ make_initrd() {
 	(cd "$root" && find . | cpio -o -H newc --quiet) | gzip -1 > "$out"
 }
 
+# The kernel's own memory checkers (issue 25), as boot options of every
+# test guest, chosen by K's config: KFENCE (CONFIG_KFENCE; Debian builds it
+# with a sample interval of 0, i.e. off, on 6.12 and later, not at all on
+# 6.1) with a short interval; SLUB debugging (CONFIG_SLUB_DEBUG, all four)
+# with sanity checks, red zones, poisoning and owner tracking; page
+# poisoning (CONFIG_PAGE_POISONING, all four), checked on every
+# allocation; init_on_free=1 (every kernel since 5.3; page poisoning
+# takes precedence over it: "mem auto-init: CONFIG_PAGE_POISONING is on,
+# will take precedence over init_on_alloc and init_on_free").  Debian
+# builds none with CONFIG_DEBUG_KMEMLEAK or KASAN.  A report of any of
+# them fails dmesg-clean-K (KERNEL_REPORT_RE).  IMGCR_CHECKERS=0: none;
+# IMGCR_KFENCE_MS: the KFENCE interval (default 10 ms).
+kernel_config() {
+	local c
+	c="$(kernel_root "$1")$(kernel_kdir "$1")/.config"
+	c=${c#/}
+	[ -f "/$c" ] && echo "/$c"
+}
+checker_opts() {
+	local k=$1 cfg opts=""
+	[ "${IMGCR_CHECKERS:-1}" = 1 ] || return 0
+	cfg=$(kernel_config "$k") || { warn "[$k] no kernel config: no memory checkers"; return 0; }
+	grep -q '^CONFIG_KFENCE=y' "$cfg" && opts="$opts kfence.sample_interval=${IMGCR_KFENCE_MS:-10}"
+	grep -q '^CONFIG_SLUB_DEBUG=y' "$cfg" && opts="$opts slub_debug=FZPU"
+	grep -q '^CONFIG_PAGE_POISONING=y' "$cfg" && opts="$opts page_poison=1"
+	opts="$opts init_on_free=1"
+	grep -q '^CONFIG_DEBUG_KMEMLEAK=y' "$cfg" && opts="$opts kmemleak=on"
+	echo "${opts# }"
+}
+
+# KERNEL_REPORT_RE: the lines of a kernel report in dmesg (BUG, WARNING,
+# Oops, GPF; KFENCE "BUG: KFENCE: ..."; SLUB "BUG kmalloc-64 (...): Right
+# Redzone overwritten", "Poison overwritten", "Object padding overwritten",
+# "Freepointer corrupt"; page poisoning "pagealloc: memory corruption";
+# kmemleak "unreferenced object"; list and refcount checks).  The same
+# expression is in test/guest/lib.sh for the tests that check the log
+# of their own run.
+KERNEL_REPORT_RE='BUG|WARNING|Oops|general protection|KFENCE:|Redzone|Poison overwritten|Object padding|Padding overwritten|Freepointer|pagealloc: memory corruption|unreferenced object|kmemleak:.*(leak|suspected)|refcount_t|list_(add|del) corruption|corrupted stack end|stack-protector'
+
 # boot_guest K INITRD LOGDIR APPEND: boot the guest under TCG with a
 # deadline.  ttyS0 (console) -> LOGDIR/console.raw, ttyS1 (files) ->
 # LOGDIR/ttyS1.raw.  Shows RESULT/INFO/DEMO lines live, prefixed with K.
@@ -353,7 +402,7 @@ boot_guest() {
 		-accel tcg -cpu max -m "${GUEST_MEM_MIB:-2048}" -smp 1 \
 		-display none -monitor none -no-reboot \
 		-kernel "$vmlinuz" -initrd "$initrd" \
-		-append "console=ttyS0 panic=-1 quiet $append" \
+		-append "console=ttyS0 panic=-1 quiet $(checker_opts "$k") $append" \
 		-serial "file:$dir/console.raw" -serial "file:$dir/ttyS1.raw" \
 		< /dev/null > "$dir/qemu.log" 2>&1 &
 	qpid=$!
@@ -458,14 +507,15 @@ parse_guest() {
 }
 
 # check_dmesg NAME DIR: the result NAME for the guest's kernel log (between
-# the markers in DIR/console.log): no BUG, WARNING, Oops or GPF of the kernel.
+# the markers in DIR/console.log): no kernel report (KERNEL_REPORT_RE: BUG,
+# WARNING, Oops, GPF, KFENCE, SLUB debugging, page poisoning, kmemleak).
 check_dmesg() {
 	local name=$1 dir=$2 log=$2/console.log bad
 	sed -n '/^IMGCR-DMESG-BEGIN/,/^IMGCR-DMESG-END/p' "$log" > "$dir/dmesg.txt"
 	# A user-space fault is reported as "traps: NAME[PID] general protection
 	# fault ip:... in NAME[...]": that is a process dying (fuzzed images do),
 	# not the kernel.  Every other match fails the run.
-	bad=$(grep -aE 'BUG|WARNING|Oops|general protection' "$dir/dmesg.txt" |
+	bad=$(grep -aE "$KERNEL_REPORT_RE" "$dir/dmesg.txt" |
 		grep -avE '\] traps: [^ ]+\[[0-9]+\] general protection fault ip:[0-9a-f]+ sp:[0-9a-f]+ error:[0-9a-f]+( in [^ ]+)?' |
 		head -n 3 | tr '\n' '|')
 	if [ -n "$bad" ]; then

@@ -6,9 +6,10 @@
 # among them), boots each guest kernel with what the packages installed
 # (test/guest/pkg_check.sh: modules loaded from DKMS's directory, a dump
 # read, binfmt_img loaded by the kernel on the image's exec, the counter
-# going on, imgcr check, the prerm unloading), checks the installed man
-# pages (rendered without warnings, whatis entries, every command and
-# option of the usage in imgcr(8)), then purges both packages
+# going on, imgcr check, the package's autopkgtest debian/tests/imgcr-check,
+# the prerm unloading), checks the installed man pages (rendered without
+# warnings, whatis entries, every command and option of the usage in
+# imgcr(8)), then purges both packages
 # and checks that the modules are gone.
 #
 # DKMS state is global: this test removes the harness's own imgcr/0.1
@@ -28,13 +29,20 @@ pkg_record() { record "packages/$1" "$2" "${3:-}"; }
 # pkg_log_tail LOG: the end of LOG, indented, for the console.
 pkg_log_tail() { tail -n 15 "$1" | sed 's/^/    /'; }
 
-# pkg_build DIR: `make deb` in a copy of the tree under DIR; the .debs in DIR.
+# pkg_build DIR: the source package (dpkg-source -b, before anything is
+# built in the copy) and `make deb` in a copy of the tree under DIR; the
+# .dsc and the .debs in DIR.
 pkg_build() {
 	local dir=$1 log=$1/build.log
 	rm -rf "$dir"
 	mkdir -p "$dir/src"
 	tar -C "$REPO" --exclude=./build --exclude=./.git -cf - . | tar -C "$dir/src" -xf -
-	if ! make -C "$dir/src" deb > "$log" 2>&1; then
+	if ! (cd "$dir" && dpkg-source -b src) > "$log" 2>&1; then
+		pkg_record build FAIL "dpkg-source -b failed (see $log)"
+		pkg_log_tail "$log"
+		return 1
+	fi
+	if ! make -C "$dir/src" deb >> "$log" 2>&1; then
 		pkg_record build FAIL "make deb failed (see $log)"
 		pkg_log_tail "$log"
 		return 1
@@ -43,16 +51,16 @@ pkg_build() {
 		pkg_record build FAIL "make deb made no imgcr-dkms/imgcr .deb in $dir (see $log)"
 		return 1
 	fi
-	pkg_record build PASS "$(cd "$dir" && echo imgcr-dkms_*_all.deb imgcr_*_amd64.deb)"
+	pkg_record build PASS "$(cd "$dir" && echo imgcr_*.dsc imgcr-dkms_*_all.deb imgcr_*_amd64.deb)"
 }
 
 # pkg_lintian DIR: lintian (pedantic, info and experimental tags too) on
-# the .changes; any tag fails, unless an override in
-# debian/*.lintian-overrides explains it.
+# the source package (.dsc) and the binary .changes; any tag fails, unless
+# an override in debian/*.lintian-overrides explains it.
 pkg_lintian() {
 	local dir=$1 log=$1/lintian.log tags
 	# Its exit status only reflects errors: the tags are judged here.
-	lintian -I -E --pedantic --show-overrides "$dir"/imgcr_*_amd64.changes > "$log" 2>&1
+	lintian -I -E --pedantic --show-overrides "$dir"/imgcr_*.dsc "$dir"/imgcr_*_amd64.changes > "$log" 2>&1
 	tags=$(grep -E '^[EWIPX]: ' "$log" | sort -u)
 	if [ -z "$tags" ]; then
 		pkg_record lintian PASS "no tags, $(grep -c '^O: ' "$log") overridden"
@@ -179,6 +187,9 @@ pkg_initrd() {
 	rm -rf "$dir/control-dkms"
 	dpkg-deb -e "$dir"/imgcr-dkms_*_all.deb "$dir/control-dkms" || return 1
 	cp "$dir/control-dkms/prerm" "$root/imgcr/pkg/prerm" || return 1
+	# The package's autopkgtest (debian/tests/imgcr-check), run with the
+	# modules already loaded (its DKMS and modprobe steps need apt).
+	cp "$REPO/debian/tests/imgcr-check" "$root/imgcr/pkg/imgcr-check" || return 1
 	cp "$dir/counter" "$root/imgcr/bin/counter"
 	cp "$REPO/test/guest/lib.sh" "$REPO/test/guest/pkg_check.sh" "$root/imgcr/guest/"
 	cp "$REPO/test/guest/init" "$root/init"
@@ -208,7 +219,7 @@ pkg_guests() {
 		while read -r _ name st why; do
 			case "$st" in PASS | FAIL) pkg_record "$k/${name#pkg-}" "$st" "$why" ;; esac
 		done < <(grep -aE '^RESULT [^ ]+ (PASS|FAIL)' "$log")
-		for t in pkg-modinfo pkg-boot-load pkg-dump pkg-autoload pkg-modules-load pkg-prerm-unload; do
+		for t in pkg-modinfo pkg-boot-load pkg-dump pkg-autoload pkg-modules-load pkg-autopkgtest pkg-prerm-unload; do
 			grep -aqE "^RESULT $t (PASS|FAIL)" "$log" && continue
 			# Only the first missing one: the rest were skipped after it.
 			grep -aqE "^RESULT [^ ]+ FAIL" "$log" && break

@@ -13,6 +13,8 @@
 #   --keep         keep build/logs even when everything passed
 #   --fuzz N       the fuzz test executes N images (imgcr.fuzz=N on the guest
 #                  command line; default: a ~3 minute CI round); see test/fuzz.sh
+#   --race S       the dump race stress t_dump_race runs S seconds
+#                  (imgcr.race=S; default 60); see test/fuzz-long.sh
 #
 # For every kernel: DKMS build of the modules (dkms-build-K), a busybox
 # initramfs with modules + test programs + test/guest, one QEMU (TCG) boot
@@ -37,13 +39,15 @@ KERNELS=$ALL_KERNELS
 ONLY="*"
 KEEP=0
 FUZZ=""
+RACE=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) KERNELS=${2:?--kernel needs a value}; shift 2 ;;
 	--only) ONLY=${2:?--only needs a value}; shift 2 ;;
 	--keep) KEEP=1; shift ;;
 	--fuzz) FUZZ=${2:?--fuzz needs a value}; shift 2 ;;
-	-h | --help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--race) RACE=${2:?--race needs a value}; shift 2 ;;
+	-h | --help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown option $1 (see --help)" ;;
 	esac
 done
@@ -89,7 +93,7 @@ if [ -n "$GUEST_SEL" ]; then
 			wait -n
 			running=$((running - 1))
 		fi
-		boot_guest "$k" "$BUILD/initrd-$k.cpio.gz" "$LOGS/$k" "imgcr.only=$ONLY${FUZZ:+ imgcr.fuzz=$FUZZ}" &
+		boot_guest "$k" "$BUILD/initrd-$k.cpio.gz" "$LOGS/$k" "imgcr.only=$ONLY${FUZZ:+ imgcr.fuzz=$FUZZ}${RACE:+ imgcr.race=$RACE}" &
 		running=$((running + 1))
 	done
 	wait

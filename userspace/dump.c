@@ -13,8 +13,8 @@
  *    clone or fork.  The tree records each task's threads.
  * 2. Describe every task (ids, credentials, cwd/root/umask, attributes:
  *    attrs.c, fds) and check
- *    that everything is supported (a thread under a seccomp filter is
- *    refused: seccomp.c).  Each fd is described by its kind (the
+ *    that everything is supported (each thread's seccomp filters are
+ *    read into DIR/seccomp-PID.img, or refused: seccomp.c).  Each fd is described by its kind (the
  *    table in files.h: files-reg.c, pipes.c, fifo.c, devices.c, eventfd.c,
  *    signalfd.c, timerfd.c, tty.c, epoll.c, inotify.c, memfd.c, pidfd.c,
  *    sockets.c),
@@ -1211,7 +1211,7 @@ int cmd_dump(int argc, char **argv)
 		goto out;
 	for (i = 0; i < c.t.ntasks; i++)
 		if (ns_check(&c, i) || describe_task(&c, i) ||
-		    seccomp_dump(&c.t.tasks[i]) || describe_fds(&c, i))
+		    seccomp_dump(&c.t.tasks[i], c.dir) || describe_fds(&c, i))
 			goto out;
 	for (i = 0; fd_kinds[i]; i++)
 		if (fd_kinds[i]->check && fd_kinds[i]->check(&c.t))

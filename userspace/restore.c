@@ -39,7 +39,8 @@
  * capabilities, securebits and no_new_privs from the image, within the
  * restorer's, "--imgcr-ids" its uids and gids; "--imgcr-cloexec=LIST" names the
  * fds to mark close-on-exec again; "--imgcr-keep=RANGES" the mappings it
- * shares with its parent or children, restored in place; "--imgcr-stop" makes the module stop
+ * shares with its parent or children, restored in place; "--imgcr-seccomp=FD"
+ * its threads' seccomp filters (DIR/seccomp-PID.img); "--imgcr-stop" makes the module stop
  * the whole restored process with SIGSTOP before its first instruction,
  * for a task that was stopped at dump time).  Until then every task has
  * PR_SET_PDEATHSIG(SIGKILL), so killing the root on an error removes the
@@ -108,6 +109,7 @@
 #include "log.h"
 #include "proc.h"
 #include "statehook.h"
+#include "seccomp.h"
 #include "tree.h"
 #include "tty.h"
 
@@ -528,15 +530,26 @@ static const char *exec_reason(int fd, char *buf, size_t size)
 	return buf;
 }
 
+/* Every thread of the image had no_new_privs. */
+static int creds_all_nnp(const struct img_creds *cr)
+{
+	unsigned int i;
+
+	for (i = 0; i < cr->n; i++)
+		if (!(cr->c[i].flags & IMGCR_CREDS_NO_NEW_PRIVS))
+			return 0;
+	return cr->n > 0;
+}
+
 static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 {
 	const struct tree_task *k = &c->t.tasks[ti];
-	char img[PATH_MAX + 32], cloexec[4096], *argv[9], err[PATH_MAX + 256];
+	char img[PATH_MAX + 32], cloexec[4096], *argv[10], err[PATH_MAX + 256];
 	char reason[320], status_arg[48];
 	int status[2] = { -1, -1 };
 	struct img_creds creds = { 0 };
 	static char keep_arg[COW_ARG_MAX];
-	int i, fd, n, in_tree_pgid, rootfd = -1, used[3] = { 0, 0, 0 }, late_ids = 0;
+	int i, fd, n, in_tree_pgid, rootfd = -1, used[3] = { 0, 0, 0 }, late_ids = 0, scfd = -1;
 	const char *why;
 	size_t off;
 	char go;
@@ -664,6 +677,19 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 	/* binfmt_img's reason if it refuses the exec (--imgcr-status=) */
 	if (!k->zombie && pipe2(status, O_CLOEXEC | O_NONBLOCK))
 		status[0] = status[1] = -1;
+	/*
+	 * Its threads' seccomp filters, if it had any (seccomp.c): read by
+	 * binfmt_img from this fd (closed by the exec).  Opened before the
+	 * limits and the chroot, as the root above.
+	 */
+	{
+		char sc[PATH_MAX + 32];
+
+		seccomp_path(sc, sizeof(sc), c->dir, k->pid);
+		if (!k->zombie && (scfd = open(sc, O_RDONLY | O_CLOEXEC)) < 0 &&
+		    errno != ENOENT)
+			TFAIL("cannot open %s: %s", sc, strerror(errno));
+	}
 	/* its threads' credentials in the image (NT_IMGCR_CREDS): checked below */
 	if (!k->zombie && image_creds_read(img, &creds))
 		TFAIL("cannot read the credentials in %s", img);
@@ -725,7 +751,7 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 	argv[0] = img;
 	for (i = 1; i < (int)(sizeof(argv) / sizeof(argv[0])); i++)
 		argv[i] = NULL;
-	char cloexec_arg[sizeof(cloexec) + 32], root_arg[48];
+	char cloexec_arg[sizeof(cloexec) + 32], root_arg[48], sc_arg[48];
 
 	n = 1;
 	if (rootfd >= 0) {
@@ -751,6 +777,19 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		argv[n++] = "--imgcr-creds";
 		if (late_ids)
 			argv[n++] = "--imgcr-ids";
+	}
+	if (scfd >= 0) {
+		snprintf(sc_arg, sizeof(sc_arg), "--imgcr-seccomp=%d", scfd);
+		argv[n++] = sc_arg;
+		/*
+		 * Adding a filter needs no_new_privs or CAP_SYS_ADMIN.  If
+		 * every thread had no_new_privs, the restored ones have it
+		 * anyway: set it now, so that a restorer without
+		 * CAP_SYS_ADMIN may add their filters (never a grant).
+		 */
+		if (creds.has && creds_all_nnp(&creds) &&
+		    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+			TFAIL("PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
 	}
 	/* mappings shared with its parent or children: restored in place */
 	cow_keep_arg(keep_arg, sizeof(keep_arg));
@@ -792,11 +831,16 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 			 * kept busy by others: a plain exec restores the same
 			 * task, with its own copy of the shared memory.
 			 */
+			static const char pre[] = "cannot restore in place (--imgcr-keep): ";
+			const char *text = reason;
 			int e = errno;
 
 			exec_reason(status[0], reason, sizeof(reason));
+			/* the module's text says what this line says already */
+			if (!strncmp(text, pre, sizeof(pre) - 1))
+				text += sizeof(pre) - 1;
 			report_warning(c, k->pid, "cannot restore in place (%s%s%s): the memory it shared copy-on-write is copied",
-				       strerror(e), reason[0] ? ": " : ", see the kernel log", reason);
+				       strerror(e), text[0] ? ": " : ", see the kernel log", text);
 			for (n = 1; argv[n] != keep_arg; n++)
 				;
 			for (; argv[n]; n++)

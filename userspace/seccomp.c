@@ -4,16 +4,35 @@
  *
  * A restore must never run a sandboxed process without its sandbox.  The
  * module records each thread's seccomp mode and filter count in the image
- * (NT_IMGCR_SECCOMP, image format version 3) and binfmt_img refuses such an
- * image, so even `cat /proc/PID/dump > img; ./img` cannot drop a filter.
- * Strict mode needs nothing more: binfmt_img restores it (each thread
- * enters it last, before its first user instruction).  Restoring filters
- * is not implemented yet: imgcr dump refuses a tree with a thread under a
- * filter while it is still frozen, naming the task and thread, and leaves
- * it running.
+ * (NT_IMGCR_SECCOMP, image format version 3) and binfmt_img restores
+ * strict mode itself.  The filter programs are not in the image: while the
+ * tree is frozen (every thread in a ptrace stop of ours), imgcr dump reads
+ * each thread's chain with ptrace(PTRACE_SECCOMP_GET_FILTER) (the classic
+ * BPF the kernel kept, index 0 the oldest) and its flags with
+ * PTRACE_SECCOMP_GET_METADATA, and writes them to DIR/seccomp-PID.img
+ * (format: struct imgcr_seccomp_file in imgcr.h).  imgcr restore hands
+ * that file to the exec of the image ("--imgcr-seccomp=FD"); without it
+ * binfmt_img refuses the image, so `./img` alone still never runs a
+ * process without its filters.
+ *
+ * Refused at dump, naming pid and thread: a filter the kernel cannot hand
+ * out (no CAP_SYS_ADMIN in the dumper, an eBPF filter, a kernel without
+ * CONFIG_CHECKPOINT_RESTORE), and a filter that can return
+ * SECCOMP_RET_USER_NOTIF (its listener, another task's fd, is not
+ * restored): one that returns it, or whose action is computed (RET A).
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <unistd.h>
+
+#include <linux/imgcr.h>
 
 #include "log.h"
 #include "proc.h"
@@ -39,24 +58,192 @@ static int thread_seccomp(pid_t pid, pid_t tid, int *mode, long *filters)
 	return 0;
 }
 
-int seccomp_dump(const struct tree_task *k)
+struct sc_buf {
+	unsigned char *p;
+	size_t len, cap;
+};
+
+static int put(struct sc_buf *b, const void *data, size_t len)
 {
-	int i, mode;
+	if (b->len + len > IMGCR_SECCOMP_MAX_SIZE) {
+		errno = EFBIG;
+		return -1;
+	}
+	if (b->len + len > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		unsigned char *p;
+
+		while (cap < b->len + len)
+			cap *= 2;
+		p = realloc(b->p, cap);
+		if (!p)
+			return -1;
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, data, len);
+	b->len += len;
+	return 0;
+}
+
+/* Can the filter hand a syscall to a user-notification listener? */
+static const char *notify_reason(const struct sock_filter *f, long n)
+{
+	for (long i = 0; i < n; i++) {
+		if (f[i].code == (BPF_RET | BPF_A))
+			return "its action is computed (BPF_RET|BPF_A), so it may notify a user-space listener, which cannot be restored";
+		if (f[i].code == (BPF_RET | BPF_K) &&
+		    (f[i].k & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_USER_NOTIF)
+			return "it returns SECCOMP_RET_USER_NOTIF (a user-space listener, which cannot be restored)";
+	}
+	return NULL;
+}
+
+/* Thread @tid's @n filters, oldest first, appended to @b. */
+static int dump_chain(pid_t pid, pid_t tid, long n, struct sc_buf *b)
+{
+	struct imgcr_seccomp_chain ch = { .tid = tid, .nr_filters = n };
+	struct sock_filter *f = NULL;
+	long i;
+	int ret = -1;
+
+	f = malloc(IMGCR_SECCOMP_MAX_INSNS * sizeof(*f));
+	if (!f || put(b, &ch, sizeof(ch)))
+		goto oom;
+	/* index 0 is the oldest (the kernel's get_nth_filter()) */
+	for (i = 0; i < n; i++) {
+		struct __ptrace_seccomp_metadata md = { .filter_off = i };
+		struct imgcr_seccomp_filter fh = { 0 };
+		const char *why;
+		long len;
+
+		len = ptrace(PTRACE_SECCOMP_GET_FILTER, tid, (void *)i, NULL);
+		if (len > 0 && len <= IMGCR_SECCOMP_MAX_INSNS)
+			len = ptrace(PTRACE_SECCOMP_GET_FILTER, tid, (void *)i, f);
+		if (len <= 0 || len > IMGCR_SECCOMP_MAX_INSNS) {
+			int e = errno;
+
+			pr_err("pid %d thread %d: cannot read its seccomp filter %ld of %ld (%s)%s: refused (a restore must not drop the sandbox)",
+			       pid, tid, i + 1, n, len > 0 ? "too long" : strerror(e),
+			       len > 0 ? "" :
+			       e == EACCES ? "; reading seccomp filters needs CAP_SYS_ADMIN (run imgcr dump as root)" :
+			       e == EMEDIUMTYPE ? "; an eBPF filter, which the kernel cannot hand out" :
+			       e == EINVAL || e == EIO ? "; the kernel cannot hand out seccomp filters (CONFIG_CHECKPOINT_RESTORE)" : "");
+			goto out;
+		}
+		why = notify_reason(f, len);
+		if (why) {
+			pr_err("pid %d thread %d: seccomp filter %ld of %ld: %s: refused",
+			       pid, tid, i + 1, n, why);
+			goto out;
+		}
+		if (ptrace(PTRACE_SECCOMP_GET_METADATA, tid, (void *)sizeof(md), &md) < 0) {
+			pr_err("pid %d thread %d: cannot read the flags of its seccomp filter %ld (%s): refused",
+			       pid, tid, i + 1, strerror(errno));
+			goto out;
+		}
+		if (md.flags & ~(uint64_t)SECCOMP_FILTER_FLAG_LOG) {
+			pr_err("pid %d thread %d: seccomp filter %ld has flags %#llx that cannot be restored: refused",
+			       pid, tid, i + 1, (unsigned long long)md.flags);
+			goto out;
+		}
+		fh.flags = md.flags & SECCOMP_FILTER_FLAG_LOG ? IMGCR_SECCOMP_FILTER_LOG : 0;
+		fh.len = len;
+		if (put(b, &fh, sizeof(fh)) || put(b, f, len * sizeof(*f)))
+			goto oom;
+	}
+	/* one more than the count: the chain is longer than its status said */
+	if (ptrace(PTRACE_SECCOMP_GET_FILTER, tid, (void *)n, NULL) >= 0) {
+		pr_err("pid %d thread %d: its seccomp filters changed while frozen: refused", pid, tid);
+		goto out;
+	}
+	ret = 0;
+	goto out;
+oom:
+	pr_perror("pid %d thread %d: seccomp filters", pid, tid);
+out:
+	free(f);
+	return ret;
+}
+
+static int write_file(const char *path, const struct sc_buf *b)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	size_t off = 0;
+
+	if (fd < 0) {
+		pr_perror("cannot create %s", path);
+		return -1;
+	}
+	while (off < b->len) {
+		ssize_t w = write(fd, b->p + off, b->len - off);
+
+		if (w <= 0) {
+			pr_perror("cannot write %s", path);
+			close(fd);
+			return -1;
+		}
+		off += w;
+	}
+	if (close(fd)) {
+		pr_perror("cannot write %s", path);
+		return -1;
+	}
+	return 0;
+}
+
+void seccomp_path(char *buf, size_t size, const char *dir, pid_t pid)
+{
+	snprintf(buf, size, "%s/seccomp-%d.img", dir, pid);
+}
+
+int seccomp_dump(const struct tree_task *k, const char *dir)
+{
+	struct imgcr_seccomp_file h = { .magic = IMGCR_SECCOMP_MAGIC,
+					.version = IMGCR_SECCOMP_VERSION };
+	struct sc_buf b = { 0 };
+	char path[4200];
+	int i, mode, ret = -1, any = 0;
 	long filters;
 
+	seccomp_path(path, sizeof(path), dir, k->pid);
 	if (k->zombie)
 		return 0;
+	h.nr_threads = 1 + k->nthreads;
+	if (put(&b, &h, sizeof(h)))
+		goto oom;
 	for (i = -1; i < k->nthreads; i++) {
 		pid_t tid = i < 0 ? k->pid : k->threads[i];
 
 		if (thread_seccomp(k->pid, tid, &mode, &filters))
-			return -1;
-		/* strict mode (1) is in the image and restored by binfmt_img */
-		if (mode > 1) {
-			pr_err("pid %d thread %d: runs under %ld seccomp filter(s); restoring seccomp filters is not supported (a restore must not drop the sandbox): refused",
-			       k->pid, tid, filters);
-			return -1;
+			goto out;
+		if (mode <= 1 || filters <= 0) {
+			/* none, or strict mode (restored by binfmt_img) */
+			struct imgcr_seccomp_chain ch = { .tid = tid };
+
+			if (put(&b, &ch, sizeof(ch)))
+				goto oom;
+			continue;
 		}
+		any = 1;
+		if (dump_chain(k->pid, tid, filters, &b))
+			goto out;
 	}
-	return 0;
+	if (!any) {
+		/* no stale file of an earlier dump in the same directory */
+		if (unlink(path) && errno != ENOENT) {
+			pr_perror("cannot remove %s", path);
+			goto out;
+		}
+		ret = 0;
+		goto out;
+	}
+	ret = write_file(path, &b);
+	goto out;
+oom:
+	pr_err("pid %d: its seccomp filters are too large (%s): refused", k->pid,
+	       strerror(errno));
+out:
+	free(b.p);
+	return ret;
 }

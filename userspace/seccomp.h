@@ -3,9 +3,17 @@
 #ifndef IMGCR_SECCOMP_H
 #define IMGCR_SECCOMP_H
 
+#include <stddef.h>
+
 #include "tree.h"
 
-/* Refuse a task with a thread under a seccomp filter (message names pid and thread). */
-int seccomp_dump(const struct tree_task *k);
+/*
+ * While the tree is frozen: write the seccomp filters of task @k's threads
+ * to DIR/seccomp-PID.img (none: no file), or refuse what cannot be
+ * restored (message names pid and thread).
+ */
+int seccomp_dump(const struct tree_task *k, const char *dir);
+/* The path of task @pid's seccomp file in @dir. */
+void seccomp_path(char *buf, size_t size, const char *dir, pid_t pid);
 
 #endif

@@ -24,7 +24,12 @@
  *            included;
  *   P_FINAL  after the buffer sizes (SO_SNDBUF/SO_RCVBUF of the "sk"
  *            record, which lock them): SO_BUF_LOCK set to exactly what it
- *            was (also when it was 0), and SO_LOCK_FILTER last.
+ *            was (also when it was 0), and SO_LOCK_FILTER last;
+ *   P_NONE   never set: a unix socket's SO_PEERCRED, whose uid and gid
+ *            sk-unix.c makes its connection under (sk_peercred).
+ * An accepted TCP socket's IP_MULTICAST_TTL, IPV6_MULTICAST_HOPS and
+ * IPV6_MULTICAST_IF (the kernel takes them from the SYN) are UDP's here:
+ * setsockopt refuses them on a stream socket, and TCP sends no multicast.
  *
  * Refused at dump, naming the pid, the fd and the state: an eBPF socket
  * filter (SO_ATTACH_BPF: SO_GET_FILTER says EACCES, there is no classic
@@ -242,6 +247,8 @@ static const struct sk_opt {
 	ON("UDP_NO_CHECK6_RX", SOL_UDP, SK_UDP_NO_CHECK6_RX, T_INT, W_IP6 | W_UDP, P_AFTER, 0),
 	ON("UDP_SEGMENT", SOL_UDP, SK_UDP_SEGMENT, T_INT, W_INET | W_UDP, P_AFTER, 0),
 	ON("UDP_GRO", SOL_UDP, SK_UDP_GRO, T_INT, W_INET | W_UDP, P_AFTER, 0),
+	/* kept, not set: a unix socket's peer credentials (sk-unix.c makes it under their uid and gid) */
+	O(SOL_SOCKET, SO_PEERCRED, T_BLOB, W_UNIX, P_NONE, 12),
 	/* after the buffer sizes */
 	O(SOL_SOCKET, SO_BUF_LOCK, T_INT, W_ALL, P_FINAL, 0),	/* 5.14 */
 	O(SOL_SOCKET, SO_LOCK_FILTER, T_INT, W_ALL, P_FINAL, 0),
@@ -521,6 +528,19 @@ int sk_xopts_restore(int fd, const struct tree_sk *s, int phase, const char *wha
 	return 0;
 }
 
+int sk_peercred(const struct tree_sk *s, unsigned int *uid, unsigned int *gid)
+{
+	const struct tree_skopt *x = sk_xopt_find(s, sk_opt_index("SO_PEERCRED"));
+	struct ucred u;
+
+	if (!x || x->len != sizeof(u))
+		return 0;
+	memcpy(&u, x->val, sizeof(u));
+	*uid = u.uid;
+	*gid = u.gid;
+	return 1;
+}
+
 int sk_xopt_format(const struct tree_skopt *x, char *buf, size_t size)
 {
 	const struct sk_opt *o = &sk_opts[x->idx];
@@ -606,6 +626,11 @@ void sk_xopts_show(const struct tree_sk *s, char *out, size_t size)
 				      lg.l_linger);
 		} else if (o->type == T_STR) {
 			n += snprintf(out + n, size - n, " %s=%s", o->name, x->len ? (char *)x->val : "\"\"");
+		} else if (o->level == SOL_SOCKET && o->opt == SO_PEERCRED && x->len == sizeof(struct ucred)) {
+			struct ucred u;
+
+			memcpy(&u, x->val, sizeof(u));
+			n += snprintf(out + n, size - n, " peer=pid %d uid %u gid %u", (int)u.pid, u.uid, u.gid);
 		} else if (o->type == T_FILTER) {
 			n += snprintf(out + n, size - n, " %s=%d-instruction classic BPF program", o->name,
 				      x->len / (int)sizeof(struct sock_filter));

@@ -24,8 +24,10 @@
  *      goes on, nothing changed.
  *
  * restore (in the restorer, phase 1 of sockets.c):
- *   socket, TCP_REPAIR on, bound to the same address, TCP_QUEUE_SEQ of both
- *   queues set to where their saved data starts, connect() (in repair mode
+ *   socket, TCP_REPAIR on, bound to the same address (an IPv6 one that was
+ *   not v6-only to [::]:PORT), TCP_QUEUE_SEQ of both queues set to where
+ *   their saved data starts, TCP_MAXSEG for the segment size it had (taken
+ *   back after), connect() (in repair mode
  *   it sends nothing: the socket is established at once), the options
  *   (TCP_REPAIR_OPTIONS, TCP_TIMESTAMP), the receive queue and the sent
  *   part of the send queue written back in repair mode (the latter counts
@@ -89,6 +91,7 @@ struct tcp_img {
 	unsigned long long fin;	/* 1: the write side was shut (FIN-WAIT-1/2...): FIN at snd_seq */
 	unsigned long long finrcv;	/* 1: the peer's FIN was received (CLOSE-WAIT...): at rcv_seq */
 	unsigned long long state;	/* TCP_ESTABLISHED... as dumped */
+	unsigned long long snd_mss;	/* TCP_INFO's tcpi_snd_mss: the segment size in use (optional) */
 };
 
 static const struct {
@@ -98,7 +101,7 @@ static const struct {
 #define K(f) { #f, offsetof(struct tcp_img, f) }
 	K(snd_seq), K(rcv_seq), K(outq), K(unsq), K(inq), K(mss), K(snd_wscale), K(rcv_wscale),
 	K(opts), K(ts), K(wl1), K(wnd), K(maxwnd), K(rwnd), K(rwup), K(havewin), K(kidle),
-	K(kintvl), K(kcnt), K(utimeout), K(fin), K(finrcv), K(state),
+	K(kintvl), K(kcnt), K(utimeout), K(fin), K(finrcv), K(state), K(snd_mss),
 #undef K
 };
 
@@ -388,7 +391,8 @@ static int read_img(const char *path, struct tcp_img *m)
 			}
 	}
 	fclose(f);
-	if (seen != (1u << nk) - 1) {
+	/* snd_mss (the last key) may be missing: an image of an older imgcr */
+	if ((seen | (1u << (nk - 1))) != (1u << nk) - 1) {
 		pr_err("%s: incomplete (a key is missing)", path);
 		return -1;
 	}
@@ -489,6 +493,7 @@ int tcp_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *
 		return FD_FAILED;
 	}
 	m.mss = v;
+	m.snd_mss = ti.tcpi_snd_mss;
 	if (m.opts & TCPI_OPT_TIMESTAMPS) {
 		if (getint(fd, IPPROTO_TCP, TCP_TIMESTAMP, &v)) {
 			pr_perror("pid %d fd %d: %s: TCP_TIMESTAMP", p->pid, p->fd, p->link);
@@ -804,6 +809,16 @@ static int put_peer_fin(int fd, const struct tree_sk *s, const struct tcp_img *m
 	return -1;
 }
 
+/* the bytes of the timestamp option a connection made now carries (net.ipv4.tcp_timestamps) */
+static int tcp_ts_len(void)
+{
+	char *v = read_text("/proc/sys/net/ipv4/tcp_timestamps", NULL);
+	int on = v ? atoi(v) != 0 : 1;
+
+	free(v);
+	return on ? 12 : 0;
+}
+
 int tcp_sk_make(struct sk_restore *r, int i)
 {
 	const struct tree_sk *s = &r->t->sks[i];
@@ -812,7 +827,7 @@ int tcp_sk_make(struct sk_restore *r, int i)
 	struct tcp_repair_opt o[4];
 	struct tcp_repair_window w;
 	struct tcp_img m;
-	int fd, no = 0, ret = -1;
+	int fd, no = 0, ret = -1, umss, anyaddr;
 
 	sk_what(s, what, sizeof(what));
 	snprintf(path, sizeof(path), "%s/sk-%lu.tcp", r->dir, s->ino);
@@ -824,6 +839,18 @@ int tcp_sk_make(struct sk_restore *r, int i)
 	snprintf(path, sizeof(path), "%s/sk-%lu.sndq", r->dir, s->ino);
 	if (read_bytes(path, m.outq, &sq))
 		goto out;
+	/*
+	 * IPv6: bind() to an address other than :: or a v4-mapped one makes the
+	 * socket v6-only; a connection that was not (accepted by a dual-stack
+	 * listener, or made without bind) is bound to [::]:PORT (repair mode
+	 * lets it share the port), its local address chosen by the route as
+	 * connect() does; if that is not the address it had, it is made again
+	 * bound to it (then v6-only: README).
+	 */
+	anyaddr = s->family == AF_INET6 && !(s->opts & SKO_V6ONLY) &&
+		  s->namelen >= (int)sizeof(struct sockaddr_in6) &&
+		  !IN6_IS_ADDR_V4MAPPED(&((const struct sockaddr_in6 *)s->name)->sin6_addr);
+again:
 	fd = r->fds[i] = socket(s->family, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP);
 	if (fd < 0) {
 		pr_perror("%s: socket", what);
@@ -850,7 +877,18 @@ int tcp_sk_make(struct sk_restore *r, int i)
 		pr_perror("%s: SO_SNDBUFFORCE/SO_RCVBUFFORCE", what);
 		goto out;
 	}
-	if (bind(fd, (const struct sockaddr *)s->name, s->namelen)) {
+	if (anyaddr) {
+		struct sockaddr_in6 a6;
+
+		memcpy(&a6, s->name, sizeof(a6));
+		a6.sin6_addr = in6addr_any;
+		a6.sin6_flowinfo = 0;
+		a6.sin6_scope_id = 0;
+		if (bind(fd, (const struct sockaddr *)&a6, sizeof(a6))) {
+			pr_perror("%s: cannot bind to [::]:%u", what, ntohs(a6.sin6_port));
+			goto out;
+		}
+	} else if (bind(fd, (const struct sockaddr *)s->name, s->namelen)) {
 		pr_perror("%s: cannot bind to %s", what, sk_addr_str(s->name, s->namelen, nm, sizeof(nm)));
 		goto out;
 	}
@@ -861,9 +899,44 @@ int tcp_sk_make(struct sk_restore *r, int i)
 		pr_perror("%s: TCP_QUEUE_SEQ", what);
 		goto out;
 	}
+	/*
+	 * the segment size in use (TCP_MAXSEG reads it): connect() computes it,
+	 * once, from the MSS clamp (the user's TCP_MAXSEG, else the 536-byte
+	 * default) less the timestamp option if net.ipv4.tcp_timestamps is
+	 * on; TCP_REPAIR_OPTIONS below sets the clamp but does not compute it
+	 * again.  So a TCP_MAXSEG that gives the one the connection had; the
+	 * kernel takes 88 to 32767 (a loopback connection's 32768 or more
+	 * comes back as 32767 less the option: README).
+	 */
+	umss = m.snd_mss ? (int)m.snd_mss + tcp_ts_len() : (int)m.mss;
+	if (umss > 32767)
+		umss = 32767;
+	if (umss >= 88 && setint(fd, IPPROTO_TCP, TCP_MAXSEG, umss)) {
+		pr_perror("%s: TCP_MAXSEG %d, before connect", what, umss);
+		goto out;
+	}
 	if (connect(fd, (const struct sockaddr *)s->peername, s->peerlen)) {
 		pr_perror("%s: connect (in repair mode) to %s", what,
 			  sk_addr_str(s->peername, s->peerlen, nm, sizeof(nm)));
+		goto out;
+	}
+	/* not the program's own TCP_MAXSEG (which an established connection does not show) */
+	if (anyaddr) {
+		struct sockaddr_in6 got, want;
+		socklen_t gl = sizeof(got);
+
+		memcpy(&want, s->name, sizeof(want));
+		if (getsockname(fd, (struct sockaddr *)&got, &gl) ||
+		    memcmp(&got.sin6_addr, &want.sin6_addr, sizeof(want.sin6_addr)) ||
+		    got.sin6_port != want.sin6_port) {
+			close(fd);	/* in repair mode: nothing is sent */
+			r->fds[i] = -1;
+			anyaddr = 0;
+			goto again;
+		}
+	}
+	if (umss >= 88 && setint(fd, IPPROTO_TCP, TCP_MAXSEG, 0)) {
+		pr_perror("%s: TCP_MAXSEG 0, after connect", what);
 		goto out;
 	}
 	o[no].opt_code = TCPOPT_MAXSEG;

@@ -8,15 +8,18 @@
  * socket file and its shutdown state; a copy of the fd (pidfd_getfd) gives
  * its name (getsockname), its peer's name, its options and its queued data
  * (sockets.c: peeked, never consumed).  A name bound to a path is kept as
- * an absolute path (a relative one is resolved from the task's cwd) with
- * the socket file's mode and owner; a socket whose file was removed
- * (or replaced) is bound again and its file removed.
+ * an absolute path (a relative one is resolved from the task's cwd, and
+ * marked SKO_RELNAME: bound again by its last component from its
+ * directory, an absolute one by its path, so getsockname gives the name
+ * it was bound by) with the socket file's mode and owner; a socket whose
+ * file was removed (or replaced) is bound again and its file removed.
  *
- * The peers: two sockets of the tree that are each other's peer (a
- * socketpair, or a client and the socket the server accepted) come back
- * as a socketpair: their data is kept, the name the accepted one inherits
- * from its listener is not (getsockname/getpeername give an unnamed
- * address).  Datagram sockets bound to a name are bound again and
+ * The peers: two sockets of the tree that are each other's peer come
+ * back connected with their data: a client and the socket a listener of
+ * the tree accepted are connected to it and accepted again (the accepted
+ * one's name is its listener's, the client's peer name too); a
+ * socketpair, or a connection whose listener is gone, as a socketpair
+ * (names unnamed).  Datagram sockets bound to a name are bound again and
  * connected to their peer's name.  A client whose connection was not yet
  * accepted by a listener of the tree connects to it again (it must not
  * have sent data yet: refused otherwise).  Connections queued on a
@@ -28,8 +31,10 @@
  * it.  A stream socket whose peer had closed is restored with its data and
  * end of file.
  *
- * The peer credentials (SO_PEERCRED) of restored sockets are the restorer's
- * (they were created by it), as with CRIU.
+ * The peer credentials (SO_PEERCRED, kept by sk-opts.c): a restorer running
+ * as root makes each socketpair, listen() and connect() under the uid and
+ * gid they had; their pid is the restorer's (the tree's tasks do not
+ * exist yet), as with CRIU.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -207,6 +213,11 @@ static int bound_path(struct fd_parms *p, struct tree_sk *s, const struct ud *u)
 		if (strlen(path) >= sizeof(sun.sun_path))
 			return fd_refuse(p, "%s: bound to %s, longer than a unix socket name may be",
 					 p->link, path);
+		/* bound again from its directory by the name it was bound by */
+		if (strnlen(sp, n) != strlen(strrchr(path, '/') + 1))
+			pr_err("pid %d fd %d: note: %s, bound by the relative name %.*s, is bound again as %s from its directory (getsockname shows that name)",
+			       p->pid, p->fd, p->link, n, sp, strrchr(path, '/') + 1);
+		s->opts |= SKO_RELNAME;
 		memset(s->name, 0, sizeof(s->name));
 		sun.sun_family = AF_UNIX;
 		memcpy(s->name, &sun.sun_family, sizeof(sun.sun_family));
@@ -451,7 +462,14 @@ static int bind_name(struct sk_restore *r, int i, int fd, const char *what)
 		return -1;
 	}
 	cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", base);
+	/*
+	 * the name it was bound by (getsockname gives it back): the absolute
+	 * path, or the relative name, from the directory
+	 */
+	sp = (s->opts & SKO_RELNAME) || strlen(path) >= sizeof(sun.sun_path) ? base : path;
+	n = strnlen(sp, sizeof(sun.sun_path) - 1);
+	memcpy(sun.sun_path, sp, n);
+	sun.sun_path[n] = 0;
 	if (cwd < 0 || fchdir(dirfd)) {
 		pr_perror("%s: cannot enter the directory of %s", what, path);
 		goto out;
@@ -490,18 +508,196 @@ out:
 	return ret;
 }
 
+/*
+ * SO_PEERCRED: the kernel gives a connection the credentials of the task
+ * that makes it (socketpair(), listen(), connect()).  A restorer running as
+ * root makes each one under the effective uid and gid socket @i's peer had
+ * (kept at the dump), so a program that trusts its peer's uid (dbus...)
+ * is not shown root; *@saved holds what to go back to.  An id this user
+ * namespace does not map (a --pidns restore by a user, whose own ids are
+ * the ones kept) is left.  0, or -1 (printed).
+ */
+struct saved_cred {
+	int on;
+	uid_t uid;
+	gid_t gid;
+	int dumpable, pdeath;	/* a change of euid clears both: put back */
+};
+
+static int cred_enter(const struct tree_sk *s, const char *what, struct saved_cred *sv)
+{
+	unsigned int uid, gid;
+
+	sv->on = 0;
+	if (!sk_peercred(s, &uid, &gid) || geteuid() != 0 || (uid == geteuid() && gid == getegid()))
+		return 0;
+	sv->uid = geteuid();
+	sv->gid = getegid();
+	sv->dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+	if (prctl(PR_GET_PDEATHSIG, &sv->pdeath, 0, 0, 0))
+		sv->pdeath = 0;
+	if (setresgid(-1, gid, -1)) {
+		if (errno == EINVAL)
+			return 0;
+		pr_perror("%s: setegid(%u), for its peer credentials", what, gid);
+		return -1;
+	}
+	if (setresuid(-1, uid, -1)) {
+		int e = errno;
+
+		if (setresgid(-1, sv->gid, -1))
+			pr_perror("cannot go back to gid %u", (unsigned int)sv->gid);
+		if (e == EINVAL)
+			return 0;
+		errno = e;
+		pr_perror("%s: seteuid(%u), for its peer credentials", what, uid);
+		return -1;
+	}
+	sv->on = 1;
+	return 0;
+}
+
+static int cred_leave(struct saved_cred *sv)
+{
+	if (!sv->on)
+		return 0;
+	sv->on = 0;
+	if (setresuid(-1, sv->uid, -1) || setresgid(-1, sv->gid, -1)) {
+		pr_perror("cannot go back to the restorer's uid %u gid %u", (unsigned int)sv->uid,
+			  (unsigned int)sv->gid);
+		return -1;
+	}
+	if ((sv->dumpable > 0 && prctl(PR_SET_DUMPABLE, sv->dumpable, 0, 0, 0)) ||
+	    (sv->pdeath && prctl(PR_SET_PDEATHSIG, sv->pdeath, 0, 0, 0))) {
+		pr_perror("cannot set the restorer's dumpable flag and parent-death signal back");
+		return -1;
+	}
+	return 0;
+}
+
+/* The listener of the tree bound to the name @a of @len bytes, for sockets of @type; -1 if none. */
+static int listener_named(const struct tree *t, int type, const unsigned char *a, int len)
+{
+	int k;
+
+	if (len <= (int)sizeof(sa_family_t))
+		return -1;
+	for (k = 0; k < t->nsks; k++) {
+		const struct tree_sk *l = &t->sks[k];
+
+		if (l->family == AF_UNIX && l->type == type && l->state == SK_ST_LISTEN &&
+		    !(l->opts & SKO_UNLINKED) && l->namelen == len && !memcmp(l->name, a, len))
+			return k;
+	}
+	return -1;
+}
+
+/*
+ * A connection between two sockets of the tree, @c the client and @a the
+ * socket its listener @l accepted (a stream or seqpacket socket whose name
+ * is the listener's): made again as it was, @c connecting to @l, which
+ * accepts it, so both have their names (getsockname, getpeername) back.
+ * 1: made; 0: not this kind of pair (a socketpair, or no listener of the
+ * tree to connect to: the caller makes a socketpair); -1: failed (printed).
+ */
+static int pair_by_listener(struct sk_restore *r, int i)
+{
+	const struct tree *t = r->t;
+	const struct tree_sk *x = &t->sks[i], *y;
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int j = sk_index(t, x->peer), a, c, l, fd, afd, fl, tries;
+	char what[128], nm[256];
+	const char *sp;
+	struct saved_cred sv;
+	struct ucred uc;
+	socklen_t ul;
+	int n, e;
+
+	if (j < 0 || x->type == SOCK_DGRAM)
+		return 0;
+	y = &t->sks[j];
+	/* the accepted one: its name is a listener's, and its peer has a peer name */
+	if (y->peerlen > (int)sizeof(sa_family_t) &&
+	    (l = listener_named(t, x->type, x->name, x->namelen)) >= 0)
+		a = i, c = j;
+	else if (x->peerlen > (int)sizeof(sa_family_t) &&
+		 (l = listener_named(t, x->type, y->name, y->namelen)) >= 0)
+		a = j, c = i;
+	else
+		return 0;
+	sp = sun_path(t->sks[a].name, t->sks[a].namelen, &n);
+	if (sp[0] && strnlen(sp, n) >= sizeof(sun.sun_path))
+		return 0;	/* a path too long to connect to at once */
+	if (unix_sk_make(r, l))
+		return -1;
+	sk_what(&t->sks[c], what, sizeof(what));
+	fd = r->fds[c] = socket(AF_UNIX, t->sks[c].type | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		pr_perror("%s: socket", what);
+		return -1;
+	}
+	if (t->sks[c].namelen > (int)sizeof(sa_family_t) && bind_name(r, c, fd, what))
+		return -1;
+	fl = fcntl(fd, F_GETFL);
+	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+	/* the accepted socket's peer credentials are the connecting task's */
+	if (cred_enter(&t->sks[a], what, &sv))
+		return -1;
+	n = connect(fd, (struct sockaddr *)t->sks[a].name, t->sks[a].namelen);
+	e = errno;
+	if (cred_leave(&sv))
+		return -1;
+	if (n) {
+		errno = e;
+		pr_perror("%s: cannot connect again to %s, the listener of the tree that had accepted it",
+			  what, sk_addr_str(t->sks[a].name, t->sks[a].namelen, nm, sizeof(nm)));
+		return -1;
+	}
+	fcntl(fd, F_SETFL, fl);
+	/* ours (made by this process), not a connection from outside in the meantime */
+	for (tries = 0;; tries++) {
+		afd = accept4(r->fds[l], NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		ul = sizeof(uc);
+		if (afd < 0 || tries > 64) {
+			pr_perror("%s: cannot accept its connection again on %s", what,
+				  sk_addr_str(t->sks[a].name, t->sks[a].namelen, nm, sizeof(nm)));
+			if (afd >= 0)
+				close(afd);
+			return -1;
+		}
+		if (!getsockopt(afd, SOL_SOCKET, SO_PEERCRED, &uc, &ul) && uc.pid == getpid())
+			break;
+		close(afd);	/* a connection from outside the tree: reset */
+	}
+	fcntl(afd, F_SETFL, fcntl(afd, F_GETFL) & ~O_NONBLOCK);
+	r->fds[a] = afd;
+	return 1;
+}
+
 int unix_sk_make(struct sk_restore *r, int i)
 {
 	const struct tree *t = r->t;
 	const struct tree_sk *s = &t->sks[i];
+	struct saved_cred cr;
 	char what[128];
-	int sv[2], j;
+	int sv[2], j, e;
 
 	if (r->fds[i] >= 0)
 		return 0;
 	sk_what(s, what, sizeof(what));
 	if (is_pair(t, i)) {
-		if (socketpair(AF_UNIX, s->type | SOCK_CLOEXEC, 0, sv)) {
+		j = pair_by_listener(r, i);
+		if (j)
+			return j < 0 ? -1 : 0;
+		/* both ends' peer credentials are the maker's */
+		if (cred_enter(s, what, &cr))
+			return -1;
+		j = socketpair(AF_UNIX, s->type | SOCK_CLOEXEC, 0, sv);
+		e = errno;
+		if (cred_leave(&cr))
+			return -1;
+		if (j) {
+			errno = e;
 			pr_perror("%s: socketpair", what);
 			return -1;
 		}
@@ -520,9 +716,19 @@ int unix_sk_make(struct sk_restore *r, int i)
 	}
 	if (s->namelen > (int)sizeof(sa_family_t) && bind_name(r, i, r->fds[i], what))
 		return -1;
-	if (s->state == SK_ST_LISTEN && listen(r->fds[i], s->backlog)) {
-		pr_perror("%s: listen(%d)", what, s->backlog);
-		return -1;
+	if (s->state == SK_ST_LISTEN) {
+		/* its peer credentials (those its clients see) are the task's that called listen() */
+		if (cred_enter(s, what, &cr))
+			return -1;
+		j = listen(r->fds[i], s->backlog);
+		e = errno;
+		if (cred_leave(&cr))
+			return -1;
+		if (j) {
+			errno = e;
+			pr_perror("%s: listen(%d)", what, s->backlog);
+			return -1;
+		}
 	}
 	return 0;
 }

@@ -251,6 +251,30 @@ fail:
 	return -1;
 }
 
+/*
+ * A buffer size (@opt, SO_SNDBUF or SO_RCVBUF) as getsockopt read it, @want:
+ * the kernel doubles what it is given; set only when it differs from a new
+ * socket's.  @opt stops at twice net.core.wmem_max/rmem_max, which a size
+ * TCP autotuned passes: then @force (CAP_NET_ADMIN; without it the capped
+ * size stays).  0, or -1 (printed).
+ */
+static int set_buf(int fd, int opt, int force, int want, const char *name, const char *what)
+{
+	int v;
+
+	if (!getint(fd, SOL_SOCKET, opt, &v) && v == want)
+		return 0;
+	if (setint(fd, SOL_SOCKET, opt, want / 2)) {
+		if (!setint(fd, SOL_SOCKET, force, want / 2))
+			return 0;
+	} else if (getint(fd, SOL_SOCKET, opt, &v) || v == want ||
+		   !setint(fd, SOL_SOCKET, force, want / 2) || errno == EPERM) {
+		return 0;
+	}
+	pr_perror("%s: cannot set %s to %d", what, name, want / 2);
+	return -1;
+}
+
 int sk_opts_restore(int fd, const struct tree_sk *s, const char *what)
 {
 	static const struct {
@@ -293,19 +317,9 @@ int sk_opts_restore(int fd, const struct tree_sk *s, const char *what)
 			return -1;
 		}
 	}
-	/* the kernel doubles what it is given; set only what differs from a new socket's */
-	if (!getint(fd, SOL_SOCKET, SO_SNDBUF, &v) && v != s->sndbuf &&
-	    setint(fd, SOL_SOCKET, SO_SNDBUF, s->sndbuf / 2) &&
-	    setint(fd, SOL_SOCKET, SO_SNDBUFFORCE, s->sndbuf / 2)) {
-		pr_perror("%s: cannot set SO_SNDBUF to %d", what, s->sndbuf / 2);
+	if (set_buf(fd, SO_SNDBUF, SO_SNDBUFFORCE, s->sndbuf, "SO_SNDBUF", what) ||
+	    set_buf(fd, SO_RCVBUF, SO_RCVBUFFORCE, s->rcvbuf, "SO_RCVBUF", what))
 		return -1;
-	}
-	if (!getint(fd, SOL_SOCKET, SO_RCVBUF, &v) && v != s->rcvbuf &&
-	    setint(fd, SOL_SOCKET, SO_RCVBUF, s->rcvbuf / 2) &&
-	    setint(fd, SOL_SOCKET, SO_RCVBUFFORCE, s->rcvbuf / 2)) {
-		pr_perror("%s: cannot set SO_RCVBUF to %d", what, s->rcvbuf / 2);
-		return -1;
-	}
 	tv.tv_sec = s->rcvtimeo_us / 1000000;
 	tv.tv_usec = s->rcvtimeo_us % 1000000;
 	if (s->rcvtimeo_us && setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv))) {

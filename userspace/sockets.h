@@ -14,7 +14,7 @@
 #include "files.h"
 
 /* sk-opts.c's restore phases: before bind(); once every socket is made; after the buffer sizes */
-enum { P_BIND, P_AFTER, P_FINAL };
+enum { P_BIND, P_AFTER, P_FINAL, P_NONE };	/* P_NONE: kept, never set (SO_PEERCRED) */
 /*
  * sk-opts.c, dump: the options of its table that differ from a new socket's
  * into s->xopts; the refusals (eBPF filter, TCP_ULP, multicast
@@ -25,6 +25,8 @@ int sk_xopts_dump(struct fd_parms *p, int sfd, struct tree_sk *s);
 int sk_xopts_restore(int fd, const struct tree_sk *s, int phase, const char *what);
 /* sk-opts.c: " NAME=VALUE" per kept option, appended to @out */
 void sk_xopts_show(const struct tree_sk *s, char *out, size_t size);
+/* unix: the uid and gid SO_PEERCRED gave at the dump; 1, or 0 if not kept */
+int sk_peercred(const struct tree_sk *s, unsigned int *uid, unsigned int *gid);
 int sk_opt_index(const char *name);
 
 /* dump: the options that programs set (SKO_*, buffers, timeouts, peek offset); 0 or -1 (printed) */
@@ -105,7 +107,8 @@ const char *sk_addr_str(const unsigned char *a, int len, char *buf, size_t size)
 #define SKO_KEEPALIVE	0x40	/* SO_KEEPALIVE */
 #define SKO_NODELAY	0x80	/* TCP_NODELAY */
 #define SKO_PENDING	0x100	/* unix: connected, not yet accepted by a listener of the tree */
-#define SKO_ALL		0x1ff
+#define SKO_RELNAME	0x200	/* unix: bound by a relative name (its file's own name, in its directory) */
+#define SKO_ALL		0x3ff
 
 #define TREE_SK_ADDR	128	/* most bytes of a socket address kept */
 

@@ -135,6 +135,9 @@ static inline int imgcr_ksyms_resolve(const char *mod, struct imgcr_ksym *tab,
  *                             the user's struct and ucounts move with the
  *                             real uid (alloc_uid() is not exported), LSM
  *                             setid hooks included
+ *   __x64_sys_seccomp       - installs each thread's seccomp filters again
+ *                             (SECCOMP_SET_MODE_FILTER, the program in user
+ *                             memory); seccomp_set_mode_filter() is static
  *
  * Tracepoint (exported API, found with for_each_kernel_tracepoint()):
  *   sched_process_fork      - hands each recreated thread the task_work that

@@ -242,7 +242,7 @@ static void fixup_syscall_restart(struct dump_thread *th)
 static int dump_regs(struct dump_image *img, struct dump_thread *th)
 {
 	struct task_struct *t = th->task;
-	const struct user_regset_view *view = task_user_regset_view(t);
+	const struct user_regset_view *view = th->view;
 	const struct user_regset *rs;
 	u64 *r = th->prstatus.regs;
 	int ret;
@@ -1265,18 +1265,19 @@ static int dump_wait_stopped(struct dump_image *img)
  * let alone exit, meanwhile; and none has run since dump_wait_stopped()
  * counted its switches.  Nothing here sleeps: an LDT selector (whose base
  * is read under a mutex) is refused first.
+ *
+ * Choosing a thread's regset view reads its registers too (task_pt_regs()
+ * for the code segment, with IA32 emulation): that is done here as well,
+ * and dump_regs() uses the view kept.
  */
 static int dump_gpregs(struct dump_image *img)
 {
-	const struct user_regset_view *view = task_user_regset_view(img->task);
-	const struct user_regset *rs = find_regset(view, NT_PRSTATUS);
+	const struct user_regset *rs;
 	struct sighand_struct *sighand;
 	unsigned long flags;
 	unsigned int i;
 	int ret = 0;
 
-	if (!rs)
-		return -EOPNOTSUPP;
 	sighand = dump_lock_sighand(img->task, &flags);
 	if (!sighand)
 		return -ESRCH;
@@ -1294,6 +1295,12 @@ static int dump_gpregs(struct dump_image *img)
 		}
 		if ((t->thread.fsindex | t->thread.gsindex) & SEGMENT_TI_MASK) {
 			ret = -EOPNOTSUPP;
+			break;
+		}
+		th->view = task_user_regset_view(t);
+		rs = find_regset(th->view, NT_PRSTATUS);
+		if (!rs) {
+			ret = -ENODEV;
 			break;
 		}
 		ret = regset_get(t, rs, sizeof(th->prstatus.regs),

@@ -25,6 +25,8 @@ struct dump_run {
 struct dump_thread {
 	struct task_struct *task;	/* referenced */
 	unsigned long switches;		/* its context switches at open() */
+	/* its regsets, chosen under the siglock (see dump_gpregs()) */
+	const struct user_regset_view *view;
 	struct imgcr_prstatus prstatus;
 	u8 fpregs[512];
 	void *xstate;

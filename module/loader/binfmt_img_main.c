@@ -33,6 +33,7 @@ unsigned long imgcr_sys_mlock2;
 unsigned long imgcr_sys_mlockall;
 unsigned long imgcr_sys_setresuid;
 unsigned long imgcr_sys_setresgid;
+unsigned long imgcr_sys_seccomp;
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
 unsigned long imgcr_fpu_copy_uabi_to_guest;	/* compat.h */
 #endif
@@ -52,6 +53,7 @@ static struct imgcr_ksym loader_ksyms[] = {
 	{ "__x64_sys_mlockall", &imgcr_sys_mlockall },
 	{ "__x64_sys_setresuid", &imgcr_sys_setresuid },
 	{ "__x64_sys_setresgid", &imgcr_sys_setresgid },
+	{ "__x64_sys_seccomp", &imgcr_sys_seccomp },
 	IMGCR_COMPAT_LOADER_KSYMS
 };
 

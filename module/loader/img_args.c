@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What imgcr restore passes after the image's name, in argv[1..7]:
+ * What imgcr restore passes after the image's name, in argv[1..8]:
  *
  *   --imgcr-cloexec=3,7,9	the fds the task had marked close-on-exec
  *				(exec itself closed the caller's)
@@ -34,6 +34,9 @@
  *				image too, last, after the threads are made
  *				with the caller's rights; only IDs the caller
  *				could give itself (img_creds.c)
+ *   --imgcr-seccomp=FD	the caller's fd of the seccomp file imgcr dump
+ *				wrote: each thread's filters (img_seccomp.c),
+ *				read here, before the point of no return
  *
  * Anything else is ignored.  They are read from the argument pages exec
  * built in the new mm, by img_parse() once the image's mappings are known
@@ -60,8 +63,9 @@
 #define ROOT_OPT	"--imgcr-root="
 #define CREDS_OPT	"--imgcr-creds"
 #define STATUS_OPT	"--imgcr-status="
-#define IMG_NR_ARGS	8	/* argv[0], the image, and the seven above */
+#define IMG_NR_ARGS	9	/* argv[0], the image, and the eight above */
 #define IDS_OPT		"--imgcr-ids"
+#define SECCOMP_OPT	"--imgcr-seccomp="
 
 /* Copy up to @len bytes of the argument strings (argv[0] first). */
 static long read_arg_pages(struct linux_binprm *bprm, char *buf, size_t len)
@@ -270,6 +274,15 @@ static int img_scan_args(struct img *img, bool only_status)
 			ret = parse_keep(img, arg + strlen(KEEP_OPT));
 		} else if (!strncmp(arg, ROOT_OPT, strlen(ROOT_OPT)) && !img->has_root) {
 			ret = parse_root(img, arg + strlen(ROOT_OPT));
+		} else if (!strncmp(arg, SECCOMP_OPT, strlen(SECCOMP_OPT))) {
+			unsigned int fd;
+
+			if (kstrtouint(arg + strlen(SECCOMP_OPT), 10, &fd)) {
+				img_err(img, "%s takes an fd", SECCOMP_OPT);
+				ret = -EINVAL;
+			} else {
+				ret = img_seccomp_read(img, fd);
+			}
 		}
 	}
 	kvfree(buf);

@@ -80,6 +80,7 @@ struct img_group {
 	atomic_t creds_left;		/* threads that have not set theirs */
 	struct completion creds_set;	/* ... until none */
 	bool main_strict;		/* the main thread enters seccomp strict mode */
+	struct img_seccomp_set *sc;	/* seccomp filters, or NULL */
 };
 
 /*
@@ -113,6 +114,7 @@ static void img_group_release(struct img_group *g)
 	kvfree(g->works);
 	kvfree(g->sigq);
 	kvfree(g->timers);
+	img_seccomp_free(g->sc);
 	kfree(g);
 }
 
@@ -152,6 +154,23 @@ static int enter_strict(void)
 
 	if (ret)
 		group_err("cannot enter seccomp strict mode again (%ld)", ret);
+	return ret;
+}
+
+/*
+ * Seccomp filters, for the calling thread (@i: its entry of
+ * NT_IMGCR_SECCOMP, 0 the main thread): the rest of its chain after the
+ * shared filters the main thread installed before making it, last, like
+ * strict mode.  Everything was checked before the point of no return;
+ * a failure (memory) kills the process rather than running it without.
+ */
+static int enter_filters(struct img_group *g, unsigned int i)
+{
+	int ret = img_seccomp_install_own(g->sc, i);
+
+	if (ret)
+		group_err("cannot install the seccomp filters of thread %d again (%d)",
+			  i ? g->threads[i - 1].th.tid : g->main_tid, ret);
 	return ret;
 }
 
@@ -197,6 +216,8 @@ static void img_thread_resume(struct callback_head *cb)
 	if (READ_ONCE(g->stop))
 		set_thread_flag(TIF_SIGPENDING);
 	if (t->seccomp_strict && enter_strict())
+		send_sig(SIGKILL, current, 1);	/* the whole group */
+	if (g->sc && enter_filters(g, t - g->threads + 1))
 		send_sig(SIGKILL, current, 1);	/* the whole group */
 out:
 	thread_creds_done(g, &creds_done);
@@ -660,6 +681,12 @@ int img_group_run(struct img_group *g, int stop_sig)
 	 */
 	g->dumpable = imgcr_get_dumpable();	/* before any commit_creds() */
 	ret = set_switches(g);
+	/* the filters every thread has: inherited, shared, as they were */
+	if (!ret && g->sc) {
+		ret = img_seccomp_install_shared(g->sc);
+		if (ret)
+			group_err("cannot install its seccomp filters again (%d)", ret);
+	}
 	if (!ret)
 		ret = create_threads(g, s);
 	if (!ret)
@@ -682,6 +709,8 @@ int img_group_run(struct img_group *g, int stop_sig)
 	/* before any other thread may run user code */
 	if (!ret && g->main_strict)
 		ret = enter_strict();
+	if (!ret && g->sc)
+		ret = enter_filters(g, 0);
 out:
 	if (ret) {
 		WRITE_ONCE(g->failed, true);
@@ -729,6 +758,8 @@ struct img_group *img_group_prepare(struct img *img)
 	img->sigq = NULL;
 	g->timers = img->timers;
 	img->timers = NULL;
+	g->sc = img->sc;
+	img->sc = NULL;
 	for (i = 0; i < n; i++) {
 		init_task_work(&g->works[i].work, img_thread_resume);
 		g->works[i].group = g;

@@ -1662,9 +1662,9 @@ static int img_check_rights(struct img *img)
 
 /*
  * NT_IMGCR_SECCOMP: present exactly in version 3 images, one entry per
- * thread in the order of the threads' notes.  A thread that was under
- * seccomp is never restored without its filters: refused here (restoring
- * filters is not implemented); strict mode is restored.
+ * thread in the order of the threads' notes.  Strict mode is restored
+ * here; filters come from the seccomp file (img_seccomp.c), without which
+ * a thread that was under filters is refused.
  */
 static int img_check_seccomp(struct img *img, const struct note_slot *s)
 {
@@ -1720,11 +1720,7 @@ static int img_check_seccomp(struct img *img, const struct note_slot *s)
 			return -EOPNOTSUPP;
 #endif
 		}
-		if (sc->mode == IMGCR_SECCOMP_FILTER) {
-			img_err(img, "thread TID %u ran under %u seccomp filter(s); binfmt_img does not restore seccomp filters, and never runs a process without its sandbox: refused",
-				sc->tid, sc->nr_filters);
-			return -EPERM;
-		}
+		/* filters: img_seccomp_check(), once the arguments are read */
 	}
 	return 0;
 }
@@ -1837,6 +1833,8 @@ int img_parse(struct img *img)
 	/* they say where the mapped files are, and which mappings are kept */
 	ret = img_parse_args(img);
 	if (!ret)
+		ret = img_seccomp_check(img);
+	if (!ret)
 		ret = img_open_files(img, &slots[N_FILES]);
 	if (!ret && img->nr_files != img->task.nr_files)
 		ret = -EINVAL;
@@ -1887,6 +1885,7 @@ void img_free(struct img *img)
 	kvfree(img->sigq);
 	kvfree(img->timers);
 	kvfree(img->seccomp);
+	img_seccomp_free(img->sc);
 	kvfree(img->vdso.old);
 	kvfree(img->notes);
 	kvfree(img->phdrs);

@@ -88,6 +88,8 @@ struct img {
 	struct imgcr_posix_timer *timers;	/* proc.nr_timers */
 	struct imgcr_seccomp *seccomp;	/* 1 + proc.nr_threads, or NULL (version 2) */
 	bool main_strict;		/* the main thread was in seccomp strict mode */
+	struct img_seccomp_set *sc;	/* argv "--imgcr-seccomp=": the filters */
+	loff_t sc_size;
 	struct imgcr_sigaction sigact[IMGCR_NSIG];
 	u64 auxv[IMGCR_AUXV_WORDS];
 	size_t auxv_bytes;
@@ -157,6 +159,18 @@ int img_set_creds(const struct imgcr_creds *t, bool exact, bool ids,
 		  int dumpable,
 		  int pdeath);
 
+/*
+ * img_seccomp.c: the seccomp filters of each thread, from the file imgcr
+ * restore hands in ("--imgcr-seccomp=FD"), checked before the point of
+ * no return, installed last
+ */
+struct img_seccomp_set;
+int img_seccomp_read(struct img *img, unsigned int fd);
+int img_seccomp_check(struct img *img);
+void img_seccomp_free(struct img_seccomp_set *s);
+int img_seccomp_install_shared(const struct img_seccomp_set *s);
+int img_seccomp_install_own(const struct img_seccomp_set *s, unsigned int i);
+
 /* img_vdso.c: an image from a kernel with another vdso */
 int img_vdso_plan(struct img *img, const struct vdso_image *vi,
 		  const void *old);
@@ -177,6 +191,7 @@ extern unsigned long imgcr_sys_mlock2;
 extern unsigned long imgcr_sys_mlockall;
 extern unsigned long imgcr_sys_setresuid;
 extern unsigned long imgcr_sys_setresgid;
+extern unsigned long imgcr_sys_seccomp;
 
 /* Call a syscall body resolved at load; see ksyms.h. */
 static inline long img_call_sys(unsigned long fn, unsigned long a0,

@@ -231,6 +231,13 @@ dmesg_mark() {
 }
 dmesg_since() { dmesg | sed -n "/$DMESG_MARK/,\$p" | tail -n +2; }
 
+# KERNEL_REPORT_RE: a kernel report in the log (the same expression as
+# test/lib-host.sh's, which checks every guest's whole log): BUG, WARNING,
+# Oops, GPF, KFENCE, SLUB debugging, page poisoning, kmemleak, list and
+# refcount checks.  User-space faults ("traps: NAME[PID] general
+# protection fault ip:...") are filtered out by the caller.
+KERNEL_REPORT_RE='BUG|WARNING|Oops|general protection|KFENCE:|Redzone|Poison overwritten|Object padding|Padding overwritten|Freepointer|pagealloc: memory corruption|unreferenced object|kmemleak:.*(leak|suspected)|refcount_t|list_(add|del) corruption|corrupted stack end|stack-protector'
+
 # ensure_modules: load whichever module is missing (tests that rmmod call
 # it from their EXIT trap, so later tests always have both).
 ensure_modules() {

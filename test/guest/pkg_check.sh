@@ -18,6 +18,9 @@
 #                    and the counter carries on where it stopped
 #   pkg-modules-load every module listed in modules-load.d loads; the
 #                    packaged imgcr says "ready" and reads the image
+#   pkg-autopkgtest  the package's autopkgtest (debian/tests/imgcr-check,
+#                    its setup skipped: the modules are loaded) passes:
+#                    imgcr check, a shell loop dumped and restored
 #   pkg-prerm-unload imgcr-dkms's prerm (remove) unloads both modules
 . /imgcr/guest/lib.sh
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin:/imgcr/bin
@@ -100,6 +103,15 @@ t_modules_load() {
 	pass "$(conf_modules | tr '\n' ' ')loaded; imgcr check: ready"
 }
 
+t_autopkgtest() {
+	[ -f /imgcr/pkg/imgcr-check ] || fail "no debian/tests/imgcr-check in the guest"
+	IMGCR_TEST_NO_SETUP=1 sh /imgcr/pkg/imgcr-check > autopkgtest.out 2>&1
+	rc=$?
+	[ "$rc" = 0 ] || fail "debian/tests/imgcr-check exited $rc: $(tail -n 5 autopkgtest.out | tr '\n' '|')"
+	grep -q '^PASS: ' autopkgtest.out || fail "no PASS line: $(tail -n 5 autopkgtest.out | tr '\n' '|')"
+	pass "$(grep '^I: restored' autopkgtest.out)"
+}
+
 t_prerm_unload() {
 	[ -f /imgcr/pkg/prerm ] || fail "no prerm of imgcr-dkms in the guest"
 	# dkms is not in the guest: the dh_dkms part finds nothing to remove.
@@ -110,7 +122,7 @@ t_prerm_unload() {
 	pass
 }
 
-for t in modinfo boot_load dump autoload modules_load prerm_unload; do
+for t in modinfo boot_load dump autoload modules_load autopkgtest prerm_unload; do
 	name=pkg-$(echo $t | tr _ -)
 	subtest "$name" "t_$t"
 	grep -q "^RESULT $name PASS" "sub.$name.out" || {

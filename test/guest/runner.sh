@@ -37,6 +37,68 @@ statecheck() {
 	fi
 }
 
+# jsoncapture TESTDIR: at the end of a test, keep `imgcr show --json` of
+# each dump still in a directory the test dumped into or under TESTDIR
+# (statehook.sh kept the others while the test ran).
+jsoncapture() {
+	find "$1" -name tree -type f 2> /dev/null | sed 's|/tree$||' >> "$IMGCR_JSON_DIR/dirs"
+	sort -u "$IMGCR_JSON_DIR/dirs" | while IFS= read -r _d; do
+		timeout -s KILL 60 /imgcr/guest/statehook.sh capture "$_d"
+	done
+}
+
+# jsoncheck: after the last test, one python3 run (its start costs seconds
+# under TCG) reads every kept show with its json parser and prints one
+# result NAME-json per test that made a dump.
+JSON_ROOT=/tmp/imgcr-json
+jsoncheck() {
+	grep -qs . "$JSON_ROOT"/*/index || return 0
+	_t0=$(cut -d' ' -f1 /proc/uptime)
+	if [ ! -x /usr/bin/python3 ]; then
+		for _i in "$JSON_ROOT"/*/index; do
+			[ -s "$_i" ] && echo "RESULT $(basename "$(dirname "$_i")")-json FAIL no /usr/bin/python3 in the guest"
+		done
+		return 0
+	fi
+	timeout -s KILL 600 /usr/bin/python3 - "$JSON_ROOT" << 'EOF'
+import json, os, sys
+root = sys.argv[1]
+total = 0
+for name in open(os.path.join(root, "order")).read().split():
+    index = os.path.join(root, name, "index")
+    if not os.path.exists(index) or not os.path.getsize(index):
+        continue
+    bad, ok, failed = [], 0, 0
+    for line in open(index, encoding="utf-8", errors="surrogateescape"):
+        mode, rc, path, d = line.rstrip("\n").split(" ", 3)
+        if rc != "0":
+            err = open(path + ".err", errors="replace").read().strip().splitlines()
+            if mode == "strict":
+                bad.append("%s: imgcr show --json exit %s after a restore from it: %s" % (d, rc, err[-1] if err else ""))
+            else:
+                failed += 1
+            continue
+        try:
+            with open(path, encoding="utf-8") as f:
+                o = json.load(f)
+            if not isinstance(o, dict) or "format" not in o:
+                raise ValueError('not an object with a "format" key')
+            ok += 1
+        except ValueError as e:
+            bad.append("%s: %s: %s" % (d, type(e).__name__, e))
+    total += ok + len(bad)
+    note = ", %d show(s) of a dump taken apart refused" % failed if failed else ""
+    if bad:
+        print("RESULT %s-json FAIL %d of %d: %s" % (name, len(bad), len(bad) + ok, bad[0]))
+        for b in bad[1:]:
+            print("INFO %s-json: %s" % (name, b))
+    else:
+        print("RESULT %s-json PASS (%d show(s) --json parsed%s)" % (name, ok, note))
+print("INFO json: %d show(s) parsed" % total)
+EOF
+	echo "INFO json: the check took $(awk -v t="$_t0" '{ printf "%.2f", $1 - t }' /proc/uptime) s after the tests"
+}
+
 # Tests marked "# runs: first" go first (t_xkernel_dump: its images are
 # restored on freshly booted guests, whose CLOCK_MONOTONIC must already be
 # past the dumping guest's when a sleep of the image ends; see docs/kernels.md,
@@ -52,7 +114,11 @@ tests="$first $rest"
 # /imgcr/state-expected.txt fails the restore and is logged to
 # IMGCR_STATE_LOG, which is checked below: a test that ignores imgcr
 # restore's exit status still gets a failed "NAME-statecheck" result.
-export IMGCR_STATE_HOOK=/imgcr/bin/statesnap
+# statehook.sh runs statesnap and keeps `imgcr show --json` of each dump
+# for jsoncheck.
+rm -rf "$JSON_ROOT"
+mkdir -p "$JSON_ROOT"
+export IMGCR_STATE_HOOK=/imgcr/guest/statehook.sh
 export IMGCR_STATE_EXPECTED=/imgcr/state-expected.txt
 for t in $tests; do
 	name=${t##*/t_}
@@ -74,6 +140,14 @@ for t in $tests; do
 	export IMGCR_STATE_LOG="$dir.state"
 	: > "$IMGCR_STATE_LOG"
 	chmod 666 "$IMGCR_STATE_LOG"   # the unprivileged tests' imgcr too
+	export IMGCR_JSON_DIR="$JSON_ROOT/$name"
+	rm -rf "$IMGCR_JSON_DIR"
+	mkdir -p "$IMGCR_JSON_DIR"
+	echo "$name" >> "$JSON_ROOT/order"
+	: > "$IMGCR_JSON_DIR/index"
+	: > "$IMGCR_JSON_DIR/dirs"
+	chmod 1777 "$IMGCR_JSON_DIR"
+	chmod 666 "$IMGCR_JSON_DIR/index" "$IMGCR_JSON_DIR/dirs"
 	# The exit status is passed out through a file: a pipeline only reports
 	# tee's.
 	( cd "$dir" && timeout -s KILL "$tmo" sh "$t"; echo $? > "$dir.rc" ) 2>&1 |
@@ -89,7 +163,9 @@ for t in $tests; do
 		echo "RESULT $name FAIL exit status $rc"
 	fi
 	statecheck "$name" "$IMGCR_STATE_LOG"
+	jsoncapture "$dir"
 	echo "IMGCR-TEST-END $name"
 	sweep
 	rm -rf "$dir" "$dir.out" "$dir.rc" "$dir.state"
 done
+jsoncheck

@@ -141,7 +141,7 @@ ngroup=$(grep -c 'killing the restored process' round.dmesg)
 info "threaded restores killed after the exec: ${ngroup:-0}"
 grep 'killing the restored process' round.dmesg | sed 's/.*): //; s/[0-9][0-9]*/N/g' |
 	sort | uniq -c | sort -rn | head -n 5 | sed "s/^/INFO $T: killed: /"
-kbad=$(grep -E 'BUG|WARNING|Oops|general protection|refcount_t|list_del corruption' round.dmesg |
+kbad=$(grep -E "$KERNEL_REPORT_RE" round.dmesg |
 	grep -vE '(\] |;)traps: [^ ]+\[[0-9]+\] general protection fault ip:' | head -n 3 | tr '\n' '|')
 # The log copies live in this tmpfs directory: megabytes after a long
 # round, which the memory check would count as lost.

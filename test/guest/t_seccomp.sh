@@ -1,9 +1,8 @@
 #!/bin/sh
-# seccomp is never silently dropped (subtests seccomp-*).  `seccomp MODE`
-# (test/progs/seccomp.c) ticks every 100 ms checking from inside that its
-# filter still denies uname() with EXDEV.  Strict mode is restored;
-# restoring filters is not implemented: what is checked is that nothing
-# restores a task without its filters.
+# seccomp is restored, never silently dropped (subtests seccomp-*).
+# `seccomp MODE` (test/progs/seccomp.c) ticks every 100 ms checking from
+# inside that its filter still denies uname() with EXDEV (and, per mode,
+# its thread's own filter getpriority()).
 #   strict-tree   imgcr dump + restore --detach of `seccomp strictpair` (a
 #                 parent feeding a pipe to a child in strict mode): the child
 #                 is in strict mode again (/proc: Seccomp of both tasks as
@@ -20,19 +19,39 @@
 #                 allows no strict mode under a filter)
 #   version3      a version 3 image without NT_IMGCR_SECCOMP (corrupt
 #                 version3): EINVAL, never taken for "no seccomp"
-#   dump-MODE     imgcr dump of a tree with a task under a filter (chain
-#                 with FLAG_LOG, TSYNC over 3 threads, a forked child that
-#                 inherited the filter, a filter denying execve, a
-#                 user-notification listener) is refused with a message
-#                 naming pid, thread and seccomp, writes no tree, and leaves
-#                 the tree running with its filters (checked inside: still
-#                 "ok"; outside: Seccomp/Seccomp_filters of every thread
-#                 unchanged)
-#   dump-user     the same for a dump by uid 1000 of its own task
+#   restore-MODE  imgcr dump + restore --detach of a tree under filters:
+#                 filter (a chain of 2, the newer with FLAG_LOG), tsync (3
+#                 threads, TSYNC; after the restore a new TSYNC filter by
+#                 main still succeeds: the threads share the chain),
+#                 perthread (a shared filter plus one of its own per
+#                 thread), child (a forked child inherited the filter),
+#                 childown (the child added one of its own), noexec (a
+#                 filter denying execve), killer (SECCOMP_RET_KILL_PROCESS
+#                 on getppid(): after the restore, getppid() kills it by
+#                 SIGSYS): the seccomp file is written, every thread ticks
+#                 "ok" again (inside) and Seccomp/Seccomp_filters of every
+#                 thread are as before (outside)
+#   dump-listener imgcr dump of a task with a user-notification filter is
+#                 refused with a message naming pid, thread (or the
+#                 listener's fd: the listener is not restored) and seccomp,
+#                 writes no tree, and leaves the tree running with its
+#                 filters (checked inside and outside)
+#   dump-user     the same for a dump by uid 1000 of its own task under a
+#                 filter (reading filters needs CAP_SYS_ADMIN)
 #   plain-MODE    `cat /proc/PID/dump > img; ./img` (filter, tsync): the
 #                 image records the seccomp state (format version 3) and
-#                 the exec fails with EPERM and a kernel message naming the
-#                 thread, instead of running it unfiltered
+#                 the exec without the seccomp file fails with EPERM and a
+#                 kernel message naming the thread, instead of running it
+#                 unfiltered
+#   plain-file    `./img --imgcr-seccomp=7 7<seccomp file` (imgcr dump's
+#                 file, a plain exec): restored with its filters
+#   rights        the same exec by uid 1000 (the task's own uid) without
+#                 no_new_privs: EPERM before the point of no return
+#   hostile-KIND  a damaged seccomp file (truncated, trailing bytes, over
+#                 16 MiB, a length over BPF_MAXINSNS, unknown flags, an
+#                 instruction seccomp does not allow, a jump out of the
+#                 program, SECCOMP_RET_USER_NOTIF, another TID): EINVAL,
+#                 a kernel message, no kernel warning
 # timeout: 300
 . /imgcr/guest/lib.sh
 require_modules
@@ -48,6 +67,12 @@ sc_state() {
 	done
 }
 
+# sc_all: sc_state of $PID and its children $KIDS
+sc_all() {
+	sc_state $PID
+	for k in $KIDS; do sc_state $k; done
+}
+
 # start MODE [ARGS]: start `seccomp MODE` (as $RUNAS), wait for "ready"
 # and the first ticks; sets PID, KIDS, BEFORE.
 start() {
@@ -58,7 +83,7 @@ start() {
 	wait_line out ' tick 3 ok$' 10 || fail "seccomp $*: no tick: $(tail -n2 out)"
 	KIDS=$(cat /proc/$PID/task/*/children)
 	for k in $KIDS; do track $k; done
-	BEFORE="$(sc_state $PID)"
+	BEFORE="$(sc_all)"
 	case "$BEFORE" in *:2:*) ;; *) fail "not under a filter: $BEFORE" ;; esac
 }
 
@@ -70,9 +95,129 @@ still_ok() {
 		wait_line out "^$t tick $((c + 3)) ok\$" 10 ||
 			fail "thread $t stopped ticking: $(grep "^$t tick" out | tail -n1)"
 	done
-	[ "$(sc_state $PID)" = "$BEFORE" ] ||
-		fail "seccomp state changed: '$BEFORE' -> '$(sc_state $PID)'"
+	[ "$(sc_all)" = "$BEFORE" ] ||
+		fail "seccomp state changed: '$BEFORE' -> '$(sc_all)'"
 }
+
+# restore MODE [ARGS]: imgcr dump (the tree is gone) + restore --detach:
+# every thread ticks ok again, the seccomp state of every thread as before
+sub_restore() {
+	start "$@"
+	imgcr dump -t $PID -D d > dump.out 2> dump.err || fail "dump: $(cat dump.err)"
+	[ -s d/seccomp-$PID.img ] || fail "no seccomp file d/seccomp-$PID.img: $(ls d)"
+	for p in $PID $KIDS; do wait_gone $p 10 || fail "task $p survived the dump"; done
+	imgcr restore -D d --detach > restore.out 2> restore.err ||
+		fail "restore --detach: $(cat restore.err)"
+	still_ok
+}
+
+sub_restore_filter() { sub_restore filter; pass "$BEFORE"; }
+sub_restore_perthread() { sub_restore perthread 3; pass "$BEFORE"; }
+sub_restore_child() { sub_restore child; pass "$BEFORE"; }
+sub_restore_childown() { sub_restore childown; pass "$BEFORE"; }
+sub_restore_noexec() { sub_restore noexec; pass "$BEFORE"; }
+
+sub_restore_tsync() {
+	sub_restore tsync 3
+	kill -USR2 $PID
+	wait_line out '^tsync ' 10 || fail "no answer to the TSYNC request"
+	grep -q '^tsync ok$' out || fail "a TSYNC filter after the restore: $(grep '^tsync' out)"
+	# the new filter: one more on every thread
+	n=$(sc_all | tr ' ' '\n' | sed -n 's/.*:2:\([0-9]*\)$/\1/p' | sort -u)
+	[ "$n" = 2 ] || fail "filters after TSYNC: $(sc_all)"
+	pass "$BEFORE, TSYNC after the restore ok"
+}
+
+sub_restore_killer() {
+	sub_restore killer
+	kill -USR1 $PID
+	wait_gone $PID 10 || fail "getppid() did not kill the restored process"
+	grep -q 'alive after getppid' out && fail "the restored process survived getppid()"
+	pass "$BEFORE, killed by its filter after the restore"
+}
+
+# sc_exec FILE: exec d/core-$PID.img as $RUNAS with FILE as its seccomp
+# file; "" if execve failed (errno in te.errno), else what happened
+sc_exec() {
+	chmod 755 d d/core-$PID.img
+	timeout -s KILL 10 $RUNAS tryexec ./d/core-$PID.img --imgcr-seccomp=7 7< "$1" > te.out 2>&1
+	_rc=$?
+	if [ "$_rc" = 2 ] && grep -q '^tryexec: execve failed: E' te.out; then
+		sed -n 's/^tryexec: execve failed: \(E[A-Z0-9]*\).*/\1/p' te.out > te.errno
+		echo ""
+	else
+		echo "rc=$_rc($(head -c 60 te.out | tr '\n' ' '))"
+	fi
+}
+
+# dumped MODE: `seccomp MODE` dumped by imgcr dump (and gone)
+dumped() {
+	start "$@"
+	imgcr dump -t $PID -D d > dump.out 2> dump.err || fail "dump: $(cat dump.err)"
+	[ -s d/seccomp-$PID.img ] || fail "no seccomp file"
+	wait_gone $PID 10 || fail "task $PID survived the dump"
+}
+
+sub_plain_file() {
+	dumped filter
+	chmod 755 d d/core-$PID.img
+	tryexec ./d/core-$PID.img --imgcr-seccomp=7 7< d/seccomp-$PID.img >> out 2> restore.err &
+	rpid=$!
+	track $rpid
+	wait_restored $rpid 30 tryexec || fail "not restored (state '$(state $rpid)')$(rerr)"
+	c=$(grep -c "tick" out)
+	wait_line out " tick $((c + 3)) ok\$" 10 || fail "restored: no ticks$(rerr): $(tail -n1 out)"
+	grep -q BAD out && fail "$(grep -m1 BAD out)"
+	[ "$(sc_state $rpid)" = "$rpid:2:2 " ] || fail "restored seccomp state '$(sc_state $rpid)', before '$BEFORE'"
+	pass
+}
+
+sub_rights() {
+	RUNAS="runas 1000 1000"
+	dumped filter
+	dmesg_mark
+	r=$(sc_exec d/seccomp-$PID.img)
+	[ -z "$r" ] || fail "exec by uid 1000 without no_new_privs: $r"
+	[ "$(cat te.errno)" = EPERM ] || fail "execve failed with $(cat te.errno), want EPERM"
+	dmesg_since | grep -q "seccomp filters needs no_new_privs or CAP_SYS_ADMIN" ||
+		fail "no kernel message: $(dmesg_since | tail -n2 | tr '\n' '|')"
+	pass
+}
+
+# patch FILE OFFSET OCTAL-BYTES
+patch() { printf "$3" | dd of="$1" bs=1 seek="$2" conv=notrunc 2> /dev/null; }
+
+# hostile KIND: the seccomp file of `seccomp filter` (header 16 bytes,
+# chain 16-23, filter 1 header 24-31 and 4 instructions 32-63, filter 2
+# header 64-71 and 1 instruction 72-79) damaged
+hostile() {
+	dumped filter
+	f=d/seccomp-$PID.img
+	[ "$(size_of $f)" = 80 ] || fail "seccomp file of $(size_of $f) bytes, want 80"
+	cp $f bad
+	case $1 in
+	trunc) head -c 76 $f > bad ;;
+	trailing) head -c 8 /dev/zero >> bad ;;
+	huge) dd if=/dev/zero bs=1M count=17 >> bad 2> /dev/null ;;
+	len) patch bad 28 '\210\023' ;;		# 5000 instructions
+	flags) patch bad 24 '\004' ;;		# SPEC_ALLOW: not reported by the kernel
+	opcode) patch bad 32 '\377\377' ;;
+	jump) patch bad 42 '\310' ;;		# jt 200
+	notify) patch bad 52 '\000\000\300\177' ;;	# SECCOMP_RET_USER_NOTIF
+	tid) patch bad 16 '\001\000\000\000' ;;
+	esac
+	dmesg_mark
+	r=$(sc_exec bad)
+	[ -z "$r" ] || fail "exec with a damaged seccomp file ($1): $r"
+	[ "$(cat te.errno)" = EINVAL ] || fail "execve failed with $(cat te.errno), want EINVAL"
+	dmesg_since | grep -q "binfmt_img: .*seccomp" ||
+		fail "no kernel message: $(dmesg_since | tail -n2 | tr '\n' '|')"
+	dmesg_since | grep -qE "WARNING|Call Trace|BUG" && fail "kernel warning: $(dmesg_since | grep -m1 -E 'WARNING|BUG')"
+	pass "$(dmesg_since | grep -m1 binfmt_img | cut -c1-160)"
+}
+for k in trunc trailing huge len flags opcode jump notify tid; do
+	eval "sub_hostile_$k() { hostile $k; }"
+done
 
 sub_dump() {
 	mode=$1
@@ -80,8 +225,8 @@ sub_dump() {
 	start $mode "$@"
 	$RUNAS imgcr dump -t $PID -D d > dump.out 2> dump.err &&
 		fail "dump of a task under seccomp ($mode) succeeded"
-	grep -qE "^imgcr: pid $PID thread [0-9]+: .*seccomp" dump.err ||
-		fail "message does not name pid, thread and seccomp: $(tr '\n' '|' < dump.err)"
+	grep -qE "^imgcr: pid $PID (thread|fd) [0-9]+: .*seccomp" dump.err ||
+		fail "message does not name pid, thread (or the listener's fd) and seccomp: $(tr '\n' '|' < dump.err)"
 	[ -e d/tree ] && fail "a tree file was written"
 	for p in $PID $KIDS; do
 		case "$(state $p)" in
@@ -138,10 +283,6 @@ sub_strict_thread() {
 	pass "thread $TID restored in strict mode, main not"
 }
 
-sub_dump_filter() { sub_dump filter; }
-sub_dump_tsync() { sub_dump tsync 3; }
-sub_dump_child() { sub_dump child; }
-sub_dump_noexec() { sub_dump noexec; }
 sub_dump_listener() { sub_dump listener; }
 sub_dump_user() { RUNAS="runas 1000 1000"; sub_dump filter; }
 
@@ -244,7 +385,9 @@ sub_strict_tree() {
 sub_plain_filter() { sub_plain filter; }
 sub_plain_tsync() { sub_plain tsync 3; }
 
-for s in strict_plain strict_caller version3 strict_tree strict_thread dump_filter dump_tsync dump_child dump_noexec dump_listener \
-	dump_user plain_filter plain_tsync; do
+for s in strict_plain strict_caller version3 strict_tree strict_thread restore_filter restore_tsync restore_perthread \
+	restore_child restore_childown restore_noexec restore_killer dump_listener dump_user plain_filter plain_tsync \
+	plain_file rights hostile_trunc hostile_trailing hostile_huge hostile_len hostile_flags hostile_opcode \
+	hostile_jump hostile_notify hostile_tid; do
 	mkdir -p $s && chmod 777 $s && (cd $s && subtest seccomp-$(echo $s | tr _ -) sub_$s)
 done

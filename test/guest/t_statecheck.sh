@@ -17,7 +17,7 @@ snap=${IMGCR_STATE_HOOK:-/imgcr/bin/statesnap}
 [ -x "$snap" ] || fail "no state hook ($snap)"
 
 start() {
-	setsid statetamper hold "$PWD/ready" </dev/null >/dev/null 2>&1 &
+	statetamper hold "$PWD/ready" </dev/null >/dev/null 2>&1 &
 	pid=$!
 	track $pid
 	wait_line ready '^ready' 20 || fail "statetamper hold did not start"

@@ -14,6 +14,17 @@
  *   child     F, then fork(): parent and child both tick
  *   noexec    F and a filter denying execve() with EPERM (checked too)
  *   listener  F with SECCOMP_FILTER_FLAG_NEW_LISTENER (its fd kept open)
+ *   perthread N  F in main, then N threads, thread i adding its own filter
+ *             denying getpriority() with errno 10+i (checked too: "TID
+ *             tick N ok" only if both deny); different chains per thread
+ *   childown  F, then fork(): the child adds its own filter denying
+ *             getpriority() with errno 10 (checked too)
+ *   killer    F and a filter killing the process (SECCOMP_RET_KILL_PROCESS)
+ *             on getppid(), with FLAG_LOG; SIGUSR1 makes main call getppid()
+ *             (it prints "alive after getppid" if it survives)
+ * In every filter mode SIGUSR2 makes main add an allow-all filter with
+ * SECCOMP_FILTER_FLAG_TSYNC and print "tsync ok" or "tsync BAD errno=E"
+ * (TSYNC fails if another thread's chain does not share main's filters).
  *   strictpair  a child in strict mode reads bytes from a pipe its parent
  *             fills (an 'x' every 100 ms) and prints "CPID echo N" for the
  *             Nth; the parent prints "PID tick N ok" and, on SIGUSR1, sends
@@ -71,6 +82,9 @@ static long allow_all(unsigned int flags)
 
 static int noexec;
 static volatile int go;
+static __thread int own_err;	/* getpriority() must fail with it */
+static volatile sig_atomic_t usr1, usr2;
+static int killer;
 
 static void *ticker(void *arg)
 {
@@ -84,8 +98,21 @@ static void *ticker(void *arg)
 	for (long n = 1;; n++) {
 		int r = uname(&u), e = errno;
 
+		if (gettid() == getpid() && usr2) {
+			usr2 = 0;
+			if (allow_all(SECCOMP_FILTER_FLAG_TSYNC))
+				say("tsync BAD errno=%d\n", errno);
+			else
+				say("tsync ok\n");
+		}
+		if (gettid() == getpid() && killer && usr1) {
+			syscall(SYS_getppid);
+			say("alive after getppid\n");
+		}
 		if (r == 0 || e != EXDEV) {
 			say("%d tick %ld BAD uname=%d errno=%d\n", gettid(), n, r, e);
+		} else if (own_err && (syscall(SYS_getpriority, 0, 0) != -1 || errno != own_err)) {
+			say("%d tick %ld BAD getpriority errno=%d want %d\n", gettid(), n, errno, own_err);
 		} else if (noexec && (execve(av[0], av, av + 1), errno != EPERM)) {
 			say("%d tick %ld BAD execve errno=%d\n", gettid(), n, errno);
 		} else {
@@ -102,12 +129,25 @@ static void die(const char *what)
 	exit(1);
 }
 
-static volatile sig_atomic_t usr1;
-
 static void on_usr1(int sig)
 {
 	(void)sig;
 	usr1 = 1;
+}
+
+static void on_usr2(int sig)
+{
+	(void)sig;
+	usr2 = 1;
+}
+
+/* A thread of perthread: its own filter on top of main's, then ticks. */
+static void *own_ticker(void *arg)
+{
+	own_err = 10 + (int)(long)arg;
+	if (deny(SYS_getpriority, SECCOMP_RET_ERRNO | own_err, 0))
+		die("own filter");
+	return ticker(NULL);
 }
 
 /* Only read() and write() from the prctl on: no stdio, no getpid(). */
@@ -255,14 +295,42 @@ int main(int argc, char **argv)
 		    deny(SYS_execve, SECCOMP_RET_ERRNO | EPERM, 0))
 			die("filter");
 		noexec = 1;
+	} else if (!strcmp(mode, "perthread")) {
+		int n = argc > 2 ? atoi(argv[2]) : 2;
+
+		if (deny(SYS_uname, SECCOMP_RET_ERRNO | EXDEV, 0))
+			die("filter");
+		for (long i = 0; i < n && i < MAXT; i++)
+			if (pthread_create(&th, NULL, own_ticker, (void *)i))
+				die("pthread_create");
+	} else if (!strcmp(mode, "childown")) {
+		pid_t kid;
+
+		if (deny(SYS_uname, SECCOMP_RET_ERRNO | EXDEV, 0))
+			die("filter");
+		kid = fork();
+		if (kid < 0)
+			die("fork");
+		if (!kid) {
+			own_err = 10;
+			if (deny(SYS_getpriority, SECCOMP_RET_ERRNO | own_err, 0))
+				die("own filter");
+		}
+	} else if (!strcmp(mode, "killer")) {
+		if (deny(SYS_uname, SECCOMP_RET_ERRNO | EXDEV, 0) ||
+		    deny(SYS_getppid, SECCOMP_RET_KILL_PROCESS, SECCOMP_FILTER_FLAG_LOG))
+			die("filter");
+		killer = 1;
 	} else if (!strcmp(mode, "listener")) {
 		if (deny(SYS_uname, SECCOMP_RET_ERRNO | EXDEV,
 			 SECCOMP_FILTER_FLAG_NEW_LISTENER) < 0)
 			die("listener filter");
 	} else {
-		say("usage: seccomp strict|filter|tsync N|child|noexec|listener\n");
+		say("usage: seccomp strict|filter|tsync N|child|noexec|listener|perthread N|childown|killer\n");
 		return 2;
 	}
+	signal(SIGUSR1, on_usr1);
+	signal(SIGUSR2, on_usr2);
 	say("ready\n");
 	go = 1;
 	ticker(NULL);

@@ -35,6 +35,9 @@ int main(int argc, char **argv)
 		int sk = socket(AF_INET, SOCK_DGRAM, 0);
 		int fd;
 
+		/* a session of its own, made here: setsid(1) forks when it
+		 * is a group leader, and the test's $! would be the parent */
+		setsid();
 		if (sk < 0 || dup2(sk, 3) != 3) {
 			perror("socket");
 			return 1;

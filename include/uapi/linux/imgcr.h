@@ -458,15 +458,57 @@ struct imgcr_creds {
  * NT_IMGCR_SECCOMP: one entry per thread, the main thread first, then the
  * other threads in the order of their notes.  The image does not carry the
  * filter programs (the kernel keeps no copy a module may read on every
- * kernel): a loader that cannot install exactly these filters again (the
- * caller hands them in, see imgcr-image(5)) refuses the image, so that a
- * restore never runs a sandboxed process without its sandbox.
+ * kernel): imgcr dump reads them with ptrace(PTRACE_SECCOMP_GET_FILTER)
+ * into a seccomp file (below), which imgcr restore hands to the exec as
+ * "--imgcr-seccomp=FD".  A loader without it, or that cannot install
+ * exactly these filters again, refuses the image, so that a restore never
+ * runs a sandboxed process without its sandbox.
  */
 struct imgcr_seccomp {
 	__u32 tid;		/* the thread's TID, as in its NT_IMGCR_THREAD */
 	__u32 mode;		/* IMGCR_SECCOMP_* */
 	__u32 nr_filters;	/* filters in its chain (task->seccomp.filter_count) */
 	__u32 pad0;
+};
+
+/*
+ * The seccomp file (DIR/seccomp-PID.img, "--imgcr-seccomp=FD"): the
+ * classic BPF filters of every thread of one process, as the kernel ran
+ * them.  A struct imgcr_seccomp_file, then for each entry of
+ * NT_IMGCR_SECCOMP, in the same order, a struct imgcr_seccomp_chain and
+ * its nr_filters filters, the oldest (installed first) first, each a
+ * struct imgcr_seccomp_filter followed by len struct sock_filter (8 bytes
+ * each: __u16 code, __u8 jt, jf, __u32 k).  Threads whose chains begin
+ * with the same filters share those in the restored process (installed
+ * once before the threads are made, as SECCOMP_FILTER_FLAG_TSYNC or
+ * inheritance had made them shared); the rest each thread installs
+ * itself, last before its first user instruction.
+ */
+#define IMGCR_SECCOMP_MAGIC	0x504d4353	/* "SCMP" */
+#define IMGCR_SECCOMP_VERSION	1
+#define IMGCR_SECCOMP_MAX_SIZE	(16u << 20)	/* the loader reads no more */
+#define IMGCR_SECCOMP_MAX_INSNS	4096		/* BPF_MAXINSNS, per filter */
+/* each thread's chain: sum of (len + 4) but the newest's len (the kernel's) */
+#define IMGCR_SECCOMP_MAX_PATH	32768
+
+struct imgcr_seccomp_file {
+	__u32 magic;		/* IMGCR_SECCOMP_MAGIC */
+	__u32 version;		/* IMGCR_SECCOMP_VERSION */
+	__u32 nr_threads;	/* entries of NT_IMGCR_SECCOMP */
+	__u32 pad0;
+};
+
+struct imgcr_seccomp_chain {
+	__u32 tid;		/* as in NT_IMGCR_SECCOMP */
+	__u32 nr_filters;	/* as in NT_IMGCR_SECCOMP */
+};
+
+/* imgcr_seccomp_filter.flags: SECCOMP_FILTER_FLAG_* the kernel reports */
+#define IMGCR_SECCOMP_FILTER_LOG	2	/* SECCOMP_FILTER_FLAG_LOG */
+
+struct imgcr_seccomp_filter {
+	__u32 flags;		/* IMGCR_SECCOMP_FILTER_* */
+	__u32 len;		/* instructions, 1..IMGCR_SECCOMP_MAX_INSNS */
 };
 
 /*
