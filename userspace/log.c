@@ -44,7 +44,7 @@ void log_set_fd(int fd)
 
 int log_open(const char *path)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_TRUNC | O_CLOEXEC, 0600);
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 
 	if (fd < 0) {
 		pr_perror("cannot open the log file %s", path);

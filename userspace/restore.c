@@ -214,19 +214,19 @@ static void task_fail(void)
 
 static void run_task(struct rctx *c, int ti, pid_t want_ppid) __attribute__((noreturn));
 
-/* Close every fd at or above @base but @a, @b and @c (-1: none). */
-static void close_above(int base, int a, int b, int c)
+/* Close every fd at or above @base but @a, @b, @c and @d (-1: none). */
+static void close_above(int base, int a, int b, int c, int d)
 {
-	int keep[3] = { a, b, c }, i, j, t, lo = base;
+	int keep[4] = { a, b, c, d }, i, j, t, lo = base;
 
-	for (i = 0; i < 3; i++)		/* sort the three */
-		for (j = i + 1; j < 3; j++)
+	for (i = 0; i < 4; i++)		/* sort the four */
+		for (j = i + 1; j < 4; j++)
 			if (keep[j] < keep[i]) {
 				t = keep[i];
 				keep[i] = keep[j];
 				keep[j] = t;
 			}
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 4; i++) {
 		if (keep[i] < lo)
 			continue;
 		if (keep[i] > lo)
@@ -656,9 +656,10 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 	 * (the restorer's, a kind's own such as a memfd's, any imgcr itself
 	 * inherited) would be closed at exec, and closing any fd of a file
 	 * drops the process's POSIX locks on it: close them all first, but
-	 * the image and the two pipes to the restorer.
+	 * the image, the two pipes to the restorer and the log file (-o,
+	 * close-on-exec: its messages until the exec).
 	 */
-	close_above(c->base, fd, c->status_w, c->go_r);
+	close_above(c->base, fd, c->status_w, c->go_r, log_fd());
 	{
 		char why[8192];
 
@@ -1707,9 +1708,6 @@ int cmd_restore(int argc, char **argv)
 			if (c.t.tasks[i].fds[j].fd > maxfd)
 				maxfd = c.t.tasks[i].fds[j].fd;
 	c.base = maxfd + 1;
-	/* the log file, where the tree's fds are dup2()ed (closed by the exec) */
-	if (log_fd() >= 0)
-		log_set_fd(fd_high(log_fd(), c.base));
 	getrlimit(RLIMIT_NOFILE, &c.nofile);
 	rl = c.nofile;
 	if (rl.rlim_cur < (rlim_t)(c.base + 2 * c.t.nfiles + 64)) {
@@ -1718,6 +1716,16 @@ int cmd_restore(int argc, char **argv)
 		if (rl.rlim_cur < (rlim_t)(c.base + 2 * c.t.nfiles + 64)) {
 			pr_err("fd %d is above the open files limit (%llu)", maxfd,
 			       (unsigned long long)rl.rlim_max);
+			return 1;
+		}
+	}
+	/* the log file, where the tree's fds are dup2()ed (closed by the exec) */
+	if (log_fd() >= 0) {
+		int lfd = fd_high(log_fd(), c.base);
+
+		log_set_fd(lfd);	/* -1: stderr again, for this message */
+		if (lfd < 0) {
+			pr_perror("cannot move the log file above the tree's fds");
 			return 1;
 		}
 	}

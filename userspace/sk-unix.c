@@ -452,6 +452,10 @@ static int bind_name(struct sk_restore *r, int i, int fd, const char *what)
 	}
 	snprintf(path, sizeof(path), "%.*s", (int)strnlen(sp, n), sp);
 	slash = strrchr(path, '/');
+	if (!slash) {	/* the dump writes absolute names; an edited tree file */
+		pr_err("%s: the name %s is not an absolute path", what, path);
+		return -1;
+	}
 	base = slash + 1;
 	*slash = 0;
 	/* bind in the directory itself: the whole path may be longer than sun_path */

@@ -110,8 +110,13 @@ static const char *cred_split(char **v, int nv, struct rec *r)
 		r->val[i] = v[i + 1];
 	}
 	groups[0] = 0;
-	for (i = 11; i < nv; i++)
-		o += snprintf(groups + o, sizeof(groups) - o, "%s%s", i > 11 ? "," : "", v[i]);
+	for (i = 11; i < nv; i++) {
+		int n = snprintf(groups + o, sizeof(groups) - o, "%s%s", i > 11 ? "," : "", v[i]);
+
+		if (n < 0 || (size_t)n >= sizeof(groups) - o)
+			return "bad cred record";	/* a group longer than a number */
+		o += n;
+	}
 	r->key[9] = "groups";
 	r->val[9] = ng ? groups : "-";
 	r->n = 10;

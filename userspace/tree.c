@@ -821,6 +821,9 @@ int rec_num_to(struct rec *r, const char *key, long long min, long long max, voi
 
 	if (!v || tree_num(v, &n) || n < min || n > max)
 		return -1;
+	/* and what the field holds, signed or not: never a silent wrap */
+	if (size < 8 && (n < -(1LL << (8 * size - 1)) || n > (1LL << (8 * size)) - 1))
+		return -1;
 	switch (size) {
 	case 1: *(int8_t *)dst = n; break;
 	case 2: *(int16_t *)dst = n; break;

@@ -284,7 +284,8 @@ static int set_ids(const struct imgcr_creds *t)
  * In the thread itself, on its way to user space: set its credentials
  * from @t (@exact: "--imgcr-creds"; @ids: "--imgcr-ids", its IDs too),
  * then the dumpable flag back to @dumpable (of the mm, as the exec and
- * img_restore_mm() made it) and the parent-death signal to @pdeath, which
+ * img_restore_mm() made it; IMGCR_DUMPABLE_HOLD: not dumpable, the main
+ * thread gives it back last) and the parent-death signal to @pdeath, which
  * commit_creds() may have reset.
  */
 int img_set_creds(const struct imgcr_creds *t, bool exact, bool ids,
@@ -330,7 +331,12 @@ int img_set_creds(const struct imgcr_creds *t, bool exact, bool ids,
 	if (t->flags & IMGCR_CREDS_NO_NEW_PRIVS)
 		task_set_no_new_privs(current);
 	current->pdeath_signal = pdeath;
-	if (dumpable != IMGCR_DUMPABLE_ROOT && imgcr_get_dumpable() != dumpable)
+	if (dumpable == IMGCR_DUMPABLE_HOLD) {
+		/* a thread before the main thread's: open to no one yet */
+		if (imgcr_get_dumpable() == 1)	/* SUID_DUMP_USER */
+			img_call_sys(imgcr_sys_prctl, PR_SET_DUMPABLE, 0, 0, 0);
+	} else if (dumpable != IMGCR_DUMPABLE_ROOT && imgcr_get_dumpable() != dumpable) {
 		img_call_sys(imgcr_sys_prctl, PR_SET_DUMPABLE, dumpable, 0, 0);
+	}
 	return 0;
 }

@@ -62,6 +62,12 @@ struct img_thread_work {
 struct img_group {
 	refcount_t ref;			/* the main thread + each started thread */
 	struct completion ready;	/* all there, or failed */
+	/*
+	 * The main thread is done with what needs the caller's rights (the
+	 * threads, timers and signals made, the clone3 page unmapped): no
+	 * thread takes the task's credentials before (see img_thread_resume)
+	 */
+	struct completion priv_done;
 	bool failed;
 	bool stop;			/* SIGSTOP queued for the group */
 	u32 main_tid;			/* the dumped main thread's TID */
@@ -194,10 +200,31 @@ static void img_thread_resume(struct callback_head *cb)
 	}
 	img_set_thread_fields(&t->th);
 	img_set_late_fields(r[IMGCR_REG_RAX], &t->th);
-	/* before the main thread's, which waits for every thread's */
+	/*
+	 * Not while the main thread still makes threads with the caller's
+	 * rights: once this thread is the task's user, that user could
+	 * reach the process through it (/proc/PID/task/TID/mem) and change
+	 * the clone3() arguments the main thread reads from user memory.
+	 */
+	if (wait_for_completion_killable(&g->priv_done) || READ_ONCE(g->failed))
+		goto out;
+	/*
+	 * Its own seccomp filters (copied through user memory) before its
+	 * credentials change, while only the caller can reach the process.
+	 */
+	if (g->sc && enter_filters(g, t - g->threads + 1)) {
+		send_sig(SIGKILL, current, 1);	/* the whole group */
+		goto out;
+	}
+	/*
+	 * Before the main thread's, which waits for every thread's.  The mm
+	 * stays not dumpable (IMGCR_DUMPABLE_HOLD) until the main thread,
+	 * last, gives the image's flag back: until every thread's filters
+	 * are in, no thread may be open to ptrace by the task's user.
+	 */
 	if (g->has_creds) {
 		int ret = img_set_creds(&t->creds, g->set_creds, g->set_ids,
-					READ_ONCE(g->dumpable),
+					IMGCR_DUMPABLE_HOLD,
 					t->th.pdeath_signal);
 
 		if (ret) {
@@ -216,8 +243,6 @@ static void img_thread_resume(struct callback_head *cb)
 	if (READ_ONCE(g->stop))
 		set_thread_flag(TIF_SIGPENDING);
 	if (t->seccomp_strict && enter_strict())
-		send_sig(SIGKILL, current, 1);	/* the whole group */
-	if (g->sc && enter_filters(g, t - g->threads + 1))
 		send_sig(SIGKILL, current, 1);	/* the whole group */
 out:
 	thread_creds_done(g, &creds_done);
@@ -697,6 +722,10 @@ int img_group_run(struct img_group *g, int stop_sig)
 		ret = queue_signals(g, s);
 	if (addr)
 		vm_munmap(addr, PAGE_SIZE);
+	complete_all(&g->priv_done);
+	/* its own filters: after the threads (not inherited), before its IDs */
+	if (!ret && g->sc)
+		ret = enter_filters(g, 0);
 	if (!ret && g->has_creds)
 		ret = set_main_creds(g);
 	if (!ret && stop_sig) {
@@ -709,13 +738,12 @@ int img_group_run(struct img_group *g, int stop_sig)
 	/* before any other thread may run user code */
 	if (!ret && g->main_strict)
 		ret = enter_strict();
-	if (!ret && g->sc)
-		ret = enter_filters(g, 0);
 out:
 	if (ret) {
 		WRITE_ONCE(g->failed, true);
 		send_sig(SIGKILL, current, 1);	/* the whole group */
 	}
+	complete_all(&g->priv_done);	/* again on the way out: no thread waits */
 	complete_all(&g->ready);
 	img_group_put(g);
 	return ret;
@@ -735,6 +763,7 @@ struct img_group *img_group_prepare(struct img *img)
 		return ERR_PTR(-ENOMEM);
 	refcount_set(&g->ref, 1);
 	init_completion(&g->ready);
+	init_completion(&g->priv_done);
 	g->main_tid = img->task.pid;
 	g->main_th = img->main_th;
 	g->proc = img->proc;

@@ -735,18 +735,25 @@ bad:
 
 /*
  * Would the restored task have CAP_IPC_LOCK, as mlock() asks (capable(),
- * in the initial user namespace)?  The credentials exec computes for an
- * image (not set-ID, no file capabilities): root keeps what its bounding
- * set allows, anyone else its ambient capabilities.  The in-place path
+ * in the initial user namespace)?  Without --imgcr-creds, the credentials
+ * exec computes for an image (not set-ID, no file capabilities): root
+ * keeps what its bounding set allows, anyone else its ambient ones.  The in-place path
  * keeps the caller's, which it checked are those already.
  */
-static bool img_can_ipc_lock(void)
+static bool img_can_ipc_lock(struct img *img)
 {
 	const struct cred *c = current_cred();
 
 	if (c->user_ns != &init_user_ns ||
 	    !ns_capable_noaudit(&init_user_ns, CAP_IPC_LOCK))
 		return false;
+	/*
+	 * --imgcr-creds: the task gets its own sets (which the caller may
+	 * give it, img_check_all_creds()), whoever the caller is; mlock()
+	 * looks at the effective one.
+	 */
+	if (img->has_creds && img->set_creds)
+		return img->creds.cap_effective & BIT_ULL(CAP_IPC_LOCK);
 	if (uid_eq(c->euid, GLOBAL_ROOT_UID) && !issecure(SECURE_NOROOT))
 		return cap_raised(c->cap_bset, CAP_IPC_LOCK);
 	return cap_raised(c->cap_ambient, CAP_IPC_LOCK);
@@ -773,7 +780,7 @@ static int img_check_mlock(struct img *img)
 	}
 	if (!locked && !(img->proc.flags & IMGCR_PROC_MCL_FUTURE))
 		return 0;
-	if (img_can_ipc_lock())
+	if (img_can_ipc_lock(img))
 		return 0;
 	if (!limit) {
 		img_err(img, "the task locked memory (mlock, mlockall) and the caller has neither RLIMIT_MEMLOCK nor CAP_IPC_LOCK");

@@ -155,6 +155,8 @@ int img_creds_allowed(struct img *img, const struct imgcr_creds *t,
 int img_ids_allowed(struct img *img, const struct imgcr_creds *t,
 		    const char *who);
 bool img_capable_after_exec(struct user_namespace *ns, int cap);
+/* img_set_creds()'s @dumpable for a thread other than the main one */
+#define IMGCR_DUMPABLE_HOLD	(-1)
 int img_set_creds(const struct imgcr_creds *t, bool exact, bool ids,
 		  int dumpable,
 		  int pdeath);
