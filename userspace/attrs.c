@@ -203,13 +203,10 @@ static int uid_val(const char *s, unsigned int *out)
 	return 0;
 }
 
-int attrs_dump(struct tree_task *k)
+int attrs_dump_limits(struct tree_task *k)
 {
-	struct sched_attrs main_a, a;
-	char path[64], *text;
-	const char *v, *what;
 	struct rlimit rl;
-	int r, j;
+	int r;
 
 	for (r = 0; r < TREE_NLIMITS; r++) {
 		if (prlimit(k->pid, r, NULL, &rl)) {
@@ -220,7 +217,17 @@ int attrs_dump(struct tree_task *k)
 		k->rlim[r][1] = rl.rlim_max;
 		k->attr_set |= ATTR_RLIMIT(r);
 	}
-	if (check_mapped(k))
+	return 0;
+}
+
+int attrs_dump(struct tree_task *k)
+{
+	struct sched_attrs main_a, a;
+	char path[64], *text;
+	const char *v, *what;
+	int j;
+
+	if (attrs_dump_limits(k) || check_mapped(k))
 		return -1;
 
 	snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", k->pid);

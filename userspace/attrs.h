@@ -17,6 +17,8 @@
 
 /* dump: read task @k's attributes (its threads too); 0 or -1 (error printed) */
 int attrs_dump(struct tree_task *k);
+/* Only the limits (a zombie's: prlimit still reads them). */
+int attrs_dump_limits(struct tree_task *k);
 
 /*
  * restore, in the task itself before it changes its credentials: the cwd

@@ -44,13 +44,17 @@ static int dev_open(struct fd_restore *r, int i, const char *what)
 	struct stat st;
 	int fd;
 
-	(void)what;
 	fd = fd_reopen(f);
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &st) || !S_ISCHR(st.st_mode) ||
 	    major(st.st_rdev) != f->major || minor(st.st_rdev) != f->minor) {
 		pr_err("%s is not the character device %u:%u", f->path, f->major, f->minor);
+		close(fd);
+		return -1;
+	}
+	/* O_ASYNC: open() would not register it (fd_open_flags) */
+	if (fd_set_flags(fd, f->flags, what)) {
 		close(fd);
 		return -1;
 	}

@@ -41,6 +41,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -429,6 +430,73 @@ static char *deleted_suffix(char *link)
 	return n > m && !strcmp(link + n - m, " (deleted)") ? link + n - m : NULL;
 }
 
+/*
+ * A zombie has no cwd, root, memory or fds left: its ids and status, and
+ * what /proc still shows of it, its signal dispositions (SigIgn, SigCgt
+ * in status) and its limits.  The core-dump flag of its wait status
+ * cannot be given back without really dumping a core (a file, or a
+ * core_pattern helper, outside the tree): refused.
+ */
+static int describe_zombie(struct tree_task *k)
+{
+	char path[64], *text;
+	const char *ign, *cgt;
+
+	if (k->exit_status & 0x80) {
+		pr_err("pid %d: zombie killed by signal %d with a core dump: the core-dump flag of its wait status cannot be restored; dump again once its parent has reaped it",
+		       k->pid, k->exit_status & 0x7f);
+		return -1;
+	}
+	k->cwd = strdup("/");
+	k->root = strdup("/");
+	snprintf(path, sizeof(path), "/proc/%d/status", k->pid);
+	text = read_text(path, NULL);
+	ign = text ? status_field(text, "SigIgn") : NULL;
+	cgt = text ? status_field(text, "SigCgt") : NULL;
+	if (!ign || !cgt) {
+		pr_perror("pid %d: zombie: cannot read its SigIgn/SigCgt in %s", k->pid, path);
+		free(text);
+		return -1;
+	}
+	k->sig_ign = strtoull(ign, NULL, 16);
+	k->sig_cgt = strtoull(cgt, NULL, 16);
+	k->has_zsig = 1;
+	free(text);
+	return attrs_dump_limits(k);
+}
+
+/*
+ * A task stopped by SIGTSTP, SIGTTIN or SIGTTOU is restored stopped by
+ * that signal, so that its parent's waitpid() reports it: it stops the
+ * task again only with its default action and not blocked (as when it
+ * stopped it; the task cannot have changed them since, but a tracer
+ * could have).  @text: its /proc/PID/status.
+ */
+static int stop_check(const struct tree_task *k, const char *text)
+{
+	static const char *const keys[] = { "SigIgn", "SigCgt", "SigBlk" };
+	static const char *const what[] = { "ignores", "catches", "blocks" };
+	unsigned long long bit = 1ULL << (k->stopped - 1);
+	const char *v;
+	size_t j;
+
+	if (!k->stopped || k->stopped == SIGSTOP)
+		return 0;
+	for (j = 0; j < 3; j++) {
+		v = status_field(text, keys[j]);
+		if (!v) {
+			pr_err("pid %d: no %s in its status", k->pid, keys[j]);
+			return -1;
+		}
+		if (strtoull(v, NULL, 16) & bit) {
+			pr_err("pid %d: stopped by SIG%s, which it now %s: it cannot be restored stopped by it",
+			       k->pid, sigabbrev_np(k->stopped), what[j]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int describe_task(struct dctx *c, int i)
 {
 	struct tree_task *k = &c->t.tasks[i];
@@ -468,13 +536,15 @@ static int describe_task(struct dctx *c, int i)
 		while (*v == ' ')
 			v++;
 	}
-	free(text);
 	if (k->zombie) {
-		/* it has no cwd, root, memory or fds left: only its ids and status */
-		k->cwd = strdup("/");
-		k->root = strdup("/");
-		return 0;
+		free(text);
+		return describe_zombie(k);
 	}
+	if (stop_check(k, text)) {
+		free(text);
+		return -1;
+	}
+	free(text);
 	snprintf(path, sizeof(path), "/proc/%d/cwd", k->pid);
 	k->cwd = read_link(path);
 	snprintf(path, sizeof(path), "/proc/%d/root", k->pid);
@@ -615,6 +685,8 @@ static int describe_fd(struct dctx *c, int ti, int fd)
 		f->fd = fd;
 		f->dev = p.st.st_dev;
 		f->sino = p.st.st_ino;
+		if (fown_dump(&p, f))
+			goto out;
 		/* a pipe's or socket's owner: its creator's, not the restorer's */
 		if (f->kind == TK_PIPE || f->kind == TK_SK) {
 			f->has_owner = 1;
@@ -1144,7 +1216,7 @@ int cmd_dump(int argc, char **argv)
 	for (i = 0; fd_kinds[i]; i++)
 		if (fd_kinds[i]->check && fd_kinds[i]->check(&c.t))
 			goto out;
-	if (restore_check(&c))
+	if (fown_check(&c.t) || restore_check(&c))
 		goto out;
 	for (i = 0; i < c.t.ntasks; i++)
 		if (!c.t.tasks[i].zombie &&

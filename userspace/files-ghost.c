@@ -18,6 +18,15 @@
  * deleted file with the same data, and every description of one deleted
  * inode refers to one inode again.  A failed restore unlinks it too.
  *
+ * The name: /proc/PID/fd shows a deleted file by the name its dentry had
+ * when it was unlinked.  A ghost made at a temporary name because another
+ * file took its old one is unlinked under its old name: renameat2
+ * RENAME_EXCHANGE swaps it with that file, and renaming that file back
+ * over it unlinks the ghost's dentry, which keeps the old name.  For that
+ * instant the old name shows the ghost, and the other file's ctime
+ * changes (a rename); its data and inode stay.  A directory at the old
+ * name cannot be renamed over the ghost: that restore is refused.
+ *
  * Mapped ghosts: a deleted file a task maps (or runs) is in its image as
  * an IMGCR_FILE_DELETED record, by its old path, and the loader opens that
  * path at the exec.  After each image is saved its file table is read
@@ -34,7 +43,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <linux/fs.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "files.h"
@@ -324,11 +336,19 @@ static char *ghost_create(const struct tree_ghost *g, int *fd)
 	const char *slash = strrchr(g->path, '/');
 	int n;
 
+	struct stat st;
+
 	*fd = open(g->path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (*fd >= 0)
 		return strdup(g->path);
 	if (errno != EEXIST)
 		return NULL;
+	if (!lstat(g->path, &st) && S_ISDIR(st.st_mode)) {
+		pr_err("deleted file %s: its name is a directory now: it cannot be restored under its name; rename that directory and restore again",
+		       g->path);
+		errno = EEXIST;
+		return NULL;
+	}
 	for (n = 0; n < 1000; n++) {
 		snprintf(tmp, sizeof(tmp), "%.*s/.imgcr-ghost-%llu-%d", (int)(slash - g->path),
 			 g->path, g->ino, n);
@@ -390,9 +410,10 @@ static int ghost_make(const char *dir, struct tree_ghost *g)
 		pr_info("deleted file %s recreated at its path, unlinked again once the images have opened it",
 			g->path);
 	else
-		pr_info("deleted file %s recreated %s%s, unlinked again before the tree runs",
+		pr_info("deleted file %s recreated %s%s, unlinked again %sbefore the tree runs",
 			g->path, strcmp(g->made, g->path) ? "at the free name " : "at its path",
-			strcmp(g->made, g->path) ? g->made : "");
+			strcmp(g->made, g->path) ? g->made : "",
+			strcmp(g->made, g->path) ? "under its own name (swapped with the file there) " : "");
 	return 0;
 }
 
@@ -455,6 +476,40 @@ fail:
 	return -1;
 }
 
+/*
+ * Unlink ghost @g, made at a temporary name, under its own name, which
+ * another file has taken: swap the two, then rename that file back over
+ * the ghost (whose dentry, unlinked, keeps the name).  0, or -1 (printed;
+ * the ghost is unlinked anyway).
+ */
+static int unlink_as(struct tree_ghost *g)
+{
+	if (syscall(SYS_renameat2, AT_FDCWD, g->made, AT_FDCWD, g->path, RENAME_EXCHANGE)) {
+		if (errno != ENOENT) {
+			pr_perror("deleted file %s: cannot swap it with the file at its name (renameat2 RENAME_EXCHANGE)",
+				  g->path);
+			unlink(g->made);
+			return -1;
+		}
+		/* the name is free again: take it, and unlink it there */
+		if (rename(g->made, g->path) || unlink(g->path)) {
+			pr_perror("deleted file %s: cannot unlink it under its name", g->path);
+			unlink(g->made);
+			return -1;
+		}
+		return 0;
+	}
+	/* g->made is the other file now: back to its name, over the ghost */
+	if (rename(g->made, g->path)) {
+		pr_perror("deleted file %s: cannot move the file now at %s back to its name",
+			  g->path, g->made);
+		syscall(SYS_renameat2, AT_FDCWD, g->made, AT_FDCWD, g->path, RENAME_EXCHANGE);
+		unlink(g->made);
+		return -1;
+	}
+	return 0;
+}
+
 /* Every description is open: its mode, and deleted again (also after a failure). */
 static int ghost_after(struct fd_restore *r, int ok)
 {
@@ -479,7 +534,10 @@ static int ghost_after(struct fd_restore *r, int ok)
 			g->made_fd = -1;
 			continue;
 		}
-		if (unlink(g->made)) {
+		if (ok && !ret && strcmp(g->made, g->path)) {
+			if (unlink_as(g))
+				ret = -1;
+		} else if (unlink(g->made)) {
 			pr_perror("deleted file %s: cannot unlink %s again", g->path, g->made);
 			ret = -1;
 		}

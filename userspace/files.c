@@ -11,6 +11,7 @@
  * is read about the fd.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,6 +142,136 @@ char *fd_info(const struct fd_parms *p)
 	if (!info)
 		pr_perror("pid %d fd %d: cannot read %s", p->pid, p->fd, path);
 	return info;
+}
+
+/*
+ * The owner of a file description (fcntl F_SETOWN/F_SETOWN_EX: the task,
+ * thread or process group that O_ASYNC's SIGIO and SIGURG go to) and its
+ * F_SETSIG signal ("fown" records).  Dump reads both through a copy of
+ * the fd; an owner outside the tree is refused (fown_check), as its pid
+ * would mean another process after the restore.  Restore sets them in
+ * the restorer of the first task holding the description, once every
+ * task of the tree exists (after the go byte) and with that task's
+ * credentials, which the kernel keeps with the owner to decide whether it
+ * may signal it (the original setter's cannot be read: normally the task
+ * itself).  An owner that has exited reads as 0 (no owner) and stays so.
+ */
+int fown_dump(const struct fd_parms *p, struct tree_file *f)
+{
+	struct f_owner_ex o = { 0, 0 };
+	int fd = fd_steal(p), sig;
+
+	if (fd < 0) {
+		pr_perror("pid %d fd %d: cannot take a copy of the fd to read its owner (F_GETOWN_EX)",
+			  p->pid, p->fd);
+		return -1;
+	}
+	sig = fcntl(fd, F_GETSIG);
+	/* an O_PATH fd has no owner (fcntl refuses it: EBADF) */
+	if (sig < 0 && errno == EBADF) {
+		close(fd);
+		return 0;
+	}
+	if (fcntl(fd, F_GETOWN_EX, &o) || sig < 0) {
+		pr_perror("pid %d fd %d: %s: F_GETOWN_EX/F_GETSIG", p->pid, p->fd, p->link);
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	f->own_type = o.type;
+	f->own_pid = o.pid;
+	f->own_sig = sig;
+	return 0;
+}
+
+int fown_check(const struct tree *t)
+{
+	static const char *const what[] = { "thread", "process", "process group" };
+	int i, j, ok;
+
+	for (i = 0; i < t->nfiles; i++) {
+		const struct tree_file *f = &t->files[i];
+
+		if (!f->own_pid)
+			continue;
+		ok = 0;
+		if (f->own_type == F_OWNER_TID)
+			ok = tree_find_tid(t, f->own_pid) != NULL;
+		else if (f->own_type == F_OWNER_PID)
+			ok = tree_find(t, f->own_pid) != NULL;
+		else if (f->own_type == F_OWNER_PGRP)
+			for (j = 0; j < t->ntasks && !ok; j++)
+				ok = t->tasks[j].pgid == f->own_pid && tree_find(t, f->own_pid);
+		if (!ok) {
+			pr_err("pid %d fd %d: its owner (F_SETOWN), %s %d, is not in the tree: the owner cannot be restored",
+			       f->pid, f->fd, f->own_type >= 0 && f->own_type <= 2 ? what[f->own_type] : "?",
+			       f->own_pid);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Whether fd @i of task @k is the first fd of the first task holding its file. */
+static int first_holder(const struct tree *t, const struct tree_task *k, int i)
+{
+	int j, m;
+
+	for (j = 0; j < t->ntasks; j++) {
+		const struct tree_task *h = &t->tasks[j];
+
+		for (m = 0; m < h->nfds; m++)
+			if (h->fds[m].file == k->fds[i].file)
+				return h == k && m == i;
+	}
+	return 0;
+}
+
+/*
+ * O_ASYNC: the kernel signals with si_fd the fd number that set it, which
+ * was the restorer's own (a high one) when the description was opened: set
+ * it again through the task's fd, in the first task holding it.  Before
+ * the tree runs: nothing can be written to the file meanwhile.
+ */
+int fasync_restore(const struct tree *t, const struct tree_task *k, char *err, size_t size)
+{
+	int i, fl;
+
+	for (i = 0; i < k->nfds; i++) {
+		const struct tree_fd *d = &k->fds[i];
+
+		if (!(t->files[d->file].flags & O_ASYNC) || !first_holder(t, k, i))
+			continue;
+		fl = fcntl(d->fd, F_GETFL);
+		if (fl < 0 || fcntl(d->fd, F_SETFL, fl & ~O_ASYNC) || fcntl(d->fd, F_SETFL, fl | O_ASYNC)) {
+			snprintf(err, size, "fd %d: cannot set O_ASYNC through it: %s", d->fd,
+				 strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int fown_restore(const struct tree *t, const struct tree_task *k, char *err, size_t size)
+{
+	int i;
+
+	for (i = 0; i < k->nfds; i++) {
+		const struct tree_fd *d = &k->fds[i];
+		const struct tree_file *f = &t->files[d->file];
+		struct f_owner_ex o = { f->own_type, f->own_pid };
+
+		/* only once: in the first task holding it, at its first fd of it */
+		if ((!f->own_pid && !f->own_sig) || !first_holder(t, k, i))
+			continue;
+		if ((f->own_pid && fcntl(d->fd, F_SETOWN_EX, &o)) ||
+		    (f->own_sig && fcntl(d->fd, F_SETSIG, f->own_sig))) {
+			snprintf(err, size, "fd %d: cannot set its owner (F_SETOWN_EX %d %d) or signal (F_SETSIG %d): %s",
+				 d->fd, f->own_type, f->own_pid, f->own_sig, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
 }
 
 int fd_steal(const struct fd_parms *p)

@@ -238,6 +238,13 @@ char *fd_info(const struct fd_parms *p);
  */
 int fd_steal(const struct fd_parms *p);
 
+/* A description's F_SETOWN_EX owner and F_SETSIG signal (files.c): dump, check, restore. */
+int fown_dump(const struct fd_parms *p, struct tree_file *f);
+int fown_check(const struct tree *t);
+int fown_restore(const struct tree *t, const struct tree_task *k, char *err, size_t size);
+/* O_ASYNC set again through the task's own fd number (the signals' si_fd). */
+int fasync_restore(const struct tree *t, const struct tree_task *k, char *err, size_t size);
+
 /*
  * restore: give @fd, just created by a kind, the file status flags @flags
  * (those F_SETFL changes: O_NONBLOCK, O_APPEND, O_ASYNC, O_DIRECT,
@@ -248,10 +255,14 @@ int fd_set_flags(int fd, unsigned int flags, const char *what);
 /* @fd moved to @base or above, close-on-exec (itself if already there); -1 on error. */
 int fd_high(int fd, int base);
 
-/* Flags to open a file description's path again: never create, truncate or take a tty. */
+/*
+ * Flags to open a file description's path again: never create, truncate or
+ * take a tty; not O_ASYNC, which open() records without registering the
+ * file for SIGIO: fd_set_flags() (F_SETFL) sets it.
+ */
 static inline int fd_open_flags(unsigned int flags)
 {
-	return (flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_NOCTTY)) | O_CLOEXEC;
+	return (flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_NOCTTY | O_ASYNC)) | O_CLOEXEC;
 }
 
 /* Open the path of file record @f again (fd_open_flags()); -1 (printed). */

@@ -147,7 +147,7 @@ static int handle_status(struct freezer *fz, const struct tree *t, pid_t tid, in
 		ft->th[j].stopped = 1;
 		/* a group stop is reported with its stop signal, our interrupt with SIGTRAP */
 		if (WSTOPSIG(st) != SIGTRAP)
-			ft->th[j].jobstop = 1;
+			ft->th[j].jobstop = WSTOPSIG(st);
 		return 0;
 	}
 	/* A signal-delivery stop: deliver it, the interrupt stays pending. */
@@ -516,7 +516,7 @@ static int freeze_task(struct freezer *fz, struct tree *t, int i)
 	}
 	for (j = 0; j < ft->n; j++)
 		if (ft->th[j].jobstop)
-			t->tasks[i].stopped = 1;
+			t->tasks[i].stopped = ft->th[j].jobstop;
 	return 0;
 ended:
 	switch (task_end(fz, t, i)) {

@@ -12,7 +12,7 @@ struct frozen_thread {
 	unsigned char seized;	/* attached by us: ours to detach or kill */
 	unsigned char stopped;	/* its ptrace-stop was collected */
 	unsigned char listed;	/* seen in /proc/PID/task in the current pass */
-	unsigned char jobstop;	/* its stop reported a group stop (SIGSTOP...) */
+	unsigned char jobstop;	/* its stop reported a group stop: its signal (SIGSTOP...) */
 };
 
 /* The threads of tree.tasks[i]; th[0] is the main thread (tid == pid). */

@@ -22,10 +22,13 @@
  * kernel hands out the wanted number (as CRIU does); the removals queue
  * IN_IGNORED events, read away before the instance is handed over.
  *
- * Events queued but not read at dump cannot be put back (an inotify queue
- * is only written by the kernel): they are dropped, with a warning giving
- * their size (FIONREAD on a duplicate of the fd).  The program sees the
- * changes made after the restore.
+ * Events queued but not read at dump cannot be put back: an inotify queue
+ * is only written by the kernel, and most events cannot be made again
+ * without changing the files (IN_CREATE, IN_DELETE, IN_MOVED_* with their
+ * names and cookies, IN_Q_OVERFLOW).  The program would see them missing,
+ * so the dump is refused (FIONREAD on a duplicate of the fd gives their
+ * size), naming the task and the fd: the tree runs on, reads them, and a
+ * later dump goes through.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -51,16 +54,18 @@ static int inotify_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file 
 	int fd, n = 0;
 
 	(void)c;
-	(void)f;
 	if (strcmp(p->link, "anon_inode:inotify"))
 		return FD_OTHER;
 	fd = fd_steal(p);
-	if (fd >= 0) {
-		if (!ioctl(fd, FIONREAD, &n) && n > 0)
-			pr_warn("pid %d fd %d: inotify: %d bytes of events queued and not read are dropped (they cannot be restored)",
-				p->pid, p->fd, n);
-		close(fd);
+	if (fd < 0 || ioctl(fd, FIONREAD, &n)) {
+		pr_perror("pid %d fd %d: inotify: cannot read how many events are queued (FIONREAD)",
+			  p->pid, p->fd);
+		if (fd >= 0)
+			close(fd);
+		return FD_FAILED;
 	}
+	close(fd);
+	f->count = n;	/* refused by inotify_check, after the watches' own refusals */
 	return FD_DESCRIBED;	/* the watches: inotify_check, with the file's id */
 }
 
@@ -191,6 +196,11 @@ static int inotify_check(const struct tree *ct)
 			it->path = path;
 		}
 		free(info);
+		if (!ret && f->count) {
+			pr_err("pid %d fd %d: inotify: %llu bytes of events queued and not read: they cannot be restored (only the kernel queues events); dump again once the program has read them",
+			       f->pid, f->fd, f->count);
+			ret = -1;
+		}
 	}
 	return ret;
 }

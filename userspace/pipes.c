@@ -53,8 +53,8 @@ struct tree_pipe *tree_pipe_add(struct tree *t, unsigned long ino)
 }
 
 
-/* the file status flags F_SETFL can set */
-#define SETFL_MASK (O_APPEND | O_NONBLOCK | O_NOATIME | O_DIRECT)
+/* the file status flags F_SETFL can set (O_ASYNC: SIGIO to the owner, files.c) */
+#define SETFL_MASK (O_APPEND | O_NONBLOCK | O_NOATIME | O_DIRECT | O_ASYNC)
 
 int pipe_open_fd(struct fd_parms *p)
 {

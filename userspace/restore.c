@@ -50,8 +50,9 @@
  *
  * Zombies: a zombie is created like any task (pid, group, session,
  * credentials), reports ready and then dies at once with its status:
- * _exit(code), or killed by its signal with core dumps off (the core-dump
- * flag of the status is not restored).  Its parent waits (waitid WNOWAIT,
+ * _exit(code), or killed by its signal, not dumpable (no core file), with
+ * its limits and signal dispositions (SigIgn, SigCgt: handlers that never
+ * run).  A status with the core-dump flag is refused (dump.c).  Its parent waits (waitid WNOWAIT,
  * so it stays a zombie) until it is dead before it reports ready, so the
  * SIGCHLD reaches the parent before its image runs, and is discarded
  * (SIGCHLD's default action) as the original one was delivered before the
@@ -247,12 +248,41 @@ static int sig_kills(int sig)
 	}
 }
 
+/* A zombie's caught signals: a handler, never run (it has no memory left). */
+static void zombie_handler(int sig)
+{
+	(void)sig;
+}
+
+/*
+ * What /proc/PID/status shows of a zombie's signal dispositions: SigIgn
+ * and SigCgt.  Its death signal stays SIG_DFL (check_tree()).
+ */
+static void zombie_dispositions(const struct tree_task *k)
+{
+	struct sigaction sa = { .sa_handler = zombie_handler };
+	int s;
+
+	if (!k->has_zsig)
+		return;
+	for (s = 1; s <= 64; s++) {
+		if (s == SIGKILL || s == SIGSTOP || s == (k->exit_status & 0x7f))
+			continue;
+		if (k->sig_ign & (1ULL << (s - 1)))
+			sa.sa_handler = SIG_IGN;
+		else if (k->sig_cgt & (1ULL << (s - 1)))
+			sa.sa_handler = zombie_handler;
+		else
+			continue;
+		sigaction(s, &sa, NULL);
+	}
+}
+
 /* The end of a zombie's run_task(): ready, then die with its wait status. */
 static void zombie_exit(struct rctx *c, const struct tree_task *k) __attribute__((noreturn));
 static void zombie_exit(struct rctx *c, const struct tree_task *k)
 {
 	int sig = k->exit_status & 0x7f;
-	struct rlimit core;
 	char msg[32];
 	sigset_t set;
 	int n;
@@ -262,17 +292,11 @@ static void zombie_exit(struct rctx *c, const struct tree_task *k)
 	n = snprintf(msg, sizeof(msg), "R %d\n", k->pid);
 	if (write(c->status_w, msg, n) != n)
 		_exit(1);
+	/* no core file: not dumpable (its limits are the zombie's, restored) */
+	prctl(PR_SET_DUMPABLE, 0);
+	zombie_dispositions(k);
 	if (!sig)
 		_exit((k->exit_status >> 8) & 0xff);
-	/*
-	 * no core file: not dumpable (this also stops a core_pattern pipe),
-	 * and a soft limit of 0 (the hard one stays: /proc/PID/limits)
-	 */
-	if (!getrlimit(RLIMIT_CORE, &core)) {
-		core.rlim_cur = 0;
-		setrlimit(RLIMIT_CORE, &core);
-	}
-	prctl(PR_SET_DUMPABLE, 0);
 	signal(sig, SIG_DFL);
 	sigemptyset(&set);
 	sigaddset(&set, sig);
@@ -618,6 +642,8 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 	for (i = 0; i < 3; i++)
 		if (!used[i])
 			close(i);
+	if (fasync_restore(&c->t, k, err, sizeof(err)))
+		TFAIL("%s", err);
 	/* what needs the fds in place: epoll items, pidfds to the tree (files.h) */
 	for (i = 0; fd_kinds[i]; i++) {
 		char why[1024];
@@ -737,8 +763,14 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		snprintf(cloexec_arg, sizeof(cloexec_arg), "--imgcr-cloexec=%s", cloexec);
 		argv[n++] = cloexec_arg;
 	}
-	if (k->stopped)
+	char stop_arg[32];
+
+	if (k->stopped == SIGSTOP) {
 		argv[n++] = "--imgcr-stop";
+	} else if (k->stopped) {
+		snprintf(stop_arg, sizeof(stop_arg), "--imgcr-stop=%d", k->stopped);
+		argv[n++] = stop_arg;
+	}
 	if (creds.has) {
 		why = creds_check(&creds, err, sizeof(err));
 		if (why)
@@ -784,6 +816,9 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 	if (n != 1)
 		_exit(1);	/* the restorer gave up */
 	prctl(PR_SET_PDEATHSIG, 0);
+	/* every task exists now: the owners of its files (files.c) */
+	if (fown_restore(&c->t, k, err, sizeof(err)))
+		TFAIL("%s", err);
 	if (c->userns && k->nthreads && keep_checkpoint_cap())
 		TFAIL("cannot keep CAP_CHECKPOINT_RESTORE for the exec: %s", strerror(errno));
 	/* in place, the exec keeps our credentials: drop what it would drop */
@@ -985,6 +1020,45 @@ static int has_cap_checkpoint_restore(void)
 	return !!(eff & (1ULL << CAP_CHECKPOINT_RESTORE_BIT | 1ULL << CAP_SYS_ADMIN_BIT));
 }
 
+/* The process group and session task @k is restored in (imgcr's when outside the tree). */
+static void restored_ids(const struct tree *t, const struct tree_task *k, pid_t *pgid, pid_t *sid)
+{
+	*pgid = tree_find(t, k->pgid) ? k->pgid : getpgrp();
+	*sid = tree_find(t, k->sid) ? k->sid : getsid(0);
+}
+
+/*
+ * Whether the process group of @k will be orphaned in the restored tree
+ * (no live member has a parent in another group of the same session), as
+ * the kernel's will_become_orphaned_pgrp() judges: there it discards
+ * SIGTSTP, SIGTTIN and SIGTTOU.  A parent outside the tree is imgcr (or
+ * imgcr-init, in imgcr's group and session).
+ */
+static int pgrp_orphaned(const struct tree *t, const struct tree_task *k)
+{
+	pid_t pg, sid, mpg, msid, ppg, psid;
+	int i;
+
+	restored_ids(t, k, &pg, &sid);
+	for (i = 0; i < t->ntasks; i++) {
+		const struct tree_task *m = &t->tasks[i], *p;
+
+		restored_ids(t, m, &mpg, &msid);
+		if (m->zombie || mpg != pg)
+			continue;
+		p = m->pid == t->root ? NULL : tree_find(t, m->ppid);
+		if (p) {
+			restored_ids(t, p, &ppg, &psid);
+		} else {
+			ppg = getpgrp();
+			psid = getsid(0);
+		}
+		if (ppg != pg && psid == msid)
+			return 0;
+	}
+	return 1;
+}
+
 static int check_tree(struct rctx *c)
 {
 	struct tree *t = &c->t;
@@ -1042,9 +1116,26 @@ static int check_tree(struct rctx *c)
 			       k->pid, k->exit_status & 0x7f);
 			return -1;
 		}
-		if (k->zombie && (k->exit_status & 0x80))
-			pr_info("pid %d: zombie killed by signal %d with a core dump: restored killed by that signal, without the core-dump flag",
-				k->pid, k->exit_status & 0x7f);
+		if (k->stopped && k->stopped != SIGSTOP &&
+		    ((c->pidns && k->pid == 1) || pgrp_orphaned(t, k))) {
+			pr_err("pid %d: stopped by SIG%s, which the kernel would discard %s: it cannot be restored stopped by it",
+			       k->pid, sigabbrev_np(k->stopped),
+			       c->pidns && k->pid == 1 ? "for the init of a PID namespace" :
+			       "in its process group, orphaned in the restored tree");
+			return -1;
+		}
+		if (k->zombie && (k->exit_status & 0x80)) {
+			pr_err("pid %d: zombie killed by signal %d with a core dump: the core-dump flag cannot be restored",
+			       k->pid, k->exit_status & 0x7f);
+			return -1;
+		}
+		if (k->zombie && k->has_zsig &&
+		    ((k->sig_ign | k->sig_cgt) >> ((k->exit_status & 0x7f) - 1) & 1) &&
+		    (k->exit_status & 0x7f)) {
+			pr_err("pid %d: zombie killed by signal %d, which it catches or ignores: cannot be restored",
+			       k->pid, k->exit_status & 0x7f);
+			return -1;
+		}
 		snprintf(path, sizeof(path), "%s/core-%d.img", c->dir, k->pid);
 		if (!k->zombie && access(path, R_OK)) {
 			pr_perror("pid %d: image %s", k->pid, path);

@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -539,8 +540,11 @@ static void show_tree_text(const struct tree *t, const char *dir)
 			       k->exit_status & 0x80 ? " (core dumped)" : "");
 		else if (k->zombie)
 			printf("  zombie: exited with code %d\n", (k->exit_status >> 8) & 0xff);
-		if (k->stopped)
+		if (k->stopped == SIGSTOP)
 			printf("  stopped (restored stopped; SIGCONT continues it)\n");
+		else if (k->stopped)
+			printf("  stopped by SIG%s (restored stopped; SIGCONT continues it)\n",
+			       sigabbrev_np(k->stopped) ? sigabbrev_np(k->stopped) : "?");
 		printf("  threads %d: %d (main)", k->nthreads + 1, k->pid);
 		for (j = 0; j < k->nthreads; j++)
 			printf(" %d", k->threads[j]);

@@ -153,6 +153,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdint.h>
@@ -387,8 +388,13 @@ static void task_write(FILE *f, const struct tree *t)
 		attrs_write(f, k);
 		if (k->zombie)
 			fprintf(f, "exit pid=%d status=%d\n", k->pid, k->exit_status);
-		if (k->stopped)
-			fprintf(f, "stopped pid=%d\n", k->pid);
+		if (k->zombie && k->has_zsig)
+			fprintf(f, "zombie-sig pid=%d ign=0x%llx cgt=0x%llx\n", k->pid, k->sig_ign,
+				k->sig_cgt);
+		if (k->stopped == SIGSTOP)
+			fprintf(f, "stopped pid=%d\n", k->pid);	/* sig absent: SIGSTOP */
+		else if (k->stopped)
+			fprintf(f, "stopped pid=%d sig=%d\n", k->pid, k->stopped);
 	}
 }
 
@@ -509,13 +515,31 @@ static const char *exit_read(struct tree *t, struct rec *r)
 	return NULL;
 }
 
+/* after the exit record of a zombie: its ignored and caught signals */
+static const char *zombie_sig_read(struct tree *t, struct rec *r)
+{
+	struct tree_task *k = rec_task(t, r);
+	const unsigned long long never = (1ULL << (SIGKILL - 1)) | (1ULL << (SIGSTOP - 1));
+
+	if (!k || !k->zombie || k->has_zsig || rec_unum(r, "ign", &k->sig_ign) ||
+	    rec_unum(r, "cgt", &k->sig_cgt) || (k->sig_ign & k->sig_cgt) ||
+	    ((k->sig_ign | k->sig_cgt) & never))
+		return "bad zombie-sig record";
+	k->has_zsig = 1;
+	return NULL;
+}
+
+/* sig: the stop signal, absent for SIGSTOP (older files have none) */
 static const char *stopped_read(struct tree *t, struct rec *r)
 {
 	struct tree_task *k = rec_task(t, r);
+	int sig = SIGSTOP;
 
-	if (!k || k->zombie || k->stopped)
+	if (!k || k->zombie || k->stopped ||
+	    (rec_has(r, "sig") && REC_NUM(r, "sig", 1, 64, sig)) ||
+	    (sig != SIGSTOP && sig != SIGTSTP && sig != SIGTTIN && sig != SIGTTOU))
 		return "bad stopped record";
-	k->stopped = 1;
+	k->stopped = sig;
 	return NULL;
 }
 
@@ -592,6 +616,37 @@ static const char *fowner_read(struct tree *t, struct rec *r)
 	return NULL;
 }
 
+/* the F_SETOWN_EX owner (type: F_OWNER_TID, _PID, _PGRP; pid 0: none) and
+ * the F_SETSIG signal of a file description (files.c: fown_dump) */
+static void fown_write(FILE *f, const struct tree *t)
+{
+	int i;
+
+	for (i = 0; i < t->nfiles; i++) {
+		const struct tree_file *x = &t->files[i];
+
+		if (x->own_pid || x->own_sig)
+			fprintf(f, "fown id=%d type=%d pid=%d sig=%d\n", x->id, x->own_type,
+				x->own_pid, x->own_sig);
+	}
+}
+
+static const char *fown_read(struct tree *t, struct rec *r)
+{
+	struct tree_file *x;
+	int id;
+
+	if (REC_NUM(r, "id", 0, t->nfiles - 1, id))
+		return "bad fown record";
+	x = &t->files[id];
+	if (x->own_pid || x->own_sig ||
+	    REC_NUM(r, "type", F_OWNER_TID, F_OWNER_PGRP, x->own_type) ||
+	    REC_NUM(r, "pid", 0, TREE_PID_MAX - 1, x->own_pid) ||
+	    REC_NUM(r, "sig", 0, 64, x->own_sig) || (!x->own_pid && !x->own_sig))
+		return "bad fown record";
+	return NULL;
+}
+
 static void fd_write(FILE *f, const struct tree *t)
 {
 	int i, j;
@@ -625,12 +680,14 @@ static const struct tree_record tree_records[] = {
 	{ "fs", fs_read, NULL },
 	{ "thread", thread_read, NULL },
 	{ "exit", exit_read, NULL },
+	{ "zombie-sig", zombie_sig_read, NULL },
 	{ "stopped", stopped_read, NULL },
 	{ NULL, NULL, NULL }
 };
 static const struct tree_record file_records[] = {
 	{ "file", file_read, file_write },
 	{ "fowner", fowner_read, fowner_write },
+	{ "fown", fown_read, fown_write },
 	{ NULL, NULL, NULL }
 };
 static const struct tree_record fd_records[] = {
@@ -649,9 +706,10 @@ static const struct tree_record fd_records[] = {
  *   root pid                       (here, tree.c)
  *   task pid ppid pgid sid comm, then its cred, fs, thread, attribute
  *     (attrs.c: rlimit oom sched affinity ioprio nnp loginuid
- *     cwd-deleted), exit and stopped records
+ *     cwd-deleted), exit, zombie-sig and stopped records
  *   ghost, ghost-mapped            deleted files (files-ghost.c)
  *   file id kind flags pos + the kind's fields (files.h: rec_write, rec_read)
+ *   fowner, fown                   a file's inode owner, its F_SETOWN owner (tree.c)
  *   fstat                          a regular file's identity (files-reg.c)
  *   fd pid fd file cloexec         (tree.c)
  *   sk, skopt                      sockets (sockets.c)

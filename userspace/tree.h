@@ -83,6 +83,8 @@ struct tree_file {
 	long long size;		/* TK_FILE: st_size (has_stat); TK_MEMFD: its size */
 	long long mtime_ns;
 	char *mnt;		/* the mount point it was on */
+	/* F_GETOWN_EX and F_GETSIG ("fown" record, files.c): restored if set */
+	int own_type, own_pid, own_sig;
 	/* TK_PIPE, TK_SK: the inode's owner ("fowner" record), which a
 	 * restore by root gives the pipe or socket it creates */
 	int has_owner;
@@ -122,7 +124,9 @@ struct tree_task {
 	int cwd_deleted;	/* cwd was deleted: recreated, entered, removed */
 	int zombie;		/* dead, not reaped: restored as a zombie (no image) */
 	int exit_status;	/* a zombie's wait status (/proc/PID/stat field 52) */
-	int stopped;		/* group-stopped (SIGSTOP...) before the dump */
+	int has_zsig;		/* a zombie's signal dispositions below are known */
+	unsigned long long sig_ign, sig_cgt;	/* bit N-1: signal N ignored, caught */
+	int stopped;		/* group-stopped before the dump: the stop signal (SIGSTOP...) */
 };
 
 /* An item of an epoll instance (IT_EPOLL) or a watch of an inotify one (IT_WATCH). */

@@ -23,8 +23,15 @@
  * written back with echo, signals, input and output processing off, so
  * the line discipline holds the same bytes and, in canonical mode, the same
  * line ends (an unfinished line stays unfinished); what was already
- * processed (erased characters, echo, the column) is not replayed, and an
- * end-of-file typed but not read is lost.  The session leader that had the
+ * processed (erased characters, echo, the column) is not replayed.
+ * In canonical mode the ended lines are read first as the program would,
+ * one read() each: a line that does not end in a newline (or VEOL, VEOL2)
+ * was ended by an end-of-file typed but not read, and a read of 0 bytes is
+ * one typed alone; both are saved as the terminal's VEOF character, and
+ * every byte of the data that canonical mode would take as a control
+ * character (VERASE, VKILL, VEOF, VWERASE, VREPRINT, ^V) is saved after a
+ * ^V (VLNEXT), so that writing the saved bytes back in canonical mode with
+ * ^V as VLNEXT gives the same lines and end-of-files.  The session leader that had the
  * slave as controlling terminal takes it again (TIOCSCTTY) before it
  * creates its children, and the foreground group is set again.
  *
@@ -41,8 +48,14 @@
  * the outside and is not saved.
  *
  * /dev/tty refers to the caller's controlling terminal: it is restored as
- * /dev/tty opened again for a shell job, and as the new slave (TIOCGPTPEER)
- * for a pair in the tree.
+ * /dev/tty opened again for a shell job.  For a pair in the tree it is
+ * /dev/tty opened by a helper process whose controlling terminal the new
+ * slave is for that moment (setsid, TIOCSCTTY, open /dev/tty, the fd sent
+ * back over a socket; its exit leaves the terminal without a session, as
+ * a pty is not hung up when its session leader exits): the fd reads and
+ * writes that slave and shows /dev/tty (5:0) in /proc as it did.  The
+ * descriptions are all opened before any restored session takes its
+ * terminal, so the slave is nobody's controlling terminal then.
  */
 #include <limits.h>
 #include <errno.h>
@@ -53,7 +66,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/sysmacros.h>
 #include <termios.h>
 #include <unistd.h>
@@ -248,20 +263,95 @@ static void settle(int fd, size_t want)
 	}
 }
 
-/* Bytes of @in up to the last line end of canonical mode (@tio's). */
+#define LNEXT	026	/* ^V: VLNEXT while the saved input is written back */
+
+/* Whether byte @ch is a control character of canonical mode (@tio's, ^V as VLNEXT). */
+static int canon_special(const struct termios *tio, unsigned char ch)
+{
+	static const int cc[] = { VERASE, VKILL, VEOF, VWERASE, VREPRINT };
+	size_t i;
+
+	if (ch == LNEXT)
+		return 1;
+	for (i = 0; i < sizeof(cc) / sizeof(cc[0]); i++)
+		if (ch && ch == tio->c_cc[cc[i]])
+			return 1;
+	return 0;
+}
+
+/*
+ * What FIONREAD shows once @in (saved input: ^V escapes, VEOF end-of-files)
+ * is written back: in canonical mode (@tio's) the bytes of the ended lines,
+ * without the escapes and end-of-files.
+ */
 static size_t ended_lines(const struct termios *tio, const char *in, size_t len)
 {
-	size_t i;
+	size_t i, n = 0, ended = 0;
 
 	if (!(tio->c_lflag & ICANON))
 		return len;
-	for (i = len; i > 0; i--) {
-		unsigned char ch = in[i - 1];
+	for (i = 0; i < len; i++) {
+		unsigned char ch = in[i];
 
-		if (ch == '\n' || (ch && (ch == tio->c_cc[VEOL] || ch == tio->c_cc[VEOL2])))
-			return i;
+		if (ch == LNEXT && i + 1 < len) {
+			i++;
+			n++;
+		} else if (ch && ch == tio->c_cc[VEOF]) {
+			ended = n;
+		} else {
+			n++;
+			if (ch == '\n' || (ch && (ch == tio->c_cc[VEOL] || ch == tio->c_cc[VEOL2])))
+				ended = n;
+		}
 	}
-	return 0;
+	return ended;
+}
+
+/* Append @n bytes of input data to @buf, a ^V before each control character. */
+static void add_escaped(const struct termios *tio, char **buf, size_t *len, const char *in,
+			size_t n)
+{
+	size_t i;
+
+	*buf = realloc(*buf, *len + 2 * n + 2);
+	if (!*buf) {
+		pr_err("out of memory");
+		exit(1);
+	}
+	for (i = 0; i < n; i++) {
+		if (canon_special(tio, in[i]))
+			(*buf)[(*len)++] = LNEXT;
+		(*buf)[(*len)++] = in[i];
+	}
+}
+
+/*
+ * The ended lines of the slave @s in canonical mode (@tio), one read()
+ * each, as the program would get them, into @buf (escaped) with an
+ * end-of-file as VEOF.  @s is non-blocking.
+ */
+static void drain_lines(int s, const struct termios *tio, char **buf, size_t *len)
+{
+	char line[4096];
+	unsigned char eof = tio->c_cc[VEOF];
+	int i;
+
+	/* at most a line per byte of the 4 KiB n_tty buffer */
+	for (i = 0; i <= 4096; i++) {
+		struct pollfd pf = { .fd = s, .events = POLLIN };
+		ssize_t n;
+
+		if (poll(&pf, 1, 0) <= 0 || !(pf.revents & POLLIN))
+			return;
+		n = read(s, line, sizeof(line));
+		if (n < 0)
+			return;
+		add_escaped(tio, buf, len, line, n);
+		if (n == 0 || (line[n - 1] != '\n' &&
+			       (!line[n - 1] || ((unsigned char)line[n - 1] != tio->c_cc[VEOL] &&
+						 (unsigned char)line[n - 1] != tio->c_cc[VEOL2]))))
+			(*buf)[(*len)++] = eof;	/* ended by an end-of-file */
+	}
 }
 
 /*
@@ -278,6 +368,12 @@ static int pair_refill(int m, int s, const struct termios *tio, const char *in, 
 	q.c_iflag &= ~(ICRNL | INLCR | IGNCR | ISTRIP | IUCLC | IXON | BRKINT | PARMRK);
 	q.c_oflag &= ~OPOST;
 	q.c_lflag &= ~(ECHO | ECHOE | ECHOK | ECHONL | ECHOCTL | ECHOKE | ISIG | IEXTEN);
+	/* canonical: the saved ^V escapes and VEOF end-of-files (drain_lines) */
+	if (q.c_lflag & ICANON) {
+		q.c_lflag |= IEXTEN;
+		q.c_cc[VLNEXT] = LNEXT;
+		q.c_cc[VDISCARD] = 0;
+	}
 	if (tcsetattr(s, TCSANOW, &q))
 		return -1;
 	if (write_poll(s, out, outlen))
@@ -408,7 +504,10 @@ static int master_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *
 		if (d->pkt)
 			ioctl(fd, TIOCPKT, &off);
 		drain(fd, &d->out, &d->outlen);
-		/* input: out of canonical mode, so an unfinished line is read too */
+		/* input: the ended lines as the program reads them, end-of-files too */
+		if (d->tio.c_lflag & ICANON)
+			drain_lines(d->s, &d->tio, &d->in, &d->inlen);
+		/* then out of canonical mode, so an unfinished line is read too */
 		raw.c_lflag &= ~ICANON;
 		raw.c_cc[VMIN] = 0;
 		raw.c_cc[VTIME] = 0;
@@ -416,7 +515,16 @@ static int master_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *
 			pr_perror("pid %d fd %d: %s: cannot set its termios", p->pid, p->fd, p->link);
 			return FD_FAILED;
 		}
-		drain(d->s, &d->in, &d->inlen);
+		if (d->tio.c_lflag & ICANON) {
+			char *part = NULL;
+			size_t plen = 0;
+
+			drain(d->s, &part, &plen);
+			add_escaped(&d->tio, &d->in, &d->inlen, part, plen);
+			free(part);
+		} else {
+			drain(d->s, &d->in, &d->inlen);
+		}
 		tcsetattr(d->s, TCSANOW, &d->tio);
 	}
 	y->inlen = d->inlen;
@@ -820,6 +928,76 @@ static int open_peer(int m, int flags)
 	return s;
 }
 
+/* Receive one fd over socket @sk, or -1. */
+static int recv_fd(int sk)
+{
+	char c, cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &c, 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			      .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+	int fd;
+
+	if (recvmsg(sk, &msg, MSG_CMSG_CLOEXEC) != 1)
+		return -1;
+	cm = CMSG_FIRSTHDR(&msg);
+	if (!cm || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+		return -1;
+	memcpy(&fd, CMSG_DATA(cm), sizeof(fd));
+	return fd;
+}
+
+/*
+ * /dev/tty opened with @flags by a process whose controlling terminal is
+ * the slave of master @m (see the top of this file), or -1 (printed).
+ */
+static int open_devtty(int m, int flags, const char *what)
+{
+	int sk[2], fd = -1, st;
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sk)) {
+		pr_perror("%s: socketpair", what);
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		pr_perror("%s: fork", what);
+		close(sk[0]);
+		close(sk[1]);
+		return -1;
+	}
+	if (!pid) {
+		char c = 't', cbuf[CMSG_SPACE(sizeof(int))];
+		struct iovec iov = { &c, 1 };
+		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+				      .msg_controllen = sizeof(cbuf) };
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+		int s;
+
+		s = setsid() < 0 ? -1 : open_peer(m, O_RDWR | O_NOCTTY | O_CLOEXEC);
+		if (s < 0 || ioctl(s, TIOCSCTTY, 0))
+			_exit(1);
+		fd = open("/dev/tty", flags | O_NOCTTY);
+		if (fd < 0)
+			_exit(2);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(fd));
+		_exit(sendmsg(sk[1], &msg, 0) == 1 ? 0 : 3);
+	}
+	close(sk[1]);
+	fd = recv_fd(sk[0]);
+	close(sk[0]);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (fd < 0)
+		fprintf(stderr, "imgcr: %s: cannot open /dev/tty as the new slave's controlling terminal (step %d)\n",
+			what, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	return fd;
+}
+
 static int tty_open(struct fd_restore *r, int i, const char *what)
 {
 	const struct tree_file *f = &r->t->files[i];
@@ -834,11 +1012,23 @@ static int tty_open(struct fd_restore *r, int i, const char *what)
 			fd = open("/proc/self/fd/0", fd_open_flags(f->flags) | O_NOCTTY);
 		if (fd < 0)
 			pr_perror("%s: cannot open imgcr's terminal", what);
+		if (fd >= 0 && fd_set_flags(fd, f->flags, what)) {
+			close(fd);
+			return -1;
+		}
 		return fd;
 	}
 	m = pair_master(r, f->tty_index, what);
 	if (m < 0 || f->tty_role == TTY_MASTER)
 		return m;
+	if (f->tty_role == TTY_DEVTTY) {
+		fd = open_devtty(m, fd_open_flags(f->flags), what);
+		if (fd >= 0 && fd_set_flags(fd, f->flags, what)) {
+			close(fd);
+			return -1;
+		}
+		return fd;
+	}
 	/* O_LARGEFILE as open() gave it (the kernel's value: glibc's is 0) */
 	fd = open_peer(m, (f->flags & (O_ACCMODE | KERNEL_O_LARGEFILE)) | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0) {

@@ -5,6 +5,9 @@
  *   --imgcr-cloexec=3,7,9	the fds the task had marked close-on-exec
  *				(exec itself closed the caller's)
  *   --imgcr-stop		restore the process stopped (SIGSTOP)
+ *   --imgcr-stop=SIG		stopped by SIG: SIGSTOP, SIGTSTP, SIGTTIN or
+ *				SIGTTOU (the signal its parent's waitpid()
+ *				reports; the caller checked that SIG stops it)
  *   --imgcr-keep=S-E,S-E	anonymous mappings the caller already holds at
  *				their place, shared copy-on-write with its
  *				parent: restore in place (img_inplace.c)
@@ -252,7 +255,17 @@ static int img_scan_args(struct img *img, bool only_status)
 			if (!img->cloexec)
 				ret = -ENOMEM;
 		} else if (!strcmp(arg, STOP_OPT)) {
-			img->stop = true;
+			img->stop_sig = SIGSTOP;
+		} else if (!strncmp(arg, STOP_OPT "=", strlen(STOP_OPT "="))) {
+			unsigned int sig;
+
+			if (kstrtouint(arg + strlen(STOP_OPT "="), 10, &sig) ||
+			    (sig != SIGSTOP && sig != SIGTSTP && sig != SIGTTIN && sig != SIGTTOU)) {
+				img_err(img, "bad %s: not a stop signal", arg);
+				ret = -EINVAL;
+				break;
+			}
+			img->stop_sig = sig;
 		} else if (!strcmp(arg, CREDS_OPT)) {
 			img->set_creds = true;
 		} else if (!strcmp(arg, IDS_OPT)) {

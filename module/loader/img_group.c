@@ -662,8 +662,12 @@ static bool group_needs_scratch(const struct img_group *g)
  * In the main thread's img_resume().  Returns 0 once every thread, signal
  * and timer is back; otherwise the group is being killed.
  *
- * @stop (the task was stopped when dumped): SIGSTOP the whole group before
- * any thread is let go.  The signal is process-wide (shared pending), and
+ * @stop_sig (the task was stopped when dumped, by that signal): send it to
+ * the whole group before any thread is let go.  SIGTSTP, SIGTTIN and
+ * SIGTTOU stop as SIGSTOP does when their action is the default, they are
+ * not blocked in every thread and the process group is not orphaned,
+ * which imgcr checked (as when they stopped it); then the group stop and
+ * the status its parent's waitpid() reports carry that signal.  The signal is process-wide (shared pending), and
  * every thread has TIF_SIGPENDING set before it leaves its task_work (the
  * main thread here, the others in img_thread_resume(), after g->ready), so
  * exit_to_user_mode_loop() goes through get_signal() before the first
@@ -673,7 +677,7 @@ static bool group_needs_scratch(const struct img_group *g)
  * SEND_SIG_PRIV (kill_pid's priv) is not ignored even by the init of a
  * PID namespace.
  */
-int img_group_run(struct img_group *g, bool stop)
+int img_group_run(struct img_group *g, int stop_sig)
 {
 	struct group_scratch __user *s = NULL;
 	unsigned long addr = 0;
@@ -724,8 +728,8 @@ int img_group_run(struct img_group *g, bool stop)
 		ret = enter_filters(g, 0);
 	if (!ret && g->has_creds)
 		ret = set_main_creds(g);
-	if (!ret && stop) {
-		ret = kill_pid(task_tgid(current), SIGSTOP, 1);
+	if (!ret && stop_sig) {
+		ret = kill_pid(task_tgid(current), stop_sig, 1);
 		if (ret)
 			group_err("cannot stop it again (%d)", ret);
 		WRITE_ONCE(g->stop, true);

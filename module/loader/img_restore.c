@@ -552,7 +552,7 @@ struct img_resume {
 	u64 ax;
 	const struct imgcr_thread *th;	/* in group: the main thread's */
 	sigset_t blocked;
-	bool stop;			/* SIGSTOP the group once it is whole */
+	int stop_sig;			/* stop the group by it once it is whole (0: not) */
 };
 
 /* rax, rseq and the mask: what exec would undo, so set on the way out. */
@@ -579,7 +579,7 @@ static void img_resume(struct callback_head *work)
 	 * all-blocked until they are all there.  On failure the group is
 	 * being killed and the mask does not matter.
 	 */
-	if (!img_group_run(r->group, r->stop))
+	if (!img_group_run(r->group, r->stop_sig))
 		sigprocmask(SIG_SETMASK, &r->blocked, NULL);
 	kfree(r);
 	module_put(THIS_MODULE);
@@ -725,7 +725,7 @@ int img_restore_task(struct img *img, struct img_group *group)
 
 	r->ax = ir[IMGCR_REG_RAX];
 	r->group = group;
-	r->stop = img->stop;
+	r->stop_sig = img->stop_sig;
 	r->th = img_group_main(group);
 	init_task_work(&r->work, img_resume);
 	__module_get(THIS_MODULE);	/* img_resume() is our code */

@@ -103,8 +103,8 @@ struct img {
 	struct imgcr_creds creds;	/* the main thread's, if has_creds */
 	bool has_creds;			/* every thread has NT_IMGCR_CREDS */
 	bool set_creds;			/* argv "--imgcr-creds": set them exactly */
+	int stop_sig;			/* argv "--imgcr-stop[=SIG]": restore it stopped by SIG (0: not) */
 	bool set_ids;			/* argv "--imgcr-ids": and the uids, gids */
-	bool stop;			/* argv "--imgcr-stop": restore it stopped */
 	char *cloexec;			/* argv "--imgcr-cloexec=": fds to mark */
 	struct img_keep *keep;		/* argv "--imgcr-keep=", sorted */
 	unsigned int nr_keep;		/* non-zero: restore in place */
@@ -238,7 +238,7 @@ void img_set_late_fields(u64 ax, const struct imgcr_thread *t);
  */
 struct img_group *img_group_prepare(struct img *img);
 const struct imgcr_thread *img_group_main(struct img_group *g);
-int img_group_run(struct img_group *g, bool stop);
+int img_group_run(struct img_group *g, int stop_sig);
 void img_group_put(struct img_group *g);
 int img_group_init(void);
 void img_group_exit(void);

@@ -5,8 +5,10 @@
 # sparse deleted s.dat (O_APPEND) and a 900 KiB deleted b.dat (mode 0640,
 # under the default 1 MiB ghost limit).  The dump saves three ghosts (the
 # sparse one stays sparse in the dump directory); before the restore a new
-# a.dat takes the old name, so that ghost comes back at a temporary name in
-# the same directory (the note says so) and the new a.dat is untouched.
+# a.dat takes the old name, so that ghost is made at a temporary name in
+# the same directory and unlinked under its own name (swapped with the new
+# a.dat; the note says so): its link is "a.dat (deleted)" again and the
+# new a.dat is untouched.
 # A restore that fails after making some ghosts (one ghost's content
 # removed) leaves none behind.  From outside: readlink still ends in
 # " (deleted)", fdinfo pos and flags are those of the dump, nothing is
@@ -64,6 +66,7 @@ main() {
 	[ "$(ls -A | grep -c -e ghost- -e '^s.dat$' -e '^b.dat$')" = 0 ] || fail "left after a failed restore: $(ls -A | tr '\n' ' ')"
 	for p in $pid $kid; do [ -z "$(state $p)" ] || fail "task $p running after the failed restore"; done
 	mv sdata d/ghost-$sg.data
+	ino_other=$(stat -c %i a.dat)
 	imgcr restore -D d > restore.out 2> restore.err &
 	rpid=$!
 	track $rpid
@@ -76,15 +79,16 @@ main() {
 	[ "$(fdi $kid $A pos)" = 1234 ] || fail "child's fd $A pos after '$(fdi $kid $A pos)'"
 	[ "$(readlink /proc/$pid/fd/$S)" = "$linkS" ] && [ "$(readlink /proc/$pid/fd/$B)" = "$linkB" ] ||
 		fail "links after: $(readlink /proc/$pid/fd/$S), $(readlink /proc/$pid/fd/$B)"
-	case "$(readlink /proc/$pid/fd/$A)" in
-	"$PWD/.imgcr-ghost-"*" (deleted)") ;;
-	*) fail "a.dat's ghost: '$(readlink /proc/$pid/fd/$A)'" ;;
-	esac
+	[ "$(readlink /proc/$pid/fd/$A)" = "$PWD/a.dat (deleted)" ] ||
+		fail "a.dat's ghost: '$(readlink /proc/$pid/fd/$A)'"
+	[ "$(readlink /proc/$pid/fd/$A2)" = "$PWD/a.dat (deleted)" ] ||
+		fail "a.dat's second description: '$(readlink /proc/$pid/fd/$A2)'"
 	[ "$(readlink /proc/$kid/fd/$A)" = "$(readlink /proc/$pid/fd/$A)" ] || fail "child's a.dat: $(readlink /proc/$kid/fd/$A)"
-	[ "$(cat a.dat)" = other ] || fail "the new a.dat was changed: $(cat a.dat)"
+	[ "$(cat a.dat)" = other ] && [ "$(stat -c %i a.dat)" = "$ino_other" ] ||
+		fail "the new a.dat was changed: $(cat a.dat), inode $(stat -c %i a.dat), was $ino_other"
 	[ "$(ls -A | grep -c -e ghost- -e '^s.dat$' -e '^b.dat$')" = 0 ] || fail "left in the directory: $(ls -A | tr '\n' ' ')"
 	grep -q "deleted file $PWD/s.dat recreated at its path" restore.err &&
-		grep -q "deleted file $PWD/a.dat recreated at the free name $PWD/.imgcr-ghost-" restore.err ||
+		grep -q "deleted file $PWD/a.dat recreated at the free name $PWD/.imgcr-ghost-.*, unlinked again under its own name" restore.err ||
 		fail "notes: $(cat restore.err | tr '\n' '|')"
 	touch restored
 	wait_exit $rpid 120

@@ -16,7 +16,8 @@
 # Sub-test tree_stopped-tstp: a job-control stop.  stopcount in its own
 # process group (not orphaned: its parent, the test's shell, is in another
 # group of the same session) is stopped by SIGTSTP (default action), dumped
-# and restored: every thread T from outside, no line for 1 s, its process
+# and restored (record "stopped PID 20": stopped by SIGTSTP again): every
+# thread T from outside, no line for 1 s, its process
 # group kept; SIGCONT continues it with the next SEQ (no gap, no repeat);
 # a SIGTSTP after the restore stops it again (job control still works) and
 # SIGCONT resumes it; its own check says "done ok".
@@ -69,7 +70,7 @@ dump_stopped() {
 	imgcr dump -t $pid -D d 2> d.err || fail "dump: $(cat d.err)"
 	wait_gone $pid 10 || fail "task survived the dump"
 	wait $pid 2>/dev/null
-	tree_fields d/tree | grep -q "^stopped $pid\$" || fail "no 'stopped $pid' record: $(grep -v '^file\|^fd' d/tree | tr '\n' '|')"
+	tree_fields d/tree | grep -q "^stopped $pid${1:+ $1}\$" || fail "no 'stopped $pid${1:+ $1}' record: $(grep -v '^file\|^fd' d/tree | tr '\n' '|')"
 }
 
 # restore_stopped: imgcr restore -D d; every thread comes back stopped
@@ -156,7 +157,7 @@ tstp_case() {
 	[ "$(stat_field $pid 3)" = $pid ] || fail "stopcount is not its own process group: pgid $(stat_field $pid 3)"
 	kill -TSTP $pid || fail "kill -TSTP"
 	wait_all_state T "after SIGTSTP (its group orphaned?)"
-	dump_stopped
+	dump_stopped 20	# SIGTSTP: restored stopped by it
 	restore_stopped
 	[ "$(stat_field $pid 3)" = $pid ] || fail "restored: pgid $(stat_field $pid 3), want its own $pid"
 	goes_on

@@ -3,13 +3,16 @@
 # the parent holds the master (packet mode, window 37x111), the child runs
 # on the slave as its controlling terminal (echo off, VINTR ^G), with data
 # queued both ways at dump ("out-before-dump\r\n" for the master to read,
-# "in-line-1\npartial" for the slave: a line and an unfinished one).
+# "in-line-1\nlit^V^Hz\neof-line^D^Dpartial" for the slave: a line, a line
+# with a literal ^H (its VERASE), a line ended by an end-of-file typed but
+# not read, an end-of-file alone, and an unfinished one; saved as typed).
 # From outside, before the dump and after the restore: the child's tty_nr
 # (/proc/PID/stat) is the slave of the parent's master (its fdinfo
 # tty-index), the child's fd 0 is that /dev/pts/N, the child's group is the
 # terminal's foreground group (tpgid), the slave's termios and window size
 # are the same.  The child also has /dev/tty open (fd 4): still its
-# terminal after the restore.  The tree holds the queued bytes (tty-N.data) and imgcr
+# terminal after the restore, and still /dev/tty (link, 5:0) from outside
+# and inside.  The tree holds the queued bytes (tty-N.data) and imgcr
 # show prints the pair.  The parent also holds a second master left locked
 # (TIOCSPTLCK 1, as /dev/ptmx gives it, no slave open): its tree record
 # says locked, and from outside its slave cannot be opened (EIO) before
@@ -45,6 +48,8 @@ outside() {
 	[ "$nr" = $((34816 + IDX)) ] || fail "$1: child tty_nr $nr, want $((34816 + IDX)) (/dev/pts/$IDX)"
 	[ "$(readlink /proc/$kid/fd/0)" = /dev/pts/$IDX ] ||
 		fail "$1: child fd 0 is $(readlink /proc/$kid/fd/0), want /dev/pts/$IDX"
+	[ "$(readlink /proc/$kid/fd/4)" = /dev/tty ] && [ "$(stat -L -c %t:%T /proc/$kid/fd/4)" = 5:0 ] ||
+		fail "$1: child fd 4 is $(readlink /proc/$kid/fd/4) ($(stat -L -c %t:%T /proc/$kid/fd/4)), want /dev/tty (5:0)"
 	[ "$(stat_field $kid 6)" = $kid ] || fail "$1: tpgid $(stat_field $kid 6), want the child's group $kid"
 	[ "$(stat_field $kid 4)" = $kid ] || fail "$1: child session $(stat_field $kid 4), want its own $kid"
 	info=$(ptypair info /dev/pts/$IDX)
@@ -90,13 +95,13 @@ restore_case() {
 	set -- $(tree_fields d/tree | grep "^tty $LIDX0 ")
 	[ "$6" = 1 ] || fail "locked pty $LIDX0: tty record $*: not locked (field 6)"
 	set -- $(tree_fields d/tree | grep "^tty $IDX0 ")
-	[ "$4 $5 $7 ${17} ${18}" = "$kid $kid 1 17 17" ] ||
-		fail "tty record: sid/fg/pkt/inlen/outlen '$4 $5 $7 ${17} ${18}', want '$kid $kid 1 17 17': $*"
-	printf 'in-line-1\npartialout-before-dump\r\n' > want.data
+	[ "$4 $5 $7 ${17} ${18}" = "$kid $kid 1 34 17" ] ||
+		fail "tty record: sid/fg/pkt/inlen/outlen '$4 $5 $7 ${17} ${18}', want '$kid $kid 1 34 17': $*"
+	printf 'in-line-1\nlit\026\010z\neof-line\004\004partialout-before-dump\r\n' > want.data
 	cmp -s want.data d/tty-$IDX0.data || fail "tty-$IDX0.data: $(od -c d/tty-$IDX0.data | head -3 | tr '\n' '|')"
 	imgcr show d > show.txt || fail "imgcr show DIR failed"
 	grep -q "pty $IDX0 (/dev/pts/$IDX0): session $kid foreground group $kid packet mode" show.txt &&
-		grep -q "window 37x111 .*17 bytes of input and 17 of output queued" show.txt &&
+		grep -q "window 37x111 .*34 bytes of input and 17 of output queued" show.txt &&
 		grep -q "fd 0: tty slave of pty $IDX0 /dev/pts/$IDX0" show.txt ||
 		fail "imgcr show DIR: $(grep -E 'pty|tty|window' show.txt | tr '\n' '|')"
 

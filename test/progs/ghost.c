@@ -10,7 +10,9 @@
  *                All unlinked.  Prints "fds A=.. A2=.. S=.. B=.. child=.."
  *                and "ready", then waits until the file "restored" appears
  *                and checks, printing ok/BAD:
- *                  every fd: st_nlink 0, the same data at the same offset
+ *                  every fd: st_nlink 0, the same data at the same offset,
+ *                  the same /proc/self/fd link ("DIR/a.dat (deleted)",
+ *                  even when another a.dat took the name meanwhile)
  *                  A and A2 one inode (fstat), their offsets kept
  *                  the child reads 10 bytes through A: the parent's offset
  *                  moves by 10 (one description)
@@ -25,6 +27,7 @@
  *   ghost dir    the same with the directory dd, removed.
  */
 #define _GNU_SOURCE
+#include <limits.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -68,6 +71,17 @@ static void expect_data(int fd, char c, long long off, int n, const char *what)
 	for (i = 0; ok && i < n; i++)
 		ok = buf[i] == pat(c, off + i);
 	check(ok, what, "read %zd bytes at %lld", got, off);
+}
+
+/* The /proc/self/fd link of @fd into @out (PATH_MAX). */
+static void fd_link(int fd, char *out)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, out, PATH_MAX - 1);
+	out[n > 0 ? n : 0] = 0;
 }
 
 static int big(long long kib, int hardlink)
@@ -133,9 +147,23 @@ int main(int argc, char **argv)
 		expect_data(a, 'a', 1234, 10, "child A");
 		return bad;
 	}
-	say("fds A=%d A2=%d S=%d B=%d child=%d\n", a, a2, s, b, kid);
-	say("ready\n");
-	wait_file("restored");
+	{
+		int fds[4] = { a, a2, s, b };
+		char links[4][PATH_MAX];
+
+		for (i = 0; i < 4; i++)
+			fd_link(fds[i], links[i]);
+		say("fds A=%d A2=%d S=%d B=%d child=%d\n", a, a2, s, b, kid);
+		say("ready\n");
+		wait_file("restored");
+		for (i = 0; i < 4; i++) {
+			char now[PATH_MAX];
+
+			fd_link(fds[i], now);
+			check(!strcmp(now, links[i]), "fd name", "fd %d: '%s', was '%s'", fds[i], now,
+			      links[i]);
+		}
+	}
 
 	waitpid(kid, &st, 0);
 	check(WIFEXITED(st) && !WEXITSTATUS(st), "child", "status 0x%x", st);

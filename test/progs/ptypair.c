@@ -5,7 +5,9 @@
  * echo off and sets VINTR ^G, VERASE ^H.  Before the dump, data is left
  * queued both ways: the child writes "out-before-dump\n" to the slave (the
  * master holds "out-before-dump\r\n") and the parent writes
- * "in-line-1\npartial" to the master (one line and an unfinished one).
+ * "in-line-1\nlit^V^Hz\neof-line^D^Dpartial" to the master (a line, a line
+ * with a literal ^H, its VERASE, a line ended by an end-of-file, an
+ * end-of-file alone, and an unfinished line).
  * The parent also holds a second master, left locked as /dev/ptmx gives it
  * (no unlockpt: TIOCSPTLCK 1), its slave opened by no one.
  * Both print their fds ("fds master=M child=K pts=PATH", "locked=L
@@ -19,7 +21,8 @@
  *   child   the slave is its controlling terminal (TIOCGSID, foreground
  *           group, ttyname), termios and window size as set; its fd 4,
  *           /dev/tty opened before the dump, is that terminal; reads exactly
- *           "in-line-1\n", then "partial-TAIL\n" (the unfinished line).
+ *           "in-line-1\n", "lit^Hz\n", "eof-line", nothing (end-of-file),
+ *           then "partial-TAIL\n" (the unfinished line).
  * "done ok" at the end.  ptypair info DEV prints DEV's "rows= cols= echo=
  * intr= erase=" (from outside).
  * ptypair lockedslave: one task holds a master and its slave, and locks the
@@ -37,6 +40,7 @@
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <termios.h>
 
@@ -118,9 +122,27 @@ static int child(int m)
 		check(dev && dev == (unsigned int)a.st_rdev, "child /dev/tty",
 		      "fd 4 is the terminal 0x%x, fd 0 0x%x", dev, (unsigned int)a.st_rdev);
 	}
+	{
+		char l[64] = "";
+		struct stat a;
+		ssize_t k = readlink("/proc/self/fd/4", l, sizeof(l) - 1);
+
+		l[k > 0 ? k : 0] = 0;
+		check(!fstat(4, &a) && a.st_rdev == makedev(5, 0) && !strcmp(l, "/dev/tty"),
+		      "child /dev/tty name", "fd 4 is '%s' rdev %u:%u, want /dev/tty 5:0", l,
+		      major(a.st_rdev), minor(a.st_rdev));
+	}
 	n = read(0, buf, sizeof(buf));
 	check(n == 10 && !memcmp(buf, "in-line-1\n", 10), "child input line 1", "'%s'",
 	      vis(buf, n));
+	n = read(0, buf, sizeof(buf));
+	check(n == 6 && !memcmp(buf, "lit\010z\n", 6), "child input literal ^H", "'%s'",
+	      vis(buf, n));
+	n = read(0, buf, sizeof(buf));
+	check(n == 8 && !memcmp(buf, "eof-line", 8), "child input line ended by EOF", "'%s'",
+	      vis(buf, n));
+	n = read(0, buf, sizeof(buf));
+	check(n == 0, "child input EOF alone", "read %zd, want 0", n);
 	n = read(0, buf, sizeof(buf));
 	check(n == 13 && !memcmp(buf, "partial-TAIL\n", 13), "child input line 2", "'%s'",
 	      vis(buf, n));
@@ -242,7 +264,7 @@ int main(int argc, char **argv)
 	if (kid == 0)
 		return child(m);
 	wait_file("child-ready");
-	if (write(m, "in-line-1\npartial", 17) != 17)
+	if (write(m, "in-line-1\nlit\026\010z\neof-line\004\004partial", 34) != 34)
 		return 1;
 	ml = posix_openpt(O_RDWR | O_NOCTTY);
 	if (ml < 0) {

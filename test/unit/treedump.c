@@ -14,6 +14,7 @@
  * same way.  It prints a kind's fields by name; keep the names when a
  * field moves (a golden file changes only when the model really does).
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,9 +62,15 @@ static void task(const struct tree_task *k)
 	printf(" oom=%d sched=%d,%d,%d,%d ioprio=%d", k->oom_score_adj, k->sched_policy,
 	       k->sched_reset, k->sched_prio, k->nice, k->ioprio);
 	str("affinity", k->affinity);
-	printf(" nnp=%d loginuid=%u cwd_deleted=%d zombie=%d exit_status=%d stopped=%d\n",
+	printf(" nnp=%d loginuid=%u cwd_deleted=%d zombie=%d exit_status=%d stopped=%d",
 	       k->no_new_privs, k->loginuid, k->cwd_deleted, k->zombie, k->exit_status,
-	       k->stopped);
+	       !!k->stopped);
+	/* only where they are not the defaults (SIGSTOP; none), as the tree file */
+	if (k->stopped && k->stopped != SIGSTOP)
+		printf(" stop_sig=%d", k->stopped);
+	if (k->has_zsig)
+		printf(" sig_ign=0x%llx sig_cgt=0x%llx", k->sig_ign, k->sig_cgt);
+	putchar('\n');
 	for (j = 0; j < k->nfds; j++)
 		printf("  fd fd=%d file=%d cloexec=%d\n", k->fds[j].fd, k->fds[j].file,
 		       k->fds[j].cloexec);
@@ -118,6 +125,8 @@ static void file(const struct tree_file *x)
 	default:
 		break;
 	}
+	if (x->own_pid || x->own_sig)
+		printf(" own_type=%d own_pid=%d own_sig=%d", x->own_type, x->own_pid, x->own_sig);
 	putchar('\n');
 }
 
