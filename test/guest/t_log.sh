@@ -107,6 +107,8 @@ T=log-progress
 	IMGCR_PROGRESS_AFTER_MS=0 imgcr dump -R -t $hpid -D ck6a > d6a.out 2>&1 ||
 		fail "dump -R: $(cat d6a.out)"
 	grep -q 'MiB/s' d6a.out && fail "a progress line on a file: $(head -c 200 d6a.out)"
+	grep -q ' /dev/pts devpts ' /proc/mounts || { mkdir -p /dev/pts && mount -t devpts devpts /dev/pts; } ||
+		fail "cannot mount devpts"
 	mkfifo pin
 	IMGCR_PROGRESS_AFTER_MS=0 ptyrun pout pin imgcr dump -t $hpid -D ck6 > pr.txt 2>&1 ||
 		fail "dump on a terminal: $(cat pr.txt pout 2>/dev/null | tr '\r\n' '||' | head -c 300)"
