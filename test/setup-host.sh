@@ -37,6 +37,18 @@ if [ -n "$need" ]; then
 	apt-get update -q
 	apt-get install -y -q --no-install-recommends $need
 fi
+# Debian's daemons that t_daemon_user runs in the guests as their own users
+# (lib-host.sh add_daemons unpacks them): downloaded, never installed here.
+dl=""
+for p in redis-server redis-tools memcached libjemalloc2 liblzf1; do
+	ls /var/cache/apt/archives/${p}_*_amd64.deb >/dev/null 2>&1 || dl="$dl $p"
+done
+if [ -n "$dl" ]; then
+	(cd /var/cache/apt/archives && apt-get download -q $dl) >/dev/null 2>&1 ||
+		{ apt-get update -q >/dev/null 2>&1
+		  (cd /var/cache/apt/archives && apt-get download -q $dl) >/dev/null 2>&1; } ||
+		say "could not download$dl: t_daemon_user will skip redis and memcached"
+fi
 
 # snapshot_deb PKG VERSION DIR: PKG_VERSION from snapshot.debian.org (for a
 # pinned version the mirror no longer has).
