@@ -170,6 +170,23 @@ add_daemons() {
 	rm -rf "$root$x"	# copy_elf's copies of the packages' libraries at the unpacked path
 }
 
+# add_runc ROOT: Debian's runc (t_criu_runc) from apt's cache (setup-host.sh
+# downloads it; its libseccomp2 is the host's), as /usr/sbin/runc.
+# Skipped, with a note, if the package is missing: the test then reports
+# runc as skipped.
+add_runc() {
+	local root=$1 x=$BUILD/runc d
+	rm -rf "$x"
+	mkdir -p "$x"
+	d=$(ls /var/cache/apt/archives/runc_*_amd64.deb 2>/dev/null | tail -n 1)
+	if [ -z "$d" ]; then
+		warn "no runc package in /var/cache/apt/archives: the runc tests skip"
+		return 0
+	fi
+	dpkg -x "$d" "$x" || die "cannot unpack $d"
+	copy_elf "$root" "$x/usr/sbin/runc" /usr/sbin/runc
+}
+
 # add_python ROOT: Debian's python3 (t_python) as /usr/bin/python3, with its
 # libraries and its standard library minus tests, GUIs, the static
 # libpython and other things the guest never imports.
@@ -332,8 +349,10 @@ make_initrd() {
 	# connections (sk-tcp.c runs nft): in load order, uncompressed for
 	# busybox insmod (a module built into the kernel is simply absent).
 	mkdir -p "$root/imgcr/mod/net"
+	# veth, llc, stp and bridge: the network of the container tests.
 	for a in net/unix/unix_diag net/ipv4/inet_diag net/ipv4/tcp_diag net/ipv4/udp_diag \
-		 crypto/crc32c_generic lib/libcrc32c net/netfilter/nfnetlink net/netfilter/nf_tables; do
+		 crypto/crc32c_generic lib/libcrc32c net/netfilter/nfnetlink net/netfilter/nf_tables \
+		 drivers/net/veth net/llc/llc net/802/stp net/bridge/bridge; do
 		if [ -f "$CACHE/$k/modules/kernel/$a.ko" ]; then
 			cp "$CACHE/$k/modules/kernel/$a.ko" "$root/imgcr/mod/net/"
 		elif [ -f "$CACHE/$k/modules/kernel/$a.ko.xz" ]; then
@@ -343,6 +362,13 @@ make_initrd() {
 	# nft (Debian's nftables) for that lock
 	[ -x /usr/sbin/nft ] || die "no /usr/sbin/nft (setup-host.sh installs nftables)"
 	copy_elf "$root" /usr/sbin/nft /usr/sbin/nft
+	# util-linux's unshare/nsenter/ipcmk/ipcs (busybox's lack --cgroup,
+	# --time, IPC) and iproute2's ip (veth, netns): the container tests
+	for a in /usr/bin/unshare /usr/bin/nsenter /usr/bin/ipcmk /usr/bin/ipcs /usr/sbin/ip; do
+		[ -x "$a" ] || die "no $a (setup-host.sh installs util-linux and iproute2)"
+		copy_elf "$root" "$a" "/usr/sbin/${a##*/}"
+	done
+	add_runc "$root"
 	printf 'root:x:0:0:root:/root:/bin/sh\nuser:x:1000:1000:user:/tmp:/bin/sh\n' > "$root/etc/passwd"
 	printf 'root:x:0:\nuser:x:1000:\n' > "$root/etc/group"
 	(cd "$root" && find . | cpio -o -H newc --quiet) | gzip -1 > "$out"

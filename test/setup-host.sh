@@ -30,7 +30,8 @@ die() { printf 'setup-host: ERROR: %s\n' "$*" >&2; exit 1; }
 need=""
 for p in qemu-system-x86 busybox-static dkms cpio build-essential gcc-12 gdb binutils python3 \
 	 kmod libelf-dev libssl3 pahole bc flex bison xz-utils debootstrap wget ca-certificates \
-	 debhelper dh-dkms lintian man-db nftables; do
+	 debhelper dh-dkms lintian man-db nftables util-linux iproute2 libseccomp2 \
+	 protobuf-c-compiler libprotobuf-c-dev; do
 	dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"
 done
 if [ -n "$need" ]; then
@@ -38,16 +39,17 @@ if [ -n "$need" ]; then
 	apt-get install -y -q --no-install-recommends $need
 fi
 # Debian's daemons that t_daemon_user runs in the guests as their own users
-# (lib-host.sh add_daemons unpacks them): downloaded, never installed here.
+# (lib-host.sh add_daemons unpacks them) and runc (the runtime tests,
+# add_runc): downloaded, never installed here.
 dl=""
-for p in redis-server redis-tools memcached libjemalloc2 liblzf1; do
+for p in redis-server redis-tools memcached libjemalloc2 liblzf1 runc; do
 	ls /var/cache/apt/archives/${p}_*_amd64.deb >/dev/null 2>&1 || dl="$dl $p"
 done
 if [ -n "$dl" ]; then
 	(cd /var/cache/apt/archives && apt-get download -q $dl) >/dev/null 2>&1 ||
 		{ apt-get update -q >/dev/null 2>&1
 		  (cd /var/cache/apt/archives && apt-get download -q $dl) >/dev/null 2>&1; } ||
-		say "could not download$dl: t_daemon_user will skip redis and memcached"
+		say "could not download$dl: t_daemon_user and the runc tests will skip them"
 fi
 
 # snapshot_deb PKG VERSION DIR: PKG_VERSION from snapshot.debian.org (for a

@@ -171,6 +171,7 @@
 #include "tty.h"
 #include "log.h"
 #include "record.h"
+#include "ns.h"
 #include "tree.h"
 
 const char *const tree_kind_names[TK_NR] = {
@@ -272,6 +273,7 @@ void tree_free(struct tree *t)
 {
 	int i, j;
 
+	ns_tree_free(t);
 	for (i = 0; i < t->ntasks; i++) {
 		free(t->tasks[i].groups);
 		free(t->tasks[i].cwd);
@@ -729,7 +731,8 @@ static const struct tree_record fd_records[] = {
  * Adding a record: its owner's table and an entry here.
  */
 static const struct tree_record *const record_tables[] = {
-	tree_records, attrs_records, ghost_records, file_records, reg_records, fd_records,
+	tree_records, ns_records, ipc_records, mnt_records, net_records, cgroup_records,
+	attrs_records, ghost_records, file_records, reg_records, fd_records,
 	sk_records, pipe_records, tty_records, epoll_records, inotify_records, locks_records,
 };
 #define NTABLES (sizeof(record_tables) / sizeof(record_tables[0]))

@@ -163,6 +163,7 @@ struct tree {
 	struct tree_ghost *ghosts;
 	struct tree_lock *locks;
 	struct tree_sk *sks;
+	struct ns_tree *ns;	/* namespaces of its own (ns.h), NULL if none */
 };
 
 #define TREE_PID_MAX	(1 << 22)	/* the kernel's PID_MAX_LIMIT on 64-bit */

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The contents of a file system (a container's tmpfs mounts) as one image
+ * file: every entry's type, mode, owner, times, xattrs, data (sparse stays
+ * sparse), symlink target, device number and hard links.
+ */
+#ifndef IMGCR_FSIMG_H
+#define IMGCR_FSIMG_H
+
+#include <stdint.h>
+
+struct fsimg_stats {
+	uint64_t entries, bytes;
+};
+
+/*
+ * The tree under @rootfd (a detached clone of exactly one mount) into
+ * @imgfd: 0, or -1 (printed, naming the path).
+ */
+int fsimg_dump(int rootfd, int imgfd, struct fsimg_stats *st);
+/* The image @imgfd into the empty directory @rootfd: 0, or -1 (printed). */
+int fsimg_restore(int rootfd, int imgfd);
+
+#endif

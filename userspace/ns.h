@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Namespaces of a tree (issue 23, containers): one table of kinds, one set
+ * of operations per kind, each kind in its own file (ns.c: the table, pid,
+ * UTS, time, user; ipc.c; mount.c; net.c; cgroup.c).
+ *
+ * A kind is "own" when the root task's namespace of that kind differs from
+ * imgcr's (dumped, recreated at restore), "external" when the user names it
+ * (--external KIND[INODE]:KEY: not dumped, joined at restore).  A tree
+ * without namespaces of its own has neither, and dump and restore do what
+ * they did before containers.
+ *
+ * The restore with namespaces makes an "ns-root" (as CRIU's root task):
+ * imgcr stays in the host namespaces, clones the ns-root into new ones,
+ * runs each kind's outside() (uid maps, veth peers, cgroups), then the
+ * ns-root runs each inside() in enum order (mnt last), opens the files and
+ * becomes the tree's root task (pid 1 of its pid namespace); late() runs
+ * in imgcr once every task is ready, before they go on.
+ */
+#ifndef IMGCR_NS_H
+#define IMGCR_NS_H
+
+#include <sys/types.h>
+
+struct tree;
+
+enum ns_kind { NS_USER, NS_PID, NS_UTS, NS_IPC, NS_NET, NS_CGROUP, NS_TIME, NS_MNT, NS_N };
+
+#define NS_BIT(k)	(1u << (k))
+
+/* What a dump and a restore share with the kinds. */
+struct ns_ctx {
+	struct tree *t;
+	int dirfd;		/* DIR, opened before any setns/pivot: images are openat()ed */
+	int hostproc;		/* imgcr's /proc (host pids), an O_PATH/O_DIRECTORY fd */
+	pid_t root;		/* dump: host pid of the root; restore: host pid of the ns-root */
+	unsigned int own, ext;	/* NS_BIT()s: kinds the tree has of its own / external */
+	const char *const *external;	/* --external KEY:VALUE, NULL-terminated */
+};
+
+/* One kind; a NULL member has nothing to do at that point. */
+struct ns_ops {
+	const char *name;	/* as in /proc/PID/ns/NAME */
+	int clone_flag;		/* CLONE_NEW*; the ns-root is cloned with it, except
+				 * cgroup and time: 0, the ns-root unshares them */
+	int (*dump)(struct ns_ctx *c);		/* imgcr, host ns, tree frozen, before the images */
+	int (*outside)(struct ns_ctx *c);	/* restore: imgcr, the ns-root made and waiting */
+	int (*inside)(struct ns_ctx *c);	/* restore: in the ns-root, in enum order */
+	int (*late)(struct ns_ctx *c);		/* restore: imgcr, every task ready, before "go" */
+	void (*cleanup)(struct ns_ctx *c);	/* restore failed: undo outside() */
+	void (*free)(struct tree *t);		/* the kind's data in t->ns (tree_free) */
+};
+
+/* The state of one tree's namespaces, in struct tree (t->ns, NULL if none). */
+struct ns_tree {
+	unsigned int own, ext;
+	unsigned long long ino[NS_N];	/* at dump, of the root task (own kinds) */
+	void *data[NS_N];		/* each kind's own records (its file's struct) */
+};
+
+extern const struct ns_ops ns_user_ops, ns_pid_ops, ns_uts_ops, ns_ipc_ops, ns_net_ops,
+	ns_cgroup_ops, ns_time_ops, ns_mnt_ops;
+/* indexed by enum ns_kind */
+extern const struct ns_ops *const ns_kinds[NS_N];
+
+/* t->ns, allocated on first use (exits if out of memory). */
+struct ns_tree *ns_tree_get(struct tree *t);
+/* Every kind's free(), then t->ns (tree_free). */
+void ns_tree_free(struct tree *t);
+
+/*
+ * Run @fn(@arg) in a child that joined @pid's namespaces of @kinds
+ * (NS_BIT()s; the user namespace first, mnt last): its return value is
+ * fn's (0 or -1), -1 if a namespace could not be joined (printed).
+ */
+int ns_run_in(pid_t pid, unsigned int kinds, int (*fn)(void *arg), void *arg);
+
+#endif
