@@ -31,6 +31,12 @@
 #                 SIGSYS): the seccomp file is written, every thread ticks
 #                 "ok" again (inside) and Seccomp/Seccomp_filters of every
 #                 thread are as before (outside)
+#   restore-partial  the same for `seccomp partial`: filters only some
+#                 threads share (main F G H, A F, B F G with G main's, C F,
+#                 made by A after B): Seccomp_filters of every thread as
+#                 before (3 1 2 1), and after the restore a TSYNC filter
+#                 by main still succeeds (it fails if B's G is not main's)
+#                 and gives every thread main's chain (4 filters each)
 #   dump-listener imgcr dump of a task with a user-notification filter is
 #                 refused with a message naming pid, thread (or the
 #                 listener's fd: the listener is not restored) and seccomp,
@@ -125,6 +131,18 @@ sub_restore_tsync() {
 	# the new filter: one more on every thread
 	n=$(sc_all | tr ' ' '\n' | sed -n 's/.*:2:\([0-9]*\)$/\1/p' | sort -u)
 	[ "$n" = 2 ] || fail "filters after TSYNC: $(sc_all)"
+	pass "$BEFORE, TSYNC after the restore ok"
+}
+
+sub_restore_partial() {
+	sub_restore partial
+	counts=$(sc_all | tr ' ' '\n' | sed -n 's/.*:2:\([0-9]*\)$/\1/p' | sort | tr '\n' ' ')
+	[ "$counts" = "1 1 2 3 " ] || fail "filter counts before: $BEFORE"
+	kill -USR2 $PID
+	wait_line out '^tsync ' 10 || fail "no answer to the TSYNC request"
+	grep -q '^tsync ok$' out || fail "a TSYNC filter after the restore: $(grep '^tsync' out) (thread chains no longer shared: $(sc_all))"
+	n=$(sc_all | tr ' ' '\n' | sed -n 's/.*:2:\([0-9]*\)$/\1/p' | sort -u)
+	[ "$n" = 4 ] || fail "filters after TSYNC: $(sc_all)"
 	pass "$BEFORE, TSYNC after the restore ok"
 }
 
@@ -385,7 +403,7 @@ sub_strict_tree() {
 sub_plain_filter() { sub_plain filter; }
 sub_plain_tsync() { sub_plain tsync 3; }
 
-for s in strict_plain strict_caller version3 strict_tree strict_thread restore_filter restore_tsync restore_perthread \
+for s in strict_plain strict_caller version3 strict_tree strict_thread restore_filter restore_tsync restore_perthread restore_partial \
 	restore_child restore_childown restore_noexec restore_killer dump_listener dump_user plain_filter plain_tsync \
 	plain_file rights hostile_trunc hostile_trailing hostile_huge hostile_len hostile_flags hostile_opcode \
 	hostile_jump hostile_notify hostile_tid; do
