@@ -31,6 +31,8 @@
 #                 SIGSYS): the seccomp file is written, every thread ticks
 #                 "ok" again (inside) and Seccomp/Seccomp_filters of every
 #                 thread are as before (outside)
+#                 (and `imgcr show` of the dump, text and --json, and of
+#                 the seccomp file, lists every thread with that count)
 #   restore-partial  the same for `seccomp partial`: filters only some
 #                 threads share (main F G H, A F, B F G with G main's, C F,
 #                 made by A after B): Seccomp_filters of every thread as
@@ -90,6 +92,7 @@ start() {
 	KIDS=$(cat /proc/$PID/task/*/children)
 	for k in $KIDS; do track $k; done
 	BEFORE="$(sc_all)"
+	MAINST="$(sc_state $PID)"
 	case "$BEFORE" in *:2:*) ;; *) fail "not under a filter: $BEFORE" ;; esac
 }
 
@@ -105,12 +108,35 @@ still_ok() {
 		fail "seccomp state changed: '$BEFORE' -> '$(sc_all)'"
 }
 
+# show_ok: `imgcr show d` (and --json, and of the seccomp file itself)
+# lists each thread of $PID with its filter count as /proc showed it
+show_ok() {
+	imgcr show d > show.out 2>&1 || fail "imgcr show d: $(tail -n2 show.out)"
+	grep -q "^  seccomp filters (seccomp-$PID.img):" show.out ||
+		fail "imgcr show prints no seccomp filters: $(grep -A3 "^task $PID" show.out | tr '\n' '|')"
+	imgcr show d/seccomp-$PID.img > showf.out 2>&1 || fail "imgcr show of the seccomp file: $(cat showf.out)"
+	imgcr show --json d > showj.out 2>&1 || fail "imgcr show --json d: $(tail -n2 showj.out)"
+	for e in $MAINST; do
+		tid=${e%%:*}
+		n=${e##*:}
+		w="filters"
+		[ "$n" = 1 ] && w=filter
+		grep -qE "^    thread $tid( \(main\))?: $n $w" show.out ||
+			fail "imgcr show: thread $tid not shown with $n filters: $(grep "thread $tid" show.out)"
+		grep -qE "^    thread $tid( \(main\))?: $n $w" showf.out ||
+			fail "imgcr show FILE: thread $tid not shown with $n filters"
+		grep -q "{\"tid\":$tid,\"shared_with_main\":[0-9]*,\"filters\":\[" showj.out ||
+			fail "imgcr show --json: thread $tid not in the seccomp list"
+	done
+}
+
 # restore MODE [ARGS]: imgcr dump (the tree is gone) + restore --detach:
 # every thread ticks ok again, the seccomp state of every thread as before
 sub_restore() {
 	start "$@"
 	imgcr dump -t $PID -D d > dump.out 2> dump.err || fail "dump: $(cat dump.err)"
 	[ -s d/seccomp-$PID.img ] || fail "no seccomp file d/seccomp-$PID.img: $(ls d)"
+	show_ok
 	for p in $PID $KIDS; do wait_gone $p 10 || fail "task $p survived the dump"; done
 	imgcr restore -D d --detach > restore.out 2> restore.err ||
 		fail "restore --detach: $(cat restore.err)"
