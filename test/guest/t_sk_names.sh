@@ -9,8 +9,9 @@
 # with TCP_MAXSEG 1400 and 9000, and one with loopback's own segment sizes
 # (above 32755: restored as 32755, docs/sockets.md).  Dumped and restored twice: the program checks
 # that getsockname/getpeername of every unix socket (the accepted ones
-# carry their listener's name, the clients their peer's), the uid and gid
-# of their SO_PEERCRED (the restorer makes each connection under them), IPV6_V6ONLY (0) and TCP_MAXSEG of
+# carry their listener's name, the clients their peer's), the pid, uid and
+# gid of their SO_PEERCRED (the restorer makes each connection under the
+# uid and gid, in a process of the pid), IPV6_V6ONLY (0) and TCP_MAXSEG of
 # every TCP socket (the segment size in use), SO_REUSEADDR of the TCP
 # sockets (an accepted one inherits its listener's) and SO_BUF_LOCK (1 and 2
 # after the FORCE sizes, 0 on a TCP connection and a unix pair holding
@@ -34,7 +35,8 @@ grep -q "^round 0 ok 54 fail 0" out.txt || fail "before the dump: $(grep -E 'FAI
 # the values that make the checks mean something: an accepted socket's
 # SO_REUSEADDR inherited (1), the FORCE sizes' SO_BUF_LOCK (1, 2), and 0 on
 # the sockets holding unread data, whose sizes the restore forces
-for v in "s4.reuse 1" "sl.reuse 1" "t4.reuse 0" "t4.buflock 1" "s4.buflock 2" "tq.buflock 0" \
+for v in "sp0.cred pid self uid 1000 gid 1000" "c3.cred pid self uid 1000 gid 1000" \
+	"a3.cred pid self uid 2000 gid 2000" "s4.reuse 1" "sl.reuse 1" "t4.reuse 0" "t4.buflock 1" "s4.buflock 2" "tq.buflock 0" \
 	"sq.buflock 0" "q0.buflock 0" "q1.buflock 0"; do
 	grep -q "^OK $v\$" out.txt || fail "before the dump: want $v: $(grep "^[A-Z]* ${v% *} " out.txt | head -n1)"
 done

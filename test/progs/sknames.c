@@ -17,7 +17,8 @@
  *     tl  TCP 127.0.0.1:PORT+2, sl accepted: loopback's own segment sizes
  *         (above 32755 they come back as 32755, which is checked).
  *   Records getsockname and getpeername of the unix sockets, the uid and
- *   gid of SO_PEERCRED (not the pid: README), TCP_MAXSEG of the TCP ones
+ *   gid of SO_PEERCRED and whether its pid is this process's (every
+ *   connection here is made by it), TCP_MAXSEG of the TCP ones
  *   and IPV6_V6ONLY of the IPv6 ones (0: not bound to ::1 by the program),
  *   SO_SNDBUF of t4 and SO_RCVBUF of s4 (set with SO_SNDBUFFORCE 1000000,
  *   SO_RCVBUFFORCE 700000: above twice net.core.wmem_max/rmem_max),
@@ -86,7 +87,8 @@ static void value(const struct chk *c, char *buf, size_t size)
 		if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &u, &l))
 			snprintf(buf, size, "error %s", strerror(errno));
 		else
-			snprintf(buf, size, "uid %u gid %u", u.uid, u.gid);
+			snprintf(buf, size, "pid %s uid %u gid %u",
+				 u.pid == getpid() ? "self" : "other", u.uid, u.gid);
 		return;
 	}
 	if (c->kind == 2 || c->kind >= 4) {
