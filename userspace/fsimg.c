@@ -107,6 +107,9 @@ static int fs_unescape(char *in)
 	return 0;
 }
 
+static int fs_dump(int rootfd, int imgfd, struct fsimg_stats *st);
+static int fs_restore(int rootfd, int imgfd);
+
 /* ---- dump ---- */
 
 struct fs_link {
@@ -135,10 +138,19 @@ static void put_head(struct fs_dump *d, char type, const char *path, const struc
 /* The extended attributes of @name in @dirfd (not following it). */
 static int dump_xattrs(struct fs_dump *d, int dirfd, const char *name, const char *path)
 {
-	char p[64 + FSIMG_PATH_MAX], *list, *n;
+	const char *p = name;
+	char *list, *n;
 	ssize_t len, vlen, i;
 
-	snprintf(p, sizeof(p), "/proc/self/fd/%d/%s", dirfd, name);
+	/*
+	 * l*xattr() relative to the directory: no call takes a directory fd,
+	 * O_PATH fds have no xattr calls, and /proc/self may be another PID
+	 * namespace's (the dump runs in the tree's mount namespace).
+	 */
+	if (fchdir(dirfd)) {
+		pr_perror("%s: cannot enter its directory", path);
+		return -1;
+	}
 	len = llistxattr(p, NULL, 0);
 	if (len < 0 && (errno == ENOTSUP || errno == ENODATA))
 		return 0;
@@ -393,7 +405,46 @@ static int dump_dir(struct fs_dump *d, int dirfd, const char *dpath)
 	return ret;
 }
 
+/* The working directory, kept across the fchdir()s of the xattr calls. */
+static int cwd_save(void)
+{
+	int fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		pr_perror("cannot keep the working directory");
+	return fd;
+}
+
+static void cwd_back(int fd)
+{
+	if (fchdir(fd))
+		pr_pwarn("cannot go back to the working directory");
+	close(fd);
+}
+
 int fsimg_dump(int rootfd, int imgfd, struct fsimg_stats *st)
+{
+	int cwd = cwd_save(), ret;
+
+	if (cwd < 0)
+		return -1;
+	ret = fs_dump(rootfd, imgfd, st);
+	cwd_back(cwd);
+	return ret;
+}
+
+int fsimg_restore(int rootfd, int imgfd)
+{
+	int cwd = cwd_save(), ret;
+
+	if (cwd < 0)
+		return -1;
+	ret = fs_restore(rootfd, imgfd);
+	cwd_back(cwd);
+	return ret;
+}
+
+static int fs_dump(int rootfd, int imgfd, struct fsimg_stats *st)
 {
 	struct fs_dump d = { .st = st };
 	struct stat s;
@@ -644,16 +695,21 @@ static int rest_entry(struct fs_rest *r, char *line)
 		goto out;
 	}
 	if (type == 'x') {
-		char p[64 + FSIMG_PATH_MAX];
 		size_t vlen;
 
 		if (n != 4 || fs_unescape(f[2]) || !*f[2] || hexval(f[3], r->buf, &vlen))
 			goto bad;
-		pfd = open_parent(r, path, &name);
+		pfd = strcmp(path, ".") ? open_parent(r, path, &name) : dup(r->rootfd);
 		if (pfd < 0)
 			return -1;
-		snprintf(p, sizeof(p), "/proc/self/fd/%d/%s", pfd, strcmp(path, ".") ? name : "");
-		if (lsetxattr(p, f[2], r->buf, vlen, 0)) {
+		if (!strcmp(path, "."))
+			name = ".";
+		/* relative to the directory, as dump_xattrs() reads them */
+		if (fchdir(pfd)) {
+			pr_perror("%s: cannot enter its directory", path);
+			goto out;
+		}
+		if (lsetxattr(name, f[2], r->buf, vlen, 0)) {
 			pr_perror("%s: cannot set its extended attribute %s", path, f[2]);
 			goto out;
 		}
@@ -758,7 +814,7 @@ out:
 	return ret;
 }
 
-int fsimg_restore(int rootfd, int imgfd)
+static int fs_restore(int rootfd, int imgfd)
 {
 	struct fs_rest r = { .rootfd = rootfd };
 	char *line;
@@ -806,11 +862,8 @@ int fsimg_restore(int rootfd, int imgfd)
 		int pfd;
 
 		if (!strcmp(r.dirs[i].path, ".")) {
-			char p[64];
-
 			/* @rootfd may be O_PATH: futimens() refuses those */
-			snprintf(p, sizeof(p), "/proc/self/fd/%d", rootfd);
-			if (utimensat(AT_FDCWD, p, r.dirs[i].t, 0)) {
+			if (utimensat(rootfd, ".", r.dirs[i].t, 0)) {
 				pr_perror("the file system's root: cannot set its times");
 				goto out;
 			}
