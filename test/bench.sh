@@ -1,7 +1,7 @@
 #!/bin/bash
 # test/bench.sh -- imgcr and CRIU side by side in the same guest.
 # Run as root: test/bench.sh [--kernel K] [--sizes "16 64 256"] [--reps N]
-#                                 [--threads N]
+#                                 [--threads N] [--no-live]
 #
 # For each heap size (MiB) a static program fills its heap with
 # pseudo-random data and is checkpointed and restored N times (default 3)
@@ -20,6 +20,10 @@
 # condition variable), stopped all before imgcr's dump; the restore counts
 # until every thread sleeps again, and the check also wants every thread
 # back with its TID.  The table then has a threads column.
+# --no-live: leave out the imgcr dump (tool) runs of the writer (plain and
+# --live), the slowest part.  imgcr-open/-ioctl/-close: the parts of
+# imgcr's dump (open() pins the pages, the ioctl writes them, close()
+# unpins).
 # Results: build/bench-<kernel>.txt.
 set -uo pipefail
 . "$(dirname "$0")/lib-host.sh"
@@ -28,13 +32,15 @@ K=6.12.118+deb12-amd64
 SIZES="16 64 256"
 REPS=3
 THREADS=""
+NOLIVE=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) K=${2:?--kernel needs a value}; shift 2 ;;
 	--sizes) SIZES=${2:?--sizes needs a value}; shift 2 ;;
 	--reps) REPS=${2:?--reps needs a value}; shift 2 ;;
 	--threads) THREADS=${2:?--threads needs a value}; shift 2 ;;
-	-h | --help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--no-live) NOLIVE=" imgcr.nolive"; shift ;;
+	-h | --help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown option $1 (see --help)" ;;
 	esac
 done
@@ -84,7 +90,7 @@ total=0
 for m in $SIZES; do total=$((total + m)); done
 GUEST_TIMEOUT=${IMGCR_GUEST_TIMEOUT:-$((1200 + total * REPS))}
 say "booting the $K guest ($GUEST_MEM_MIB MiB); console log: $LOGS/$K/console.log"
-boot_guest "$K" "$BUILD/initrd-$K.cpio.gz" "$LOGS/$K" "imgcr.mode=bench imgcr.sizes=$(echo "$SIZES" | tr ' ' ,) imgcr.reps=$REPS${THREADS:+ imgcr.threads=$THREADS}"
+boot_guest "$K" "$BUILD/initrd-$K.cpio.gz" "$LOGS/$K" "imgcr.mode=bench imgcr.sizes=$(echo "$SIZES" | tr ' ' ,) imgcr.reps=$REPS${THREADS:+ imgcr.threads=$THREADS}$NOLIVE"
 out=$BUILD/bench-$K.txt
 {
 	echo "# test/bench.sh --kernel $K --sizes \"$SIZES\" --reps $REPS${THREADS:+ --threads $THREADS}   ($(date -u +%F))"
