@@ -10,7 +10,9 @@
 # + executing the image, and with "criu dump" + "criu restore".  Two more
 # rows: "imgcr-cat", the same dump by "cat /proc/PID/dump > img" (read() +
 # write()), and "write", the bandwidth floor: the image's bytes written
-# from memory (tmpfs) to a file of the same filesystem by cat.  Every restored process must verify
+# from memory (tmpfs) to a file of the same filesystem by cat; "fill",
+# the restore's floor: fresh anonymous memory of the image's size with
+# the image's bytes read into it (test/progs/fillfloor.c).  Every restored process must verify
 # its heap.  Times are wall-clock milliseconds inside one QEMU/TCG guest
 # (emulated CPU: compare the two, not the absolute numbers); the table gives
 # the median of the N runs and every run.  imgcr's restore time runs from
@@ -40,7 +42,7 @@ while [ $# -gt 0 ]; do
 	--reps) REPS=${2:?--reps needs a value}; shift 2 ;;
 	--threads) THREADS=${2:?--threads needs a value}; shift 2 ;;
 	--no-live) NOLIVE=" imgcr.nolive"; shift ;;
-	-h | --help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown option $1 (see --help)" ;;
 	esac
 done
@@ -126,17 +128,18 @@ cat "$out"
 		if (!($1 in seen)) { seen[$1] = 1; order[++n] = $1 } }
 	function ratio(a, b) { return b > 0 ? sprintf("%.2fx", a / b) : "-" }
 	END {
-		print "| heap | imgcr dump | CRIU dump | dump ratio | imgcr restore | CRIU restore | restore ratio | freeze imgcr / CRIU | image imgcr / CRIU | restored peak RSS imgcr / CRIU | dump / write | imgcr dump of a writer: plain / --live (frozen) |"
-		print "|---|---|---|---|---|---|---|---|---|---|---|---|"
+		print "| heap | imgcr dump | CRIU dump | dump ratio | imgcr restore | CRIU restore | restore ratio | freeze imgcr / CRIU | image imgcr / CRIU | restored peak RSS imgcr / CRIU | dump / write | restore / fill | imgcr dump of a writer: plain / --live (frozen) |"
+		print "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 		for (i = 1; i <= n; i++) {
 			m = order[i]
-			printf "| %s MiB | %s ms | %s ms | %s | %s ms | %s ms | %s | %s / %s ms | %.1f / %.1f MiB | %.1f / %.1f MiB | %s | %s / %s ms (%s / %s ms) |\n",
+			printf "| %s MiB | %s ms | %s ms | %s | %s ms | %s ms | %s | %s / %s ms | %.1f / %.1f MiB | %.1f / %.1f MiB | %s | %s | %s / %s ms (%s / %s ms) |\n",
 				m, d[m, "imgcr"], d[m, "criu"], ratio(d[m, "criu"], d[m, "imgcr"]),
 				r[m, "imgcr"], r[m, "criu"], ratio(r[m, "criu"], r[m, "imgcr"]),
 				d[m, "imgcr-freeze"], d[m, "criu-freeze"],
 				k[m, "imgcr"] / 1024, k[m, "criu"] / 1024,
 				k[m, "imgcr-rss"] / 1024, k[m, "criu-rss"] / 1024,
 				ratio(d[m, "imgcr"], d[m, "write"]),
+				ratio(r[m, "imgcr"], r[m, "fill"]),
 				d[m, "tool-plain"], d[m, "tool-live"],
 				d[m, "tool-plain-freeze"], d[m, "tool-live-freeze"]
 		}
