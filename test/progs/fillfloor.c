@@ -4,6 +4,7 @@
  * file's size and read() the file's bytes into it (1 MiB a call), then
  * exit.  Prints "filled N"; exit 1 on an error.
  */
+#define _GNU_SOURCE
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
