@@ -1,7 +1,7 @@
 #!/bin/bash
 # test/bench.sh -- imgcr and CRIU side by side in the same guest.
 # Run as root: test/bench.sh [--kernel K] [--sizes "16 64 256"] [--reps N]
-#                                 [--threads N]
+#                                 [--threads N] [--no-live]
 #
 # For each heap size (MiB) a static program fills its heap with
 # pseudo-random data and is checkpointed and restored N times (default 3)
@@ -10,7 +10,9 @@
 # + executing the image, and with "criu dump" + "criu restore".  Two more
 # rows: "imgcr-cat", the same dump by "cat /proc/PID/dump > img" (read() +
 # write()), and "write", the bandwidth floor: the image's bytes written
-# from memory (tmpfs) to a file of the same filesystem by cat.  Every restored process must verify
+# from memory (tmpfs) to a file of the same filesystem by cat; "fill",
+# the restore's floor: fresh anonymous memory of the image's size with
+# the image's bytes read into it (test/progs/fillfloor.c).  Every restored process must verify
 # its heap.  Times are wall-clock milliseconds inside one QEMU/TCG guest
 # (emulated CPU: compare the two, not the absolute numbers); the table gives
 # the median of the N runs and every run.  imgcr's restore time runs from
@@ -20,6 +22,10 @@
 # condition variable), stopped all before imgcr's dump; the restore counts
 # until every thread sleeps again, and the check also wants every thread
 # back with its TID.  The table then has a threads column.
+# --no-live: leave out the imgcr dump (tool) runs of the writer (plain and
+# --live), the slowest part.  imgcr-open/-ioctl/-close: the parts of
+# imgcr's dump (open() pins the pages, the ioctl writes them, close()
+# unpins).
 # Results: build/bench-<kernel>.txt.
 set -uo pipefail
 . "$(dirname "$0")/lib-host.sh"
@@ -28,13 +34,15 @@ K=6.12.118+deb12-amd64
 SIZES="16 64 256"
 REPS=3
 THREADS=""
+NOLIVE=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) K=${2:?--kernel needs a value}; shift 2 ;;
 	--sizes) SIZES=${2:?--sizes needs a value}; shift 2 ;;
 	--reps) REPS=${2:?--reps needs a value}; shift 2 ;;
 	--threads) THREADS=${2:?--threads needs a value}; shift 2 ;;
-	-h | --help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--no-live) NOLIVE=" imgcr.nolive"; shift ;;
+	-h | --help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) die "unknown option $1 (see --help)" ;;
 	esac
 done
@@ -84,7 +92,7 @@ total=0
 for m in $SIZES; do total=$((total + m)); done
 GUEST_TIMEOUT=${IMGCR_GUEST_TIMEOUT:-$((1200 + total * REPS))}
 say "booting the $K guest ($GUEST_MEM_MIB MiB); console log: $LOGS/$K/console.log"
-boot_guest "$K" "$BUILD/initrd-$K.cpio.gz" "$LOGS/$K" "imgcr.mode=bench imgcr.sizes=$(echo "$SIZES" | tr ' ' ,) imgcr.reps=$REPS${THREADS:+ imgcr.threads=$THREADS}"
+boot_guest "$K" "$BUILD/initrd-$K.cpio.gz" "$LOGS/$K" "imgcr.mode=bench imgcr.sizes=$(echo "$SIZES" | tr ' ' ,) imgcr.reps=$REPS${THREADS:+ imgcr.threads=$THREADS}$NOLIVE"
 out=$BUILD/bench-$K.txt
 {
 	echo "# test/bench.sh --kernel $K --sizes \"$SIZES\" --reps $REPS${THREADS:+ --threads $THREADS}   ($(date -u +%F))"
@@ -120,17 +128,18 @@ cat "$out"
 		if (!($1 in seen)) { seen[$1] = 1; order[++n] = $1 } }
 	function ratio(a, b) { return b > 0 ? sprintf("%.2fx", a / b) : "-" }
 	END {
-		print "| heap | imgcr dump | CRIU dump | dump ratio | imgcr restore | CRIU restore | restore ratio | freeze imgcr / CRIU | image imgcr / CRIU | restored peak RSS imgcr / CRIU | dump / write | imgcr dump of a writer: plain / --live (frozen) |"
-		print "|---|---|---|---|---|---|---|---|---|---|---|---|"
+		print "| heap | imgcr dump | CRIU dump | dump ratio | imgcr restore | CRIU restore | restore ratio | freeze imgcr / CRIU | image imgcr / CRIU | restored peak RSS imgcr / CRIU | dump / write | restore / fill | imgcr dump of a writer: plain / --live (frozen) |"
+		print "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 		for (i = 1; i <= n; i++) {
 			m = order[i]
-			printf "| %s MiB | %s ms | %s ms | %s | %s ms | %s ms | %s | %s / %s ms | %.1f / %.1f MiB | %.1f / %.1f MiB | %s | %s / %s ms (%s / %s ms) |\n",
+			printf "| %s MiB | %s ms | %s ms | %s | %s ms | %s ms | %s | %s / %s ms | %.1f / %.1f MiB | %.1f / %.1f MiB | %s | %s | %s / %s ms (%s / %s ms) |\n",
 				m, d[m, "imgcr"], d[m, "criu"], ratio(d[m, "criu"], d[m, "imgcr"]),
 				r[m, "imgcr"], r[m, "criu"], ratio(r[m, "criu"], r[m, "imgcr"]),
 				d[m, "imgcr-freeze"], d[m, "criu-freeze"],
 				k[m, "imgcr"] / 1024, k[m, "criu"] / 1024,
 				k[m, "imgcr-rss"] / 1024, k[m, "criu-rss"] / 1024,
 				ratio(d[m, "imgcr"], d[m, "write"]),
+				ratio(r[m, "imgcr"], r[m, "fill"]),
 				d[m, "tool-plain"], d[m, "tool-live"],
 				d[m, "tool-plain-freeze"], d[m, "tool-live-freeze"]
 		}

@@ -19,38 +19,51 @@
 #include "dump.h"
 #include "img_dump.h"
 
-/* Append a page at @addr to the image, extending the last run if it can. */
-static int add_page(struct dump_image *img, unsigned long addr,
-		    struct page *page)
+/*
+ * Make the last run end at @addr, where the next page of the image goes:
+ * extend it, or start a new one.
+ */
+static int dump_run_at(struct dump_image *img, unsigned long addr)
 {
 	struct dump_run *last = img->nr_runs ? &img->runs[img->nr_runs - 1] : NULL;
 	int ret;
 
-	ret = grow((void **)&img->pages, &img->cap_pages, img->nr_pages + 1,
-		   sizeof(*img->pages));
+	if (last && !img->new_run &&
+	    last->vaddr + last->npages * PAGE_SIZE == addr)
+		return 0;
+	if (img->nr_runs + 1 >= IMGCR_MAX_PHDRS) {
+		dump_refuse(img, task_pid_nr(img->task),
+			    "memory too fragmented (more than %d runs of pages)",
+			    IMGCR_MAX_PHDRS - 1);
+		return -EFBIG;
+	}
+	ret = grow((void **)&img->runs, &img->cap_runs, img->nr_runs + 1,
+		   sizeof(*img->runs));
 	if (ret)
 		return ret;
-	if (!last || img->new_run ||
-	    last->vaddr + last->npages * PAGE_SIZE != addr) {
-		if (img->nr_runs + 1 >= IMGCR_MAX_PHDRS) {
-			dump_refuse(img, task_pid_nr(img->task),
-				    "memory too fragmented (more than %d runs of pages)",
-				    IMGCR_MAX_PHDRS - 1);
-			return -EFBIG;
-		}
-		ret = grow((void **)&img->runs, &img->cap_runs,
-			   img->nr_runs + 1, sizeof(*img->runs));
-		if (ret)
-			return ret;
-		last = &img->runs[img->nr_runs++];
-		last->vaddr = addr;
-		last->first = img->nr_pages;
-		last->npages = 0;
-		last->anon = img->run_anon;
-		img->new_run = false;
-	}
+	last = &img->runs[img->nr_runs++];
+	last->vaddr = addr;
+	last->first = img->nr_pages;
+	last->npages = 0;
+	last->anon = img->run_anon;
+	img->new_run = false;
+	return 0;
+}
+
+/* Append a page at @addr to the image, extending the last run if it can. */
+static int add_page(struct dump_image *img, unsigned long addr,
+		    struct page *page)
+{
+	int ret;
+
+	ret = grow((void **)&img->pages, &img->cap_pages, img->nr_pages + 1,
+		   sizeof(*img->pages));
+	if (!ret)
+		ret = dump_run_at(img, addr);
+	if (ret)
+		return ret;
 	img->pages[img->nr_pages++] = page;
-	last->npages++;
+	img->runs[img->nr_runs - 1].npages++;
 	return 0;
 }
 
@@ -66,8 +79,11 @@ static bool page_is_zero(struct page *page)
 /*
  * Anonymous memory: every page but those still all zero, which read back
  * the same from a fresh mapping (a transparent huge page makes a whole 2 MiB
- * present for one byte written).  Private file mappings: the pages the task
- * has written (copy-on-write copies); the others come from the file.
+ * present for one byte written; mlock(), MAP_POPULATE and
+ * MADV_POPULATE_WRITE make every small page present unwritten).  The test
+ * stops at the first word that is not zero: on a page of data it costs
+ * one cache line.  Private file mappings: the pages the task has written
+ * (copy-on-write copies); the others come from the file.
  */
 static bool wanted_page(bool anon_vma, struct page *page)
 {
@@ -76,25 +92,35 @@ static bool wanted_page(bool anon_vma, struct page *page)
 	return PageAnon(page);
 }
 
+/* Pages handed to GUP at once, straight into dump_image.pages. */
+#define GUP_CHUNK 1024
+
 /*
  * Pin the pages of @vma that the image must carry (see wanted_page()).  A
- * VMA without an anon_vma has never had such a page.
+ * VMA without an anon_vma has never had such a page.  GUP puts each batch
+ * at the end of dump_image.pages, and the pages kept move down over the
+ * ones let go.
  */
 int dump_vma_pages(struct dump_image *img, struct vm_area_struct *vma)
 {
 	bool anon = vma_is_anonymous(vma);
-	struct page *batch[GUP_BATCH];
 	unsigned long addr = vma->vm_start;
+	struct page **batch;
 	long n, i;
-	int ret = 0;
+	int ret;
 
 	if (!vma->anon_vma)
 		return 0;
 	img->new_run = true;	/* a PT_LOAD never spans two VMAs */
 	img->run_anon = anon;
 	while (addr < vma->vm_end) {
-		n = min_t(unsigned long, GUP_BATCH,
+		n = min_t(unsigned long, GUP_CHUNK,
 			  (vma->vm_end - addr) >> PAGE_SHIFT);
+		ret = grow((void **)&img->pages, &img->cap_pages,
+			   img->nr_pages + n, sizeof(*img->pages));
+		if (ret)
+			return ret;
+		batch = img->pages + img->nr_pages;
 		/*
 		 * FOLL_DUMP: holes and the zero page fail instead of faulting.
 		 * It does not look at VM_DONTDUMP (the core dumper's
@@ -108,15 +134,26 @@ int dump_vma_pages(struct dump_image *img, struct vm_area_struct *vma)
 				return -EINTR;
 			continue;
 		}
+		ret = 0;
 		for (i = 0; i < n; i++) {
-			if (!ret && wanted_page(anon, batch[i]))
-				ret = add_page(img, addr + i * PAGE_SIZE, batch[i]);
-			else
-				put_page(batch[i]);
+			struct page *page = batch[i];
+			bool keep = !ret && wanted_page(anon, page);
+
+			if (keep)
+				ret = dump_run_at(img, addr + i * PAGE_SIZE);
+			if (!keep || ret) {
+				put_page(page);
+				continue;
+			}
+			/* at or below batch + i: the pages kept move down */
+			img->pages[img->nr_pages++] = page;
+			img->runs[img->nr_runs - 1].npages++;
 		}
 		if (ret)
 			return ret;
 		addr += n * PAGE_SIZE;
+		if (fatal_signal_pending(current))
+			return -EINTR;
 		cond_resched();
 	}
 	return 0;
@@ -273,26 +310,17 @@ static int dump_write_batch(struct file *out, struct bio_vec *bv, size_t n,
 	return 0;
 }
 
-/*
- * Write the image to @out at *@pos: the header, then the pinned pages in
- * batches as an ITER_BVEC, copied once, into the file's page cache.  A
- * short write is retried, so a full disk gives its own error (ENOSPC).
- * The pages @sk lists are passed over (NULL: none).
- */
-static int dump_write_image(struct dump_image *img, struct file *out,
-			    loff_t *pos, struct dump_skip *sk)
+/* Pages written at once (2 MiB): one vfs_iter_write() each. */
+#define WRITE_BATCH 512
+
+/* The pages of the image to @out at *@pos, through @bv (WRITE_BATCH). */
+static int dump_write_pages(struct dump_image *img, struct file *out,
+			    loff_t *pos, struct dump_skip *sk,
+			    struct bio_vec *bv)
 {
-	struct bio_vec bv[GUP_BATCH];
 	size_t r, i, n = 0;
-	ssize_t w;
-	size_t done;
 	int err;
 
-	for (done = 0; done < img->head_len; done += w) {
-		w = kernel_write(out, img->head + done, img->head_len - done, pos);
-		if (w <= 0)
-			return w ? w : -EIO;
-	}
 	for (r = 0; r < img->nr_runs; r++) {
 		const struct dump_run *run = &img->runs[r];
 
@@ -313,7 +341,7 @@ static int dump_write_image(struct dump_image *img, struct file *out,
 			bv[n].bv_page = img->pages[run->first + i];
 			bv[n].bv_len = PAGE_SIZE;
 			bv[n].bv_offset = 0;
-			if (++n == GUP_BATCH) {
+			if (++n == WRITE_BATCH) {
 				err = dump_write_batch(out, bv, n, pos);
 				if (err)
 					return err;
@@ -322,6 +350,33 @@ static int dump_write_image(struct dump_image *img, struct file *out,
 		}
 	}
 	return n ? dump_write_batch(out, bv, n, pos) : 0;
+}
+
+/*
+ * Write the image to @out at *@pos: the header, then the pinned pages in
+ * batches as an ITER_BVEC, copied once, into the file's page cache.  A
+ * short write is retried, so a full disk gives its own error (ENOSPC).
+ * The pages @sk lists are passed over (NULL: none).
+ */
+static int dump_write_image(struct dump_image *img, struct file *out,
+			    loff_t *pos, struct dump_skip *sk)
+{
+	struct bio_vec *bv;
+	ssize_t w;
+	size_t done;
+	int err;
+
+	for (done = 0; done < img->head_len; done += w) {
+		w = kernel_write(out, img->head + done, img->head_len - done, pos);
+		if (w <= 0)
+			return w ? w : -EIO;
+	}
+	bv = kmalloc_array(WRITE_BATCH, sizeof(*bv), GFP_KERNEL);
+	if (!bv)
+		return -ENOMEM;
+	err = dump_write_pages(img, out, pos, sk, bv);
+	kfree(bv);
+	return err;
 }
 
 /*
