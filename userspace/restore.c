@@ -107,6 +107,8 @@
 #include "commands.h"
 #include "files.h"
 #include "log.h"
+#include "notify.h"
+#include "ns.h"
 #include "proc.h"
 #include "statehook.h"
 #include "seccomp.h"
@@ -1610,6 +1612,28 @@ static void image_sizes(struct rctx *c, unsigned long long *bytes, unsigned long
 	}
 }
 
+/* The root's pid in imgcr's PID namespace (imgcr-criu's notify), 0 if not found. */
+static pid_t root_pid(struct rctx *c)
+{
+	pid_t root = c->t.root, *pids;
+
+	if (!c->pidns)
+		return root;
+	pids = calloc(c->t.ntasks, sizeof(*pids));
+	if (!pids)
+		return 0;
+	outer_pids(c, pids);
+	root = pids[tidx(&c->t, c->t.root)];
+	free(pids);
+	return root;
+}
+
+/* The tree has a network namespace of its own (imgcr-criu's network-* notify). */
+static int own_netns(const struct rctx *c)
+{
+	return c->t.ns && (c->t.ns->own & NS_BIT(NS_NET));
+}
+
 int cmd_restore(int argc, char **argv)
 {
 	struct rctx c;
@@ -1700,6 +1724,9 @@ int cmd_restore(int argc, char **argv)
 	/* which memory parents and children share (cow.c) */
 	if (cow_plan(&c.t, c.dir))
 		return 1;
+	/* imgcr-criu's NOTIFY points (notify.h) */
+	if (notify("pre-restore", 0))
+		return 1;
 
 	/* everything inherited is close-on-exec from now on */
 	syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC);
@@ -1778,7 +1805,15 @@ int cmd_restore(int argc, char **argv)
 	close(c.go_r);
 	for (i = 0; i < c.t.nfiles; i++)
 		close(c.desc[i]);
-	if (collect(&c, c.t.ntasks, 60000)) {
+	if ((c.pidns || (c.t.ns && c.t.ns->own)) &&
+	    (notify("setup-namespaces", top) || notify("post-setup-namespaces", top))) {
+		kill_tree(&c, top, 0);
+		ghost_unlink_mapped(&c.t);
+		pr_err("nothing of the tree was left running");
+		return 1;
+	}
+	if (collect(&c, c.t.ntasks, 60000) || notify("post-restore", root_pid(&c)) ||
+	    (own_netns(&c) && notify("network-unlock", 0)) || notify("pre-resume", 0)) {
 		kill_tree(&c, top, 0);
 		ghost_unlink_mapped(&c.t);
 		pr_err("nothing of the tree was left running");
@@ -1806,7 +1841,7 @@ int cmd_restore(int argc, char **argv)
 	}
 	t_run = log_now_ms();
 	pr_debug("the tree runs");
-	if (pidfile && write_pidfile(&c, pidfile)) {
+	if ((pidfile && write_pidfile(&c, pidfile)) || notify("post-resume", 0)) {
 		kill_tree(&c, top, 1);
 		pr_err("the tree was killed");
 		return 1;
