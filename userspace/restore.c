@@ -135,19 +135,27 @@ struct rctx {
 	pid_t restorer;
 };
 
-/* clone3 like fork(), with the pid @tid in the innermost namespace (0: any). */
-pid_t clone_tid(pid_t tid)
+/* clone3 like fork() with CLONE_* @flags, with the pid @tid in the innermost namespace (0: any). */
+static pid_t clone_tid_flags(pid_t tid, uint64_t flags)
 {
 	struct imgcr_clone_args a;
 	pid_t t = tid;
 
 	memset(&a, 0, sizeof(a));
-	a.exit_signal = SIGCHLD;
+	a.flags = flags;
+	/* CLONE_PARENT: the exit signal is the caller's own (the kernel's rule) */
+	a.exit_signal = flags & CLONE_PARENT ? 0 : SIGCHLD;
 	if (tid > 0) {
 		a.set_tid = (uintptr_t)&t;
 		a.set_tid_size = 1;
 	}
 	return syscall(SYS_clone3, &a, sizeof(a));
+}
+
+/* clone3 like fork(), with the pid @tid in the innermost namespace (0: any). */
+pid_t clone_tid(pid_t tid)
+{
+	return clone_tid_flags(tid, 0);
 }
 
 /* A restorer's message to imgcr: @kind 'E' (the restore fails) or 'W' (a warning). */
@@ -1641,7 +1649,7 @@ int cmd_restore(int argc, char **argv)
 	int i, p[2], g[2], maxfd = 2, st, checked, stats = 0;
 	long long t0 = log_now_ms(), t_open = 0, t_fork = 0, t_exec = 0, t_run = 0;
 	unsigned long long bytes, pages;
-	pid_t top;
+	pid_t top, parent;
 	struct rlimit rl;
 
 	memset(&c, 0, sizeof(c));
@@ -1714,7 +1722,10 @@ int cmd_restore(int argc, char **argv)
 			       c.t.tasks[i].pid);
 			return 1;
 		}
-	if (c.detach && !c.pidns && detach_pdeath(&c))
+	/* imgcr-criu's rst_sibling: the root is our parent's child, we return once it runs */
+	if (restore_sibling)
+		c.detach = 1;
+	if (c.detach && !c.pidns && !restore_sibling && detach_pdeath(&c))
 		return 1;
 	c.setcreds = geteuid() == 0;
 	c.userns = c.pidns && geteuid() != 0;
@@ -1782,10 +1793,11 @@ int cmd_restore(int argc, char **argv)
 	pr_debug("%d tasks to create, %d files open", c.t.ntasks, c.t.nfiles);
 	image_sizes(&c, &bytes, &pages);
 	progress_begin("restore", c.t.ntasks, bytes);
+	parent = restore_sibling ? getppid() : c.restorer;
 	if (c.pidns && c.t.root != 1)
-		top = clone_tid(0);
+		top = clone_tid_flags(0, restore_sibling ? CLONE_PARENT : 0);
 	else
-		top = clone_tid(c.pidns ? 1 : c.t.root);
+		top = clone_tid_flags(c.pidns ? 1 : c.t.root, restore_sibling ? CLONE_PARENT : 0);
 	if (top < 0) {
 		int e = errno;
 
@@ -1799,7 +1811,7 @@ int cmd_restore(int argc, char **argv)
 		close(c.go_w);
 		if (c.pidns && c.t.root != 1)
 			run_init(&c);
-		run_task(&c, tidx(&c.t, c.t.root), c.pidns ? 0 : c.restorer);
+		run_task(&c, tidx(&c.t, c.t.root), c.pidns ? 0 : parent);
 	}
 	close(c.status_w);
 	close(c.go_r);
