@@ -33,7 +33,7 @@ struct criu_args {
 	int notify;		/* notify_scripts: NOTIFY round trips */
 	int sibling;		/* rst_sibling */
 	int images_fd, work_fd;	/* our copies of the client's directories, or -1 */
-	char images[64], log[4200], pid[16], verbosity[16], ghost[24];
+	char images[4200], log[4200], pid[16], verbosity[16], ghost[24];
 };
 
 /*

@@ -70,6 +70,25 @@ static int client_dir(pid_t peer, int n, const char *what)
 	return fd;
 }
 
+/*
+ * A path to our directory fd @fd for imgcr (and the programs it runs, such
+ * as $IMGCR_STATE_HOOK): its own path if that names the same directory
+ * here, else /proc/OURPID/fd/N (not "self": a child would read its own).
+ */
+static void dir_path(int fd, char *buf, size_t size)
+{
+	char proc[64], real[PATH_MAX];
+	struct stat a, b;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (realpath(proc, real) && strlen(real) < size && !stat(real, &a) && !fstat(fd, &b) &&
+	    a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+		strcpy(buf, real);
+		return;
+	}
+	snprintf(buf, size, "/proc/%d/fd/%d", (int)getpid(), fd);
+}
+
 #define REFUSE(cond, ...) do {						\
 		if (cond) {						\
 			pr_err(__VA_ARGS__);				\
@@ -163,7 +182,7 @@ int opts_to_args(CriuOpts *o, int type, pid_t peer, struct criu_args *a, int *er
 		if (a->images_fd < 0)
 			return -1;
 	}
-	snprintf(a->images, sizeof(a->images), "/proc/self/fd/%d", a->images_fd);
+	dir_path(a->images_fd, a->images, sizeof(a->images));
 	add(a, "-D");
 	add(a, a->images);
 	if (o->has_work_dir_fd) {
