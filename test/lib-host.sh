@@ -94,8 +94,11 @@ in_root() {
 # $BUILD/lib: libimgcrtest.so (version 1) and libimgcrtest-v2.so.
 build_progs() {
 	local c n v extra link cflags="-O2 -g -Wall -Wextra -Werror -std=gnu11"
-	mkdir -p "$BUILD/progs" "$BUILD/lib"
+	mkdir -p "$BUILD/progs" "$BUILD/lib" "$BUILD/criu-gen"
 	say "building test programs into $BUILD/progs"
+	# imgcr-criu's messages (userspace/criu/rpc.proto), for it and criurpc.c
+	protoc-c --proto_path="$REPO/userspace/criu" --c_out="$BUILD/criu-gen" \
+		"$REPO/userspace/criu/rpc.proto" || die "cannot compile userspace/criu/rpc.proto (protoc-c)"
 	for v in 1 2; do
 		gcc -shared -fPIC $cflags -DIMGCR_LIB_VERSION=$v \
 			-o "$BUILD/lib/libimgcrtest$([ $v = 1 ] || echo -v$v).so" \
@@ -107,6 +110,7 @@ build_progs() {
 		link=-static
 		case "$n" in
 		libimgcrtest) continue ;;
+		criurpc) extra="-I$BUILD/criu-gen $BUILD/criu-gen/rpc.pb-c.c -lprotobuf-c" ;;
 		threads) extra=-pthread ;;
 		mappings | silentdyn) link="" ;;
 		# $ORIGIN: the test runs a copy next to its own copy of the
@@ -122,6 +126,14 @@ build_progs() {
 		-DIMGCR_VERSION="\"$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$REPO/dkms.conf")\"" \
 		-I"$REPO/include/uapi" -o "$BUILD/progs/imgcr" "$REPO"/userspace/*.c ||
 		die "cannot build the imgcr tool (userspace/)"
+	# imgcr-criu: the same sources but imgcr.c (its main), criu/ and the
+	# generated messages, with Debian's static libprotobuf-c.a
+	gcc -static -O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror \
+		-DIMGCR_VERSION="\"$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$REPO/dkms.conf")\"" \
+		-I"$REPO/include/uapi" -I"$REPO/userspace" -I"$BUILD/criu-gen" \
+		-o "$BUILD/progs/imgcr-criu" $(ls "$REPO"/userspace/*.c | grep -v '/imgcr\.c$') \
+		$(ls "$REPO"/userspace/criu/*.c | grep -v "pb-c") "$BUILD/criu-gen/rpc.pb-c.c" -lprotobuf-c ||
+		die "cannot build imgcr-criu (userspace/criu/)"
 }
 
 # copy_elf ROOT FILE [DEST]: copy the executable or library FILE to

@@ -121,7 +121,8 @@ pkg_usage_words() {
 		sed -E 's/^  imgcr //; s/^[ [](-)/\1/' | sort -u
 }
 
-# pkg_manpages DIR: the imgcr package holds imgcr(8) and imgcr-image(5)
+# pkg_manpages DIR: the imgcr package holds imgcr(8), imgcr-image(5) and
+# imgcr-criu(8) (and /usr/bin/imgcr-criu)
 # where man finds them, they render without warnings and have whatis
 # entries, and imgcr(8) names every command and option of the installed
 # imgcr's usage.  Read from the .deb (hosts built from slim images tell
@@ -131,7 +132,8 @@ pkg_manpages() {
 	: > "$log"
 	rm -rf "$x"
 	dpkg-deb -x "$dir"/imgcr_*_amd64.deb "$x" || { pkg_record manpages FAIL "cannot unpack the imgcr .deb"; return; }
-	for page in imgcr.8 imgcr-image.5; do
+	[ -x "$x/usr/bin/imgcr-criu" ] || { pkg_record manpages FAIL "the imgcr package has no /usr/bin/imgcr-criu"; return; }
+	for page in imgcr.8 imgcr-image.5 imgcr-criu.8; do
 		f=$x/usr/share/man/man${page##*.}/$page.gz
 		if [ ! -f "$f" ]; then
 			pkg_record manpages FAIL "the imgcr package has no /usr/share/man/man${page##*.}/$page.gz"

@@ -60,6 +60,8 @@
 #include "image.h"
 #include "live.h"
 #include "log.h"
+#include "notify.h"
+#include "ns.h"
 #include "pipes.h"
 #include "proc.h"
 #include "seccomp.h"
@@ -1196,6 +1198,9 @@ int cmd_dump(int argc, char **argv)
 		return 1;
 	}
 
+	/* imgcr-criu's NOTIFY points (notify.h) */
+	if (notify("pre-dump", root))
+		goto out;
 	if (c.live && live_precopy(&c, root))
 		goto out;
 	tf = now_ms();
@@ -1205,6 +1210,8 @@ int cmd_dump(int argc, char **argv)
 	pr_debug("%d tasks frozen", c.t.ntasks);
 	progress_begin("dump", c.t.ntasks, 0);
 	if (shared_check(&c))
+		goto out;
+	if (c.t.ns && (c.t.ns->own & NS_BIT(NS_NET)) && notify("network-lock", root))
 		goto out;
 	/* $IMGCR_STATE_HOOK before DIR PID... (statehook.c) */
 	if (state_hook_dump(c.dir, &c.t))
@@ -1229,6 +1236,8 @@ int cmd_dump(int argc, char **argv)
 	/* images still to fill after the release: no tree file until they are */
 	if (c.nfills && tree_hide(&c, 1))
 		goto out;
+	if (notify("post-dump", root))
+		goto out;
 	ok = 1;
 out:
 	progress_end();
@@ -1239,6 +1248,9 @@ out:
 		if (fd_kinds[i]->finish)
 			fd_kinds[i]->finish(ok && !c.leave);
 	tr = now_ms();
+	if ((!ok || c.leave) && c.t.ns && (c.t.ns->own & NS_BIT(NS_NET)) &&
+	    notify("network-unlock", root))
+		ok = 0;
 	freeze_release(&c.fz, &c.t, ok && !c.leave);
 	/* the pages copied while running, left out of the images */
 	st_fill_late = now_ms();

@@ -21,6 +21,7 @@ static void progress_clear(void);
 static int level = LOG_INFO;
 static int file_fd = -1;
 static struct timespec start;
+static char first_err[1024];	/* log_first_error() */
 
 void log_set_level(int l)
 {
@@ -125,6 +126,8 @@ void log_print(int l, const char *fmt, ...)
 		n = 0;
 	if (n > (int)sizeof(buf) - off - 2)
 		n = sizeof(buf) - off - 2;
+	if (l == LOG_ERROR && !first_err[0])
+		snprintf(first_err, sizeof(first_err), "%.*s", n, buf + off);
 	n += off;
 	buf[n++] = '\n';
 	fflush(stderr);		/* anything printed with stdio first */
@@ -137,6 +140,11 @@ void log_print(int l, const char *fmt, ...)
 		write_line(2, buf, n);
 	}
 	errno = e;
+}
+
+const char *log_first_error(void)
+{
+	return first_err;
 }
 
 long long log_now_ms(void)

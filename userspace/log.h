@@ -33,6 +33,8 @@ void log_set_fd(int fd);
 int log_to_tty(void);
 /* the options every command takes: returns 1 if @opt was one, -1 if bad */
 int log_option(int opt, const char *arg);
+/* the first error message printed, "" if none (imgcr-criu's cr_errmsg) */
+const char *log_first_error(void);
 /* CLOCK_MONOTONIC in ms, for --stats */
 long long log_now_ms(void);
 

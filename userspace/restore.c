@@ -107,6 +107,8 @@
 #include "commands.h"
 #include "files.h"
 #include "log.h"
+#include "notify.h"
+#include "ns.h"
 #include "proc.h"
 #include "statehook.h"
 #include "seccomp.h"
@@ -134,19 +136,27 @@ struct rctx {
 	pid_t restorer;
 };
 
-/* clone3 like fork(), with the pid @tid in the innermost namespace (0: any). */
-pid_t clone_tid(pid_t tid)
+/* clone3 like fork() with CLONE_* @flags, with the pid @tid in the innermost namespace (0: any). */
+static pid_t clone_tid_flags(pid_t tid, uint64_t flags)
 {
 	struct imgcr_clone_args a;
 	pid_t t = tid;
 
 	memset(&a, 0, sizeof(a));
-	a.exit_signal = SIGCHLD;
+	a.flags = flags;
+	/* CLONE_PARENT: the exit signal is the caller's own (the kernel's rule) */
+	a.exit_signal = flags & CLONE_PARENT ? 0 : SIGCHLD;
 	if (tid > 0) {
 		a.set_tid = (uintptr_t)&t;
 		a.set_tid_size = 1;
 	}
 	return syscall(SYS_clone3, &a, sizeof(a));
+}
+
+/* clone3 like fork(), with the pid @tid in the innermost namespace (0: any). */
+pid_t clone_tid(pid_t tid)
+{
+	return clone_tid_flags(tid, 0);
 }
 
 /* A restorer's message to imgcr: @kind 'E' (the restore fails) or 'W' (a warning). */
@@ -1606,6 +1616,28 @@ static void image_sizes(struct rctx *c, unsigned long long *bytes, unsigned long
 	}
 }
 
+/* The root's pid in imgcr's PID namespace (imgcr-criu's notify), 0 if not found. */
+static pid_t root_pid(struct rctx *c)
+{
+	pid_t root = c->t.root, *pids;
+
+	if (!c->pidns)
+		return root;
+	pids = calloc(c->t.ntasks, sizeof(*pids));
+	if (!pids)
+		return 0;
+	outer_pids(c, pids);
+	root = pids[tidx(&c->t, c->t.root)];
+	free(pids);
+	return root;
+}
+
+/* The tree has a network namespace of its own (imgcr-criu's network-* notify). */
+static int own_netns(const struct rctx *c)
+{
+	return c->t.ns && (c->t.ns->own & NS_BIT(NS_NET));
+}
+
 int cmd_restore(int argc, char **argv)
 {
 	struct rctx c;
@@ -1613,7 +1645,7 @@ int cmd_restore(int argc, char **argv)
 	int i, p[2], g[2], maxfd = 2, st, checked, stats = 0;
 	long long t0 = log_now_ms(), t_open = 0, t_fork = 0, t_exec = 0, t_run = 0;
 	unsigned long long bytes, pages;
-	pid_t top;
+	pid_t top, parent;
 	struct rlimit rl;
 
 	memset(&c, 0, sizeof(c));
@@ -1691,7 +1723,10 @@ int cmd_restore(int argc, char **argv)
 			       c.t.tasks[i].pid);
 			return 1;
 		}
-	if (c.detach && !c.pidns && detach_pdeath(&c))
+	/* imgcr-criu's rst_sibling: the root is our parent's child, we return once it runs */
+	if (restore_sibling)
+		c.detach = 1;
+	if (c.detach && !c.pidns && !restore_sibling && detach_pdeath(&c))
 		return 1;
 	c.setcreds = geteuid() == 0;
 	c.userns = c.pidns && geteuid() != 0;
@@ -1700,6 +1735,9 @@ int cmd_restore(int argc, char **argv)
 		return 1;
 	/* which memory parents and children share (cow.c) */
 	if (cow_plan(&c.t, c.dirfd))
+		return 1;
+	/* imgcr-criu's NOTIFY points (notify.h) */
+	if (notify("pre-restore", 0))
 		return 1;
 
 	/* everything inherited is close-on-exec from now on */
@@ -1762,10 +1800,11 @@ int cmd_restore(int argc, char **argv)
 	pr_debug("%d tasks to create, %d files open", c.t.ntasks, c.t.nfiles);
 	image_sizes(&c, &bytes, &pages);
 	progress_begin("restore", c.t.ntasks, bytes);
+	parent = restore_sibling ? getppid() : c.restorer;
 	if (c.pidns && c.t.root != 1)
-		top = clone_tid(0);
+		top = clone_tid_flags(0, restore_sibling ? CLONE_PARENT : 0);
 	else
-		top = clone_tid(c.pidns ? 1 : c.t.root);
+		top = clone_tid_flags(c.pidns ? 1 : c.t.root, restore_sibling ? CLONE_PARENT : 0);
 	if (top < 0) {
 		int e = errno;
 
@@ -1779,13 +1818,21 @@ int cmd_restore(int argc, char **argv)
 		close(c.go_w);
 		if (c.pidns && c.t.root != 1)
 			run_init(&c);
-		run_task(&c, tidx(&c.t, c.t.root), c.pidns ? 0 : c.restorer);
+		run_task(&c, tidx(&c.t, c.t.root), c.pidns ? 0 : parent);
 	}
 	close(c.status_w);
 	close(c.go_r);
 	for (i = 0; i < c.t.nfiles; i++)
 		close(c.desc[i]);
-	if (collect(&c, c.t.ntasks, 60000)) {
+	if ((c.pidns || (c.t.ns && c.t.ns->own)) &&
+	    (notify("setup-namespaces", top) || notify("post-setup-namespaces", top))) {
+		kill_tree(&c, top, 0);
+		ghost_unlink_mapped(&c.t);
+		pr_err("nothing of the tree was left running");
+		return 1;
+	}
+	if (collect(&c, c.t.ntasks, 60000) || notify("post-restore", root_pid(&c)) ||
+	    (own_netns(&c) && notify("network-unlock", 0)) || notify("pre-resume", 0)) {
 		kill_tree(&c, top, 0);
 		ghost_unlink_mapped(&c.t);
 		pr_err("nothing of the tree was left running");
@@ -1813,7 +1860,7 @@ int cmd_restore(int argc, char **argv)
 	}
 	t_run = log_now_ms();
 	pr_debug("the tree runs");
-	if (pidfile && write_pidfile(&c, pidfile)) {
+	if ((pidfile && write_pidfile(&c, pidfile)) || notify("post-resume", 0)) {
 		kill_tree(&c, top, 1);
 		pr_err("the tree was killed");
 		return 1;

@@ -29,6 +29,27 @@ for cmd in dump restore show check; do
 	done
 	if [ -z "$missing" ]; then result "man8-$cmd" PASS; else result "man8-$cmd" FAIL "not in imgcr(8):$missing"; fi
 done
+# imgcr-criu(8): its --help options and commands, and every criu_opts field
+# of userspace/criu/rpc.proto (what imgcr-criu does with each)
+man8c=$(sed 's/\\-/-/g; s/\\f[BIRP]//g' "$REPO/man/imgcr-criu.8")
+mkdir -p "$bin/gen"
+if protoc-c --proto_path="$REPO/userspace/criu" --c_out="$bin/gen" "$REPO/userspace/criu/rpc.proto" &&
+   gcc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$REPO/include/uapi" -I"$REPO/userspace" -I"$bin/gen" \
+	-DIMGCR_VERSION="\"$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$REPO/dkms.conf")\"" \
+	-o "$bin/imgcr-criu" $(ls "$REPO"/userspace/*.c | grep -v '/imgcr\.c$') \
+	$(ls "$REPO"/userspace/criu/*.c | grep -v pb-c) "$bin/gen/rpc.pb-c.c" -lprotobuf-c; then
+	missing=""
+	for opt in $("$bin/imgcr-criu" --help | grep -o -- '--[a-z][a-z-]*' | sort -u) swrk check; do
+		grep -q -- "$opt" <<< "$man8c" || missing="$missing $opt"
+	done
+	for f in $(sed -n '/^message criu_opts {/,/^}/s/^[[:space:]]*\(optional\|repeated\)[[:space:]]*[a-z_0-9]*[[:space:]]*\([a-z_0-9]*\).*/\2/p' \
+		"$REPO/userspace/criu/rpc.proto"); do
+		grep -qw -- "$f" <<< "$man8c" || missing="$missing $f"
+	done
+	if [ -z "$missing" ]; then result man8-criu PASS; else result man8-criu FAIL "not in imgcr-criu(8):$missing"; fi
+else
+	result man8-criu FAIL "cannot build userspace/criu/ (protoc-c, libprotobuf-c-dev)"
+fi
 man5=$(sed 's/\\-/-/g; s/\\f[BIRP]//g' "$REPO/man/imgcr-image.5")
 missing=""
 while read -r name num; do
