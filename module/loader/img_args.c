@@ -38,7 +38,11 @@
  *				wrote: each thread's filters (img_seccomp.c),
  *				read here, before the point of no return
  *
- * Anything else is ignored.  They are read from the argument pages exec
+ * Any other argument that begins with "--imgcr-" (misspelt, from a newer
+ * imgcr, given twice, or after argv[8]) fails the exec, with its reason
+ * on the status pipe: never quietly a different restore (a dropped
+ * --imgcr-ids would run the task as root).  Other arguments are the
+ * program's own and ignored.  They are read from the argument pages exec
  * built in the new mm, by img_parse() once the image's mappings are known
  * and before it opens the mapped files: before the point of no return, so
  * that a bad list fails the exec with the caller intact.
@@ -46,6 +50,8 @@
 #include <linux/file.h>
 #include <linux/highmem.h>
 #include <linux/namei.h>
+#include <linux/pipe_fs_i.h>
+#include <linux/uio.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
@@ -208,6 +214,12 @@ bad:
 	return -EINVAL;
 }
 
+static int img_twice(struct img *img, const char *opt)
+{
+	img_err(img, "%s is given twice", opt);
+	return -EINVAL;
+}
+
 /*
  * Read the arguments; all of them, or with @only_status only the status
  * pipe (a refusal before img_parse_args() ran).
@@ -232,7 +244,7 @@ static int img_scan_args(struct img *img, bool only_status)
 	buf[len] = 0;
 	p = buf;
 	end = buf + len;
-	for (i = 0; i < bprm->argc && i < IMG_NR_ARGS && p < end && !ret; i++) {
+	for (i = 0; i < bprm->argc && p < end && !ret; i++) {
 		char *arg = p;
 
 		p += strlen(p) + 1;
@@ -245,10 +257,19 @@ static int img_scan_args(struct img *img, bool only_status)
 		if (!i || p > end)	/* argv[0]; a string cut by our limit */
 			continue;
 		if (!strncmp(arg, STATUS_OPT, strlen(STATUS_OPT))) {
-			if (!img->status)
+			if (i >= IMG_NR_ARGS && !only_status) {
+				img_err(img, "argument %d (%s) comes after the %d the exec reads",
+					i, STATUS_OPT, IMG_NR_ARGS - 1);
+				ret = -E2BIG;
+			} else if (!img->status && i < IMG_NR_ARGS) {
 				ret = parse_status(img, arg + strlen(STATUS_OPT));
-		} else if (only_status) {
-			continue;
+			}
+		} else if (only_status || strncmp(arg, "--imgcr-", 8)) {
+			continue;	/* not ours: the program's own */
+		} else if (i >= IMG_NR_ARGS) {
+			img_err(img, "argument %d (%.32s) comes after the %d the exec reads",
+				i, arg, IMG_NR_ARGS - 1);
+			ret = -E2BIG;
 		} else if (!strncmp(arg, CLOEXEC_OPT, strlen(CLOEXEC_OPT))) {
 			kfree(img->cloexec);
 			img->cloexec = kstrdup(arg + strlen(CLOEXEC_OPT), GFP_KERNEL);
@@ -270,10 +291,12 @@ static int img_scan_args(struct img *img, bool only_status)
 			img->set_creds = true;
 		} else if (!strcmp(arg, IDS_OPT)) {
 			img->set_ids = true;
-		} else if (!strncmp(arg, KEEP_OPT, strlen(KEEP_OPT)) && !img->keep) {
-			ret = parse_keep(img, arg + strlen(KEEP_OPT));
-		} else if (!strncmp(arg, ROOT_OPT, strlen(ROOT_OPT)) && !img->has_root) {
-			ret = parse_root(img, arg + strlen(ROOT_OPT));
+		} else if (!strncmp(arg, KEEP_OPT, strlen(KEEP_OPT))) {
+			ret = img->keep ? img_twice(img, KEEP_OPT) :
+					  parse_keep(img, arg + strlen(KEEP_OPT));
+		} else if (!strncmp(arg, ROOT_OPT, strlen(ROOT_OPT))) {
+			ret = img->has_root ? img_twice(img, ROOT_OPT) :
+					      parse_root(img, arg + strlen(ROOT_OPT));
 		} else if (!strncmp(arg, SECCOMP_OPT, strlen(SECCOMP_OPT))) {
 			unsigned int fd;
 
@@ -283,6 +306,10 @@ static int img_scan_args(struct img *img, bool only_status)
 			} else {
 				ret = img_seccomp_read(img, fd);
 			}
+		} else {
+			/* misspelt, or from a newer imgcr: not a different restore */
+			img_err(img, "unknown argument %d: %.32s", i, arg);
+			ret = -EINVAL;
 		}
 	}
 	kvfree(buf);
@@ -296,12 +323,21 @@ int img_parse_args(struct img *img)
 
 /*
  * Before the point of no return only: the arguments are read from the new
- * mm, which bprm holds until then.
+ * mm, which bprm holds until then.  The write never blocks, whatever the
+ * pipe's O_NONBLOCK is now (checked at parse time, but whoever shares the
+ * open file may clear it since: a full pipe would hold the exec, and
+ * cred_guard_mutex, until the caller is killed), and is skipped when no
+ * one reads the pipe (the write would send the caller SIGPIPE, killing
+ * the process whose refused exec must let it go on).  Racy, harmless:
+ * a reader closing in between makes the SIGPIPE the caller asked for.
  */
 void img_status_report(struct img *img)
 {
-	loff_t pos = 0;
 	size_t len = strnlen(img->reason, sizeof(img->reason));
+	struct pipe_inode_info *pipe;
+	struct iov_iter iter;
+	struct kiocb kiocb;
+	struct kvec kv;
 
 	if (!len)
 		return;
@@ -309,9 +345,17 @@ void img_status_report(struct img *img)
 		img_scan_args(img, true);
 	if (!img->status)
 		return;
+	pipe = file_inode(img->status)->i_pipe;
+	if (!pipe || !READ_ONCE(pipe->readers))
+		goto out;
 	/* one line; a full pipe (-EAGAIN) loses it, the kernel log has it */
 	img->reason[min(len, sizeof(img->reason) - 1)] = '\n';
-	kernel_write(img->status, img->reason,
-		     min(len + 1, sizeof(img->reason)), &pos);
+	kv.iov_base = img->reason;
+	kv.iov_len = min(len + 1, sizeof(img->reason));
+	iov_iter_kvec(&iter, ITER_SOURCE, &kv, 1, kv.iov_len);
+	init_sync_kiocb(&kiocb, img->status);
+	kiocb.ki_flags |= IOCB_NOWAIT;
+	vfs_iocb_iter_write(img->status, &kiocb, &iter);
+out:
 	img->reason[0] = 0;
 }
