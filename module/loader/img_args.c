@@ -47,6 +47,7 @@
  * and before it opens the mapped files: before the point of no return, so
  * that a bad list fails the exec with the caller intact.
  */
+#include <linux/cred.h>
 #include <linux/file.h>
 #include <linux/highmem.h>
 #include <linux/namei.h>
@@ -319,6 +320,39 @@ static int img_scan_args(struct img *img, bool only_status)
 int img_parse_args(struct img *img)
 {
 	return img_scan_args(img, false);
+}
+
+/*
+ * "--imgcr-ids": the exec runs as the caller (root, so that the threads
+ * get their TIDs), but the files the image maps are opened as the task
+ * would open them, not with root's rights (an image names them: its user
+ * could otherwise map any file root can read).  The credentials to open
+ * them with: the caller's, with the main thread's fs uid and gid (checked
+ * first as IDs the caller may give, so that no one opens as an ID it
+ * could not take), the groups the caller set for the task before the
+ * exec, and the effective capabilities it had among the caller's.  NULL:
+ * open as the caller (no --imgcr-ids); an ERR_PTR: refused.
+ */
+struct cred *img_task_fs_cred(struct img *img)
+{
+	const struct imgcr_creds *t = &img->creds;
+	struct user_namespace *ns = current_user_ns();
+	struct cred *new;
+	int ret;
+
+	if (!img->set_ids || !img->has_creds)
+		return NULL;
+	ret = img_ids_allowed(img, t, "");
+	if (ret)
+		return ERR_PTR(ret);
+	new = prepare_creds();
+	if (!new)
+		return ERR_PTR(-ENOMEM);
+	new->fsuid = make_kuid(ns, t->fsuid);
+	new->fsgid = make_kgid(ns, t->fsgid);
+	new->cap_effective = cap_intersect(new->cap_effective,
+					   imgcr_u64_cap(t->cap_effective));
+	return new;
 }
 
 /*

@@ -127,6 +127,8 @@ void img_free(struct img *img);
 int img_parse_args(struct img *img);
 /* a refused exec: its reason to the caller's --imgcr-status= pipe, if any */
 void img_status_report(struct img *img);
+/* --imgcr-ids: the credentials the mapped files are opened with (or NULL) */
+struct cred *img_task_fs_cred(struct img *img);
 
 /*
  * img_inplace.c: an image whose anonymous memory is partly the caller's
