@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What imgcr restore passes after the image's name, in argv[1..8]:
+ * What imgcr restore passes after the image's name, in argv[1..9]:
  *
  *   --imgcr-cloexec=3,7,9	the fds the task had marked close-on-exec
  *				(exec itself closed the caller's)
@@ -37,9 +37,19 @@
  *   --imgcr-seccomp=FD	the caller's fd of the seccomp file imgcr dump
  *				wrote: each thread's filters (img_seccomp.c),
  *				read here, before the point of no return
+ *   --imgcr-user=U:G	the caller (root) vouches for a task of user U
+ *				only (imgcr restore as root of a directory U
+ *				can write, userspace/trust.c): every thread's
+ *				uids must be U, its gids G or among the
+ *				caller's supplementary groups (the task's, set
+ *				before the exec), and it has no capability
+ *				(permitted, inheritable, ambient).  The image
+ *				is U's file, which U may have rewritten since
+ *				imgcr read it: checked here, on what the exec
+ *				runs
  *
  * Any other argument that begins with "--imgcr-" (misspelt, from a newer
- * imgcr, given twice, or after argv[8]) fails the exec, with its reason
+ * imgcr, given twice, or after argv[9]) fails the exec, with its reason
  * on the status pipe: never quietly a different restore (a dropped
  * --imgcr-ids would run the task as root).  Other arguments are the
  * program's own and ignored.  They are read from the argument pages exec
@@ -70,9 +80,10 @@
 #define ROOT_OPT	"--imgcr-root="
 #define CREDS_OPT	"--imgcr-creds"
 #define STATUS_OPT	"--imgcr-status="
-#define IMG_NR_ARGS	9	/* argv[0], the image, and the eight above */
+#define IMG_NR_ARGS	10	/* argv[0], the image, and the nine options */
 #define IDS_OPT		"--imgcr-ids"
 #define SECCOMP_OPT	"--imgcr-seccomp="
+#define USER_OPT	"--imgcr-user="
 
 /* Copy up to @len bytes of the argument strings (argv[0] first). */
 static long read_arg_pages(struct linux_binprm *bprm, char *buf, size_t len)
@@ -215,6 +226,24 @@ bad:
 	return -EINVAL;
 }
 
+/* "U:G" */
+static int parse_user(struct img *img, char *arg)
+{
+	char *colon = strchr(arg, ':');
+
+	if (!colon)
+		goto bad;
+	*colon = 0;
+	if (kstrtou32(arg, 10, &img->user_uid) ||
+	    kstrtou32(colon + 1, 10, &img->user_gid))
+		goto bad;
+	img->only_user = true;
+	return 0;
+bad:
+	img_err(img, "%s takes UID:GID", USER_OPT);
+	return -EINVAL;
+}
+
 static int img_twice(struct img *img, const char *opt)
 {
 	img_err(img, "%s is given twice", opt);
@@ -298,6 +327,9 @@ static int img_scan_args(struct img *img, bool only_status)
 		} else if (!strncmp(arg, ROOT_OPT, strlen(ROOT_OPT))) {
 			ret = img->has_root ? img_twice(img, ROOT_OPT) :
 					      parse_root(img, arg + strlen(ROOT_OPT));
+		} else if (!strncmp(arg, USER_OPT, strlen(USER_OPT))) {
+			ret = img->only_user ? img_twice(img, USER_OPT) :
+					       parse_user(img, arg + strlen(USER_OPT));
 		} else if (!strncmp(arg, SECCOMP_OPT, strlen(SECCOMP_OPT))) {
 			unsigned int fd;
 
@@ -317,9 +349,68 @@ static int img_scan_args(struct img *img, bool only_status)
 	return ret;
 }
 
+static bool caller_in_group(kgid_t g)
+{
+	const struct group_info *gi = current_cred()->group_info;
+	int i;
+
+	for (i = 0; i < gi->ngroups; i++)
+		if (gid_eq(gi->gid[i], g))
+			return true;
+	return false;
+}
+
+/* --imgcr-user=U:G: the thread's credentials @t are entirely U's. */
+static int img_user_creds(struct img *img, const struct imgcr_creds *t,
+			  const char *who)
+{
+	struct user_namespace *ns = current_user_ns();
+	const u32 uids[4] = { t->uid, t->euid, t->suid, t->fsuid };
+	const u32 gids[4] = { t->gid, t->egid, t->sgid, t->fsgid };
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		kgid_t g = make_kgid(ns, gids[i]);
+
+		if (uids[i] != img->user_uid ||
+		    (gids[i] != img->user_gid &&
+		     (!gid_valid(g) || !caller_in_group(g)))) {
+			img_err(img, "%sthe task has uid %u gid %u, but the caller vouches only for uid %u's (%s%u:%u)",
+				who, uids[i], gids[i], img->user_uid, USER_OPT,
+				img->user_uid, img->user_gid);
+			return -EPERM;
+		}
+	}
+	if (t->cap_permitted | t->cap_inheritable | t->cap_ambient) {
+		img_err(img, "%sthe task has capabilities, but the caller vouches only for uid %u's task without any (%s)",
+			who, img->user_uid, USER_OPT);
+		return -EPERM;
+	}
+	return 0;
+}
+
+static int img_check_user(struct img *img)
+{
+	char who[48];
+	unsigned int i;
+	int ret;
+
+	if (!img->only_user || !img->has_creds)
+		return 0;	/* without creds the caller takes the IDs itself */
+	ret = img_user_creds(img, &img->creds, "");
+	for (i = 0; i < img->proc.nr_threads && !ret; i++) {
+		snprintf(who, sizeof(who), "thread %u (TID %u): ", i + 1,
+			 img->threads[i].th.tid);
+		ret = img_user_creds(img, &img->threads[i].creds, who);
+	}
+	return ret;
+}
+
 int img_parse_args(struct img *img)
 {
-	return img_scan_args(img, false);
+	int ret = img_scan_args(img, false);
+
+	return ret ? ret : img_check_user(img);
 }
 
 /*

@@ -105,6 +105,8 @@ struct img {
 	bool set_creds;			/* argv "--imgcr-creds": set them exactly */
 	int stop_sig;			/* argv "--imgcr-stop[=SIG]": restore it stopped by SIG (0: not) */
 	bool set_ids;			/* argv "--imgcr-ids": and the uids, gids */
+	bool only_user;			/* argv "--imgcr-user=U:G": a user's task only */
+	u32 user_uid, user_gid;
 	char *cloexec;			/* argv "--imgcr-cloexec=": fds to mark */
 	struct img_keep *keep;		/* argv "--imgcr-keep=", sorted */
 	unsigned int nr_keep;		/* non-zero: restore in place */
