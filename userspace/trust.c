@@ -165,14 +165,14 @@ static int ids_ok(const struct trust *tr, const unsigned int *uid, const unsigne
 /* Every thread of @k's image: U's IDs, no capability. */
 static int image_ok(struct trust *tr, int dirfd, const char *dir, const struct tree_task *k)
 {
-	char path[PATH_MAX + 64];
+	char path[PATH_MAX + 64], name[64];
 	struct image im;
 	unsigned int i;
 	int ok = 1;
 
-	(void)dirfd;
-	snprintf(path, sizeof(path), "%s/core-%d.img", dir, k->pid);
-	if (image_open(&im, path)) {
+	snprintf(name, sizeof(name), "core-%d.img", k->pid);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (image_openat(&im, dirfd, name)) {
 		image_close(&im);
 		return not_user(tr, "its image %s cannot be read", path);
 	}
