@@ -22,7 +22,7 @@
 #     1000 (the server's SO_PEERCRED; before: uid 0, root's).
 #   trust-args: binfmt_img refuses an unknown --imgcr-* argument (before:
 #     ignored) and, with --imgcr-user=1000:1000, an image of root's task.
-# timeout: 300
+# timeout: 900
 . /imgcr/guest/lib.sh
 require_modules
 chmod 755 .
@@ -31,6 +31,7 @@ head -c 8192 /dev/urandom > w/m && chown 1000:1000 w/m
 
 # user_dump NAME: uid 1000's mapdel of w/m dumped into w/NAME; sets upid, sum
 user_dump() {
+	: > w/out.$1 && chown 1000:1000 w/out.$1
 	runas 1000 1000 mapdel "$PWD/w/m" private > w/out.$1 2>&1 < /dev/null &
 	upid=$!
 	track $upid
@@ -87,7 +88,8 @@ t_option() {
 	[ -d w/d2 ] || fail "no w/d2 (trust-groups failed)"
 	upid=$(cat w/pid.d2)
 	sum=$(sed -n 's/^ready //p' w/out.d2)
-	imgcr restore -D w/d2 --trust-images-dir > restore.out 2> restore.err &
+	# the state check would see the edited groups (they are, as the tree says)
+	IMGCR_STATE_HOOK= imgcr restore -D w/d2 --trust-images-dir > restore.out 2> restore.err &
 	rpid=$!
 	track $rpid
 	wait_recreated $upid
