@@ -50,6 +50,8 @@
 
 #define MAX_GROUPS	65536
 
+uid_t trust_dir_user = (uid_t)-1;
+
 struct trust {
 	uid_t user;
 	gid_t *gids;		/* U's primary group first, then its others */
@@ -327,7 +329,7 @@ int trust_check(const struct tree *t, int dirfd, const char *dir, int trusted, u
 		goto out;
 	}
 	pr_debug("%s: the tree runs entirely as uid %u, the owner", first, tr.user);
-	*user = tr.user;
+	*user = trust_dir_user = tr.user;
 	ret = 0;
 out:
 	closedir(list);

@@ -21,6 +21,8 @@ struct tree;
  * trusted), which the restore passes on to binfmt_img (trust_user_arg()).
  */
 int trust_check(const struct tree *t, int dirfd, const char *dir, int trusted, uid_t *user);
+/* What trust_check() found: the user whose directory root restores, or -1. */
+extern uid_t trust_dir_user;
 
 /*
  * "--imgcr-user=U:G" for binfmt_img, the task being @uid/@gid (the tree's
