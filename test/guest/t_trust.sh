@@ -20,6 +20,10 @@
 #   trust-extsk: uid 1000's unix socket connected to root's server outside
 #     the tree (--ext-unix-sk): root's restore connects it again as uid
 #     1000 (the server's SO_PEERCRED; before: uid 0, root's).
+#   trust-ghostdir: uid 1000's process maps a deleted file of its
+#     directory w/gp; after the dump, uid 1000 makes w/gp a symbolic link to
+#     a directory of root's: root's restore does not follow it (before: the
+#     deleted file was recreated, and later unlinked, in root's directory).
 #   trust-args: binfmt_img refuses an unknown --imgcr-* argument (before:
 #     ignored) and, with --imgcr-user=1000:1000, an image of root's task.
 # timeout: 900
@@ -179,6 +183,30 @@ t_extsk() {
 	pass "reconnected as uid 1000 ($(tr '\n' ' ' < peers))"
 }
 
+t_ghostdir() {
+	mkdir w/gp w/gs other && chown 1000:1000 w/gp w/gs || fail "setup"
+	: > w/out.g && chown 1000:1000 w/out.g
+	runas 1000 1000 mapghost "$PWD/w/gp" "$PWD/w/gs" > w/out.g 2>&1 < /dev/null &
+	gp=$!
+	track $gp
+	wait_line w/out.g '^ready' 20 || fail "mapghost did not start: $(cat w/out.g)"
+	runas 1000 1000 imgcr dump -t $gp -D "$PWD/w/d6" 2> dump.err || fail "dump as 1000: $(cat dump.err)"
+	wait_gone $gp 10 || fail "mapghost survived the dump"
+	# uid 1000 makes the deleted file's directory a link to root's directory
+	runas 1000 1000 sh -c "mv '$PWD/w/gp' '$PWD/w/gp.old' && ln -s '$PWD/other' '$PWD/w/gp'" ||
+		fail "setup: cannot swap w/gp"
+	timeout -s KILL 60 imgcr restore -D w/d6 > restore.out 2> restore.err &
+	rpid=$!
+	track $rpid
+	wait_exit $rpid 60
+	[ -e /proc/$gp ] && fail "restored, with its deleted file made in root's directory"
+	[ "$RC" = 1 ] || fail "imgcr restore exit $RC$(rerr)"
+	grep -q "w/gp/p.dat: cannot open its directory (a symbolic link not root's on the way)" restore.err ||
+		fail "message: $(tr '\n' '|' < restore.err)"
+	[ -z "$(ls other)" ] || fail "left in root's directory: $(ls other)"
+	pass "refused: $(grep -o 'deleted file.*' restore.err | head -c 120)"
+}
+
 t_args() {
 	pauser > p.out 2>&1 &
 	pp=$!
@@ -210,4 +238,5 @@ subtest trust-writable t_writable
 subtest trust-mapped t_mapped
 subtest trust-self t_self
 subtest trust-extsk t_extsk
+subtest trust-ghostdir t_ghostdir
 subtest trust-args t_args
