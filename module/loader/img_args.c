@@ -261,8 +261,6 @@ static int img_scan_args(struct img *img, bool only_status)
 	long len;
 	int i, ret = 0;
 
-	img->status_parsed = true;
-
 	buf = kvmalloc(IMG_ARGS_MAX + 1, GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
@@ -292,6 +290,7 @@ static int img_scan_args(struct img *img, bool only_status)
 					i, STATUS_OPT, IMG_NR_ARGS - 1);
 				ret = -E2BIG;
 			} else if (!img->status && i < IMG_NR_ARGS) {
+				img->status_parsed = true;
 				ret = parse_status(img, arg + strlen(STATUS_OPT));
 			}
 		} else if (only_status || strncmp(arg, "--imgcr-", 8)) {
@@ -345,6 +344,12 @@ static int img_scan_args(struct img *img, bool only_status)
 			ret = -EINVAL;
 		}
 	}
+	/*
+	 * all of them looked at; after an earlier refusal the status pipe,
+	 * which comes last, is still to be found (img_status_report())
+	 */
+	if (!ret)
+		img->status_parsed = true;
 	kvfree(buf);
 	return ret;
 }
