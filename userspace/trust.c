@@ -8,8 +8,10 @@
  * recreate.  Whoever can write DIR or a file in it chooses all that.  So,
  * as root, DIR and every file in it (tree, images, seccomp filters, pipe,
  * ghost, socket, terminal and TCP data: everything the restore reads is
- * there) must be writable by root alone, or else by one user U only (its
- * owner), and then the tree must run entirely as U:
+ * there) must be writable by root alone (a root DIR others may not enter,
+ * as imgcr dump makes it, passes whoever owns its files: a root dump gives
+ * the images the tasks' owners), or else by one user U only (its owner),
+ * and then the tree must run entirely as U:
  *   - every task's real, effective, saved and fs uids are U, its gids and
  *     supplementary groups among U's (/etc/passwd and /etc/group);
  *   - every thread of every image has U's IDs (the same rule) and no
@@ -290,6 +292,13 @@ int trust_check(const struct tree *t, int dirfd, const char *dir, int trusted, u
 		tr.user = w;
 		snprintf(first, sizeof(first), "%s %s", dir, how);
 	}
+	/*
+	 * root's, and no one else may even enter it (imgcr dump makes it
+	 * 0700): its files are out of reach whoever owns them (a root dump
+	 * gives the images the tasks' owners)
+	 */
+	if (w == -1 && !(st.st_mode & (S_IXGRP | S_IXOTH)))
+		return 0;
 	fd = dup(dirfd);
 	list = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!list) {

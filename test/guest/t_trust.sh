@@ -113,7 +113,8 @@ t_writable() {
 	wait_line out.r '^ready' 20 || fail "mapdel did not start"
 	imgcr dump -t $rp -D r 2> dump.err || fail "dump: $(cat dump.err)"
 	wait_gone $rp 10 || fail "task $rp survived the dump"
-	chmod o+w r/tree
+	# imgcr dump made r 0700: opened to others, a file in it anyone may write
+	chmod 755 r && chmod o+w r/tree
 	timeout -s KILL 60 imgcr restore -D r > restore.out 2> restore.err &
 	rpid=$!
 	track $rpid
