@@ -45,6 +45,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -54,6 +55,7 @@
 #include "log.h"
 #include "proc.h"
 #include "record.h"
+#include "trust.h"
 
 struct tree_ghost *tree_ghost_find(const struct tree *t, unsigned long long dev,
 				   unsigned long long ino)
@@ -73,6 +75,7 @@ struct tree_ghost *tree_ghost_add(struct tree *t)
 	t->ghosts = tree_grow(t->ghosts, t->nghosts, sizeof(*t->ghosts));
 	g = &t->ghosts[t->nghosts++];
 	memset(g, 0, sizeof(*g));
+	g->made_fd = g->made_dir = -1;
 	return g;
 }
 
@@ -331,6 +334,71 @@ out:
 	return ret;
 }
 
+static const char *base_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/*
+ * The file at @name (its base) in @g's directory, created as the user whose
+ * tree root restores (trust.c), so that the kernel checks that user's right
+ * to create it there; O_NOFOLLOW, O_EXCL.
+ */
+static int ghost_creat(const struct tree_ghost *g, const char *name)
+{
+	int as_user = trust_dir_user != (uid_t)-1 && g->uid != 0, fd, e;
+
+	if (as_user) {
+		setfsgid(g->gid);
+		setfsuid(g->uid);
+	}
+	fd = openat(g->made_dir, base_of(name), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		    0600);
+	e = errno;
+	if (as_user) {
+		setfsuid(0);
+		setfsgid(0);
+	}
+	errno = e;
+	return fd;
+}
+
+/*
+ * Unlink @name (g->made or g->path) in @g's directory if it is the ghost
+ * still (the inode it was made as): a name swapped since is left.  0, or
+ * -1 with errno.
+ */
+static int ghost_unlinkat(const struct tree_ghost *g, const char *name)
+{
+	struct stat st;
+
+	if (fstatat(g->made_dir, base_of(name), &st, AT_SYMLINK_NOFOLLOW))
+		return -1;
+	if (st.st_dev != g->made_dev || st.st_ino != g->made_ino) {
+		errno = ESTALE;
+		return -1;
+	}
+	return unlinkat(g->made_dir, base_of(name), 0);
+}
+
+static int ghost_renameat(const struct tree_ghost *g, const char *from, const char *to,
+			  unsigned int flags)
+{
+	return syscall(SYS_renameat2, g->made_dir, base_of(from), g->made_dir, base_of(to), flags);
+}
+
+/* The ghost is gone: its name and directory forgotten. */
+static void ghost_forget(struct tree_ghost *g)
+{
+	free(g->made);
+	g->made = NULL;
+	if (g->made_dir >= 0)
+		close(g->made_dir);
+	g->made_dir = -1;
+}
+
 /* A free name in @path's directory, malloc'ed; the file created, its fd in *@fd. */
 static char *ghost_create(const struct tree_ghost *g, int *fd)
 {
@@ -340,12 +408,13 @@ static char *ghost_create(const struct tree_ghost *g, int *fd)
 
 	struct stat st;
 
-	*fd = open(g->path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	*fd = ghost_creat(g, g->path);
 	if (*fd >= 0)
 		return strdup(g->path);
 	if (errno != EEXIST)
 		return NULL;
-	if (!lstat(g->path, &st) && S_ISDIR(st.st_mode)) {
+	if (!fstatat(g->made_dir, base_of(g->path), &st, AT_SYMLINK_NOFOLLOW) &&
+	    S_ISDIR(st.st_mode)) {
 		pr_err("deleted file %s: its name is a directory now: it cannot be restored under its name; rename that directory and restore again",
 		       g->path);
 		errno = EEXIST;
@@ -354,7 +423,7 @@ static char *ghost_create(const struct tree_ghost *g, int *fd)
 	for (n = 0; n < 1000; n++) {
 		snprintf(tmp, sizeof(tmp), "%.*s/.imgcr-ghost-%llu-%d", (int)(slash - g->path),
 			 g->path, g->ino, n);
-		*fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		*fd = ghost_creat(g, tmp);
 		if (*fd >= 0)
 			return strdup(tmp);
 		if (errno != EEXIST)
@@ -369,7 +438,8 @@ static char *ghost_create(const struct tree_ghost *g, int *fd)
  */
 static int ghost_make(int dirfd, struct tree_ghost *g)
 {
-	char data[PATH_MAX];
+	char data[PATH_MAX], dir[PATH_MAX];
+	struct stat st;
 	int in, out;
 
 	ghost_data_path(data, sizeof(data), NULL, g);
@@ -378,13 +448,27 @@ static int ghost_make(int dirfd, struct tree_ghost *g)
 		pr_perror("deleted file %s: cannot open its content %s", g->path, data);
 		return -1;
 	}
+	/*
+	 * its directory, by a walk that follows no other user's symbolic
+	 * link: every later operation is relative to it (trust.c)
+	 */
+	if (!strrchr(g->path, '/') ||
+	    snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(g->path, '/') - g->path),
+		     g->path) >= (int)sizeof(dir) ||
+	    (g->made_dir = trust_dir_open(dir[0] ? dir : "/")) < 0) {
+		pr_perror("deleted file %s: cannot open its directory%s", g->path,
+			  errno == ELOOP ? " (a symbolic link not root's on the way)" : "");
+		close(in);
+		return -1;
+	}
 	if (g->mapped) {
-		out = open(g->path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		out = ghost_creat(g, g->path);
 		g->made = out >= 0 ? strdup(g->path) : NULL;
 		if (out < 0 && errno == EEXIST) {
 			pr_err("deleted file %s: the tree maps it, so it must be recreated at its path, but that name is taken: remove or rename it and restore again",
 			       g->path);
 			close(in);
+			ghost_forget(g);
 			return -1;
 		}
 	} else {
@@ -394,16 +478,20 @@ static int ghost_make(int dirfd, struct tree_ghost *g)
 		pr_perror("deleted file %s: cannot create it again (its directory must exist)",
 			  g->path);
 		close(in);
+		ghost_forget(g);
 		return -1;
+	}
+	if (!fstat(out, &st)) {
+		g->made_dev = st.st_dev;
+		g->made_ino = st.st_ino;
 	}
 	if (ftruncate(out, g->size) || copy_data(in, out, g->size) < 0 ||
 	    (!geteuid() && fchown(out, g->uid, g->gid))) {
 		pr_perror("deleted file %s: cannot fill %s from %s", g->path, g->made, data);
 		close(in);
 		close(out);
-		unlink(g->made);
-		free(g->made);
-		g->made = NULL;
+		ghost_unlinkat(g, g->made);
+		ghost_forget(g);
 		return -1;
 	}
 	close(in);
@@ -440,13 +528,12 @@ void ghost_unlink_mapped(struct tree *t)
 
 		if (!g->mapped || !g->made)
 			continue;
-		if (unlink(g->made))
+		if (ghost_unlinkat(g, g->made))
 			pr_perror("deleted file %s: cannot unlink it again", g->made);
 		if (g->made_fd >= 0)
 			close(g->made_fd);
 		g->made_fd = -1;
-		free(g->made);
-		g->made = NULL;
+		ghost_forget(g);
 	}
 }
 
@@ -486,27 +573,28 @@ fail:
  */
 static int unlink_as(struct tree_ghost *g)
 {
-	if (syscall(SYS_renameat2, AT_FDCWD, g->made, AT_FDCWD, g->path, RENAME_EXCHANGE)) {
+	if (ghost_renameat(g, g->made, g->path, RENAME_EXCHANGE)) {
 		if (errno != ENOENT) {
 			pr_perror("deleted file %s: cannot swap it with the file at its name (renameat2 RENAME_EXCHANGE)",
 				  g->path);
-			unlink(g->made);
+			ghost_unlinkat(g, g->made);
 			return -1;
 		}
 		/* the name is free again: take it, and unlink it there */
-		if (rename(g->made, g->path) || unlink(g->path)) {
+		if (ghost_renameat(g, g->made, g->path, RENAME_NOREPLACE) ||
+		    ghost_unlinkat(g, g->path)) {
 			pr_perror("deleted file %s: cannot unlink it under its name", g->path);
-			unlink(g->made);
+			ghost_unlinkat(g, g->made);
 			return -1;
 		}
 		return 0;
 	}
 	/* g->made is the other file now: back to its name, over the ghost */
-	if (rename(g->made, g->path)) {
+	if (ghost_renameat(g, g->made, g->path, 0)) {
 		pr_perror("deleted file %s: cannot move the file now at %s back to its name",
 			  g->path, g->made);
-		syscall(SYS_renameat2, AT_FDCWD, g->made, AT_FDCWD, g->path, RENAME_EXCHANGE);
-		unlink(g->made);
+		ghost_renameat(g, g->made, g->path, RENAME_EXCHANGE);
+		ghost_unlinkat(g, g->made);
 		return -1;
 	}
 	return 0;
@@ -539,13 +627,13 @@ static int ghost_after(struct fd_restore *r, int ok)
 		if (ok && !ret && strcmp(g->made, g->path)) {
 			if (unlink_as(g))
 				ret = -1;
-		} else if (unlink(g->made)) {
+		} else if (ghost_unlinkat(g, g->made)) {
 			pr_perror("deleted file %s: cannot unlink %s again", g->path, g->made);
 			ret = -1;
 		}
 		close(g->made_fd);
-		free(g->made);
-		g->made = NULL;
+		g->made_fd = -1;
+		ghost_forget(g);
 	}
 	return ret;
 }

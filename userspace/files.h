@@ -163,7 +163,9 @@ struct tree_ghost {
 	char *path;		/* where it was, without " (deleted)" */
 	int mapped;		/* an image maps it (or runs it): restored at path */
 	char *made;		/* restore: where the restorer recreated it (until unlinked), */
-	int made_fd;		/* and its fd there */
+	int made_fd;		/* and its fd there, */
+	int made_dir;		/* its directory (trust_dir_open(); -1: none), */
+	unsigned long long made_dev, made_ino;	/* and its identity: unlinked only if still it */
 };
 
 struct tree_ghost *tree_ghost_find(const struct tree *t, unsigned long long dev,

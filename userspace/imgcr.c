@@ -41,6 +41,7 @@ static const struct command {
 	  "                              return once the tree runs\n"
 	  "      -j, --shell-job         the tree joins imgcr's terminal\n"
 	  "          --allow-changed-files  map files that changed since the dump\n"
+	  "          --trust-images-dir  as root: restore DIR even if another user can write it\n"
 	  "          --pidfile FILE      write the root task's pid into FILE\n"
 	  "          --stats, --display-stats  the time of each phase, the images' size"
 	  LOG_HELP },

@@ -113,6 +113,7 @@
 #include "statehook.h"
 #include "seccomp.h"
 #include "tree.h"
+#include "trust.h"
 #include "tty.h"
 
 extern char **environ;
@@ -134,6 +135,7 @@ struct rctx {
 	struct rlimit nofile;
 	pid_t ext_pgid;		/* the group the root inherited */
 	pid_t restorer;
+	uid_t trust_user;	/* DIR is this user's (trust.c), -1: root's */
 };
 
 /* clone3 like fork() with CLONE_* @flags, with the pid @tid in the innermost namespace (0: any). */
@@ -555,8 +557,8 @@ static int creds_all_nnp(const struct img_creds *cr)
 static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 {
 	const struct tree_task *k = &c->t.tasks[ti];
-	char img[PATH_MAX + 32], name[64], cloexec[4096], *argv[10], err[PATH_MAX + 256];
-	char reason[320], status_arg[48];
+	char img[PATH_MAX + 32], name[64], cloexec[4096], *argv[11], err[PATH_MAX + 256];
+	char reason[320], status_arg[48], user_arg[48];
 	int status[2] = { -1, -1 };
 	struct img_creds creds = { 0 };
 	static char keep_arg[COW_ARG_MAX];
@@ -804,6 +806,10 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		argv[n++] = keep_arg;
 	else
 		keep_arg[0] = 0;
+	/* a user's DIR: binfmt_img checks the image is that user's (trust.c) */
+	trust_user_arg(user_arg, sizeof(user_arg), c->trust_user, k->gid[0]);
+	if (user_arg[0])
+		argv[n++] = user_arg;
 	/* last: a module from before it reads only argv[1..5] */
 	if (status[1] >= 0) {
 		snprintf(status_arg, sizeof(status_arg), "--imgcr-status=%d", status[1]);
@@ -1642,7 +1648,7 @@ int cmd_restore(int argc, char **argv)
 {
 	struct rctx c;
 	const char *dir = NULL, *pidfile = NULL;
-	int i, p[2], g[2], maxfd = 2, st, checked, stats = 0;
+	int i, p[2], g[2], maxfd = 2, st, checked, stats = 0, trusted = 0;
 	long long t0 = log_now_ms(), t_open = 0, t_fork = 0, t_exec = 0, t_run = 0;
 	unsigned long long bytes, pages;
 	pid_t top, parent;
@@ -1656,6 +1662,7 @@ int cmd_restore(int argc, char **argv)
 		{ "detach", no_argument, NULL, 'd' },
 		{ "shell-job", no_argument, NULL, 'j' },
 		{ "allow-changed-files", no_argument, NULL, 'A' },
+		{ "trust-images-dir", no_argument, NULL, 'T' },
 		{ "pidfile", required_argument, NULL, 'p' },
 		{ "stats", no_argument, NULL, 'S' },
 		{ "display-stats", no_argument, NULL, 'S' },
@@ -1691,6 +1698,9 @@ int cmd_restore(int argc, char **argv)
 		case 'A':
 			c.allow_changed = 1;
 			break;
+		case 'T':
+			trusted = 1;
+			break;
 		case 'h':
 			return command_help("restore");
 		default:
@@ -1710,7 +1720,10 @@ int cmd_restore(int argc, char **argv)
 		pr_perror("%s", c.dir);
 		return 1;
 	}
-	if (tree_read(&c.t, c.dir))
+	/* through the fd of DIR: the directory trust_check() judges */
+	if (tree_read_at(&c.t, c.dirfd, c.dir))
+		return 1;
+	if (trust_check(&c.t, c.dirfd, c.dir, trusted, &c.trust_user))
 		return 1;
 	/*
 	 * Once imgcr exits, a restored group whose only link to its session

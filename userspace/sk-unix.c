@@ -63,6 +63,7 @@
 #include "log.h"
 #include "proc.h"
 #include "sockets.h"
+#include "trust.h"
 
 #ifndef TCP_ESTABLISHED
 #define TCP_ESTABLISHED 1
@@ -463,10 +464,12 @@ static int bind_name(struct sk_restore *r, int i, int fd, const char *what)
 	base = slash + 1;
 	*slash = 0;
 	/* bind in the directory itself: the whole path may be longer than sun_path */
-	dirfd = open(path[0] ? path : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	/* no symbolic link of another user on the way (trust.c) */
+	dirfd = trust_dir_open(path[0] ? path : "/");
 	*slash = '/';
 	if (dirfd < 0) {
-		pr_perror("%s: cannot open the directory of %s", what, path);
+		pr_perror("%s: cannot open the directory of %s%s", what, path,
+			  errno == ELOOP ? " (a symbolic link not root's on the way)" : "");
 		return -1;
 	}
 	cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -494,16 +497,18 @@ static int bind_name(struct sk_restore *r, int i, int fd, const char *what)
 	}
 	if (n)
 		goto out;
-	r->bound[r->nbound++] = strdup(path);
+	r->bound_dir[r->nbound] = dirfd;
+	r->bound[r->nbound++] = strdup(base);
+	dirfd = -1;	/* kept in bound_dir */
 	if (s->opts & SKO_UNLINKED) {
-		if (unlinkat(dirfd, base, 0)) {
+		if (unlinkat(r->bound_dir[r->nbound - 1], base, 0)) {
 			pr_perror("%s: cannot remove %s (removed before the dump)", what, path);
 			goto out;
 		}
 		r->nbound--;
+		close(r->bound_dir[r->nbound]);
 		free(r->bound[r->nbound]);
-	} else if (fchownat(dirfd, base, s->uid, s->gid, AT_SYMLINK_NOFOLLOW) ||
-		   fchmodat(dirfd, base, s->mode, 0)) {
+	} else if (trust_sock_own(r->bound_dir[r->nbound - 1], base, s->uid, s->gid, s->mode)) {
 		pr_perror("%s: cannot give %s its mode 0%o and owner %u:%u", what, path, s->mode,
 			  s->uid, s->gid);
 		goto out;
@@ -512,7 +517,8 @@ static int bind_name(struct sk_restore *r, int i, int fd, const char *what)
 out:
 	if (cwd >= 0)
 		close(cwd);
-	close(dirfd);
+	if (dirfd >= 0)
+		close(dirfd);
 	return ret;
 }
 
@@ -875,9 +881,19 @@ int unix_sk_connect(struct sk_restore *r, int i)
 
 	sk_what(s, what, sizeof(what));
 	if ((s->peer || (s->opts & SKO_PENDING)) && !is_pair(r->t, i) && s->state != SK_ST_LISTEN) {
+		struct trust_as as;
+		int e;
+
 		fl = fcntl(r->fds[i], F_GETFL);
 		fcntl(r->fds[i], F_SETFL, fl | O_NONBLOCK);
+		/* as the task that holds it: its path lookup, its SO_PEERCRED (trust.c) */
+		if (trust_enter(trust_sk_holder(r->t, s->ino), &as, what))
+			return -1;
 		ret = connect(r->fds[i], (struct sockaddr *)s->peername, s->peerlen);
+		e = errno;
+		if (trust_leave(&as))
+			return -1;
+		errno = e;
 		if (ret)
 			pr_perror("%s: cannot connect again to %s%s", what,
 				  sk_addr_str(s->peername, s->peerlen, nm, sizeof(nm)),

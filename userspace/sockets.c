@@ -42,6 +42,7 @@
 #include "log.h"
 #include "proc.h"
 #include "sockets.h"
+#include "trust.h"
 #include "record.h"
 
 struct tree_sk *tree_sk_find(const struct tree *t, unsigned long ino)
@@ -565,6 +566,7 @@ static int sk_restore_all(struct fd_restore *fr)
 	rs->fds = calloc(t->nsks + 1, sizeof(int));
 	rs->dead = calloc(t->nsks + 1, sizeof(int));
 	rs->bound = calloc(t->nsks + 1, sizeof(char *));
+	rs->bound_dir = calloc(t->nsks + 1, sizeof(int));
 	for (i = 0; i < t->nsks; i++)
 		rs->fds[i] = rs->dead[i] = -1;
 	/* established TCP connections last: bound after the listeners of their ports */
@@ -635,11 +637,14 @@ static int sk_after(struct fd_restore *r, int ok)
 		if (rs->dead[i] >= 0)
 			close(rs->dead[i]);
 	}
+	/* relative to the directory it was bound in: never another's by a swap */
 	for (i = 0; i < rs->nbound; i++) {
 		if (!ok)
-			unlink(rs->bound[i]);
+			trust_sock_unlink(rs->bound_dir[i], rs->bound[i]);
+		close(rs->bound_dir[i]);
 		free(rs->bound[i]);
 	}
+	free(rs->bound_dir);
 	free(rs->fds);
 	free(rs->dead);
 	free(rs->bound);

@@ -78,7 +78,8 @@ struct sk_restore {
 	int dirfd;		/* its files: dir_open() (proc.h) */
 	int *fds;		/* per t->sks[i]; -1 until made */
 	int *dead;		/* per t->sks[i]: the other end of a pair whose peer had closed */
-	char **bound;		/* paths bound (removed again after a failure) */
+	char **bound;		/* names bound (removed again after a failure), */
+	int *bound_dir;		/* each in this directory (trust_dir_open()) */
 	int nbound;
 };
 

@@ -172,6 +172,7 @@
 #include "log.h"
 #include "record.h"
 #include "ns.h"
+#include "proc.h"
 #include "tree.h"
 
 const char *const tree_kind_names[TK_NR] = {
@@ -884,12 +885,11 @@ static const char *split_v3(char *line, struct rec *r)
 	return NULL;
 }
 
+static int tree_read_file(struct tree *t, FILE *f, const char *path);
+
 int tree_read(struct tree *t, const char *dir)
 {
-	static struct rec r;
-	char path[4096], *line = NULL, *s, *save = NULL;
-	size_t cap = 0;
-	int lineno = 0, i, version = 0;
+	char path[4096];
 	FILE *f;
 
 	memset(t, 0, sizeof(*t));
@@ -899,6 +899,33 @@ int tree_read(struct tree *t, const char *dir)
 		pr_perror("cannot open %s", path);
 		return -1;
 	}
+	return tree_read_file(t, f, path);
+}
+
+int tree_read_at(struct tree *t, int dirfd, const char *dir)
+{
+	char path[4096];
+	int fd = dir_open(dirfd, TREE_FILE, O_RDONLY);
+	FILE *f = fd >= 0 ? fdopen(fd, "re") : NULL;
+
+	memset(t, 0, sizeof(*t));
+	snprintf(path, sizeof(path), "%s/%s", dir, TREE_FILE);
+	if (!f) {
+		pr_perror("cannot open %s", path);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return tree_read_file(t, f, path);
+}
+
+static int tree_read_file(struct tree *t, FILE *f, const char *path)
+{
+	static struct rec r;
+	char *line = NULL, *s, *save = NULL;
+	size_t cap = 0;
+	int lineno = 0, i, version = 0;
+
 	while (getline(&line, &cap, f) > 0) {
 		const struct tree_record *rt;
 		const char *why;

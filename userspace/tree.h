@@ -191,6 +191,8 @@ int tree_wait_status_ok(long long st);
 /* DIR/tree: 0 or -1 (error printed). */
 int tree_write(const struct tree *t, const char *dir);
 int tree_read(struct tree *t, const char *dir);
+/* The same through @dirfd, an fd of DIR (@dir for messages; proc.h dir_open()). */
+int tree_read_at(struct tree *t, int dirfd, const char *dir);
 
 /* Escaping of paths and names in the file: see tree.c. */
 void tree_escape(char *out, size_t size, const char *in);

@@ -92,7 +92,8 @@ struct dump_image {
 };
 
 /*
- * A refusal: one line in the kernel log as always ("img_dump: pid N: ..."
+ * A refusal: one line in the kernel log, rate-limited (any user can make
+ * refusals in a loop) ("img_dump: pid N: ..."
  * with @pid as the init namespace sees it), and the text after "pid N: "
  * kept as the reason dump_open() hands to its caller.  The first one
  * counts.  @fmt must name only what the caller, who passed the access
@@ -100,8 +101,8 @@ struct dump_image {
  */
 #define dump_refuse(img, pid, fmt, ...)					\
 	do {								\
-		pr_info(IMGCR_DUMP_NAME ": pid %d: " fmt "\n", (pid),	\
-			##__VA_ARGS__);					\
+		pr_info_ratelimited(IMGCR_DUMP_NAME ": pid %d: " fmt "\n", \
+				    (pid), ##__VA_ARGS__);		\
 		if (!(img)->reason[0])					\
 			snprintf((img)->reason, sizeof((img)->reason),	\
 				 fmt, ##__VA_ARGS__);			\

@@ -3,15 +3,21 @@
  * Why an open() of /proc/<pid>/dump was refused, for the thread that
  * opened it.  A refusal fails the open with an errno (EOPNOTSUPP, EFBIG)
  * and no file, so the reason is kept here, keyed by the opening thread's
- * struct pid, and /proc/imgcr_refusal gives it to that thread alone: a
- * read by any other thread finds nothing.  The text names only what the
- * opener could see itself once it passed the access check (dump.h,
- * dump_refuse()).  A reading takes the reason away; one left unread is
- * forgotten after REFUSAL_TTL, or when IMGCR_REFUSALS newer ones need its
- * slot; a failed open without a reason leaves an empty one, so that an
- * old reason is never taken for a new failure's.  The kernel log keeps
- * its line as before.
+ * struct pid, and /proc/imgcr_refusal gives it to that thread alone, and
+ * only while it has the same effective uid and has not executed another
+ * program (its self_exec_id): a thread that dropped its privileges or
+ * runs other code since finds nothing (the text may hold the target's
+ * addresses).  The text names only what the opener could see itself once
+ * it passed the access check (dump.h, dump_refuse()).  A reading takes the
+ * reason away; one left unread is forgotten after REFUSAL_TTL, or when a
+ * newer one needs its slot: an expired or empty slot first, else the
+ * oldest of the same user's if it holds REFUSALS_PER_USER already, else
+ * the oldest of all: one user's failing opens take at most
+ * REFUSALS_PER_USER of the others' slots, however many it makes.  A failed open without a reason leaves an
+ * empty one, so that an old reason is never taken for a new failure's.
+ * The kernel log keeps its line (rate-limited, dump.h).
  */
+#include <linux/cred.h>
 #include <linux/jiffies.h>
 #include <linux/pid.h>
 #include <linux/proc_fs.h>
@@ -23,17 +29,19 @@
 
 #include "img_dump.h"
 
-#define IMGCR_REFUSALS	16
-#define REFUSAL_TTL	(60 * HZ)
+#define IMGCR_REFUSALS		64
+#define REFUSALS_PER_USER	4
+#define REFUSAL_TTL		(60 * HZ)
 
 struct refusal {
 	struct pid *pid;		/* the opener thread's; referenced */
+	kuid_t euid;			/* its effective uid then, */
+	u64 exec_id;			/* and its self_exec_id */
 	unsigned long when;		/* jiffies */
 	char text[IMGCR_REFUSAL_MAX];
 };
 
 static struct refusal refusals[IMGCR_REFUSALS];
-static unsigned int refusal_next;
 static DEFINE_SPINLOCK(refusal_lock);
 static struct proc_dir_entry *refusal_entry;
 
@@ -48,6 +56,28 @@ static struct refusal *refusal_find(struct pid *pid)
 	return NULL;
 }
 
+/* Under refusal_lock: the slot a new reason of @euid takes. */
+static struct refusal *refusal_victim(kuid_t euid)
+{
+	struct refusal *oldest = NULL, *mine = NULL;
+	unsigned int i, n = 0;
+
+	for (i = 0; i < IMGCR_REFUSALS; i++) {
+		struct refusal *r = &refusals[i];
+
+		if (!r->pid || !time_before(jiffies, r->when + REFUSAL_TTL))
+			return r;
+		if (!oldest || time_before(r->when, oldest->when))
+			oldest = r;
+		if (uid_eq(r->euid, euid)) {
+			n++;
+			if (!mine || time_before(r->when, mine->when))
+				mine = r;
+		}
+	}
+	return n >= REFUSALS_PER_USER ? mine : oldest;
+}
+
 /* The calling thread's open() was refused for @reason. */
 void imgcr_refusal_set(const char *reason)
 {
@@ -60,12 +90,13 @@ void imgcr_refusal_set(const char *reason)
 	spin_lock(&refusal_lock);
 	r = refusal_find(pid);
 	if (!r) {
-		r = &refusals[refusal_next];
-		refusal_next = (refusal_next + 1) % IMGCR_REFUSALS;
+		r = refusal_victim(current_euid());
 		old = r->pid;
 		r->pid = pid;
 		pid = NULL;
 	}
+	r->euid = current_euid();
+	r->exec_id = current->self_exec_id;
 	r->when = jiffies;
 	strscpy(r->text, reason, sizeof(r->text));
 	spin_unlock(&refusal_lock);
@@ -84,7 +115,9 @@ static int refusal_show(struct seq_file *m, void *v)
 	spin_lock(&refusal_lock);
 	r = pid ? refusal_find(pid) : NULL;
 	if (r) {
-		if (time_before(jiffies, r->when + REFUSAL_TTL))
+		if (time_before(jiffies, r->when + REFUSAL_TTL) &&
+		    uid_eq(r->euid, current_euid()) &&
+		    r->exec_id == current->self_exec_id)
 			strscpy(text, r->text, sizeof(text));
 		slot = r->pid;
 		r->pid = NULL;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What imgcr restore passes after the image's name, in argv[1..8]:
+ * What imgcr restore passes after the image's name, in argv[1..9]:
  *
  *   --imgcr-cloexec=3,7,9	the fds the task had marked close-on-exec
  *				(exec itself closed the caller's)
@@ -37,15 +37,32 @@
  *   --imgcr-seccomp=FD	the caller's fd of the seccomp file imgcr dump
  *				wrote: each thread's filters (img_seccomp.c),
  *				read here, before the point of no return
+ *   --imgcr-user=U:G	the caller (root) vouches for a task of user U
+ *				only (imgcr restore as root of a directory U
+ *				can write, userspace/trust.c): every thread's
+ *				uids must be U, its gids G or among the
+ *				caller's supplementary groups (the task's, set
+ *				before the exec), and it has no capability
+ *				(permitted, inheritable, ambient).  The image
+ *				is U's file, which U may have rewritten since
+ *				imgcr read it: checked here, on what the exec
+ *				runs
  *
- * Anything else is ignored.  They are read from the argument pages exec
+ * Any other argument that begins with "--imgcr-" (misspelt, from a newer
+ * imgcr, given twice, or after argv[9]) fails the exec, with its reason
+ * on the status pipe: never quietly a different restore (a dropped
+ * --imgcr-ids would run the task as root).  Other arguments are the
+ * program's own and ignored.  They are read from the argument pages exec
  * built in the new mm, by img_parse() once the image's mappings are known
  * and before it opens the mapped files: before the point of no return, so
  * that a bad list fails the exec with the caller intact.
  */
+#include <linux/cred.h>
 #include <linux/file.h>
 #include <linux/highmem.h>
 #include <linux/namei.h>
+#include <linux/pipe_fs_i.h>
+#include <linux/uio.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
@@ -63,9 +80,10 @@
 #define ROOT_OPT	"--imgcr-root="
 #define CREDS_OPT	"--imgcr-creds"
 #define STATUS_OPT	"--imgcr-status="
-#define IMG_NR_ARGS	9	/* argv[0], the image, and the eight above */
+#define IMG_NR_ARGS	10	/* argv[0], the image, and the nine options */
 #define IDS_OPT		"--imgcr-ids"
 #define SECCOMP_OPT	"--imgcr-seccomp="
+#define USER_OPT	"--imgcr-user="
 
 /* Copy up to @len bytes of the argument strings (argv[0] first). */
 static long read_arg_pages(struct linux_binprm *bprm, char *buf, size_t len)
@@ -208,6 +226,30 @@ bad:
 	return -EINVAL;
 }
 
+/* "U:G" */
+static int parse_user(struct img *img, char *arg)
+{
+	char *colon = strchr(arg, ':');
+
+	if (!colon)
+		goto bad;
+	*colon = 0;
+	if (kstrtou32(arg, 10, &img->user_uid) ||
+	    kstrtou32(colon + 1, 10, &img->user_gid))
+		goto bad;
+	img->only_user = true;
+	return 0;
+bad:
+	img_err(img, "%s takes UID:GID", USER_OPT);
+	return -EINVAL;
+}
+
+static int img_twice(struct img *img, const char *opt)
+{
+	img_err(img, "%s is given twice", opt);
+	return -EINVAL;
+}
+
 /*
  * Read the arguments; all of them, or with @only_status only the status
  * pipe (a refusal before img_parse_args() ran).
@@ -218,8 +260,6 @@ static int img_scan_args(struct img *img, bool only_status)
 	char *buf, *p, *end;
 	long len;
 	int i, ret = 0;
-
-	img->status_parsed = true;
 
 	buf = kvmalloc(IMG_ARGS_MAX + 1, GFP_KERNEL);
 	if (!buf)
@@ -232,7 +272,7 @@ static int img_scan_args(struct img *img, bool only_status)
 	buf[len] = 0;
 	p = buf;
 	end = buf + len;
-	for (i = 0; i < bprm->argc && i < IMG_NR_ARGS && p < end && !ret; i++) {
+	for (i = 0; i < bprm->argc && p < end && !ret; i++) {
 		char *arg = p;
 
 		p += strlen(p) + 1;
@@ -245,10 +285,20 @@ static int img_scan_args(struct img *img, bool only_status)
 		if (!i || p > end)	/* argv[0]; a string cut by our limit */
 			continue;
 		if (!strncmp(arg, STATUS_OPT, strlen(STATUS_OPT))) {
-			if (!img->status)
+			if (i >= IMG_NR_ARGS && !only_status) {
+				img_err(img, "argument %d (%s) comes after the %d the exec reads",
+					i, STATUS_OPT, IMG_NR_ARGS - 1);
+				ret = -E2BIG;
+			} else if (!img->status && i < IMG_NR_ARGS) {
+				img->status_parsed = true;
 				ret = parse_status(img, arg + strlen(STATUS_OPT));
-		} else if (only_status) {
-			continue;
+			}
+		} else if (only_status || strncmp(arg, "--imgcr-", 8)) {
+			continue;	/* not ours: the program's own */
+		} else if (i >= IMG_NR_ARGS) {
+			img_err(img, "argument %d (%.32s) comes after the %d the exec reads",
+				i, arg, IMG_NR_ARGS - 1);
+			ret = -E2BIG;
 		} else if (!strncmp(arg, CLOEXEC_OPT, strlen(CLOEXEC_OPT))) {
 			kfree(img->cloexec);
 			img->cloexec = kstrdup(arg + strlen(CLOEXEC_OPT), GFP_KERNEL);
@@ -270,10 +320,15 @@ static int img_scan_args(struct img *img, bool only_status)
 			img->set_creds = true;
 		} else if (!strcmp(arg, IDS_OPT)) {
 			img->set_ids = true;
-		} else if (!strncmp(arg, KEEP_OPT, strlen(KEEP_OPT)) && !img->keep) {
-			ret = parse_keep(img, arg + strlen(KEEP_OPT));
-		} else if (!strncmp(arg, ROOT_OPT, strlen(ROOT_OPT)) && !img->has_root) {
-			ret = parse_root(img, arg + strlen(ROOT_OPT));
+		} else if (!strncmp(arg, KEEP_OPT, strlen(KEEP_OPT))) {
+			ret = img->keep ? img_twice(img, KEEP_OPT) :
+					  parse_keep(img, arg + strlen(KEEP_OPT));
+		} else if (!strncmp(arg, ROOT_OPT, strlen(ROOT_OPT))) {
+			ret = img->has_root ? img_twice(img, ROOT_OPT) :
+					      parse_root(img, arg + strlen(ROOT_OPT));
+		} else if (!strncmp(arg, USER_OPT, strlen(USER_OPT))) {
+			ret = img->only_user ? img_twice(img, USER_OPT) :
+					       parse_user(img, arg + strlen(USER_OPT));
 		} else if (!strncmp(arg, SECCOMP_OPT, strlen(SECCOMP_OPT))) {
 			unsigned int fd;
 
@@ -283,25 +338,136 @@ static int img_scan_args(struct img *img, bool only_status)
 			} else {
 				ret = img_seccomp_read(img, fd);
 			}
+		} else {
+			/* misspelt, or from a newer imgcr: not a different restore */
+			img_err(img, "unknown argument %d: %.32s", i, arg);
+			ret = -EINVAL;
 		}
 	}
+	/*
+	 * all of them looked at; after an earlier refusal the status pipe,
+	 * which comes last, is still to be found (img_status_report())
+	 */
+	if (!ret)
+		img->status_parsed = true;
 	kvfree(buf);
+	return ret;
+}
+
+static bool caller_in_group(kgid_t g)
+{
+	const struct group_info *gi = current_cred()->group_info;
+	int i;
+
+	for (i = 0; i < gi->ngroups; i++)
+		if (gid_eq(gi->gid[i], g))
+			return true;
+	return false;
+}
+
+/* --imgcr-user=U:G: the thread's credentials @t are entirely U's. */
+static int img_user_creds(struct img *img, const struct imgcr_creds *t,
+			  const char *who)
+{
+	struct user_namespace *ns = current_user_ns();
+	const u32 uids[4] = { t->uid, t->euid, t->suid, t->fsuid };
+	const u32 gids[4] = { t->gid, t->egid, t->sgid, t->fsgid };
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		kgid_t g = make_kgid(ns, gids[i]);
+
+		if (uids[i] != img->user_uid ||
+		    (gids[i] != img->user_gid &&
+		     (!gid_valid(g) || !caller_in_group(g)))) {
+			img_err(img, "%sthe task has uid %u gid %u, but the caller vouches only for uid %u's (%s%u:%u)",
+				who, uids[i], gids[i], img->user_uid, USER_OPT,
+				img->user_uid, img->user_gid);
+			return -EPERM;
+		}
+	}
+	if (t->cap_permitted | t->cap_inheritable | t->cap_ambient) {
+		img_err(img, "%sthe task has capabilities, but the caller vouches only for uid %u's task without any (%s)",
+			who, img->user_uid, USER_OPT);
+		return -EPERM;
+	}
+	return 0;
+}
+
+static int img_check_user(struct img *img)
+{
+	char who[48];
+	unsigned int i;
+	int ret;
+
+	if (!img->only_user || !img->has_creds)
+		return 0;	/* without creds the caller takes the IDs itself */
+	ret = img_user_creds(img, &img->creds, "");
+	for (i = 0; i < img->proc.nr_threads && !ret; i++) {
+		snprintf(who, sizeof(who), "thread %u (TID %u): ", i + 1,
+			 img->threads[i].th.tid);
+		ret = img_user_creds(img, &img->threads[i].creds, who);
+	}
 	return ret;
 }
 
 int img_parse_args(struct img *img)
 {
-	return img_scan_args(img, false);
+	int ret = img_scan_args(img, false);
+
+	return ret ? ret : img_check_user(img);
+}
+
+/*
+ * "--imgcr-ids": the exec runs as the caller (root, so that the threads
+ * get their TIDs), but the files the image maps are opened as the task
+ * would open them, not with root's rights (an image names them: its user
+ * could otherwise map any file root can read).  The credentials to open
+ * them with: the caller's, with the main thread's fs uid and gid (checked
+ * first as IDs the caller may give, so that no one opens as an ID it
+ * could not take), the groups the caller set for the task before the
+ * exec, and the effective capabilities it had among the caller's.  NULL:
+ * open as the caller (no --imgcr-ids); an ERR_PTR: refused.
+ */
+struct cred *img_task_fs_cred(struct img *img)
+{
+	const struct imgcr_creds *t = &img->creds;
+	struct user_namespace *ns = current_user_ns();
+	struct cred *new;
+	int ret;
+
+	if (!img->set_ids || !img->has_creds)
+		return NULL;
+	ret = img_ids_allowed(img, t, "");
+	if (ret)
+		return ERR_PTR(ret);
+	new = prepare_creds();
+	if (!new)
+		return ERR_PTR(-ENOMEM);
+	new->fsuid = make_kuid(ns, t->fsuid);
+	new->fsgid = make_kgid(ns, t->fsgid);
+	new->cap_effective = cap_intersect(new->cap_effective,
+					   imgcr_u64_cap(t->cap_effective));
+	return new;
 }
 
 /*
  * Before the point of no return only: the arguments are read from the new
- * mm, which bprm holds until then.
+ * mm, which bprm holds until then.  The write never blocks, whatever the
+ * pipe's O_NONBLOCK is now (checked at parse time, but whoever shares the
+ * open file may clear it since: a full pipe would hold the exec, and
+ * cred_guard_mutex, until the caller is killed), and is skipped when no
+ * one reads the pipe (the write would send the caller SIGPIPE, killing
+ * the process whose refused exec must let it go on).  Racy, harmless:
+ * a reader closing in between makes the SIGPIPE the caller asked for.
  */
 void img_status_report(struct img *img)
 {
-	loff_t pos = 0;
 	size_t len = strnlen(img->reason, sizeof(img->reason));
+	struct pipe_inode_info *pipe;
+	struct iov_iter iter;
+	struct kiocb kiocb;
+	struct kvec kv;
 
 	if (!len)
 		return;
@@ -309,9 +475,17 @@ void img_status_report(struct img *img)
 		img_scan_args(img, true);
 	if (!img->status)
 		return;
+	pipe = file_inode(img->status)->i_pipe;
+	if (!pipe || !READ_ONCE(pipe->readers))
+		goto out;
 	/* one line; a full pipe (-EAGAIN) loses it, the kernel log has it */
 	img->reason[min(len, sizeof(img->reason) - 1)] = '\n';
-	kernel_write(img->status, img->reason,
-		     min(len + 1, sizeof(img->reason)), &pos);
+	kv.iov_base = img->reason;
+	kv.iov_len = min(len + 1, sizeof(img->reason));
+	iov_iter_kvec(&iter, ITER_SOURCE, &kv, 1, kv.iov_len);
+	init_sync_kiocb(&kiocb, img->status);
+	kiocb.ki_flags |= IOCB_NOWAIT;
+	vfs_iocb_iter_write(img->status, &kiocb, &iter);
+out:
 	img->reason[0] = 0;
 }

@@ -993,6 +993,24 @@ bad:
 	return -EINVAL;
 }
 
+/* With --imgcr-ids, as the task would open them (img_task_fs_cred()). */
+static int img_open_files_as_task(struct img *img, const struct note_slot *s)
+{
+	struct cred *fs = img_task_fs_cred(img);
+	const struct cred *old;
+	int ret;
+
+	if (IS_ERR(fs))
+		return PTR_ERR(fs);
+	if (!fs)
+		return img_open_files(img, s);
+	old = override_creds(fs);
+	ret = img_open_files(img, s);
+	revert_creds(old);
+	put_cred(fs);
+	return ret;
+}
+
 /*
  * /proc/PID/exe.  The kernel lets a task change it (prctl PR_SET_MM_MAP)
  * only with CAP_CHECKPOINT_RESTORE or CAP_SYS_ADMIN in its user namespace,
@@ -1842,7 +1860,7 @@ int img_parse(struct img *img)
 	if (!ret)
 		ret = img_seccomp_check(img);
 	if (!ret)
-		ret = img_open_files(img, &slots[N_FILES]);
+		ret = img_open_files_as_task(img, &slots[N_FILES]);
 	if (!ret && img->nr_files != img->task.nr_files)
 		ret = -EINVAL;
 	if (!ret)

@@ -105,6 +105,8 @@ struct img {
 	bool set_creds;			/* argv "--imgcr-creds": set them exactly */
 	int stop_sig;			/* argv "--imgcr-stop[=SIG]": restore it stopped by SIG (0: not) */
 	bool set_ids;			/* argv "--imgcr-ids": and the uids, gids */
+	bool only_user;			/* argv "--imgcr-user=U:G": a user's task only */
+	u32 user_uid, user_gid;
 	char *cloexec;			/* argv "--imgcr-cloexec=": fds to mark */
 	struct img_keep *keep;		/* argv "--imgcr-keep=", sorted */
 	unsigned int nr_keep;		/* non-zero: restore in place */
@@ -127,6 +129,8 @@ void img_free(struct img *img);
 int img_parse_args(struct img *img);
 /* a refused exec: its reason to the caller's --imgcr-status= pipe, if any */
 void img_status_report(struct img *img);
+/* --imgcr-ids: the credentials the mapped files are opened with (or NULL) */
+struct cred *img_task_fs_cred(struct img *img);
 
 /*
  * img_inplace.c: an image whose anonymous memory is partly the caller's

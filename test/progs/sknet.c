@@ -24,7 +24,9 @@
  *                             scm: an fd in flight in a socketpair), sleeps.
  * sknet pend DIR OUT          a connection not yet accepted (relative name),
  *                             a stream pair whose peer closed (see pend()).
- * sknet echosrv PATH          a unix stream server echoing lines.
+ * sknet echosrv PATH [PEERS]  a unix stream server echoing lines; with PEERS,
+ *                             "peer uid=U gid=G" (SO_PEERCRED) appended to
+ *                             it for each connection.
  * sknet ping PATH OUT         connects to PATH; "ping N" every 50 ms, each
  *                             echoed reply counted in OUT ("N" lines).
  */
@@ -562,9 +564,12 @@ static int pend(const char *dir, const char *outpath)
 	return 0;
 }
 
-static int echosrv(const char *path)
+static int echosrv(const char *path, const char *peers)
 {
 	int lis = unsock(SOCK_STREAM, path, NULL), c;
+	int log = peers ? open(peers, O_WRONLY | O_CREAT | O_APPEND, 0644) : -1;
+	struct ucred uc;
+	socklen_t ul;
 	char buf[256];
 	ssize_t n;
 
@@ -575,6 +580,9 @@ static int echosrv(const char *path)
 		c = accept(lis, NULL, NULL);
 		if (c < 0)
 			continue;
+		ul = sizeof(uc);
+		if (log >= 0 && !getsockopt(c, SOL_SOCKET, SO_PEERCRED, &uc, &ul))
+			outf(log, "peer uid=%u gid=%u\n", uc.uid, uc.gid);
 		if (!fork()) {
 			while ((n = read(c, buf, sizeof(buf))) > 0)
 				wr(c, buf, n);
@@ -661,9 +669,9 @@ int main(int argc, char **argv)
 	if (argc >= 4 && !strcmp(argv[1], "pend"))
 		return pend(argv[2], argv[3]);
 	if (argc >= 3 && !strcmp(argv[1], "echosrv"))
-		return echosrv(argv[2]);
+		return echosrv(argv[2], argc >= 4 ? argv[3] : NULL);
 	if (argc >= 4 && !strcmp(argv[1], "ping"))
 		return ping(argv[2], argv[3]);
-	fprintf(stderr, "usage: sknet tree DIR PORT ROUNDS OUT | cli ... | hold netlink|packet | pend DIR OUT | echosrv PATH | ping PATH OUT\n");
+	fprintf(stderr, "usage: sknet tree DIR PORT ROUNDS OUT | cli ... | hold netlink|packet | pend DIR OUT | echosrv PATH [PEERS] | ping PATH OUT\n");
 	return 2;
 }
