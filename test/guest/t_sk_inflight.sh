@@ -22,6 +22,7 @@ main_test() {
 	wait_line out "^ready" 20 || fail "skinflight did not start: $(cat prog.err)"
 	imgcr dump -t $pid -D d 2> dump.err || fail "dump: $(cat dump.err)"
 	wait_gone $pid 10 || fail "the task survived the dump"
+	export_file sk_inflight.tree d/tree	# test/unit/tree/guest-sk_inflight
 	grep -q "^skq ino=[0-9]* seq=1 files=[0-9]*,[0-9]*\$" d/tree ||
 		fail "no skq record for the stream's first message with fds: $(grep '^skq' d/tree | tr '\n' '|')"
 	[ "$(grep -c '^skq ' d/tree)" = 4 ] || fail "skq records: $(grep '^skq' d/tree | tr '\n' '|')"
