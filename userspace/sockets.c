@@ -341,6 +341,9 @@ int sk_opts_restore(int fd, const struct tree_sk *s, const char *what)
 }
 
 #define PEEK_MAX (8 << 20)	/* the largest datagram read */
+#ifndef SCM_PIDFD
+#define SCM_PIDFD 0x04
+#endif
 
 /*
  * Peek at @sfd's queue from offset @off: up to @len bytes into @buf, its
@@ -471,10 +474,14 @@ int sk_queue_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk
 						p->link);
 				goto out;
 			}
-			close_rights(&mh);
-			ret = fd_refuse(p, "%s: a queued message carries control data of level %d type %d: not supported",
-					p->link, cm->cmsg_level, cm->cmsg_type);
-			goto out;
+			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_PIDFD) {
+				close(*(int *)CMSG_DATA(cm));
+				close_rights(&mh);
+				ret = fd_refuse(p, "%s: queued messages carrying their sender's pidfd (SO_PASSPIDFD, SCM_PIDFD) are not supported",
+						p->link);
+				goto out;
+			}
+			/* SCM_SECURITY (SO_PASSSEC): made by the receive, not queued */
 		}
 		if (mh.msg_flags & MSG_CTRUNC) {
 			close_rights(&mh);
