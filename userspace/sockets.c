@@ -388,31 +388,6 @@ static int close_rights(struct msghdr *mh)
 	return n;
 }
 
-/*
- * A stream socket's peek stops after the first message (skb) that carries
- * fds, having glued the data before it: where that message starts in the
- * @n bytes peeked at @off (the smallest length whose peek brings the fds,
- * less one).  -1 on error (errno).
- */
-static long rights_start(int sfd, int off, long n, char *buf, char *cbuf, size_t clen)
-{
-	long lo = 1, hi = n;	/* a peek of hi bytes brings them */
-	struct msghdr mh;
-	struct iovec iov;
-
-	while (lo < hi) {
-		long mid = lo + (hi - lo) / 2;
-
-		if (peek_at(sfd, off, buf, mid, &mh, cbuf, clen, &iov) < 0)
-			return -1;
-		if (close_rights(&mh))
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return lo - 1;
-}
-
 static int write_frame(int out, const char *path, const char *data, uint32_t len, struct tree_sk *s)
 {
 	if (write_all(out, &len, sizeof(len)) || write_all(out, data, len)) {
@@ -452,7 +427,6 @@ int sk_queue_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk
 		struct msghdr mh;
 		struct cmsghdr *cm;
 		int *fds = NULL, nf = 0;
-		long pre = 0;
 		ssize_t n = peek_at(sfd, -1, buf, PEEK_MAX, &mh, cbuf, sizeof(cbuf), &iov);
 
 		if (n < 0 && errno == EAGAIN && inq < 0)
@@ -505,46 +479,17 @@ int sk_queue_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk
 			       p->link, total, inq);
 			goto out;
 		}
-		if (fds && s->type == SOCK_STREAM) {
-			/*
-			 * the data before the message with the fds, glued by
-			 * the peek: a frame of its own, so the fds come back
-			 * with their own message's bytes
-			 */
-			int *keep = malloc(nf * sizeof(int) + 1);
-
-			if (!keep) {
-				pr_err("out of memory");
-				exit(1);
-			}
-			memcpy(keep, fds, nf * sizeof(int));
-			pre = rights_start(sfd, total, n, buf, cbuf, sizeof(cbuf));
-			if (pre < 0 || peek_at(sfd, total, buf, n, &mh, cbuf, sizeof(cbuf), &iov) != n ||
-			    (close_rights(&mh), setint(sfd, SOL_SOCKET, SO_PEEK_OFF, total + n))) {
-				pr_perror("pid %d fd %d: %s: peeking again at a message with fds in flight",
-					  p->pid, p->fd, p->link);
-				for (int k = 0; k < nf; k++)
-					close(keep[k]);
-				free(keep);
-				goto out;
-			}
-			if (pre > 0 && write_frame(out, path, buf, pre, s)) {
-				for (int k = 0; k < nf; k++)
-					close(keep[k]);
-				free(keep);
-				goto out;
-			}
-			if (pre > 0)
-				seq++;
-			ret = skq_dump_add(p, s, seq, keep, nf);
-			free(keep);
-		} else if (fds) {
-			ret = skq_dump_add(p, s, seq, fds, nf);
-		}
-		if (fds && ret != FD_DESCRIBED)
+		/*
+		 * a stream socket's peek glues the data queued before a
+		 * message with fds to it, and stops after it (and the fds
+		 * of a message come with a peek of any length that reaches
+		 * the data before it: where it begins cannot be read): one
+		 * frame, sent again at once with the fds
+		 */
+		if (fds && (ret = skq_dump_add(p, s, seq, fds, nf)) != FD_DESCRIBED)
 			goto out;
 		ret = FD_FAILED;
-		if (write_frame(out, path, buf + pre, n - pre, s))
+		if (write_frame(out, path, buf, n, s))
 			goto out;
 		seq++;
 		total += n;
