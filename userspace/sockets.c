@@ -758,6 +758,15 @@ static void sk_rec_show(const struct tree *t, int i, const char *mode, char *out
 	if (s) {
 		size_t n = strlen(out);
 
+		for (int k = 0; k < s->nskq; k++) {
+			n = strlen(out);
+			snprintf(out + n, size - n, "%s", k ? "," : " fds in flight: files ");
+			for (int j = 0; j < s->skq[k].nfds; j++) {
+				n = strlen(out);
+				snprintf(out + n, size - n, "%s%d", j ? "+" : "", s->skq[k].files[j]);
+			}
+		}
+		n = strlen(out);
 		if (s->shutdown && s->family != AF_UNIX)
 			snprintf(out + n, size - n, " shut down for %s",
 				 s->shutdown == 3 ? "both" : s->shutdown == 2 ? "writing" : "reading");
