@@ -35,7 +35,9 @@ int sk_opts_dump(const struct fd_parms *p, int sfd, struct tree_sk *s);
 /*
  * dump: the data queued in @sfd's receive queue into DIR/sk-INO.data, by
  * MSG_PEEK with SO_PEEK_OFF (nothing is consumed; the peek offset is put
- * back), one frame per datagram or peeked chunk.  @inq: bytes queued for a
+ * back), one frame per datagram or peeked chunk (a stream peek ends after
+ * a message with fds: those, SCM_RIGHTS, go to skq_dump_add with the
+ * frame's number; credentials and pidfds are refused).  @inq: bytes queued for a
  * stream or seqpacket socket (SIOCINQ), -1 for datagram sockets (peeked
  * until EAGAIN).  FD_DESCRIBED, FD_REFUSED (p->why) or FD_FAILED.
  */
