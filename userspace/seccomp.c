@@ -15,7 +15,9 @@
  * binfmt_img refuses the image, so `./img` alone still never runs a
  * process without its filters.
  *
- * Refused at dump, naming pid and thread: a filter the kernel cannot hand
+ * Refused at dump, naming pid and thread: filters installed with
+ * SECCOMP_FILTER_FLAG_SPEC_ALLOW where that is visible (spec_allowed()),
+ * a filter the kernel cannot hand
  * out (no CAP_SYS_ADMIN in the dumper, an eBPF filter, a kernel without
  * CONFIG_CHECKPOINT_RESTORE), and a filter that can return
  * SECCOMP_RET_USER_NOTIF (its listener, another task's fd, is not
@@ -34,9 +36,53 @@
 
 #include <linux/imgcr.h>
 
+#include "files.h"
 #include "log.h"
 #include "proc.h"
 #include "seccomp.h"
+
+/*
+ * SECCOMP_FILTER_FLAG_SPEC_ALLOW.  The kernel keeps no trace of it per
+ * filter (PTRACE_SECCOMP_GET_METADATA does not report it), and the loader
+ * installs without it.  A filter installed without it has the kernel force
+ * the speculation mitigations on the thread (arch_seccomp_spec_mitigate())
+ * only where they are in their "seccomp" mode (spec_store_bypass_disable=
+ * seccomp, spectre_v2_user=seccomp; the default is prctl since 5.16):
+ * elsewhere the flag changes nothing a program can see, and restoring
+ * without it is exact.  In that mode a thread under filters whose
+ * /proc status does not show the forced mitigation got every filter with
+ * SPEC_ALLOW; a restore would force it: refused.
+ */
+static int spec_seccomp_mode(const char *path, const char *word)
+{
+	char *text = read_text(path, NULL);
+	int r = text && strstr(text, word);
+
+	free(text);
+	return r;
+}
+
+static const char *spec_allowed(const char *status)
+{
+	static int ssb = -1, ib = -1;
+	const char *v;
+
+	if (ssb < 0) {
+		/* "...disabled via prctl and seccomp" */
+		ssb = spec_seccomp_mode("/sys/devices/system/cpu/vulnerabilities/spec_store_bypass",
+					"seccomp");
+		/* sysfs does not tell the user-space IB mode; only the boot option sets it */
+		ib = spec_seccomp_mode("/proc/cmdline", "spectre_v2_user=seccomp");
+	}
+	v = status_field(status, "Speculation_Store_Bypass");
+	if (ssb && v && strncmp(v, "thread force mitigated", 22))
+		return "Speculation_Store_Bypass";
+	v = status_field(status, "SpeculationIndirectBranch");
+	if (ib && v && !strncmp(v, "conditional", 11) &&
+	    strncmp(v, "conditional force disabled", 26))
+		return "SpeculationIndirectBranch";
+	return NULL;
+}
 
 /* Mode and filter count of thread @tid of @pid from its status; 0 or -1. */
 static int thread_seccomp(pid_t pid, pid_t tid, int *mode, long *filters)
@@ -54,6 +100,15 @@ static int thread_seccomp(pid_t pid, pid_t tid, int *mode, long *filters)
 	*mode = v ? atoi(v) : 0;
 	v = status_field(text, "Seccomp_filters");
 	*filters = v ? atol(v) : 0;
+	v = *mode == 2 && *filters > 0 ? spec_allowed(text) : NULL;
+	if (v) {
+		const char *e = status_field(text, v);
+
+		pr_err("pid %d thread %d: its seccomp filters were installed with SECCOMP_FILTER_FLAG_SPEC_ALLOW (the kernel forces the speculation mitigation for seccomp here, and its %s is %.*s), which the kernel does not report per filter: refused (a restore would force the mitigation)",
+		       pid, tid, v, (int)strcspn(e, "\n"), e);
+		free(text);
+		return -1;
+	}
 	free(text);
 	return 0;
 }
@@ -246,4 +301,179 @@ oom:
 out:
 	free(b.p);
 	return ret;
+}
+
+/*
+ * imgcr show: the seccomp file @path (text or JSON), checked as the loader
+ * checks its layout.  Each thread's filters, oldest first, with their
+ * length and flags, and how many its chain shares with the main thread's
+ * (the first chain): those the restore installs once, shared.
+ */
+struct sc_view {
+	const unsigned char *p;
+	size_t len;
+};
+
+/* The filters of chain @c at @off: their total size, or 0 if damaged. */
+static size_t chain_size(const struct sc_view *v, size_t off, uint32_t n)
+{
+	size_t pos = off;
+
+	for (uint32_t j = 0; j < n; j++) {
+		struct imgcr_seccomp_filter fh;
+
+		if (v->len - pos < sizeof(fh))
+			return 0;
+		memcpy(&fh, v->p + pos, sizeof(fh));
+		pos += sizeof(fh);
+		if (!fh.len || fh.len > IMGCR_SECCOMP_MAX_INSNS ||
+		    (v->len - pos) / sizeof(struct sock_filter) < fh.len)
+			return 0;
+		pos += fh.len * sizeof(struct sock_filter);
+	}
+	return pos - off;
+}
+
+/* Filter @j of the chain whose filters begin at @off (layout checked). */
+static const unsigned char *filter_at(const struct sc_view *v, size_t off, uint32_t j,
+				      struct imgcr_seccomp_filter *fh)
+{
+	for (;;) {
+		memcpy(fh, v->p + off, sizeof(*fh));
+		if (!j--)
+			return v->p + off + sizeof(*fh);
+		off += sizeof(*fh) + fh->len * sizeof(struct sock_filter);
+	}
+}
+
+/* Filters @a (at @ao, @an of them) and @b alike from the start. */
+static uint32_t common_start(const struct sc_view *v, size_t ao, uint32_t an, size_t bo,
+			     uint32_t bn)
+{
+	uint32_t j;
+
+	for (j = 0; j < an && j < bn; j++) {
+		struct imgcr_seccomp_filter fa, fb;
+		const unsigned char *ia = filter_at(v, ao, j, &fa);
+		const unsigned char *ib = filter_at(v, bo, j, &fb);
+
+		if (fa.flags != fb.flags || fa.len != fb.len ||
+		    memcmp(ia, ib, fa.len * sizeof(struct sock_filter)))
+			break;
+	}
+	return j;
+}
+
+int seccomp_show_file(const char *path, int json, int tree)
+{
+	struct imgcr_seccomp_file h;
+	struct sc_view v;
+	size_t len, pos, main_off = 0;
+	uint32_t main_n = 0, i, j;
+	char *buf = read_text(path, &len);
+	int ret = -1;
+
+	if (!buf) {
+		if (tree && errno == ENOENT)
+			return 0;	/* no thread under filters */
+		pr_perror("cannot read %s", path);
+		return -1;
+	}
+	v.p = (const unsigned char *)buf;
+	v.len = len;
+	memcpy(&h, buf, len < sizeof(h) ? len : sizeof(h));
+	if (len < sizeof(h) || len > IMGCR_SECCOMP_MAX_SIZE || h.magic != IMGCR_SECCOMP_MAGIC ||
+	    h.version != IMGCR_SECCOMP_VERSION || h.pad0 || !h.nr_threads) {
+		pr_err("%s: not a seccomp file of this imgcr (magic, version or size)", path);
+		goto out;
+	}
+	/* the whole layout first: nothing printed for a damaged file */
+	for (pos = sizeof(h), i = 0; i < h.nr_threads; i++) {
+		struct imgcr_seccomp_chain ch;
+		size_t n;
+
+		if (len - pos < sizeof(ch))
+			goto bad;
+		memcpy(&ch, buf + pos, sizeof(ch));
+		pos += sizeof(ch);
+		n = chain_size(&v, pos, ch.nr_filters);
+		if (!n && ch.nr_filters)
+			goto bad;
+		pos += n;
+	}
+	if (pos != len)
+		goto bad;
+	if (json)
+		printf(tree ? ",\"seccomp\":[" : "{\"format\":%d,\"seccomp\":[", IMGCR_JSON_FORMAT);
+	else
+		printf(tree ? "  seccomp filters (%s):\n" : "seccomp file %s: %u threads\n",
+		       tree ? strrchr(path, '/') + 1 : path, h.nr_threads);
+	for (pos = sizeof(h), i = 0; i < h.nr_threads; i++) {
+		struct imgcr_seccomp_chain ch;
+		uint32_t shared;
+		size_t off;
+
+		memcpy(&ch, buf + pos, sizeof(ch));
+		off = pos + sizeof(ch);
+		if (!i) {
+			main_off = off;
+			main_n = ch.nr_filters;
+		}
+		shared = common_start(&v, main_off, main_n, off, ch.nr_filters);
+		if (json)
+			printf("%s{\"tid\":%u,\"shared_with_main\":%u,\"filters\":[", i ? "," : "",
+			       ch.tid, i ? shared : ch.nr_filters);
+		else
+			printf("    thread %u%s: %u filter%s", ch.tid, i ? "" : " (main)",
+			       ch.nr_filters, ch.nr_filters == 1 ? "" : "s");
+		if (!json && i && ch.nr_filters)
+			printf(" (the first %u as the main thread's, shared)", shared);
+		if (!json)
+			printf("%s", ch.nr_filters ? ":" : "");
+		for (j = 0; j < ch.nr_filters; j++) {
+			struct imgcr_seccomp_filter fh;
+			const unsigned char *ins = filter_at(&v, off, j, &fh);
+
+			if (!json) {
+				printf("%s #%u %u insn%s%s", j ? "," : "", j + 1, fh.len,
+				       fh.len == 1 ? "" : "s",
+				       fh.flags & IMGCR_SECCOMP_FILTER_LOG ? " log" : "");
+				continue;
+			}
+			printf("%s{\"len\":%u,\"flags\":%u,\"log\":%s,\"insns\":[", j ? "," : "",
+			       fh.len, fh.flags,
+			       fh.flags & IMGCR_SECCOMP_FILTER_LOG ? "true" : "false");
+			for (uint32_t k = 0; k < fh.len; k++) {
+				struct sock_filter f;
+
+				memcpy(&f, ins + k * sizeof(f), sizeof(f));
+				printf("%s[%u,%u,%u,%u]", k ? "," : "", f.code, f.jt, f.jf, f.k);
+			}
+			printf("]}");
+		}
+		printf(json ? "]}" : "\n");
+		pos = off + chain_size(&v, off, ch.nr_filters);
+	}
+	if (json)
+		printf(tree ? "]" : "]}\n");
+	ret = 0;
+	goto out;
+bad:
+	pr_err("%s: damaged seccomp file (truncated or with trailing bytes)", path);
+out:
+	free(buf);
+	return ret;
+}
+
+int seccomp_is_file(const char *path)
+{
+	uint32_t magic = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, &magic, sizeof(magic));
+	close(fd);
+	return n == sizeof(magic) && magic == IMGCR_SECCOMP_MAGIC;
 }

@@ -16,5 +16,14 @@ int seccomp_dump(const struct tree_task *k, const char *dir);
 /* The path of task @pid's seccomp file in @dir. */
 /* DIR/seccomp-PID.img; @dir NULL: the name in DIR (restore: dir_open()) */
 void seccomp_path(char *buf, size_t size, const char *dir, pid_t pid);
+/*
+ * imgcr show: print seccomp file @path (each thread's filters: lengths,
+ * flags, what it shares with the main thread; JSON with the programs).
+ * @tree: part of a task of `imgcr show DIR` (a missing file prints
+ * nothing; JSON as a ",\"seccomp\":[...]" member), else a whole output.
+ */
+int seccomp_show_file(const char *path, int json, int tree);
+/* Does @path begin as a seccomp file? */
+int seccomp_is_file(const char *path);
 
 #endif

@@ -18,6 +18,7 @@
 #include "locks.h"
 #include "log.h"
 #include "pipes.h"
+#include "seccomp.h"
 #include "tree.h"
 #include "sockets.h"
 #include "tty.h"
@@ -514,10 +515,10 @@ static void show_ttys_text(const struct tree *t)
 	}
 }
 
-static void show_tree_text(const struct tree *t, const char *dir)
+static int show_tree_text(const struct tree *t, const char *dir)
 {
 	char desc[4200];
-	int i, j;
+	int i, j, ret = 0;
 
 	printf("tree:     %s, root pid %d, %d tasks, %d open files, %d pipes/FIFOs\n",
 	       dir, t->root, t->ntasks, t->nfiles, t->npipes);
@@ -549,6 +550,9 @@ static void show_tree_text(const struct tree *t, const char *dir)
 		for (j = 0; j < k->nthreads; j++)
 			printf(" %d", k->threads[j]);
 		putchar('\n');
+		seccomp_path(desc, sizeof(desc), dir, k->pid);
+		if (!k->zombie && seccomp_show_file(desc, 0, 1))
+			ret = 1;
 		for (j = 0; j < k->nfds; j++) {
 			const struct tree_fd *d = &k->fds[j];
 
@@ -588,11 +592,13 @@ static void show_tree_text(const struct tree *t, const char *dir)
 			       l->end < 0 ? 0 : l->end);
 		printf(" (file %d)\n", l->file);
 	}
+	return ret;
 }
 
-static void show_tree_json(const struct tree *t)
+static int show_tree_json(const struct tree *t, const char *dir)
 {
-	int i, j;
+	char path[4200];
+	int i, j, ret = 0;
 
 	printf("{\"format\":%d,\"root\":%d,\"tasks\":[", IMGCR_JSON_FORMAT, t->root);
 	for (i = 0; i < t->ntasks; i++) {
@@ -616,6 +622,9 @@ static void show_tree_json(const struct tree *t)
 		printf(",\"root\":");
 		json_str(k->root);
 		attrs_show_json(k);
+		seccomp_path(path, sizeof(path), dir, k->pid);
+		if (!k->zombie && seccomp_show_file(path, 1, 1))
+			ret = 1;
 		printf(",\"fds\":[");
 		for (j = 0; j < k->nfds; j++)
 			printf("%s{\"fd\":%d,\"file\":%d,\"cloexec\":%s}", j ? "," : "",
@@ -679,20 +688,22 @@ static void show_tree_json(const struct tree *t)
 		putchar('}');
 	}
 	printf("]}\n");
+	return ret;
 }
 
 static int show_tree(const char *dir, int json)
 {
 	struct tree t;
+	int ret;
 
 	if (tree_read(&t, dir))
 		return 1;
 	if (json)
-		show_tree_json(&t);
+		ret = show_tree_json(&t, dir);
 	else
-		show_tree_text(&t, dir);
+		ret = show_tree_text(&t, dir);
 	tree_free(&t);
-	return 0;
+	return ret;
 }
 
 int cmd_show(int argc, char **argv)
@@ -728,6 +739,8 @@ int cmd_show(int argc, char **argv)
 		return usage_error("show needs an image or a dump directory");
 	if (!stat(path, &st) && S_ISDIR(st.st_mode))
 		return show_tree(path, json);
+	if (seccomp_is_file(path))
+		return seccomp_show_file(path, json, 0) ? 1 : 0;
 	if (image_open(&img, path)) {
 		image_close(&img);
 		return 1;

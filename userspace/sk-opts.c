@@ -541,6 +541,17 @@ int sk_peercred(const struct tree_sk *s, unsigned int *uid, unsigned int *gid)
 	return 1;
 }
 
+int sk_peercred_pid(const struct tree_sk *s)
+{
+	const struct tree_skopt *x = sk_xopt_find(s, sk_opt_index("SO_PEERCRED"));
+	struct ucred u;
+
+	if (!x || x->len != sizeof(u))
+		return 0;
+	memcpy(&u, x->val, sizeof(u));
+	return u.pid;
+}
+
 int sk_xopt_format(const struct tree_skopt *x, char *buf, size_t size)
 {
 	const struct sk_opt *o = &sk_opts[x->idx];

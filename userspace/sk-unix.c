@@ -33,8 +33,8 @@
  *
  * The peer credentials (SO_PEERCRED, kept by sk-opts.c): a restorer running
  * as root makes each socketpair, listen() and connect() under the uid and
- * gid they had; their pid is the restorer's (the tree's tasks do not
- * exist yet), as with CRIU.
+ * gid they had, and, when that pid was a task of the tree, in a process
+ * with that very pid (peer_do(): the tree's tasks do not exist yet).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -47,9 +47,13 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/wait.h>
+#include <signal.h>
 #include <unistd.h>
 #include <linux/netlink.h>
+#include <linux/sched.h>
 #include <linux/rtnetlink.h>
 #include <linux/sock_diag.h>
 #include <linux/sockios.h>
@@ -579,6 +583,135 @@ static int cred_leave(struct saved_cred *sv)
 	return 0;
 }
 
+/*
+ * SO_PEERCRED's pid is the task's that called socketpair(), listen() or
+ * connect().  The sockets are made before the tree's tasks exist, so a root
+ * restorer makes such a call, when that pid was a task of the tree, in a
+ * short-lived process with that very pid (clone3() with set_tid, which
+ * needs CAP_CHECKPOINT_RESTORE), sharing the restorer's fd table, under
+ * the uid and gid kept; it exits at once, so the pid is free again when
+ * the task is made.  The socket keeps the number (SO_PEERCRED, what
+ * /proc shows); SO_PEERPIDFD, which needs the process itself, fails with
+ * ESRCH.  Not in a new PID namespace (--pidns: the pids are the
+ * namespace's, whose tasks are made later), nor for an ordinary user, nor
+ * when the pid is taken: then the restorer makes the call itself, as
+ * before (its pid).
+ */
+enum { PEER_PAIR, PEER_LISTEN, PEER_CONNECT };
+
+struct peer_op {
+	int kind;
+	int fd;				/* listen, connect */
+	int arg;			/* the socketpair's type, listen's backlog */
+	const struct sockaddr *sa;	/* connect */
+	socklen_t salen;
+	int sv[2];			/* the socketpair made */
+	pid_t maker;			/* the pid that made it */
+};
+
+static int peer_call(struct peer_op *o)
+{
+	if (o->kind == PEER_PAIR)
+		return socketpair(AF_UNIX, o->arg | SOCK_CLOEXEC, 0, o->sv);
+	if (o->kind == PEER_LISTEN)
+		return listen(o->fd, o->arg);
+	return connect(o->fd, o->sa, o->salen);
+}
+
+/* Are the restorer's children in its own PID namespace? */
+static int same_pidns(void)
+{
+	static int same = -1;
+	char a[64], b[64];
+	ssize_t n, m;
+
+	if (same < 0) {
+		n = readlink("/proc/self/ns/pid", a, sizeof(a));
+		m = readlink("/proc/self/ns/pid_for_children", b, sizeof(b));
+		same = n > 0 && n == m && !memcmp(a, b, n);
+	}
+	return same;
+}
+
+/* 1: done by a process of pid @pid (its result in *@res, errno set); 0: not possible */
+static int peer_as_pid(pid_t pid, const struct tree_sk *s, struct peer_op *o, int *res)
+{
+	struct clone_args ca = { .flags = CLONE_FILES, .exit_signal = SIGCHLD,
+				 .set_tid = (uintptr_t)&pid, .set_tid_size = 1 };
+	struct { int ret, err, sv[2]; } out = { -1, EIO, { -1, -1 } };
+	unsigned int uid, gid;
+	int p[2], st;
+	pid_t c;
+
+	if (pipe2(p, O_CLOEXEC))
+		return 0;
+	c = syscall(SYS_clone3, &ca, sizeof(ca));
+	if (c == 0) {
+		/* a copy of the restorer sharing its fds: raw system calls only, then gone */
+		if (sk_peercred(s, &uid, &gid) &&
+		    ((syscall(SYS_setresgid, -1, gid, -1) && errno != EINVAL) ||
+		     (syscall(SYS_setresuid, -1, uid, -1) && errno != EINVAL))) {
+			out.err = errno;
+		} else {
+			out.ret = peer_call(o);
+			out.err = out.ret ? errno : 0;
+			out.sv[0] = o->sv[0];
+			out.sv[1] = o->sv[1];
+		}
+		if (write(p[1], &out, sizeof(out)) != sizeof(out))
+			syscall(SYS_exit_group, 1);
+		syscall(SYS_exit_group, 0);
+	}
+	if (c < 0) {
+		close(p[0]);
+		close(p[1]);
+		return 0;	/* EPERM, EEXIST...: the restorer makes it itself */
+	}
+	while (waitpid(c, &st, 0) < 0 && errno == EINTR)
+		;
+	close(p[1]);
+	if (read(p[0], &out, sizeof(out)) != sizeof(out))
+		out.ret = -1, out.err = EIO;
+	close(p[0]);
+	o->sv[0] = out.sv[0];
+	o->sv[1] = out.sv[1];
+	o->maker = pid;
+	*res = out.ret;
+	errno = out.err;
+	return 1;
+}
+
+/*
+ * The call of @o for socket @s, by the task whose credentials its
+ * SO_PEERCRED kept: 0, -1 (errno: the call failed, not printed), or -2
+ * (printed).
+ */
+static int peer_do(const struct tree *t, const struct tree_sk *s, const char *what,
+		   struct peer_op *o)
+{
+	struct saved_cred sv;
+	pid_t pid = sk_peercred_pid(s);
+	int k, r, e;
+
+	o->sv[0] = o->sv[1] = -1;
+	if (pid > 0 && geteuid() == 0 && same_pidns())
+		for (k = 0; k < t->ntasks; k++)
+			if (t->tasks[k].pid == pid) {
+				if (peer_as_pid(pid, s, o, &r))
+					return r;
+				break;
+			}
+	o->maker = getpid();
+	if (cred_enter(s, what, &sv))
+		return -2;
+	r = peer_call(o);
+	e = errno;
+	if (cred_leave(&sv))
+		return -2;
+	errno = e;
+	return r;
+}
+
 /* The listener of the tree bound to the name @a of @len bytes, for sockets of @type; -1 if none. */
 static int listener_named(const struct tree *t, int type, const unsigned char *a, int len)
 {
@@ -612,10 +745,10 @@ static int pair_by_listener(struct sk_restore *r, int i)
 	int j = sk_index(t, x->peer), a, c, l, fd, afd, fl, tries;
 	char what[128], nm[256];
 	const char *sp;
-	struct saved_cred sv;
+	struct peer_op op = { 0 };
 	struct ucred uc;
 	socklen_t ul;
-	int n, e;
+	int n;
 
 	if (j < 0 || x->type == SOCK_DGRAM)
 		return 0;
@@ -645,14 +778,14 @@ static int pair_by_listener(struct sk_restore *r, int i)
 	fl = fcntl(fd, F_GETFL);
 	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 	/* the accepted socket's peer credentials are the connecting task's */
-	if (cred_enter(&t->sks[a], what, &sv))
-		return -1;
-	n = connect(fd, (struct sockaddr *)t->sks[a].name, t->sks[a].namelen);
-	e = errno;
-	if (cred_leave(&sv))
+	op.kind = PEER_CONNECT;
+	op.fd = fd;
+	op.sa = (const struct sockaddr *)t->sks[a].name;
+	op.salen = t->sks[a].namelen;
+	n = peer_do(t, &t->sks[a], what, &op);
+	if (n == -2)
 		return -1;
 	if (n) {
-		errno = e;
 		pr_perror("%s: cannot connect again to %s, the listener of the tree that had accepted it",
 			  what, sk_addr_str(t->sks[a].name, t->sks[a].namelen, nm, sizeof(nm)));
 		return -1;
@@ -669,7 +802,7 @@ static int pair_by_listener(struct sk_restore *r, int i)
 				close(afd);
 			return -1;
 		}
-		if (!getsockopt(afd, SOL_SOCKET, SO_PEERCRED, &uc, &ul) && uc.pid == getpid())
+		if (!getsockopt(afd, SOL_SOCKET, SO_PEERCRED, &uc, &ul) && uc.pid == op.maker)
 			break;
 		close(afd);	/* a connection from outside the tree: reset */
 	}
@@ -682,9 +815,9 @@ int unix_sk_make(struct sk_restore *r, int i)
 {
 	const struct tree *t = r->t;
 	const struct tree_sk *s = &t->sks[i];
-	struct saved_cred cr;
+	struct peer_op op = { 0 };
 	char what[128];
-	int sv[2], j, e;
+	int j;
 
 	if (r->fds[i] >= 0)
 		return 0;
@@ -694,23 +827,21 @@ int unix_sk_make(struct sk_restore *r, int i)
 		if (j)
 			return j < 0 ? -1 : 0;
 		/* both ends' peer credentials are the maker's */
-		if (cred_enter(s, what, &cr))
-			return -1;
-		j = socketpair(AF_UNIX, s->type | SOCK_CLOEXEC, 0, sv);
-		e = errno;
-		if (cred_leave(&cr))
+		op.kind = PEER_PAIR;
+		op.arg = s->type;
+		j = peer_do(t, s, what, &op);
+		if (j == -2)
 			return -1;
 		if (j) {
-			errno = e;
 			pr_perror("%s: socketpair", what);
 			return -1;
 		}
-		r->fds[i] = sv[0];
+		r->fds[i] = op.sv[0];
 		j = sk_index(t, s->peer);
 		if (j >= 0)
-			r->fds[j] = sv[1];
+			r->fds[j] = op.sv[1];
 		else
-			r->dead[i] = sv[1];
+			r->dead[i] = op.sv[1];
 		return 0;
 	}
 	r->fds[i] = socket(AF_UNIX, s->type | SOCK_CLOEXEC, 0);
@@ -722,14 +853,13 @@ int unix_sk_make(struct sk_restore *r, int i)
 		return -1;
 	if (s->state == SK_ST_LISTEN) {
 		/* its peer credentials (those its clients see) are the task's that called listen() */
-		if (cred_enter(s, what, &cr))
-			return -1;
-		j = listen(r->fds[i], s->backlog);
-		e = errno;
-		if (cred_leave(&cr))
+		op.kind = PEER_LISTEN;
+		op.fd = r->fds[i];
+		op.arg = s->backlog;
+		j = peer_do(t, s, what, &op);
+		if (j == -2)
 			return -1;
 		if (j) {
-			errno = e;
 			pr_perror("%s: listen(%d)", what, s->backlog);
 			return -1;
 		}

@@ -28,6 +28,8 @@ int sk_xopts_restore(int fd, const struct tree_sk *s, int phase, const char *wha
 void sk_xopts_show(const struct tree_sk *s, char *out, size_t size);
 /* unix: the uid and gid SO_PEERCRED gave at the dump; 1, or 0 if not kept */
 int sk_peercred(const struct tree_sk *s, unsigned int *uid, unsigned int *gid);
+/* The pid of socket @s's kept SO_PEERCRED (as the dump saw it), 0 if none. */
+int sk_peercred_pid(const struct tree_sk *s);
 int sk_opt_index(const char *name);
 
 /* dump: the options that programs set (SKO_*, buffers, timeouts, peek offset); 0 or -1 (printed) */

@@ -166,7 +166,7 @@ static int enter_strict(void)
 /*
  * Seccomp filters, for the calling thread (@i: its entry of
  * NT_IMGCR_SECCOMP, 0 the main thread): the rest of its chain after the
- * shared filters the main thread installed before making it, last, like
+ * filters the main thread had installed when it made it, last, like
  * strict mode.  Everything was checked before the point of no return;
  * a failure (memory) kills the process rather than running it without.
  */
@@ -376,7 +376,7 @@ static int create_threads(struct img_group *g, struct group_scratch __user *s)
 		.set_tid_size = 1,
 	};
 	struct img_forker f = { .task = current };
-	unsigned int i;
+	unsigned int i, k;
 	int ret = 0;
 
 	if (!g->proc.nr_threads)
@@ -386,8 +386,18 @@ static int create_threads(struct img_group *g, struct group_scratch __user *s)
 	spin_lock_irq(&img_forkers_lock);
 	list_add(&f.node, &img_forkers);
 	spin_unlock_irq(&img_forkers_lock);
-	for (i = 0; i < g->proc.nr_threads && !ret; i++)
-		ret = create_one(g, &f, i, s);
+	/*
+	 * By seccomp depth: each thread inherits, shared, the filters of
+	 * the main thread's chain its own chain begins with (img_seccomp.c).
+	 */
+	for (k = 0; k < g->proc.nr_threads && !ret; k++) {
+		i = img_seccomp_make_order(g->sc, k);
+		ret = img_seccomp_before_thread(g->sc, i);
+		if (ret)
+			group_err("cannot install its seccomp filters again (%d)", ret);
+		else
+			ret = create_one(g, &f, i, s);
+	}
 	spin_lock_irq(&img_forkers_lock);
 	list_del(&f.node);
 	spin_unlock_irq(&img_forkers_lock);
@@ -706,12 +716,6 @@ int img_group_run(struct img_group *g, int stop_sig)
 	 */
 	g->dumpable = imgcr_get_dumpable();	/* before any commit_creds() */
 	ret = set_switches(g);
-	/* the filters every thread has: inherited, shared, as they were */
-	if (!ret && g->sc) {
-		ret = img_seccomp_install_shared(g->sc);
-		if (ret)
-			group_err("cannot install its seccomp filters again (%d)", ret);
-	}
 	if (!ret)
 		ret = create_threads(g, s);
 	if (!ret)
@@ -723,7 +727,7 @@ int img_group_run(struct img_group *g, int stop_sig)
 	if (addr)
 		vm_munmap(addr, PAGE_SIZE);
 	complete_all(&g->priv_done);
-	/* its own filters: after the threads (not inherited), before its IDs */
+	/* the rest of its own filters: after the threads, before its IDs */
 	if (!ret && g->sc)
 		ret = enter_filters(g, 0);
 	if (!ret && g->has_creds)

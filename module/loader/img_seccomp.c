@@ -14,12 +14,18 @@
  * without its sandbox.
  *
  * The filters are installed with the body of seccomp(2), one by one, the
- * oldest first.  The filters all threads' chains begin with are installed
- * by the main thread before it makes the others, which inherit them as
- * shared filters (as TSYNC or a clone had made them shared: a later TSYNC
- * by the program works again); each thread installs the rest of its chain
- * itself, as the last thing before its first user instruction.  Up to
- * then the restore calls only syscall bodies, which no filter sees.
+ * oldest first.  The main thread makes the other threads; each thread's
+ * chain begins with some of the main thread's filters (its depth: as many
+ * as the two chains have alike from the start, 0 if none).  The main
+ * thread installs its own chain step by step and makes each thread when
+ * it has installed exactly that thread's depth, so the thread inherits
+ * those filters shared with the main thread and with every other thread
+ * of at least that depth (as TSYNC or a clone had made them shared: a
+ * later TSYNC by the program succeeds or fails as it did before).  The
+ * threads are made in the order of their depth (the image's order among
+ * equal depths).  Each thread installs the rest of its chain itself, as
+ * the last thing before its first user instruction.  Up to then the
+ * restore calls only syscall bodies, which no filter sees.
  *
  * The right to add a filter is the caller's: no_new_privs, or
  * CAP_SYS_ADMIN in its user namespace (as seccomp(2) asks of the caller
@@ -60,7 +66,11 @@ struct img_seccomp_set {
 	struct img_sc_chain *chains;	/* 1 + proc.nr_threads, file order */
 	unsigned int *order;		/* NT_IMGCR_SECCOMP entry -> chain */
 	unsigned int nr_chains;
-	u32 shared;			/* leading filters of every chain */
+	u32 *depth;			/* NT_IMGCR_SECCOMP entry -> filters
+					 * shared with the main thread's chain */
+	unsigned int *make;		/* the threads (0: the first after main)
+					 * in the order the main thread makes them */
+	u32 main_done;			/* main's filters installed so far */
 	u32 max_len;			/* longest program */
 	const struct cred *cred;	/* the caller's */
 };
@@ -73,6 +83,8 @@ void img_seccomp_free(struct img_seccomp_set *s)
 		put_cred(s->cred);
 	kvfree(s->chains);
 	kvfree(s->order);
+	kvfree(s->depth);
+	kvfree(s->make);
 	kvfree(s->filters);
 	kvfree(s->buf);
 	kfree(s);
@@ -294,20 +306,48 @@ bad:
 	return -EINVAL;
 }
 
-/* The leading filters every chain has (installed before the threads). */
-static u32 sc_shared(const struct img_seccomp_set *s)
+/* The chain of thread @i of the image (0: main). */
+static const struct img_sc_chain *
+img_seccomp_chain(const struct img_seccomp_set *s, unsigned int i)
 {
-	u32 n = s->chains[0].nr, i, j;
+	return s && i < s->nr_chains ? &s->chains[s->order[i]] : NULL;
+}
 
-	for (i = 1; i < s->nr_chains; i++) {
-		const struct img_sc_chain *c = &s->chains[i];
+/*
+ * Each thread's depth (the filters its chain begins with that the main
+ * thread's chain begins with too) and the order the main thread makes the
+ * threads in: by depth, the image's order among equal depths (a counting
+ * sort: depths are at most the main thread's filter count).
+ */
+static int sc_plan(struct img_seccomp_set *s)
+{
+	const struct img_sc_chain *m = img_seccomp_chain(s, 0);
+	unsigned int n = s->nr_chains, i, *count;
+	u32 d, j;
 
-		for (j = 0; j < n && j < c->nr; j++)
-			if (!sc_same(&c->f[j], &s->chains[0].f[j]))
-				break;
-		n = j;
+	s->depth = kvcalloc(n, sizeof(*s->depth), GFP_KERNEL_ACCOUNT);
+	s->make = kvcalloc(max(n - 1, 1u), sizeof(*s->make), GFP_KERNEL_ACCOUNT);
+	count = kvcalloc(m->nr + 2, sizeof(*count), GFP_KERNEL);
+	if (!s->depth || !s->make || !count) {
+		kvfree(count);
+		return -ENOMEM;
 	}
-	return n;
+	s->depth[0] = m->nr;
+	for (i = 1; i < n; i++) {
+		const struct img_sc_chain *c = img_seccomp_chain(s, i);
+
+		for (j = 0; j < m->nr && j < c->nr; j++)
+			if (!sc_same(&c->f[j], &m->f[j]))
+				break;
+		s->depth[i] = j;
+		count[j + 1]++;
+	}
+	for (d = 1; d <= m->nr + 1; d++)
+		count[d] += count[d - 1];
+	for (i = 1; i < n; i++)
+		s->make[count[s->depth[i]]++] = i - 1;
+	kvfree(count);
+	return 0;
 }
 
 /*
@@ -398,20 +438,15 @@ int img_seccomp_check(struct img *img)
 	ret = sc_parse(img, s, img->sc_size);
 	if (ret)
 		return ret;
-	s->shared = sc_shared(s);
+	ret = sc_plan(s);
+	if (ret)
+		return ret;
 	s->cred = get_current_cred();
 	return 0;
 #else
 	img_err(img, "the image has seccomp filters; this kernel has no seccomp filters: refused");
 	return -EOPNOTSUPP;
 #endif
-}
-
-/* The chain of thread @i of the image (0: main). */
-static const struct img_sc_chain *
-img_seccomp_chain(const struct img_seccomp_set *s, unsigned int i)
-{
-	return s && i < s->nr_chains ? &s->chains[s->order[i]] : NULL;
 }
 
 /*
@@ -468,16 +503,46 @@ static int sc_install(const struct img_seccomp_set *s,
 	return ret;
 }
 
-/* The main thread, before it makes the others: what all share. */
-int img_seccomp_install_shared(const struct img_seccomp_set *s)
+/*
+ * The @k-th thread the main thread makes (an index into the image's
+ * threads after the main one): by depth.
+ */
+unsigned int img_seccomp_make_order(const struct img_seccomp_set *s,
+				    unsigned int k)
 {
-	return s ? sc_install(s, &s->chains[0], 0, s->shared) : 0;
+	return s ? s->make[k] : k;
 }
 
-/* Each thread, last: the rest of its own chain. */
+/*
+ * The main thread, before it makes thread @t (an index into the image's
+ * threads after the main one): its own filters up to that thread's depth,
+ * which the thread then inherits, shared.
+ */
+int img_seccomp_before_thread(struct img_seccomp_set *s, unsigned int t)
+{
+	u32 d;
+	int ret;
+
+	if (!s)
+		return 0;
+	d = s->depth[t + 1];
+	if (d < s->main_done)	/* made by depth: cannot happen */
+		return -EINVAL;
+	ret = sc_install(s, img_seccomp_chain(s, 0), s->main_done, d);
+	if (!ret)
+		s->main_done = d;
+	return ret;
+}
+
+/*
+ * Each thread, last: the rest of its own chain (@i: its entry of
+ * NT_IMGCR_SECCOMP, 0 the main thread, which makes no thread any more).
+ */
 int img_seccomp_install_own(const struct img_seccomp_set *s, unsigned int i)
 {
 	const struct img_sc_chain *c = img_seccomp_chain(s, i);
 
-	return c ? sc_install(s, c, s->shared, c->nr) : 0;
+	if (!c)
+		return 0;
+	return sc_install(s, c, i ? s->depth[i] : s->main_done, c->nr);
 }

@@ -170,7 +170,9 @@ struct img_seccomp_set;
 int img_seccomp_read(struct img *img, unsigned int fd);
 int img_seccomp_check(struct img *img);
 void img_seccomp_free(struct img_seccomp_set *s);
-int img_seccomp_install_shared(const struct img_seccomp_set *s);
+unsigned int img_seccomp_make_order(const struct img_seccomp_set *s,
+				    unsigned int k);
+int img_seccomp_before_thread(struct img_seccomp_set *s, unsigned int t);
 int img_seccomp_install_own(const struct img_seccomp_set *s, unsigned int i);
 
 /* img_vdso.c: an image from a kernel with another vdso */

@@ -31,6 +31,14 @@
 #                 SIGSYS): the seccomp file is written, every thread ticks
 #                 "ok" again (inside) and Seccomp/Seccomp_filters of every
 #                 thread are as before (outside)
+#                 (and `imgcr show` of the dump, text and --json, and of
+#                 the seccomp file, lists every thread with that count)
+#   restore-partial  the same for `seccomp partial`: filters only some
+#                 threads share (main F G H, A F, B F G with G main's, C F,
+#                 made by A after B): Seccomp_filters of every thread as
+#                 before (3 1 2 1), and after the restore a TSYNC filter
+#                 by main still succeeds (it fails if B's G is not main's)
+#                 and gives every thread main's chain (4 filters each)
 #   dump-listener imgcr dump of a task with a user-notification filter is
 #                 refused with a message naming pid, thread (or the
 #                 listener's fd: the listener is not restored) and seccomp,
@@ -84,6 +92,7 @@ start() {
 	KIDS=$(cat /proc/$PID/task/*/children)
 	for k in $KIDS; do track $k; done
 	BEFORE="$(sc_all)"
+	MAINST="$(sc_state $PID)"
 	case "$BEFORE" in *:2:*) ;; *) fail "not under a filter: $BEFORE" ;; esac
 }
 
@@ -99,12 +108,35 @@ still_ok() {
 		fail "seccomp state changed: '$BEFORE' -> '$(sc_all)'"
 }
 
+# show_ok: `imgcr show d` (and --json, and of the seccomp file itself)
+# lists each thread of $PID with its filter count as /proc showed it
+show_ok() {
+	imgcr show d > show.out 2>&1 || fail "imgcr show d: $(tail -n2 show.out)"
+	grep -q "^  seccomp filters (seccomp-$PID.img):" show.out ||
+		fail "imgcr show prints no seccomp filters: $(grep -A3 "^task $PID" show.out | tr '\n' '|')"
+	imgcr show d/seccomp-$PID.img > showf.out 2>&1 || fail "imgcr show of the seccomp file: $(cat showf.out)"
+	imgcr show --json d > showj.out 2>&1 || fail "imgcr show --json d: $(tail -n2 showj.out)"
+	for e in $MAINST; do
+		tid=${e%%:*}
+		n=${e##*:}
+		w="filters"
+		[ "$n" = 1 ] && w=filter
+		grep -qE "^    thread $tid( \(main\))?: $n $w" show.out ||
+			fail "imgcr show: thread $tid not shown with $n filters: $(grep "thread $tid" show.out)"
+		grep -qE "^    thread $tid( \(main\))?: $n $w" showf.out ||
+			fail "imgcr show FILE: thread $tid not shown with $n filters"
+		grep -q "{\"tid\":$tid,\"shared_with_main\":[0-9]*,\"filters\":\[" showj.out ||
+			fail "imgcr show --json: thread $tid not in the seccomp list"
+	done
+}
+
 # restore MODE [ARGS]: imgcr dump (the tree is gone) + restore --detach:
 # every thread ticks ok again, the seccomp state of every thread as before
 sub_restore() {
 	start "$@"
 	imgcr dump -t $PID -D d > dump.out 2> dump.err || fail "dump: $(cat dump.err)"
 	[ -s d/seccomp-$PID.img ] || fail "no seccomp file d/seccomp-$PID.img: $(ls d)"
+	show_ok
 	for p in $PID $KIDS; do wait_gone $p 10 || fail "task $p survived the dump"; done
 	imgcr restore -D d --detach > restore.out 2> restore.err ||
 		fail "restore --detach: $(cat restore.err)"
@@ -125,6 +157,18 @@ sub_restore_tsync() {
 	# the new filter: one more on every thread
 	n=$(sc_all | tr ' ' '\n' | sed -n 's/.*:2:\([0-9]*\)$/\1/p' | sort -u)
 	[ "$n" = 2 ] || fail "filters after TSYNC: $(sc_all)"
+	pass "$BEFORE, TSYNC after the restore ok"
+}
+
+sub_restore_partial() {
+	sub_restore partial
+	counts=$(sc_all | tr ' ' '\n' | sed -n 's/.*:2:\([0-9]*\)$/\1/p' | sort | tr '\n' ' ')
+	[ "$counts" = "1 1 2 3 " ] || fail "filter counts before: $BEFORE"
+	kill -USR2 $PID
+	wait_line out '^tsync ' 10 || fail "no answer to the TSYNC request"
+	grep -q '^tsync ok$' out || fail "a TSYNC filter after the restore: $(grep '^tsync' out) (thread chains no longer shared: $(sc_all))"
+	n=$(sc_all | tr ' ' '\n' | sed -n 's/.*:2:\([0-9]*\)$/\1/p' | sort -u)
+	[ "$n" = 4 ] || fail "filters after TSYNC: $(sc_all)"
 	pass "$BEFORE, TSYNC after the restore ok"
 }
 
@@ -385,7 +429,7 @@ sub_strict_tree() {
 sub_plain_filter() { sub_plain filter; }
 sub_plain_tsync() { sub_plain tsync 3; }
 
-for s in strict_plain strict_caller version3 strict_tree strict_thread restore_filter restore_tsync restore_perthread \
+for s in strict_plain strict_caller version3 strict_tree strict_thread restore_filter restore_tsync restore_perthread restore_partial \
 	restore_child restore_childown restore_noexec restore_killer dump_listener dump_user plain_filter plain_tsync \
 	plain_file rights hostile_trunc hostile_trailing hostile_huge hostile_len hostile_flags hostile_opcode \
 	hostile_jump hostile_notify hostile_tid; do

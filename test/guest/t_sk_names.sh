@@ -9,9 +9,14 @@
 # with TCP_MAXSEG 1400 and 9000, and one with loopback's own segment sizes
 # (above 32755: restored as 32755, docs/sockets.md).  Dumped and restored twice: the program checks
 # that getsockname/getpeername of every unix socket (the accepted ones
-# carry their listener's name, the clients their peer's), the uid and gid
-# of their SO_PEERCRED (the restorer makes each connection under them), IPV6_V6ONLY (0) and TCP_MAXSEG of
-# every TCP socket (the segment size in use) are as before, and that every
+# carry their listener's name, the clients their peer's), the pid, uid and
+# gid of their SO_PEERCRED (the restorer makes each connection under the
+# uid and gid, in a process of the pid), IPV6_V6ONLY (0) and TCP_MAXSEG of
+# every TCP socket (the segment size in use), SO_REUSEADDR of the TCP
+# sockets (an accepted one inherits its listener's) and SO_BUF_LOCK (1 and 2
+# after the FORCE sizes, 0 on a TCP connection and a unix pair holding
+# 100000 bytes not yet read, whose sizes the restore forces to write them
+# back) are as before, and that every
 # connection carries bytes both ways; /proc/net/unix shows the same names
 # for the task's sockets.
 # timeout: 300
@@ -25,7 +30,16 @@ setsid sknames run "$PWD/d" $PORT "$PWD/out.txt" </dev/null >/dev/null 2>sknames
 pid=$!
 track $pid
 wait_line out.txt '^ready' 20 || fail "sknames did not start: $(cat out.txt sknames.err | tail -n5 | tr '\n' '|')"
-grep -q "^round 0 ok 41 fail 0" out.txt || fail "before the dump: $(grep -E 'FAIL|round' out.txt | tr '\n' '|')"
+grep -q "^round 0 ok 54 fail 0" out.txt || fail "before the dump: $(grep -E 'FAIL|round' out.txt | tr '\n' '|')"
+
+# the values that make the checks mean something: an accepted socket's
+# SO_REUSEADDR inherited (1), the FORCE sizes' SO_BUF_LOCK (1, 2), and 0 on
+# the sockets holding unread data, whose sizes the restore forces
+for v in "sp0.cred pid self uid 1000 gid 1000" "c3.cred pid self uid 1000 gid 1000" \
+	"a3.cred pid self uid 2000 gid 2000" "s4.reuse 1" "sl.reuse 1" "t4.reuse 0" "t4.buflock 1" "s4.buflock 2" "tq.buflock 0" \
+	"sq.buflock 0" "q0.buflock 0" "q1.buflock 0"; do
+	grep -q "^OK $v\$" out.txt || fail "before the dump: want $v: $(grep "^[A-Z]* ${v% *} " out.txt | head -n1)"
+done
 
 # /proc/net/unix: the names of the task's unix sockets (a name per socket inode)
 unames() {
@@ -52,7 +66,7 @@ while [ $i -le 2 ]; do
 	sleep 1
 	kill -USR1 $pid
 	wait_line out.txt "^round $i " 20 || fail "restore $i: no check round: $(tail -n3 out.txt | tr '\n' '|')$(cat restore$i.err)"
-	grep -q "^round $i ok 41 fail 0" out.txt ||
+	grep -q "^round $i ok 54 fail 0" out.txt ||
 		fail "restore $i: $(sed -n "/^round $((i - 1)) /,\$p" out.txt | grep -E 'FAIL|round' | tr '\n' '|')"
 	AF=$(unames $pid)
 	[ "$AF" = "$B4" ] || fail "restore $i: /proc/net/unix names differ: before $(echo $B4), after $(echo $AF)"

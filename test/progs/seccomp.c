@@ -22,6 +22,12 @@
  *   killer    F and a filter killing the process (SECCOMP_RET_KILL_PROCESS)
  *             on getppid(), with FLAG_LOG; SIGUSR1 makes main call getppid()
  *             (it prints "alive after getppid" if it survives)
+ *   partial   filters only some threads share: F in main, thread A, then
+ *             G (getpriority() fails with errno 10) in main, thread B,
+ *             then thread C made by A, then an allow-all filter H in main:
+ *             main F G H, A F, B F G (G shared with main), C F; main and B
+ *             check G too.  A TSYNC by main succeeds (every other
+ *             thread's filter is one of main's)
  * In every filter mode SIGUSR2 makes main add an allow-all filter with
  * SECCOMP_FILTER_FLAG_TSYNC and print "tsync ok" or "tsync BAD errno=E"
  * (TSYNC fails if another thread's chain does not share main's filters).
@@ -147,6 +153,31 @@ static void *own_ticker(void *arg)
 	own_err = 10 + (int)(long)arg;
 	if (deny(SYS_getpriority, SECCOMP_RET_ERRNO | own_err, 0))
 		die("own filter");
+	return ticker(NULL);
+}
+
+static volatile int made_b, made_c;
+
+/* partial: thread B, under main's F and G */
+static void *partial_b(void *arg)
+{
+	(void)arg;
+	own_err = 10;
+	return ticker(NULL);
+}
+
+/* partial: thread A, under F only; makes C once main has made B */
+static void *partial_a(void *arg)
+{
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+	pthread_t th;
+
+	(void)arg;
+	while (!made_b)
+		nanosleep(&ts, NULL);
+	if (pthread_create(&th, NULL, ticker, NULL))
+		die("pthread_create C");
+	made_c = 1;
 	return ticker(NULL);
 }
 
@@ -303,6 +334,23 @@ int main(int argc, char **argv)
 		for (long i = 0; i < n && i < MAXT; i++)
 			if (pthread_create(&th, NULL, own_ticker, (void *)i))
 				die("pthread_create");
+	} else if (!strcmp(mode, "partial")) {
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+		if (deny(SYS_uname, SECCOMP_RET_ERRNO | EXDEV, 0))
+			die("filter F");
+		if (pthread_create(&th, NULL, partial_a, NULL))
+			die("pthread_create A");
+		own_err = 10;
+		if (deny(SYS_getpriority, SECCOMP_RET_ERRNO | own_err, 0))
+			die("filter G");
+		if (pthread_create(&th, NULL, partial_b, NULL))
+			die("pthread_create B");
+		made_b = 1;
+		while (!made_c)
+			nanosleep(&ts, NULL);
+		if (allow_all(0))
+			die("filter H");
 	} else if (!strcmp(mode, "childown")) {
 		pid_t kid;
 
@@ -326,7 +374,7 @@ int main(int argc, char **argv)
 			 SECCOMP_FILTER_FLAG_NEW_LISTENER) < 0)
 			die("listener filter");
 	} else {
-		say("usage: seccomp strict|filter|tsync N|child|noexec|listener|perthread N|childown|killer\n");
+		say("usage: seccomp strict|filter|tsync N|child|noexec|listener|perthread N|childown|killer|partial\n");
 		return 2;
 	}
 	signal(SIGUSR1, on_usr1);

@@ -17,10 +17,17 @@
  *     tl  TCP 127.0.0.1:PORT+2, sl accepted: loopback's own segment sizes
  *         (above 32755 they come back as 32755, which is checked).
  *   Records getsockname and getpeername of the unix sockets, the uid and
- *   gid of SO_PEERCRED (not the pid: README), TCP_MAXSEG of the TCP ones
+ *   gid of SO_PEERCRED and whether its pid is this process's (every
+ *   connection here is made by it), TCP_MAXSEG of the TCP ones
  *   and IPV6_V6ONLY of the IPv6 ones (0: not bound to ::1 by the program),
  *   SO_SNDBUF of t4 and SO_RCVBUF of s4 (set with SO_SNDBUFFORCE 1000000,
- *   SO_RCVBUFFORCE 700000: above twice net.core.wmem_max/rmem_max), checks them ("round 0"), prints "ready", then on each
+ *   SO_RCVBUFFORCE 700000: above twice net.core.wmem_max/rmem_max),
+ *   SO_REUSEADDR of the TCP sockets (the accepted ones inherit their
+ *   listener's 1, the connecting ones 0), SO_BUF_LOCK of the TCP sockets
+ *   (t4 1 and s4 2 from the FORCE options, the others 0, also of tq and sq,
+ *   a TCP connection 127.0.0.1:PORT+3 and q0, q1, a unix stream pair,
+ *   each holding 100000 bytes not yet read, which the restore writes back
+ *   after forcing the buffer sizes), checks them ("round 0"), prints "ready", then on each
  *   SIGUSR1 checks them again, and that each connection carries bytes both
  *   ways.  One line per check, "OK NAME" or "FAIL NAME: ...", then
  *   "round N ok K fail F".
@@ -37,6 +44,10 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
+
+#ifndef SO_BUF_LOCK
+#define SO_BUF_LOCK 72
+#endif
 
 #include "common.h"
 
@@ -57,10 +68,10 @@ static void die(const char *what)
 
 struct chk {
 	char name[32];
-	int fd, kind;	/* 0 sockname, 1 peername, 2 TCP_MAXSEG, 3 SO_PEERCRED's uid and gid, 4 IPV6_V6ONLY, 5 SO_SNDBUF, 6 SO_RCVBUF */
+	int fd, kind;	/* 0 sockname, 1 peername, 2 TCP_MAXSEG, 3 SO_PEERCRED's uid and gid, 4 IPV6_V6ONLY, 5 SO_SNDBUF, 6 SO_RCVBUF, 7 SO_BUF_LOCK, 8 SO_REUSEADDR */
 	char want[256];
 };
-static struct chk chks[32];
+static struct chk chks[64];
 static int nchk;
 
 static void value(const struct chk *c, char *buf, size_t size)
@@ -76,12 +87,15 @@ static void value(const struct chk *c, char *buf, size_t size)
 		if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &u, &l))
 			snprintf(buf, size, "error %s", strerror(errno));
 		else
-			snprintf(buf, size, "uid %u gid %u", u.uid, u.gid);
+			snprintf(buf, size, "pid %s uid %u gid %u",
+				 u.pid == getpid() ? "self" : "other", u.uid, u.gid);
 		return;
 	}
 	if (c->kind == 2 || c->kind >= 4) {
-		static const int lv[] = { 0, 0, IPPROTO_TCP, 0, IPPROTO_IPV6, SOL_SOCKET, SOL_SOCKET };
-		static const int op[] = { 0, 0, TCP_MAXSEG, 0, IPV6_V6ONLY, SO_SNDBUF, SO_RCVBUF };
+		static const int lv[] = { 0, 0, IPPROTO_TCP, 0, IPPROTO_IPV6, SOL_SOCKET, SOL_SOCKET,
+					  SOL_SOCKET, SOL_SOCKET };
+		static const int op[] = { 0, 0, TCP_MAXSEG, 0, IPV6_V6ONLY, SO_SNDBUF, SO_RCVBUF,
+					  SO_BUF_LOCK, SO_REUSEADDR };
 
 		l = sizeof(v);
 		if (getsockopt(c->fd, lv[c->kind], op[c->kind], &v, &l))
@@ -225,6 +239,8 @@ static void check(int round)
 int main(int argc, char **argv)
 {
 	int round = 0, port, l1, a1, c1, l2, a2, c2, t4, s4, t6, s6, sp[2], l3, c3, a3, tl, sl;
+	int tq, sq, q[2];
+	static char junk[100000];
 	char path[200];
 
 	if (argc != 5 || strcmp(argv[1], "run"))
@@ -267,6 +283,14 @@ int main(int argc, char **argv)
 	t4 = tcp_pair(AF_INET, port, &s4, 1400);
 	t6 = tcp_pair(AF_INET6, port + 1, &s6, 9000);
 	tl = tcp_pair(AF_INET, port + 2, &sl, 0);
+	/* 100000 bytes not yet read on a TCP connection and a unix pair */
+	tq = tcp_pair(AF_INET, port + 3, &sq, 0);
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, q))
+		die("socketpair q");
+	memset(junk, 'q', sizeof(junk));
+	if (write(tq, junk, sizeof(junk)) != sizeof(junk) ||
+	    write(q[0], junk, sizeof(junk)) != sizeof(junk))
+		die("write queued");
 	/* buffer sizes above twice net.core.wmem_max/rmem_max (root: the FORCE options) */
 	{
 		int sb = 1000000, rb = 700000;
@@ -311,6 +335,19 @@ int main(int argc, char **argv)
 	rec("t4.sndbuf", t4, 5);
 	rec("s4.rcvbuf", s4, 6);
 	rec("s6.v6only", s6, 4);
+	rec("t4.reuse", t4, 8);
+	rec("s4.reuse", s4, 8);
+	rec("s6.reuse", s6, 8);
+	rec("sl.reuse", sl, 8);
+	rec("sq.reuse", sq, 8);
+	rec("t4.buflock", t4, 7);
+	rec("s4.buflock", s4, 7);
+	rec("tl.buflock", tl, 7);
+	rec("sl.buflock", sl, 7);
+	rec("tq.buflock", tq, 7);
+	rec("sq.buflock", sq, 7);
+	rec("q0.buflock", q[0], 7);
+	rec("q1.buflock", q[1], 7);
 	check(0);
 	outf(out, "ready\n");
 	for (;;) {

@@ -4,7 +4,7 @@
 # pivot_root into a tmpfs root holding busybox) with proc, sysfs, a devpts
 # instance, tmpfs mounts with files (one nosuid,nodev,noexec), a read-only
 # bind of a host directory and a bind of a file is dumped by test/unit/
-# mntdrv.c from the host; the mounts are rebuilt in new namespaces and a
+# nsdrv.c from the host; the mounts are rebuilt in new namespaces and a
 # shell there prints its mountinfo and reads the files back.  Mount IDs,
 # devices and peer group numbers aside, the mount tables must be equal
 # and the files the same.  Refusals are checked too.  Runs as root.
@@ -34,9 +34,9 @@ for c in "$REPO"/userspace/*.c; do
 		gcc "${cflags[@]}" -c -o "$o" "$c"
 	fi || { res build FAIL "cannot build $c"; exit 1; }
 done
-gcc "${cflags[@]}" -o "$tmp/mntdrv" "$REPO/test/unit/mntdrv.c" "$tmp"/o/*.o ||
+gcc "${cflags[@]}" -o "$tmp/nsdrv" "$REPO/test/unit/nsdrv.c" "$tmp"/o/*.o ||
 	{ res build FAIL "cannot link"; exit 1; }
-drv=$tmp/mntdrv
+drv=$tmp/nsdrv
 [ -x /bin/busybox ] || { res busybox FAIL "no /bin/busybox (busybox-static)"; exit 1; }
 
 # mountinfo without what a restore renews: ids, devices, peer group numbers
@@ -90,7 +90,7 @@ if [ -z "$ct" ] || [ "$(cat /proc/$ct/root/data/ready 2>/dev/null)" != ready ]; 
 fi
 norm /proc/$ct/mountinfo > "$tmp/before"
 
-if out=$("$drv" dump "$ct" "$tmp/img" 2>&1); then
+if out=$("$drv" dump mnt "$ct" "$tmp/img" 2>&1); then
 	res dump PASS "$(grep -c '^mnt ' "$tmp/img/tree") mounts, $(ls "$tmp/img" | grep -c tmpfs-) tmpfs images"
 else
 	res dump FAIL "$out"
@@ -101,7 +101,7 @@ grep -q 'how=ext.*ext=.*hostdir' "$tmp/img/tree" && res ext-found PASS ||
 kill -9 "$ct"; ct=
 wait 2>/dev/null
 
-if "$drv" restore "$tmp/img" /bin/sh -c 'cat /proc/self/mountinfo > /data/mi
+if "$drv" restore mnt "$tmp/img" /bin/sh -c 'cat /proc/self/mountinfo > /data/mi
 	cat /data/f /data/sub/g /etc/hostname /host/hello /dev/shm/s
 	stat -c "%s %b" /data/sparse; ls /dev/pts/ptmx >/dev/null && echo ptmx
 	(echo x > /host/x) 2>/dev/null && echo host-writable
@@ -130,7 +130,7 @@ else
 fi
 # the file hidden under /dev/shm came back too (open_tree saw it)
 # (checked through a second restore that unmounts /dev/shm)
-if "$drv" restore "$tmp/img" /bin/sh -c 'umount /dev/shm && cat /dev/shm/under-the-mount' > "$tmp/out2" 2>&1 &&
+if "$drv" restore mnt "$tmp/img" /bin/sh -c 'umount /dev/shm && cat /dev/shm/under-the-mount' > "$tmp/out2" 2>&1 &&
    [ "$(cat "$tmp/out2")" = hidden ]; then
 	res hidden-file PASS
 else
@@ -165,7 +165,7 @@ CT
 	done
 	if [ -z "$c" ] || [ ! -e "/proc/$c/root/ready" ]; then
 		res "refuse-$1" FAIL "the container did not start: $(cat "$d/out")"
-	elif out=$("$drv" dump "$c" "$d/img" 2>&1); then
+	elif out=$("$drv" dump mnt "$c" "$d/img" 2>&1); then
 		res "refuse-$1" FAIL "dumped"
 	else
 		case "$out" in *"$2"*) res "refuse-$1" PASS "$out" ;; *) res "refuse-$1" FAIL "$out" ;; esac
