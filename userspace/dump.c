@@ -65,6 +65,7 @@
 #include "pipes.h"
 #include "proc.h"
 #include "seccomp.h"
+#include "sockets.h"
 #include "statehook.h"
 #include "tree.h"
 #include "tty.h"
@@ -609,16 +610,20 @@ static int fd_walk(struct fd_dump *fc, struct fd_parms *p, struct tree_file *n,
 	return FD_OTHER;
 }
 
-static int describe_fd(struct dctx *c, int ti, int fd)
+/*
+ * Fd @fd of @pid (a task's, or imgcr's own: a file in flight) described:
+ * merged with the file of the tree it shares its description with, or
+ * added.  Its index in the tree's files (*@cloexec: its FD_CLOEXEC), or -1.
+ */
+static int describe_file(struct dctx *c, pid_t pid, int fd, int *cloexec)
 {
 	struct fd_dump fc = { .t = &c->t, .dir = c->dir, .ghost_limit = c->ghost_limit,
 			       .ext_unix_sk = c->ext_unix_sk };
-	struct fd_parms p = { .pid = c->t.tasks[ti].pid, .fd = fd, .file_fd = -1 };
+	struct fd_parms p = { .pid = pid, .fd = fd, .file_fd = -1 };
 	const struct fd_kind *kind = NULL;
 	struct tree_file n, *f;
 	char path[96], *info, *sflags, *spos;
-	int cloexec, i, r, ret = -1;
-	pid_t pid = p.pid;
+	int i, r, ret = -1;
 
 	memset(&n, 0, sizeof(n));
 	snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, fd);
@@ -664,7 +669,7 @@ static int describe_fd(struct dctx *c, int ti, int fd)
 	default:
 		goto out;
 	}
-	cloexec = !!(p.flags & O_CLOEXEC);
+	*cloexec = !!(p.flags & O_CLOEXEC);
 	p.flags &= ~O_CLOEXEC;
 
 	for (i = 0; i < c->t.nfiles; i++) {
@@ -696,15 +701,31 @@ static int describe_fd(struct dctx *c, int ti, int fd)
 			f->owner_gid = p.st.st_gid;
 		}
 	}
-	tree_fd_add(&c->t.tasks[ti], fd, i, cloexec);
-	if (locks_dump(&c->t, pid, fd, i))	/* locks.c */
-		goto out;
-	ret = 0;
+	ret = i;
 out:
 	if (p.file_fd >= 0)
 		close(p.file_fd);
 	free(p.link);
 	return ret;
+}
+
+static int describe_fd(struct dctx *c, int ti, int fd)
+{
+	pid_t pid = c->t.tasks[ti].pid;
+	int cloexec, i = describe_file(c, pid, fd, &cloexec);
+
+	if (i < 0)
+		return -1;
+	tree_fd_add(&c->t.tasks[ti], fd, i, cloexec);
+	return locks_dump(&c->t, pid, fd, i);	/* locks.c */
+}
+
+/* sk-queue.c: a file in flight, received by imgcr's peek (fd_dump.describe) */
+static int describe_inflight(struct fd_dump *fc, int fd)
+{
+	int cloexec;
+
+	return describe_file(fc->priv, getpid(), fd, &cloexec);
 }
 
 static int describe_fds(struct dctx *c, int ti)
@@ -1220,6 +1241,11 @@ int cmd_dump(int argc, char **argv)
 		if (ns_check(&c, i) || describe_task(&c, i) ||
 		    seccomp_dump(&c.t.tasks[i], c.dir) || describe_fds(&c, i))
 			goto out;
+	/* the fds in flight in unix sockets' queues (sk-queue.c) */
+	if (sk_inflight_resolve(&(struct fd_dump){ .t = &c.t, .dir = c.dir,
+			.ghost_limit = c.ghost_limit, .ext_unix_sk = c.ext_unix_sk,
+			.describe = describe_inflight, .priv = &c }))
+		goto out;
 	for (i = 0; fd_kinds[i]; i++)
 		if (fd_kinds[i]->check && fd_kinds[i]->check(&c.t))
 			goto out;

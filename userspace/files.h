@@ -58,6 +58,13 @@ struct fd_dump {
 	const char *dir;	/* the dump directory, for a kind's data files */
 	long long ghost_limit;	/* files-ghost.c: most bytes of data a deleted file may hold */
 	int ext_unix_sk;	/* sk-unix.c: --ext-unix-sk */
+	/*
+	 * sk-queue.c: describe imgcr's own fd @fd (a file in flight, received
+	 * by a peek) as the driver describes a task's fd, merged with a file
+	 * of the tree or added; its index in t->files, or -1 (printed)
+	 */
+	int (*describe)(struct fd_dump *c, int fd);
+	void *priv;		/* the driver's */
 };
 
 /* The restorer opening every file description of the tree, in itself. */
@@ -69,6 +76,9 @@ struct fd_restore {
 	int (*keep)[2];		/* per file: fds a kind keeps until every file is open
 				 * (a pipe's ends; -1: none); the driver closes them */
 	int allow_changed;	/* files-reg.c: restore files changed since the dump */
+	int *desc;		/* per file: opened by the driver (-1: not yet) */
+	int *early;		/* per file: opened before its turn by another kind (files in
+				 * flight, sk-queue.c), taken by the driver; NULL: none */
 };
 
 /* What a kind's dump callback made of an fd. */

@@ -930,6 +930,7 @@ static int open_files(struct rctx *c)
 		c->desc[i] = -1;
 		r.keep[i][0] = r.keep[i][1] = -1;
 	}
+	r.desc = c->desc;	/* files in flight (sk-queue.c) may open others early */
 	for (i = 0; i < t->nfiles; i++) {
 		const struct tree_file *f = &t->files[i];
 		const struct fd_kind *kind = fd_kind_of(f->kind);
@@ -945,7 +946,12 @@ static int open_files(struct rctx *c)
 			snprintf(what, sizeof(what), "%s:[%lu] (file %d)", kind->name, f->ino, i);
 		else
 			snprintf(what, sizeof(what), "%s (file %d)", kind->name, i);
-		fd = kind->open(&r, i, what);
+		if (r.early && r.early[i] >= 0) {	/* opened early, for a socket's queue */
+			fd = r.early[i];
+			r.early[i] = -1;
+		} else {
+			fd = kind->open(&r, i, what);
+		}
 		if (fd < 0)
 			goto out;
 		c->desc[i] = fd_high(fd, c->base);

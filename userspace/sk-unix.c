@@ -913,16 +913,38 @@ int unix_sk_connect(struct sk_restore *r, int i)
 	return 0;
 }
 
-/* @len bytes sent on @fd without blocking (one datagram for datagram sockets); 0 or -1 */
-static int send_all(int fd, const char *p, size_t len)
+/*
+ * @len bytes sent on @fd without blocking (one datagram for datagram
+ * sockets), the first sendmsg with SCM_RIGHTS of the @nfds fds @fds if
+ * any; 0 or -1
+ */
+static int send_all(int fd, const char *p, size_t len, const int *fds, int nfds)
 {
+	static char cbuf[CMSG_SPACE(SKQ_MAX_FDS * sizeof(int))];
+
 	do {
-		ssize_t w = send(fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		struct iovec iov = { (void *)p, len };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+		ssize_t w;
+
+		if (nfds > 0) {
+			struct cmsghdr *cm;
+
+			mh.msg_control = cbuf;
+			mh.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+			cm = CMSG_FIRSTHDR(&mh);
+			cm->cmsg_level = SOL_SOCKET;
+			cm->cmsg_type = SCM_RIGHTS;
+			cm->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+			memcpy(CMSG_DATA(cm), fds, nfds * sizeof(int));
+		}
+		w = sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
 
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0)
 			return -1;
+		nfds = 0;	/* passed with the first part */
 		p += w;
 		len -= w;
 	} while (len);
@@ -944,8 +966,10 @@ int unix_sk_fill(struct sk_restore *r, int i)
 	const struct tree_sk *s = &t->sks[i];
 	char path[PATH_MAX], what[128];
 	size_t len, off = 0;
+	const struct tree_skq *q;
 	char *data = NULL;
-	int w = -1, tmp = -1, j, ret = -1;
+	int w = -1, tmp = -1, j, ret = -1, seq = 0, k, used = 0;
+	int fds[SKQ_MAX_FDS];
 	uint32_t n;
 
 	sk_what(s, what, sizeof(what));
@@ -982,12 +1006,30 @@ int unix_sk_fill(struct sk_restore *r, int i)
 				pr_err("%s: %s is truncated", what, path);
 				goto out;
 			}
-			if (send_all(w, data + off, n)) {
-				pr_perror("%s: cannot queue %u bytes again", what, n);
+			q = skq_find(s, seq);
+			for (k = 0; q && k < q->nfds; k++) {
+				/* the files in flight: restored (opened early if not yet) */
+				fds[k] = skq_file_fd(r->fr, q->files[k]);
+				if (fds[k] < 0) {
+					pr_err("%s: cannot open file %d, in flight in its queued message %d",
+					       what, q->files[k], seq);
+					goto out;
+				}
+			}
+			if (send_all(w, data + off, n, fds, q ? q->nfds : 0)) {
+				pr_perror("%s: cannot queue %u bytes again%s", what, n,
+					  q ? " with their fds in flight (SCM_RIGHTS)" : "");
 				goto out;
 			}
+			used += q != NULL;
 			off += n;
+			seq++;
 		}
+	}
+	if (used != s->nskq) {
+		pr_err("%s: %d of its skq records name no frame of its queued data", what,
+		       s->nskq - used);
+		goto out;
 	}
 	ret = 0;
 out:

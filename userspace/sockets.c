@@ -342,14 +342,70 @@ int sk_opts_restore(int fd, const struct tree_sk *s, const char *what)
 }
 
 #define PEEK_MAX (8 << 20)	/* the largest datagram read */
+#ifndef SCM_PIDFD
+#define SCM_PIDFD 0x04
+#endif
+
+/*
+ * Peek at @sfd's queue from offset @off: up to @len bytes into @buf, its
+ * control data into @mh's (@cbuf).  The byte count (MSG_TRUNC: a
+ * datagram's whole size), or -1 with errno set.
+ */
+static ssize_t peek_at(int sfd, int off, char *buf, size_t len, struct msghdr *mh, char *cbuf,
+		       size_t clen, struct iovec *iov)
+{
+	ssize_t n;
+
+	if (off >= 0 && setint(sfd, SOL_SOCKET, SO_PEEK_OFF, off))
+		return -1;
+	iov->iov_base = buf;
+	iov->iov_len = len;
+	memset(mh, 0, sizeof(*mh));
+	mh->msg_iov = iov;
+	mh->msg_iovlen = 1;
+	mh->msg_control = cbuf;
+	mh->msg_controllen = clen;
+	do
+		n = recvmsg(sfd, mh, MSG_PEEK | MSG_DONTWAIT | MSG_TRUNC | MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	return n;
+}
+
+/* The fds an SCM_RIGHTS of @mh received closed; their number. */
+static int close_rights(struct msghdr *mh)
+{
+	struct cmsghdr *cm;
+	int n = 0;
+
+	for (cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+			int *fds = (int *)CMSG_DATA(cm);
+			size_t k, nf = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+			for (k = 0; k < nf; k++)
+				close(fds[k]);
+			n += nf;
+		}
+	return n;
+}
+
+static int write_frame(int out, const char *path, const char *data, uint32_t len, struct tree_sk *s)
+{
+	if (write_all(out, &len, sizeof(len)) || write_all(out, data, len)) {
+		pr_perror("cannot write %s", path);
+		return -1;
+	}
+	s->qlen += sizeof(len) + len;
+	return 0;
+}
 
 int sk_queue_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s, long inq)
 {
-	char path[PATH_MAX], cbuf[4096];
+	char path[PATH_MAX];
+	static char cbuf[CMSG_SPACE(SKQ_MAX_FDS * sizeof(int)) + 256];
 	static char *buf;
-	int out = -1, old_off = -1, ret = FD_FAILED, set = 0;
+	int out = -1, old_off = -1, ret = FD_FAILED, set = 0, seq = 0;
 	long total = 0;
-	uint32_t len;
 
 	if (!buf && !(buf = malloc(PEEK_MAX))) {
 		pr_err("out of memory");
@@ -368,14 +424,12 @@ int sk_queue_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk
 	}
 	set = 1;
 	while (inq < 0 || total < inq) {
-		struct iovec iov = { buf, PEEK_MAX };
-		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-				     .msg_controllen = sizeof(cbuf) };
+		struct iovec iov;
+		struct msghdr mh;
 		struct cmsghdr *cm;
-		ssize_t n = recvmsg(sfd, &mh, MSG_PEEK | MSG_DONTWAIT | MSG_TRUNC | MSG_CMSG_CLOEXEC);
+		int *fds = NULL, nf = 0;
+		ssize_t n = peek_at(sfd, -1, buf, PEEK_MAX, &mh, cbuf, sizeof(cbuf), &iov);
 
-		if (n < 0 && errno == EINTR)
-			continue;
 		if (n < 0 && errno == EAGAIN && inq < 0)
 			break;
 		if (n < 0) {
@@ -384,33 +438,40 @@ int sk_queue_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk
 			goto out;
 		}
 		for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
-			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
-				int *fds = (int *)CMSG_DATA(cm);
-				size_t k, nf = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-
-				for (k = 0; k < nf; k++)
-					close(fds[k]);
-				ret = fd_refuse(p, "%s: file descriptors in flight (SCM_RIGHTS) queued in it are not supported",
-						p->link);
-				goto out;
+			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS && !fds) {
+				fds = (int *)CMSG_DATA(cm);
+				nf = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+				continue;
 			}
 			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_CREDENTIALS) {
+				close_rights(&mh);
 				ret = fd_refuse(p, "%s: queued messages carrying credentials (SO_PASSCRED, SCM_CREDENTIALS) are not supported",
 						p->link);
 				goto out;
 			}
+			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_PIDFD) {
+				close(*(int *)CMSG_DATA(cm));
+				close_rights(&mh);
+				ret = fd_refuse(p, "%s: queued messages carrying their sender's pidfd (SO_PASSPIDFD, SCM_PIDFD) are not supported",
+						p->link);
+				goto out;
+			}
+			/* SCM_SECURITY (SO_PASSSEC): made by the receive, not queued */
 		}
 		if (mh.msg_flags & MSG_CTRUNC) {
-			ret = fd_refuse(p, "%s: a queued message carries more control data than imgcr reads",
-					p->link);
+			close_rights(&mh);
+			ret = fd_refuse(p, "%s: a queued message carries more control data than imgcr reads (more than %d fds in flight?)",
+					p->link, SKQ_MAX_FDS);
 			goto out;
 		}
-		if (n > PEEK_MAX) {
-			ret = fd_refuse(p, "%s: a queued datagram of %zd bytes is larger than imgcr reads (%d)",
-					p->link, n, PEEK_MAX);
+		if (n > PEEK_MAX || (fds && n == PEEK_MAX && inq >= 0)) {
+			close_rights(&mh);
+			ret = fd_refuse(p, "%s: a queued %s of %zd bytes is larger than imgcr reads (%d)",
+					p->link, fds ? "message with fds in flight" : "datagram", n, PEEK_MAX);
 			goto out;
 		}
 		if (n == 0 && (inq < 0 || s->type == SOCK_SEQPACKET)) {
+			close_rights(&mh);
 			ret = fd_refuse(p, "%s: a queued zero-length message is not supported", p->link);
 			goto out;
 		}
@@ -419,13 +480,20 @@ int sk_queue_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk
 			       p->link, total, inq);
 			goto out;
 		}
-		len = n;
-		if (write_all(out, &len, sizeof(len)) || write_all(out, buf, n)) {
-			pr_perror("cannot write %s", path);
+		/*
+		 * a stream socket's peek glues the data queued before a
+		 * message with fds to it, and stops after it (and the fds
+		 * of a message come with a peek of any length that reaches
+		 * the data before it: where it begins cannot be read): one
+		 * frame, sent again at once with the fds
+		 */
+		if (fds && (ret = skq_dump_add(p, s, seq, fds, nf)) != FD_DESCRIBED)
 			goto out;
-		}
+		ret = FD_FAILED;
+		if (write_frame(out, path, buf, n, s))
+			goto out;
+		seq++;
 		total += n;
-		s->qlen += sizeof(len) + n;
 	}
 	ret = FD_DESCRIBED;
 out:
@@ -546,6 +614,12 @@ static int sk_check(const struct tree *t)
 
 static struct sk_restore *rs;
 
+static void sk_finish(int killed)
+{
+	tcp_sk_finish(killed);
+	skq_dump_free();	/* the fds in flight the peeks gave imgcr */
+}
+
 int sk_tcp_will_repair(const struct tree_sk *s)
 {
 	/* ESTABLISHED, FIN-WAIT-1/2, CLOSE-WAIT: sk-tcp.c */
@@ -563,6 +637,7 @@ static int sk_restore_all(struct fd_restore *fr)
 	rs->t = t;
 	rs->dir = fr->dir;
 	rs->dirfd = fr->dirfd;
+	rs->fr = fr;
 	rs->fds = calloc(t->nsks + 1, sizeof(int));
 	rs->dead = calloc(t->nsks + 1, sizeof(int));
 	rs->bound = calloc(t->nsks + 1, sizeof(char *));
@@ -627,7 +702,7 @@ static int sk_after(struct fd_restore *r, int ok)
 {
 	int i, ret;
 
-	(void)r;
+	skq_restore_free(r);	/* files in flight opened early and not taken */
 	if (!rs)
 		return 0;
 	ret = tcp_sk_after(rs, ok);
@@ -688,6 +763,15 @@ static void sk_rec_show(const struct tree *t, int i, const char *mode, char *out
 	if (s) {
 		size_t n = strlen(out);
 
+		for (int k = 0; k < s->nskq; k++) {
+			n = strlen(out);
+			snprintf(out + n, size - n, "%s", k ? "," : " fds in flight: files ");
+			for (int j = 0; j < s->skq[k].nfds; j++) {
+				n = strlen(out);
+				snprintf(out + n, size - n, "%s%d", j ? "+" : "", s->skq[k].files[j]);
+			}
+		}
+		n = strlen(out);
 		if (s->shutdown && s->family != AF_UNIX)
 			snprintf(out + n, size - n, " shut down for %s",
 				 s->shutdown == 3 ? "both" : s->shutdown == 2 ? "writing" : "reading");
@@ -705,7 +789,7 @@ const struct fd_kind socket_fd_kind = {
 	.type = TK_SK,
 	.dump = sk_dump,
 	.check = sk_check,
-	.finish = tcp_sk_finish,
+	.finish = sk_finish,
 	.open = sk_open,
 	.after = sk_after,
 	.rec_write = sk_rec_write,
@@ -767,6 +851,7 @@ static void sk_records_write(FILE *f, const struct tree *t)
 			fprintf(f, "skopt ino=%lu name=%s value=%s\n", s->ino,
 				sk_opt_name(s->xopts[j].idx), v);
 		}
+		skq_records_write(f, s);
 	}
 }
 
@@ -820,5 +905,6 @@ static const char *skopt_record_read(struct tree *t, struct rec *r)
 const struct tree_record sk_records[] = {
 	{ "sk", sk_record_read, sk_records_write },	/* each followed by its skopt records */
 	{ "skopt", skopt_record_read, NULL },
+	{ "skq", skq_record_read, NULL },	/* after its sk and skopt records (sk-queue.c) */
 	{ NULL, NULL, NULL }
 };

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 
 #include "files.h"
+#include "record.h"
 
 /* sk-opts.c's restore phases: before bind(); once every socket is made; after the buffer sizes */
 enum { P_BIND, P_AFTER, P_FINAL, P_NONE };	/* P_NONE: kept, never set (SO_PEERCRED) */
@@ -36,7 +37,9 @@ int sk_opts_dump(const struct fd_parms *p, int sfd, struct tree_sk *s);
 /*
  * dump: the data queued in @sfd's receive queue into DIR/sk-INO.data, by
  * MSG_PEEK with SO_PEEK_OFF (nothing is consumed; the peek offset is put
- * back), one frame per datagram or peeked chunk.  @inq: bytes queued for a
+ * back), one frame per datagram or peeked chunk (a stream peek ends after
+ * a message with fds: those, SCM_RIGHTS, go to skq_dump_add with the
+ * frame's number; credentials and pidfds are refused).  @inq: bytes queued for a
  * stream or seqpacket socket (SIOCINQ), -1 for datagram sockets (peeked
  * until EAGAIN).  FD_DESCRIBED, FD_REFUSED (p->why) or FD_FAILED.
  */
@@ -81,6 +84,7 @@ struct sk_restore {
 	char **bound;		/* names bound (removed again after a failure), */
 	int *bound_dir;		/* each in this directory (trust_dir_open()) */
 	int nbound;
+	struct fd_restore *fr;	/* the driver's (files in flight: skq_file_fd) */
 };
 
 /* Phase 1: create, bind, listen; unix pairs made by socketpair.  0 or -1 (printed). */
@@ -141,7 +145,51 @@ struct tree_sk {
 	int namelen, peerlen;	/* 0: none */
 	struct tree_skopt *xopts;	/* the options of sk-opts.c's table that differ from a new socket's */
 	int nxopts;
+	struct tree_skq *skq;	/* its queued messages that carry fds ("skq" records, sk-queue.c) */
+	int nskq;
 };
+
+/*
+ * A queued message of a unix socket that carries file descriptors in
+ * flight (SCM_RIGHTS): frame @seq of DIR/sk-INO.data (0: the first), sent
+ * again at restore with the files @files (indices in tree.files) in order.
+ */
+struct tree_skq {
+	int seq;
+	int nfds;
+	int *files;
+};
+
+#define SKQ_MAX_FDS	253	/* per message: the kernel's SCM_MAX_FD */
+#define SKQ_MAX_TOTAL	4096	/* in flight in the whole tree */
+
+/*
+ * sk-queue.c, dump: the fds @fds (@n, received by the peek into imgcr)
+ * of frame @seq of socket @s's queue, kept until sk_inflight_resolve;
+ * FD_DESCRIBED, or FD_REFUSED (p->why; @fds closed).
+ */
+int skq_dump_add(struct fd_parms *p, const struct tree_sk *s, int seq, int *fds, int n);
+/*
+ * sk-queue.c, dump, once every task is described: each fd in flight
+ * matched (kcmp) with a file of the tree or described as a new one by
+ * c->describe (which may find more in flight); 0, or -1 (printed).
+ */
+int sk_inflight_resolve(struct fd_dump *c);
+/* sk-queue.c, dump, at the end: the fds in flight imgcr held closed */
+void skq_dump_free(void);
+/* sk-queue.c, restore: frame @seq of socket @s carries fds: its record, or NULL */
+const struct tree_skq *skq_find(const struct tree_sk *s, int seq);
+/*
+ * sk-queue.c, restore: file @file open in the restorer (the same
+ * description the tasks get: opened early, kept for open_files); the fd
+ * (owned by the driver), or -1 (printed).
+ */
+int skq_file_fd(struct fd_restore *r, int file);
+/* sk-queue.c: restore, when every file is open: what skq_file_fd opened and was not used */
+void skq_restore_free(struct fd_restore *r);
+/* sk-queue.c: the tree file's skq records of socket @s; and their reader */
+void skq_records_write(FILE *f, const struct tree_sk *s);
+const char *skq_record_read(struct tree *t, struct rec *r);
 
 /* sk-opts.c: a "skopt" record's NAME and VALUE */
 const char *sk_opt_name(int idx);

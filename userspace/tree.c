@@ -715,7 +715,7 @@ static const struct tree_record fd_records[] = {
  *   fowner, fown                   a file's inode owner, its F_SETOWN owner (tree.c)
  *   fstat                          a regular file's identity (files-reg.c)
  *   fd pid fd file cloexec         (tree.c)
- *   sk, skopt                      sockets (sockets.c)
+ *   sk, skopt, skq                 sockets (sockets.c), fds in flight (sk-queue.c)
  *   pipe                           pipe/FIFO data (pipes.c)
  *   tty                            terminals (tty.c)
  *   epitem                         epoll items (epoll.c)

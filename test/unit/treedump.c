@@ -157,6 +157,12 @@ static void sk(const struct tree_sk *s)
 		printf("  skopt name=%s len=%d value=%s\n", sk_opt_name(s->xopts[j].idx),
 		       s->xopts[j].len, v);
 	}
+	for (j = 0; j < s->nskq; j++) {
+		printf("  skq seq=%d files=", s->skq[j].seq);
+		for (int k = 0; k < s->skq[j].nfds; k++)
+			printf("%s%d", k ? "," : "", s->skq[j].files[k]);
+		putchar('\n');
+	}
 }
 
 static void tty(const struct tree_tty *y)
