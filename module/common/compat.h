@@ -606,6 +606,32 @@ static inline int imgcr_fpu_copy_uabi_to_guest_fpstate(struct fpu_guest *g,
 		 void (*)(struct task_struct *, bool): true)
 #endif
 
+#ifdef CONFIG_SYSVIPC
+/*
+ * ipc/sem.c's private struct sem_undo_list (the same from 4.11 to 7.2): a
+ * thread's list of semaphore adjustments, shared by CLONE_SYSVSEM.
+ */
+struct imgcr_sem_undo_list {
+	refcount_t refcnt;
+	spinlock_t lock;
+	struct list_head list_proc;	/* struct sem_undo, one per set */
+};
+
+/*
+ * Whether @t has SEM_UNDO adjustments.  The caller holds its siglock and
+ * saw it stopped and off its CPU: it cannot exit (exit_sem() frees the
+ * list) meanwhile.  The list is only read for being empty: a set removed
+ * meanwhile takes its entry out, and the stopped task adds none.
+ */
+static inline bool imgcr_sem_undo_pending(struct task_struct *t)
+{
+	struct imgcr_sem_undo_list *ulp;
+
+	ulp = (struct imgcr_sem_undo_list *)READ_ONCE(t->sysvsem.undo_list);
+	return ulp && !list_empty(&ulp->list_proc);
+}
+#endif
+
 /* 6.3 made kernel_cap_t one u64 (it was two u32). */
 static inline u64 imgcr_cap_u64(kernel_cap_t c)
 {

@@ -297,7 +297,12 @@ static void dump_thread_state(struct dump_thread *th)
 	struct task_struct *t = th->task;
 	struct imgcr_thread *ts = &th->th;
 
-	ts->tid = task_pid_nr_ns(t, task_active_pid_ns(current));
+	/*
+	 * As the thread's own PID namespace numbers it: the TIDs its memory
+	 * holds (glibc's cached TIDs, futex owners).  The same as the
+	 * reader's view unless the image says IMGCR_PROC_OWN_NS.
+	 */
+	ts->tid = task_pid_nr_ns(t, task_active_pid_ns(t));
 	/*
 	 * In sigsuspend(), ppoll(), pselect6() and epoll_pwait() the
 	 * thread's own mask waits in saved_sigmask while the call's is
@@ -343,15 +348,19 @@ static void dump_thread_state(struct dump_thread *th)
 	th->prstatus.pid = ts->tid;
 }
 
-/* A thread's credentials (NT_IMGCR_CREDS). */
+/*
+ * A thread's credentials (NT_IMGCR_CREDS), their IDs as its own user
+ * namespace sees them (the reader's, unless IMGCR_PROC_OWN_NS).
+ */
 static void dump_thread_creds(struct dump_thread *th)
 {
-	struct user_namespace *ns = current_user_ns();
+	struct user_namespace *ns;
 	struct imgcr_creds *cr = &th->creds;
 	const struct cred *c;
 
 	rcu_read_lock();
 	c = __task_cred(th->task);
+	ns = c->user_ns;
 	cr->uid = from_kuid_munged(ns, c->uid);
 	cr->euid = from_kuid_munged(ns, c->euid);
 	cr->suid = from_kuid_munged(ns, c->suid);
@@ -401,7 +410,8 @@ static void dump_main_state(struct dump_image *img)
 	const struct dump_thread *m = &img->threads[0];
 	struct imgcr_task *ts = &img->tstate;
 
-	ts->version = img->seccomp ? IMGCR_FORMAT_VERSION :
+	/* IMGCR_FORMAT_VERSION instead: see dump_build() */
+	ts->version = img->seccomp ? IMGCR_FORMAT_VERSION_SECCOMP :
 				     IMGCR_FORMAT_VERSION_NOSECCOMP;
 	ts->flags = m->th.flags;
 	ts->pid = m->th.tid;
@@ -1276,6 +1286,7 @@ static int dump_gpregs(struct dump_image *img)
 	struct sighand_struct *sighand;
 	unsigned long flags;
 	unsigned int i;
+	pid_t sem_tid = -1;
 	int ret = 0;
 
 	sighand = dump_lock_sighand(img->task, &flags);
@@ -1297,6 +1308,20 @@ static int dump_gpregs(struct dump_image *img)
 			ret = -EOPNOTSUPP;
 			break;
 		}
+#ifdef CONFIG_SYSVIPC
+		/*
+		 * SysV semaphore adjustments (semop() with SEM_UNDO) belong
+		 * to the process, not to the sets: user space cannot see
+		 * them, the restored process could not get them back.  Every
+		 * thread made with CLONE_SYSVSEM (pthread_create()) shares
+		 * an undo list: only one with entries counts.
+		 */
+		if (imgcr_sem_undo_pending(t)) {
+			sem_tid = task_pid_nr_ns(t, task_active_pid_ns(current));
+			ret = -EOPNOTSUPP;
+			break;
+		}
+#endif
 		th->view = task_user_regset_view(t);
 		rs = find_regset(th->view, NT_PRSTATUS);
 		if (!rs) {
@@ -1309,10 +1334,33 @@ static int dump_gpregs(struct dump_image *img)
 			ret = 0;
 	}
 	spin_unlock_irqrestore(&sighand->siglock, flags);
-	if (ret == -EOPNOTSUPP)
+	if (ret == -EOPNOTSUPP && sem_tid >= 0)
+		dump_refuse(img, task_pid_nr(img->task),
+			    "thread %d has SysV semaphore undo state (semop() with SEM_UNDO); not supported",
+			    sem_tid);
+	else if (ret == -EOPNOTSUPP)
 		dump_refuse(img, task_pid_nr(img->task),
 			    "segment selectors in use (LDT/TLS entries are not supported)");
 	return ret;
+}
+
+/*
+ * Whether the process is in a PID or user namespace other than the
+ * reader's: its TIDs and IDs are then recorded as its own namespaces see
+ * them (IMGCR_PROC_OWN_NS), which they always are; without the flag the
+ * image is the same as before the flag existed.
+ */
+static bool dump_own_ns(struct dump_image *img)
+{
+	struct user_namespace *me = current_user_ns();
+	bool own = task_active_pid_ns(img->task) != task_active_pid_ns(current);
+	unsigned int i;
+
+	rcu_read_lock();
+	for (i = 0; i < img->nr_threads && !own; i++)
+		own = __task_cred(img->threads[i].task)->user_ns != me;
+	rcu_read_unlock();
+	return own;
 }
 
 static int dump_build(struct dump_image *img)
@@ -1333,17 +1381,6 @@ static int dump_build(struct dump_image *img)
 		ret = dump_wait_stopped(img);
 	if (ret)
 		return ret;
-	/*
-	 * TIDs are recorded as the reader sees them, while the program's
-	 * memory (glibc's cached TIDs, futex owners) holds those of its own
-	 * PID namespace: they must be the same numbers.
-	 */
-	if (img->nr_threads > 1 &&
-	    task_active_pid_ns(t) != task_active_pid_ns(current)) {
-		dump_refuse(img, task_pid_nr(t),
-			    "a multi-threaded process in another PID namespace; dump it from inside its namespace");
-		return -EOPNOTSUPP;
-	}
 	/*
 	 * Everything read from now on is checked against these counts; the mm
 	 * mem approved must still be the task's at this point too, or it ran
@@ -1367,6 +1404,8 @@ static int dump_build(struct dump_image *img)
 		return ret;
 	dump_main_state(img);
 	dump_proc_state(img);
+	if (dump_own_ns(img))
+		img->proc.flags |= IMGCR_PROC_OWN_NS;
 	ret = dump_sigactions(img);
 	if (!ret)
 		ret = dump_signals(img);
@@ -1374,6 +1413,9 @@ static int dump_build(struct dump_image *img)
 		ret = dump_timers(img);
 	if (!ret)
 		ret = capture_mm(img);
+	/* what a loader of versions 2 and 3 would get wrong: it must refuse */
+	if (!ret && ((img->proc.flags & IMGCR_PROC_OWN_NS) || img->nr_sysvshm))
+		img->tstate.version = IMGCR_FORMAT_VERSION;
 	if (!ret)
 		ret = dump_file_heads(img);
 	if (!ret)

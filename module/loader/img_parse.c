@@ -401,9 +401,9 @@ static int img_check_task(struct img *img)
 	struct imgcr_task *t = &img->task;
 	int i;
 
-	if (t->version != IMGCR_FORMAT_VERSION &&
-	    t->version != IMGCR_FORMAT_VERSION_NOSECCOMP) {
-		img_err(img, "image format version %u, this module reads versions %u and %u",
+	if (t->version < IMGCR_FORMAT_VERSION_NOSECCOMP ||
+	    t->version > IMGCR_FORMAT_VERSION) {
+		img_err(img, "image format version %u, this module reads versions %u to %u",
 			t->version, IMGCR_FORMAT_VERSION_NOSECCOMP,
 			IMGCR_FORMAT_VERSION);
 		return -EINVAL;
@@ -468,8 +468,13 @@ static int img_check_proc(struct img *img, const struct img_notes *nt)
 					 IMGCR_PROC_NOT_DUMPABLE |
 					 IMGCR_PROC_MEMBARRIER |
 					 IMGCR_PROC_MCL_FUTURE |
-					 IMGCR_PROC_MCL_ONFAULT)),
+					 IMGCR_PROC_MCL_ONFAULT |
+					 IMGCR_PROC_OWN_NS)),
 		"unknown process flags"))
+		return -EINVAL;
+	if (!require(img, !(p->flags & IMGCR_PROC_OWN_NS) ||
+		     img->task.version == IMGCR_FORMAT_VERSION,
+		     "own-namespace flag in an image before version 4"))
 		return -EINVAL;
 	if (!require(img, !(p->flags & IMGCR_PROC_MCL_ONFAULT) ||
 		     (p->flags & IMGCR_PROC_MCL_FUTURE),
@@ -1668,7 +1673,8 @@ static int img_check_rights(struct img *img)
 }
 
 /*
- * NT_IMGCR_SECCOMP: present exactly in version 3 images, one entry per
+ * NT_IMGCR_SECCOMP: present exactly in version 3 images (in version 4 ones
+ * iff a thread is under seccomp), one entry per
  * thread in the order of the threads' notes.  Strict mode is restored
  * here; filters come from the seccomp file (img_seccomp.c), without which
  * a thread that was under filters is refused.
@@ -1683,6 +1689,9 @@ static int img_check_seccomp(struct img *img, const struct note_slot *s)
 			return -EINVAL;
 		return 0;
 	}
+	/* version 4: present iff a thread is under seccomp */
+	if (img->task.version == IMGCR_FORMAT_VERSION && !s->desc)
+		return 0;
 	if (!require(img, s->desc && s->len == n * sizeof(*sc),
 		     "NT_IMGCR_SECCOMP missing or of wrong size"))
 		return -EINVAL;

@@ -105,6 +105,7 @@ struct img {
 	bool set_creds;			/* argv "--imgcr-creds": set them exactly */
 	int stop_sig;			/* argv "--imgcr-stop[=SIG]": restore it stopped by SIG (0: not) */
 	bool set_ids;			/* argv "--imgcr-ids": and the uids, gids */
+	u64 old_userns;			/* argv "--imgcr-userns=": the tree's user ns inode, or 0 */
 	char *cloexec;			/* argv "--imgcr-cloexec=": fds to mark */
 	struct img_keep *keep;		/* argv "--imgcr-keep=", sorted */
 	unsigned int nr_keep;		/* non-zero: restore in place */
