@@ -30,6 +30,7 @@
 #include <linux/shmem_fs.h>
 #include <linux/module.h>
 #include <linux/namei.h>
+#include <linux/nsproxy.h>
 #include <linux/ptrace.h>
 #include <linux/regset.h>
 #include <linux/seccomp.h>
@@ -842,6 +843,77 @@ static int vma_advice(struct dump_image *img, struct vm_area_struct *vma,
 	return 0;
 }
 
+/*
+ * A SysV shm attachment: its file is the segment's (alloc_file_clone() of
+ * the kernel's tmpfs file "SYSV<key>"), whose inode number is the shmid
+ * (ipc/shm.c sets it so for /proc/PID/maps).
+ */
+static bool is_sysvshm(struct file *file)
+{
+	const struct dentry *d = file->f_path.dentry;
+
+	return file_inode(file)->i_sb->s_magic == TMPFS_MAGIC &&
+	       IS_ROOT(d) && d != d->d_sb->s_root &&
+	       !strncmp(d->d_name.name, "SYSV", 4);
+}
+
+/*
+ * IMGCR_VMA_SYSVSHM: the segment by its shmid in the task's IPC namespace,
+ * no pages (the segment's contents are not the process's; imgcr dump saves
+ * those of a tree's own IPC namespace).  Refused unless that shmid is the
+ * very segment mapped and not removed: a removed one, or one of another
+ * IPC namespace (setns() after shmat()), could not be attached again.
+ */
+static int dump_sysvshm(struct dump_image *img, struct vm_area_struct *vma,
+			struct imgcr_vma *v)
+{
+#ifdef CONFIG_SYSVIPC
+	struct inode *inode = file_inode(vma->vm_file);
+	struct imgcr_shmid_kernel *shp = NULL;
+	struct nsproxy *nsp;
+	int id = (int)inode->i_ino;
+	bool same = false;
+	int ret;
+
+	task_lock(img->task);
+	nsp = img->task->nsproxy;
+	rcu_read_lock();
+	if (nsp && inode->i_ino <= INT_MAX)
+		shp = imgcr_shm_find(nsp->ipc_ns, id);
+	if (shp) {
+		struct file *f = READ_ONCE(shp->shm_file);
+
+		same = f && file_inode(f) == inode;
+	}
+	rcu_read_unlock();
+	task_unlock(img->task);
+	if (!same) {
+		dump_refuse(img, task_pid_nr(img->task),
+			    "maps a SysV shm segment (shmid %lu at %#lx) that was removed (IPC_RMID) or is not of its IPC namespace; not supported",
+			    inode->i_ino, vma->vm_start);
+		return -EOPNOTSUPP;
+	}
+	v->kind = IMGCR_VMA_SYSVSHM;
+	v->file = id;
+	v->pgoff = vma->vm_pgoff;
+	v->flags = 0;
+	ret = vma_advice(img, vma, v);
+	if (ret)
+		return ret;
+	if (v->flags || (vma->vm_flags & (VM_NORESERVE | VM_GROWSDOWN))) {
+		dump_refuse(img, task_pid_nr(img->task),
+			    "SysV shm mapping at %#lx with madvise() or mlock() state; not supported",
+			    vma->vm_start);
+		return -EOPNOTSUPP;
+	}
+	img->nr_sysvshm++;
+	img->nr_vmas++;
+	return 0;
+#else
+	return -EOPNOTSUPP;
+#endif
+}
+
 static int dump_one_vma(struct dump_image *img, struct vm_area_struct *vma)
 {
 	unsigned long vdso = (unsigned long)img->mm->context.vdso;
@@ -882,6 +954,9 @@ static int dump_one_vma(struct dump_image *img, struct vm_area_struct *vma)
 	} else if (vma_is_anonymous(vma)) {
 		v->kind = IMGCR_VMA_ANON;
 		v->pgoff = vma->vm_pgoff;
+	} else if (vma->vm_file && vma->vm_flags & VM_MAYSHARE &&
+		   is_sysvshm(vma->vm_file)) {
+		return dump_sysvshm(img, vma, v);
 	} else if (vma->vm_file) {
 		bool shared = vma->vm_flags & VM_MAYSHARE;
 

@@ -9,6 +9,7 @@
 #include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
+#include <linux/magic.h>
 #include <linux/mount.h>
 #include <linux/namei.h>
 #include <linux/personality.h>
@@ -711,10 +712,18 @@ static int img_check_vmas(struct img *img)
 			vvar_end = v->end;
 			nvvar++;
 			break;
+		case IMGCR_VMA_SYSVSHM:
+			/* file is the shmid; checked by img_check_sysvshm() */
+			if (t->version != IMGCR_FORMAT_VERSION || v->flags ||
+			    v->file > INT_MAX ||
+			    v->pgoff > (v->start >> PAGE_SHIFT))
+				goto bad;
+			break;
 		default:
 			goto bad;
 		}
-		if (v->kind != IMGCR_VMA_FILE && v->file != IMGCR_NO_FILE)
+		if (v->kind != IMGCR_VMA_FILE && v->kind != IMGCR_VMA_SYSVSHM &&
+		    v->file != IMGCR_NO_FILE)
 			goto bad;
 		if (v->kind <= IMGCR_VMA_FILE) {
 			int err;
@@ -726,7 +735,8 @@ static int img_check_vmas(struct img *img)
 				return err;
 			}
 		}
-		if (v->kind >= IMGCR_VMA_VDSO && (v->flags || v->pgoff))
+		if ((v->kind == IMGCR_VMA_VDSO || v->kind == IMGCR_VMA_VVAR) &&
+		    (v->flags || v->pgoff))
 			goto bad;
 	}
 	if (nvdso != (t->vdso ? 1 : 0) || !nvvar != !nvdso ||
@@ -736,6 +746,119 @@ static int img_check_vmas(struct img *img)
 bad:
 	img_err(img, "invalid memory map (mapping %u)", i);
 	return -EINVAL;
+}
+
+#ifdef CONFIG_SYSVIPC
+/* What shmat()'s permission check looks at, copied under RCU. */
+struct img_shm_perm {
+	kuid_t uid, cuid;
+	kgid_t gid, cgid;
+	umode_t mode;
+};
+
+/* shmat()'s permission check (ipcperms(), less the LSM hook) for @acc. */
+static bool shm_may_attach(struct ipc_namespace *ns, const struct img_shm_perm *p,
+			   int acc)
+{
+	int granted = p->mode;
+	int requested = (acc >> 6) | (acc >> 3) | acc;
+	kuid_t euid = current_euid();
+
+	if (uid_eq(euid, p->cuid) || uid_eq(euid, p->uid))
+		granted >>= 6;
+	else if (in_group_p(p->cgid) || in_group_p(p->gid))
+		granted >>= 3;
+	return !(requested & ~granted & 0007) ||
+	       ns_capable_noaudit(ns->user_ns, CAP_IPC_OWNER);
+}
+#endif
+
+/*
+ * Each IMGCR_VMA_SYSVSHM mapping, before the point of no return: its
+ * segment exists in the caller's IPC namespace (where the restored task
+ * will be), is no huge page one (SHM_HUGETLB), is large enough for the
+ * mapping at its offset, may be attached by the caller with the
+ * mapping's protection, and the whole attachment (shmat() maps all of the
+ * segment, trimmed to the mapping afterwards) overlaps no other such one.
+ * The page size and the segment's size are taken again at the attach.
+ */
+static int img_check_sysvshm(struct img *img)
+{
+#ifdef CONFIG_SYSVIPC
+	struct ipc_namespace *ns = current->nsproxy->ipc_ns;
+	u64 prev_end = 0;
+	unsigned int i;
+
+	for (i = 0; i < img->task.nr_vmas; i++) {
+		const struct imgcr_vma *v = &img->vmas[i];
+		struct imgcr_shmid_kernel *shp;
+		struct img_shm_perm perm;
+		bool found = false, huge = false;
+		u64 pages = 0, base;
+		int acc;
+
+		if (v->kind != IMGCR_VMA_SYSVSHM)
+			continue;
+		if (img_in_place(img)) {
+			img_err(img, "a restore in place of an image with a SysV shm mapping (%#llx): not supported",
+				v->start);
+			return -EOPNOTSUPP;
+		}
+		rcu_read_lock();
+		shp = imgcr_shm_find(ns, v->file);
+		if (shp) {
+			struct file *f = READ_ONCE(shp->shm_file);
+
+			if (f) {
+				found = true;
+				perm.uid = shp->shm_perm.uid;
+				perm.cuid = shp->shm_perm.cuid;
+				perm.gid = shp->shm_perm.gid;
+				perm.cgid = shp->shm_perm.cgid;
+				perm.mode = shp->shm_perm.mode;
+				huge = file_inode(f)->i_sb->s_magic == HUGETLBFS_MAGIC;
+				pages = DIV_ROUND_UP_ULL(i_size_read(file_inode(f)),
+							 PAGE_SIZE);
+			}
+		}
+		rcu_read_unlock();
+		if (!found) {
+			img_err(img, "SysV shm segment %u (mapped at %#llx) does not exist",
+				v->file, v->start);
+			return -ENOENT;
+		}
+		if (huge) {
+			img_err(img, "SysV shm segment %u (mapped at %#llx) is of huge pages (SHM_HUGETLB): not supported",
+				v->file, v->start);
+			return -EOPNOTSUPP;
+		}
+		if (pages < v->pgoff + ((v->end - v->start) >> PAGE_SHIFT)) {
+			img_err(img, "SysV shm segment %u has %llu pages, the mapping at %#llx needs %llu",
+				v->file, pages, v->start,
+				v->pgoff + ((v->end - v->start) >> PAGE_SHIFT));
+			return -EINVAL;
+		}
+		base = v->start - (v->pgoff << PAGE_SHIFT);
+		if (base < IMG_MIN_ADDR || !user_range_ok(base, pages << PAGE_SHIFT) ||
+		    base < prev_end) {
+			img_err(img, "SysV shm segment %u: attached at %#llx it would overlap another attachment or leave the address space",
+				v->file, base);
+			return -EINVAL;
+		}
+		prev_end = base + (pages << PAGE_SHIFT);
+		acc = S_IRUGO;
+		if (v->prot & IMGCR_PROT_WRITE)
+			acc |= S_IWUGO;
+		if (v->prot & IMGCR_PROT_EXEC)
+			acc |= S_IXUGO;
+		if (!shm_may_attach(ns, &perm, acc)) {
+			img_err(img, "SysV shm segment %u: the caller may not attach it (mode %o)",
+				v->file, perm.mode & 0777);
+			return -EACCES;
+		}
+	}
+#endif
+	return 0;
 }
 
 /*
@@ -1856,6 +1979,8 @@ int img_parse(struct img *img)
 		ret = -EINVAL;
 	if (!ret)
 		ret = img_check_vmas(img);
+	if (!ret)
+		ret = img_check_sysvshm(img);
 	if (!ret)
 		ret = img_check_mlock(img);
 	if (!ret)

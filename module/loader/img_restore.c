@@ -243,6 +243,63 @@ static int map_one(struct img *img, const struct imgcr_vma *v)
 	return 0;
 }
 
+/*
+ * IMGCR_VMA_SYSVSHM, first in the empty address space: shmat() maps the
+ * whole segment at the address its first page had (the mapping's start
+ * less its offset in the segment), which the other mappings may share
+ * with it once trimmed to the mapping; then the protection the mapping had
+ * where shmat() gives another.  img_check_sysvshm() checked the segment.
+ */
+static int attach_sysvshm(struct img *img, const struct imgcr_vma *v)
+{
+#ifdef CONFIG_SYSVIPC
+	unsigned long base = v->start - (v->pgoff << PAGE_SHIFT);
+	unsigned long prot = PROT_READ, end = 0;
+	struct imgcr_shmid_kernel *shp;
+	long ret;
+	int flags = 0;
+
+	if (v->prot & IMGCR_PROT_WRITE)
+		prot |= PROT_WRITE;
+	else
+		flags |= SHM_RDONLY;
+	if (v->prot & IMGCR_PROT_EXEC) {
+		prot |= PROT_EXEC;
+		flags |= SHM_EXEC;
+	}
+	ret = img_call_sys(imgcr_sys_shmat, v->file, base, flags, 0);
+	if (ret != (long)base) {
+		img_err(img, "cannot attach SysV shm segment %u at %#lx (%ld)",
+			v->file, base, ret < 0 ? ret : -EEXIST);
+		return ret < 0 ? ret : -EEXIST;
+	}
+	/* how far shmat() mapped: the whole segment, which is attached */
+	rcu_read_lock();
+	shp = imgcr_shm_find(current->nsproxy->ipc_ns, v->file);
+	if (shp && READ_ONCE(shp->shm_file))
+		end = base + PAGE_ALIGN(i_size_read(file_inode(shp->shm_file)));
+	rcu_read_unlock();
+	if (end < v->end) {
+		img_err(img, "SysV shm segment %u changed during the restore", v->file);
+		return -EINVAL;
+	}
+	ret = 0;
+	if (v->start > base)
+		ret = vm_munmap(base, v->start - base);
+	if (!ret && end > v->end)
+		ret = vm_munmap(v->end, end - v->end);
+	if (!ret && vma_mmap_prot(v) != prot)
+		ret = img_call_sys(imgcr_sys_mprotect, v->start, v->end - v->start,
+				   vma_mmap_prot(v), 0);
+	if (ret)
+		img_err(img, "cannot trim SysV shm segment %u to %#llx-%#llx (%ld)",
+			v->file, v->start, v->end, ret);
+	return ret;
+#else
+	return -EOPNOTSUPP;
+#endif
+}
+
 /* Copy the PT_LOAD pages from the image into the new address space. */
 static int fill_pages(struct img *img)
 {
@@ -509,6 +566,13 @@ int img_restore_mm(struct img *img)
 	 * in: the faults of the fill then follow MADV_NOHUGEPAGE (Debian's
 	 * THP default is "always") and MADV_HUGEPAGE.
 	 */
+	for (i = 0; i < img->task.nr_vmas; i++) {
+		if (img->vmas[i].kind != IMGCR_VMA_SYSVSHM)
+			continue;
+		ret = attach_sysvshm(img, &img->vmas[i]);
+		if (ret)
+			return ret;
+	}
 	for (i = 0; i < img->task.nr_vmas; i++) {
 		if (img->vmas[i].kind > IMGCR_VMA_FILE)
 			continue;

@@ -195,6 +195,7 @@ extern unsigned long imgcr_sys_mlockall;
 extern unsigned long imgcr_sys_setresuid;
 extern unsigned long imgcr_sys_setresgid;
 extern unsigned long imgcr_sys_seccomp;
+extern unsigned long imgcr_sys_shmat;
 
 /* Call a syscall body resolved at load; see ksyms.h. */
 static inline long img_call_sys(unsigned long fn, unsigned long a0,
