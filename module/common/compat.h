@@ -678,6 +678,20 @@ static inline struct imgcr_shmid_kernel *imgcr_shm_find(struct ipc_namespace *ns
 	}
 	return NULL;
 }
+
+/*
+ * The inode of a segment imgcr_shm_find() gave, or NULL; under the same
+ * rcu_read_lock().  A segment removed meanwhile may have its file freed
+ * and reused (files are SLAB_TYPESAFE_BY_RCU since 6.7): what this reads is
+ * then in memory but maybe not the segment's, so it is only compared or
+ * looked at, never trusted for more than a check the attach repeats.
+ */
+static inline struct inode *imgcr_shm_inode(struct imgcr_shmid_kernel *shp)
+{
+	struct file *f = READ_ONCE(shp->shm_file);
+
+	return f ? READ_ONCE(f->f_inode) : NULL;
+}
 #endif
 
 /* 6.3 made kernel_cap_t one u64 (it was two u32). */

@@ -880,11 +880,8 @@ static int dump_sysvshm(struct dump_image *img, struct vm_area_struct *vma,
 	rcu_read_lock();
 	if (nsp && inode->i_ino <= INT_MAX)
 		shp = imgcr_shm_find(nsp->ipc_ns, id);
-	if (shp) {
-		struct file *f = READ_ONCE(shp->shm_file);
-
-		same = f && file_inode(f) == inode;
-	}
+	if (shp)
+		same = imgcr_shm_inode(shp) == inode;
 	rcu_read_unlock();
 	task_unlock(img->task);
 	if (!same) {

@@ -748,6 +748,27 @@ bad:
 	return -EINVAL;
 }
 
+/*
+ * Whether SysV shm mapping @i is a further piece of the attachment of an
+ * earlier one: the same shmid at the same base address, no other SysV
+ * shm mapping between them.
+ */
+bool img_sysvshm_piece(const struct img *img, unsigned int i)
+{
+	const struct imgcr_vma *v = &img->vmas[i];
+	u64 base = v->start - (v->pgoff << PAGE_SHIFT);
+
+	while (i--) {
+		const struct imgcr_vma *p = &img->vmas[i];
+
+		if (p->kind != IMGCR_VMA_SYSVSHM)
+			continue;
+		return p->file == v->file &&
+		       p->start - (p->pgoff << PAGE_SHIFT) == base;
+	}
+	return false;
+}
+
 #ifdef CONFIG_SYSVIPC
 /* What shmat()'s permission check looks at, copied under RCU. */
 struct img_shm_perm {
@@ -774,19 +795,22 @@ static bool shm_may_attach(struct ipc_namespace *ns, const struct img_shm_perm *
 #endif
 
 /*
- * Each IMGCR_VMA_SYSVSHM mapping, before the point of no return: its
+ * Each IMGCR_VMA_SYSVSHM attachment, before the point of no return: its
  * segment exists in the caller's IPC namespace (where the restored task
  * will be), is no huge page one (SHM_HUGETLB), is large enough for the
  * mapping at its offset, may be attached by the caller with the
- * mapping's protection, and the whole attachment (shmat() maps all of the
- * segment, trimmed to the mapping afterwards) overlaps no other such one.
- * The page size and the segment's size are taken again at the attach.
+ * mappings' protection, and the whole attachment (shmat() maps all of the
+ * segment, trimmed to the mappings afterwards) overlaps no other one.  The
+ * mappings of one segment at one base address (the start less the offset)
+ * are pieces of one attachment (mprotect() or munmap() split it): attached
+ * once (img_sysvshm_piece()).  The segment's size is taken again at the
+ * attach.
  */
 static int img_check_sysvshm(struct img *img)
 {
 #ifdef CONFIG_SYSVIPC
 	struct ipc_namespace *ns = current->nsproxy->ipc_ns;
-	u64 prev_end = 0;
+	u64 prev_end = 0, end = 0;
 	unsigned int i;
 
 	for (i = 0; i < img->task.nr_vmas; i++) {
@@ -807,18 +831,17 @@ static int img_check_sysvshm(struct img *img)
 		rcu_read_lock();
 		shp = imgcr_shm_find(ns, v->file);
 		if (shp) {
-			struct file *f = READ_ONCE(shp->shm_file);
+			struct inode *inode = imgcr_shm_inode(shp);
 
-			if (f) {
+			if (inode) {
 				found = true;
 				perm.uid = shp->shm_perm.uid;
 				perm.cuid = shp->shm_perm.cuid;
 				perm.gid = shp->shm_perm.gid;
 				perm.cgid = shp->shm_perm.cgid;
 				perm.mode = shp->shm_perm.mode;
-				huge = file_inode(f)->i_sb->s_magic == HUGETLBFS_MAGIC;
-				pages = DIV_ROUND_UP_ULL(i_size_read(file_inode(f)),
-							 PAGE_SIZE);
+				huge = inode->i_sb->s_magic == HUGETLBFS_MAGIC;
+				pages = DIV_ROUND_UP_ULL(i_size_read(inode), PAGE_SIZE);
 			}
 		}
 		rcu_read_unlock();
@@ -839,13 +862,18 @@ static int img_check_sysvshm(struct img *img)
 			return -EINVAL;
 		}
 		base = v->start - (v->pgoff << PAGE_SHIFT);
-		if (base < IMG_MIN_ADDR || !user_range_ok(base, pages << PAGE_SHIFT) ||
-		    base < prev_end) {
-			img_err(img, "SysV shm segment %u: attached at %#llx it would overlap another attachment or leave the address space",
-				v->file, base);
-			return -EINVAL;
+		if (!img_sysvshm_piece(img, i)) {
+			end = base + (pages << PAGE_SHIFT);
+			if (base < IMG_MIN_ADDR || base < prev_end ||
+			    !user_range_ok(base, pages << PAGE_SHIFT)) {
+				img_err(img, "SysV shm segment %u: attached at %#llx it would overlap another attachment or leave the address space",
+					v->file, base);
+				return -EINVAL;
+			}
+			prev_end = end;
+		} else if (v->end > end) {
+			goto bad;	/* a piece beyond its attachment */
 		}
-		prev_end = base + (pages << PAGE_SHIFT);
 		acc = S_IRUGO;
 		if (v->prot & IMGCR_PROT_WRITE)
 			acc |= S_IWUGO;
@@ -857,8 +885,13 @@ static int img_check_sysvshm(struct img *img)
 			return -EACCES;
 		}
 	}
-#endif
 	return 0;
+bad:
+	img_err(img, "invalid SysV shm mapping %u", i);
+	return -EINVAL;
+#else
+	return 0;
+#endif
 }
 
 /*

@@ -68,7 +68,7 @@ chmod +x w2.img
 dmesg_mark
 sh -c './w2.img; echo "exec-failed $?"' > rout2 2>&1
 grep -q '^exec-failed' rout2 || fail "the exec was not refused: $(tail -n 2 rout2 | tr '\n' '|')"
-dmesg_since | grep -q "SysV shm segment $id2 (mapped at 0*$(sed -n 's/^ready [0-9]* [0-9]* //p' out2)) does not exist" ||
+dmesg_since | grep -q "SysV shm segment $id2 (mapped at 0x$(sed -n "s/^ready [0-9]* [0-9]* //p" out2)) does not exist" ||
 	fail "no refusal naming shmid $id2: $(dmesg_since | grep binfmt_img | tail -n 2 | tr '\n' '|')"
 shmmap -r $id
 pass "a removed segment: exec refused naming shmid $id2"
