@@ -27,7 +27,7 @@ stop_task $pid
 dump $pid w.img
 v=$(imgcr show w.img 2>&1 | sed -n 's/^image: .*format \([0-9]*\)).*/\1/p')
 [ "$v" = 4 ] || fail "image format '$v', want 4"
-imgcr show w.img | grep -q "^  0*$addr-.* sysvshm .* shmid $id @0x0" ||
+imgcr show w.img | grep -q "^  0*$addr-.* sysvshm .* shmid $id @0$" ||
 	fail "no sysvshm mapping of shmid $id at $addr: $(imgcr show w.img | grep -i -e sysv -e "$addr")"
 kill -9 $pid
 wait_gone $pid 10 || fail "shmmap $pid did not die"
