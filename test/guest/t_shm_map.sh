@@ -11,6 +11,8 @@
 # IPC_STAT attached, the byte written before the dump).
 # shm-removed: the segment removed before the exec: the exec is refused
 # naming the shmid, and the caller survives (the exec fails).
+# shm_map-semundo: a process holding a SEM_UNDO adjustment: imgcr dump
+# refuses it, naming the thread, and leaves it running.
 # timeout: 200
 . /imgcr/guest/lib.sh
 require_modules
@@ -72,3 +74,18 @@ dmesg_since | grep -q "SysV shm segment $id2 (mapped at 0x$(sed -n "s/^ready [0-
 	fail "no refusal naming shmid $id2: $(dmesg_since | grep binfmt_img | tail -n 2 | tr '\n' '|')"
 shmmap -r $id
 pass "a removed segment: exec refused naming shmid $id2"
+
+T=shm_map-semundo
+shmmap -u > out3 2>&1 &
+spid=$!
+track $spid
+wait_line out3 '^ready ' 20 || fail "shmmap -u did not start: $(cat out3)"
+semid=$(sed -n 's/^ready [0-9]* //p' out3)
+imgcr dump -t $spid -D ck3 > d3.out 2>&1 && fail "a process with SEM_UNDO state was dumped"
+grep -q "pid $spid: cannot open /proc/$spid/dump: Operation not supported: thread $spid has SysV semaphore undo state" d3.out ||
+	fail "no reason in imgcr's message: $(head -c 300 d3.out)"
+sleep 0.2
+[ "$(state $spid)" = S ] || fail "the refused process is in state '$(state $spid)'"
+kill -9 $spid
+ipcrm -s $semid 2>/dev/null || true
+pass "$(grep -o 'pid.*' d3.out | head -n1 | cut -c1-160)"
