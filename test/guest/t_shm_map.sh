@@ -13,7 +13,8 @@
 # naming the shmid, and the caller survives (the exec fails).
 # shm_map-semundo: a process holding a SEM_UNDO adjustment: imgcr dump
 # refuses it, naming the thread, and leaves it running.
-# timeout: 200
+# shm_map-imgcr: the same attachment through imgcr dump and imgcr restore.
+# timeout: 300
 . /imgcr/guest/lib.sh
 require_modules
 
@@ -89,3 +90,30 @@ sleep 0.2
 kill -9 $spid
 ipcrm -s $semid 2>/dev/null || true
 pass "$(grep -o 'pid.*' d3.out | head -n1 | cut -c1-160)"
+
+# imgcr dump and restore pass the attachment through (the segment is the
+# host IPC namespace's, still there).
+T=shm_map-imgcr
+shmmap > out4 2>&1 &
+pid=$!
+track $pid
+wait_line out4 '^ready ' 20 || fail "shmmap did not start: $(cat out4)"
+set -- $(grep '^ready ' out4)
+id4=$3
+addr4=$4
+imgcr dump -t $pid -D d4 2> dump.err || fail "imgcr dump: $(cat dump.err)"
+wait_gone $pid 10 || fail "shmmap $pid survived the dump"
+imgcr restore -D d4 > restore.out 2> restore.err &
+rpid=$!
+track $rpid
+wait_tasks_restored $pid
+grep -q "^$addr4-.* $id4 " /proc/$pid/maps || fail "restored: no shmid $id4 at $addr4$(rerr)"
+shmmap -w $id4 77 > w4 2>&1 || fail "after the restore, the second attacher: $(cat w4)$(rerr)"
+wait_line out4 '^echo 77$' 10 || fail "the restored process did not see the value: $(cat out4)"
+kill -USR1 $pid
+wait_exit $rpid 60
+grep '^FAIL' out4 && fail "inside: $(grep FAIL out4 | tr '\n' '|')"
+grep -q '^shmmap PASS' out4 || fail "no 'shmmap PASS' (imgcr restore exit $RC): $(tail -n 2 out4 | tr '\n' '|')$(rerr)"
+[ "$RC" = 0 ] || fail "imgcr restore exit $RC$(rerr)"
+shmmap -r $id4
+pass "imgcr dump/restore: shmid $id4 attached again at $addr4"
