@@ -47,9 +47,15 @@
  *				is U's file, which U may have rewritten since
  *				imgcr read it: checked here, on what the exec
  *				runs
+ *   --imgcr-userns=INODE	with --imgcr-creds: capabilities the image
+ *				records in the user namespace of inode INODE
+ *				(the dumped tree's own) are checked against
+ *				and given in the caller's, which is the
+ *				namespace restored for it; never when the
+ *				caller is in the initial one (img_creds.c)
  *
  * Any other argument that begins with "--imgcr-" (misspelt, from a newer
- * imgcr, given twice, or after argv[9]) fails the exec, with its reason
+ * imgcr, given twice, or after argv[11]) fails the exec, with its reason
  * on the status pipe: never quietly a different restore (a dropped
  * --imgcr-ids would run the task as root).  Other arguments are the
  * program's own and ignored.  They are read from the argument pages exec
@@ -80,10 +86,11 @@
 #define ROOT_OPT	"--imgcr-root="
 #define CREDS_OPT	"--imgcr-creds"
 #define STATUS_OPT	"--imgcr-status="
-#define IMG_NR_ARGS	10	/* argv[0], the image, and the nine options */
+#define IMG_NR_ARGS	12	/* argv[0], the image, and the ten options */
 #define IDS_OPT		"--imgcr-ids"
 #define SECCOMP_OPT	"--imgcr-seccomp="
 #define USER_OPT	"--imgcr-user="
+#define USERNS_OPT	"--imgcr-userns="
 
 /* Copy up to @len bytes of the argument strings (argv[0] first). */
 static long read_arg_pages(struct linux_binprm *bprm, char *buf, size_t len)
@@ -329,6 +336,14 @@ static int img_scan_args(struct img *img, bool only_status)
 		} else if (!strncmp(arg, USER_OPT, strlen(USER_OPT))) {
 			ret = img->only_user ? img_twice(img, USER_OPT) :
 					       parse_user(img, arg + strlen(USER_OPT));
+		} else if (!strncmp(arg, USERNS_OPT, strlen(USERNS_OPT))) {
+			if (img->old_userns) {
+				ret = img_twice(img, USERNS_OPT);
+			} else if (kstrtou64(arg + strlen(USERNS_OPT), 10, &img->old_userns) ||
+				   !img->old_userns) {
+				img_err(img, "%s takes an inode number", USERNS_OPT);
+				ret = -EINVAL;
+			}
 		} else if (!strncmp(arg, SECCOMP_OPT, strlen(SECCOMP_OPT))) {
 			unsigned int fd;
 
