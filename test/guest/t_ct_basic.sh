@@ -36,7 +36,7 @@ step() { echo "INFO $T: $*" > /dev/console 2>/dev/null || true; }
 # start_ct [NTHREADS]: the container (CT: the host pid of its pid 1), ticking
 start_ct() {
 	ct_start ct.pid --pid --uts --time --monotonic $MONO --boottime $BOOT -- \
-		sh -c "hostname ct-basic; exec ctwork ct-basic $MONO $BOOT ${1:-0}" >> out 2> unshare.err ||
+		sh -c "hostname ct-basic; exec ctwork ct-basic $MONO $BOOT ${1:-0} 2>> ct.err" >> out 2> unshare.err ||
 		fail "ct_start: $(cat unshare.err)"
 	CT=$(cat ct.pid)
 	track $CT
