@@ -115,6 +115,12 @@ static const char *const ns_names[] = {
 	"pid", "mnt", "net", "ipc", "uts", "user", "cgroup", "time",
 };
 
+/*
+ * Every task is in the root's namespaces (a tree's own namespaces are the
+ * root's: ns.c), and has not made one for its children alone
+ * (unshare(CLONE_NEWPID or CLONE_NEWTIME) without a fork yet: its next
+ * child would be in a namespace the dump does not see).
+ */
 static int ns_check(struct dctx *c, int i)
 {
 	pid_t pid = c->t.tasks[i].pid;
@@ -143,22 +149,19 @@ static int ns_check(struct dctx *c, int i)
 			return -1;
 		}
 	}
-	/*
-	 * The tree is restored into imgcr's namespaces: a root in namespaces
-	 * of its own would silently lose them (its hostname, mounts, network,
-	 * PID numbering), so it is refused.
-	 */
-	for (k = 0; pid == c->t.root && k < sizeof(ns_names) / sizeof(ns_names[0]); k++) {
-		snprintf(pa, sizeof(pa), "/proc/self/ns/%s", ns_names[k]);
-		snprintf(pb, sizeof(pb), "/proc/%d/ns/%s", pid, ns_names[k]);
+	for (k = 0; k < 2 && !c->t.tasks[i].zombie; k++) {
+		static const char *const kids[2] = { "pid", "time" };
+
+		snprintf(pa, sizeof(pa), "/proc/%d/ns/%s", pid, kids[k]);
+		snprintf(pb, sizeof(pb), "/proc/%d/ns/%s_for_children", pid, kids[k]);
 		la = readlink(pa, a, sizeof(a) - 1);
 		lb = readlink(pb, b, sizeof(b) - 1);
 		if (la <= 0 || lb <= 0)
 			continue;
 		a[la] = b[lb] = 0;
 		if (strcmp(a, b)) {
-			pr_err("pid %d: in another %s namespace than imgcr (%s, imgcr's %s): a tree in namespaces of its own is not supported (it would be restored into imgcr's); run imgcr in them",
-			       pid, ns_names[k], b, a);
+			pr_err("pid %d: its children's %s namespace (%s) is not its own (%s): it made one with unshare() and has not forked into it yet: not supported",
+			       pid, kids[k], b, a);
 			return -1;
 		}
 	}
@@ -1057,7 +1060,7 @@ static int check_image_threads(struct dctx *c, const struct tree_task *k)
 {
 	char path[4096], a[256], b[256];
 	struct image img;
-	pid_t *tids = NULL;
+	pid_t *tids = NULL, *want = NULL;
 	unsigned int i;
 	int ret = -1;
 
@@ -1072,10 +1075,18 @@ static int check_image_threads(struct dctx *c, const struct tree_task *k)
 	for (i = 1; i < img.nr_threads; i++)
 		tids[i - 1] = img.threads[i].thread.tid;
 	qsort(tids, img.nr_threads - 1, sizeof(*tids), cmp_tid);
+	/* a task in its own PID namespace: the image holds the TIDs in it (ns.c) */
+	want = calloc(k->nthreads + 1, sizeof(*want));
+	if (!want) {
+		pr_err("out of memory");
+		goto out;
+	}
+	memcpy(want, k->vthreads ? k->vthreads : k->threads, k->nthreads * sizeof(*want));
+	qsort(want, k->nthreads, sizeof(*want), cmp_tid);
 	if (img.nr_threads - 1 != (unsigned int)k->nthreads ||
-	    (k->nthreads && memcmp(tids, k->threads, k->nthreads * sizeof(*tids)))) {
+	    (k->nthreads && memcmp(tids, want, k->nthreads * sizeof(*tids)))) {
 		tid_list(a, sizeof(a), tids, img.nr_threads - 1);
-		tid_list(b, sizeof(b), k->threads, k->nthreads);
+		tid_list(b, sizeof(b), want, k->nthreads);
 		pr_err("pid %d: the image %s holds the threads %s besides the main one, the frozen task has %s",
 		       k->pid, path, a, b);
 		goto out;
@@ -1083,6 +1094,7 @@ static int check_image_threads(struct dctx *c, const struct tree_task *k)
 	ret = 0;
 out:
 	free(tids);
+	free(want);
 	image_close(&img);
 	return ret;
 }
@@ -1238,7 +1250,26 @@ int cmd_dump(int argc, char **argv)
 	if (state_hook_dump(c.dir, &c.t))
 		goto out;
 	for (i = 0; i < c.t.ntasks; i++)
-		if (ns_check(&c, i) || describe_task(&c, i) ||
+		if (ns_check(&c, i))
+			goto out;
+	/*
+	 * The root's namespaces that are not imgcr's are the tree's own (ns.c):
+	 * each kind dumps its state, or refuses, naming the kind.
+	 */
+	{
+		int dfd = open(c.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		if (dfd < 0) {
+			pr_perror("%s", c.dir);
+			goto out;
+		}
+		i = ns_dump(&c.t, c.t.root, dfd);
+		close(dfd);
+		if (i)
+			goto out;
+	}
+	for (i = 0; i < c.t.ntasks; i++)
+		if (describe_task(&c, i) ||
 		    seccomp_dump(&c.t.tasks[i], c.dir) || describe_fds(&c, i))
 			goto out;
 	/* the fds in flight in unix sockets' queues (sk-queue.c) */

@@ -17,6 +17,7 @@
 #include "image.h"
 #include "locks.h"
 #include "log.h"
+#include "ns.h"
 #include "pipes.h"
 #include "seccomp.h"
 #include "tree.h"
@@ -529,6 +530,7 @@ static int show_tree_text(const struct tree *t, const char *dir)
 
 	printf("tree:     %s, root pid %d, %d tasks, %d open files, %d pipes/FIFOs\n",
 	       dir, t->root, t->ntasks, t->nfiles, t->npipes);
+	ns_show_text(t);
 	for (i = 0; i < t->ntasks; i++) {
 		const struct tree_task *k = &t->tasks[i];
 
@@ -560,6 +562,12 @@ static int show_tree_text(const struct tree *t, const char *dir)
 		seccomp_path(desc, sizeof(desc), dir, k->pid);
 		if (!k->zombie && seccomp_show_file(desc, 0, 1))
 			ret = 1;
+		if (k->vpid || k->vthreads) {
+			printf("  in its PID namespace: %d (main)", k->vpid ? k->vpid : k->pid);
+			for (j = 0; j < k->nthreads; j++)
+				printf(" %d", k->vthreads ? k->vthreads[j] : k->threads[j]);
+			putchar('\n');
+		}
 		for (j = 0; j < k->nfds; j++) {
 			const struct tree_fd *d = &k->fds[j];
 
@@ -607,7 +615,9 @@ static int show_tree_json(const struct tree *t, const char *dir)
 	char path[4200];
 	int i, j, ret = 0;
 
-	printf("{\"format\":%d,\"root\":%d,\"tasks\":[", IMGCR_JSON_FORMAT, t->root);
+	printf("{\"format\":%d,\"root\":%d", IMGCR_JSON_FORMAT, t->root);
+	ns_show_json(t);
+	printf(",\"tasks\":[");
 	for (i = 0; i < t->ntasks; i++) {
 		const struct tree_task *k = &t->tasks[i];
 
@@ -621,7 +631,14 @@ static int show_tree_json(const struct tree *t, const char *dir)
 		printf("],\"threads\":[");
 		for (j = 0; j < k->nthreads; j++)
 			printf("%s%d", j ? "," : "", k->threads[j]);
-		printf("],\"stopped\":%s", k->stopped ? "true" : "false");
+		printf("]");
+		if (k->vpid || k->vthreads) {
+			printf(",\"vpid\":%d,\"vthreads\":[", k->vpid ? k->vpid : k->pid);
+			for (j = 0; j < k->nthreads; j++)
+				printf("%s%d", j ? "," : "", k->vthreads ? k->vthreads[j] : k->threads[j]);
+			printf("]");
+		}
+		printf(",\"stopped\":%s", k->stopped ? "true" : "false");
 		if (k->zombie)
 			printf(",\"exit_status\":%d", k->exit_status);
 		printf(",\"umask\":%u,\"cwd\":", k->umask);
