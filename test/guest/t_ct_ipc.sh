@@ -1,0 +1,77 @@
+#!/bin/sh
+# The ipc namespace kind (userspace/ipc.c): SysV shm, semaphores, message
+# queues, ipc sysctls and empty POSIX queues of an ipc namespace.
+#  ct_ipc-hooks     the kind's dump and restore hooks alone (the hidden
+#                   "imgcr _ipc dump|restore -D DIR"), in util-linux
+#                   "unshare --ipc" children: ipcwork makes the objects in
+#                   one namespace, they are dumped, recreated in a fresh
+#                   one, and ipcwork checks them there (ids, keys, sizes,
+#                   contents, values, messages in order, owners, creators,
+#                   modes, sysctls); ipcs -c / ipcs the same from outside
+#                   the program; the 1 MiB segment with one byte stays sparse
+#  ct_ipc-badimg    a segment image of the wrong size: refused before any
+#                   object is made
+#  ct_ipc-refuse-mq a POSIX queue holding a message: refused, named
+#  ct_ipc-refuse-shmdest  a removed segment still attached: refused, named
+# timeout: 300
+. /imgcr/guest/lib.sh
+
+UNSHARE=/usr/sbin/unshare
+IPCS=/usr/sbin/ipcs
+[ -x $UNSHARE ] || UNSHARE=/usr/bin/unshare
+[ -x $IPCS ] || IPCS=/usr/bin/ipcs
+
+hooks() {
+	mkdir -p "$T" && cd "$T" || fail "mkdir"
+	$UNSHARE --ipc sh -c "ipcwork make ids > make.out 2>&1 || exit 1
+		$IPCS -c > ipcs.before && $IPCS >> ipcs.before &&
+		imgcr _ipc dump -D d 2> dump.err" || fail "make/dump: $(cat make.out dump.err 2>/dev/null | tr '\n' '|')"
+	grep -q '^mq name=ipcq ' d/ipc-records || fail "no mq record: $(tr '\n' '|' < d/ipc-records)"
+	n=$(grep -c '^shm \|^sem \|^msq ' d/ipc-records)
+	[ "$n" = 4 ] || fail "$n SysV records, not 4: $(tr '\n' '|' < d/ipc-records)"
+	grep -q '^msq .* nmsgs=4 bytes=3011 ' d/ipc-records || fail "msq record: $(grep '^msq' d/ipc-records)"
+	# the 1 MiB segment with one byte written: sparse
+	b=$(grep '^shm .* key=0x00000000 ' d/ipc-records | sed 's/.* img=//')
+	[ -f "d/$b" ] || fail "no image for the private segment"
+	kb=$(du -k "d/$b" | cut -f1)
+	[ "$kb" -le 64 ] || fail "d/$b takes $kb KiB: not sparse"
+	$UNSHARE --ipc sh -c "imgcr _ipc restore -D d 2> restore.err || exit 1
+		$IPCS -c > ipcs.after && $IPCS >> ipcs.after &&
+		ipcwork check ids > check.out 2>&1" || fail "restore/check: $(cat restore.err check.out 2>/dev/null | tr '\n' '|')"
+	grep -q '^ipcwork: check ok' check.out || fail "check: $(tr '\n' '|' < check.out)"
+	diff ipcs.before ipcs.after > ipcs.diff || fail "ipcs differs: $(tr '\n' '|' < ipcs.diff)"
+	pass "$(grep -c '^ipcvar ' d/ipc-records) sysctls, $n SysV objects, 1 POSIX queue; ipcs equal"
+}
+
+badimg() {
+	mkdir -p "$T" && cd "$T" || fail "mkdir"
+	$UNSHARE --ipc sh -c "ipcwork make ids > make.out 2>&1 && imgcr _ipc dump -D d 2> dump.err" ||
+		fail "make/dump: $(cat make.out dump.err 2>/dev/null | tr '\n' '|')"
+	b=$(grep '^shm .* key=0x00000000 ' d/ipc-records | sed 's/.* img=//')
+	truncate -s 4096 "d/$b" || fail "truncate"
+	$UNSHARE --ipc sh -c "imgcr _ipc restore -D d 2> restore.err; echo rc=\$? > rc; $IPCS > ipcs.after"
+	grep -q 'rc=1' rc || fail "restore of a truncated image: $(cat rc)"
+	grep -q "ipc-shm-.*is missing or not 1048576 bytes" restore.err || fail "message: $(cat restore.err)"
+	grep -q '^0x' ipcs.after && fail "objects were made before the refusal: $(tr '\n' '|' < ipcs.after)"
+	pass "$(cat restore.err)"
+}
+
+# refusal NAME MODE MESSAGE-REGEX
+refusal() {
+	mkdir -p "$T" && cd "$T" || fail "mkdir"
+	$UNSHARE --ipc sh -c "ipcwork $1 > w.out 2>&1 & w=\$!
+		n=0; until grep -q ready w.out || [ \$n -gt 250 ]; do usleep 20000; n=\$((n + 1)); done
+		imgcr _ipc dump -D d 2> dump.err; echo rc=\$? > rc
+		[ -d /proc/\$w ] && echo alive > alive; kill \$w"
+	grep -q 'rc=1' rc || fail "dump: $(cat rc) (not refused)"
+	grep -q "$2" dump.err || fail "message: $(cat dump.err)"
+	[ -f alive ] || fail "the program did not survive the refused dump"
+	pass "$(cat dump.err)"
+}
+refuse_mq() { refusal mqfull "POSIX message queue /full holds 1 messages: not supported"; }
+refuse_shmdest() { refusal shmdest "shm segment [0-9]* (key 0x0) is removed but still attached"; }
+
+subtest ct_ipc-hooks hooks
+subtest ct_ipc-badimg badimg
+subtest ct_ipc-refuse-mq refuse_mq
+subtest ct_ipc-refuse-shmdest refuse_shmdest
