@@ -9,6 +9,9 @@
 #                   contents, values, messages in order, owners, creators,
 #                   modes, sysctls); ipcs -c / ipcs the same from outside
 #                   the program; the 1 MiB segment with one byte stays sparse
+#  ct_ipc-userns    the same with the namespace owned by a user namespace
+#                   (0-65535 mapped to 0-65535: ipcwork's owners and
+#                   creators), imgcr run as its root
 #  ct_ipc-badimg    a segment image of the wrong size: refused before any
 #                   object is made
 #  ct_ipc-refuse-mq a POSIX queue holding a message: refused, named
@@ -43,6 +46,36 @@ hooks() {
 	pass "$(grep -c '^ipcvar ' d/ipc-records) sysctls, $n SysV objects, 1 POSIX queue; ipcs equal"
 }
 
+# in_userns CMD: sh -c CMD in new user, ipc and mount namespaces, uids and
+# gids 0-65535 mapped to themselves (written from here: no newuidmap)
+in_userns() {
+	rm -f mapped
+	$UNSHARE --user --ipc --mount sh -c "until [ -f mapped ]; do usleep 20000; done; $1" &
+	_p=$!
+	n=0
+	until [ "$(readlink /proc/$_p/ns/user)" != "$(readlink /proc/self/ns/user)" ] || [ $n -gt 250 ]; do
+		usleep 20000
+		n=$((n + 1))
+	done
+	echo "0 0 65536" > /proc/$_p/uid_map && echo "0 0 65536" > /proc/$_p/gid_map ||
+		{ kill $_p; fail "cannot write the maps of $_p"; }
+	touch mapped
+	wait $_p
+}
+
+userns() {
+	mkdir -p "$T" && cd "$T" || fail "mkdir"
+	in_userns "ipcwork make ids > make.out 2>&1 || exit 1
+		$IPCS -c > ipcs.before && $IPCS >> ipcs.before &&
+		imgcr _ipc dump -D d 2> dump.err" || fail "make/dump: $(cat make.out dump.err 2>/dev/null | tr '\n' '|')"
+	in_userns "imgcr _ipc restore -D d 2> restore.err || exit 1
+		$IPCS -c > ipcs.after && $IPCS >> ipcs.after &&
+		ipcwork check ids > check.out 2>&1" || fail "restore/check: $(cat restore.err check.out 2>/dev/null | tr '\n' '|')"
+	grep -q '^ipcwork: check ok' check.out || fail "check: $(tr '\n' '|' < check.out)"
+	diff ipcs.before ipcs.after > ipcs.diff || fail "ipcs differs: $(tr '\n' '|' < ipcs.diff)"
+	pass "$(grep -c '^shm \|^sem \|^msq \|^mq ' d/ipc-records) objects"
+}
+
 badimg() {
 	mkdir -p "$T" && cd "$T" || fail "mkdir"
 	$UNSHARE --ipc sh -c "ipcwork make ids > make.out 2>&1 && imgcr _ipc dump -D d 2> dump.err" ||
@@ -72,6 +105,7 @@ refuse_mq() { refusal mqfull "POSIX message queue /full holds 1 messages: not su
 refuse_shmdest() { refusal shmdest "shm segment [0-9]* (key 0x0) is removed but still attached"; }
 
 subtest ct_ipc-hooks hooks
+subtest ct_ipc-userns userns
 subtest ct_ipc-badimg badimg
 subtest ct_ipc-refuse-mq refuse_mq
 subtest ct_ipc-refuse-shmdest refuse_shmdest

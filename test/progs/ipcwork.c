@@ -8,8 +8,12 @@
  *                        first), their ids into the file IDS, exit
  *   ipcwork check IDS    check every object, value and sysctl; prints
  *                        "ipcwork: check ok" or what differs (exit 1)
- *   ipcwork run IDS      make, print "ipcwork: ready", wait for SIGUSR1
- *                        (the dump and restore happen meanwhile), check
+ *   ipcwork run IDS [attach]  make, print "ipcwork: ready", wait for
+ *                        SIGUSR1 (the dump and restore happen meanwhile),
+ *                        check; "attach": segment A stays attached
+ *                        meanwhile (read-write), and after the restore the
+ *                        mapping is checked too: the same contents, and a
+ *                        write through it seen by a new attach
  *   ipcwork mqfull       make a POSIX queue holding a message, pause
  *   ipcwork shmdest      attach a segment, remove it (IPC_RMID), pause
  *
@@ -350,13 +354,35 @@ int main(int argc, char **argv)
 		check(&x);
 		return bad;
 	}
-	if (argc == 3 && !strcmp(argv[1], "run")) {
+	if ((argc == 3 || (argc == 4 && !strcmp(argv[3], "attach"))) && !strcmp(argv[1], "run")) {
+		unsigned char *map = NULL, *p;
+		int i;
+
 		signal(SIGUSR1, on_usr1);
 		make(&x);
 		save_ids(argv[2], &x);
+		if (argc == 4) {
+			map = shmat(x.a, NULL, 0);
+			if (map == (void *)-1)
+				die("shmat A (kept)");
+		}
 		say("ipcwork: ready pid=%d\n", getpid());
 		while (!woken)
 			pause();
+		if (map) {
+			for (i = 0; i < A_SIZE; i++)
+				if (map[i] != ((i < PG || i >= 2 * PG) ? pat(i) : 0))
+					break;
+			CHECK(i == A_SIZE, "attached shm A: byte %d is %u", i, map[i]);
+			map[PG + 5] = 0xa5;
+			p = shmat(x.a, NULL, SHM_RDONLY);
+			CHECK(p != (void *)-1 && p[PG + 5] == 0xa5, "attached shm A: not shared with a new attach");
+			if (p != (void *)-1)
+				shmdt(p);
+			map[PG + 5] = 0;
+			if (!bad)
+				say("ipcwork: attached ok\n");
+		}
 		check(&x);
 		return bad;
 	}
