@@ -38,6 +38,7 @@
 #include "cow.h"
 #include "image.h"
 #include "log.h"
+#include "proc.h"
 
 #define COW_MAX		512	/* the module's limit of kept mappings */
 #define COW_CHUNK	(1 << 20)
@@ -90,13 +91,13 @@ static const struct cow_vma *find_vma(const struct cow_task *ct,
 }
 
 /* Every candidate of one image, with its PT_LOADs. */
-static int read_task(struct cow_task *ct, const char *path)
+static int read_task(struct cow_task *ct, int dirfd, const char *path)
 {
 	struct image img;
 	unsigned int i, n;
 	int ns = 0;
 
-	if (image_open(&img, path))
+	if (image_openat(&img, dirfd, path))
 		return -1;
 	n = img.task->nr_vmas;
 	ct->v = calloc(n ? n : 1, sizeof(*ct->v));
@@ -146,7 +147,7 @@ static int same_creds(const struct tree_task *a, const struct tree_task *b)
 	       (!a->ngroups || !memcmp(a->groups, b->groups, a->ngroups * sizeof(*a->groups)));
 }
 
-int cow_plan(const struct tree *t, const char *dir)
+int cow_plan(const struct tree *t, int dirfd)
 {
 	char path[4096];
 	int i, j, any = 0;
@@ -157,8 +158,8 @@ int cow_plan(const struct tree *t, const char *dir)
 	for (i = 0; i < t->ntasks; i++) {
 		if (t->tasks[i].zombie)
 			continue;
-		snprintf(path, sizeof(path), "%s/core-%d.img", dir, t->tasks[i].pid);
-		if (read_task(&plan[i], path))
+		snprintf(path, sizeof(path), "core-%d.img", t->tasks[i].pid);
+		if (read_task(&plan[i], dirfd, path))
 			return -1;
 	}
 	/*
@@ -286,7 +287,7 @@ static int map_own(int fd, const struct cow_task *ct, const struct cow_vma *v)
 	return 0;
 }
 
-const char *cow_prepare(const struct tree *t, int ti, const char *dir,
+const char *cow_prepare(const struct tree *t, int ti, int dirfd,
 			char *err, size_t len)
 {
 	const struct cow_task *ct = plan ? &plan[ti] : NULL;
@@ -302,8 +303,8 @@ const char *cow_prepare(const struct tree *t, int ti, const char *dir,
 		nkept = 0;
 		return NULL;
 	}
-	snprintf(path, sizeof(path), "%s/core-%d.img", dir, t->tasks[ti].pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "core-%d.img", t->tasks[ti].pid);
+	fd = dir_open(dirfd, path, O_RDONLY);
 	buf = malloc(COW_CHUNK);
 	if (fd < 0 || !buf) {
 		snprintf(err, len, "cannot open %s: %s", path, strerror(errno));

@@ -9,11 +9,11 @@
 #define COW_ARG_MAX	(16 + 512 * 34)
 
 /*
- * In the restorer, before any task exists: read which anonymous mappings
+ * In the restorer, before any task exists (@dirfd: the dump directory): read which anonymous mappings
  * each task has in common with its parent or a child (same place, private,
  * written once).  0, or -1 after printing why.
  */
-int cow_plan(const struct tree *t, const char *dir);
+int cow_plan(const struct tree *t, int dirfd);
 
 /*
  * In task @ti's restorer, before it creates its children: keep the
@@ -21,7 +21,7 @@ int cow_plan(const struct tree *t, const char *dir);
  * contents made the task's), drop the others, and map and fill the task's
  * own ones that a child has too.  NULL, or why not.
  */
-const char *cow_prepare(const struct tree *t, int ti, const char *dir,
+const char *cow_prepare(const struct tree *t, int ti, int dirfd,
 			char *err, size_t len);
 
 /*

@@ -79,9 +79,11 @@ struct tree_ghost *tree_ghost_add(struct tree *t)
 
 #define DELETED " (deleted)"
 
+/* DIR/ghost-DEV-INO.data (@dir NULL: the name in DIR only) */
 static void ghost_data_path(char *out, size_t size, const char *dir, const struct tree_ghost *g)
 {
-	snprintf(out, size, "%s/ghost-%llu-%llu.data", dir, g->dev, g->ino);
+	snprintf(out, size, "%s%sghost-%llu-%llu.data", dir ? dir : "", dir ? "/" : "",
+		 g->dev, g->ino);
 }
 
 /*
@@ -365,13 +367,13 @@ static char *ghost_create(const struct tree_ghost *g, int *fd)
  * Recreate @g from its data file in @dir: g->made, or -1 (printed).  A
  * mapped ghost only at its own path: the image names it.
  */
-static int ghost_make(const char *dir, struct tree_ghost *g)
+static int ghost_make(int dirfd, struct tree_ghost *g)
 {
 	char data[PATH_MAX];
 	int in, out;
 
-	ghost_data_path(data, sizeof(data), dir, g);
-	in = open(data, O_RDONLY | O_CLOEXEC);
+	ghost_data_path(data, sizeof(data), NULL, g);
+	in = dir_open(dirfd, data, O_RDONLY);
 	if (in < 0) {
 		pr_perror("deleted file %s: cannot open its content %s", g->path, data);
 		return -1;
@@ -417,12 +419,12 @@ static int ghost_make(const char *dir, struct tree_ghost *g)
 	return 0;
 }
 
-int ghost_make_mapped(struct tree *t, const char *dir)
+int ghost_make_mapped(struct tree *t, int dirfd)
 {
 	int i;
 
 	for (i = 0; i < t->nghosts; i++)
-		if (t->ghosts[i].mapped && ghost_make(dir, &t->ghosts[i])) {
+		if (t->ghosts[i].mapped && ghost_make(dirfd, &t->ghosts[i])) {
 			ghost_unlink_mapped(t);
 			return -1;
 		}
@@ -455,7 +457,7 @@ static int ghost_open(struct fd_restore *r, int i, const char *what)
 	char self[64];
 	int fd;
 
-	if (!g->made && ghost_make(r->dir, g))
+	if (!g->made && ghost_make(r->dirfd, g))
 		return -1;
 	/* through the fd that created it: the same inode, whatever the path is now */
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", g->made_fd);

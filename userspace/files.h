@@ -63,7 +63,8 @@ struct fd_dump {
 /* The restorer opening every file description of the tree, in itself. */
 struct fd_restore {
 	const struct tree *t;
-	const char *dir;	/* the dump directory */
+	const char *dir;	/* the dump directory, for messages */
+	int dirfd;		/* and its fd: its files are opened by dir_open() (proc.h) */
 	int base;		/* its fds go at or above base (fd_high), close-on-exec */
 	int (*keep)[2];		/* per file: fds a kind keeps until every file is open
 				 * (a pipe's ends; -1: none); the driver closes them */
@@ -182,7 +183,7 @@ int ghost_dump_mapped(struct fd_dump *c, pid_t pid, const char *image);
  * restore, before the files are opened: every mapped ghost recreated at
  * its own path (the images open it there); 0, or -1 (printed, none left).
  */
-int ghost_make_mapped(struct tree *t, const char *dir);
+int ghost_make_mapped(struct tree *t, int dirfd);
 /* restore, once every image has opened them, or on a failure: unlinked. */
 void ghost_unlink_mapped(struct tree *t);
 

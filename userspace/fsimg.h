@@ -10,12 +10,14 @@
 #include <stdint.h>
 
 struct fsimg_stats {
-	uint64_t entries, bytes;
+	uint64_t limit;		/* in: most bytes of data to save, 0 for no limit */
+	uint64_t entries, bytes;	/* out: what was saved */
 };
 
 /*
  * The tree under @rootfd (a detached clone of exactly one mount) into
- * @imgfd: 0, or -1 (printed, naming the path).
+ * @imgfd: 0, or -1 (printed, naming the path).  A file system with more
+ * than @st->limit bytes of data is refused.
  */
 int fsimg_dump(int rootfd, int imgfd, struct fsimg_stats *st);
 /* The image @imgfd into the empty directory @rootfd: 0, or -1 (printed). */

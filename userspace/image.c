@@ -15,7 +15,7 @@
  * up to the end of the last of them (the page data follows; it is not
  * needed to describe the image).
  */
-static int read_head(struct image *img)
+static int read_head(struct image *img, int dirfd)
 {
 	const char *path = img->path;
 	Elf64_Ehdr eh;
@@ -24,7 +24,8 @@ static int read_head(struct image *img)
 	size_t want, phsize;
 	int fd, i, ret = -1;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = dirfd == AT_FDCWD ? open(path, O_RDONLY | O_CLOEXEC) :
+				 dir_open(dirfd, path, O_RDONLY);
 	if (fd < 0 || fstat(fd, &st)) {
 		pr_perror("cannot open image %s", path);
 		if (fd >= 0)
@@ -325,11 +326,16 @@ static int check_threads(struct image *img)
 
 int image_open(struct image *img, const char *path)
 {
+	return image_openat(img, AT_FDCWD, path);
+}
+
+int image_openat(struct image *img, int dirfd, const char *path)
+{
 	int i;
 
 	memset(img, 0, sizeof(*img));
 	img->path = path;
-	if (read_head(img))
+	if (read_head(img, dirfd))
 		return -1;
 	img->eh = (const Elf64_Ehdr *)img->data;
 	img->ph = (const Elf64_Phdr *)(img->data + img->eh->e_phoff);

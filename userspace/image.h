@@ -62,6 +62,8 @@ struct image {
  * 0, or -1 after printing why.  image_close() in both cases.
  */
 int image_open(struct image *img, const char *path);
+/* The same for the file @name of the dump directory @dirfd (proc.h dir_open()). */
+int image_openat(struct image *img, int dirfd, const char *name);
 void image_close(struct image *img);
 /* Record @i of the file table copied to @out (path truncated to fit); 0 or -1. */
 int image_file(const struct image *img, unsigned int i, struct imgcr_file *out,

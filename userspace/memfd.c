@@ -206,8 +206,8 @@ static int memfd_create_one(struct fd_restore *r, const struct tree_file *f, con
 		pr_perror("%s: memfd_create", what);
 		return -1;
 	}
-	snprintf(path, sizeof(path), "%s/memfd-%lu.data", r->dir, f->ino);
-	in = open(path, O_RDONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "memfd-%lu.data", f->ino);
+	in = dir_open(r->dirfd, path, O_RDONLY);
 	if (in < 0) {
 		pr_perror("%s: cannot open its data %s", what, path);
 		goto fail;

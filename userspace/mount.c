@@ -1,16 +1,818 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The mnt namespace kind (ns.h): the mount tree.
- * Not supported yet: a tree with its own mnt namespace is refused at dump.
+ * The mount namespace kind (ns.h): the tree's whole mount tree.
+ *
+ * dump: /proc/ROOT/mountinfo lists the mounts of the root task's mount
+ * namespace, parents first, paths relative to its root.  Each mount is
+ * one "mnt" record and is restored one of four ways:
+ *   - fresh: proc, sysfs, devpts, mqueue, cgroup2, bpf: a new superblock
+ *     with the dumped options (their contents are the kernel's);
+ *   - tmpfs: a new tmpfs, its files saved whole (fsimg.c) into
+ *     DIR/tmpfs-ID.img from a detached copy of the mount (open_tree), so
+ *     that files hidden under other mounts are saved too;
+ *   - bind=ID: the same superblock as an earlier mount of the tree, of
+ *     which it is a bind mount (of a subtree, or of a file);
+ *   - ext=PATH: a superblock imgcr's own mount namespace also has (the
+ *     container's root file system, an overlay, a host directory bound
+ *     in): found at dump in imgcr's mountinfo by its device and root, and
+ *     bound again from PATH at restore (CRIU's external mounts).
+ * Any other mount is refused, naming its mount point and file system.
+ * Mount flags (ro, nosuid, nodev, noexec, atime) and propagation (shared
+ * within the tree, slave of a tree mount or of an external one,
+ * unbindable) are restored; mount IDs and peer group numbers are new, as
+ * after any boot.
+ *
+ * restore (inside(), in the ns-root, which the clone gave a copy of
+ * imgcr's mount namespace): everything a slave, each mount made on a
+ * "yard" directory parents first, flags, propagation last, then
+ * pivot_root into it and the old root detached.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
+#include "fsimg.h"
+#include "log.h"
 #include "ns.h"
 #include "record.h"
+#include "tree.h"
 
-const struct ns_ops ns_mnt_ops = { .name = "mnt", .clone_flag = CLONE_NEWNS };
+#ifndef OPEN_TREE_CLONE
+#define OPEN_TREE_CLONE		1
+#endif
+#ifndef OPEN_TREE_CLOEXEC
+#define OPEN_TREE_CLOEXEC	O_CLOEXEC
+#endif
+
+#define MNT_MAX		4096		/* mounts of one namespace */
+#define MNT_TMPFS_LIMIT	(64ULL << 20)	/* bytes of one tmpfs saved, at most */
+
+enum mnt_how { MNT_FRESH, MNT_TMPFS, MNT_BIND, MNT_EXT };
+static const char *const mnt_how_names[] = { "fresh", "tmpfs", "bind", "ext" };
+
+struct mnt {
+	int id, parent;
+	unsigned int maj, min;
+	char *root, *mp, *fs, *src, *mopts, *sopts;
+	int shared, master;	/* peer group numbers, 0 if none */
+	int unbindable;
+	enum mnt_how how;
+	int bind;		/* MNT_BIND: the tree mount it binds (its id) */
+	char *ext;		/* MNT_EXT: the host path */
+	/* restore */
+	char *target;
+};
+
+struct mnt_ns {
+	int n;
+	struct mnt *m;
+};
+
+/* The file systems made fresh at restore (their contents are the kernel's). */
+static const char *const fresh_fs[] = {
+	"proc", "sysfs", "devpts", "mqueue", "cgroup2", "bpf", "securityfs", "debugfs",
+	"tracefs", "fusectl", "configfs", "pstore", "hugetlbfs",
+};
+
+static int is_fresh(const char *fs)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(fresh_fs) / sizeof(fresh_fs[0]); i++)
+		if (!strcmp(fs, fresh_fs[i]))
+			return 1;
+	return 0;
+}
+
+static char *xstrdup(const char *s)
+{
+	char *d = strdup(s);
+
+	if (!d) {
+		pr_err("out of memory");
+		exit(1);
+	}
+	return d;
+}
+
+/* mountinfo's octal escapes (\040 for a space...) undone in place */
+static char *unoct(char *s)
+{
+	char *o = s, *i = s;
+
+	for (; *i; i++) {
+		if (i[0] == '\\' && i[1] >= '0' && i[1] <= '3' && i[2] >= '0' && i[2] <= '7' &&
+		    i[3] >= '0' && i[3] <= '7') {
+			*o++ = (i[1] - '0') * 64 + (i[2] - '0') * 8 + (i[3] - '0');
+			i += 3;
+		} else {
+			*o++ = *i;
+		}
+	}
+	*o = 0;
+	return s;
+}
+
+static void mnt_free_one(struct mnt *m)
+{
+	free(m->root);
+	free(m->mp);
+	free(m->fs);
+	free(m->src);
+	free(m->mopts);
+	free(m->sopts);
+	free(m->ext);
+	free(m->target);
+}
+
+static void mnt_ns_free(struct mnt_ns *ns)
+{
+	int i;
+
+	if (!ns)
+		return;
+	for (i = 0; i < ns->n; i++)
+		mnt_free_one(&ns->m[i]);
+	free(ns->m);
+	free(ns);
+}
+
+static struct mnt *mnt_add(struct mnt_ns *ns)
+{
+	struct mnt *m;
+
+	ns->m = tree_grow(ns->m, ns->n, sizeof(*ns->m));
+	m = &ns->m[ns->n++];
+	memset(m, 0, sizeof(*m));
+	return m;
+}
+
+/* One mountinfo line into @m: 0, or -1 if malformed. */
+static int parse_line(char *line, struct mnt *m)
+{
+	char *f[64], *save = NULL, *tok;
+	int n = 0, i, sep = -1;
+
+	for (tok = strtok_r(line, " \n", &save); tok && n < 64; tok = strtok_r(NULL, " \n", &save))
+		f[n++] = tok;
+	for (i = 6; i < n; i++)
+		if (!strcmp(f[i], "-")) {
+			sep = i;
+			break;
+		}
+	if (n < 10 || sep < 0 || sep + 3 >= n + 1 || sep + 3 > n)
+		return -1;
+	if (sscanf(f[0], "%d", &m->id) != 1 || sscanf(f[1], "%d", &m->parent) != 1 ||
+	    sscanf(f[2], "%u:%u", &m->maj, &m->min) != 2)
+		return -1;
+	m->root = xstrdup(unoct(f[3]));
+	m->mp = xstrdup(unoct(f[4]));
+	m->mopts = xstrdup(f[5]);
+	for (i = 6; i < sep; i++) {
+		if (!strncmp(f[i], "shared:", 7))
+			m->shared = atoi(f[i] + 7);
+		else if (!strncmp(f[i], "master:", 7))
+			m->master = atoi(f[i] + 7);
+		else if (!strcmp(f[i], "unbindable"))
+			m->unbindable = 1;
+		/* propagate_from: only with master, the nearest dominant peer */
+	}
+	m->fs = xstrdup(f[sep + 1]);
+	m->src = xstrdup(unoct(f[sep + 2]));
+	m->sopts = xstrdup(sep + 3 < n ? f[sep + 3] : "");
+	return 0;
+}
+
+/* Every mount of /proc/@pid/mountinfo (@pid 0: imgcr's own): NULL if unreadable. */
+static struct mnt_ns *read_mountinfo(pid_t pid)
+{
+	char path[64], *line = NULL;
+	struct mnt_ns *ns;
+	size_t len = 0;
+	FILE *f;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/mountinfo", pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/mountinfo");
+	f = fopen(path, "re");
+	if (!f) {
+		pr_perror("cannot read %s", path);
+		return NULL;
+	}
+	ns = calloc(1, sizeof(*ns));
+	if (!ns) {
+		pr_err("out of memory");
+		exit(1);
+	}
+	while (getline(&line, &len, f) > 0) {
+		if (ns->n == MNT_MAX) {
+			pr_err("%s: more than %d mounts", path, MNT_MAX);
+			goto fail;
+		}
+		if (parse_line(line, mnt_add(ns))) {
+			pr_err("%s: a line imgcr cannot read", path);
+			goto fail;
+		}
+	}
+	free(line);
+	fclose(f);
+	return ns;
+fail:
+	free(line);
+	fclose(f);
+	mnt_ns_free(ns);
+	return NULL;
+}
+
+static struct mnt *mnt_by_id(struct mnt_ns *ns, int id)
+{
+	int i;
+
+	for (i = 0; i < ns->n; i++)
+		if (ns->m[i].id == id)
+			return &ns->m[i];
+	return NULL;
+}
+
+/* @path below @dir ("/a" below "/": yes; "/ab" below "/a": no): the rest, or NULL */
+static const char *below(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (!strcmp(dir, "/"))
+		return path;
+	if (strncmp(path, dir, n) || (path[n] && path[n] != '/'))
+		return NULL;
+	return path[n] ? path + n : "/";
+}
+
+/* The mount flags of a mountinfo options field that a bind remount sets. */
+static unsigned long mnt_flags(const char *opts)
+{
+	char buf[512], *save = NULL, *o;
+	unsigned long fl = 0;
+
+	snprintf(buf, sizeof(buf), "%s", opts);
+	for (o = strtok_r(buf, ",", &save); o; o = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(o, "ro"))
+			fl |= MS_RDONLY;
+		else if (!strcmp(o, "nosuid"))
+			fl |= MS_NOSUID;
+		else if (!strcmp(o, "nodev"))
+			fl |= MS_NODEV;
+		else if (!strcmp(o, "noexec"))
+			fl |= MS_NOEXEC;
+		else if (!strcmp(o, "noatime"))
+			fl |= MS_NOATIME;
+		else if (!strcmp(o, "nodiratime"))
+			fl |= MS_NODIRATIME;
+		else if (!strcmp(o, "relatime"))
+			fl |= MS_RELATIME;
+		else if (!strcmp(o, "strictatime"))
+			fl |= MS_STRICTATIME;
+	}
+	return fl;
+}
+
+/*
+ * A superblock option string for mount(2)'s data: the dumped one without
+ * "rw"/"ro" (the superblock's read-only flag is MS_RDONLY) and, for
+ * devpts, with newinstance.
+ */
+static void sb_data(const struct mnt *m, char *out, size_t size, unsigned long *sbflags)
+{
+	char buf[1024], *save = NULL, *o;
+	size_t len = 0;
+
+	*sbflags = 0;
+	out[0] = 0;
+	snprintf(buf, sizeof(buf), "%s", m->sopts);
+	for (o = strtok_r(buf, ",", &save); o; o = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(o, "rw"))
+			continue;
+		if (!strcmp(o, "ro")) {
+			*sbflags |= MS_RDONLY;
+			continue;
+		}
+		/* kernel-made, not options: seclabel (LSM), inode64 is fine to pass */
+		if (!strcmp(o, "seclabel"))
+			continue;
+		len += snprintf(out + len, len < size ? size - len : 0, "%s%s", len ? "," : "", o);
+	}
+	if (!strcmp(m->fs, "devpts") && !strstr(out, "newinstance"))
+		snprintf(out + len, len < size ? size - len : 0, "%snewinstance", len ? "," : "");
+}
+
+/* ---- dump ---- */
+
+struct tmpfs_job {
+	const char *mp;
+	int imgfd;
+	struct fsimg_stats st;
+};
+
+/* In the tree's mount namespace: a detached copy of the mount at @mp, saved. */
+static int tmpfs_save(void *arg)
+{
+	struct tmpfs_job *j = arg;
+	int fd, ret;
+
+	fd = syscall(SYS_open_tree, AT_FDCWD, j->mp, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (fd < 0) {
+		pr_perror("mount at %s: cannot make a detached copy of it to save its files", j->mp);
+		return -1;
+	}
+	ret = fsimg_dump(fd, j->imgfd, &j->st);
+	close(fd);
+	return ret;
+}
+
+static int mnt_dump(struct ns_ctx *c)
+{
+	struct mnt_ns *ns, *host;
+	struct mnt *m, *h, *root = NULL;
+	int i, j, nroots = 0;
+
+	ns = read_mountinfo(c->root);
+	if (!ns)
+		return -1;
+	host = read_mountinfo(0);
+	if (!host) {
+		mnt_ns_free(ns);
+		return -1;
+	}
+	for (i = 0; i < ns->n; i++) {
+		m = &ns->m[i];
+		if (!mnt_by_id(ns, m->parent) || m->parent == m->id) {
+			root = m;
+			nroots++;
+		}
+	}
+	if (nroots != 1 || strcmp(root->mp, "/")) {
+		pr_err("pid %d: its mount namespace has %d mounts without a parent (the root task is chrooted inside it?): not supported",
+		       c->root, nroots);
+		goto fail;
+	}
+	/* parents first: mountinfo's order, checked */
+	for (i = 0; i < ns->n; i++) {
+		m = &ns->m[i];
+		if (m == root)
+			continue;
+		for (j = 0; j < i && ns->m[j].id != m->parent; j++)
+			;
+		if (j == i) {
+			pr_err("pid %d: mount at %s is listed before its parent: not supported",
+			       c->root, m->mp);
+			goto fail;
+		}
+		for (j = 0; j < i; j++)
+			if (!strcmp(ns->m[j].mp, m->mp) && &ns->m[j] != root) {
+				pr_err("pid %d: two mounts on %s (one hides the other): not supported",
+				       c->root, m->mp);
+				goto fail;
+			}
+	}
+	for (i = 0; i < ns->n; i++) {
+		m = &ns->m[i];
+		/* a superblock seen before in the tree: a bind of it */
+		for (j = 0; j < i; j++)
+			if (ns->m[j].maj == m->maj && ns->m[j].min == m->min &&
+			    below(m->root, ns->m[j].root))
+				break;
+		if (j < i) {
+			m->how = MNT_BIND;
+			m->bind = ns->m[j].id;
+			continue;
+		}
+		for (j = 0; j < i; j++)
+			if (ns->m[j].maj == m->maj && ns->m[j].min == m->min)
+				break;
+		if (j < i) {
+			pr_err("pid %d: mount at %s shows %s of a %s file system that mount %s shows only %s of: not supported",
+			       c->root, m->mp, m->root, m->fs, ns->m[j].mp, ns->m[j].root);
+			goto fail;
+		}
+		/* a superblock imgcr sees too: bound from there again */
+		for (j = 0; j < host->n; j++) {
+			h = &host->m[j];
+			if (h->maj == m->maj && h->min == m->min && below(m->root, h->root))
+				break;
+		}
+		if (j < host->n) {
+			const char *rest = below(m->root, h->root);
+			size_t len = strlen(h->mp) + strlen(rest) + 2;
+
+			m->how = MNT_EXT;
+			m->ext = malloc(len);
+			if (!m->ext) {
+				pr_err("out of memory");
+				exit(1);
+			}
+			snprintf(m->ext, len, "%s%s", strcmp(h->mp, "/") ? h->mp : "",
+				 strcmp(rest, "/") || !strcmp(h->mp, "/") ? rest : "");
+			continue;
+		}
+		if (!strcmp(m->fs, "tmpfs")) {
+			m->how = MNT_TMPFS;
+			continue;
+		}
+		if (is_fresh(m->fs)) {
+			m->how = MNT_FRESH;
+			if (strcmp(m->root, "/")) {
+				pr_err("pid %d: mount at %s shows %s of a %s file system: only its root can be made again",
+				       c->root, m->mp, m->root, m->fs);
+				goto fail;
+			}
+			continue;
+		}
+		pr_err("pid %d: mount at %s: a %s file system (%s) that imgcr's mount namespace cannot reach: not supported (mount it where imgcr sees it too)",
+		       c->root, m->mp, m->fs, m->src);
+		goto fail;
+	}
+	/*
+	 * Propagation: a shared mount is restored as the one member of a new
+	 * peer group, a slave of a group imgcr's namespace has (an external
+	 * mount, e.g. the container's root bound from a shared host mount) as
+	 * a slave of that group again.  Peers within the tree and slaves of a
+	 * tree mount are not restored yet: refused.
+	 */
+	for (i = 0; i < ns->n; i++) {
+		m = &ns->m[i];
+		for (j = 0; m->shared && j < i; j++)
+			if (ns->m[j].shared == m->shared) {
+				pr_err("pid %d: mounts at %s and %s are peers (shared:%d): not supported",
+				       c->root, ns->m[j].mp, m->mp, m->shared);
+				goto fail;
+			}
+		for (j = 0; m->master && j < ns->n; j++)
+			if (ns->m[j].shared == m->master) {
+				pr_err("pid %d: mount at %s receives mounts from the container's mount at %s: not supported",
+				       c->root, m->mp, ns->m[j].mp);
+				goto fail;
+			}
+		if (m->master && m->how != MNT_EXT) {
+			pr_err("pid %d: mount at %s (%s) receives mounts from peer group %d outside the container: not supported",
+			       c->root, m->mp, m->fs, m->master);
+			goto fail;
+		}
+	}
+	/* the files of each tmpfs, from inside the namespace */
+	for (i = 0; i < ns->n; i++) {
+		struct tmpfs_job job = { .mp = ns->m[i].mp, .st = { .limit = MNT_TMPFS_LIMIT } };
+		char name[64];
+
+		if (ns->m[i].how != MNT_TMPFS)
+			continue;
+		snprintf(name, sizeof(name), "tmpfs-%d.img", ns->m[i].id);
+		job.imgfd = openat(c->dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+				   0600);
+		if (job.imgfd < 0) {
+			pr_perror("cannot create %s", name);
+			goto fail;
+		}
+		if (ns_run_in(c->root, NS_BIT(NS_USER) & c->own ? NS_BIT(NS_USER) | NS_BIT(NS_MNT) :
+				       NS_BIT(NS_MNT), tmpfs_save, &job)) {
+			pr_err("pid %d: cannot save the files of the tmpfs at %s", c->root, ns->m[i].mp);
+			close(job.imgfd);
+			goto fail;
+		}
+		close(job.imgfd);
+	}
+	mnt_ns_free(host);
+	ns_tree_get(c->t)->data[NS_MNT] = ns;
+	return 0;
+fail:
+	mnt_ns_free(host);
+	mnt_ns_free(ns);
+	return -1;
+}
+
+/* ---- restore ---- */
+
+static int mnt_mkdir_p(const char *path)
+{
+	char buf[PATH_MAX], *p;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(buf, 0755) && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	return mkdir(buf, 0755) && errno != EEXIST ? -1 : 0;
+}
+
+static int mnt_make_one(struct ns_ctx *c, struct mnt_ns *ns, struct mnt *m, const char *yard)
+{
+	char data[1024], src[PATH_MAX], name[64];
+	unsigned long sbfl, fl = mnt_flags(m->mopts);
+	struct mnt *b;
+	struct stat st;
+	size_t len = strlen(yard) + strlen(m->mp) + 2;
+
+	m->target = malloc(len);
+	if (!m->target) {
+		pr_err("out of memory");
+		exit(1);
+	}
+	snprintf(m->target, len, "%s%s", yard, strcmp(m->mp, "/") ? m->mp : "");
+	/* the mount point: it exists in the parent (restored) unless it is the root */
+	if (!strcmp(m->mp, "/") && mnt_mkdir_p(m->target)) {
+		pr_perror("cannot make %s", m->target);
+		return -1;
+	}
+	if (lstat(m->target, &st)) {
+		pr_perror("mount at %s: its mount point is missing", m->mp);
+		return -1;
+	}
+	switch (m->how) {
+	case MNT_FRESH:
+	case MNT_TMPFS:
+		sb_data(m, data, sizeof(data), &sbfl);
+		if (mount(m->src, m->target, m->fs, sbfl | (fl & ~MS_RDONLY), data)) {
+			pr_perror("mount at %s: cannot mount %s (%s)", m->mp, m->fs, data);
+			return -1;
+		}
+		if (m->how == MNT_TMPFS) {
+			int img, dir, ret;
+
+			snprintf(name, sizeof(name), "tmpfs-%d.img", m->id);
+			img = openat(c->dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+			if (img < 0) {
+				pr_perror("mount at %s: cannot open %s", m->mp, name);
+				return -1;
+			}
+			dir = open(m->target, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			ret = dir < 0 ? -1 : fsimg_restore(dir, img);
+			if (dir < 0)
+				pr_perror("mount at %s: cannot open it", m->mp);
+			if (dir >= 0)
+				close(dir);
+			close(img);
+			if (ret)
+				return -1;
+		}
+		break;
+	case MNT_BIND:
+		b = mnt_by_id(ns, m->bind);
+		if (!b || !b->target || !below(m->root, b->root)) {
+			pr_err("mount at %s: bad bind record", m->mp);
+			return -1;
+		}
+		snprintf(src, sizeof(src), "%s%s", b->target,
+			 strcmp(below(m->root, b->root), "/") ? below(m->root, b->root) : "");
+		if (mount(src, m->target, NULL, MS_BIND, NULL)) {
+			pr_perror("mount at %s: cannot bind %s%s", m->mp, b->mp, m->root);
+			return -1;
+		}
+		break;
+	case MNT_EXT:
+		if (mount(m->ext, m->target, NULL, MS_BIND, NULL)) {
+			pr_perror("mount at %s: cannot bind %s from imgcr's mount namespace", m->mp,
+				  m->ext);
+			return -1;
+		}
+		break;
+	}
+	/* the per-mount flags, on the bind mount (a fresh mount has them already) */
+	if (mount(NULL, m->target, NULL, MS_REMOUNT | MS_BIND | fl, NULL)) {
+		pr_perror("mount at %s: cannot set its flags %s", m->mp, m->mopts);
+		return -1;
+	}
+	/*
+	 * A bind of a mount imgcr's namespace has is a slave of its group
+	 * (inside() made every mount a slave): kept for a mount that was one,
+	 * cut off for the others.
+	 */
+	if (!m->master && mount(NULL, m->target, NULL, MS_PRIVATE, NULL)) {
+		pr_perror("mount at %s: cannot make it private", m->mp);
+		return -1;
+	}
+	return 0;
+}
+
+/* Shared and unbindable mounts, once every mount exists (see mnt_dump). */
+static int mnt_propagation(struct mnt_ns *ns)
+{
+	struct mnt *m;
+	int i;
+
+	for (i = 0; i < ns->n; i++) {
+		m = &ns->m[i];
+		if (m->shared && mount(NULL, m->target, NULL, MS_SHARED, NULL)) {
+			pr_perror("mount at %s: cannot make it shared", m->mp);
+			return -1;
+		}
+		if (m->unbindable && mount(NULL, m->target, NULL, MS_UNBINDABLE, NULL)) {
+			pr_perror("mount at %s: cannot make it unbindable", m->mp);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The directory the mounts are built on before pivot_root: on imgcr's
+ * /tmp, named after the image directory so that late() (in imgcr) finds
+ * and removes it once the ns-root has pivoted away from it.
+ */
+static void mnt_yard(struct ns_ctx *c, char *out, size_t size)
+{
+	struct stat st;
+
+	if (fstat(c->dirfd, &st))
+		memset(&st, 0, sizeof(st));
+	snprintf(out, size, "/tmp/.imgcr-yard-%llu-%llu", (unsigned long long)st.st_dev,
+		 (unsigned long long)st.st_ino);
+}
+
+static int mnt_inside(struct ns_ctx *c)
+{
+	struct mnt_ns *ns = c->t->ns ? c->t->ns->data[NS_MNT] : NULL;
+	char yard[128];
+	int i;
+
+	if (!ns)
+		return 0;
+	/*
+	 * The new namespace is a copy of imgcr's: everything a slave, so
+	 * that nothing made here reaches imgcr's, while binds of its shared
+	 * mounts still receive from them (see mnt_make_one).
+	 */
+	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL)) {
+		pr_perror("cannot make the new mount namespace a slave of imgcr's");
+		return -1;
+	}
+	mnt_yard(c, yard, sizeof(yard));
+	if (mkdir(yard, 0700)) {
+		pr_perror("cannot make %s to build the mounts on (another restore from the same directory?)",
+			  yard);
+		return -1;
+	}
+	for (i = 0; i < ns->n; i++)
+		if (mnt_make_one(c, ns, &ns->m[i], yard))
+			return -1;
+	if (mnt_propagation(ns))
+		return -1;
+	/* pivot onto the root mount, and let go of imgcr's */
+	if (chdir(ns->m[0].target) || syscall(SYS_pivot_root, ".", ".") ||
+	    umount2(".", MNT_DETACH) || chdir("/")) {
+		pr_perror("cannot make the restored mounts the root (pivot_root)");
+		return -1;
+	}
+	return 0;
+}
+
+/* imgcr, the ns-root done with inside() (or gone): the yard's directory removed */
+static int mnt_late(struct ns_ctx *c)
+{
+	char yard[128];
+
+	if (!c->t->ns || !c->t->ns->data[NS_MNT])
+		return 0;
+	mnt_yard(c, yard, sizeof(yard));
+	if (rmdir(yard) && errno != ENOENT)
+		pr_pwarn("cannot remove %s", yard);
+	return 0;
+}
+
+static void mnt_cleanup(struct ns_ctx *c)
+{
+	mnt_late(c);
+}
+
+/* ---- records ---- */
+
+static void mnt_write(FILE *f, const struct tree *t)
+{
+	struct mnt_ns *ns = t->ns ? t->ns->data[NS_MNT] : NULL;
+	char e[6][4 * PATH_MAX + 1];
+	int i;
+
+	for (i = 0; ns && i < ns->n; i++) {
+		const struct mnt *m = &ns->m[i];
+
+		tree_escape(e[0], sizeof(e[0]), m->mp);
+		tree_escape(e[1], sizeof(e[1]), m->root);
+		tree_escape(e[2], sizeof(e[2]), m->fs);
+		tree_escape(e[3], sizeof(e[3]), m->src);
+		tree_escape(e[4], sizeof(e[4]), m->mopts);
+		tree_escape(e[5], sizeof(e[5]), m->sopts);
+		fprintf(f, "mnt id=%d parent=%d dev=%u:%u mp=%s root=%s fs=%s src=%s mflags=%s sbopts=%s how=%s",
+			m->id, m->parent, m->maj, m->min, e[0], e[1], e[2], e[3], e[4], e[5],
+			mnt_how_names[m->how]);
+		if (m->how == MNT_BIND)
+			fprintf(f, " bind=%d", m->bind);
+		if (m->how == MNT_EXT) {
+			tree_escape(e[0], sizeof(e[0]), m->ext);
+			fprintf(f, " ext=%s", e[0]);
+		}
+		if (m->shared)
+			fprintf(f, " shared=%d", m->shared);
+		if (m->master)
+			fprintf(f, " master=%d", m->master);
+		if (m->unbindable)
+			fprintf(f, " unbindable=1");
+		fputc('\n', f);
+	}
+}
+
+static const char *mnt_read(struct tree *t, struct rec *r)
+{
+	struct ns_tree *nt = ns_tree_get(t);
+	struct mnt_ns *ns = nt->data[NS_MNT];
+	const char *how = rec_val(r, "how");
+	struct mnt *m, *p;
+	int i;
+
+	if (!ns) {
+		ns = calloc(1, sizeof(*ns));
+		if (!ns) {
+			pr_err("out of memory");
+			exit(1);
+		}
+		nt->data[NS_MNT] = ns;
+	}
+	if (ns->n == MNT_MAX)
+		return "too many mnt records";
+	m = mnt_add(ns);
+	if (REC_NUM(r, "id", 0, INT_MAX, m->id) || REC_NUM(r, "parent", 0, INT_MAX, m->parent) ||
+	    rec_dev(r, "dev", &m->maj, &m->min) || rec_str(r, "mp", &m->mp) ||
+	    rec_str(r, "root", &m->root) || rec_str(r, "fs", &m->fs) || rec_str(r, "src", &m->src) ||
+	    rec_str(r, "mflags", &m->mopts) || rec_str(r, "sbopts", &m->sopts) || !how)
+		return "bad mnt record";
+	for (i = 0; i < 4 && strcmp(how, mnt_how_names[i]); i++)
+		;
+	if (i == 4)
+		return "bad mnt record: unknown how";
+	m->how = i;
+	if (m->how == MNT_BIND && REC_NUM(r, "bind", 0, INT_MAX, m->bind))
+		return "bad mnt record: no bind";
+	if (m->how == MNT_EXT && rec_str(r, "ext", &m->ext))
+		return "bad mnt record: no ext";
+	if ((rec_has(r, "shared") && REC_NUM(r, "shared", 1, INT_MAX, m->shared)) ||
+	    (rec_has(r, "master") && REC_NUM(r, "master", 1, INT_MAX, m->master)) ||
+	    (rec_has(r, "unbindable") && REC_NUM(r, "unbindable", 1, 1, m->unbindable)))
+		return "bad mnt record";
+	/* paths absolute, no ".." (they are joined to the yard at restore) */
+	if (m->mp[0] != '/' || m->root[0] != '/' || strstr(m->mp, "/..") ||
+	    strstr(m->root, "/..") || (m->ext && (m->ext[0] != '/' || strstr(m->ext, "/.."))))
+		return "bad mnt record: path not absolute or with ..";
+	if (ns->n == 1) {
+		if (strcmp(m->mp, "/"))
+			return "the first mnt record is not the root";
+		return NULL;
+	}
+	/* parents first, binds of earlier mounts, no two ids alike */
+	for (i = 0; i < ns->n - 1 && ns->m[i].id != m->parent; i++)
+		;
+	if (i == ns->n - 1 || !strcmp(m->mp, "/"))
+		return "mnt record before its parent's";
+	for (i = 0; i < ns->n - 1; i++)
+		if (ns->m[i].id == m->id)
+			return "mnt id listed twice";
+	if (m->how == MNT_BIND) {
+		p = NULL;
+		for (i = 0; i < ns->n - 1; i++)
+			if (ns->m[i].id == m->bind)
+				p = &ns->m[i];
+		if (!p || !below(m->root, p->root))
+			return "mnt record binds a mount not before it";
+	}
+	return NULL;
+}
+
+static void mnt_tree_free(struct tree *t)
+{
+	mnt_ns_free(t->ns->data[NS_MNT]);
+	t->ns->data[NS_MNT] = NULL;
+}
+
+const struct ns_ops ns_mnt_ops = {
+	.name = "mnt",
+	.clone_flag = CLONE_NEWNS,
+	.dump = mnt_dump,
+	.inside = mnt_inside,
+	.late = mnt_late,
+	.cleanup = mnt_cleanup,
+	.free = mnt_tree_free,
+};
 
 const struct tree_record mnt_records[] = {
+	{ "mnt", mnt_read, mnt_write },
 	{ NULL, NULL, NULL }
 };

@@ -221,8 +221,8 @@ int pipe_refill(const struct fd_restore *r, int wfd, unsigned long ino, const ch
 	}
 	if (!p->len)
 		return 0;
-	snprintf(path, sizeof(path), "%s/pipe-%lu.data", r->dir, ino);
-	data = read_text(path, &len);
+	snprintf(path, sizeof(path), "pipe-%lu.data", ino);
+	data = read_text_dir(r->dirfd, path, &len);
 	if (!data) {
 		pr_perror("%s: cannot read %s", what, path);
 		return -1;

@@ -10,11 +10,38 @@
 #include "log.h"
 #include "proc.h"
 
+int dir_open(int dirfd, const char *name, int flags)
+{
+	return openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
+}
+
 char *read_text(const char *path, size_t *len)
+{
+	return read_text_at(AT_FDCWD, path, len);
+}
+
+char *read_text_dir(int dirfd, const char *name, size_t *len)
+{
+	int fd = dir_open(dirfd, name, O_RDONLY);
+
+	if (fd < 0)
+		return NULL;
+	return read_text_fd(fd, len);
+}
+
+char *read_text_at(int dirfd, const char *path, size_t *len)
+{
+	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	return read_text_fd(fd, len);
+}
+
+char *read_text_fd(int fd, size_t *len)
 {
 	size_t cap = 4096, n = 0;
 	char *buf = malloc(cap);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0 || !buf) {
 		int e = errno;

@@ -8,6 +8,19 @@
 
 /* Whole file into a NUL-terminated malloc'ed buffer (NULL on error, errno set). */
 char *read_text(const char *path, size_t *len);
+/* The same for @path relative to @dirfd (AT_FDCWD: the cwd). */
+char *read_text_at(int dirfd, const char *path, size_t *len);
+/* The same for an open fd, which it closes. */
+char *read_text_fd(int fd, size_t *len);
+/*
+ * Files of the dump directory (restore): opened relative to one fd of DIR,
+ * opened at the start, so that a later setns()/pivot_root() cannot lose the
+ * images, never through a symbolic link (O_NOFOLLOW), close-on-exec.
+ * @name is a plain file name ("core-42.img").
+ */
+int dir_open(int dirfd, const char *name, int flags);
+/* read_text() of DIR/@name, through dir_open(). */
+char *read_text_dir(int dirfd, const char *name, size_t *len);
 /* Value of "Key:" in a /proc status-like text, or NULL. */
 const char *status_field(const char *text, const char *key);
 /* state, ppid, pgid, sid from /proc/PID/stat; 0 or -1. */

@@ -124,6 +124,7 @@ struct imgcr_clone_args {
 struct rctx {
 	struct tree t;
 	char dir[PATH_MAX];
+	int dirfd;		/* DIR: every file of it is opened through it (dir_open) */
 	int pidns, detach, userns, setcreds, allow_changed;
 	int *desc;		/* per file: the restorer's fd */
 	int status_r, status_w, go_r, go_w;
@@ -214,19 +215,19 @@ static void task_fail(void)
 
 static void run_task(struct rctx *c, int ti, pid_t want_ppid) __attribute__((noreturn));
 
-/* Close every fd at or above @base but @a, @b, @c and @d (-1: none). */
-static void close_above(int base, int a, int b, int c, int d)
+/* Close every fd at or above @base but @a, @b, @c, @d and @e (-1: none). */
+static void close_above(int base, int a, int b, int c, int d, int e)
 {
-	int keep[4] = { a, b, c, d }, i, j, t, lo = base;
+	int keep[5] = { a, b, c, d, e }, i, j, t, lo = base;
 
-	for (i = 0; i < 4; i++)		/* sort the four */
-		for (j = i + 1; j < 4; j++)
+	for (i = 0; i < 5; i++)		/* sort the five */
+		for (j = i + 1; j < 5; j++)
 			if (keep[j] < keep[i]) {
 				t = keep[i];
 				keep[i] = keep[j];
 				keep[j] = t;
 			}
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < 5; i++) {
 		if (keep[i] < lo)
 			continue;
 		if (keep[i] > lo)
@@ -384,13 +385,13 @@ struct img_creds {
 	struct imgcr_creds *c;
 };
 
-static int image_creds_read(const char *path, struct img_creds *out)
+static int image_creds_read(int dirfd, const char *name, struct img_creds *out)
 {
 	struct image im;
 	unsigned int i;
 
 	memset(out, 0, sizeof(*out));
-	if (image_open(&im, path)) {
+	if (image_openat(&im, dirfd, name)) {
 		image_close(&im);
 		return -1;
 	}
@@ -408,7 +409,7 @@ static int image_creds_read(const char *path, struct img_creds *out)
 	for (i = 0; i < im.nr_threads; i++) {
 		if (!im.threads[i].has_creds) {
 			pr_err("%s: thread %d has no NT_IMGCR_CREDS note, the main thread has one",
-			       path, im.threads[i].prstatus.pid);
+			       name, im.threads[i].prstatus.pid);
 			image_close(&im);
 			return -1;
 		}
@@ -544,7 +545,7 @@ static int creds_all_nnp(const struct img_creds *cr)
 static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 {
 	const struct tree_task *k = &c->t.tasks[ti];
-	char img[PATH_MAX + 32], cloexec[4096], *argv[10], err[PATH_MAX + 256];
+	char img[PATH_MAX + 32], name[64], cloexec[4096], *argv[10], err[PATH_MAX + 256];
 	char reason[320], status_arg[48];
 	int status[2] = { -1, -1 };
 	struct img_creds creds = { 0 };
@@ -572,7 +573,7 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 			TFAIL("setpgid(0, 0): %s", strerror(errno));
 	}
 	/* the memory it shares with its children, in place before they exist */
-	why = cow_prepare(&c->t, ti, c->dir, err, sizeof(err));
+	why = cow_prepare(&c->t, ti, c->dirfd, err, sizeof(err));
 	if (why)
 		TFAIL("%s", why);
 	/* children, with the same pids */
@@ -612,19 +613,30 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 	umask(k->umask);
 	if (attrs_chdir(k, err, sizeof(err)))
 		TFAIL("%s", err);
-	/* the image, opened before chroot and before the credentials change */
+	/*
+	 * The image, opened before chroot and before the credentials change,
+	 * and its threads' seccomp filters, if it had any (seccomp.c): read
+	 * by binfmt_img from that fd (closed by the exec).  Both through
+	 * DIR's fd, above the tree's fds, before these are put in place.
+	 */
 	snprintf(img, sizeof(img), "%s/core-%d.img", c->dir, k->pid);
+	snprintf(name, sizeof(name), "core-%d.img", k->pid);
 	fd = -1;	/* a zombie has no image */
-	if (!k->zombie && (fd = open(img, O_RDONLY | O_CLOEXEC)) < 0)
+	if (!k->zombie && (fd = fd_high(dir_open(c->dirfd, name, O_RDONLY), c->base)) < 0)
 		TFAIL("cannot open %s: %s", img, strerror(errno));
-	if (fd >= 0 && fd < c->base) {
-		int hi = fcntl(fd, F_DUPFD_CLOEXEC, c->base);
+	if (!k->zombie) {
+		char sc[64];
 
-		if (hi < 0)
+		seccomp_path(sc, sizeof(sc), NULL, k->pid);
+		scfd = dir_open(c->dirfd, sc, O_RDONLY);
+		if (scfd < 0 && errno != ENOENT)
+			TFAIL("cannot open %s/%s: %s", c->dir, sc, strerror(errno));
+		if (scfd >= 0 && (scfd = fd_high(scfd, c->base)) < 0)
 			TFAIL("F_DUPFD: %s", strerror(errno));
-		close(fd);
-		fd = hi;
 	}
+	/* its threads' credentials in the image (NT_IMGCR_CREDS): checked below */
+	if (!k->zombie && image_creds_read(c->dirfd, name, &creds))
+		TFAIL("cannot read the credentials in %s", img);
 	/* descriptors */
 	off = 0;
 	cloexec[0] = 0;
@@ -659,7 +671,7 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 	 * the image, the two pipes to the restorer and the log file (-o,
 	 * close-on-exec: its messages until the exec).
 	 */
-	close_above(c->base, fd, c->status_w, c->go_r, log_fd());
+	close_above(c->base, fd, scfd, c->status_w, c->go_r, log_fd());
 	{
 		char why[8192];
 
@@ -678,22 +690,6 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 	/* binfmt_img's reason if it refuses the exec (--imgcr-status=) */
 	if (!k->zombie && pipe2(status, O_CLOEXEC | O_NONBLOCK))
 		status[0] = status[1] = -1;
-	/*
-	 * Its threads' seccomp filters, if it had any (seccomp.c): read by
-	 * binfmt_img from this fd (closed by the exec).  Opened before the
-	 * limits and the chroot, as the root above.
-	 */
-	{
-		char sc[PATH_MAX + 32];
-
-		seccomp_path(sc, sizeof(sc), c->dir, k->pid);
-		if (!k->zombie && (scfd = open(sc, O_RDONLY | O_CLOEXEC)) < 0 &&
-		    errno != ENOENT)
-			TFAIL("cannot open %s: %s", sc, strerror(errno));
-	}
-	/* its threads' credentials in the image (NT_IMGCR_CREDS): checked below */
-	if (!k->zombie && image_creds_read(img, &creds))
-		TFAIL("cannot read the credentials in %s", img);
 	/* limits, oom_score_adj, scheduling...: while the rights are the caller's */
 	if (attrs_set(k, creds.has, err, sizeof(err)))
 		TFAIL("%s", err);
@@ -907,7 +903,7 @@ static void run_init(struct rctx *c)
 static int open_files(struct rctx *c)
 {
 	struct tree *t = &c->t;
-	struct fd_restore r = { .t = t, .dir = c->dir, .base = c->base,
+	struct fd_restore r = { .t = t, .dir = c->dir, .dirfd = c->dirfd, .base = c->base,
 				.allow_changed = c->allow_changed };
 	char what[PATH_MAX + 64];
 	int i, ret = -1;
@@ -1136,9 +1132,9 @@ static int check_tree(struct rctx *c)
 			       k->pid, k->exit_status & 0x7f);
 			return -1;
 		}
-		snprintf(path, sizeof(path), "%s/core-%d.img", c->dir, k->pid);
-		if (!k->zombie && access(path, R_OK)) {
-			pr_perror("pid %d: image %s", k->pid, path);
+		snprintf(path, sizeof(path), "core-%d.img", k->pid);
+		if (!k->zombie && faccessat(c->dirfd, path, R_OK, 0)) {
+			pr_perror("pid %d: image %s/%s", k->pid, c->dir, path);
 			return -1;
 		}
 		if (!c->pidns && (!kill(k->pid, 0) || errno == EPERM)) {
@@ -1503,8 +1499,8 @@ static int detach_pdeath(const struct rctx *c)
 
 	if (root && root->zombie)
 		return 0;
-	snprintf(path, sizeof(path), "%s/core-%d.img", c->dir, c->t.root);
-	if (image_open(&img, path))
+	snprintf(path, sizeof(path), "core-%d.img", c->t.root);
+	if (image_openat(&img, c->dirfd, path))
 		return -1;
 	if (img.proc)
 		sig = img.proc->pdeath_signal;
@@ -1602,8 +1598,8 @@ static void image_sizes(struct rctx *c, unsigned long long *bytes, unsigned long
 	for (i = 0; i < c->t.ntasks; i++) {
 		if (c->t.tasks[i].zombie)
 			continue;
-		snprintf(path, sizeof(path), "%s/core-%d.img", c->dir, c->t.tasks[i].pid);
-		if (stat(path, &s))
+		snprintf(path, sizeof(path), "core-%d.img", c->t.tasks[i].pid);
+		if (fstatat(c->dirfd, path, &s, AT_SYMLINK_NOFOLLOW))
 			continue;
 		*bytes += s.st_size;
 		*pages += ((unsigned long long)s.st_blocks * 512 + 4095) / 4096;
@@ -1677,6 +1673,11 @@ int cmd_restore(int argc, char **argv)
 		pr_perror("%s", dir);
 		return 1;
 	}
+	c.dirfd = open(c.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (c.dirfd < 0) {
+		pr_perror("%s", c.dir);
+		return 1;
+	}
 	if (tree_read(&c.t, c.dir))
 		return 1;
 	/*
@@ -1698,7 +1699,7 @@ int cmd_restore(int argc, char **argv)
 	if (check_tree(&c))
 		return 1;
 	/* which memory parents and children share (cow.c) */
-	if (cow_plan(&c.t, c.dir))
+	if (cow_plan(&c.t, c.dirfd))
 		return 1;
 
 	/* everything inherited is close-on-exec from now on */
@@ -1719,6 +1720,12 @@ int cmd_restore(int argc, char **argv)
 			return 1;
 		}
 	}
+	/* DIR's fd, where the tree's fds are dup2()ed (closed by the exec) */
+	c.dirfd = fd_high(c.dirfd, c.base);
+	if (c.dirfd < 0) {
+		pr_perror("cannot move DIR's fd above the tree's fds");
+		return 1;
+	}
 	/* the log file, where the tree's fds are dup2()ed (closed by the exec) */
 	if (log_fd() >= 0) {
 		int lfd = fd_high(log_fd(), c.base);
@@ -1733,7 +1740,7 @@ int cmd_restore(int argc, char **argv)
 		return 1;
 	t_open = log_now_ms();
 	/* the images open the deleted files they map by path: made first, at it */
-	if (ghost_make_mapped(&c.t, c.dir))
+	if (ghost_make_mapped(&c.t, c.dirfd))
 		return 1;
 	if (open_files(&c)) {
 		ghost_unlink_mapped(&c.t);

@@ -194,7 +194,7 @@ static int write_file(const char *path, const struct sc_buf *b)
 
 void seccomp_path(char *buf, size_t size, const char *dir, pid_t pid)
 {
-	snprintf(buf, size, "%s/seccomp-%d.img", dir, pid);
+	snprintf(buf, size, "%s%sseccomp-%d.img", dir ? dir : "", dir ? "/" : "", pid);
 }
 
 int seccomp_dump(const struct tree_task *k, const char *dir)

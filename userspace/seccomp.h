@@ -14,6 +14,7 @@
  */
 int seccomp_dump(const struct tree_task *k, const char *dir);
 /* The path of task @pid's seccomp file in @dir. */
+/* DIR/seccomp-PID.img; @dir NULL: the name in DIR (restore: dir_open()) */
 void seccomp_path(char *buf, size_t size, const char *dir, pid_t pid);
 
 #endif

@@ -370,16 +370,19 @@ static int write_img(const char *path, const struct tcp_img *m)
 	return 0;
 }
 
-static int read_img(const char *path, struct tcp_img *m)
+static int read_img(int dirfd, const char *path, struct tcp_img *m)
 {
 	char key[32];
 	unsigned long long v;
 	unsigned int seen = 0;
 	size_t i, nk = sizeof(tcp_keys) / sizeof(tcp_keys[0]);
-	FILE *f = fopen(path, "re");
+	int fd = dir_open(dirfd, path, O_RDONLY);
+	FILE *f = fd >= 0 ? fdopen(fd, "re") : NULL;
 
 	if (!f) {
 		pr_perror("cannot open %s", path);
+		if (fd >= 0)
+			close(fd);
 		return -1;
 	}
 	memset(m, 0, sizeof(*m));
@@ -404,10 +407,10 @@ static int read_img(const char *path, struct tcp_img *m)
 	return 0;
 }
 
-static int read_bytes(const char *path, size_t len, char **out)
+static int read_bytes(int dirfd, const char *path, size_t len, char **out)
 {
 	char *buf = malloc(len + 1);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = dir_open(dirfd, path, O_RDONLY);
 	struct stat st;
 
 	*out = NULL;
@@ -830,14 +833,14 @@ int tcp_sk_make(struct sk_restore *r, int i)
 	int fd, no = 0, ret = -1, umss, anyaddr;
 
 	sk_what(s, what, sizeof(what));
-	snprintf(path, sizeof(path), "%s/sk-%lu.tcp", r->dir, s->ino);
-	if (read_img(path, &m))
+	snprintf(path, sizeof(path), "sk-%lu.tcp", s->ino);
+	if (read_img(r->dirfd, path, &m))
 		return -1;
-	snprintf(path, sizeof(path), "%s/sk-%lu.rcvq", r->dir, s->ino);
-	if (read_bytes(path, m.inq, &rq))
+	snprintf(path, sizeof(path), "sk-%lu.rcvq", s->ino);
+	if (read_bytes(r->dirfd, path, m.inq, &rq))
 		return -1;
-	snprintf(path, sizeof(path), "%s/sk-%lu.sndq", r->dir, s->ino);
-	if (read_bytes(path, m.outq, &sq))
+	snprintf(path, sizeof(path), "sk-%lu.sndq", s->ino);
+	if (read_bytes(r->dirfd, path, m.outq, &sq))
 		goto out;
 	/*
 	 * IPv6: bind() to an address other than :: or a v4-mapped one makes the
@@ -1046,13 +1049,18 @@ static int send_unsent(int fd, const char *buf, size_t len, const char *what)
 
 int tcp_sk_after(struct sk_restore *r, int ok)
 {
-	char path[PATH_MAX], table[64], err[1024], what[128];
+	char table[64], err[1024], what[128];
 	int k, ret = 0;
 	FILE *f;
 
 	table[0] = 0;
-	snprintf(path, sizeof(path), "%s/tcp-lock", r->dir);
-	f = fopen(path, "re");
+	{
+		int fd = dir_open(r->dirfd, "tcp-lock", O_RDONLY);
+
+		f = fd >= 0 ? fdopen(fd, "re") : NULL;
+		if (fd >= 0 && !f)
+			close(fd);
+	}
 	if (f) {
 		if (fscanf(f, "%63s", table) != 1)
 			table[0] = 0;

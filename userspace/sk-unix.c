@@ -804,8 +804,8 @@ int unix_sk_fill(struct sk_restore *r, int i)
 
 	sk_what(s, what, sizeof(what));
 	if (s->qlen) {
-		snprintf(path, sizeof(path), "%s/sk-%lu.data", r->dir, s->ino);
-		data = read_text(path, &len);
+		snprintf(path, sizeof(path), "sk-%lu.data", s->ino);
+		data = read_text_dir(r->dirfd, path, &len);
 		if (!data) {
 			pr_perror("%s: cannot read %s", what, path);
 			return -1;

@@ -561,6 +561,7 @@ static int sk_restore_all(struct fd_restore *fr)
 	rs = calloc(1, sizeof(*rs));
 	rs->t = t;
 	rs->dir = fr->dir;
+	rs->dirfd = fr->dirfd;
 	rs->fds = calloc(t->nsks + 1, sizeof(int));
 	rs->dead = calloc(t->nsks + 1, sizeof(int));
 	rs->bound = calloc(t->nsks + 1, sizeof(char *));

@@ -72,7 +72,8 @@ const struct tree_file *sk_file_of(const struct tree *t, unsigned long ino);
 /* restore: every socket of the tree, each in fds[i] (t->sks[i]), made by the restorer. */
 struct sk_restore {
 	const struct tree *t;
-	const char *dir;
+	const char *dir;	/* for messages */
+	int dirfd;		/* its files: dir_open() (proc.h) */
 	int *fds;		/* per t->sks[i]; -1 until made */
 	int *dead;		/* per t->sks[i]: the other end of a pair whose peer had closed */
 	char **bound;		/* paths bound (removed again after a failure) */

@@ -776,8 +776,8 @@ static int pair_master(struct fd_restore *r, int index, const char *what)
 		return -1;
 	}
 	if (y->inlen + y->outlen) {
-		snprintf(path, sizeof(path), "%s/tty-%d.data", r->dir, index);
-		data = read_text(path, &len);
+		snprintf(path, sizeof(path), "tty-%d.data", index);
+		data = read_text_dir(r->dirfd, path, &len);
 		if (!data || len != y->inlen + y->outlen) {
 			pr_err("%s: %s holds %zu bytes, not %zu", what, path, data ? len : 0,
 			       y->inlen + y->outlen);

@@ -130,6 +130,22 @@ static inline struct sighand_struct *dump_lock_sighand(struct task_struct *t,
 	return sighand;
 }
 
+/* Pages handed to GUP at once; it stops early at the first hole. */
+#define GUP_BATCH 64
+
+/* dump.c */
+int grow(void **arr, size_t *cap, size_t need, size_t elem);
+bool dump_unchanged(struct dump_image *img);
+
+/* dump_pages.c: the pages open() pins, and read() and the ioctls */
+int dump_vma_pages(struct dump_image *img, struct vm_area_struct *vma);
+int dump_shmem_pages(struct dump_image *img, struct vm_area_struct *vma);
+ssize_t dump_read_img(struct dump_image *img, char __user *buf,
+		      size_t count, loff_t *ppos);
+long dump_ioctl_dump_to(struct dump_image *img, void __user *uarg,
+			bool with_skip);
+long dump_ioctl_precopy(struct dump_image *img, void __user *uarg);
+
 /* dump_signals.c: pending signals, interval and POSIX timers, prctl state */
 int dump_signals(struct dump_image *img);
 int dump_timers(struct dump_image *img);

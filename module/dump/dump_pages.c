@@ -1,0 +1,488 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The pages of an image: which pages of the task's mappings open() pins
+ * (dump_vma_pages(), dump_shmem_pages()), and how read() and the ioctls
+ * (IMGCR_IOC_DUMP_TO, IMGCR_IOC_PRECOPY) hand them out.
+ */
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/shmem_fs.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/uio.h>
+#include <uapi/linux/imgcr.h>
+
+#include "compat.h"
+#include "dump.h"
+#include "img_dump.h"
+
+/* Append a page at @addr to the image, extending the last run if it can. */
+static int add_page(struct dump_image *img, unsigned long addr,
+		    struct page *page)
+{
+	struct dump_run *last = img->nr_runs ? &img->runs[img->nr_runs - 1] : NULL;
+	int ret;
+
+	ret = grow((void **)&img->pages, &img->cap_pages, img->nr_pages + 1,
+		   sizeof(*img->pages));
+	if (ret)
+		return ret;
+	if (!last || img->new_run ||
+	    last->vaddr + last->npages * PAGE_SIZE != addr) {
+		if (img->nr_runs + 1 >= IMGCR_MAX_PHDRS) {
+			dump_refuse(img, task_pid_nr(img->task),
+				    "memory too fragmented (more than %d runs of pages)",
+				    IMGCR_MAX_PHDRS - 1);
+			return -EFBIG;
+		}
+		ret = grow((void **)&img->runs, &img->cap_runs,
+			   img->nr_runs + 1, sizeof(*img->runs));
+		if (ret)
+			return ret;
+		last = &img->runs[img->nr_runs++];
+		last->vaddr = addr;
+		last->first = img->nr_pages;
+		last->npages = 0;
+		last->anon = img->run_anon;
+		img->new_run = false;
+	}
+	img->pages[img->nr_pages++] = page;
+	last->npages++;
+	return 0;
+}
+
+static bool page_is_zero(struct page *page)
+{
+	void *kaddr = kmap_local_page(page);
+	bool zero = !memchr_inv(kaddr, 0, PAGE_SIZE);
+
+	kunmap_local(kaddr);
+	return zero;
+}
+
+/*
+ * Anonymous memory: every page but those still all zero, which read back
+ * the same from a fresh mapping (a transparent huge page makes a whole 2 MiB
+ * present for one byte written).  Private file mappings: the pages the task
+ * has written (copy-on-write copies); the others come from the file.
+ */
+static bool wanted_page(bool anon_vma, struct page *page)
+{
+	if (anon_vma)
+		return !page_is_zero(page);
+	return PageAnon(page);
+}
+
+/*
+ * Pin the pages of @vma that the image must carry (see wanted_page()).  A
+ * VMA without an anon_vma has never had such a page.
+ */
+int dump_vma_pages(struct dump_image *img, struct vm_area_struct *vma)
+{
+	bool anon = vma_is_anonymous(vma);
+	struct page *batch[GUP_BATCH];
+	unsigned long addr = vma->vm_start;
+	long n, i;
+	int ret = 0;
+
+	if (!vma->anon_vma)
+		return 0;
+	img->new_run = true;	/* a PT_LOAD never spans two VMAs */
+	img->run_anon = anon;
+	while (addr < vma->vm_end) {
+		n = min_t(unsigned long, GUP_BATCH,
+			  (vma->vm_end - addr) >> PAGE_SHIFT);
+		/*
+		 * FOLL_DUMP: holes and the zero page fail instead of faulting.
+		 * It does not look at VM_DONTDUMP (the core dumper's
+		 * vma_dump_size() does): MADV_DONTDUMP pages are in the image.
+		 */
+		n = imgcr_gup_remote(img->mm, addr, n, FOLL_FORCE | FOLL_DUMP,
+				     batch);
+		if (n <= 0) {	/* a hole, the zero page or an error: skip it */
+			addr += PAGE_SIZE;
+			if (fatal_signal_pending(current))
+				return -EINTR;
+			continue;
+		}
+		for (i = 0; i < n; i++) {
+			if (!ret && wanted_page(anon, batch[i]))
+				ret = add_page(img, addr + i * PAGE_SIZE, batch[i]);
+			else
+				put_page(batch[i]);
+		}
+		if (ret)
+			return ret;
+		addr += n * PAGE_SIZE;
+		cond_resched();
+	}
+	return 0;
+}
+
+/*
+ * Pin the pages of a shared memory object that @vma maps, straight from
+ * the object: a hole there must stay a hole (a GUP would fault one in),
+ * and a swapped-out page must be read back.
+ */
+int dump_shmem_pages(struct dump_image *img, struct vm_area_struct *vma)
+{
+	struct address_space *mapping = vma->vm_file->f_mapping;
+	unsigned long first = vma->vm_pgoff;
+	unsigned long last = first + vma_pages(vma) - 1;
+	unsigned long idx = first;
+	struct page *page;
+	int ret;
+
+	img->new_run = true;
+	img->run_anon = false;
+	while (idx <= last) {
+		if (!xa_find(&mapping->i_pages, &idx, last, XA_PRESENT))
+			break;
+		page = shmem_read_mapping_page_gfp(mapping, idx, GFP_KERNEL);
+		if (IS_ERR(page))
+			return PTR_ERR(page);
+		if (page_is_zero(page)) {
+			put_page(page);
+		} else {
+			ret = add_page(img, vma->vm_start +
+				       ((idx - first) << PAGE_SHIFT), page);
+			if (ret) {
+				put_page(page);
+				return ret;
+			}
+		}
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		cond_resched();
+		idx++;
+	}
+	return 0;
+}
+
+/* A failed read or write: sticky, and said once if the task ran. */
+static int dump_fail(struct dump_image *img, int err)
+{
+	WRITE_ONCE(img->error, err);
+	if (err == -EAGAIN)
+		pr_info_ratelimited(IMGCR_DUMP_NAME ": pid %d ran during the dump; image discarded\n",
+				    task_pid_nr(img->task));
+	return err;
+}
+
+ssize_t dump_read_img(struct dump_image *img, char __user *buf,
+		      size_t count, loff_t *ppos)
+{
+	loff_t pos = *ppos;
+	loff_t size = img->head_len + (loff_t)img->nr_pages * PAGE_SIZE;
+	size_t done = 0;
+	int err;
+
+	err = READ_ONCE(img->error);
+	if (!err && !dump_unchanged(img))
+		err = -EAGAIN;
+	if (err)
+		goto fail;
+
+	while (done < count && pos < size) {
+		size_t n;
+		unsigned long left;
+
+		if (pos < img->head_len) {
+			n = min_t(size_t, count - done, img->head_len - pos);
+			left = copy_to_user(buf + done, img->head + pos, n);
+		} else {
+			loff_t rel = pos - img->head_len;
+			struct page *page = img->pages[rel >> PAGE_SHIFT];
+			size_t off = rel & ~PAGE_MASK;
+			void *kaddr;
+
+			n = min_t(size_t, count - done, PAGE_SIZE - off);
+			kaddr = kmap_local_page(page);
+			left = copy_to_user(buf + done, kaddr + off, n);
+			kunmap_local(kaddr);
+		}
+		n -= left;
+		done += n;
+		pos += n;
+		if (left) {
+			if (!done)
+				return -EFAULT;
+			break;
+		}
+		if (fatal_signal_pending(current))
+			break;
+		cond_resched();
+	}
+	/* The task ran while we copied: what was copied may be torn. */
+	if (!dump_unchanged(img)) {
+		err = -EAGAIN;
+		goto fail;
+	}
+	*ppos = pos;
+	return done;
+fail:
+	return dump_fail(img, err);
+}
+
+/* Pages of the image left out of a write (IMGCR_IOC_DUMP_TO_SKIP). */
+struct dump_skip {
+	const struct imgcr_range *r;
+	size_t nr;
+	size_t cur;		/* the first range that may hold the next page */
+	u64 skipped;
+};
+
+/*
+ * Whether the page at @addr is left out; addresses come in rising order.
+ * Only pages of private anonymous mappings are (what imgcr dump --live
+ * copies ahead): a shared or file page always comes from here.
+ */
+static bool dump_skip_page(struct dump_skip *sk, const struct dump_run *run,
+			   unsigned long addr)
+{
+	if (!sk || !run->anon)
+		return false;
+	while (sk->cur < sk->nr && sk->r[sk->cur].end <= addr)
+		sk->cur++;
+	if (sk->cur == sk->nr || sk->r[sk->cur].start > addr)
+		return false;
+	sk->skipped++;
+	return true;
+}
+
+/* Write @n pages of @bv at *@pos; a short write is retried. */
+static int dump_write_batch(struct file *out, struct bio_vec *bv, size_t n,
+			    loff_t *pos)
+{
+	struct iov_iter it;
+	ssize_t w;
+
+	iov_iter_bvec(&it, ITER_SOURCE, bv, n, n * PAGE_SIZE);
+	while (iov_iter_count(&it)) {
+		/* advances @it by what it wrote */
+		w = imgcr_iter_write(out, &it, pos);
+		if (w <= 0)
+			return w ? w : -EIO;
+	}
+	if (fatal_signal_pending(current))
+		return -EINTR;
+	cond_resched();
+	return 0;
+}
+
+/*
+ * Write the image to @out at *@pos: the header, then the pinned pages in
+ * batches as an ITER_BVEC, copied once, into the file's page cache.  A
+ * short write is retried, so a full disk gives its own error (ENOSPC).
+ * The pages @sk lists are passed over (NULL: none).
+ */
+static int dump_write_image(struct dump_image *img, struct file *out,
+			    loff_t *pos, struct dump_skip *sk)
+{
+	struct bio_vec bv[GUP_BATCH];
+	size_t r, i, n = 0;
+	ssize_t w;
+	size_t done;
+	int err;
+
+	for (done = 0; done < img->head_len; done += w) {
+		w = kernel_write(out, img->head + done, img->head_len - done, pos);
+		if (w <= 0)
+			return w ? w : -EIO;
+	}
+	for (r = 0; r < img->nr_runs; r++) {
+		const struct dump_run *run = &img->runs[r];
+
+		for (i = 0; i < run->npages; i++) {
+			if (dump_skip_page(sk, run, run->vaddr + i * PAGE_SIZE)) {
+				err = n ? dump_write_batch(out, bv, n, pos) : 0;
+				if (err)
+					return err;
+				n = 0;
+				*pos += PAGE_SIZE;
+				if (sk->skipped % GUP_BATCH)
+					continue;
+				if (fatal_signal_pending(current))
+					return -EINTR;
+				cond_resched();
+				continue;
+			}
+			bv[n].bv_page = img->pages[run->first + i];
+			bv[n].bv_len = PAGE_SIZE;
+			bv[n].bv_offset = 0;
+			if (++n == GUP_BATCH) {
+				err = dump_write_batch(out, bv, n, pos);
+				if (err)
+					return err;
+				n = 0;
+			}
+		}
+	}
+	return n ? dump_write_batch(out, bv, n, pos) : 0;
+}
+
+/*
+ * A target the writes go to as given: a regular file with ->write_iter
+ * (no pseudo-file with only ->write), not O_APPEND or O_DIRECT (the header
+ * is a kernel buffer), and none of the files whose pages are in the image.
+ */
+static int dump_check_target(struct dump_image *img, struct file *out)
+{
+	struct inode *inode = file_inode(out);
+	size_t i;
+
+	if (!(out->f_mode & FMODE_WRITE))
+		return -EBADF;
+	if (!S_ISREG(inode->i_mode) || !out->f_op->write_iter ||
+	    !(out->f_mode & FMODE_CAN_WRITE) ||
+	    out->f_flags & (O_APPEND | O_DIRECT))
+		return -EINVAL;
+	for (i = 0; i < img->nr_files; i++)
+		if (file_inode(img->files[i]) == inode)
+			return -EINVAL;
+	return 0;
+}
+
+/*
+ * The ranges of IMGCR_IOC_DUMP_TO_SKIP, copied in and checked: sorted,
+ * page-aligned, each non-empty, none overlapping the next.
+ */
+static int dump_get_skip(struct dump_skip *sk, u64 uptr, u64 nr)
+{
+	struct imgcr_range *r;
+	size_t i;
+
+	if (!nr || nr > IMGCR_MAX_SKIP_RANGES)
+		return -EINVAL;
+	r = kvmalloc_array(nr, sizeof(*r), GFP_KERNEL_ACCOUNT);
+	if (!r)
+		return -ENOMEM;
+	if (copy_from_user(r, u64_to_user_ptr(uptr), nr * sizeof(*r))) {
+		kvfree(r);
+		return -EFAULT;
+	}
+	for (i = 0; i < nr; i++)
+		if (!PAGE_ALIGNED(r[i].start) || !PAGE_ALIGNED(r[i].end) ||
+		    r[i].start >= r[i].end ||
+		    (i && r[i].start < r[i - 1].end)) {
+			kvfree(r);
+			return -EINVAL;
+		}
+	sk->r = r;
+	sk->nr = nr;
+	return 0;
+}
+
+long dump_ioctl_dump_to(struct dump_image *img, void __user *uarg,
+			bool with_skip)
+{
+	struct imgcr_dump_to_skip arg = {};
+	struct dump_skip skip = {}, *sk = NULL;
+	size_t size = with_skip ? sizeof(arg) : sizeof(arg.to);
+	loff_t pos;
+	struct fd out;
+	int err;
+
+	if (copy_from_user(&arg, uarg, size))
+		return -EFAULT;
+	if (arg.to.flags || arg.to.offset > MAX_LFS_FILESIZE)
+		return -EINVAL;
+	err = READ_ONCE(img->error);
+	if (!err && !dump_unchanged(img))
+		err = -EAGAIN;
+	if (err)
+		goto fail;
+	if (with_skip) {
+		err = dump_get_skip(&skip, arg.ranges, arg.nr_ranges);
+		if (err)
+			return err;
+		sk = &skip;
+	}
+	out = fdget(arg.to.fd);
+	if (!fd_file(out)) {
+		err = -EBADF;
+		goto out;
+	}
+	err = dump_check_target(img, fd_file(out));
+	if (err) {
+		fdput(out);
+		goto out;
+	}
+	pos = arg.to.offset;
+	err = dump_write_image(img, fd_file(out), &pos, sk);
+	fdput(out);
+	if (err)
+		goto out;
+	/* The task ran while we wrote: what was written may be torn. */
+	if (!dump_unchanged(img)) {
+		err = -EAGAIN;
+		goto fail;
+	}
+	arg.to.written = pos - arg.to.offset;
+	arg.skipped = skip.skipped;
+	if (copy_to_user(uarg, &arg, size))
+		err = -EFAULT;
+out:
+	kvfree(skip.r);
+	return err;
+fail:
+	kvfree(skip.r);
+	return dump_fail(img, err);
+}
+
+/*
+ * IMGCR_IOC_PRECOPY: the pinned pages of private anonymous mappings in
+ * [start, end), copied out as they are now, even after the task ran: a
+ * page moved elsewhere by mremap() meanwhile is still the page pinned at
+ * open(), which the caller can tell by its frame at its next freeze.
+ */
+long dump_ioctl_precopy(struct dump_image *img, void __user *uarg)
+{
+	struct imgcr_precopy arg;
+	unsigned long va, lo, hi, rs, re;
+	u64 copied = 0;
+	size_t r;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	if (arg.flags || arg.pad || !PAGE_ALIGNED(arg.start) ||
+	    !PAGE_ALIGNED(arg.end) || arg.start >= arg.end ||
+	    arg.end > TASK_SIZE_MAX)
+		return -EINVAL;
+	for (r = 0; r < img->nr_runs; r++) {
+		const struct dump_run *run = &img->runs[r];
+
+		rs = run->vaddr;
+		re = run->vaddr + run->npages * PAGE_SIZE;
+		if (!run->anon || re <= arg.start || rs >= arg.end)
+			continue;
+		lo = max_t(unsigned long, rs, arg.start);
+		hi = min_t(unsigned long, re, arg.end);
+		for (va = lo; va < hi; va += PAGE_SIZE) {
+			struct page *page = img->pages[run->first + (va - rs) / PAGE_SIZE];
+			u64 off = va - arg.start;
+			void *kaddr = kmap_local_page(page);
+			unsigned long left;
+
+			left = copy_to_user(u64_to_user_ptr(arg.buf + off), kaddr,
+					    PAGE_SIZE);
+			kunmap_local(kaddr);
+			if (left ||
+			    put_user(1, (u8 __user *)u64_to_user_ptr(arg.status +
+								     off / PAGE_SIZE)))
+				return -EFAULT;
+			if (++copied % GUP_BATCH)
+				continue;
+			if (fatal_signal_pending(current))
+				return -EINTR;
+			cond_resched();
+		}
+	}
+	arg.copied = copied;
+	if (copy_to_user(uarg, &arg, sizeof(arg)))
+		return -EFAULT;
+	return 0;
+}
