@@ -348,9 +348,9 @@ int image_openat(struct image *img, int dirfd, const char *path)
 	}
 	img->prstatus = &img->threads[0].prstatus;
 	img->xstate_len = img->threads[0].xstate_len;
-	if (img->task->version != IMGCR_FORMAT_VERSION &&
-	    img->task->version != IMGCR_FORMAT_VERSION_NOSECCOMP) {
-		pr_err("%s: image format version %u, this tool reads versions %u and %u",
+	if (img->task->version < IMGCR_FORMAT_VERSION_NOSECCOMP ||
+	    img->task->version > IMGCR_FORMAT_VERSION) {
+		pr_err("%s: image format version %u, this tool reads versions %u to %u",
 		       path, img->task->version, IMGCR_FORMAT_VERSION_NOSECCOMP,
 		       IMGCR_FORMAT_VERSION);
 		return -1;

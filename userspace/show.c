@@ -35,6 +35,7 @@ static const char *kind_name(unsigned int kind)
 	case IMGCR_VMA_FILE: return "file";
 	case IMGCR_VMA_VDSO: return "vdso";
 	case IMGCR_VMA_VVAR: return "vvar";
+	case IMGCR_VMA_SYSVSHM: return "sysvshm";
 	}
 	return "?";
 }
@@ -275,7 +276,7 @@ static void show_threads_text(const struct image *img)
 		show_pending(img, tid, "    pending: ");
 	}
 	show_pending(img, 0, "pending:  process-wide: ");
-	printf("process:  flags %#x%s%s%s%s%s%s%s%s%s%s, pdeath signal %u, timer slack %" PRIu64
+	printf("process:  flags %#x%s%s%s%s%s%s%s%s%s%s%s, pdeath signal %u, timer slack %" PRIu64
 	       " ns (default %" PRIu64 ")\n", pr->flags,
 	       pr->flags & IMGCR_PROC_CHILD_SUBREAPER ? " child-subreaper" : "",
 	       pr->flags & IMGCR_PROC_THP_DISABLE ? " thp-disable" : "",
@@ -287,6 +288,7 @@ static void show_threads_text(const struct image *img)
 	       pr->flags & IMGCR_PROC_MEMBARRIER_GLOBAL ? " membarrier-global" : "",
 	       pr->flags & IMGCR_PROC_MCL_FUTURE ? " mlockall-future" : "",
 	       pr->flags & IMGCR_PROC_MCL_ONFAULT ? " mlockall-onfault" : "",
+	       pr->flags & IMGCR_PROC_OWN_NS ? " own-ns" : "",
 	       pr->pdeath_signal, (uint64_t)pr->timer_slack_ns,
 	       (uint64_t)pr->default_timer_slack_ns);
 	printf("itimers: ");
@@ -424,6 +426,8 @@ static void show_text(const struct image *img)
 		       dumped_in(img, v->start, v->end) >> 10);
 		if (v->kind == IMGCR_VMA_FILE && !image_file(img, v->file, &f, path, sizeof(path)))
 			printf("  %s @%#" PRIx64, path, (uint64_t)v->pgoff << 12);
+		if (v->kind == IMGCR_VMA_SYSVSHM)
+			printf("  shmid %u @%#" PRIx64, v->file, (uint64_t)v->pgoff << 12);
 		print_vma_flags(v->flags, 0);
 		putchar('\n');
 	}
@@ -465,6 +469,9 @@ static void show_json(const struct image *img)
 			json_str(path);
 			printf(",\"offset\":%" PRIu64, (uint64_t)v->pgoff << 12);
 		}
+		if (v->kind == IMGCR_VMA_SYSVSHM)
+			printf(",\"shmid\":%u,\"offset\":%" PRIu64, v->file,
+			       (uint64_t)v->pgoff << 12);
 		printf(",\"flags\":[");
 		print_vma_flags(v->flags, 1);
 		printf("]}");

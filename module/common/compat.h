@@ -606,6 +606,94 @@ static inline int imgcr_fpu_copy_uabi_to_guest_fpstate(struct fpu_guest *g,
 		 void (*)(struct task_struct *, bool): true)
 #endif
 
+#ifdef CONFIG_SYSVIPC
+/*
+ * ipc/sem.c's private struct sem_undo_list (the same from 4.11 to 7.2): a
+ * thread's list of semaphore adjustments, shared by CLONE_SYSVSEM.
+ */
+struct imgcr_sem_undo_list {
+	refcount_t refcnt;
+	spinlock_t lock;
+	struct list_head list_proc;	/* struct sem_undo, one per set */
+};
+
+/*
+ * Whether @t has SEM_UNDO adjustments.  The caller holds its siglock and
+ * saw it stopped and off its CPU: it cannot exit (exit_sem() frees the
+ * list) meanwhile.  The list is only read for being empty: a set removed
+ * meanwhile takes its entry out, and the stopped task adds none.
+ */
+static inline bool imgcr_sem_undo_pending(struct task_struct *t)
+{
+	struct imgcr_sem_undo_list *ulp;
+
+	ulp = (struct imgcr_sem_undo_list *)READ_ONCE(t->sysvsem.undo_list);
+	return ulp && !list_empty(&ulp->list_proc);
+}
+#endif
+
+#ifdef CONFIG_SYSVIPC
+#include <linux/idr.h>
+#include <linux/ipc.h>
+#include <linux/ipc_namespace.h>
+#include <linux/shm.h>
+#include <uapi/linux/shm.h>
+
+/* ipc/util.h's IPC_SHM_IDS, ipc/shm.c's SHM_DEST (the same since 2.6) */
+#define IMGCR_IPC_SHM_IDS	2
+#define IMGCR_SHM_DEST		01000	/* IPC_RMID while attached */
+
+/* ipc/shm.c's private struct shmid_kernel begins so (2.6 to 7.2). */
+struct imgcr_shmid_kernel {
+	struct kern_ipc_perm shm_perm;
+	struct file *shm_file;
+};
+
+/*
+ * The SysV shm segment @id of @ns, not removed (IPC_RMID), or NULL.  Under
+ * rcu_read_lock(), which keeps what it returns in memory (ipc objects and
+ * files are freed after a grace period).  An index is the id's low 15 bits,
+ * or 24 with ipcmni_extend (ipc/util.h, private): both are tried, and the
+ * object's own id decides.
+ */
+static inline struct imgcr_shmid_kernel *imgcr_shm_find(struct ipc_namespace *ns,
+							 int id)
+{
+	static const int idx_bits[] = { 15, 24 };
+	struct kern_ipc_perm *perm;
+	unsigned int i;
+
+	if (id < 0)
+		return NULL;
+	for (i = 0; i < ARRAY_SIZE(idx_bits); i++) {
+		perm = idr_find(&ns->ids[IMGCR_IPC_SHM_IDS].ipcs_idr,
+				id & ((1 << idx_bits[i]) - 1));
+		if (perm && perm->id == id) {
+			if (READ_ONCE(perm->deleted) ||
+			    (READ_ONCE(perm->mode) & IMGCR_SHM_DEST))
+				return NULL;
+			return container_of(perm, struct imgcr_shmid_kernel,
+					    shm_perm);
+		}
+	}
+	return NULL;
+}
+
+/*
+ * The inode of a segment imgcr_shm_find() gave, or NULL; under the same
+ * rcu_read_lock().  A segment removed meanwhile may have its file freed
+ * and reused (files are SLAB_TYPESAFE_BY_RCU since 6.7): what this reads is
+ * then in memory but maybe not the segment's, so it is only compared or
+ * looked at, never trusted for more than a check the attach repeats.
+ */
+static inline struct inode *imgcr_shm_inode(struct imgcr_shmid_kernel *shp)
+{
+	struct file *f = READ_ONCE(shp->shm_file);
+
+	return f ? READ_ONCE(f->f_inode) : NULL;
+}
+#endif
+
 /* 6.3 made kernel_cap_t one u64 (it was two u32). */
 static inline u64 imgcr_cap_u64(kernel_cap_t c)
 {

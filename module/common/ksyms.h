@@ -138,6 +138,10 @@ static inline int imgcr_ksyms_resolve(const char *mod, struct imgcr_ksym *tab,
  *   __x64_sys_seccomp       - installs each thread's seccomp filters again
  *                             (SECCOMP_SET_MODE_FILTER, the program in user
  *                             memory); seccomp_set_mode_filter() is static
+ *   __x64_sys_shmat         - attaches each SysV shm segment the process had
+ *                             mapped again at its address (do_shmat() is not
+ *                             exported), its permission and LSM checks
+ *                             included
  *
  * Tracepoint (exported API, found with for_each_kernel_tracepoint()):
  *   sched_process_fork      - hands each recreated thread the task_work that

@@ -30,6 +30,7 @@
 #include <linux/shmem_fs.h>
 #include <linux/module.h>
 #include <linux/namei.h>
+#include <linux/nsproxy.h>
 #include <linux/ptrace.h>
 #include <linux/regset.h>
 #include <linux/seccomp.h>
@@ -294,7 +295,12 @@ static void dump_thread_state(struct dump_thread *th)
 	struct task_struct *t = th->task;
 	struct imgcr_thread *ts = &th->th;
 
-	ts->tid = task_pid_nr_ns(t, task_active_pid_ns(current));
+	/*
+	 * As the thread's own PID namespace numbers it: the TIDs its memory
+	 * holds (glibc's cached TIDs, futex owners).  The same as the
+	 * reader's view unless the image says IMGCR_PROC_OWN_NS.
+	 */
+	ts->tid = task_pid_nr_ns(t, task_active_pid_ns(t));
 	/*
 	 * In sigsuspend(), ppoll(), pselect6() and epoll_pwait() the
 	 * thread's own mask waits in saved_sigmask while the call's is
@@ -340,15 +346,19 @@ static void dump_thread_state(struct dump_thread *th)
 	th->prstatus.pid = ts->tid;
 }
 
-/* A thread's credentials (NT_IMGCR_CREDS). */
+/*
+ * A thread's credentials (NT_IMGCR_CREDS), their IDs as its own user
+ * namespace sees them (the reader's, unless IMGCR_PROC_OWN_NS).
+ */
 static void dump_thread_creds(struct dump_thread *th)
 {
-	struct user_namespace *ns = current_user_ns();
+	struct user_namespace *ns;
 	struct imgcr_creds *cr = &th->creds;
 	const struct cred *c;
 
 	rcu_read_lock();
 	c = __task_cred(th->task);
+	ns = c->user_ns;
 	cr->uid = from_kuid_munged(ns, c->uid);
 	cr->euid = from_kuid_munged(ns, c->euid);
 	cr->suid = from_kuid_munged(ns, c->suid);
@@ -398,7 +408,8 @@ static void dump_main_state(struct dump_image *img)
 	const struct dump_thread *m = &img->threads[0];
 	struct imgcr_task *ts = &img->tstate;
 
-	ts->version = img->seccomp ? IMGCR_FORMAT_VERSION :
+	/* IMGCR_FORMAT_VERSION instead: see dump_build() */
+	ts->version = img->seccomp ? IMGCR_FORMAT_VERSION_SECCOMP :
 				     IMGCR_FORMAT_VERSION_NOSECCOMP;
 	ts->flags = m->th.flags;
 	ts->pid = m->th.tid;
@@ -686,6 +697,74 @@ static int vma_advice(struct dump_image *img, struct vm_area_struct *vma,
 	return 0;
 }
 
+/*
+ * A SysV shm attachment: its file is the segment's (alloc_file_clone() of
+ * the kernel's tmpfs file "SYSV<key>"), whose inode number is the shmid
+ * (ipc/shm.c sets it so for /proc/PID/maps).
+ */
+static bool is_sysvshm(struct file *file)
+{
+	const struct dentry *d = file->f_path.dentry;
+
+	return file_inode(file)->i_sb->s_magic == TMPFS_MAGIC &&
+	       IS_ROOT(d) && d != d->d_sb->s_root &&
+	       !strncmp(d->d_name.name, "SYSV", 4);
+}
+
+/*
+ * IMGCR_VMA_SYSVSHM: the segment by its shmid in the task's IPC namespace,
+ * no pages (the segment's contents are not the process's; imgcr dump saves
+ * those of a tree's own IPC namespace).  Refused unless that shmid is the
+ * very segment mapped and not removed: a removed one, or one of another
+ * IPC namespace (setns() after shmat()), could not be attached again.
+ */
+static int dump_sysvshm(struct dump_image *img, struct vm_area_struct *vma,
+			struct imgcr_vma *v)
+{
+#ifdef CONFIG_SYSVIPC
+	struct inode *inode = file_inode(vma->vm_file);
+	struct imgcr_shmid_kernel *shp = NULL;
+	struct nsproxy *nsp;
+	int id = (int)inode->i_ino;
+	bool same = false;
+	int ret;
+
+	task_lock(img->task);
+	nsp = img->task->nsproxy;
+	rcu_read_lock();
+	if (nsp && inode->i_ino <= INT_MAX)
+		shp = imgcr_shm_find(nsp->ipc_ns, id);
+	if (shp)
+		same = imgcr_shm_inode(shp) == inode;
+	rcu_read_unlock();
+	task_unlock(img->task);
+	if (!same) {
+		dump_refuse(img, task_pid_nr(img->task),
+			    "maps a SysV shm segment (shmid %lu at %#lx) that was removed (IPC_RMID) or is not of its IPC namespace; not supported",
+			    inode->i_ino, vma->vm_start);
+		return -EOPNOTSUPP;
+	}
+	v->kind = IMGCR_VMA_SYSVSHM;
+	v->file = id;
+	v->pgoff = vma->vm_pgoff;
+	v->flags = 0;
+	ret = vma_advice(img, vma, v);
+	if (ret)
+		return ret;
+	if (v->flags || (vma->vm_flags & (VM_NORESERVE | VM_GROWSDOWN))) {
+		dump_refuse(img, task_pid_nr(img->task),
+			    "SysV shm mapping at %#lx with madvise() or mlock() state; not supported",
+			    vma->vm_start);
+		return -EOPNOTSUPP;
+	}
+	img->nr_sysvshm++;
+	img->nr_vmas++;
+	return 0;
+#else
+	return -EOPNOTSUPP;
+#endif
+}
+
 static int dump_one_vma(struct dump_image *img, struct vm_area_struct *vma)
 {
 	unsigned long vdso = (unsigned long)img->mm->context.vdso;
@@ -726,6 +805,9 @@ static int dump_one_vma(struct dump_image *img, struct vm_area_struct *vma)
 	} else if (vma_is_anonymous(vma)) {
 		v->kind = IMGCR_VMA_ANON;
 		v->pgoff = vma->vm_pgoff;
+	} else if (vma->vm_file && vma->vm_flags & VM_MAYSHARE &&
+		   is_sysvshm(vma->vm_file)) {
+		return dump_sysvshm(img, vma, v);
 	} else if (vma->vm_file) {
 		bool shared = vma->vm_flags & VM_MAYSHARE;
 
@@ -1130,6 +1212,7 @@ static int dump_gpregs(struct dump_image *img)
 	struct sighand_struct *sighand;
 	unsigned long flags;
 	unsigned int i;
+	pid_t sem_tid = -1;
 	int ret = 0;
 
 	sighand = dump_lock_sighand(img->task, &flags);
@@ -1151,6 +1234,20 @@ static int dump_gpregs(struct dump_image *img)
 			ret = -EOPNOTSUPP;
 			break;
 		}
+#ifdef CONFIG_SYSVIPC
+		/*
+		 * SysV semaphore adjustments (semop() with SEM_UNDO) belong
+		 * to the process, not to the sets: user space cannot see
+		 * them, the restored process could not get them back.  Every
+		 * thread made with CLONE_SYSVSEM (pthread_create()) shares
+		 * an undo list: only one with entries counts.
+		 */
+		if (imgcr_sem_undo_pending(t)) {
+			sem_tid = task_pid_nr_ns(t, task_active_pid_ns(current));
+			ret = -EOPNOTSUPP;
+			break;
+		}
+#endif
 		th->view = task_user_regset_view(t);
 		rs = find_regset(th->view, NT_PRSTATUS);
 		if (!rs) {
@@ -1163,10 +1260,33 @@ static int dump_gpregs(struct dump_image *img)
 			ret = 0;
 	}
 	spin_unlock_irqrestore(&sighand->siglock, flags);
-	if (ret == -EOPNOTSUPP)
+	if (ret == -EOPNOTSUPP && sem_tid >= 0)
+		dump_refuse(img, task_pid_nr(img->task),
+			    "thread %d has SysV semaphore undo state (semop() with SEM_UNDO); not supported",
+			    sem_tid);
+	else if (ret == -EOPNOTSUPP)
 		dump_refuse(img, task_pid_nr(img->task),
 			    "segment selectors in use (LDT/TLS entries are not supported)");
 	return ret;
+}
+
+/*
+ * Whether the process is in a PID or user namespace other than the
+ * reader's: its TIDs and IDs are then recorded as its own namespaces see
+ * them (IMGCR_PROC_OWN_NS), which they always are; without the flag the
+ * image is the same as before the flag existed.
+ */
+static bool dump_own_ns(struct dump_image *img)
+{
+	struct user_namespace *me = current_user_ns();
+	bool own = task_active_pid_ns(img->task) != task_active_pid_ns(current);
+	unsigned int i;
+
+	rcu_read_lock();
+	for (i = 0; i < img->nr_threads && !own; i++)
+		own = __task_cred(img->threads[i].task)->user_ns != me;
+	rcu_read_unlock();
+	return own;
 }
 
 static int dump_build(struct dump_image *img)
@@ -1187,17 +1307,6 @@ static int dump_build(struct dump_image *img)
 		ret = dump_wait_stopped(img);
 	if (ret)
 		return ret;
-	/*
-	 * TIDs are recorded as the reader sees them, while the program's
-	 * memory (glibc's cached TIDs, futex owners) holds those of its own
-	 * PID namespace: they must be the same numbers.
-	 */
-	if (img->nr_threads > 1 &&
-	    task_active_pid_ns(t) != task_active_pid_ns(current)) {
-		dump_refuse(img, task_pid_nr(t),
-			    "a multi-threaded process in another PID namespace; dump it from inside its namespace");
-		return -EOPNOTSUPP;
-	}
 	/*
 	 * Everything read from now on is checked against these counts; the mm
 	 * mem approved must still be the task's at this point too, or it ran
@@ -1221,6 +1330,8 @@ static int dump_build(struct dump_image *img)
 		return ret;
 	dump_main_state(img);
 	dump_proc_state(img);
+	if (dump_own_ns(img))
+		img->proc.flags |= IMGCR_PROC_OWN_NS;
 	ret = dump_sigactions(img);
 	if (!ret)
 		ret = dump_signals(img);
@@ -1228,6 +1339,9 @@ static int dump_build(struct dump_image *img)
 		ret = dump_timers(img);
 	if (!ret)
 		ret = capture_mm(img);
+	/* what a loader of versions 2 and 3 would get wrong: it must refuse */
+	if (!ret && ((img->proc.flags & IMGCR_PROC_OWN_NS) || img->nr_sysvshm))
+		img->tstate.version = IMGCR_FORMAT_VERSION;
 	if (!ret)
 		ret = dump_file_heads(img);
 	if (!ret)

@@ -57,6 +57,7 @@ struct dump_image {
 	struct imgcr_seccomp *seccomp;	/* NT_IMGCR_SECCOMP, or NULL: none under seccomp */
 	struct imgcr_vma *vmas;
 	size_t nr_vmas, cap_vmas;
+	unsigned int nr_sysvshm;	/* IMGCR_VMA_SYSVSHM mappings */
 	struct file **files;		/* distinct mapped files, referenced */
 	size_t nr_files, cap_files;
 	size_t *file_off;		/* offset of each file's record in filerecs */

@@ -226,7 +226,8 @@ static int put_timer(struct dump_image *img, struct k_itimer *k,
 			return -EOPNOTSUPP;
 		}
 		p->notify = IMGCR_SIGEV_THREAD_ID;
-		p->tid = pid_nr_ns(k->it_pid, task_active_pid_ns(current));
+		/* as the process's own PID namespace numbers it (its TIDs) */
+		p->tid = pid_nr_ns(k->it_pid, task_active_pid_ns(img->task));
 		break;
 	}
 	default:

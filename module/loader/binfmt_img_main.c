@@ -34,6 +34,7 @@ unsigned long imgcr_sys_mlockall;
 unsigned long imgcr_sys_setresuid;
 unsigned long imgcr_sys_setresgid;
 unsigned long imgcr_sys_seccomp;
+unsigned long imgcr_sys_shmat;
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
 unsigned long imgcr_fpu_copy_uabi_to_guest;	/* compat.h */
 #endif
@@ -54,6 +55,7 @@ static struct imgcr_ksym loader_ksyms[] = {
 	{ "__x64_sys_setresuid", &imgcr_sys_setresuid },
 	{ "__x64_sys_setresgid", &imgcr_sys_setresgid },
 	{ "__x64_sys_seccomp", &imgcr_sys_seccomp },
+	{ "__x64_sys_shmat", &imgcr_sys_shmat },
 	IMGCR_COMPAT_LOADER_KSYMS
 };
 

@@ -37,6 +37,12 @@
  *   --imgcr-seccomp=FD	the caller's fd of the seccomp file imgcr dump
  *				wrote: each thread's filters (img_seccomp.c),
  *				read here, before the point of no return
+ *   --imgcr-userns=INODE	with --imgcr-creds: capabilities the image
+ *				records in the user namespace of inode INODE
+ *				(the dumped tree's own) are checked against
+ *				and given in the caller's, which is the
+ *				namespace restored for it; never when the
+ *				caller is in the initial one (img_creds.c)
  *
  * Anything else is ignored.  They are read from the argument pages exec
  * built in the new mm, by img_parse() once the image's mappings are known
@@ -63,9 +69,10 @@
 #define ROOT_OPT	"--imgcr-root="
 #define CREDS_OPT	"--imgcr-creds"
 #define STATUS_OPT	"--imgcr-status="
-#define IMG_NR_ARGS	9	/* argv[0], the image, and the eight above */
+#define IMG_NR_ARGS	10	/* argv[0], the image, and the nine above */
 #define IDS_OPT		"--imgcr-ids"
 #define SECCOMP_OPT	"--imgcr-seccomp="
+#define USERNS_OPT	"--imgcr-userns="
 
 /* Copy up to @len bytes of the argument strings (argv[0] first). */
 static long read_arg_pages(struct linux_binprm *bprm, char *buf, size_t len)
@@ -274,6 +281,12 @@ static int img_scan_args(struct img *img, bool only_status)
 			ret = parse_keep(img, arg + strlen(KEEP_OPT));
 		} else if (!strncmp(arg, ROOT_OPT, strlen(ROOT_OPT)) && !img->has_root) {
 			ret = parse_root(img, arg + strlen(ROOT_OPT));
+		} else if (!strncmp(arg, USERNS_OPT, strlen(USERNS_OPT))) {
+			if (kstrtou64(arg + strlen(USERNS_OPT), 10, &img->old_userns) ||
+			    !img->old_userns) {
+				img_err(img, "%s takes an inode number", USERNS_OPT);
+				ret = -EINVAL;
+			}
 		} else if (!strncmp(arg, SECCOMP_OPT, strlen(SECCOMP_OPT))) {
 			unsigned int fd;
 

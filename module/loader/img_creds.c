@@ -34,7 +34,12 @@
  *   - no_new_privs: C's stays (it cannot be cleared);
  *   - capabilities (permitted, inheritable, ambient) are given only in the
  *     user namespace the task held them in (checked by inode number): a
- *     capability of another namespace means something else.
+ *     capability of another namespace means something else.  With
+ *     "--imgcr-userns=INODE" (imgcr restore of a tree with a user namespace
+ *     of its own, recreated with the same maps), those held in namespace
+ *     INODE count as held in the caller's, unless that is the initial one
+ *     (a container's capabilities never become the host's): the caller
+ *     must still hold each one there, as above.
  *
  * Without it (a plain execve of the image): the caller's credentials as
  * the exec made them, but never more than the thread had: each
@@ -165,7 +170,9 @@ int img_creds_allowed(struct img *img, const struct imgcr_creds *t,
 		return 0;
 	}
 	if ((t->cap_permitted | t->cap_inheritable | t->cap_ambient) &&
-	    t->user_ns != c->user_ns->ns.inum) {
+	    t->user_ns != c->user_ns->ns.inum &&
+	    !(img->old_userns && t->user_ns == img->old_userns &&
+	      c->user_ns != &init_user_ns)) {
 		img_err(img, "%sthe task held capabilities in another user namespace (inode %llu, the caller is in %u): they cannot be given here",
 			who, t->user_ns, c->user_ns->ns.inum);
 		return -EPERM;

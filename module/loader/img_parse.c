@@ -9,6 +9,7 @@
 #include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
+#include <linux/magic.h>
 #include <linux/mount.h>
 #include <linux/namei.h>
 #include <linux/personality.h>
@@ -401,9 +402,9 @@ static int img_check_task(struct img *img)
 	struct imgcr_task *t = &img->task;
 	int i;
 
-	if (t->version != IMGCR_FORMAT_VERSION &&
-	    t->version != IMGCR_FORMAT_VERSION_NOSECCOMP) {
-		img_err(img, "image format version %u, this module reads versions %u and %u",
+	if (t->version < IMGCR_FORMAT_VERSION_NOSECCOMP ||
+	    t->version > IMGCR_FORMAT_VERSION) {
+		img_err(img, "image format version %u, this module reads versions %u to %u",
 			t->version, IMGCR_FORMAT_VERSION_NOSECCOMP,
 			IMGCR_FORMAT_VERSION);
 		return -EINVAL;
@@ -468,8 +469,13 @@ static int img_check_proc(struct img *img, const struct img_notes *nt)
 					 IMGCR_PROC_NOT_DUMPABLE |
 					 IMGCR_PROC_MEMBARRIER |
 					 IMGCR_PROC_MCL_FUTURE |
-					 IMGCR_PROC_MCL_ONFAULT)),
+					 IMGCR_PROC_MCL_ONFAULT |
+					 IMGCR_PROC_OWN_NS)),
 		"unknown process flags"))
+		return -EINVAL;
+	if (!require(img, !(p->flags & IMGCR_PROC_OWN_NS) ||
+		     img->task.version == IMGCR_FORMAT_VERSION,
+		     "own-namespace flag in an image before version 4"))
 		return -EINVAL;
 	if (!require(img, !(p->flags & IMGCR_PROC_MCL_ONFAULT) ||
 		     (p->flags & IMGCR_PROC_MCL_FUTURE),
@@ -706,10 +712,18 @@ static int img_check_vmas(struct img *img)
 			vvar_end = v->end;
 			nvvar++;
 			break;
+		case IMGCR_VMA_SYSVSHM:
+			/* file is the shmid; checked by img_check_sysvshm() */
+			if (t->version != IMGCR_FORMAT_VERSION || v->flags ||
+			    v->file > INT_MAX ||
+			    v->pgoff > (v->start >> PAGE_SHIFT))
+				goto bad;
+			break;
 		default:
 			goto bad;
 		}
-		if (v->kind != IMGCR_VMA_FILE && v->file != IMGCR_NO_FILE)
+		if (v->kind != IMGCR_VMA_FILE && v->kind != IMGCR_VMA_SYSVSHM &&
+		    v->file != IMGCR_NO_FILE)
 			goto bad;
 		if (v->kind <= IMGCR_VMA_FILE) {
 			int err;
@@ -721,7 +735,8 @@ static int img_check_vmas(struct img *img)
 				return err;
 			}
 		}
-		if (v->kind >= IMGCR_VMA_VDSO && (v->flags || v->pgoff))
+		if ((v->kind == IMGCR_VMA_VDSO || v->kind == IMGCR_VMA_VVAR) &&
+		    (v->flags || v->pgoff))
 			goto bad;
 	}
 	if (nvdso != (t->vdso ? 1 : 0) || !nvvar != !nvdso ||
@@ -731,6 +746,152 @@ static int img_check_vmas(struct img *img)
 bad:
 	img_err(img, "invalid memory map (mapping %u)", i);
 	return -EINVAL;
+}
+
+/*
+ * Whether SysV shm mapping @i is a further piece of the attachment of an
+ * earlier one: the same shmid at the same base address, no other SysV
+ * shm mapping between them.
+ */
+bool img_sysvshm_piece(const struct img *img, unsigned int i)
+{
+	const struct imgcr_vma *v = &img->vmas[i];
+	u64 base = v->start - (v->pgoff << PAGE_SHIFT);
+
+	while (i--) {
+		const struct imgcr_vma *p = &img->vmas[i];
+
+		if (p->kind != IMGCR_VMA_SYSVSHM)
+			continue;
+		return p->file == v->file &&
+		       p->start - (p->pgoff << PAGE_SHIFT) == base;
+	}
+	return false;
+}
+
+#ifdef CONFIG_SYSVIPC
+/* What shmat()'s permission check looks at, copied under RCU. */
+struct img_shm_perm {
+	kuid_t uid, cuid;
+	kgid_t gid, cgid;
+	umode_t mode;
+};
+
+/* shmat()'s permission check (ipcperms(), less the LSM hook) for @acc. */
+static bool shm_may_attach(struct ipc_namespace *ns, const struct img_shm_perm *p,
+			   int acc)
+{
+	int granted = p->mode;
+	int requested = (acc >> 6) | (acc >> 3) | acc;
+	kuid_t euid = current_euid();
+
+	if (uid_eq(euid, p->cuid) || uid_eq(euid, p->uid))
+		granted >>= 6;
+	else if (in_group_p(p->cgid) || in_group_p(p->gid))
+		granted >>= 3;
+	return !(requested & ~granted & 0007) ||
+	       ns_capable_noaudit(ns->user_ns, CAP_IPC_OWNER);
+}
+#endif
+
+/*
+ * Each IMGCR_VMA_SYSVSHM attachment, before the point of no return: its
+ * segment exists in the caller's IPC namespace (where the restored task
+ * will be), is no huge page one (SHM_HUGETLB), is large enough for the
+ * mapping at its offset, may be attached by the caller with the
+ * mappings' protection, and the whole attachment (shmat() maps all of the
+ * segment, trimmed to the mappings afterwards) overlaps no other one.  The
+ * mappings of one segment at one base address (the start less the offset)
+ * are pieces of one attachment (mprotect() or munmap() split it): attached
+ * once (img_sysvshm_piece()).  The segment's size is taken again at the
+ * attach.
+ */
+static int img_check_sysvshm(struct img *img)
+{
+#ifdef CONFIG_SYSVIPC
+	struct ipc_namespace *ns = current->nsproxy->ipc_ns;
+	u64 prev_end = 0, end = 0;
+	unsigned int i;
+
+	for (i = 0; i < img->task.nr_vmas; i++) {
+		const struct imgcr_vma *v = &img->vmas[i];
+		struct imgcr_shmid_kernel *shp;
+		struct img_shm_perm perm;
+		bool found = false, huge = false;
+		u64 pages = 0, base;
+		int acc;
+
+		if (v->kind != IMGCR_VMA_SYSVSHM)
+			continue;
+		if (img_in_place(img)) {
+			img_err(img, "a restore in place of an image with a SysV shm mapping (%#llx): not supported",
+				v->start);
+			return -EOPNOTSUPP;
+		}
+		rcu_read_lock();
+		shp = imgcr_shm_find(ns, v->file);
+		if (shp) {
+			struct inode *inode = imgcr_shm_inode(shp);
+
+			if (inode) {
+				found = true;
+				perm.uid = shp->shm_perm.uid;
+				perm.cuid = shp->shm_perm.cuid;
+				perm.gid = shp->shm_perm.gid;
+				perm.cgid = shp->shm_perm.cgid;
+				perm.mode = shp->shm_perm.mode;
+				huge = inode->i_sb->s_magic == HUGETLBFS_MAGIC;
+				pages = DIV_ROUND_UP_ULL(i_size_read(inode), PAGE_SIZE);
+			}
+		}
+		rcu_read_unlock();
+		if (!found) {
+			img_err(img, "SysV shm segment %u (mapped at %#llx) does not exist",
+				v->file, v->start);
+			return -ENOENT;
+		}
+		if (huge) {
+			img_err(img, "SysV shm segment %u (mapped at %#llx) is of huge pages (SHM_HUGETLB): not supported",
+				v->file, v->start);
+			return -EOPNOTSUPP;
+		}
+		if (pages < v->pgoff + ((v->end - v->start) >> PAGE_SHIFT)) {
+			img_err(img, "SysV shm segment %u has %llu pages, the mapping at %#llx needs %llu",
+				v->file, pages, v->start,
+				v->pgoff + ((v->end - v->start) >> PAGE_SHIFT));
+			return -EINVAL;
+		}
+		base = v->start - (v->pgoff << PAGE_SHIFT);
+		if (!img_sysvshm_piece(img, i)) {
+			end = base + (pages << PAGE_SHIFT);
+			if (base < IMG_MIN_ADDR || base < prev_end ||
+			    !user_range_ok(base, pages << PAGE_SHIFT)) {
+				img_err(img, "SysV shm segment %u: attached at %#llx it would overlap another attachment or leave the address space",
+					v->file, base);
+				return -EINVAL;
+			}
+			prev_end = end;
+		} else if (v->end > end) {
+			goto bad;	/* a piece beyond its attachment */
+		}
+		acc = S_IRUGO;
+		if (v->prot & IMGCR_PROT_WRITE)
+			acc |= S_IWUGO;
+		if (v->prot & IMGCR_PROT_EXEC)
+			acc |= S_IXUGO;
+		if (!shm_may_attach(ns, &perm, acc)) {
+			img_err(img, "SysV shm segment %u: the caller may not attach it (mode %o)",
+				v->file, perm.mode & 0777);
+			return -EACCES;
+		}
+	}
+	return 0;
+bad:
+	img_err(img, "invalid SysV shm mapping %u", i);
+	return -EINVAL;
+#else
+	return 0;
+#endif
 }
 
 /*
@@ -1668,7 +1829,8 @@ static int img_check_rights(struct img *img)
 }
 
 /*
- * NT_IMGCR_SECCOMP: present exactly in version 3 images, one entry per
+ * NT_IMGCR_SECCOMP: present exactly in version 3 images (in version 4 ones
+ * iff a thread is under seccomp), one entry per
  * thread in the order of the threads' notes.  Strict mode is restored
  * here; filters come from the seccomp file (img_seccomp.c), without which
  * a thread that was under filters is refused.
@@ -1683,6 +1845,9 @@ static int img_check_seccomp(struct img *img, const struct note_slot *s)
 			return -EINVAL;
 		return 0;
 	}
+	/* version 4: present iff a thread is under seccomp */
+	if (img->task.version == IMGCR_FORMAT_VERSION && !s->desc)
+		return 0;
 	if (!require(img, s->desc && s->len == n * sizeof(*sc),
 		     "NT_IMGCR_SECCOMP missing or of wrong size"))
 		return -EINVAL;
@@ -1847,6 +2012,8 @@ int img_parse(struct img *img)
 		ret = -EINVAL;
 	if (!ret)
 		ret = img_check_vmas(img);
+	if (!ret)
+		ret = img_check_sysvshm(img);
 	if (!ret)
 		ret = img_check_mlock(img);
 	if (!ret)

@@ -243,6 +243,84 @@ static int map_one(struct img *img, const struct imgcr_vma *v)
 	return 0;
 }
 
+/*
+ * IMGCR_VMA_SYSVSHM, first in the empty address space: shmat() maps the
+ * whole segment at the address its first page had (the mapping's start
+ * less its offset in the segment), read-only unless a piece of the
+ * attachment is writable (see img_check_sysvshm()); the other mappings
+ * may share that range with it once it is trimmed to its pieces, each
+ * with the protection it had.  Mapping @i and its further pieces.
+ */
+static int attach_sysvshm(struct img *img, unsigned int i)
+{
+#ifdef CONFIG_SYSVIPC
+	const struct imgcr_vma *v = &img->vmas[i], *p;
+	unsigned long base = v->start - (v->pgoff << PAGE_SHIFT);
+	unsigned long prot = PROT_READ, end = 0, cur;
+	struct imgcr_shmid_kernel *shp;
+	struct inode *inode;
+	unsigned int j, last = i;
+	long ret = 0;
+	int flags = 0;
+
+	for (j = i; j < img->task.nr_vmas; j++) {
+		p = &img->vmas[j];
+		if (p->kind != IMGCR_VMA_SYSVSHM)
+			continue;
+		if (j != i && !img_sysvshm_piece(img, j))
+			break;
+		last = j;
+		if (p->prot & IMGCR_PROT_WRITE)
+			prot |= PROT_WRITE;
+		if (p->prot & IMGCR_PROT_EXEC)
+			prot |= PROT_EXEC;
+	}
+	if (!(prot & PROT_WRITE))
+		flags |= SHM_RDONLY;
+	if (prot & PROT_EXEC)
+		flags |= SHM_EXEC;
+	ret = img_call_sys(imgcr_sys_shmat, v->file, base, flags, 0);
+	if (ret != (long)base) {
+		img_err(img, "cannot attach SysV shm segment %u at %#lx (%ld)",
+			v->file, base, ret < 0 ? ret : -EEXIST);
+		return ret < 0 ? ret : -EEXIST;
+	}
+	/* how far shmat() mapped: the whole segment, which is attached */
+	rcu_read_lock();
+	shp = imgcr_shm_find(current->nsproxy->ipc_ns, v->file);
+	inode = shp ? imgcr_shm_inode(shp) : NULL;
+	if (inode)
+		end = base + PAGE_ALIGN(i_size_read(inode));
+	rcu_read_unlock();
+	ret = 0;
+	cur = base;
+	for (j = i; j <= last && !ret; j++) {
+		p = &img->vmas[j];
+		if (p->kind != IMGCR_VMA_SYSVSHM)
+			continue;
+		if (p->end > end) {
+			img_err(img, "SysV shm segment %u changed during the restore",
+				v->file);
+			return -EINVAL;
+		}
+		if (p->start > cur)
+			ret = vm_munmap(cur, p->start - cur);
+		if (!ret && vma_mmap_prot(p) != prot)
+			ret = img_call_sys(imgcr_sys_mprotect, p->start,
+					   p->end - p->start, vma_mmap_prot(p), 0);
+		cur = p->end;
+	}
+	if (!ret && end > cur)
+		ret = vm_munmap(cur, end - cur);
+	if (ret)
+		img_err(img, "cannot trim SysV shm segment %u to its mappings (%ld)",
+			v->file, ret);
+	return ret;
+#else
+	return -EOPNOTSUPP;
+#endif
+}
+
 /* Copy the PT_LOAD pages from the image into the new address space. */
 static int fill_pages(struct img *img)
 {
@@ -509,6 +587,14 @@ int img_restore_mm(struct img *img)
 	 * in: the faults of the fill then follow MADV_NOHUGEPAGE (Debian's
 	 * THP default is "always") and MADV_HUGEPAGE.
 	 */
+	for (i = 0; i < img->task.nr_vmas; i++) {
+		if (img->vmas[i].kind != IMGCR_VMA_SYSVSHM ||
+		    img_sysvshm_piece(img, i))
+			continue;
+		ret = attach_sysvshm(img, i);
+		if (ret)
+			return ret;
+	}
 	for (i = 0; i < img->task.nr_vmas; i++) {
 		if (img->vmas[i].kind > IMGCR_VMA_FILE)
 			continue;

@@ -105,6 +105,7 @@ struct img {
 	bool set_creds;			/* argv "--imgcr-creds": set them exactly */
 	int stop_sig;			/* argv "--imgcr-stop[=SIG]": restore it stopped by SIG (0: not) */
 	bool set_ids;			/* argv "--imgcr-ids": and the uids, gids */
+	u64 old_userns;			/* argv "--imgcr-userns=": the tree's user ns inode, or 0 */
 	char *cloexec;			/* argv "--imgcr-cloexec=": fds to mark */
 	struct img_keep *keep;		/* argv "--imgcr-keep=", sorted */
 	unsigned int nr_keep;		/* non-zero: restore in place */
@@ -120,6 +121,7 @@ struct img {
 
 /* img_parse.c */
 int img_parse(struct img *img);
+bool img_sysvshm_piece(const struct img *img, unsigned int i);
 bool img_exec_keeps_label(struct linux_binprm *bprm);
 void img_free(struct img *img);
 
@@ -194,6 +196,7 @@ extern unsigned long imgcr_sys_mlockall;
 extern unsigned long imgcr_sys_setresuid;
 extern unsigned long imgcr_sys_setresgid;
 extern unsigned long imgcr_sys_seccomp;
+extern unsigned long imgcr_sys_shmat;
 
 /* Call a syscall body resolved at load; see ksyms.h. */
 static inline long img_call_sys(unsigned long fn, unsigned long a0,

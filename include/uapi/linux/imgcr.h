@@ -38,7 +38,7 @@
  * kernel with the same vdso.  NT_IMGCR_CREDS is absent in images of older
  * imgcr versions (every thread or none has one): such images restore with
  * the caller's credentials.  NT_IMGCR_SECCOMP is present exactly in
- * version 3 images.
+ * version 3 images, and in version 4 images with a thread under seccomp.
  *
  * PT_LOAD segments carry only pages the task had present and private to it:
  * p_filesz == p_memsz, both multiples of the page size, sorted by address,
@@ -60,9 +60,14 @@
  * dumper writes version 3 only for a process with a thread under seccomp
  * (and then always with the note), version 2 otherwise, so that a loader
  * that knows only version 2 refuses exactly the images whose seccomp state
- * it would drop.  A loader refuses every version it does not know.
+ * it would drop.  Version 4 is written only for a process recorded in
+ * namespaces of its own (IMGCR_PROC_OWN_NS) or that maps a SysV shared
+ * memory segment (IMGCR_VMA_SYSVSHM), so that older loaders refuse exactly
+ * those; in it NT_IMGCR_SECCOMP is present iff a thread is under seccomp.
+ * A loader refuses every version it does not know.
  */
-#define IMGCR_FORMAT_VERSION	3
+#define IMGCR_FORMAT_VERSION	4
+#define IMGCR_FORMAT_VERSION_SECCOMP	3
 #define IMGCR_FORMAT_VERSION_NOSECCOMP	2
 #define IMGCR_PAGE_SIZE		4096
 
@@ -228,6 +233,18 @@ struct imgcr_sigaction {
 #define IMGCR_VMA_FILE		1	/* mapping of imgcr_vma.file */
 #define IMGCR_VMA_VDSO		2	/* the kernel's vdso, mapped by the loader */
 #define IMGCR_VMA_VVAR		3	/* the vdso's data pages */
+/*
+ * An attached SysV shared memory segment (shmat()), version 4 images only:
+ * imgcr_vma.file is its shmid in the process's IPC namespace (not an index
+ * in NT_IMGCR_FILES), imgcr_vma.pgoff the offset in pages of the mapping's
+ * start in the segment.  The image carries none of its pages: the segment
+ * must exist at restore (imgcr restore recreates the segments of a tree's
+ * own IPC namespace, contents included), at least as large as the
+ * mapping, and is attached again there (read-only without
+ * IMGCR_PROT_WRITE).  Never _SHARED, _GROWSDOWN, _DROPPABLE; huge page
+ * segments (SHM_HUGETLB) are not supported.
+ */
+#define IMGCR_VMA_SYSVSHM	4
 
 /* imgcr_vma.prot: PROT_READ, PROT_WRITE, PROT_EXEC */
 #define IMGCR_PROT_READ		0x1
@@ -293,7 +310,7 @@ struct imgcr_vma {
 	__u32 kind;		/* IMGCR_VMA_* */
 	__u32 prot;		/* IMGCR_PROT_* */
 	__u32 flags;		/* IMGCR_VMA_GROWSDOWN, _SHARED, ...; no others */
-	__u32 file;		/* index in NT_IMGCR_FILES, or IMGCR_NO_FILE */
+	__u32 file;		/* index in NT_IMGCR_FILES, or IMGCR_NO_FILE; SYSVSHM: shmid */
 };
 
 /* imgcr_file.flags */
@@ -366,6 +383,17 @@ struct imgcr_file {
  */
 #define IMGCR_PROC_MCL_FUTURE		0x100
 #define IMGCR_PROC_MCL_ONFAULT		0x200
+/*
+ * The process was in a PID or user namespace other than the dumper's:
+ * TIDs (imgcr_thread.tid, imgcr_task.pid, NT_PRSTATUS pid, timer targets,
+ * NT_IMGCR_SECCOMP tids) are as its own PID namespace sees them (the
+ * numbers its memory holds: glibc's cached TIDs, futex owners), and the
+ * credentials' IDs as its own user namespace sees them.  Without the flag
+ * both are the dumper's, which were the same.  Queued siginfo's si_pid
+ * and si_uid are always the receiver's view (the kernel stores them so).
+ * Version 4 images only.
+ */
+#define IMGCR_PROC_OWN_NS		0x400
 #define IMGCR_PROC_MEMBARRIER		(IMGCR_PROC_MEMBARRIER_PRIVATE | \
 					 IMGCR_PROC_MEMBARRIER_SYNC_CORE | \
 					 IMGCR_PROC_MEMBARRIER_RSEQ | \
@@ -424,7 +452,8 @@ struct imgcr_thread {
 /*
  * NT_IMGCR_CREDS: a thread's credentials as the kernel keeps them in its
  * struct cred.  Capability sets are bit masks, bit n for capability n
- * (CAP_CHOWN is bit 0).  IDs are as seen from the dumper's user namespace.
+ * (CAP_CHOWN is bit 0).  IDs are as seen from the dumper's user namespace
+ * (IMGCR_PROC_OWN_NS: from the thread's own).
  * The capability sets, securebits and no_new_privs are set from it when
  * the caller asks (argv "--imgcr-creds", see binfmt_img), never beyond
  * what the caller holds; otherwise it only drops what the thread did not

@@ -1,0 +1,74 @@
+#!/bin/sh
+# A SysV shm attachment restored in the host's IPC namespace, one image
+# (progs/shmmap.c).  The segment is kept (no IPC_RMID), so it outlives the
+# killed process.  shmmap attaches it, a second attacher (shmmap -w) talks
+# to it through the segment; it is stopped, dumped (`cat /proc/PID/dump`:
+# format 4, the mapping "sysvshm shmid N", no pages of it), killed, and the
+# image exec'd.  Outside: the restored process maps shmid N at the same
+# address (/proc/PID/maps).  Both ways: the second attacher writes a value,
+# the restored process sees it and answers in the segment.  Inside: it
+# checks on SIGUSR1 that its mapping is the segment (inode = shmid,
+# IPC_STAT attached, the byte written before the dump).
+# shm-removed: the segment removed before the exec: the exec is refused
+# naming the shmid, and the caller survives (the exec fails).
+# timeout: 200
+. /imgcr/guest/lib.sh
+require_modules
+
+shmmap > out 2>&1 &
+pid=$!
+track $pid
+wait_line out '^ready ' 20 || fail "shmmap did not start: $(cat out)"
+set -- $(grep '^ready ' out)
+id=$3
+addr=$4
+shmmap -w $id 7 > w1 2>&1 || fail "before the dump: $(cat w1)"
+stop_task $pid
+dump $pid w.img
+v=$(imgcr show w.img 2>&1 | sed -n 's/^image: .*format \([0-9]*\)).*/\1/p')
+[ "$v" = 4 ] || fail "image format '$v', want 4"
+imgcr show w.img | grep -q "^  0*$addr-.* sysvshm .* shmid $id @0x0" ||
+	fail "no sysvshm mapping of shmid $id at $addr: $(imgcr show w.img | grep -i -e sysv -e "$addr")"
+kill -9 $pid
+wait_gone $pid 10 || fail "shmmap $pid did not die"
+
+chmod +x w.img
+./w.img > rout 2> restore.err &
+rpid=$!
+track $rpid
+n=0
+until grep -q "^$addr-.* $id " /proc/$rpid/maps 2>/dev/null || [ $n -gt 200 ]; do
+	usleep 50000
+	n=$((n + 1))
+done
+grep -q "^$addr-.* $id " /proc/$rpid/maps ||
+	fail "restored: no shmid $id at $addr: $(grep -i sysv /proc/$rpid/maps | head -n 2 | tr '\n' '|')$(rerr)"
+shmmap -w $id 41 > w2 2>&1 || fail "after the restore, the second attacher: $(cat w2)$(rerr)"
+wait_line rout '^echo 41$' 10 || fail "the restored process did not see the value: $(cat rout)"
+kill -USR1 $rpid
+wait_exit $rpid 30
+grep '^FAIL' rout && fail "inside: $(grep FAIL rout | tr '\n' '|')"
+grep -q '^shmmap PASS' rout || fail "no 'shmmap PASS' (exit $RC): $(tail -n 2 rout | tr '\n' '|')$(rerr)"
+[ "$RC" = 0 ] || fail "restored shmmap exit $RC"
+pass "shmid $id attached again at $addr, shared both ways"
+
+T=shm_map-removed
+shmmap > out2 2>&1 &
+pid=$!
+track $pid
+wait_line out2 '^ready ' 20 || fail "shmmap did not start: $(cat out2)"
+set -- $(grep '^ready ' out2)
+id2=$3
+stop_task $pid
+dump $pid w2.img
+kill -9 $pid
+wait_gone $pid 10 || fail "shmmap $pid did not die"
+shmmap -r $id2 || fail "cannot remove segment $id2"
+chmod +x w2.img
+dmesg_mark
+sh -c './w2.img; echo "exec-failed $?"' > rout2 2>&1
+grep -q '^exec-failed' rout2 || fail "the exec was not refused: $(tail -n 2 rout2 | tr '\n' '|')"
+dmesg_since | grep -q "SysV shm segment $id2 (mapped at 0x$(sed -n "s/^ready [0-9]* [0-9]* //p" out2)) does not exist" ||
+	fail "no refusal naming shmid $id2: $(dmesg_since | grep binfmt_img | tail -n 2 | tr '\n' '|')"
+shmmap -r $id
+pass "a removed segment: exec refused naming shmid $id2"
