@@ -12,6 +12,12 @@
 #  ct_ipc-userns    the same with the namespace owned by a user namespace
 #                   (0-65535 mapped to 0-65535: ipcwork's owners and
 #                   creators), imgcr run as its root
+#  ct_ipc-attached  ipcwork keeps a segment attached (the module's SysV
+#                   shm maps): in one ipc namespace the objects are dumped
+#                   (_ipc) and ipcwork with imgcr run in that namespace (no
+#                   namespace of its own); in a fresh one the objects are
+#                   restored, then ipcwork: the mapping has the contents and
+#                   is shared with a new attach; ipcwork checks the rest
 #  ct_ipc-badimg    a segment image of the wrong size: refused before any
 #                   object is made
 #  ct_ipc-refuse-mq a POSIX queue holding a message: refused, named
@@ -76,6 +82,33 @@ userns() {
 	pass "$(grep -c '^shm \|^sem \|^msq \|^mq ' d/ipc-records) objects"
 }
 
+attached() {
+	mkdir -p "$T" && cd "$T" || fail "mkdir"
+	$UNSHARE --ipc sh -c "ipcwork run \"\$PWD/ids\" attach > w.out 2>&1 < /dev/null & w=\$!
+		echo \$w > w.pid
+		n=0; until grep -q ready w.out || [ \$n -gt 250 ]; do usleep 20000; n=\$((n + 1)); done
+		$IPCS -m > ipcs.before
+		imgcr _ipc dump -D d1 2> dump1.err || exit 1
+		imgcr dump -t \$w -D d2 2> dump2.err || { kill \$w; exit 2; }" ||
+		fail "dump: $(cat w.out dump1.err dump2.err 2>/dev/null | tr '\n' '|')"
+	W=$(cat w.pid)
+	wait_gone $W 10 || fail "ipcwork survived its dump"
+	grep -q '^shm .* key=0x00001001 ' d1/ipc-records || fail "no record of segment A"
+	$UNSHARE --ipc sh -c "imgcr _ipc restore -D d1 2> restore1.err || exit 1
+		imgcr restore -D d2 --detach 2> restore.err || exit 2
+		$IPCS -m > ipcs.after
+		kill -USR1 $W
+		n=0; while [ -d /proc/$W ] && [ \$n -lt 500 ]; do usleep 20000; n=\$((n + 1)); done" ||
+		fail "restore: $(cat restore1.err restore.err 2>/dev/null | tr '\n' '|')"
+	grep -q '^ipcwork: attached ok' w.out || fail "attached: $(grep ipcwork: w.out | tr '\n' '|')"
+	grep -q '^ipcwork: check ok' w.out || fail "check: $(grep ipcwork: w.out | tr '\n' '|')"
+	# segment A attached once again (nattch 1), as before the dump
+	a1=$(awk '$1 == "0x00001001" { print $6 }' ipcs.before)
+	a2=$(awk '$1 == "0x00001001" { print $6 }' ipcs.after)
+	[ "$a1" = 1 ] && [ "$a2" = 1 ] || fail "segment A attaches: $a1 before, $a2 after the restore"
+	pass "segment A attached again and shared; $(grep -c '^shm ' d1/ipc-records) segments"
+}
+
 badimg() {
 	mkdir -p "$T" && cd "$T" || fail "mkdir"
 	$UNSHARE --ipc sh -c "ipcwork make ids > make.out 2>&1 && imgcr _ipc dump -D d 2> dump.err" ||
@@ -106,6 +139,7 @@ refuse_shmdest() { refusal shmdest "shm segment [0-9]* (key 0x0) is removed but 
 
 subtest ct_ipc-hooks hooks
 subtest ct_ipc-userns userns
+subtest ct_ipc-attached attached
 subtest ct_ipc-badimg badimg
 subtest ct_ipc-refuse-mq refuse_mq
 subtest ct_ipc-refuse-shmdest refuse_shmdest
