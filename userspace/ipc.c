@@ -585,6 +585,29 @@ static int is_zero(const char *p, size_t n)
 	return 1;
 }
 
+/* The mapping at @addr is of huge pages (its KernelPageSize in smaps). */
+static int huge_pages(const void *addr)
+{
+	char line[256], start[32];
+	unsigned long kb;
+	int in = 0, ret = 0;
+	FILE *f = fopen("/proc/self/smaps", "re");
+
+	if (!f)
+		return 0;
+	snprintf(start, sizeof(start), "%lx-", (unsigned long)addr);
+	while (fgets(line, sizeof(line), f)) {
+		if (strchr(line, '-') && strchr(line, '-') < strchr(line, ' ') && line[0] != ' ')
+			in = !strncmp(line, start, strlen(start));
+		else if (in && sscanf(line, "KernelPageSize: %lu kB", &kb) == 1) {
+			ret = kb != IPC_PAGE / 1024;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
 /* The contents of segment @o (attached read-only) into DIR/ipc-shm-ID.img, sparse. */
 static int dump_shm_contents(struct ipc_dump *x, const struct ipc_obj *o)
 {
@@ -601,6 +624,12 @@ static int dump_shm_contents(struct ipc_dump *x, const struct ipc_obj *o)
 		return -1;
 	}
 	shm_img(img, sizeof(img), o->id);
+	fd = -1;
+	if (huge_pages(mem)) {
+		pr_err("pid %d: ipc namespace: shm segment %d (key 0x%x) is of huge pages (SHM_HUGETLB): not supported",
+		       x->c->root, o->id, o->key);
+		goto out;
+	}
 	fd = openat(x->c->dirfd, img, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		pr_perror("cannot create %s", img);
@@ -754,7 +783,10 @@ static int dump_msgs(struct ipc_dump *x, struct ipc_obj *o, const struct msqid_d
 	for (i = 0; i < ds->msg_qnum; i++) {
 		n = msgrcv(o->id, buf, cap, i, MSG_COPY | IPC_NOWAIT | MSG_NOERROR);
 		if (n < 0) {
-			if (errno == ENOSYS)
+			if (errno == EINVAL)
+				pr_err("pid %d: ipc namespace: message queue %d: message %llu cannot be copied: larger than kernel/msgmax (lowered after it was queued?): not supported",
+				       x->c->root, o->id, i);
+			else if (errno == ENOSYS)
 				pr_err("pid %d: ipc namespace: message queue %d holds %lu messages: reading them needs a kernel with CONFIG_CHECKPOINT_RESTORE",
 				       x->c->root, o->id, (unsigned long)ds->msg_qnum);
 			else
@@ -1234,12 +1266,84 @@ static int restore_mq(const struct ipc_mq *q)
 	return 0;
 }
 
+/*
+ * Field @field (0: the first) of the sysctl @name at least @need, for the
+ * objects to be made (the dumped values are written at the end): 0 or -1.
+ */
+static int raise_limit(const char *name, int field, unsigned long long need)
+{
+	char now[256], v[300], *p, *end;
+	unsigned long long f[8];
+	int n, i;
+
+	if (sysctl_get(name, now, sizeof(now))) {
+		pr_perror("ipc namespace: cannot read /proc/sys/%s", name);
+		return -1;
+	}
+	for (n = 0, p = now; n < 8; n++, p = end) {
+		errno = 0;
+		f[n] = strtoull(p, &end, 10);
+		if (end == p || errno)
+			break;
+	}
+	if (field >= n) {
+		pr_err("ipc namespace: /proc/sys/%s: '%s' has no field %d", name, now, field + 1);
+		return -1;
+	}
+	if (f[field] >= need)
+		return 0;
+	f[field] = need;
+	for (i = 0, p = v; i < n; i++)
+		p += sprintf(p, "%s%llu", i ? "\t" : "", f[i]);
+	if (sysctl_set(name, v)) {
+		pr_perror("ipc namespace: cannot write /proc/sys/%s (%s)", name, v);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The limits the objects need while they are made (the dumped ones may
+ * have been lowered after; an ordinary root of a user namespace cannot go
+ * past msgmnb and the mqueue limits).
+ */
+static int raise_limits(const struct ipc_data *d, const struct ipc_msgs *m)
+{
+	unsigned long long maxsize = 0, qb = 0, nsems = 0, maxnsems = 0, mqmsg = 0, mqsize = 0;
+	int i;
+
+	for (i = 0; i < d->nmsq; i++) {
+		if (m[i].maxsize > maxsize)
+			maxsize = m[i].maxsize;
+		if (d->msq[i].qbytes > qb)
+			qb = d->msq[i].qbytes;
+		if (d->msq[i].bytes > qb)
+			qb = d->msq[i].bytes;
+	}
+	for (i = 0; i < d->nsem; i++) {
+		nsems += d->sem[i].nsems;
+		if ((unsigned long long)d->sem[i].nsems > maxnsems)
+			maxnsems = d->sem[i].nsems;
+	}
+	for (i = 0; i < d->nmq; i++) {
+		if ((unsigned long long)d->mq[i].maxmsg > mqmsg)
+			mqmsg = d->mq[i].maxmsg;
+		if ((unsigned long long)d->mq[i].msgsize > mqsize)
+			mqsize = d->mq[i].msgsize;
+	}
+	return raise_limit("kernel/msgmax", 0, maxsize) || raise_limit("kernel/msgmnb", 0, qb) ||
+	       raise_limit("kernel/msgmni", 0, d->nmsq) || raise_limit("kernel/shmmni", 0, d->nshm) ||
+	       raise_limit("kernel/sem", 0, maxnsems) || raise_limit("kernel/sem", 1, nsems) ||
+	       raise_limit("kernel/sem", 3, d->nsem) ||
+	       raise_limit("fs/mqueue/queues_max", 0, d->nmq) ||
+	       raise_limit("fs/mqueue/msg_max", 0, mqmsg) ||
+	       raise_limit("fs/mqueue/msgsize_max", 0, mqsize) ? -1 : 0;
+}
+
 static int ipc_inside(struct ns_ctx *c)
 {
 	const struct ipc_data *d = ipc_of(c->t);
 	struct ipc_msgs *m;
-	unsigned long long maxsize = 0;
-	char msgmax[256], v[32];
 	int i, ret = -1;
 
 	if (!d)
@@ -1251,21 +1355,8 @@ static int ipc_inside(struct ns_ctx *c)
 	}
 	if (ipc_empty() || ipc_check_images(c, d, m))
 		goto out;
-	for (i = 0; i < d->nmsq; i++)
-		if (m[i].maxsize > maxsize)
-			maxsize = m[i].maxsize;
-	/* a message above msgmax (lowered after it was queued) must still go in */
-	if (sysctl_get("kernel/msgmax", msgmax, sizeof(msgmax))) {
-		pr_perror("ipc namespace: cannot read /proc/sys/kernel/msgmax");
+	if (raise_limits(d, m))
 		goto out;
-	}
-	if (maxsize > (unsigned long long)atoll(msgmax)) {
-		snprintf(v, sizeof(v), "%llu", maxsize);
-		if (sysctl_set("kernel/msgmax", v)) {
-			pr_perror("ipc namespace: cannot write /proc/sys/kernel/msgmax");
-			goto out;
-		}
-	}
 	for (i = 0; i < d->nshm; i++)
 		if (restore_shm(c, &d->shm[i]))
 			goto out;
@@ -1278,10 +1369,6 @@ static int ipc_inside(struct ns_ctx *c)
 	for (i = 0; i < d->nmq; i++)
 		if (restore_mq(&d->mq[i]))
 			goto out;
-	if (sysctl_set("kernel/msgmax", msgmax)) {
-		pr_perror("ipc namespace: cannot write /proc/sys/kernel/msgmax");
-		goto out;
-	}
 	/* the sysctls last, those that differ (next ids after the objects) */
 	for (i = 0; i < d->nvars; i++) {
 		char now[256];

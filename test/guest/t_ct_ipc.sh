@@ -18,6 +18,10 @@
 #                   namespace of its own); in a fresh one the objects are
 #                   restored, then ipcwork: the mapping has the contents and
 #                   is shared with a new attach; ipcwork checks the rest
+#  ct_ipc-lowered   limits lowered below what the objects use (semmsl 3 <
+#                   4 semaphores, semmni 1, shmmni 2, msgmnb 100 < the
+#                   queue's bytes, mqueue msg_max 3 < 5): the objects are
+#                   restored all the same, and the limits as dumped
 #  ct_ipc-badimg    a segment image of the wrong size: refused before any
 #                   object is made
 #  ct_ipc-refuse-mq a POSIX queue holding a message: refused, named
@@ -109,6 +113,25 @@ attached() {
 	pass "segment A attached again and shared; $(grep -c '^shm ' d1/ipc-records) segments"
 }
 
+lowered() {
+	mkdir -p "$T" && cd "$T" || fail "mkdir"
+	lim="kernel/sem kernel/shmmni kernel/msgmnb fs/mqueue/msg_max"
+	$UNSHARE --ipc sh -c "ipcwork make ids > make.out 2>&1 || exit 1
+		echo '3 32000 40 1' > /proc/sys/kernel/sem && echo 2 > /proc/sys/kernel/shmmni &&
+		echo 100 > /proc/sys/kernel/msgmnb && echo 3 > /proc/sys/fs/mqueue/msg_max &&
+		for l in $lim; do cat /proc/sys/\$l; done > lim.before &&
+		imgcr _ipc dump -D d 2> dump.err" || fail "make/dump: $(cat make.out dump.err 2>/dev/null | tr '\n' '|')"
+	$UNSHARE --ipc sh -c "imgcr _ipc restore -D d 2> restore.err || exit 1
+		for l in $lim; do cat /proc/sys/\$l; done > lim.after
+		ipcwork check ids > check.out 2>&1; exit 0" || fail "restore: $(cat restore.err 2>/dev/null | tr '\n' '|')"
+	diff lim.before lim.after > lim.diff || fail "limits: $(tr '\n' '|' < lim.diff)"
+	# ipcwork's only complaints: the four limits it did not set
+	grep -v "^ipcwork: kernel/sem is\|^ipcwork: kernel/shmmni is\|^ipcwork: kernel/msgmnb is\|^ipcwork: fs/mqueue/msg_max is" check.out > other
+	[ -s other ] && fail "check: $(tr '\n' '|' < other)"
+	[ "$(wc -l < check.out)" = 4 ] || fail "check: $(tr '\n' '|' < check.out)"
+	pass "objects restored under limits lowered to $(tr '\n\t' '  ' < lim.after)"
+}
+
 badimg() {
 	mkdir -p "$T" && cd "$T" || fail "mkdir"
 	$UNSHARE --ipc sh -c "ipcwork make ids > make.out 2>&1 && imgcr _ipc dump -D d 2> dump.err" ||
@@ -140,6 +163,7 @@ refuse_shmdest() { refusal shmdest "shm segment [0-9]* (key 0x0) is removed but 
 subtest ct_ipc-hooks hooks
 subtest ct_ipc-userns userns
 subtest ct_ipc-attached attached
+subtest ct_ipc-lowered lowered
 subtest ct_ipc-badimg badimg
 subtest ct_ipc-refuse-mq refuse_mq
 subtest ct_ipc-refuse-shmdest refuse_shmdest
