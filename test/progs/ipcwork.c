@@ -21,11 +21,12 @@
  * pages 0 and 2 and in the tail (page 1 zero), owner 1000:1000; shm "B"
  * private, 1 MiB, one byte at its end (sparse); a set key 0x2001 of 4
  * semaphores 1, 0, 7, 32767, mode 0600, created as uid 1001 (cuid), owner
- * 1000:100; a queue key 0x3001, mode 0620, qbytes 12000, messages (type,
+ * 1000:100; a queue key 0x3001, mode 0620, qbytes 20000 (kernel/msgmnb
+ * 32768 first), messages (type,
  * bytes): (1, "first"), (5, "five-a"), (2, 0 bytes), (5, 3000 bytes of a
  * pattern); sysctls kernel/msgmax 12345, kernel/shmmni 1000, kernel/sem
  * "300 32000 40 200", fs/mqueue/msg_max 20; the empty POSIX queue /ipcq
- * (5 messages of 128 bytes, mode 0604).
+ * (15 messages of 128 bytes, mode 0604: above the default msg_max 10).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -117,7 +118,7 @@ static void make(struct ids *x)
 	struct msqid_ds qd;
 	unsigned short vals[4] = { 1, 0, 7, 32767 };
 	struct { long mtype; char mtext[LONG_MSG]; } m;
-	struct mq_attr attr = { .mq_maxmsg = 5, .mq_msgsize = 128 };
+	struct mq_attr attr = { .mq_maxmsg = 15, .mq_msgsize = 128 };
 	unsigned char *p;
 	int i, tmp;
 
@@ -169,12 +170,14 @@ static void make(struct ids *x)
 	if (seteuid(0) || setegid(0))
 		die("seteuid 0");
 
+	/* above the default 16384: a user namespace's root cannot set it alone */
+	set_sysctl("kernel/msgmnb", "32768");
 	x->q = msgget(0x3001, IPC_CREAT | IPC_EXCL | 0620);
 	if (x->q < 0)
 		die("msgget");
 	if (msgctl(x->q, IPC_STAT, &qd))
 		die("IPC_STAT msq");
-	qd.msg_qbytes = 12000;
+	qd.msg_qbytes = 20000;
 	if (msgctl(x->q, IPC_SET, &qd))
 		die("IPC_SET msq");
 	m.mtype = 1;
@@ -273,7 +276,7 @@ static void check(const struct ids *x)
 	/* msq */
 	CHECK(msgget(0x3001, 0) == x->q, "msq key 0x3001 is not id %d", x->q);
 	if (!msgctl(x->q, IPC_STAT, &qd)) {
-		CHECK(qd.msg_qbytes == 12000 && qd.msg_qnum == 4 &&
+		CHECK(qd.msg_qbytes == 20000 && qd.msg_qnum == 4 &&
 		      qd.__msg_cbytes == 5 + 6 + LONG_MSG && (qd.msg_perm.mode & 0777) == 0620,
 		      "msq: qbytes %lu qnum %lu cbytes %lu mode 0%o", (unsigned long)qd.msg_qbytes,
 		      (unsigned long)qd.msg_qnum, (unsigned long)qd.__msg_cbytes, qd.msg_perm.mode);
@@ -297,10 +300,10 @@ static void check(const struct ids *x)
 	check_sysctl("kernel/shmmni", "1000");
 	check_sysctl("kernel/sem", "300 32000 40 200");
 	check_sysctl("fs/mqueue/msg_max", "20");
-	check_sysctl("kernel/msgmnb", "16384");
+	check_sysctl("kernel/msgmnb", "32768");
 	fd = mq_open("/ipcq", O_RDONLY);
 	if (fd >= 0) {
-		CHECK(!mq_getattr(fd, &attr) && attr.mq_maxmsg == 5 && attr.mq_msgsize == 128 &&
+		CHECK(!mq_getattr(fd, &attr) && attr.mq_maxmsg == 15 && attr.mq_msgsize == 128 &&
 		      attr.mq_curmsgs == 0, "mq /ipcq: maxmsg %ld msgsize %ld", attr.mq_maxmsg,
 		      attr.mq_msgsize);
 		CHECK(!fstat(fd, &st) && (st.st_mode & 0777) == 0604, "mq /ipcq: mode 0%o",
