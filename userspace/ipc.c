@@ -49,6 +49,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/msg.h>
+#include <sys/prctl.h>
 #include <sys/sem.h>
 #include <sys/shm.h>
 #include <sys/stat.h>
@@ -1070,27 +1071,45 @@ static int set_next_id(const char *what, int id)
 }
 
 /*
- * Run the creation of @o (what: shm, sem, msg) with @id as next id and the
- * creator's ids as effective ids, then back.
+ * The creation of an object runs with its creator's uid and gid as
+ * effective ids (its cuid and cgid), then takes back the restorer's.  A
+ * change of the effective ids also makes the process not dumpable and
+ * clears its parent-death signal: both are put back.
  */
-static int as_creator(const struct ipc_obj *o, uid_t *euid, gid_t *egid)
+struct creator_saved {
+	uid_t euid;
+	gid_t egid;
+	int dumpable, pdeathsig;
+};
+
+static int as_creator(const struct ipc_obj *o, struct creator_saved *s)
 {
-	*euid = geteuid();
-	*egid = getegid();
-	if ((o->cgid != *egid && setegid(o->cgid)) || (o->cuid != *euid && seteuid(o->cuid))) {
+	s->euid = geteuid();
+	s->egid = getegid();
+	s->dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+	s->pdeathsig = 0;
+	if (prctl(PR_GET_PDEATHSIG, &s->pdeathsig, 0, 0, 0))
+		s->pdeathsig = 0;
+	if ((o->cgid != s->egid && setegid(o->cgid)) || (o->cuid != s->euid && seteuid(o->cuid))) {
 		pr_perror("ipc namespace: object %d: cannot become its creator %u:%u", o->id, o->cuid,
 			  o->cgid);
-		if (getegid() != *egid)
-			(void)setegid(*egid);
+		if (getegid() != s->egid)
+			(void)setegid(s->egid);
 		return -1;
 	}
 	return 0;
 }
 
-static int back_from_creator(uid_t euid, gid_t egid)
+static int back_from_creator(const struct creator_saved *s)
 {
-	if ((geteuid() != euid && seteuid(euid)) || (getegid() != egid && setegid(egid))) {
-		pr_perror("ipc namespace: cannot take back uid %u gid %u", euid, egid);
+	if ((geteuid() != s->euid && seteuid(s->euid)) || (getegid() != s->egid && setegid(s->egid))) {
+		pr_perror("ipc namespace: cannot take back uid %u gid %u", s->euid, s->egid);
+		return -1;
+	}
+	if ((s->dumpable > 0 && prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != s->dumpable &&
+	     prctl(PR_SET_DUMPABLE, s->dumpable, 0, 0, 0)) ||
+	    (s->pdeathsig && prctl(PR_SET_PDEATHSIG, s->pdeathsig, 0, 0, 0))) {
+		pr_perror("ipc namespace: cannot set the dumpable flag and parent-death signal again");
 		return -1;
 	}
 	return 0;
@@ -1114,15 +1133,14 @@ static int restore_shm(struct ns_ctx *c, const struct ipc_obj *o)
 	struct shmid_ds ds;
 	char img[64], *mem, page[IPC_PAGE];
 	unsigned long long off;
-	uid_t euid;
-	gid_t egid;
+	struct creator_saved cs;
 	ssize_t n;
 	int id, fd;
 
-	if (set_next_id("shm", o->id) || as_creator(o, &euid, &egid))
+	if (set_next_id("shm", o->id) || as_creator(o, &cs))
 		return -1;
 	id = shmget(o->key, o->size, IPC_CREAT | IPC_EXCL | (o->mode & 0777));
-	if (back_from_creator(euid, egid) || check_id("shm segment", o, id))
+	if (back_from_creator(&cs) || check_id("shm segment", o, id))
 		return -1;
 	if (shmctl(id, IPC_STAT, &ds) < 0) {
 		pr_perror("ipc namespace: shm segment %d: IPC_STAT", id);
@@ -1162,14 +1180,13 @@ static int restore_shm(struct ns_ctx *c, const struct ipc_obj *o)
 static int restore_sem(const struct ipc_obj *o)
 {
 	struct semid_ds ds;
-	uid_t euid;
-	gid_t egid;
+	struct creator_saved cs;
 	int id;
 
-	if (set_next_id("sem", o->id) || as_creator(o, &euid, &egid))
+	if (set_next_id("sem", o->id) || as_creator(o, &cs))
 		return -1;
 	id = semget(o->key, o->nsems, IPC_CREAT | IPC_EXCL | o->mode);
-	if (back_from_creator(euid, egid) || check_id("semaphore set", o, id))
+	if (back_from_creator(&cs) || check_id("semaphore set", o, id))
 		return -1;
 	if (semctl(id, 0, SETALL, o->vals) < 0) {
 		pr_perror("ipc namespace: semaphore set %d: SETALL", id);
@@ -1196,14 +1213,13 @@ static int restore_msq(const struct ipc_obj *o, const struct ipc_msgs *m)
 	struct ipc_msg_hdr h;
 	struct msgbuf *buf;
 	size_t off;
-	uid_t euid;
-	gid_t egid;
+	struct creator_saved cs;
 	int id;
 
-	if (set_next_id("msg", o->id) || as_creator(o, &euid, &egid))
+	if (set_next_id("msg", o->id) || as_creator(o, &cs))
 		return -1;
 	id = msgget(o->key, IPC_CREAT | IPC_EXCL | o->mode);
-	if (back_from_creator(euid, egid) || check_id("message queue", o, id))
+	if (back_from_creator(&cs) || check_id("message queue", o, id))
 		return -1;
 	if (msgctl(id, IPC_STAT, &ds) < 0) {
 		pr_perror("ipc namespace: message queue %d: IPC_STAT", id);
