@@ -11,6 +11,8 @@ int cmd_ipc(int argc, char **argv);
 /* clone3() like fork(), with pid @tid (0: any); restore.c */
 #include <sys/types.h>
 pid_t clone_tid(pid_t tid);
+/* The same into new namespaces (CLONE_NEW* @flags; with CLONE_NEWPID, @tid 0). */
+pid_t clone_ns(unsigned long flags, pid_t tid);
 int usage_error(const char *why);
 /* COMMAND --help: its usage on stdout; returns 0 */
 int command_help(const char *name);

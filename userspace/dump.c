@@ -60,6 +60,7 @@
 #include "image.h"
 #include "live.h"
 #include "log.h"
+#include "ns.h"
 #include "pipes.h"
 #include "proc.h"
 #include "seccomp.h"
@@ -112,6 +113,12 @@ static const char *const ns_names[] = {
 	"pid", "mnt", "net", "ipc", "uts", "user", "cgroup", "time",
 };
 
+/*
+ * Every task is in the root's namespaces (a tree's own namespaces are the
+ * root's: ns.c), and has not made one for its children alone
+ * (unshare(CLONE_NEWPID or CLONE_NEWTIME) without a fork yet: its next
+ * child would be in a namespace the dump does not see).
+ */
 static int ns_check(struct dctx *c, int i)
 {
 	pid_t pid = c->t.tasks[i].pid;
@@ -140,22 +147,19 @@ static int ns_check(struct dctx *c, int i)
 			return -1;
 		}
 	}
-	/*
-	 * The tree is restored into imgcr's namespaces: a root in namespaces
-	 * of its own would silently lose them (its hostname, mounts, network,
-	 * PID numbering), so it is refused.
-	 */
-	for (k = 0; pid == c->t.root && k < sizeof(ns_names) / sizeof(ns_names[0]); k++) {
-		snprintf(pa, sizeof(pa), "/proc/self/ns/%s", ns_names[k]);
-		snprintf(pb, sizeof(pb), "/proc/%d/ns/%s", pid, ns_names[k]);
+	for (k = 0; k < 2 && !c->t.tasks[i].zombie; k++) {
+		static const char *const kids[2] = { "pid", "time" };
+
+		snprintf(pa, sizeof(pa), "/proc/%d/ns/%s", pid, kids[k]);
+		snprintf(pb, sizeof(pb), "/proc/%d/ns/%s_for_children", pid, kids[k]);
 		la = readlink(pa, a, sizeof(a) - 1);
 		lb = readlink(pb, b, sizeof(b) - 1);
 		if (la <= 0 || lb <= 0)
 			continue;
 		a[la] = b[lb] = 0;
 		if (strcmp(a, b)) {
-			pr_err("pid %d: in another %s namespace than imgcr (%s, imgcr's %s): a tree in namespaces of its own is not supported (it would be restored into imgcr's); run imgcr in them",
-			       pid, ns_names[k], b, a);
+			pr_err("pid %d: its children's %s namespace (%s) is not its own (%s): it made one with unshare() and has not forked into it yet: not supported",
+			       pid, kids[k], b, a);
 			return -1;
 		}
 	}
@@ -1210,7 +1214,26 @@ int cmd_dump(int argc, char **argv)
 	if (state_hook_dump(c.dir, &c.t))
 		goto out;
 	for (i = 0; i < c.t.ntasks; i++)
-		if (ns_check(&c, i) || describe_task(&c, i) ||
+		if (ns_check(&c, i))
+			goto out;
+	/*
+	 * The root's namespaces that are not imgcr's are the tree's own (ns.c):
+	 * each kind dumps its state, or refuses, naming the kind.
+	 */
+	{
+		int dfd = open(c.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		if (dfd < 0) {
+			pr_perror("%s", c.dir);
+			goto out;
+		}
+		i = ns_dump(&c.t, c.t.root, dfd);
+		close(dfd);
+		if (i)
+			goto out;
+	}
+	for (i = 0; i < c.t.ntasks; i++)
+		if (describe_task(&c, i) ||
 		    seccomp_dump(&c.t.tasks[i], c.dir) || describe_fds(&c, i))
 			goto out;
 	for (i = 0; fd_kinds[i]; i++)

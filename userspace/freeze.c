@@ -671,9 +671,12 @@ void freeze_release(struct freezer *fz, const struct tree *t, int killit)
 			}
 	/*
 	 * Reap our tracees, the other threads before the main one: a leader is
-	 * reported only when the rest of its group is gone.
+	 * reported only when the rest of its group is gone; children before
+	 * their parents (tasks are listed parents first): the init of a PID
+	 * namespace (a tree with its own) exits only once every task of its
+	 * namespace is reaped, which a traced one is by us first.
 	 */
-	for (i = 0; i < t->ntasks && i < fz->cap; i++)
+	for (i = (t->ntasks < fz->cap ? t->ntasks : fz->cap) - 1; i >= 0; i--)
 		for (j = fz->tasks[i].n - 1; j >= 0; j--) {
 			struct frozen_thread *th = &fz->tasks[i].th[j];
 

@@ -75,4 +75,32 @@ void ns_tree_free(struct tree *t);
  */
 int ns_run_in(pid_t pid, unsigned int kinds, int (*fn)(void *arg), void *arg);
 
+/* imgcr show: the tree's own namespaces (nothing if none); text, JSON members, unit model */
+void ns_show_text(const struct tree *t);
+void ns_show_json(const struct tree *t);
+void ns_model(const struct tree *t);
+
+/* The inode of /proc/PID/ns/NAME (@pid 0: imgcr's own), 0 if unreadable. */
+unsigned long long ns_ino(pid_t pid, const char *name);
+/* The last field of NSpid of @pid (thread @tid; 0: the main one): its id in its own PID namespace; -1. */
+pid_t ns_inner_pid(pid_t pid, pid_t tid);
+
+/*
+ * dump, every task frozen and in the root's namespaces: the kinds in which
+ * the root @root differs from imgcr are the tree's own (t->ns); each such
+ * kind's dump() runs (pid: the vpids, and the namespace's init must be
+ * the root; uts: the names; time: the offsets and clocks); a kind without
+ * dump() is refused, naming it.  0, or -1 after printing why.
+ */
+int ns_dump(struct tree *t, pid_t root, int dirfd);
+/* restore, after reading the tree: every own kind can be restored; 0 or -1 (printed). */
+int ns_restore_check(const struct tree *t);
+/* The CLONE_NEW* flags the ns-root is cloned with for the kinds of @own. */
+unsigned long ns_clone_flags(unsigned int own);
+/* Every own kind's hook of that stage, in enum order; 0, or -1 (printed). */
+int ns_outside(struct ns_ctx *c);	/* a failure runs ns_cleanup() */
+int ns_inside(struct ns_ctx *c);
+int ns_late(struct ns_ctx *c);
+void ns_cleanup(struct ns_ctx *c);	/* reverse order */
+
 #endif

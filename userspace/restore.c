@@ -107,6 +107,7 @@
 #include "commands.h"
 #include "files.h"
 #include "log.h"
+#include "ns.h"
 #include "proc.h"
 #include "statehook.h"
 #include "seccomp.h"
@@ -126,6 +127,16 @@ struct rctx {
 	char dir[PATH_MAX];
 	int dirfd;		/* DIR: every file of it is opened through it (dir_open) */
 	int pidns, detach, userns, setcreds, allow_changed;
+	/*
+	 * The tree's own namespaces (ns.h, NS_BIT()s; its pids are then the
+	 * ones in its PID namespace: tree_use_vpids), the host pid of the
+	 * ns-root (the root task: imgcr clones it into them) and the pipe on
+	 * which imgcr lets it go on once every kind's outside() ran.
+	 */
+	unsigned int own;
+	int files_inside;	/* the ns-root opens the files, in its mount and network namespaces */
+	pid_t nsroot;
+	int ns_sync[2];
 	int *desc;		/* per file: the restorer's fd */
 	int status_r, status_w, go_r, go_w;
 	int base;
@@ -137,10 +148,17 @@ struct rctx {
 /* clone3 like fork(), with the pid @tid in the innermost namespace (0: any). */
 pid_t clone_tid(pid_t tid)
 {
+	return clone_ns(0, tid);
+}
+
+/* The same into new namespaces (CLONE_NEW* @flags; with CLONE_NEWPID, @tid 0). */
+pid_t clone_ns(unsigned long flags, pid_t tid)
+{
 	struct imgcr_clone_args a;
 	pid_t t = tid;
 
 	memset(&a, 0, sizeof(a));
+	a.flags = flags;
 	a.exit_signal = SIGCHLD;
 	if (tid > 0) {
 		a.set_tid = (uintptr_t)&t;
@@ -861,6 +879,41 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 	_exit(127);
 }
 
+/*
+ * The ns-root (the tree's root task, cloned into the tree's new
+ * namespaces): once imgcr ran every kind's outside(), every kind's
+ * inside() in enum order (uts: the names; time: a new time namespace with
+ * the offsets, joined before any child exists), then it is the root task.
+ */
+static int open_files(struct rctx *c);
+static void run_nsroot(struct rctx *c) __attribute__((noreturn));
+static void run_nsroot(struct rctx *c)
+{
+	struct ns_ctx nc = { .t = &c->t, .dirfd = c->dirfd, .hostproc = -1, .root = getpid(),
+			     .own = c->own };
+	char go;
+	ssize_t n;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != (c->own & NS_BIT(NS_PID) ? 0 : c->restorer))
+		_exit(1);
+	close(c->ns_sync[1]);
+	while ((n = read(c->ns_sync[0], &go, 1)) < 0 && errno == EINTR)
+		;
+	if (n != 1)
+		_exit(1);	/* imgcr gave up */
+	close(c->ns_sync[0]);
+	if (ns_inside(&nc)) {
+		report(c, c->t.root, "the tree's namespaces could not be set up (the reason is above)");
+		_exit(1);
+	}
+	if (c->files_inside && open_files(c)) {
+		report(c, c->t.root, "the tree's files could not be opened in its namespaces (the reason is above)");
+		_exit(1);
+	}
+	run_task(c, tidx(&c->t, c->t.root), c->own & NS_BIT(NS_PID) ? 0 : c->restorer);
+}
+
 static void run_init(struct rctx *c) __attribute__((noreturn));
 static void run_init(struct rctx *c)
 {
@@ -1340,7 +1393,12 @@ static void outer_pids(struct rctx *c, pid_t *outer)
 	int i;
 
 	memset(outer, 0, c->t.ntasks * sizeof(*outer));
-	n = readlink("/proc/self/ns/pid_for_children", ns, sizeof(ns) - 1);
+	if (c->nsroot > 0) {
+		snprintf(path, sizeof(path), "/proc/%d/ns/pid", c->nsroot);
+		n = readlink(path, ns, sizeof(ns) - 1);
+	} else {
+		n = readlink("/proc/self/ns/pid_for_children", ns, sizeof(ns) - 1);
+	}
 	proc = opendir("/proc");
 	if (n <= 0 || !proc) {
 		if (proc)
@@ -1680,6 +1738,18 @@ int cmd_restore(int argc, char **argv)
 	}
 	if (tree_read(&c.t, c.dir))
 		return 1;
+	/* namespaces of its own (ns.c): restored by the ns-root, the root task */
+	if (ns_restore_check(&c.t))
+		return 1;
+	c.own = c.t.ns ? c.t.ns->own : 0;
+	c.ns_sync[0] = c.ns_sync[1] = -1;
+	if (c.own & NS_BIT(NS_PID)) {
+		if (c.pidns)
+			return usage_error("restore: --pidns is for a tree without a PID namespace of its own; this one has one, which is restored");
+		/* its pids are the ones in its namespace from now on */
+		tree_use_vpids(&c.t);
+		c.pidns = 2;
+	}
 	/*
 	 * Once imgcr exits, a restored group whose only link to its session
 	 * was imgcr is orphaned, and the kernel sends SIGHUP and SIGCONT to
@@ -1694,7 +1764,7 @@ int cmd_restore(int argc, char **argv)
 	if (c.detach && !c.pidns && detach_pdeath(&c))
 		return 1;
 	c.setcreds = geteuid() == 0;
-	c.userns = c.pidns && geteuid() != 0;
+	c.userns = c.pidns == 1 && geteuid() != 0;
 	c.restorer = getpid();
 	if (check_tree(&c))
 		return 1;
@@ -1736,17 +1806,28 @@ int cmd_restore(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (c.pidns && enter_namespaces(&c))
+	if (c.pidns == 1 && enter_namespaces(&c))
 		return 1;
 	t_open = log_now_ms();
+	/*
+	 * The files of a tree with its own mount or network namespace are
+	 * opened by the ns-root, once it has made them (paths, sockets).
+	 */
+	c.files_inside = !!(c.own & (NS_BIT(NS_MNT) | NS_BIT(NS_NET)));
+	for (i = 0; c.files_inside && i < c.t.nghosts; i++)
+		if (c.t.ghosts[i].mapped) {
+			pr_err("deleted file %s: mapped by a tree with its own mount or network namespace: not supported yet",
+			       c.t.ghosts[i].path);
+			return 1;
+		}
 	/* the images open the deleted files they map by path: made first, at it */
-	if (ghost_make_mapped(&c.t, c.dirfd))
+	if (!c.files_inside && ghost_make_mapped(&c.t, c.dirfd))
 		return 1;
-	if (open_files(&c)) {
+	if (!c.files_inside && open_files(&c)) {
 		ghost_unlink_mapped(&c.t);
 		return 1;
 	}
-	if (pipe2(p, O_CLOEXEC) || pipe2(g, O_CLOEXEC)) {
+	if (pipe2(p, O_CLOEXEC) || pipe2(g, O_CLOEXEC) || (c.own && pipe2(c.ns_sync, O_CLOEXEC))) {
 		pr_perror("pipe");
 		ghost_unlink_mapped(&c.t);
 		return 1;
@@ -1755,6 +1836,10 @@ int cmd_restore(int argc, char **argv)
 	c.status_w = fd_high(p[1], c.base);
 	c.go_r = fd_high(g[0], c.base);
 	c.go_w = fd_high(g[1], c.base);
+	if (c.own) {
+		c.ns_sync[0] = fd_high(c.ns_sync[0], c.base);
+		c.ns_sync[1] = fd_high(c.ns_sync[1], c.base);
+	}
 	fflush(stdout);
 	fflush(stderr);
 
@@ -1762,7 +1847,10 @@ int cmd_restore(int argc, char **argv)
 	pr_debug("%d tasks to create, %d files open", c.t.ntasks, c.t.nfiles);
 	image_sizes(&c, &bytes, &pages);
 	progress_begin("restore", c.t.ntasks, bytes);
-	if (c.pidns && c.t.root != 1)
+	if (c.own)
+		/* the ns-root: the root task, in the tree's new namespaces (pid 1 of its own) */
+		top = clone_ns(ns_clone_flags(c.own), c.own & NS_BIT(NS_PID) ? 0 : c.t.root);
+	else if (c.pidns && c.t.root != 1)
 		top = clone_tid(0);
 	else
 		top = clone_tid(c.pidns ? 1 : c.t.root);
@@ -1777,19 +1865,54 @@ int cmd_restore(int argc, char **argv)
 	if (top == 0) {
 		close(c.status_r);
 		close(c.go_w);
+		if (c.own)
+			run_nsroot(&c);
 		if (c.pidns && c.t.root != 1)
 			run_init(&c);
 		run_task(&c, tidx(&c.t, c.t.root), c.pidns ? 0 : c.restorer);
 	}
 	close(c.status_w);
 	close(c.go_r);
-	for (i = 0; i < c.t.nfiles; i++)
+	if (c.own) {
+		struct ns_ctx nc = { .t = &c.t, .dirfd = c.dirfd, .hostproc = -1, .root = top,
+				     .own = c.own };
+
+		c.nsroot = top;
+		close(c.ns_sync[0]);
+		/* every kind's part outside (uid maps, veth peers, cgroups), then it goes on */
+		if (ns_outside(&nc) || write_all(c.ns_sync[1], "g", 1)) {
+			kill_tree(&c, top, 0);
+			ghost_unlink_mapped(&c.t);
+			pr_err("restore failed: the tree's namespaces could not be set up; nothing of the tree was left running");
+			return 1;
+		}
+		close(c.ns_sync[1]);
+	}
+	for (i = 0; c.desc && i < c.t.nfiles; i++)
 		close(c.desc[i]);
 	if (collect(&c, c.t.ntasks, 60000)) {
+		if (c.own) {
+			struct ns_ctx nc = { .t = &c.t, .dirfd = c.dirfd, .hostproc = -1,
+					     .root = top, .own = c.own };
+
+			ns_cleanup(&nc);
+		}
 		kill_tree(&c, top, 0);
 		ghost_unlink_mapped(&c.t);
 		pr_err("nothing of the tree was left running");
 		return 1;
+	}
+	if (c.own) {
+		struct ns_ctx nc = { .t = &c.t, .dirfd = c.dirfd, .hostproc = -1, .root = top,
+				     .own = c.own };
+
+		if (ns_late(&nc)) {
+			ns_cleanup(&nc);
+			kill_tree(&c, top, 0);
+			ghost_unlink_mapped(&c.t);
+			pr_err("nothing of the tree was left running");
+			return 1;
+		}
 	}
 	/* the point of no return: one go byte per task (zombies are dead already) */
 	t_exec = log_now_ms();

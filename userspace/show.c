@@ -17,6 +17,7 @@
 #include "image.h"
 #include "locks.h"
 #include "log.h"
+#include "ns.h"
 #include "pipes.h"
 #include "tree.h"
 #include "sockets.h"
@@ -528,6 +529,7 @@ static void show_tree_text(const struct tree *t, const char *dir)
 
 	printf("tree:     %s, root pid %d, %d tasks, %d open files, %d pipes/FIFOs\n",
 	       dir, t->root, t->ntasks, t->nfiles, t->npipes);
+	ns_show_text(t);
 	for (i = 0; i < t->ntasks; i++) {
 		const struct tree_task *k = &t->tasks[i];
 
@@ -556,6 +558,12 @@ static void show_tree_text(const struct tree *t, const char *dir)
 		for (j = 0; j < k->nthreads; j++)
 			printf(" %d", k->threads[j]);
 		putchar('\n');
+		if (k->vpid || k->vthreads) {
+			printf("  in its PID namespace: %d (main)", k->vpid ? k->vpid : k->pid);
+			for (j = 0; j < k->nthreads; j++)
+				printf(" %d", k->vthreads ? k->vthreads[j] : k->threads[j]);
+			putchar('\n');
+		}
 		for (j = 0; j < k->nfds; j++) {
 			const struct tree_fd *d = &k->fds[j];
 
@@ -601,7 +609,9 @@ static void show_tree_json(const struct tree *t)
 {
 	int i, j;
 
-	printf("{\"format\":%d,\"root\":%d,\"tasks\":[", IMGCR_JSON_FORMAT, t->root);
+	printf("{\"format\":%d,\"root\":%d", IMGCR_JSON_FORMAT, t->root);
+	ns_show_json(t);
+	printf(",\"tasks\":[");
 	for (i = 0; i < t->ntasks; i++) {
 		const struct tree_task *k = &t->tasks[i];
 
@@ -615,7 +625,14 @@ static void show_tree_json(const struct tree *t)
 		printf("],\"threads\":[");
 		for (j = 0; j < k->nthreads; j++)
 			printf("%s%d", j ? "," : "", k->threads[j]);
-		printf("],\"stopped\":%s", k->stopped ? "true" : "false");
+		printf("]");
+		if (k->vpid || k->vthreads) {
+			printf(",\"vpid\":%d,\"vthreads\":[", k->vpid ? k->vpid : k->pid);
+			for (j = 0; j < k->nthreads; j++)
+				printf("%s%d", j ? "," : "", k->vthreads ? k->vthreads[j] : k->threads[j]);
+			printf("]");
+		}
+		printf(",\"stopped\":%s", k->stopped ? "true" : "false");
 		if (k->zombie)
 			printf(",\"exit_status\":%d", k->exit_status);
 		printf(",\"umask\":%u,\"cwd\":", k->umask);

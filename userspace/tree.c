@@ -215,6 +215,90 @@ struct tree_task *tree_find(const struct tree *t, pid_t pid)
 	return NULL;
 }
 
+int tree_index(const struct tree *t, pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < t->ntasks; i++)
+		if (t->tasks[i].pid == pid)
+			return i;
+	return -1;
+}
+
+/* The vpid of the task or thread @pid, or 0 if it is not in the tree. */
+static pid_t vpid_of(const struct tree *t, pid_t pid)
+{
+	int i, j;
+
+	for (i = 0; i < t->ntasks; i++) {
+		const struct tree_task *k = &t->tasks[i];
+
+		if (k->pid == pid)
+			return k->vpid ? k->vpid : k->pid;
+		for (j = 0; j < k->nthreads; j++)
+			if (k->threads[j] == pid)
+				return k->vthreads ? k->vthreads[j] : pid;
+	}
+	return 0;
+}
+
+void tree_use_vpids(struct tree *t)
+{
+	struct tree v = *t;	/* the host pids, while t's are replaced */
+	struct tree_task *host = calloc(t->ntasks + 1, sizeof(*host));
+	int i, j;
+
+	if (!host) {
+		pr_err("out of memory");
+		exit(1);
+	}
+	for (i = 0; i < t->ntasks; i++) {
+		host[i] = t->tasks[i];
+		host[i].threads = malloc((t->tasks[i].nthreads + 1) * sizeof(pid_t));
+		if (!host[i].threads) {
+			pr_err("out of memory");
+			exit(1);
+		}
+		memcpy(host[i].threads, t->tasks[i].threads, t->tasks[i].nthreads * sizeof(pid_t));
+	}
+	v.tasks = host;
+	t->root = vpid_of(&v, t->root);
+	for (i = 0; i < t->ntasks; i++) {
+		struct tree_task *k = &t->tasks[i];
+
+		k->pid = vpid_of(&v, host[i].pid);
+		k->ppid = vpid_of(&v, host[i].ppid);
+		k->pgid = vpid_of(&v, host[i].pgid);
+		k->sid = vpid_of(&v, host[i].sid);
+		for (j = 0; j < k->nthreads; j++)
+			k->threads[j] = vpid_of(&v, host[i].threads[j]);
+		k->vpid = 0;
+		free(k->vthreads);
+		k->vthreads = NULL;
+	}
+	for (i = 0; i < t->nfiles; i++) {
+		struct tree_file *f = &t->files[i];
+
+		if (f->kind == TK_PIDFD && !f->start)
+			f->target = vpid_of(&v, f->target);
+		if (f->own_pid)
+			f->own_pid = vpid_of(&v, f->own_pid);
+	}
+	for (i = 0; i < t->nitems; i++)
+		if (t->items[i].kind == IT_EPOLL)
+			t->items[i].pid = vpid_of(&v, t->items[i].pid);
+	for (i = 0; i < t->nlocks; i++)
+		if (t->locks[i].pid)
+			t->locks[i].pid = vpid_of(&v, t->locks[i].pid);
+	for (i = 0; i < t->nttys; i++) {
+		t->ttys[i].sid = t->ttys[i].sid ? vpid_of(&v, t->ttys[i].sid) : 0;
+		t->ttys[i].fg = t->ttys[i].fg ? vpid_of(&v, t->ttys[i].fg) : 0;
+	}
+	for (i = 0; i < t->ntasks; i++)
+		free(host[i].threads);
+	free(host);
+}
+
 struct tree_task *tree_find_tid(const struct tree *t, pid_t tid)
 {
 	int i, j;
@@ -232,6 +316,10 @@ struct tree_task *tree_find_tid(const struct tree *t, pid_t tid)
 int tree_thread_add(struct tree_task *task, pid_t tid)
 {
 	task->threads = tree_grow(task->threads, task->nthreads, sizeof(*task->threads));
+	if (task->vthreads) {
+		task->vthreads = tree_grow(task->vthreads, task->nthreads, sizeof(*task->vthreads));
+		task->vthreads[task->nthreads] = tid;
+	}
 	task->threads[task->nthreads++] = tid;
 	return 0;
 }
@@ -280,6 +368,7 @@ void tree_free(struct tree *t)
 		free(t->tasks[i].root);
 		free(t->tasks[i].fds);
 		free(t->tasks[i].threads);
+		free(t->tasks[i].vthreads);
 		free(t->tasks[i].affinity);
 	}
 	for (i = 0; i < t->nfiles; i++) {
@@ -374,8 +463,11 @@ static void task_write(FILE *f, const struct tree *t)
 		const struct tree_task *k = &t->tasks[i];
 
 		tree_escape(e1, sizeof(e1), k->comm);
-		fprintf(f, "task pid=%d ppid=%d pgid=%d sid=%d comm=%s\n", k->pid, k->ppid, k->pgid,
+		fprintf(f, "task pid=%d ppid=%d pgid=%d sid=%d comm=%s", k->pid, k->ppid, k->pgid,
 			k->sid, e1);
+		if (k->vpid && k->vpid != k->pid)
+			fprintf(f, " vpid=%d", k->vpid);
+		fputc('\n', f);
 		fprintf(f, "cred pid=%d ruid=%u euid=%u suid=%u fsuid=%u rgid=%u egid=%u sgid=%u fsgid=%u groups=",
 			k->pid, k->uid[0], k->uid[1], k->uid[2], k->uid[3], k->gid[0], k->gid[1],
 			k->gid[2], k->gid[3]);
@@ -385,8 +477,12 @@ static void task_write(FILE *f, const struct tree *t)
 		tree_escape(e2, sizeof(e2), k->root ? k->root : "/");
 		fprintf(f, "%s\nfs pid=%d umask=0%03o cwd=%s root=%s\n", k->ngroups ? "" : "-",
 			k->pid, k->umask, e1, e2);
-		for (j = 0; j < k->nthreads; j++)
-			fprintf(f, "thread pid=%d tid=%d\n", k->pid, k->threads[j]);
+		for (j = 0; j < k->nthreads; j++) {
+			fprintf(f, "thread pid=%d tid=%d", k->pid, k->threads[j]);
+			if (k->vthreads && k->vthreads[j] != k->threads[j])
+				fprintf(f, " vpid=%d", k->vthreads[j]);
+			fputc('\n', f);
+		}
 		attrs_write(f, k);
 		if (k->zombie)
 			fprintf(f, "exit pid=%d status=%d\n", k->pid, k->exit_status);
@@ -425,6 +521,10 @@ static const char *task_read(struct tree *t, struct rec *r)
 	    REC_NUM(r, "pgid", LLONG_MIN, LLONG_MAX, k->pgid) ||
 	    REC_NUM(r, "sid", LLONG_MIN, LLONG_MAX, k->sid) || rec_str(r, "comm", &c))
 		return "bad task record";
+	if (rec_has(r, "vpid") && REC_NUM(r, "vpid", 1, TREE_PID_MAX, k->vpid)) {
+		free(c);
+		return "bad task record";
+	}
 	snprintf(k->comm, sizeof(k->comm), "%s", c);
 	free(c);
 	return NULL;
@@ -500,6 +600,21 @@ static const char *thread_read(struct tree *t, struct rec *r)
 		return "thread records of a task are not in ascending order";
 	if (k->nthreads >= IMGCR_MAX_THREADS)
 		return "more threads in one task than an image can hold";
+	if (rec_has(r, "vpid")) {
+		pid_t v;
+
+		if (REC_NUM(r, "vpid", 1, TREE_PID_MAX, v))
+			return "bad thread record";
+		if (!k->vthreads) {
+			k->vthreads = calloc(k->nthreads + 1, sizeof(*k->vthreads));
+			if (!k->vthreads)
+				return "out of memory";
+			memcpy(k->vthreads, k->threads, k->nthreads * sizeof(*k->threads));
+		}
+		tree_thread_add(k, tid);
+		k->vthreads[k->nthreads - 1] = v;
+		return NULL;
+	}
 	tree_thread_add(k, tid);
 	return NULL;
 }

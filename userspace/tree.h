@@ -127,6 +127,13 @@ struct tree_task {
 	int has_zsig;		/* a zombie's signal dispositions below are known */
 	unsigned long long sig_ign, sig_cgt;	/* bit N-1: signal N ignored, caught */
 	int stopped;		/* group-stopped before the dump: the stop signal (SIGSTOP...) */
+	/*
+	 * In a tree with its own PID namespace (ns.h): the pid and the
+	 * threads' TIDs in it ("vpid" field; 0 / NULL: the same as pid,
+	 * threads[])
+	 */
+	pid_t vpid;
+	pid_t *vthreads;
 };
 
 /* An item of an epoll instance (IT_EPOLL) or a watch of an inotify one (IT_WATCH). */
@@ -170,6 +177,16 @@ struct tree {
 
 struct tree_task *tree_task_add(struct tree *t, pid_t pid);
 struct tree_task *tree_find(const struct tree *t, pid_t pid);
+/* The index of the task @pid, or -1. */
+int tree_index(const struct tree *t, pid_t pid);
+/*
+ * restore of a tree with its own PID namespace: every pid of the tree
+ * (tasks, threads, groups, sessions, file owners, pidfds to the tree,
+ * epoll items, locks, terminals) replaced by the one in that namespace
+ * (its vpid); a pid outside the tree (a group or session the root
+ * inherited) becomes 0 (none in the new namespace).
+ */
+void tree_use_vpids(struct tree *t);
 /* The task that has @tid as its pid or as one of its threads' tids. */
 struct tree_task *tree_find_tid(const struct tree *t, pid_t tid);
 int tree_thread_add(struct tree_task *task, pid_t tid);

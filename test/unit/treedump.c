@@ -22,6 +22,7 @@
 #include "attrs.h"
 #include "files.h"
 #include "locks.h"
+#include "ns.h"
 #include "pipes.h"
 #include "sockets.h"
 #include "tree.h"
@@ -70,6 +71,14 @@ static void task(const struct tree_task *k)
 		printf(" stop_sig=%d", k->stopped);
 	if (k->has_zsig)
 		printf(" sig_ign=0x%llx sig_cgt=0x%llx", k->sig_ign, k->sig_cgt);
+	/* only in a tree with its own PID namespace, as the tree file */
+	if (k->vpid)
+		printf(" vpid=%d", k->vpid);
+	if (k->vthreads) {
+		printf(" vthreads=");
+		for (j = 0; j < k->nthreads; j++)
+			printf("%s%d", j ? "," : "", k->vthreads[j]);
+	}
 	putchar('\n');
 	for (j = 0; j < k->nfds; j++)
 		printf("  fd fd=%d file=%d cloexec=%d\n", k->fds[j].fd, k->fds[j].file,
@@ -180,6 +189,7 @@ static void model(const struct tree *t)
 	printf("root=%d ntasks=%d nfiles=%d npipes=%d nttys=%d nitems=%d nghosts=%d nlocks=%d nsks=%d\n",
 	       t->root, t->ntasks, t->nfiles, t->npipes, t->nttys, t->nitems, t->nghosts,
 	       t->nlocks, t->nsks);
+	ns_model(t);
 	for (i = 0; i < t->ntasks; i++)
 		task(&t->tasks[i]);
 	for (i = 0; i < t->nfiles; i++)
