@@ -1,6 +1,12 @@
 #!/bin/sh
 # The ipc namespace kind (userspace/ipc.c): SysV shm, semaphores, message
 # queues, ipc sysctls and empty POSIX queues of an ipc namespace.
+#  ct_ipc           a container (util-linux unshare --fork --pid --ipc), its
+#                   pid 1 ipcwork with every kind of object and a segment
+#                   attached: dumped from the host, killed, restored
+#                   (--detach); outside: a new ipc namespace, ipcs -c and
+#                   ipcs (through nsenter) as before, a sysctl; inside:
+#                   ipcwork checks the mapping and every object
 #  ct_ipc-hooks     the kind's dump and restore hooks alone (the hidden
 #                   "imgcr _ipc dump|restore -D DIR"), in util-linux
 #                   "unshare --ipc" children: ipcwork makes the objects in
@@ -28,11 +34,47 @@
 #  ct_ipc-refuse-shmdest  a removed segment still attached: refused, named
 # timeout: 300
 . /imgcr/guest/lib.sh
+. /imgcr/guest/ctlib.sh
 
 UNSHARE=/usr/sbin/unshare
 IPCS=/usr/sbin/ipcs
 [ -x $UNSHARE ] || UNSHARE=/usr/bin/unshare
 [ -x $IPCS ] || IPCS=/usr/bin/ipcs
+
+# nsid PID NS: the inode of PID's namespace NS
+nsid() { _l=$(readlink /proc/$1/ns/$2); _l=${_l#*[}; echo "${_l%]}"; }
+
+# ipcs_of PID OUT: ipcs -c and ipcs of PID's ipc namespace, from outside (nsenter)
+ipcs_of() { /usr/sbin/nsenter -t $1 -i $IPCS -c > "$2" && /usr/sbin/nsenter -t $1 -i $IPCS >> "$2"; }
+
+ct() {
+	mkdir -p "$T" && cd "$T" || fail "mkdir"
+	ct_start ct.pid --pid --ipc -- ipcwork run "$PWD/ids" attach >> out 2> unshare.err ||
+		fail "ct_start: $(cat unshare.err)"
+	CT=$(cat ct.pid)
+	track $CT
+	wait_line out "^ipcwork: ready pid=1" 60 || fail "ipcwork not ready: $(tr '\n' '|' < out) $(cat unshare.err)"
+	IPC0=$(nsid $CT ipc)
+	ipcs_of $CT ipcs.before || fail "ipcs before"
+	imgcr dump -t $CT -D d > dump.out 2> dump.err || fail "dump: $(tr '\n' '|' < dump.err)"
+	wait_gone $CT 20 || fail "the container survived the dump"
+	grep -q "^ns kind=ipc ino=$IPC0" d/tree || fail "no 'ns kind=ipc' record: $(grep '^ns' d/tree | tr '\n' '|')"
+	n=$(grep -c '^shm \|^sem \|^msq \|^mq ' d/tree)
+	[ "$n" = 5 ] || fail "$n ipc object records, not 5: $(grep '^shm\|^sem\|^msq\|^mq' d/tree | tr '\n' '|')"
+	imgcr restore -D d --detach --pidfile "$PWD/rp" > r.out 2> restore.err || fail "restore: exit $?$(rerr)"
+	NEW=$(cat rp)
+	track $NEW
+	[ "$(nsid $NEW ipc)" != "$(nsid $$ ipc)" ] || fail "restored into the host's ipc namespace"
+	[ "$(nsid $NEW ipc)" != "$IPC0" ] || fail "the dumped ipc namespace again?"
+	ipcs_of $NEW ipcs.after || fail "ipcs after"
+	diff ipcs.before ipcs.after > ipcs.diff || fail "ipcs differs (outside): $(tr '\n' '|' < ipcs.diff)"
+	[ "$(/usr/sbin/nsenter -t $NEW -i cat /proc/sys/kernel/msgmax)" = 12345 ] || fail "msgmax outside: $(/usr/sbin/nsenter -t $NEW -i cat /proc/sys/kernel/msgmax)"
+	kill -USR1 $NEW
+	wait_gone $NEW 20 || fail "ipcwork did not end on SIGUSR1"
+	grep -q '^ipcwork: attached ok' out || fail "inside, the mapping: $(grep ipcwork: out | tr '\n' '|')"
+	grep -q '^ipcwork: check ok' out || fail "inside: $(grep ipcwork: out | tr '\n' '|')"
+	pass "$n objects, $(grep -c '^ipcvar ' d/tree) sysctls; ipcs equal; ipcwork: check ok"
+}
 
 hooks() {
 	mkdir -p "$T" && cd "$T" || fail "mkdir"
@@ -160,6 +202,7 @@ refusal() {
 refuse_mq() { refusal mqfull "POSIX message queue /full holds 1 messages: not supported"; }
 refuse_shmdest() { refusal shmdest "shm segment [0-9]* (key 0x0) is removed but still attached"; }
 
+subtest ct_ipc ct
 subtest ct_ipc-hooks hooks
 subtest ct_ipc-userns userns
 subtest ct_ipc-attached attached
