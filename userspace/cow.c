@@ -158,7 +158,7 @@ int cow_plan(const struct tree *t, int dirfd)
 	for (i = 0; i < t->ntasks; i++) {
 		if (t->tasks[i].zombie)
 			continue;
-		snprintf(path, sizeof(path), "core-%d.img", t->tasks[i].pid);
+		snprintf(path, sizeof(path), "core-%d.img", TASK_IMG_PID(&t->tasks[i]));
 		if (read_task(&plan[i], dirfd, path))
 			return -1;
 	}
@@ -303,7 +303,7 @@ const char *cow_prepare(const struct tree *t, int ti, int dirfd,
 		nkept = 0;
 		return NULL;
 	}
-	snprintf(path, sizeof(path), "core-%d.img", t->tasks[ti].pid);
+	snprintf(path, sizeof(path), "core-%d.img", TASK_IMG_PID(&t->tasks[ti]));
 	fd = dir_open(dirfd, path, O_RDONLY);
 	buf = malloc(COW_CHUNK);
 	if (fd < 0 || !buf) {

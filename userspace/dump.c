@@ -1038,7 +1038,7 @@ static int check_image_threads(struct dctx *c, const struct tree_task *k)
 {
 	char path[4096], a[256], b[256];
 	struct image img;
-	pid_t *tids = NULL;
+	pid_t *tids = NULL, *want = NULL;
 	unsigned int i;
 	int ret = -1;
 
@@ -1053,10 +1053,18 @@ static int check_image_threads(struct dctx *c, const struct tree_task *k)
 	for (i = 1; i < img.nr_threads; i++)
 		tids[i - 1] = img.threads[i].thread.tid;
 	qsort(tids, img.nr_threads - 1, sizeof(*tids), cmp_tid);
+	/* a task in its own PID namespace: the image holds the TIDs in it (ns.c) */
+	want = calloc(k->nthreads + 1, sizeof(*want));
+	if (!want) {
+		pr_err("out of memory");
+		goto out;
+	}
+	memcpy(want, k->vthreads ? k->vthreads : k->threads, k->nthreads * sizeof(*want));
+	qsort(want, k->nthreads, sizeof(*want), cmp_tid);
 	if (img.nr_threads - 1 != (unsigned int)k->nthreads ||
-	    (k->nthreads && memcmp(tids, k->threads, k->nthreads * sizeof(*tids)))) {
+	    (k->nthreads && memcmp(tids, want, k->nthreads * sizeof(*tids)))) {
 		tid_list(a, sizeof(a), tids, img.nr_threads - 1);
-		tid_list(b, sizeof(b), k->threads, k->nthreads);
+		tid_list(b, sizeof(b), want, k->nthreads);
 		pr_err("pid %d: the image %s holds the threads %s besides the main one, the frozen task has %s",
 		       k->pid, path, a, b);
 		goto out;
@@ -1064,6 +1072,7 @@ static int check_image_threads(struct dctx *c, const struct tree_task *k)
 	ret = 0;
 out:
 	free(tids);
+	free(want);
 	image_close(&img);
 	return ret;
 }

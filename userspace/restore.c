@@ -637,15 +637,15 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 	 * by binfmt_img from that fd (closed by the exec).  Both through
 	 * DIR's fd, above the tree's fds, before these are put in place.
 	 */
-	snprintf(img, sizeof(img), "%s/core-%d.img", c->dir, k->pid);
-	snprintf(name, sizeof(name), "core-%d.img", k->pid);
+	snprintf(img, sizeof(img), "%s/core-%d.img", c->dir, TASK_IMG_PID(k));
+	snprintf(name, sizeof(name), "core-%d.img", TASK_IMG_PID(k));
 	fd = -1;	/* a zombie has no image */
 	if (!k->zombie && (fd = fd_high(dir_open(c->dirfd, name, O_RDONLY), c->base)) < 0)
 		TFAIL("cannot open %s: %s", img, strerror(errno));
 	if (!k->zombie) {
 		char sc[64];
 
-		seccomp_path(sc, sizeof(sc), NULL, k->pid);
+		seccomp_path(sc, sizeof(sc), NULL, TASK_IMG_PID(k));
 		scfd = dir_open(c->dirfd, sc, O_RDONLY);
 		if (scfd < 0 && errno != ENOENT)
 			TFAIL("cannot open %s/%s: %s", c->dir, sc, strerror(errno));
@@ -1185,7 +1185,7 @@ static int check_tree(struct rctx *c)
 			       k->pid, k->exit_status & 0x7f);
 			return -1;
 		}
-		snprintf(path, sizeof(path), "core-%d.img", k->pid);
+		snprintf(path, sizeof(path), "core-%d.img", TASK_IMG_PID(k));
 		if (!k->zombie && faccessat(c->dirfd, path, R_OK, 0)) {
 			pr_perror("pid %d: image %s/%s", k->pid, c->dir, path);
 			return -1;
@@ -1557,7 +1557,7 @@ static int detach_pdeath(const struct rctx *c)
 
 	if (root && root->zombie)
 		return 0;
-	snprintf(path, sizeof(path), "core-%d.img", c->t.root);
+	snprintf(path, sizeof(path), "core-%d.img", root ? TASK_IMG_PID(root) : c->t.root);
 	if (image_openat(&img, c->dirfd, path))
 		return -1;
 	if (img.proc)
@@ -1656,7 +1656,7 @@ static void image_sizes(struct rctx *c, unsigned long long *bytes, unsigned long
 	for (i = 0; i < c->t.ntasks; i++) {
 		if (c->t.tasks[i].zombie)
 			continue;
-		snprintf(path, sizeof(path), "core-%d.img", c->t.tasks[i].pid);
+		snprintf(path, sizeof(path), "core-%d.img", TASK_IMG_PID(&c->t.tasks[i]));
 		if (fstatat(c->dirfd, path, &s, AT_SYMLINK_NOFOLLOW))
 			continue;
 		*bytes += s.st_size;

@@ -219,7 +219,11 @@ int seccomp_dump(const struct tree_task *k, const char *dir)
 			goto out;
 		if (mode <= 1 || filters <= 0) {
 			/* none, or strict mode (restored by binfmt_img) */
-			struct imgcr_seccomp_chain ch = { .tid = tid };
+			/* the TID the image holds: in the task's own PID namespace (ns.c) */
+			struct imgcr_seccomp_chain ch = {
+				.tid = i < 0 ? (k->vpid ? k->vpid : tid) :
+				       (k->vthreads ? k->vthreads[i] : tid)
+			};
 
 			if (put(&b, &ch, sizeof(ch)))
 				goto oom;

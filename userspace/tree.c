@@ -266,6 +266,7 @@ void tree_use_vpids(struct tree *t)
 	for (i = 0; i < t->ntasks; i++) {
 		struct tree_task *k = &t->tasks[i];
 
+		k->dump_pid = host[i].pid;
 		k->pid = vpid_of(&v, host[i].pid);
 		k->ppid = vpid_of(&v, host[i].ppid);
 		k->pgid = vpid_of(&v, host[i].pgid);

@@ -134,7 +134,12 @@ struct tree_task {
 	 */
 	pid_t vpid;
 	pid_t *vthreads;
+	pid_t dump_pid;		/* restore, after tree_use_vpids(): the pid at the dump
+				 * (its files: core-PID.img...); 0: pid */
 };
+
+/* The pid that names task @k's files in DIR (core-PID.img, seccomp-PID.img). */
+#define TASK_IMG_PID(k)	((k)->dump_pid ? (k)->dump_pid : (k)->pid)
 
 /* An item of an epoll instance (IT_EPOLL) or a watch of an inotify one (IT_WATCH). */
 enum tree_item_kind { IT_EPOLL, IT_WATCH };

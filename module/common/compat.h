@@ -613,7 +613,7 @@ static inline int imgcr_fpu_copy_uabi_to_guest_fpstate(struct fpu_guest *g,
  */
 struct imgcr_sem_undo_list {
 	refcount_t refcnt;
-	spinlock_t lock;
+	spinlock_t lock;		/* of list_proc */
 	struct list_head list_proc;	/* struct sem_undo, one per set */
 };
 
@@ -656,8 +656,8 @@ struct imgcr_shmid_kernel {
  * or 24 with ipcmni_extend (ipc/util.h, private): both are tried, and the
  * object's own id decides.
  */
-static inline struct imgcr_shmid_kernel *imgcr_shm_find(struct ipc_namespace *ns,
-							 int id)
+static inline struct imgcr_shmid_kernel *
+imgcr_shm_find(struct ipc_namespace *ns, int id)
 {
 	static const int idx_bits[] = { 15, 24 };
 	struct kern_ipc_perm *perm;

@@ -740,8 +740,8 @@ static int dump_sysvshm(struct dump_image *img, struct vm_area_struct *vma,
 	task_unlock(img->task);
 	if (!same) {
 		dump_refuse(img, task_pid_nr(img->task),
-			    "maps a SysV shm segment (shmid %lu at %#lx) that was removed (IPC_RMID) or is not of its IPC namespace; not supported",
-			    inode->i_ino, vma->vm_start);
+			    "maps a SysV shm segment (shmid %llu at %#lx) that was removed (IPC_RMID) or is not of its IPC namespace; not supported",
+			    (unsigned long long)inode->i_ino, vma->vm_start);
 		return -EOPNOTSUPP;
 	}
 	v->kind = IMGCR_VMA_SYSVSHM;

@@ -874,11 +874,11 @@ static int img_check_sysvshm(struct img *img)
 		} else if (v->end > end) {
 			goto bad;	/* a piece beyond its attachment */
 		}
-		acc = S_IRUGO;
+		acc = 0444;
 		if (v->prot & IMGCR_PROT_WRITE)
-			acc |= S_IWUGO;
+			acc |= 0222;
 		if (v->prot & IMGCR_PROT_EXEC)
-			acc |= S_IXUGO;
+			acc |= 0111;
 		if (!shm_may_attach(ns, &perm, acc)) {
 			img_err(img, "SysV shm segment %u: the caller may not attach it (mode %o)",
 				v->file, perm.mode & 0777);

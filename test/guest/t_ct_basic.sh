@@ -12,6 +12,9 @@
 #                     the offsets are the dumped ones minus the time the
 #                     tree was away); the tree file's ns, uts, timens and
 #                     vpid records; then the same DIR restored again.
+#   ct_basic-threads  the same with 3 more threads in ctwork: their TIDs
+#                     inside kept (the module records them in the task's
+#                     own PID namespace).
 #   ct_basic-noinit   a subtree without its PID namespace's init: refused,
 #                     naming the init; the container keeps running.
 #   ct_basic-otherns  a task in another namespace than the root's: refused,
@@ -85,6 +88,8 @@ restore_check() {
 	[ "$mo" -le $MONO ] && [ "$mo" -gt $((MONO - 900)) ] || fail "restore $n: monotonic offset $mo, not a little below $MONO"
 	[ "$bo" -le $BOOT ] && [ "$bo" -gt $((BOOT - 900)) ] || fail "restore $n: boottime offset $bo, not a little below $BOOT"
 	step "restore $n: checked outside"
+	[ -z "${before_tids:-}" ] || [ "$(vtids $NEW)" = "$before_tids" ] ||
+		fail "restore $n: TIDs inside $(vtids $NEW), were $before_tids"
 	# inside: ctwork's verdict
 	kill -USR1 $NEW
 	wait_gone $NEW 20 || fail "restore $n: ctwork did not end on SIGUSR1"
@@ -114,6 +119,22 @@ basic() {
 	restore_check 1
 	restore_check 2
 	pass "restored twice: $(grep '^ok pid=' out | tail -n 1)"
+}
+
+# the TIDs inside of PID's threads, sorted, on one line
+vtids() { for t in /proc/$1/task/*; do nspid ${t##*/} | cut -d' ' -f2; done | sort -n | tr '\n' ' '; }
+
+threads() {
+	start_ct 3
+	ch=$(child_of $CT)
+	CHILD_V=$(nspid $ch | cut -d' ' -f2)
+	before_tids=$(vtids $CT)
+	[ "$(echo $before_tids | wc -w)" = 4 ] || fail "ctwork has not 4 threads: $before_tids"
+	step "threads: dump $CT"
+	timeout -s KILL 60 imgcr dump -v4 -t $CT -D d > dump.out 2> dump.err || fail "dump: $(tail -n 8 dump.err | tr "\n" "|")"
+	wait_dumped_gone $CT $ch
+	restore_check 1
+	pass "4 threads, TIDs inside $before_tids"
 }
 
 noinit() {
@@ -177,6 +198,7 @@ sub() {
 	$2
 }
 subtest ct_basic "sub basic basic"
+subtest ct_basic-threads "sub threads threads"
 subtest ct_basic-noinit "sub noinit noinit"
 subtest ct_basic-otherns "sub otherns otherns"
 subtest ct_basic-kind "sub kind kind"

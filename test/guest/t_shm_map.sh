@@ -11,7 +11,10 @@
 # IPC_STAT attached, the byte written before the dump).
 # shm-removed: the segment removed before the exec: the exec is refused
 # naming the shmid, and the caller survives (the exec fails).
-# timeout: 200
+# shm_map-semundo: a process holding a SEM_UNDO adjustment: imgcr dump
+# refuses it, naming the thread, and leaves it running.
+# shm_map-imgcr: the same attachment through imgcr dump and imgcr restore.
+# timeout: 300
 . /imgcr/guest/lib.sh
 require_modules
 
@@ -27,7 +30,7 @@ stop_task $pid
 dump $pid w.img
 v=$(imgcr show w.img 2>&1 | sed -n 's/^image: .*format \([0-9]*\)).*/\1/p')
 [ "$v" = 4 ] || fail "image format '$v', want 4"
-imgcr show w.img | grep -q "^  0*$addr-.* sysvshm .* shmid $id @0x0" ||
+imgcr show w.img | grep -q "^  0*$addr-.* sysvshm .* shmid $id @0$" ||
 	fail "no sysvshm mapping of shmid $id at $addr: $(imgcr show w.img | grep -i -e sysv -e "$addr")"
 kill -9 $pid
 wait_gone $pid 10 || fail "shmmap $pid did not die"
@@ -72,3 +75,45 @@ dmesg_since | grep -q "SysV shm segment $id2 (mapped at 0x$(sed -n "s/^ready [0-
 	fail "no refusal naming shmid $id2: $(dmesg_since | grep binfmt_img | tail -n 2 | tr '\n' '|')"
 shmmap -r $id
 pass "a removed segment: exec refused naming shmid $id2"
+
+T=shm_map-semundo
+shmmap -u > out3 2>&1 &
+spid=$!
+track $spid
+wait_line out3 '^ready ' 20 || fail "shmmap -u did not start: $(cat out3)"
+semid=$(sed -n 's/^ready [0-9]* //p' out3)
+imgcr dump -t $spid -D ck3 > d3.out 2>&1 && fail "a process with SEM_UNDO state was dumped"
+grep -q "pid $spid: cannot open /proc/$spid/dump: Operation not supported: thread $spid has SysV semaphore undo state" d3.out ||
+	fail "no reason in imgcr's message: $(head -c 300 d3.out)"
+sleep 0.2
+[ "$(state $spid)" = S ] || fail "the refused process is in state '$(state $spid)'"
+kill -9 $spid
+ipcrm -s $semid 2>/dev/null || true
+pass "$(grep -o 'pid.*' d3.out | head -n1 | cut -c1-160)"
+
+# imgcr dump and restore pass the attachment through (the segment is the
+# host IPC namespace's, still there).
+T=shm_map-imgcr
+shmmap > out4 2>&1 &
+pid=$!
+track $pid
+wait_line out4 '^ready ' 20 || fail "shmmap did not start: $(cat out4)"
+set -- $(grep '^ready ' out4)
+id4=$3
+addr4=$4
+imgcr dump -t $pid -D d4 2> dump.err || fail "imgcr dump: $(cat dump.err)"
+wait_gone $pid 10 || fail "shmmap $pid survived the dump"
+imgcr restore -D d4 > restore.out 2> restore.err &
+rpid=$!
+track $rpid
+wait_tasks_restored $pid
+grep -q "^$addr4-.* $id4 " /proc/$pid/maps || fail "restored: no shmid $id4 at $addr4$(rerr)"
+shmmap -w $id4 77 > w4 2>&1 || fail "after the restore, the second attacher: $(cat w4)$(rerr)"
+wait_line out4 '^echo 77$' 10 || fail "the restored process did not see the value: $(cat out4)"
+kill -USR1 $pid
+wait_exit $rpid 60
+grep '^FAIL' out4 && fail "inside: $(grep FAIL out4 | tr '\n' '|')"
+grep -q '^shmmap PASS' out4 || fail "no 'shmmap PASS' (imgcr restore exit $RC): $(tail -n 2 out4 | tr '\n' '|')$(rerr)"
+[ "$RC" = 0 ] || fail "imgcr restore exit $RC$(rerr)"
+shmmap -r $id4
+pass "imgcr dump/restore: shmid $id4 attached again at $addr4"

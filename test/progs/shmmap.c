@@ -13,12 +13,16 @@
  *                  waits (10 s) for V + 1 at 8192: "reply ok" (exit 0) or
  *                  "reply BAD ..." (exit 1).
  * shmmap -r ID     removes segment ID (IPC_RMID).
+ * shmmap -u        makes a semaphore set, raises it with SEM_UNDO (an
+ *                  adjustment the process holds), prints "ready PID SEMID"
+ *                  and sleeps: a dump must refuse it.
  */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/ipc.h>
+#include <sys/sem.h>
 #include <sys/shm.h>
 
 #include "common.h"
@@ -134,14 +138,30 @@ static int attach(int id, uint32_t v)
 	return 1;
 }
 
+static int semundo(void)
+{
+	struct sembuf op = { .sem_num = 0, .sem_op = 1, .sem_flg = SEM_UNDO };
+	int id = semget(IPC_PRIVATE, 1, IPC_CREAT | 0600);
+
+	if (id < 0 || semop(id, &op, 1)) {
+		say("FAIL semget/semop: %s\n", strerror(errno));
+		return 2;
+	}
+	say("ready %d %d\n", (int)getpid(), id);
+	for (;;)
+		pause();
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "-w"))
 		return attach(atoi(argv[2]), strtoul(argv[3], NULL, 0));
 	if (argc == 3 && !strcmp(argv[1], "-r"))
 		return shmctl(atoi(argv[2]), IPC_RMID, NULL) ? 1 : 0;
+	if (argc == 2 && !strcmp(argv[1], "-u"))
+		return semundo();
 	if (argc == 1)
 		return serve();
-	say("usage: shmmap | shmmap -w ID V | shmmap -r ID\n");
+	say("usage: shmmap | shmmap -w ID V | shmmap -r ID | shmmap -u\n");
 	return 2;
 }
