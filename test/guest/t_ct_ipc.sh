@@ -49,7 +49,9 @@ ipcs_of() { /usr/sbin/nsenter -t $1 -i $IPCS -c > "$2" && /usr/sbin/nsenter -t $
 
 ct() {
 	mkdir -p "$T" && cd "$T" || fail "mkdir"
-	ct_start ct.pid --pid --ipc -- ipcwork run "$PWD/ids" attach >> out 2> unshare.err ||
+	# ipcwork's stderr into out too: unshare writes to its own when pid 1 is
+	# killed, and a file the tree holds must not change between dump and restore
+	ct_start ct.pid --pid --ipc -- sh -c "exec ipcwork run '$PWD/ids' attach 2>&1" >> out 2> unshare.err ||
 		fail "ct_start: $(cat unshare.err)"
 	CT=$(cat ct.pid)
 	track $CT
