@@ -67,7 +67,8 @@ ct() {
 	NEW=$(cat rp)
 	track $NEW
 	[ "$(nsid $NEW ipc)" != "$(nsid $$ ipc)" ] || fail "restored into the host's ipc namespace"
-	[ "$(nsid $NEW ipc)" != "$IPC0" ] || fail "the dumped ipc namespace again?"
+	# (not compared with the dumped one's inode: the kernel reuses a freed
+	# namespace's inode number, and the dumped namespace died with the tree)
 	ipcs_of $NEW ipcs.after || fail "ipcs after"
 	diff ipcs.before ipcs.after > ipcs.diff || fail "ipcs differs (outside): $(tr '\n' '|' < ipcs.diff)"
 	[ "$(/usr/sbin/nsenter -t $NEW -i cat /proc/sys/kernel/msgmax)" = 12345 ] || fail "msgmax outside: $(/usr/sbin/nsenter -t $NEW -i cat /proc/sys/kernel/msgmax)"
