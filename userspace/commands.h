@@ -6,6 +6,8 @@ int cmd_show(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_restore(int argc, char **argv);
+/* hidden: imgcr _ipc dump|restore -D DIR (ipc.c) */
+int cmd_ipc(int argc, char **argv);
 /* clone3() like fork(), with pid @tid (0: any); restore.c */
 #include <sys/types.h>
 pid_t clone_tid(pid_t tid);

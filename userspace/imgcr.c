@@ -49,6 +49,7 @@ static const struct command {
 	  "                        print what an image or a dump directory holds\n"
 	  "          --json              JSON, for scripts" LOG_HELP },
 	{ "check", cmd_check, "check                 are the modules loaded and usable" LOG_HELP },
+	{ "_ipc", cmd_ipc, "_ipc dump|restore -D DIR   (tests: ipc namespace kind alone)" },
 };
 
 static const struct command *find_command(const char *name)
@@ -80,6 +81,8 @@ static void usage(FILE *out)
 
 	fprintf(out, "usage: imgcr COMMAND [ARGS]   (imgcr COMMAND --help: its options)\n");
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (commands[i].name[0] == '_')	/* hidden: for the tests */
+			continue;
 		h = commands[i].help;
 		opts = option_list(h);
 		fprintf(out, "  imgcr %.*s\n", (int)(opts ? opts - h : (int)strlen(h)), h);
