@@ -1,16 +1,695 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The cgroup namespace kind (ns.h): cgroups v2 and the cgroup namespace.
- * Not supported yet: a tree with its own cgroup namespace is refused at dump.
+ * The cgroup namespace kind (ns.h): the tree's cgroups (version 2) and its
+ * cgroup namespace.
+ *
+ * dump: every task's /proc/PID/cgroup ("0::PATH", as imgcr's cgroup
+ * namespace sees it).  The root task's cgroup is the tree's base, which
+ * must be the root of the tree's cgroup namespace, and every task must be
+ * in it or below it.  Each cgroup from the base down to the tasks' is one
+ * "cgroup" record (its path below the base, the controllers enabled for
+ * its children, its limits), each task one "cg" record (its pid in its own
+ * PID namespace and its cgroup).  Refused, naming the task: a version 1
+ * hierarchy a task is not at the root of, a threaded cgroup, a task
+ * outside the base, a cgroup namespace rooted elsewhere.
+ *
+ * restore: outside() makes the base again (the dumped path, in imgcr's
+ * cgroup2 mount) and its sub-cgroups, parents first, with their
+ * controllers, refusing a base that exists with tasks in it, and puts the
+ * ns-root in the base; inside() (the ns-root) unshares its cgroup
+ * namespace there, so the tree sees "0::/" again; late() (imgcr, every
+ * task made) puts each task in its cgroup and only then writes the limits,
+ * refusing a memory limit below what the tree already uses (never an OOM
+ * kill during a restore).  cleanup() removes what outside() made.
+ *
+ * Not restored: the statistics (memory.stat, cpu.stat...), memory.peak and
+ * the events counters, which only the kernel writes.
  */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
-#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "log.h"
 #include "ns.h"
 #include "record.h"
+#include "tree.h"
 
-const struct ns_ops ns_cgroup_ops = { .name = "cgroup", .clone_flag = 0 };
+#define CG_MAX		1024	/* cgroups of one tree */
+#define CG_VAL_MAX	256
+
+/* the limits kept, in the order they are written back */
+static const char *const cg_files[] = {
+	"cpu.max", "cpu.weight", "cpuset.cpus", "cpuset.mems", "io.weight", "pids.max",
+	"memory.min", "memory.low", "memory.high", "memory.swap.max", "memory.oom.group",
+	"memory.max",
+};
+#define CG_NFILES	(sizeof(cg_files) / sizeof(cg_files[0]))
+
+struct cg {
+	char *path;			/* below the base: "/" for the base itself */
+	char *subtree;			/* cgroup.subtree_control: "+memory +pids..." */
+	char *val[CG_NFILES];		/* NULL: the file does not exist (controller off) */
+	int made;			/* restore: made by outside() */
+};
+
+struct cg_member {
+	pid_t vpid;			/* in the tree's PID namespace */
+	int cg;				/* index in cgs */
+};
+
+struct cg_ns {
+	char *base;			/* absolute, in imgcr's cgroup namespace */
+	int ncgs, nmembers;
+	struct cg *cgs;
+	struct cg_member *members;
+	char *mnt;			/* restore: imgcr's cgroup2 mount */
+};
+
+static char *xstrdup(const char *s)
+{
+	char *d = strdup(s);
+
+	if (!d) {
+		pr_err("out of memory");
+		exit(1);
+	}
+	return d;
+}
+
+static void cg_ns_free(struct cg_ns *ns)
+{
+	int i;
+	size_t j;
+
+	if (!ns)
+		return;
+	for (i = 0; i < ns->ncgs; i++) {
+		free(ns->cgs[i].path);
+		free(ns->cgs[i].subtree);
+		for (j = 0; j < CG_NFILES; j++)
+			free(ns->cgs[i].val[j]);
+	}
+	free(ns->cgs);
+	free(ns->members);
+	free(ns->base);
+	free(ns->mnt);
+	free(ns);
+}
+
+/* imgcr's cgroup2 mount point (malloc'ed), or NULL */
+static char *cg_mount(void)
+{
+	char *line = NULL, *mp = NULL, *sep, mpbuf[PATH_MAX], fs[64];
+	size_t len = 0;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+
+	if (!f)
+		return NULL;
+	while (!mp && getline(&line, &len, f) > 0) {
+		sep = strstr(line, " - ");
+		if (!sep || sscanf(sep + 3, "%63s", fs) != 1 || strcmp(fs, "cgroup2"))
+			continue;
+		if (sscanf(line, "%*d %*d %*s %*s %4095s", mpbuf) == 1)
+			mp = xstrdup(mpbuf);
+	}
+	free(line);
+	fclose(f);
+	return mp;
+}
+
+/* A small file's first line (malloc'ed, no newline), or NULL */
+static char *read_line(const char *path)
+{
+	char buf[CG_VAL_MAX * 4];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		return NULL;
+	buf[n] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	return xstrdup(buf);
+}
+
+static int write_str(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), r;
+
+	if (fd < 0)
+		return -1;
+	r = write(fd, val, strlen(val)) == (ssize_t)strlen(val) ? 0 : -1;
+	close(fd);
+	return r;
+}
+
+/* @pid's cgroup v2 path (malloc'ed); -1 (printed) if in a v1 hierarchy's group */
+static int task_cgroup(pid_t pid, char **out)
+{
+	char path[64], *line = NULL;
+	size_t len = 0;
+	FILE *f;
+	int ret = -1;
+
+	*out = NULL;
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	f = fopen(path, "re");
+	if (!f) {
+		pr_perror("pid %d: cannot read its cgroups", pid);
+		return -1;
+	}
+	while (getline(&line, &len, f) > 0) {
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+
+		line[strcspn(line, "\n")] = 0;
+		if (!c2)
+			continue;
+		if (!strncmp(line, "0::", 3)) {
+			free(*out);
+			*out = xstrdup(line + 3);
+		} else if (strcmp(c2 + 1, "/")) {
+			pr_err("pid %d: in cgroup %s of a version 1 hierarchy: not supported", pid,
+			       line);
+			goto out;
+		}
+	}
+	if (!*out)
+		pr_err("pid %d: not in a version 2 cgroup", pid);
+	ret = *out ? 0 : -1;
+out:
+	free(line);
+	fclose(f);
+	if (ret) {
+		free(*out);
+		*out = NULL;
+	}
+	return ret;
+}
+
+/* @pid's pid in its own PID namespace (NSpid's last), or -1 */
+static pid_t task_vpid(pid_t pid)
+{
+	char path[64], *line = NULL, *last;
+	size_t len = 0;
+	pid_t v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (getline(&line, &len, f) > 0)
+		if (!strncmp(line, "NSpid:", 6)) {
+			line[strcspn(line, "\n")] = 0;
+			last = strrchr(line, '\t');
+			v = atoi(last ? last + 1 : line + 6);
+		}
+	free(line);
+	fclose(f);
+	return v;
+}
+
+static int cg_find(struct cg_ns *ns, const char *rel)
+{
+	int i;
+
+	for (i = 0; i < ns->ncgs; i++)
+		if (!strcmp(ns->cgs[i].path, rel))
+			return i;
+	return -1;
+}
+
+static int cg_add(struct cg_ns *ns, const char *rel)
+{
+	struct cg *g;
+
+	if (ns->ncgs == CG_MAX)
+		return -1;
+	ns->cgs = tree_grow(ns->cgs, ns->ncgs, sizeof(*ns->cgs));
+	g = &ns->cgs[ns->ncgs];
+	memset(g, 0, sizeof(*g));
+	g->path = xstrdup(rel);
+	return ns->ncgs++;
+}
+
+/* @rel and every cgroup between the base and it, parents first */
+static int cg_add_path(struct cg_ns *ns, const char *rel)
+{
+	char buf[PATH_MAX], *p;
+
+	if (cg_find(ns, "/") < 0 && cg_add(ns, "/") < 0)
+		return -1;
+	snprintf(buf, sizeof(buf), "%s", rel);
+	for (p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (cg_find(ns, buf) < 0 && cg_add(ns, buf) < 0)
+			return -1;
+		*p = '/';
+	}
+	if (cg_find(ns, buf) < 0 && cg_add(ns, buf) < 0)
+		return -1;
+	return cg_find(ns, buf);
+}
+
+/* In the tree's cgroup namespace: the root task's cgroup must read "/" */
+static int cgns_rooted(void *arg)
+{
+	char *cg;
+	int r;
+
+	if (task_cgroup(*(pid_t *)arg, &cg))
+		return -1;
+	r = strcmp(cg, "/") ? -1 : 0;
+	if (r)
+		pr_err("pid %d: its cgroup namespace is not rooted at its cgroup (it sees itself in %s): not supported",
+		       *(pid_t *)arg, cg);
+	free(cg);
+	return r;
+}
+
+static int cg_dump(struct ns_ctx *c)
+{
+	struct cg_ns *ns = calloc(1, sizeof(*ns));
+	char path[PATH_MAX], *cg, *mnt = cg_mount(), *type;
+	size_t blen, j;
+	int i, g;
+
+	if (!ns) {
+		pr_err("out of memory");
+		exit(1);
+	}
+	if (!mnt) {
+		pr_err("pid %d: has a cgroup namespace of its own, and imgcr sees no cgroup2 mount", c->root);
+		goto fail;
+	}
+	if (task_cgroup(c->root, &ns->base) || ns_run_in(c->root, NS_BIT(NS_CGROUP), cgns_rooted, &c->root))
+		goto fail;
+	blen = strlen(ns->base);
+	for (i = 0; i < c->t->ntasks; i++) {
+		const struct tree_task *k = &c->t->tasks[i];
+		const char *rel;
+
+		if (k->zombie)
+			continue;	/* a zombie keeps no cgroup that matters */
+		if (task_cgroup(k->pid, &cg))
+			goto fail;
+		rel = !strcmp(ns->base, "/") ? cg : cg + blen;
+		if ((strcmp(ns->base, "/") && strncmp(cg, ns->base, blen)) ||
+		    (*rel && *rel != '/')) {
+			pr_err("pid %d: in cgroup %s, outside the tree's (%s): not supported", k->pid,
+			       cg, ns->base);
+			free(cg);
+			goto fail;
+		}
+		g = cg_add_path(ns, *rel ? rel : "/");
+		free(cg);
+		if (g < 0) {
+			pr_err("pid %d: more than %d cgroups", c->root, CG_MAX);
+			goto fail;
+		}
+		ns->members = tree_grow(ns->members, ns->nmembers, sizeof(*ns->members));
+		ns->members[ns->nmembers].vpid = task_vpid(k->pid);
+		ns->members[ns->nmembers++].cg = g;
+		if (ns->members[ns->nmembers - 1].vpid <= 0) {
+			pr_err("pid %d: cannot read its pid in its PID namespace", k->pid);
+			goto fail;
+		}
+	}
+	for (i = 0; i < ns->ncgs; i++) {
+		struct cg *x = &ns->cgs[i];
+		const char *rel = strcmp(x->path, "/") ? x->path : "";
+
+		snprintf(path, sizeof(path), "%s%s%s/cgroup.type", mnt,
+			 strcmp(ns->base, "/") ? ns->base : "", rel);
+		type = read_line(path);
+		if (type && strcmp(type, "domain")) {
+			pr_err("pid %d: cgroup %s%s is %s: not supported", c->root, ns->base, rel,
+			       type);
+			free(type);
+			goto fail;
+		}
+		free(type);
+		snprintf(path, sizeof(path), "%s%s%s/cgroup.subtree_control", mnt,
+			 strcmp(ns->base, "/") ? ns->base : "", rel);
+		x->subtree = read_line(path);
+		if (!x->subtree) {
+			pr_perror("cannot read %s", path);
+			goto fail;
+		}
+		for (j = 0; j < CG_NFILES; j++) {
+			snprintf(path, sizeof(path), "%s%s%s/%s", mnt,
+				 strcmp(ns->base, "/") ? ns->base : "", rel, cg_files[j]);
+			x->val[j] = read_line(path);
+		}
+	}
+	free(mnt);
+	ns_tree_get(c->t)->data[NS_CGROUP] = ns;
+	return 0;
+fail:
+	free(mnt);
+	cg_ns_free(ns);
+	return -1;
+}
+
+/* ---- restore ---- */
+
+static struct cg_ns *cg_of(const struct tree *t)
+{
+	return t->ns ? t->ns->data[NS_CGROUP] : NULL;
+}
+
+static void cg_dir(const struct cg_ns *ns, const struct cg *g, char *out, size_t size)
+{
+	snprintf(out, size, "%s%s%s", ns->mnt, strcmp(ns->base, "/") ? ns->base : "",
+		 strcmp(g->path, "/") ? g->path : "");
+}
+
+/* "+memory +pids" from a subtree_control line "memory pids" */
+static void subtree_plus(const char *in, char *out, size_t size)
+{
+	char buf[CG_VAL_MAX], *save = NULL, *w;
+	size_t len = 0;
+
+	snprintf(buf, sizeof(buf), "%s", in);
+	out[0] = 0;
+	for (w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save))
+		len += snprintf(out + len, len < size ? size - len : 0, "%s+%s", len ? " " : "", w);
+}
+
+static void cg_cleanup(struct ns_ctx *c)
+{
+	struct cg_ns *ns = cg_of(c->t);
+	char dir[PATH_MAX];
+	int i;
+
+	/* children first; a cgroup with tasks stays (rmdir refuses) */
+	for (i = ns ? ns->ncgs - 1 : -1; i >= 0; i--) {
+		if (!ns->cgs[i].made)
+			continue;
+		cg_dir(ns, &ns->cgs[i], dir, sizeof(dir));
+		rmdir(dir);
+	}
+}
+
+static int cg_outside(struct ns_ctx *c)
+{
+	struct cg_ns *ns = cg_of(c->t);
+	char dir[PATH_MAX], path[PATH_MAX + 32], plus[CG_VAL_MAX * 2], pid[16], *procs;
+	int i;
+
+	if (!ns)
+		return 0;
+	free(ns->mnt);
+	ns->mnt = cg_mount();
+	if (!ns->mnt) {
+		pr_err("the tree has cgroups, and imgcr sees no cgroup2 mount");
+		return -1;
+	}
+	for (i = 0; i < ns->ncgs; i++) {
+		struct cg *g = &ns->cgs[i];
+
+		cg_dir(ns, g, dir, sizeof(dir));
+		if (!mkdir(dir, 0755)) {
+			g->made = 1;
+		} else if (errno == EEXIST) {
+			snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+			procs = read_line(path);
+			if (procs && *procs) {
+				pr_err("cgroup %s exists and has tasks (the dumped tree still runs?): not restoring into it",
+				       dir);
+				free(procs);
+				goto fail;
+			}
+			free(procs);
+		} else {
+			pr_perror("cannot make cgroup %s", dir);
+			goto fail;
+		}
+	}
+	/* the controllers, parents first (a child's need its parent's) */
+	for (i = 0; i < ns->ncgs; i++) {
+		cg_dir(ns, &ns->cgs[i], dir, sizeof(dir));
+		subtree_plus(ns->cgs[i].subtree, plus, sizeof(plus));
+		snprintf(path, sizeof(path), "%s/cgroup.subtree_control", dir);
+		if (*plus && write_str(path, plus)) {
+			pr_perror("cgroup %s: cannot enable the controllers %s", dir, plus);
+			goto fail;
+		}
+	}
+	/* the ns-root into the base: its cgroup namespace will be rooted there */
+	cg_dir(ns, &ns->cgs[0], dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	snprintf(pid, sizeof(pid), "%d", c->root);
+	if (write_str(path, pid)) {
+		pr_perror("cannot put the restored tree in cgroup %s", dir);
+		goto fail;
+	}
+	return 0;
+fail:
+	cg_cleanup(c);
+	return -1;
+}
+
+static int cg_inside(struct ns_ctx *c)
+{
+	if (!cg_of(c->t))
+		return 0;
+	if (unshare(CLONE_NEWCGROUP)) {
+		pr_perror("cannot make the tree's cgroup namespace");
+		return -1;
+	}
+	return 0;
+}
+
+/* the host pid of the task with pid @vpid in the ns-root's PID namespace, or -1 */
+static pid_t host_pid(pid_t root, pid_t vpid, int depth)
+{
+	char path[96], *line = NULL, *save = NULL, *w;
+	size_t len = 0;
+	pid_t found = -1;
+	FILE *f;
+
+	if (task_vpid(root) == vpid)
+		return root;
+	if (depth > 64)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", root, root);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	if (getline(&line, &len, f) > 0)
+		for (w = strtok_r(line, " \n", &save); w && found < 0; w = strtok_r(NULL, " \n", &save))
+			found = host_pid(atoi(w), vpid, depth + 1);
+	free(line);
+	fclose(f);
+	return found;
+}
+
+static int cg_late(struct ns_ctx *c)
+{
+	struct cg_ns *ns = cg_of(c->t);
+	char dir[PATH_MAX], path[PATH_MAX + 32], pid[16], *cur;
+	int i;
+	size_t j;
+
+	if (!ns)
+		return 0;
+	for (i = 0; i < ns->nmembers; i++) {
+		pid_t h = host_pid(c->root, ns->members[i].vpid, 0);
+
+		if (!strcmp(ns->cgs[ns->members[i].cg].path, "/"))
+			continue;	/* born there */
+		cg_dir(ns, &ns->cgs[ns->members[i].cg], dir, sizeof(dir));
+		snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+		snprintf(pid, sizeof(pid), "%d", h);
+		if (h <= 0 || write_str(path, pid)) {
+			pr_perror("pid %d of the tree: cannot put it in cgroup %s",
+				  ns->members[i].vpid, dir);
+			return -1;
+		}
+	}
+	for (i = 0; i < ns->ncgs; i++) {
+		cg_dir(ns, &ns->cgs[i], dir, sizeof(dir));
+		for (j = 0; j < CG_NFILES; j++) {
+			if (!ns->cgs[i].val[j])
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, cg_files[j]);
+			if (!strcmp(cg_files[j], "memory.max") && strcmp(ns->cgs[i].val[j], "max")) {
+				snprintf(path, sizeof(path), "%s/memory.current", dir);
+				cur = read_line(path);
+				if (cur && strtoull(cur, NULL, 10) > strtoull(ns->cgs[i].val[j], NULL, 10)) {
+					pr_err("cgroup %s: the restored tree uses %s bytes, more than its memory.max %s",
+					       dir, cur, ns->cgs[i].val[j]);
+					free(cur);
+					return -1;
+				}
+				free(cur);
+				snprintf(path, sizeof(path), "%s/%s", dir, cg_files[j]);
+			}
+			cur = read_line(path);
+			if (cur && !strcmp(cur, ns->cgs[i].val[j])) {
+				free(cur);
+				continue;
+			}
+			free(cur);
+			if (write_str(path, ns->cgs[i].val[j])) {
+				pr_perror("cgroup %s: cannot set %s to %s", dir, cg_files[j],
+					  ns->cgs[i].val[j]);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* ---- records ---- */
+
+static void cg_write(FILE *f, const struct tree *t)
+{
+	struct cg_ns *ns = cg_of(t);
+	char e[4 * PATH_MAX + 1];
+	int i;
+	size_t j;
+
+	if (!ns)
+		return;
+	tree_escape(e, sizeof(e), ns->base);
+	fprintf(f, "cgbase path=%s\n", e);
+	for (i = 0; i < ns->ncgs; i++) {
+		tree_escape(e, sizeof(e), ns->cgs[i].path);
+		fprintf(f, "cgroup path=%s", e);
+		tree_escape(e, sizeof(e), ns->cgs[i].subtree);
+		fprintf(f, " subtree=%s", e);
+		for (j = 0; j < CG_NFILES; j++) {
+			if (!ns->cgs[i].val[j])
+				continue;
+			tree_escape(e, sizeof(e), ns->cgs[i].val[j]);
+			fprintf(f, " %s=%s", cg_files[j], e);
+		}
+		fputc('\n', f);
+	}
+	for (i = 0; i < ns->nmembers; i++)
+		fprintf(f, "cg vpid=%d cgroup=%d\n", ns->members[i].vpid, ns->members[i].cg);
+}
+
+static int path_ok(const char *p)
+{
+	return p[0] == '/' && !strstr(p, "/..") && !strstr(p, "//") && !strchr(p, '\n') &&
+	       (p[1] == 0 || p[strlen(p) - 1] != '/');
+}
+
+static int value_ok(const char *v)
+{
+	return strlen(v) < CG_VAL_MAX && !strchr(v, '\n');
+}
+
+static const char *cgbase_read(struct tree *t, struct rec *r)
+{
+	struct ns_tree *nt = ns_tree_get(t);
+	struct cg_ns *ns;
+
+	if (nt->data[NS_CGROUP])
+		return "cgbase listed twice";
+	ns = calloc(1, sizeof(*ns));
+	if (!ns) {
+		pr_err("out of memory");
+		exit(1);
+	}
+	nt->data[NS_CGROUP] = ns;
+	if (rec_str(r, "path", &ns->base) || !path_ok(ns->base))
+		return "bad cgbase record";
+	return NULL;
+}
+
+static const char *cgroup_read(struct tree *t, struct rec *r)
+{
+	struct cg_ns *ns = cg_of(t);
+	struct cg *g;
+	size_t j;
+	int i;
+
+	if (!ns)
+		return "cgroup record before the cgbase record";
+	i = cg_add(ns, "?");
+	if (i < 0)
+		return "too many cgroup records";
+	g = &ns->cgs[i];
+	free(g->path);
+	g->path = NULL;
+	if (rec_str(r, "path", &g->path) || !path_ok(g->path) || rec_str(r, "subtree", &g->subtree) ||
+	    !value_ok(g->subtree) || strspn(g->subtree, "abcdefghijklmnopqrstuvwxyz_ ") !=
+		    strlen(g->subtree))
+		return "bad cgroup record";
+	if ((i == 0) != !strcmp(g->path, "/"))
+		return "the first cgroup record is not the base (\"/\")";
+	if (cg_find(ns, g->path) != i)
+		return "cgroup listed twice";
+	if (i) {
+		/* parents first */
+		char parent[PATH_MAX], *s;
+
+		snprintf(parent, sizeof(parent), "%s", g->path);
+		s = strrchr(parent, '/');
+		if (s == parent)
+			s[1] = 0;
+		else
+			*s = 0;
+		if (cg_find(ns, parent) < 0 || cg_find(ns, parent) >= i)
+			return "cgroup record before its parent's";
+	}
+	for (j = 0; j < CG_NFILES; j++)
+		if (rec_has(r, cg_files[j]) &&
+		    (rec_str(r, cg_files[j], &g->val[j]) || !value_ok(g->val[j])))
+			return "bad cgroup record value";
+	return NULL;
+}
+
+static const char *cg_member_read(struct tree *t, struct rec *r)
+{
+	struct cg_ns *ns = cg_of(t);
+	struct cg_member m;
+
+	if (!ns)
+		return "cg record before the cgbase record";
+	if (REC_NUM(r, "vpid", 1, INT_MAX, m.vpid) || REC_NUM(r, "cgroup", 0, ns->ncgs - 1, m.cg))
+		return "bad cg record";
+	ns->members = tree_grow(ns->members, ns->nmembers, sizeof(*ns->members));
+	ns->members[ns->nmembers++] = m;
+	return NULL;
+}
+
+static void cg_tree_free(struct tree *t)
+{
+	cg_ns_free(t->ns->data[NS_CGROUP]);
+	t->ns->data[NS_CGROUP] = NULL;
+}
+
+const struct ns_ops ns_cgroup_ops = {
+	.name = "cgroup",
+	.clone_flag = 0,	/* unshared by the ns-root once in the base (inside) */
+	.dump = cg_dump,
+	.outside = cg_outside,
+	.inside = cg_inside,
+	.late = cg_late,
+	.cleanup = cg_cleanup,
+	.free = cg_tree_free,
+};
 
 const struct tree_record cgroup_records[] = {
+	{ "cgbase", cgbase_read, cg_write },
+	{ "cgroup", cgroup_read, NULL },
+	{ "cg", cg_member_read, NULL },
 	{ NULL, NULL, NULL }
 };
