@@ -4,9 +4,9 @@
  * cgroup namespace.
  *
  * dump: every task's /proc/PID/cgroup ("0::PATH", as imgcr's cgroup
- * namespace sees it).  The root task's cgroup is the tree's base, which
- * must be the root of the tree's cgroup namespace, and every task must be
- * in it or below it.  Each cgroup from the base down to the tasks' is one
+ * namespace sees it).  The root of the tree's cgroup namespace is its
+ * base (the root task's cgroup less what the root task sees of it from
+ * inside), and every task must be in it or below it.  Each cgroup from the base down to the tasks' is one
  * "cgroup" record (its path below the base, the controllers enabled for
  * its children, its limits), each task one "cg" record (its pid in its own
  * PID namespace and its cgroup).  Refused, naming the task: a version 1
@@ -14,13 +14,15 @@
  * outside the base, a cgroup namespace rooted elsewhere.
  *
  * restore: outside() makes the base again (the dumped path, in imgcr's
- * cgroup2 mount) and its sub-cgroups, parents first, with their
- * controllers, refusing a base that exists with tasks in it, and puts the
- * ns-root in the base; inside() (the ns-root) unshares its cgroup
- * namespace there, so the tree sees "0::/" again; late() (imgcr, every
- * task made) puts each task in its cgroup and only then writes the limits,
- * refusing a memory limit below what the tree already uses (never an OOM
- * kill during a restore).  cleanup() removes what outside() made.
+ * cgroup2 mount) and its sub-cgroups, parents first, refusing a base that
+ * exists with tasks in it, and puts the ns-root in the base; inside() (the
+ * ns-root) unshares its cgroup namespace there, so that it is rooted at
+ * the base again; late() (imgcr, every task made, all in the base) puts
+ * each task in its cgroup, then enables the controllers parents first (a
+ * cgroup with controllers for its children holds no task, so this comes
+ * after) and writes the limits, refusing a memory limit below what the
+ * tree already uses (never an OOM kill during a restore).  cleanup()
+ * removes what outside() made.
  *
  * Not restored: the statistics (memory.stat, cpu.stat...), memory.peak and
  * the events counters, which only the kernel writes.
@@ -263,20 +265,63 @@ static int cg_add_path(struct cg_ns *ns, const char *rel)
 	return cg_find(ns, buf);
 }
 
-/* In the tree's cgroup namespace: the root task's cgroup must read "/" */
-static int cgns_rooted(void *arg)
+/* In the tree's cgroup namespace: the root task's cgroup as seen there, into a pipe */
+struct cgns_arg {
+	pid_t pid;
+	int wfd;
+};
+
+static int cgns_rel(void *arg)
 {
+	struct cgns_arg *a = arg;
 	char *cg;
 	int r;
 
-	if (task_cgroup(*(pid_t *)arg, &cg))
+	if (task_cgroup(a->pid, &cg))
 		return -1;
-	r = strcmp(cg, "/") ? -1 : 0;
-	if (r)
-		pr_err("pid %d: its cgroup namespace is not rooted at its cgroup (it sees itself in %s): not supported",
-		       *(pid_t *)arg, cg);
+	r = write(a->wfd, cg, strlen(cg)) == (ssize_t)strlen(cg) ? 0 : -1;
 	free(cg);
 	return r;
+}
+
+/* The root of @pid's cgroup namespace (malloc'ed), given its cgroup @abs in imgcr's. */
+static char *cgns_root(pid_t pid, const char *abs)
+{
+	struct cgns_arg a = { .pid = pid };
+	char rel[PATH_MAX], *root;
+	int p[2], r;
+	ssize_t n;
+	size_t la, lr;
+
+	if (pipe2(p, O_CLOEXEC)) {
+		pr_perror("cannot make a pipe");
+		return NULL;
+	}
+	a.wfd = p[1];
+	r = ns_run_in(pid, NS_BIT(NS_CGROUP), cgns_rel, &a);
+	close(p[1]);
+	n = r ? -1 : read(p[0], rel, sizeof(rel) - 1);
+	close(p[0]);
+	if (n <= 0) {
+		pr_err("pid %d: cannot read its cgroup from inside its cgroup namespace", pid);
+		return NULL;
+	}
+	rel[n] = 0;
+	la = strlen(abs);
+	lr = strlen(rel);
+	/* "/ct/init" seen as "/init" inside: the namespace's root is "/ct" */
+	if (!strcmp(rel, "/"))
+		return xstrdup(abs);
+	if (rel[0] != '/' || strstr(rel, "/..") || lr > la || strcmp(abs + la - lr, rel)) {
+		pr_err("pid %d: in cgroup %s, which its cgroup namespace shows as %s: its namespace is not rooted above it: not supported",
+		       pid, abs, rel);
+		return NULL;
+	}
+	root = xstrdup(abs);
+	root[la - lr] = 0;
+	if (!*root)
+		strcpy(root, "/");
+	return root;
 }
 
 static int cg_dump(struct ns_ctx *c)
@@ -294,7 +339,11 @@ static int cg_dump(struct ns_ctx *c)
 		pr_err("pid %d: has a cgroup namespace of its own, and imgcr sees no cgroup2 mount", c->root);
 		goto fail;
 	}
-	if (task_cgroup(c->root, &ns->base) || ns_run_in(c->root, NS_BIT(NS_CGROUP), cgns_rooted, &c->root))
+	if (task_cgroup(c->root, &cg))
+		goto fail;
+	ns->base = cgns_root(c->root, cg);
+	free(cg);
+	if (!ns->base)
 		goto fail;
 	blen = strlen(ns->base);
 	for (i = 0; i < c->t->ntasks; i++) {
@@ -406,7 +455,7 @@ static void cg_cleanup(struct ns_ctx *c)
 static int cg_outside(struct ns_ctx *c)
 {
 	struct cg_ns *ns = cg_of(c->t);
-	char dir[PATH_MAX], path[PATH_MAX + 32], plus[CG_VAL_MAX * 2], pid[16], *procs;
+	char dir[PATH_MAX], path[PATH_MAX + 32], pid[16], *procs;
 	int i;
 
 	if (!ns)
@@ -435,16 +484,6 @@ static int cg_outside(struct ns_ctx *c)
 			free(procs);
 		} else {
 			pr_perror("cannot make cgroup %s", dir);
-			goto fail;
-		}
-	}
-	/* the controllers, parents first (a child's need its parent's) */
-	for (i = 0; i < ns->ncgs; i++) {
-		cg_dir(ns, &ns->cgs[i], dir, sizeof(dir));
-		subtree_plus(ns->cgs[i].subtree, plus, sizeof(plus));
-		snprintf(path, sizeof(path), "%s/cgroup.subtree_control", dir);
-		if (*plus && write_str(path, plus)) {
-			pr_perror("cgroup %s: cannot enable the controllers %s", dir, plus);
 			goto fail;
 		}
 	}
@@ -500,7 +539,7 @@ static pid_t host_pid(pid_t root, pid_t vpid, int depth)
 static int cg_late(struct ns_ctx *c)
 {
 	struct cg_ns *ns = cg_of(c->t);
-	char dir[PATH_MAX], path[PATH_MAX + 32], pid[16], *cur;
+	char dir[PATH_MAX], path[PATH_MAX + 32], pid[16], plus[CG_VAL_MAX * 2], *cur;
 	int i;
 	size_t j;
 
@@ -517,6 +556,16 @@ static int cg_late(struct ns_ctx *c)
 		if (h <= 0 || write_str(path, pid)) {
 			pr_perror("pid %d of the tree: cannot put it in cgroup %s",
 				  ns->members[i].vpid, dir);
+			return -1;
+		}
+	}
+	/* the controllers, parents first (a child's need its parent's) */
+	for (i = 0; i < ns->ncgs; i++) {
+		cg_dir(ns, &ns->cgs[i], dir, sizeof(dir));
+		subtree_plus(ns->cgs[i].subtree, plus, sizeof(plus));
+		snprintf(path, sizeof(path), "%s/cgroup.subtree_control", dir);
+		if (*plus && write_str(path, plus)) {
+			pr_perror("cgroup %s: cannot enable the controllers %s", dir, plus);
 			return -1;
 		}
 	}

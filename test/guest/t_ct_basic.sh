@@ -19,7 +19,7 @@
 #                     naming the init; the container keeps running.
 #   ct_basic-otherns  a task in another namespace than the root's: refused,
 #                     naming the pid and the kind.
-#   ct_basic-kind     a kind not supported yet (a network namespace):
+#   ct_basic-kind     a kind not supported yet (a user namespace):
 #                     refused, naming it.
 # timeout: 400
 . /imgcr/guest/lib.sh
@@ -179,15 +179,15 @@ otherns() {
 }
 
 kind() {
-	ct_start ct.pid --pid --net -- sleep 600 > out 2> unshare.err || fail "ct_start: $(cat unshare.err)"
+	ct_start ct.pid --pid --user -- sleep 600 > out 2> unshare.err || fail "ct_start: $(cat unshare.err)"
 	CT=$(cat ct.pid)
 	track $CT
 	for i in $(seq 1 100); do
 		[ "$(readlink /proc/$CT/exe)" != /usr/sbin/unshare ] && break
 		usleep 50000
 	done
-	timeout -s KILL 60 imgcr dump -t $CT -D d > dump.out 2> dump.err && fail "dump of a tree with its own net namespace succeeded"
-	grep -q "^imgcr: pid $CT: in another net namespace than imgcr (net:\[[0-9]*\], imgcr's net:\[[0-9]*\]): a tree with its own net namespace is not supported yet" dump.err ||
+	timeout -s KILL 60 imgcr dump -t $CT -D d > dump.out 2> dump.err && fail "dump of a tree with its own user namespace succeeded"
+	grep -q "^imgcr: pid $CT: in another user namespace than imgcr (user:\[[0-9]*\], imgcr's user:\[[0-9]*\]): a tree with its own user namespace is not supported yet" dump.err ||
 		fail "message: $(tr '\n' '|' < dump.err)"
 	[ -e d/tree ] && fail "a tree file was written"
 	[ "$(state $CT)" = S ] || fail "task not left running: $(state $CT)"

@@ -5,8 +5,8 @@
 # writable and a read-only bind of host directories; its own host name, lo with an extra
 # address, a veth to the host with addresses both sides and a route,
 # changed network sysctls, an nftables table; SysV shm, semaphores and a
-# message queue; in cgroup /ct (memory.max, pids.max) with one task in
-# /ct/sub.  Dumped from the host, killed, restored with --detach.
+# message queue; in cgroup /ct (memory.max, pids.max; the cgroup namespace's
+# root), pid 1 in /ct/init, its child in /ct/sub.  Dumped from the host, killed, restored with --detach.
 #   ct_full           inside: ctwork's verdict (pid 1, host name, clocks;
 #                     its child kept its pid) and its ticks going on in
 #                     /host/out (a bind of the host's /hostdir); the container's files, mounts (mountinfo
@@ -43,18 +43,16 @@ view() {
 		nft list ruleset | sed "s/packets [0-9]* bytes [0-9]*/packets N bytes N/"
 		ipcs | grep -v "^$"
 	' 2>&1
-	cat /proc/$1/cgroup
-	nsenter -t $1 -C cat /proc/self/cgroup 2>&1
-	cat /sys/fs/cgroup/ct/memory.max /sys/fs/cgroup/ct/pids.max /sys/fs/cgroup/ct/sub/pids.max
+	cat /proc/$1/cgroup /proc/$(child_of $1)/cgroup
+	nsenter -t $1 -C cat /proc/$1/cgroup /proc/$(child_of $1)/cgroup 2>&1
+	cat /sys/fs/cgroup/ct/memory.max /sys/fs/cgroup/ct/pids.max /sys/fs/cgroup/ct/sub/pids.max \
+		/sys/fs/cgroup/ct/cgroup.subtree_control
 }
 
 start() {	# the container: CT = the host pid of its pid 1
 	rm -rf /ctsrc && mkdir -p /ctsrc/bin /hostdir /hostro && echo "from the host" > /hostro/hello && rm -f /hostdir/out
 	cp /bin/busybox /imgcr/bin/ctwork /ctsrc/bin/
-	mkdir -p /sys/fs/cgroup/ct && echo "+memory +pids" > /sys/fs/cgroup/ct/cgroup.subtree_control &&
-		mkdir -p /sys/fs/cgroup/ct/sub && echo 64M > /sys/fs/cgroup/ct/memory.max &&
-		echo 40 > /sys/fs/cgroup/ct/pids.max && echo 7 > /sys/fs/cgroup/ct/sub/pids.max ||
-		fail "cannot make cgroup /ct"
+	mkdir -p /sys/fs/cgroup/ct || fail "cannot make cgroup /ct"
 	cat > ct.sh <<'CT'
 set -e
 mount --make-rprivate /
@@ -102,9 +100,14 @@ CT
 	[ -n "$CT" ] && grep -q '^tick 10 ' /hostdir/out 2>/dev/null ||
 		fail "the container did not start: $(cat unshare.err)"
 	track $CT
-	# its child into /ct/sub; the veth
+	# pid 1 into /ct/init, its child into /ct/sub (a cgroup with
+	# controllers for its children holds no task), limits; the veth
 	CH=$(child_of $CT)
-	echo $CH > /sys/fs/cgroup/ct/sub/cgroup.procs || fail "cannot move $CH into /ct/sub"
+	G=/sys/fs/cgroup/ct
+	mkdir $G/init $G/sub && echo $CT > $G/init/cgroup.procs && echo $CH > $G/sub/cgroup.procs &&
+		echo "+memory +pids" > $G/cgroup.subtree_control && echo 64M > $G/memory.max &&
+		echo 40 > $G/pids.max && echo 7 > $G/sub/pids.max ||
+		fail "cannot set up the cgroups under /ct"
 	ip link add vh0 type veth peer name ve0 netns $CT &&
 		ip addr add 10.9.0.1/24 dev vh0 && ip link set vh0 up &&
 		nsenter -t $CT -n sh -c 'ip addr add 10.9.0.2/24 dev ve0 && ip link set ve0 up &&
@@ -121,7 +124,7 @@ subtest_full() {
 		fail "dump: $(tail -n 8 dump.err | tr '\n' '|')"
 	wait_gone $CT 20 || fail "the container outlived its dump"
 	ip link show vh0 > /dev/null 2>&1 && fail "vh0 outlived the container"
-	rmdir /sys/fs/cgroup/ct/sub /sys/fs/cgroup/ct 2>/dev/null
+	rmdir /sys/fs/cgroup/ct/sub /sys/fs/cgroup/ct/init /sys/fs/cgroup/ct 2>/dev/null
 	timeout -s KILL 120 imgcr restore -v4 -D d --detach --pidfile "$PWD/rp" > restore.out 2> restore.err ||
 		fail "restore: $(tail -n 8 restore.err | tr '\n' '|')"
 	NEW=$(cat rp)
