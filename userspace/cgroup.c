@@ -473,15 +473,22 @@ static int cg_outside(struct ns_ctx *c)
 		if (!mkdir(dir, 0755)) {
 			g->made = 1;
 		} else if (errno == EEXIST) {
+			char *stat;
+
+			/* an existing one only if unused: no task, no cgroup below */
 			snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
 			procs = read_line(path);
-			if (procs && *procs) {
-				pr_err("cgroup %s exists and has tasks (the dumped tree still runs?): not restoring into it",
+			snprintf(path, sizeof(path), "%s/cgroup.stat", dir);
+			stat = read_line(path);
+			if (!procs || *procs || !stat || strcmp(stat, "nr_descendants 0")) {
+				pr_err("cgroup %s exists with tasks or cgroups in it (the dumped tree still runs?): not restoring into it",
 				       dir);
 				free(procs);
+				free(stat);
 				goto fail;
 			}
 			free(procs);
+			free(stat);
 		} else {
 			pr_perror("cannot make cgroup %s", dir);
 			goto fail;

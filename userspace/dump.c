@@ -121,6 +121,43 @@ static const char *const ns_names[] = {
  * (unshare(CLONE_NEWPID or CLONE_NEWTIME) without a fork yet: its next
  * child would be in a namespace the dump does not see).
  */
+/* @path's label (an LSM's attr file) without trailing NULs or newline; "" if none */
+static void lsm_label(const char *path, char *out, size_t size)
+{
+	ssize_t n = -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		n = read(fd, out, size - 1);
+		close(fd);
+	}
+	if (n < 0)
+		n = 0;
+	out[n] = 0;
+	while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == 0))
+		out[--n] = 0;
+}
+
+/*
+ * The task's security label (AppArmor profile, SELinux context): a
+ * restored task runs with imgcr's (the exec keeps its caller's), so one
+ * confined otherwise would come back unconfined: refused.
+ */
+static int lsm_check(pid_t pid)
+{
+	char path[64], mine[512], its[512];
+
+	lsm_label("/proc/self/attr/current", mine, sizeof(mine));
+	snprintf(path, sizeof(path), "/proc/%d/attr/current", pid);
+	lsm_label(path, its, sizeof(its));
+	if (strcmp(mine, its)) {
+		pr_err("pid %d: its security label is '%s', imgcr's is '%s': a restored task gets imgcr's, so it is not supported (run imgcr under the same profile)",
+		       pid, its, mine);
+		return -1;
+	}
+	return 0;
+}
+
 static int ns_check(struct dctx *c, int i)
 {
 	pid_t pid = c->t.tasks[i].pid;
@@ -1250,7 +1287,7 @@ int cmd_dump(int argc, char **argv)
 	if (state_hook_dump(c.dir, &c.t))
 		goto out;
 	for (i = 0; i < c.t.ntasks; i++)
-		if (ns_check(&c, i))
+		if (ns_check(&c, i) || (!c.t.tasks[i].zombie && lsm_check(c.t.tasks[i].pid)))
 			goto out;
 	/*
 	 * The root's namespaces that are not imgcr's are the tree's own (ns.c):

@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <sched.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -385,6 +386,12 @@ static int mnt_dump(struct ns_ctx *c)
 	}
 	for (i = 0; i < ns->n; i++) {
 		m = &ns->m[i];
+		/* a bind of a directory or file removed since: its path is not its own */
+		if (strlen(m->root) >= 9 && !strcmp(m->root + strlen(m->root) - 9, "//deleted")) {
+			pr_err("pid %d: mount at %s shows %s, which was deleted: not supported",
+			       c->root, m->mp, m->root);
+			goto fail;
+		}
 		/* a superblock seen before in the tree: a bind of it */
 		for (j = 0; j < i; j++)
 			if (ns->m[j].maj == m->maj && ns->m[j].min == m->min &&
@@ -516,6 +523,29 @@ static int mnt_mkdir_p(const char *path)
 	return mkdir(buf, 0755) && errno != EEXIST ? -1 : 0;
 }
 
+/*
+ * Bind @src onto @target, @src resolved without following any symbolic
+ * link: a container controls the files below its mounts, and a link it
+ * planted must not make root bind a host path into it.
+ */
+static int bind_nofollow(const char *src, const char *target)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_CLOEXEC,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	char fdpath[64];
+	int fd, r;
+
+	fd = syscall(SYS_openat2, AT_FDCWD, src, &how, sizeof(how));
+	if (fd < 0)
+		return -1;
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+	r = mount(fdpath, target, NULL, MS_BIND, NULL);
+	close(fd);
+	return r;
+}
+
 static int mnt_make_one(struct ns_ctx *c, struct mnt_ns *ns, struct mnt *m, const char *yard)
 {
 	char data[1024], src[PATH_MAX], name[64];
@@ -575,13 +605,13 @@ static int mnt_make_one(struct ns_ctx *c, struct mnt_ns *ns, struct mnt *m, cons
 		}
 		snprintf(src, sizeof(src), "%s%s", b->target,
 			 strcmp(below(m->root, b->root), "/") ? below(m->root, b->root) : "");
-		if (mount(src, m->target, NULL, MS_BIND, NULL)) {
+		if (bind_nofollow(src, m->target)) {
 			pr_perror("mount at %s: cannot bind %s%s", m->mp, b->mp, m->root);
 			return -1;
 		}
 		break;
 	case MNT_EXT:
-		if (mount(m->ext, m->target, NULL, MS_BIND, NULL)) {
+		if (bind_nofollow(m->ext, m->target)) {
 			pr_perror("mount at %s: cannot bind %s from imgcr's mount namespace", m->mp,
 				  m->ext);
 			return -1;
@@ -760,6 +790,10 @@ static const char *mnt_read(struct tree *t, struct rec *r)
 	if (i == 4)
 		return "bad mnt record: unknown how";
 	m->how = i;
+	/* what the dump can have written: never another kind of superblock */
+	if ((m->how == MNT_FRESH && !is_fresh(m->fs)) ||
+	    (m->how == MNT_TMPFS && strcmp(m->fs, "tmpfs")))
+		return "bad mnt record: a file system type not made fresh";
 	if (m->how == MNT_BIND && REC_NUM(r, "bind", 0, INT_MAX, m->bind))
 		return "bad mnt record: no bind";
 	if (m->how == MNT_EXT && rec_str(r, "ext", &m->ext))

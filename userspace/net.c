@@ -699,7 +699,7 @@ static int nft_list(void *arg)
 	}
 	if (waitpid(child, &st, 0) < 0 || !WIFEXITED(st))
 		return -1;
-	return WEXITSTATUS(st) == 127 ? 1 : WEXITSTATUS(st) ? -1 : 0;
+	return WEXITSTATUS(st) ? -1 : 0;
 }
 
 static int dump_nft(struct ns_ctx *c, struct net_ns *ns)
@@ -718,11 +718,13 @@ static int dump_nft(struct ns_ctx *c, struct net_ns *ns)
 	if (fstat(a.fd, &st))
 		st.st_size = 0;
 	close(a.fd);
-	if (r && st.st_size) {
-		pr_err("pid %d: cannot list its nftables ruleset (nft list ruleset failed)", c->root);
+	if (r) {
+		/* without nft, a ruleset would go unseen: never dropped silently */
+		pr_err("pid %d: cannot list its network namespace's nftables ruleset (nft list ruleset failed, or no nft program: install nftables)",
+		       c->root);
 		return -1;
 	}
-	/* no nft program, or an empty ruleset: nothing to restore */
+	/* an empty ruleset: nothing to restore */
 	ns->nft = st.st_size > 0;
 	if (!ns->nft)
 		unlinkat(c->dirfd, "net-nft.img", 0);

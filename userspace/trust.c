@@ -47,6 +47,7 @@
 #include "log.h"
 #include "sockets.h"
 #include "tree.h"
+#include "ns.h"
 #include "trust.h"
 #include "tty.h"
 
@@ -330,6 +331,17 @@ int trust_check(const struct tree *t, int dirfd, const char *dir, int trusted, u
 	}
 	if (tr.user == (uid_t)-1) {
 		ret = 0;	/* root's alone */
+		goto out;
+	}
+	/*
+	 * A tree with namespaces of its own makes root act on the host: bind
+	 * host paths, mount file systems, make device nodes and setuid files
+	 * (tmpfs images), veths, cgroups.  None of it is a user's to ask for.
+	 */
+	if (t->ns && (t->ns->own || t->ns->data[NS_MNT] || t->ns->data[NS_NET] ||
+		      t->ns->data[NS_CGROUP] || t->ns->data[NS_IPC])) {
+		pr_err("%s: as root, a tree with namespaces of its own (mounts, network, cgroups...) is restored only from a directory only root can write; refused (pass --trust-images-dir if you trust whoever can write it)",
+		       first);
 		goto out;
 	}
 	if (!tree_is_user(&tr, t, dirfd, dir)) {

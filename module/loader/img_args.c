@@ -409,19 +409,65 @@ static int img_user_creds(struct img *img, const struct imgcr_creds *t,
 	return 0;
 }
 
+/*
+ * Under --imgcr-user, a thread with seccomp filters must have had
+ * no_new_privs: the filters are installed with the caller's (root's)
+ * CAP_SYS_ADMIN, and a filtered process without no_new_privs could carry
+ * them into a set-user-ID program (the reason the kernel asks for one of
+ * the two).  Entry @idx of img->seccomp: 0 the main thread.
+ */
+static int img_user_seccomp(struct img *img, unsigned int idx, const struct imgcr_creds *t,
+			    const char *who)
+{
+	const struct imgcr_seccomp *sc = img->seccomp ? &img->seccomp[idx] : NULL;
+
+	if (sc && (sc->nr_filters || sc->mode) && !(t->flags & IMGCR_CREDS_NO_NEW_PRIVS)) {
+		img_err(img, "%sthe task ran under seccomp without no_new_privs, which only its own rights could allow; the caller vouches only for uid %u (%s)",
+			who, img->user_uid, USER_OPT);
+		return -EPERM;
+	}
+	return 0;
+}
+
+/*
+ * A SysV shm segment is attached with the caller's rights (root's, with
+ * CAP_IPC_OWNER): under --imgcr-user, an image that names one could map
+ * any segment.  Refused.
+ */
+static int img_user_sysvshm(struct img *img)
+{
+	unsigned int i;
+
+	for (i = 0; i < img->task.nr_vmas; i++)
+		if (img->vmas[i].kind == IMGCR_VMA_SYSVSHM) {
+			img_err(img, "the task maps SysV shm segment %llu, which the caller would attach with its own rights; the caller vouches only for uid %u (%s)",
+				(unsigned long long)img->vmas[i].file, img->user_uid, USER_OPT);
+			return -EPERM;
+		}
+	return 0;
+}
+
 static int img_check_user(struct img *img)
 {
 	char who[48];
 	unsigned int i;
 	int ret;
 
-	if (!img->only_user || !img->has_creds)
-		return 0;	/* without creds the caller takes the IDs itself */
-	ret = img_user_creds(img, &img->creds, "");
+	if (!img->only_user)
+		return 0;
+	/* without its credentials, the task would run with the caller's (root's) */
+	if (!img->has_creds) {
+		img_err(img, "the image has no credentials; the caller vouches only for uid %u (%s)",
+			img->user_uid, USER_OPT);
+		return -EPERM;
+	}
+	ret = img_user_creds(img, &img->creds, "") ?:
+	      img_user_seccomp(img, 0, &img->creds, "") ?: img_user_sysvshm(img);
 	for (i = 0; i < img->proc.nr_threads && !ret; i++) {
 		snprintf(who, sizeof(who), "thread %u (TID %u): ", i + 1,
 			 img->threads[i].th.tid);
-		ret = img_user_creds(img, &img->threads[i].creds, who);
+		ret = img_user_creds(img, &img->threads[i].creds, who) ?:
+		      img_user_seccomp(img, i + 1, &img->threads[i].creds, who);
 	}
 	return ret;
 }
