@@ -670,28 +670,41 @@ void freeze_release(struct freezer *fz, const struct tree *t, int killit)
 				break;
 			}
 	/*
-	 * Reap our tracees, the other threads before the main one: a leader is
-	 * reported only when the rest of its group is gone; children before
-	 * their parents (tasks are listed parents first): the init of a PID
-	 * namespace (a tree with its own) exits only once every task of its
-	 * namespace is reaped, which a traced one is by us first.
+	 * Reap our tracees in whatever order they exit, polling every seized
+	 * thread with WNOHANG, never blocking on one: a leader is reported only
+	 * when the rest of its group is gone, and the last thread of a PID
+	 * namespace's init to exit waits in zap_pid_ns_processes() until every
+	 * other task of its namespace, its own sibling threads included, is
+	 * reaped, which a traced one is by us first.  Whichever thread of the
+	 * init exits last is not known in advance: blocking in waitpid() on a
+	 * thread that is itself waiting there for its traced, exited siblings
+	 * would deadlock.
 	 */
-	for (i = (t->ntasks < fz->cap ? t->ntasks : fz->cap) - 1; i >= 0; i--)
-		for (j = fz->tasks[i].n - 1; j >= 0; j--) {
-			struct frozen_thread *th = &fz->tasks[i].th[j];
+	for (int idle = 0;; idle++) {
+		int left = 0, progress = 0;
 
-			if (!th->seized)
-				continue;
-			for (;;) {
-				pid_t r = waitpid(th->tid, &st, __WALL);
+		for (i = (t->ntasks < fz->cap ? t->ntasks : fz->cap) - 1; i >= 0; i--)
+			for (j = fz->tasks[i].n - 1; j >= 0; j--) {
+				struct frozen_thread *th = &fz->tasks[i].th[j];
+				pid_t r;
 
-				if (r < 0 && errno == EINTR)
+				if (!th->seized)
 					continue;
-				if (r < 0 || WIFEXITED(st) || WIFSIGNALED(st))
-					break;
+				r = waitpid(th->tid, &st, __WALL | WNOHANG);
+				if ((r < 0 && errno != EINTR) ||
+				    (r > 0 && (WIFEXITED(st) || WIFSIGNALED(st)))) {
+					th->seized = th->stopped = 0;
+					progress = 1;
+					continue;
+				}
+				left++;
 			}
-			th->seized = th->stopped = 0;
-		}
+		if (!left)
+			break;
+		if (progress)
+			idle = 0;
+		usleep(idle < 20 ? 100 : 10000);
+	}
 }
 
 void freeze_free(struct freezer *fz)
