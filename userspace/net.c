@@ -50,6 +50,7 @@
 #include "log.h"
 #include "ns.h"
 #include "record.h"
+#include "sockets.h"
 #include "tree.h"
 
 #define NET_MAX_DEVS	64
@@ -684,6 +685,7 @@ struct nft_arg {
 static int nft_list(void *arg)
 {
 	struct nft_arg *a = arg;
+	char path[PATH_MAX];
 	pid_t child = fork();
 	int st;
 
@@ -694,7 +696,8 @@ static int nft_list(void *arg)
 
 		if (null < 0 || dup2(null, 0) < 0 || dup2(a->fd, 1) < 0)
 			_exit(127);
-		execlp("nft", "nft", "list", "ruleset", (char *)NULL);
+		if (!nft_path(path, sizeof(path)))
+			execl(path, "nft", "list", "ruleset", (char *)NULL);
 		_exit(127);
 	}
 	if (waitpid(child, &st, 0) < 0 || !WIFEXITED(st))
@@ -1169,9 +1172,11 @@ static int net_inside(struct ns_ctx *c)
 		}
 		child = fork();
 		if (!child) {
-			if (dup2(img, 0) < 0)
+			char path[PATH_MAX];
+
+			if (dup2(img, 0) < 0 || nft_path(path, sizeof(path)))
 				_exit(127);
-			execlp("nft", "nft", "-f", "/dev/stdin", (char *)NULL);
+			execl(path, "nft", "-f", "/dev/stdin", (char *)NULL);
 			pr_perror("cannot run nft");
 			_exit(127);
 		}

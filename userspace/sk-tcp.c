@@ -143,29 +143,39 @@ static int have_net_admin(void)
 	return !!(caps & (1ULL << CAP_NET_ADMIN_BIT));
 }
 
+int nft_path(char *path, size_t size)
+{
+	static const char *const dirs[] = { "/usr/sbin", "/sbin", "/usr/bin", "/bin" };
+	char *env = getenv("PATH"), *copy, *tok, *save = NULL;
+	int found = 0;
+	size_t i;
+
+	copy = strdup(env ? env : "");
+	for (tok = strtok_r(copy, ":", &save); tok && !found; tok = strtok_r(NULL, ":", &save)) {
+		snprintf(path, size, "%s/nft", tok);
+		found = *tok && !access(path, X_OK);
+	}
+	free(copy);
+	for (i = 0; !found && i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(path, size, "%s/nft", dirs[i]);
+		found = !access(path, X_OK);
+	}
+	return found ? 0 : -1;
+}
+
 /*
  * Run "nft -f -" with @script on its standard input.  0, or -1 with what
  * went wrong (nft's own message) in @err.
  */
 static int run_nft(const char *script, char *err, size_t size)
 {
-	static const char *const dirs[] = { "/usr/sbin", "/sbin", "/usr/bin", "/bin" };
-	char path[PATH_MAX], *env = getenv("PATH"), *copy, *tok, *save = NULL;
-	int in[2], out[2], status, found = 0;
+	char path[PATH_MAX];
+	int in[2], out[2], status, found;
 	size_t i, n = 0;
 	ssize_t r;
 	pid_t pid;
 
-	copy = strdup(env ? env : "");
-	for (tok = strtok_r(copy, ":", &save); tok && !found; tok = strtok_r(NULL, ":", &save)) {
-		snprintf(path, sizeof(path), "%s/nft", tok);
-		found = *tok && !access(path, X_OK);
-	}
-	free(copy);
-	for (i = 0; !found && i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		snprintf(path, sizeof(path), "%s/nft", dirs[i]);
-		found = !access(path, X_OK);
-	}
+	found = !nft_path(path, sizeof(path));
 	if (!found) {
 		snprintf(err, size, "the nft command (Debian package nftables) was not found in PATH, /usr/sbin or /sbin");
 		return -1;

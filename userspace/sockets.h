@@ -198,4 +198,7 @@ int sk_xopt_parse(struct tree_sk *s, const char *name, const char *val);	/* 0, -
 struct tree_sk *tree_sk_find(const struct tree *t, unsigned long ino);
 struct tree_sk *tree_sk_add(struct tree *t, unsigned long ino);
 
+/* The nft command (PATH, then /usr/sbin, /sbin...) into @path: 0, or -1 if none. */
+int nft_path(char *path, size_t size);
+
 #endif

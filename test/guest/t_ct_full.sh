@@ -55,6 +55,7 @@ start() {	# the container: CT = the host pid of its pid 1
 	mkdir -p /sys/fs/cgroup/ct || fail "cannot make cgroup /ct"
 	cat > ct.sh <<'CT'
 set -e
+export PATH=/usr/sbin:$PATH
 mount --make-rprivate /
 mkdir -p /ctr && mount -t tmpfs -o size=32m,mode=755 ctroot /ctr
 mkdir -p /ctr/bin /ctr/proc /ctr/dev /ctr/sys /ctr/data /ctr/host /ctr/ro /ctr/old /ctr/tmp

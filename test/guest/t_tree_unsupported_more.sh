@@ -10,6 +10,7 @@
 #   pidfdns     a pidfd to a process outside the dumper's PID namespace
 #               (imgcr runs in the tree's PID namespace, with its own /proc)
 #   pidns       a tree whose root is in another PID namespace than imgcr
+#               and not its init
 #   pipeout     a pipe also open in a process outside the tree
 #   memfdpath   an O_PATH fd of a memfd
 #   memfdhuge   a hugetlbfs memfd (MFD_HUGETLB)
@@ -127,7 +128,7 @@ else
 	(T=tree_unsupported_more-pidfdthread; info "skipped on $v: no PIDFD_THREAD before 6.9")
 fi
 run pidfdns 'pid [0-9]+ fd [0-9]+: pidfd: its process is in another PID namespace: not supported' 'anon_inode:\[pidfd\]'
-run pidns 'pid [0-9]+: in another pid namespace than imgcr \(pid:\[[0-9]+\], imgcr.s pid:\[[0-9]+\]\): a tree in namespaces of its own is not supported' ''
+run pidns 'pid [0-9]+: its PID namespace.s init \(pid [0-9]+\) is not in the tree' ''
 run pipeout 'pid [0-9]+ fd [0-9]+: pipe:\[[0-9]+\] is also open in pid [0-9]+ fd [0-9]+, outside the tree: pipes shared with other processes are not supported' 'pipe:\[[0-9]+\]'
 run memfdpath 'pid [0-9]+ fd [0-9]+: memfd /memfd:holder \(deleted\): O_PATH descriptors of memfds are not supported' '/memfd:holder \(deleted\)'
 run memfdhuge 'pid [0-9]+ fd [0-9]+: memfd /memfd:holder \(deleted\): hugetlbfs memfds are not supported' '/memfd:holder \(deleted\)'
