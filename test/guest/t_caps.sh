@@ -125,7 +125,12 @@ refusals() {
 	[ -d /proc/$kp ] && fail "pid $kp exists after the refused restore"
 	info "uid 1000 restore --pidns: $(grep -o 'capabilities in another user namespace.*' r3.err | head -n 1)"
 
-	imgcr restore -D d2 > r4.out 2> r4.err &
+	# root's dump gave d2 to uid 1000 (so that it may restore its own
+	# tree); a tree with a capability is root's to restore only if root
+	# trusts the directory (trust.c): without the option it is refused
+	imgcr restore -D d2 > r4.out 2> r4.err && fail "root restored uid 1000's directory holding a capability"
+	grep -q "thread $kp has capabilities" r4.err || fail "root restore of d2: message: $(tr '\n' '|' < r4.err)"
+	imgcr restore -D d2 --trust-images-dir > r4.out 2> r4.err &
 	r4=$!
 	track $r4
 	wait_tasks_restored $kp

@@ -105,10 +105,11 @@ CT
 	# controllers for its children holds no task), limits; the veth
 	CH=$(child_of $CT)
 	G=/sys/fs/cgroup/ct
-	mkdir $G/init $G/sub && echo $CT > $G/init/cgroup.procs && echo $CH > $G/sub/cgroup.procs &&
+	mkdir $G/init $G/sub && echo $u > /sys/fs/cgroup/cgroup.procs &&
+		echo $CT > $G/init/cgroup.procs && echo $CH > $G/sub/cgroup.procs &&
 		echo "+memory +pids" > $G/cgroup.subtree_control && echo 64M > $G/memory.max &&
 		echo 40 > $G/pids.max && echo 7 > $G/sub/pids.max ||
-		fail "cannot set up the cgroups under /ct"
+		fail "cannot set up the cgroups under /ct: $(cat $G/cgroup.procs | tr '\n' ' ')"
 	ip link add vh0 type veth peer name ve0 netns $CT &&
 		ip addr add 10.9.0.1/24 dev vh0 && ip link set vh0 up &&
 		nsenter -t $CT -n sh -c 'ip addr add 10.9.0.2/24 dev ve0 && ip link set ve0 up &&
