@@ -27,6 +27,8 @@ if [ "${1:-}" != inner ]; then
 	exit $?
 fi
 ct_pivot_check || { T=ct_full; fail "$(ct_pivot_check 2>&1)"; }
+# iproute2's ip and util-linux's nsenter (busybox's know no veth, no -C)
+export PATH=/usr/sbin:$PATH
 
 # view PID: what the container looks like, less what a restore renews
 view() {
