@@ -89,7 +89,9 @@ pidns() {
 	snap $sp before4
 	imgcr dump -t $sp -D d4 2> dump4.err || fail "dump: $(cat dump4.err)"
 	wait_gone $sp 10 || fail "pid $sp survived the dump"
-	imgcr restore -D d4 --pidns > restore4.out 2> restore.err &
+	# d4 is uid 1000's (root's dump gives it to the root task's user),
+	# and its tree was started by root: root trusts it explicitly (trust.c)
+	imgcr restore -D d4 --pidns --trust-images-dir > restore4.out 2> restore.err &
 	rp=$!
 	track $rp
 	# the restored task seen from outside its PID namespace: daemonuser,
@@ -107,6 +109,7 @@ pidns() {
 		done
 		n=$((n + 1))
 		[ $n -lt 1500 ] || fail "no restored daemonuser task after 30 s$(rerr)"
+		[ -z "$outer" ] && ! [ -d /proc/$rp ] && fail "imgcr restore --pidns ended, no restored task$(rerr)"
 		[ -n "$outer" ] || usleep 20000
 	done
 	track $outer
