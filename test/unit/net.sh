@@ -18,28 +18,8 @@ if [ "$(id -u)" != 0 ]; then
 	exit 1
 fi
 [ "${1:-}" = inner ] || exec unshare -n -m --propagation private "$0" inner
-tmp=$(mktemp -d)
-ct=
-trap '[ -n "$ct" ] && kill -9 $ct 2>/dev/null; rm -rf "$tmp"' EXIT
-fails=0
-res() {	# NAME STATUS [WHY]
-	echo "RESULT net-$1 $2${3:+ $3}"
-	[ "$2" = PASS ] || fails=$((fails + 1))
-}
-cflags=(-std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O1 -I"$REPO/include/uapi" -I"$REPO/userspace"
-	-DIMGCR_VERSION='"test"')
-mkdir -p "$tmp/o"
-for c in "$REPO"/userspace/*.c; do
-	o=$tmp/o/$(basename "$c" .c).o
-	if [ "$(basename "$c")" = imgcr.c ]; then
-		gcc "${cflags[@]}" -Dmain=imgcr_main -c -o "$o" "$c"
-	else
-		gcc "${cflags[@]}" -c -o "$o" "$c"
-	fi || { res build FAIL "cannot build $c"; exit 1; }
-done
-gcc "${cflags[@]}" -o "$tmp/nsdrv" "$REPO/test/unit/nsdrv.c" "$tmp"/o/*.o ||
-	{ res build FAIL "cannot link"; exit 1; }
-drv=$tmp/nsdrv
+NAME=net
+. "$REPO/test/unit/nsdrv.bash"
 ip link set lo up
 ip link add br0 type bridge && ip link set br0 up
 
