@@ -402,14 +402,6 @@ static int mnt_dump(struct ns_ctx *c)
 			m->bind = ns->m[j].id;
 			continue;
 		}
-		for (j = 0; j < i; j++)
-			if (ns->m[j].maj == m->maj && ns->m[j].min == m->min)
-				break;
-		if (j < i) {
-			pr_err("pid %d: mount at %s shows %s of a %s file system that mount %s shows only %s of: not supported",
-			       c->root, m->mp, m->root, m->fs, ns->m[j].mp, ns->m[j].root);
-			goto fail;
-		}
 		/* a superblock imgcr sees too: bound from there again */
 		for (j = 0; j < host->n; j++) {
 			h = &host->m[j];
@@ -429,6 +421,15 @@ static int mnt_dump(struct ns_ctx *c)
 			snprintf(m->ext, len, "%s%s", strcmp(h->mp, "/") ? h->mp : "",
 				 strcmp(rest, "/") || !strcmp(h->mp, "/") ? rest : "");
 			continue;
+		}
+		/* another part of a superblock of the tree's own, that imgcr cannot see */
+		for (j = 0; j < i; j++)
+			if (ns->m[j].maj == m->maj && ns->m[j].min == m->min)
+				break;
+		if (j < i) {
+			pr_err("pid %d: mount at %s shows %s of a %s file system that mount %s shows only %s of: not supported",
+			       c->root, m->mp, m->root, m->fs, ns->m[j].mp, ns->m[j].root);
+			goto fail;
 		}
 		if (!strcmp(m->fs, "tmpfs")) {
 			m->how = MNT_TMPFS;

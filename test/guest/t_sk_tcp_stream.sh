@@ -24,6 +24,16 @@ cycles() {	# ADDR PORT N OUT
 	i=1
 	while [ $i -le $n ]; do
 		d=d-$port-$i
+		# the previous restore's state check may still hold the tree
+		# (ptrace): the dump could not seize it
+		for p in $pid $kid; do
+			j=0
+			while [ "$(sed -n 's/^TracerPid:[[:space:]]*//p' /proc/$p/status 2>/dev/null)" != 0 ] &&
+			      [ -d /proc/$p ] && [ $j -lt 400 ]; do
+				usleep 50000
+				j=$((j + 1))
+			done
+		done
 		imgcr dump -t $pid -D $d 2> dump.err || fail "$addr: dump $i: $(cat dump.err)"
 		wait_gone $pid 10 && wait_gone $kid 10 || fail "$addr: dump $i: the tree survived"
 		[ -s $d/tcp-lock ] || fail "$addr: dump $i: no network lock recorded"
