@@ -34,21 +34,21 @@ NSENTER=/usr/sbin/nsenter
 
 # view PID: what the container looks like, less what a restore renews
 view() {
-	$NSENTER -t $1 -m -u -i -n sh -c '
-		hostname
-		awk "{ s = \$4 \" \" \$5 \" \" \$6; for (i = 7; \$i != \"-\"; i++) { o = \$i; sub(/:[0-9]+/, \"\", o); s = s \" \" o }
-		       print s \" - \" \$(i + 1) \" \" \$(i + 2) \" \" \$(i + 3) }" /proc/self/mountinfo | sort
-		ls -la /data /ro /dev/shm | grep -v "^total"
-		cat /data/file /ro/hello
-		/usr/sbin/ip -o link | sed "s/@if[0-9]*//; s/ qdisc [^ ]*//; s/ state [A-Z]*//; s/ link-netnsid [0-9]*//; s/ qlen [0-9]*//"
-		/usr/sbin/ip -o addr | sed "s/valid_lft.*//"
-		/usr/sbin/ip route | sort
-		cat /proc/sys/net/ipv4/ip_forward /proc/sys/net/core/somaxconn
-		nft list ruleset | sed "s/packets [0-9]* bytes [0-9]*/packets N bytes N/"
-		ipcs | grep -v "^$"
-	' 2>&1
+	N="$NSENTER -t $1"
+	$N -u hostname
+	awk '{ s = $4 " " $5 " " $6; for (i = 7; $i != "-"; i++) { o = $i; sub(/:[0-9]+/, "", o); s = s " " o }
+	       print s " - " $(i + 1) " " $(i + 2) " " $(i + 3) }' /proc/$1/mountinfo | sort
+	R=/proc/$1/root
+	ls -la $R/data $R/ro $R/dev/shm | grep -v "^total"
+	cat $R/data/file $R/ro/hello
+	$N -n $IP -o link | sed "s/@if[0-9]*//; s/ qdisc [^ ]*//; s/ state [A-Z]*//; s/ link-netnsid [0-9]*//; s/ qlen [0-9]*//"
+	$N -n $IP -o addr | sed "s/valid_lft.*//"
+	$N -n $IP route | sort
+	$N -n cat /proc/sys/net/ipv4/ip_forward /proc/sys/net/core/somaxconn
+	$N -n /usr/sbin/nft list ruleset | sed "s/packets [0-9]* bytes [0-9]*/packets N bytes N/"
+	$N -i /usr/sbin/ipcs | grep -v "^$"
 	cat /proc/$1/cgroup /proc/$(child_of $1)/cgroup
-	$NSENTER -t $1 -C cat /proc/$1/cgroup /proc/$(child_of $1)/cgroup 2>&1
+	$N -C cat /proc/$1/cgroup /proc/$(child_of $1)/cgroup 2>&1
 	cat /sys/fs/cgroup/ct/memory.max /sys/fs/cgroup/ct/pids.max /sys/fs/cgroup/ct/sub/pids.max \
 		/sys/fs/cgroup/ct/cgroup.subtree_control
 }
