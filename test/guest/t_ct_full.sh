@@ -39,7 +39,7 @@ view() {
 	awk '{ s = $4 " " $5 " " $6; for (i = 7; $i != "-"; i++) { o = $i; sub(/:[0-9]+/, "", o); s = s " " o }
 	       print s " - " $(i + 1) " " $(i + 2) " " $(i + 3) }' /proc/$1/mountinfo | sort
 	R=/proc/$1/root
-	ls -la $R/data $R/ro $R/dev/shm | grep -v "^total"
+	(cd $R && ls -la data ro dev/shm | grep -v "^total")
 	cat $R/data/file $R/ro/hello
 	$N -n $IP -o link | sed "s/@if[0-9]*//; s/ qdisc [^ ]*//; s/ state [A-Z]*//; s/ link-netnsid [0-9]*//; s/ qlen [0-9]*//"
 	$N -n $IP -o addr | sed "s/valid_lft.*//"
