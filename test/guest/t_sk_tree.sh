@@ -44,7 +44,14 @@ imgcr restore -D d > restore.out 2> restore.err &
 rpid=$!
 track $rpid
 n=0
-until [ -d /proc/$pid ] && [ "$(readlink /proc/$pid/exe)" != /bin/busybox ] && [ -S s/srv.sock ]; do
+# every task of the tree has executed its image (its sockets, their files
+# and modes, are restored before that)
+restored() {
+	for t in $pid $kids; do
+		[ -d /proc/$t ] && [ "$(readlink /proc/$t/exe)" != /bin/busybox ] || return 1
+	done
+}
+until restored && [ -S s/srv.sock ]; do
 	n=$((n + 1))
 	[ $n -lt 1500 ] || fail "the server did not come back$(rerr)"
 	[ -d /proc/$rpid ] || fail "imgcr restore ended$(rerr)"

@@ -7,7 +7,8 @@
 #    scripts exist, and it stays short (at most 250 lines);
 #  - every docs/*.md is linked from README.md, every relative link of
 #    README.md and docs/*.md names a file that exists, and none says sudo
-#    (the commands are run as root).
+#    (the commands are run as root);
+#  - no line of them is longer than lintian allows (512 characters).
 # Prints one "RESULT docs-NAME PASS|FAIL" line per check; exit 1 on a failure.
 set -uo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
@@ -79,4 +80,8 @@ for f in "$readme" "$REPO"/docs/*.md; do
 done
 if [ -z "$missing" ]; then result links PASS; else result links FAIL "broken:$missing"; fi
 if grep -n -w sudo "$readme" "$REPO"/docs/*.md; then result no-sudo FAIL "sudo in the documentation (above)"; else result no-sudo PASS; fi
+# lintian (very-long-line-length-in-source-file) fails the package build on
+# a line longer than 512 characters
+long=$(cd "$REPO" && awk 'length > 512 { print FILENAME ":" FNR " (" length ")" }' README.md docs/*.md man/* debian/changelog debian/control)
+if [ -n "$long" ]; then result line-length FAIL "over 512 characters: $(echo $long)"; else result line-length PASS; fi
 [ "$fails" = 0 ]
