@@ -540,6 +540,34 @@ static int stop_check(const struct tree_task *k, const char *text)
 	return 0;
 }
 
+/*
+ * A tree with a mount namespace of its own: the file of task @pid that
+ * /proc/PID/@link leads to (@what: "fd 3", "cwd", "exe", "mapping A-B";
+ * @path: its path as imgcr reads it) must be on one of the container's
+ * mounts, which the restore rebuilds.  A file on a mount outside (a host
+ * file opened before unshare() or pivot_root(), the host's /dev/null
+ * given as stdin) would be opened again by its path inside the
+ * container: another file, or none.  Refused, naming the mount (as CRIU:
+ * "Can't lookup mount").  The one place where the dump decides it: an
+ * option handing such files over at restore (CRIU's --external
+ * file[MNT_ID:INODE] and --inherit-fd) would accept them here.
+ * 0, or -1 (printed).
+ */
+static int outside_refuse(const struct tree *t, pid_t pid, const char *what, const char *link,
+			  const char *path)
+{
+	int id = -1, r = mnt_file_outside(t, pid, link, &id);
+
+	if (r < 0) {
+		pr_perror("pid %d %s: %s: cannot find the mount it is on", pid, what, path);
+		return -1;
+	}
+	if (r)
+		pr_err("pid %d %s: %s is on a mount outside the container's mount namespace (mnt_id %d): not supported (a restore would open %s inside the container, another file; open it from inside the container)",
+		       pid, what, path, id, path);
+	return r ? -1 : 0;
+}
+
 static int describe_task(struct dctx *c, int i)
 {
 	struct tree_task *k = &c->t.tasks[i];
@@ -609,6 +637,9 @@ static int describe_task(struct dctx *c, int i)
 		       k->root);
 		return -1;
 	}
+	if (outside_refuse(&c->t, k->pid, "cwd", "cwd", k->cwd) ||
+	    outside_refuse(&c->t, k->pid, "root", "root", k->root))
+		return -1;
 	return attrs_dump(k);
 }
 
@@ -708,6 +739,19 @@ static int describe_file(struct dctx *c, pid_t pid, int fd, int *cloexec)
 		goto out;
 	default:
 		goto out;
+	}
+	/* the kinds reopened by their path (files.h) */
+	if (kind->type == TK_FILE || kind->type == TK_FIFO || kind->type == TK_CHR ||
+	    kind->type == TK_GHOST) {
+		char what[64];
+
+		if (pid == getpid())	/* in flight in a unix socket's queue (sk-queue.c) */
+			snprintf(what, sizeof(what), "(imgcr, a file in flight) fd %d", fd);
+		else
+			snprintf(what, sizeof(what), "fd %d", fd);
+		snprintf(path, sizeof(path), "fd/%d", fd);
+		if (outside_refuse(&c->t, pid, what, path, p.link))
+			goto out;
 	}
 	*cloexec = !!(p.flags & O_CLOEXEC);
 	p.flags &= ~O_CLOEXEC;
@@ -1136,6 +1180,55 @@ out:
 	return ret;
 }
 
+/*
+ * A tree with a mount namespace of its own: every file task @k's image
+ * maps or runs (the loader opens it by its path, inside the container) on
+ * one of the container's mounts (outside_refuse()).  0, or -1 (printed).
+ */
+static int check_image_outside(struct dctx *c, const struct tree_task *k)
+{
+	char path[4096], img_path[4096], link[96], what[96];
+	struct imgcr_file rec;
+	struct image img;
+	unsigned int i, j;
+	int ret = -1;
+
+	if (!c->t.ns || !(c->t.ns->own & NS_BIT(NS_MNT)))
+		return 0;
+	snprintf(img_path, sizeof(img_path), "%s/core-%d.img", c->dir, k->pid);
+	if (image_open(&img, img_path))
+		return -1;
+	for (i = 0; i < img.task->nr_files; i++) {
+		if (image_file(&img, i, &rec, path, sizeof(path))) {
+			pr_err("%s: bad file table", img_path);
+			goto out;
+		}
+		if (rec.flags & IMGCR_FILE_SHMEM)
+			continue;	/* shared anonymous memory, a memfd: no path */
+		link[0] = 0;
+		for (j = 0; !link[0] && j < img.task->nr_vmas; j++) {
+			const struct imgcr_vma *v = &img.vmas[j];
+
+			if (v->kind != IMGCR_VMA_FILE || v->file != i)
+				continue;
+			snprintf(link, sizeof(link), "map_files/%llx-%llx",
+				 (unsigned long long)v->start, (unsigned long long)v->end);
+			snprintf(what, sizeof(what), "mapping %llx-%llx",
+				 (unsigned long long)v->start, (unsigned long long)v->end);
+		}
+		if (!link[0] && i == img.task->exe_file) {
+			snprintf(link, sizeof(link), "exe");
+			snprintf(what, sizeof(what), "exe");
+		}
+		if (link[0] && outside_refuse(&c->t, k->pid, what, link, path))
+			goto out;
+	}
+	ret = 0;
+out:
+	image_close(&img);
+	return ret;
+}
+
 /* The deleted files task @k's image maps, saved as ghosts (files-ghost.c). */
 static int dump_mapped_ghosts(struct dctx *c, const struct tree_task *k)
 {
@@ -1322,6 +1415,7 @@ int cmd_dump(int argc, char **argv)
 	for (i = 0; i < c.t.ntasks; i++)
 		if (!c.t.tasks[i].zombie &&
 		    (save_image(&c, &c.t.tasks[i]) || check_image_threads(&c, &c.t.tasks[i]) ||
+		     check_image_outside(&c, &c.t.tasks[i]) ||
 		     dump_mapped_ghosts(&c, &c.t.tasks[i])))
 			goto out;
 	if (tree_write(&c.t, c.dir))

@@ -506,6 +506,33 @@ fail:
 	return -1;
 }
 
+/*
+ * The file /proc/@pid/@link leads to (fd/N, cwd, root, exe, map_files/A-B;
+ * statx follows the magic link to the file itself, without opening it):
+ * on a mount of the tree's (those mnt_dump() recorded, rebuilt at restore),
+ * or not.  Mount IDs are unique among the mounts alive, whichever their
+ * namespace, and the tree is frozen: the IDs of the dump's mountinfo
+ * are still those mounts'.
+ */
+int mnt_file_outside(const struct tree *t, pid_t pid, const char *link, int *mnt_id)
+{
+	struct mnt_ns *ns = t->ns && (t->ns->own & NS_BIT(NS_MNT)) ? t->ns->data[NS_MNT] : NULL;
+	char path[PATH_MAX];
+	struct statx stx;
+
+	if (!ns)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/%s", pid, link);
+	if (statx(AT_FDCWD, path, 0, STATX_MNT_ID, &stx))
+		return -1;
+	if (!(stx.stx_mask & STATX_MNT_ID)) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	*mnt_id = (int)stx.stx_mnt_id;
+	return mnt_by_id(ns, *mnt_id) ? 0 : 1;
+}
+
 /* ---- restore ---- */
 
 static int mnt_mkdir_p(const char *path)

@@ -103,4 +103,17 @@ int ns_inside(struct ns_ctx *c);
 int ns_late(struct ns_ctx *c);
 void ns_cleanup(struct ns_ctx *c);	/* reverse order */
 
+/*
+ * mount.c, dump, after ns_dump(): for a tree with a mount namespace of its
+ * own, whether the file that /proc/@pid/@link leads to ("fd/N", "cwd",
+ * "root", "exe", "map_files/START-END") is on a mount outside it (one the
+ * restore does not rebuild: its path inside the container would name
+ * another file).  0: on one of the tree's mounts, or the tree has no mount
+ * namespace of its own; 1: outside, its mount ID in *@mnt_id; -1: cannot
+ * tell (errno set).  Callers refuse (dump.c: outside_refuse()); an option
+ * that hands such files over at restore (CRIU's --external
+ * file[MNT_ID:INODE] with --inherit-fd) would accept them there.
+ */
+int mnt_file_outside(const struct tree *t, pid_t pid, const char *link, int *mnt_id);
+
 #endif
