@@ -5,7 +5,7 @@
 #   test/fuzz.sh 100000 --kernel 6.12.118+deb12-amd64
 # Two thirds are variants of the single-threaded seed, a third of the
 # threaded one (fuzzseed -t 2 -q: threads, pending signals, timers; see
-# test/guest/t_fuzz.sh), which restore more slowly as root.  At ~150
+# test/guest/module/t_fuzz.sh), which restore more slowly as root.  At ~150
 # images/s under TCG, 100000 take about 12 minutes (two kernels run side
 # by side); the guest deadline is raised accordingly (override with
 # IMGCR_GUEST_TIMEOUT).

@@ -328,7 +328,7 @@ kbuild_fallback() {
 }
 
 # make_initrd K OUT: busybox initramfs with the modules of K, the test
-# programs and test/guest/*, as a gzip'ed newc cpio.
+# programs and test/guest/ (with its area folders), as a gzip'ed newc cpio.
 make_initrd() {
 	local k=$1 out=$2 root=$BUILD/initrd-$1 a
 	rm -rf "$root"
@@ -350,7 +350,7 @@ make_initrd() {
 	copy_elf "$root" /usr/bin/xz /usr/bin/xz	# t_xz: multi-threaded encoder
 	add_python "$root"
 	add_daemons "$root"
-	cp "$REPO"/test/guest/* "$root/imgcr/guest/"
+	cp -r "$REPO"/test/guest/* "$root/imgcr/guest/"	# the tests in their area folders
 	cp "$REPO/test/state-expected.txt" "$root/imgcr/state-expected.txt"
 	cp "$REPO/test/guest/init" "$root/init"
 	chmod 755 "$root/init"
@@ -466,12 +466,27 @@ extract_files() {
 	done
 }
 
+# guest_test_files: every guest test, test/guest/AREA/t_NAME.sh (one not yet
+# filed in an area: test/guest/t_NAME.sh; test/guest/README), in name order
+# whatever its folder, as the guest runner orders them.
+guest_test_files() {
+	local t
+	for t in "$REPO"/test/guest/t_*.sh "$REPO"/test/guest/*/t_*.sh; do
+		[ -e "$t" ] && echo "${t##*/} $t"
+	done | LC_ALL=C sort | cut -d' ' -f2
+}
+
+# guest_test_dups: the names of guest tests found twice (in two folders).
+guest_test_dups() {
+	guest_test_files | sed 's,.*/,,' | LC_ALL=C sort | uniq -d
+}
+
 # guest_tests PATTERNS: names of the guest tests selected by PATTERNS (the
 # same comma-separated globs the guest runner applies).
 guest_tests() {
 	local t n pat pats
 	IFS=, read -ra pats <<< "$1"
-	for t in "$REPO"/test/guest/t_*.sh; do
+	for t in $(guest_test_files); do
 		n=${t##*/t_}
 		n=${n%.sh}
 		for pat in "${pats[@]}"; do

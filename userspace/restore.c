@@ -232,15 +232,6 @@ static int tidx(const struct tree *t, pid_t pid)
 	return -1;
 }
 
-/* a restored task that failed (its report sent): it ends */
-static void task_fail(void) __attribute__((noreturn));
-static void task_fail(void)
-{
-	_exit(1);
-}
-
-#define TFAIL(...) do { report(c, k->pid, __VA_ARGS__); task_fail(); } while (0)
-
 static void run_task(struct rctx *c, int ti, pid_t want_ppid) __attribute__((noreturn));
 
 /* Close every fd at or above @base but @a, @b, @c, @d and @e (-1: none). */
@@ -570,41 +561,90 @@ static int creds_all_nnp(const struct img_creds *cr)
 	return cr->n > 0;
 }
 
-static void run_task(struct rctx *c, int ti, pid_t want_ppid)
-{
-	const struct tree_task *k = &c->t.tasks[ti];
-	char img[PATH_MAX + 32], name[64], cloexec[4096], *argv[11], err[PATH_MAX + 256];
-	char reason[320], status_arg[48], user_arg[48];
-	int status[2] = { -1, -1 };
-	struct img_creds creds = { 0 };
-	static char keep_arg[COW_ARG_MAX];
-	int i, fd, n, in_tree_pgid, rootfd = -1, used[3] = { 0, 0, 0 }, late_ids = 0, scfd = -1;
-	const char *why;
-	size_t off;
-	char go;
+/*
+ * One task's restore, in itself (run_task): what its steps share.  Each
+ * step returns NULL, or why the task cannot be restored (in err, or a
+ * constant string); run_task() reports that (task_fail) and the task
+ * ends.  The steps run in this order, which matters (the comment at the
+ * top of this file says why): task_session, task_cow, task_children,
+ * task_pgrp, task_cwd, task_open_image, task_fds, task_locks,
+ * task_exec_fds, task_attrs, task_creds, (a zombie dies here),
+ * task_exec_args, task_ready (waits for the whole tree), task_owners,
+ * task_exec.
+ */
+struct task_run {
+	const struct tree_task *k;
+	int ti;
+	pid_t want_ppid;
+	char img[PATH_MAX + 32];	/* DIR/core-PID.img, for messages */
+	char name[64];			/* core-PID.img in DIR */
+	int fd;				/* the image (-1: a zombie has none) */
+	int scfd;			/* its seccomp filters (-1: none) */
+	int rootfd;			/* / before chroot (-1: not chrooted) */
+	int status[2];			/* binfmt_img's reason (--imgcr-status=) */
+	struct img_creds creds;		/* its threads' credentials in the image */
+	int late_ids;			/* the exec sets the uids and gids (--imgcr-ids) */
+	char cloexec[4096];		/* the fds to mark close-on-exec again */
+	size_t off;			/* strlen(cloexec) */
+	char *argv[11];
+	char cloexec_arg[4096 + 32], root_arg[48], sc_arg[48], stop_arg[32];
+	char status_arg[48], user_arg[48];
+	char err[8192];
+};
 
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != want_ppid)
-		_exit(1);
-	/* our zombie children must not be reaped by the kernel (SIG_IGN) */
-	signal(SIGCHLD, SIG_DFL);
-	if (k->pid == c->t.root)
-		c->ext_pgid = getpgid(0);
+/* The size of err the steps give the kinds (what run_task always gave them). */
+#define TASK_ERR	(PATH_MAX + 256)
+
+/* The mappings a task shares with its parent or children (--imgcr-keep=): static, it is long. */
+static char keep_arg[COW_ARG_MAX];
+
+__attribute__((format(printf, 2, 3)))
+static const char *task_msg(struct task_run *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->err, sizeof(r->err), fmt, ap);
+	va_end(ap);
+	return r->err;
+}
+
+/* a restored task that failed: its report, then it ends */
+static void task_fail(struct rctx *c, const struct tree_task *k, const char *why) __attribute__((noreturn));
+static void task_fail(struct rctx *c, const struct tree_task *k, const char *why)
+{
+	report(c, k->pid, "%s", why);
+	_exit(1);
+}
+
+/* setsid() if it leads a session (and its controlling terminal), else setpgid(0, 0) if it leads a group */
+static const char *task_session(struct rctx *c, struct task_run *r)
+{
+	const struct tree_task *k = r->k;
+
 	if (k->sid == k->pid) {
 		if (setsid() < 0)
-			TFAIL("setsid: %s", strerror(errno));
-		why = tty_restore_session(&c->t, c->desc, k);
-		if (why)
-			TFAIL("%s", why);
+			return task_msg(r, "setsid: %s", strerror(errno));
+		return tty_restore_session(&c->t, c->desc, k);
 	} else if (k->pgid == k->pid) {
 		if (setpgid(0, 0))
-			TFAIL("setpgid(0, 0): %s", strerror(errno));
+			return task_msg(r, "setpgid(0, 0): %s", strerror(errno));
 	}
-	/* the memory it shares with its children, in place before they exist */
-	why = cow_prepare(&c->t, ti, c->dirfd, err, sizeof(err));
-	if (why)
-		TFAIL("%s", why);
-	/* children, with the same pids */
+	return NULL;
+}
+
+/* the memory it shares with its children, in place before they exist */
+static const char *task_cow(struct rctx *c, struct task_run *r)
+{
+	return cow_prepare(&c->t, r->ti, c->dirfd, r->err, TASK_ERR);
+}
+
+/* children, with the same pids: each runs run_task() */
+static const char *task_children(struct rctx *c, struct task_run *r)
+{
+	const struct tree_task *k = r->k;
+	int i;
+
 	for (i = 0; i < c->t.ntasks; i++) {
 		const struct tree_task *ch = &c->t.tasks[i];
 		pid_t p;
@@ -615,14 +655,21 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		if (p < 0) {
 			int e = errno;
 
-			TFAIL("cannot create child pid %d with clone3(set_tid): %s%s",
-			      ch->pid, strerror(e), pid_hint(e));
+			return task_msg(r, "cannot create child pid %d with clone3(set_tid): %s%s",
+					ch->pid, strerror(e), pid_hint(e));
 		}
 		if (p == 0)
 			run_task(c, i, k->pid);
 	}
-	/* process group */
-	in_tree_pgid = tidx(&c->t, k->pgid) >= 0;
+	return NULL;
+}
+
+/* its process group (waiting for the leader if needed), and its terminal's foreground */
+static const char *task_pgrp(struct rctx *c, struct task_run *r)
+{
+	const struct tree_task *k = r->k;
+	int n, in_tree_pgid = tidx(&c->t, k->pgid) >= 0;
+
 	if (k->pgid != k->pid) {
 		pid_t target = in_tree_pgid ? k->pgid : c->ext_pgid;
 
@@ -631,109 +678,153 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 			if (!setpgid(0, target))
 				break;
 			if (errno != EPERM || n > 1000)
-				TFAIL("cannot join process group %d: %s", target, strerror(errno));
+				return task_msg(r, "cannot join process group %d: %s",
+						target, strerror(errno));
 			usleep(10000);
 		}
 	}
-	why = tty_restore_pgrp(&c->t, k);
-	if (why)
-		TFAIL("%s", why);
-	umask(k->umask);
-	if (attrs_chdir(k, err, sizeof(err)))
-		TFAIL("%s", err);
-	/*
-	 * The image, opened before chroot and before the credentials change,
-	 * and its threads' seccomp filters, if it had any (seccomp.c): read
-	 * by binfmt_img from that fd (closed by the exec).  Both through
-	 * DIR's fd, above the tree's fds, before these are put in place.
-	 */
-	snprintf(img, sizeof(img), "%s/core-%d.img", c->dir, TASK_IMG_PID(k));
-	snprintf(name, sizeof(name), "core-%d.img", TASK_IMG_PID(k));
-	fd = -1;	/* a zombie has no image */
-	if (!k->zombie && (fd = fd_high(dir_open(c->dirfd, name, O_RDONLY), c->base)) < 0)
-		TFAIL("cannot open %s: %s", img, strerror(errno));
-	if (!k->zombie) {
-		char sc[64];
+	return tty_restore_pgrp(&c->t, k);
+}
 
-		seccomp_path(sc, sizeof(sc), NULL, TASK_IMG_PID(k));
-		scfd = dir_open(c->dirfd, sc, O_RDONLY);
-		if (scfd < 0 && errno != ENOENT)
-			TFAIL("cannot open %s/%s: %s", c->dir, sc, strerror(errno));
-		if (scfd >= 0 && (scfd = fd_high(scfd, c->base)) < 0)
-			TFAIL("F_DUPFD: %s", strerror(errno));
-	}
-	/* its threads' credentials in the image (NT_IMGCR_CREDS): checked below */
-	if (!k->zombie && image_creds_read(c->dirfd, name, &creds))
-		TFAIL("cannot read the credentials in %s", img);
-	/* descriptors */
-	off = 0;
-	cloexec[0] = 0;
+/* umask, cwd (attrs.c) */
+static const char *task_cwd(struct rctx *c, struct task_run *r)
+{
+	(void)c;
+	umask(r->k->umask);
+	if (attrs_chdir(r->k, r->err, TASK_ERR))
+		return r->err;
+	return NULL;
+}
+
+/*
+ * The image, opened before chroot and before the credentials change,
+ * and its threads' seccomp filters, if it had any (seccomp.c): read
+ * by binfmt_img from that fd (closed by the exec).  Both through
+ * DIR's fd, above the tree's fds, before these are put in place.
+ */
+static const char *task_open_image(struct rctx *c, struct task_run *r)
+{
+	const struct tree_task *k = r->k;
+	char sc[64];
+
+	snprintf(r->img, sizeof(r->img), "%s/core-%d.img", c->dir, TASK_IMG_PID(k));
+	snprintf(r->name, sizeof(r->name), "core-%d.img", TASK_IMG_PID(k));
+	if (k->zombie)
+		return NULL;	/* a zombie has no image */
+	if ((r->fd = fd_high(dir_open(c->dirfd, r->name, O_RDONLY), c->base)) < 0)
+		return task_msg(r, "cannot open %s: %s", r->img, strerror(errno));
+	seccomp_path(sc, sizeof(sc), NULL, TASK_IMG_PID(k));
+	r->scfd = dir_open(c->dirfd, sc, O_RDONLY);
+	if (r->scfd < 0 && errno != ENOENT)
+		return task_msg(r, "cannot open %s/%s: %s", c->dir, sc, strerror(errno));
+	if (r->scfd >= 0 && (r->scfd = fd_high(r->scfd, c->base)) < 0)
+		return task_msg(r, "F_DUPFD: %s", strerror(errno));
+	/* its threads' credentials in the image (NT_IMGCR_CREDS): checked by task_creds and task_exec_args */
+	if (image_creds_read(c->dirfd, r->name, &r->creds))
+		return task_msg(r, "cannot read the credentials in %s", r->img);
+	return NULL;
+}
+
+/*
+ * descriptors: dup2()ed into place, 0-2 closed if not used; then what
+ * needs the fds in place: F_SETSIG/O_ASYNC, epoll items, pidfds to the
+ * tree (files.h)
+ */
+static const char *task_fds(struct rctx *c, struct task_run *r)
+{
+	const struct tree_task *k = r->k;
+	int i, used[3] = { 0, 0, 0 };
+
+	r->off = 0;
+	r->cloexec[0] = 0;
 	for (i = 0; i < k->nfds; i++) {
 		const struct tree_fd *d = &k->fds[i];
 
 		if (dup2(c->desc[d->file], d->fd) < 0)
-			TFAIL("fd %d: dup2: %s", d->fd, strerror(errno));
+			return task_msg(r, "fd %d: dup2: %s", d->fd, strerror(errno));
 		if (d->fd < 3)
 			used[d->fd] = 1;
-		if (d->cloexec && off + 16 < sizeof(cloexec))
-			off += snprintf(cloexec + off, sizeof(cloexec) - off, "%s%d",
-					off ? "," : "", d->fd);
+		if (d->cloexec && r->off + 16 < sizeof(r->cloexec))
+			r->off += snprintf(r->cloexec + r->off, sizeof(r->cloexec) - r->off, "%s%d",
+					   r->off ? "," : "", d->fd);
 	}
 	for (i = 0; i < 3; i++)
 		if (!used[i])
 			close(i);
-	if (fasync_restore(&c->t, k, err, sizeof(err)))
-		TFAIL("%s", err);
-	/* what needs the fds in place: epoll items, pidfds to the tree (files.h) */
-	for (i = 0; fd_kinds[i]; i++) {
-		char why[1024];
+	if (fasync_restore(&c->t, k, r->err, TASK_ERR))
+		return r->err;
+	for (i = 0; fd_kinds[i]; i++)
+		if (fd_kinds[i]->late && fd_kinds[i]->late(&c->t, k, r->err, 1024))
+			return r->err;
+	return NULL;
+}
 
-		if (fd_kinds[i]->late && fd_kinds[i]->late(&c->t, k, why, sizeof(why)))
-			TFAIL("%s", why);
-	}
-	/*
-	 * POSIX and flock locks (locks.c): every descriptor above the tree's
-	 * (the restorer's, a kind's own such as a memfd's, any imgcr itself
-	 * inherited) would be closed at exec, and closing any fd of a file
-	 * drops the process's POSIX locks on it: close them all first, but
-	 * the image, the two pipes to the restorer and the log file (-o,
-	 * close-on-exec: its messages until the exec).
-	 */
-	close_above(c->base, fd, scfd, c->status_w, c->go_r, log_fd());
-	{
-		char why[8192];
+/*
+ * POSIX and flock locks (locks.c): every descriptor above the tree's
+ * (the restorer's, a kind's own such as a memfd's, any imgcr itself
+ * inherited) would be closed at exec, and closing any fd of a file
+ * drops the process's POSIX locks on it: close them all first, but
+ * the image, the two pipes to the restorer and the log file (-o,
+ * close-on-exec: its messages until the exec).
+ */
+static const char *task_locks(struct rctx *c, struct task_run *r)
+{
+	close_above(c->base, r->fd, r->scfd, c->status_w, c->go_r, log_fd());
+	if (locks_restore_task(&c->t, r->k->pid, r->err, sizeof(r->err)))
+		return r->err;
+	return NULL;
+}
 
-		if (locks_restore_task(&c->t, k->pid, why, sizeof(why)))
-			TFAIL("%s", why);
-	}
-	/*
-	 * Under chroot the image's mapped files (the program, its libraries)
-	 * may be outside the jail: binfmt_img finds them under our root as it
-	 * is now, through this fd (closed by the exec).  Opened before the
-	 * limits: RLIMIT_NOFILE may be 1.
-	 */
+/*
+ * The fds the exec needs beside the image, opened before the limits
+ * (RLIMIT_NOFILE may be 1): under chroot the image's mapped files (the
+ * program, its libraries) may be outside the jail: binfmt_img finds them
+ * under our root as it is now, through rootfd (closed by the exec); and
+ * the pipe on which binfmt_img writes its reason if it refuses the exec
+ * (--imgcr-status=).
+ */
+static const char *task_exec_fds(struct rctx *c, struct task_run *r)
+{
+	const struct tree_task *k = r->k;
+
+	(void)c;
 	if (strcmp(k->root, "/") && !k->zombie &&
-	    (rootfd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		TFAIL("cannot open / before chroot: %s", strerror(errno));
-	/* binfmt_img's reason if it refuses the exec (--imgcr-status=) */
-	if (!k->zombie && pipe2(status, O_CLOEXEC | O_NONBLOCK))
-		status[0] = status[1] = -1;
-	/* limits, oom_score_adj, scheduling...: while the rights are the caller's */
-	if (attrs_set(k, creds.has, err, sizeof(err)))
-		TFAIL("%s", err);
+	    (r->rootfd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return task_msg(r, "cannot open / before chroot: %s", strerror(errno));
+	if (!k->zombie && pipe2(r->status, O_CLOEXEC | O_NONBLOCK))
+		r->status[0] = r->status[1] = -1;
+	return NULL;
+}
+
+/* limits, oom_score_adj, scheduling... (attrs.c): while the rights are the caller's; then chroot */
+static const char *task_attrs(struct rctx *c, struct task_run *r)
+{
+	const struct tree_task *k = r->k;
+
+	(void)c;
+	if (attrs_set(k, r->creds.has, r->err, TASK_ERR))
+		return r->err;
 	if (strcmp(k->root, "/")) {
 		/* the cwd, entered above, stays where it was: under the root or not */
 		if (chroot(k->root))
-			TFAIL("chroot %s: %s", k->root, strerror(errno));
+			return task_msg(r, "chroot %s: %s", k->root, strerror(errno));
 	}
-	/* credentials, last: creating children needs the caller's rights */
+	return NULL;
+}
+
+/* credentials, last: creating children needs the caller's rights */
+static __attribute__((noinline)) const char *task_creds(struct rctx *c, struct task_run *r)
+{
+	const struct tree_task *k = r->k;
+	int i;
+
 	if (c->setcreds) {
 		gid_t g[65536];
 
 		for (i = 0; i < k->ngroups && i < 65536; i++)
 			g[i] = k->groups[i];
 		if (setgroups(k->ngroups, g))
-			TFAIL("setgroups: %s", strerror(errno));
+			return task_msg(r, "setgroups: %s", strerror(errno));
 		/*
 		 * An image with its threads' credentials: the module sets each
 		 * thread's uids and gids last ("--imgcr-ids"), after it has
@@ -743,117 +834,141 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		 * fs IDs may not even open the image).  Groups change no
 		 * right the exec needs: set here, for every thread.
 		 */
-		late_ids = creds.has;
-		if (late_ids && !ids_match(k, &creds.c[0]))
-			TFAIL("the credentials in %s (uid %u gid %u) are not the tree's (uid %u gid %u)",
-			      img, creds.c[0].uid, creds.c[0].gid, k->uid[0], k->gid[0]);
+		r->late_ids = r->creds.has;
+		if (r->late_ids && !ids_match(k, &r->creds.c[0]))
+			return task_msg(r, "the credentials in %s (uid %u gid %u) are not the tree's (uid %u gid %u)",
+					r->img, r->creds.c[0].uid, r->creds.c[0].gid, k->uid[0], k->gid[0]);
 	}
-	if (c->setcreds && !late_ids) {
+	if (c->setcreds && !r->late_ids) {
 		/*
 		 * keep our capabilities across the uid change (the ambient
 		 * ones go): the exec of the image then sets the task's
 		 * exactly, within ours (--imgcr-creds)
 		 */
-		if (creds.has && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0))
-			TFAIL("PR_SET_KEEPCAPS: %s", strerror(errno));
+		if (r->creds.has && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0))
+			return task_msg(r, "PR_SET_KEEPCAPS: %s", strerror(errno));
 		if (setresgid(k->gid[0], k->gid[1], k->gid[2]))
-			TFAIL("setresgid %u %u %u: %s", k->gid[0], k->gid[1], k->gid[2], strerror(errno));
+			return task_msg(r, "setresgid %u %u %u: %s", k->gid[0], k->gid[1], k->gid[2],
+					strerror(errno));
 		if (k->gid[3] != k->gid[1])
 			setfsgid(k->gid[3]);
 		if (setresuid(k->uid[0], k->uid[1], k->uid[2]))
-			TFAIL("setresuid %u %u %u: %s", k->uid[0], k->uid[1], k->uid[2], strerror(errno));
+			return task_msg(r, "setresuid %u %u %u: %s", k->uid[0], k->uid[1], k->uid[2],
+					strerror(errno));
 		if (k->uid[3] != k->uid[1])
 			setfsuid(k->uid[3]);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);	/* cleared by the id change */
-		if (getppid() != want_ppid)
+		if (getppid() != r->want_ppid)
 			_exit(1);
 	}
-	if (!(k->attr_set & ATTR_RLIMIT(RLIMIT_NOFILE)))
-		setrlimit(RLIMIT_NOFILE, &c->nofile);
-	if (k->zombie)
-		zombie_exit(c, k);
-	wait_zombie_children(c, k);
-	argv[0] = img;
-	for (i = 1; i < (int)(sizeof(argv) / sizeof(argv[0])); i++)
-		argv[i] = NULL;
-	char cloexec_arg[sizeof(cloexec) + 32], root_arg[48], sc_arg[48];
+	return NULL;
+}
 
+/* The exec's arguments (the comment at the top of this file); the last checks of the credentials. */
+static const char *task_exec_args(struct rctx *c, struct task_run *r)
+{
+	const struct tree_task *k = r->k;
+	const char *why;
+	int i, n;
+
+	r->argv[0] = r->img;
+	for (i = 1; i < (int)(sizeof(r->argv) / sizeof(r->argv[0])); i++)
+		r->argv[i] = NULL;
 	n = 1;
-	if (rootfd >= 0) {
-		snprintf(root_arg, sizeof(root_arg), "--imgcr-root=%d", rootfd);
-		argv[n++] = root_arg;
+	if (r->rootfd >= 0) {
+		snprintf(r->root_arg, sizeof(r->root_arg), "--imgcr-root=%d", r->rootfd);
+		r->argv[n++] = r->root_arg;
 	}
-	if (off) {
-		snprintf(cloexec_arg, sizeof(cloexec_arg), "--imgcr-cloexec=%s", cloexec);
-		argv[n++] = cloexec_arg;
+	if (r->off) {
+		snprintf(r->cloexec_arg, sizeof(r->cloexec_arg), "--imgcr-cloexec=%s", r->cloexec);
+		r->argv[n++] = r->cloexec_arg;
 	}
-	char stop_arg[32];
-
 	if (k->stopped == SIGSTOP) {
-		argv[n++] = "--imgcr-stop";
+		r->argv[n++] = "--imgcr-stop";
 	} else if (k->stopped) {
-		snprintf(stop_arg, sizeof(stop_arg), "--imgcr-stop=%d", k->stopped);
-		argv[n++] = stop_arg;
+		snprintf(r->stop_arg, sizeof(r->stop_arg), "--imgcr-stop=%d", k->stopped);
+		r->argv[n++] = r->stop_arg;
 	}
-	if (creds.has) {
-		why = creds_check(&creds, err, sizeof(err));
+	if (r->creds.has) {
+		why = creds_check(&r->creds, r->err, TASK_ERR);
 		if (why)
-			TFAIL("%s", why);
-		argv[n++] = "--imgcr-creds";
-		if (late_ids)
-			argv[n++] = "--imgcr-ids";
+			return why;
+		r->argv[n++] = "--imgcr-creds";
+		if (r->late_ids)
+			r->argv[n++] = "--imgcr-ids";
 	}
-	if (scfd >= 0) {
-		snprintf(sc_arg, sizeof(sc_arg), "--imgcr-seccomp=%d", scfd);
-		argv[n++] = sc_arg;
+	if (r->scfd >= 0) {
+		snprintf(r->sc_arg, sizeof(r->sc_arg), "--imgcr-seccomp=%d", r->scfd);
+		r->argv[n++] = r->sc_arg;
 		/*
 		 * Adding a filter needs no_new_privs or CAP_SYS_ADMIN.  If
 		 * every thread had no_new_privs, the restored ones have it
 		 * anyway: set it now, so that a restorer without
 		 * CAP_SYS_ADMIN may add their filters (never a grant).
 		 */
-		if (creds.has && creds_all_nnp(&creds) &&
+		if (r->creds.has && creds_all_nnp(&r->creds) &&
 		    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
-			TFAIL("PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
+			return task_msg(r, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
 	}
 	/* mappings shared with its parent or children: restored in place */
 	cow_keep_arg(keep_arg, sizeof(keep_arg));
 	if (keep_arg[0] && inplace_creds_ok())
-		argv[n++] = keep_arg;
+		r->argv[n++] = keep_arg;
 	else
 		keep_arg[0] = 0;
 	/* a user's DIR: binfmt_img checks the image is that user's (trust.c) */
-	trust_user_arg(user_arg, sizeof(user_arg), c->trust_user, k->gid[0]);
-	if (user_arg[0])
-		argv[n++] = user_arg;
+	trust_user_arg(r->user_arg, sizeof(r->user_arg), c->trust_user, k->gid[0]);
+	if (r->user_arg[0])
+		r->argv[n++] = r->user_arg;
 	/* last: a module from before it reads only argv[1..5] */
-	if (status[1] >= 0) {
-		snprintf(status_arg, sizeof(status_arg), "--imgcr-status=%d", status[1]);
-		argv[n++] = status_arg;
+	if (r->status[1] >= 0) {
+		snprintf(r->status_arg, sizeof(r->status_arg), "--imgcr-status=%d", r->status[1]);
+		r->argv[n++] = r->status_arg;
 	}
-	/* ready; wait for the whole tree */
-	{
-		char msg[32];
+	return NULL;
+}
 
-		n = snprintf(msg, sizeof(msg), "R %d\n", k->pid);
-		if (write(c->status_w, msg, n) != n)
-			_exit(1);
-	}
+/* ready; wait for the whole tree (the restorer's go byte; without it the task ends) */
+static void task_ready(struct rctx *c, struct task_run *r)
+{
+	char msg[32], go;
+	int n;
+
+	n = snprintf(msg, sizeof(msg), "R %d\n", r->k->pid);
+	if (write(c->status_w, msg, n) != n)
+		_exit(1);
 	while ((n = read(c->go_r, &go, 1)) < 0 && errno == EINTR)
 		;
 	if (n != 1)
 		_exit(1);	/* the restorer gave up */
 	prctl(PR_SET_PDEATHSIG, 0);
-	/* every task exists now: the owners of its files (files.c) */
-	if (fown_restore(&c->t, k, err, sizeof(err)))
-		TFAIL("%s", err);
-	if (c->userns && k->nthreads && keep_checkpoint_cap())
-		TFAIL("cannot keep CAP_CHECKPOINT_RESTORE for the exec: %s", strerror(errno));
+}
+
+/*
+ * Every task exists now: the owners of its files (files.c); the
+ * capabilities of a user namespace's restore as the exec needs them.
+ */
+static const char *task_owners(struct rctx *c, struct task_run *r)
+{
+	if (fown_restore(&c->t, r->k, r->err, TASK_ERR))
+		return r->err;
+	if (c->userns && r->k->nthreads && keep_checkpoint_cap())
+		return task_msg(r, "cannot keep CAP_CHECKPOINT_RESTORE for the exec: %s", strerror(errno));
 	/* in place, the exec keeps our credentials: drop what it would drop */
 	if (keep_arg[0] && c->userns && drop_to_ambient())
-		TFAIL("cannot drop the capabilities of the user namespace: %s", strerror(errno));
+		return task_msg(r, "cannot drop the capabilities of the user namespace: %s", strerror(errno));
+	return NULL;
+}
+
+/* The exec of its image: returns only why it failed. */
+static const char *task_exec(struct rctx *c, struct task_run *r)
+{
+	const struct tree_task *k = r->k;
+	char reason[320];
+	int i, n;
+
 	for (i = 0;; i++) {
-		syscall(SYS_execveat, fd, "", argv, environ, AT_EMPTY_PATH);
+		syscall(SYS_execveat, r->fd, "", r->argv, environ, AT_EMPTY_PATH);
 		if (keep_arg[0] && (errno == EINVAL || (errno == EBUSY && i == 2000))) {
 			/*
 			 * In place refused (the kernel log says why), or our mm
@@ -864,16 +979,16 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 			const char *text = reason;
 			int e = errno;
 
-			exec_reason(status[0], reason, sizeof(reason));
+			exec_reason(r->status[0], reason, sizeof(reason));
 			/* the module's text says what this line says already */
 			if (!strncmp(text, pre, sizeof(pre) - 1))
 				text += sizeof(pre) - 1;
 			report_warning(c, k->pid, "cannot restore in place (%s%s%s): the memory it shared copy-on-write is copied",
 				       strerror(e), text[0] ? ": " : ", see the kernel log", text);
-			for (n = 1; argv[n] != keep_arg; n++)
+			for (n = 1; r->argv[n] != keep_arg; n++)
 				;
-			for (; argv[n]; n++)
-				argv[n] = argv[n + 1];
+			for (; r->argv[n]; n++)
+				r->argv[n] = r->argv[n + 1];
 			keep_arg[0] = 0;
 			continue;
 		}
@@ -883,14 +998,49 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		usleep(5000);
 	}
 	n = errno;
-	exec_reason(status[0], reason, sizeof(reason));
-	TFAIL("exec of %s failed: %s%s%s%s", img, strerror(n),
-	      reason[0] ? ": " : " (see the kernel log)", reason,
-	      !k->nthreads ? "" : n == EEXIST ?
-	      " (a TID of its threads is in use: restore into a new PID namespace with --pidns)" :
-	      n == EPERM ?
-	      " (recreating its threads' TIDs needs CAP_CHECKPOINT_RESTORE: run as root, or use --pidns)" : "");
-	_exit(127);
+	exec_reason(r->status[0], reason, sizeof(reason));
+	return task_msg(r, "exec of %s failed: %s%s%s%s", r->img, strerror(n),
+			reason[0] ? ": " : " (see the kernel log)", reason,
+			!k->nthreads ? "" : n == EEXIST ?
+			" (a TID of its threads is in use: restore into a new PID namespace with --pidns)" :
+			n == EPERM ?
+			" (recreating its threads' TIDs needs CAP_CHECKPOINT_RESTORE: run as root, or use --pidns)" : "");
+}
+
+/* Restore task @ti of the tree in this process (its parent is @want_ppid), then exec its image. */
+static void run_task(struct rctx *c, int ti, pid_t want_ppid)
+{
+	const struct tree_task *k = &c->t.tasks[ti];
+	struct task_run r = { .k = k, .ti = ti, .want_ppid = want_ppid,
+			      .fd = -1, .scfd = -1, .rootfd = -1, .status = { -1, -1 } };
+	const char *why;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != want_ppid)
+		_exit(1);
+	/* our zombie children must not be reaped by the kernel (SIG_IGN) */
+	signal(SIGCHLD, SIG_DFL);
+	if (k->pid == c->t.root)
+		c->ext_pgid = getpgid(0);
+	if ((why = task_session(c, &r)) || (why = task_cow(c, &r)) ||
+	    (why = task_children(c, &r)) || (why = task_pgrp(c, &r)) ||
+	    (why = task_cwd(c, &r)) || (why = task_open_image(c, &r)) ||
+	    (why = task_fds(c, &r)) || (why = task_locks(c, &r)) ||
+	    (why = task_exec_fds(c, &r)) || (why = task_attrs(c, &r)) ||
+	    (why = task_creds(c, &r)))
+		task_fail(c, k, why);
+	/* the restorer's RLIMIT_NOFILE back, unless the task's own is restored (attrs.c) */
+	if (!(k->attr_set & ATTR_RLIMIT(RLIMIT_NOFILE)))
+		setrlimit(RLIMIT_NOFILE, &c->nofile);
+	if (k->zombie)
+		zombie_exit(c, k);
+	wait_zombie_children(c, k);
+	if ((why = task_exec_args(c, &r)))
+		task_fail(c, k, why);
+	task_ready(c, &r);
+	if ((why = task_owners(c, &r)))
+		task_fail(c, k, why);
+	task_fail(c, k, task_exec(c, &r));
 }
 
 /*

@@ -1,6 +1,7 @@
 #!/bin/sh
-# runner.sh [PATTERNS]: run /imgcr/guest/t_*.sh (those whose name, without
-# "t_" and ".sh", matches one of the comma-separated shell globs in
+# runner.sh [PATTERNS]: run /imgcr/guest/AREA/t_*.sh (and any
+# /imgcr/guest/t_*.sh not yet filed in an area: README) (those whose name,
+# without the folder, "t_" and ".sh", matches one of the comma-separated shell globs in
 # PATTERNS; all if empty), each in a fresh temporary directory, with a
 # deadline, making sure every test yields at least one RESULT line.
 GUEST=/imgcr/guest
@@ -102,9 +103,12 @@ EOF
 # Tests marked "# runs: first" go first (t_xkernel_dump: its images are
 # restored on freshly booted guests, whose CLOCK_MONOTONIC must already be
 # past the dumping guest's when a sleep of the image ends; see docs/kernels.md,
-# "Clocks"), then the others in name order.
+# "Clocks"), then the others in name order (whatever their folder: t_zz_yama3 last).
 first="" rest=""
-for t in "$GUEST"/t_*.sh; do
+all=$(for t in "$GUEST"/t_*.sh "$GUEST"/*/t_*.sh; do
+	[ -e "$t" ] && echo "${t##*/} $t"
+done | LC_ALL=C sort | cut -d' ' -f2)
+for t in $all; do
 	if grep -q '^# runs: first$' "$t"; then first="$first $t"; else rest="$rest $t"; fi
 done
 tests="$first $rest"

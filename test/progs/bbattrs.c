@@ -1,6 +1,6 @@
 /*
  * bbattrs: process attributes that must survive imgcr dump + restore
- * (hold-out tests of issue 10, test/guest/t_bb_attrs.sh).
+ * (hold-out tests of issue 10, test/guest/attrs/t_bb_attrs.sh).
  *
  *   bbattrs [-t NTHREADS] [-c DIR] [-r ROOT] [-n NOFILE] [-o OOM] [-m KIDNOFILE]
  *           [-P SIG]

@@ -1,6 +1,6 @@
 /*
  * bbjob: "real job" cases for imgcr dump + restore (hold-out tests of
- * issue 10, test/guest/t_bb_jobs.sh).  Every check prints "ok NAME" or
+ * issue 10, test/guest/trees/t_bb_jobs.sh).  Every check prints "ok NAME" or
  * "FAIL NAME: ..."; the last line is "bbjob PASS" (exit 0) or
  * "bbjob FAIL N" (exit 1).
  *

@@ -1,6 +1,6 @@
 /*
  * bbmem: memory state that must survive imgcr dump + restore (hold-out
- * tests of issue 10, test/guest/t_bb_mem.sh).
+ * tests of issue 10, test/guest/memory/t_bb_mem.sh).
  *
  *   bbmem madv   regions with MADV_WIPEONFORK, MADV_DONTFORK, MADV_HUGEPAGE,
  *                MADV_NOHUGEPAGE, MADV_DONTDUMP (and MAP_DROPPABLE where the

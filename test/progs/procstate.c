@@ -1,6 +1,6 @@
 /*
  * procstate: process state that README once listed as "lost by choice"
- * although a program can see it (issue 20), test/guest/t_procstate.sh.
+ * although a program can see it (issue 20), test/guest/attrs/t_procstate.sh.
  * Every mode prints its "ready" lines, loops every 20 ms until the file
  * "restored" appears in the cwd (the test makes it after the restore),
  * checks its own state and prints "ok WHAT" / "FAIL WHAT: ..." lines and

@@ -1,6 +1,6 @@
 /*
  * Process-level state that a restore once got silently wrong
- * (test/guest/t_tree_silent.sh).  Every mode prints "ready" lines, waits
+ * (test/guest/trees/t_tree_silent.sh).  Every mode prints "ready" lines, waits
  * for SIGUSR1 (the dump and restore happen meanwhile), checks its own
  * state and prints "FAIL ..." lines and then "silent PASS" or
  * "silent FAILED".  Output goes to stdout, which the test opens O_APPEND.
