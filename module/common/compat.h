@@ -632,7 +632,22 @@ static inline bool imgcr_sem_undo_pending(struct task_struct *t)
 }
 #endif
 
-#ifdef CONFIG_SYSVIPC
+/*
+ * SysV shm mappings (IMGCR_VMA_SYSVSHM) need ipc/shm.c's private struct
+ * shmid_kernel, which is __randomize_layout: on a kernel built with
+ * CONFIG_RANDSTRUCT_FULL or _PERFORMANCE its members are in an order this
+ * copy cannot know (Debian's four kernels are RANDSTRUCT_NONE, checked).
+ * There, and without CONFIG_SYSVIPC, the feature is compiled out: the
+ * dump refuses such a mapping, the loader an image with one, before the
+ * point of no return.
+ */
+#if defined(CONFIG_SYSVIPC) && !defined(CONFIG_RANDSTRUCT)
+#define IMGCR_HAVE_SYSVSHM	1
+#else
+#define IMGCR_HAVE_SYSVSHM	0
+#endif
+
+#if IMGCR_HAVE_SYSVSHM
 #include <linux/idr.h>
 #include <linux/ipc.h>
 #include <linux/ipc_namespace.h>
@@ -643,7 +658,10 @@ static inline bool imgcr_sem_undo_pending(struct task_struct *t)
 #define IMGCR_IPC_SHM_IDS	2
 #define IMGCR_SHM_DEST		01000	/* IPC_RMID while attached */
 
-/* ipc/shm.c's private struct shmid_kernel begins so (2.6 to 7.2). */
+/*
+ * ipc/shm.c's private struct shmid_kernel begins so (2.6 to 7.2), without
+ * randstruct (IMGCR_HAVE_SYSVSHM).
+ */
 struct imgcr_shmid_kernel {
 	struct kern_ipc_perm shm_perm;
 	struct file *shm_file;

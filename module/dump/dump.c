@@ -721,7 +721,7 @@ static bool is_sysvshm(struct file *file)
 static int dump_sysvshm(struct dump_image *img, struct vm_area_struct *vma,
 			struct imgcr_vma *v)
 {
-#ifdef CONFIG_SYSVIPC
+#if IMGCR_HAVE_SYSVSHM
 	struct inode *inode = file_inode(vma->vm_file);
 	struct imgcr_shmid_kernel *shp = NULL;
 	struct nsproxy *nsp;
@@ -761,6 +761,9 @@ static int dump_sysvshm(struct dump_image *img, struct vm_area_struct *vma,
 	img->nr_vmas++;
 	return 0;
 #else
+	dump_refuse(img, task_pid_nr(img->task),
+		    "maps a SysV shm segment (at %#lx), which img_dump does not support on this kernel (built without CONFIG_SYSVIPC or with CONFIG_RANDSTRUCT)",
+		    vma->vm_start);
 	return -EOPNOTSUPP;
 #endif
 }

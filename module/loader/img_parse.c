@@ -769,7 +769,7 @@ bool img_sysvshm_piece(const struct img *img, unsigned int i)
 	return false;
 }
 
-#ifdef CONFIG_SYSVIPC
+#if IMGCR_HAVE_SYSVSHM
 /* What shmat()'s permission check looks at, copied under RCU. */
 struct img_shm_perm {
 	kuid_t uid, cuid;
@@ -808,7 +808,7 @@ static bool shm_may_attach(struct ipc_namespace *ns, const struct img_shm_perm *
  */
 static int img_check_sysvshm(struct img *img)
 {
-#ifdef CONFIG_SYSVIPC
+#if IMGCR_HAVE_SYSVSHM
 	struct ipc_namespace *ns = current->nsproxy->ipc_ns;
 	u64 prev_end = 0, end = 0;
 	unsigned int i;
@@ -823,6 +823,11 @@ static int img_check_sysvshm(struct img *img)
 
 		if (v->kind != IMGCR_VMA_SYSVSHM)
 			continue;
+		if (!imgcr_sys_shmat) {
+			img_err(img, "SysV shm segment %u (mapped at %#llx): this kernel has no shmat() binfmt_img may call (see the kernel log of its load)",
+				v->file, v->start);
+			return -EOPNOTSUPP;
+		}
 		if (img_in_place(img)) {
 			img_err(img, "a restore in place of an image with a SysV shm mapping (%#llx): not supported",
 				v->start);
@@ -890,6 +895,15 @@ bad:
 	img_err(img, "invalid SysV shm mapping %u", i);
 	return -EINVAL;
 #else
+	unsigned int i;
+
+	for (i = 0; i < img->task.nr_vmas; i++)
+		if (img->vmas[i].kind == IMGCR_VMA_SYSVSHM) {
+			img_err(img, "SysV shm segment %llu (mapped at %#llx): not supported by this kernel (built without CONFIG_SYSVIPC or with CONFIG_RANDSTRUCT)",
+				(unsigned long long)img->vmas[i].file,
+				img->vmas[i].start);
+			return -EOPNOTSUPP;
+		}
 	return 0;
 #endif
 }

@@ -253,7 +253,7 @@ static int map_one(struct img *img, const struct imgcr_vma *v)
  */
 static int attach_sysvshm(struct img *img, unsigned int i)
 {
-#ifdef CONFIG_SYSVIPC
+#if IMGCR_HAVE_SYSVSHM
 	const struct imgcr_vma *v = &img->vmas[i], *p;
 	unsigned long base = v->start - (v->pgoff << PAGE_SHIFT);
 	unsigned long prot = PROT_READ, end = 0, cur;
@@ -317,7 +317,7 @@ static int attach_sysvshm(struct img *img, unsigned int i)
 			v->file, ret);
 	return ret;
 #else
-	return -EOPNOTSUPP;
+	return -EOPNOTSUPP;	/* refused by img_check_sysvshm() */
 #endif
 }
 
