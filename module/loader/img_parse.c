@@ -1192,14 +1192,16 @@ static int img_open_files_as_task(struct img *img, const struct note_slot *s)
  * and only to a file it may execute: /proc/PID/exe is what tools trust to
  * tell which program a process is.  A caller without the capability keeps
  * what exec set, the image file.  exec's own rule applies too: nobody may
- * be writing to the file.
+ * be writing to the file.  Under --imgcr-user the right is the task's,
+ * not the caller's (root's): its user's task holds no capability there
+ * (img_check_user()), so it keeps the image file too.
  */
 static int img_take_exe(struct img *img)
 {
 	struct user_namespace *ns = current_user_ns();
 	struct img_file *f;
 
-	if (img->task.exe_file == IMGCR_NO_FILE)
+	if (img->task.exe_file == IMGCR_NO_FILE || img->only_user)
 		return 0;
 	if (img->task.exe_file >= img->nr_files)
 		return -EINVAL;
