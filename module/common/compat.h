@@ -621,7 +621,9 @@ struct imgcr_sem_undo_list {
  * Whether @t has SEM_UNDO adjustments.  The caller holds its siglock and
  * saw it stopped and off its CPU: it cannot exit (exit_sem() frees the
  * list) meanwhile.  The list is only read for being empty: a set removed
- * meanwhile takes its entry out, and the stopped task adds none.
+ * meanwhile takes its entry out, and the stopped task adds none (nor does
+ * any other task, unless the list is shared outside the stopped group:
+ * the caller refuses that, imgcr_sem_undo_users()).
  */
 static inline bool imgcr_sem_undo_pending(struct task_struct *t)
 {
@@ -629,6 +631,21 @@ static inline bool imgcr_sem_undo_pending(struct task_struct *t)
 
 	ulp = (struct imgcr_sem_undo_list *)READ_ONCE(t->sysvsem.undo_list);
 	return ulp && !list_empty(&ulp->list_proc);
+}
+
+/* @t's undo list (an opaque cookie to compare), or NULL; as above */
+static inline const void *imgcr_sem_undo_list(struct task_struct *t)
+{
+	return READ_ONCE(t->sysvsem.undo_list);
+}
+
+/*
+ * How many tasks share the undo list @ulp (imgcr_sem_undo_list()): each
+ * holds a reference (copy_semundo(), dropped by exit_sem()).
+ */
+static inline unsigned int imgcr_sem_undo_users(const void *ulp)
+{
+	return refcount_read(&((const struct imgcr_sem_undo_list *)ulp)->refcnt);
 }
 #endif
 

@@ -13,6 +13,10 @@
 # naming the shmid, and the caller survives (the exec fails).
 # shm_map-semundo: a process holding a SEM_UNDO adjustment: imgcr dump
 # refuses it, naming the thread, and leaves it running.
+# shm_map-semshare: a process whose (empty) undo list is shared with a
+# child process (clone(CLONE_SYSVSEM)): /proc/PID/dump refuses it, naming
+# the thread (the child could add adjustments after the check; before:
+# dumped, the sharing dropped), and it goes on.
 # shm_map-imgcr: the same attachment through imgcr dump and imgcr restore.
 # timeout: 300
 . /imgcr/guest/lib.sh
@@ -90,6 +94,23 @@ sleep 0.2
 kill -9 $spid
 ipcrm -s $semid 2>/dev/null || true
 pass "$(grep -o 'pid.*' d3.out | head -n1 | cut -c1-160)"
+
+T=shm_map-semshare
+shmmap -s > out5 2>&1 &
+spid=$!
+track $spid
+wait_line out5 '^ready ' 20 || fail "shmmap -s did not start: $(cat out5)"
+cpid=$(sed -n 's/^ready [0-9]* //p' out5)
+track $cpid
+stop_task $spid
+dmesg_mark
+cat /proc/$spid/dump > s5.img 2> d5.err && fail "a process sharing its undo list with process $cpid was dumped"
+dmesg_since | grep -q "pid $spid: thread $spid shares its SysV semaphore undo list with another process" ||
+	fail "no reason in the kernel log: $(dmesg_since | grep img_dump | tail -n 1)"
+kill -CONT $spid
+wait_state $spid S 10 || fail "the refused process is in state '$(state $spid)'"
+kill -9 $spid $cpid
+pass "$(dmesg_since | grep -o 'thread.*' | head -n1 | cut -c1-120)"
 
 # imgcr dump and restore pass the attachment through (the segment is the
 # host IPC namespace's, still there).

@@ -16,6 +16,11 @@
  * shmmap -u        makes a semaphore set, raises it with SEM_UNDO (an
  *                  adjustment the process holds), prints "ready PID SEMID"
  *                  and sleeps: a dump must refuse it.
+ * shmmap -s        makes an undo list (semop() with SEM_UNDO on a set it
+ *                  then removes: the list stays, empty), shares it with a
+ *                  child process (clone(CLONE_SYSVSEM), no CLONE_THREAD),
+ *                  prints "ready PID CHILD" and sleeps: a dump must refuse
+ *                  it (the child may add adjustments at any time).
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -24,6 +29,8 @@
 #include <sys/ipc.h>
 #include <sys/sem.h>
 #include <sys/shm.h>
+#include <sys/syscall.h>
+#include <sched.h>
 
 #include "common.h"
 
@@ -152,6 +159,30 @@ static int semundo(void)
 		pause();
 }
 
+static int semshare(void)
+{
+	struct sembuf op = { .sem_num = 0, .sem_op = 1, .sem_flg = SEM_UNDO };
+	int id = semget(IPC_PRIVATE, 1, IPC_CREAT | 0600);
+	long child;
+
+	if (id < 0 || semop(id, &op, 1) || semctl(id, 0, IPC_RMID)) {
+		say("FAIL semget/semop/IPC_RMID: %s\n", strerror(errno));
+		return 2;
+	}
+	child = syscall(SYS_clone, CLONE_SYSVSEM | SIGCHLD, 0, 0, 0, 0);
+	if (child < 0) {
+		say("FAIL clone: %s\n", strerror(errno));
+		return 2;
+	}
+	if (!child) {
+		for (;;)
+			pause();
+	}
+	say("ready %d %ld\n", (int)getpid(), child);
+	for (;;)
+		pause();
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "-w"))
@@ -160,8 +191,10 @@ int main(int argc, char **argv)
 		return shmctl(atoi(argv[2]), IPC_RMID, NULL) ? 1 : 0;
 	if (argc == 2 && !strcmp(argv[1], "-u"))
 		return semundo();
+	if (argc == 2 && !strcmp(argv[1], "-s"))
+		return semshare();
 	if (argc == 1)
 		return serve();
-	say("usage: shmmap | shmmap -w ID V | shmmap -r ID | shmmap -u\n");
+	say("usage: shmmap | shmmap -w ID V | shmmap -r ID | shmmap -u | shmmap -s\n");
 	return 2;
 }
