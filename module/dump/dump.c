@@ -757,6 +757,9 @@ static int dump_sysvshm(struct dump_image *img, struct vm_area_struct *vma,
 			    vma->vm_start);
 		return -EOPNOTSUPP;
 	}
+	/* attached without SHM_RDONLY: it may be made writable again */
+	if (vma->vm_flags & VM_MAYWRITE)
+		v->flags = IMGCR_VMA_SHM_MAYWRITE;
 	img->nr_sysvshm++;
 	img->nr_vmas++;
 	return 0;

@@ -714,7 +714,8 @@ static int img_check_vmas(struct img *img)
 			break;
 		case IMGCR_VMA_SYSVSHM:
 			/* file is the shmid; checked by img_check_sysvshm() */
-			if (t->version != IMGCR_FORMAT_VERSION || v->flags ||
+			if (t->version != IMGCR_FORMAT_VERSION ||
+			    (v->flags & ~IMGCR_VMA_SHM_MAYWRITE) ||
 			    v->file > INT_MAX ||
 			    v->pgoff > (v->start >> PAGE_SHIFT))
 				goto bad;
@@ -879,11 +880,13 @@ static int img_check_sysvshm(struct img *img)
 		} else if (v->end > end) {
 			goto bad;	/* a piece beyond its attachment */
 		}
+		/*
+		 * no x bits: attached without SHM_EXEC, made executable by
+		 * mprotect(), which does not ask for them (attach_sysvshm())
+		 */
 		acc = 0444;
-		if (v->prot & IMGCR_PROT_WRITE)
+		if (v->prot & IMGCR_PROT_WRITE || v->flags & IMGCR_VMA_SHM_MAYWRITE)
 			acc |= 0222;
-		if (v->prot & IMGCR_PROT_EXEC)
-			acc |= 0111;
 		if (!shm_may_attach(ns, &perm, acc)) {
 			img_err(img, "SysV shm segment %u: the caller may not attach it (mode %o)",
 				v->file, perm.mode & 0777);
