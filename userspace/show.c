@@ -70,6 +70,7 @@ static const struct {
 	{ IMGCR_VMA_SEQ_READ, "sequential" },
 	{ IMGCR_VMA_RAND_READ, "random" },
 	{ IMGCR_VMA_MERGEABLE, "mergeable" },
+	{ IMGCR_VMA_SHM_MAYWRITE, "maywrite" },
 };
 
 /* Print each flag of @flags as " name" (@json: "name" items), unknown ones in hex. */

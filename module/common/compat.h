@@ -621,7 +621,9 @@ struct imgcr_sem_undo_list {
  * Whether @t has SEM_UNDO adjustments.  The caller holds its siglock and
  * saw it stopped and off its CPU: it cannot exit (exit_sem() frees the
  * list) meanwhile.  The list is only read for being empty: a set removed
- * meanwhile takes its entry out, and the stopped task adds none.
+ * meanwhile takes its entry out, and the stopped task adds none (nor does
+ * any other task, unless the list is shared outside the stopped group:
+ * the caller refuses that, imgcr_sem_undo_users()).
  */
 static inline bool imgcr_sem_undo_pending(struct task_struct *t)
 {
@@ -630,9 +632,39 @@ static inline bool imgcr_sem_undo_pending(struct task_struct *t)
 	ulp = (struct imgcr_sem_undo_list *)READ_ONCE(t->sysvsem.undo_list);
 	return ulp && !list_empty(&ulp->list_proc);
 }
+
+/* @t's undo list (an opaque cookie to compare), or NULL; as above */
+static inline const void *imgcr_sem_undo_list(struct task_struct *t)
+{
+	return READ_ONCE(t->sysvsem.undo_list);
+}
+
+/*
+ * How many tasks share the undo list @ulp (imgcr_sem_undo_list()): each
+ * holds a reference (copy_semundo(), dropped by exit_sem()).
+ */
+static inline unsigned int imgcr_sem_undo_users(const void *ulp)
+{
+	return refcount_read(&((const struct imgcr_sem_undo_list *)ulp)->refcnt);
+}
 #endif
 
-#ifdef CONFIG_SYSVIPC
+/*
+ * SysV shm mappings (IMGCR_VMA_SYSVSHM) need ipc/shm.c's private struct
+ * shmid_kernel, which is __randomize_layout: on a kernel built with
+ * CONFIG_RANDSTRUCT_FULL or _PERFORMANCE its members are in an order this
+ * copy cannot know (Debian's four kernels are RANDSTRUCT_NONE, checked).
+ * There, and without CONFIG_SYSVIPC, the feature is compiled out: the
+ * dump refuses such a mapping, the loader an image with one, before the
+ * point of no return.
+ */
+#if defined(CONFIG_SYSVIPC) && !defined(CONFIG_RANDSTRUCT)
+#define IMGCR_HAVE_SYSVSHM	1
+#else
+#define IMGCR_HAVE_SYSVSHM	0
+#endif
+
+#if IMGCR_HAVE_SYSVSHM
 #include <linux/idr.h>
 #include <linux/ipc.h>
 #include <linux/ipc_namespace.h>
@@ -643,7 +675,10 @@ static inline bool imgcr_sem_undo_pending(struct task_struct *t)
 #define IMGCR_IPC_SHM_IDS	2
 #define IMGCR_SHM_DEST		01000	/* IPC_RMID while attached */
 
-/* ipc/shm.c's private struct shmid_kernel begins so (2.6 to 7.2). */
+/*
+ * ipc/shm.c's private struct shmid_kernel begins so (2.6 to 7.2), without
+ * randstruct (IMGCR_HAVE_SYSVSHM).
+ */
 struct imgcr_shmid_kernel {
 	struct kern_ipc_perm shm_perm;
 	struct file *shm_file;

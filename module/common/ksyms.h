@@ -32,11 +32,17 @@
 struct imgcr_ksym {
 	const char *name;
 	unsigned long *addr;
+	/*
+	 * a feature the module refuses without it (before the point of no
+	 * return) rather than a reason not to load: *addr stays 0
+	 */
+	bool optional;
 };
 
 /*
  * Resolve one function and check that an indirect call to it is safe.
- * Returns 0 or a negative errno; logs why on failure.
+ * Returns 0 or a negative errno; logs why on failure.  An optional one
+ * that is missing or sealed leaves *addr 0 and returns 0.
  */
 static inline int imgcr_ksym_resolve(const char *mod, struct imgcr_ksym *ks)
 {
@@ -47,7 +53,13 @@ static inline int imgcr_ksym_resolve(const char *mod, struct imgcr_ksym *ks)
 	unsigned long a;
 	int ret;
 
+	*ks->addr = 0;
 	ret = register_kprobe(&kp);
+	if (ret < 0 && ks->optional) {
+		pr_info("%s: kernel symbol %s not found (%d); what needs it is refused\n",
+			mod, ks->name, ret);
+		return 0;
+	}
 	if (ret < 0) {
 		pr_err("%s: kernel symbol %s not found (%d); this kernel is not supported\n",
 		       mod, ks->name, ret);
@@ -67,8 +79,15 @@ static inline int imgcr_ksym_resolve(const char *mod, struct imgcr_ksym *ks)
 		 * which also accepts the seal and became an out-of-line
 		 * function taking a pointer in 6.15.
 		 */
-		if (copy_from_kernel_nofault(&insn, (void *)(a - 4), 4) ||
-		    insn != gen_endbr()) {
+		bool sealed = copy_from_kernel_nofault(&insn, (void *)(a - 4), 4) ||
+			      insn != gen_endbr();
+
+		if (sealed && ks->optional) {
+			pr_info("%s: kernel function %s has no ENDBR64 (sealed by IBT); what needs it is refused\n",
+				mod, ks->name);
+			return 0;
+		}
+		if (sealed) {
 			pr_err("%s: kernel function %s has no ENDBR64 (sealed by IBT); calling it could crash this kernel, refusing to load\n",
 			       mod, ks->name);
 			return -ENOEXEC;
@@ -141,7 +160,9 @@ static inline int imgcr_ksyms_resolve(const char *mod, struct imgcr_ksym *tab,
  *   __x64_sys_shmat         - attaches each SysV shm segment the process had
  *                             mapped again at its address (do_shmat() is not
  *                             exported), its permission and LSM checks
- *                             included
+ *                             included.  Optional (a kernel without
+ *                             CONFIG_SYSVIPC has none): without it an image
+ *                             with a SysV shm mapping is refused
  *
  * Tracepoint (exported API, found with for_each_kernel_tracepoint()):
  *   sched_process_fork      - hands each recreated thread the task_work that

@@ -721,7 +721,7 @@ static bool is_sysvshm(struct file *file)
 static int dump_sysvshm(struct dump_image *img, struct vm_area_struct *vma,
 			struct imgcr_vma *v)
 {
-#ifdef CONFIG_SYSVIPC
+#if IMGCR_HAVE_SYSVSHM
 	struct inode *inode = file_inode(vma->vm_file);
 	struct imgcr_shmid_kernel *shp = NULL;
 	struct nsproxy *nsp;
@@ -757,10 +757,16 @@ static int dump_sysvshm(struct dump_image *img, struct vm_area_struct *vma,
 			    vma->vm_start);
 		return -EOPNOTSUPP;
 	}
+	/* attached without SHM_RDONLY: it may be made writable again */
+	if (vma->vm_flags & VM_MAYWRITE)
+		v->flags = IMGCR_VMA_SHM_MAYWRITE;
 	img->nr_sysvshm++;
 	img->nr_vmas++;
 	return 0;
 #else
+	dump_refuse(img, task_pid_nr(img->task),
+		    "maps a SysV shm segment (at %#lx), which img_dump does not support on this kernel (built without CONFIG_SYSVIPC or with CONFIG_RANDSTRUCT)",
+		    vma->vm_start);
 	return -EOPNOTSUPP;
 #endif
 }
@@ -1206,6 +1212,36 @@ static int dump_wait_stopped(struct dump_image *img)
  * for the code segment, with IA32 emulation): that is done here as well,
  * and dump_regs() uses the view kept.
  */
+#ifdef CONFIG_SYSVIPC
+/*
+ * Whether thread @i's SysV semaphore undo list is shared with a task
+ * outside the group (clone(CLONE_SYSVSEM) without CLONE_THREAD): that one
+ * runs on and may add adjustments after the check, and the restored
+ * process would not share its list.  Each sharer holds a reference: more
+ * than the group's threads that have the list means another process.
+ * Counted once per list, at its first thread (pthreads share one list:
+ * linear).  Under the siglock of dump_gpregs(), every thread stopped.
+ */
+static bool dump_sem_undo_shared(struct dump_image *img, unsigned int i)
+{
+	const void *ulp = imgcr_sem_undo_list(img->threads[i].task);
+	unsigned int j, n = 0, users;
+
+	if (!ulp)
+		return false;
+	users = imgcr_sem_undo_users(ulp);
+	if (users <= 1)
+		return false;
+	for (j = 0; j < i; j++)
+		if (imgcr_sem_undo_list(img->threads[j].task) == ulp)
+			return false;	/* counted at thread j */
+	for (j = i; j < img->nr_threads; j++)
+		if (imgcr_sem_undo_list(img->threads[j].task) == ulp)
+			n++;
+	return users > n;
+}
+#endif
+
 static int dump_gpregs(struct dump_image *img)
 {
 	const struct user_regset *rs;
@@ -1213,6 +1249,7 @@ static int dump_gpregs(struct dump_image *img)
 	unsigned long flags;
 	unsigned int i;
 	pid_t sem_tid = -1;
+	bool sem_shared = false;
 	int ret = 0;
 
 	sighand = dump_lock_sighand(img->task, &flags);
@@ -1247,6 +1284,12 @@ static int dump_gpregs(struct dump_image *img)
 			ret = -EOPNOTSUPP;
 			break;
 		}
+		if (dump_sem_undo_shared(img, i)) {
+			sem_tid = task_pid_nr_ns(t, task_active_pid_ns(current));
+			sem_shared = true;
+			ret = -EOPNOTSUPP;
+			break;
+		}
 #endif
 		th->view = task_user_regset_view(t);
 		rs = find_regset(th->view, NT_PRSTATUS);
@@ -1260,7 +1303,12 @@ static int dump_gpregs(struct dump_image *img)
 			ret = 0;
 	}
 	spin_unlock_irqrestore(&sighand->siglock, flags);
-	if (ret == -EOPNOTSUPP && sem_tid >= 0)
+	/* TIDs in a reason as its reader sees them (the image has the task's own) */
+	if (ret == -EOPNOTSUPP && sem_shared)
+		dump_refuse(img, task_pid_nr(img->task),
+			    "thread %d shares its SysV semaphore undo list with another process (clone() with CLONE_SYSVSEM, not CLONE_THREAD), which goes on running and could add adjustments; not supported",
+			    sem_tid);
+	else if (ret == -EOPNOTSUPP && sem_tid >= 0)
 		dump_refuse(img, task_pid_nr(img->task),
 			    "thread %d has SysV semaphore undo state (semop() with SEM_UNDO); not supported",
 			    sem_tid);

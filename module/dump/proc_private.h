@@ -12,6 +12,15 @@
 #include <linux/fs.h>
 #include <linux/pid.h>
 
+/*
+ * struct proc_inode is __randomize_layout: with CONFIG_RANDSTRUCT_FULL or
+ * _PERFORMANCE its members are in an order only the kernel's build knows,
+ * and img_dump would read the wrong ones.  No such kernel is supported.
+ */
+#ifdef CONFIG_RANDSTRUCT
+#error "img_dump needs fs/proc's private layouts: a kernel built with CONFIG_RANDSTRUCT is not supported"
+#endif
+
 union imgcr_proc_op {
 	void *ptr;	/* proc_get_link / proc_show / lsm(id): pointer-sized */
 };

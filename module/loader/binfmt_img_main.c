@@ -55,7 +55,7 @@ static struct imgcr_ksym loader_ksyms[] = {
 	{ "__x64_sys_setresuid", &imgcr_sys_setresuid },
 	{ "__x64_sys_setresgid", &imgcr_sys_setresgid },
 	{ "__x64_sys_seccomp", &imgcr_sys_seccomp },
-	{ "__x64_sys_shmat", &imgcr_sys_shmat },
+	{ "__x64_sys_shmat", &imgcr_sys_shmat, .optional = true },
 	IMGCR_COMPAT_LOADER_KSYMS
 };
 

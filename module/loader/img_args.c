@@ -209,10 +209,16 @@ bad:
 /*
  * "FD": a pipe the caller has open for writing, non-blocking (a full pipe
  * must not hold up the exec).  Writing to it is what the caller could do.
+ * The exec writes through an open file of its own, non-blocking for good:
+ * whoever shares the caller's may clear its O_NONBLOCK, and before 6.5
+ * pipe_write() does not look at IOCB_NOWAIT (a full pipe would hold the
+ * refused exec, and cred_guard_mutex, until the caller is killed).
+ * Opening the pipe again adds a writer: it is the caller's own, which
+ * writes to it already, and no reader waits for its last one meanwhile.
  */
 static int parse_status(struct img *img, const char *arg)
 {
-	struct file *f;
+	struct file *f, *own;
 	unsigned int fd;
 
 	if (kstrtouint(arg, 10, &fd))
@@ -225,7 +231,11 @@ static int parse_status(struct img *img, const char *arg)
 		fput(f);
 		goto bad;
 	}
-	img->status = f;
+	own = dentry_open(&f->f_path, O_WRONLY | O_NONBLOCK, current_cred());
+	fput(f);
+	if (IS_ERR(own))
+		goto bad;
+	img->status = own;
 	return 0;
 bad:
 	img_err(img, "%s is not a non-blocking pipe the caller writes to",
@@ -487,8 +497,11 @@ int img_parse_args(struct img *img)
  * them with: the caller's, with the main thread's fs uid and gid (checked
  * first as IDs the caller may give, so that no one opens as an ID it
  * could not take), the groups the caller set for the task before the
- * exec, and the effective capabilities it had among the caller's.  NULL:
- * open as the caller (no --imgcr-ids); an ERR_PTR: refused.
+ * exec, and the effective capabilities it had among the caller's.  Its
+ * real, effective and saved IDs are the task's too (checked the same):
+ * whatever later judges an opened file by its f_cred sees the task's,
+ * not root's.  NULL: open as the caller (no --imgcr-ids); an ERR_PTR:
+ * refused.
  */
 struct cred *img_task_fs_cred(struct img *img)
 {
@@ -505,7 +518,13 @@ struct cred *img_task_fs_cred(struct img *img)
 	new = prepare_creds();
 	if (!new)
 		return ERR_PTR(-ENOMEM);
+	new->uid = make_kuid(ns, t->uid);
+	new->euid = make_kuid(ns, t->euid);
+	new->suid = make_kuid(ns, t->suid);
 	new->fsuid = make_kuid(ns, t->fsuid);
+	new->gid = make_kgid(ns, t->gid);
+	new->egid = make_kgid(ns, t->egid);
+	new->sgid = make_kgid(ns, t->sgid);
 	new->fsgid = make_kgid(ns, t->fsgid);
 	new->cap_effective = cap_intersect(new->cap_effective,
 					   imgcr_u64_cap(t->cap_effective));
@@ -514,11 +533,9 @@ struct cred *img_task_fs_cred(struct img *img)
 
 /*
  * Before the point of no return only: the arguments are read from the new
- * mm, which bprm holds until then.  The write never blocks, whatever the
- * pipe's O_NONBLOCK is now (checked at parse time, but whoever shares the
- * open file may clear it since: a full pipe would hold the exec, and
- * cred_guard_mutex, until the caller is killed), and is skipped when no
- * one reads the pipe (the write would send the caller SIGPIPE, killing
+ * mm, which bprm holds until then.  The write never blocks: the file is
+ * the exec's own, opened non-blocking (parse_status()), and is skipped
+ * when no one reads the pipe (the write would send the caller SIGPIPE, killing
  * the process whose refused exec must let it go on).  Racy, harmless:
  * a reader closing in between makes the SIGPIPE the caller asked for.
  */

@@ -240,10 +240,26 @@ int img_ids_allowed(struct img *img, const struct imgcr_creds *t,
 	struct user_namespace *ns = c->user_ns;
 	const u32 uids[4] = { t->uid, t->euid, t->suid, t->fsuid };
 	const u32 gids[4] = { t->gid, t->egid, t->sgid, t->fsgid };
-	bool setuid = img_capable_after_exec(ns, CAP_SETUID);
-	bool setgid = img_capable_after_exec(ns, CAP_SETGID);
+	bool setuid, setgid;
 	int i;
 
+	/*
+	 * The IDs are numbers of the thread's user namespace, the one its
+	 * credentials record (IMGCR_PROC_OWN_NS; without it the dumper's,
+	 * which was the same): read in another one they are other users (a
+	 * container's uid 0 read in the initial namespace is root).  Given
+	 * only in that namespace, or in the one restored for it
+	 * (--imgcr-userns, never the initial one), as the capabilities.
+	 */
+	if (t->user_ns != ns->ns.inum &&
+	    !(img->old_userns && t->user_ns == img->old_userns &&
+	      ns != &init_user_ns)) {
+		img_err(img, "%sthe task's uid %u and gid %u are of another user namespace (inode %llu, the caller is in %u): they cannot be given here",
+			who, t->uid, t->gid, t->user_ns, ns->ns.inum);
+		return -EPERM;
+	}
+	setuid = img_capable_after_exec(ns, CAP_SETUID);
+	setgid = img_capable_after_exec(ns, CAP_SETGID);
 	for (i = 0; i < 4; i++) {
 		kuid_t u = make_kuid(ns, uids[i]);
 		kgid_t g = make_kgid(ns, gids[i]);

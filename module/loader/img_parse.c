@@ -714,7 +714,8 @@ static int img_check_vmas(struct img *img)
 			break;
 		case IMGCR_VMA_SYSVSHM:
 			/* file is the shmid; checked by img_check_sysvshm() */
-			if (t->version != IMGCR_FORMAT_VERSION || v->flags ||
+			if (t->version != IMGCR_FORMAT_VERSION ||
+			    (v->flags & ~IMGCR_VMA_SHM_MAYWRITE) ||
 			    v->file > INT_MAX ||
 			    v->pgoff > (v->start >> PAGE_SHIFT))
 				goto bad;
@@ -769,7 +770,7 @@ bool img_sysvshm_piece(const struct img *img, unsigned int i)
 	return false;
 }
 
-#ifdef CONFIG_SYSVIPC
+#if IMGCR_HAVE_SYSVSHM
 /* What shmat()'s permission check looks at, copied under RCU. */
 struct img_shm_perm {
 	kuid_t uid, cuid;
@@ -808,7 +809,7 @@ static bool shm_may_attach(struct ipc_namespace *ns, const struct img_shm_perm *
  */
 static int img_check_sysvshm(struct img *img)
 {
-#ifdef CONFIG_SYSVIPC
+#if IMGCR_HAVE_SYSVSHM
 	struct ipc_namespace *ns = current->nsproxy->ipc_ns;
 	u64 prev_end = 0, end = 0;
 	unsigned int i;
@@ -823,6 +824,11 @@ static int img_check_sysvshm(struct img *img)
 
 		if (v->kind != IMGCR_VMA_SYSVSHM)
 			continue;
+		if (!imgcr_sys_shmat) {
+			img_err(img, "SysV shm segment %u (mapped at %#llx): this kernel has no shmat() binfmt_img may call (see the kernel log of its load)",
+				v->file, v->start);
+			return -EOPNOTSUPP;
+		}
 		if (img_in_place(img)) {
 			img_err(img, "a restore in place of an image with a SysV shm mapping (%#llx): not supported",
 				v->start);
@@ -874,11 +880,13 @@ static int img_check_sysvshm(struct img *img)
 		} else if (v->end > end) {
 			goto bad;	/* a piece beyond its attachment */
 		}
+		/*
+		 * no x bits: attached without SHM_EXEC, made executable by
+		 * mprotect(), which does not ask for them (attach_sysvshm())
+		 */
 		acc = 0444;
-		if (v->prot & IMGCR_PROT_WRITE)
+		if (v->prot & IMGCR_PROT_WRITE || v->flags & IMGCR_VMA_SHM_MAYWRITE)
 			acc |= 0222;
-		if (v->prot & IMGCR_PROT_EXEC)
-			acc |= 0111;
 		if (!shm_may_attach(ns, &perm, acc)) {
 			img_err(img, "SysV shm segment %u: the caller may not attach it (mode %o)",
 				v->file, perm.mode & 0777);
@@ -890,6 +898,15 @@ bad:
 	img_err(img, "invalid SysV shm mapping %u", i);
 	return -EINVAL;
 #else
+	unsigned int i;
+
+	for (i = 0; i < img->task.nr_vmas; i++)
+		if (img->vmas[i].kind == IMGCR_VMA_SYSVSHM) {
+			img_err(img, "SysV shm segment %llu (mapped at %#llx): not supported by this kernel (built without CONFIG_SYSVIPC or with CONFIG_RANDSTRUCT)",
+				(unsigned long long)img->vmas[i].file,
+				img->vmas[i].start);
+			return -EOPNOTSUPP;
+		}
 	return 0;
 #endif
 }
@@ -1178,14 +1195,16 @@ static int img_open_files_as_task(struct img *img, const struct note_slot *s)
  * and only to a file it may execute: /proc/PID/exe is what tools trust to
  * tell which program a process is.  A caller without the capability keeps
  * what exec set, the image file.  exec's own rule applies too: nobody may
- * be writing to the file.
+ * be writing to the file.  Under --imgcr-user the right is the task's,
+ * not the caller's (root's): its user's task holds no capability there
+ * (img_check_user()), so it keeps the image file too.
  */
 static int img_take_exe(struct img *img)
 {
 	struct user_namespace *ns = current_user_ns();
 	struct img_file *f;
 
-	if (img->task.exe_file == IMGCR_NO_FILE)
+	if (img->task.exe_file == IMGCR_NO_FILE || img->only_user)
 		return 0;
 	if (img->task.exe_file >= img->nr_files)
 		return -EINVAL;

@@ -247,13 +247,17 @@ static int map_one(struct img *img, const struct imgcr_vma *v)
  * IMGCR_VMA_SYSVSHM, first in the empty address space: shmat() maps the
  * whole segment at the address its first page had (the mapping's start
  * less its offset in the segment), read-only unless a piece of the
- * attachment is writable (see img_check_sysvshm()); the other mappings
- * may share that range with it once it is trimmed to its pieces, each
- * with the protection it had.  Mapping @i and its further pieces.
+ * attachment is writable or was attached so (IMGCR_VMA_SHM_MAYWRITE: the
+ * task may mprotect() it writable again; see img_check_sysvshm()); the
+ * other mappings may share that range with it once it is trimmed to its
+ * pieces, each given the protection it had by mprotect().  Never
+ * SHM_EXEC, which would ask for the segment's x bits: the task's own
+ * mprotect(PROT_EXEC) did not, and the attachment's VM_MAYEXEC is the
+ * same either way.  Mapping @i and its further pieces.
  */
 static int attach_sysvshm(struct img *img, unsigned int i)
 {
-#ifdef CONFIG_SYSVIPC
+#if IMGCR_HAVE_SYSVSHM
 	const struct imgcr_vma *v = &img->vmas[i], *p;
 	unsigned long base = v->start - (v->pgoff << PAGE_SHIFT);
 	unsigned long prot = PROT_READ, end = 0, cur;
@@ -270,15 +274,11 @@ static int attach_sysvshm(struct img *img, unsigned int i)
 		if (j != i && !img_sysvshm_piece(img, j))
 			break;
 		last = j;
-		if (p->prot & IMGCR_PROT_WRITE)
+		if (p->prot & IMGCR_PROT_WRITE || p->flags & IMGCR_VMA_SHM_MAYWRITE)
 			prot |= PROT_WRITE;
-		if (p->prot & IMGCR_PROT_EXEC)
-			prot |= PROT_EXEC;
 	}
 	if (!(prot & PROT_WRITE))
 		flags |= SHM_RDONLY;
-	if (prot & PROT_EXEC)
-		flags |= SHM_EXEC;
 	ret = img_call_sys(imgcr_sys_shmat, v->file, base, flags, 0);
 	if (ret != (long)base) {
 		img_err(img, "cannot attach SysV shm segment %u at %#lx (%ld)",
@@ -317,7 +317,7 @@ static int attach_sysvshm(struct img *img, unsigned int i)
 			v->file, ret);
 	return ret;
 #else
-	return -EOPNOTSUPP;
+	return -EOPNOTSUPP;	/* refused by img_check_sysvshm() */
 #endif
 }
 

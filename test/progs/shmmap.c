@@ -16,6 +16,18 @@
  * shmmap -u        makes a semaphore set, raises it with SEM_UNDO (an
  *                  adjustment the process holds), prints "ready PID SEMID"
  *                  and sleeps: a dump must refuse it.
+ * shmmap -p        makes a 3-page segment (0600: no x bits), attaches it
+ *                  read-write, then makes all of it read-only and its
+ *                  middle page executable (mprotect(), which asks for no
+ *                  x bit), prints "ready PID SHMID ADDR" and waits for
+ *                  SIGUSR1: then makes it writable again (the attachment
+ *                  was for writing: VM_MAYWRITE), writes to it, and prints
+ *                  "shmmap PASS" (exit 0) or "FAIL why" (exit 1).
+ * shmmap -s        makes an undo list (semop() with SEM_UNDO on a set it
+ *                  then removes: the list stays, empty), shares it with a
+ *                  child process (clone(CLONE_SYSVSEM), no CLONE_THREAD),
+ *                  prints "ready PID CHILD" and sleeps: a dump must refuse
+ *                  it (the child may add adjustments at any time).
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -23,7 +35,10 @@
 #include <stdlib.h>
 #include <sys/ipc.h>
 #include <sys/sem.h>
+#include <sys/mman.h>
 #include <sys/shm.h>
+#include <sys/syscall.h>
+#include <sched.h>
 
 #include "common.h"
 
@@ -152,6 +167,68 @@ static int semundo(void)
 		pause();
 }
 
+static int protects(void)
+{
+	int id = shmget(IPC_PRIVATE, 3 * 4096, IPC_CREAT | 0600);
+	char *p;
+
+	if (id < 0) {
+		say("FAIL shmget: %s\n", strerror(errno));
+		return 2;
+	}
+	p = shmat(id, NULL, 0);
+	if (p == (void *)-1) {
+		say("FAIL shmat: %s\n", strerror(errno));
+		return 2;
+	}
+	signal(SIGUSR1, on_usr1);
+	p[0] = 'A';
+	if (mprotect(p, 3 * 4096, PROT_READ) ||
+	    mprotect(p + 4096, 4096, PROT_READ | PROT_EXEC)) {
+		say("FAIL mprotect before the dump: %s\n", strerror(errno));
+		return 2;
+	}
+	say("ready %d %d %lx\n", (int)getpid(), id, (unsigned long)p);
+	while (!check)
+		pause();
+	if (mprotect(p, 3 * 4096, PROT_READ | PROT_WRITE)) {
+		say("FAIL mprotect(PROT_READ|PROT_WRITE) after the restore: %s (attached read-only)\n",
+		    strerror(errno));
+		return 1;
+	}
+	p[8192] = 'C';
+	if (p[0] != 'A' || p[8192] != 'C') {
+		say("FAIL segment bytes %d %d\n", p[0], p[8192]);
+		return 1;
+	}
+	say("shmmap PASS\n");
+	return 0;
+}
+
+static int semshare(void)
+{
+	struct sembuf op = { .sem_num = 0, .sem_op = 1, .sem_flg = SEM_UNDO };
+	int id = semget(IPC_PRIVATE, 1, IPC_CREAT | 0600);
+	long child;
+
+	if (id < 0 || semop(id, &op, 1) || semctl(id, 0, IPC_RMID)) {
+		say("FAIL semget/semop/IPC_RMID: %s\n", strerror(errno));
+		return 2;
+	}
+	child = syscall(SYS_clone, CLONE_SYSVSEM | SIGCHLD, 0, 0, 0, 0);
+	if (child < 0) {
+		say("FAIL clone: %s\n", strerror(errno));
+		return 2;
+	}
+	if (!child) {
+		for (;;)
+			pause();
+	}
+	say("ready %d %ld\n", (int)getpid(), child);
+	for (;;)
+		pause();
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "-w"))
@@ -160,8 +237,12 @@ int main(int argc, char **argv)
 		return shmctl(atoi(argv[2]), IPC_RMID, NULL) ? 1 : 0;
 	if (argc == 2 && !strcmp(argv[1], "-u"))
 		return semundo();
+	if (argc == 2 && !strcmp(argv[1], "-s"))
+		return semshare();
+	if (argc == 2 && !strcmp(argv[1], "-p"))
+		return protects();
 	if (argc == 1)
 		return serve();
-	say("usage: shmmap | shmmap -w ID V | shmmap -r ID | shmmap -u\n");
+	say("usage: shmmap | shmmap -w ID V | shmmap -r ID | shmmap -u | shmmap -s | shmmap -p\n");
 	return 2;
 }

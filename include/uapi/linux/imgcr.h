@@ -240,8 +240,10 @@ struct imgcr_sigaction {
  * start in the segment.  The image carries none of its pages: the segment
  * must exist at restore (imgcr restore recreates the segments of a tree's
  * own IPC namespace, contents included), at least as large as the
- * mapping, and is attached again there (read-only without
- * IMGCR_PROT_WRITE).  Never _SHARED, _GROWSDOWN, _DROPPABLE; huge page
+ * mapping, and is attached again there (read-only unless a piece has
+ * IMGCR_PROT_WRITE or IMGCR_VMA_SHM_MAYWRITE; never with SHM_EXEC: the
+ * pieces are given their protection by mprotect(), which for a segment
+ * does not ask for its x bits, as for the task itself).  Never _SHARED, _GROWSDOWN, _DROPPABLE; huge page
  * segments (SHM_HUGETLB) are not supported.
  */
 #define IMGCR_VMA_SYSVSHM	4
@@ -290,6 +292,13 @@ struct imgcr_sigaction {
 #define IMGCR_VMA_RAND_READ	0x2000
 /* MADV_MERGEABLE (KSM): private mappings only, never with _DROPPABLE. */
 #define IMGCR_VMA_MERGEABLE	0x4000
+/*
+ * IMGCR_VMA_SYSVSHM only, its one possible flag: attached for writing (no
+ * SHM_RDONLY, VM_MAYWRITE), so that mprotect(PROT_WRITE) may make it
+ * writable again even if no piece of the attachment is writable now.
+ * Without it, the attachment is writable only if a piece is.
+ */
+#define IMGCR_VMA_SHM_MAYWRITE	0x8000
 
 #define IMGCR_NO_FILE		0xffffffffu
 

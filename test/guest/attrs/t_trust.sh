@@ -5,7 +5,9 @@
 # checksum of the mapping printed every 100 ms) and dumps it into a
 # directory of its own; root then restores:
 #   trust-user: the honest directory: the tree runs entirely as uid 1000,
-#     so root restores it (the same checksum inside, uids 1000 outside).
+#     so root restores it (the same checksum inside, uids 1000 outside);
+#     its /proc/PID/exe stays the image file, as for uid 1000's own
+#     restore (before: set to mapdel with root's CAP_CHECKPOINT_RESTORE).
 #   trust-groups: uid 1000 edited its tree (groups=0, root's group, which
 #     the old restore gave as it was): refused, naming the file and its
 #     owner; nothing restored.
@@ -68,9 +70,16 @@ t_user() {
 	ticks_ok $upid w/out.d1
 	grep -q '^Uid:.1000.1000.1000.1000' /proc/$upid/status ||
 		fail "outside: $(grep Uid /proc/$upid/status)"
+	# /proc/PID/exe is set with the task's right, not root's: uid 1000
+	# has no CAP_CHECKPOINT_RESTORE, its task keeps the image file
+	_exe=$(readlink /proc/$upid/exe)
+	case $_exe in
+	*/core-*.img) ;;
+	*) fail "outside: /proc/$upid/exe is $_exe (set with root's CAP_CHECKPOINT_RESTORE for uid 1000's task)" ;;
+	esac
 	kill -9 $upid
 	wait_exit $rpid 20
-	pass "root restored uid 1000's own directory (sum $sum)"
+	pass "root restored uid 1000's own directory (sum $sum, exe the image)"
 }
 
 t_groups() {

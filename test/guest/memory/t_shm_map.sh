@@ -13,6 +13,16 @@
 # naming the shmid, and the caller survives (the exec fails).
 # shm_map-semundo: a process holding a SEM_UNDO adjustment: imgcr dump
 # refuses it, naming the thread, and leaves it running.
+# shm_map-semshare: a process whose (empty) undo list is shared with a
+# child process (clone(CLONE_SYSVSEM)): /proc/PID/dump refuses it, naming
+# the thread (the child could add adjustments after the check; before:
+# dumped, the sharing dropped), and it goes on.
+# shm_map-prot: uid 1000's attachment of its 0600 segment (no x bits),
+# attached for writing, then made read-only with its middle page
+# executable (mprotect()); uid 1000 execs the image: the middle page is
+# r-xs again (before: refused, SHM_EXEC asked for the x bits), and the
+# restored process makes the segment writable again and writes (before:
+# attached SHM_RDONLY, mprotect() failed with EACCES).
 # shm_map-imgcr: the same attachment through imgcr dump and imgcr restore.
 # timeout: 300
 . /imgcr/guest/lib.sh
@@ -30,7 +40,7 @@ stop_task $pid
 dump $pid w.img
 v=$(imgcr show w.img 2>&1 | sed -n 's/^image: .*format \([0-9]*\)).*/\1/p')
 [ "$v" = 4 ] || fail "image format '$v', want 4"
-imgcr show w.img | grep -q "^  0*$addr-.* sysvshm .* shmid $id @0$" ||
+imgcr show w.img | grep -q "^  0*$addr-.* sysvshm .* shmid $id @0 maywrite$" ||
 	fail "no sysvshm mapping of shmid $id at $addr: $(imgcr show w.img | grep -i -e sysv -e "$addr")"
 kill -9 $pid
 wait_gone $pid 10 || fail "shmmap $pid did not die"
@@ -90,6 +100,55 @@ sleep 0.2
 kill -9 $spid
 ipcrm -s $semid 2>/dev/null || true
 pass "$(grep -o 'pid.*' d3.out | head -n1 | cut -c1-160)"
+
+T=shm_map-semshare
+shmmap -s > out5 2>&1 &
+spid=$!
+track $spid
+wait_line out5 '^ready ' 20 || fail "shmmap -s did not start: $(cat out5)"
+cpid=$(sed -n 's/^ready [0-9]* //p' out5)
+track $cpid
+stop_task $spid
+dmesg_mark
+cat /proc/$spid/dump > s5.img 2> d5.err && fail "a process sharing its undo list with process $cpid was dumped"
+dmesg_since | grep -q "pid $spid: thread $spid shares its SysV semaphore undo list with another process" ||
+	fail "no reason in the kernel log: $(dmesg_since | grep img_dump | tail -n 1)"
+kill -CONT $spid
+wait_state $spid S 10 || fail "the refused process is in state '$(state $spid)'"
+kill -9 $spid $cpid
+pass "$(dmesg_since | grep -o 'thread.*' | head -n1 | cut -c1-120)"
+
+T=shm_map-prot
+chmod 755 .
+: > out6 && chown 1000:1000 out6
+runas 1000 1000 shmmap -p > out6 2>&1 &
+pid=$!
+track $pid
+wait_line out6 '^ready ' 20 || fail "shmmap -p did not start: $(cat out6)"
+set -- $(grep '^ready ' out6)
+id6=$3
+addr6=$4
+stop_task $pid
+dump $pid p6.img
+kill9 $pid
+chown 1000:1000 p6.img && chmod 755 p6.img
+imgcr show p6.img | grep -q "sysvshm .*maywrite" ||
+	fail "the image does not say the attachment was for writing: $(imgcr show p6.img | grep sysvshm | head -n 1)"
+dmesg_mark
+runas 1000 1000 tryexec ./p6.img >> out6 2> restore.err &
+rpid=$!
+track $rpid
+wait_restored $rpid 30 tryexec ||
+	fail "not restored: $(tail -n 1 out6)$(rerr) $(dmesg_since | grep binfmt_img | tail -n 1)"
+mid=$(printf '%x' $((0x$addr6 + 4096)))
+grep -q "^$mid-.* r-xs .* $id6 " /proc/$rpid/maps ||
+	fail "outside: the middle page is not r-xs: $(grep " $id6 " /proc/$rpid/maps | tr '\n' '|')"
+kill -USR1 $rpid
+wait_exit $rpid 30
+grep '^FAIL' out6 && fail "inside: $(grep FAIL out6 | tr '\n' '|')"
+grep -q '^shmmap PASS' out6 || fail "no 'shmmap PASS' (exit $RC): $(tail -n 2 out6 | tr '\n' '|')$(rerr)"
+shmmap -r $id6
+pass "shmid $id6: r-xs piece without x bits, writable again after the restore"
 
 # imgcr dump and restore pass the attachment through (the segment is the
 # host IPC namespace's, still there).
