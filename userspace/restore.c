@@ -113,6 +113,7 @@
 #include "statehook.h"
 #include "seccomp.h"
 #include "tree.h"
+#include "userns.h"
 #include "trust.h"
 #include "tty.h"
 
@@ -492,7 +493,8 @@ static const char *cap_name(uint64_t set, char *buf, size_t size)
  * img_creds.c; this is for a message that names the capability)?  NULL,
  * or why not in @err.
  */
-static const char *creds_check(const struct img_creds *cr, char *err, size_t size)
+static const char *creds_check(const struct img_creds *cr, unsigned long long old_userns,
+			       char *err, size_t size)
 {
 	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
 	struct __user_cap_data_struct d[2];
@@ -518,8 +520,9 @@ static const char *creds_check(const struct img_creds *cr, char *err, size_t siz
 		const struct imgcr_creds *t = &cr->c[i];
 		const char *set = "permitted";
 
+		/* the tree's own user namespace, recreated: ours (--imgcr-userns) */
 		if ((t->cap_permitted | t->cap_inheritable | t->cap_ambient) && ns &&
-		    t->user_ns != ns) {
+		    t->user_ns != ns && !(old_userns && t->user_ns == old_userns)) {
 			snprintf(link, sizeof(link), "%llu", (unsigned long long)t->user_ns);
 			snprintf(err, size, "thread %d held capabilities in another user namespace (inode %s) than the restore's (%llu): they cannot be given in this one",
 				 cr->tid[i], link, ns);
@@ -570,11 +573,13 @@ static int creds_all_nnp(const struct img_creds *cr)
 	return cr->n > 0;
 }
 
+static int same_groups(const struct tree_task *k, gid_t *g, int n);
+
 static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 {
 	const struct tree_task *k = &c->t.tasks[ti];
-	char img[PATH_MAX + 32], name[64], cloexec[4096], *argv[11], err[PATH_MAX + 256];
-	char reason[320], status_arg[48], user_arg[48];
+	char img[PATH_MAX + 32], name[64], cloexec[4096], *argv[12], err[PATH_MAX + 256];
+	char reason[320], status_arg[48], user_arg[48], userns_arg[48];
 	int status[2] = { -1, -1 };
 	struct img_creds creds = { 0 };
 	static char keep_arg[COW_ARG_MAX];
@@ -730,10 +735,14 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 	if (c->setcreds) {
 		gid_t g[65536];
 
-		for (i = 0; i < k->ngroups && i < 65536; i++)
-			g[i] = k->groups[i];
-		if (setgroups(k->ngroups, g))
-			TFAIL("setgroups: %s", strerror(errno));
+		/* already ours: no call (a user namespace may deny setgroups) */
+		i = getgroups(65536, g);
+		if (i < 0 || !same_groups(k, g, i)) {
+			for (i = 0; i < k->ngroups && i < 65536; i++)
+				g[i] = k->groups[i];
+			if (setgroups(k->ngroups, g))
+				TFAIL("setgroups: %s", strerror(errno));
+		}
 		/*
 		 * An image with its threads' credentials: the module sets each
 		 * thread's uids and gids last ("--imgcr-ids"), after it has
@@ -796,12 +805,19 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 		argv[n++] = stop_arg;
 	}
 	if (creds.has) {
-		why = creds_check(&creds, err, sizeof(err));
+		why = creds_check(&creds, c->own & NS_BIT(NS_USER) ? c->t.ns->ino[NS_USER] : 0,
+				  err, sizeof(err));
 		if (why)
 			TFAIL("%s", why);
 		argv[n++] = "--imgcr-creds";
 		if (late_ids)
 			argv[n++] = "--imgcr-ids";
+		/* the tree's own user namespace, recreated: its capabilities are given in ours */
+		if (c->own & NS_BIT(NS_USER)) {
+			snprintf(userns_arg, sizeof(userns_arg), "--imgcr-userns=%llu",
+				 c->t.ns->ino[NS_USER]);
+			argv[n++] = userns_arg;
+		}
 	}
 	if (scfd >= 0) {
 		snprintf(sc_arg, sizeof(sc_arg), "--imgcr-seccomp=%d", scfd);
@@ -1903,10 +1919,14 @@ int cmd_restore(int argc, char **argv)
 	image_sizes(&c, &bytes, &pages);
 	progress_begin("restore", c.t.ntasks, bytes);
 	parent = restore_sibling ? getppid() : c.restorer;
-	if (c.own)
+	if (c.own) {
 		/* the ns-root: the root task, in the tree's new namespaces (pid 1 of its own) */
-		top = clone_ns(ns_clone_flags(c.own), c.own & NS_BIT(NS_PID) ? 0 : c.t.root);
-	else if (c.pidns && c.t.root != 1)
+		int owner = userns_owner_begin(&c.t);
+
+		top = owner < 0 ? -1 : clone_ns(ns_clone_flags(c.own), c.own & NS_BIT(NS_PID) ? 0 : c.t.root);
+		if (top)
+			userns_owner_end(owner);
+	} else if (c.pidns && c.t.root != 1)
 		top = clone_tid_flags(0, restore_sibling ? CLONE_PARENT : 0);
 	else
 		top = clone_tid_flags(c.pidns ? 1 : c.t.root, restore_sibling ? CLONE_PARENT : 0);
