@@ -113,7 +113,6 @@
 #include "statehook.h"
 #include "seccomp.h"
 #include "tree.h"
-#include "userns.h"
 #include "trust.h"
 #include "tty.h"
 
@@ -1919,14 +1918,10 @@ int cmd_restore(int argc, char **argv)
 	image_sizes(&c, &bytes, &pages);
 	progress_begin("restore", c.t.ntasks, bytes);
 	parent = restore_sibling ? getppid() : c.restorer;
-	if (c.own) {
+	if (c.own)
 		/* the ns-root: the root task, in the tree's new namespaces (pid 1 of its own) */
-		int owner = userns_owner_begin(&c.t);
-
-		top = owner < 0 ? -1 : clone_ns(ns_clone_flags(c.own), c.own & NS_BIT(NS_PID) ? 0 : c.t.root);
-		if (top)
-			userns_owner_end(owner);
-	} else if (c.pidns && c.t.root != 1)
+		top = clone_ns(ns_clone_flags(c.own), c.own & NS_BIT(NS_PID) ? 0 : c.t.root);
+	else if (c.pidns && c.t.root != 1)
 		top = clone_tid_flags(0, restore_sibling ? CLONE_PARENT : 0);
 	else
 		top = clone_tid_flags(c.pidns ? 1 : c.t.root, restore_sibling ? CLONE_PARENT : 0);

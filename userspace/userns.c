@@ -1,17 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The user namespace of a tree (ns.h kind "user"): a container made by
- * `unshare --user`, LXC's unprivileged containers, rootless podman.
+ * root with `unshare --user`, LXC's unprivileged containers started by
+ * root.
  *
  * Dump: the root's user namespace, a child of imgcr's (nested ones are
- * refused), with its uid_map, gid_map, setgroups and owner (`userns`
- * record); every other namespace of the tree's own must be owned by it
+ * refused) owned by root (another owner, as rootless podman's, is refused:
+ * not supported yet), with its uid_map, gid_map, setgroups and owner
+ * (`userns` record); every other namespace of the tree's own must be owned by it
  * (NS_GET_USERNS), as the restore makes them (cloned with CLONE_NEWUSER
  * at once: the new user namespace owns the others).
  *
  * Restore (root only): imgcr clones the ns-root into a new user namespace
- * (ns_clone_flags()), owned by the dumped owner (imgcr's effective uid
- * is the owner's for the clone alone), and writes the maps exactly as
+ * (ns_clone_flags()), owned by root as the dumped one was, and writes the
+ * maps exactly as
  * dumped (outside()); the ns-root keeps its ids with the capabilities of
  * the new namespace made ambient, and the tree's ids, seen from imgcr's
  * namespace in the tree file, are made the namespace's view of them for
@@ -136,6 +138,11 @@ static int userns_dump(struct ns_ctx *c)
 	}
 	close(fd);
 	u->owner = owner;
+	if (owner != 0) {
+		pr_err("pid %d: its user namespace user:[%llu] is owned by uid %u: not supported yet (the restore makes it owned by root; dump trees whose user namespace root made)",
+		       c->root, ino, (unsigned int)owner);
+		return -1;
+	}
 	for (w = 0; w < 2; w++) {
 		snprintf(path, sizeof(path), "/proc/%d/%s", c->root, map_names[w]);
 		text = read_text(path, NULL);
@@ -191,6 +198,17 @@ static unsigned int to_inner(const struct ns_userns *u, int w, unsigned int id)
 	return 65534;
 }
 
+/* @id (imgcr's view) is mapped in the namespace */
+static int maps_outer(const struct ns_userns *u, int w, unsigned int id)
+{
+	int i;
+
+	for (i = 0; i < u->n[w]; i++)
+		if (id >= u->map[w][i].out && id - u->map[w][i].out < u->map[w][i].count)
+			return 1;
+	return 0;
+}
+
 int userns_restore_check(const struct tree *t)
 {
 	const struct ns_userns *u = t->ns ? t->ns->data[NS_USER] : NULL;
@@ -208,6 +226,36 @@ int userns_restore_check(const struct tree *t)
 	if (!u->n[0] || !u->n[1]) {
 		pr_err("the tree's user namespace has no uid_map or no gid_map");
 		return -1;
+	}
+	if (u->owner != 0) {
+		pr_err("the tree's user namespace was owned by uid %u: not supported yet", u->owner);
+		return -1;
+	}
+	/*
+	 * A group the namespace does not map cannot be given inside (setgroups
+	 * takes the namespace's view): only imgcr's own groups, which the
+	 * ns-root has, are kept as they are.
+	 */
+	{
+		gid_t mine[1024];
+		int n = getgroups(1024, mine), i, j, m;
+
+		for (i = 0; i < t->ntasks; i++) {
+			const struct tree_task *k = &t->tasks[i];
+			int unmapped = 0, same = n == k->ngroups;
+
+			for (j = 0; j < k->ngroups; j++) {
+				unmapped |= !maps_outer(u, 1, k->groups[j]);
+				for (m = 0; m < n && mine[m] != k->groups[j]; m++)
+					;
+				same &= m < n;
+			}
+			if (unmapped && !same) {
+				pr_err("pid %d: a supplementary group of it is not mapped in its user namespace and it is not imgcr's: it cannot be given there",
+				       k->pid);
+				return -1;
+			}
+		}
 	}
 	return 0;
 }
@@ -452,25 +500,3 @@ void userns_model(const struct tree *t)
 	putchar('\n');
 }
 
-/* ---- the owner: imgcr's effective uid while it clones the ns-root ---- */
-
-int userns_owner_begin(const struct tree *t)
-{
-	const struct ns_userns *u = t->ns ? t->ns->data[NS_USER] : NULL;
-
-	if (!u || !(t->ns->own & NS_BIT(NS_USER)) || u->owner == geteuid())
-		return 0;
-	if (setresuid(-1, u->owner, -1)) {
-		pr_perror("cannot take the uid %u of the user namespace's owner", u->owner);
-		return -1;
-	}
-	return 1;
-}
-
-void userns_owner_end(int began)
-{
-	if (began > 0 && setresuid(-1, 0, -1)) {
-		pr_perror("cannot become root again after cloning into the user namespace");
-		exit(1);
-	}
-}

@@ -7,13 +7,6 @@ struct tree;
 
 /* restore: the tree's user namespace can be restored here (root, uid and gid 0 mapped); 0 or -1 (printed) */
 int userns_restore_check(const struct tree *t);
-/*
- * Around the clone of the ns-root: imgcr's effective uid becomes the
- * owner's of the tree's user namespace (the new one's owner), and root
- * again.  begin: 1 if changed, 0 if nothing to do, -1 (printed).
- */
-int userns_owner_begin(const struct tree *t);
-void userns_owner_end(int began);
 /* imgcr show (text, JSON members) and the unit tests' model */
 void userns_show_text(const struct tree *t);
 void userns_show_json(const struct tree *t);

@@ -48,7 +48,7 @@ dump_restore() {
 	rm -f rp
 	timeout -s KILL 60 imgcr restore -v4 -D d --detach --pidfile "$PWD/rp" > r.out 2> restore.err
 	RC=$?
-	[ "$RC" = 0 ] || fail "restore: exit $RC: $(grep -i 'error\|fail\|refus\|cannot' restore.err | tail -n 6 | tr "\n" "|")"
+	[ "$RC" = 0 ] || fail "restore: exit $RC: $(tail -n 3 r.out | tr "\n" "|") $(grep -v '^imgcr: debug' restore.err | tail -n 6 | tr "\n" "|") $(grep -i 'fail\|cannot\|refus' restore.err | tail -n 3 | tr "\n" "|")"
 	NEW=$(cat rp)
 	track $NEW
 	c=$(grep -c '^tick ' out)
@@ -70,18 +70,23 @@ dump_restore() {
 
 rootmap() {
 	mkdir w
-	ct_start ct.pid --user --map-root-user --pid -- uswork "$PWD/w" >> out 2> unshare.err ||
+	# uswork's stderr apart: unshare's own file changes after the dump
+	ct_start ct.pid --user --map-root-user --pid -- sh -c "exec uswork $PWD/w 2>> ct.err" >> out 2> unshare.err ||
 		fail "ct_start: $(cat unshare.err)"
 	wait_start
 	dump_restore
 	pass "uid_map $(tr -s ' ' ' ' < /proc/self/uid_map | head -c 0)$before_uid_map; $(grep '^start' out | head -n 1)"
 }
 
-# LXC's way: the maps written from outside by root (newuidmap's job), before the workload runs
+# LXC's way: the maps written from outside by root (newuidmap's job), before the workload runs;
+# --keep-caps: the capabilities in the namespace stay (ambient) until uswork -0 became root there
 maps() {
-	mkdir w && chown 100000:100000 w || fail "mkdir w"
+	# its directory where uid 100000 reaches it (the test's is root's, 0700)
+	W=/tmp/ct_userns-maps.$$
+	rm -rf $W
+	mkdir $W && chown 100000:100000 $W || fail "mkdir $W"
 	mkfifo go
-	ct_start ct.pid --user --pid -- sh -c "read x < $PWD/go; exec uswork -0 $PWD/w" >> out 2> unshare.err ||
+	ct_start ct.pid --user --keep-caps --pid -- sh -c "read x < $PWD/go; exec uswork -0 $W 2>> ct.err" >> out 2> unshare.err ||
 		fail "ct_start: $(cat unshare.err)"
 	p=$(cat ct.pid)
 	echo "0 100000 65536" > /proc/$p/uid_map || fail "cannot write uid_map"
@@ -92,6 +97,7 @@ maps() {
 	# uswork became uid 0 inside: 100000 outside
 	grep -q "^Uid:[[:space:]]*100000[[:space:]]" /proc/$CT/status || fail "uswork's Uid: $(grep ^Uid: /proc/$CT/status)"
 	dump_restore
+	rm -rf $W
 	pass "uid_map $before_uid_map, setgroups $before_sg"
 }
 

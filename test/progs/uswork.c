@@ -13,12 +13,14 @@
  * DIR/after must be created with its uid and gid; then "ok ..." / "FAIL
  * ..." lines and "uswork PASS" or "uswork FAIL N"; exit 0 or 1.
  * -0: first become uid and gid 0 of the namespace (as a container's init
- * started by LXC does once root wrote the maps).
+ * started by LXC does once root wrote the maps), and clear the ambient
+ * capabilities unshare --keep-caps gave it for that.
  */
 #define _GNU_SOURCE
 #include <grp.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 
 #include "common.h"
 
@@ -138,6 +140,8 @@ int main(int argc, char **argv)
 			say("FAIL uswork: cannot become root in the namespace: %s\n", strerror(errno));
 			return 2;
 		}
+		/* unshare --keep-caps made them ambient: a container's init has none */
+		prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
 		argv++;
 		argc--;
 	}
