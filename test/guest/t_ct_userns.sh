@@ -14,6 +14,9 @@
 #                       setgroups deny): the same checks.
 #   ct_userns-nested    a user namespace in a user namespace: refused,
 #                       naming the pid; the container keeps running.
+#   ct_userns-owner     a user namespace an ordinary user made (uid 1000,
+#                       as rootless podman's): refused (the restore would
+#                       make it root's); the container keeps running.
 # timeout: 400
 . /imgcr/guest/lib.sh
 . /imgcr/guest/ctlib.sh
@@ -120,6 +123,29 @@ nested() {
 	pass "$(head -n 1 dump.err | cut -c1-160)"
 }
 
+owner() {
+	# as uid 1000 (ct_start runs unshare as root); /tmp/... is root's 0700: out1 is opened by root
+	runas 1000 1000 /usr/sbin/unshare --fork --user --map-root-user --pid counter 600 > out1 2> unshare1.err &
+	p=$!
+	track $p
+	for i in $(seq 1 100); do
+		CT=$(cat /proc/$p/task/$p/children 2>/dev/null)
+		CT=${CT%% *}
+		[ -n "$CT" ] && [ "$(readlink /proc/$CT/exe)" != /usr/sbin/unshare ] && break
+		usleep 50000
+	done
+	[ -n "$CT" ] || fail "no container under unshare: $(cat unshare1.err)"
+	track $CT
+	wait_line out1 "^3 " 20 || fail "counter did not start: $(cat unshare1.err)"
+	timeout -s KILL 60 imgcr dump -t $CT -D d > dump.out 2> dump.err && fail "dump of a user namespace owned by uid 1000 succeeded"
+	grep -q "^imgcr: pid $CT: its user namespace user:\[[0-9]*\] is owned by uid 1000: not supported yet" dump.err ||
+		fail "message: $(tr '\n' '|' < dump.err)"
+	[ -e d/tree ] && fail "a tree file was written"
+	c=$(wc -l < out1)
+	wait_line out1 "^$((c + 2)) " 10 || fail "the counter stopped after the failed dump"
+	pass "$(head -n 1 dump.err | cut -c1-160)"
+}
+
 sub() {
 	mkdir "$1" && cd "$1" || fail "mkdir $1"
 	$2
@@ -127,3 +153,4 @@ sub() {
 subtest ct_userns "sub root rootmap"
 subtest ct_userns-maps "sub maps maps"
 subtest ct_userns-nested "sub nested nested"
+subtest ct_userns-owner "sub owner owner"
