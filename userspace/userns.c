@@ -94,6 +94,27 @@ static int parse_map(const char *text, struct ns_userns *u, int w)
 	return 0;
 }
 
+/*
+ * The ipc, mnt and cgroup kinds set their owners (IPC objects, tmpfs files,
+ * mount options) as the tree file holds them, imgcr's view: right only if
+ * the maps are the identity.  The kind that cannot be restored yet, or -1.
+ */
+static int untranslated_kind(const struct ns_userns *u, unsigned int own)
+{
+	static const int kinds[] = { NS_IPC, NS_MNT, NS_CGROUP };
+	int w, i, k;
+
+	for (k = 0; k < 3; k++) {
+		if (!(own & NS_BIT(kinds[k])))
+			continue;
+		for (w = 0; w < 2; w++)
+			for (i = 0; i < u->n[w]; i++)
+				if (u->map[w][i].in != u->map[w][i].out)
+					return kinds[k];
+	}
+	return -1;
+}
+
 /* The inode of the user namespace an ioctl @req (NS_GET_*) on @fd gives; 0 if none. */
 static unsigned long long ns_ioctl_ino(int fd, unsigned long req)
 {
@@ -156,6 +177,12 @@ static int userns_dump(struct ns_ctx *c)
 	if (!u->n[0] || !u->n[1]) {
 		pr_err("pid %d: its user namespace user:[%llu] has no %s written: its ids are unmapped there, not supported",
 		       c->root, ino, map_names[u->n[0] ? 1 : 0]);
+		return -1;
+	}
+	k = untranslated_kind(u, c->own);
+	if (k >= 0) {
+		pr_err("pid %d: its user namespace user:[%llu] maps ids to others, and its own %s namespace with it is not supported yet (only with maps that keep ids as they are)",
+		       c->root, ino, ns_kinds[k]->name);
 		return -1;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/setgroups", c->root);
@@ -229,6 +256,11 @@ int userns_restore_check(const struct tree *t)
 	}
 	if (u->owner != 0) {
 		pr_err("the tree's user namespace was owned by uid %u: not supported yet", u->owner);
+		return -1;
+	}
+	if (untranslated_kind(u, t->ns->own) >= 0) {
+		pr_err("the tree's user namespace maps ids to others, and its own %s namespace with it is not supported yet",
+		       ns_kinds[untranslated_kind(u, t->ns->own)]->name);
 		return -1;
 	}
 	/*
