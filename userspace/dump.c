@@ -1037,6 +1037,15 @@ static int tree_hide(struct dctx *c, int hide)
 	return 0;
 }
 
+/*
+ * Only root restores the tree (its own user namespace, userns.c): DIR and
+ * its files stay root's, which the restore requires of such a tree.
+ */
+static int root_restores(const struct tree *t)
+{
+	return t->ns && (t->ns->own & NS_BIT(NS_USER));
+}
+
 static int save_image(struct dctx *c, const struct tree_task *k)
 {
 	char src[64], dst[4096], buf[1 << 16];
@@ -1098,8 +1107,8 @@ written:
 	st_bytes += lseek(out, 0, SEEK_END);
 	progress_update(st_bytes, ++st_images);
 	pr_debug("pid %d: image %s written (%lld bytes)", k->pid, dst, (long long)lseek(out, 0, SEEK_END));
-	/* owned by the task's user, who must be able to exec it */
-	if (!geteuid() && fchown(out, k->uid[0], k->gid[0])) {
+	/* owned by the task's user, who must be able to exec it (root's: only root restores) */
+	if (!geteuid() && !root_restores(&c->t) && fchown(out, k->uid[0], k->gid[0])) {
 		pr_perror("cannot chown %s", dst);
 		goto fail;
 	}
@@ -1246,7 +1255,7 @@ static void chown_dir(struct dctx *c, int created)
 	char path[4096];
 	int i;
 
-	if (geteuid() || !r)
+	if (geteuid() || !r || root_restores(&c->t))
 		return;
 	if (created && chown(c->dir, r->uid[0], r->gid[0]))
 		pr_pwarn("cannot chown %s", c->dir);

@@ -24,6 +24,7 @@
 #include "proc.h"
 #include "record.h"
 #include "tree.h"
+#include "userns.h"
 
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME	0x00000080
@@ -321,10 +322,6 @@ static void time_free(struct tree *t)
 const struct ns_ops ns_time_ops = { .name = "time", .clone_flag = 0, .dump = time_dump,
 				    .inside = time_inside, .free = time_free };
 
-/* ---- user: not yet ---- */
-
-const struct ns_ops ns_user_ops = { .name = "user", .clone_flag = CLONE_NEWUSER };
-
 const struct ns_ops *const ns_kinds[NS_N] = {
 	[NS_USER] = &ns_user_ops,
 	[NS_PID] = &ns_pid_ops,
@@ -440,7 +437,7 @@ static const char *timens_read(struct tree *t, struct rec *r)
 	return NULL;
 }
 
-/* The records of the pid, UTS, time and user kinds, and the list of own kinds. */
+/* The records of the pid, UTS and time kinds, and the list of own kinds. */
 const struct tree_record ns_records[] = {
 	{ "ns", ns_read, ns_write },
 	{ "uts", uts_rec_read, uts_write },
@@ -472,6 +469,7 @@ void ns_show_text(const struct tree *t)
 		       time_names[k], tm->off[k] < 0 ? "-" : "", llabs(tm->off[k]) / 1000000000LL,
 		       llabs(tm->off[k]) % 1000000000LL, tm->at[k] / 1000000000LL,
 		       tm->at[k] % 1000000000LL);
+	userns_show_text(t);
 }
 
 void ns_show_json(const struct tree *t)
@@ -500,6 +498,7 @@ void ns_show_json(const struct tree *t)
 	if (tm)
 		printf(",\"timens\":{\"monotonic_offset_ns\":%lld,\"boottime_offset_ns\":%lld,\"monotonic_at_ns\":%lld,\"boottime_at_ns\":%lld}",
 		       tm->off[0], tm->off[1], tm->at[0], tm->at[1]);
+	userns_show_json(t);
 }
 
 void ns_model(const struct tree *t)
@@ -525,6 +524,7 @@ void ns_model(const struct tree *t)
 	if (tm)
 		printf("time off=%lld,%lld at=%lld,%lld\n", tm->off[0], tm->off[1], tm->at[0],
 		       tm->at[1]);
+	userns_model(t);
 }
 
 /* ---- dump and restore ---- */
@@ -582,6 +582,8 @@ int ns_restore_check(const struct tree *t)
 
 	if (!t->ns)
 		return 0;
+	if (userns_restore_check(t))
+		return -1;
 	for (k = 0; k < NS_N; k++) {
 		if (!(t->ns->own & NS_BIT(k)))
 			continue;

@@ -483,7 +483,8 @@ static const char *cap_name(uint64_t set, char *buf, size_t size)
  * img_creds.c; this is for a message that names the capability)?  NULL,
  * or why not in @err.
  */
-static const char *creds_check(const struct img_creds *cr, char *err, size_t size)
+static const char *creds_check(const struct img_creds *cr, unsigned long long old_userns,
+			       char *err, size_t size)
 {
 	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
 	struct __user_cap_data_struct d[2];
@@ -509,8 +510,9 @@ static const char *creds_check(const struct img_creds *cr, char *err, size_t siz
 		const struct imgcr_creds *t = &cr->c[i];
 		const char *set = "permitted";
 
+		/* the tree's own user namespace, recreated: ours (--imgcr-userns) */
 		if ((t->cap_permitted | t->cap_inheritable | t->cap_ambient) && ns &&
-		    t->user_ns != ns) {
+		    t->user_ns != ns && !(old_userns && t->user_ns == old_userns)) {
 			snprintf(link, sizeof(link), "%llu", (unsigned long long)t->user_ns);
 			snprintf(err, size, "thread %d held capabilities in another user namespace (inode %s) than the restore's (%llu): they cannot be given in this one",
 				 cr->tid[i], link, ns);
@@ -586,9 +588,9 @@ struct task_run {
 	int late_ids;			/* the exec sets the uids and gids (--imgcr-ids) */
 	char cloexec[4096];		/* the fds to mark close-on-exec again */
 	size_t off;			/* strlen(cloexec) */
-	char *argv[11];
+	char *argv[12];
 	char cloexec_arg[4096 + 32], root_arg[48], sc_arg[48], stop_arg[32];
-	char status_arg[48], user_arg[48];
+	char status_arg[48], user_arg[48], userns_arg[48];
 	char err[8192];
 };
 
@@ -812,6 +814,8 @@ static const char *task_attrs(struct rctx *c, struct task_run *r)
 	return NULL;
 }
 
+static int same_groups(const struct tree_task *k, gid_t *g, int n);
+
 /* credentials, last: creating children needs the caller's rights */
 static __attribute__((noinline)) const char *task_creds(struct rctx *c, struct task_run *r)
 {
@@ -821,10 +825,14 @@ static __attribute__((noinline)) const char *task_creds(struct rctx *c, struct t
 	if (c->setcreds) {
 		gid_t g[65536];
 
-		for (i = 0; i < k->ngroups && i < 65536; i++)
-			g[i] = k->groups[i];
-		if (setgroups(k->ngroups, g))
-			return task_msg(r, "setgroups: %s", strerror(errno));
+		/* already ours: no call (a user namespace may deny setgroups) */
+		i = getgroups(65536, g);
+		if (i < 0 || !same_groups(k, g, i)) {
+			for (i = 0; i < k->ngroups && i < 65536; i++)
+				g[i] = k->groups[i];
+			if (setgroups(k->ngroups, g))
+				return task_msg(r, "setgroups: %s", strerror(errno));
+		}
 		/*
 		 * An image with its threads' credentials: the module sets each
 		 * thread's uids and gids last ("--imgcr-ids"), after it has
@@ -890,12 +898,19 @@ static const char *task_exec_args(struct rctx *c, struct task_run *r)
 		r->argv[n++] = r->stop_arg;
 	}
 	if (r->creds.has) {
-		why = creds_check(&r->creds, r->err, TASK_ERR);
+		why = creds_check(&r->creds, c->own & NS_BIT(NS_USER) ? c->t.ns->ino[NS_USER] : 0,
+				  r->err, TASK_ERR);
 		if (why)
 			return why;
 		r->argv[n++] = "--imgcr-creds";
 		if (r->late_ids)
 			r->argv[n++] = "--imgcr-ids";
+		/* the tree's own user namespace, recreated: its capabilities are given in ours */
+		if (c->own & NS_BIT(NS_USER)) {
+			snprintf(r->userns_arg, sizeof(r->userns_arg), "--imgcr-userns=%llu",
+				 c->t.ns->ino[NS_USER]);
+			r->argv[n++] = r->userns_arg;
+		}
 	}
 	if (r->scfd >= 0) {
 		snprintf(r->sc_arg, sizeof(r->sc_arg), "--imgcr-seccomp=%d", r->scfd);

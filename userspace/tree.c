@@ -848,7 +848,7 @@ static const struct tree_record fd_records[] = {
  * Adding a record: its owner's table and an entry here.
  */
 static const struct tree_record *const record_tables[] = {
-	tree_records, ns_records, ipc_records, mnt_records, net_records, cgroup_records,
+	tree_records, ns_records, userns_records, ipc_records, mnt_records, net_records, cgroup_records,
 	attrs_records, ghost_records, file_records, reg_records, fd_records,
 	sk_records, pipe_records, tty_records, epoll_records, inotify_records, locks_records,
 };

@@ -1,0 +1,156 @@
+#!/bin/sh
+# A container with its own user namespace (as LXC's unprivileged ones and
+# rootless podman), made by util-linux unshare --user --fork --pid, its
+# pid 1 uswork: dumped from the host by root, killed, restored by root.
+#   ct_userns           --map-root-user (uid and gid 0 inside are 0
+#                       outside).  Inside: uswork's verdict (its uids and
+#                       gids as it sees them, groups, uid_map, gid_map,
+#                       setgroups, its capability sets, a file it created
+#                       before is still its own, a new one gets its uid).
+#                       Outside: a new user namespace, /proc/PID/uid_map
+#                       and gid_map as before, the Uid/Gid lines of status,
+#                       NSpid "HOST 1"; the tree file's userns record.
+#   ct_userns-maps      maps written by root as LXC does (0 100000 65536,
+#                       setgroups deny): the same checks.
+#   ct_userns-nested    a user namespace in a user namespace: refused,
+#                       naming the pid; the container keeps running.
+#   ct_userns-owner     a user namespace an ordinary user made (uid 1000,
+#                       as rootless podman's): refused (the restore would
+#                       make it root's); the container keeps running.
+# timeout: 400
+. /imgcr/guest/lib.sh
+. /imgcr/guest/ctlib.sh
+require_modules
+
+step() { echo "INFO $T: $*" > /dev/console 2>/dev/null || true; }
+nsid() { l=$(readlink /proc/$1/ns/$2); l=${l#*[}; echo "${l%]}"; }
+nspid() { sed -n 's/^NSpid:[[:space:]]*//p' /proc/$1/status | tr -s '\t ' '  '; }
+ids() { grep '^\(Uid\|Gid\|Groups\|CapInh\|CapPrm\|CapEff\|CapBnd\|CapAmb\):' /proc/$1/status | tr -s '\t ' '  ' | tr '\n' '|'; }
+
+# wait_start: uswork printed its start line; CT its host pid
+wait_start() {
+	CT=$(cat ct.pid)
+	track $CT
+	wait_line out "^tick 2\$" 60 || fail "uswork did not start: $(tail -n 3 out | tr '\n' '|') $(cat unshare.err)"
+	grep -q '^ok .*/before owned by' out || fail "uswork: $(tr '\n' '|' < out)"
+}
+
+# dump_restore: dump CT, check the record, restore, check inside and outside
+dump_restore() {
+	before_ids=$(ids $CT)
+	before_uid_map=$(cat /proc/$CT/uid_map | tr -s ' ' ' ')
+	before_gid_map=$(cat /proc/$CT/gid_map | tr -s ' ' ' ')
+	before_sg=$(cat /proc/$CT/setgroups)
+	step "dump $CT"
+	timeout -s KILL 60 imgcr dump -v4 -t $CT -D d > dump.out 2> dump.err || fail "dump: $(tail -n 8 dump.err | tr "\n" "|")"
+	wait_gone $CT 20 || fail "the dumped container still runs"
+	grep -q "^ns kind=user ino=" d/tree || fail "no ns kind=user record"
+	grep "^userns " d/tree > userns.rec || fail "no userns record: $(grep -v '^[a-z]*file\|^fd' d/tree | tr '\n' '|' | cut -c1-600)"
+	grep -q "setgroups=$before_sg " userns.rec || fail "userns record: $(cat userns.rec), setgroups was $before_sg"
+	step "restore"
+	rm -f rp
+	timeout -s KILL 60 imgcr restore -v4 -D d --detach --pidfile "$PWD/rp" > r.out 2> restore.err
+	RC=$?
+	[ "$RC" = 0 ] || fail "restore: exit $RC: $(tail -n 3 r.out | tr "\n" "|") $(grep -v '^imgcr: debug' restore.err | tail -n 6 | tr "\n" "|") $(grep -i 'fail\|cannot\|refus' restore.err | tail -n 3 | tr "\n" "|")"
+	NEW=$(cat rp)
+	track $NEW
+	c=$(grep -c '^tick ' out)
+	wait_line out "^tick $((c + 2))\$" 60 || fail "uswork did not go on: $(tail -n 2 out | tr '\n' '|')"
+	# outside
+	[ "$(nsid $NEW user)" != "$(nsid $$ user)" ] || fail "restored in the host's user namespace"
+	[ "$(nsid $NEW pid)" != "$(nsid $$ pid)" ] || fail "restored in the host's pid namespace"
+	[ "$(cat /proc/$NEW/uid_map | tr -s ' ' ' ')" = "$before_uid_map" ] || fail "uid_map $(cat /proc/$NEW/uid_map), was $before_uid_map"
+	[ "$(cat /proc/$NEW/gid_map | tr -s ' ' ' ')" = "$before_gid_map" ] || fail "gid_map $(cat /proc/$NEW/gid_map), was $before_gid_map"
+	[ "$(cat /proc/$NEW/setgroups)" = "$before_sg" ] || fail "setgroups $(cat /proc/$NEW/setgroups), was $before_sg"
+	[ "$(ids $NEW)" = "$before_ids" ] || fail "status: $(ids $NEW), was $before_ids"
+	[ "$(nspid $NEW)" = "$NEW 1" ] || fail "NSpid of $NEW is '$(nspid $NEW)'"
+	# inside
+	kill -USR1 $NEW
+	wait_gone $NEW 20 || fail "uswork did not end on SIGUSR1"
+	grep -q '^uswork PASS' out || fail "inside: $(grep '^FAIL\|^uswork' out | tr '\n' '|')"
+	info "$(grep '^start' out | head -n 1); $before_uid_map"
+}
+
+rootmap() {
+	mkdir w
+	# uswork's stderr apart: unshare's own file changes after the dump
+	ct_start ct.pid --user --map-root-user --pid -- sh -c "exec uswork $PWD/w 2>> ct.err" >> out 2> unshare.err ||
+		fail "ct_start: $(cat unshare.err)"
+	wait_start
+	dump_restore
+	pass "uid_map $(tr -s ' ' ' ' < /proc/self/uid_map | head -c 0)$before_uid_map; $(grep '^start' out | head -n 1)"
+}
+
+# LXC's way: the maps written from outside by root (newuidmap's job), before the workload runs;
+# --keep-caps: the capabilities in the namespace stay (ambient) until uswork -0 became root there
+maps() {
+	# its directory where uid 100000 reaches it (the test's is root's, 0700)
+	W=/tmp/ct_userns-maps.$$
+	rm -rf $W
+	mkdir $W && chown 100000:100000 $W || fail "mkdir $W"
+	mkfifo go
+	ct_start ct.pid --user --keep-caps --pid -- sh -c "read x < $PWD/go; exec uswork -0 $W 2>> ct.err" >> out 2> unshare.err ||
+		fail "ct_start: $(cat unshare.err)"
+	p=$(cat ct.pid)
+	echo "0 100000 65536" > /proc/$p/uid_map || fail "cannot write uid_map"
+	echo deny > /proc/$p/setgroups || fail "cannot write setgroups"
+	echo "0 100000 65536" > /proc/$p/gid_map || fail "cannot write gid_map"
+	echo go > go
+	wait_start
+	# uswork became uid 0 inside: 100000 outside
+	grep -q "^Uid:[[:space:]]*100000[[:space:]]" /proc/$CT/status || fail "uswork's Uid: $(grep ^Uid: /proc/$CT/status)"
+	dump_restore
+	rm -rf $W
+	pass "uid_map $before_uid_map, setgroups $before_sg"
+}
+
+nested() {
+	ct_start ct.pid --user --map-root-user --pid -- /usr/sbin/unshare --user --map-root-user counter 600 >> out 2> unshare.err ||
+		fail "ct_start: $(cat unshare.err)"
+	CT=$(cat ct.pid)
+	track $CT
+	for i in $(seq 1 100); do
+		[ "$(readlink /proc/$CT/exe)" != /usr/sbin/unshare ] && break
+		usleep 50000
+	done
+	wait_line out "^3 " 20 || fail "counter did not start: $(cat unshare.err)"
+	timeout -s KILL 60 imgcr dump -t $CT -D d > dump.out 2> dump.err && fail "dump of a nested user namespace succeeded"
+	grep -q "^imgcr: pid $CT: its user namespace user:\[[0-9]*\] is not a child of imgcr's" dump.err ||
+		fail "message: $(tr '\n' '|' < dump.err)"
+	[ -e d/tree ] && fail "a tree file was written"
+	c=$(wc -l < out)
+	wait_line out "^$((c + 2)) " 10 || fail "the counter stopped after the failed dump"
+	pass "$(head -n 1 dump.err | cut -c1-160)"
+}
+
+owner() {
+	# as uid 1000 (ct_start runs unshare as root); /tmp/... is root's 0700: out1 is opened by root
+	runas 1000 1000 /usr/sbin/unshare --fork --user --map-root-user --pid counter 600 > out1 2> unshare1.err &
+	p=$!
+	track $p
+	for i in $(seq 1 100); do
+		CT=$(cat /proc/$p/task/$p/children 2>/dev/null)
+		CT=${CT%% *}
+		[ -n "$CT" ] && [ "$(readlink /proc/$CT/exe)" != /usr/sbin/unshare ] && break
+		usleep 50000
+	done
+	[ -n "$CT" ] || fail "no container under unshare: $(cat unshare1.err)"
+	track $CT
+	wait_line out1 "^3 " 20 || fail "counter did not start: $(cat unshare1.err)"
+	timeout -s KILL 60 imgcr dump -t $CT -D d > dump.out 2> dump.err && fail "dump of a user namespace owned by uid 1000 succeeded"
+	grep -q "^imgcr: pid $CT: its user namespace user:\[[0-9]*\] is owned by uid 1000: not supported yet" dump.err ||
+		fail "message: $(tr '\n' '|' < dump.err)"
+	[ -e d/tree ] && fail "a tree file was written"
+	c=$(wc -l < out1)
+	wait_line out1 "^$((c + 2)) " 10 || fail "the counter stopped after the failed dump"
+	pass "$(head -n 1 dump.err | cut -c1-160)"
+}
+
+sub() {
+	mkdir "$1" && cd "$1" || fail "mkdir $1"
+	$2
+}
+subtest ct_userns "sub root rootmap"
+subtest ct_userns-maps "sub maps maps"
+subtest ct_userns-nested "sub nested nested"
+subtest ct_userns-owner "sub owner owner"

@@ -1,0 +1,190 @@
+/*
+ * uswork [-0] DIR: the workload of t_ct_userns, run as pid 1 of a container
+ * with its own user namespace (util-linux unshare --user --fork --pid
+ * --mount ..., maps written by root).
+ *
+ * At start it records what it sees of its credentials: its uids and gids
+ * (as the namespace sees them), its groups, /proc/self/uid_map and
+ * gid_map, setgroups, its capability sets (CapInh, CapPrm, CapEff, CapBnd,
+ * CapAmb of /proc/self/status), and creates DIR/before (its owner must be
+ * its uid and gid).  It prints "start uid=U gid=G caps=CAPEFF" and then
+ * "tick N" every 100 ms.  SIGUSR1: every one of them is read again and
+ * compared, DIR/before must still be its own as it sees it, and a new file
+ * DIR/after must be created with its uid and gid; then "ok ..." / "FAIL
+ * ..." lines and "uswork PASS" or "uswork FAIL N"; exit 0 or 1.
+ * -0: first become uid and gid 0 of the namespace (as a container's init
+ * started by LXC does once root wrote the maps), and clear the ambient
+ * capabilities unshare --keep-caps gave it for that.
+ */
+#define _GNU_SOURCE
+#include <grp.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+
+#include "common.h"
+
+struct view {
+	uid_t r, e, s;
+	gid_t rg, eg, sg;
+	int ng;
+	gid_t groups[64];
+	char uid_map[512], gid_map[512], setgroups[16], caps[5][40];
+};
+
+static const char *const cap_keys[5] = { "CapInh:", "CapPrm:", "CapEff:", "CapBnd:", "CapAmb:" };
+static volatile sig_atomic_t stop;
+static int nfail;
+
+static void on_usr1(int s)
+{
+	(void)s;
+	stop = 1;
+}
+
+static void read_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd >= 0 ? read(fd, buf, size - 1) : -1;
+
+	buf[n > 0 ? n : 0] = 0;
+	if (fd >= 0)
+		close(fd);
+}
+
+static void look(struct view *v)
+{
+	char st[4096], *p;
+	int i;
+
+	memset(v, 0, sizeof(*v));
+	getresuid(&v->r, &v->e, &v->s);
+	getresgid(&v->rg, &v->eg, &v->sg);
+	v->ng = getgroups(64, v->groups);
+	read_file("/proc/self/uid_map", v->uid_map, sizeof(v->uid_map));
+	read_file("/proc/self/gid_map", v->gid_map, sizeof(v->gid_map));
+	read_file("/proc/self/setgroups", v->setgroups, sizeof(v->setgroups));
+	read_file("/proc/self/status", st, sizeof(st));
+	for (i = 0; i < 5; i++) {
+		p = strstr(st, cap_keys[i]);
+		if (p)
+			sscanf(p + strlen(cap_keys[i]), " %39s", v->caps[i]);
+	}
+}
+
+static void bad(const char *what, const char *a, const char *b)
+{
+	nfail++;
+	say("FAIL %s: was %s, now %s\n", what, a, b);
+}
+
+static void same_num(const char *what, unsigned long a, unsigned long b)
+{
+	char x[32], y[32];
+
+	if (a == b) {
+		say("ok %s %lu\n", what, a);
+		return;
+	}
+	snprintf(x, sizeof(x), "%lu", a);
+	snprintf(y, sizeof(y), "%lu", b);
+	bad(what, x, y);
+}
+
+static void same_str(const char *what, const char *a, const char *b)
+{
+	if (strcmp(a, b))
+		bad(what, a, b);
+	else
+		say("ok %s\n", what);
+}
+
+/* @path's owner must be our euid and egid (as the namespace sees them) */
+static void owner_check(const char *path, int create)
+{
+	struct stat st;
+	int fd;
+
+	if (create) {
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+		if (fd < 0) {
+			nfail++;
+			say("FAIL create %s: %s\n", path, strerror(errno));
+			return;
+		}
+		close(fd);
+	}
+	if (stat(path, &st)) {
+		nfail++;
+		say("FAIL stat %s: %s\n", path, strerror(errno));
+		return;
+	}
+	if (st.st_uid != geteuid() || st.st_gid != getegid()) {
+		nfail++;
+		say("FAIL %s owned by %u:%u, we are %u:%u\n", path, (unsigned)st.st_uid,
+		    (unsigned)st.st_gid, (unsigned)geteuid(), (unsigned)getegid());
+	} else {
+		say("ok %s owned by %u:%u\n", path, (unsigned)st.st_uid, (unsigned)st.st_gid);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct view a, b;
+	char before[512], after[512];
+	long n = 0;
+	int i;
+
+	if (argc > 2 && !strcmp(argv[1], "-0")) {
+		if (setresgid(0, 0, 0) || setresuid(0, 0, 0)) {
+			say("FAIL uswork: cannot become root in the namespace: %s\n", strerror(errno));
+			return 2;
+		}
+		/* unshare --keep-caps made them ambient: a container's init has none */
+		prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+		argv++;
+		argc--;
+	}
+	if (argc < 2) {
+		say("usage: uswork [-0] DIR\n");
+		return 2;
+	}
+	snprintf(before, sizeof(before), "%s/before", argv[1]);
+	snprintf(after, sizeof(after), "%s/after", argv[1]);
+	signal(SIGUSR1, on_usr1);
+	look(&a);
+	owner_check(before, 1);
+	say("start pid=%d uid=%u gid=%u caps=%s\n", (int)getpid(), (unsigned)a.e, (unsigned)a.eg,
+	    a.caps[2]);
+	while (!stop) {
+		struct timespec ts = { 0, 100000000 };
+
+		nanosleep(&ts, NULL);
+		if (!stop && ++n % 10 == 0)
+			say("tick %ld\n", n / 10);
+	}
+	look(&b);
+	same_num("pid", 1, (unsigned long)getpid());
+	same_num("ruid", a.r, b.r);
+	same_num("euid", a.e, b.e);
+	same_num("suid", a.s, b.s);
+	same_num("rgid", a.rg, b.rg);
+	same_num("egid", a.eg, b.eg);
+	same_num("sgid", a.sg, b.sg);
+	same_num("ngroups", (unsigned long)a.ng, (unsigned long)b.ng);
+	for (i = 0; i < a.ng && i < b.ng && i < 64; i++)
+		same_num("group", a.groups[i], b.groups[i]);
+	same_str("uid_map", a.uid_map, b.uid_map);
+	same_str("gid_map", a.gid_map, b.gid_map);
+	same_str("setgroups", a.setgroups, b.setgroups);
+	for (i = 0; i < 5; i++)
+		same_str(cap_keys[i], a.caps[i], b.caps[i]);
+	owner_check(before, 0);
+	owner_check(after, 1);
+	if (nfail) {
+		say("uswork FAIL %d\n", nfail);
+		return 1;
+	}
+	say("uswork PASS\n");
+	return 0;
+}

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The user namespace kind (userns.c; ns.h has its ops, ns_user_ops). */
+#ifndef IMGCR_USERNS_H
+#define IMGCR_USERNS_H
+
+struct tree;
+
+/* restore: the tree's user namespace can be restored here (root, uid and gid 0 mapped); 0 or -1 (printed) */
+int userns_restore_check(const struct tree *t);
+/* imgcr show (text, JSON members) and the unit tests' model */
+void userns_show_text(const struct tree *t);
+void userns_show_json(const struct tree *t);
+void userns_model(const struct tree *t);
+
+#endif
