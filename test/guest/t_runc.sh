@@ -14,7 +14,7 @@
 #                 restored pid, runc ps lists it, NSpid ends in 1, its
 #                 stdout is the new pipe, /shared is bound in again, runc
 #                 delete after it exited
-#   runc-refuse   runc checkpoint --empty-ns network: refused by
+#   runc-refuse   runc checkpoint --manage-cgroups-mode strict: refused by
 #                 imgcr-criu (runc's "criu failed", the reason in the log
 #                 file runc names); the container keeps running
 # Skipped (PASS "not run: ...") only if the guest has no runc.
@@ -125,17 +125,17 @@ subtest_refuse() {
 	bundle 3000 || fail "cannot make the bundle"
 	ct_run c2 out3
 	rm -rf ck2 && mkdir ck2
-	timeout -s KILL 100 $R --criu $CRIU checkpoint --empty-ns network --image-path "$(pwd)/ck2" c2 > ck2.out 2>&1 &&
-		fail "runc checkpoint --empty-ns network succeeded"
+	timeout -s KILL 100 $R --criu $CRIU checkpoint --manage-cgroups-mode strict --image-path "$(pwd)/ck2" c2 > ck2.out 2>&1 &&
+		fail "runc checkpoint --manage-cgroups-mode strict succeeded"
 	grep -q 'criu failed' ck2.out || fail "runc said: $(tr '\n' '|' < ck2.out)"
-	grep -q 'empty_ns 0x40000000' ck2/dump.log || fail "dump.log: $(cat ck2/dump.log 2>&1 | tr '\n' '|')"
+	grep -q 'manage_cgroups_mode' ck2/dump.log || fail "dump.log: $(cat ck2/dump.log 2>&1 | tr '\n' '|')"
 	now=$(tail -n 1 out3 | cut -d' ' -f1)
 	wait_line out3 "^$((now + 3)) " 30 || fail "the container stopped counting after the refusal"
 	[ "$(status_of c2)" = running ] || fail "runc state: $(status_of c2)"
 	$R kill c2 KILL > /dev/null 2>&1
 	wait_gone $ct 20
 	$R delete -f c2 > /dev/null 2>&1
-	pass "$(grep -m 1 'empty_ns' ck2/dump.log | sed 's/.*imgcr[^:]*: //')"
+	pass "$(grep -m 1 'manage_cgroups_mode' ck2/dump.log | sed 's/.*imgcr[^:]*: //')"
 }
 
 (subtest_runc)

@@ -371,10 +371,10 @@ static void bad(pid_t pid, const char *dir)
 	o.root = "/some/rootfs";
 	refused("root", &r, NULL, 0, "root");
 	o.root = NULL;
-	/* runc's --empty-ns network */
+	/* net and pid: only the network namespace may be empty */
 	o.has_empty_ns = 1;
-	o.empty_ns = 0x40000000;
-	refused("empty-ns", &r, NULL, 0, "empty_ns 0x40000000");
+	o.empty_ns = 0x60000000;
+	refused("empty-ns", &r, NULL, 0, "empty_ns 0x60000000");
 	o.has_empty_ns = 0;
 	o.empty_ns = 0;
 	/* inherit_fd: only at RESTORE, and only pipes */

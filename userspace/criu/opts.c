@@ -26,6 +26,7 @@
  *                               refused, and any field this file does not know
  */
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -36,6 +37,8 @@
 
 #include "criu.h"
 #include "log.h"
+
+#define IFNAMSIZ_MAX	64
 
 const char *const req_names[REQ_NR] = {
 	"EMPTY", "DUMP", "RESTORE", "CHECK", "PRE_DUMP", "PAGE_SERVER", "NOTIFY",
@@ -115,7 +118,8 @@ static int refused(CriuOpts *o, int *err)
 	REFUSE(o->n_external, "external %s: external resources are not supported yet", o->external[0]);
 	REFUSE(o->n_veths, "veths: network namespaces are not supported yet");
 	REFUSE(o->n_join_ns, "join_ns %s: joining namespaces is not supported yet", o->join_ns[0]->ns ? o->join_ns[0]->ns : "");
-	REFUSE(o->has_empty_ns && o->empty_ns, "empty_ns 0x%x: restoring into namespaces the client made is not supported (imgcr restores the tree's own namespaces)", o->empty_ns);
+	/* runc always sends CLONE_NEWNET: check_empty_ns() */
+	REFUSE(o->has_empty_ns && (o->empty_ns & ~(uint32_t)CLONE_NEWNET), "empty_ns 0x%x: empty namespaces other than the network's are not supported", o->empty_ns);
 	REFUSE(o->n_unix_sk_ino, "unix_sk_ino: a list of external unix sockets is not supported (ext_unix_sk allows every one)");
 	REFUSE(o->n_skip_mnt || o->n_enable_fs || (o->has_auto_ext_mnt && o->auto_ext_mnt) ||
 	       (o->has_ext_sharing && o->ext_sharing) || (o->has_ext_masters && o->ext_masters),
@@ -291,6 +295,59 @@ static int check_mounts(CriuOpts *o, int type, int dirfd, int *err)
 	return 0;
 }
 
+/*
+ * empty_ns CLONE_NEWNET (runc always: "runc doesn't manage network devices"):
+ * CRIU then makes the network namespace without its devices and settings.
+ * imgcr restores the tree's network namespace as dumped; for a namespace
+ * with no device but lo that is what the client expects (runc's loopback),
+ * one with other devices (set up by the client's hooks, which would make
+ * them again) is refused: at DUMP from /proc/PID/net/dev, at RESTORE from
+ * the image's netdev records.
+ */
+static int check_empty_ns(CriuOpts *o, int type, int dirfd, int *err)
+{
+	char path[64], *line = NULL, name[IFNAMSIZ_MAX], *c;
+	size_t cap = 0;
+	int fd, bad = 0;
+	FILE *f;
+
+	if (!o->has_empty_ns || !(o->empty_ns & CLONE_NEWNET))
+		return 0;
+	*err = EOPNOTSUPP;
+	if (type == REQ_DUMP) {
+		snprintf(path, sizeof(path), "/proc/%d/net/dev", o->has_pid ? o->pid : 0);
+		f = fopen(path, "re");
+	} else {
+		fd = openat(dirfd, "tree", O_RDONLY | O_CLOEXEC);
+		f = fd >= 0 ? fdopen(fd, "r") : NULL;
+		if (!f && fd >= 0)
+			close(fd);
+	}
+	if (!f) {
+		pr_perror("empty_ns 0x%x: cannot read %s", o->empty_ns, type == REQ_DUMP ? path : "the images' tree file");
+		return -1;
+	}
+	while (!bad && getline(&line, &cap, f) > 0) {
+		if (type == REQ_DUMP) {
+			c = strchr(line, ':');
+			if (!c)
+				continue;	/* the two header lines */
+			*c = 0;
+			snprintf(name, sizeof(name), "%s", line + strspn(line, " "));
+		} else if (strncmp(line, "netdev ", 7) || rec_field(line, "name", name, sizeof(name))) {
+			continue;
+		}
+		if (strcmp(name, "lo")) {
+			pr_err("empty_ns 0x%x: the container's network namespace has device %s: only one with lo alone is supported (imgcr restores it as dumped, it does not leave it to the client)",
+			       o->empty_ns, name);
+			bad = 1;
+		}
+	}
+	free(line);
+	fclose(f);
+	return bad ? -1 : 0;
+}
+
 /* DUMP: the pid's stdio pipes are external (runc hands them back at restore as inherit_fd) */
 static void stdio_pipes(pid_t pid, struct criu_args *a)
 {
@@ -412,7 +469,7 @@ int opts_to_args(CriuOpts *o, int type, pid_t peer, struct criu_args *a, int *er
 		add(a, "-j");
 	if (o->has_display_stats && o->display_stats)
 		add(a, "--stats");
-	if (check_mounts(o, type, a->images_fd, err))
+	if (check_mounts(o, type, a->images_fd, err) || check_empty_ns(o, type, a->images_fd, err))
 		return -1;
 	*err = EINVAL;
 	if (type == REQ_DUMP) {
