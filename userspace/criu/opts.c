@@ -12,18 +12,26 @@
  *   ext_unix_sk                 dump --ext-unix-sk (restore: accepted)
  *   ghost_limit                 dump --ghost-limit
  *   display_stats               --stats
- *   log_file, log_level         -o WORKDIR/LOG_FILE, -v (CRIU's level - 1)
- *   log_to_stderr               no -o
+ *   log_file, log_level         the log file WORKDIR/LOG_FILE (opened first,
+ *                               so that a refusal is in it), -v (CRIU's - 1)
+ *   log_to_stderr               no log file
  *   notify_scripts              NOTIFY round trips (swrk.c)
  *   rst_sibling                 restore: the root a child of the client
+ *   root, ext_mnt               checked (check_mounts): the pid's root at
+ *                               dump; at restore the sources the image's
+ *                               external mounts are bound from
+ *   inherit_fd                  restore --inherit-fd, pipes only; at dump
+ *                               the pid's stdio pipes are --external
+ *   empty_ns                    CLONE_NEWNET alone, for a network
+ *                               namespace with lo alone (check_empty_ns)
+ *   manage_cgroups, freeze_cgroup, config_file (a missing one),
  *   tcp_established, file_locks, link_remap, evasive_devices,
  *   orphan_pts_master (no terminal of a container yet), network_lock,
  *   cpu_cap, skip_file_rwx_check, unprivileged, weak_sysctls,
  *   mntns_compat_mode           accepted: imgcr always does (or needs) no more
- *   everything else, when set (root, parent_img, track_mem, lazy_pages, ps,
- *   manage_cgroups, cg_root, external, ext_mnt, veths, join_ns,
- *   inherit_fd, empty_ns, freeze_cgroup, lsm_profile, exec_cmd, ...):
- *                               refused, and any field this file does not know
+ *   everything else, when set (parent_img, track_mem, lazy_pages, ps,
+ *   manage_cgroups_mode, cg_root, external, veths, join_ns, lsm_profile,
+ *   exec_cmd, ...):             refused, and any field this file does not know
  */
 #include <errno.h>
 #include <sched.h>
