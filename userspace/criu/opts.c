@@ -119,7 +119,7 @@ static int refused(CriuOpts *o, int *err)
 	REFUSE(o->ps, "ps: the page server is not supported");
 	REFUSE(o->has_auto_dedup && o->auto_dedup, "auto_dedup: not supported (no parent images)");
 	REFUSE(o->has_leave_stopped && o->leave_stopped, "leave_stopped: not supported (leave_running or kill)");
-	REFUSE(o->has_manage_cgroups_mode && o->manage_cgroups_mode, "manage_cgroups_mode %d: cgroups are not dumped yet", o->manage_cgroups_mode);
+	REFUSE(o->has_manage_cgroups_mode && o->manage_cgroups_mode, "manage_cgroups_mode %d: only the default mode is supported (imgcr restores a cgroup namespace's cgroups with their limits, the rest in the client's cgroup)", o->manage_cgroups_mode);
 	REFUSE(o->n_cg_root, "cg_root: cgroups are not restored yet");
 	REFUSE(o->cgroup_props || o->cgroup_props_file || o->n_cgroup_dump_controller || o->cgroup_yard,
 	       "cgroup_props, cgroup_props_file, cgroup_dump_controller, cgroup_yard: cgroups are not dumped yet");
