@@ -54,8 +54,9 @@ bundle() {
 # ct_run ID OUT: runc run -d with stdio pipes: stdin from a sleep, stdout
 # and stderr to cat > OUT; $ct the container's pid once it prints
 ct_run() {
-	(sleep 3600 | $R run -d -b $B "$1" 2>&1 | cat > "$2") &
+	(sh -c 'echo $$ > "$0"; exec sleep 3600' "$2.sleep" 2> /dev/null | $R run -d -b $B "$1" 2>&1 | cat > "$2") &
 	track $!
+	wait_line "$2.sleep" . 10 && track "$(cat "$2.sleep")"
 	wait_line "$2" '^5 ' 60 || fail "the container did not count to 5: $(head -c 400 "$2"; $R state "$1" 2>&1)"
 	ct=$($R state "$1" | sed -n 's/^ *"pid": \([0-9]*\),*/\1/p')
 	[ -n "$ct" ] || fail "runc state $1: no pid: $($R state "$1" 2>&1)"
@@ -95,8 +96,10 @@ subtest_runc() {
 	# the old stdout pipe's reader ends once the container is gone
 	last=$(tail -n 1 out1 | cut -d' ' -f1)
 	info "checkpointed at $last"
-	(sleep 3600 | $R --criu $CRIU restore -d --image-path "$(pwd)/ck" -b $B c1 2>&1 | cat > out2) &
+	(sh -c 'echo $$ > "$0"; exec sleep 3600' out2.sleep 2> /dev/null |
+		$R --criu $CRIU restore -d --image-path "$(pwd)/ck" -b $B c1 2>&1 | cat > out2) &
 	track $!
+	wait_line out2.sleep . 10 && track "$(cat out2.sleep)"
 	wait_line out2 "^$((last + 3)) " 60 ||
 		fail "no count after the restore: $(head -c 300 out2) log: $(grep -m 3 -i 'error\|refus\|not supp' ck/restore.log 2>/dev/null | tr '\n' '|')"
 	ct=$($R state c1 | sed -n 's/^ *"pid": \([0-9]*\),*/\1/p')
@@ -142,4 +145,8 @@ subtest_refuse() {
 (subtest_runc)
 $R delete -f c1 > /dev/null 2>&1
 (subtest_refuse)
+# the stdin writers (sleep 3600, which would keep the runner's output open)
+for f in out1.sleep out2.sleep out3.sleep; do
+	[ -s $f ] && kill -9 "$(cat $f)" 2>/dev/null
+done
 exit 0
