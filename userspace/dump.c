@@ -1302,6 +1302,7 @@ int cmd_dump(int argc, char **argv)
 		{ "stats", no_argument, NULL, 'S' },
 		{ "display-stats", no_argument, NULL, 'S' },
 		{ "ghost-limit", required_argument, NULL, 'G' },
+		{ "external", required_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		LOG_LONG_OPTS,
 		{ NULL, 0, NULL, 0 }
@@ -1349,6 +1350,10 @@ int cmd_dump(int argc, char **argv)
 				c.ghost_limit <<= 30, end++;
 			if (*end || c.ghost_limit < 0)
 				return usage_error("dump: --ghost-limit needs a size in bytes (suffix K, M or G allowed)");
+			break;
+		case 'E':
+			if (pipe_external_add(optarg))
+				return 2;
 			break;
 		case 'h':
 			return command_help("dump");

@@ -601,7 +601,9 @@ static int mnt_make_one(struct ns_ctx *c, struct mnt_ns *ns, struct mnt *m, cons
 	case MNT_FRESH:
 	case MNT_TMPFS:
 		sb_data(m, data, sizeof(data), &sbfl);
-		if (mount(m->src, m->target, m->fs, sbfl | (fl & ~MS_RDONLY), data)) {
+		/* a read-only tmpfs (runc's masked directories): made read-only once filled */
+		if (mount(m->src, m->target, m->fs,
+			  (m->how == MNT_TMPFS ? sbfl & ~MS_RDONLY : sbfl) | (fl & ~MS_RDONLY), data)) {
 			pr_perror("mount at %s: cannot mount %s (%s)", m->mp, m->fs, data);
 			return -1;
 		}
@@ -623,6 +625,10 @@ static int mnt_make_one(struct ns_ctx *c, struct mnt_ns *ns, struct mnt *m, cons
 			close(img);
 			if (ret)
 				return -1;
+			if ((sbfl & MS_RDONLY) && mount(NULL, m->target, NULL, MS_REMOUNT | MS_RDONLY, NULL)) {
+				pr_perror("mount at %s: cannot make the tmpfs read-only", m->mp);
+				return -1;
+			}
 		}
 		break;
 	case MNT_BIND:

@@ -14,6 +14,9 @@
  * restorer keeps both ends until every file is open.  The first reader and
  * the first writer get the pipe's own ends; every other file of the pipe is
  * a new open file description of it, through /proc/self/fd.
+ *
+ * External pipes (pipes.h: dump --external, restore --inherit-fd) are the
+ * caller's: recorded without data, and given back by the caller.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -39,6 +42,67 @@ struct tree_pipe *tree_pipe_find(const struct tree *t, unsigned long ino)
 		if (t->pipes[i].ino == ino)
 			return &t->pipes[i];
 	return NULL;
+}
+
+#define PIPE_EXT_MAX	16
+static struct { unsigned long ino; int fd; } ext_pipes[PIPE_EXT_MAX], inherit_pipes[PIPE_EXT_MAX];
+static int n_ext_pipes, n_inherit_pipes;
+
+/* "pipe:[INO]" into *@ino: 0, or -1 */
+static int pipe_key(const char *key, unsigned long *ino)
+{
+	char *end;
+
+	if (strncmp(key, "pipe:[", 6) || key[6] < '0' || key[6] > '9')
+		return -1;
+	errno = 0;
+	*ino = strtoul(key + 6, &end, 10);
+	return errno || strcmp(end, "]") || !*ino ? -1 : 0;
+}
+
+int pipe_external_add(const char *key)
+{
+	unsigned long ino;
+
+	if (pipe_key(key, &ino)) {
+		pr_err("external %s: only pipes are supported as external files (pipe:[INODE])", key);
+		return -1;
+	}
+	if (n_ext_pipes == PIPE_EXT_MAX) {
+		pr_err("external %s: more than %d external pipes", key, PIPE_EXT_MAX);
+		return -1;
+	}
+	ext_pipes[n_ext_pipes++].ino = ino;
+	return 0;
+}
+
+int pipe_inherit_add(const char *key, int fd)
+{
+	unsigned long ino;
+
+	if (pipe_key(key, &ino)) {
+		pr_err("inherit_fd %s: only pipes can be inherited (pipe:[INODE])", key);
+		return -1;
+	}
+	if (fd < 0 || fcntl(fd, F_GETFD) < 0) {
+		pr_err("inherit_fd %s: fd %d is not open", key, fd);
+		return -1;
+	}
+	if (n_inherit_pipes == PIPE_EXT_MAX) {
+		pr_err("inherit_fd %s: more than %d inherited fds", key, PIPE_EXT_MAX);
+		return -1;
+	}
+	inherit_pipes[n_inherit_pipes].ino = ino;
+	inherit_pipes[n_inherit_pipes++].fd = fd;
+	return 0;
+}
+
+static int pipe_is_external(unsigned long ino)
+{
+	for (int i = 0; i < n_ext_pipes; i++)
+		if (ext_pipes[i].ino == ino)
+			return 1;
+	return 0;
 }
 
 struct tree_pipe *tree_pipe_add(struct tree *t, unsigned long ino)
@@ -147,6 +211,11 @@ static int pipe_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 	if (p->fs_type != PIPEFS_MAGIC)
 		return FD_OTHER;	/* a FIFO */
 	f->ino = p->st.st_ino;
+	if (pipe_is_external(f->ino)) {
+		if (!tree_pipe_find(c->t, f->ino))
+			tree_pipe_add(c->t, f->ino)->ext = 1;
+		return FD_DESCRIBED;
+	}
 	return pipe_save_data(c, p, f->ino) ? FD_FAILED : FD_DESCRIBED;
 }
 
@@ -184,6 +253,8 @@ static int pipe_check(const struct tree *t)
 				const struct tree_file *f = &t->files[i];
 
 				if (f->kind == TK_PIPE) {
+					if (pipe_is_external(f->ino))
+						continue;
 					snprintf(want, sizeof(want), "pipe:[%lu]", f->ino);
 					if (strcmp(link, want))
 						continue;
@@ -279,6 +350,26 @@ static int pipe_open(struct fd_restore *r, int i, const char *what)
 	unsigned int acc = f->flags & O_ACCMODE;
 	int first, j, fd;
 
+	const struct tree_pipe *tp = tree_pipe_find(t, f->ino);
+
+	if (tp && tp->ext) {
+		for (j = 0; j < n_inherit_pipes && inherit_pipes[j].ino != f->ino; j++)
+			;
+		if (j == n_inherit_pipes) {
+			pr_err("%s: an external pipe (dumped with --external pipe:[%lu]): restore needs --inherit-fd fd[N]:pipe:[%lu], the pipe to use instead",
+			       what, f->ino, f->ino);
+			return -1;
+		}
+		fd = fcntl(inherit_pipes[j].fd, F_GETFL);
+		if (fd < 0 || (fd & O_ACCMODE) != (int)acc) {
+			pr_err("%s: inherited fd %d is open %s, the pipe's fd was open %s", what,
+			       inherit_pipes[j].fd, fd < 0 ? "not at all" : (fd & O_ACCMODE) == O_RDONLY ? "for reading" : "for writing",
+			       acc == O_RDONLY ? "for reading" : "for writing");
+			return -1;
+		}
+		fd = fcntl(inherit_pipes[j].fd, F_DUPFD_CLOEXEC, r->base);
+		return pipe_opened(fd, f->flags, what);
+	}
 	/* the first file of the pipe creates it and keeps its ends */
 	for (first = 0; first < i && !same_pipe(&t->files[first], f); first++)
 		;
@@ -350,21 +441,24 @@ static void pipe_records_write(FILE *f, const struct tree *t)
 	int i;
 
 	for (i = 0; i < t->npipes; i++)
-		fprintf(f, "pipe ino=%lu size=%u len=%zu\n", t->pipes[i].ino, t->pipes[i].size,
-			t->pipes[i].len);
+		fprintf(f, "pipe ino=%lu size=%u len=%zu%s\n", t->pipes[i].ino, t->pipes[i].size,
+			t->pipes[i].len, t->pipes[i].ext ? " ext=1" : "");
 }
 
 static const char *pipe_record_read(struct tree *t, struct rec *r)
 {
-	long long ino, size, len;
+	long long ino, size, len, ext = 0;
 	struct tree_pipe *p;
 
 	if (REC_NUM(r, "ino", 0, LLONG_MAX, ino) || REC_NUM(r, "size", 0, UINT32_MAX, size) ||
 	    REC_NUM(r, "len", 0, size, len) || tree_pipe_find(t, ino))
 		return "bad pipe record";
+	if (rec_val(r, "ext") && (REC_NUM(r, "ext", 0, 1, ext) || (ext && len)))
+		return "bad pipe record";
 	p = tree_pipe_add(t, ino);
 	p->size = size;
 	p->len = len;
+	p->ext = ext;
 	return NULL;
 }
 

@@ -27,7 +27,23 @@ struct tree_pipe {
 	unsigned long ino;
 	unsigned int size;	/* F_GETPIPE_SZ */
 	size_t len;		/* bytes of data */
+	int ext;		/* external: not the tree's (size, len 0, no data) */
 };
+
+/*
+ * External pipes (CRIU's external pipes and inherit_fd, as runc uses them
+ * for a container's stdio):
+ *   dump --external pipe:[INO]: pipe INO is not the tree's.  Its fds are
+ *     recorded (pipe record ext=1), its data is not (it stays in the live
+ *     pipe, which its other end outside keeps), and sharing it with
+ *     processes outside the tree is allowed.
+ *   restore --inherit-fd fd[N]:pipe:[INO]: every fd of external pipe INO
+ *     is a dup of imgcr's fd N (the same open file description, as CRIU);
+ *     an external pipe without one is refused.
+ * KEY is "pipe:[INO]".  0, or -1 (printed) for a bad KEY or N.
+ */
+int pipe_external_add(const char *key);
+int pipe_inherit_add(const char *key, int fd);
 
 struct tree_pipe *tree_pipe_find(const struct tree *t, unsigned long ino);
 struct tree_pipe *tree_pipe_add(struct tree *t, unsigned long ino);

@@ -108,6 +108,7 @@
 #include "files.h"
 #include "log.h"
 #include "notify.h"
+#include "pipes.h"
 #include "ns.h"
 #include "proc.h"
 #include "statehook.h"
@@ -1871,6 +1872,23 @@ static int own_netns(const struct rctx *c)
 	return c->t.ns && (c->t.ns->own & NS_BIT(NS_NET));
 }
 
+/* --inherit-fd fd[N]:KEY (CRIU's syntax): 0, or -1 (printed) */
+static int inherit_fd_option(const char *arg)
+{
+	char *end;
+	long n;
+
+	if (strncmp(arg, "fd[", 3) || arg[3] < '0' || arg[3] > '9')
+		goto bad;
+	n = strtol(arg + 3, &end, 10);
+	if (n > INT_MAX || strncmp(end, "]:", 2))
+		goto bad;
+	return pipe_inherit_add(end + 2, (int)n);
+bad:
+	pr_err("restore: --inherit-fd %s: not fd[N]:KEY", arg);
+	return -1;
+}
+
 int cmd_restore(int argc, char **argv)
 {
 	struct rctx c;
@@ -1891,6 +1909,7 @@ int cmd_restore(int argc, char **argv)
 		{ "allow-changed-files", no_argument, NULL, 'A' },
 		{ "trust-images-dir", no_argument, NULL, 'T' },
 		{ "pidfile", required_argument, NULL, 'p' },
+		{ "inherit-fd", required_argument, NULL, 'I' },
 		{ "stats", no_argument, NULL, 'S' },
 		{ "display-stats", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
@@ -1927,6 +1946,10 @@ int cmd_restore(int argc, char **argv)
 			break;
 		case 'T':
 			trusted = 1;
+			break;
+		case 'I':
+			if (inherit_fd_option(optarg))
+				return 2;
 			break;
 		case 'h':
 			return command_help("restore");

@@ -371,6 +371,32 @@ static void bad(pid_t pid, const char *dir)
 	o.root = "/some/rootfs";
 	refused("root", &r, NULL, 0, "root");
 	o.root = NULL;
+	/* net and pid: only the network namespace may be empty */
+	o.has_empty_ns = 1;
+	o.empty_ns = 0x60000000;
+	refused("empty-ns", &r, NULL, 0, "empty_ns 0x60000000");
+	o.has_empty_ns = 0;
+	o.empty_ns = 0;
+	/* inherit_fd: only at RESTORE, and only pipes */
+	{
+		InheritFd ifd = INHERIT_FD__INIT, *ifds[1] = { &ifd };
+
+		ifd.key = "pipe:[1234]";
+		ifd.has_fd = 1;
+		ifd.fd = 1;
+		o.n_inherit_fd = 1;
+		o.inherit_fd = ifds;
+		refused("inherit-fd-dump", &r, NULL, 0, "only at RESTORE");
+		r.type = RESTORE;
+		ifd.key = "extRootNetNS";
+		refused("inherit-fd-netns", &r, NULL, 0, "inherit_fd extRootNetNS");
+		ifd.key = "pipe:[1234]";
+		ifd.fd = 999;
+		refused("inherit-fd-closed", &r, NULL, 0, "fd 999 is not open");
+		r.type = DUMP;
+		o.n_inherit_fd = 0;
+		o.inherit_fd = NULL;
+	}
 	/* a field imgcr-criu's rpc.proto does not name (number 200, varint 1) */
 	unk.tag = 200;
 	unk.wire_type = PROTOBUF_C_WIRE_TYPE_VARINT;
@@ -401,6 +427,10 @@ static void bad(pid_t pid, const char *dir)
 	o.log_file = "../x.log";
 	refused("log-subdir", &r, NULL, 0, "log_file");
 	o.log_file = NULL;
+	/* a CRIU configuration file that exists (runc's default one is missing: accepted) */
+	o.config_file = path;
+	refused("config-file", &r, NULL, 0, "config_file");
+	o.config_file = NULL;
 	r.has_keep_open = r.keep_open = 1;
 	refused("keep-open-dump", &r, NULL, 0, "keep_open");
 	r.has_keep_open = r.keep_open = 0;

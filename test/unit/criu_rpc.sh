@@ -35,7 +35,7 @@ sleep 60 &
 sleeper=$!
 disown $sleeper
 if out=$("$tmp/criurpc" "$tmp/imgcr-criu" bad $sleeper "$tmp/d" 2>&1) &&
-   [ "$(grep -c '^ok refused' <<< "$out")" -ge 19 ]; then
+   [ "$(grep -c '^ok refused' <<< "$out")" -ge 24 ]; then
 	if kill -0 $sleeper && [ "$(awk '{print $3}' /proc/$sleeper/stat)" = S ]; then
 		result refusals PASS "$(grep -c '^ok refused' <<< "$out") requests refused"
 	else

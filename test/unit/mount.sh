@@ -2,7 +2,8 @@
 # Host check, no guest: the mount namespace kind (userspace/mount.c).  A
 # "container" (util-linux unshare: new mount and PID namespaces,
 # pivot_root into a tmpfs root holding busybox) with proc, sysfs, a devpts
-# instance, tmpfs mounts with files (one nosuid,nodev,noexec), a read-only
+# instance, tmpfs mounts with files (one nosuid,nodev,noexec, one read-only
+# as runc masks directories), a read-only
 # bind of a host directory and a bind of a file is dumped by test/unit/
 # nsdrv.c from the host; the mounts are rebuilt in new namespaces and a
 # shell there prints its mountinfo and reads the files back.  Mount IDs,
@@ -50,6 +51,10 @@ mount -t devpts -o newinstance,ptmxmode=0666,mode=620 devpts \$R/dev/pts
 mount -t tmpfs -o nosuid,nodev,noexec shm \$R/dev/shm
 echo shm-file > \$R/dev/shm/s
 mount -t sysfs -o ro sysfs \$R/sys
+mkdir \$R/rotmp
+mount -t tmpfs -o size=1m rotmp \$R/rotmp
+echo ro-file > \$R/rotmp/f
+mount -o remount,ro \$R/rotmp
 cd \$R
 pivot_root . old
 umount -l /old
@@ -82,7 +87,7 @@ kill -9 "$ct"; ct=
 wait 2>/dev/null
 
 if "$drv" restore mnt "$tmp/img" /bin/sh -c 'cat /proc/self/mountinfo > /data/mi
-	cat /data/f /data/sub/g /etc/hostname /host/hello /dev/shm/s
+	cat /data/f /data/sub/g /etc/hostname /host/hello /dev/shm/s /rotmp/f
 	stat -c "%s %b" /data/sparse; ls /dev/pts/ptmx >/dev/null && echo ptmx
 	(echo x > /host/x) 2>/dev/null && echo host-writable
 	cp /data/mi /proc/self/fd/3' 3> "$tmp/after.raw" > "$tmp/out" 2>&1; then
@@ -101,6 +106,7 @@ deep
 data file
 from the host
 shm-file
+ro-file
 104857600 0
 ptmx"
 if [ "$(cat "$tmp/out")" = "$want" ]; then

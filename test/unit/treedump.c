@@ -211,8 +211,8 @@ static void model(const struct tree *t)
 	for (i = 0; i < t->nsks; i++)
 		sk(&t->sks[i]);
 	for (i = 0; i < t->npipes; i++)
-		printf("pipe ino=%lu size=%u len=%zu\n", t->pipes[i].ino, t->pipes[i].size,
-		       t->pipes[i].len);
+		printf("pipe ino=%lu size=%u len=%zu%s\n", t->pipes[i].ino, t->pipes[i].size,
+		       t->pipes[i].len, t->pipes[i].ext ? " ext=1" : "");
 	for (i = 0; i < t->nttys; i++)
 		tty(&t->ttys[i]);
 	/* epoll items, then inotify watches: only the order within one file matters */

@@ -24,7 +24,8 @@ enum {
 #define CRIU_COMPAT_MINOR	17
 #define CRIU_COMPAT_SUBLEVEL	1
 
-#define ARGS_MAX	32
+#define INHERIT_MAX	8	/* inherit_fd entries (runc: stdio pipes, 3) */
+#define ARGS_MAX	(32 + 2 * INHERIT_MAX)
 
 /* An imgcr command line made from a DUMP or RESTORE request. */
 struct criu_args {
@@ -34,6 +35,8 @@ struct criu_args {
 	int sibling;		/* rst_sibling */
 	int images_fd, work_fd;	/* our copies of the client's directories, or -1 */
 	char images[4200], log[4200], pid[16], verbosity[16], ghost[24];
+	char ext[3][96];		/* dump: --external pipe:[INO], the pid's stdio pipes */
+	char inherit[INHERIT_MAX][96];	/* restore: --inherit-fd fd[N]:pipe:[INO] */
 };
 
 /*

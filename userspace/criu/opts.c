@@ -12,20 +12,29 @@
  *   ext_unix_sk                 dump --ext-unix-sk (restore: accepted)
  *   ghost_limit                 dump --ghost-limit
  *   display_stats               --stats
- *   log_file, log_level         -o WORKDIR/LOG_FILE, -v (CRIU's level - 1)
- *   log_to_stderr               no -o
+ *   log_file, log_level         the log file WORKDIR/LOG_FILE (opened first,
+ *                               so that a refusal is in it), -v (CRIU's - 1)
+ *   log_to_stderr               no log file
  *   notify_scripts              NOTIFY round trips (swrk.c)
  *   rst_sibling                 restore: the root a child of the client
+ *   root, ext_mnt               checked (check_mounts): the pid's root at
+ *                               dump; at restore the sources the image's
+ *                               external mounts are bound from
+ *   inherit_fd                  restore --inherit-fd, pipes only; at dump
+ *                               the pid's stdio pipes are --external
+ *   empty_ns                    CLONE_NEWNET alone, for a network
+ *                               namespace with lo alone (check_empty_ns)
+ *   manage_cgroups, freeze_cgroup, config_file (a missing one),
  *   tcp_established, file_locks, link_remap, evasive_devices,
  *   orphan_pts_master (no terminal of a container yet), network_lock,
  *   cpu_cap, skip_file_rwx_check, unprivileged, weak_sysctls,
  *   mntns_compat_mode           accepted: imgcr always does (or needs) no more
- *   everything else, when set (root, parent_img, track_mem, lazy_pages, ps,
- *   manage_cgroups, cg_root, external, ext_mnt, veths, join_ns,
- *   inherit_fd, empty_ns, freeze_cgroup, lsm_profile, exec_cmd, ...):
- *                               refused, and any field this file does not know
+ *   everything else, when set (parent_img, track_mem, lazy_pages, ps,
+ *   manage_cgroups_mode, cg_root, external, veths, join_ns, lsm_profile,
+ *   exec_cmd, ...):             refused, and any field this file does not know
  */
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -36,6 +45,8 @@
 
 #include "criu.h"
 #include "log.h"
+
+#define IFNAMSIZ_MAX	64
 
 const char *const req_names[REQ_NR] = {
 	"EMPTY", "DUMP", "RESTORE", "CHECK", "PRE_DUMP", "PAGE_SERVER", "NOTIFY",
@@ -102,25 +113,21 @@ static int refused(CriuOpts *o, int *err)
 	size_t i;
 
 	/* what a later imgcr may do, with the reason it does not yet */
-	REFUSE(o->root && *o->root, "root %s: a container's root file system is not supported yet (plain process trees only)", o->root);
 	REFUSE(o->parent_img && *o->parent_img, "parent_img %s: incremental dumps (pre-dump images) are not supported", o->parent_img);
 	REFUSE(o->has_track_mem && o->track_mem, "track_mem: memory tracking between dumps is not supported (imgcr dump --live copies memory while the tree runs, in one dump)");
 	REFUSE(o->has_lazy_pages && o->lazy_pages, "lazy_pages: lazy restore (userfaultfd) is not supported");
 	REFUSE(o->ps, "ps: the page server is not supported");
 	REFUSE(o->has_auto_dedup && o->auto_dedup, "auto_dedup: not supported (no parent images)");
 	REFUSE(o->has_leave_stopped && o->leave_stopped, "leave_stopped: not supported (leave_running or kill)");
-	REFUSE(o->has_manage_cgroups && o->manage_cgroups, "manage_cgroups: cgroups are not dumped yet (plain process trees only)");
-	REFUSE(o->has_manage_cgroups_mode && o->manage_cgroups_mode, "manage_cgroups_mode %d: cgroups are not dumped yet", o->manage_cgroups_mode);
+	REFUSE(o->has_manage_cgroups_mode && o->manage_cgroups_mode, "manage_cgroups_mode %d: only the default mode is supported (imgcr restores a cgroup namespace's cgroups with their limits, the rest in the client's cgroup)", o->manage_cgroups_mode);
 	REFUSE(o->n_cg_root, "cg_root: cgroups are not restored yet");
 	REFUSE(o->cgroup_props || o->cgroup_props_file || o->n_cgroup_dump_controller || o->cgroup_yard,
 	       "cgroup_props, cgroup_props_file, cgroup_dump_controller, cgroup_yard: cgroups are not dumped yet");
-	REFUSE(o->freeze_cgroup && *o->freeze_cgroup, "freeze_cgroup %s: not supported (imgcr freezes with ptrace)", o->freeze_cgroup);
 	REFUSE(o->n_external, "external %s: external resources are not supported yet", o->external[0]);
-	REFUSE(o->n_ext_mnt, "ext_mnt %s: external mounts are not supported yet", o->ext_mnt[0]->key ? o->ext_mnt[0]->key : "");
 	REFUSE(o->n_veths, "veths: network namespaces are not supported yet");
 	REFUSE(o->n_join_ns, "join_ns %s: joining namespaces is not supported yet", o->join_ns[0]->ns ? o->join_ns[0]->ns : "");
-	REFUSE(o->n_inherit_fd, "inherit_fd %s: not supported yet", o->inherit_fd[0]->key ? o->inherit_fd[0]->key : "");
-	REFUSE(o->has_empty_ns && o->empty_ns, "empty_ns 0x%x: namespaces are not supported yet", o->empty_ns);
+	/* runc always sends CLONE_NEWNET: check_empty_ns() */
+	REFUSE(o->has_empty_ns && (o->empty_ns & ~(uint32_t)CLONE_NEWNET), "empty_ns 0x%x: empty namespaces other than the network's are not supported", o->empty_ns);
 	REFUSE(o->n_unix_sk_ino, "unix_sk_ino: a list of external unix sockets is not supported (ext_unix_sk allows every one)");
 	REFUSE(o->n_skip_mnt || o->n_enable_fs || (o->has_auto_ext_mnt && o->auto_ext_mnt) ||
 	       (o->has_ext_sharing && o->ext_sharing) || (o->has_ext_masters && o->ext_masters),
@@ -135,10 +142,270 @@ static int refused(CriuOpts *o, int *err)
 	REFUSE(o->has_status_fd, "status_fd: not supported (no lazy pages)");
 	REFUSE(o->has_pidfd_store_sk, "pidfd_store_sk: not supported (no pre-dumps)");
 	REFUSE(o->has_pre_dump_mode, "pre_dump_mode: not supported (no pre-dumps)");
-	REFUSE(o->config_file && *o->config_file, "config_file %s: CRIU configuration files are not read", o->config_file);
+	/* runc always names /etc/criu/runc.conf; CRIU ignores a missing one */
+	REFUSE(o->config_file && *o->config_file && access(o->config_file, F_OK) == 0,
+	       "config_file %s: CRIU configuration files are not read (the file exists)", o->config_file);
 	REFUSE(o->has_tls && o->tls, "tls: not supported (no page server)");
 	for (i = 0; i < o->base.n_unknown_fields; i++)
 		REFUSE(1, "option field %u of criu_opts is not known to imgcr-criu", o->base.unknown_fields[i].tag);
+	return 0;
+}
+
+/* The same file: 1 (both stat()ed), else 0. */
+static int same_file(const char *a, const char *b)
+{
+	struct stat x, y;
+
+	return !stat(a, &x) && !stat(b, &y) && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
+/* The tree file's escaped text (tree_escape: %XX) in place. */
+static void unescape(char *s)
+{
+	char *d = s;
+	unsigned int c;
+
+	if (!strcmp(s, "%"))
+		*s = 0;
+	for (; *s; s++, d++) {
+		if (s[0] == '%' && sscanf(s + 1, "%2x", &c) == 1 && s[1] && s[2]) {
+			*d = (char)c;
+			s += 2;
+		} else {
+			*d = *s;
+		}
+	}
+	*d = 0;
+}
+
+/* The value of " KEY=" in the record @line into @out (unescaped): 0, or -1 if absent. */
+static int rec_field(const char *line, const char *key, char *out, size_t size)
+{
+	char pat[32];
+	const char *v;
+	size_t n;
+
+	snprintf(pat, sizeof(pat), " %s=", key);
+	v = strstr(line, pat);
+	if (!v)
+		return -1;
+	v += strlen(pat);
+	n = strcspn(v, " \n");
+	if (n >= size)
+		return -1;
+	memcpy(out, v, n);
+	out[n] = 0;
+	unescape(out);
+	return 0;
+}
+
+/*
+ * RESTORE: the image's mount at @mp (its "mnt" record in DIR/tree): 1 and
+ * @how, @ext (the host path of an ext mount, else ""), 0 if the image has
+ * none, -1 (printed) if the tree file cannot be read.
+ */
+static int image_mount(int dirfd, const char *mp, char *how, size_t hsize, char *ext, size_t esize)
+{
+	char *line = NULL, val[PATH_MAX];
+	size_t cap = 0;
+	int fd, found = 0;
+	FILE *f;
+
+	fd = openat(dirfd, "tree", O_RDONLY | O_CLOEXEC);
+	f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	if (!f) {
+		pr_perror("cannot read the images' tree file");
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	while (!found && getline(&line, &cap, f) > 0) {
+		if (strncmp(line, "mnt ", 4) || rec_field(line, "mp", val, sizeof(val)) || strcmp(val, mp))
+			continue;
+		found = 1;
+		if (rec_field(line, "how", how, hsize))
+			*how = 0;
+		if (rec_field(line, "ext", ext, esize))
+			*ext = 0;
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
+/*
+ * root and ext_mnt.  imgcr dumps a container's mounts itself: a mount of a
+ * file system imgcr's namespace also has (the root file system, a host
+ * directory bound in) is recorded with its host path and bound again from
+ * there (docs/containers.md).  So at DUMP root must be the pid's root and
+ * ext_mnt (runc: every bind mount, masked paths, devices) needs nothing; at
+ * RESTORE root and each ext_mnt's source must be the same files the image's
+ * mounts will be bound from: a different source is refused, never ignored.
+ * A key that is no mount of the image is unused, as by CRIU.
+ */
+static int check_mounts(CriuOpts *o, int type, int dirfd, int *err)
+{
+	char how[16], ext[PATH_MAX], path[64];
+	size_t i;
+	int r;
+
+	*err = EOPNOTSUPP;
+	if (type == REQ_DUMP) {
+		snprintf(path, sizeof(path), "/proc/%d/root", o->has_pid ? o->pid : 0);
+		if (o->root && *o->root && !same_file(o->root, path)) {
+			pr_err("root %s: not the root directory of pid %d: only a tree's own root can be dumped",
+			       o->root, o->has_pid ? o->pid : 0);
+			return -1;
+		}
+		return 0;
+	}
+	if (o->root && *o->root) {
+		r = image_mount(dirfd, "/", how, sizeof(how), ext, sizeof(ext));
+		if (r < 0)
+			return -1;
+		if (!r || strcmp(how, "ext")) {
+			pr_err("root %s: the image has no root file system bound from outside (its / is %s): restoring into a given root is not supported",
+			       o->root, r ? how : "not a mount of its own");
+			return -1;
+		}
+		if (!same_file(o->root, ext)) {
+			pr_err("root %s: not the directory the container's root was (%s): restoring into another root is not supported",
+			       o->root, ext);
+			return -1;
+		}
+	}
+	for (i = 0; i < o->n_ext_mnt; i++) {
+		const char *key = o->ext_mnt[i]->key, *val = o->ext_mnt[i]->val;
+
+		if (!key || !val || !*key || !*val) {
+			pr_err("ext_mnt %zu: no key or value", i);
+			*err = EINVAL;
+			return -1;
+		}
+		r = image_mount(dirfd, key, how, sizeof(how), ext, sizeof(ext));
+		if (r < 0)
+			return -1;
+		if (!r) {
+			pr_debug("ext_mnt %s: no mount of the image there: unused", key);
+			continue;
+		}
+		if (strcmp(how, "ext")) {
+			pr_err("ext_mnt %s:%s: the image's mount at %s is not external (it is restored as %s): a different source is not supported",
+			       key, val, key, how);
+			return -1;
+		}
+		if (!same_file(val, ext)) {
+			pr_err("ext_mnt %s:%s: the image's mount at %s was bound from %s, another file: a different source is not supported",
+			       key, val, key, ext);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * empty_ns CLONE_NEWNET (runc always: "runc doesn't manage network devices"):
+ * CRIU then makes the network namespace without its devices and settings.
+ * imgcr restores the tree's network namespace as dumped; for a namespace
+ * with no device but lo that is what the client expects (runc's loopback),
+ * one with other devices (set up by the client's hooks, which would make
+ * them again) is refused: at DUMP from /proc/PID/net/dev, at RESTORE from
+ * the image's netdev records.
+ */
+static int check_empty_ns(CriuOpts *o, int type, int dirfd, int *err)
+{
+	char path[64], *line = NULL, name[IFNAMSIZ_MAX], *c;
+	size_t cap = 0;
+	int fd, bad = 0;
+	FILE *f;
+
+	if (!o->has_empty_ns || !(o->empty_ns & CLONE_NEWNET))
+		return 0;
+	*err = EOPNOTSUPP;
+	if (type == REQ_DUMP) {
+		snprintf(path, sizeof(path), "/proc/%d/net/dev", o->has_pid ? o->pid : 0);
+		f = fopen(path, "re");
+	} else {
+		fd = openat(dirfd, "tree", O_RDONLY | O_CLOEXEC);
+		f = fd >= 0 ? fdopen(fd, "r") : NULL;
+		if (!f && fd >= 0)
+			close(fd);
+	}
+	if (!f) {
+		pr_perror("empty_ns 0x%x: cannot read %s", o->empty_ns, type == REQ_DUMP ? path : "the images' tree file");
+		return -1;
+	}
+	while (!bad && getline(&line, &cap, f) > 0) {
+		if (type == REQ_DUMP) {
+			c = strchr(line, ':');
+			if (!c)
+				continue;	/* the two header lines */
+			*c = 0;
+			snprintf(name, sizeof(name), "%s", line + strspn(line, " "));
+		} else if (strncmp(line, "netdev ", 7) || rec_field(line, "name", name, sizeof(name))) {
+			continue;
+		}
+		if (strcmp(name, "lo")) {
+			pr_err("empty_ns 0x%x: the container's network namespace has device %s: only one with lo alone is supported (imgcr restores it as dumped, it does not leave it to the client)",
+			       o->empty_ns, name);
+			bad = 1;
+		}
+	}
+	free(line);
+	fclose(f);
+	return bad ? -1 : 0;
+}
+
+/* DUMP: the pid's stdio pipes are external (runc hands them back at restore as inherit_fd) */
+static void stdio_pipes(pid_t pid, struct criu_args *a)
+{
+	char path[64], link[64];
+	int i, j, n = 0;
+	ssize_t len;
+
+	for (i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, i);
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len <= 0)
+			continue;
+		link[len] = 0;
+		if (strncmp(link, "pipe:[", 6))
+			continue;
+		for (j = 0; j < n && strcmp(a->ext[j] + 11, link); j++)
+			;
+		if (j < n)
+			continue;
+		snprintf(a->ext[n], sizeof(a->ext[n]), "--external=%s", link);
+		add(a, a->ext[n++]);
+	}
+}
+
+/* RESTORE: inherit_fd (runc: the new stdio pipes, our fds 0-2, for the dumped ones) */
+static int inherit_fds(CriuOpts *o, struct criu_args *a, int *err)
+{
+	size_t i;
+
+	*err = EOPNOTSUPP;
+	if (o->n_inherit_fd > INHERIT_MAX) {
+		pr_err("inherit_fd: %zu entries, more than %d", o->n_inherit_fd, INHERIT_MAX);
+		return -1;
+	}
+	for (i = 0; i < o->n_inherit_fd; i++) {
+		const char *key = o->inherit_fd[i]->key;
+		int fd = o->inherit_fd[i]->has_fd ? o->inherit_fd[i]->fd : -1;
+
+		if (!key || strncmp(key, "pipe:[", 6)) {
+			pr_err("inherit_fd %s: only pipes (pipe:[INODE]) can be inherited", key ? key : "(no key)");
+			return -1;
+		}
+		if (fd < 0 || fcntl(fd, F_GETFD) < 0) {
+			pr_err("inherit_fd %s: fd %d is not open in imgcr-criu", key, fd);
+			*err = EBADF;
+			return -1;
+		}
+		snprintf(a->inherit[i], sizeof(a->inherit[i]), "--inherit-fd=fd[%d]:%.60s", fd, key);
+		add(a, a->inherit[i]);
+	}
 	return 0;
 }
 
@@ -153,20 +420,7 @@ int opts_to_args(CriuOpts *o, int type, pid_t peer, struct criu_args *a, int *er
 		pr_err("%s: the request has no options (opts)", req_names[type]);
 		return -1;
 	}
-	if (refused(o, err))
-		return -1;
-	*err = EINVAL;
 	add(a, type == REQ_DUMP ? "dump" : "restore");
-	if (type == REQ_DUMP) {
-		if (!o->has_pid || o->pid <= 0) {
-			pr_err("DUMP: no pid: dumping the client itself is not supported");
-			*err = EOPNOTSUPP;
-			return -1;
-		}
-		snprintf(a->pid, sizeof(a->pid), "%d", o->pid);
-		add(a, "-t");
-		add(a, a->pid);
-	}
 	if (!o->has_images_dir_fd || o->images_dir_fd == -1) {
 		if (!o->images_dir || !*o->images_dir) {
 			pr_err("%s: neither images_dir_fd nor images_dir was given", req_names[type]);
@@ -195,9 +449,24 @@ int opts_to_args(CriuOpts *o, int type, pid_t peer, struct criu_args *a, int *er
 			pr_err("log_file %s: a name in the work directory, without '/'", o->log_file);
 			return -1;
 		}
-		snprintf(a->log, sizeof(a->log), "-o/proc/self/fd/%d/%s",
+		/* opened now: a refusal below is in the log file runc names */
+		snprintf(a->log, sizeof(a->log), "/proc/self/fd/%d/%s",
 			 a->work_fd >= 0 ? a->work_fd : a->images_fd, o->log_file);
-		add(a, a->log);
+		if (log_open(a->log))
+			return -1;
+	}
+	if (refused(o, err))
+		return -1;
+	*err = EINVAL;
+	if (type == REQ_DUMP) {
+		if (!o->has_pid || o->pid <= 0) {
+			pr_err("DUMP: no pid: dumping the client itself is not supported");
+			*err = EOPNOTSUPP;
+			return -1;
+		}
+		snprintf(a->pid, sizeof(a->pid), "%d", o->pid);
+		add(a, "-t");
+		add(a, a->pid);
 	}
 	/* CRIU: 0 messages, 1 errors, 2 warnings (default), 3 info, 4 debug */
 	level = o->has_log_level ? o->log_level : 2;
@@ -208,7 +477,16 @@ int opts_to_args(CriuOpts *o, int type, pid_t peer, struct criu_args *a, int *er
 		add(a, "-j");
 	if (o->has_display_stats && o->display_stats)
 		add(a, "--stats");
+	if (check_mounts(o, type, a->images_fd, err) || check_empty_ns(o, type, a->images_fd, err))
+		return -1;
+	*err = EINVAL;
 	if (type == REQ_DUMP) {
+		if (o->n_inherit_fd) {
+			pr_err("inherit_fd %s: only at RESTORE", o->inherit_fd[0]->key ? o->inherit_fd[0]->key : "");
+			*err = EOPNOTSUPP;
+			return -1;
+		}
+		stdio_pipes(o->pid, a);
 		if (o->has_leave_running && o->leave_running)
 			add(a, "-R");
 		if (o->has_ext_unix_sk && o->ext_unix_sk)
@@ -219,6 +497,9 @@ int opts_to_args(CriuOpts *o, int type, pid_t peer, struct criu_args *a, int *er
 		}
 	} else {
 		add(a, "--detach");	/* as CRIU's swrk: the tree runs on when we exit */
+		if (inherit_fds(o, a, err))
+			return -1;
+		*err = EINVAL;
 		a->sibling = o->has_rst_sibling && o->rst_sibling;
 	}
 	a->notify = o->has_notify_scripts && o->notify_scripts;

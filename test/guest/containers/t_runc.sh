@@ -1,0 +1,152 @@
+#!/bin/sh
+# runc (Debian 12's 1.1.5) checkpoints and restores a container with
+# imgcr-criu as its CRIU (runc --criu): a bundle made by "runc spec" with a
+# busybox rootfs, no terminal, the test's counter as the container's
+# process (pid 1), a host directory bound in (/shared), the cgroup
+# namespace taken out of the spec (see docs/runtimes.md); its stdio are
+# pipes to the test (stdout read by cat into a file).
+#   runc          runc run -d; runc checkpoint --image-path D (the counter
+#                 gone, the container destroyed); runc restore -d (new stdio
+#                 pipes: runc's inherit_fd); inside: the numbers go on
+#                 without gap or repeat, all printed by pid 1 (the same pid
+#                 in the container's PID namespace), the counter's
+#                 self-check passes; outside: runc state "running" with the
+#                 restored pid, runc ps lists it, NSpid ends in 1, its
+#                 stdout is the new pipe, /shared is bound in again, runc
+#                 delete after it exited
+#   runc-refuse   runc checkpoint --manage-cgroups-mode strict: refused by
+#                 imgcr-criu (runc's "criu failed", the reason in the log
+#                 file runc names); the container keeps running
+# Skipped (PASS "not run: ...") only if the guest has no runc.
+# timeout: 600
+. /imgcr/guest/lib.sh
+. /imgcr/guest/ctlib.sh
+require_modules
+
+RUNC=/usr/sbin/runc
+if [ "${1:-}" != inner ]; then
+	[ -x $RUNC ] || { pass "not run: no runc in the guest (no runc package in the host's apt cache)"; exit 0; }
+	ct_cgroup2 || fail "cgroup2: $(ct_cgroup2 2>&1)"
+	ct_pivotable sh "$0" inner "$(pwd)"
+	exit $?
+fi
+cd "$2" || fail "no test directory $2"
+ct_pivot_check || fail "$(ct_pivot_check 2>&1)"
+CRIU=/imgcr/bin/imgcr-criu
+R="$RUNC --root /run/runc-t"
+B=/ctb
+
+# the bundle: busybox and the counter, config.json from runc spec
+bundle() {
+	rm -rf $B /ctshared && mkdir -p $B/rootfs/bin $B/rootfs/shared /ctshared || return 1
+	cp /bin/busybox $B/rootfs/bin/ && ln -s busybox $B/rootfs/bin/sh &&
+		cp /imgcr/bin/counter $B/rootfs/counter || return 1
+	(cd $B && $RUNC spec) || return 1
+	awk 'BEGIN { RS = "\001" } {
+		sub(/"terminal": true/, "\"terminal\": false")
+		sub(/"args": \[[^]]*\]/, "\"args\": [ \"/counter\", \"" max "\" ]")
+		sub(/,[ \t\n]*\{[ \t\n]*"type": "cgroup"[ \t\n]*\}/, "")
+		sub(/"mounts": \[/, "\"mounts\": [ { \"destination\": \"/shared\", \"type\": \"bind\", \"source\": \"/ctshared\", \"options\": [ \"rbind\", \"rw\" ] },")
+		printf "%s", $0 }' max="$1" $B/config.json > $B/c.json && mv $B/c.json $B/config.json &&
+		grep -q '"terminal": false' $B/config.json && grep -q '"/counter"' $B/config.json
+}
+
+# ct_run ID OUT: runc run -d with stdio pipes: stdin from a sleep, stdout
+# and stderr to cat > OUT; $ct the container's pid once it prints
+ct_run() {
+	(sh -c 'echo $$ > "$0"; exec sleep 3600' "$2.sleep" 2> /dev/null | $R run -d -b $B "$1" 2>&1 | cat > "$2") &
+	track $!
+	wait_line "$2.sleep" . 10 && track "$(cat "$2.sleep")"
+	wait_line "$2" '^5 ' 60 || fail "the container did not count to 5: $(head -c 400 "$2"; $R state "$1" 2>&1)"
+	ct=$($R state "$1" | sed -n 's/^ *"pid": \([0-9]*\),*/\1/p')
+	[ -n "$ct" ] || fail "runc state $1: no pid: $($R state "$1" 2>&1)"
+	track $ct
+}
+
+status_of() { $R state "$1" 2>&1 | sed -n 's/^ *"status": "\(.*\)",*/\1/p'; }
+
+# numbers_ok FILE N: 1..N once each and in order, all by pid 1, then the self-check
+numbers_ok() {
+	n=0
+	while read -r num p rest; do
+		[ "$num" = counter ] && { [ "$p $rest" = "selfcheck ok" ] || fail "self-check: $p $rest"; continue; }
+		n=$((n + 1))
+		[ "$num" = "$n" ] || fail "line $n is '$num $p' (gap or repeat)"
+		[ "$p" = 1 ] || fail "line $n printed by pid $p, expected 1 (the container's init)"
+	done < "$1"
+	[ "$n" = "$2" ] || fail "got $n numbers, expected $2"
+	grep -q '^counter selfcheck ok$' "$1" || fail "no self-check line"
+}
+
+subtest_runc() {
+	T=runc
+	MAX=300
+	bundle $MAX || fail "cannot make the bundle"
+	ct_run c1 out1
+	old=$ct
+	[ "$(status_of c1)" = running ] || fail "runc state: $(status_of c1)"
+	grep -q " /shared " /proc/$ct/mountinfo || fail "no /shared in the container"
+	rm -rf ck && mkdir ck
+	timeout -s KILL 200 $R --criu $CRIU checkpoint --image-path "$(pwd)/ck" c1 > ck.out 2>&1 ||
+		fail "runc checkpoint: $(tr '\n' '|' < ck.out | tail -c 300) log: $(grep -m 3 -i 'error\|refus\|not supp' ck/dump.log 2>/dev/null | tr '\n' '|')"
+	wait_gone $old 20 || fail "the container outlived its checkpoint"
+	# runc checkpoint (without --leave-running) destroys the container
+	$R state c1 > st.out 2>&1 && fail "runc state after the checkpoint: $(tr '\n' ' ' < st.out)"
+	[ -f ck/tree ] || fail "no imgcr images in ck"
+	# the old stdout pipe's reader ends once the container is gone
+	last=$(tail -n 1 out1 | cut -d' ' -f1)
+	info "checkpointed at $last"
+	(sh -c 'echo $$ > "$0"; exec sleep 3600' out2.sleep 2> /dev/null |
+		$R --criu $CRIU restore -d --image-path "$(pwd)/ck" -b $B c1 2>&1 | cat > out2) &
+	track $!
+	wait_line out2.sleep . 10 && track "$(cat out2.sleep)"
+	wait_line out2 "^$((last + 3)) " 60 ||
+		fail "no count after the restore: $(head -c 300 out2) log: $(grep -m 3 -i 'error\|refus\|not supp' ck/restore.log 2>/dev/null | tr '\n' '|')"
+	ct=$($R state c1 | sed -n 's/^ *"pid": \([0-9]*\),*/\1/p')
+	track $ct
+	[ "$(status_of c1)" = running ] || fail "runc state after the restore: $(status_of c1)"
+	[ -n "$ct" ] && [ -d /proc/$ct ] || fail "runc state: no live pid ($ct)"
+	$R ps c1 > ps.out 2>&1 || fail "runc ps: $(cat ps.out)"
+	grep -q "^[a-z0-9]* *$ct " ps.out || fail "runc ps does not list $ct: $(tr '\n' '|' < ps.out)"
+	nspid=$(sed -n 's/^NSpid:[[:space:]]*//p' /proc/$ct/status)
+	[ "${nspid##*[[:space:]]}" = 1 ] || fail "NSpid of $ct: $nspid"
+	case "$(readlink /proc/$ct/fd/1)" in pipe:*) ;; *) fail "stdout: $(readlink /proc/$ct/fd/1)" ;; esac
+	grep -q " /shared " /proc/$ct/mountinfo || fail "no /shared in the restored container"
+	[ "$(readlink /proc/$ct/ns/pid)" != "$(readlink /proc/1/ns/pid)" ] || fail "the restored container is in the host's PID namespace"
+	wait_line out2 '^counter selfcheck' 120 || fail "the counter never finished: $(tail -n 1 out2)"
+	cat out1 out2 > all
+	numbers_ok all $MAX
+	wait_gone $ct 20 || fail "the counter did not exit"
+	i=0
+	while [ "$(status_of c1)" != stopped ] && [ $i -lt 50 ]; do usleep 100000; i=$((i + 1)); done
+	[ "$(status_of c1)" = stopped ] || fail "runc state after the exit: $(status_of c1)"
+	$R delete c1 > del.out 2>&1 || fail "runc delete: $(cat del.out)"
+	pass "counted 1..$MAX, checkpointed at $last, restored as pid $ct (1 inside)"
+}
+
+subtest_refuse() {
+	T=runc-refuse
+	bundle 3000 || fail "cannot make the bundle"
+	ct_run c2 out3
+	rm -rf ck2 && mkdir ck2
+	timeout -s KILL 100 $R --criu $CRIU checkpoint --manage-cgroups-mode strict --image-path "$(pwd)/ck2" c2 > ck2.out 2>&1 &&
+		fail "runc checkpoint --manage-cgroups-mode strict succeeded"
+	grep -q 'criu failed' ck2.out || fail "runc said: $(tr '\n' '|' < ck2.out)"
+	grep -q 'manage_cgroups_mode' ck2/dump.log || fail "dump.log: $(cat ck2/dump.log 2>&1 | tr '\n' '|')"
+	now=$(tail -n 1 out3 | cut -d' ' -f1)
+	wait_line out3 "^$((now + 3)) " 30 || fail "the container stopped counting after the refusal"
+	[ "$(status_of c2)" = running ] || fail "runc state: $(status_of c2)"
+	$R kill c2 KILL > /dev/null 2>&1
+	wait_gone $ct 20
+	$R delete -f c2 > /dev/null 2>&1
+	pass "$(grep -m 1 'manage_cgroups_mode' ck2/dump.log | sed 's/.*imgcr[^:]*: //')"
+}
+
+(subtest_runc)
+$R delete -f c1 > /dev/null 2>&1
+(subtest_refuse)
+# the stdin writers (sleep 3600, which would keep the runner's output open)
+for f in out1.sleep out2.sleep out3.sleep; do
+	[ -s $f ] && kill -9 "$(cat $f)" 2>/dev/null
+done
+exit 0
