@@ -45,6 +45,19 @@ state() {
 	echo "${s%% *}"
 }
 
+# left_running PID: true once PID runs again (S, R or D) within 2 s, as a
+# refused or --leave-running dump leaves it: the task it detached is
+# runnable (R) for a moment before it sleeps again
+left_running() {
+	_n=100
+	while [ "$_n" -gt 0 ]; do
+		case "$(state "$1")" in S|R|D) return 0 ;; esac
+		usleep 20000
+		_n=$((_n - 1))
+	done
+	return 1
+}
+
 # wait_state PID STATES [TIMEOUT_S]: wait until the state is one of the
 # letters in STATES (e.g. T, or S).  Polls every 20 ms.
 wait_state() {

@@ -89,7 +89,7 @@ T=log-shm
 		fail "no reason in imgcr's message: $(head -c 300 d5.out)"
 	sleep 0.2
 	kill -0 $spid 2>/dev/null || fail "the refused process is gone"
-	[ "$(state $spid)" = S ] || fail "the refused process is in state $(state $spid)"
+	left_running $spid || fail "the refused process is in state $(state $spid)"
 	# another thread's read finds nothing: the reason was the dumper's
 	[ -z "$(cat /proc/imgcr_refusal)" ] || fail "/proc/imgcr_refusal has a reason for another reader"
 	kill -9 $spid

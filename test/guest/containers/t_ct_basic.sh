@@ -152,7 +152,7 @@ noinit() {
 		[ $i -lt 400 ] || fail "the container stopped after the failed dump"
 		usleep 50000
 	done
-	[ "$(state $ch)" = S ] || fail "child $ch state '$(state $ch)'"
+	left_running $ch || fail "child $ch state '$(state $ch)'"
 	kill -USR1 $CT
 	wait_gone $CT 20 || fail "ctwork did not end"
 	grep -q '^ctwork PASS' out || fail "ctwork: $(tail -n 3 out | tr '\n' '|')"
@@ -174,7 +174,7 @@ otherns() {
 	grep -q "^imgcr: pid $ch: uts namespace uts:\[[0-9]*\] differs from the root task's (pid $root, uts:\[[0-9]*\])" dump.err ||
 		fail "message: $(tr '\n' '|' < dump.err)"
 	[ -e d/tree ] && fail "a tree file was written"
-	[ "$(state $root)" = S ] && [ "$(state $ch)" = S ] || fail "tasks not left running: $(state $root) $(state $ch)"
+	left_running $root && left_running $ch || fail "tasks not left running: $(state $root) $(state $ch)"
 	pass "$(head -n 1 dump.err | cut -c1-160)"
 }
 
@@ -190,7 +190,7 @@ kind() {
 	grep -q "^imgcr: pid $CT: its user namespace user:\[[0-9]*\] has no uid_map written: its ids are unmapped there, not supported" dump.err ||
 		fail "message: $(tr '\n' '|' < dump.err)"
 	[ -e d/tree ] && fail "a tree file was written"
-	[ "$(state $CT)" = S ] || fail "task not left running: $(state $CT)"
+	left_running $CT || fail "task not left running: $(state $CT)"
 	pass "$(head -n 1 dump.err | cut -c1-160)"
 }
 

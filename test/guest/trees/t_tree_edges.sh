@@ -99,7 +99,7 @@ ghostdir() {
 	imgcr dump -t $pid -D d 2> dump.err && fail "dump of a deleted file in a deleted directory succeeded"
 	grep -q "pid $pid fd 3: .*/w/f (deleted): a deleted file whose directory was deleted too is not supported" dump.err ||
 		fail "message: $(cat dump.err)"
-	[ "$(state $pid)" = S ] || fail "task $pid left in state '$(state $pid)'"
+	left_running $pid || fail "task $pid left in state '$(state $pid)'"
 	pass "$(head -c 140 dump.err)"
 }
 

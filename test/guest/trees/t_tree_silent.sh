@@ -129,7 +129,7 @@ shared() {
 	grep -q "pid $kid and pid $root share $2" dump2.err ||
 		fail "message (parent outside the tree): $(tr '\n' '|' < dump2.err)"
 	for p in $root $kid; do
-		[ "$(state $p)" = S ] || fail "task $p left in state '$(state $p)'"
+		left_running $p || fail "task $p left in state '$(state $p)'"
 	done
 	kill -USR1 $root
 	verdicts 1
