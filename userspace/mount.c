@@ -22,10 +22,11 @@
  * unbindable) are restored; mount IDs and peer group numbers are new, as
  * after any boot.
  *
- * restore (inside(), in the ns-root, which the clone gave a copy of
- * imgcr's mount namespace): everything a slave, each mount made on a
- * "yard" directory parents first, flags, propagation last, then
- * pivot_root into it and the old root detached.
+ * restore: outside() (imgcr) makes the "yard" directory, removed by
+ * late() or cleanup() only if this restore made it; inside() (the
+ * ns-root, which the clone gave a copy of imgcr's mount namespace):
+ * everything a slave, each mount made on the yard parents first, flags,
+ * propagation last, then pivot_root into it and the old root detached.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -77,6 +78,7 @@ struct mnt {
 struct mnt_ns {
 	int n;
 	struct mnt *m;
+	int yard_made;		/* restore: imgcr made the yard (outside()), so removes it */
 };
 
 /* The file systems made fresh at restore (their contents are the kernel's). */
@@ -671,6 +673,45 @@ static void mnt_yard(struct ns_ctx *c, char *out, size_t size)
 		 (unsigned long long)st.st_ino);
 }
 
+/* The yard as imgcr made it: a directory of root's, mode 0700, empty. */
+static int stat_yard(const char *yard)
+{
+	struct stat st;
+	int fd = open(yard, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0 || fstat(fd, &st) || st.st_uid != geteuid() || (st.st_mode & 07777) != 0700 ||
+	    st.st_nlink != 2) {
+		pr_perror("%s: not the directory imgcr made to build the mounts on", yard);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+/*
+ * imgcr, the ns-root cloned and waiting: the yard made here, so that only
+ * the restore that made it removes it (two restores of one DIR: the
+ * second one fails here and leaves the first one's yard alone).
+ */
+static int mnt_outside(struct ns_ctx *c)
+{
+	struct mnt_ns *ns = c->t->ns ? c->t->ns->data[NS_MNT] : NULL;
+	char yard[128];
+
+	if (!ns)
+		return 0;
+	mnt_yard(c, yard, sizeof(yard));
+	if (mkdir(yard, 0700)) {
+		pr_perror("cannot make %s to build the mounts on (another restore from the same directory?)",
+			  yard);
+		return -1;
+	}
+	ns->yard_made = 1;
+	return 0;
+}
+
 static int mnt_inside(struct ns_ctx *c)
 {
 	struct mnt_ns *ns = c->t->ns ? c->t->ns->data[NS_MNT] : NULL;
@@ -688,12 +729,10 @@ static int mnt_inside(struct ns_ctx *c)
 		pr_perror("cannot make the new mount namespace a slave of imgcr's");
 		return -1;
 	}
+	/* made by imgcr (outside()): a directory, not a link someone put there */
 	mnt_yard(c, yard, sizeof(yard));
-	if (mkdir(yard, 0700)) {
-		pr_perror("cannot make %s to build the mounts on (another restore from the same directory?)",
-			  yard);
+	if (stat_yard(yard))
 		return -1;
-	}
 	for (i = 0; i < ns->n; i++)
 		if (mnt_make_one(c, ns, &ns->m[i], yard))
 			return -1;
@@ -711,13 +750,15 @@ static int mnt_inside(struct ns_ctx *c)
 /* imgcr, the ns-root done with inside() (or gone): the yard's directory removed */
 static int mnt_late(struct ns_ctx *c)
 {
+	struct mnt_ns *ns = c->t->ns ? c->t->ns->data[NS_MNT] : NULL;
 	char yard[128];
 
-	if (!c->t->ns || !c->t->ns->data[NS_MNT])
+	if (!ns || !ns->yard_made)
 		return 0;
 	mnt_yard(c, yard, sizeof(yard));
 	if (rmdir(yard) && errno != ENOENT)
 		pr_pwarn("cannot remove %s", yard);
+	ns->yard_made = 0;
 	return 0;
 }
 
@@ -841,6 +882,7 @@ const struct ns_ops ns_mnt_ops = {
 	.name = "mnt",
 	.clone_flag = CLONE_NEWNS,
 	.dump = mnt_dump,
+	.outside = mnt_outside,
 	.inside = mnt_inside,
 	.late = mnt_late,
 	.cleanup = mnt_cleanup,

@@ -119,6 +119,19 @@ fi
 ls -d /tmp/.imgcr-yard-* > /dev/null 2>&1 && res yard-removed FAIL "$(ls -d /tmp/.imgcr-yard-*)" ||
 	res yard-removed PASS
 
+# a second restore of the same DIR while the first one builds its mounts
+# (its yard exists): refused, and the first one's yard left in place
+yard=/tmp/.imgcr-yard-$(stat -c %d-%i "$tmp/img")
+mkdir -m 0700 "$yard"
+if out=$("$drv" restore mnt "$tmp/img" /bin/true 2>&1); then
+	res yard-busy FAIL "restored"
+elif [ ! -d "$yard" ]; then
+	res yard-busy FAIL "the other restore's yard was removed: $out"
+else
+	res yard-busy PASS "$out"
+fi
+rmdir "$yard"
+
 # refusals: a file system imgcr cannot reach, two mounts on one place
 refuse() {	# NAME EXPECTED-TEXT SETUP (run in the container's root before pivot_root)
 	local d=$tmp/r-$1 u c= i
