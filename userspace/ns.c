@@ -625,10 +625,8 @@ int ns_outside(struct ns_ctx *c)
 	int k;
 
 	for (k = 0; k < NS_N; k++)
-		if ((c->own & NS_BIT(k)) && ns_kinds[k]->outside && ns_kinds[k]->outside(c)) {
-			ns_cleanup(c);
+		if ((c->own & NS_BIT(k)) && ns_kinds[k]->outside && ns_kinds[k]->outside(c))
 			return -1;
-		}
 	return 0;
 }
 

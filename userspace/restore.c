@@ -1311,6 +1311,22 @@ static void kill_tree(struct rctx *c, pid_t top, int all)
 }
 
 /*
+ * A failed restore: the tree killed (and its root reaped), then what
+ * outside() made for its namespaces undone (cgroups can only be removed
+ * once no task is left in them).
+ */
+static void kill_undo(struct rctx *c, pid_t top, int all)
+{
+	kill_tree(c, top, all);
+	if (c->own) {
+		struct ns_ctx nc = { .t = &c->t, .dirfd = c->dirfd, .hostproc = -1, .root = top,
+				     .own = c->own };
+
+		ns_cleanup(&nc);
+	}
+}
+
+/*
  * Read status messages until @want "R" lines (want > 0) or EOF (want == 0).
  * Returns 0, or -1 after printing the errors.
  */
@@ -1937,7 +1953,7 @@ int cmd_restore(int argc, char **argv)
 		close(c.ns_sync[0]);
 		/* every kind's part outside (uid maps, veth peers, cgroups), then it goes on */
 		if (ns_outside(&nc) || write_all(c.ns_sync[1], "g", 1)) {
-			kill_tree(&c, top, 0);
+			kill_undo(&c, top, 0);
 			ghost_unlink_mapped(&c.t);
 			pr_err("restore failed: the tree's namespaces could not be set up; nothing of the tree was left running");
 			return 1;
@@ -1948,26 +1964,14 @@ int cmd_restore(int argc, char **argv)
 		close(c.desc[i]);
 	if ((c.pidns || c.own) &&
 	    (notify("setup-namespaces", top) || notify("post-setup-namespaces", top))) {
-		if (c.own) {
-			struct ns_ctx nc = { .t = &c.t, .dirfd = c.dirfd, .hostproc = -1,
-					     .root = top, .own = c.own };
-
-			ns_cleanup(&nc);
-		}
-		kill_tree(&c, top, 0);
+		kill_undo(&c, top, 0);
 		ghost_unlink_mapped(&c.t);
 		pr_err("nothing of the tree was left running");
 		return 1;
 	}
 	if (collect(&c, c.t.ntasks, 60000) || notify("post-restore", root_pid(&c)) ||
 	    (own_netns(&c) && notify("network-unlock", 0)) || notify("pre-resume", 0)) {
-		if (c.own) {
-			struct ns_ctx nc = { .t = &c.t, .dirfd = c.dirfd, .hostproc = -1,
-					     .root = top, .own = c.own };
-
-			ns_cleanup(&nc);
-		}
-		kill_tree(&c, top, 0);
+		kill_undo(&c, top, 0);
 		ghost_unlink_mapped(&c.t);
 		pr_err("nothing of the tree was left running");
 		return 1;
@@ -1977,8 +1981,7 @@ int cmd_restore(int argc, char **argv)
 				     .own = c.own };
 
 		if (ns_late(&nc)) {
-			ns_cleanup(&nc);
-			kill_tree(&c, top, 0);
+			kill_undo(&c, top, 0);
 			ghost_unlink_mapped(&c.t);
 			pr_err("nothing of the tree was left running");
 			return 1;
@@ -1990,7 +1993,7 @@ int cmd_restore(int argc, char **argv)
 	for (i = 0; i < c.t.ntasks; i++)
 		if (!c.t.tasks[i].zombie && write_all(c.go_w, "g", 1)) {
 			pr_perror("go pipe");
-			kill_tree(&c, top, 1);
+			kill_undo(&c, top, 1);
 			ghost_unlink_mapped(&c.t);
 			return 1;
 		}
@@ -2000,14 +2003,14 @@ int cmd_restore(int argc, char **argv)
 	progress_end();
 	ghost_unlink_mapped(&c.t);
 	if (st || verify_threads(&c, 60000)) {
-		kill_tree(&c, top, 1);
+		kill_undo(&c, top, 1);
 		pr_err("the tree was killed");
 		return 1;
 	}
 	t_run = log_now_ms();
 	pr_debug("the tree runs");
 	if ((pidfile && write_pidfile(&c, pidfile)) || notify("post-resume", 0)) {
-		kill_tree(&c, top, 1);
+		kill_undo(&c, top, 1);
 		pr_err("the tree was killed");
 		return 1;
 	}
