@@ -1302,7 +1302,7 @@ int cmd_dump(int argc, char **argv)
 		}
 		i = ns_dump(&c.t, c.t.root, dfd);
 		close(dfd);
-		if (i)
+		if (i || cg_check_bpf(&c.t))
 			goto out;
 	}
 	for (i = 0; i < c.t.ntasks; i++)

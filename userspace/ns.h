@@ -93,14 +93,20 @@ pid_t ns_inner_pid(pid_t pid, pid_t tid);
  * dump() is refused, naming it.  0, or -1 after printing why.
  */
 int ns_dump(struct tree *t, pid_t root, int dirfd);
+/*
+ * dump, after ns_dump(): every task's cgroup has the cgroup BPF programs
+ * (device access, socket, sysctl) of the cgroup the restore puts it in
+ * (cgroup.c); 0, or -1 after printing the task, its cgroup and the kind.
+ */
+int cg_check_bpf(const struct tree *t);
 /* restore, after reading the tree: every own kind can be restored; 0 or -1 (printed). */
 int ns_restore_check(const struct tree *t);
 /* The CLONE_NEW* flags the ns-root is cloned with for the kinds of @own. */
 unsigned long ns_clone_flags(unsigned int own);
 /* Every own kind's hook of that stage, in enum order; 0, or -1 (printed). */
-int ns_outside(struct ns_ctx *c);	/* a failure runs ns_cleanup() */
+int ns_outside(struct ns_ctx *c);	/* on failure, the caller kills the ns-root, then ns_cleanup() */
 int ns_inside(struct ns_ctx *c);
 int ns_late(struct ns_ctx *c);
-void ns_cleanup(struct ns_ctx *c);	/* reverse order */
+void ns_cleanup(struct ns_ctx *c);	/* reverse order; each kind undoes only what it made */
 
 #endif
