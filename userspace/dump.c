@@ -1009,7 +1009,7 @@ static int save_image(struct dctx *c, const struct tree_task *k)
 		pr_dump_open_error(k->pid, src);
 		return -1;
 	}
-	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0700);
+	out = img_create(dst, 0700);
 	if (out < 0) {
 		pr_perror("cannot create %s", dst);
 		close(in);

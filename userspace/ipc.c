@@ -631,7 +631,7 @@ static int dump_shm_contents(struct ipc_dump *x, const struct ipc_obj *o)
 		       x->c->root, o->id, o->key);
 		goto out;
 	}
-	fd = openat(x->c->dirfd, img, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fd = img_create_at(x->c->dirfd, img, 0600);
 	if (fd < 0) {
 		pr_perror("cannot create %s", img);
 		goto out;
@@ -776,7 +776,7 @@ static int dump_msgs(struct ipc_dump *x, struct ipc_obj *o, const struct msqid_d
 	int fd, ret = -1;
 
 	msg_img(img, sizeof(img), o->id);
-	fd = openat(x->c->dirfd, img, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fd = img_create_at(x->c->dirfd, img, 0600);
 	if (fd < 0 || !buf) {
 		pr_perror("cannot create %s", img);
 		goto out;
@@ -992,7 +992,7 @@ static int ipc_check_images(struct ns_ctx *c, const struct ipc_data *d, struct i
 
 	for (i = 0; i < d->nshm; i++) {
 		shm_img(img, sizeof(img), d->shm[i].id);
-		if (fstatat(c->dirfd, img, &st, 0) || !S_ISREG(st.st_mode) ||
+		if (fstatat(c->dirfd, img, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode) ||
 		    (unsigned long long)st.st_size != d->shm[i].size) {
 			pr_err("ipc namespace: shm segment %d: %s is missing or not %llu bytes",
 			       d->shm[i].id, img, d->shm[i].size);
@@ -1003,7 +1003,7 @@ static int ipc_check_images(struct ns_ctx *c, const struct ipc_data *d, struct i
 		const struct ipc_obj *o = &d->msq[i];
 
 		msg_img(img, sizeof(img), o->id);
-		fd = openat(c->dirfd, img, O_RDONLY | O_CLOEXEC);
+		fd = dir_open(c->dirfd, img, O_RDONLY);
 		if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) ||
 		    (unsigned long long)st.st_size != o->nmsgs * sizeof(h) + o->bytes) {
 			pr_err("ipc namespace: message queue %d: %s is missing or not %llu bytes", o->id,
@@ -1134,6 +1134,7 @@ static int restore_shm(struct ns_ctx *c, const struct ipc_obj *o)
 	char img[64], *mem, page[IPC_PAGE];
 	unsigned long long off;
 	struct creator_saved cs;
+	struct stat st;
 	ssize_t n;
 	int id, fd;
 
@@ -1155,7 +1156,14 @@ static int restore_shm(struct ns_ctx *c, const struct ipc_obj *o)
 		return -1;
 	}
 	shm_img(img, sizeof(img), o->id);
-	fd = openat(c->dirfd, img, O_RDONLY | O_CLOEXEC);
+	/* never through a link, and the same regular file ipc_check_images() saw */
+	fd = dir_open(c->dirfd, img, O_RDONLY);
+	if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+			(unsigned long long)st.st_size != o->size)) {
+		pr_err("ipc namespace: shm segment %d: %s is not a file of %llu bytes", id, img, o->size);
+		close(fd);
+		return -1;
+	}
 	mem = shmat(id, NULL, 0);
 	if (fd < 0 || mem == (void *)-1) {
 		pr_perror("ipc namespace: shm segment %d: cannot read %s into it", id, img);
@@ -1440,7 +1448,7 @@ int cmd_ipc(int argc, char **argv)
 	if (!strcmp(argv[1], "dump")) {
 		ret = ipc_dump(&c);
 		if (!ret) {
-			int fd = openat(c.dirfd, "ipc-records", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+			int fd = img_create_at(c.dirfd, "ipc-records", 0600);
 
 			f = fd >= 0 ? fdopen(fd, "w") : NULL;
 			if (!f) {
@@ -1451,7 +1459,7 @@ int cmd_ipc(int argc, char **argv)
 			ret = fclose(f) ? -1 : 0;
 		}
 	} else {
-		int fd = openat(c.dirfd, "ipc-records", O_RDONLY | O_CLOEXEC);
+		int fd = dir_open(c.dirfd, "ipc-records", O_RDONLY);
 
 		f = fd >= 0 ? fdopen(fd, "r") : NULL;
 		if (!f) {

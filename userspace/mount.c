@@ -46,6 +46,7 @@
 #include "fsimg.h"
 #include "log.h"
 #include "ns.h"
+#include "proc.h"
 #include "record.h"
 #include "tree.h"
 
@@ -485,8 +486,7 @@ static int mnt_dump(struct ns_ctx *c)
 		if (ns->m[i].how != MNT_TMPFS)
 			continue;
 		snprintf(name, sizeof(name), "tmpfs-%d.img", ns->m[i].id);
-		job.imgfd = openat(c->dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-				   0600);
+		job.imgfd = img_create_at(c->dirfd, name, 0600);
 		if (job.imgfd < 0) {
 			pr_perror("cannot create %s", name);
 			goto fail;

@@ -49,6 +49,7 @@
 
 #include "log.h"
 #include "ns.h"
+#include "proc.h"
 #include "record.h"
 #include "sockets.h"
 #include "tree.h"
@@ -711,8 +712,7 @@ static int dump_nft(struct ns_ctx *c, struct net_ns *ns)
 	struct stat st;
 	int r;
 
-	a.fd = openat(c->dirfd, "net-nft.img", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-		      0600);
+	a.fd = img_create_at(c->dirfd, "net-nft.img", 0600);
 	if (a.fd < 0) {
 		pr_perror("cannot create net-nft.img");
 		return -1;

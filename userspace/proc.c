@@ -15,6 +15,28 @@ int dir_open(int dirfd, const char *name, int flags)
 	return openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
 }
 
+int img_create_at(int dirfd, const char *name, mode_t mode)
+{
+	if (unlinkat(dirfd, name, 0) && errno != ENOENT)
+		return -1;
+	return openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+}
+
+int img_create(const char *path, mode_t mode)
+{
+	return img_create_at(AT_FDCWD, path, mode);
+}
+
+FILE *img_fcreate(const char *path)
+{
+	int fd = img_create(path, 0600);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+
+	if (fd >= 0 && !f)
+		close(fd);
+	return f;
+}
+
 char *read_text(const char *path, size_t *len)
 {
 	return read_text_at(AT_FDCWD, path, len);
