@@ -321,23 +321,46 @@ static void sb_data(const struct mnt *m, char *out, size_t size, unsigned long *
 /* ---- dump ---- */
 
 struct tmpfs_job {
-	const char *mp;
-	int imgfd;
+	const struct mnt *m;
+	int imgfd, procfd;
 	struct fsimg_stats st;
 };
 
-/* In the tree's mount namespace: a detached copy of the mount at @mp, saved. */
+/*
+ * In the tree's mount namespace: a detached copy of the mount at @m->mp,
+ * saved.  The mount point is found by path as the tree sees it; a task of
+ * the container that is not frozen (one that entered it with setns) could
+ * swap a directory of that path for a link meanwhile: the mount found must
+ * be @m (its mount ID and device), else another mount's files were saved.
+ */
 static int tmpfs_save(void *arg)
 {
 	struct tmpfs_job *j = arg;
-	int fd, ret;
+	const struct mnt *m = j->m;
+	struct statx sx;
+	int at, fd, ret;
 
-	fd = syscall(SYS_open_tree, AT_FDCWD, j->mp, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-	if (fd < 0) {
-		pr_perror("mount at %s: cannot make a detached copy of it to save its files", j->mp);
+	at = syscall(SYS_open_tree, AT_FDCWD, m->mp, AT_SYMLINK_NOFOLLOW | OPEN_TREE_CLOEXEC);
+	if (at < 0 || statx(at, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &sx) ||
+	    !(sx.stx_mask & STATX_MNT_ID) || sx.stx_mnt_id != (unsigned long long)m->id ||
+	    sx.stx_dev_major != m->maj || sx.stx_dev_minor != m->min) {
+		if (at >= 0)
+			pr_err("mount at %s: the path leads to another mount (id %llu, %u:%u) than the one dumped (id %d, %u:%u)",
+			       m->mp, (unsigned long long)sx.stx_mnt_id, sx.stx_dev_major,
+			       sx.stx_dev_minor, m->id, m->maj, m->min);
+		else
+			pr_perror("mount at %s: cannot open it", m->mp);
+		if (at >= 0)
+			close(at);
 		return -1;
 	}
-	ret = fsimg_dump(fd, j->imgfd, &j->st);
+	fd = syscall(SYS_open_tree, at, "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	close(at);
+	if (fd < 0) {
+		pr_perror("mount at %s: cannot make a detached copy of it to save its files", m->mp);
+		return -1;
+	}
+	ret = fsimg_dump(fd, j->imgfd, j->procfd, &j->st);
 	close(fd);
 	return ret;
 }
@@ -346,7 +369,7 @@ static int mnt_dump(struct ns_ctx *c)
 {
 	struct mnt_ns *ns, *host;
 	struct mnt *m, *h, *root = NULL;
-	int i, j, nroots = 0;
+	int i, j, nroots = 0, procfd = -1;
 
 	ns = read_mountinfo(c->root);
 	if (!ns)
@@ -478,9 +501,11 @@ static int mnt_dump(struct ns_ctx *c)
 			goto fail;
 		}
 	}
-	/* the files of each tmpfs, from inside the namespace */
+	/* the files of each tmpfs, from inside the namespace (reopened through imgcr's /proc) */
+	procfd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	for (i = 0; i < ns->n; i++) {
-		struct tmpfs_job job = { .mp = ns->m[i].mp, .st = { .limit = MNT_TMPFS_LIMIT } };
+		struct tmpfs_job job = { .m = &ns->m[i], .procfd = procfd,
+					 .st = { .limit = MNT_TMPFS_LIMIT } };
 		char name[64];
 
 		if (ns->m[i].how != MNT_TMPFS)
@@ -499,10 +524,14 @@ static int mnt_dump(struct ns_ctx *c)
 		}
 		close(job.imgfd);
 	}
+	if (procfd >= 0)
+		close(procfd);
 	mnt_ns_free(host);
 	ns_tree_get(c->t)->data[NS_MNT] = ns;
 	return 0;
 fail:
+	if (procfd >= 0)
+		close(procfd);
 	mnt_ns_free(host);
 	mnt_ns_free(ns);
 	return -1;
