@@ -68,6 +68,7 @@
 #endif
 
 #define IPC_PAGE	4096
+#define IPC_DUMP_LIMIT	(256ULL << 20)	/* bytes of shm and message data saved, at most */
 
 /* the sysctls of an ipc namespace ("kernel/..." and "fs/mqueue/...") */
 static const char *const ipc_sysctls[] = {
@@ -471,7 +472,19 @@ struct ipc_dump {
 	struct ns_ctx *c;
 	int outfd;		/* the records, as lines */
 	struct tree t;		/* the child's records */
+	unsigned long long bytes;	/* data saved so far (IPC_DUMP_LIMIT) */
 };
+
+/* @n more bytes of data to save: 0, or -1 (printed) past IPC_DUMP_LIMIT */
+static int ipc_account(struct ipc_dump *x, unsigned long long n, const char *what, int id)
+{
+	x->bytes += n;
+	if (x->bytes <= IPC_DUMP_LIMIT)
+		return 0;
+	pr_err("pid %d: ipc namespace: %s %d: the namespace holds more than %llu bytes of SysV shared memory and message data (the limit): not supported",
+	       x->c->root, what, id, IPC_DUMP_LIMIT);
+	return -1;
+}
 
 /* a /proc/sys file into @buf (without the newline): 0, 1 if absent, -1 */
 static int sysctl_get(const char *name, char *buf, size_t size)
@@ -659,6 +672,8 @@ static int dump_shm_contents(struct ipc_dump *x, const struct ipc_obj *o)
 			n = (unsigned long long)hole - off < IPC_PAGE ? (unsigned long long)hole - off : IPC_PAGE;
 			if (is_zero(mem + off, n))
 				continue;
+			if (ipc_account(x, n, "shm segment", o->id))
+				goto out;
 			if (pwrite(fd, mem + off, n, off) != (ssize_t)n) {
 				pr_perror("cannot write %s", img);
 				goto out;
@@ -797,6 +812,8 @@ static int dump_msgs(struct ipc_dump *x, struct ipc_obj *o, const struct msqid_d
 		}
 		h.mtype = buf->mtype;
 		h.size = n;
+		if (ipc_account(x, sizeof(h) + n, "message queue", o->id))
+			goto out;
 		if (write_all(fd, &h, sizeof(h)) || write_all(fd, buf->mtext, n)) {
 			pr_perror("cannot write %s", img);
 			goto out;
