@@ -316,7 +316,7 @@ static char *cgns_root(pid_t pid, const char *abs)
 	/* "/ct/init" seen as "/init" inside: the namespace's root is "/ct" */
 	if (!strcmp(rel, "/"))
 		return xstrdup(abs);
-	if (rel[0] != '/' || strstr(rel, "/..") || lr > la || strcmp(abs + la - lr, rel)) {
+	if (!abs_path_ok(rel) || lr > la || strcmp(abs + la - lr, rel)) {
 		pr_err("pid %d: in cgroup %s, which its cgroup namespace shows as %s: its namespace is not rooted above it: not supported",
 		       pid, abs, rel);
 		return NULL;
@@ -886,12 +886,6 @@ static void cg_write(FILE *f, const struct tree *t)
 		fprintf(f, "cg vpid=%d cgroup=%d\n", ns->members[i].vpid, ns->members[i].cg);
 }
 
-static int path_ok(const char *p)
-{
-	return p[0] == '/' && !strstr(p, "/..") && !strstr(p, "//") && !strchr(p, '\n') &&
-	       (p[1] == 0 || p[strlen(p) - 1] != '/');
-}
-
 static int value_ok(const char *v)
 {
 	return strlen(v) < CG_VAL_MAX && !strchr(v, '\n');
@@ -910,7 +904,7 @@ static const char *cgbase_read(struct tree *t, struct rec *r)
 		exit(1);
 	}
 	nt->data[NS_CGROUP] = ns;
-	if (rec_str(r, "path", &ns->base) || !path_ok(ns->base))
+	if (rec_str(r, "path", &ns->base) || !abs_path_ok(ns->base))
 		return "bad cgbase record";
 	return NULL;
 }
@@ -930,7 +924,7 @@ static const char *cgroup_read(struct tree *t, struct rec *r)
 	g = &ns->cgs[i];
 	free(g->path);
 	g->path = NULL;
-	if (rec_str(r, "path", &g->path) || !path_ok(g->path) || rec_str(r, "subtree", &g->subtree) ||
+	if (rec_str(r, "path", &g->path) || !abs_path_ok(g->path) || rec_str(r, "subtree", &g->subtree) ||
 	    !value_ok(g->subtree) || strspn(g->subtree, "abcdefghijklmnopqrstuvwxyz_ ") !=
 		    strlen(g->subtree))
 		return "bad cgroup record";

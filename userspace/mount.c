@@ -874,9 +874,8 @@ static const char *mnt_read(struct tree *t, struct rec *r)
 	    (rec_has(r, "unbindable") && REC_NUM(r, "unbindable", 1, 1, m->unbindable)))
 		return "bad mnt record";
 	/* paths absolute, no ".." (they are joined to the yard at restore) */
-	if (m->mp[0] != '/' || m->root[0] != '/' || strstr(m->mp, "/..") ||
-	    strstr(m->root, "/..") || (m->ext && (m->ext[0] != '/' || strstr(m->ext, "/.."))))
-		return "bad mnt record: path not absolute or with ..";
+	if (!abs_path_ok(m->mp) || !abs_path_ok(m->root) || (m->ext && !abs_path_ok(m->ext)))
+		return "bad mnt record: path not absolute, or with an empty, . or .. component";
 	if (ns->n == 1) {
 		if (strcmp(m->mp, "/"))
 			return "the first mnt record is not the root";

@@ -37,6 +37,23 @@ FILE *img_fcreate(const char *path)
 	return f;
 }
 
+int abs_path_ok(const char *p)
+{
+	const char *c, *e;
+
+	if (p[0] != '/' || strchr(p, '\n'))
+		return 0;
+	if (!p[1])
+		return 1;
+	for (c = p + 1;; c = e + 1) {
+		e = strchrnul(c, '/');
+		if (e == c || (e - c == 1 && c[0] == '.') || (e - c == 2 && c[0] == '.' && c[1] == '.'))
+			return 0;
+		if (!*e)
+			return 1;
+	}
+}
+
 char *read_text(const char *path, size_t *len)
 {
 	return read_text_at(AT_FDCWD, path, len);

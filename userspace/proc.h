@@ -36,6 +36,12 @@ int img_create(const char *path, mode_t mode);
 int img_create_at(int dirfd, const char *name, mode_t mode);
 /* The same as a stdio stream ("w"), or NULL. */
 FILE *img_fcreate(const char *path);
+/*
+ * @p is "/" or an absolute path of plain components: none empty ("//"),
+ * "." or ".." (a name that only begins with "..", as Kubernetes' "..data",
+ * is fine), no trailing "/", no newline.  1 or 0.
+ */
+int abs_path_ok(const char *p);
 int write_all(int fd, const void *buf, size_t len);
 int read_full(int fd, void *buf, size_t len);
 /*

@@ -38,6 +38,9 @@ for a in sh sleep cat ls stat echo umount rmdir mkdir cp; do ln -s busybox \$R/b
 mount -t proc proc \$R/proc
 mount -t tmpfs -o size=4m,mode=1777 data \$R/data
 echo "data file" > \$R/data/f; mkdir \$R/data/sub; echo deep > \$R/data/sub/g
+# a Kubernetes configMap-like name: a mount root of "/..cm" (not "..")
+mkdir \$R/data/..cm \$R/cm; echo configmap > \$R/data/..cm/k
+mount --bind \$R/data/..cm \$R/cm
 truncate -s 100M \$R/data/sparse
 echo hostname-file > \$R/etc/hostname
 mount --bind \$R/data/f \$R/etc/hostname
@@ -82,7 +85,7 @@ kill -9 "$ct"; ct=
 wait 2>/dev/null
 
 if "$drv" restore mnt "$tmp/img" /bin/sh -c 'cat /proc/self/mountinfo > /data/mi
-	cat /data/f /data/sub/g /etc/hostname /host/hello /dev/shm/s
+	cat /data/f /data/sub/g /etc/hostname /host/hello /dev/shm/s /cm/k
 	stat -c "%s %b" /data/sparse; ls /dev/pts/ptmx >/dev/null && echo ptmx
 	(echo x > /host/x) 2>/dev/null && echo host-writable
 	cp /data/mi /proc/self/fd/3' 3> "$tmp/after.raw" > "$tmp/out" 2>&1; then
@@ -101,6 +104,7 @@ deep
 data file
 from the host
 shm-file
+configmap
 104857600 0
 ptmx"
 if [ "$(cat "$tmp/out")" = "$want" ]; then
