@@ -549,9 +549,28 @@ int ns_dump(struct tree *t, pid_t root, int dirfd)
 	int k;
 
 	for (k = 0; k < NS_N; k++) {
+		int emine, eits;
+
+		errno = 0;
 		mine = ns_ino(0, ns_kinds[k]->name);
+		emine = errno;
+		errno = 0;
 		its = ns_ino(root, ns_kinds[k]->name);
-		if (!mine || !its || mine == its)
+		eits = errno;
+		/*
+		 * a kind the kernel lacks is missing on both sides; any other
+		 * failure would take the tree's namespace for imgcr's
+		 */
+		if (!mine && !its && emine == ENOENT && eits == ENOENT)
+			continue;
+		if (!mine || !its) {
+			errno = mine ? eits : emine;
+			pr_perror("pid %d: cannot read %s %s namespace (/proc/%s/ns/%s)", root,
+				  mine ? "its" : "imgcr's", ns_kinds[k]->name,
+				  mine ? "PID" : "self", ns_kinds[k]->name);
+			return -1;
+		}
+		if (mine == its)
 			continue;
 		if (k != NS_PID && !ns_kinds[k]->dump) {
 			pr_err("pid %d: in another %s namespace than imgcr (%s:[%llu], imgcr's %s:[%llu]): a tree with its own %s namespace is not supported yet (it would be restored into imgcr's); run imgcr in it",

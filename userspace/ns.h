@@ -80,7 +80,7 @@ void ns_show_text(const struct tree *t);
 void ns_show_json(const struct tree *t);
 void ns_model(const struct tree *t);
 
-/* The inode of /proc/PID/ns/NAME (@pid 0: imgcr's own), 0 if unreadable. */
+/* The inode of /proc/PID/ns/NAME (@pid 0: imgcr's own), 0 if unreadable (errno set). */
 unsigned long long ns_ino(pid_t pid, const char *name);
 /* The last field of NSpid of @pid (thread @tid; 0: the main one): its id in its own PID namespace; -1. */
 pid_t ns_inner_pid(pid_t pid, pid_t tid);
