@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -52,6 +53,14 @@ int abs_path_ok(const char *p)
 		if (!*e)
 			return 1;
 	}
+}
+
+int wait_child(pid_t pid, int *st)
+{
+	while (waitpid(pid, st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return 0;
 }
 
 char *read_text(const char *path, size_t *len)

@@ -42,6 +42,8 @@ FILE *img_fcreate(const char *path);
  * is fine), no trailing "/", no newline.  1 or 0.
  */
 int abs_path_ok(const char *p);
+/* waitpid(@pid, @st, 0), again after EINTR: 0, or -1 (errno) */
+int wait_child(pid_t pid, int *st);
 int write_all(int fd, const void *buf, size_t len);
 int read_full(int fd, void *buf, size_t len);
 /*
