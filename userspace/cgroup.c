@@ -78,17 +78,6 @@ struct cg_ns {
 	char *mnt;			/* restore: imgcr's cgroup2 mount */
 };
 
-static char *xstrdup(const char *s)
-{
-	char *d = strdup(s);
-
-	if (!d) {
-		pr_err("out of memory");
-		exit(1);
-	}
-	return d;
-}
-
 static void cg_ns_free(struct cg_ns *ns)
 {
 	int i;
@@ -146,17 +135,6 @@ static char *read_line(const char *path)
 	buf[n] = 0;
 	buf[strcspn(buf, "\n")] = 0;
 	return xstrdup(buf);
-}
-
-static int write_str(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC), r;
-
-	if (fd < 0)
-		return -1;
-	r = write(fd, val, strlen(val)) == (ssize_t)strlen(val) ? 0 : -1;
-	close(fd);
-	return r;
 }
 
 /* @pid's cgroup v2 path (malloc'ed); -1 (printed) if in a v1 hierarchy's group */
@@ -631,7 +609,7 @@ static void cg_cleanup(struct ns_ctx *c)
 		for (n = 0; n < 200 && cg_populated(dir); n++) {
 			if (!n) {
 				snprintf(path, sizeof(path), "%s/cgroup.kill", dir);
-				write_str(path, "1");
+				write_text(path, "1");
 			}
 			nanosleep(&ms10, NULL);
 		}
@@ -729,7 +707,7 @@ static int cg_outside(struct ns_ctx *c)
 	cg_dir(ns, &ns->cgs[0], dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
 	snprintf(pid, sizeof(pid), "%d", c->root);
-	if (write_str(path, pid)) {
+	if (write_text(path, pid)) {
 		pr_perror("cannot put the restored tree in cgroup %s", dir);
 		goto fail;
 	}
@@ -802,7 +780,7 @@ static int cg_late(struct ns_ctx *c)
 		cg_dir(ns, &ns->cgs[ns->members[i].cg], dir, sizeof(dir));
 		snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
 		snprintf(pid, sizeof(pid), "%d", h);
-		if (h <= 0 || write_str(path, pid)) {
+		if (h <= 0 || write_text(path, pid)) {
 			pr_perror("pid %d of the tree: cannot put it in cgroup %s",
 				  ns->members[i].vpid, dir);
 			return -1;
@@ -815,7 +793,7 @@ static int cg_late(struct ns_ctx *c)
 		cg_dir(ns, &ns->cgs[i], dir, sizeof(dir));
 		subtree_plus(ns->cgs[i].subtree, plus, sizeof(plus));
 		snprintf(path, sizeof(path), "%s/cgroup.subtree_control", dir);
-		if (*plus && write_str(path, plus)) {
+		if (*plus && write_text(path, plus)) {
 			pr_perror("cgroup %s: cannot enable the controllers %s", dir, plus);
 			return -1;
 		}
@@ -846,7 +824,7 @@ static int cg_late(struct ns_ctx *c)
 				continue;
 			}
 			free(cur);
-			if (write_str(path, ns->cgs[i].val[j])) {
+			if (write_text(path, ns->cgs[i].val[j])) {
 				pr_perror("cgroup %s: cannot set %s to %s", dir, cg_files[j],
 					  ns->cgs[i].val[j]);
 				return -1;

@@ -57,17 +57,6 @@
 #define FSIMG_XATTR_MAX	65536				/* the kernel's XATTR_SIZE_MAX */
 #define FSIMG_BUF	(1 << 20)
 
-static void *xmalloc(size_t n)
-{
-	void *p = malloc(n);
-
-	if (!p) {
-		pr_err("out of memory");
-		exit(1);
-	}
-	return p;
-}
-
 static void fs_escape(FILE *f, const char *s)
 {
 	if (!*s)

@@ -522,17 +522,6 @@ static int sysctl_set(const char *name, const char *value)
 	return ret;
 }
 
-static char *xstrdup(const char *s)
-{
-	char *p = strdup(s);
-
-	if (!p) {
-		pr_err("out of memory");
-		exit(1);
-	}
-	return p;
-}
-
 static int dump_sysctls(struct ipc_dump *x)
 {
 	struct ipc_data *d = ipc_get(&x->t);

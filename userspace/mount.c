@@ -98,17 +98,6 @@ static int is_fresh(const char *fs)
 	return 0;
 }
 
-static char *xstrdup(const char *s)
-{
-	char *d = strdup(s);
-
-	if (!d) {
-		pr_err("out of memory");
-		exit(1);
-	}
-	return d;
-}
-
 /* mountinfo's octal escapes (\040 for a space...) undone in place */
 static char *unoct(char *s)
 {

@@ -98,16 +98,6 @@ struct net_ns {
 	int nft;		/* DIR/net-nft.img holds a ruleset */
 };
 
-static void *xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n);
-	if (!p) {
-		pr_err("out of memory");
-		exit(1);
-	}
-	return p;
-}
-
 /* ---- netlink ---- */
 
 static int nl_open(void)

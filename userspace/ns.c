@@ -262,17 +262,6 @@ static int time_dump(struct ns_ctx *c)
 	return 0;
 }
 
-static int write_text(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC), r;
-
-	if (fd < 0)
-		return -1;
-	r = write_all(fd, text, strlen(text));
-	close(fd);
-	return r;
-}
-
 /*
  * In the ns-root, before it has a child: a new time namespace for its
  * children, its offsets, and the ns-root joins it itself (single-threaded,

@@ -55,6 +55,19 @@ int abs_path_ok(const char *p)
 	}
 }
 
+int write_text(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), r, e;
+
+	if (fd < 0)
+		return -1;
+	r = write_all(fd, text, strlen(text));
+	e = errno;
+	close(fd);
+	errno = e;
+	return r;
+}
+
 int wait_child(pid_t pid, int *st)
 {
 	while (waitpid(pid, st, 0) < 0)

@@ -42,6 +42,8 @@ FILE *img_fcreate(const char *path);
  * is fine), no trailing "/", no newline.  1 or 0.
  */
 int abs_path_ok(const char *p);
+/* @text into the existing file @path (a /proc, /sys or cgroup file): 0, or -1 (errno). */
+int write_text(const char *path, const char *text);
 /* waitpid(@pid, @st, 0), again after EINTR: 0, or -1 (errno) */
 int wait_child(pid_t pid, int *st);
 int write_all(int fd, const void *buf, size_t len);

@@ -1255,17 +1255,6 @@ static int check_tree(struct rctx *c)
 	return 0;
 }
 
-static int write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC), r;
-
-	if (fd < 0)
-		return -1;
-	r = write_all(fd, text, strlen(text));
-	close(fd);
-	return r;
-}
-
 static int enter_namespaces(struct rctx *c)
 {
 	char map[64];
@@ -1278,13 +1267,13 @@ static int enter_namespaces(struct rctx *c)
 			return -1;
 		}
 		snprintf(map, sizeof(map), "%u %u 1\n", uid, uid);
-		if (write_file("/proc/self/setgroups", "deny") ||
-		    write_file("/proc/self/uid_map", map)) {
+		if (write_text("/proc/self/setgroups", "deny") ||
+		    write_text("/proc/self/uid_map", map)) {
 			pr_perror("cannot write the uid map of the new user namespace");
 			return -1;
 		}
 		snprintf(map, sizeof(map), "%u %u 1\n", gid, gid);
-		if (write_file("/proc/self/gid_map", map)) {
+		if (write_text("/proc/self/gid_map", map)) {
 			pr_perror("cannot write the gid map of the new user namespace");
 			return -1;
 		}
