@@ -710,27 +710,43 @@ struct nft_arg {
 	int fd;
 };
 
-static int nft_list(void *arg)
+/*
+ * nft @a1 @a2 (found by nft_path()), its stdin @in and stdout @out, its
+ * stderr imgcr's, no other fd: its exit status (127: no nft), or -1.
+ */
+static int run_nft(int in, int out, const char *a1, const char *a2)
 {
-	struct nft_arg *a = arg;
 	char path[PATH_MAX];
-	pid_t child = fork();
+	pid_t child;
 	int st;
 
+	if (nft_path(path, sizeof(path)))
+		return 127;
+	child = fork();
 	if (child < 0)
 		return -1;
 	if (!child) {
-		int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-
-		if (null < 0 || dup2(null, 0) < 0 || dup2(a->fd, 1) < 0)
+		if (dup2(in, 0) < 0 || (out >= 0 && dup2(out, 1) < 0) ||
+		    syscall(SYS_close_range, 3, ~0U, 0))
 			_exit(127);
-		if (!nft_path(path, sizeof(path)))
-			execl(path, "nft", "list", "ruleset", (char *)NULL);
+		execl(path, "nft", a1, a2, (char *)NULL);
 		_exit(127);
 	}
 	if (wait_child(child, &st) || !WIFEXITED(st))
 		return -1;
-	return WEXITSTATUS(st) ? -1 : 0;
+	return WEXITSTATUS(st);
+}
+
+static int nft_list(void *arg)
+{
+	struct nft_arg *a = arg;
+	int null = open("/dev/null", O_RDONLY | O_CLOEXEC), r;
+
+	if (null < 0)
+		return -1;
+	r = run_nft(null, a->fd, "list", "ruleset");
+	close(null);
+	return r ? -1 : 0;
 }
 
 static int dump_nft(struct ns_ctx *c, struct net_ns *ns)
@@ -1018,6 +1034,23 @@ static int dad_back(const struct net_ns *ns, const char *dev)
 	return 0;
 }
 
+/*
+ * A dumped address or route made again (an address replaces one the
+ * kernel made, a route must be new); @index, if not 0, the device of an
+ * address (an outer end's new index).  0, or -1 (errno).
+ */
+static int msg_replay(int fd, const struct netmsg *m, int index)
+{
+	struct nlreq r = { .h = { .nlmsg_type = m->type, .nlmsg_len = NLMSG_LENGTH(m->len),
+				  .nlmsg_flags = NLM_F_CREATE | (m->type == RTM_NEWADDR ?
+								 NLM_F_REPLACE : NLM_F_EXCL) } };
+
+	memcpy(NLMSG_DATA(&r.h), m->data, m->len);
+	if (index)
+		((struct ifaddrmsg *)NLMSG_DATA(&r.h))->ifa_index = index;
+	return nl_talk(fd, &r.h, NULL, NULL);
+}
+
 /* imgcr: each veth pair, its inner end made in the ns-root's namespace */
 static int net_outside(struct ns_ctx *c)
 {
@@ -1093,17 +1126,9 @@ static int net_outside(struct ns_ctx *c)
 		 * them, and the host's "all" setting is not ours to change)
 		 */
 		for (j = 0; j < ns->nmsgs; j++) {
-			struct netmsg *m = &ns->msgs[j];
-			struct nlreq a = { .h = { .nlmsg_type = RTM_NEWADDR,
-						  .nlmsg_flags = NLM_F_CREATE | NLM_F_REPLACE } };
-			struct ifaddrmsg *ifa = NLMSG_DATA(&a.h);
-
-			if (m->outer != d->index)
+			if (ns->msgs[j].outer != d->index)
 				continue;
-			memcpy(ifa, m->data, m->len);
-			a.h.nlmsg_len = NLMSG_LENGTH(m->len);
-			ifa->ifa_index = d->peer_index;
-			if (nl_talk(fd, &a.h, NULL, NULL)) {
+			if (msg_replay(fd, &ns->msgs[j], d->peer_index)) {
 				pr_perror("network device %s: cannot give it its address", d->peer);
 				goto fail;
 			}
@@ -1177,16 +1202,10 @@ static int net_inside(struct ns_ctx *c)
 		}
 		for (i = 0; i < ns->nmsgs; i++) {
 			struct netmsg *m = &ns->msgs[i];
-			struct nlreq r = { .h = { .nlmsg_type = m->type,
-						  .nlmsg_len = NLMSG_LENGTH(m->len),
-						  .nlmsg_flags = NLM_F_CREATE |
-							  (m->type == RTM_NEWADDR ? NLM_F_REPLACE :
-										    NLM_F_EXCL) } };
 
 			if (m->outer || m->type != pass)
 				continue;
-			memcpy(NLMSG_DATA(&r.h), m->data, m->len);
-			if (nl_talk(fd, &r.h, NULL, NULL)) {
+			if (msg_replay(fd, m, 0)) {
 				pr_perror("cannot restore %s %d of the tree's network namespace",
 					  m->type == RTM_NEWADDR ? "address" : "route", i);
 				goto fail;
@@ -1202,27 +1221,16 @@ static int net_inside(struct ns_ctx *c)
 		goto fail;
 	close(fd);
 	if (ns->nft) {
-		int img = openat(c->dirfd, "net-nft.img", O_RDONLY | O_CLOEXEC | O_NOFOLLOW), st;
-		pid_t child;
+		int img = dir_open(c->dirfd, "net-nft.img", O_RDONLY), st;
 
 		if (img < 0) {
 			pr_perror("cannot open net-nft.img");
 			return -1;
 		}
-		child = fork();
-		if (!child) {
-			char path[PATH_MAX];
-
-			/* stdin the ruleset, stdout and stderr imgcr's: nothing else of the ns-root */
-			if (dup2(img, 0) < 0 || nft_path(path, sizeof(path)) ||
-			    syscall(SYS_close_range, 3, ~0U, 0))
-				_exit(127);
-			execl(path, "nft", "-f", "/dev/stdin", (char *)NULL);
-			pr_perror("cannot run nft");
-			_exit(127);
-		}
+		/* stdin the ruleset, stdout and stderr imgcr's: nothing else of the ns-root */
+		st = run_nft(img, -1, "-f", "/dev/stdin");
 		close(img);
-		if (child < 0 || wait_child(child, &st) || !WIFEXITED(st) || WEXITSTATUS(st)) {
+		if (st) {
 			pr_err("cannot load the tree's nftables ruleset (nft -f failed)");
 			return -1;
 		}
