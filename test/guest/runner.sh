@@ -137,6 +137,7 @@ for t in $tests; do
 	tmo=${tmo:-$default_timeout}
 	dir=$(mktemp -d "/tmp/$name.XXXXXX")
 	echo "IMGCR-TEST-BEGIN $name (timeout ${tmo}s)"
+	_tb=$(cut -d' ' -f1 /proc/uptime)
 	export IMGCR_STATE_LOG="$dir.state"
 	: > "$IMGCR_STATE_LOG"
 	chmod 666 "$IMGCR_STATE_LOG"   # the unprivileged tests' imgcr too
@@ -164,7 +165,8 @@ for t in $tests; do
 	fi
 	statecheck "$name" "$IMGCR_STATE_LOG"
 	jsoncapture "$dir"
-	echo "IMGCR-TEST-END $name"
+	# how long it took (guest seconds): where the suite's time goes
+	echo "IMGCR-TEST-END $name $(awk -v t="$_tb" '{ printf "%.0f", $1 - t }' /proc/uptime)s"
 	sweep
 	rm -rf "$dir" "$dir.out" "$dir.rc" "$dir.state"
 done

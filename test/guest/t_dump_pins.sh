@@ -74,8 +74,17 @@ held() {
 		usleep 100000
 		n=$((n + 1))
 	done
-	usleep 500000
-	after=$(given_kb $2)
+	# The unpinning may still be under way (a loaded host frees 128 MiB
+	# slowly under TCG): wait until what comes back stops growing.
+	n=0
+	prev=$(given_kb $2)
+	while [ $n -lt 50 ]; do
+		usleep 300000
+		after=$(given_kb $2)
+		[ $((after - prev)) -lt 2048 ] && break
+		prev=$after
+		n=$((n + 1))
+	done
 	echo go >&8
 	exec 8>&-
 	wait_line hold.out '^read ' 10 || fail "holddump did not read"
