@@ -9,6 +9,12 @@
 #                   keeps running.
 #   ct_devcg-plain  a task without namespaces in /devcg, imgcr in the
 #                   root cgroup: refused the same way; it keeps running.
+#   ct_devcg-cleanup  (no program) a container with its own PID and cgroup
+#                   namespaces in /devcg-cleanup, dumped, its tree file's
+#                   memory.max lowered below what the restored tree uses:
+#                   the restore fails after putting the tree in the
+#                   cgroup, and the cgroup it made is removed (the tree
+#                   killed first, review M1).
 #   ct_devcg-same   imgcr itself in /devcg (as runc runs criu in the
 #                   container's cgroup): dumped, and restored there, the
 #                   restored task in /devcg, running.
@@ -82,6 +88,33 @@ sub_same() {
 	pass
 }
 
+sub_cleanup() {
+	CG=/devcg-cleanup
+	G=/sys/fs/cgroup$CG
+	ct_cgroup2 || fail "cgroup2: $(ct_cgroup2 2>&1)"
+	mkdir -p $G || fail "cannot make $G"
+	sh -c "echo \$\$ > $G/cgroup.procs && exec /usr/sbin/unshare --fork --pid --cgroup sleep 600" &
+	u=$!
+	track $u
+	ct=$(child_of $u)
+	[ -n "$ct" ] || fail "no container init under $u"
+	track $ct
+	timeout -s KILL 60 imgcr dump -t $ct -D d > dump.out 2> dump.err ||
+		fail "dump: $(tail -n 5 dump.err | tr '\n' '|')"
+	wait_gone $ct 20 || fail "the container outlived its dump"
+	kill -9 $u 2> /dev/null
+	wait_gone $u 20
+	rmdir $G || fail "cannot remove $G after the dump: $(cat $G/cgroup.procs | tr '\n' ' ')"
+	grep -q '^cgroup .*memory.max=max' d/tree || fail "no memory.max in the tree file: $(grep ^cgroup d/tree)"
+	sed -i 's/memory.max=max/memory.max=4096/' d/tree
+	timeout -s KILL 60 imgcr restore -D d --detach --pidfile "$PWD/rp" > restore.out 2> restore.err &&
+		{ track "$(cat rp)"; fail "restored with memory.max 4096"; }
+	grep -q "more than its memory.max 4096" restore.err || fail "message: $(tr '\n' '|' < restore.err)"
+	[ -d $G ] && fail "$G left behind after the failed restore (tasks: $(cat $G/cgroup.procs | tr '\n' ' '))"
+	pass "$(grep 'memory.max 4096' restore.err | head -n 1 | cut -c1-160)"
+}
+
 subtest ct_devcg-ns sub_ns
 subtest ct_devcg-plain sub_plain
 subtest ct_devcg-same sub_same
+subtest ct_devcg-cleanup sub_cleanup
