@@ -29,6 +29,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <linux/bpf.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
@@ -36,10 +37,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
 #include "ns.h"
+#include "proc.h"
 #include "record.h"
 #include "tree.h"
 
@@ -73,17 +77,6 @@ struct cg_ns {
 	struct cg_member *members;
 	char *mnt;			/* restore: imgcr's cgroup2 mount */
 };
-
-static char *xstrdup(const char *s)
-{
-	char *d = strdup(s);
-
-	if (!d) {
-		pr_err("out of memory");
-		exit(1);
-	}
-	return d;
-}
 
 static void cg_ns_free(struct cg_ns *ns)
 {
@@ -142,17 +135,6 @@ static char *read_line(const char *path)
 	buf[n] = 0;
 	buf[strcspn(buf, "\n")] = 0;
 	return xstrdup(buf);
-}
-
-static int write_str(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC), r;
-
-	if (fd < 0)
-		return -1;
-	r = write(fd, val, strlen(val)) == (ssize_t)strlen(val) ? 0 : -1;
-	close(fd);
-	return r;
 }
 
 /* @pid's cgroup v2 path (malloc'ed); -1 (printed) if in a v1 hierarchy's group */
@@ -312,7 +294,7 @@ static char *cgns_root(pid_t pid, const char *abs)
 	/* "/ct/init" seen as "/init" inside: the namespace's root is "/ct" */
 	if (!strcmp(rel, "/"))
 		return xstrdup(abs);
-	if (rel[0] != '/' || strstr(rel, "/..") || lr > la || strcmp(abs + la - lr, rel)) {
+	if (!abs_path_ok(rel) || lr > la || strcmp(abs + la - lr, rel)) {
 		pr_err("pid %d: in cgroup %s, which its cgroup namespace shows as %s: its namespace is not rooted above it: not supported",
 		       pid, abs, rel);
 		return NULL;
@@ -322,6 +304,160 @@ static char *cgns_root(pid_t pid, const char *abs)
 	if (!*root)
 		strcpy(root, "/");
 	return root;
+}
+
+/*
+ * The cgroup BPF programs a task's cgroup holds (device access control:
+ * runc's and docker's on cgroup v2; socket and sysctl filters): a
+ * restored task is in a new cgroup (or imgcr's), which has none of its
+ * own, so they would be lost.  The programs in effect for a cgroup
+ * (BPF_F_QUERY_EFFECTIVE: its own and those inherited) are compared with
+ * those of the cgroup the restore puts the task in (@ref: the parent of
+ * the tree's base, or imgcr's own cgroup): equal, the task keeps them.
+ */
+static const struct {
+	unsigned int type;
+	const char *name;
+} cg_bpf_types[] = {
+	{ BPF_CGROUP_DEVICE, "device access (BPF_CGROUP_DEVICE)" },
+	{ BPF_CGROUP_INET_INGRESS, "packet (BPF_CGROUP_INET_INGRESS)" },
+	{ BPF_CGROUP_INET_EGRESS, "packet (BPF_CGROUP_INET_EGRESS)" },
+	{ BPF_CGROUP_INET_SOCK_CREATE, "socket (BPF_CGROUP_INET_SOCK_CREATE)" },
+	{ BPF_CGROUP_SYSCTL, "sysctl (BPF_CGROUP_SYSCTL)" },
+};
+#define CG_BPF_MAX	64
+
+static int cmp_u32(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The ids of the programs of @type in effect for cgroup @dir, sorted, into
+ * @ids (CG_BPF_MAX); their number, 0 if the kernel has no cgroup BPF, -1
+ * (errno) if they cannot be listed.
+ */
+static int cg_progs(const char *dir, unsigned int type, __u32 *ids)
+{
+	union bpf_attr a;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), r, e;
+
+	if (fd < 0)
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.query.target_fd = fd;
+	a.query.attach_type = type;
+	a.query.query_flags = BPF_F_QUERY_EFFECTIVE;
+	a.query.prog_ids = (__u64)(unsigned long)ids;
+	a.query.prog_cnt = CG_BPF_MAX;
+	r = syscall(SYS_bpf, BPF_PROG_QUERY, &a, sizeof(a));
+	e = errno;
+	close(fd);
+	if (r && (e == ENOSYS || e == EINVAL))
+		return 0;	/* no cgroup BPF, or not this attach type */
+	if (r) {
+		errno = e;
+		return -1;
+	}
+	if (a.query.prog_cnt > CG_BPF_MAX) {
+		errno = ENOSPC;
+		return -1;
+	}
+	qsort(ids, a.query.prog_cnt, sizeof(*ids), cmp_u32);
+	return a.query.prog_cnt;
+}
+
+/* @pid's cgroup in the version 2 hierarchy (malloc'ed; v1 ones aside), or NULL */
+static char *v2_cgroup(pid_t pid)
+{
+	char path[64], *text, *p, *out = NULL;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	text = read_text(path, NULL);
+	p = text ? (strncmp(text, "0::", 3) ? strstr(text, "\n0::") : text - 1) : NULL;
+	if (p) {
+		p += 4;
+		p[strcspn(p, "\n")] = 0;
+		out = xstrdup(p);
+	}
+	free(text);
+	return out;
+}
+
+/* @pid in cgroup @cg (absolute, in imgcr's cgroup namespace), restored in @ref: 0, or -1 (printed) */
+static int cg_bpf_same(const char *mnt, pid_t pid, const char *cg, const char *ref)
+{
+	char dir[PATH_MAX], rdir[PATH_MAX];
+	__u32 ids[CG_BPF_MAX], rids[CG_BPF_MAX];
+	size_t k;
+	int n, rn;
+
+	if (!strcmp(cg, ref))
+		return 0;
+	snprintf(dir, sizeof(dir), "%s%s", mnt, strcmp(cg, "/") ? cg : "");
+	snprintf(rdir, sizeof(rdir), "%s%s", mnt, strcmp(ref, "/") ? ref : "");
+	for (k = 0; k < sizeof(cg_bpf_types) / sizeof(cg_bpf_types[0]); k++) {
+		n = cg_progs(dir, cg_bpf_types[k].type, ids);
+		if (n < 0 && errno == EPERM)
+			return 0;	/* not root: no program can be listed (see docs/containers.md) */
+		if (n < 0) {
+			pr_perror("pid %d: cannot list the BPF programs of its cgroup %s", pid, cg);
+			return -1;
+		}
+		if (!n)
+			continue;
+		rn = cg_progs(rdir, cg_bpf_types[k].type, rids);
+		if (rn != n || memcmp(ids, rids, n * sizeof(*ids))) {
+			pr_err("pid %d: its cgroup %s has %d %s BPF program%s (id %u%s) that the restored task would not have (in cgroup %s): not supported",
+			       pid, cg, n, cg_bpf_types[k].name, n > 1 ? "s" : "", ids[0],
+			       n > 1 ? ", ..." : "", ref);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int cg_check_bpf(const struct tree *t)
+{
+	const struct cg_ns *ns = t->ns ? t->ns->data[NS_CGROUP] : NULL;
+	char *mnt = cg_mount(), *ref = NULL, *cg, *s;
+	int i, ret = -1;
+
+	if (!mnt)
+		return 0;	/* no cgroup v2: no cgroup BPF program either */
+	if (ns) {
+		/* the base is made again below its parent: it inherits the parent's */
+		ref = xstrdup(ns->base);
+		s = strrchr(ref, '/');
+		if (s == ref)
+			s[1] = 0;
+		else if (s)
+			*s = 0;
+	} else if (!(ref = v2_cgroup(getpid()))) {
+		ret = 0;	/* imgcr in no v2 cgroup: the tasks' are not restored */
+		goto out;
+	}
+	for (i = 0; i < t->ntasks; i++) {
+		if (t->tasks[i].zombie)
+			continue;
+		cg = v2_cgroup(t->tasks[i].pid);
+		if (!cg) {
+			pr_err("pid %d: cannot read its cgroup", t->tasks[i].pid);
+			goto out;
+		}
+		if (cg_bpf_same(mnt, t->tasks[i].pid, cg, ref)) {
+			free(cg);
+			goto out;
+		}
+		free(cg);
+	}
+	ret = 0;
+out:
+	free(ref);
+	free(mnt);
+	return ret;
 }
 
 static int cg_dump(struct ns_ctx *c)
@@ -437,19 +573,89 @@ static void subtree_plus(const char *in, char *out, size_t size)
 		len += snprintf(out + len, len < size ? size - len : 0, "%s+%s", len ? " " : "", w);
 }
 
+/* Whether cgroup @dir (or one below it) still holds a task: cgroup.events "populated 1". */
+static int cg_populated(const char *dir)
+{
+	char path[PATH_MAX + 32], *text, *p;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/cgroup.events", dir);
+	text = read_text(path, NULL);
+	if (!text)
+		return 0;
+	p = strstr(text, "populated ");
+	r = p && p[10] == '1';
+	free(text);
+	return r;
+}
+
+/*
+ * The restore failed: the cgroups outside() made are removed, children
+ * first.  The tree was killed before (restore.c); a task of it not yet
+ * gone (one whose parent was killed last) is killed here, only in a
+ * cgroup this restore made (cgroup.kill, 5.14), and waited for (2 s).
+ */
 static void cg_cleanup(struct ns_ctx *c)
 {
 	struct cg_ns *ns = cg_of(c->t);
-	char dir[PATH_MAX];
-	int i;
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+	struct timespec ms10 = { 0, 10000000 };
+	int i, n;
 
-	/* children first; a cgroup with tasks stays (rmdir refuses) */
 	for (i = ns ? ns->ncgs - 1 : -1; i >= 0; i--) {
 		if (!ns->cgs[i].made)
 			continue;
 		cg_dir(ns, &ns->cgs[i], dir, sizeof(dir));
-		rmdir(dir);
+		for (n = 0; n < 200 && cg_populated(dir); n++) {
+			if (!n) {
+				snprintf(path, sizeof(path), "%s/cgroup.kill", dir);
+				write_text(path, "1");
+			}
+			nanosleep(&ms10, NULL);
+		}
+		if (rmdir(dir) && errno != ENOENT)
+			pr_pwarn("cannot remove cgroup %s, made by this restore", dir);
+		else
+			ns->cgs[i].made = 0;
 	}
+}
+
+/*
+ * A cgroup this restore did not make is never changed (its limits and
+ * controllers are the host's): used only if it already has the dumped
+ * limits and no controllers enabled for children (else the tasks could
+ * not be put in it).  0, or -1 (printed).
+ */
+static int cg_same(const struct cg *g, const char *dir)
+{
+	char path[PATH_MAX + 32], *cur;
+	size_t j;
+	int same;
+
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", dir);
+	cur = read_line(path);
+	if (!cur || *cur || *g->subtree) {
+		pr_err("cgroup %s exists, with the controllers '%s' for its children (the dump's: '%s'): imgcr does not change a cgroup it did not make (remove it first)",
+		       dir, cur ? cur : "?", g->subtree);
+		free(cur);
+		return -1;
+	}
+	free(cur);
+	for (j = 0; j < CG_NFILES; j++) {
+		if (!g->val[j])
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, cg_files[j]);
+		cur = read_line(path);
+		same = cur && !strcmp(cur, g->val[j]);
+		if (!same) {
+			pr_err("cgroup %s exists, with %s '%s' (the dump's: '%s'): imgcr does not change a cgroup it did not make (remove it first)",
+			       dir, cg_files[j], cur ? cur : "(none)", g->val[j]);
+			free(cur);
+			return -1;
+		}
+		free(cur);
+	}
+	return 0;
 }
 
 static int cg_outside(struct ns_ctx *c)
@@ -480,7 +686,8 @@ static int cg_outside(struct ns_ctx *c)
 			procs = read_line(path);
 			snprintf(path, sizeof(path), "%s/cgroup.stat", dir);
 			stat = read_line(path);
-			if (!procs || *procs || !stat || strcmp(stat, "nr_descendants 0")) {
+			if (!procs || *procs || !stat || strcmp(stat, "nr_descendants 0") ||
+			    cg_populated(dir)) {
 				pr_err("cgroup %s exists with tasks or cgroups in it (the dumped tree still runs?): not restoring into it",
 				       dir);
 				free(procs);
@@ -489,6 +696,8 @@ static int cg_outside(struct ns_ctx *c)
 			}
 			free(procs);
 			free(stat);
+			if (cg_same(g, dir))
+				goto fail;
 		} else {
 			pr_perror("cannot make cgroup %s", dir);
 			goto fail;
@@ -498,7 +707,7 @@ static int cg_outside(struct ns_ctx *c)
 	cg_dir(ns, &ns->cgs[0], dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
 	snprintf(pid, sizeof(pid), "%d", c->root);
-	if (write_str(path, pid)) {
+	if (write_text(path, pid)) {
 		pr_perror("cannot put the restored tree in cgroup %s", dir);
 		goto fail;
 	}
@@ -519,27 +728,38 @@ static int cg_inside(struct ns_ctx *c)
 	return 0;
 }
 
-/* the host pid of the task with pid @vpid in the ns-root's PID namespace, or -1 */
+/*
+ * The host pid of the task with pid @vpid in the ns-root's PID namespace,
+ * or -1: the children of every thread (a task forked by a thread other
+ * than the main one is listed in that thread's children only).
+ */
 static pid_t host_pid(pid_t root, pid_t vpid, int depth)
 {
-	char path[96], *line = NULL, *save = NULL, *w;
-	size_t len = 0;
+	char path[320], *text, *save = NULL, *w;
+	struct dirent *e;
 	pid_t found = -1;
-	FILE *f;
+	DIR *d;
 
 	if (task_vpid(root) == vpid)
 		return root;
 	if (depth > 64)
 		return -1;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", root, root);
-	f = fopen(path, "re");
-	if (!f)
+	snprintf(path, sizeof(path), "/proc/%d/task", root);
+	d = opendir(path);
+	if (!d)
 		return -1;
-	if (getline(&line, &len, f) > 0)
-		for (w = strtok_r(line, " \n", &save); w && found < 0; w = strtok_r(NULL, " \n", &save))
+	while (found < 0 && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/children", root, e->d_name);
+		text = read_text(path, NULL);
+		save = NULL;
+		for (w = text ? strtok_r(text, " \n", &save) : NULL; w && found < 0;
+		     w = strtok_r(NULL, " \n", &save))
 			found = host_pid(atoi(w), vpid, depth + 1);
-	free(line);
-	fclose(f);
+		free(text);
+	}
+	closedir(d);
 	return found;
 }
 
@@ -560,7 +780,7 @@ static int cg_late(struct ns_ctx *c)
 		cg_dir(ns, &ns->cgs[ns->members[i].cg], dir, sizeof(dir));
 		snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
 		snprintf(pid, sizeof(pid), "%d", h);
-		if (h <= 0 || write_str(path, pid)) {
+		if (h <= 0 || write_text(path, pid)) {
 			pr_perror("pid %d of the tree: cannot put it in cgroup %s",
 				  ns->members[i].vpid, dir);
 			return -1;
@@ -568,15 +788,19 @@ static int cg_late(struct ns_ctx *c)
 	}
 	/* the controllers, parents first (a child's need its parent's) */
 	for (i = 0; i < ns->ncgs; i++) {
+		if (!ns->cgs[i].made)
+			continue;	/* checked equal by outside() */
 		cg_dir(ns, &ns->cgs[i], dir, sizeof(dir));
 		subtree_plus(ns->cgs[i].subtree, plus, sizeof(plus));
 		snprintf(path, sizeof(path), "%s/cgroup.subtree_control", dir);
-		if (*plus && write_str(path, plus)) {
+		if (*plus && write_text(path, plus)) {
 			pr_perror("cgroup %s: cannot enable the controllers %s", dir, plus);
 			return -1;
 		}
 	}
 	for (i = 0; i < ns->ncgs; i++) {
+		if (!ns->cgs[i].made)
+			continue;
 		cg_dir(ns, &ns->cgs[i], dir, sizeof(dir));
 		for (j = 0; j < CG_NFILES; j++) {
 			if (!ns->cgs[i].val[j])
@@ -600,7 +824,7 @@ static int cg_late(struct ns_ctx *c)
 				continue;
 			}
 			free(cur);
-			if (write_str(path, ns->cgs[i].val[j])) {
+			if (write_text(path, ns->cgs[i].val[j])) {
 				pr_perror("cgroup %s: cannot set %s to %s", dir, cg_files[j],
 					  ns->cgs[i].val[j]);
 				return -1;
@@ -640,12 +864,6 @@ static void cg_write(FILE *f, const struct tree *t)
 		fprintf(f, "cg vpid=%d cgroup=%d\n", ns->members[i].vpid, ns->members[i].cg);
 }
 
-static int path_ok(const char *p)
-{
-	return p[0] == '/' && !strstr(p, "/..") && !strstr(p, "//") && !strchr(p, '\n') &&
-	       (p[1] == 0 || p[strlen(p) - 1] != '/');
-}
-
 static int value_ok(const char *v)
 {
 	return strlen(v) < CG_VAL_MAX && !strchr(v, '\n');
@@ -664,7 +882,7 @@ static const char *cgbase_read(struct tree *t, struct rec *r)
 		exit(1);
 	}
 	nt->data[NS_CGROUP] = ns;
-	if (rec_str(r, "path", &ns->base) || !path_ok(ns->base))
+	if (rec_str(r, "path", &ns->base) || !abs_path_ok(ns->base))
 		return "bad cgbase record";
 	return NULL;
 }
@@ -684,7 +902,7 @@ static const char *cgroup_read(struct tree *t, struct rec *r)
 	g = &ns->cgs[i];
 	free(g->path);
 	g->path = NULL;
-	if (rec_str(r, "path", &g->path) || !path_ok(g->path) || rec_str(r, "subtree", &g->subtree) ||
+	if (rec_str(r, "path", &g->path) || !abs_path_ok(g->path) || rec_str(r, "subtree", &g->subtree) ||
 	    !value_ok(g->subtree) || strspn(g->subtree, "abcdefghijklmnopqrstuvwxyz_ ") !=
 		    strlen(g->subtree))
 		return "bad cgroup record";

@@ -1062,7 +1062,7 @@ static int save_image(struct dctx *c, const struct tree_task *k)
 		pr_dump_open_error(k->pid, src);
 		return -1;
 	}
-	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0700);
+	out = img_create(dst, 0700);
 	if (out < 0) {
 		pr_perror("cannot create %s", dst);
 		close(in);
@@ -1409,7 +1409,7 @@ int cmd_dump(int argc, char **argv)
 		}
 		i = ns_dump(&c.t, c.t.root, dfd);
 		close(dfd);
-		if (i)
+		if (i || cg_check_bpf(&c.t))
 			goto out;
 	}
 	for (i = 0; i < c.t.ntasks; i++)

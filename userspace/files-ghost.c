@@ -158,7 +158,7 @@ static int ghost_save_fd(struct fd_dump *c, struct fd_parms *p, int in, const ch
 		return FD_REFUSED;
 	}
 	ghost_data_path(dst, sizeof(dst), c->dir, g);
-	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	out = img_create(dst, 0600);
 	if (out < 0) {
 		pr_perror("cannot create %s", dst);
 		return FD_FAILED;

@@ -187,7 +187,13 @@ static int reg_open(struct fd_restore *r, int i, const char *what)
 	const struct tree_file *f = &r->t->files[i];
 	int fd;
 
-	fd = open(f->path, fd_open_flags(f->flags));
+	/*
+	 * no magic link (fd_path_open); O_NONBLOCK|O_NOCTTY until reg_check()
+	 * saw the file (a FIFO or tty put at the path must not block or
+	 * become the controlling terminal), fd_set_flags() sets the dumped ones
+	 */
+	fd = fd_path_open(f->path, fd_open_flags(f->flags) |
+				   (f->flags & O_PATH ? 0 : O_NONBLOCK | O_NOCTTY));
 	if (fd < 0) {
 		reg_open_failed(f, errno);
 		return -1;

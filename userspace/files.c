@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -306,9 +307,24 @@ int fd_set_flags(int fd, unsigned int flags, const char *what)
 	return 0;
 }
 
+int fd_path_open(const char *path, int flags)
+{
+	struct open_how how = { .resolve = RESOLVE_NO_MAGICLINKS };
+	int fd;
+
+	/* openat2 refuses what open() ignores: O_PATH takes only these */
+	if (flags & O_PATH)
+		flags &= O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+	how.flags = (unsigned int)flags;
+	fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	if (fd < 0 && errno == ENOSYS)
+		fd = open(path, flags);	/* before 5.6: no magic links to refuse */
+	return fd;
+}
+
 int fd_reopen(const struct tree_file *f)
 {
-	int fd = open(f->path, fd_open_flags(f->flags));
+	int fd = fd_path_open(f->path, fd_open_flags(f->flags));
 
 	if (fd < 0)
 		pr_perror("cannot open %s", f->path);

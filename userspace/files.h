@@ -278,6 +278,14 @@ static inline int fd_open_flags(unsigned int flags)
 	return (flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_NOCTTY | O_ASYNC)) | O_CLOEXEC;
 }
 
+/*
+ * open(@path, @flags) for a path of the tree file, without following a
+ * magic link (/proc/PID/fd/N, /proc/PID/root...: openat2
+ * RESOLVE_NO_MAGICLINKS): in the restored mount namespace the ns-root is
+ * pid 1 of a fresh /proc and holds imgcr's fds (DIR), and a link planted
+ * by the container must not lead root back to the host's files.  -1 (errno).
+ */
+int fd_path_open(const char *path, int flags);
 /* Open the path of file record @f again (fd_open_flags()); -1 (printed). */
 int fd_reopen(const struct tree_file *f);
 

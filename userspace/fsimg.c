@@ -57,17 +57,6 @@
 #define FSIMG_XATTR_MAX	65536				/* the kernel's XATTR_SIZE_MAX */
 #define FSIMG_BUF	(1 << 20)
 
-static void *xmalloc(size_t n)
-{
-	void *p = malloc(n);
-
-	if (!p) {
-		pr_err("out of memory");
-		exit(1);
-	}
-	return p;
-}
-
 static void fs_escape(FILE *f, const char *s)
 {
 	if (!*s)
@@ -107,7 +96,7 @@ static int fs_unescape(char *in)
 	return 0;
 }
 
-static int fs_dump(int rootfd, int imgfd, struct fsimg_stats *st);
+static int fs_dump(int rootfd, int imgfd, int procfd, struct fsimg_stats *st);
 static int fs_restore(int rootfd, int imgfd);
 
 /* ---- dump ---- */
@@ -124,7 +113,61 @@ struct fs_dump {
 	struct fs_link *links;
 	size_t nlinks;
 	char *buf;
+	int procfd;		/* imgcr's /proc, or -1 */
+	int depth;		/* directories open above the entry */
 };
+
+/* @fd is the file @s described (a regular file or directory, as @s) */
+static int same_file(int fd, const struct stat *s)
+{
+	struct stat o;
+
+	return !fstat(fd, &o) && (o.st_mode & S_IFMT) == (s->st_mode & S_IFMT) &&
+	       o.st_ino == s->st_ino && o.st_dev == s->st_dev;
+}
+
+/*
+ * The regular file @name of @dirfd that @s describes, opened for reading;
+ * -1 (errno; ESTALE: another file is there now).  Never opens anything
+ * else: an O_PATH fd first (no open side effects), checked, then reopened.
+ */
+static int open_reg(struct fs_dump *d, int dirfd, const char *name, struct stat *s)
+{
+	char p[64];
+	int pfd, fd;
+
+	pfd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0)
+		return -1;
+	if (!same_file(pfd, s)) {
+		close(pfd);
+		errno = ESTALE;
+		return -1;
+	}
+	if (d->procfd >= 0) {
+		snprintf(p, sizeof(p), "self/fd/%d", pfd);
+		fd = openat(d->procfd, p, O_RDONLY | O_CLOEXEC | O_NOATIME);
+		if (fd < 0 && errno == EPERM)
+			fd = openat(d->procfd, p, O_RDONLY | O_CLOEXEC);
+	} else {
+		fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
+			    O_NOATIME);
+		if (fd < 0 && errno == EPERM)
+			fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	}
+	close(pfd);
+	if (fd >= 0 && !same_file(fd, s)) {
+		close(fd);
+		errno = ESTALE;
+		return -1;
+	}
+	/* the size read is the open file's */
+	if (fd >= 0 && fstat(fd, s)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
 
 static void put_head(struct fs_dump *d, char type, const char *path, const struct stat *s)
 {
@@ -316,20 +359,31 @@ static int dump_entry(struct fs_dump *d, int dirfd, const char *name, const char
 		fputc('\n', d->f);
 		if (dump_xattrs(d, dirfd, name, path))
 			return -1;
+		if (d->depth >= FSIMG_DEPTH_MAX) {
+			pr_err("%s: directories nested more than %d deep: not supported", path,
+			       FSIMG_DEPTH_MAX);
+			return -1;
+		}
 		fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0 && !same_file(fd, &s)) {
+			close(fd);
+			fd = -1;
+			errno = ESTALE;
+		}
 		if (fd < 0) {
 			pr_perror("%s: cannot open the directory", path);
 			return -1;
 		}
+		d->depth++;
 		ret = dump_dir(d, fd, path);
+		d->depth--;
 		close(fd);
 		return ret;
 	case S_IFREG:
-		fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOATIME);
-		if (fd < 0 && errno == EPERM)
-			fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		fd = open_reg(d, dirfd, name, &s);
 		if (fd < 0) {
-			pr_perror("%s: cannot open the file", path);
+			pr_perror("%s: cannot open the file%s", path,
+				  errno == ESTALE ? " (replaced by another while imgcr saved it)" : "");
 			return -1;
 		}
 		put_head(d, 'f', path, &s);
@@ -422,13 +476,13 @@ static void cwd_back(int fd)
 	close(fd);
 }
 
-int fsimg_dump(int rootfd, int imgfd, struct fsimg_stats *st)
+int fsimg_dump(int rootfd, int imgfd, int procfd, struct fsimg_stats *st)
 {
 	int cwd = cwd_save(), ret;
 
 	if (cwd < 0)
 		return -1;
-	ret = fs_dump(rootfd, imgfd, st);
+	ret = fs_dump(rootfd, imgfd, procfd, st);
 	cwd_back(cwd);
 	return ret;
 }
@@ -444,9 +498,9 @@ int fsimg_restore(int rootfd, int imgfd)
 	return ret;
 }
 
-static int fs_dump(int rootfd, int imgfd, struct fsimg_stats *st)
+static int fs_dump(int rootfd, int imgfd, int procfd, struct fsimg_stats *st)
 {
-	struct fs_dump d = { .st = st };
+	struct fs_dump d = { .st = st, .procfd = procfd };
 	struct stat s;
 	size_t i;
 	int fd, ret;

@@ -17,9 +17,15 @@ struct fsimg_stats {
 /*
  * The tree under @rootfd (a detached clone of exactly one mount) into
  * @imgfd: 0, or -1 (printed, naming the path).  A file system with more
- * than @st->limit bytes of data is refused.
+ * than @st->limit bytes of data, or directories nested deeper than
+ * FSIMG_DEPTH_MAX, is refused.  Each file is found with O_PATH and read
+ * only if that fd is a regular file (a device node or FIFO put in its
+ * place while it runs is never opened): reopened through @procfd
+ * (imgcr's /proc, "self/fd/N"), or, if -1, opened O_NONBLOCK|O_NOCTTY
+ * and checked to be the same file.
  */
-int fsimg_dump(int rootfd, int imgfd, struct fsimg_stats *st);
+#define FSIMG_DEPTH_MAX	256
+int fsimg_dump(int rootfd, int imgfd, int procfd, struct fsimg_stats *st);
 /* The image @imgfd into the empty directory @rootfd: 0, or -1 (printed). */
 int fsimg_restore(int rootfd, int imgfd);
 

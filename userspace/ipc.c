@@ -68,6 +68,7 @@
 #endif
 
 #define IPC_PAGE	4096
+#define IPC_DUMP_LIMIT	(256ULL << 20)	/* bytes of shm and message data saved, at most */
 
 /* the sysctls of an ipc namespace ("kernel/..." and "fs/mqueue/...") */
 static const char *const ipc_sysctls[] = {
@@ -471,7 +472,19 @@ struct ipc_dump {
 	struct ns_ctx *c;
 	int outfd;		/* the records, as lines */
 	struct tree t;		/* the child's records */
+	unsigned long long bytes;	/* data saved so far (IPC_DUMP_LIMIT) */
 };
+
+/* @n more bytes of data to save: 0, or -1 (printed) past IPC_DUMP_LIMIT */
+static int ipc_account(struct ipc_dump *x, unsigned long long n, const char *what, int id)
+{
+	x->bytes += n;
+	if (x->bytes <= IPC_DUMP_LIMIT)
+		return 0;
+	pr_err("pid %d: ipc namespace: %s %d: the namespace holds more than %llu bytes of SysV shared memory and message data (the limit): not supported",
+	       x->c->root, what, id, IPC_DUMP_LIMIT);
+	return -1;
+}
 
 /* a /proc/sys file into @buf (without the newline): 0, 1 if absent, -1 */
 static int sysctl_get(const char *name, char *buf, size_t size)
@@ -507,17 +520,6 @@ static int sysctl_set(const char *name, const char *value)
 	if (close(fd))
 		ret = -1;
 	return ret;
-}
-
-static char *xstrdup(const char *s)
-{
-	char *p = strdup(s);
-
-	if (!p) {
-		pr_err("out of memory");
-		exit(1);
-	}
-	return p;
 }
 
 static int dump_sysctls(struct ipc_dump *x)
@@ -631,7 +633,7 @@ static int dump_shm_contents(struct ipc_dump *x, const struct ipc_obj *o)
 		       x->c->root, o->id, o->key);
 		goto out;
 	}
-	fd = openat(x->c->dirfd, img, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fd = img_create_at(x->c->dirfd, img, 0600);
 	if (fd < 0) {
 		pr_perror("cannot create %s", img);
 		goto out;
@@ -659,6 +661,8 @@ static int dump_shm_contents(struct ipc_dump *x, const struct ipc_obj *o)
 			n = (unsigned long long)hole - off < IPC_PAGE ? (unsigned long long)hole - off : IPC_PAGE;
 			if (is_zero(mem + off, n))
 				continue;
+			if (ipc_account(x, n, "shm segment", o->id))
+				goto out;
 			if (pwrite(fd, mem + off, n, off) != (ssize_t)n) {
 				pr_perror("cannot write %s", img);
 				goto out;
@@ -776,7 +780,7 @@ static int dump_msgs(struct ipc_dump *x, struct ipc_obj *o, const struct msqid_d
 	int fd, ret = -1;
 
 	msg_img(img, sizeof(img), o->id);
-	fd = openat(x->c->dirfd, img, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fd = img_create_at(x->c->dirfd, img, 0600);
 	if (fd < 0 || !buf) {
 		pr_perror("cannot create %s", img);
 		goto out;
@@ -797,6 +801,8 @@ static int dump_msgs(struct ipc_dump *x, struct ipc_obj *o, const struct msqid_d
 		}
 		h.mtype = buf->mtype;
 		h.size = n;
+		if (ipc_account(x, sizeof(h) + n, "message queue", o->id))
+			goto out;
 		if (write_all(fd, &h, sizeof(h)) || write_all(fd, buf->mtext, n)) {
 			pr_perror("cannot write %s", img);
 			goto out;
@@ -992,7 +998,7 @@ static int ipc_check_images(struct ns_ctx *c, const struct ipc_data *d, struct i
 
 	for (i = 0; i < d->nshm; i++) {
 		shm_img(img, sizeof(img), d->shm[i].id);
-		if (fstatat(c->dirfd, img, &st, 0) || !S_ISREG(st.st_mode) ||
+		if (fstatat(c->dirfd, img, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode) ||
 		    (unsigned long long)st.st_size != d->shm[i].size) {
 			pr_err("ipc namespace: shm segment %d: %s is missing or not %llu bytes",
 			       d->shm[i].id, img, d->shm[i].size);
@@ -1003,7 +1009,7 @@ static int ipc_check_images(struct ns_ctx *c, const struct ipc_data *d, struct i
 		const struct ipc_obj *o = &d->msq[i];
 
 		msg_img(img, sizeof(img), o->id);
-		fd = openat(c->dirfd, img, O_RDONLY | O_CLOEXEC);
+		fd = dir_open(c->dirfd, img, O_RDONLY);
 		if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) ||
 		    (unsigned long long)st.st_size != o->nmsgs * sizeof(h) + o->bytes) {
 			pr_err("ipc namespace: message queue %d: %s is missing or not %llu bytes", o->id,
@@ -1134,6 +1140,7 @@ static int restore_shm(struct ns_ctx *c, const struct ipc_obj *o)
 	char img[64], *mem, page[IPC_PAGE];
 	unsigned long long off;
 	struct creator_saved cs;
+	struct stat st;
 	ssize_t n;
 	int id, fd;
 
@@ -1155,7 +1162,14 @@ static int restore_shm(struct ns_ctx *c, const struct ipc_obj *o)
 		return -1;
 	}
 	shm_img(img, sizeof(img), o->id);
-	fd = openat(c->dirfd, img, O_RDONLY | O_CLOEXEC);
+	/* never through a link, and the same regular file ipc_check_images() saw */
+	fd = dir_open(c->dirfd, img, O_RDONLY);
+	if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+			(unsigned long long)st.st_size != o->size)) {
+		pr_err("ipc namespace: shm segment %d: %s is not a file of %llu bytes", id, img, o->size);
+		close(fd);
+		return -1;
+	}
 	mem = shmat(id, NULL, 0);
 	if (fd < 0 || mem == (void *)-1) {
 		pr_perror("ipc namespace: shm segment %d: cannot read %s into it", id, img);
@@ -1440,7 +1454,7 @@ int cmd_ipc(int argc, char **argv)
 	if (!strcmp(argv[1], "dump")) {
 		ret = ipc_dump(&c);
 		if (!ret) {
-			int fd = openat(c.dirfd, "ipc-records", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+			int fd = img_create_at(c.dirfd, "ipc-records", 0600);
 
 			f = fd >= 0 ? fdopen(fd, "w") : NULL;
 			if (!f) {
@@ -1451,7 +1465,7 @@ int cmd_ipc(int argc, char **argv)
 			ret = fclose(f) ? -1 : 0;
 		}
 	} else {
-		int fd = openat(c.dirfd, "ipc-records", O_RDONLY | O_CLOEXEC);
+		int fd = dir_open(c.dirfd, "ipc-records", O_RDONLY);
 
 		f = fd >= 0 ? fdopen(fd, "r") : NULL;
 		if (!f) {

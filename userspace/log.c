@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
@@ -317,4 +318,28 @@ void progress_end(void)
 		progress_watch(-1);
 	progress_clear();
 	pg.on = 0;
+}
+
+static void *oom_check(void *p)
+{
+	if (!p) {
+		pr_err("out of memory");
+		exit(1);
+	}
+	return p;
+}
+
+void *xmalloc(size_t n)
+{
+	return oom_check(malloc(n));
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	return oom_check(realloc(p, n));
+}
+
+char *xstrdup(const char *s)
+{
+	return oom_check(strdup(s));
 }

@@ -7,6 +7,8 @@
 #ifndef IMGCR_LOG_H
 #define IMGCR_LOG_H
 
+#include <stddef.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -53,6 +55,11 @@ void progress_end(void);
 #define LOG_LONG_OPTS							\
 	{ "log-file", required_argument, NULL, 'o' },			\
 	{ "verbosity", required_argument, NULL, 'v' }
+
+/* malloc, realloc, strdup that print "out of memory" and exit(1) when they fail */
+void *xmalloc(size_t n);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
 
 #define pr_msg(fmt, ...) log_print(LOG_MSG, "imgcr: " fmt, ##__VA_ARGS__)
 #define pr_err(fmt, ...) log_print(LOG_ERROR, "imgcr: " fmt, ##__VA_ARGS__)

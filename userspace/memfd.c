@@ -119,7 +119,7 @@ static int memfd_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f
 		if (c->t->files[i].kind == TK_MEMFD && c->t->files[i].ino == f->ino)
 			return FD_DESCRIBED;
 	snprintf(path, sizeof(path), "%s/memfd-%lu.data", c->dir, f->ino);
-	out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	out = img_create(path, 0600);
 	if (out < 0) {
 		pr_perror("cannot create %s", path);
 		return FD_FAILED;

@@ -22,10 +22,11 @@
  * unbindable) are restored; mount IDs and peer group numbers are new, as
  * after any boot.
  *
- * restore (inside(), in the ns-root, which the clone gave a copy of
- * imgcr's mount namespace): everything a slave, each mount made on a
- * "yard" directory parents first, flags, propagation last, then
- * pivot_root into it and the old root detached.
+ * restore: outside() (imgcr) makes the "yard" directory, removed by
+ * late() or cleanup() only if this restore made it; inside() (the
+ * ns-root, which the clone gave a copy of imgcr's mount namespace):
+ * everything a slave, each mount made on the yard parents first, flags,
+ * propagation last, then pivot_root into it and the old root detached.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -45,6 +46,7 @@
 #include "fsimg.h"
 #include "log.h"
 #include "ns.h"
+#include "proc.h"
 #include "record.h"
 #include "tree.h"
 
@@ -77,6 +79,7 @@ struct mnt {
 struct mnt_ns {
 	int n;
 	struct mnt *m;
+	int yard_made;		/* restore: imgcr made the yard (outside()), so removes it */
 };
 
 /* The file systems made fresh at restore (their contents are the kernel's). */
@@ -93,17 +96,6 @@ static int is_fresh(const char *fs)
 		if (!strcmp(fs, fresh_fs[i]))
 			return 1;
 	return 0;
-}
-
-static char *xstrdup(const char *s)
-{
-	char *d = strdup(s);
-
-	if (!d) {
-		pr_err("out of memory");
-		exit(1);
-	}
-	return d;
 }
 
 /* mountinfo's octal escapes (\040 for a space...) undone in place */
@@ -318,23 +310,46 @@ static void sb_data(const struct mnt *m, char *out, size_t size, unsigned long *
 /* ---- dump ---- */
 
 struct tmpfs_job {
-	const char *mp;
-	int imgfd;
+	const struct mnt *m;
+	int imgfd, procfd;
 	struct fsimg_stats st;
 };
 
-/* In the tree's mount namespace: a detached copy of the mount at @mp, saved. */
+/*
+ * In the tree's mount namespace: a detached copy of the mount at @m->mp,
+ * saved.  The mount point is found by path as the tree sees it; a task of
+ * the container that is not frozen (one that entered it with setns) could
+ * swap a directory of that path for a link meanwhile: the mount found must
+ * be @m (its mount ID and device), else another mount's files were saved.
+ */
 static int tmpfs_save(void *arg)
 {
 	struct tmpfs_job *j = arg;
-	int fd, ret;
+	const struct mnt *m = j->m;
+	struct statx sx;
+	int at, fd, ret;
 
-	fd = syscall(SYS_open_tree, AT_FDCWD, j->mp, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-	if (fd < 0) {
-		pr_perror("mount at %s: cannot make a detached copy of it to save its files", j->mp);
+	at = syscall(SYS_open_tree, AT_FDCWD, m->mp, AT_SYMLINK_NOFOLLOW | OPEN_TREE_CLOEXEC);
+	if (at < 0 || statx(at, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &sx) ||
+	    !(sx.stx_mask & STATX_MNT_ID) || sx.stx_mnt_id != (unsigned long long)m->id ||
+	    sx.stx_dev_major != m->maj || sx.stx_dev_minor != m->min) {
+		if (at >= 0)
+			pr_err("mount at %s: the path leads to another mount (id %llu, %u:%u) than the one dumped (id %d, %u:%u)",
+			       m->mp, (unsigned long long)sx.stx_mnt_id, sx.stx_dev_major,
+			       sx.stx_dev_minor, m->id, m->maj, m->min);
+		else
+			pr_perror("mount at %s: cannot open it", m->mp);
+		if (at >= 0)
+			close(at);
 		return -1;
 	}
-	ret = fsimg_dump(fd, j->imgfd, &j->st);
+	fd = syscall(SYS_open_tree, at, "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	close(at);
+	if (fd < 0) {
+		pr_perror("mount at %s: cannot make a detached copy of it to save its files", m->mp);
+		return -1;
+	}
+	ret = fsimg_dump(fd, j->imgfd, j->procfd, &j->st);
 	close(fd);
 	return ret;
 }
@@ -343,7 +358,7 @@ static int mnt_dump(struct ns_ctx *c)
 {
 	struct mnt_ns *ns, *host;
 	struct mnt *m, *h, *root = NULL;
-	int i, j, nroots = 0;
+	int i, j, nroots = 0, procfd = -1;
 
 	ns = read_mountinfo(c->root);
 	if (!ns)
@@ -475,16 +490,17 @@ static int mnt_dump(struct ns_ctx *c)
 			goto fail;
 		}
 	}
-	/* the files of each tmpfs, from inside the namespace */
+	/* the files of each tmpfs, from inside the namespace (reopened through imgcr's /proc) */
+	procfd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	for (i = 0; i < ns->n; i++) {
-		struct tmpfs_job job = { .mp = ns->m[i].mp, .st = { .limit = MNT_TMPFS_LIMIT } };
+		struct tmpfs_job job = { .m = &ns->m[i], .procfd = procfd,
+					 .st = { .limit = MNT_TMPFS_LIMIT } };
 		char name[64];
 
 		if (ns->m[i].how != MNT_TMPFS)
 			continue;
 		snprintf(name, sizeof(name), "tmpfs-%d.img", ns->m[i].id);
-		job.imgfd = openat(c->dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-				   0600);
+		job.imgfd = img_create_at(c->dirfd, name, 0600);
 		if (job.imgfd < 0) {
 			pr_perror("cannot create %s", name);
 			goto fail;
@@ -497,10 +513,14 @@ static int mnt_dump(struct ns_ctx *c)
 		}
 		close(job.imgfd);
 	}
+	if (procfd >= 0)
+		close(procfd);
 	mnt_ns_free(host);
 	ns_tree_get(c->t)->data[NS_MNT] = ns;
 	return 0;
 fail:
+	if (procfd >= 0)
+		close(procfd);
 	mnt_ns_free(host);
 	mnt_ns_free(ns);
 	return -1;
@@ -704,6 +724,45 @@ static void mnt_yard(struct ns_ctx *c, char *out, size_t size)
 		 (unsigned long long)st.st_ino);
 }
 
+/* The yard as imgcr made it: a directory of root's, mode 0700, empty. */
+static int stat_yard(const char *yard)
+{
+	struct stat st;
+	int fd = open(yard, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0 || fstat(fd, &st) || st.st_uid != geteuid() || (st.st_mode & 07777) != 0700 ||
+	    st.st_nlink != 2) {
+		pr_perror("%s: not the directory imgcr made to build the mounts on", yard);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+/*
+ * imgcr, the ns-root cloned and waiting: the yard made here, so that only
+ * the restore that made it removes it (two restores of one DIR: the
+ * second one fails here and leaves the first one's yard alone).
+ */
+static int mnt_outside(struct ns_ctx *c)
+{
+	struct mnt_ns *ns = c->t->ns ? c->t->ns->data[NS_MNT] : NULL;
+	char yard[128];
+
+	if (!ns)
+		return 0;
+	mnt_yard(c, yard, sizeof(yard));
+	if (mkdir(yard, 0700)) {
+		pr_perror("cannot make %s to build the mounts on (another restore from the same directory?)",
+			  yard);
+		return -1;
+	}
+	ns->yard_made = 1;
+	return 0;
+}
+
 static int mnt_inside(struct ns_ctx *c)
 {
 	struct mnt_ns *ns = c->t->ns ? c->t->ns->data[NS_MNT] : NULL;
@@ -721,12 +780,10 @@ static int mnt_inside(struct ns_ctx *c)
 		pr_perror("cannot make the new mount namespace a slave of imgcr's");
 		return -1;
 	}
+	/* made by imgcr (outside()): a directory, not a link someone put there */
 	mnt_yard(c, yard, sizeof(yard));
-	if (mkdir(yard, 0700)) {
-		pr_perror("cannot make %s to build the mounts on (another restore from the same directory?)",
-			  yard);
+	if (stat_yard(yard))
 		return -1;
-	}
 	for (i = 0; i < ns->n; i++)
 		if (mnt_make_one(c, ns, &ns->m[i], yard))
 			return -1;
@@ -744,13 +801,15 @@ static int mnt_inside(struct ns_ctx *c)
 /* imgcr, the ns-root done with inside() (or gone): the yard's directory removed */
 static int mnt_late(struct ns_ctx *c)
 {
+	struct mnt_ns *ns = c->t->ns ? c->t->ns->data[NS_MNT] : NULL;
 	char yard[128];
 
-	if (!c->t->ns || !c->t->ns->data[NS_MNT])
+	if (!ns || !ns->yard_made)
 		return 0;
 	mnt_yard(c, yard, sizeof(yard));
 	if (rmdir(yard) && errno != ENOENT)
 		pr_pwarn("cannot remove %s", yard);
+	ns->yard_made = 0;
 	return 0;
 }
 
@@ -837,9 +896,8 @@ static const char *mnt_read(struct tree *t, struct rec *r)
 	    (rec_has(r, "unbindable") && REC_NUM(r, "unbindable", 1, 1, m->unbindable)))
 		return "bad mnt record";
 	/* paths absolute, no ".." (they are joined to the yard at restore) */
-	if (m->mp[0] != '/' || m->root[0] != '/' || strstr(m->mp, "/..") ||
-	    strstr(m->root, "/..") || (m->ext && (m->ext[0] != '/' || strstr(m->ext, "/.."))))
-		return "bad mnt record: path not absolute or with ..";
+	if (!abs_path_ok(m->mp) || !abs_path_ok(m->root) || (m->ext && !abs_path_ok(m->ext)))
+		return "bad mnt record: path not absolute, or with an empty, . or .. component";
 	if (ns->n == 1) {
 		if (strcmp(m->mp, "/"))
 			return "the first mnt record is not the root";
@@ -874,6 +932,7 @@ const struct ns_ops ns_mnt_ops = {
 	.name = "mnt",
 	.clone_flag = CLONE_NEWNS,
 	.dump = mnt_dump,
+	.outside = mnt_outside,
 	.inside = mnt_inside,
 	.late = mnt_late,
 	.cleanup = mnt_cleanup,

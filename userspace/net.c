@@ -44,11 +44,14 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 
 #include "log.h"
 #include "ns.h"
+#include "proc.h"
 #include "record.h"
 #include "sockets.h"
 #include "tree.h"
@@ -94,16 +97,6 @@ struct net_ns {
 	struct netsysctl *sysctls;
 	int nft;		/* DIR/net-nft.img holds a ruleset */
 };
-
-static void *xrealloc(void *p, size_t n)
-{
-	p = realloc(p, n);
-	if (!p) {
-		pr_err("out of memory");
-		exit(1);
-	}
-	return p;
-}
 
 /* ---- netlink ---- */
 
@@ -286,7 +279,8 @@ static int netns_socket(pid_t pid, int domain, int type, int proto)
 		_exit(sendmsg(sv[1], &mh, 0) == 1 ? 0 : 1);
 	}
 	close(sv[1]);
-	waitpid(child, &st, 0);
+	if (wait_child(child, &st))
+		st = -1;
 	iov.iov_base = &byte;
 	iov.iov_len = 1;
 	mh.msg_iov = &iov;
@@ -504,6 +498,38 @@ static int route_cb(struct nlmsghdr *h, void *arg)
 	return 0;
 }
 
+/*
+ * A route of imgcr's namespace through a veth's outer end (routed CNIs:
+ * "ip route add 10.1.2.3/32 dev caliXXX"): not restored with the veth,
+ * so refused, naming it.  Those the kernel made from addresses are fine.
+ */
+struct host_route_arg {
+	const struct netdev *d;
+	pid_t root;
+};
+
+static int host_route_cb(struct nlmsghdr *h, void *arg)
+{
+	struct host_route_arg *x = arg;
+	struct rtmsg *rt = NLMSG_DATA(h);
+	size_t len = h->nlmsg_len - NLMSG_LENGTH(0);
+	struct nlattr *tb[RTA_MAX + 1];
+	char dst[INET6_ADDRSTRLEN] = "default";
+
+	if (h->nlmsg_type != RTM_NEWROUTE || rt->rtm_protocol == RTPROT_KERNEL ||
+	    rt->rtm_table == RT_TABLE_LOCAL || (rt->rtm_flags & RTM_F_CLONED))
+		return 0;
+	nla_parse(RTM_RTA(rt), len - NLMSG_ALIGN(sizeof(*rt)), tb, RTA_MAX);
+	if (!tb[RTA_OIF] || *(int *)NLA_DATA(tb[RTA_OIF]) != x->d->peer_index)
+		return 0;
+	if (tb[RTA_DST])
+		inet_ntop(rt->rtm_family, NLA_DATA(tb[RTA_DST]), dst, sizeof(dst));
+	pr_err("pid %d: network device %s (the outer end of its %s) has a route of the host to %s/%u (protocol %u), which a restore would not make again: not supported",
+	       x->root, x->d->peer, x->d->name, dst, rt->rtm_dst_len, rt->rtm_protocol);
+	errno = 0;
+	return -1;
+}
+
 static int dump_family(int fd, int type, int family, int (*cb)(struct nlmsghdr *, void *), void *arg)
 {
 	struct {
@@ -640,6 +666,8 @@ static int dump_sysctls(struct ns_ctx *c, struct net_ns *ns)
 	child = fork();
 	if (child < 0) {
 		pr_perror("cannot fork");
+		close(p[0]);
+		close(p[1]);
 		return -1;
 	}
 	if (!child) {
@@ -670,7 +698,7 @@ static int dump_sysctls(struct ns_ctx *c, struct net_ns *ns)
 		fclose(in);
 	else
 		close(p[0]);
-	if (waitpid(child, &wst, 0) < 0 || !WIFEXITED(wst) || WEXITSTATUS(wst) || !ns->nsysctls) {
+	if (wait_child(child, &wst) || !WIFEXITED(wst) || WEXITSTATUS(wst) || !ns->nsysctls) {
 		pr_err("pid %d: cannot read its network sysctls", c->root);
 		return -1;
 	}
@@ -682,27 +710,43 @@ struct nft_arg {
 	int fd;
 };
 
-static int nft_list(void *arg)
+/*
+ * nft @a1 @a2 (found by nft_path()), its stdin @in and stdout @out, its
+ * stderr imgcr's, no other fd: its exit status (127: no nft), or -1.
+ */
+static int run_nft(int in, int out, const char *a1, const char *a2)
 {
-	struct nft_arg *a = arg;
 	char path[PATH_MAX];
-	pid_t child = fork();
+	pid_t child;
 	int st;
 
+	if (nft_path(path, sizeof(path)))
+		return 127;
+	child = fork();
 	if (child < 0)
 		return -1;
 	if (!child) {
-		int null = open("/dev/null", O_RDONLY);
-
-		if (null < 0 || dup2(null, 0) < 0 || dup2(a->fd, 1) < 0)
+		if (dup2(in, 0) < 0 || (out >= 0 && dup2(out, 1) < 0) ||
+		    syscall(SYS_close_range, 3, ~0U, 0))
 			_exit(127);
-		if (!nft_path(path, sizeof(path)))
-			execl(path, "nft", "list", "ruleset", (char *)NULL);
+		execl(path, "nft", a1, a2, (char *)NULL);
 		_exit(127);
 	}
-	if (waitpid(child, &st, 0) < 0 || !WIFEXITED(st))
+	if (wait_child(child, &st) || !WIFEXITED(st))
 		return -1;
-	return WEXITSTATUS(st) ? -1 : 0;
+	return WEXITSTATUS(st);
+}
+
+static int nft_list(void *arg)
+{
+	struct nft_arg *a = arg;
+	int null = open("/dev/null", O_RDONLY | O_CLOEXEC), r;
+
+	if (null < 0)
+		return -1;
+	r = run_nft(null, a->fd, "list", "ruleset");
+	close(null);
+	return r ? -1 : 0;
 }
 
 static int dump_nft(struct ns_ctx *c, struct net_ns *ns)
@@ -711,8 +755,7 @@ static int dump_nft(struct ns_ctx *c, struct net_ns *ns)
 	struct stat st;
 	int r;
 
-	a.fd = openat(c->dirfd, "net-nft.img", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-		      0600);
+	a.fd = img_create_at(c->dirfd, "net-nft.img", 0600);
 	if (a.fd < 0) {
 		pr_perror("cannot create net-nft.img");
 		return -1;
@@ -779,6 +822,7 @@ static int net_dump(struct ns_ctx *c)
 	struct net_ns *ns = calloc(1, sizeof(*ns));
 	struct dump_arg a = { .c = c, .ns = ns };
 	struct addr_arg x = { .a = &a };
+	struct host_route_arg hr = { .root = c->root };
 	int fd, host, i;
 
 	if (!ns) {
@@ -816,8 +860,14 @@ static int net_dump(struct ns_ctx *c)
 			goto fail;
 		x.outer = ns->devs[i].index;
 		x.only = ns->devs[i].peer_index;
-			if (dump_family(host, RTM_GETADDR, AF_UNSPEC, addr_cb, &x)) {
-			pr_perror("network device %s: cannot read its addresses", ns->devs[i].peer);
+		hr.d = &ns->devs[i];
+		errno = 0;
+		if (dump_family(host, RTM_GETADDR, AF_UNSPEC, addr_cb, &x) ||
+		    dump_family(host, RTM_GETROUTE, AF_INET, host_route_cb, &hr) ||
+		    dump_family(host, RTM_GETROUTE, AF_INET6, host_route_cb, &hr)) {
+			if (errno)
+				pr_perror("network device %s: cannot read its addresses and routes",
+					  ns->devs[i].peer);
 			close(host);
 			goto fail;
 		}
@@ -984,6 +1034,23 @@ static int dad_back(const struct net_ns *ns, const char *dev)
 	return 0;
 }
 
+/*
+ * A dumped address or route made again (an address replaces one the
+ * kernel made, a route must be new); @index, if not 0, the device of an
+ * address (an outer end's new index).  0, or -1 (errno).
+ */
+static int msg_replay(int fd, const struct netmsg *m, int index)
+{
+	struct nlreq r = { .h = { .nlmsg_type = m->type, .nlmsg_len = NLMSG_LENGTH(m->len),
+				  .nlmsg_flags = NLM_F_CREATE | (m->type == RTM_NEWADDR ?
+								 NLM_F_REPLACE : NLM_F_EXCL) } };
+
+	memcpy(NLMSG_DATA(&r.h), m->data, m->len);
+	if (index)
+		((struct ifaddrmsg *)NLMSG_DATA(&r.h))->ifa_index = index;
+	return nl_talk(fd, &r.h, NULL, NULL);
+}
+
 /* imgcr: each veth pair, its inner end made in the ns-root's namespace */
 static int net_outside(struct ns_ctx *c)
 {
@@ -1059,17 +1126,9 @@ static int net_outside(struct ns_ctx *c)
 		 * them, and the host's "all" setting is not ours to change)
 		 */
 		for (j = 0; j < ns->nmsgs; j++) {
-			struct netmsg *m = &ns->msgs[j];
-			struct nlreq a = { .h = { .nlmsg_type = RTM_NEWADDR,
-						  .nlmsg_flags = NLM_F_CREATE | NLM_F_REPLACE } };
-			struct ifaddrmsg *ifa = NLMSG_DATA(&a.h);
-
-			if (m->outer != d->index)
+			if (ns->msgs[j].outer != d->index)
 				continue;
-			memcpy(ifa, m->data, m->len);
-			a.h.nlmsg_len = NLMSG_LENGTH(m->len);
-			ifa->ifa_index = d->peer_index;
-			if (nl_talk(fd, &a.h, NULL, NULL)) {
+			if (msg_replay(fd, &ns->msgs[j], d->peer_index)) {
 				pr_perror("network device %s: cannot give it its address", d->peer);
 				goto fail;
 			}
@@ -1097,7 +1156,12 @@ static void net_cleanup(struct ns_ctx *c)
 					  .nlmsg_type = RTM_DELLINK } };
 		struct ifinfomsg *ifi = NLMSG_DATA(&r.h);
 
-		if (strcmp(ns->devs[i].kind, "veth") || ns->devs[i].peer_index <= 0)
+		/*
+		 * the tree was killed first: its network namespace, and with it
+		 * the pair, may be gone already and the index another device's
+		 */
+		if (strcmp(ns->devs[i].kind, "veth") || ns->devs[i].peer_index <= 0 ||
+		    if_nametoindex_fd(fd, ns->devs[i].peer) != ns->devs[i].peer_index)
 			continue;
 		ifi->ifi_index = ns->devs[i].peer_index;
 		nl_talk(fd, &r.h, NULL, NULL);
@@ -1138,16 +1202,10 @@ static int net_inside(struct ns_ctx *c)
 		}
 		for (i = 0; i < ns->nmsgs; i++) {
 			struct netmsg *m = &ns->msgs[i];
-			struct nlreq r = { .h = { .nlmsg_type = m->type,
-						  .nlmsg_len = NLMSG_LENGTH(m->len),
-						  .nlmsg_flags = NLM_F_CREATE |
-							  (m->type == RTM_NEWADDR ? NLM_F_REPLACE :
-										    NLM_F_EXCL) } };
 
 			if (m->outer || m->type != pass)
 				continue;
-			memcpy(NLMSG_DATA(&r.h), m->data, m->len);
-			if (nl_talk(fd, &r.h, NULL, NULL)) {
+			if (msg_replay(fd, m, 0)) {
 				pr_perror("cannot restore %s %d of the tree's network namespace",
 					  m->type == RTM_NEWADDR ? "address" : "route", i);
 				goto fail;
@@ -1163,25 +1221,16 @@ static int net_inside(struct ns_ctx *c)
 		goto fail;
 	close(fd);
 	if (ns->nft) {
-		int img = openat(c->dirfd, "net-nft.img", O_RDONLY | O_CLOEXEC | O_NOFOLLOW), st;
-		pid_t child;
+		int img = dir_open(c->dirfd, "net-nft.img", O_RDONLY), st;
 
 		if (img < 0) {
 			pr_perror("cannot open net-nft.img");
 			return -1;
 		}
-		child = fork();
-		if (!child) {
-			char path[PATH_MAX];
-
-			if (dup2(img, 0) < 0 || nft_path(path, sizeof(path)))
-				_exit(127);
-			execl(path, "nft", "-f", "/dev/stdin", (char *)NULL);
-			pr_perror("cannot run nft");
-			_exit(127);
-		}
+		/* stdin the ruleset, stdout and stderr imgcr's: nothing else of the ns-root */
+		st = run_nft(img, -1, "-f", "/dev/stdin");
 		close(img);
-		if (child < 0 || waitpid(child, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) {
+		if (st) {
 			pr_err("cannot load the tree's nftables ruleset (nft -f failed)");
 			return -1;
 		}

@@ -263,17 +263,6 @@ static int time_dump(struct ns_ctx *c)
 	return 0;
 }
 
-static int write_text(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC), r;
-
-	if (fd < 0)
-		return -1;
-	r = write_all(fd, text, strlen(text));
-	close(fd);
-	return r;
-}
-
 /*
  * In the ns-root, before it has a child: a new time namespace for its
  * children, its offsets, and the ns-root joins it itself (single-threaded,
@@ -549,9 +538,28 @@ int ns_dump(struct tree *t, pid_t root, int dirfd)
 	int k;
 
 	for (k = 0; k < NS_N; k++) {
+		int emine, eits;
+
+		errno = 0;
 		mine = ns_ino(0, ns_kinds[k]->name);
+		emine = errno;
+		errno = 0;
 		its = ns_ino(root, ns_kinds[k]->name);
-		if (!mine || !its || mine == its)
+		eits = errno;
+		/*
+		 * a kind the kernel lacks is missing on both sides; any other
+		 * failure would take the tree's namespace for imgcr's
+		 */
+		if (!mine && !its && emine == ENOENT && eits == ENOENT)
+			continue;
+		if (!mine || !its) {
+			errno = mine ? eits : emine;
+			pr_perror("pid %d: cannot read %s %s namespace (/proc/%s/ns/%s)", root,
+				  mine ? "its" : "imgcr's", ns_kinds[k]->name,
+				  mine ? "PID" : "self", ns_kinds[k]->name);
+			return -1;
+		}
+		if (mine == its)
 			continue;
 		if (k != NS_PID && !ns_kinds[k]->dump) {
 			pr_err("pid %d: in another %s namespace than imgcr (%s:[%llu], imgcr's %s:[%llu]): a tree with its own %s namespace is not supported yet (it would be restored into imgcr's); run imgcr in it",
@@ -627,10 +635,8 @@ int ns_outside(struct ns_ctx *c)
 	int k;
 
 	for (k = 0; k < NS_N; k++)
-		if ((c->own & NS_BIT(k)) && ns_kinds[k]->outside && ns_kinds[k]->outside(c)) {
-			ns_cleanup(c);
+		if ((c->own & NS_BIT(k)) && ns_kinds[k]->outside && ns_kinds[k]->outside(c))
 			return -1;
-		}
 	return 0;
 }
 

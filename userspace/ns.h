@@ -80,7 +80,7 @@ void ns_show_text(const struct tree *t);
 void ns_show_json(const struct tree *t);
 void ns_model(const struct tree *t);
 
-/* The inode of /proc/PID/ns/NAME (@pid 0: imgcr's own), 0 if unreadable. */
+/* The inode of /proc/PID/ns/NAME (@pid 0: imgcr's own), 0 if unreadable (errno set). */
 unsigned long long ns_ino(pid_t pid, const char *name);
 /* The last field of NSpid of @pid (thread @tid; 0: the main one): its id in its own PID namespace; -1. */
 pid_t ns_inner_pid(pid_t pid, pid_t tid);
@@ -93,15 +93,21 @@ pid_t ns_inner_pid(pid_t pid, pid_t tid);
  * dump() is refused, naming it.  0, or -1 after printing why.
  */
 int ns_dump(struct tree *t, pid_t root, int dirfd);
+/*
+ * dump, after ns_dump(): every task's cgroup has the cgroup BPF programs
+ * (device access, socket, sysctl) of the cgroup the restore puts it in
+ * (cgroup.c); 0, or -1 after printing the task, its cgroup and the kind.
+ */
+int cg_check_bpf(const struct tree *t);
 /* restore, after reading the tree: every own kind can be restored; 0 or -1 (printed). */
 int ns_restore_check(const struct tree *t);
 /* The CLONE_NEW* flags the ns-root is cloned with for the kinds of @own. */
 unsigned long ns_clone_flags(unsigned int own);
 /* Every own kind's hook of that stage, in enum order; 0, or -1 (printed). */
-int ns_outside(struct ns_ctx *c);	/* a failure runs ns_cleanup() */
+int ns_outside(struct ns_ctx *c);	/* on failure, the caller kills the ns-root, then ns_cleanup() */
 int ns_inside(struct ns_ctx *c);
 int ns_late(struct ns_ctx *c);
-void ns_cleanup(struct ns_ctx *c);	/* reverse order */
+void ns_cleanup(struct ns_ctx *c);	/* reverse order; each kind undoes only what it made */
 
 /*
  * mount.c, dump, after ns_dump(): for a tree with a mount namespace of its

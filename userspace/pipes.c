@@ -179,7 +179,7 @@ int pipe_save_data(struct fd_dump *c, const struct fd_parms *p, unsigned long in
 		}
 	}
 	snprintf(path, sizeof(path), "%s/pipe-%lu.data", c->dir, ino);
-	out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	out = img_create(path, 0600);
 	if (out < 0 || write_all(out, buf, n)) {
 		pr_perror("cannot write %s", path);
 		goto fail;

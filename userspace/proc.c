@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -13,6 +14,66 @@
 int dir_open(int dirfd, const char *name, int flags)
 {
 	return openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
+}
+
+int img_create_at(int dirfd, const char *name, mode_t mode)
+{
+	if (unlinkat(dirfd, name, 0) && errno != ENOENT)
+		return -1;
+	return openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+}
+
+int img_create(const char *path, mode_t mode)
+{
+	return img_create_at(AT_FDCWD, path, mode);
+}
+
+FILE *img_fcreate(const char *path)
+{
+	int fd = img_create(path, 0600);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+
+	if (fd >= 0 && !f)
+		close(fd);
+	return f;
+}
+
+int abs_path_ok(const char *p)
+{
+	const char *c, *e;
+
+	if (p[0] != '/' || strchr(p, '\n'))
+		return 0;
+	if (!p[1])
+		return 1;
+	for (c = p + 1;; c = e + 1) {
+		e = strchrnul(c, '/');
+		if (e == c || (e - c == 1 && c[0] == '.') || (e - c == 2 && c[0] == '.' && c[1] == '.'))
+			return 0;
+		if (!*e)
+			return 1;
+	}
+}
+
+int write_text(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), r, e;
+
+	if (fd < 0)
+		return -1;
+	r = write_all(fd, text, strlen(text));
+	e = errno;
+	close(fd);
+	errno = e;
+	return r;
+}
+
+int wait_child(pid_t pid, int *st)
+{
+	while (waitpid(pid, st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return 0;
 }
 
 char *read_text(const char *path, size_t *len)

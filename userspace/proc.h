@@ -4,6 +4,7 @@
 #define IMGCR_PROC_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 /* Whole file into a NUL-terminated malloc'ed buffer (NULL on error, errno set). */
@@ -25,6 +26,26 @@ char *read_text_dir(int dirfd, const char *name, size_t *len);
 const char *status_field(const char *text, const char *key);
 /* state, ppid, pgid, sid from /proc/PID/stat; 0 or -1. */
 int proc_stat(pid_t pid, char *state, pid_t *ppid, pid_t *pgid, pid_t *sid);
+/*
+ * A new image file of a dump, for writing (close-on-exec): whatever was
+ * at @path (a file of an earlier dump, or a link someone put in DIR) is
+ * removed first, and the new one made with O_EXCL|O_NOFOLLOW, so that
+ * root never writes through a symbolic or hard link.  -1 (errno).
+ */
+int img_create(const char *path, mode_t mode);
+int img_create_at(int dirfd, const char *name, mode_t mode);
+/* The same as a stdio stream ("w"), or NULL. */
+FILE *img_fcreate(const char *path);
+/*
+ * @p is "/" or an absolute path of plain components: none empty ("//"),
+ * "." or ".." (a name that only begins with "..", as Kubernetes' "..data",
+ * is fine), no trailing "/", no newline.  1 or 0.
+ */
+int abs_path_ok(const char *p);
+/* @text into the existing file @path (a /proc, /sys or cgroup file): 0, or -1 (errno). */
+int write_text(const char *path, const char *text);
+/* waitpid(@pid, @st, 0), again after EINTR: 0, or -1 (errno) */
+int wait_child(pid_t pid, int *st);
 int write_all(int fd, const void *buf, size_t len);
 int read_full(int fd, void *buf, size_t len);
 /*

@@ -1421,17 +1421,6 @@ static int check_tree(struct rctx *c)
 	return 0;
 }
 
-static int write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC), r;
-
-	if (fd < 0)
-		return -1;
-	r = write_all(fd, text, strlen(text));
-	close(fd);
-	return r;
-}
-
 static int enter_namespaces(struct rctx *c)
 {
 	char map[64];
@@ -1444,13 +1433,13 @@ static int enter_namespaces(struct rctx *c)
 			return -1;
 		}
 		snprintf(map, sizeof(map), "%u %u 1\n", uid, uid);
-		if (write_file("/proc/self/setgroups", "deny") ||
-		    write_file("/proc/self/uid_map", map)) {
+		if (write_text("/proc/self/setgroups", "deny") ||
+		    write_text("/proc/self/uid_map", map)) {
 			pr_perror("cannot write the uid map of the new user namespace");
 			return -1;
 		}
 		snprintf(map, sizeof(map), "%u %u 1\n", gid, gid);
-		if (write_file("/proc/self/gid_map", map)) {
+		if (write_text("/proc/self/gid_map", map)) {
 			pr_perror("cannot write the gid map of the new user namespace");
 			return -1;
 		}
@@ -1474,6 +1463,22 @@ static void kill_tree(struct rctx *c, pid_t top, int all)
 	if (top > 0)
 		while (waitpid(top, &st, 0) < 0 && errno == EINTR)
 			;
+}
+
+/*
+ * A failed restore: the tree killed (and its root reaped), then what
+ * outside() made for its namespaces undone (cgroups can only be removed
+ * once no task is left in them).
+ */
+static void kill_undo(struct rctx *c, pid_t top, int all)
+{
+	kill_tree(c, top, all);
+	if (c->own) {
+		struct ns_ctx nc = { .t = &c->t, .dirfd = c->dirfd, .hostproc = -1, .root = top,
+				     .own = c->own };
+
+		ns_cleanup(&nc);
+	}
 }
 
 /*
@@ -2125,7 +2130,7 @@ int cmd_restore(int argc, char **argv)
 		close(c.ns_sync[0]);
 		/* every kind's part outside (uid maps, veth peers, cgroups), then it goes on */
 		if (ns_outside(&nc) || write_all(c.ns_sync[1], "g", 1)) {
-			kill_tree(&c, top, 0);
+			kill_undo(&c, top, 0);
 			ghost_unlink_mapped(&c.t);
 			pr_err("restore failed: the tree's namespaces could not be set up; nothing of the tree was left running");
 			return 1;
@@ -2136,26 +2141,14 @@ int cmd_restore(int argc, char **argv)
 		close(c.desc[i]);
 	if ((c.pidns || c.own) &&
 	    (notify("setup-namespaces", top) || notify("post-setup-namespaces", top))) {
-		if (c.own) {
-			struct ns_ctx nc = { .t = &c.t, .dirfd = c.dirfd, .hostproc = -1,
-					     .root = top, .own = c.own };
-
-			ns_cleanup(&nc);
-		}
-		kill_tree(&c, top, 0);
+		kill_undo(&c, top, 0);
 		ghost_unlink_mapped(&c.t);
 		pr_err("nothing of the tree was left running");
 		return 1;
 	}
 	if (collect(&c, c.t.ntasks, 60000) || notify("post-restore", root_pid(&c)) ||
 	    (own_netns(&c) && notify("network-unlock", 0)) || notify("pre-resume", 0)) {
-		if (c.own) {
-			struct ns_ctx nc = { .t = &c.t, .dirfd = c.dirfd, .hostproc = -1,
-					     .root = top, .own = c.own };
-
-			ns_cleanup(&nc);
-		}
-		kill_tree(&c, top, 0);
+		kill_undo(&c, top, 0);
 		ghost_unlink_mapped(&c.t);
 		pr_err("nothing of the tree was left running");
 		return 1;
@@ -2165,8 +2158,7 @@ int cmd_restore(int argc, char **argv)
 				     .own = c.own };
 
 		if (ns_late(&nc)) {
-			ns_cleanup(&nc);
-			kill_tree(&c, top, 0);
+			kill_undo(&c, top, 0);
 			ghost_unlink_mapped(&c.t);
 			pr_err("nothing of the tree was left running");
 			return 1;
@@ -2178,7 +2170,7 @@ int cmd_restore(int argc, char **argv)
 	for (i = 0; i < c.t.ntasks; i++)
 		if (!c.t.tasks[i].zombie && write_all(c.go_w, "g", 1)) {
 			pr_perror("go pipe");
-			kill_tree(&c, top, 1);
+			kill_undo(&c, top, 1);
 			ghost_unlink_mapped(&c.t);
 			return 1;
 		}
@@ -2188,14 +2180,14 @@ int cmd_restore(int argc, char **argv)
 	progress_end();
 	ghost_unlink_mapped(&c.t);
 	if (st || verify_threads(&c, 60000)) {
-		kill_tree(&c, top, 1);
+		kill_undo(&c, top, 1);
 		pr_err("the tree was killed");
 		return 1;
 	}
 	t_run = log_now_ms();
 	pr_debug("the tree runs");
 	if ((pidfile && write_pidfile(&c, pidfile)) || notify("post-resume", 0)) {
-		kill_tree(&c, top, 1);
+		kill_undo(&c, top, 1);
 		pr_err("the tree was killed");
 		return 1;
 	}

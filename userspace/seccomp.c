@@ -223,7 +223,7 @@ out:
 
 static int write_file(const char *path, const struct sc_buf *b)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int fd = img_create(path, 0600);
 	size_t off = 0;
 
 	if (fd < 0) {

@@ -278,7 +278,7 @@ static int lock_conn(const char *dir, const struct tree_sk *s, char *err, size_t
 	if (!lock_dir) {
 		lock_dir = strdup(dir);
 		snprintf(path, sizeof(path), "%s/tcp-lock", dir);
-		fp = fopen(path, "we");
+		fp = img_fcreate(path);
 		if (!fp || fprintf(fp, "%s\n", lock_table) < 0 || fclose(fp)) {
 			pr_perror("cannot write %s", path);
 			snprintf(err, size, "cannot write DIR/tcp-lock");
@@ -298,7 +298,7 @@ static int unlock_table(const char *table, char *err, size_t size)
 
 static int save_bytes(const char *path, const char *buf, size_t len)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int fd = img_create(path, 0600);
 
 	if (fd < 0 || write_all(fd, buf, len)) {
 		pr_perror("cannot write %s", path);
@@ -363,7 +363,7 @@ static int get_seq(int sfd, int q, unsigned long long *v)
 
 static int write_img(const char *path, const struct tcp_img *m)
 {
-	FILE *f = fopen(path, "we");
+	FILE *f = img_fcreate(path);
 	size_t i;
 
 	if (!f) {

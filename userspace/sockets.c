@@ -412,7 +412,7 @@ int sk_queue_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk
 		return FD_FAILED;
 	}
 	snprintf(path, sizeof(path), "%s/sk-%lu.data", c->dir, s->ino);
-	out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	out = img_create(path, 0600);
 	if (out < 0) {
 		pr_perror("cannot create %s", path);
 		return FD_FAILED;

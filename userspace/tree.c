@@ -874,7 +874,7 @@ int tree_write(const struct tree *t, const char *dir)
 	size_t i;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, TREE_FILE);
-	f = fopen(path, "we");
+	f = img_fcreate(path);
 	if (!f) {
 		pr_perror("cannot create %s", path);
 		return -1;

@@ -262,6 +262,30 @@ static int tree_is_user(struct trust *tr, const struct tree *t, int dirfd, const
 	return 1;
 }
 
+/*
+ * The tree file asks for namespace work: a kind of its own or external,
+ * or any kind's records (those of a kind not listed as own are refused
+ * later, but nothing of a user's directory should get that far).  What
+ * root would do on the host for it (review M5): mounts of host paths and
+ * of file systems, tmpfs files with any owner, mode, device number and
+ * xattr; veth outer ends with their names, addresses (host routes with
+ * them) and bridge; cgroups and their limits in the host's tree; SysV
+ * objects with any owner; the host name, clock offsets.
+ */
+static int ns_any(const struct tree *t)
+{
+	int k;
+
+	if (!t->ns)
+		return 0;
+	if (t->ns->own || t->ns->ext)
+		return 1;
+	for (k = 0; k < NS_N; k++)
+		if (t->ns->data[k])
+			return 1;
+	return 0;
+}
+
 int trust_check(const struct tree *t, int dirfd, const char *dir, int trusted, uid_t *user)
 {
 	struct trust tr = { .user = (uid_t)-1 };
@@ -338,8 +362,7 @@ int trust_check(const struct tree *t, int dirfd, const char *dir, int trusted, u
 	 * host paths, mount file systems, make device nodes and setuid files
 	 * (tmpfs images), veths, cgroups.  None of it is a user's to ask for.
 	 */
-	if (t->ns && (t->ns->own || t->ns->data[NS_MNT] || t->ns->data[NS_NET] ||
-		      t->ns->data[NS_CGROUP] || t->ns->data[NS_IPC])) {
+	if (ns_any(t)) {
 		pr_err("%s: as root, a tree with namespaces of its own (mounts, network, cgroups...) is restored only from a directory only root can write; refused (pass --trust-images-dir if you trust whoever can write it)",
 		       first);
 		goto out;

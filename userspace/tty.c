@@ -407,7 +407,7 @@ static int save_data(struct fd_dump *c, const struct fd_parms *p, int index,
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/tty-%d.data", c->dir, index);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fd = img_create(path, 0600);
 	if (fd < 0) {
 		pr_perror("cannot create %s", path);
 		return -1;

@@ -125,6 +125,13 @@ else
 	res not-twice PASS
 fi
 
+# each file reopened through /proc (as mount.c does) from its O_PATH fd: the same image
+if out=$(FSIMG_PROCFD=1 "$drv" dump "$src" "$tmp/img-proc" 2>&1) && cmp -s "$tmp/img" "$tmp/img-proc"; then
+	res procfd PASS
+else
+	res procfd FAIL "$out $(cmp "$tmp/img" "$tmp/img-proc" 2>&1)"
+fi
+
 # the limit: more data than allowed is refused, naming a file
 if out=$("$drv" dump "$src" "$tmp/img2" 4096 2>&1); then
 	res limit FAIL "dumped past the limit: $out"
@@ -138,7 +145,7 @@ if out=$("$drv" dump "$src" "$tmp/img3" 2>&1); then
 else
 	case "$out" in *"mnt: another file system"*) res submount PASS ;; *) res submount FAIL "$out" ;; esac
 fi
-umount "$src/mnt"
+umount "$src/mnt" 2>/dev/null
 
 # hostile images: each refused, and nothing outside the target written
 hostile() {	# NAME BODY
@@ -157,6 +164,14 @@ hostile() {	# NAME BODY
 }
 hostile dotdot 'f ../outside/x 100644 0 0 0.000000000 0.000000000 0 0\n'
 hostile absolute 'f /tmp/fsimg-escaped 100644 0 0 0.000000000 0.000000000 0 0\n'
+# directories nested too deep: refused with a message (not a crash of the dumping child)
+umount "$src/mnt" 2>/dev/null
+(cd "$src" && for i in $(seq 1 300); do mkdir d && cd d || exit 1; done)
+if out=$("$drv" dump "$src" "$tmp/img4" 2>&1); then
+	res deep FAIL "dumped"
+else
+	case "$out" in *"nested more than 256 deep"*) res deep PASS ;; *) res deep FAIL "$out" ;; esac
+fi
 hostile via-symlink "l s 120777 0 0 0.000000000 0.000000000 $tmp/outside\nf s/x 100644 0 0 0.000000000 0.000000000 0 0\n"
 hostile link-out "h x ../outside/y\n"
 hostile cut-data 'f x 100644 0 0 0.000000000 0.000000000 10 1\n0 10\nabc'

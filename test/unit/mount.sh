@@ -39,6 +39,9 @@ for a in sh sleep cat ls stat echo umount rmdir mkdir cp; do ln -s busybox \$R/b
 mount -t proc proc \$R/proc
 mount -t tmpfs -o size=4m,mode=1777 data \$R/data
 echo "data file" > \$R/data/f; mkdir \$R/data/sub; echo deep > \$R/data/sub/g
+# a Kubernetes configMap-like name: a mount root of "/..cm" (not "..")
+mkdir \$R/data/..cm \$R/cm; echo configmap > \$R/data/..cm/k
+mount --bind \$R/data/..cm \$R/cm
 truncate -s 100M \$R/data/sparse
 echo hostname-file > \$R/etc/hostname
 mount --bind \$R/data/f \$R/etc/hostname
@@ -87,7 +90,7 @@ kill -9 "$ct"; ct=
 wait 2>/dev/null
 
 if "$drv" restore mnt "$tmp/img" /bin/sh -c 'cat /proc/self/mountinfo > /data/mi
-	cat /data/f /data/sub/g /etc/hostname /host/hello /dev/shm/s /rotmp/f
+	cat /data/f /data/sub/g /etc/hostname /host/hello /dev/shm/s /rotmp/f /cm/k
 	stat -c "%s %b" /data/sparse; ls /dev/pts/ptmx >/dev/null && echo ptmx
 	(echo x > /host/x) 2>/dev/null && echo host-writable
 	cp /data/mi /proc/self/fd/3' 3> "$tmp/after.raw" > "$tmp/out" 2>&1; then
@@ -107,6 +110,7 @@ data file
 from the host
 shm-file
 ro-file
+configmap
 104857600 0
 ptmx"
 if [ "$(cat "$tmp/out")" = "$want" ]; then
@@ -124,6 +128,19 @@ else
 fi
 ls -d /tmp/.imgcr-yard-* > /dev/null 2>&1 && res yard-removed FAIL "$(ls -d /tmp/.imgcr-yard-*)" ||
 	res yard-removed PASS
+
+# a second restore of the same DIR while the first one builds its mounts
+# (its yard exists): refused, and the first one's yard left in place
+yard=/tmp/.imgcr-yard-$(stat -c %d-%i "$tmp/img")
+mkdir -m 0700 "$yard"
+if out=$("$drv" restore mnt "$tmp/img" /bin/true 2>&1); then
+	res yard-busy FAIL "restored"
+elif [ ! -d "$yard" ]; then
+	res yard-busy FAIL "the other restore's yard was removed: $out"
+else
+	res yard-busy PASS "$out"
+fi
+rmdir "$yard"
 
 # refusals: a file system imgcr cannot reach, two mounts on one place
 refuse() {	# NAME EXPECTED-TEXT SETUP (run in the container's root before pivot_root)

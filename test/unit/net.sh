@@ -113,7 +113,7 @@ else
 fi
 
 # refusals
-refuse() {	# NAME EXPECTED SETUP (in the container's namespace)
+refuse() {	# NAME EXPECTED SETUP (in the container's namespace) [HOST-SETUP (here, $c its pid)]
 	local d=$tmp/r-$1 c= u
 	mkdir -p "$d"
 	unshare -n -p -f sh -c "$3; echo ready > $d/ready; exec sleep 1000" > "$d/out" 2>&1 &
@@ -123,7 +123,9 @@ refuse() {	# NAME EXPECTED SETUP (in the container's namespace)
 		[ -n "$c" ] && [ -e "$d/ready" ] && break
 		sleep 0.1
 	done
-	if out=$("$drv" dump net "$c" "$d" 2>&1); then
+	if [ -n "${4:-}" ] && ! eval "$4"; then
+		res "refuse-$1" FAIL "cannot set it up: $4"
+	elif out=$("$drv" dump net "$c" "$d" 2>&1); then
 		res "refuse-$1" FAIL dumped
 	else
 		case "$out" in *"$2"*) res "refuse-$1" PASS "$out" ;; *) res "refuse-$1" FAIL "$out" ;; esac
@@ -133,4 +135,8 @@ refuse() {	# NAME EXPECTED SETUP (in the container's namespace)
 }
 refuse bridge "type bridge is not supported" "ip link add b9 type bridge || echo no-bridge"
 refuse inner-veth "not in imgcr's network namespace" "ip link add a0 type veth peer name b0"
+# a host route through the outer end (a routed CNI's): not restored, so refused
+refuse host-route "vhr (the outer end of its ver) has a route of the host to 10.66.0.0/24" : \
+	'ip link add vhr type veth peer name ver netns "$c" && ip link set vhr up &&
+	 ip route add 10.66.0.0/24 dev vhr && nsenter -t "$c" -n ip link set ver up' 
 exit $((fails > 0))

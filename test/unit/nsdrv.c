@@ -76,10 +76,11 @@ int main(int argc, char **argv)
 	}
 	c.root = pid;
 	if (read(ready[0], &b, 1) != 1 || (ops->outside && ops->outside(&c))) {
-		if (ops->cleanup)
-			ops->cleanup(&c);
+		/* as imgcr: the ns-root killed first, then what outside() made undone */
 		kill(pid, 9);
 		waitpid(pid, &st, 0);
+		if (ops->cleanup)
+			ops->cleanup(&c);
 		return 1;
 	}
 	if (write(go[1], "g", 1) != 1)

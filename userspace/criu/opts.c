@@ -83,20 +83,13 @@ static int client_dir(pid_t peer, int n, const char *what)
 
 /*
  * A path to our directory fd @fd for imgcr (and the programs it runs, such
- * as $IMGCR_STATE_HOOK): its own path if that names the same directory
- * here, else /proc/OURPID/fd/N (not "self": a child would read its own).
+ * as $IMGCR_STATE_HOOK): /proc/OURPID/fd/N (not "self": a child would read
+ * its own), always the client's directory.  (Its real path, were it the
+ * same directory now, could be swapped before imgcr opens it when a less
+ * privileged user can write one of its parents.)
  */
 static void dir_path(int fd, char *buf, size_t size)
 {
-	char proc[64], real[PATH_MAX];
-	struct stat a, b;
-
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	if (realpath(proc, real) && strlen(real) < size && !stat(real, &a) && !fstat(fd, &b) &&
-	    a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
-		strcpy(buf, real);
-		return;
-	}
 	snprintf(buf, size, "/proc/%d/fd/%d", (int)getpid(), fd);
 }
 
