@@ -1075,6 +1075,16 @@ static void run_nsroot(struct rctx *c)
 	ssize_t n;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/*
+	 * In a user namespace of its own, the ns-root and the tasks it forks
+	 * (which inherit this) are imgcr's, host root, until each one's exec,
+	 * while the container's own root has CAP_SYS_PTRACE in that namespace
+	 * and a restored task may already run: not dumpable, no one but host
+	 * root may ptrace them or open their /proc fds (the exec makes each
+	 * task's mm dumpable again as usual).
+	 */
+	if ((c->own & NS_BIT(NS_USER)) && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0))
+		_exit(1);
 	if (getppid() != (c->own & NS_BIT(NS_PID) ? 0 : c->restorer))
 		_exit(1);
 	close(c->ns_sync[1]);

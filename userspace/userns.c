@@ -95,24 +95,23 @@ static int parse_map(const char *text, struct ns_userns *u, int w)
 }
 
 /*
- * The ipc, mnt and cgroup kinds set their owners (IPC objects, tmpfs files,
- * mount options) as the tree file holds them, imgcr's view: right only if
- * the maps are the identity.  The kind that cannot be restored yet, or -1.
+ * Whether the maps keep every id as it is (--map-root-user by root: "0 0 1").
+ * Maps that move ids (an LXC-like "0 100000 65536") are refused for now:
+ * the ipc, mnt and cgroup kinds set owners as imgcr sees them, the ns-root
+ * opens and connects the tree's files and sockets with host root's ids
+ * (unmapped inside, so it could not take the tasks' and go back), and each
+ * task waits for its exec as host root in a namespace whose root is not
+ * host root.  With identity maps the container's root is host root anyway.
  */
-static int untranslated_kind(const struct ns_userns *u, unsigned int own)
+static int maps_identity(const struct ns_userns *u)
 {
-	static const int kinds[] = { NS_IPC, NS_MNT, NS_CGROUP };
-	int w, i, k;
+	int w, i;
 
-	for (k = 0; k < 3; k++) {
-		if (!(own & NS_BIT(kinds[k])))
-			continue;
-		for (w = 0; w < 2; w++)
-			for (i = 0; i < u->n[w]; i++)
-				if (u->map[w][i].in != u->map[w][i].out)
-					return kinds[k];
-	}
-	return -1;
+	for (w = 0; w < 2; w++)
+		for (i = 0; i < u->n[w]; i++)
+			if (u->map[w][i].in != u->map[w][i].out)
+				return 0;
+	return 1;
 }
 
 /* The inode of the user namespace an ioctl @req (NS_GET_*) on @fd gives; 0 if none. */
@@ -179,10 +178,9 @@ static int userns_dump(struct ns_ctx *c)
 		       c->root, ino, map_names[u->n[0] ? 1 : 0]);
 		return -1;
 	}
-	k = untranslated_kind(u, c->own);
-	if (k >= 0) {
-		pr_err("pid %d: its user namespace user:[%llu] maps ids to others, and its own %s namespace with it is not supported yet (only with maps that keep ids as they are)",
-		       c->root, ino, ns_kinds[k]->name);
+	if (!maps_identity(u)) {
+		pr_err("pid %d: its user namespace user:[%llu] maps ids to other host ids: not supported yet (only maps that keep ids as they are, such as unshare --map-root-user by root)",
+		       c->root, ino);
 		return -1;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/setgroups", c->root);
@@ -258,9 +256,8 @@ int userns_restore_check(const struct tree *t)
 		pr_err("the tree's user namespace was owned by uid %u: not supported yet", u->owner);
 		return -1;
 	}
-	if (untranslated_kind(u, t->ns->own) >= 0) {
-		pr_err("the tree's user namespace maps ids to others, and its own %s namespace with it is not supported yet",
-		       ns_kinds[untranslated_kind(u, t->ns->own)]->name);
+	if (!maps_identity(u)) {
+		pr_err("the tree's user namespace maps ids to other host ids: not supported yet");
 		return -1;
 	}
 	/*
