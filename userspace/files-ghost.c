@@ -730,7 +730,7 @@ static const char *ghost_mapped_record_read(struct tree *t, struct rec *r)
 }
 
 const struct tree_record ghost_records[] = {
-	{ "ghost", ghost_record_read, ghost_records_write },	/* and their ghost-mapped */
-	{ "ghost-mapped", ghost_mapped_record_read, NULL },
-	{ NULL, NULL, NULL }
+	{ "ghost", ghost_record_read, ghost_records_write, NULL },	/* and their ghost-mapped */
+	{ "ghost-mapped", ghost_mapped_record_read, NULL, NULL },
+	{ NULL, NULL, NULL, NULL }
 };

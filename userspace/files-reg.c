@@ -277,6 +277,6 @@ static const char *fstat_record_read(struct tree *t, struct rec *r)
 }
 
 const struct tree_record reg_records[] = {
-	{ "fstat", fstat_record_read, fstat_records_write },
-	{ NULL, NULL, NULL }
+	{ "fstat", fstat_record_read, fstat_records_write, NULL },
+	{ NULL, NULL, NULL, NULL }
 };

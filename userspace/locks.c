@@ -389,6 +389,6 @@ static const char *lock_record_read(struct tree *t, struct rec *r)
 }
 
 const struct tree_record locks_records[] = {
-	{ "lock", lock_record_read, lock_records_write },
-	{ NULL, NULL, NULL }
+	{ "lock", lock_record_read, lock_records_write, NULL },
+	{ NULL, NULL, NULL, NULL }
 };

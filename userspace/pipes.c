@@ -463,6 +463,6 @@ static const char *pipe_record_read(struct tree *t, struct rec *r)
 }
 
 const struct tree_record pipe_records[] = {
-	{ "pipe", pipe_record_read, pipe_records_write },
-	{ NULL, NULL, NULL }
+	{ "pipe", pipe_record_read, pipe_records_write, NULL },
+	{ NULL, NULL, NULL, NULL }
 };

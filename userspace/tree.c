@@ -793,25 +793,25 @@ static const char *fd_read(struct tree *t, struct rec *r)
 }
 
 static const struct tree_record tree_records[] = {
-	{ "root", root_read, root_write },
-	{ "task", task_read, task_write },	/* and the records of each task: */
-	{ "cred", cred_read, NULL },
-	{ "fs", fs_read, NULL },
-	{ "thread", thread_read, NULL },
-	{ "exit", exit_read, NULL },
-	{ "zombie-sig", zombie_sig_read, NULL },
-	{ "stopped", stopped_read, NULL },
-	{ NULL, NULL, NULL }
+	{ "root", root_read, root_write, NULL },
+	{ "task", task_read, task_write, NULL },	/* and the records of each task: */
+	{ "cred", cred_read, NULL, NULL },
+	{ "fs", fs_read, NULL, NULL },
+	{ "thread", thread_read, NULL, NULL },
+	{ "exit", exit_read, NULL, NULL },
+	{ "zombie-sig", zombie_sig_read, NULL, NULL },
+	{ "stopped", stopped_read, NULL, NULL },
+	{ NULL, NULL, NULL, NULL }
 };
 static const struct tree_record file_records[] = {
-	{ "file", file_read, file_write },
-	{ "fowner", fowner_read, fowner_write },
-	{ "fown", fown_read, fown_write },
-	{ NULL, NULL, NULL }
+	{ "file", file_read, file_write, NULL },
+	{ "fowner", fowner_read, fowner_write, NULL },
+	{ "fown", fown_read, fown_write, NULL },
+	{ NULL, NULL, NULL, NULL }
 };
 static const struct tree_record fd_records[] = {
-	{ "fd", fd_read, fd_write },
-	{ NULL, NULL, NULL }
+	{ "fd", fd_read, fd_write, NULL },
+	{ NULL, NULL, NULL, NULL }
 };
 
 /*

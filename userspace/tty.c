@@ -1233,6 +1233,6 @@ static const char *tty_record_read(struct tree *t, struct rec *r)
 }
 
 const struct tree_record tty_records[] = {
-	{ "tty", tty_record_read, tty_records_write },
-	{ NULL, NULL, NULL }
+	{ "tty", tty_record_read, tty_records_write, NULL },
+	{ NULL, NULL, NULL, NULL }
 };
