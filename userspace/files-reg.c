@@ -276,7 +276,22 @@ static const char *fstat_record_read(struct tree *t, struct rec *r)
 	return NULL;
 }
 
+/* imgcr show (record.h): in JSON, in the file's object (reg_rec_json) */
+static void fstat_records_show(const struct tree *t, int json)
+{
+	int i;
+
+	for (i = 0; !json && i < t->nfiles; i++) {
+		const struct tree_file *f = &t->files[i];
+
+		if (f->has_stat)
+			printf("file %d: %s dev %llu ino %llu size %lld mtime %lld.%09lld mount %s\n",
+			       i, f->path, f->dev, f->sino, f->size, f->mtime_ns / 1000000000,
+			       f->mtime_ns % 1000000000, f->mnt);
+	}
+}
+
 const struct tree_record reg_records[] = {
-	{ "fstat", fstat_record_read, fstat_records_write, NULL },
+	{ "fstat", fstat_record_read, fstat_records_write, fstat_records_show },
 	{ NULL, NULL, NULL, NULL }
 };
