@@ -232,6 +232,20 @@ static void reg_rec_show(const struct tree *t, int i, const char *mode, char *ou
 	snprintf(out, size, "file %s %s%s", f->path, mode, f->flags & O_PATH ? " O_PATH" : "");
 }
 
+/* its path, then what its fstat record holds */
+static void reg_rec_json(const struct tree *t, int i)
+{
+	const struct tree_file *f = &t->files[i];
+
+	fd_json_path(f->path);
+	if (f->has_stat) {
+		printf(",\"stat\":{\"dev\":%llu,\"ino\":%llu,\"size\":%lld,\"mtime_ns\":%lld,\"mount\":",
+		       f->dev, f->sino, f->size, f->mtime_ns);
+		json_str(f->mnt);
+		putchar('}');
+	}
+}
+
 const struct fd_kind reg_fd_kind = {
 	.name = "file",
 	.type = TK_FILE,
@@ -240,6 +254,7 @@ const struct fd_kind reg_fd_kind = {
 	.rec_write = reg_rec_write,
 	.rec_read = reg_rec_read,
 	.rec_show = reg_rec_show,
+	.rec_json = reg_rec_json,
 };
 
 /* ---- the tree file: fstat records (record.h; the format: imgcr-image(5)) ---- */

@@ -162,6 +162,14 @@ void json_str(const char *str)
 	putchar('"');
 }
 
+void fd_json_path(const char *path)
+{
+	if (!path)
+		return;
+	printf(",\"path\":");
+	json_str(path);
+}
+
 static void sig_name(int sig, char *out, size_t size)
 {
 	const char *n = sig > 0 && sig < 32 ? sigabbrev_np(sig) : NULL;
@@ -623,16 +631,6 @@ static int show_tree_json(const struct tree *t, const char *dir)
 		fk = fd_kind_of(f->kind);
 		if (fk && fk->rec_json)
 			fk->rec_json(t, i);
-		if (f->path) {
-			printf(",\"path\":");
-			json_str(f->path);
-		}
-		if (f->has_stat) {
-			printf(",\"stat\":{\"dev\":%llu,\"ino\":%llu,\"size\":%lld,\"mtime_ns\":%lld,\"mount\":",
-			       f->dev, f->sino, f->size, f->mtime_ns);
-			json_str(f->mnt);
-			putchar('}');
-		}
 		putchar('}');
 	}
 	putchar(']');

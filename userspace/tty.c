@@ -1153,6 +1153,7 @@ static void tty_rec_json(const struct tree *t, int i)
 
 	printf(",\"role\":\"%s\",\"index\":%d,\"major\":%u,\"minor\":%u",
 	       tree_tty_role_names[f->tty_role], f->tty_index, f->major, f->minor);
+	fd_json_path(f->path);
 }
 
 const struct fd_kind tty_fd_kind = {
