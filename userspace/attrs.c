@@ -657,6 +657,8 @@ void attrs_show_text(const struct tree_task *k)
 	char a[32], b[32];
 	int r, n = 0;
 
+	if (k->cwd_deleted)
+		printf("  cwd was deleted: restored as %s (deleted)\n", k->cwd);
 	for (r = 0; r < TREE_NLIMITS; r++) {
 		if (!(k->attr_set & ATTR_RLIMIT(r)))
 			continue;

@@ -537,8 +537,6 @@ static int show_tree_text(const struct tree *t, const char *dir)
 			printf(" %u", k->groups[j]);
 		printf("%s\n  cwd %s root %s umask %03o\n", k->ngroups ? "" : " -", k->cwd,
 		       k->root, k->umask);
-		if (k->cwd_deleted)
-			printf("  cwd was deleted: restored as %s (deleted)\n", k->cwd);
 		attrs_show_text(k);
 		if (k->zombie && (k->exit_status & 0x7f))
 			printf("  zombie: killed by signal %d%s\n", k->exit_status & 0x7f,
