@@ -4,8 +4,10 @@
  * "NAME key=value key=value ...", read into a struct rec and handed to the
  * owner of NAME through the record table (tree.c).  Each owner (a kind of
  * fd, attrs.c, locks.c...) reads its fields by key with the helpers below
- * and writes them with fprintf(" key=%d") -- adding a field to a record is
- * a line in its writer, a line in its reader and a line in the format
+ * and writes them with fprintf(" key=%d"), and shows them (imgcr show: the
+ * record's show hook, or a fd kind's rec_show/rec_json) -- adding a field
+ * to a record is a line in its writer, a line in its reader, a line in its
+ * show if it is shown, all in the owner's file, and a line in the format
  * document (imgcr-image(5)).
  *
  * Values use the syntax of version 2's positional fields: numbers decimal

@@ -839,7 +839,9 @@ static const struct tree_record fd_records[] = {
  *   lock                           file locks (locks.c)
  *
  * Adding a field to one record: its writer (a " key=%d" in the owner's
- * fprintf), its reader (one REC_NUM / rec_str / rec_unum), imgcr-image(5).
+ * fprintf), its reader (one REC_NUM / rec_str / rec_unum), its show (the
+ * owner's show hook or rec_show / rec_json), all in the owner's file, and
+ * imgcr-image(5).
  * A field an older reader does not know makes it refuse the file ("unknown
  * field"), as an unknown record does: a new field whose absence means the
  * old behaviour must not be written when it has its default value, and
