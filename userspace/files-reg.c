@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Regular files and directories ("file" records): reopened by their path
+ * Regular files and directories ("file kind=reg" records): reopened by their path
  * with their flags, then seeked to their offset.  The path is the one
  * /proc/PID/fd shows: one outside the dumper's root, or a deleted name of
  * a file that still has other names, is refused (a deleted file with no
@@ -248,7 +248,7 @@ static void reg_rec_json(const struct tree *t, int i)
 
 const struct fd_kind reg_fd_kind = {
 	.name = "file",
-	.type = TK_FILE,
+	.type = TK_REG,
 	.dump = reg_dump,
 	.open = reg_open,
 	.rec_write = reg_rec_write,
@@ -283,7 +283,7 @@ static const char *fstat_record_read(struct tree *t, struct rec *r)
 	if (REC_NUM(r, "id", 0, t->nfiles - 1, id))
 		return "bad fstat record";
 	x = &t->files[id];
-	if (x->kind != TK_FILE || x->has_stat || rec_unum(r, "dev", &x->dev) ||
+	if (x->kind != TK_REG || x->has_stat || rec_unum(r, "dev", &x->dev) ||
 	    rec_unum(r, "ino", &x->sino) || REC_NUM(r, "size", 0, LLONG_MAX, x->size) ||
 	    REC_NUM(r, "mtime", LLONG_MIN, LLONG_MAX, x->mtime_ns) || rec_str(r, "mnt", &x->mnt))
 		return "bad fstat record";

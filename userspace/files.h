@@ -6,9 +6,10 @@
  * open_files) loop over, and so do the tree file (tree.c) and imgcr show
  * (show.c) for the fields of its file records.  Adding a kind means adding
  * a file, a table entry and, if it is restored, a kind of file record
- * (tree.h; its fields: rec_write, rec_read, documented in imgcr-image(5)).
+ * (tree.h; its fields: rec_write, rec_read, rec_show, rec_json, documented
+ * in imgcr-image(5)).
  *
- *   files-reg.c  regular files and directories    file and fstat records
+ *   files-reg.c  regular files and directories    reg files, fstat records
  *   files-ghost.c  deleted regular files (content)  ghost records, ghost-DEV-INO.data
  *   pipes.c      anonymous pipes, their data       pipe records, pipe-INO.data
  *   fifo.c       named pipes (data as pipes)       fifo records

@@ -625,7 +625,7 @@ static int show_tree_json(const struct tree *t, const char *dir)
 		const struct fd_kind *fk;
 
 		printf("%s{\"id\":%d,\"kind\":\"%s\",\"flags\":%u,\"pos\":%lld", i ? "," : "",
-		       f->id, tree_kind_names[f->kind], f->flags, f->pos);
+		       f->id, tree_kind_json(f->kind), f->flags, f->pos);
 		fk = fd_kind_of(f->kind);
 		if (fk && fk->rec_json)
 			fk->rec_json(t, i);

@@ -36,7 +36,9 @@
  * kind of fd, in its own file (the table of kinds is in files.h), which
  * describes them at dump, writes and reads them (rec_write, rec_read),
  * shows them (imgcr show) and opens them at restore:
- *   file PATH        regular file or directory, absolute path (files-reg.c)
+ *   reg PATH         regular file or directory, absolute path (files-reg.c);
+ *                    "file" in version 2 and in older version 3 files,
+ *                    still read (imgcr show --json still says "file")
  *   pipe INO         an end of the anonymous pipe INO (FLAGS' access mode
  *                    says which end: O_RDONLY read, O_WRONLY write) (pipes.c)
  *   fifo INO PATH    a named pipe (INO names its data record) (fifo.c)
@@ -124,12 +126,12 @@
  * mtime, so restore creates it at PATH or fails if the name is taken, and
  * unlinks it only once every task has executed its image.
  *
- * fstat records: what a restore compares before opening a "file" record
- * again: st_dev (decimal), st_ino, st_size, st_mtime in ns, and the mount
+ * fstat records: what a restore compares before opening a "reg" file
+ * record again: st_dev (decimal), st_ino, st_size, st_mtime in ns, and the mount
  * point MNT it was under (from mountinfo).  Directories: DEV and INO only.
  * Files on proc, sysfs, cgroup and the like have none.
  * A difference refuses the restore (imgcr restore --allow-changed-files
- * allows it).  A "file" record without one (older trees) is not checked.
+ * allows it).  A "reg" file record without one (older trees) is not checked.
  *
  * lock records: TYPE is r (F_RDLCK / LOCK_SH) or w (F_WRLCK / LOCK_EX).
  * flock and ofd locks belong to the open file description ID; posix locks
@@ -176,9 +178,21 @@
 #include "tree.h"
 
 const char *const tree_kind_names[TK_NR] = {
-	"file", "pipe", "fifo", "chr", "eventfd", "signalfd", "timerfd", "tty",
+	"reg", "pipe", "fifo", "chr", "eventfd", "signalfd", "timerfd", "tty",
 	"epoll", "inotify", "memfd", "pidfd", "ghost", "sk",
 };
+
+/*
+ * TK_REG was "file" (a name that also means any description: the record's
+ * name) in version 2 and in version 3 until it became "reg": read forever,
+ * and kept in imgcr show --json, whose "kind" values scripts compare.
+ */
+#define TK_REG_OLD_NAME	"file"
+
+const char *tree_kind_json(enum tree_kind kind)
+{
+	return kind == TK_REG ? TK_REG_OLD_NAME : tree_kind_names[kind];
+}
 
 const char *const tree_tty_role_names[TTY_NROLES] = { "master", "slave", "devtty", "job" };
 
@@ -689,6 +703,8 @@ static const char *file_read(struct tree *t, struct rec *r)
 	for (kind = 0; kn && kind < TK_NR; kind++)
 		if (!strcmp(kn, tree_kind_names[kind]))
 			break;
+	if (kn && !strcmp(kn, TK_REG_OLD_NAME))
+		kind = TK_REG;
 	if (!kn || kind == TK_NR)
 		return "unknown file kind";
 	x = tree_file_add(t);
