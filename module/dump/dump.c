@@ -1271,26 +1271,6 @@ static int dump_gpregs(struct dump_image *img)
 			ret = -EOPNOTSUPP;
 			break;
 		}
-#ifdef CONFIG_SYSVIPC
-		/*
-		 * SysV semaphore adjustments (semop() with SEM_UNDO) belong
-		 * to the process, not to the sets: user space cannot see
-		 * them, the restored process could not get them back.  Every
-		 * thread made with CLONE_SYSVSEM (pthread_create()) shares
-		 * an undo list: only one with entries counts.
-		 */
-		if (imgcr_sem_undo_pending(t)) {
-			sem_tid = task_pid_nr_ns(t, task_active_pid_ns(current));
-			ret = -EOPNOTSUPP;
-			break;
-		}
-		if (dump_sem_undo_shared(img, i)) {
-			sem_tid = task_pid_nr_ns(t, task_active_pid_ns(current));
-			sem_shared = true;
-			ret = -EOPNOTSUPP;
-			break;
-		}
-#endif
 		th->view = task_user_regset_view(t);
 		rs = find_regset(th->view, NT_PRSTATUS);
 		if (!rs) {
@@ -1302,6 +1282,29 @@ static int dump_gpregs(struct dump_image *img)
 		if (ret > 0)
 			ret = 0;
 	}
+#ifdef CONFIG_SYSVIPC
+	/*
+	 * SysV semaphore adjustments (semop() with SEM_UNDO) belong to the
+	 * process, not to the sets: user space cannot see them, the restored
+	 * process could not get them back.  Every thread made with
+	 * CLONE_SYSVSEM (pthread_create()) shares an undo list: only one with
+	 * entries counts.  Checked once every thread is known stopped (the
+	 * loop above): a list's users are then the group's threads and other
+	 * processes only, never a thread made since we looked.
+	 */
+	for (i = 0; i < img->nr_threads && !ret; i++) {
+		struct task_struct *t = img->threads[i].task;
+
+		if (imgcr_sem_undo_pending(t)) {
+			sem_tid = task_pid_nr_ns(t, task_active_pid_ns(current));
+			ret = -EOPNOTSUPP;
+		} else if (dump_sem_undo_shared(img, i)) {
+			sem_tid = task_pid_nr_ns(t, task_active_pid_ns(current));
+			sem_shared = true;
+			ret = -EOPNOTSUPP;
+		}
+	}
+#endif
 	spin_unlock_irqrestore(&sighand->siglock, flags);
 	/* TIDs in a reason as its reader sees them (the image has the task's own) */
 	if (ret == -EOPNOTSUPP && sem_shared)

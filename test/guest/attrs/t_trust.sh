@@ -28,7 +28,9 @@
 #     follow it (before: the deleted files were recreated, and unlinked
 #     again, in root's directory, as root).
 #   trust-args: binfmt_img refuses an unknown --imgcr-* argument (before:
-#     ignored) and, with --imgcr-user=1000:1000, an image of root's task.
+#     ignored) and, with --imgcr-user=1000:1000, an image of root's task,
+#     and uid 1000's image run by root without --imgcr-creds --imgcr-ids
+#     (before: it ran as root).
 # timeout: 900
 . /imgcr/guest/lib.sh
 require_modules
@@ -240,7 +242,26 @@ t_args() {
 		fail "--imgcr-user: rc=$rc $(head -c 80 te.out)"
 	dmesg_since | grep -q 'vouches only for uid 1000' ||
 		fail "no kernel log line: $(dmesg_since | tail -n 2 | tr '\n' '|')"
-	pass "unknown argument and another user's image refused"
+	# uid 1000's own image, run by root with --imgcr-user but without
+	# --imgcr-creds --imgcr-ids: its IDs would not be set, and the task
+	# would run as root (before: it did)
+	: > w/q.out && chown 1000:1000 w/q.out
+	runas 1000 1000 pauser > w/q.out 2>&1 < /dev/null &
+	qp=$!
+	track $qp
+	wait_line w/q.out '^ready' 10 || fail "pauser as 1000 did not start"
+	stop_task $qp
+	dump $qp q.img
+	kill9 $qp
+	chmod +x q.img
+	dmesg_mark
+	timeout -s KILL 10 tryexec ./q.img --imgcr-user=1000:1000 > te.out 2>&1
+	rc=$?
+	[ "$rc" = 2 ] && grep -q 'execve failed: EPERM' te.out ||
+		fail "--imgcr-user without --imgcr-ids: rc=$rc $(head -c 80 te.out)"
+	dmesg_since | grep -q 'neither is it nor asks for the task' ||
+		fail "no kernel log line: $(dmesg_since | tail -n 2 | tr '\n' '|')"
+	pass "unknown argument, another user's image, and a user's image without its IDs refused"
 }
 
 subtest trust-user t_user
