@@ -632,15 +632,15 @@ static const char *attr_record_read(struct tree *t, struct rec *r)
 
 /* the tree file's attribute records (record.h; the format: imgcr-image(5)), written by attrs_write */
 const struct tree_record attrs_records[] = {
-	{ "rlimit", attr_record_read, NULL },
-	{ "oom", attr_record_read, NULL },
-	{ "sched", attr_record_read, NULL },
-	{ "affinity", attr_record_read, NULL },
-	{ "ioprio", attr_record_read, NULL },
-	{ "nnp", attr_record_read, NULL },
-	{ "loginuid", attr_record_read, NULL },
-	{ "cwd-deleted", attr_record_read, NULL },
-	{ NULL, NULL, NULL }
+	{ "rlimit", attr_record_read, NULL, NULL },
+	{ "oom", attr_record_read, NULL, NULL },
+	{ "sched", attr_record_read, NULL, NULL },
+	{ "affinity", attr_record_read, NULL, NULL },
+	{ "ioprio", attr_record_read, NULL, NULL },
+	{ "nnp", attr_record_read, NULL, NULL },
+	{ "loginuid", attr_record_read, NULL, NULL },
+	{ "cwd-deleted", attr_record_read, NULL, NULL },
+	{ NULL, NULL, NULL, NULL }
 };
 
 static const char *policy_name(int p)
@@ -657,6 +657,8 @@ void attrs_show_text(const struct tree_task *k)
 	char a[32], b[32];
 	int r, n = 0;
 
+	if (k->cwd_deleted)
+		printf("  cwd was deleted: restored as %s (deleted)\n", k->cwd);
 	for (r = 0; r < TREE_NLIMITS; r++) {
 		if (!(k->attr_set & ATTR_RLIMIT(r)))
 			continue;

@@ -962,8 +962,8 @@ const struct ns_ops ns_cgroup_ops = {
 };
 
 const struct tree_record cgroup_records[] = {
-	{ "cgbase", cgbase_read, cg_write },
-	{ "cgroup", cgroup_read, NULL },
-	{ "cg", cg_member_read, NULL },
-	{ NULL, NULL, NULL }
+	{ "cgbase", cgbase_read, cg_write, NULL },
+	{ "cgroup", cgroup_read, NULL, NULL },
+	{ "cg", cg_member_read, NULL, NULL },
+	{ NULL, NULL, NULL, NULL }
 };

@@ -86,6 +86,7 @@ static void dev_rec_show(const struct tree *t, int i, const char *mode, char *ou
 static void dev_rec_json(const struct tree *t, int i)
 {
 	printf(",\"major\":%u,\"minor\":%u", t->files[i].major, t->files[i].minor);
+	fd_json_path(t->files[i].path);
 }
 
 const struct fd_kind dev_fd_kind = {

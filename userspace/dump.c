@@ -741,7 +741,7 @@ static int describe_file(struct dctx *c, pid_t pid, int fd, int *cloexec)
 		goto out;
 	}
 	/* the kinds reopened by their path (files.h) */
-	if (kind->type == TK_FILE || kind->type == TK_FIFO || kind->type == TK_CHR ||
+	if (kind->type == TK_REG || kind->type == TK_FIFO || kind->type == TK_CHR ||
 	    kind->type == TK_GHOST) {
 		char what[64];
 

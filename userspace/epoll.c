@@ -321,6 +321,6 @@ static const char *epitem_record_read(struct tree *t, struct rec *r)
 }
 
 const struct tree_record epoll_records[] = {
-	{ "epitem", epitem_record_read, epitem_records_write },
-	{ NULL, NULL, NULL }
+	{ "epitem", epitem_record_read, epitem_records_write, NULL },
+	{ NULL, NULL, NULL, NULL }
 };

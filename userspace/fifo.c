@@ -97,6 +97,7 @@ static void fifo_rec_show(const struct tree *t, int i, const char *mode, char *o
 static void fifo_rec_json(const struct tree *t, int i)
 {
 	printf(",\"ino\":%lu", t->files[i].ino);
+	fd_json_path(t->files[i].path);
 }
 
 const struct fd_kind fifo_fd_kind = {

@@ -729,8 +729,33 @@ static const char *ghost_mapped_record_read(struct tree *t, struct rec *r)
 	return NULL;
 }
 
+/* imgcr show (record.h) */
+static void ghost_records_show(const struct tree *t, int json)
+{
+	int i;
+
+	if (json)
+		printf(",\"ghosts\":[");
+	for (i = 0; i < t->nghosts; i++) {
+		const struct tree_ghost *g = &t->ghosts[i];
+
+		if (!json) {
+			printf("ghost %llu:%llu: deleted file %s, size %lld, mode %04o, owner %u:%u (ghost-%llu-%llu.data)%s\n",
+			       g->dev, g->ino, g->path, g->size, g->mode, g->uid, g->gid, g->dev,
+			       g->ino, g->mapped ? ", mapped" : "");
+			continue;
+		}
+		printf("%s{\"dev\":%llu,\"ino\":%llu,\"size\":%lld,\"mode\":%u,\"uid\":%u,\"gid\":%u,\"path\":",
+		       i ? "," : "", g->dev, g->ino, g->size, g->mode, g->uid, g->gid);
+		json_str(g->path);
+		printf(",\"mapped\":%s}", g->mapped ? "true" : "false");
+	}
+	if (json)
+		putchar(']');
+}
+
 const struct tree_record ghost_records[] = {
-	{ "ghost", ghost_record_read, ghost_records_write },	/* and their ghost-mapped */
-	{ "ghost-mapped", ghost_mapped_record_read, NULL },
-	{ NULL, NULL, NULL }
+	{ "ghost", ghost_record_read, ghost_records_write, ghost_records_show },	/* and their ghost-mapped */
+	{ "ghost-mapped", ghost_mapped_record_read, NULL, NULL },
+	{ NULL, NULL, NULL, NULL }
 };

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Regular files and directories ("file" records): reopened by their path
+ * Regular files and directories ("file kind=reg" records): reopened by their path
  * with their flags, then seeked to their offset.  The path is the one
  * /proc/PID/fd shows: one outside the dumper's root, or a deleted name of
  * a file that still has other names, is refused (a deleted file with no
@@ -232,14 +232,29 @@ static void reg_rec_show(const struct tree *t, int i, const char *mode, char *ou
 	snprintf(out, size, "file %s %s%s", f->path, mode, f->flags & O_PATH ? " O_PATH" : "");
 }
 
+/* its path, then what its fstat record holds */
+static void reg_rec_json(const struct tree *t, int i)
+{
+	const struct tree_file *f = &t->files[i];
+
+	fd_json_path(f->path);
+	if (f->has_stat) {
+		printf(",\"stat\":{\"dev\":%llu,\"ino\":%llu,\"size\":%lld,\"mtime_ns\":%lld,\"mount\":",
+		       f->dev, f->sino, f->size, f->mtime_ns);
+		json_str(f->mnt);
+		putchar('}');
+	}
+}
+
 const struct fd_kind reg_fd_kind = {
 	.name = "file",
-	.type = TK_FILE,
+	.type = TK_REG,
 	.dump = reg_dump,
 	.open = reg_open,
 	.rec_write = reg_rec_write,
 	.rec_read = reg_rec_read,
 	.rec_show = reg_rec_show,
+	.rec_json = reg_rec_json,
 };
 
 /* ---- the tree file: fstat records (record.h; the format: imgcr-image(5)) ---- */
@@ -268,7 +283,7 @@ static const char *fstat_record_read(struct tree *t, struct rec *r)
 	if (REC_NUM(r, "id", 0, t->nfiles - 1, id))
 		return "bad fstat record";
 	x = &t->files[id];
-	if (x->kind != TK_FILE || x->has_stat || rec_unum(r, "dev", &x->dev) ||
+	if (x->kind != TK_REG || x->has_stat || rec_unum(r, "dev", &x->dev) ||
 	    rec_unum(r, "ino", &x->sino) || REC_NUM(r, "size", 0, LLONG_MAX, x->size) ||
 	    REC_NUM(r, "mtime", LLONG_MIN, LLONG_MAX, x->mtime_ns) || rec_str(r, "mnt", &x->mnt))
 		return "bad fstat record";
@@ -276,7 +291,22 @@ static const char *fstat_record_read(struct tree *t, struct rec *r)
 	return NULL;
 }
 
+/* imgcr show (record.h): in JSON, in the file's object (reg_rec_json) */
+static void fstat_records_show(const struct tree *t, int json)
+{
+	int i;
+
+	for (i = 0; !json && i < t->nfiles; i++) {
+		const struct tree_file *f = &t->files[i];
+
+		if (f->has_stat)
+			printf("file %d: %s dev %llu ino %llu size %lld mtime %lld.%09lld mount %s\n",
+			       i, f->path, f->dev, f->sino, f->size, f->mtime_ns / 1000000000,
+			       f->mtime_ns % 1000000000, f->mnt);
+	}
+}
+
 const struct tree_record reg_records[] = {
-	{ "fstat", fstat_record_read, fstat_records_write },
-	{ NULL, NULL, NULL }
+	{ "fstat", fstat_record_read, fstat_records_write, fstat_records_show },
+	{ NULL, NULL, NULL, NULL }
 };

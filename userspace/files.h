@@ -6,9 +6,10 @@
  * open_files) loop over, and so do the tree file (tree.c) and imgcr show
  * (show.c) for the fields of its file records.  Adding a kind means adding
  * a file, a table entry and, if it is restored, a kind of file record
- * (tree.h; its fields: rec_write, rec_read, documented in imgcr-image(5)).
+ * (tree.h; its fields: rec_write, rec_read, rec_show, rec_json, documented
+ * in imgcr-image(5)).
  *
- *   files-reg.c  regular files and directories    file and fstat records
+ *   files-reg.c  regular files and directories    reg files, fstat records
  *   files-ghost.c  deleted regular files (content)  ghost records, ghost-DEV-INO.data
  *   pipes.c      anonymous pipes, their data       pipe records, pipe-INO.data
  *   fifo.c       named pipes (data as pipes)       fifo records
@@ -153,7 +154,8 @@ struct fd_kind {
 	/*
 	 * imgcr show (show.c): file @i of @t in a line of text (@mode "r",
 	 * "w" or "rw"), and the JSON members of its object after kind, flags
-	 * and pos (",\"name\":value..."; NULL: none).
+	 * and pos (",\"name\":value...", its path included: fd_json_path;
+	 * NULL: none).
 	 */
 	void (*rec_show)(const struct tree *t, int i, const char *mode, char *out, size_t size);
 	void (*rec_json)(const struct tree *t, int i);
@@ -234,6 +236,8 @@ void fd_rec_path(FILE *f, const char *path);
 #define IMGCR_JSON_FORMAT 1
 /* a JSON string of any bytes (show.c: invalid UTF-8 as \udcXX) */
 void json_str(const char *s);
+/* For rec_json: ",\"path\":PATH" (nothing if @path is NULL; show.c). */
+void fd_json_path(const char *path);
 
 /* For a dump callback: a refusal, "pid P fd N: " and this; returns FD_REFUSED. */
 int fd_refuse(struct fd_parms *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -356,6 +356,6 @@ static const char *watch_record_read(struct tree *t, struct rec *r)
 }
 
 const struct tree_record inotify_records[] = {
-	{ "watch", watch_record_read, watch_records_write },
-	{ NULL, NULL, NULL }
+	{ "watch", watch_record_read, watch_records_write, NULL },
+	{ NULL, NULL, NULL, NULL }
 };

@@ -396,12 +396,12 @@ static const char *mq_read(struct tree *t, struct rec *r)
 }
 
 const struct tree_record ipc_records[] = {
-	{ "ipcvar", ipcvar_read, ipcvar_write },
-	{ "shm", shm_read, shm_write },
-	{ "sem", sem_read, sem_write },
-	{ "msq", msq_read, msq_write },
-	{ "mq", mq_read, mq_write },
-	{ NULL, NULL, NULL }
+	{ "ipcvar", ipcvar_read, ipcvar_write, NULL },
+	{ "shm", shm_read, shm_write, NULL },
+	{ "sem", sem_read, sem_write, NULL },
+	{ "msq", msq_read, msq_write, NULL },
+	{ "mq", mq_read, mq_write, NULL },
+	{ NULL, NULL, NULL, NULL }
 };
 
 /* Every ipc record of @t into @f (the dump child's answer, the _ipc command). */

@@ -388,7 +388,39 @@ static const char *lock_record_read(struct tree *t, struct rec *r)
 	return NULL;
 }
 
+/* imgcr show (record.h) */
+static void lock_records_show(const struct tree *t, int json)
+{
+	int i;
+
+	if (json)
+		printf(",\"locks\":[");
+	for (i = 0; i < t->nlocks; i++) {
+		const struct tree_lock *l = &t->locks[i];
+
+		if (json) {
+			printf("%s{\"kind\":\"%s\",\"file\":%d,\"type\":\"%s\"", i ? "," : "",
+			       tree_lock_names[l->kind], l->file, l->write ? "write" : "read");
+			if (l->kind != TL_OFD)
+				printf(",\"pid\":%d,\"fd\":%d", l->pid, l->fd);
+			if (l->kind != TL_FLOCK)
+				printf(",\"start\":%lld,\"end\":%lld", l->start, l->end);
+			putchar('}');
+			continue;
+		}
+		printf("lock %s %s", tree_lock_names[l->kind], l->write ? "write" : "read");
+		if (l->kind != TL_OFD)
+			printf(" pid %d fd %d", l->pid, l->fd);
+		if (l->kind != TL_FLOCK)
+			printf(" bytes %lld-%s%.0lld", l->start, l->end < 0 ? "EOF" : "",
+			       l->end < 0 ? 0 : l->end);
+		printf(" (file %d)\n", l->file);
+	}
+	if (json)
+		putchar(']');
+}
+
 const struct tree_record locks_records[] = {
-	{ "lock", lock_record_read, lock_records_write },
-	{ NULL, NULL, NULL }
+	{ "lock", lock_record_read, lock_records_write, lock_records_show },
+	{ NULL, NULL, NULL, NULL }
 };

@@ -354,6 +354,7 @@ static void memfd_rec_json(const struct tree *t, int i)
 	printf(",\"ino\":%lu,\"seals\":%u,\"size\":%lld", f->ino, f->seals, f->size);
 	if (f->has_mode)
 		printf(",\"mode\":%u,\"uid\":%u,\"gid\":%u", f->mode, f->uid, f->gid);
+	fd_json_path(f->path);
 }
 
 const struct fd_kind memfd_fd_kind = {

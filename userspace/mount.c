@@ -940,6 +940,6 @@ const struct ns_ops ns_mnt_ops = {
 };
 
 const struct tree_record mnt_records[] = {
-	{ "mnt", mnt_read, mnt_write },
-	{ NULL, NULL, NULL }
+	{ "mnt", mnt_read, mnt_write, NULL },
+	{ NULL, NULL, NULL, NULL }
 };

@@ -1452,9 +1452,9 @@ const struct ns_ops ns_net_ops = {
 };
 
 const struct tree_record net_records[] = {
-	{ "netdev", netdev_read, net_write },
-	{ "netmsg", netmsg_read, NULL },
-	{ "netsysctl", netsysctl_read, NULL },
-	{ "netnft", netnft_read, NULL },
-	{ NULL, NULL, NULL }
+	{ "netdev", netdev_read, net_write, NULL },
+	{ "netmsg", netmsg_read, NULL, NULL },
+	{ "netsysctl", netsysctl_read, NULL, NULL },
+	{ "netnft", netnft_read, NULL, NULL },
+	{ NULL, NULL, NULL, NULL }
 };

@@ -428,10 +428,10 @@ static const char *timens_read(struct tree *t, struct rec *r)
 
 /* The records of the pid, UTS and time kinds, and the list of own kinds. */
 const struct tree_record ns_records[] = {
-	{ "ns", ns_read, ns_write },
-	{ "uts", uts_rec_read, uts_write },
-	{ "timens", timens_read, timens_write },
-	{ NULL, NULL, NULL }
+	{ "ns", ns_read, ns_write, NULL },
+	{ "uts", uts_rec_read, uts_write, NULL },
+	{ "timens", timens_read, timens_write, NULL },
+	{ NULL, NULL, NULL, NULL }
 };
 
 /* ---- imgcr show, and the unit tests' model ---- */

@@ -462,7 +462,28 @@ static const char *pipe_record_read(struct tree *t, struct rec *r)
 	return NULL;
 }
 
+/* imgcr show (record.h) */
+static void pipe_records_show(const struct tree *t, int json)
+{
+	int i;
+
+	if (json)
+		printf(",\"pipes\":[");
+	for (i = 0; i < t->npipes; i++) {
+		const struct tree_pipe *p = &t->pipes[i];
+
+		if (json)
+			printf("%s{\"ino\":%lu,\"size\":%u,\"len\":%zu}", i ? "," : "", p->ino,
+			       p->size, p->len);
+		else
+			printf("pipe %lu: size %u, %zu bytes buffered (pipe-%lu.data)\n", p->ino,
+			       p->size, p->len, p->ino);
+	}
+	if (json)
+		putchar(']');
+}
+
 const struct tree_record pipe_records[] = {
-	{ "pipe", pipe_record_read, pipe_records_write },
-	{ NULL, NULL, NULL }
+	{ "pipe", pipe_record_read, pipe_records_write, pipe_records_show },
+	{ NULL, NULL, NULL, NULL }
 };

@@ -4,8 +4,10 @@
  * "NAME key=value key=value ...", read into a struct rec and handed to the
  * owner of NAME through the record table (tree.c).  Each owner (a kind of
  * fd, attrs.c, locks.c...) reads its fields by key with the helpers below
- * and writes them with fprintf(" key=%d") -- adding a field to a record is
- * a line in its writer, a line in its reader and a line in the format
+ * and writes them with fprintf(" key=%d"), and shows them (imgcr show: the
+ * record's show hook, or a fd kind's rec_show/rec_json) -- adding a field
+ * to a record is a line in its writer, a line in its reader, a line in its
+ * show if it is shown, all in the owner's file, and a line in the format
  * document (imgcr-image(5)).
  *
  * Values use the syntax of version 2's positional fields: numbers decimal
@@ -57,12 +59,17 @@ int rec_str(struct rec *r, const char *key, char **out);
  * read so far); NULL, or what is wrong (the reader names the file and the
  * line).  write: every record of this name in @t, NULL if another
  * owner's writer writes them (records that follow a record of another
- * name, e.g. cred after its task).
+ * name, e.g. cred after its task).  show: imgcr show of every record of
+ * this name in @t, after the tasks: lines of text, or (@json) the member
+ * ",\"NAME\":[...]" of the tree's JSON object (show.c calls them in its
+ * own order: show_records); NULL: not shown, or shown in the line of its
+ * task or file (attrs.c, the fd kinds' rec_show).
  */
 struct tree_record {
 	const char *name;
 	const char *(*read)(struct tree *t, struct rec *r);
 	void (*write)(FILE *f, const struct tree *t);
+	void (*show)(const struct tree *t, int json);
 };
 
 /* The record of @name, or NULL (tree.c: the record table). */

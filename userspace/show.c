@@ -9,20 +9,15 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <netinet/in.h>
 
 #include "attrs.h"
 #include "commands.h"
 #include "files.h"
 #include "image.h"
-#include "locks.h"
 #include "log.h"
 #include "ns.h"
-#include "pipes.h"
 #include "seccomp.h"
 #include "tree.h"
-#include "sockets.h"
-#include "tty.h"
 
 static const char *const reg_names[IMGCR_NR_REGS] = {
 	"r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8",
@@ -165,6 +160,14 @@ void json_str(const char *str)
 		}
 	}
 	putchar('"');
+}
+
+void fd_json_path(const char *path)
+{
+	if (!path)
+		return;
+	printf(",\"path\":");
+	json_str(path);
 }
 
 static void sig_name(int sig, char *out, size_t size)
@@ -497,30 +500,21 @@ static void fd_desc(const struct tree *t, const struct tree_fd *d, char *out, si
 		snprintf(out, size, "%s %s", tree_kind_names[f->kind], mode);
 }
 
-static void show_ttys_text(const struct tree *t)
+/*
+ * The records shown after the tasks, in this order (kept from before each
+ * kind showed its own): each by its owner's show hook (record.h).
+ */
+static const char *const show_records[] = { "pipe", "tty", "ghost", "fstat", "lock" };
+
+static void show_kinds(const struct tree *t, int json)
 {
-	int i, j;
+	const struct tree_record *rt;
+	size_t i;
 
-	for (i = 0; i < t->nttys; i++) {
-		const struct tree_tty *y = &t->ttys[i];
-
-		if (y->index >= 0)
-			printf("pty %d (/dev/pts/%d):", y->index, y->index);
-		else
-			printf("job terminal %u:%u:", y->major, y->minor);
-		printf(" session %d foreground group %d%s%s\n", y->sid, y->fg,
-		       y->locked ? " locked" : "", y->pkt ? " packet mode" : "");
-		printf("  termios iflag 0%o oflag 0%o cflag 0%o lflag 0%o cc", y->iflag, y->oflag,
-		       y->cflag, y->lflag);
-		for (j = 0; j < TREE_NCC; j++)
-			printf(" %02x", y->cc[j]);
-		printf("\n  window %ux%u (%ux%u pixels)", y->rows, y->cols, y->xpixel, y->ypixel);
-		if (y->index >= 0)
-			printf(", %zu bytes of input and %zu of output queued (tty-%d.data)",
-			       y->inlen, y->outlen, y->index);
-		putchar('\n');
-		if (y->has_mode)
-			printf("  slave node mode %04o owner %u:%u\n", y->mode, y->uid, y->gid);
+	for (i = 0; i < sizeof(show_records) / sizeof(show_records[0]); i++) {
+		rt = tree_record_find(show_records[i]);
+		if (rt && rt->show)
+			rt->show(t, json);
 	}
 }
 
@@ -543,8 +537,6 @@ static int show_tree_text(const struct tree *t, const char *dir)
 			printf(" %u", k->groups[j]);
 		printf("%s\n  cwd %s root %s umask %03o\n", k->ngroups ? "" : " -", k->cwd,
 		       k->root, k->umask);
-		if (k->cwd_deleted)
-			printf("  cwd was deleted: restored as %s (deleted)\n", k->cwd);
 		attrs_show_text(k);
 		if (k->zombie && (k->exit_status & 0x7f))
 			printf("  zombie: killed by signal %d%s\n", k->exit_status & 0x7f,
@@ -578,36 +570,7 @@ static int show_tree_text(const struct tree *t, const char *dir)
 			       d->cloexec ? " cloexec" : "", d->file);
 		}
 	}
-	for (i = 0; i < t->npipes; i++)
-		printf("pipe %lu: size %u, %zu bytes buffered (pipe-%lu.data)\n", t->pipes[i].ino,
-		       t->pipes[i].size, t->pipes[i].len, t->pipes[i].ino);
-	show_ttys_text(t);
-	for (i = 0; i < t->nghosts; i++) {
-		const struct tree_ghost *g = &t->ghosts[i];
-
-		printf("ghost %llu:%llu: deleted file %s, size %lld, mode %04o, owner %u:%u (ghost-%llu-%llu.data)%s\n",
-		       g->dev, g->ino, g->path, g->size, g->mode, g->uid, g->gid, g->dev, g->ino,
-		       g->mapped ? ", mapped" : "");
-	}
-	for (i = 0; i < t->nfiles; i++) {
-		const struct tree_file *f = &t->files[i];
-
-		if (f->has_stat)
-			printf("file %d: %s dev %llu ino %llu size %lld mtime %lld.%09lld mount %s\n",
-			       i, f->path, f->dev, f->sino, f->size, f->mtime_ns / 1000000000,
-			       f->mtime_ns % 1000000000, f->mnt);
-	}
-	for (i = 0; i < t->nlocks; i++) {
-		const struct tree_lock *l = &t->locks[i];
-
-		printf("lock %s %s", tree_lock_names[l->kind], l->write ? "write" : "read");
-		if (l->kind != TL_OFD)
-			printf(" pid %d fd %d", l->pid, l->fd);
-		if (l->kind != TL_FLOCK)
-			printf(" bytes %lld-%s%.0lld", l->start, l->end < 0 ? "EOF" : "",
-			       l->end < 0 ? 0 : l->end);
-		printf(" (file %d)\n", l->file);
-	}
+	show_kinds(t, 0);
 	return ret;
 }
 
@@ -662,57 +625,15 @@ static int show_tree_json(const struct tree *t, const char *dir)
 		const struct fd_kind *fk;
 
 		printf("%s{\"id\":%d,\"kind\":\"%s\",\"flags\":%u,\"pos\":%lld", i ? "," : "",
-		       f->id, tree_kind_names[f->kind], f->flags, f->pos);
+		       f->id, tree_kind_json(f->kind), f->flags, f->pos);
 		fk = fd_kind_of(f->kind);
 		if (fk && fk->rec_json)
 			fk->rec_json(t, i);
-		if (f->path) {
-			printf(",\"path\":");
-			json_str(f->path);
-		}
-		if (f->has_stat) {
-			printf(",\"stat\":{\"dev\":%llu,\"ino\":%llu,\"size\":%lld,\"mtime_ns\":%lld,\"mount\":",
-			       f->dev, f->sino, f->size, f->mtime_ns);
-			json_str(f->mnt);
-			putchar('}');
-		}
 		putchar('}');
 	}
-	printf("],\"pipes\":[");
-	for (i = 0; i < t->npipes; i++)
-		printf("%s{\"ino\":%lu,\"size\":%u,\"len\":%zu}", i ? "," : "",
-		       t->pipes[i].ino, t->pipes[i].size, t->pipes[i].len);
-	printf("],\"ttys\":[");
-	for (i = 0; i < t->nttys; i++) {
-		const struct tree_tty *y = &t->ttys[i];
-
-		printf("%s{\"index\":%d,\"major\":%u,\"minor\":%u,\"sid\":%d,\"fg\":%d,\"locked\":%s,\"pkt\":%s,\"iflag\":%u,\"oflag\":%u,\"cflag\":%u,\"lflag\":%u,\"rows\":%u,\"cols\":%u,\"inlen\":%zu,\"outlen\":%zu}",
-		       i ? "," : "", y->index, y->major, y->minor, y->sid, y->fg,
-		       y->locked ? "true" : "false", y->pkt ? "true" : "false", y->iflag, y->oflag,
-		       y->cflag, y->lflag, y->rows, y->cols, y->inlen, y->outlen);
-	}
-	printf("],\"ghosts\":[");
-	for (i = 0; i < t->nghosts; i++) {
-		const struct tree_ghost *g = &t->ghosts[i];
-
-		printf("%s{\"dev\":%llu,\"ino\":%llu,\"size\":%lld,\"mode\":%u,\"uid\":%u,\"gid\":%u,\"path\":",
-		       i ? "," : "", g->dev, g->ino, g->size, g->mode, g->uid, g->gid);
-		json_str(g->path);
-		printf(",\"mapped\":%s}", g->mapped ? "true" : "false");
-	}
-	printf("],\"locks\":[");
-	for (i = 0; i < t->nlocks; i++) {
-		const struct tree_lock *l = &t->locks[i];
-
-		printf("%s{\"kind\":\"%s\",\"file\":%d,\"type\":\"%s\"", i ? "," : "",
-		       tree_lock_names[l->kind], l->file, l->write ? "write" : "read");
-		if (l->kind != TL_OFD)
-			printf(",\"pid\":%d,\"fd\":%d", l->pid, l->fd);
-		if (l->kind != TL_FLOCK)
-			printf(",\"start\":%lld,\"end\":%lld", l->start, l->end);
-		putchar('}');
-	}
-	printf("]}\n");
+	putchar(']');
+	show_kinds(t, 1);
+	printf("}\n");
 	return ret;
 }
 

@@ -81,7 +81,7 @@ int skq_dump_add(struct fd_parms *p, const struct tree_sk *s, int seq, int *fds,
 static int kind_alone_ok(enum tree_kind k)
 {
 	switch (k) {
-	case TK_FILE: case TK_PIPE: case TK_FIFO: case TK_CHR: case TK_EVENTFD:
+	case TK_REG: case TK_PIPE: case TK_FIFO: case TK_CHR: case TK_EVENTFD:
 	case TK_SIGNALFD: case TK_TIMERFD: case TK_MEMFD: case TK_GHOST: case TK_SK:
 		return 1;
 	default:

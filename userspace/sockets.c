@@ -903,8 +903,8 @@ static const char *skopt_record_read(struct tree *t, struct rec *r)
 }
 
 const struct tree_record sk_records[] = {
-	{ "sk", sk_record_read, sk_records_write },	/* each followed by its skopt records */
-	{ "skopt", skopt_record_read, NULL },
-	{ "skq", skq_record_read, NULL },	/* after its sk and skopt records (sk-queue.c) */
-	{ NULL, NULL, NULL }
+	{ "sk", sk_record_read, sk_records_write, NULL },	/* each followed by its skopt records */
+	{ "skopt", skopt_record_read, NULL, NULL },
+	{ "skq", skq_record_read, NULL, NULL },	/* after its sk and skopt records (sk-queue.c) */
+	{ NULL, NULL, NULL, NULL }
 };

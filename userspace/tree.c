@@ -36,7 +36,9 @@
  * kind of fd, in its own file (the table of kinds is in files.h), which
  * describes them at dump, writes and reads them (rec_write, rec_read),
  * shows them (imgcr show) and opens them at restore:
- *   file PATH        regular file or directory, absolute path (files-reg.c)
+ *   reg PATH         regular file or directory, absolute path (files-reg.c);
+ *                    "file" in version 2 and in older version 3 files,
+ *                    still read (imgcr show --json still says "file")
  *   pipe INO         an end of the anonymous pipe INO (FLAGS' access mode
  *                    says which end: O_RDONLY read, O_WRONLY write) (pipes.c)
  *   fifo INO PATH    a named pipe (INO names its data record) (fifo.c)
@@ -124,12 +126,12 @@
  * mtime, so restore creates it at PATH or fails if the name is taken, and
  * unlinks it only once every task has executed its image.
  *
- * fstat records: what a restore compares before opening a "file" record
- * again: st_dev (decimal), st_ino, st_size, st_mtime in ns, and the mount
+ * fstat records: what a restore compares before opening a "reg" file
+ * record again: st_dev (decimal), st_ino, st_size, st_mtime in ns, and the mount
  * point MNT it was under (from mountinfo).  Directories: DEV and INO only.
  * Files on proc, sysfs, cgroup and the like have none.
  * A difference refuses the restore (imgcr restore --allow-changed-files
- * allows it).  A "file" record without one (older trees) is not checked.
+ * allows it).  A "reg" file record without one (older trees) is not checked.
  *
  * lock records: TYPE is r (F_RDLCK / LOCK_SH) or w (F_WRLCK / LOCK_EX).
  * flock and ofd locks belong to the open file description ID; posix locks
@@ -176,9 +178,21 @@
 #include "tree.h"
 
 const char *const tree_kind_names[TK_NR] = {
-	"file", "pipe", "fifo", "chr", "eventfd", "signalfd", "timerfd", "tty",
+	"reg", "pipe", "fifo", "chr", "eventfd", "signalfd", "timerfd", "tty",
 	"epoll", "inotify", "memfd", "pidfd", "ghost", "sk",
 };
+
+/*
+ * TK_REG was "file" (a name that also means any description: the record's
+ * name) in version 2 and in version 3 until it became "reg": read forever,
+ * and kept in imgcr show --json, whose "kind" values scripts compare.
+ */
+#define TK_REG_OLD_NAME	"file"
+
+const char *tree_kind_json(enum tree_kind kind)
+{
+	return kind == TK_REG ? TK_REG_OLD_NAME : tree_kind_names[kind];
+}
 
 const char *const tree_tty_role_names[TTY_NROLES] = { "master", "slave", "devtty", "job" };
 
@@ -689,6 +703,8 @@ static const char *file_read(struct tree *t, struct rec *r)
 	for (kind = 0; kn && kind < TK_NR; kind++)
 		if (!strcmp(kn, tree_kind_names[kind]))
 			break;
+	if (kn && !strcmp(kn, TK_REG_OLD_NAME))
+		kind = TK_REG;
 	if (!kn || kind == TK_NR)
 		return "unknown file kind";
 	x = tree_file_add(t);
@@ -793,25 +809,25 @@ static const char *fd_read(struct tree *t, struct rec *r)
 }
 
 static const struct tree_record tree_records[] = {
-	{ "root", root_read, root_write },
-	{ "task", task_read, task_write },	/* and the records of each task: */
-	{ "cred", cred_read, NULL },
-	{ "fs", fs_read, NULL },
-	{ "thread", thread_read, NULL },
-	{ "exit", exit_read, NULL },
-	{ "zombie-sig", zombie_sig_read, NULL },
-	{ "stopped", stopped_read, NULL },
-	{ NULL, NULL, NULL }
+	{ "root", root_read, root_write, NULL },
+	{ "task", task_read, task_write, NULL },	/* and the records of each task: */
+	{ "cred", cred_read, NULL, NULL },
+	{ "fs", fs_read, NULL, NULL },
+	{ "thread", thread_read, NULL, NULL },
+	{ "exit", exit_read, NULL, NULL },
+	{ "zombie-sig", zombie_sig_read, NULL, NULL },
+	{ "stopped", stopped_read, NULL, NULL },
+	{ NULL, NULL, NULL, NULL }
 };
 static const struct tree_record file_records[] = {
-	{ "file", file_read, file_write },
-	{ "fowner", fowner_read, fowner_write },
-	{ "fown", fown_read, fown_write },
-	{ NULL, NULL, NULL }
+	{ "file", file_read, file_write, NULL },
+	{ "fowner", fowner_read, fowner_write, NULL },
+	{ "fown", fown_read, fown_write, NULL },
+	{ NULL, NULL, NULL, NULL }
 };
 static const struct tree_record fd_records[] = {
-	{ "fd", fd_read, fd_write },
-	{ NULL, NULL, NULL }
+	{ "fd", fd_read, fd_write, NULL },
+	{ NULL, NULL, NULL, NULL }
 };
 
 /*
@@ -839,7 +855,9 @@ static const struct tree_record fd_records[] = {
  *   lock                           file locks (locks.c)
  *
  * Adding a field to one record: its writer (a " key=%d" in the owner's
- * fprintf), its reader (one REC_NUM / rec_str / rec_unum), imgcr-image(5).
+ * fprintf), its reader (one REC_NUM / rec_str / rec_unum), its show (the
+ * owner's show hook or rec_show / rec_json), all in the owner's file, and
+ * imgcr-image(5).
  * A field an older reader does not know makes it refuse the file ("unknown
  * field"), as an unknown record does: a new field whose absence means the
  * old behaviour must not be written when it has its default value, and

@@ -11,9 +11,10 @@
 
 /* tree_file.kind; each is dumped and restored by one fd kind (files.h) */
 enum tree_kind {
-	TK_FILE,	/* regular file or directory, reopened by path (files-reg.c); its
-			 * kind name "file" is also the name of every description's
-			 * record ("file kind=file": kept, imgcr show --json says "file") */
+	TK_REG,		/* regular file or directory, reopened by path (files-reg.c);
+			 * "file kind=reg" in the tree file, and "kind=file" read too
+			 * (version 2, and version 3 before it was renamed); imgcr show
+			 * --json's "kind" says "file" (tree_kind_json) */
 	TK_PIPE,	/* an end of an anonymous pipe (identity: the pipe inode) (pipes.c) */
 	TK_FIFO,	/* a named pipe, reopened by path (fifo.c) */
 	TK_CHR,		/* one of the standard character devices (devices.c) */
@@ -30,7 +31,10 @@ enum tree_kind {
 	TK_NR
 };
 
+/* the kind's name in the tree file's "file" records (kind=NAME) and in messages */
 extern const char *const tree_kind_names[TK_NR];
+/* ... and in imgcr show --json ("kind"): the same but TK_REG's, "file" (JSON format 1) */
+const char *tree_kind_json(enum tree_kind kind);
 
 #define TREE_NLIMITS	16	/* RLIMIT_CPU .. RLIMIT_RTTIME */
 #define ATTR_RLIMIT(r)	(1u << (r))	/* the rlimit record of resource r */
@@ -60,7 +64,7 @@ struct tree_file {
 	unsigned long ino;	/* the inode that names its shared state: a pipe's or FIFO's
 				 * (pipe record), a memfd's (data file), a socket's (sk record) */
 	unsigned int major, minor;	/* TK_CHR */
-	char *path;		/* TK_FILE, TK_FIFO, TK_CHR; TK_MEMFD: "/memfd:NAME"; NULL for TK_PIPE */
+	char *path;		/* TK_REG, TK_FIFO, TK_CHR; TK_MEMFD: "/memfd:NAME"; NULL for TK_PIPE */
 	/* the anon inodes' state */
 	unsigned long long count;	/* TK_EVENTFD: the counter; TK_TIMERFD: ticks not read */
 	int semaphore;			/* TK_EVENTFD: EFD_SEMAPHORE */
@@ -77,10 +81,10 @@ struct tree_file {
 	unsigned long long start;	/* its start time (clock ticks); 0: a task of the tree */
 	/* where it was first seen (dump only), and its stat identity (TK_GHOST: its ghost) */
 	int pid, fd;
-	unsigned long long dev, sino;	/* st_dev, st_ino (TK_FILE: fstat record; TK_GHOST: its ghost) */
-	/* TK_FILE: fstat at dump, checked at restore ("fstat" record; has_stat) */
+	unsigned long long dev, sino;	/* st_dev, st_ino (TK_REG: fstat record; TK_GHOST: its ghost) */
+	/* TK_REG: fstat at dump, checked at restore ("fstat" record; has_stat) */
 	int has_stat;
-	long long size;		/* TK_FILE: st_size (has_stat); TK_MEMFD: its size */
+	long long size;		/* TK_REG: st_size (has_stat); TK_MEMFD: its size */
 	long long mtime_ns;
 	char *mnt;		/* the mount point it was on */
 	/* F_GETOWN_EX and F_GETSIG ("fown" record, files.c): restored if set */

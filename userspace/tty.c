@@ -1153,6 +1153,7 @@ static void tty_rec_json(const struct tree *t, int i)
 
 	printf(",\"role\":\"%s\",\"index\":%d,\"major\":%u,\"minor\":%u",
 	       tree_tty_role_names[f->tty_role], f->tty_index, f->major, f->minor);
+	fd_json_path(f->path);
 }
 
 const struct fd_kind tty_fd_kind = {
@@ -1232,7 +1233,53 @@ static const char *tty_record_read(struct tree *t, struct rec *r)
 	return NULL;
 }
 
+/* imgcr show (record.h) */
+static void tty_show_text(const struct tree_tty *y)
+{
+	int j;
+
+	if (y->index >= 0)
+		printf("pty %d (/dev/pts/%d):", y->index, y->index);
+	else
+		printf("job terminal %u:%u:", y->major, y->minor);
+	printf(" session %d foreground group %d%s%s\n", y->sid, y->fg,
+	       y->locked ? " locked" : "", y->pkt ? " packet mode" : "");
+	printf("  termios iflag 0%o oflag 0%o cflag 0%o lflag 0%o cc", y->iflag, y->oflag,
+	       y->cflag, y->lflag);
+	for (j = 0; j < TREE_NCC; j++)
+		printf(" %02x", y->cc[j]);
+	printf("\n  window %ux%u (%ux%u pixels)", y->rows, y->cols, y->xpixel, y->ypixel);
+	if (y->index >= 0)
+		printf(", %zu bytes of input and %zu of output queued (tty-%d.data)",
+		       y->inlen, y->outlen, y->index);
+	putchar('\n');
+	if (y->has_mode)
+		printf("  slave node mode %04o owner %u:%u\n", y->mode, y->uid, y->gid);
+}
+
+static void tty_records_show(const struct tree *t, int json)
+{
+	int i;
+
+	if (json)
+		printf(",\"ttys\":[");
+	for (i = 0; i < t->nttys; i++) {
+		const struct tree_tty *y = &t->ttys[i];
+
+		if (!json) {
+			tty_show_text(y);
+			continue;
+		}
+		printf("%s{\"index\":%d,\"major\":%u,\"minor\":%u,\"sid\":%d,\"fg\":%d,\"locked\":%s,\"pkt\":%s,\"iflag\":%u,\"oflag\":%u,\"cflag\":%u,\"lflag\":%u,\"rows\":%u,\"cols\":%u,\"inlen\":%zu,\"outlen\":%zu}",
+		       i ? "," : "", y->index, y->major, y->minor, y->sid, y->fg,
+		       y->locked ? "true" : "false", y->pkt ? "true" : "false", y->iflag, y->oflag,
+		       y->cflag, y->lflag, y->rows, y->cols, y->inlen, y->outlen);
+	}
+	if (json)
+		putchar(']');
+}
+
 const struct tree_record tty_records[] = {
-	{ "tty", tty_record_read, tty_records_write },
-	{ NULL, NULL, NULL }
+	{ "tty", tty_record_read, tty_records_write, tty_records_show },
+	{ NULL, NULL, NULL, NULL }
 };

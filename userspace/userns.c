@@ -464,8 +464,8 @@ static const char *userns_read(struct tree *t, struct rec *r)
 }
 
 const struct tree_record userns_records[] = {
-	{ "userns", userns_read, userns_write },
-	{ NULL, NULL, NULL }
+	{ "userns", userns_read, userns_write, NULL },
+	{ NULL, NULL, NULL, NULL }
 };
 
 /* ---- imgcr show and the unit tests' model ---- */

@@ -91,7 +91,7 @@ static void file(const struct tree_file *x)
 	       x->pos);
 	str("path", x->path);
 	switch (x->kind) {
-	case TK_FILE:
+	case TK_REG:
 		printf(" has_stat=%d", x->has_stat);
 		if (x->has_stat) {
 			printf(" dev=%llu ino=%llu size=%lld mtime_ns=%lld", x->dev, x->sino,
