@@ -54,17 +54,38 @@ static int fifo_open(struct fd_restore *r, int i, const char *what)
 	for (first = 0; first < i && !same_fifo(&t->files[first], f); first++)
 		;
 	if (first == i) {
-		int a = open(f->path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+		/*
+		 * Looked at before it is opened (O_PATH, no magic links: the
+		 * path is resolved as root, maybe in the restored container's
+		 * mount namespace): opening a device node may act (a watchdog),
+		 * and the path may have become a regular file, never to be
+		 * filled.  Then opened for real through that look, or by path
+		 * again where no /proc is mounted, and looked at once more.
+		 */
+		int p = fd_path_open(f->path, O_PATH | O_CLOEXEC), a = -1;
 		struct stat st;
+		char self[64];
 
-		if (a < 0) {
+		if (p < 0) {
 			pr_perror("cannot open FIFO %s", f->path);
 			return -1;
 		}
-		/* the path may have become a regular file: never fill that */
-		if (fstat(a, &st) || !S_ISFIFO(st.st_mode)) {
+		if (!fstat(p, &st) && S_ISFIFO(st.st_mode)) {
+			snprintf(self, sizeof(self), "/proc/self/fd/%d", p);
+			a = open(self, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+			if (a < 0 && errno == ENOENT)
+				a = fd_path_open(f->path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+			if (a < 0) {
+				pr_perror("cannot open FIFO %s", f->path);
+				close(p);
+				return -1;
+			}
+		}
+		close(p);
+		if (a < 0 || fstat(a, &st) || !S_ISFIFO(st.st_mode)) {
 			pr_err("%s is no longer a FIFO", f->path);
-			close(a);
+			if (a >= 0)
+				close(a);
 			return -1;
 		}
 		r->keep[i][0] = fd_high(a, r->base);
