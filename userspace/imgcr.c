@@ -21,7 +21,7 @@ static const struct command {
 	const char *help;
 } commands[] = {
 	{ "dump", cmd_dump, "dump -t PID -D DIR [-R] [-j] [--ghost-limit BYTES]\n"
-	  "                        [--ext-unix-sk] [--live] [--live-check] [--stats]\n"
+	  "                        [--ext-unix-sk] [--caller-cgroups] [--live] [--live-check] [--stats]\n"
 	  "                        checkpoint PID and its descendants into DIR\n"
 	  "      -t, --tree PID          the root of the tree\n"
 	  "      -D, --images-dir DIR    where the images go (made if missing)\n"
@@ -29,6 +29,7 @@ static const struct command {
 	  "      -j, --shell-job         the tree is a job of imgcr's terminal\n"
 	  "          --ghost-limit BYTES the largest deleted file saved (K, M, G)\n"
 	  "          --ext-unix-sk       unix sockets connected outside the tree\n"
+	  "          --caller-cgroups    the caller puts the restored tree in its cgroups\n"
 	  "          --live              copy memory while the tree runs\n"
 	  "          --live-check        --live, checked against a plain read\n"
 	  "          --stats, --display-stats  where the time went" LOG_HELP },

@@ -480,6 +480,9 @@ int opts_to_args(CriuOpts *o, int type, pid_t peer, struct criu_args *a, int *er
 			return -1;
 		}
 		stdio_pipes(o->pid, a);
+		/* runc puts the restored container in the cgroup it made again, with its device rules */
+		if (o->has_manage_cgroups && o->manage_cgroups)
+			add(a, "--caller-cgroups");
 		if (o->has_leave_running && o->leave_running)
 			add(a, "-R");
 		if (o->has_ext_unix_sk && o->ext_unix_sk)
