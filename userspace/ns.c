@@ -4,6 +4,7 @@
  * time and user kinds live here too; ipc.c, mount.c, net.c and cgroup.c
  * hold the others.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -72,6 +73,40 @@ static pid_t find_init(pid_t pid, unsigned long long ino)
 	return -1;
 }
 
+/*
+ * A process that joined the tree's PID namespace with setns() (runc exec,
+ * nsenter) is not a descendant of its init, so not in the tree, and dies
+ * with the namespace when the dump kills the init: refused (naming it)
+ * rather than lost.  Zombies are nothing to lose.
+ */
+static int pid_outsiders(const struct tree *t)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	char state, *end;
+	pid_t pid, ppid, pgid, sid;
+	int ret = 0;
+
+	if (!d) {
+		pr_perror("/proc");
+		return -1;
+	}
+	while (!ret && (e = readdir(d))) {
+		pid = strtol(e->d_name, &end, 10);
+		if (*end || pid <= 0 || tree_index(t, pid) >= 0)
+			continue;
+		if (ns_ino(pid, "pid") != t->ns->ino[NS_PID])
+			continue;
+		if (proc_stat(pid, &state, &ppid, &pgid, &sid) || state == 'Z' || state == 'X')
+			continue;	/* gone meanwhile, or nothing left to lose */
+		pr_err("pid %d: pid %d is in its PID namespace (pid %d there) but not in the tree (it joined with setns(), as runc exec or nsenter do): it would die with the namespace and not come back; not supported (end it first)",
+		       t->root, pid, ns_inner_pid(pid, 0));
+		ret = -1;
+	}
+	closedir(d);
+	return ret;
+}
+
 static int pid_dump(struct ns_ctx *c)
 {
 	struct tree *t = c->t;
@@ -111,7 +146,7 @@ static int pid_dump(struct ns_ctx *c)
 		       t->root, find_init(t->root, t->ns->ino[NS_PID]));
 		return -1;
 	}
-	return 0;
+	return pid_outsiders(t);
 }
 
 const struct ns_ops ns_pid_ops = { .name = "pid", .clone_flag = CLONE_NEWPID, .dump = pid_dump };

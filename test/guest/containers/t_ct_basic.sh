@@ -21,6 +21,10 @@
 #                     naming the pid and the kind.
 #   ct_basic-kind     a kind that cannot be restored (a user namespace
 #                     whose maps were never written): refused, naming it.
+#   ct_basic-setns    a process that joined the container's PID namespace
+#                     (nsenter, as runc exec): refused, naming it (before:
+#                     killed with the namespace, never restored); the
+#                     container and that process keep running.
 # timeout: 400
 . /imgcr/guest/lib.sh
 . /imgcr/guest/ctlib.sh
@@ -194,6 +198,31 @@ kind() {
 	pass "$(head -n 1 dump.err | cut -c1-160)"
 }
 
+joined() {
+	start_ct
+	/usr/sbin/nsenter -t $CT -p -- sleep 600 &
+	nse=$!
+	track $nse
+	j=""
+	for i in $(seq 1 100); do
+		j=$(child_of $nse)
+		[ -n "$j" ] && [ "$(readlink /proc/$j/exe)" != /usr/sbin/nsenter ] && break
+		usleep 50000
+	done
+	[ -n "$j" ] || fail "nsenter made no process in the container"
+	track $j
+	[ "$(nsid $j pid)" = "$(nsid $CT pid)" ] || fail "pid $j is not in the container's PID namespace"
+	timeout -s KILL 60 imgcr dump -t $CT -D d > dump.out 2> dump.err && fail "dump of a container with a process that joined it succeeded"
+	grep -q "^imgcr: pid $CT: pid $j is in its PID namespace (pid [0-9]* there) but not in the tree" dump.err ||
+		fail "message: $(tr '\n' '|' < dump.err)"
+	[ -e d/tree ] && fail "a tree file was written"
+	left_running $CT && left_running $j || fail "not left running: $(state $CT) $(state $j)"
+	kill -USR1 $CT
+	wait_gone $CT 20 || fail "ctwork did not end"
+	grep -q '^ctwork PASS' out || fail "ctwork: $(tail -n 3 out | tr '\n' '|')"
+	pass "$(head -n 1 dump.err | cut -c1-160)"
+}
+
 sub() {
 	mkdir "$1" && cd "$1" || fail "mkdir $1"
 	$2
@@ -203,3 +232,4 @@ subtest ct_basic-threads "sub threads threads"
 subtest ct_basic-noinit "sub noinit noinit"
 subtest ct_basic-otherns "sub otherns otherns"
 subtest ct_basic-kind "sub kind kind"
+subtest ct_basic-setns "sub setns joined"
