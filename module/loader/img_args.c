@@ -471,19 +471,6 @@ static int img_check_user(struct img *img)
 			img->user_uid, USER_OPT);
 		return -EPERM;
 	}
-	/*
-	 * Its IDs are given only with --imgcr-creds --imgcr-ids; else the
-	 * caller must already be that user (imgcr sets them itself when no
-	 * thread needs the caller's right to choose TIDs), or U's image would
-	 * run with the caller's (root's) IDs.
-	 */
-	if (!(img->set_creds && img->set_ids) &&
-	    (!uid_eq(current_uid(), make_kuid(current_user_ns(), img->user_uid)) ||
-	     !uid_eq(current_euid(), make_kuid(current_user_ns(), img->user_uid)))) {
-		img_err(img, "the caller vouches for uid %u (%s) but neither is it nor asks for the task's IDs (--imgcr-creds --imgcr-ids)",
-			img->user_uid, USER_OPT);
-		return -EPERM;
-	}
 	ret = img_user_creds(img, &img->creds, "") ?:
 	      img_user_seccomp(img, 0, &img->creds, "") ?: img_user_sysvshm(img);
 	for (i = 0; i < img->proc.nr_threads && !ret; i++) {
@@ -491,6 +478,19 @@ static int img_check_user(struct img *img)
 			 img->threads[i].th.tid);
 		ret = img_user_creds(img, &img->threads[i].creds, who) ?:
 		      img_user_seccomp(img, i + 1, &img->threads[i].creds, who);
+	}
+	/*
+	 * Its IDs are given only with --imgcr-creds --imgcr-ids; else the
+	 * caller must already be that user (imgcr sets them itself when no
+	 * thread needs the caller's right to choose TIDs), or U's image would
+	 * run with the caller's (root's) IDs.
+	 */
+	if (!ret && !(img->set_creds && img->set_ids) &&
+	    (!uid_eq(current_uid(), make_kuid(current_user_ns(), img->user_uid)) ||
+	     !uid_eq(current_euid(), make_kuid(current_user_ns(), img->user_uid)))) {
+		img_err(img, "the caller vouches for uid %u (%s) but neither is it nor asks for the task's IDs (--imgcr-creds --imgcr-ids)",
+			img->user_uid, USER_OPT);
+		return -EPERM;
 	}
 	return ret;
 }
