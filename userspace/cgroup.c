@@ -352,7 +352,7 @@ static const struct {
 	{ 52, "unix getpeername (BPF_CGROUP_UNIX_GETPEERNAME)" },
 	{ 53, "unix getsockname (BPF_CGROUP_UNIX_GETSOCKNAME)" },
 };
-#define CG_BPF_MAX	64
+#define CG_BPF_MAX	512	/* programs of one type in effect (LSM: 10 per hook) */
 
 static int cmp_u32(const void *a, const void *b)
 {

@@ -33,6 +33,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,7 +85,7 @@ static char *handle_path(int procfd, pid_t pid, struct file_handle *h, unsigned 
 {
 	char name[64], mnt[PATH_MAX], path[PATH_MAX + 1], *text, *line, *save = NULL, *out = NULL;
 	unsigned int ma, mi;
-	struct stat st;
+	struct stat st, hst;
 	int mfd, fd, seen = 0;
 	ssize_t n;
 
@@ -108,11 +110,14 @@ static char *handle_path(int procfd, pid_t pid, struct file_handle *h, unsigned 
 		}
 		snprintf(name, sizeof(name), "self/fd/%d", fd);
 		n = readlinkat(procfd, name, path, PATH_MAX);
+		if (fstat(fd, &hst))
+			n = -1;
 		close(fd);
 		if (n > 0)
 			path[n] = 0;
+		/* the path must lead to the very file the handle gave: device and inode */
 		if (n <= 0 || path[0] != '/' || strstr(path, " (deleted)") || lstat(path, &st) ||
-		    st.st_ino != ino) {
+		    st.st_ino != ino || hst.st_ino != ino || st.st_dev != hst.st_dev) {
 			*why = "the watched file has no path any more in the task's view";
 			continue;
 		}
@@ -158,21 +163,33 @@ static char *handle_path_inside(int procfd, pid_t pid, struct file_handle *h, un
 		snprintf(root, sizeof(root), "%d/root", pid);
 		if (!fchdir(procfd) && !chdir(root) && !chroot(".") && !chdir("/"))
 			path = handle_path(procfd, pid, h, sdev, ino, &w);
+		/* one message, NUL-terminated: "P" and the path, or "E" and why */
 		if (path)
-			dprintf(pfd[1], "P%s", path);
+			dprintf(pfd[1], "P%s%c", path, 0);
 		else
-			dprintf(pfd[1], "E%s", w);
+			dprintf(pfd[1], "E%s%c", w, 0);
 		_exit(0);
 	}
 	close(pfd[1]);
-	while (n < (ssize_t)sizeof(buf) - 1 && (r = read(pfd[0], buf + n, sizeof(buf) - 1 - n)) > 0)
+	/* a file system served by a task of the (stopped) tree could hang the look: 10 s */
+	for (;;) {
+		struct pollfd pf = { .fd = pfd[0], .events = POLLIN };
+
+		if (n >= (ssize_t)sizeof(buf) - 1 || poll(&pf, 1, 10000) <= 0)
+			break;
+		r = read(pfd[0], buf + n, sizeof(buf) - 1 - n);
+		if (r <= 0)
+			break;
 		n += r;
+	}
 	close(pfd[0]);
+	kill(child, SIGKILL);	/* done, or stuck: either way no longer needed */
 	wait_child(child, &st);
 	buf[n] = 0;
-	if (n > 1 && buf[0] == 'P')
+	if (n > 2 && buf[0] == 'P' && !buf[n - 1])
 		return strdup(buf + 1);
-	snprintf(reason, sizeof(reason), "%.150s", n > 1 ? buf + 1 : "the look inside failed");
+	snprintf(reason, sizeof(reason), "%.150s",
+		 n > 2 && buf[0] == 'E' ? buf + 1 : "the look inside the container failed or took more than 10 s");
 	*why = reason;
 	return NULL;
 }
@@ -182,7 +199,7 @@ static char *handle_path_inside(int procfd, pid_t pid, struct file_handle *h, un
  * holding @f sees it (@own_mnt: the tree has its own mount namespace), or
  * NULL (printed).
  */
-static char *watch_path(const struct tree_file *f, int own_mnt, int wd, unsigned long ino,
+static char *watch_path(const struct tree_file *f, pid_t own_mnt, int wd, unsigned long ino,
 			unsigned int sdev, const char *line)
 {
 	const char *hex = strstr(line, "f_handle:"), *why = "";
@@ -213,7 +230,7 @@ static char *watch_path(const struct tree_file *f, int own_mnt, int wd, unsigned
 	for (i = 0; i < bytes && sscanf(hex + 2 * i, "%2x", &b) == 1; i++)
 		h->f_handle[i] = b;
 	if (own_mnt)
-		path = handle_path_inside(procfd, f->pid, h, sdev, ino, &why);
+		path = handle_path_inside(procfd, own_mnt, h, sdev, ino, &why);
 	else
 		path = handle_path(procfd, getpid(), h, sdev, ino, &why);
 	close(procfd);
@@ -229,7 +246,13 @@ static int inotify_check(const struct tree *ct)
 {
 	/* the watches go into the tree: the check hook has it const */
 	struct tree *t = (struct tree *)ct;
-	int own_mnt = t->ns && (t->ns->own & NS_BIT(NS_MNT));
+	/*
+	 * In a mount namespace of its own, paths as the tree's root task sees
+	 * them: the namespace's root (mount.c requires it), from which the
+	 * restore adds the watches (a task chrooted inside gets the path
+	 * through its chroot)
+	 */
+	pid_t own_mnt = t->ns && (t->ns->own & NS_BIT(NS_MNT)) ? t->root : 0;
 	int i, ret = 0;
 
 	for (i = 0; i < t->nfiles && !ret; i++) {

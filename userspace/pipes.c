@@ -79,6 +79,7 @@ int pipe_external_add(const char *key)
 int pipe_inherit_add(const char *key, int fd)
 {
 	unsigned long ino;
+	struct statfs fs;
 	struct stat st;
 
 	if (pipe_key(key, &ino)) {
@@ -89,7 +90,8 @@ int pipe_inherit_add(const char *key, int fd)
 		pr_err("inherit_fd %s: fd %d is not open", key, fd);
 		return -1;
 	}
-	if (fstat(fd, &st) || !S_ISFIFO(st.st_mode)) {
+	if (fstat(fd, &st) || !S_ISFIFO(st.st_mode) || fstatfs(fd, &fs) ||
+	    fs.f_type != PIPEFS_MAGIC) {
 		pr_err("inherit_fd %s: fd %d is not a pipe", key, fd);
 		return -1;
 	}

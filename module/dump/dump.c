@@ -1199,20 +1199,6 @@ static int dump_wait_stopped(struct dump_image *img)
 	return 0;
 }
 
-/*
- * The general registers live on each thread's kernel stack, which a thread
- * that is killed and exits frees while we only hold its task_struct.  So
- * they are read under the group's siglock, after checking that every
- * thread is still stopped and off its CPU: a stopped or traced task is only
- * woken (by SIGKILL, SIGCONT or ptrace) under that lock, so none can run,
- * let alone exit, meanwhile; and none has run since dump_wait_stopped()
- * counted its switches.  Nothing here sleeps: an LDT selector (whose base
- * is read under a mutex) is refused first.
- *
- * Choosing a thread's regset view reads its registers too (task_pt_regs()
- * for the code segment, with IA32 emulation): that is done here as well,
- * and dump_regs() uses the view kept.
- */
 #ifdef CONFIG_SYSVIPC
 struct sem_holder {
 	const void *ulp;
@@ -1252,7 +1238,7 @@ static int dump_sem_undo_shared(struct dump_image *img, pid_t *tid)
 			break;
 	if (i == img->nr_threads)
 		return 0;	/* no list with another user: nothing to count */
-	h = kvmalloc_array(img->nr_threads, sizeof(*h), GFP_KERNEL);
+	h = kvmalloc_array(img->nr_threads, sizeof(*h), GFP_KERNEL_ACCOUNT);
 	if (!h)
 		return -ENOMEM;
 	for (i = 0; i < img->nr_threads; i++)
@@ -1275,6 +1261,21 @@ static int dump_sem_undo_shared(struct dump_image *img, pid_t *tid)
 }
 #endif
 
+/*
+ * The general registers live on each thread's kernel stack, which a thread
+ * that is killed and exits frees while we only hold its task_struct.  So
+ * they are read under the group's siglock, after checking that every
+ * thread is still stopped and off its CPU: a stopped or traced task is only
+ * woken (by SIGKILL, SIGCONT or ptrace) under that lock, so none can run,
+ * let alone exit, meanwhile; and none has run since dump_wait_stopped()
+ * counted its switches.  Nothing under the lock sleeps: an LDT selector
+ * (whose base is read under a mutex) is refused first, and the SEM_UNDO
+ * lists are compared after it is dropped.
+ *
+ * Choosing a thread's regset view reads its registers too (task_pt_regs()
+ * for the code segment, with IA32 emulation): that is done here as well,
+ * and dump_regs() uses the view kept.
+ */
 static int dump_gpregs(struct dump_image *img)
 {
 	const struct user_regset *rs;

@@ -1209,11 +1209,11 @@ static int img_take_exe(struct img *img)
 	/* checked whether used or not: one image, one verdict */
 	if (img->task.exe_file >= img->nr_files)
 		return -EINVAL;
-	if (img->only_user)
-		return 0;
 	f = &img->files[img->task.exe_file];
 	if (f->id.flags & IMGCR_FILE_SHMEM)
 		return -EINVAL;
+	if (img->only_user)
+		return 0;
 	if (!ns_capable_noaudit(ns, CAP_CHECKPOINT_RESTORE) &&
 	    !ns_capable_noaudit(ns, CAP_SYS_ADMIN))
 		return 0;

@@ -25,7 +25,9 @@
 #                   after the dump had killed the container); restored, the
 #                   inotify fd watches /tmp/ctw's inode again (fdinfo) and
 #                   a file made in /tmp/ctw from the host is reported under
-#                   the same watch descriptor.
+#                   the same watch descriptor.  A second inowatch, chrooted
+#                   to /jail, watches its /w: recorded as /jail/w (the
+#                   namespace root's path) and restored the same way.
 # timeout: 500
 . /imgcr/guest/lib.sh
 . /imgcr/guest/ctlib.sh
@@ -52,6 +54,7 @@ start() {
 	fi
 	cat > /ctsrc/work.sh <<'W'
 [ -x /bin/inowatch ] && /bin/inowatch /tw > /host/ino.out 2>&1 &
+[ -x /jail/inowatch ] && chroot /jail /inowatch /w > /host/ino2.out 2>&1 &
 trap 'exec 7<&-; cd /; echo closed' USR1
 trap 'read -r l <&8; echo "fd8 $l"; [ -e /proc/$$/fd/7 ] && echo "FAIL fd 7 open after the restore"; [ "$l" = "container data" ] || echo "FAIL fd 8 read: $l"; echo "work PASS"; exit 0' USR2
 n=0
@@ -68,9 +71,9 @@ mount --make-rprivate /
 mkdir -p /ctr && mount -t tmpfs -o size=16m,mode=755 ctroot /ctr
 mkdir -p /ctr/bin /ctr/proc /ctr/dev /ctr/host /ctr/data /ctr/old
 cp /ctsrc/busybox /ctr/bin/
-$([ "$1" = ino ] && echo "cp /ctsrc/inowatch /ctr/bin/ && mkdir /ctr/tw && mount --bind /tmp/ctw /ctr/tw")
+$([ "$1" = ino ] && echo "cp /ctsrc/inowatch /ctr/bin/ && mkdir /ctr/tw && mount --bind /tmp/ctw /ctr/tw && mkdir -p /ctr/jail/w && cp /ctsrc/inowatch /ctr/jail/")
 cp /ctsrc/work.sh /ctr/work.sh
-for a in sh usleep cat echo; do ln -s busybox /ctr/bin/\$a; done
+for a in sh usleep cat echo chroot; do ln -s busybox /ctr/bin/\$a; done
 mknod -m 666 /ctr/dev/null c 1 3
 echo "container data" > /ctr/data/f
 mount -t proc proc /ctr/proc
@@ -180,18 +183,19 @@ outside_cwd() {
 	refused cwd "pid $CT cwd: .* is on a mount outside the container's mount namespace (mnt_id [0-9]*): not supported"
 }
 
-# watcher PID: the inowatch child of PID
+# watcher PID DIR: the child of PID that runs inowatch DIR
 watcher() {
 	for c in $(cat /proc/$1/task/*/children 2>/dev/null); do
-		[ "$(readlink /proc/$c/exe)" = /bin/inowatch ] && echo $c && return
+		[ "$(tr '\0' ' ' < /proc/$c/cmdline 2>/dev/null)" = "${3:-/bin/inowatch} $2 " ] && echo $c && return
 	done
 }
 
 outside_ino() {
 	start ino
 	wait_line /hostdir/ino.out '^ready wd=1$' 20 || fail "inowatch did not start: $(tr '\n' '|' < /hostdir/ino.out)"
-	W=$(watcher $CT)
+	W=$(watcher $CT /tw)
 	[ -n "$W" ] || fail "no inowatch child of $CT"
+	wait_line /hostdir/ino2.out '^ready wd=1$' 20 || fail "the chrooted inowatch did not start: $(tr '\n' '|' < /hostdir/ino2.out)"
 	ino=$(printf %x "$(stat -c %i /tmp/ctw)")
 	grep -q "^inotify wd:1 ino:$ino " /proc/$W/fdinfo/3 || fail "the test is wrong: fdinfo 3 of $W: $(grep inotify /proc/$W/fdinfo/3)"
 	step "dump $CT"
@@ -199,6 +203,7 @@ outside_ino() {
 		fail "dump: $(tail -n 8 dump.err | tr '\n' '|')"
 	wait_gone $CT 20 || fail "the container outlived its dump"
 	grep -q '^watch .* path=/tw$' d/tree || fail "the watch record: $(grep '^watch' d/tree)"
+	grep -q '^watch .* path=/jail/w$' d/tree || fail "the chrooted task's watch record: $(grep '^watch' d/tree)"
 	cp "$IMGCR_STATE_EXPECTED" expected
 	echo 'fd */* fdinfo.ino * -> *  # files of the container'"'"'s restored tmpfs root' >> expected
 	step "restore"
@@ -208,14 +213,17 @@ outside_ino() {
 	NEW=$(cat rp)
 	track $NEW
 	ticking "after the restore"
-	W=$(watcher $NEW)
+	W=$(watcher $NEW /tw)
 	[ -n "$W" ] || fail "no inowatch child of $NEW after the restore"
 	grep -q "^inotify wd:1 ino:$ino " /proc/$W/fdinfo/3 ||
 		fail "restored: fdinfo 3 of $W: $(grep inotify /proc/$W/fdinfo/3), expected ino:$ino"
 	touch /tmp/ctw/after
 	wait_line /hostdir/ino.out '^event wd=1 mask=0x100 name=after$' 20 ||
 		fail "no IN_CREATE of 'after' under wd 1: $(tr '\n' '|' < /hostdir/ino.out)"
-	pass "watch path=/tw restored; event seen"
+	touch /proc/$NEW/root/jail/w/after2
+	wait_line /hostdir/ino2.out '^event wd=1 mask=0x100 name=after2$' 20 ||
+		fail "chrooted watcher: no IN_CREATE of 'after2' under wd 1: $(tr '\n' '|' < /hostdir/ino2.out)"
+	pass "watch paths /tw and (chrooted) /jail/w restored; events seen"
 }
 
 sub() {
