@@ -233,7 +233,7 @@ static int dgram_dump(struct fd_parms *p, int sfd, struct tree_sk *s, const char
 			   (s->family == AF_INET ? "udplite" : "udplite6");
 	struct pollfd pf = { .fd = sfd, .events = POLLIN | POLLRDHUP };
 	struct procnet e;
-	char nm[128], c;
+	char nm[128];
 	int r, diag;
 	ssize_t n;
 
@@ -259,12 +259,10 @@ static int dgram_dump(struct fd_parms *p, int sfd, struct tree_sk *s, const char
 	if (s->type == SOCK_RAW && s->namelen && addr_any((struct sockaddr_storage *)s->name))
 		s->namelen = 0;
 
-	/* the queues: nothing can be put back in them */
-	n = recv(sfd, &c, 1, MSG_PEEK | MSG_DONTWAIT | MSG_TRUNC);
-	if (n >= 0 || (!r && e.rxq))
-		return fd_refuse(p, "%s: %s %s socket %s: datagrams queued, not yet received (%s%zd bytes in the first): not supported (they cannot be queued again)",
-				 p->link, v, kind, sk_addr_str(s->name, s->namelen, nm, sizeof(nm)),
-				 n < 0 ? "?" : "", n < 0 ? (ssize_t)0 : n);
+	/*
+	 * the queues: nothing can be put back in them.  poll() first: it
+	 * consumes nothing (a receive, even a peek, takes a pending SO_ERROR)
+	 */
 	if (poll(&pf, 1, 0) < 0) {
 		pr_perror("pid %d fd %d: %s: poll", p->pid, p->fd, p->link);
 		return FD_FAILED;
@@ -272,6 +270,15 @@ static int dgram_dump(struct fd_parms *p, int sfd, struct tree_sk *s, const char
 	if (pf.revents & POLLERR)
 		return fd_refuse(p, "%s: %s %s socket %s: an error pending (SO_ERROR, or an ICMP error queued by IP_RECVERR/IPV6_RECVERR): not supported (it cannot be queued again)",
 				 p->link, v, kind, sk_addr_str(s->name, s->namelen, nm, sizeof(nm)));
+	/* EPOLLIN: a datagram queued, or a shutdown for reading; /proc/net: its memory */
+	if ((!r && e.rxq) || ((pf.revents & POLLIN) && !(pf.revents & POLLRDHUP))) {
+		static char peek[65536];
+
+		n = recv(sfd, peek, sizeof(peek), MSG_PEEK | MSG_DONTWAIT | MSG_TRUNC);
+		return fd_refuse(p, "%s: %s %s socket %s: datagrams queued, not yet received (%s%zd bytes in the first): not supported (they cannot be queued again)",
+				 p->link, v, kind, sk_addr_str(s->name, s->namelen, nm, sizeof(nm)),
+				 n < 0 ? "?" : "", n < 0 ? (ssize_t)0 : n);
+	}
 
 	/* the shutdown state: sock_diag (udp_diag, raw_diag) shows it; ping sockets have no sock_diag */
 	diag = !is_ping(s);
