@@ -472,9 +472,17 @@ int sk_xopts_dump(struct fd_parms *p, int sfd, struct tree_sk *s)
 		return fd_refuse(p, "%s: a datagram not yet sent (corked: %sMSG_MORE; %d bytes of send buffer) is not supported",
 				 p->link, sk_is_udp(s) ? "UDP_CORK or " : "", n);
 	fresh = socket(s->family, s->type | SOCK_CLOEXEC, s->family == AF_UNIX ? 0 : s->proto);
+	/*
+	 * a ping socket imgcr's group may not open (net.ipv4.ping_group_range):
+	 * a UDP one has the same defaults (the socket and IP levels, its only ones)
+	 */
+	if (fresh < 0 && errno == EACCES && s->type == SOCK_DGRAM &&
+	    (s->proto == IPPROTO_ICMP || s->proto == IPPROTO_ICMPV6))
+		fresh = socket(s->family, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP);
 	if (fresh < 0) {
-		pr_perror("pid %d fd %d: %s: a new socket of its kind, for the defaults of its options",
-			  p->pid, p->fd, p->link);
+		pr_perror("pid %d fd %d: %s: a new socket of its kind, for the defaults of its options%s",
+			  p->pid, p->fd, p->link,
+			  s->type == SOCK_RAW && errno == EPERM ? " (a raw socket needs CAP_NET_RAW)" : "");
 		return FD_FAILED;
 	}
 	for (i = 0; i < NOPTS; i++) {
