@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 #include <linux/magic.h>
@@ -78,6 +79,7 @@ int pipe_external_add(const char *key)
 int pipe_inherit_add(const char *key, int fd)
 {
 	unsigned long ino;
+	struct stat st;
 
 	if (pipe_key(key, &ino)) {
 		pr_err("inherit_fd %s: only pipes can be inherited (pipe:[INODE])", key);
@@ -85,6 +87,10 @@ int pipe_inherit_add(const char *key, int fd)
 	}
 	if (fd < 0 || fcntl(fd, F_GETFD) < 0) {
 		pr_err("inherit_fd %s: fd %d is not open", key, fd);
+		return -1;
+	}
+	if (fstat(fd, &st) || !S_ISFIFO(st.st_mode)) {
+		pr_err("inherit_fd %s: fd %d is not a pipe", key, fd);
 		return -1;
 	}
 	if (n_inherit_pipes == PIPE_EXT_MAX) {
