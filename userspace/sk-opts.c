@@ -27,16 +27,21 @@
  *            was (also when it was 0), and SO_LOCK_FILTER last;
  *   P_NONE   never set: a unix socket's SO_PEERCRED, whose uid and gid
  *            sk-unix.c makes its connection under (sk_peercred).
+ * Raw sockets have theirs (IP_HDRINCL, IP_NODEFRAG, IP_ROUTER_ALERT,
+ * ICMP_FILTER, IPV6_CHECKSUM, IPV6_HDRINCL, IPV6_ROUTER_ALERT,
+ * ICMPV6_FILTER), UDP-Lite its coverages (UDPLITE_SEND_CSCOV,
+ * UDPLITE_RECV_CSCOV) besides UDP's; ping sockets the IP ones.
  * An accepted TCP socket's IP_MULTICAST_TTL, IPV6_MULTICAST_HOPS and
- * IPV6_MULTICAST_IF (the kernel takes them from the SYN) are UDP's here:
+ * IPV6_MULTICAST_IF (the kernel takes them from the SYN) are datagram ones here:
  * setsockopt refuses them on a stream socket, and TCP sends no multicast.
  *
  * Refused at dump, naming the pid, the fd and the state: an eBPF socket
  * filter (SO_ATTACH_BPF: SO_GET_FILTER says EACCES, there is no classic
  * program to read), an upper layer protocol (TCP_ULP: kernel TLS...),
  * a multicast group membership (found through MCAST_MSFILTER for each group
- * of /proc/net/igmp and igmp6), and a UDP socket holding data not yet sent
- * (corked with UDP_CORK or MSG_MORE: the kernel gives no way to read it).
+ * of /proc/net/igmp and igmp6), and a UDP, UDP-Lite or raw socket holding
+ * data not yet sent (corked with UDP_CORK or MSG_MORE: the kernel gives no
+ * way to read it).
  * Not seen, so neither kept nor refused (README lists them): a reuseport
  * group's BPF program (SO_ATTACH_REUSEPORT_CBPF/EBPF), TCP_MD5SIG keys,
  * IPsec policies, IPv6 sticky options, IP_MULTICAST_IF set by interface
@@ -137,6 +142,23 @@
 #define SK_UDP_NO_CHECK6_RX	102
 #define SK_UDP_SEGMENT		103
 #define SK_UDP_GRO		104
+#define SK_SOL_UDPLITE		136
+#define SK_UDPLITE_SEND_CSCOV	10
+#define SK_UDPLITE_RECV_CSCOV	11
+#ifndef SOL_RAW
+#define SOL_RAW 255
+#endif
+#define SK_ICMP_FILTER		1	/* SOL_RAW, a raw IPPROTO_ICMP socket's */
+#ifndef SOL_ICMPV6
+#define SOL_ICMPV6 58
+#endif
+#define SK_ICMPV6_FILTER	1	/* SOL_ICMPV6, a raw IPPROTO_ICMPV6 socket's */
+#ifndef IPV6_HDRINCL
+#define IPV6_HDRINCL 36
+#endif
+#ifndef IP_NODEFRAG
+#define IP_NODEFRAG 22
+#endif
 
 enum { T_INT, T_LINGER, T_STR, T_BLOB, T_FILTER };
 
@@ -147,8 +169,11 @@ enum { T_INT, T_LINGER, T_STR, T_BLOB, T_FILTER };
 #define W_INET	(W_IP4 | W_IP6)
 #define W_ALL	(W_UNIX | W_INET)
 #define W_TCP	0x08	/* TCP sockets only */
-#define W_UDP	0x10	/* UDP sockets only */
+#define W_UDP	0x10	/* UDP and UDP-Lite sockets only */
 #define W_UNCONN 0x20	/* TCP: listening or not connected only (else the connection's own) */
+#define W_DGRAM	0x40	/* every IPv4/IPv6 socket but TCP: UDP, UDP-Lite, ping, raw */
+#define W_RAW	0x80	/* raw sockets only */
+#define W_LITE	0x100	/* UDP-Lite sockets only */
 
 #define O(lvl, opt, type, where, phase, max) { #opt, lvl, opt, type, where, phase, max }
 #define ON(name, lvl, opt, type, where, phase, max) { name, lvl, opt, type, where, phase, max }
@@ -184,7 +209,7 @@ static const struct sk_opt {
 	ON("SO_TIMESTAMP", SOL_SOCKET, SK_SO_TIMESTAMP, T_INT, W_ALL, P_AFTER, 0),
 	ON("SO_TIMESTAMPNS", SOL_SOCKET, SK_SO_TIMESTAMPNS, T_INT, W_ALL, P_AFTER, 0),
 	ON("SO_TIMESTAMPING", SOL_SOCKET, SK_SO_TIMESTAMPING, T_BLOB, W_ALL, P_AFTER, 8),
-	O(SOL_SOCKET, SO_NO_CHECK, T_INT, W_INET | W_UDP, P_AFTER, 0),
+	O(SOL_SOCKET, SO_NO_CHECK, T_INT, W_INET | W_DGRAM, P_AFTER, 0),
 	O(SOL_SOCKET, SO_RXQ_OVFL, T_INT, W_ALL, P_AFTER, 0),
 	O(SOL_SOCKET, SO_SELECT_ERR_QUEUE, T_INT, W_ALL, P_AFTER, 0),
 	O(SOL_SOCKET, SO_BUSY_POLL, T_INT, W_INET, P_AFTER, 0),
@@ -220,10 +245,19 @@ static const struct sk_opt {
 	O(SOL_IP, IP_PASSSEC, T_INT, W_IP4, P_AFTER, 0),
 	O(SOL_IP, IP_CHECKSUM, T_INT, W_IP4, P_AFTER, 0),
 	O(SOL_IP, IP_MTU_DISCOVER, T_INT, W_IP4, P_AFTER, 0),
-	O(SOL_IP, IP_MULTICAST_TTL, T_INT, W_IP4 | W_UDP, P_AFTER, 0),
-	O(SOL_IP, IP_MULTICAST_LOOP, T_INT, W_IP4 | W_UDP, P_AFTER, 0),
-	O(SOL_IP, IP_MULTICAST_ALL, T_INT, W_IP4 | W_UDP, P_AFTER, 0),
-	O(SOL_IP, IP_MULTICAST_IF, T_BLOB, W_IP4 | W_UDP, P_AFTER, 4),
+	O(SOL_IP, IP_MULTICAST_TTL, T_INT, W_IP4 | W_DGRAM, P_AFTER, 0),
+	O(SOL_IP, IP_MULTICAST_LOOP, T_INT, W_IP4 | W_DGRAM, P_AFTER, 0),
+	O(SOL_IP, IP_MULTICAST_ALL, T_INT, W_IP4 | W_DGRAM, P_AFTER, 0),
+	O(SOL_IP, IP_MULTICAST_IF, T_BLOB, W_IP4 | W_DGRAM, P_AFTER, 4),
+	/* raw sockets */
+	O(SOL_IP, IP_HDRINCL, T_INT, W_IP4 | W_RAW, P_AFTER, 0),
+	O(SOL_IP, IP_NODEFRAG, T_INT, W_IP4 | W_RAW, P_AFTER, 0),
+	O(SOL_IP, IP_ROUTER_ALERT, T_INT, W_IP4 | W_RAW, P_AFTER, 0),	/* getsockopt knows it on 6.12, not 6.1 */
+	ON("ICMP_FILTER", SOL_RAW, SK_ICMP_FILTER, T_BLOB, W_IP4 | W_RAW, P_AFTER, 4),
+	O(SOL_IPV6, IPV6_CHECKSUM, T_INT, W_IP6 | W_RAW, P_AFTER, 0),
+	O(SOL_IPV6, IPV6_HDRINCL, T_INT, W_IP6 | W_RAW, P_AFTER, 0),
+	O(SOL_IPV6, IPV6_ROUTER_ALERT, T_INT, W_IP6 | W_RAW, P_AFTER, 0),	/* getsockopt knows it on 6.12, not 6.1 */
+	ON("ICMPV6_FILTER", SOL_ICMPV6, SK_ICMPV6_FILTER, T_BLOB, W_IP6 | W_RAW, P_AFTER, 32),
 	O(SOL_IPV6, IPV6_UNICAST_HOPS, T_INT, W_IP6, P_AFTER, 0),
 	O(SOL_IPV6, IPV6_TCLASS, T_INT, W_IP6, P_AFTER, 0),
 	O(SOL_IPV6, IPV6_MINHOPCOUNT, T_INT, W_IP6, P_AFTER, 0),
@@ -237,16 +271,18 @@ static const struct sk_opt {
 	O(SOL_IPV6, IPV6_MTU_DISCOVER, T_INT, W_IP6, P_AFTER, 0),
 	O(SOL_IPV6, IPV6_DONTFRAG, T_INT, W_IP6, P_AFTER, 0),
 	O(SOL_IPV6, IPV6_AUTOFLOWLABEL, T_INT, W_IP6, P_AFTER, 0),
-	O(SOL_IPV6, IPV6_MULTICAST_HOPS, T_INT, W_IP6 | W_UDP, P_AFTER, 0),
-	O(SOL_IPV6, IPV6_MULTICAST_LOOP, T_INT, W_IP6 | W_UDP, P_AFTER, 0),
-	O(SOL_IPV6, IPV6_MULTICAST_IF, T_INT, W_IP6 | W_UDP, P_AFTER, 0),
-	O(SOL_IPV6, IPV6_MULTICAST_ALL, T_INT, W_IP6 | W_UDP, P_AFTER, 0),
+	O(SOL_IPV6, IPV6_MULTICAST_HOPS, T_INT, W_IP6 | W_DGRAM, P_AFTER, 0),
+	O(SOL_IPV6, IPV6_MULTICAST_LOOP, T_INT, W_IP6 | W_DGRAM, P_AFTER, 0),
+	O(SOL_IPV6, IPV6_MULTICAST_IF, T_INT, W_IP6 | W_DGRAM, P_AFTER, 0),
+	O(SOL_IPV6, IPV6_MULTICAST_ALL, T_INT, W_IP6 | W_DGRAM, P_AFTER, 0),
 	ON("UDP_CORK", SOL_UDP, SK_UDP_CORK, T_INT, W_INET | W_UDP, P_AFTER, 0),
 	ON("UDP_ENCAP", SOL_UDP, SK_UDP_ENCAP, T_INT, W_INET | W_UDP, P_AFTER, 0),
 	ON("UDP_NO_CHECK6_TX", SOL_UDP, SK_UDP_NO_CHECK6_TX, T_INT, W_IP6 | W_UDP, P_AFTER, 0),
 	ON("UDP_NO_CHECK6_RX", SOL_UDP, SK_UDP_NO_CHECK6_RX, T_INT, W_IP6 | W_UDP, P_AFTER, 0),
 	ON("UDP_SEGMENT", SOL_UDP, SK_UDP_SEGMENT, T_INT, W_INET | W_UDP, P_AFTER, 0),
 	ON("UDP_GRO", SOL_UDP, SK_UDP_GRO, T_INT, W_INET | W_UDP, P_AFTER, 0),
+	ON("UDPLITE_SEND_CSCOV", SK_SOL_UDPLITE, SK_UDPLITE_SEND_CSCOV, T_INT, W_INET | W_LITE, P_AFTER, 0),
+	ON("UDPLITE_RECV_CSCOV", SK_SOL_UDPLITE, SK_UDPLITE_RECV_CSCOV, T_INT, W_INET | W_LITE, P_AFTER, 0),
 	/* kept, not set: a unix socket's peer credentials (sk-unix.c makes it under their uid and gid) */
 	O(SOL_SOCKET, SO_PEERCRED, T_BLOB, W_UNIX, P_NONE, 12),
 	/* after the buffer sizes */
@@ -263,9 +299,15 @@ static int applies(const struct sk_opt *o, const struct tree_sk *s)
 
 	if (!(o->where & w))
 		return 0;
-	if ((o->where & W_TCP) && (s->family == AF_UNIX || s->proto != IPPROTO_TCP))
+	if ((o->where & W_TCP) && !sk_is_tcp(s))
 		return 0;
-	if ((o->where & W_UDP) && (s->family == AF_UNIX || s->proto != IPPROTO_UDP))
+	if ((o->where & W_UDP) && !sk_is_udp(s))
+		return 0;
+	if ((o->where & W_DGRAM) && (s->family == AF_UNIX || sk_is_tcp(s)))
+		return 0;
+	if ((o->where & W_RAW) && (s->family == AF_UNIX || s->type != SOCK_RAW))
+		return 0;
+	if ((o->where & W_LITE) && (!sk_is_udp(s) || s->proto != IPPROTO_UDPLITE))
 		return 0;
 	if ((o->where & W_UNCONN) && sk_tcp_will_repair(s))
 		return 0;
@@ -347,8 +389,8 @@ static int mcast_member(int sfd, const struct tree_sk *s, char *grp, size_t size
 	int found = 0;
 	FILE *f;
 
-	if (s->family == AF_UNIX || s->proto != IPPROTO_UDP)
-		return 0;	/* multicast memberships are joined by datagram sockets */
+	if (s->family == AF_UNIX || sk_is_tcp(s))
+		return 0;	/* multicast memberships are joined by datagram and raw sockets */
 	f = fopen(s->family == AF_INET ? "/proc/net/igmp" : "/proc/net/igmp6", "re");
 	if (!f)
 		return 0;
@@ -411,7 +453,7 @@ int sk_xopts_dump(struct fd_parms *p, int sfd, struct tree_sk *s)
 		pr_err("out of memory");
 		return FD_FAILED;
 	}
-	if (s->family != AF_UNIX && s->proto == IPPROTO_TCP) {
+	if (sk_is_tcp(s)) {
 		socklen_t l = sizeof(grp);
 
 		if (!getsockopt(sfd, SOL_TCP, TCP_ULP, grp, &l) && l > 0 && grp[0])
@@ -422,16 +464,25 @@ int sk_xopts_dump(struct fd_parms *p, int sfd, struct tree_sk *s)
 		return fd_refuse(p, "%s: a multicast group membership (%s; IP_ADD_MEMBERSHIP) is not supported",
 				 p->link, grp);
 	/* a datagram just sent may still be on its way out (a device queue): 100 ms for it */
-	for (i = 0; s->family != AF_UNIX && s->proto == IPPROTO_UDP && i < 10 &&
+	/* (UDP, UDP-Lite, raw: ping sockets cannot cork, and have no SIOCOUTQ) */
+	for (i = 0; s->family != AF_UNIX && !sk_is_tcp(s) && i < 10 &&
 		    !ioctl(sfd, SIOCOUTQ, &n) && n > 0; i++)
 		usleep(10000);
-	if (s->family != AF_UNIX && s->proto == IPPROTO_UDP && !ioctl(sfd, SIOCOUTQ, &n) && n > 0)
-		return fd_refuse(p, "%s: a datagram not yet sent (corked: UDP_CORK or MSG_MORE; %d bytes of send buffer) is not supported",
-				 p->link, n);
+	if (s->family != AF_UNIX && !sk_is_tcp(s) && !ioctl(sfd, SIOCOUTQ, &n) && n > 0)
+		return fd_refuse(p, "%s: a datagram not yet sent (corked: %sMSG_MORE; %d bytes of send buffer) is not supported",
+				 p->link, sk_is_udp(s) ? "UDP_CORK or " : "", n);
 	fresh = socket(s->family, s->type | SOCK_CLOEXEC, s->family == AF_UNIX ? 0 : s->proto);
+	/*
+	 * a ping socket imgcr's group may not open (net.ipv4.ping_group_range):
+	 * a UDP one has the same defaults (the socket and IP levels, its only ones)
+	 */
+	if (fresh < 0 && errno == EACCES && s->type == SOCK_DGRAM &&
+	    (s->proto == IPPROTO_ICMP || s->proto == IPPROTO_ICMPV6))
+		fresh = socket(s->family, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP);
 	if (fresh < 0) {
-		pr_perror("pid %d fd %d: %s: a new socket of its kind, for the defaults of its options",
-			  p->pid, p->fd, p->link);
+		pr_perror("pid %d fd %d: %s: a new socket of its kind, for the defaults of its options%s",
+			  p->pid, p->fd, p->link,
+			  s->type == SOCK_RAW && errno == EPERM ? " (a raw socket needs CAP_NET_RAW)" : "");
 		return FD_FAILED;
 	}
 	for (i = 0; i < NOPTS; i++) {

@@ -5,7 +5,8 @@
  *
  * dump: a copy of the fd (pidfd_getfd; the tree is ptrace-frozen) tells the
  * family (SO_DOMAIN), type and protocol; unix sockets are described by
- * sk-unix.c, TCP and UDP ones by sk-inet.c (established TCP connections
+ * sk-unix.c, IPv4 and IPv6 ones (TCP, UDP, UDP-Lite, ping, raw) by sk-inet.c
+ * (established TCP connections
  * by sk-tcp.c), every other family is refused
  * by name.  Both share the socket options kept here (SO_SNDBUF, SO_RCVBUF,
  * SO_PASSCRED, SO_RCVTIMEO, SO_SNDTIMEO, SO_PEEK_OFF, SO_REUSEADDR,
@@ -126,8 +127,9 @@ const char *sk_addr_str(const unsigned char *a, int len, char *buf, size_t size)
 const char *sk_what(const struct tree_sk *s, char *buf, size_t size)
 {
 	const char *fam = s->family == AF_UNIX ? "unix" : s->family == AF_INET ? "IPv4" : "IPv6";
-	const char *type = s->type == SOCK_STREAM ? (s->family == AF_UNIX ? "stream" : "TCP") :
-			   s->type == SOCK_DGRAM ? (s->family == AF_UNIX ? "datagram" : "UDP") :
+	char k[64];
+	const char *type = s->family != AF_UNIX ? inet_sk_kind(s, k, sizeof(k)) :
+			   s->type == SOCK_STREAM ? "stream" : s->type == SOCK_DGRAM ? "datagram" :
 			   s->type == SOCK_SEQPACKET ? "seqpacket" : "?";
 
 	snprintf(buf, size, "%s %s socket:[%lu]", fam, type, s->ino);
@@ -217,7 +219,7 @@ int sk_opts_dump(const struct fd_parms *p, int sfd, struct tree_sk *s)
 		{ IPPROTO_TCP, TCP_NODELAY, SKO_NODELAY, 4 },
 		{ IPPROTO_IPV6, IPV6_V6ONLY, SKO_V6ONLY, 8 },
 	};
-	int is = (s->family != AF_UNIX ? 2 : 1) | (s->proto == IPPROTO_TCP ? 4 : 0) |
+	int is = (s->family != AF_UNIX ? 2 : 1) | (sk_is_tcp(s) ? 4 : 0) |
 		 (s->family == AF_INET6 ? 8 : 0);
 	struct timeval tv;
 	socklen_t l;
@@ -298,7 +300,7 @@ int sk_opts_restore(int fd, const struct tree_sk *s, const char *what)
 	if (sk_xopts_restore(fd, s, P_AFTER, what))
 		return -1;
 	for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
-		if (flags[i].level == IPPROTO_TCP && s->proto != IPPROTO_TCP)
+		if (flags[i].level == IPPROTO_TCP && !sk_is_tcp(s))
 			continue;
 		/*
 		 * IPV6_V6ONLY: set by the maker before bind(), it cannot change
@@ -623,7 +625,7 @@ static void sk_finish(int killed)
 int sk_tcp_will_repair(const struct tree_sk *s)
 {
 	/* ESTABLISHED, FIN-WAIT-1/2, CLOSE-WAIT: sk-tcp.c */
-	return s->family != AF_UNIX && s->proto == IPPROTO_TCP &&
+	return sk_is_tcp(s) &&
 	       (s->state == 1 || s->state == 4 || s->state == 5 || s->state == 8);
 }
 
@@ -754,7 +756,7 @@ static void sk_rec_show(const struct tree *t, int i, const char *mode, char *out
 	else
 		snprintf(out, size, "%s %s%s%s%s%s", sk_what(s, w, sizeof(w)),
 			 s->state == 10 ? "listening on " :
-			 s->state == 1 && s->proto == IPPROTO_TCP ? "established " : "",
+			 s->state == 1 && sk_is_tcp(s) ? "established " : "",
 			 s->namelen ? sk_addr_str(s->name, s->namelen, a, sizeof(a)) : "unnamed",
 			 s->peerlen || s->peer ? " -> " : "",
 			 s->peerlen ? sk_addr_str(s->peername, s->peerlen, b, sizeof(b)) :

@@ -54,6 +54,11 @@ int sk_diag_dump(void *req, size_t len, void (*cb)(void *msg, size_t len, void *
 /* dump: the family kinds; FD_* (p->why on FD_REFUSED) */
 int unix_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s);
 int inet_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s);
+/* sk-inet.c: a TCP socket (stream), a UDP or UDP-Lite one (datagram): not a raw one of that protocol */
+int sk_is_tcp(const struct tree_sk *s);
+int sk_is_udp(const struct tree_sk *s);
+/* sk-inet.c: "TCP", "UDP", "UDP-Lite", "ICMP (ping)", "raw (protocol N)" */
+const char *inet_sk_kind(const struct tree_sk *s, char *buf, size_t size);
 /*
  * sk-tcp.c: established TCP connections.  dump: the network lock, repair
  * mode, DIR/sk-INO.tcp, .rcvq, .sndq; FD_*.  finish: repair mode off and

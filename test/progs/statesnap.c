@@ -64,6 +64,18 @@
 #ifndef SOL_UDP
 #define SOL_UDP 17
 #endif
+#ifndef SOL_UDPLITE
+#define SOL_UDPLITE 136
+#endif
+#ifndef SOL_RAW
+#define SOL_RAW 255
+#endif
+#ifndef SOL_ICMPV6
+#define SOL_ICMPV6 58
+#endif
+#ifndef IPPROTO_UDPLITE
+#define IPPROTO_UDPLITE 136
+#endif
 #ifndef SIOCINQ
 #define SIOCINQ FIONREAD
 #endif
@@ -597,6 +609,7 @@ static const struct opt opts[] = {
 
 	O(SOL_IP, 1, "IP_TOS", T_INT), O(SOL_IP, 2, "IP_TTL", T_INT),
 	O(SOL_IP, 3, "IP_HDRINCL", T_INT), O(SOL_IP, 4, "IP_OPTIONS", T_BYTES),
+	O(SOL_IP, 5, "IP_ROUTER_ALERT", T_INT),
 	O(SOL_IP, 6, "IP_RECVOPTS", T_INT), O(SOL_IP, 7, "IP_RETOPTS", T_INT),
 	O(SOL_IP, 8, "IP_PKTINFO", T_INT), O(SOL_IP, 10, "IP_MTU_DISCOVER", T_INT),
 	O(SOL_IP, 11, "IP_RECVERR", T_INT), O(SOL_IP, 12, "IP_RECVTTL", T_INT),
@@ -609,6 +622,8 @@ static const struct opt opts[] = {
 	O(SOL_IP, 33, "IP_MULTICAST_TTL", T_INT), O(SOL_IP, 34, "IP_MULTICAST_LOOP", T_INT),
 	O(SOL_IP, 49, "IP_MULTICAST_ALL", T_INT), O(SOL_IP, 51, "IP_LOCAL_PORT_RANGE", T_INT),
 
+	O(SOL_IPV6, 7, "IPV6_CHECKSUM", T_INT), O(SOL_IPV6, 22, "IPV6_ROUTER_ALERT", T_INT),
+	O(SOL_IPV6, 36, "IPV6_HDRINCL", T_INT),
 	O(SOL_IPV6, 16, "IPV6_UNICAST_HOPS", T_INT), O(SOL_IPV6, 17, "IPV6_MULTICAST_IF", T_INT),
 	O(SOL_IPV6, 18, "IPV6_MULTICAST_HOPS", T_INT), O(SOL_IPV6, 19, "IPV6_MULTICAST_LOOP", T_INT),
 	O(SOL_IPV6, 23, "IPV6_MTU_DISCOVER", T_INT), O(SOL_IPV6, 24, "IPV6_MTU", T_INT),
@@ -627,6 +642,10 @@ static const struct opt opts[] = {
 	O(SOL_UDP, 1, "UDP_CORK", T_INT), O(SOL_UDP, 100, "UDP_ENCAP", T_INT),
 	O(SOL_UDP, 101, "UDP_NO_CHECK6_TX", T_INT), O(SOL_UDP, 102, "UDP_NO_CHECK6_RX", T_INT),
 	O(SOL_UDP, 103, "UDP_SEGMENT", T_INT), O(SOL_UDP, 104, "UDP_GRO", T_INT),
+
+	/* UDP-Lite's coverages; raw ICMP and ICMPv6 sockets' type filters */
+	O(SOL_UDPLITE, 10, "UDPLITE_SEND_CSCOV", T_INT), O(SOL_UDPLITE, 11, "UDPLITE_RECV_CSCOV", T_INT),
+	O(SOL_RAW, 1, "ICMP_FILTER", T_BYTES), O(SOL_ICMPV6, 1, "ICMPV6_FILTER", T_BYTES),
 };
 
 static void hex(char *out, size_t size, const unsigned char *b, size_t n)
@@ -674,7 +693,11 @@ static int level_applies(int level, int domain, int proto)
 	case SOL_IP: return domain == AF_INET || domain == AF_INET6;
 	case SOL_IPV6: return domain == AF_INET6;
 	case SOL_TCP: return (domain == AF_INET || domain == AF_INET6) && proto == IPPROTO_TCP;
-	case SOL_UDP: return (domain == AF_INET || domain == AF_INET6) && proto == IPPROTO_UDP;
+	case SOL_UDP: return (domain == AF_INET || domain == AF_INET6) &&
+			     (proto == IPPROTO_UDP || proto == IPPROTO_UDPLITE);
+	case SOL_UDPLITE: return (domain == AF_INET || domain == AF_INET6) && proto == IPPROTO_UDPLITE;
+	case SOL_RAW: return domain == AF_INET;	/* a raw socket's, else EOPNOTSUPP, ENOPROTOOPT */
+	case SOL_ICMPV6: return domain == AF_INET6;
 	}
 	return 0;
 }
