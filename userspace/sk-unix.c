@@ -8,11 +8,17 @@
  * socket file and its shutdown state; a copy of the fd (pidfd_getfd) gives
  * its name (getsockname), its peer's name, its options and its queued data
  * (sockets.c: peeked, never consumed).  A name bound to a path is kept as
- * an absolute path (a relative one is resolved from the task's cwd, and
- * marked SKO_RELNAME: bound again by its last component from its
- * directory, an absolute one by its path, so getsockname gives the name
- * it was bound by) with the socket file's mode and owner; a socket whose
- * file was removed (or replaced) is bound again and its file removed.
+ * an absolute path (a relative one is resolved from the task's cwd or
+ * root, or from the socket's file itself (SIOCUNIXFILE), and marked
+ * SKO_RELNAME: bound again by its last component from its directory, an
+ * absolute one by its path, so getsockname gives the name it was bound
+ * by) with the socket file's mode and owner; a socket whose file was
+ * removed (or replaced by another file) is bound again by its path, the
+ * file there now left as it is, and its own file removed once every
+ * socket is connected (bind_hidden).  A datagram socket connected to a
+ * socket closed since connects to a socket bound to its name, closed at
+ * once; queued datagrams are sent again from a socket of their sender's
+ * name (sender_of).
  *
  * The peers: two sockets of the tree that are each other's peer come
  * back connected with their data: a client and the socket a listener of
@@ -617,8 +623,8 @@ static int hidden_of(int sk)
  * socket's, live or not) where it is: it is moved to a temporary name,
  * the socket bound, its file moved to another temporary name (kept in
  * hid[] with @sk), and the file that was there put back (the path lacks
- * it between the two renames; CRIU does the same, unix_sk.c's
- * bind_deleted_unix_sk).  0, or -1 (printed).
+ * it between the two renames; CRIU does the same for a removed socket
+ * whose path is taken, criu/sk-unix.c).  0, or -1 (printed).
  */
 static int bind_hidden(int dirfd, const char *dir, const char *base, int fd,
 		       const struct sockaddr_un *sun, int sk, const char *what)
