@@ -312,7 +312,7 @@ int unix_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk 
 	struct sockaddr_storage ss;
 	struct ud *u, *l;
 	socklen_t len;
-	int n, r, outq;
+	int n, r, outq, connected;
 
 	if (ud_read())
 		return FD_FAILED;
@@ -335,8 +335,8 @@ int unix_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk 
 	s->namelen = len > sizeof(sa_family_t) && len <= TREE_SK_ADDR ? (int)len : 0;
 	memcpy(s->name, &ss, s->namelen);
 	len = sizeof(ss);
-	if (!getpeername(sfd, (struct sockaddr *)&ss, &len) && len > sizeof(sa_family_t) &&
-	    len <= TREE_SK_ADDR) {
+	connected = !getpeername(sfd, (struct sockaddr *)&ss, &len);
+	if (connected && len > sizeof(sa_family_t) && len <= TREE_SK_ADDR) {
 		s->peerlen = len;
 		memcpy(s->peername, &ss, len);
 	}
@@ -365,9 +365,10 @@ int unix_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk 
 	/*
 	 * a datagram socket connected to a socket that was closed since: it
 	 * still holds it (getpeername gives its name, a send ECONNREFUSED),
-	 * which sock_diag shows as peer 0
+	 * which sock_diag shows as peer 0 (a datagram socket another one
+	 * connected to is established too, with no peer: getpeername fails)
 	 */
-	if (s->type == SOCK_DGRAM && s->state == SK_ST_ESTABLISHED && !s->peer && !l)
+	if (s->type == SOCK_DGRAM && connected && !s->peer && !l)
 		s->opts |= SKO_PEERDEAD;
 	if (s->type == SOCK_DGRAM)
 		return sk_queue_dump(c, p, sfd, s, -1);

@@ -245,6 +245,13 @@ int main(int argc, char **argv)
 		b = dgram(path("two.sock"));
 		unlink(path("two.sock"));
 		c = dgram(path("two.sock"));
+		/* the live one first in fd order (the restore makes them in that order) */
+		fd = dup(b);
+		if (fd < 0 || dup2(c, b) < 0)
+			die("dup");
+		close(c);
+		c = b;
+		b = fd;
 		d = dgram(NULL);
 	} else if (!strcmp(mode, "dgramdel")) {
 		a = dgram(path("peer.sock"));
@@ -303,7 +310,7 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "dgramdel")) {
 		check_name(b, 1, "to-peer", path("peer.sock"));
 		check_name(d, 1, "to-gone", path("gone.sock"));
-	} else if (!strcmp(mode, "queue")) {
+	} else if (!strcmp(mode, "queue") || !strcmp(mode, "refuse")) {
 		check_name(a, 0, "q", path("q.sock"));
 	}
 	outf(out, "names ok %d fail %d\n", nok, nfail);
