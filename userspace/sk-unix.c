@@ -239,10 +239,10 @@ static int sk_file_path(int sfd, unsigned long vfs_ino, char *path, size_t size,
 /*
  * A bound path: made absolute, its file's mode and owner (or SKO_UNLINKED).
  * A relative name is the kernel's (getsockname gives it as it was bound):
- * the directory it was bound from is found as CRIU does, from the task's
- * cwd and root, and when neither leads to the socket's file (the task
- * changed its cwd, or the file was removed) from the file itself
- * (SIOCUNIXFILE): then the file's name must be the name's last component.
+ * the directory it was bound from is found from the task's cwd and root,
+ * and when neither leads to the socket's file (the task changed its cwd,
+ * or the file was removed) from the file itself (SIOCUNIXFILE, as CRIU
+ * does): then the file's name must be the name's last component.
  */
 static int bound_path(struct fd_parms *p, int sfd, struct tree_sk *s, const struct ud *u)
 {
