@@ -24,6 +24,7 @@
  * (fd_restore.early) and the driver takes it in its turn, so the tasks
  * and the message share it as before.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -146,9 +147,7 @@ int sk_inflight_resolve(struct fd_dump *c)
 			free(files);
 			return -1;
 		}
-		s->skq = tree_grow(s->skq, s->nskq, sizeof(*s->skq));
-		q = &s->skq[s->nskq++];
-		q->seq = seq;
+		q = skq_get(s, seq);
 		q->nfds = n;
 		q->files = files;
 		pr_debug("pid %d fd %d: socket:[%lu]: message %d carries %d fd(s) in flight", pid, sfd,
@@ -169,6 +168,34 @@ void skq_dump_free(void)
 	free(pend);
 	pend = NULL;
 	npend = ntotal = 0;
+}
+
+struct tree_skq *skq_get(struct tree_sk *s, int seq)
+{
+	struct tree_skq *q = (struct tree_skq *)skq_find(s, seq);
+
+	if (q)
+		return q;
+	s->skq = tree_grow(s->skq, s->nskq, sizeof(*s->skq));
+	q = &s->skq[s->nskq++];
+	memset(q, 0, sizeof(*q));
+	q->seq = seq;
+	return q;
+}
+
+/*
+ * The sender's name of a queued datagram (recvfrom's address), kept so
+ * that the restore sends it again from a socket of that name.
+ */
+void skq_from_add(struct tree_sk *s, int seq, const void *a, int len)
+{
+	struct tree_skq *q;
+
+	if (len <= (int)sizeof(sa_family_t) || len > TREE_SK_ADDR)
+		return;
+	q = skq_get(s, seq);
+	q->fromlen = len;
+	memcpy(q->from, a, len);
 }
 
 const struct tree_skq *skq_find(const struct tree_sk *s, int seq)
@@ -241,9 +268,14 @@ void skq_records_write(FILE *f, const struct tree_sk *s)
 	int k, j;
 
 	for (k = 0; k < s->nskq; k++) {
-		fprintf(f, "skq ino=%lu seq=%d files=", s->ino, s->skq[k].seq);
+		fprintf(f, "skq ino=%lu seq=%d", s->ino, s->skq[k].seq);
 		for (j = 0; j < s->skq[k].nfds; j++)
-			fprintf(f, "%s%d", j ? "," : "", s->skq[k].files[j]);
+			fprintf(f, "%s%d", j ? "," : " files=", s->skq[k].files[j]);
+		if (s->skq[k].fromlen) {
+			fprintf(f, " from=");
+			for (j = 0; j < s->skq[k].fromlen; j++)
+				fprintf(f, "%02x", s->skq[k].from[j]);
+		}
 		fprintf(f, "\n");
 	}
 }
@@ -252,7 +284,7 @@ const char *skq_record_read(struct tree *t, struct rec *r)
 {
 	struct tree_sk *s = NULL;
 	struct tree_skq *q;
-	const char *v;
+	const char *v, *f;
 	long long ino;
 	int seq, n = 0;
 	char *end;
@@ -263,11 +295,34 @@ const char *skq_record_read(struct tree *t, struct rec *r)
 		return "skq record before its sk record";
 	if (s->family != AF_UNIX)
 		return "skq record of a socket that is not a unix socket";
-	if (REC_NUM(r, "seq", 0, INT_MAX, seq) || !(v = rec_val(r, "files")) || skq_find(s, seq))
+	if (REC_NUM(r, "seq", 0, INT_MAX, seq) || skq_find(s, seq))
 		return "bad skq record";
+	v = rec_val(r, "files");
+	f = rec_val(r, "from");
+	if (!v && !f)
+		return "bad skq record (neither files nor from)";
 	s->skq = tree_grow(s->skq, s->nskq, sizeof(*s->skq));
 	q = &s->skq[s->nskq];
+	memset(q, 0, sizeof(*q));
 	q->seq = seq;
+	if (f) {
+		size_t len = strlen(f), k;
+		unsigned int b;
+
+		if (len % 2 || len / 2 > TREE_SK_ADDR || len / 2 <= sizeof(sa_family_t))
+			return "bad skq record (from: a socket address in hex)";
+		for (k = 0; k < len / 2; k++) {
+			if (!isxdigit((unsigned char)f[2 * k]) || !isxdigit((unsigned char)f[2 * k + 1]) ||
+			    sscanf(f + 2 * k, "%2x", &b) != 1)
+				return "bad skq record (from: a socket address in hex)";
+			q->from[k] = b;
+		}
+		q->fromlen = len / 2;
+	}
+	if (!v) {
+		s->nskq++;
+		return NULL;
+	}
 	q->files = malloc((SKQ_MAX_FDS + 1) * sizeof(int));
 	if (!q->files) {
 		pr_err("out of memory");

@@ -8,11 +8,17 @@
  * socket file and its shutdown state; a copy of the fd (pidfd_getfd) gives
  * its name (getsockname), its peer's name, its options and its queued data
  * (sockets.c: peeked, never consumed).  A name bound to a path is kept as
- * an absolute path (a relative one is resolved from the task's cwd, and
- * marked SKO_RELNAME: bound again by its last component from its
- * directory, an absolute one by its path, so getsockname gives the name
- * it was bound by) with the socket file's mode and owner; a socket whose
- * file was removed (or replaced) is bound again and its file removed.
+ * an absolute path (a relative one is resolved from the task's cwd or
+ * root, or from the socket's file itself (SIOCUNIXFILE), and marked
+ * SKO_RELNAME: bound again by its last component from its directory, an
+ * absolute one by its path, so getsockname gives the name it was bound
+ * by) with the socket file's mode and owner; a socket whose file was
+ * removed (or replaced by another file) is bound again by its path, the
+ * file there now left as it is, and its own file removed once every
+ * socket is connected (bind_hidden).  A datagram socket connected to a
+ * socket closed since connects to a socket bound to its name, closed at
+ * once; queued datagrams are sent again from a socket of their sender's
+ * name (sender_of).
  *
  * The peers: two sockets of the tree that are each other's peer come
  * back connected with their data: a client and the socket a listener of
@@ -68,6 +74,9 @@
 #ifndef TCP_ESTABLISHED
 #define TCP_ESTABLISHED 1
 #endif
+#ifndef SIOCUNIXFILE
+#define SIOCUNIXFILE (SIOCPROTOPRIVATE + 0)	/* linux/un.h: an O_PATH fd of the socket's file */
+#endif
 #define SK_ST_ESTABLISHED	1
 #define SK_ST_CLOSE		7
 #define SK_ST_LISTEN		10
@@ -80,6 +89,8 @@ struct ud {
 	unsigned long vfs_ino;
 	int nicons;
 	unsigned int *icons;
+	int namelen;		/* UNIX_DIAG_NAME: sun_path's bytes */
+	char name[sizeof(((struct sockaddr_un *)0)->sun_path)];
 };
 
 static struct ud *uds;
@@ -121,6 +132,10 @@ static void ud_cb(void *msg, size_t len, void *arg)
 		case UNIX_DIAG_RQLEN:
 			u->rq = ((struct unix_diag_rqlen *)d)->udiag_rqueue;
 			u->wq = ((struct unix_diag_rqlen *)d)->udiag_wqueue;
+			break;
+		case UNIX_DIAG_NAME:
+			u->namelen = RTA_PAYLOAD(a) < sizeof(u->name) ? RTA_PAYLOAD(a) : sizeof(u->name);
+			memcpy(u->name, d, u->namelen);
 			break;
 		case UNIX_DIAG_SHUTDOWN:
 			u->shutdown = *(uint8_t *)d;
@@ -188,14 +203,55 @@ static const char *sun_path(const unsigned char *a, int len, int *n)
 	return (const char *)a + sizeof(sa_family_t);
 }
 
-/* A bound path: made absolute, its file's mode and owner (or SKO_UNLINKED). */
-static int bound_path(struct fd_parms *p, struct tree_sk *s, const struct ud *u)
+/*
+ * The path of socket @sfd's file (SIOCUNIXFILE: an O_PATH fd of the very
+ * file it is bound to, wherever the name it was bound by leads now; needs
+ * CAP_NET_ADMIN), as imgcr sees it, into @path; *@gone: the file was
+ * removed.  0, or -1 (errno).
+ */
+static int sk_file_path(int sfd, unsigned long vfs_ino, char *path, size_t size, int *gone)
 {
-	char path[PATH_MAX + 110], cwd[PATH_MAX], link[64];
+	char link[64];
+	struct stat st;
+	ssize_t l;
+	int pfd = ioctl(sfd, SIOCUNIXFILE, 0);
+
+	if (pfd < 0)
+		return -1;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", pfd);
+	l = readlink(link, path, size - 1);
+	if (l < 0 || fstat(pfd, &st)) {
+		close(pfd);
+		return -1;
+	}
+	close(pfd);
+	path[l] = 0;
+	if (st.st_ino != vfs_ino || path[0] != '/') {
+		errno = ESTALE;
+		return -1;
+	}
+	*gone = st.st_nlink == 0;
+	if (*gone && l > 10 && !strcmp(path + l - 10, " (deleted)"))
+		path[l - 10] = 0;
+	return 0;
+}
+
+/*
+ * A bound path: made absolute, its file's mode and owner (or SKO_UNLINKED).
+ * A relative name is the kernel's (getsockname gives it as it was bound):
+ * the directory it was bound from is found from the task's cwd and root,
+ * and when neither leads to the socket's file (the task changed its cwd,
+ * or the file was removed) from the file itself (SIOCUNIXFILE, as CRIU
+ * does): then the file's name must be the name's last component.
+ */
+static int bound_path(struct fd_parms *p, int sfd, struct tree_sk *s, const struct ud *u)
+{
+	char path[PATH_MAX + 110], dir[PATH_MAX], link[64];
+	static const char *const dirs[] = { "cwd", "root" };
 	struct sockaddr_un sun;
 	struct stat st;
-	const char *sp;
-	int n;
+	const char *sp, *last;
+	int n, k, gone = 0, found = 0;
 	ssize_t l;
 
 	sp = sun_path(s->name, s->namelen, &n);
@@ -203,18 +259,30 @@ static int bound_path(struct fd_parms *p, struct tree_sk *s, const struct ud *u)
 	if (sp[0] == '/') {
 		snprintf(path, sizeof(path), "%.*s", n, sp);
 	} else {
-		snprintf(link, sizeof(link), "/proc/%d/cwd", p->pid);
-		l = readlink(link, cwd, sizeof(cwd) - 1);
-		if (l < 0) {
-			pr_perror("pid %d fd %d: cannot read its cwd, to find the relative name %.*s it is bound to",
-				  p->pid, p->fd, n, sp);
-			return FD_FAILED;
+		for (k = 0; k < 2 && !found; k++) {
+			snprintf(link, sizeof(link), "/proc/%d/%s", p->pid, dirs[k]);
+			l = readlink(link, dir, sizeof(dir) - 1);
+			if (l < 0) {
+				pr_perror("pid %d fd %d: cannot read its %s, to find the relative name %.*s it is bound to",
+					  p->pid, p->fd, dirs[k], n, sp);
+				return FD_FAILED;
+			}
+			dir[l] = 0;
+			snprintf(path, sizeof(path), "%s/%.*s", strcmp(dir, "/") ? dir : "", n, sp);
+			found = !stat(path, &st) && S_ISSOCK(st.st_mode) && st.st_ino == u->vfs_ino;
 		}
-		cwd[l] = 0;
-		snprintf(path, sizeof(path), "%s/%.*s", strcmp(cwd, "/") ? cwd : "", n, sp);
-		if (stat(path, &st) || st.st_ino != u->vfs_ino)
-			return fd_refuse(p, "%s: bound to the relative path %.*s, which is not %s (the task's cwd changed): not supported",
-					 p->link, n, sp, path);
+		if (!found) {
+			if (sk_file_path(sfd, u->vfs_ino, path, sizeof(path), &gone))
+				return fd_refuse(p, "%s: bound to the relative name %.*s, which leads neither from the task's cwd nor from its root to the socket's file (the cwd changed, or the file was removed), and the file's own path cannot be read (SIOCUNIXFILE: %s%s): not supported",
+						 p->link, n, sp, strerror(errno),
+						 errno == EPERM ? ", which needs CAP_NET_ADMIN" : "");
+			last = memrchr(sp, '/', n);
+			last = last ? last + 1 : sp;
+			if (strcmp(strrchr(path, '/') + 1, last) ||
+			    (int)strlen(last) != n - (int)(last - sp))
+				return fd_refuse(p, "%s: bound to the relative name %.*s, but its file is %s%s (renamed, or reached through a symbolic link): the directory it was bound from is not known",
+						 p->link, n, sp, path, gone ? ", removed" : "");
+		}
 		if (strlen(path) >= sizeof(sun.sun_path))
 			return fd_refuse(p, "%s: bound to %s, longer than a unix socket name may be",
 					 p->link, path);
@@ -229,7 +297,7 @@ static int bound_path(struct fd_parms *p, struct tree_sk *s, const struct ud *u)
 		memcpy(s->name + sizeof(sa_family_t), path, strlen(path) + 1);
 		s->namelen = sizeof(sa_family_t) + strlen(path) + 1;
 	}
-	if (stat(path, &st) || !S_ISSOCK(st.st_mode) || st.st_ino != u->vfs_ino) {
+	if (gone || stat(path, &st) || !S_ISSOCK(st.st_mode) || st.st_ino != u->vfs_ino) {
 		s->opts |= SKO_UNLINKED;
 		return FD_DESCRIBED;
 	}
@@ -244,7 +312,7 @@ int unix_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk 
 	struct sockaddr_storage ss;
 	struct ud *u, *l;
 	socklen_t len;
-	int n, r, outq;
+	int n, r, outq, connected;
 
 	if (ud_read())
 		return FD_FAILED;
@@ -267,15 +335,15 @@ int unix_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk 
 	s->namelen = len > sizeof(sa_family_t) && len <= TREE_SK_ADDR ? (int)len : 0;
 	memcpy(s->name, &ss, s->namelen);
 	len = sizeof(ss);
-	if (!getpeername(sfd, (struct sockaddr *)&ss, &len) && len > sizeof(sa_family_t) &&
-	    len <= TREE_SK_ADDR) {
+	connected = !getpeername(sfd, (struct sockaddr *)&ss, &len);
+	if (connected && len > sizeof(sa_family_t) && len <= TREE_SK_ADDR) {
 		s->peerlen = len;
 		memcpy(s->peername, &ss, len);
 	}
 	if (s->namelen) {
 		sun_path(s->name, s->namelen, &n);
 		if (n > 0 && s->name[sizeof(sa_family_t)]) {
-			r = bound_path(p, s, u);
+			r = bound_path(p, sfd, s, u);
 			if (r != FD_DESCRIBED)
 				return r;
 		}
@@ -294,6 +362,14 @@ int unix_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk 
 		return fd_refuse(p, "%s: connected to %s but not yet accepted, with data already sent: not supported",
 				 p->link, sk_addr_str(s->peername, s->peerlen, nm, sizeof(nm)));
 	}
+	/*
+	 * a datagram socket connected to a socket that was closed since: it
+	 * still holds it (getpeername gives its name, a send ECONNREFUSED),
+	 * which sock_diag shows as peer 0 (a datagram socket another one
+	 * connected to is established too, with no peer: getpeername fails)
+	 */
+	if (s->type == SOCK_DGRAM && connected && !s->peer && !l)
+		s->opts |= SKO_PEERDEAD;
 	if (s->type == SOCK_DGRAM)
 		return sk_queue_dump(c, p, sfd, s, -1);
 	if (ioctl(sfd, SIOCINQ, &n)) {
@@ -303,9 +379,48 @@ int unix_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk 
 	return sk_queue_dump(c, p, sfd, s, n);
 }
 
+/*
+ * Whether a socket can be bound at restore to the name @a (@len bytes),
+ * a closed peer's or a queued datagram's sender's (@tree_ok: the socket of
+ * the tree bound to it sends it): NULL, or why not, in @why.
+ */
+static const char *name_unusable(const struct tree *t, const unsigned char *a, int len, int tree_ok,
+				 char *why, size_t size)
+{
+	char dir[PATH_MAX];
+	const char *sp;
+	struct stat st;
+	int n, k;
+
+	sp = sun_path(a, len, &n);
+	for (k = 0; tree_ok && k < t->nsks; k++)
+		if (t->sks[k].family == AF_UNIX && t->sks[k].type == SOCK_DGRAM &&
+		    t->sks[k].namelen == len && !memcmp(t->sks[k].name, a, len))
+			return NULL;
+	if (sp[0] && sp[0] != '/')
+		return "it is a relative name (the directory it was bound from is not known)";
+	if (!sp[0]) {
+		for (k = 0; k < nuds; k++)
+			if (uds[k].namelen == n && !memcmp(uds[k].name, sp, n)) {
+				snprintf(why, size, "another socket, socket:[%lu], is bound to it now",
+					 uds[k].ino);
+				return why;
+			}
+		return NULL;
+	}
+	snprintf(dir, sizeof(dir), "%.*s", (int)strnlen(sp, n), sp);
+	*strrchr(dir, '/') = 0;
+	if (stat(dir[0] ? dir : "/", &st) || !S_ISDIR(st.st_mode)) {
+		snprintf(why, size, "its directory %s is gone", dir);
+		return why;
+	}
+	return NULL;
+}
+
 int unix_sk_check(const struct tree *t)
 {
-	char nm[256], w[128];
+	char nm[256], w[128], wb[PATH_MAX + 64];
+	const char *why;
 	int i;
 
 	for (i = 0; i < t->nsks; i++) {
@@ -317,6 +432,21 @@ int unix_sk_check(const struct tree *t)
 
 		if (s->family != AF_UNIX || !f)
 			continue;
+		if ((s->opts & SKO_PEERDEAD) && s->peerlen &&
+		    (why = name_unusable(t, s->peername, s->peerlen, 0, wb, sizeof(wb)))) {
+			pr_err("pid %d fd %d: %s: connected to a socket closed since, bound to %s, which cannot be bound again at restore to connect to: %s",
+			       f->pid, f->fd, sk_what(s, w, sizeof(w)),
+			       sk_addr_str(s->peername, s->peerlen, nm, sizeof(nm)), why);
+			return -1;
+		}
+		for (j = 0; j < s->nskq; j++)
+			if (s->skq[j].fromlen &&
+			    (why = name_unusable(t, s->skq[j].from, s->skq[j].fromlen, 1, wb, sizeof(wb)))) {
+				pr_err("pid %d fd %d: %s: queued datagram %d was sent from %s, a name no socket of the tree has, which cannot be bound again at restore to send it from: %s",
+				       f->pid, f->fd, sk_what(s, w, sizeof(w)), s->skq[j].seq,
+				       sk_addr_str(s->skq[j].from, s->skq[j].fromlen, nm, sizeof(nm)), why);
+				return -1;
+			}
 		if (s->state == SK_ST_LISTEN) {
 			struct ud *u = ud_find(s->ino);
 			int outside = 0;
@@ -398,8 +528,10 @@ static int is_pair(const struct tree *t, int i)
 
 	if (s->state == SK_ST_LISTEN || (s->opts & SKO_PENDING))
 		return 0;
+	if (!s->peer && s->type == SOCK_DGRAM)	/* its peer, unnamed, closed: the other end closed */
+		return (s->opts & SKO_PEERDEAD) && !s->peerlen;
 	if (!s->peer)
-		return s->type != SOCK_DGRAM && s->state == SK_ST_ESTABLISHED;	/* peer closed */
+		return s->state == SK_ST_ESTABLISHED;	/* peer closed */
 	if (j < 0 || t->sks[j].peer != s->ino)
 		return 0;
 	return s->type != SOCK_DGRAM || (!s->namelen && !t->sks[j].namelen);
@@ -438,19 +570,131 @@ static int clear_stale(int dirfd, const char *base, const char *path, int type)
 	return 0;
 }
 
-static int bind_name(struct sk_restore *r, int i, int fd, const char *what)
+/*
+ * Socket files kept at a temporary name: a socket whose file had been
+ * removed (or replaced) before the dump is bound by its path, whatever
+ * file is there now, and its file moved away at once, to a name of its
+ * own in the same directory, until every socket is connected (a socket
+ * connected to it connects to that name: getpeername gives the name the
+ * socket was bound by, not the path it was reached by), then removed.
+ */
+struct hidden {
+	int dirfd;		/* trust_dir_open() */
+	char tmp[48];		/* its name there */
+	char abs[PATH_MAX + 64];	/* its path, to reach it */
+	int sk;			/* t->sks index; -1: a temporary socket's */
+};
+static struct hidden *hid;
+static int nhid, hid_seq;
+
+static void hidden_drop(int k)
 {
-	const struct tree_sk *s = &r->t->sks[i];
+	if (hid[k].dirfd < 0)
+		return;
+	if (unlinkat(hid[k].dirfd, hid[k].tmp, 0) && errno != ENOENT)
+		pr_perror("cannot remove the socket file %s", hid[k].abs);
+	close(hid[k].dirfd);
+	hid[k].dirfd = -1;
+}
+
+void unix_sk_hidden_free(void)
+{
+	int k;
+
+	for (k = 0; k < nhid; k++)
+		hidden_drop(k);
+	free(hid);
+	hid = NULL;
+	nhid = 0;
+}
+
+static int hidden_of(int sk)
+{
+	int k;
+
+	for (k = 0; k < nhid; k++)
+		if (hid[k].sk == sk && hid[k].dirfd >= 0)
+			return k;
+	return -1;
+}
+
+/*
+ * Bind @fd by @sun at @base in @dirfd (the cwd), the directory @dir,
+ * leaving the file that is there now (another file, a FIFO, another
+ * socket's, live or not) where it is: it is moved to a temporary name,
+ * the socket bound, its file moved to another temporary name (kept in
+ * hid[] with @sk), and the file that was there put back (the path lacks
+ * it between the two renames; CRIU does the same for a removed socket
+ * whose path is taken, criu/sk-unix.c).  0, or -1 (printed).
+ */
+static int bind_hidden(int dirfd, const char *dir, const char *base, int fd,
+		       const struct sockaddr_un *sun, int sk, const char *what)
+{
+	char aside[48];
+	struct hidden *h;
+	struct stat st;
+	int moved = 0, ret = -1;
+
+	if (!fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW)) {
+		snprintf(aside, sizeof(aside), ".imgcr-%d-%d", getpid(), hid_seq++);
+		if (renameat2(dirfd, base, dirfd, aside, RENAME_NOREPLACE)) {
+			pr_perror("%s: cannot move %s/%s aside to bind the socket by its name", what,
+				  dir, base);
+			return -1;
+		}
+		moved = 1;
+	}
+	if (bind(fd, (const struct sockaddr *)sun, sizeof(*sun))) {
+		pr_perror("%s: cannot bind to %s/%s", what, dir, base);
+		goto back;
+	}
+	hid = tree_grow(hid, nhid, sizeof(*hid));
+	h = &hid[nhid];
+	snprintf(h->tmp, sizeof(h->tmp), ".imgcr-%d-%d", getpid(), hid_seq++);
+	snprintf(h->abs, sizeof(h->abs), "%s/%s", dir, h->tmp);
+	h->sk = sk;
+	if (renameat2(dirfd, base, dirfd, h->tmp, RENAME_NOREPLACE)) {
+		pr_perror("%s: cannot move its socket file %s/%s to %s", what, dir, base, h->tmp);
+		unlinkat(dirfd, base, 0);
+		goto back;
+	}
+	h->dirfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+	if (h->dirfd < 0) {
+		pr_perror("%s: F_DUPFD", what);
+		unlinkat(dirfd, h->tmp, 0);
+		goto back;
+	}
+	nhid++;
+	ret = 0;
+back:
+	if (moved && renameat2(dirfd, aside, dirfd, base, RENAME_NOREPLACE)) {
+		pr_perror("%s: cannot put %s/%s back (it is %s/%s)", what, dir, base, dir, aside);
+		ret = -1;
+	}
+	return ret;
+}
+
+/*
+ * Bind @fd to the unix address @a (@alen bytes): an abstract name, or an
+ * absolute path, bound by the path or (@relname) by its last component
+ * from its directory.  @s: a socket of the tree (its file's mode and
+ * owner), or NULL.  @hide: the file at the path is left as it is, the
+ * socket's own kept at a temporary name (bind_hidden, with @sk).
+ * 0, or -1 (printed).
+ */
+static int bind_addr(struct sk_restore *r, int fd, const unsigned char *a, int alen, int relname,
+		     int hide, const struct tree_sk *s, int sk, const char *what)
+{
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	char path[PATH_MAX], *slash, nm[256];
 	const char *sp, *base;
 	int n, dirfd, cwd, ret = -1;
 
-	sp = sun_path(s->name, s->namelen, &n);
+	sp = sun_path(a, alen, &n);
 	if (!sp[0]) {
-		if (bind(fd, (struct sockaddr *)s->name, s->namelen)) {
+		if (bind(fd, (const struct sockaddr *)a, alen)) {
 			pr_perror("%s: cannot bind to the abstract name %s", what,
-				  sk_addr_str(s->name, s->namelen, nm, sizeof(nm)));
+				  sk_addr_str(a, alen, nm, sizeof(nm)));
 			return -1;
 		}
 		return 0;
@@ -466,8 +710,8 @@ static int bind_name(struct sk_restore *r, int i, int fd, const char *what)
 	/* bind in the directory itself: the whole path may be longer than sun_path */
 	/* no symbolic link of another user on the way (trust.c) */
 	dirfd = trust_dir_open(path[0] ? path : "/");
-	*slash = '/';
 	if (dirfd < 0) {
+		*slash = '/';
 		pr_perror("%s: cannot open the directory of %s%s", what, path,
 			  errno == ELOOP ? " (a symbolic link not root's on the way)" : "");
 		return -1;
@@ -477,38 +721,44 @@ static int bind_name(struct sk_restore *r, int i, int fd, const char *what)
 	 * the name it was bound by (getsockname gives it back): the absolute
 	 * path, or the relative name, from the directory
 	 */
-	sp = (s->opts & SKO_RELNAME) || strlen(path) >= sizeof(sun.sun_path) ? base : path;
+	if (relname || strlen(path) + 1 + strlen(base) >= sizeof(sun.sun_path)) {
+		sp = base;
+	} else {
+		*slash = '/';
+		sp = path;
+	}
 	n = strnlen(sp, sizeof(sun.sun_path) - 1);
 	memcpy(sun.sun_path, sp, n);
 	sun.sun_path[n] = 0;
+	*slash = 0;
 	if (cwd < 0 || fchdir(dirfd)) {
-		pr_perror("%s: cannot enter the directory of %s", what, path);
+		pr_perror("%s: cannot enter the directory %s", what, path);
 		goto out;
 	}
-	n = clear_stale(dirfd, base, path, s->type);
-	if (!n) {
-		n = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
-		if (n)
-			pr_perror("%s: cannot bind to %s", what, path);
+	if (hide) {
+		n = bind_hidden(dirfd, path, base, fd, &sun, sk, what);
+	} else {
+		*slash = '/';
+		n = clear_stale(dirfd, base, path, s ? s->type : SOCK_DGRAM);
+		if (!n) {
+			n = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
+			if (n)
+				pr_perror("%s: cannot bind to %s", what, path);
+		}
 	}
+	*slash = '/';
 	if (fchdir(cwd)) {
 		pr_perror("cannot go back to the restorer's cwd");
 		n = -1;
 	}
-	if (n)
+	if (n || hide) {
+		ret = n ? -1 : 0;
 		goto out;
+	}
 	r->bound_dir[r->nbound] = dirfd;
 	r->bound[r->nbound++] = strdup(base);
 	dirfd = -1;	/* kept in bound_dir */
-	if (s->opts & SKO_UNLINKED) {
-		if (unlinkat(r->bound_dir[r->nbound - 1], base, 0)) {
-			pr_perror("%s: cannot remove %s (removed before the dump)", what, path);
-			goto out;
-		}
-		r->nbound--;
-		close(r->bound_dir[r->nbound]);
-		free(r->bound[r->nbound]);
-	} else if (trust_sock_own(r->bound_dir[r->nbound - 1], base, s->uid, s->gid, s->mode)) {
+	if (s && trust_sock_own(r->bound_dir[r->nbound - 1], base, s->uid, s->gid, s->mode)) {
 		pr_perror("%s: cannot give %s its mode 0%o and owner %u:%u", what, path, s->mode,
 			  s->uid, s->gid);
 		goto out;
@@ -520,6 +770,39 @@ out:
 	if (dirfd >= 0)
 		close(dirfd);
 	return ret;
+}
+
+static int bind_name(struct sk_restore *r, int i, int fd, const char *what)
+{
+	const struct tree_sk *s = &r->t->sks[i];
+
+	return bind_addr(r, fd, s->name, s->namelen, !!(s->opts & SKO_RELNAME),
+			 !!(s->opts & SKO_UNLINKED), s, i, what);
+}
+
+/*
+ * The address to reach socket @i of the tree by (connect, sendto): its
+ * name, or the temporary name of its file (bind_hidden).  Its length, or
+ * -1 (printed).
+ */
+static int reach_addr(struct sk_restore *r, int i, struct sockaddr_un *sun, const char *what)
+{
+	const struct tree_sk *s = &r->t->sks[i];
+	int k = hidden_of(i);
+
+	if (k < 0) {
+		memcpy(sun, s->name, s->namelen);
+		return s->namelen;
+	}
+	if (strlen(hid[k].abs) >= sizeof(sun->sun_path)) {
+		pr_err("%s: cannot reach socket:[%lu], whose file was removed, by the temporary name of its file %s: too long",
+		       what, s->ino, hid[k].abs);
+		return -1;
+	}
+	memset(sun, 0, sizeof(*sun));
+	sun->sun_family = AF_UNIX;
+	strcpy(sun->sun_path, hid[k].abs);
+	return sizeof(sa_family_t) + strlen(sun->sun_path) + 1;
 }
 
 /*
@@ -848,6 +1131,10 @@ int unix_sk_make(struct sk_restore *r, int i)
 			r->fds[j] = op.sv[1];
 		else
 			r->dead[i] = op.sv[1];
+		/* a datagram socket bound after its socketpair() */
+		if (j < 0 && s->type == SOCK_DGRAM && s->namelen > (int)sizeof(sa_family_t) &&
+		    bind_name(r, i, r->fds[i], what))
+			return -1;
 		return 0;
 	}
 	r->fds[i] = socket(AF_UNIX, s->type | SOCK_CLOEXEC, 0);
@@ -873,6 +1160,52 @@ int unix_sk_make(struct sk_restore *r, int i)
 	return 0;
 }
 
+/*
+ * Datagram socket @i was connected to a socket closed since, bound to the
+ * name in its peername: connected to a socket bound to that name (by its
+ * path whatever file is there now, bind_hidden), which is closed at once.
+ * 0, or -1 (printed).
+ */
+static int dead_peer(struct sk_restore *r, int i, const char *what)
+{
+	const struct tree_sk *s = &r->t->sks[i];
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int fd, len, k, n, ret = -1;
+	const char *sp;
+	char nm[256];
+
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		pr_perror("%s: socket", what);
+		return -1;
+	}
+	sp = sun_path(s->peername, s->peerlen, &n);
+	if (bind_addr(r, fd, s->peername, s->peerlen, 0, 1, NULL, -2, what))
+		goto out;
+	k = sp[0] ? nhid - 1 : -1;
+	if (k >= 0 && strlen(hid[k].abs) < sizeof(sun.sun_path)) {
+		strcpy(sun.sun_path, hid[k].abs);
+		len = sizeof(sa_family_t) + strlen(sun.sun_path) + 1;
+	} else if (k < 0) {
+		memcpy(&sun, s->peername, s->peerlen);
+		len = s->peerlen;
+	} else {
+		pr_err("%s: the temporary name %s is too long to connect to", what, hid[k].abs);
+		goto out;
+	}
+	if (connect(r->fds[i], (struct sockaddr *)&sun, len)) {
+		pr_perror("%s: cannot connect to a socket bound to %s, closed again (its peer had closed)",
+			  what, sk_addr_str(s->peername, s->peerlen, nm, sizeof(nm)));
+		goto out;
+	}
+	ret = 0;
+out:
+	close(fd);
+	if (sp[0] && nhid && hid[nhid - 1].sk == -2)
+		hidden_drop(nhid - 1);
+	return ret;
+}
+
 int unix_sk_connect(struct sk_restore *r, int i)
 {
 	const struct tree_sk *s = &r->t->sks[i];
@@ -880,16 +1213,24 @@ int unix_sk_connect(struct sk_restore *r, int i)
 	int fl, ret;
 
 	sk_what(s, what, sizeof(what));
+	if ((s->opts & SKO_PEERDEAD) && !is_pair(r->t, i) && dead_peer(r, i, what))
+		return -1;
 	if ((s->peer || (s->opts & SKO_PENDING)) && !is_pair(r->t, i) && s->state != SK_ST_LISTEN) {
+		struct sockaddr_un sun;
 		struct trust_as as;
-		int e;
+		int e, j = sk_index(r->t, s->peer), len = s->peerlen;
 
+		memcpy(&sun, s->peername, s->peerlen);
+		/* a peer of the tree whose file was removed: by its file's temporary name */
+		if (j >= 0 && s->type == SOCK_DGRAM && hidden_of(j) >= 0 &&
+		    (len = reach_addr(r, j, &sun, what)) < 0)
+			return -1;
 		fl = fcntl(r->fds[i], F_GETFL);
 		fcntl(r->fds[i], F_SETFL, fl | O_NONBLOCK);
 		/* as the task that holds it: its path lookup, its SO_PEERCRED (trust.c) */
 		if (trust_enter(trust_sk_holder(r->t, s->ino), &as, what))
 			return -1;
-		ret = connect(r->fds[i], (struct sockaddr *)s->peername, s->peerlen);
+		ret = connect(r->fds[i], (struct sockaddr *)&sun, len);
 		e = errno;
 		if (trust_leave(&as))
 			return -1;
@@ -918,7 +1259,8 @@ int unix_sk_connect(struct sk_restore *r, int i)
  * sockets), the first sendmsg with SCM_RIGHTS of the @nfds fds @fds if
  * any; 0 or -1
  */
-static int send_all(int fd, const char *p, size_t len, const int *fds, int nfds)
+static int send_all(int fd, const char *p, size_t len, const int *fds, int nfds,
+		    const struct sockaddr_un *to, int tolen)
 {
 	static char cbuf[CMSG_SPACE(SKQ_MAX_FDS * sizeof(int))];
 
@@ -926,6 +1268,11 @@ static int send_all(int fd, const char *p, size_t len, const int *fds, int nfds)
 		struct iovec iov = { (void *)p, len };
 		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 		ssize_t w;
+
+		if (to) {
+			mh.msg_name = (void *)to;
+			mh.msg_namelen = tolen;
+		}
 
 		if (nfds > 0) {
 			struct cmsghdr *cm;
@@ -960,15 +1307,56 @@ static void big_sndbuf(int fd, size_t len)
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
 }
 
+/*
+ * The socket a queued datagram of socket @i is sent again from, so that
+ * the receiver's recvfrom gives the name it gave: the socket of the tree
+ * bound to that name, or a temporary socket bound to it (by its path
+ * whatever file is there now: bind_hidden), kept in *@tmp while the next
+ * datagrams come from the same name (*@tmpq); -1 (printed).
+ */
+static int sender_of(struct sk_restore *r, const struct tree_skq *q, int *tmp,
+		     const struct tree_skq **tmpq, const char *what)
+{
+	const struct tree *t = r->t;
+	int k;
+
+	for (k = 0; k < t->nsks; k++) {
+		const struct tree_sk *x = &t->sks[k];
+
+		if (x->family == AF_UNIX && x->type == SOCK_DGRAM && x->namelen == q->fromlen &&
+		    !memcmp(x->name, q->from, q->fromlen) && r->fds[k] >= 0)
+			return r->fds[k];
+	}
+	if (*tmp >= 0 && *tmpq && (*tmpq)->fromlen == q->fromlen &&
+	    !memcmp((*tmpq)->from, q->from, q->fromlen))
+		return *tmp;
+	if (*tmp >= 0)
+		close(*tmp);
+	*tmpq = NULL;
+	*tmp = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (*tmp < 0) {
+		pr_perror("%s: socket", what);
+		return -1;
+	}
+	if (bind_addr(r, *tmp, q->from, q->fromlen, 0, 1, NULL, -3, what))
+		return -1;
+	/* its file is not needed to send from it */
+	if (sun_path(q->from, q->fromlen, &k)[0] && hid[nhid - 1].sk == -3)
+		hidden_drop(nhid - 1);
+	*tmpq = q;
+	return *tmp;
+}
+
 int unix_sk_fill(struct sk_restore *r, int i)
 {
 	const struct tree *t = r->t;
 	const struct tree_sk *s = &t->sks[i];
 	char path[PATH_MAX], what[128];
 	size_t len, off = 0;
-	const struct tree_skq *q;
+	const struct tree_skq *q, *tmpq = NULL;
+	struct sockaddr_un to;
 	char *data = NULL;
-	int w = -1, tmp = -1, j, ret = -1, seq = 0, k, used = 0;
+	int w = -1, anon = -1, tmp = -1, j, ret = -1, seq = 0, k, used = 0, pair, tolen = 0;
 	int fds[SKQ_MAX_FDS];
 	uint32_t n;
 
@@ -986,19 +1374,17 @@ int unix_sk_fill(struct sk_restore *r, int i)
 		}
 		/* the data comes from the peer, or else is sent to the socket's name */
 		j = sk_index(t, s->peer);
-		if (is_pair(t, i))
+		pair = is_pair(t, i);
+		if (pair) {
 			w = j >= 0 ? r->fds[j] : r->dead[i];
-		else if (s->type == SOCK_DGRAM && s->namelen > (int)sizeof(sa_family_t)) {
-			tmp = w = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-			if (w < 0 || connect(w, (struct sockaddr *)s->name, s->namelen)) {
-				pr_perror("%s: cannot connect to it to queue its datagrams again", what);
+		} else if (s->type == SOCK_DGRAM && s->namelen > (int)sizeof(sa_family_t)) {
+			tolen = reach_addr(r, i, &to, what);
+			if (tolen < 0)
 				goto out;
-			}
 		} else {
 			pr_err("%s: %zu bytes queued, but no peer to queue them again from", what, len);
 			goto out;
 		}
-		big_sndbuf(w, len);
 		while (off + sizeof(n) <= len) {
 			memcpy(&n, data + off, sizeof(n));
 			off += sizeof(n);
@@ -1016,9 +1402,25 @@ int unix_sk_fill(struct sk_restore *r, int i)
 					goto out;
 				}
 			}
-			if (send_all(w, data + off, n, fds, q ? q->nfds : 0)) {
+			if (!pair && q && q->fromlen) {
+				/* from a socket of the name it came from */
+				w = sender_of(r, q, &tmp, &tmpq, what);
+				if (w < 0)
+					goto out;
+			} else if (!pair) {
+				/* from an unnamed socket */
+				if (anon < 0)
+					anon = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+				if (anon < 0) {
+					pr_perror("%s: socket", what);
+					goto out;
+				}
+				w = anon;
+			}
+			big_sndbuf(w, len);
+			if (send_all(w, data + off, n, fds, q ? q->nfds : 0, pair ? NULL : &to, tolen)) {
 				pr_perror("%s: cannot queue %u bytes again%s", what, n,
-					  q ? " with their fds in flight (SCM_RIGHTS)" : "");
+					  q && q->nfds ? " with their fds in flight (SCM_RIGHTS)" : "");
 				goto out;
 			}
 			used += q != NULL;
@@ -1033,6 +1435,8 @@ int unix_sk_fill(struct sk_restore *r, int i)
 	}
 	ret = 0;
 out:
+	if (anon >= 0)
+		close(anon);
 	if (tmp >= 0)
 		close(tmp);
 	free(data);

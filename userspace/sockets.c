@@ -348,6 +348,8 @@ int sk_opts_restore(int fd, const struct tree_sk *s, const char *what)
 #define SCM_PIDFD 0x04
 #endif
 
+static struct sockaddr_storage peek_from;
+
 /*
  * Peek at @sfd's queue from offset @off: up to @len bytes into @buf, its
  * control data into @mh's (@cbuf).  The byte count (MSG_TRUNC: a
@@ -363,6 +365,8 @@ static ssize_t peek_at(int sfd, int off, char *buf, size_t len, struct msghdr *m
 	iov->iov_base = buf;
 	iov->iov_len = len;
 	memset(mh, 0, sizeof(*mh));
+	mh->msg_name = &peek_from;	/* a datagram's sender (sk-queue.c keeps it) */
+	mh->msg_namelen = sizeof(peek_from);
 	mh->msg_iov = iov;
 	mh->msg_iovlen = 1;
 	mh->msg_control = cbuf;
@@ -494,6 +498,8 @@ int sk_queue_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk
 		ret = FD_FAILED;
 		if (write_frame(out, path, buf, n, s))
 			goto out;
+		if (s->family == AF_UNIX && s->type == SOCK_DGRAM)
+			skq_from_add(s, seq, &peek_from, mh.msg_namelen);
 		seq++;
 		total += n;
 	}
@@ -668,6 +674,7 @@ static int sk_restore_all(struct fd_restore *fr)
 			close(rs->dead[i]);	/* the peer that had closed: closed again */
 			rs->dead[i] = -1;
 		}
+	unix_sk_hidden_free();
 	return 0;
 }
 
@@ -705,6 +712,7 @@ static int sk_after(struct fd_restore *r, int ok)
 	int i, ret;
 
 	skq_restore_free(r);	/* files in flight opened early and not taken */
+	unix_sk_hidden_free();
 	if (!rs)
 		return 0;
 	ret = tcp_sk_after(rs, ok);
@@ -765,9 +773,11 @@ static void sk_rec_show(const struct tree *t, int i, const char *mode, char *out
 	if (s) {
 		size_t n = strlen(out);
 
-		for (int k = 0; k < s->nskq; k++) {
+		for (int k = 0, c = 0; k < s->nskq; k++) {
+			if (!s->skq[k].nfds)
+				continue;	/* a datagram's sender only */
 			n = strlen(out);
-			snprintf(out + n, size - n, "%s", k ? "," : " fds in flight: files ");
+			snprintf(out + n, size - n, "%s", c++ ? "," : " fds in flight: files ");
 			for (int j = 0; j < s->skq[k].nfds; j++) {
 				n = strlen(out);
 				snprintf(out + n, size - n, "%s%d", j ? "+" : "", s->skq[k].files[j]);

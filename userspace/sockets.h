@@ -103,6 +103,8 @@ int tcp_sk_after(struct sk_restore *r, int ok);
 int unix_sk_fill(struct sk_restore *r, int i);
 /* Phase 3: connect what is connected to a name; the shutdown state.  0 or -1 (printed). */
 int unix_sk_connect(struct sk_restore *r, int i);
+/* sk-unix.c: the socket files kept at a temporary name until every socket is connected, removed */
+void unix_sk_hidden_free(void);
 /* restore: set the options of sk_opts_dump on @fd.  0 or -1 (printed, naming @what). */
 int sk_opts_restore(int fd, const struct tree_sk *s, const char *what);
 /* A name for messages: "unix stream socket:[INO]" etc. */
@@ -121,7 +123,8 @@ const char *sk_addr_str(const unsigned char *a, int len, char *buf, size_t size)
 #define SKO_NODELAY	0x80	/* TCP_NODELAY */
 #define SKO_PENDING	0x100	/* unix: connected, not yet accepted by a listener of the tree */
 #define SKO_RELNAME	0x200	/* unix: bound by a relative name (its file's own name, in its directory) */
-#define SKO_ALL		0x3ff
+#define SKO_PEERDEAD	0x400	/* unix datagram: connected to a socket since closed (peername: its name) */
+#define SKO_ALL		0x7ff
 
 #define TREE_SK_ADDR	128	/* most bytes of a socket address kept */
 
@@ -163,6 +166,8 @@ struct tree_skq {
 	int seq;
 	int nfds;
 	int *files;
+	int fromlen;		/* datagram: its sender's name as recvfrom gives it (0: unnamed) */
+	unsigned char from[TREE_SK_ADDR];
 };
 
 #define SKQ_MAX_FDS	253	/* per message: the kernel's SCM_MAX_FD */
@@ -174,6 +179,10 @@ struct tree_skq {
  * FD_DESCRIBED, or FD_REFUSED (p->why; @fds closed).
  */
 int skq_dump_add(struct fd_parms *p, const struct tree_sk *s, int seq, int *fds, int n);
+/* sk-queue.c, dump: frame @seq of unix datagram socket @s was sent from the name @a (@len bytes) */
+void skq_from_add(struct tree_sk *s, int seq, const void *a, int len);
+/* sk-queue.c: frame @seq's record, made if none */
+struct tree_skq *skq_get(struct tree_sk *s, int seq);
 /*
  * sk-queue.c, dump, once every task is described: each fd in flight
  * matched (kcmp) with a file of the tree or described as a new one by

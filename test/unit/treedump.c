@@ -170,6 +170,10 @@ static void sk(const struct tree_sk *s)
 		printf("  skq seq=%d files=", s->skq[j].seq);
 		for (int k = 0; k < s->skq[j].nfds; k++)
 			printf("%s%d", k ? "," : "", s->skq[j].files[k]);
+		if (s->skq[j].fromlen)
+			printf(" from=");
+		for (int k = 0; k < s->skq[j].fromlen; k++)
+			printf("%02x", s->skq[j].from[k]);
 		putchar('\n');
 	}
 }
