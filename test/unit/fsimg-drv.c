@@ -33,7 +33,7 @@ int main(int argc, char **argv)
 			perror(argv[3]);
 			return 1;
 		}
-		ret = fsimg_dump(dir, img, getenv("FSIMG_PROCFD") ? open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC) : -1, &st);
+		ret = fsimg_dump(dir, img, open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC), &st);
 		if (!ret)
 			printf("entries=%" PRIu64 " bytes=%" PRIu64 "\n", st.entries, st.bytes);
 	} else {
