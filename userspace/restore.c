@@ -116,6 +116,7 @@
 #include "tree.h"
 #include "trust.h"
 #include "tty.h"
+#include "userns.h"
 
 extern char **environ;
 
@@ -1143,14 +1144,30 @@ static void run_init(struct rctx *c)
  * Open every file description of the tree in the restorer, each by its
  * kind (files.h), at c->base or above, close-on-exec: c->desc[file].
  */
+/* A task that holds file @i (an fd of it): its rights open it; NULL if none. */
+static const struct tree_task *file_holder(const struct tree *t, int i)
+{
+	int j, m;
+
+	for (j = 0; j < t->ntasks; j++)
+		for (m = 0; m < t->tasks[j].nfds; m++)
+			if (t->tasks[j].fds[m].file == i)
+				return &t->tasks[j];
+	return NULL;
+}
+
 static int open_files(struct rctx *c)
 {
 	struct tree *t = &c->t;
 	struct fd_restore r = { .t = t, .dir = c->dir, .dirfd = c->dirfd, .base = c->base,
 				.allow_changed = c->allow_changed };
 	char what[PATH_MAX + 64];
-	int i, ret = -1;
+	int i, ret = -1, moves = userns_moves(t);
 
+	if (moves && geteuid() != 0) {
+		pr_err("a user namespace whose maps move ids: its files are opened by imgcr, root, outside it");
+		return -1;
+	}
 	r.keep = calloc(t->nfiles + 1, sizeof(*r.keep));
 	c->desc = calloc(t->nfiles + 1, sizeof(int));
 	for (i = 0; i < t->nfiles; i++) {
@@ -1176,6 +1193,28 @@ static int open_files(struct rctx *c)
 		if (r.early && r.early[i] >= 0) {	/* opened early, for a socket's queue */
 			fd = r.early[i];
 			r.early[i] = -1;
+		} else if (moves) {
+			/*
+			 * The maps move ids: opened, made, bound, connected
+			 * with the rights of a task that holds it, not as root
+			 * (docs/containers.md "Maps that move ids").
+			 */
+			const struct tree_task *k = file_holder(t, i);
+			struct trust_as as;
+
+			if (!k) {
+				pr_err("%s: held by no task's fd: in a user namespace whose maps move ids, whose rights open it is not known: not supported yet",
+				       what);
+				goto out;
+			}
+			if (trust_enter(k, &as, what))
+				goto out;
+			fd = kind->open(&r, i, what);
+			if (trust_leave(&as)) {
+				if (fd >= 0)
+					close(fd);
+				goto out;
+			}
 		} else {
 			fd = kind->open(&r, i, what);
 		}
@@ -1239,6 +1278,36 @@ static int same_groups(const struct tree_task *k, gid_t *g, int n)
  * thread group leaders on newer kernels; /proc/TID is there for any thread
  * (though not listed in /proc).
  */
+/*
+ * A user namespace whose maps move ids: the loader opens the files an
+ * image maps as its caller, host root, before it sets the task's ids.  A
+ * file it would open read-write (a writable shared mapping) is refused
+ * (docs/containers.md "Maps that move ids").  0, or -1 (printed).
+ */
+static int mapped_write_refuse(struct rctx *c, const struct tree_task *k, const char *name)
+{
+	char path[4096];
+	struct imgcr_file rec;
+	struct image img;
+	unsigned int i;
+	int ret = 0;
+
+	if (image_openat(&img, c->dirfd, name))
+		return -1;
+	for (i = 0; i < img.task->nr_files && !ret; i++) {
+		if (image_file(&img, i, &rec, path, sizeof(path))) {
+			pr_err("pid %d: %s/%s: bad file table", k->pid, c->dir, name);
+			ret = -1;
+		} else if ((rec.flags & IMGCR_FILE_WRITE) && !(rec.flags & IMGCR_FILE_SHMEM)) {
+			pr_err("pid %d: it maps %s writable and shared: not supported yet in a user namespace whose maps move ids (the loader would open it read-write as host root)",
+			       k->pid, path);
+			ret = -1;
+		}
+	}
+	image_close(&img);
+	return ret;
+}
+
 static int tid_in_use(pid_t tid)
 {
 	char path[32];
@@ -1386,6 +1455,8 @@ static int check_tree(struct rctx *c)
 			pr_perror("pid %d: image %s/%s", k->pid, c->dir, path);
 			return -1;
 		}
+		if (!k->zombie && userns_moves(t) && mapped_write_refuse(c, k, path))
+			return -1;
 		if (!c->pidns && (!kill(k->pid, 0) || errno == EPERM)) {
 			pr_err("pid %d (%s) is in use by another process: restore into a new PID namespace with --pidns",
 			       k->pid, k->comm);
