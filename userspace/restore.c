@@ -2098,6 +2098,7 @@ int cmd_restore(int argc, char **argv)
 	if (cow_plan(&c.t, c.dirfd))
 		return 1;
 	/* imgcr-criu's NOTIFY points (notify.h) */
+	notify_env_init();
 	if (notify("pre-restore", 0))
 		return 1;
 

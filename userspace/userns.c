@@ -141,7 +141,7 @@ static int moves_check(const struct ns_userns *u, unsigned int own, pid_t pid)
 		return 0;
 	for (k = 0; k < NS_N; k++)
 		if (own & MOVES_REFUSED & NS_BIT(k)) {
-			pr_err("pid %d: its user namespace maps ids to other host ids and it has a %s namespace of its own: not supported yet with such maps (%s)",
+			pr_err("pid %d: its user namespace maps ids to other host ids and its own %s namespace: not supported yet with such maps (%s)",
 			       pid, ns_kinds[k]->name, moves_why(k));
 			return -1;
 		}

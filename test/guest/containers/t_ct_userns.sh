@@ -11,16 +11,24 @@
 #                       and gid_map as before, the Uid/Gid lines of status,
 #                       NSpid "HOST 1"; the tree file's userns record.
 #   ct_userns-maps      maps written by root as LXC does (0 100000 65536,
-#                       setgroups deny): refused at dump, the container
-#                       keeps running (restoring it ran parts of the tree
-#                       as host root where the container's root is not:
-#                       review s12, /work/notes/review-s12-userspace.md).
+#                       setgroups deny), with a UTS namespace: dumped and
+#                       restored as above (inside: ids 0, the capabilities
+#                       of the namespace's root, DIR/before owned by 0:0
+#                       inside; outside: Uid 100000, the maps, DIR/after
+#                       100000:100000).
+#   ct_userns-ptrace    the same, with an action script at post-restore
+#                       (every task waiting for its exec): the container's
+#                       root (ptpeek: uid 0 inside, every capability there)
+#                       cannot PTRACE_ATTACH the waiting task, open its
+#                       /proc/PID/mem or pidfd_getfd its fds (review s12 H1).
+#   ct_userns-maps-ipc  moving maps with an IPC namespace: refused at dump
+#                       (owners not translated yet), the container runs on.
 #   ct_userns-nested    a user namespace in a user namespace: refused,
 #                       naming the pid; the container keeps running.
 #   ct_userns-owner     a user namespace an ordinary user made (uid 1000,
 #                       as rootless podman's): refused (the restore would
 #                       make it root's); the container keeps running.
-# timeout: 400
+# timeout: 600
 . /imgcr/guest/lib.sh
 . /imgcr/guest/ctlib.sh
 require_modules
@@ -85,14 +93,15 @@ rootmap() {
 }
 
 # LXC's way: the maps written from outside by root (newuidmap's job), before the workload runs;
-# --keep-caps: the capabilities in the namespace stay (ambient) until uswork -0 became root there
-maps() {
-	# its directory where uid 100000 reaches it (the test's is root's, 0700)
-	W=/tmp/ct_userns-maps.$$
+# --keep-caps: the capabilities in the namespace stay (ambient) until uswork -0 became root there.
+# uswork's directory, stdout and stderr are uid 100000's (the restore opens them as it).
+lxc_start() {
+	W=/tmp/ct_userns-$1.$$
 	rm -rf $W
-	mkdir $W && chown 100000:100000 $W || fail "mkdir $W"
+	mkdir $W && touch $W/out $W/ct.err && chown -R 100000:100000 $W || fail "mkdir $W"
+	ln -s $W/out out
 	mkfifo go
-	ct_start ct.pid --user --keep-caps --pid -- sh -c "read x < $PWD/go; exec uswork -0 $W 2>> ct.err" >> out 2> unshare.err ||
+	ct_start ct.pid --user --keep-caps --pid --uts -- sh -c "read x < $PWD/go; cd $W && exec uswork -0 $W 2>> $W/ct.err" >> $W/out 2> unshare.err < /dev/null ||
 		fail "ct_start: $(cat unshare.err)"
 	p=$(cat ct.pid)
 	echo "0 100000 65536" > /proc/$p/uid_map || fail "cannot write uid_map"
@@ -102,8 +111,64 @@ maps() {
 	wait_start
 	# uswork became uid 0 inside: 100000 outside
 	grep -q "^Uid:[[:space:]]*100000[[:space:]]" /proc/$CT/status || fail "uswork's Uid: $(grep ^Uid: /proc/$CT/status)"
-	timeout -s KILL 60 imgcr dump -t $CT -D d > dump.out 2> dump.err && fail "dump of a user namespace with maps that move ids succeeded"
-	grep -q "^imgcr: pid $CT: its user namespace user:\[[0-9]*\] maps ids to other host ids: not supported yet" dump.err ||
+}
+
+maps() {
+	lxc_start maps
+	dump_restore
+	# dump_restore compared the restored status lines with these
+	case "$before_ids" in
+	"Uid: 100000 100000 100000 100000|Gid: 100000 100000 100000 100000|"*) ;;
+	*) fail "status before: $before_ids" ;;
+	esac
+	grep -q "^ok .*/before owned by" out || fail "uswork: $(tr '\n' '|' < out)"
+	[ "$(stat -c %u:%g $W/after)" = "100000:100000" ] || fail "$W/after (made by the restored uswork) is $(stat -c %u:%g $W/after) outside"
+	rm -rf $W
+	pass "$before_uid_map; $(ids_short) $(grep '^start' out | head -n 1)"
+}
+ids_short() { echo "$before_ids" | cut -d'|' -f1,2; }
+
+# review s12 H1: while every task waits for its exec (imgcr's post-restore
+# point, IMGCR_ACTION_SCRIPT), the container's root (uid 0 of the new
+# namespace, every capability there: ptpeek) tries PTRACE_ATTACH, /proc/PID/mem
+# and pidfd_getfd on the waiting root task: each must be refused.
+ptrace_h1() {
+	lxc_start ptrace
+	cat > hook.sh <<EOT
+[ "\$CRTOOLS_SCRIPT_ACTION" = post-restore ] || exit 0
+echo "exe \$(readlink /proc/\$CRTOOLS_INIT_PID/exe)" > $PWD/peek.out
+ptpeek \$CRTOOLS_INIT_PID \$CRTOOLS_INIT_PID >> $PWD/peek.out 2>&1
+echo "rc \$?" >> $PWD/peek.out
+exit 0
+EOT
+	export IMGCR_ACTION_SCRIPT="sh $PWD/hook.sh"
+	dump_restore
+	[ -s peek.out ] || fail "the action script did not run"
+	grep -q "^exe .*/imgcr$" peek.out || fail "not before the exec: $(tr '\n' '|' < peek.out)"
+	grep -q "^me uid=0 capeff=" peek.out && ! grep -q "^me uid=0 capeff=0000000000000000" peek.out ||
+		fail "ptpeek did not become the container's root: $(tr '\n' '|' < peek.out)"
+	grep -q "^[0-9]* attach=EPERM mem=EACCES getfd=EPERM " peek.out ||
+		fail "a task waiting for its exec was reachable by the container's root: $(tr '\n' '|' < peek.out)"
+	grep -q "^rc 0$" peek.out || fail "ptpeek: $(tr '\n' '|' < peek.out)"
+	rm -rf $W
+	pass "$(grep -v '^exe' peek.out | tr '\n' ' ')"
+}
+
+# the kinds still refused with moving maps (docs/containers.md): ipc
+maps_ipc() {
+	W=/tmp/ct_userns-ipc.$$
+	rm -rf $W
+	mkdir $W && chown 100000:100000 $W || fail "mkdir $W"
+	mkfifo go
+	ct_start ct.pid --user --keep-caps --pid --ipc -- sh -c "read x < $PWD/go; exec uswork -0 $W 2>> ct.err" >> out 2> unshare.err ||
+		fail "ct_start: $(cat unshare.err)"
+	p=$(cat ct.pid)
+	echo "0 100000 65536" > /proc/$p/uid_map && echo deny > /proc/$p/setgroups &&
+		echo "0 100000 65536" > /proc/$p/gid_map || fail "cannot write the maps"
+	echo go > go
+	wait_start
+	timeout -s KILL 60 imgcr dump -t $CT -D d > dump.out 2> dump.err && fail "dump of moving maps with an ipc namespace succeeded"
+	grep -q "^imgcr: pid $CT: its user namespace maps ids to other host ids and its own ipc namespace: not supported yet" dump.err ||
 		fail "message: $(tr '\n' '|' < dump.err)"
 	[ -e d/tree ] && fail "a tree file was written"
 	c=$(grep -c '^tick ' out)
@@ -163,5 +228,7 @@ sub() {
 }
 subtest ct_userns "sub root rootmap"
 subtest ct_userns-maps "sub maps maps"
+subtest ct_userns-ptrace "sub ptrace ptrace_h1"
+subtest ct_userns-maps-ipc "sub maps_ipc maps_ipc"
 subtest ct_userns-nested "sub nested nested"
 subtest ct_userns-owner "sub owner owner"
