@@ -21,6 +21,10 @@
 #                       root (ptpeek: uid 0 inside, every capability there)
 #                       cannot PTRACE_ATTACH the waiting task, open its
 #                       /proc/PID/mem or pidfd_getfd its fds (review s12 H1).
+#   ct_userns-rootfile  the same maps; uswork holds fd 3 on root's 0600 file
+#                       (opened for it before it became the namespace's
+#                       root): the restore opens it as uid 100000 and fails,
+#                       naming it; nothing runs on (review s12 M4).
 #   ct_userns-maps-ipc  moving maps with an IPC namespace: refused at dump
 #                       (owners not translated yet), the container runs on.
 #   ct_userns-nested    a user namespace in a user namespace: refused,
@@ -100,8 +104,10 @@ lxc_start() {
 	rm -rf $W
 	mkdir $W && touch $W/out $W/ct.err && chown -R 100000:100000 $W || fail "mkdir $W"
 	ln -s $W/out out
+	# root's own file in it, 0600 (ct_userns-rootfile)
+	[ -z "$SECRET" ] || { echo secret > $W/secret && chmod 600 $W/secret; } || fail "secret"
 	mkfifo go
-	ct_start ct.pid --user --keep-caps --pid --uts -- sh -c "read x < $PWD/go; cd $W && exec uswork -0 $W 2>> $W/ct.err" >> $W/out 2> unshare.err < /dev/null ||
+	ct_start ct.pid --user --keep-caps --pid --uts -- sh -c "read x < $PWD/go; cd $W && exec uswork -0 $W 2>> $W/ct.err $EXTRA" >> $W/out 2> unshare.err < /dev/null ||
 		fail "ct_start: $(cat unshare.err)"
 	p=$(cat ct.pid)
 	echo "0 100000 65536" > /proc/$p/uid_map || fail "cannot write uid_map"
@@ -152,6 +158,29 @@ EOT
 	grep -q "^rc 0$" peek.out || fail "ptpeek: $(tr '\n' '|' < peek.out)"
 	rm -rf $W
 	pass "$(grep -v '^exe' peek.out | tr '\n' ' ')"
+}
+
+# review s12 M4: a file the container holds but could not open itself
+# (root's 0600 file, opened for it before it became the namespace's root)
+# is not opened for it as root: the restore fails, naming the file.
+rootfile() {
+	EXTRA="3< /tmp/ct_userns-rootfile.$$/secret"
+	SECRET=1
+	lxc_start rootfile
+	[ "$(readlink /proc/$CT/fd/3)" = "$W/secret" ] || fail "fd 3 is $(readlink /proc/$CT/fd/3)"
+	timeout -s KILL 60 imgcr dump -t $CT -D d > dump.out 2> dump.err || fail "dump: $(tail -n 3 dump.err | tr '\n' '|')"
+	wait_gone $CT 20 || fail "the dumped container still runs"
+	rm -f rp
+	timeout -s KILL 60 imgcr restore -D d --detach --pidfile "$PWD/rp" > r.out 2> restore.err &&
+		fail "restore succeeded: root's 0600 file was opened for uid 100000"
+	grep -q "$W/secret.*Permission denied\|$W/secret.*EACCES" restore.err ||
+		fail "message: $(grep -v '^imgcr: debug' restore.err | tail -n 4 | tr '\n' '|')"
+	[ -e rp ] && fail "a pid file was written"
+	c=$(grep -c '^tick ' out)
+	sleep 1
+	[ "$(grep -c '^tick ' out)" = "$c" ] || fail "something of the tree runs on"
+	rm -rf $W
+	pass "$(grep "$W/secret" restore.err | head -n 1 | cut -c1-160)"
 }
 
 # the kinds still refused with moving maps (docs/containers.md): ipc
@@ -230,5 +259,6 @@ subtest ct_userns "sub root rootmap"
 subtest ct_userns-maps "sub maps maps"
 subtest ct_userns-ptrace "sub ptrace ptrace_h1"
 subtest ct_userns-maps-ipc "sub maps_ipc maps_ipc"
+subtest ct_userns-rootfile "sub rootfile rootfile"
 subtest ct_userns-nested "sub nested nested"
 subtest ct_userns-owner "sub owner owner"
