@@ -148,6 +148,8 @@ struct rctx {
 	pid_t ext_pgid;		/* the group the root inherited */
 	pid_t restorer;
 	uid_t trust_user;	/* DIR is this user's (trust.c), -1: root's */
+	/* maps that move ids: per task, the cwd and root its own rights reach (moves_paths) */
+	struct { dev_t dev; ino_t ino; } *seen_cwd, *seen_root;
 };
 
 /* clone3 like fork() with CLONE_* @flags, with the pid @tid in the innermost namespace (0: any). */
@@ -691,12 +693,25 @@ static const char *task_pgrp(struct rctx *c, struct task_run *r)
 }
 
 /* umask, cwd (attrs.c) */
+/* maps that move ids: @path (the cwd or root now) is what imgcr found with the task's rights */
+static const char *seen_same(struct task_run *r, const char *what, const char *path, dev_t dev,
+			     ino_t ino)
+{
+	struct stat st;
+
+	if (stat(path, &st) || st.st_dev != dev || st.st_ino != ino)
+		return task_msg(r, "its %s %s is not the directory its own ids reached a moment ago (changed): not entered as root for it",
+				what, what[0] == 'c' ? r->k->cwd : r->k->root);
+	return NULL;
+}
+
 static const char *task_cwd(struct rctx *c, struct task_run *r)
 {
-	(void)c;
 	umask(r->k->umask);
 	if (attrs_chdir(r->k, r->err, TASK_ERR))
 		return r->err;
+	if (c->seen_cwd)
+		return seen_same(r, "cwd", ".", c->seen_cwd[r->ti].dev, c->seen_cwd[r->ti].ino);
 	return NULL;
 }
 
@@ -805,13 +820,14 @@ static const char *task_attrs(struct rctx *c, struct task_run *r)
 {
 	const struct tree_task *k = r->k;
 
-	(void)c;
 	if (attrs_set(k, r->creds.has, r->err, TASK_ERR))
 		return r->err;
 	if (strcmp(k->root, "/")) {
 		/* the cwd, entered above, stays where it was: under the root or not */
 		if (chroot(k->root))
 			return task_msg(r, "chroot %s: %s", k->root, strerror(errno));
+		if (c->seen_root)
+			return seen_same(r, "root", "/", c->seen_root[r->ti].dev, c->seen_root[r->ti].ino);
 	}
 	return NULL;
 }
@@ -1144,6 +1160,64 @@ static void run_init(struct rctx *c)
  * Open every file description of the tree in the restorer, each by its
  * kind (files.h), at c->base or above, close-on-exec: c->desc[file].
  */
+/*
+ * Maps that move ids: each task enters its cwd and root as host root
+ * (before its exec sets its ids).  imgcr finds them now with the task's
+ * own rights (trust_enter), and the task checks it entered the same
+ * directories (seen_same): a path changed into a symbolic link to a
+ * directory only root reaches is not entered for it.  0, or -1 (printed).
+ */
+static int moves_paths(struct rctx *c)
+{
+	const struct tree *t = &c->t;
+	struct trust_as as;
+	struct stat st;
+	int i, w;
+
+	c->seen_cwd = calloc(t->ntasks + 1, sizeof(*c->seen_cwd));
+	c->seen_root = calloc(t->ntasks + 1, sizeof(*c->seen_root));
+	if (!c->seen_cwd || !c->seen_root) {
+		pr_err("out of memory");
+		return -1;
+	}
+	for (i = 0; i < t->ntasks; i++) {
+		const struct tree_task *k = &t->tasks[i];
+
+		if (k->zombie)
+			continue;
+		if (k->cwd_deleted) {
+			pr_err("pid %d: its cwd %s was deleted: not supported yet in a user namespace whose maps move ids (it is recreated as root)",
+			       k->pid, k->cwd);
+			return -1;
+		}
+		for (w = 0; w < 2; w++) {
+			const char *path = w ? k->root : k->cwd;
+			int e = 0;
+
+			if (trust_enter(k, &as, path))
+				return -1;
+			if (stat(path, &st))
+				e = errno;
+			if (trust_leave(&as))
+				return -1;
+			if (e || !S_ISDIR(st.st_mode)) {
+				pr_err("pid %d: its %s %s cannot be reached with its own ids (uid %u gid %u): %s",
+				       k->pid, w ? "root" : "cwd", path, k->uid[1], k->gid[1],
+				       e ? strerror(e) : "not a directory");
+				return -1;
+			}
+			if (w) {
+				c->seen_root[i].dev = st.st_dev;
+				c->seen_root[i].ino = st.st_ino;
+			} else {
+				c->seen_cwd[i].dev = st.st_dev;
+				c->seen_cwd[i].ino = st.st_ino;
+			}
+		}
+	}
+	return 0;
+}
+
 /* A task that holds file @i (an fd of it): its rights open it; NULL if none. */
 static const struct tree_task *file_holder(const struct tree *t, int i)
 {
@@ -2153,6 +2227,11 @@ int cmd_restore(int argc, char **argv)
 	/* the images open the deleted files they map by path: made first, at it */
 	if (!c.files_inside && ghost_make_mapped(&c.t, c.dirfd))
 		return 1;
+	if (userns_moves(&c.t) && (c.files_inside || moves_paths(&c))) {
+		if (c.files_inside)
+			pr_err("a user namespace whose maps move ids with a mount or network namespace of its own: not supported yet");
+		return 1;
+	}
 	if (!c.files_inside && open_files(&c)) {
 		ghost_unlink_mapped(&c.t);
 		return 1;
