@@ -25,6 +25,8 @@
 #                       (opened for it before it became the namespace's
 #                       root): the restore opens it as uid 100000 and fails,
 #                       naming it; nothing runs on (review s12 M4).
+#   ct_userns-rootcwd   the same for its cwd, replaced after the dump by a
+#                       link into a directory only root may enter.
 #   ct_userns-maps-ipc  moving maps with an IPC namespace: refused at dump
 #                       (owners not translated yet), the container runs on.
 #   ct_userns-nested    a user namespace in a user namespace: refused,
@@ -105,9 +107,10 @@ lxc_start() {
 	mkdir $W && touch $W/out $W/ct.err && chown -R 100000:100000 $W || fail "mkdir $W"
 	ln -s $W/out out
 	# root's own file in it, 0600 (ct_userns-rootfile)
-	[ -z "$SECRET" ] || { echo secret > $W/secret && chmod 600 $W/secret; } || fail "secret"
+	[ -z "${SECRET:-}" ] || { echo secret > $W/secret && chmod 600 $W/secret; } || fail "secret"
+	[ -z "${CTCWD:-}" ] || { mkdir -p $CTCWD && chown 100000:100000 $CTCWD; } || fail "mkdir $CTCWD"
 	mkfifo go
-	ct_start ct.pid --user --keep-caps --pid --uts -- sh -c "read x < $PWD/go; cd $W && exec uswork -0 $W 2>> $W/ct.err $EXTRA" >> $W/out 2> unshare.err < /dev/null ||
+	ct_start ct.pid --user --keep-caps --pid --uts -- sh -c "read x < $PWD/go; cd ${CTCWD:-$W} && exec uswork -0 $W 2>> $W/ct.err ${EXTRA:-}" >> $W/out 2> unshare.err < /dev/null ||
 		fail "ct_start: $(cat unshare.err)"
 	p=$(cat ct.pid)
 	echo "0 100000 65536" > /proc/$p/uid_map || fail "cannot write uid_map"
@@ -181,6 +184,27 @@ rootfile() {
 	[ "$(grep -c '^tick ' out)" = "$c" ] || fail "something of the tree runs on"
 	rm -rf $W
 	pass "$(grep "$W/secret" restore.err | head -n 1 | cut -c1-160)"
+}
+
+# the same for the cwd, which each task enters as host root before its exec:
+# its directory is replaced after the dump by a link to one under a
+# directory only root may enter; the restore fails, naming it.
+rootcwd() {
+	CTCWD=/tmp/ct_userns-rootcwd.$$/sub
+	lxc_start rootcwd
+	[ "$(readlink /proc/$CT/cwd)" = "$CTCWD" ] || fail "cwd is $(readlink /proc/$CT/cwd)"
+	timeout -s KILL 60 imgcr dump -t $CT -D d > dump.out 2> dump.err || fail "dump: $(tail -n 3 dump.err | tr '\n' '|')"
+	wait_gone $CT 20 || fail "the dumped container still runs"
+	R=/tmp/ct_userns-rootonly.$$
+	rm -rf $R && mkdir -m 700 $R && mkdir -m 755 $R/sub && rm -rf $CTCWD && ln -s $R/sub $CTCWD || fail "link"
+	rm -f rp
+	timeout -s KILL 60 imgcr restore -D d --detach --pidfile "$PWD/rp" > r.out 2> restore.err &&
+		fail "restore succeeded: the cwd was entered as root in a directory only root may enter"
+	grep -q "pid $CT: its cwd $CTCWD cannot be reached with its own ids (uid 100000 gid 100000): Permission denied" restore.err ||
+		fail "message: $(grep -v '^imgcr: debug' restore.err | tail -n 4 | tr '\n' '|')"
+	[ -e rp ] && fail "a pid file was written"
+	rm -rf $W $R
+	pass "$(grep "its cwd" restore.err | head -n 1 | cut -c1-160)"
 }
 
 # the kinds still refused with moving maps (docs/containers.md): ipc
@@ -260,5 +284,6 @@ subtest ct_userns-maps "sub maps maps"
 subtest ct_userns-ptrace "sub ptrace ptrace_h1"
 subtest ct_userns-maps-ipc "sub maps_ipc maps_ipc"
 subtest ct_userns-rootfile "sub rootfile rootfile"
+subtest ct_userns-rootcwd "sub rootcwd rootcwd"
 subtest ct_userns-nested "sub nested nested"
 subtest ct_userns-owner "sub owner owner"
