@@ -200,7 +200,7 @@ rootcwd() {
 	rm -f rp
 	timeout -s KILL 60 imgcr restore -D d --detach --pidfile "$PWD/rp" > r.out 2> restore.err &&
 		fail "restore succeeded: the cwd was entered as root in a directory only root may enter"
-	grep -q "pid $CT: its cwd $CTCWD cannot be reached with its own ids (uid 100000 gid 100000): Permission denied" restore.err ||
+	grep -q "its cwd $CTCWD cannot be reached with its own ids (uid 100000 gid 100000): Permission denied" restore.err ||
 		fail "message: $(grep -v '^imgcr: debug' restore.err | tail -n 4 | tr '\n' '|')"
 	[ -e rp ] && fail "a pid file was written"
 	rm -rf $W $R
