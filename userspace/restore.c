@@ -1289,6 +1289,9 @@ static int open_files(struct rctx *c)
 					close(fd);
 				goto out;
 			}
+			if (fd < 0)
+				pr_err("pid %d: %s: not restored with the rights of this task, which holds it (uid %u gid %u; its user namespace's maps move ids, so it is never opened as root for it)",
+				       k->pid, what, k->uid[1], k->gid[1]);
 		} else {
 			fd = kind->open(&r, i, what);
 		}

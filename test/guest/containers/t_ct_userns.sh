@@ -176,14 +176,15 @@ rootfile() {
 	rm -f rp
 	timeout -s KILL 60 imgcr restore -D d --detach --pidfile "$PWD/rp" > r.out 2> restore.err &&
 		fail "restore succeeded: root's 0600 file was opened for uid 100000"
-	grep -q "$W/secret.*Permission denied\|$W/secret.*EACCES" restore.err ||
+	grep -q "$W/secret.*Permission denied" restore.err &&
+		grep -q "^imgcr: pid [0-9]*: $W/secret: not restored with the rights of this task" restore.err ||
 		fail "message: $(grep -v '^imgcr: debug' restore.err | tail -n 4 | tr '\n' '|')"
 	[ -e rp ] && fail "a pid file was written"
 	c=$(grep -c '^tick ' out)
 	sleep 1
 	[ "$(grep -c '^tick ' out)" = "$c" ] || fail "something of the tree runs on"
 	rm -rf $W
-	pass "$(grep "$W/secret" restore.err | head -n 1 | cut -c1-160)"
+	pass "$(grep "$W/secret" restore.err | tail -n 1 | cut -c1-160)"
 }
 
 # the same for the cwd, which each task enters as host root before its exec:
