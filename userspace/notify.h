@@ -26,6 +26,9 @@
 /* 0, or -1 after printing why; NULL: nothing to notify (imgcr) */
 extern int (*notify_hook)(const char *script, pid_t pid);
 
+/* imgcr: IMGCR_ACTION_SCRIPT, if set, as the hook (notify.c) */
+void notify_env_init(void);
+
 static inline int notify(const char *script, pid_t pid)
 {
 	return notify_hook ? notify_hook(script, pid) : 0;

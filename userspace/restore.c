@@ -116,6 +116,7 @@
 #include "tree.h"
 #include "trust.h"
 #include "tty.h"
+#include "userns.h"
 
 extern char **environ;
 
@@ -147,6 +148,8 @@ struct rctx {
 	pid_t ext_pgid;		/* the group the root inherited */
 	pid_t restorer;
 	uid_t trust_user;	/* DIR is this user's (trust.c), -1: root's */
+	/* maps that move ids: per task, the cwd and root its own rights reach (moves_paths) */
+	struct { dev_t dev; ino_t ino; } *seen_cwd, *seen_root;
 };
 
 /* clone3 like fork() with CLONE_* @flags, with the pid @tid in the innermost namespace (0: any). */
@@ -690,12 +693,25 @@ static const char *task_pgrp(struct rctx *c, struct task_run *r)
 }
 
 /* umask, cwd (attrs.c) */
+/* maps that move ids: @path (the cwd or root now) is what imgcr found with the task's rights */
+static const char *seen_same(struct task_run *r, const char *what, const char *path, dev_t dev,
+			     ino_t ino)
+{
+	struct stat st;
+
+	if (stat(path, &st) || st.st_dev != dev || st.st_ino != ino)
+		return task_msg(r, "its %s %s is not the directory its own ids reached a moment ago (changed): not entered as root for it",
+				what, what[0] == 'c' ? r->k->cwd : r->k->root);
+	return NULL;
+}
+
 static const char *task_cwd(struct rctx *c, struct task_run *r)
 {
-	(void)c;
 	umask(r->k->umask);
 	if (attrs_chdir(r->k, r->err, TASK_ERR))
 		return r->err;
+	if (c->seen_cwd)
+		return seen_same(r, "cwd", ".", c->seen_cwd[r->ti].dev, c->seen_cwd[r->ti].ino);
 	return NULL;
 }
 
@@ -804,13 +820,14 @@ static const char *task_attrs(struct rctx *c, struct task_run *r)
 {
 	const struct tree_task *k = r->k;
 
-	(void)c;
 	if (attrs_set(k, r->creds.has, r->err, TASK_ERR))
 		return r->err;
 	if (strcmp(k->root, "/")) {
 		/* the cwd, entered above, stays where it was: under the root or not */
 		if (chroot(k->root))
 			return task_msg(r, "chroot %s: %s", k->root, strerror(errno));
+		if (c->seen_root)
+			return seen_same(r, "root", "/", c->seen_root[r->ti].dev, c->seen_root[r->ti].ino);
 	}
 	return NULL;
 }
@@ -1143,14 +1160,88 @@ static void run_init(struct rctx *c)
  * Open every file description of the tree in the restorer, each by its
  * kind (files.h), at c->base or above, close-on-exec: c->desc[file].
  */
+/*
+ * Maps that move ids: each task enters its cwd and root as host root
+ * (before its exec sets its ids).  imgcr finds them now with the task's
+ * own rights (trust_enter), and the task checks it entered the same
+ * directories (seen_same): a path changed into a symbolic link to a
+ * directory only root reaches is not entered for it.  0, or -1 (printed).
+ */
+static int moves_paths(struct rctx *c)
+{
+	const struct tree *t = &c->t;
+	struct trust_as as;
+	struct stat st;
+	int i, w;
+
+	c->seen_cwd = calloc(t->ntasks + 1, sizeof(*c->seen_cwd));
+	c->seen_root = calloc(t->ntasks + 1, sizeof(*c->seen_root));
+	if (!c->seen_cwd || !c->seen_root) {
+		pr_err("out of memory");
+		return -1;
+	}
+	for (i = 0; i < t->ntasks; i++) {
+		const struct tree_task *k = &t->tasks[i];
+
+		if (k->zombie)
+			continue;
+		if (k->cwd_deleted) {
+			pr_err("pid %d: its cwd %s was deleted: not supported yet in a user namespace whose maps move ids (it is recreated as root)",
+			       k->pid, k->cwd);
+			return -1;
+		}
+		for (w = 0; w < 2; w++) {
+			const char *path = w ? k->root : k->cwd;
+			int e = 0;
+
+			if (trust_enter(k, &as, path))
+				return -1;
+			if (stat(path, &st))
+				e = errno;
+			if (trust_leave(&as))
+				return -1;
+			if (e || !S_ISDIR(st.st_mode)) {
+				pr_err("pid %d: its %s %s cannot be reached with its own ids (uid %u gid %u): %s",
+				       k->pid, w ? "root" : "cwd", path, k->uid[1], k->gid[1],
+				       e ? strerror(e) : "not a directory");
+				return -1;
+			}
+			if (w) {
+				c->seen_root[i].dev = st.st_dev;
+				c->seen_root[i].ino = st.st_ino;
+			} else {
+				c->seen_cwd[i].dev = st.st_dev;
+				c->seen_cwd[i].ino = st.st_ino;
+			}
+		}
+	}
+	return 0;
+}
+
+/* A task that holds file @i (an fd of it): its rights open it; NULL if none. */
+static const struct tree_task *file_holder(const struct tree *t, int i)
+{
+	int j, m;
+
+	for (j = 0; j < t->ntasks; j++)
+		for (m = 0; m < t->tasks[j].nfds; m++)
+			if (t->tasks[j].fds[m].file == i)
+				return &t->tasks[j];
+	return NULL;
+}
+
 static int open_files(struct rctx *c)
 {
 	struct tree *t = &c->t;
 	struct fd_restore r = { .t = t, .dir = c->dir, .dirfd = c->dirfd, .base = c->base,
 				.allow_changed = c->allow_changed };
 	char what[PATH_MAX + 64];
-	int i, ret = -1;
+	int i, ret = -1, moves = userns_moves(t);
 
+	if (moves && geteuid() != 0) {
+		pr_err("a user namespace whose maps move ids: its files are opened by imgcr, root, outside it");
+		return -1;
+	}
 	r.keep = calloc(t->nfiles + 1, sizeof(*r.keep));
 	c->desc = calloc(t->nfiles + 1, sizeof(int));
 	for (i = 0; i < t->nfiles; i++) {
@@ -1176,6 +1267,31 @@ static int open_files(struct rctx *c)
 		if (r.early && r.early[i] >= 0) {	/* opened early, for a socket's queue */
 			fd = r.early[i];
 			r.early[i] = -1;
+		} else if (moves) {
+			/*
+			 * The maps move ids: opened, made, bound, connected
+			 * with the rights of a task that holds it, not as root
+			 * (docs/containers.md "Maps that move ids").
+			 */
+			const struct tree_task *k = file_holder(t, i);
+			struct trust_as as;
+
+			if (!k) {
+				pr_err("%s: held by no task's fd: in a user namespace whose maps move ids, whose rights open it is not known: not supported yet",
+				       what);
+				goto out;
+			}
+			if (trust_enter(k, &as, what))
+				goto out;
+			fd = kind->open(&r, i, what);
+			if (trust_leave(&as)) {
+				if (fd >= 0)
+					close(fd);
+				goto out;
+			}
+			if (fd < 0)
+				pr_err("pid %d: %s: not restored with the rights of this task, which holds it (uid %u gid %u; its user namespace's maps move ids, so it is never opened as root for it)",
+				       k->pid, what, k->uid[1], k->gid[1]);
 		} else {
 			fd = kind->open(&r, i, what);
 		}
@@ -1239,6 +1355,36 @@ static int same_groups(const struct tree_task *k, gid_t *g, int n)
  * thread group leaders on newer kernels; /proc/TID is there for any thread
  * (though not listed in /proc).
  */
+/*
+ * A user namespace whose maps move ids: the loader opens the files an
+ * image maps as its caller, host root, before it sets the task's ids.  A
+ * file it would open read-write (a writable shared mapping) is refused
+ * (docs/containers.md "Maps that move ids").  0, or -1 (printed).
+ */
+static int mapped_write_refuse(struct rctx *c, const struct tree_task *k, const char *name)
+{
+	char path[4096];
+	struct imgcr_file rec;
+	struct image img;
+	unsigned int i;
+	int ret = 0;
+
+	if (image_openat(&img, c->dirfd, name))
+		return -1;
+	for (i = 0; i < img.task->nr_files && !ret; i++) {
+		if (image_file(&img, i, &rec, path, sizeof(path))) {
+			pr_err("pid %d: %s/%s: bad file table", k->pid, c->dir, name);
+			ret = -1;
+		} else if ((rec.flags & IMGCR_FILE_WRITE) && !(rec.flags & IMGCR_FILE_SHMEM)) {
+			pr_err("pid %d: it maps %s writable and shared: not supported yet in a user namespace whose maps move ids (the loader would open it read-write as host root)",
+			       k->pid, path);
+			ret = -1;
+		}
+	}
+	image_close(&img);
+	return ret;
+}
+
 static int tid_in_use(pid_t tid)
 {
 	char path[32];
@@ -1386,6 +1532,8 @@ static int check_tree(struct rctx *c)
 			pr_perror("pid %d: image %s/%s", k->pid, c->dir, path);
 			return -1;
 		}
+		if (!k->zombie && userns_moves(t) && mapped_write_refuse(c, k, path))
+			return -1;
 		if (!c->pidns && (!kill(k->pid, 0) || errno == EPERM)) {
 			pr_err("pid %d (%s) is in use by another process: restore into a new PID namespace with --pidns",
 			       k->pid, k->comm);
@@ -2030,6 +2178,7 @@ int cmd_restore(int argc, char **argv)
 	if (cow_plan(&c.t, c.dirfd))
 		return 1;
 	/* imgcr-criu's NOTIFY points (notify.h) */
+	notify_env_init();
 	if (notify("pre-restore", 0))
 		return 1;
 
@@ -2084,6 +2233,21 @@ int cmd_restore(int argc, char **argv)
 	/* the images open the deleted files they map by path: made first, at it */
 	if (!c.files_inside && ghost_make_mapped(&c.t, c.dirfd))
 		return 1;
+	if (userns_moves(&c.t)) {
+		if (c.files_inside) {
+			pr_err("a user namespace whose maps move ids with a mount or network namespace of its own: not supported yet");
+			return 1;
+		}
+		/* the loader opens them as its caller, host root: not for the tree (docs/containers.md) */
+		for (i = 0; i < c.t.nghosts; i++)
+			if (c.t.ghosts[i].mapped) {
+				pr_err("deleted file %s: mapped by a task in a user namespace whose maps move ids: not supported yet (recreated and mapped as host root)",
+				       c.t.ghosts[i].path);
+				return 1;
+			}
+		if (moves_paths(&c))
+			return 1;
+	}
 	if (!c.files_inside && open_files(&c)) {
 		ghost_unlink_mapped(&c.t);
 		return 1;

@@ -21,6 +21,9 @@
  * Each task's image is then executed with "--imgcr-userns=INODE": the
  * capabilities it held in the dumped namespace are given in the new one,
  * within what the caller holds there (binfmt_img, img_creds.c).
+ *
+ * Maps that move ids (LXC's 0 100000 65536): docs/containers.md "Maps that
+ * move ids" (moves_check(); restore.c open_files and run_nsroot).
  */
 #include <errno.h>
 #include <sched.h>
@@ -94,15 +97,7 @@ static int parse_map(const char *text, struct ns_userns *u, int w)
 	return 0;
 }
 
-/*
- * Whether the maps keep every id as it is (--map-root-user by root: "0 0 1").
- * Maps that move ids (an LXC-like "0 100000 65536") are refused for now:
- * the ipc, mnt and cgroup kinds set owners as imgcr sees them, the ns-root
- * opens and connects the tree's files and sockets with host root's ids
- * (unmapped inside, so it could not take the tasks' and go back), and each
- * task waits for its exec as host root in a namespace whose root is not
- * host root.  With identity maps the container's root is host root anyway.
- */
+/* Whether the maps keep every id as it is (--map-root-user by root: "0 0 1"). */
 static int maps_identity(const struct ns_userns *u)
 {
 	int w, i;
@@ -112,6 +107,52 @@ static int maps_identity(const struct ns_userns *u)
 			if (u->map[w][i].in != u->map[w][i].out)
 				return 0;
 	return 1;
+}
+
+/*
+ * Maps that move ids (an LXC-like "0 100000 65536"): the container's root
+ * is not host root.  docs/containers.md "Maps that move ids": imgcr opens
+ * and connects the tree's files as the tasks that hold them, which it can
+ * only do outside the new namespace (host root is unmapped inside, it
+ * could not come back).  Refused with them, for now: the kinds whose files
+ * the ns-root opens inside (mnt, net) and those that set owners as imgcr
+ * sees them (ipc, cgroup).
+ */
+#define MOVES_REFUSED	(NS_BIT(NS_IPC) | NS_BIT(NS_NET) | NS_BIT(NS_CGROUP) | NS_BIT(NS_MNT))
+
+static const char *moves_why(int k)
+{
+	switch (k) {
+	case NS_IPC:
+		return "the SysV objects' owners are not translated through the maps yet";
+	case NS_CGROUP:
+		return "the cgroups' owners are not translated through the maps yet";
+	default:
+		return "its files and sockets would be opened inside the new namespace as host root, not as the tasks that hold them";
+	}
+}
+
+/* 0, or -1 after naming @pid and the first kind refused with moving maps */
+static int moves_check(const struct ns_userns *u, unsigned int own, pid_t pid)
+{
+	int k;
+
+	if (maps_identity(u))
+		return 0;
+	for (k = 0; k < NS_N; k++)
+		if (own & MOVES_REFUSED & NS_BIT(k)) {
+			pr_err("pid %d: its user namespace maps ids to other host ids and its own %s namespace: not supported yet with such maps (%s)",
+			       pid, ns_kinds[k]->name, moves_why(k));
+			return -1;
+		}
+	return 0;
+}
+
+int userns_moves(const struct tree *t)
+{
+	const struct ns_userns *u = t->ns && (t->ns->own & NS_BIT(NS_USER)) ? t->ns->data[NS_USER] : NULL;
+
+	return u && !maps_identity(u);
 }
 
 /* The inode of the user namespace an ioctl @req (NS_GET_*) on @fd gives; 0 if none. */
@@ -178,11 +219,8 @@ static int userns_dump(struct ns_ctx *c)
 		       c->root, ino, map_names[u->n[0] ? 1 : 0]);
 		return -1;
 	}
-	if (!maps_identity(u)) {
-		pr_err("pid %d: its user namespace user:[%llu] maps ids to other host ids: not supported yet (only maps that keep ids as they are, such as unshare --map-root-user by root)",
-		       c->root, ino);
+	if (moves_check(u, c->own, c->root))
 		return -1;
-	}
 	snprintf(path, sizeof(path), "/proc/%d/setgroups", c->root);
 	text = read_text(path, NULL);
 	if (!text) {
@@ -237,6 +275,7 @@ static int maps_outer(const struct ns_userns *u, int w, unsigned int id)
 int userns_restore_check(const struct tree *t)
 {
 	const struct ns_userns *u = t->ns ? t->ns->data[NS_USER] : NULL;
+	int i, j;
 
 	if (!(t->ns && (t->ns->own & NS_BIT(NS_USER))))
 		return 0;
@@ -256,9 +295,18 @@ int userns_restore_check(const struct tree *t)
 		pr_err("the tree's user namespace was owned by uid %u: not supported yet", u->owner);
 		return -1;
 	}
-	if (!maps_identity(u)) {
-		pr_err("the tree's user namespace maps ids to other host ids: not supported yet");
+	if (moves_check(u, t->ns->own, t->root))
 		return -1;
+	/* an id the namespace does not map would come back as 65534, another user */
+	for (i = 0; i < t->ntasks && !maps_identity(u); i++) {
+		const struct tree_task *k = &t->tasks[i];
+
+		for (j = 0; j < 4; j++)
+			if (!maps_outer(u, 0, k->uid[j]) || !maps_outer(u, 1, k->gid[j])) {
+				pr_err("pid %d: its uid %u or gid %u is not mapped in its user namespace: it cannot be given there",
+				       k->pid, k->uid[j], k->gid[j]);
+				return -1;
+			}
 	}
 	/*
 	 * A group the namespace does not map cannot be given inside (setgroups

@@ -7,6 +7,8 @@ struct tree;
 
 /* restore: the tree's user namespace can be restored here (root, uid and gid 0 mapped); 0 or -1 (printed) */
 int userns_restore_check(const struct tree *t);
+/* the tree has a user namespace of its own whose maps move ids (0 100000 65536) */
+int userns_moves(const struct tree *t);
 /* imgcr show (text, JSON members) and the unit tests' model */
 void userns_show_text(const struct tree *t);
 void userns_show_json(const struct tree *t);

@@ -11,16 +11,30 @@
 #                       and gid_map as before, the Uid/Gid lines of status,
 #                       NSpid "HOST 1"; the tree file's userns record.
 #   ct_userns-maps      maps written by root as LXC does (0 100000 65536,
-#                       setgroups deny): refused at dump, the container
-#                       keeps running (restoring it ran parts of the tree
-#                       as host root where the container's root is not:
-#                       review s12, /work/notes/review-s12-userspace.md).
+#                       setgroups deny), with a UTS namespace: dumped and
+#                       restored as above (inside: ids 0, the capabilities
+#                       of the namespace's root, DIR/before owned by 0:0
+#                       inside; outside: Uid 100000, the maps, DIR/after
+#                       100000:100000).
+#   ct_userns-ptrace    the same, with an action script at post-restore
+#                       (every task waiting for its exec): the container's
+#                       root (ptpeek: uid 0 inside, every capability there)
+#                       cannot PTRACE_ATTACH the waiting task, open its
+#                       /proc/PID/mem or pidfd_getfd its fds (review s12 H1).
+#   ct_userns-rootfile  the same maps; uswork holds fd 3 on root's 0600 file
+#                       (opened for it before it became the namespace's
+#                       root): the restore opens it as uid 100000 and fails,
+#                       naming it; nothing runs on (review s12 M4).
+#   ct_userns-rootcwd   the same for its cwd, replaced after the dump by a
+#                       link into a directory only root may enter.
+#   ct_userns-maps-ipc  moving maps with an IPC namespace: refused at dump
+#                       (owners not translated yet), the container runs on.
 #   ct_userns-nested    a user namespace in a user namespace: refused,
 #                       naming the pid; the container keeps running.
 #   ct_userns-owner     a user namespace an ordinary user made (uid 1000,
 #                       as rootless podman's): refused (the restore would
 #                       make it root's); the container keeps running.
-# timeout: 400
+# timeout: 600
 . /imgcr/guest/lib.sh
 . /imgcr/guest/ctlib.sh
 require_modules
@@ -85,14 +99,18 @@ rootmap() {
 }
 
 # LXC's way: the maps written from outside by root (newuidmap's job), before the workload runs;
-# --keep-caps: the capabilities in the namespace stay (ambient) until uswork -0 became root there
-maps() {
-	# its directory where uid 100000 reaches it (the test's is root's, 0700)
-	W=/tmp/ct_userns-maps.$$
+# --keep-caps: the capabilities in the namespace stay (ambient) until uswork -0 became root there.
+# uswork's directory, stdout and stderr are uid 100000's (the restore opens them as it).
+lxc_start() {
+	W=/tmp/ct_userns-$1.$$
 	rm -rf $W
-	mkdir $W && chown 100000:100000 $W || fail "mkdir $W"
+	mkdir $W && touch $W/out $W/ct.err && chown -R 100000:100000 $W || fail "mkdir $W"
+	ln -s $W/out out
+	# root's own file in it, 0600 (ct_userns-rootfile)
+	[ -z "${SECRET:-}" ] || { echo secret > $W/secret && chmod 600 $W/secret; } || fail "secret"
+	[ -z "${CTCWD:-}" ] || { mkdir -p $CTCWD && chown 100000:100000 $CTCWD; } || fail "mkdir $CTCWD"
 	mkfifo go
-	ct_start ct.pid --user --keep-caps --pid -- sh -c "read x < $PWD/go; exec uswork -0 $W 2>> ct.err" >> out 2> unshare.err ||
+	ct_start ct.pid --user --keep-caps --pid --uts -- sh -c "read x < $PWD/go; cd ${CTCWD:-$W} && exec uswork -0 $W 2>> $W/ct.err ${EXTRA:-}" >> $W/out 2> unshare.err < /dev/null ||
 		fail "ct_start: $(cat unshare.err)"
 	p=$(cat ct.pid)
 	echo "0 100000 65536" > /proc/$p/uid_map || fail "cannot write uid_map"
@@ -102,8 +120,109 @@ maps() {
 	wait_start
 	# uswork became uid 0 inside: 100000 outside
 	grep -q "^Uid:[[:space:]]*100000[[:space:]]" /proc/$CT/status || fail "uswork's Uid: $(grep ^Uid: /proc/$CT/status)"
-	timeout -s KILL 60 imgcr dump -t $CT -D d > dump.out 2> dump.err && fail "dump of a user namespace with maps that move ids succeeded"
-	grep -q "^imgcr: pid $CT: its user namespace user:\[[0-9]*\] maps ids to other host ids: not supported yet" dump.err ||
+}
+
+maps() {
+	lxc_start maps
+	dump_restore
+	# dump_restore compared the restored status lines with these
+	case "$before_ids" in
+	"Uid: 100000 100000 100000 100000|Gid: 100000 100000 100000 100000|"*) ;;
+	*) fail "status before: $before_ids" ;;
+	esac
+	grep -q "^ok .*/before owned by" out || fail "uswork: $(tr '\n' '|' < out)"
+	[ "$(stat -c %u:%g $W/after)" = "100000:100000" ] || fail "$W/after (made by the restored uswork) is $(stat -c %u:%g $W/after) outside"
+	rm -rf $W
+	pass "$before_uid_map; $(ids_short) $(grep '^start' out | head -n 1)"
+}
+ids_short() { echo "$before_ids" | cut -d'|' -f1,2; }
+
+# review s12 H1: while every task waits for its exec (imgcr's post-restore
+# point, IMGCR_ACTION_SCRIPT), the container's root (uid 0 of the new
+# namespace, every capability there: ptpeek) tries PTRACE_ATTACH, /proc/PID/mem
+# and pidfd_getfd on the waiting root task: each must be refused.
+ptrace_h1() {
+	lxc_start ptrace
+	cat > hook.sh <<EOT
+[ "\$CRTOOLS_SCRIPT_ACTION" = post-restore ] || exit 0
+echo "exe \$(readlink /proc/\$CRTOOLS_INIT_PID/exe)" > $PWD/peek.out
+ptpeek \$CRTOOLS_INIT_PID \$CRTOOLS_INIT_PID >> $PWD/peek.out 2>&1
+echo "rc \$?" >> $PWD/peek.out
+exit 0
+EOT
+	export IMGCR_ACTION_SCRIPT="sh $PWD/hook.sh"
+	dump_restore
+	[ -s peek.out ] || fail "the action script did not run"
+	grep -q "^exe .*/imgcr$" peek.out || fail "not before the exec: $(tr '\n' '|' < peek.out)"
+	grep -q "^me uid=0 capeff=" peek.out && ! grep -q "^me uid=0 capeff=0000000000000000" peek.out ||
+		fail "ptpeek did not become the container's root: $(tr '\n' '|' < peek.out)"
+	grep -q "^[0-9]* attach=EPERM mem=EACCES getfd=EPERM " peek.out ||
+		fail "a task waiting for its exec was reachable by the container's root: $(tr '\n' '|' < peek.out)"
+	grep -q "^rc 0$" peek.out || fail "ptpeek: $(tr '\n' '|' < peek.out)"
+	rm -rf $W
+	pass "$(grep -v '^exe' peek.out | tr '\n' ' ')"
+}
+
+# review s12 M4: a file the container holds but could not open itself
+# (root's 0600 file, opened for it before it became the namespace's root)
+# is not opened for it as root: the restore fails, naming the file.
+rootfile() {
+	EXTRA="3< /tmp/ct_userns-rootfile.$$/secret"
+	SECRET=1
+	lxc_start rootfile
+	[ "$(readlink /proc/$CT/fd/3)" = "$W/secret" ] || fail "fd 3 is $(readlink /proc/$CT/fd/3)"
+	timeout -s KILL 60 imgcr dump -t $CT -D d > dump.out 2> dump.err || fail "dump: $(tail -n 3 dump.err | tr '\n' '|')"
+	wait_gone $CT 20 || fail "the dumped container still runs"
+	rm -f rp
+	timeout -s KILL 60 imgcr restore -D d --detach --pidfile "$PWD/rp" > r.out 2> restore.err &&
+		fail "restore succeeded: root's 0600 file was opened for uid 100000"
+	grep -q "$W/secret.*Permission denied" restore.err &&
+		grep -q "^imgcr: pid [0-9]*: $W/secret: not restored with the rights of this task" restore.err ||
+		fail "message: $(grep -v '^imgcr: debug' restore.err | tail -n 4 | tr '\n' '|')"
+	[ -e rp ] && fail "a pid file was written"
+	c=$(grep -c '^tick ' out)
+	sleep 1
+	[ "$(grep -c '^tick ' out)" = "$c" ] || fail "something of the tree runs on"
+	rm -rf $W
+	pass "$(grep "$W/secret" restore.err | tail -n 1 | cut -c1-160)"
+}
+
+# the same for the cwd, which each task enters as host root before its exec:
+# its directory is replaced after the dump by a link to one under a
+# directory only root may enter; the restore fails, naming it.
+rootcwd() {
+	CTCWD=/tmp/ct_userns-rootcwd.$$/sub
+	lxc_start rootcwd
+	[ "$(readlink /proc/$CT/cwd)" = "$CTCWD" ] || fail "cwd is $(readlink /proc/$CT/cwd)"
+	timeout -s KILL 60 imgcr dump -t $CT -D d > dump.out 2> dump.err || fail "dump: $(tail -n 3 dump.err | tr '\n' '|')"
+	wait_gone $CT 20 || fail "the dumped container still runs"
+	R=/tmp/ct_userns-rootonly.$$
+	rm -rf $R && mkdir -m 700 $R && mkdir -m 755 $R/sub && rm -rf $CTCWD && ln -s $R/sub $CTCWD || fail "link"
+	rm -f rp
+	timeout -s KILL 60 imgcr restore -D d --detach --pidfile "$PWD/rp" > r.out 2> restore.err &&
+		fail "restore succeeded: the cwd was entered as root in a directory only root may enter"
+	grep -q "its cwd $CTCWD cannot be reached with its own ids (uid 100000 gid 100000): Permission denied" restore.err ||
+		fail "message: $(grep -v '^imgcr: debug' restore.err | tail -n 4 | tr '\n' '|')"
+	[ -e rp ] && fail "a pid file was written"
+	rm -rf $W $R
+	pass "$(grep "its cwd" restore.err | head -n 1 | cut -c1-160)"
+}
+
+# the kinds still refused with moving maps (docs/containers.md): ipc
+maps_ipc() {
+	W=/tmp/ct_userns-ipc.$$
+	rm -rf $W
+	mkdir $W && chown 100000:100000 $W || fail "mkdir $W"
+	mkfifo go
+	ct_start ct.pid --user --keep-caps --pid --ipc -- sh -c "read x < $PWD/go; exec uswork -0 $W 2>> ct.err" >> out 2> unshare.err ||
+		fail "ct_start: $(cat unshare.err)"
+	p=$(cat ct.pid)
+	echo "0 100000 65536" > /proc/$p/uid_map && echo deny > /proc/$p/setgroups &&
+		echo "0 100000 65536" > /proc/$p/gid_map || fail "cannot write the maps"
+	echo go > go
+	wait_start
+	timeout -s KILL 60 imgcr dump -t $CT -D d > dump.out 2> dump.err && fail "dump of moving maps with an ipc namespace succeeded"
+	grep -q "^imgcr: pid $CT: its user namespace maps ids to other host ids and its own ipc namespace: not supported yet" dump.err ||
 		fail "message: $(tr '\n' '|' < dump.err)"
 	[ -e d/tree ] && fail "a tree file was written"
 	c=$(grep -c '^tick ' out)
@@ -163,5 +282,9 @@ sub() {
 }
 subtest ct_userns "sub root rootmap"
 subtest ct_userns-maps "sub maps maps"
+subtest ct_userns-ptrace "sub ptrace ptrace_h1"
+subtest ct_userns-maps-ipc "sub maps_ipc maps_ipc"
+subtest ct_userns-rootfile "sub rootfile rootfile"
+subtest ct_userns-rootcwd "sub rootcwd rootcwd"
 subtest ct_userns-nested "sub nested nested"
 subtest ct_userns-owner "sub owner owner"
