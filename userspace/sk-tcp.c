@@ -57,7 +57,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -141,6 +143,47 @@ static int have_net_admin(void)
 
 	free(text);
 	return !!(caps & (1ULL << CAP_NET_ADMIN_BIT));
+}
+
+/*
+ * The owner of an inet socket: its inode's uid and gid, the fsuid and
+ * fsgid of the task that called socket().  The kernel takes the uid
+ * (sk_uid) for SO_REUSEPORT: a socket shares a port with reuseport
+ * siblings (listening, or bound) only if its uid is theirs, so a socket
+ * of uid 1000 made again by a root restorer would find its siblings
+ * outside the tree "in use".  Kept in the sk record's uid= and gid=
+ * (unix sockets keep their socket file's owner there).
+ */
+void inet_sk_owner(int sfd, struct tree_sk *s)
+{
+	struct stat st;
+
+	if (!fstat(sfd, &st)) {
+		s->uid = st.st_uid;
+		s->gid = st.st_gid;
+	}
+}
+
+/*
+ * restore: socket() for @s, made as its owner (inet_sk_owner) when the
+ * restorer is root (setfsuid/setfsgid for the call alone: nothing else
+ * the restorer does changes; an image without an owner, uid=0, or a
+ * restorer that is not root: made as the restorer, its own ids).
+ */
+int inet_sk_socket(const struct tree_sk *s, int type)
+{
+	int fd, err;
+
+	if (geteuid() || (!s->uid && !s->gid))
+		return socket(s->family, type, s->proto);
+	setfsgid(s->gid);
+	setfsuid(s->uid);
+	fd = socket(s->family, type, s->proto);
+	err = errno;
+	setfsuid(0);
+	setfsgid(getegid());
+	errno = err;
+	return fd;
 }
 
 int nft_path(char *path, size_t size)
@@ -864,7 +907,7 @@ int tcp_sk_make(struct sk_restore *r, int i)
 		  s->namelen >= (int)sizeof(struct sockaddr_in6) &&
 		  !IN6_IS_ADDR_V4MAPPED(&((const struct sockaddr_in6 *)s->name)->sin6_addr);
 again:
-	fd = r->fds[i] = socket(s->family, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP);
+	fd = r->fds[i] = inet_sk_socket(s, SOCK_STREAM | SOCK_CLOEXEC);
 	if (fd < 0) {
 		pr_perror("%s: socket", what);
 		goto out;
