@@ -1072,12 +1072,48 @@ out:
 	return ret;
 }
 
-/* write what had not been sent, the socket out of repair mode */
+/*
+ * write what had not been sent, the socket out of repair mode.  Room
+ * first: the user's buffer size (sk_opts_restore set it) may not hold the
+ * queue again (its bytes count here as new skbs, at their truesize, and a
+ * TCP_NOTSENT_LOWAT stops writes while that much is unsent; the kernel took
+ * them in when the buffer held less, or autotuning had grown it), so
+ * SO_SNDBUFFORCE gives room for all of it and TCP_NOTSENT_LOWAT is lifted
+ * (UINT_MAX); then SO_SNDBUF, SO_BUF_LOCK and TCP_NOTSENT_LOWAT are put
+ * back exactly as they were (the kernel then lets the program write once
+ * the queue is below its buffer again, as it would have).
+ */
+#ifndef SO_BUF_LOCK
+#define SO_BUF_LOCK 72
+#endif
 static int send_unsent(int fd, const char *buf, size_t len, const char *what)
 {
+	int snd, lock = -1, lowat = -1, outq = 0, room, got, ret = 0;
 	size_t off = 0;
 	ssize_t n;
 
+	if (!len)
+		return 0;
+	if (getint(fd, SOL_SOCKET, SO_SNDBUF, &snd) || ioctl(fd, SIOCOUTQ, &outq)) {
+		pr_perror("%s: SO_SNDBUF, SIOCOUTQ", what);
+		return -1;
+	}
+	if (getint(fd, SOL_SOCKET, SO_BUF_LOCK, &lock))
+		lock = -1;	/* before 5.14 */
+	if (getint(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat))
+		lowat = -1;
+	/* the kernel doubles it: four times the bytes, for their skbs */
+	room = (int)(((unsigned long long)outq + len) * 2 + (1 << 16) > INT_MAX / 2 ?
+		     INT_MAX / 2 : ((unsigned long long)outq + len) * 2 + (1 << 16));
+	if (room > snd / 2 && setint(fd, SOL_SOCKET, SO_SNDBUFFORCE, room)) {
+		pr_perror("%s: SO_SNDBUFFORCE %d, room for the %zu bytes of its send queue not yet sent at the dump",
+			  what, room, len);
+		return -1;
+	}
+	if (lowat != -1 && setint(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, -1)) {
+		pr_perror("%s: TCP_NOTSENT_LOWAT", what);
+		return -1;
+	}
 	while (off < len) {
 		struct pollfd pfd = { .fd = fd, .events = POLLOUT };
 
@@ -1089,15 +1125,30 @@ static int send_unsent(int fd, const char *buf, size_t len, const char *what)
 		if (n < 0 && errno != EAGAIN && errno != EINTR) {
 			pr_perror("%s: writing the %zu bytes of its send queue not yet sent at the dump (%zu written)",
 				  what, len, off);
-			return -1;
+			ret = -1;
+			break;
 		}
 		if (n < 0 && errno == EAGAIN && poll(&pfd, 1, 10000) == 0) {
-			pr_err("%s: no room after 10 s for the %zu bytes of its send queue not yet sent at the dump (%zu written)",
-			       what, len, off);
-			return -1;
+			pr_err("%s: no room after 10 s for the %zu bytes of its send queue not yet sent at the dump (%zu written, SO_SNDBUF %d, %d queued before)",
+			       what, len, off, room * 2, outq);
+			ret = -1;
+			break;
 		}
 	}
-	return 0;
+	/* the buffer as sk_opts_restore left it: the size, then its lock (SO_SNDBUFFORCE locks) */
+	if (room > snd / 2 &&
+	    (setint(fd, SOL_SOCKET, SO_SNDBUFFORCE, snd / 2) ||
+	     (lock >= 0 && setint(fd, SOL_SOCKET, SO_BUF_LOCK, lock)))) {
+		pr_perror("%s: SO_SNDBUF %d (SO_BUF_LOCK %d) again, after its send queue", what, snd, lock);
+		ret = -1;
+	}
+	if (lowat != -1 && setint(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, lowat)) {
+		pr_perror("%s: TCP_NOTSENT_LOWAT %d again", what, lowat);
+		ret = -1;
+	}
+	if (!ret && !getint(fd, SOL_SOCKET, SO_SNDBUF, &got) && got != snd && got != (snd & ~1))
+		pr_info("%s: note: SO_SNDBUF %d where %d was set", what, got, snd);
+	return ret;
 }
 
 int tcp_sk_after(struct sk_restore *r, int ok)
