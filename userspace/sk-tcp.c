@@ -47,6 +47,12 @@
  * and CLOSING (both FINs: brief, not tested), TIME-WAIT, SYN-SENT and
  * SYN-RECV are refused by sk-inet.c, naming the state.  Urgent data is
  * not kept.
+ *
+ * Every IPv4/IPv6 socket is made again as its owner (inet_sk_socket: the
+ * uid SO_REUSEPORT compares).  The part not yet sent is written with room
+ * for all of it, the user's buffer sizes and locks put back after
+ * (send_unsent).  --tcp-close (sk_tcp_close): nothing of a connection is
+ * dumped, and the restore makes it a closed socket (tcp_make_closed).
  */
 #include <errno.h>
 #include <limits.h>
@@ -106,6 +112,14 @@ static const struct {
 	K(kintvl), K(kcnt), K(utimeout), K(fin), K(finrcv), K(state), K(snd_mss),
 #undef K
 };
+
+/*
+ * --tcp-close (dump and restore, as CRIU's): the dump saves no connection
+ * (no repair mode, no lock: the tree killed, the kernel closes them), the
+ * restore makes each one a new TCP socket in state CLOSE, neither bound nor
+ * connected, with its options (a read or a write says ENOTCONN or EPIPE).
+ */
+int sk_tcp_close;
 
 /* dump: sockets in repair mode (our copies), the lock, the dump directory */
 static int *held;
@@ -496,6 +510,9 @@ int tcp_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *
 	snprintf(conn, sizeof(conn), "%s TCP connection %s -> %s",
 		 s->family == AF_INET ? "IPv4" : "IPv6", sk_addr_str(s->name, s->namelen, nm, sizeof(nm)),
 		 sk_addr_str(s->peername, s->peerlen, conn + 120, 40));
+	/* --tcp-close: closed at restore; nothing of the connection kept (no DIR/sk-INO.tcp) */
+	if (sk_tcp_close)
+		return FD_DESCRIBED;
 	if (!s->namelen || !s->peerlen)
 		return fd_refuse(p, "%s: %s: its addresses cannot be read", p->link, conn);
 	if (!have_net_admin())
@@ -875,6 +892,31 @@ static int tcp_ts_len(void)
 	return on ? 12 : 0;
 }
 
+/*
+ * restore --tcp-close: connection @i as a new TCP socket, state CLOSE,
+ * neither bound nor connected (as CRIU makes it); its options are set as
+ * every socket's (sk_opts_restore).  0 or -1.
+ */
+static int tcp_make_closed(struct sk_restore *r, int i, const char *what)
+{
+	const struct tree_sk *s = &r->t->sks[i];
+	int fd = r->fds[i] = inet_sk_socket(s, SOCK_STREAM | SOCK_CLOEXEC);
+
+	if (fd < 0) {
+		pr_perror("%s: socket", what);
+		return -1;
+	}
+	if (s->family == AF_INET6 &&
+	    setint(fd, IPPROTO_IPV6, IPV6_V6ONLY, !!(s->opts & SKO_V6ONLY))) {
+		pr_perror("%s: IPV6_V6ONLY", what);
+		return -1;
+	}
+	if (sk_xopts_restore(fd, s, P_BIND, what))
+		return -1;
+	pr_debug("%s: restored closed (--tcp-close)", what);
+	return 0;
+}
+
 int tcp_sk_make(struct sk_restore *r, int i)
 {
 	const struct tree_sk *s = &r->t->sks[i];
@@ -887,6 +929,14 @@ int tcp_sk_make(struct sk_restore *r, int i)
 
 	sk_what(s, what, sizeof(what));
 	snprintf(path, sizeof(path), "sk-%lu.tcp", s->ino);
+	if (!sk_tcp_close && faccessat(r->dirfd, path, F_OK, 0) && errno == ENOENT) {
+		pr_err("%s: the connection %s -> %s was dumped with --tcp-close (no %s): restore it with imgcr restore --tcp-close (closed)",
+		       what, sk_addr_str(s->name, s->namelen, nm, sizeof(nm)),
+		       sk_addr_str(s->peername, s->peerlen, nm2, sizeof(nm2)), path);
+		return -1;
+	}
+	if (sk_tcp_close)
+		return tcp_make_closed(r, i, what);
 	if (read_img(r->dirfd, path, &m))
 		return -1;
 	snprintf(path, sizeof(path), "sk-%lu.rcvq", s->ino);

@@ -36,6 +36,8 @@
  * tcpstream reuse ADDR PORT OUT NAME  a SO_REUSEPORT listener answering each
  *                                connection with NAME (reuse())
  * tcpstream ask ADDR PORT OUT    40 connections to it: "ans NAME" each
+ * tcpstream hold ADDR PORT OUT   a client that writes 1000 bytes, then at
+ *                                SIGUSR1 says how its connection is (hold())
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -629,13 +631,63 @@ static int ask(const char *addr, int port)
 	return 0;
 }
 
+/*
+ * hold: connects, writes 1000 bytes of the stream ("hold connected"),
+ * then at SIGUSR1 looks at its socket: "hold closed ok" if it is a TCP
+ * socket in state CLOSE (TCP_INFO), without a peer (getpeername: ENOTCONN)
+ * and a write says EPIPE (imgcr restore --tcp-close); "hold open ok" if it
+ * is still established; else BAD.
+ */
+static int hold(const char *addr, int port)
+{
+	unsigned char buf[1000];
+	struct sockaddr_storage ss, peer;
+	socklen_t l = mkaddr(&ss, addr, port), pl = sizeof(peer), tl;
+	struct tcp_info ti;
+	int fd = socket(ss.ss_family, SOCK_STREAM, 0), tries, perr;
+	ssize_t n;
+
+	signal(SIGUSR1, on_usr1);
+	for (tries = 0; fd >= 0 && connect(fd, (struct sockaddr *)&ss, l); tries++) {
+		if (tries > 100)
+			bad("hold", "connect", 0);
+		usleep(20000);
+	}
+	if (fd < 0)
+		bad("hold", "socket", 0);
+	for (size_t k = 0; k < sizeof(buf); k++)
+		buf[k] = byte_at(k);
+	if (write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+		bad("hold", "write", 0);
+	outf(out, "hold connected\n");
+	while (!usr1)
+		pause();
+	tl = sizeof(ti);
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tl))
+		bad("hold", "TCP_INFO", 0);
+	perr = getpeername(fd, (struct sockaddr *)&peer, &pl) ? errno : 0;
+	if (ti.tcpi_state == TCP_ESTABLISHED && !perr) {
+		outf(out, "hold open ok\n");
+		return 0;
+	}
+	n = send(fd, buf, 1, MSG_NOSIGNAL);
+	if (ti.tcpi_state == TCP_CLOSE && perr == ENOTCONN && n < 0 && errno == EPIPE) {
+		outf(out, "hold closed ok\n");
+		return 0;
+	}
+	outf(out, "BAD hold: state %d, getpeername errno %d, send %zd errno %d\n", ti.tcpi_state, perr, n,
+	     n < 0 ? errno : 0);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 5 && (!strcmp(argv[1], "pair") || !strcmp(argv[1], "srv") ||
 			  !strcmp(argv[1], "cli") || !strcmp(argv[1], "feed") ||
 			  !strcmp(argv[1], "drain") || !strcmp(argv[1], "sink") ||
 			  !strcmp(argv[1], "fill") || !strcmp(argv[1], "fillq") ||
-			  !strcmp(argv[1], "reuse") || !strcmp(argv[1], "ask"))) {
+			  !strcmp(argv[1], "reuse") || !strcmp(argv[1], "ask") ||
+			  !strcmp(argv[1], "hold"))) {
 		int port = atoi(argv[3]), lfd = -1;
 		pid_t pid;
 
@@ -656,6 +708,8 @@ int main(int argc, char **argv)
 			return reuse(argv[2], port, argc > 5 ? argv[5] : "?");
 		if (!strcmp(argv[1], "ask"))
 			return ask(argv[2], port);
+		if (!strcmp(argv[1], "hold"))
+			return hold(argv[2], port);
 		lfd = listener(argv[2], port);
 		if (!strcmp(argv[1], "feed"))
 			return feed(lfd);
@@ -676,6 +730,6 @@ int main(int argc, char **argv)
 		return closewait(atoi(argv[2]));
 	if (argc == 3 && !strcmp(argv[1], "synsent"))
 		return synsent(atoi(argv[2]));
-	fprintf(stderr, "usage: tcpstream pair|srv|cli|feed|drain|sink|fill|fillq|reuse|ask ADDR PORT OUT | closewait|synsent PORT\n");
+	fprintf(stderr, "usage: tcpstream pair|srv|cli|feed|drain|sink|fill|fillq|reuse|ask|hold ADDR PORT OUT | closewait|synsent PORT\n");
 	return 2;
 }
