@@ -1302,6 +1302,7 @@ int cmd_dump(int argc, char **argv)
 		{ "leave-running", no_argument, NULL, 'R' },
 		{ "shell-job", no_argument, NULL, 'j' },
 		{ "ext-unix-sk", no_argument, NULL, 'U' },
+		{ "tcp-close", no_argument, NULL, 'X' },
 		{ "live", no_argument, NULL, 'L' },
 		{ "live-check", no_argument, NULL, 'C' },
 		{ "stats", no_argument, NULL, 'S' },
@@ -1334,6 +1335,9 @@ int cmd_dump(int argc, char **argv)
 			break;
 		case 'U':
 			c.ext_unix_sk = 1;
+			break;
+		case 'X':
+			sk_tcp_close = 1;	/* sk-tcp.c */
 			break;
 		case 'L':
 			c.live = 1;

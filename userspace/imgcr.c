@@ -21,7 +21,8 @@ static const struct command {
 	const char *help;
 } commands[] = {
 	{ "dump", cmd_dump, "dump -t PID -D DIR [-R] [-j] [--ghost-limit BYTES]\n"
-	  "                        [--ext-unix-sk] [--caller-cgroups] [--live] [--live-check] [--stats]\n"
+	  "                        [--ext-unix-sk] [--tcp-close] [--caller-cgroups] [--live] [--live-check]\n"
+	  "                        [--stats]\n"
 	  "                        checkpoint PID and its descendants into DIR\n"
 	  "      -t, --tree PID          the root of the tree\n"
 	  "      -D, --images-dir DIR    where the images go (made if missing)\n"
@@ -29,12 +30,13 @@ static const struct command {
 	  "      -j, --shell-job         the tree is a job of imgcr's terminal\n"
 	  "          --ghost-limit BYTES the largest deleted file saved (K, M, G)\n"
 	  "          --ext-unix-sk       unix sockets connected outside the tree\n"
+	  "          --tcp-close         TCP connections not saved (closed at the dump, restored closed)\n"
 	  "          --caller-cgroups    the caller puts the restored tree in its cgroups\n"
 	  "          --live              copy memory while the tree runs\n"
 	  "          --live-check        --live, checked against a plain read\n"
 	  "          --stats, --display-stats  where the time went" LOG_HELP },
 	{ "restore", cmd_restore, "restore -D DIR [--pidns] [-d] [-j] [--allow-changed-files]\n"
-	  "                        [--pidfile FILE] [--stats]\n"
+	  "                        [--pidfile FILE] [--tcp-close] [--stats]\n"
 	  "                        recreate the tree dumped in DIR\n"
 	  "      -D, --images-dir DIR    the dump directory\n"
 	  "          --pidns             in a new PID namespace\n"
@@ -44,6 +46,7 @@ static const struct command {
 	  "          --allow-changed-files  map files that changed since the dump\n"
 	  "          --trust-images-dir  as root: restore DIR even if another user can write it\n"
 	  "          --pidfile FILE      write the root task's pid into FILE\n"
+	  "          --tcp-close         TCP connections restored closed (state CLOSE)\n"
 	  "          --stats, --display-stats  the time of each phase, the images' size"
 	  LOG_HELP },
 	{ "show", cmd_show, "show IMAGE|DIR [--json]\n"

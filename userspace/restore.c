@@ -111,6 +111,7 @@
 #include "pipes.h"
 #include "ns.h"
 #include "proc.h"
+#include "sockets.h"
 #include "statehook.h"
 #include "seccomp.h"
 #include "tree.h"
@@ -2076,6 +2077,7 @@ int cmd_restore(int argc, char **argv)
 		{ "trust-images-dir", no_argument, NULL, 'T' },
 		{ "pidfile", required_argument, NULL, 'p' },
 		{ "inherit-fd", required_argument, NULL, 'I' },
+		{ "tcp-close", no_argument, NULL, 'X' },
 		{ "stats", no_argument, NULL, 'S' },
 		{ "display-stats", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
@@ -2116,6 +2118,9 @@ int cmd_restore(int argc, char **argv)
 		case 'I':
 			if (inherit_fd_option(optarg))
 				return 2;
+			break;
+		case 'X':
+			sk_tcp_close = 1;	/* sk-tcp.c */
 			break;
 		case 'h':
 			return command_help("restore");

@@ -330,6 +330,8 @@ int inet_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk 
 		return fd_refuse(p, "%s: %s sockets of type %d, protocol %d are not supported",
 				 p->link, v, s->type, s->proto);
 	inet_sk_kind(s, kind, sizeof(kind));
+	/* its owner, for SO_REUSEPORT's uid rule (sk-tcp.c) */
+	inet_sk_owner(sfd, s);
 	len = sizeof(ss);
 	if (getsockname(sfd, (struct sockaddr *)&ss, &len) || len > TREE_SK_ADDR) {
 		pr_perror("pid %d fd %d: %s: getsockname", p->pid, p->fd, p->link);
@@ -438,7 +440,7 @@ int inet_sk_make(struct sk_restore *r, int i)
 	if (sk_tcp_will_repair(s))
 		return tcp_sk_make(r, i);
 	sk_what(s, what, sizeof(what));
-	fd = r->fds[i] = socket(s->family, s->type | SOCK_CLOEXEC, s->proto);
+	fd = r->fds[i] = inet_sk_socket(s, s->type | SOCK_CLOEXEC);
 	if (fd < 0 && errno == EACCES && is_ping(s)) {
 		char range[64] = "?";
 		FILE *f = fopen("/proc/sys/net/ipv4/ping_group_range", "re");

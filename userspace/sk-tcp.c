@@ -47,6 +47,12 @@
  * and CLOSING (both FINs: brief, not tested), TIME-WAIT, SYN-SENT and
  * SYN-RECV are refused by sk-inet.c, naming the state.  Urgent data is
  * not kept.
+ *
+ * Every IPv4/IPv6 socket is made again as its owner (inet_sk_socket: the
+ * uid SO_REUSEPORT compares).  The part not yet sent is written with room
+ * for all of it, the user's buffer sizes and locks put back after
+ * (send_unsent).  --tcp-close (sk_tcp_close): nothing of a connection is
+ * dumped, and the restore makes it a closed socket (tcp_make_closed).
  */
 #include <errno.h>
 #include <limits.h>
@@ -57,7 +63,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -105,6 +113,14 @@ static const struct {
 #undef K
 };
 
+/*
+ * --tcp-close (dump and restore, as CRIU's): the dump saves no connection
+ * (no repair mode, no lock: the tree killed, the kernel closes them), the
+ * restore makes each one a new TCP socket in state CLOSE, neither bound nor
+ * connected, with its options (a read or a write says ENOTCONN or EPIPE).
+ */
+int sk_tcp_close;
+
 /* dump: sockets in repair mode (our copies), the lock, the dump directory */
 static int *held;
 static int *held_reuse;	/* SO_REUSEADDR before repair mode, which leaving clears */
@@ -141,6 +157,47 @@ static int have_net_admin(void)
 
 	free(text);
 	return !!(caps & (1ULL << CAP_NET_ADMIN_BIT));
+}
+
+/*
+ * The owner of an inet socket: its inode's uid and gid, the fsuid and
+ * fsgid of the task that called socket().  The kernel takes the uid
+ * (sk_uid) for SO_REUSEPORT: a socket shares a port with reuseport
+ * siblings (listening, or bound) only if its uid is theirs, so a socket
+ * of uid 1000 made again by a root restorer would find its siblings
+ * outside the tree "in use".  Kept in the sk record's uid= and gid=
+ * (unix sockets keep their socket file's owner there).
+ */
+void inet_sk_owner(int sfd, struct tree_sk *s)
+{
+	struct stat st;
+
+	if (!fstat(sfd, &st)) {
+		s->uid = st.st_uid;
+		s->gid = st.st_gid;
+	}
+}
+
+/*
+ * restore: socket() for @s, made as its owner (inet_sk_owner) when the
+ * restorer is root (setfsuid/setfsgid for the call alone: nothing else
+ * the restorer does changes; an image without an owner, uid=0, or a
+ * restorer that is not root: made as the restorer, its own ids).
+ */
+int inet_sk_socket(const struct tree_sk *s, int type)
+{
+	int fd, err;
+
+	if (geteuid() || (!s->uid && !s->gid))
+		return socket(s->family, type, s->proto);
+	setfsgid(s->gid);
+	setfsuid(s->uid);
+	fd = socket(s->family, type, s->proto);
+	err = errno;
+	setfsuid(0);
+	setfsgid(getegid());
+	errno = err;
+	return fd;
 }
 
 int nft_path(char *path, size_t size)
@@ -453,6 +510,9 @@ int tcp_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *
 	snprintf(conn, sizeof(conn), "%s TCP connection %s -> %s",
 		 s->family == AF_INET ? "IPv4" : "IPv6", sk_addr_str(s->name, s->namelen, nm, sizeof(nm)),
 		 sk_addr_str(s->peername, s->peerlen, conn + 120, 40));
+	/* --tcp-close: closed at restore; nothing of the connection kept (no DIR/sk-INO.tcp) */
+	if (sk_tcp_close)
+		return FD_DESCRIBED;
 	if (!s->namelen || !s->peerlen)
 		return fd_refuse(p, "%s: %s: its addresses cannot be read", p->link, conn);
 	if (!have_net_admin())
@@ -832,6 +892,31 @@ static int tcp_ts_len(void)
 	return on ? 12 : 0;
 }
 
+/*
+ * restore --tcp-close: connection @i as a new TCP socket, state CLOSE,
+ * neither bound nor connected (as CRIU makes it); its options are set as
+ * every socket's (sk_opts_restore).  0 or -1.
+ */
+static int tcp_make_closed(struct sk_restore *r, int i, const char *what)
+{
+	const struct tree_sk *s = &r->t->sks[i];
+	int fd = r->fds[i] = inet_sk_socket(s, SOCK_STREAM | SOCK_CLOEXEC);
+
+	if (fd < 0) {
+		pr_perror("%s: socket", what);
+		return -1;
+	}
+	if (s->family == AF_INET6 &&
+	    setint(fd, IPPROTO_IPV6, IPV6_V6ONLY, !!(s->opts & SKO_V6ONLY))) {
+		pr_perror("%s: IPV6_V6ONLY", what);
+		return -1;
+	}
+	if (sk_xopts_restore(fd, s, P_BIND, what))
+		return -1;
+	pr_debug("%s: restored closed (--tcp-close)", what);
+	return 0;
+}
+
 int tcp_sk_make(struct sk_restore *r, int i)
 {
 	const struct tree_sk *s = &r->t->sks[i];
@@ -844,6 +929,14 @@ int tcp_sk_make(struct sk_restore *r, int i)
 
 	sk_what(s, what, sizeof(what));
 	snprintf(path, sizeof(path), "sk-%lu.tcp", s->ino);
+	if (!sk_tcp_close && faccessat(r->dirfd, path, F_OK, 0) && errno == ENOENT) {
+		pr_err("%s: the connection %s -> %s was dumped with --tcp-close (no %s): restore it with imgcr restore --tcp-close (closed)",
+		       what, sk_addr_str(s->name, s->namelen, nm, sizeof(nm)),
+		       sk_addr_str(s->peername, s->peerlen, nm2, sizeof(nm2)), path);
+		return -1;
+	}
+	if (sk_tcp_close)
+		return tcp_make_closed(r, i, what);
 	if (read_img(r->dirfd, path, &m))
 		return -1;
 	snprintf(path, sizeof(path), "sk-%lu.rcvq", s->ino);
@@ -864,7 +957,7 @@ int tcp_sk_make(struct sk_restore *r, int i)
 		  s->namelen >= (int)sizeof(struct sockaddr_in6) &&
 		  !IN6_IS_ADDR_V4MAPPED(&((const struct sockaddr_in6 *)s->name)->sin6_addr);
 again:
-	fd = r->fds[i] = socket(s->family, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP);
+	fd = r->fds[i] = inet_sk_socket(s, SOCK_STREAM | SOCK_CLOEXEC);
 	if (fd < 0) {
 		pr_perror("%s: socket", what);
 		goto out;
@@ -1029,12 +1122,48 @@ out:
 	return ret;
 }
 
-/* write what had not been sent, the socket out of repair mode */
+/*
+ * write what had not been sent, the socket out of repair mode.  Room
+ * first: the user's buffer size (sk_opts_restore set it) may not hold the
+ * queue again (its bytes count here as new skbs, at their truesize, and a
+ * TCP_NOTSENT_LOWAT stops writes while that much is unsent; the kernel took
+ * them in when the buffer held less, or autotuning had grown it), so
+ * SO_SNDBUFFORCE gives room for all of it and TCP_NOTSENT_LOWAT is lifted
+ * (UINT_MAX); then SO_SNDBUF, SO_BUF_LOCK and TCP_NOTSENT_LOWAT are put
+ * back exactly as they were (the kernel then lets the program write once
+ * the queue is below its buffer again, as it would have).
+ */
+#ifndef SO_BUF_LOCK
+#define SO_BUF_LOCK 72
+#endif
 static int send_unsent(int fd, const char *buf, size_t len, const char *what)
 {
+	int snd, lock = -1, lowat = -1, outq = 0, room, got, ret = 0;
 	size_t off = 0;
 	ssize_t n;
 
+	if (!len)
+		return 0;
+	if (getint(fd, SOL_SOCKET, SO_SNDBUF, &snd) || ioctl(fd, SIOCOUTQ, &outq)) {
+		pr_perror("%s: SO_SNDBUF, SIOCOUTQ", what);
+		return -1;
+	}
+	if (getint(fd, SOL_SOCKET, SO_BUF_LOCK, &lock))
+		lock = -1;	/* before 5.14 */
+	if (getint(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat))
+		lowat = -1;
+	/* the kernel doubles it: four times the bytes, for their skbs */
+	room = (int)(((unsigned long long)outq + len) * 2 + (1 << 16) > INT_MAX / 2 ?
+		     INT_MAX / 2 : ((unsigned long long)outq + len) * 2 + (1 << 16));
+	if (room > snd / 2 && setint(fd, SOL_SOCKET, SO_SNDBUFFORCE, room)) {
+		pr_perror("%s: SO_SNDBUFFORCE %d, room for the %zu bytes of its send queue not yet sent at the dump",
+			  what, room, len);
+		return -1;
+	}
+	if (lowat != -1 && setint(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, -1)) {
+		pr_perror("%s: TCP_NOTSENT_LOWAT", what);
+		return -1;
+	}
 	while (off < len) {
 		struct pollfd pfd = { .fd = fd, .events = POLLOUT };
 
@@ -1046,15 +1175,30 @@ static int send_unsent(int fd, const char *buf, size_t len, const char *what)
 		if (n < 0 && errno != EAGAIN && errno != EINTR) {
 			pr_perror("%s: writing the %zu bytes of its send queue not yet sent at the dump (%zu written)",
 				  what, len, off);
-			return -1;
+			ret = -1;
+			break;
 		}
 		if (n < 0 && errno == EAGAIN && poll(&pfd, 1, 10000) == 0) {
-			pr_err("%s: no room after 10 s for the %zu bytes of its send queue not yet sent at the dump (%zu written)",
-			       what, len, off);
-			return -1;
+			pr_err("%s: no room after 10 s for the %zu bytes of its send queue not yet sent at the dump (%zu written, SO_SNDBUF %d, %d queued before)",
+			       what, len, off, room * 2, outq);
+			ret = -1;
+			break;
 		}
 	}
-	return 0;
+	/* the buffer as sk_opts_restore left it: the size, then its lock (SO_SNDBUFFORCE locks) */
+	if (room > snd / 2 &&
+	    (setint(fd, SOL_SOCKET, SO_SNDBUFFORCE, snd / 2) ||
+	     (lock >= 0 && setint(fd, SOL_SOCKET, SO_BUF_LOCK, lock)))) {
+		pr_perror("%s: SO_SNDBUF %d (SO_BUF_LOCK %d) again, after its send queue", what, snd, lock);
+		ret = -1;
+	}
+	if (lowat != -1 && setint(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, lowat)) {
+		pr_perror("%s: TCP_NOTSENT_LOWAT %d again", what, lowat);
+		ret = -1;
+	}
+	if (!ret && !getint(fd, SOL_SOCKET, SO_SNDBUF, &got) && got != snd && got != (snd & ~1))
+		pr_info("%s: note: SO_SNDBUF %d where %d was set", what, got, snd);
+	return ret;
 }
 
 int tcp_sk_after(struct sk_restore *r, int ok)

@@ -71,6 +71,11 @@ int tcp_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *
  */
 int sk_tcp_will_repair(const struct tree_sk *s);
 void tcp_sk_finish(int killed);
+/* sk-tcp.c: --tcp-close given (dump: the connections are not saved; restore: made closed) */
+extern int sk_tcp_close;
+/* sk-tcp.c: the socket's owner into s->uid, s->gid (dump); socket() as that owner (restore) */
+void inet_sk_owner(int sfd, struct tree_sk *s);
+int inet_sk_socket(const struct tree_sk *s, int type);
 /* dump, once every task is described: unix peers inside or outside the tree; 0 or -1 */
 int unix_sk_check(const struct tree *t);
 /* dump: --ext-unix-sk given */

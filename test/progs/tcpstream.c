@@ -30,6 +30,14 @@
  * tcpstream sink ADDR PORT OUT   reads one client's stream at SIGUSR1 (sink())
  * tcpstream fill ADDR PORT OUT   that client: fills the connection, shuts
  *                                its side (FIN-WAIT-1) and sleeps (fill())
+ * tcpstream fillq ADDR PORT OUT [SNDBUF]  the same, its side left open until
+ *                                SIGTERM, with SO_SNDBUFFORCE SNDBUF if given
+ *                                (fillq())
+ * tcpstream reuse ADDR PORT OUT NAME  a SO_REUSEPORT listener answering each
+ *                                connection with NAME (reuse())
+ * tcpstream ask ADDR PORT OUT    40 connections to it: "ans NAME" each
+ * tcpstream hold ADDR PORT OUT   a client that writes 1000 bytes, then at
+ *                                SIGUSR1 says how its connection is (hold())
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -489,12 +497,197 @@ static int fill(const char *addr, int port)
 	return 0;
 }
 
+/*
+ * fillq: fill() with the connection left open: "fill wrote N sndbuf B
+ * rcvbuf R lock L" (SO_SNDBUF, SO_RCVBUF, SO_BUF_LOCK), then at SIGTERM
+ * checks those are as they were ("BAD" if not), shuts its side, reads to
+ * the end (the sink closes after reading everything): "fillq done ok".
+ */
+static int bufs(int fd, int v[3])
+{
+	socklen_t l = sizeof(int);
+	int r = getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v[0], &l);
+
+	l = sizeof(int);
+	r |= getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v[1], &l);
+	l = sizeof(int);
+	v[2] = -1;
+	getsockopt(fd, SOL_SOCKET, 72 /* SO_BUF_LOCK */, &v[2], &l);
+	return r;
+}
+
+static int fillq(const char *addr, int port, int sndbuf)
+{
+	static unsigned char buf[16384];
+	struct sockaddr_storage ss;
+	socklen_t l = mkaddr(&ss, addr, port);
+	uint64_t sent = 0;
+	int fd = socket(ss.ss_family, SOCK_STREAM, 0), tries, idle = 0, v[3], v2[3];
+
+	signal(SIGTERM, on_term);
+	if (fd >= 0 && sndbuf > 0 && setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof(sndbuf)))
+		bad("fillq", "SO_SNDBUFFORCE", 0);
+	for (tries = 0; fd >= 0 && connect(fd, (struct sockaddr *)&ss, l); tries++) {
+		if (tries > 100)
+			bad("fillq", "connect", 0);
+		usleep(20000);
+	}
+	if (fd < 0)
+		bad("fillq", "socket", 0);
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	while (idle < 100) {
+		for (size_t k = 0; k < sizeof(buf); k++)
+			buf[k] = byte_at(sent + k);
+		ssize_t w = write(fd, buf, sizeof(buf));
+
+		if (w < 0 && errno != EAGAIN && errno != EINTR)
+			bad("fillq", "write", sent);
+		if (w > 0) {
+			sent += w;
+			idle = 0;
+		} else {
+			idle++;
+			usleep(10000);
+		}
+	}
+	if (bufs(fd, v))
+		bad("fillq", "getsockopt", sent);
+	outf(out, "fill wrote %llu sndbuf %d rcvbuf %d lock %d\n", (unsigned long long)sent, v[0], v[1], v[2]);
+	while (!term)
+		pause();
+	if (bufs(fd, v2))
+		bad("fillq", "getsockopt", sent);
+	if (v2[0] != v[0] || v2[1] != v[1] || v2[2] != v[2]) {
+		outf(out, "BAD fillq: sndbuf %d rcvbuf %d lock %d, were %d %d %d\n", v2[0], v2[1], v2[2],
+		     v[0], v[1], v[2]);
+		exit(1);
+	}
+	outf(out, "fillq bufs ok\n");
+	if (shutdown(fd, SHUT_WR))
+		bad("fillq", "shutdown", sent);
+	fcntl(fd, F_SETFL, 0);
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			bad("fillq", "read", sent);
+		if (n == 0)
+			break;
+	}
+	outf(out, "fillq done ok\n");
+	return 0;
+}
+
+/* reuse: a SO_REUSEPORT listener on ADDR PORT answering NAME to each connection */
+static int reuse(const char *addr, int port, const char *name)
+{
+	struct sockaddr_storage ss;
+	socklen_t l = mkaddr(&ss, addr, port), ol;
+	int fd = socket(ss.ss_family, SOCK_STREAM, 0), on = 1, c;
+
+	if (!l || fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on)) ||
+	    bind(fd, (struct sockaddr *)&ss, l) || listen(fd, 16))
+		bad("reuse", "listen", 0);
+	outf(out, "reuse %s listening\n", name);
+	for (;;) {
+		c = accept(fd, NULL, NULL);
+		if (c < 0 && errno == EINTR)
+			continue;
+		if (c < 0)
+			bad("reuse", "accept", 0);
+		on = 0;
+		ol = sizeof(on);
+		if (getsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, &ol) || !on)
+			bad("reuse", "SO_REUSEPORT lost", 0);
+		if (dprintf(c, "%s\n", name) < 0)
+			bad("reuse", "write", 0);
+		close(c);
+	}
+	return 0;
+}
+
+static int ask(const char *addr, int port)
+{
+	struct sockaddr_storage ss;
+	socklen_t l = mkaddr(&ss, addr, port);
+	char b[64];
+	int i;
+
+	for (i = 0; i < 40; i++) {
+		int fd = socket(ss.ss_family, SOCK_STREAM, 0);
+		ssize_t n;
+
+		if (fd < 0 || connect(fd, (struct sockaddr *)&ss, l))
+			bad("ask", "connect", i);
+		n = read(fd, b, sizeof(b) - 1);
+		if (n <= 0)
+			bad("ask", "read", i);
+		b[n] = 0;
+		outf(out, "ans %s", b);
+		close(fd);
+	}
+	return 0;
+}
+
+/*
+ * hold: connects, writes 1000 bytes of the stream ("hold connected"),
+ * then at SIGUSR1 looks at its socket: "hold closed ok" if it is a TCP
+ * socket in state CLOSE (TCP_INFO), without a peer (getpeername: ENOTCONN)
+ * and a write says EPIPE (imgcr restore --tcp-close); "hold open ok" if it
+ * is still established; else BAD.
+ */
+static int hold(const char *addr, int port)
+{
+	unsigned char buf[1000];
+	struct sockaddr_storage ss, peer;
+	socklen_t l = mkaddr(&ss, addr, port), pl = sizeof(peer), tl;
+	struct tcp_info ti;
+	int fd = socket(ss.ss_family, SOCK_STREAM, 0), tries, perr;
+	ssize_t n;
+
+	signal(SIGUSR1, on_usr1);
+	for (tries = 0; fd >= 0 && connect(fd, (struct sockaddr *)&ss, l); tries++) {
+		if (tries > 100)
+			bad("hold", "connect", 0);
+		usleep(20000);
+	}
+	if (fd < 0)
+		bad("hold", "socket", 0);
+	for (size_t k = 0; k < sizeof(buf); k++)
+		buf[k] = byte_at(k);
+	if (write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+		bad("hold", "write", 0);
+	outf(out, "hold connected\n");
+	while (!usr1)
+		pause();
+	tl = sizeof(ti);
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tl))
+		bad("hold", "TCP_INFO", 0);
+	perr = getpeername(fd, (struct sockaddr *)&peer, &pl) ? errno : 0;
+	if (ti.tcpi_state == TCP_ESTABLISHED && !perr) {
+		outf(out, "hold open ok\n");
+		return 0;
+	}
+	n = send(fd, buf, 1, MSG_NOSIGNAL);
+	if (ti.tcpi_state == TCP_CLOSE && perr == ENOTCONN && n < 0 && errno == EPIPE) {
+		outf(out, "hold closed ok\n");
+		return 0;
+	}
+	outf(out, "BAD hold: state %d, getpeername errno %d, send %zd errno %d\n", ti.tcpi_state, perr, n,
+	     n < 0 ? errno : 0);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 5 && (!strcmp(argv[1], "pair") || !strcmp(argv[1], "srv") ||
 			  !strcmp(argv[1], "cli") || !strcmp(argv[1], "feed") ||
 			  !strcmp(argv[1], "drain") || !strcmp(argv[1], "sink") ||
-			  !strcmp(argv[1], "fill"))) {
+			  !strcmp(argv[1], "fill") || !strcmp(argv[1], "fillq") ||
+			  !strcmp(argv[1], "reuse") || !strcmp(argv[1], "ask") ||
+			  !strcmp(argv[1], "hold"))) {
 		int port = atoi(argv[3]), lfd = -1;
 		pid_t pid;
 
@@ -509,6 +702,14 @@ int main(int argc, char **argv)
 			return drain(argv[2], port);
 		if (!strcmp(argv[1], "fill"))
 			return fill(argv[2], port);
+		if (!strcmp(argv[1], "fillq"))
+			return fillq(argv[2], port, argc > 5 ? atoi(argv[5]) : 0);
+		if (!strcmp(argv[1], "reuse"))
+			return reuse(argv[2], port, argc > 5 ? argv[5] : "?");
+		if (!strcmp(argv[1], "ask"))
+			return ask(argv[2], port);
+		if (!strcmp(argv[1], "hold"))
+			return hold(argv[2], port);
 		lfd = listener(argv[2], port);
 		if (!strcmp(argv[1], "feed"))
 			return feed(lfd);
@@ -529,6 +730,6 @@ int main(int argc, char **argv)
 		return closewait(atoi(argv[2]));
 	if (argc == 3 && !strcmp(argv[1], "synsent"))
 		return synsent(atoi(argv[2]));
-	fprintf(stderr, "usage: tcpstream pair|srv|cli|feed|drain|sink|fill ADDR PORT OUT | closewait|synsent PORT\n");
+	fprintf(stderr, "usage: tcpstream pair|srv|cli|feed|drain|sink|fill|fillq|reuse|ask|hold ADDR PORT OUT | closewait|synsent PORT\n");
 	return 2;
 }

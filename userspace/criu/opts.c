@@ -10,6 +10,7 @@
  *   leave_running               dump -R
  *   shell_job                   -j
  *   ext_unix_sk                 dump --ext-unix-sk (restore: accepted)
+ *   tcp_close                   dump and restore --tcp-close
  *   ghost_limit                 dump --ghost-limit
  *   display_stats               --stats
  *   log_file, log_level         the log file WORKDIR/LOG_FILE (opened first,
@@ -131,7 +132,6 @@ static int refused(CriuOpts *o, int *err)
 	REFUSE(o->n_irmap_scan_paths || (o->has_force_irmap && o->force_irmap), "irmap_scan_paths, force_irmap: not supported (imgcr needs no inotify path map)");
 	REFUSE(o->has_timeout && o->timeout, "timeout %u: not supported", o->timeout);
 	REFUSE(o->has_tcp_skip_in_flight && o->tcp_skip_in_flight, "tcp_skip_in_flight: not supported (in-flight connections are dumped)");
-	REFUSE(o->has_tcp_close && o->tcp_close, "tcp_close: not supported (connections are restored)");
 	REFUSE(o->has_status_fd, "status_fd: not supported (no lazy pages)");
 	REFUSE(o->has_pidfd_store_sk, "pidfd_store_sk: not supported (no pre-dumps)");
 	REFUSE(o->has_pre_dump_mode, "pre_dump_mode: not supported (no pre-dumps)");
@@ -470,6 +470,9 @@ int opts_to_args(CriuOpts *o, int type, pid_t peer, struct criu_args *a, int *er
 		add(a, "-j");
 	if (o->has_display_stats && o->display_stats)
 		add(a, "--stats");
+	/* CRIU's: at dump, the connections not saved; at restore, made closed */
+	if (o->has_tcp_close && o->tcp_close)
+		add(a, "--tcp-close");
 	if (check_mounts(o, type, a->images_fd, err) || check_empty_ns(o, type, a->images_fd, err))
 		return -1;
 	*err = EINVAL;
