@@ -206,6 +206,7 @@ outside_ino() {
 	grep -q '^watch .* path=/jail/w$' d/tree || fail "the chrooted task's watch record: $(grep '^watch' d/tree)"
 	cp "$IMGCR_STATE_EXPECTED" expected
 	echo 'fd */* fdinfo.ino * -> *  # files of the container'"'"'s restored tmpfs root' >> expected
+	echo 'fd */* fdinfo.inotify * -> *  # the chrooted watcher'"'"'s /jail/w is on the restored tmpfs root (the /tw watch is checked below)' >> expected
 	step "restore"
 	IMGCR_STATE_EXPECTED=$PWD/expected \
 	timeout -s KILL 120 imgcr restore -v4 -D d --allow-changed-files --detach --pidfile "$PWD/rp" > restore.out 2> restore.err ||
