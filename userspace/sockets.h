@@ -54,6 +54,8 @@ int sk_diag_dump(void *req, size_t len, void (*cb)(void *msg, size_t len, void *
 /* dump: the family kinds; FD_* (p->why on FD_REFUSED) */
 int unix_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s);
 int inet_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s);
+int nl_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s);	/* sk-netlink.c */
+int pkt_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s);	/* sk-packet.c */
 /*
  * sk-tcp.c: established TCP connections.  dump: the network lock, repair
  * mode, DIR/sk-INO.tcp, .rcvq, .sndq; FD_*.  finish: repair mode off and
@@ -90,6 +92,11 @@ struct sk_restore {
 /* Phase 1: create, bind, listen; unix pairs made by socketpair.  0 or -1 (printed). */
 int unix_sk_make(struct sk_restore *r, int i);
 int inet_sk_make(struct sk_restore *r, int i);
+int nl_sk_make(struct sk_restore *r, int i);
+int pkt_sk_make(struct sk_restore *r, int i);
+/* imgcr show: a netlink or packet socket's own state, appended to @out */
+void nl_sk_show(const struct tree_sk *s, char *out, size_t size);
+void pkt_sk_show(const struct tree_sk *s, char *out, size_t size);
 /* sk-tcp.c, phase 1 for an established connection: left in repair mode until tcp_sk_after */
 int tcp_sk_make(struct sk_restore *r, int i);
 /* sk-tcp.c, every file open (@ok) or not: the lock removed, repair mode off, unsent data sent; 0 or -1 */
@@ -147,6 +154,7 @@ struct tree_sk {
 	int nxopts;
 	struct tree_skq *skq;	/* its queued messages that carry fds ("skq" records, sk-queue.c) */
 	int nskq;
+	void *fam;		/* netlink, packet: their own state (sk-netlink.c, sk-packet.c: their records) */
 };
 
 /*
