@@ -341,9 +341,22 @@ void pkt_sk_show(const struct tree_sk *s, char *out, size_t size)
 	for (j = 0; j < PK_NOPTS && o < size; j++)
 		if (k->val[j])
 			o += snprintf(out + o, size - o, " %s=%d", pk_opts[j].name, k->val[j]);
-	for (j = 0; j < k->nmc && o < size; j++)
-		o += snprintf(out + o, size - o, " membership type %d index %d%s", k->mc[j].type,
-			      k->mc[j].ifindex, k->mc[j].count > 1 ? " (twice or more)" : "");
+	for (j = 0; j < k->nmc && o < size; j++) {
+		static const char *const mt[] = { "multicast", "promisc", "allmulti", "unicast" };
+		const struct sk_pkt_mc *x = &k->mc[j];
+		int b;
+
+		if (x->type >= 0 && x->type < 4)
+			o += snprintf(out + o, size - o, " member %s", mt[x->type]);
+		else
+			o += snprintf(out + o, size - o, " member type %d", x->type);
+		for (b = 0; b < x->alen && o < size; b++)
+			o += snprintf(out + o, size - o, "%s%02x", b ? ":" : " ", x->addr[b]);
+		if (o < size)
+			o += snprintf(out + o, size - o, " on %s", ifname(x->ifindex, dev));
+		if (x->count > 1 && o < size)
+			o += snprintf(out + o, size - o, " x%d", x->count);
+	}
 }
 
 /* ---- the tree file ---- */

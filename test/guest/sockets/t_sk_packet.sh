@@ -47,7 +47,7 @@ while [ $i -le 2 ]; do
 	imgcr show d$i > show$i.txt 2>&1 || fail "imgcr show d$i: $(cat show$i.txt)"
 	for o in "packet raw socket:\[[0-9]*\] protocol 0x0003 on lo (index 1) PACKET_VERSION=1 PACKET_AUXDATA=1 PACKET_ORIGDEV=1 PACKET_IGNORE_OUTGOING=1" \
 		 "SO_ATTACH_FILTER=8-instruction" "packet datagram socket:\[[0-9]*\] protocol 0x88b5 on every device" \
-		 "membership type 1 index 1 (twice or more)" "membership type 0 index 1" \
+		 "member promisc on lo" "member allmulti on lo x2" "member multicast 01:00:5e:00:00:fb on lo" \
 		 "protocol 0x0000 on every device PACKET_RESERVE=64" PACKET_VNET_HDR=1 PACKET_LOSS=1 \
 		 PACKET_TIMESTAMP=16 PACKET_TX_HAS_OFF=1 PACKET_QDISC_BYPASS=1; do
 		grep -q -- "$o" show$i.txt || fail "dump $i: imgcr show does not list $o: $(grep socket show$i.txt | tr '\n' '|')"
