@@ -71,6 +71,9 @@
 #ifndef NDIAG_FLAG_CB_RUNNING
 #define NDIAG_FLAG_CB_RUNNING 0x1
 #endif
+#ifndef NDIAG_FLAG_LISTEN_ALL_NSID
+#define NDIAG_FLAG_LISTEN_ALL_NSID 0x10
+#endif
 
 #define NL_MAX_GROUPS	4096	/* groups kept at most (generic netlink's ids stay far below) */
 
@@ -232,6 +235,14 @@ int nl_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s
 	}
 	for (i = 0; i < NL_NOPTS; i++) {
 		if (getint_opt(sfd, nl_opts[i].level, nl_opts[i].opt, &v)) {
+			/*
+			 * before 6.2 getsockopt does not read NETLINK_LISTEN_ALL_NSID:
+			 * netlink_diag's flags show it for a socket bound or in a
+			 * group (one that is neither receives no broadcast)
+			 */
+			if (errno == ENOPROTOOPT && nl_opts[i].opt == NETLINK_LISTEN_ALL_NSID &&
+			    nl_opts[i].level == SOL_NETLINK && (d.flags & NDIAG_FLAG_LISTEN_ALL_NSID))
+				n->opts |= 1U << i;
 			if (errno == ENOPROTOOPT)
 				continue;	/* not this kernel's */
 			pr_perror("pid %d fd %d: %s: getsockopt %s", p->pid, p->fd, p->link, nl_opts[i].name);

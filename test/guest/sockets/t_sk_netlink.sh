@@ -39,6 +39,7 @@ while [ $i -le 2 ]; do
 	imgcr dump -t $pid -D d$i 2> dump$i.err || fail "dump $i: $(cat dump$i.err)"
 	wait_gone $pid 10 || fail "dump $i: the task survived"
 	imgcr show d$i > show$i.txt 2>&1 || fail "imgcr show d$i: $(cat show$i.txt)"
+	[ $i = 1 ] && export_file sk_netlink.tree d1/tree	# test/unit/tree/guest-sk_netlink
 	for o in "ROUTE port id $pid0 groups 1,5,33,35" "port id 4242421 -> port id 0 group 0" \
 		 "KOBJECT_UEVENT port id $pid0 groups 1" "AUDIT port id 4242422" "ROUTE not bound" \
 		 NETLINK_PKTINFO=1 NETLINK_LISTEN_ALL_NSID=1 NETLINK_GET_STRICT_CHK=1 SO_PASSCRED=1 \

@@ -45,6 +45,7 @@ while [ $i -le 2 ]; do
 	L=$(lostate)
 	[ "$L" = "flags=0 mc=" ] || fail "dump $i: lo still has the memberships with the task gone: $L"
 	imgcr show d$i > show$i.txt 2>&1 || fail "imgcr show d$i: $(cat show$i.txt)"
+	[ $i = 1 ] && export_file sk_packet.tree d1/tree	# test/unit/tree/guest-sk_packet
 	for o in "packet raw socket:\[[0-9]*\] protocol 0x0003 on lo (index 1) PACKET_VERSION=1 PACKET_AUXDATA=1 PACKET_ORIGDEV=1 PACKET_IGNORE_OUTGOING=1" \
 		 "SO_ATTACH_FILTER=8-instruction" "packet datagram socket:\[[0-9]*\] protocol 0x88b5 on every device" \
 		 "member promisc on lo" "member allmulti on lo x2" "member multicast 01:00:5e:00:00:fb on lo" \
