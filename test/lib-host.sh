@@ -355,7 +355,7 @@ make_initrd() {
 	cp "$REPO/test/guest/init" "$root/init"
 	chmod 755 "$root/init"
 	cp "$BUILD/mod/$k"/*.ko "$root/imgcr/mod/" 2>/dev/null
-	# sock_diag for unix, TCP, UDP and raw sockets (imgcr dump asks it; a Debian
+	# sock_diag for unix, TCP, UDP, raw, netlink and packet sockets (imgcr dump asks it; a Debian
 	# system loads these modules on the first request, the guest has no
 	# modprobe), and nf_tables for the network lock of established TCP
 	# connections (sk-tcp.c runs nft): in load order, uncompressed for
@@ -363,6 +363,7 @@ make_initrd() {
 	mkdir -p "$root/imgcr/mod/net"
 	# veth, llc, stp and bridge: the network of the container tests.
 	for a in net/unix/unix_diag net/ipv4/inet_diag net/ipv4/tcp_diag net/ipv4/udp_diag net/ipv4/raw_diag \
+		 net/netlink/netlink_diag net/packet/af_packet_diag \
 		 crypto/crc32c_generic lib/libcrc32c net/netfilter/nfnetlink net/netfilter/nf_tables \
 		 drivers/net/veth net/llc/llc net/802/stp net/bridge/bridge; do
 		if [ -f "$CACHE/$k/modules/kernel/$a.ko" ]; then

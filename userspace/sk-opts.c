@@ -167,7 +167,8 @@ enum { T_INT, T_LINGER, T_STR, T_BLOB, T_FILTER };
 #define W_IP4	0x02
 #define W_IP6	0x04
 #define W_INET	(W_IP4 | W_IP6)
-#define W_ALL	(W_UNIX | W_INET)
+#define W_OTHER	0x40	/* netlink, packet (SOL_SOCKET options) */
+#define W_ALL	(W_UNIX | W_INET | W_OTHER)
 #define W_TCP	0x08	/* TCP sockets only */
 #define W_UDP	0x10	/* UDP and UDP-Lite sockets only */
 #define W_UNCONN 0x20	/* TCP: listening or not connected only (else the connection's own) */
@@ -295,7 +296,8 @@ static const struct sk_opt {
 
 static int applies(const struct sk_opt *o, const struct tree_sk *s)
 {
-	int w = s->family == AF_UNIX ? W_UNIX : s->family == AF_INET ? W_IP4 : W_IP6;
+	int w = s->family == AF_UNIX ? W_UNIX : s->family == AF_INET ? W_IP4 :
+		s->family == AF_INET6 ? W_IP6 : W_OTHER;
 
 	if (!(o->where & w))
 		return 0;

@@ -126,10 +126,14 @@ const char *sk_addr_str(const unsigned char *a, int len, char *buf, size_t size)
 
 const char *sk_what(const struct tree_sk *s, char *buf, size_t size)
 {
-	const char *fam = s->family == AF_UNIX ? "unix" : s->family == AF_INET ? "IPv4" : "IPv6";
+	const char *fam = s->family == AF_UNIX ? "unix" : s->family == AF_INET ? "IPv4" :
+			  s->family == AF_NETLINK ? "netlink" : s->family == AF_PACKET ? "packet" : "IPv6";
+	int other = s->family == AF_NETLINK || s->family == AF_PACKET;
 	char k[64];
-	const char *type = s->family != AF_UNIX ? inet_sk_kind(s, k, sizeof(k)) :
-			   s->type == SOCK_STREAM ? "stream" : s->type == SOCK_DGRAM ? "datagram" :
+	const char *type = (s->family == AF_INET || s->family == AF_INET6) ? inet_sk_kind(s, k, sizeof(k)) :
+			   s->type == SOCK_STREAM ? "stream" :
+			   s->type == SOCK_DGRAM ? "datagram" :
+			   s->type == SOCK_RAW && other ? "raw" :
 			   s->type == SOCK_SEQPACKET ? "seqpacket" : "?";
 
 	snprintf(buf, size, "%s %s socket:[%lu]", fam, type, s->ino);
@@ -600,6 +604,10 @@ static int sk_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 		r = unix_sk_dump(c, p, sfd, &s);
 	else if (fam == AF_INET || fam == AF_INET6)
 		r = inet_sk_dump(c, p, sfd, &s);
+	else if (fam == AF_NETLINK)
+		r = nl_sk_dump(c, p, sfd, &s);
+	else if (fam == AF_PACKET)
+		r = pkt_sk_dump(c, p, sfd, &s);
 	else if (family_name(fam))
 		r = fd_refuse(p, "%s: %s sockets are not supported", p->link, family_name(fam));
 	else
@@ -655,7 +663,9 @@ static int sk_restore_all(struct fd_restore *fr)
 	/* established TCP connections last: bound after the listeners of their ports */
 	for (i = 0; i < t->nsks; i++)
 		if (!sk_tcp_will_repair(&t->sks[i]) &&
-		    (t->sks[i].family == AF_UNIX ? unix_sk_make(rs, i) : inet_sk_make(rs, i)))
+		    (t->sks[i].family == AF_UNIX ? unix_sk_make(rs, i) :
+		     t->sks[i].family == AF_NETLINK ? nl_sk_make(rs, i) :
+		     t->sks[i].family == AF_PACKET ? pkt_sk_make(rs, i) : inet_sk_make(rs, i)))
 			return -1;
 	for (i = 0; i < t->nsks; i++)
 		if (sk_tcp_will_repair(&t->sks[i]) && inet_sk_make(rs, i))
@@ -761,6 +771,8 @@ static void sk_rec_show(const struct tree *t, int i, const char *mode, char *out
 	(void)mode;
 	if (!s)
 		snprintf(out, size, "socket:[%lu] (no sk record)", f->ino);
+	else if (s->family == AF_NETLINK || s->family == AF_PACKET)
+		(s->family == AF_NETLINK ? nl_sk_show : pkt_sk_show)(s, strcpy(out, sk_what(s, w, sizeof(w))), size);
 	else
 		snprintf(out, size, "%s %s%s%s%s%s", sk_what(s, w, sizeof(w)),
 			 s->state == 10 ? "listening on " :

@@ -59,6 +59,8 @@ int sk_is_tcp(const struct tree_sk *s);
 int sk_is_udp(const struct tree_sk *s);
 /* sk-inet.c: "TCP", "UDP", "UDP-Lite", "ICMP (ping)", "raw (protocol N)" */
 const char *inet_sk_kind(const struct tree_sk *s, char *buf, size_t size);
+int nl_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s);	/* sk-netlink.c */
+int pkt_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s);	/* sk-packet.c */
 /*
  * sk-tcp.c: established TCP connections.  dump: the network lock, repair
  * mode, DIR/sk-INO.tcp, .rcvq, .sndq; FD_*.  finish: repair mode off and
@@ -100,6 +102,11 @@ struct sk_restore {
 /* Phase 1: create, bind, listen; unix pairs made by socketpair.  0 or -1 (printed). */
 int unix_sk_make(struct sk_restore *r, int i);
 int inet_sk_make(struct sk_restore *r, int i);
+int nl_sk_make(struct sk_restore *r, int i);
+int pkt_sk_make(struct sk_restore *r, int i);
+/* imgcr show: a netlink or packet socket's own state, appended to @out */
+void nl_sk_show(const struct tree_sk *s, char *out, size_t size);
+void pkt_sk_show(const struct tree_sk *s, char *out, size_t size);
 /* sk-tcp.c, phase 1 for an established connection: left in repair mode until tcp_sk_after */
 int tcp_sk_make(struct sk_restore *r, int i);
 /* sk-tcp.c, every file open (@ok) or not: the lock removed, repair mode off, unsent data sent; 0 or -1 */
@@ -160,6 +167,7 @@ struct tree_sk {
 	int nxopts;
 	struct tree_skq *skq;	/* its queued messages that carry fds ("skq" records, sk-queue.c) */
 	int nskq;
+	void *fam;		/* netlink, packet: their own state (sk-netlink.c, sk-packet.c: their records) */
 };
 
 /*

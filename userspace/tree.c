@@ -848,6 +848,7 @@ static const struct tree_record fd_records[] = {
  *   fstat                          a regular file's identity (files-reg.c)
  *   fd pid fd file cloexec         (tree.c)
  *   sk, skopt, skq                 sockets (sockets.c), fds in flight (sk-queue.c)
+ *   sknl; skpkt, skpktmc           netlink (sk-netlink.c), packet sockets (sk-packet.c)
  *   pipe                           pipe/FIFO data (pipes.c)
  *   tty                            terminals (tty.c)
  *   epitem                         epoll items (epoll.c)
@@ -868,7 +869,7 @@ static const struct tree_record fd_records[] = {
 static const struct tree_record *const record_tables[] = {
 	tree_records, ns_records, userns_records, ipc_records, mnt_records, net_records, cgroup_records,
 	attrs_records, ghost_records, file_records, reg_records, fd_records,
-	sk_records, pipe_records, tty_records, epoll_records, inotify_records, locks_records,
+	sk_records, nl_records, pkt_records, pipe_records, tty_records, epoll_records, inotify_records, locks_records,
 };
 #define NTABLES (sizeof(record_tables) / sizeof(record_tables[0]))
 

@@ -2,7 +2,7 @@
  * holder KIND FILE: a root process and a child, both appending "PID tick N"
  * to FILE every 50 ms forever, where the child (or, for "zombie", an extra
  * child that is never reaped) holds something imgcr dump refuses:
- *   socket   a netlink socket       io_uring an io_uring instance
+ *   socket   a packet socket (RX ring) io_uring an io_uring instance
  *   uffd     a userfaultfd          perf     a perf_event fd (task clock)
  *   memmap   a memfd open as an fd and mapped shared
  *   epclosed an epoll watching an eventfd whose fd was closed since (the
@@ -54,6 +54,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
+#include <linux/if_packet.h>
 #include <sys/syscall.h>
 #include <time.h>
 
@@ -193,8 +194,15 @@ int main(int argc, char **argv)
 		if (!strcmp(kind, "inotifyw"))
 			prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY);
 
-		if (!strcmp(kind, "socket"))
-			r = socket(AF_NETLINK, SOCK_RAW, 0);	/* NETLINK_ROUTE */
+		if (!strcmp(kind, "socket")) {
+			/* a packet socket with an RX ring (netlink sockets are restored) */
+			struct tpacket_req req = { .tp_block_size = 4096, .tp_block_nr = 1,
+						   .tp_frame_size = 2048, .tp_frame_nr = 2 };
+
+			r = socket(AF_PACKET, SOCK_DGRAM, 0);
+			if (r >= 0 && setsockopt(r, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req)))
+				r = -1;
+		}
 		else if (!strcmp(kind, "io_uring")) {
 			/* struct io_uring_params: 120 bytes, zeroed */
 			long params[15] = { 0 };

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Sockets imgcr refuses, clearly (naming the pid, the fd and why), leaving
-# the task running: a netlink socket, a packet socket, and a unix socket connected to a server outside the tree.
+# the task running: a netlink socket holding a message not read, a packet
+# socket with an RX ring, and a unix socket connected to a server outside the tree.
 # That last one imgcr dump --ext-unix-sk accepts: restored, it connects
 # to the same path again (a new connection, which the server accepts) and
 # its exchange goes on.
@@ -21,8 +22,8 @@ refused() {	# NAME PATTERN CMD...: the dump of CMD's process fails naming PATTER
 	case "$(state $p)" in "" | t | T | Z) fail "$name: the task was not left running" ;; esac
 	info "$name: $(head -n1 $name.err)"
 }
-refused netlink "netlink sockets are not supported" sknet hold netlink
-refused packet "packet sockets are not supported" sknet hold packet
+refused netlink "messages queued and not yet read" sknl refuse queue "$PWD/nl.out"
+refused packet "packet socket with a PACKET_RX_RING" skpkt refuse ring "$PWD/pk.out"
 
 # a unix socket connected to a server outside the tree
 setsid sknet echosrv "$PWD/e.sock" </dev/null >/dev/null 2>&1 &

@@ -58,7 +58,7 @@ run() {
 	subtest tree_unsupported-$1 unsup
 }
 chmod 777 .
-run socket 'pid [0-9]+ fd [0-9]+: socket:\[[0-9]+\]: netlink sockets are not supported'
+run socket 'pid [0-9]+ fd [0-9]+: socket:\[[0-9]+\]: packet socket with a PACKET_RX_RING'
 run io_uring 'pid [0-9]+ fd [0-9]+: anon inode \[io_uring\]: io_uring instances are not supported'
 run uffd 'pid [0-9]+ fd [0-9]+: anon inode \[userfaultfd\]: userfaultfds are not supported'
 run perf 'pid [0-9]+ fd [0-9]+: anon inode \[perf_event\]: perf_event fds are not supported'
