@@ -236,9 +236,9 @@ static char *watch_path(const struct tree_file *f, pid_t own_mnt, int wd, unsign
 	close(procfd);
 	free(h);
 	if (!path)
-		pr_err("pid %d fd %d: inotify: watch %d (inode %lu on device %u:%u): %s%s: not supported",
-		       f->pid, f->fd, wd, ino, sdev >> 20, sdev & 0xfffff, why,
-		       own_mnt ? " (its tree has a mount namespace of its own)" : "");
+		pr_err("pid %d fd %d: inotify: watch %d (inode %lu): %s: not supported (device %u:%u%s)",
+		       f->pid, f->fd, wd, ino, why, sdev >> 20, sdev & 0xfffff,
+		       own_mnt ? ", in the tree's own mount namespace" : "");
 	return path;
 }
 
