@@ -21,6 +21,10 @@
 #                 images as c4 while c3 runs: both count to the end without
 #                 gap, each as pid 1 of its own PID and cgroup namespaces
 #                 in its own cgroup; c4 starts after c3's checkpoint
+#   runc-predump  runc checkpoint --pre-dump (runc refuses it: imgcr-criu
+#                 answers FEATURE_CHECK without memory tracking), then
+#                 --parent-path (imgcr-criu refuses parent_img): each with
+#                 its reason, the container counts on
 #   runc-refuse   runc checkpoint --manage-cgroups-mode strict: refused by
 #                 imgcr-criu (runc's "criu failed", the reason in the log
 #                 file runc names); the container keeps running
@@ -221,6 +225,31 @@ subtest_leave() {
 	pass "c3 checkpointed at $at and counted on; c4 restored from it (from $k) as pid $second (1 inside)"
 }
 
+# runc checkpoint --pre-dump, then --parent-path: refused, each with its
+# reason (runc's own for --pre-dump: imgcr-criu has no memory tracking;
+# imgcr-criu's for parent_img), and the container counts on
+subtest_predump() {
+	T=runc-predump
+	bundle 3000 || fail "cannot make the bundle"
+	ct_run c5 out6
+	rm -rf p1 p2 && mkdir p1 p2
+	timeout -s KILL 100 $R --criu $CRIU checkpoint --pre-dump --image-path "$(pwd)/p1" c5 > p1.out 2>&1 &&
+		fail "runc checkpoint --pre-dump succeeded"
+	grep -qi 'feature\|mem.*track' p1.out || fail "runc checkpoint --pre-dump said: $(tr '\n' '|' < p1.out)"
+	timeout -s KILL 100 $R --criu $CRIU checkpoint --parent-path ../p1 --image-path "$(pwd)/p2" c5 > p2.out 2>&1 &&
+		fail "runc checkpoint --parent-path succeeded"
+	grep -q 'criu failed' p2.out || fail "runc checkpoint --parent-path said: $(tr '\n' '|' < p2.out)"
+	grep -q 'parent_img' p2/dump.log || fail "dump.log: $(tr '\n' '|' < p2/dump.log 2>&1)"
+	now=$(tail -n 1 out6 | cut -d' ' -f1)
+	wait_line out6 "^$((now + 3)) " 30 || fail "the container stopped counting after the refusals"
+	[ "$(status_of c5)" = running ] || fail "runc state: $(status_of c5)"
+	ct5=$ct
+	$R kill c5 KILL > /dev/null 2>&1
+	wait_gone $ct5 20
+	$R delete -f c5 > /dev/null 2>&1
+	pass "pre-dump: $(grep -m 1 -i 'feature\|track' p1.out | tail -c 120); parent: $(grep -m 1 'parent_img' p2/dump.log | sed 's/.*imgcr[^:]*: //')"
+}
+
 subtest_refuse() {
 	T=runc-refuse
 	bundle 3000 || fail "cannot make the bundle"
@@ -246,9 +275,10 @@ $R delete -f c1 > /dev/null 2>&1
 (subtest_leave)
 $R delete -f c3 > /dev/null 2>&1
 $R delete -f c4 > /dev/null 2>&1
+(subtest_predump)
 (subtest_refuse)
 # the stdin writers (sleep 3600, which would keep the runner's output open)
-for f in out1.sleep out2.sleep out3.sleep out4.sleep out5.sleep; do
+for f in out1.sleep out2.sleep out3.sleep out4.sleep out5.sleep out6.sleep; do
 	[ -s $f ] && kill -9 "$(cat $f)" 2>/dev/null
 done
 exit 0
