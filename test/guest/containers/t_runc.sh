@@ -25,6 +25,11 @@
 #                 answers FEATURE_CHECK without memory tracking), then
 #                 --parent-path (imgcr-criu refuses parent_img): each with
 #                 its reason, the container counts on
+#   runc-tcp      runc checkpoint --tcp-established of a TCP echo server
+#                 (pid 1) and its client (pid 2) on the container's lo
+#                 (tcpstream pair); after runc restore the stream goes on
+#                 and ends with the same byte counts at both ends and the
+#                 same client port (one connection), no byte lost
 #   runc-refuse   runc checkpoint --manage-cgroups-mode strict: refused by
 #                 imgcr-criu (runc's "criu failed", the reason in the log
 #                 file runc names); the container keeps running
@@ -32,6 +37,7 @@
 # timeout: 600
 . /imgcr/guest/lib.sh
 . /imgcr/guest/ctlib.sh
+. /imgcr/guest/tcplib.sh
 require_modules
 
 RUNC=/usr/sbin/runc
@@ -53,15 +59,15 @@ B=/ctb
 bundle() {
 	rm -rf $B /ctshared && mkdir -p $B/rootfs/bin $B/rootfs/shared /ctshared || return 1
 	cp /bin/busybox $B/rootfs/bin/ && ln -s busybox $B/rootfs/bin/sh &&
-		cp /imgcr/bin/counter $B/rootfs/counter || return 1
+		cp /imgcr/bin/counter /imgcr/bin/tcpstream $B/rootfs/ || return 1
 	(cd $B && $RUNC spec) || return 1
 	awk 'BEGIN { RS = "\001" } {
 		sub(/"terminal": true/, "\"terminal\": false")
-		sub(/"args": \[[^]]*\]/, "\"args\": [ \"/counter\", \"" max "\" ]")
+		sub(/"args": \[[^]]*\]/, "\"args\": [ " (args != "" ? args : "\"/counter\", \"" max "\"") " ]")
 		if (nocgns) sub(/,[ \t\n]*\{[ \t\n]*"type": "cgroup"[ \t\n]*\}/, "")
 		sub(/"mounts": \[/, "\"mounts\": [ { \"destination\": \"/shared\", \"type\": \"bind\", \"source\": \"/ctshared\", \"options\": [ \"rbind\", \"rw\" ] },")
-		printf "%s", $0 }' max="$1" nocgns="$([ "${2:-}" = nocgns ] && echo 1)" $B/config.json > $B/c.json && mv $B/c.json $B/config.json &&
-		grep -q '"terminal": false' $B/config.json && grep -q '"/counter"' $B/config.json || return 1
+		printf "%s", $0 }' max="$1" args="${CTARGS:-}" nocgns="$([ "${2:-}" = nocgns ] && echo 1)" $B/config.json > $B/c.json && mv $B/c.json $B/config.json &&
+		grep -q '"terminal": false' $B/config.json && grep -q "\"/$([ -n "${CTARGS:-}" ] && echo tcpstream || echo counter)\"" $B/config.json || return 1
 	# the namespace entry (the cgroup mount has "type": "cgroup" too)
 	if [ "${2:-}" = nocgns ]; then
 		! tr -d ' \t\n' < $B/config.json | grep -q '{"type":"cgroup"}'
@@ -250,6 +256,45 @@ subtest_predump() {
 	pass "pre-dump: $(grep -m 1 -i 'feature\|track' p1.out | tail -c 120); parent: $(grep -m 1 'parent_img' p2/dump.log | sed 's/.*imgcr[^:]*: //')"
 }
 
+# runc checkpoint --tcp-established of a container whose pid 1 is a TCP
+# echo server on lo and its child the client (tcpstream pair): after
+# runc restore the same connection goes on without a lost byte
+subtest_tcp() {
+	T=runc-tcp
+	CTARGS='"/tcpstream", "pair", "127.0.0.1", "7711", "/shared/tcp.out"'
+	bundle 0 || fail "cannot make the bundle"
+	CTARGS=
+	(sh -c 'echo $$ > "$0"; exec sleep 3600' out7.sleep 2> /dev/null | $R run -d -b $B c6 2>&1 | cat > out7) &
+	track $!
+	wait_line out7.sleep . 10 && track "$(cat out7.sleep)"
+	wait_line /ctshared/tcp.out '^c ' 60 || fail "no stream: $(head -c 300 out7; head -c 300 /ctshared/tcp.out)"
+	ct=$($R state c6 | sed -n 's/^ *"pid": \([0-9]*\),*/\1/p')
+	[ -n "$ct" ] || fail "runc state c6: no pid"
+	track $ct
+	wait_progress /ctshared/tcp.out 100000 30 || fail "the stream does not flow: $(tail -n 2 /ctshared/tcp.out | tr '\n' '|')"
+	rm -rf ck6 && mkdir ck6
+	timeout -s KILL 200 $R --criu $CRIU checkpoint --tcp-established --image-path "$(pwd)/ck6" c6 > ck6.out 2>&1 ||
+		fail "runc checkpoint --tcp-established: $(tr '\n' '|' < ck6.out | tail -c 300) log: $(grep -m 3 -i 'error\|refus\|not supp' ck6/dump.log 2>/dev/null | tr '\n' '|')"
+	wait_gone $ct 20 || fail "the container outlived its checkpoint"
+	before=$(last_recv /ctshared/tcp.out)
+	(sh -c 'echo $$ > "$0"; exec sleep 3600' out8.sleep 2> /dev/null |
+		$R --criu $CRIU restore -d --tcp-established --image-path "$(pwd)/ck6" -b $B c6 2>&1 | cat > out8) &
+	track $!
+	wait_line out8.sleep . 10 && track "$(cat out8.sleep)"
+	wait_progress /ctshared/tcp.out "$before" 60 ||
+		fail "the stream did not go on after the restore: $(tail -n 2 /ctshared/tcp.out | tr '\n' '|') $(head -c 200 out8) log: $(grep -m 3 -i 'error\|refus\|not supp' ck6/restore.log 2>/dev/null | tr '\n' '|')"
+	restored_ok c6
+	cli=$(cat /proc/$ct/task/$ct/children)
+	cli=${cli%% *}
+	[ -n "$cli" ] || fail "the restored server has no client child"
+	nspid=$(sed -n 's/^NSpid:[[:space:]]*//p' /proc/$cli/status)
+	[ "${nspid##*[[:space:]]}" = 2 ] || fail "NSpid of the client $cli: $nspid"
+	stream_end /ctshared/tcp.out $cli
+	wait_gone $ct 20 || fail "the server did not exit"
+	$R delete -f c6 > /dev/null 2>&1
+	pass "checkpointed after $before bytes echoed, restored as pid $ct, the connection ended with $STREAM_BYTES bytes both ways"
+}
+
 subtest_refuse() {
 	T=runc-refuse
 	bundle 3000 || fail "cannot make the bundle"
@@ -276,9 +321,15 @@ $R delete -f c1 > /dev/null 2>&1
 $R delete -f c3 > /dev/null 2>&1
 $R delete -f c4 > /dev/null 2>&1
 (subtest_predump)
+(subtest_tcp)
+$R delete -f c6 > /dev/null 2>&1
 (subtest_refuse)
+# a container a failed restore left behind (runc no longer knows it)
+for c in c1 c2 c3 c4 c5 c6; do
+	[ -f /sys/fs/cgroup/$c/cgroup.kill ] && echo 1 > /sys/fs/cgroup/$c/cgroup.kill
+done
 # the stdin writers (sleep 3600, which would keep the runner's output open)
-for f in out1.sleep out2.sleep out3.sleep out4.sleep out5.sleep out6.sleep; do
+for f in out1.sleep out2.sleep out3.sleep out4.sleep out5.sleep out6.sleep out7.sleep out8.sleep; do
 	[ -s $f ] && kill -9 "$(cat $f)" 2>/dev/null
 done
 exit 0
