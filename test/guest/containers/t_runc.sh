@@ -347,4 +347,40 @@ done
 for f in out1.sleep out2.sleep out3.sleep out4.sleep out5.sleep out6.sleep out7.sleep out8.sleep; do
 	[ -s $f ] && kill -9 "$(cat $f)" 2>/dev/null
 done
+# nothing of these tests may be left holding the runner's output (it
+# would wait for it): listed, failed, killed
+sleep 1
+ppid_of() { sed -n 's/^PPid:[[:space:]]*//p' /proc/$1/status 2>/dev/null; }
+# related PID: this shell, one of its ancestors (the runner) or descendants
+related() {
+	case " $ancestors " in *" $1 "*) return 0 ;; esac
+	_q=$1
+	while [ -n "$_q" ] && [ "$_q" -gt 1 ]; do
+		[ "$_q" = $$ ] && return 0
+		_q=$(ppid_of $_q)
+	done
+	return 1
+}
+ancestors= q=$$
+while [ -n "$q" ] && [ "$q" -gt 0 ]; do ancestors="$ancestors $q"; q=$(ppid_of $q); done
+out=$(readlink /proc/$$/fd/1) err=$(readlink /proc/$$/fd/2) left= leftpids=
+for d in /proc/[0-9]*; do
+	p=${d#/proc/}
+	for n in 1 2; do
+		l=$(readlink $d/fd/$n 2>/dev/null)
+		if [ -n "$l" ] && { [ "$l" = "$out" ] || [ "$l" = "$err" ]; }; then
+			related $p && break
+			left="$left $p($(tr '\0' ' ' < $d/cmdline 2>/dev/null | cut -c1-60))"
+			leftpids="$leftpids $p"
+			break
+		fi
+	done
+done
+T=runc-leftover
+if [ -n "$left" ]; then
+	for x in $leftpids; do kill -9 "$x" 2>/dev/null; done
+	echo "RESULT runc-leftover FAIL processes left with the test's output:$left"
+else
+	echo "RESULT runc-leftover PASS"
+fi
 exit 0
