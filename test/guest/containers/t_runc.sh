@@ -128,7 +128,7 @@ subtest_runc() {
 	T=$1
 	MAX=300
 	bundle $MAX $2 || fail "cannot make the bundle"
-	ct_run c1 out1
+	ct_run c1 $1.out1
 	old=$ct
 	[ "$(status_of c1)" = running ] || fail "runc state: $(status_of c1)"
 	cgns_ok $ct $2
@@ -141,14 +141,14 @@ subtest_runc() {
 	$R state c1 > st.out 2>&1 && fail "runc state after the checkpoint: $(tr '\n' ' ' < st.out)"
 	[ -f ck/tree ] || fail "no imgcr images in ck"
 	# the old stdout pipe's reader ends once the container is gone
-	last=$(tail -n 1 out1 | cut -d' ' -f1)
+	last=$(tail -n 1 $1.out1 | cut -d' ' -f1)
 	info "checkpointed at $last"
-	(sh -c 'echo $$ > "$0"; exec sleep 3600' out2.sleep 2> /dev/null |
-		$R --criu $CRIU restore -d --image-path "$(pwd)/ck" -b $B c1 2>&1 | cat > out2) &
+	(sh -c 'echo $$ > "$0"; exec sleep 3600' $1.out2.sleep 2> /dev/null |
+		$R --criu $CRIU restore -d --image-path "$(pwd)/ck" -b $B c1 2>&1 | cat > $1.out2) &
 	track $!
-	wait_line out2.sleep . 10 && track "$(cat out2.sleep)"
-	wait_line out2 "^$((last + 3)) " 60 ||
-		fail "no count after the restore: $(head -c 300 out2) log: $(grep -m 3 -i 'error\|refus\|not supp' ck/restore.log 2>/dev/null | tr '\n' '|')"
+	wait_line $1.out2.sleep . 10 && track "$(cat $1.out2.sleep)"
+	wait_line $1.out2 "^$((last + 3)) " 60 ||
+		fail "no count after the restore: $(head -c 300 $1.out2) log: $(grep -m 3 -i 'error\|refus\|not supp' ck/restore.log 2>/dev/null | tr '\n' '|')"
 	ct=$($R state c1 | sed -n 's/^ *"pid": \([0-9]*\),*/\1/p')
 	track $ct
 	[ "$(status_of c1)" = running ] || fail "runc state after the restore: $(status_of c1)"
@@ -161,8 +161,8 @@ subtest_runc() {
 	grep -q " /shared " /proc/$ct/mountinfo || fail "no /shared in the restored container"
 	[ "$(readlink /proc/$ct/ns/pid)" != "$(readlink /proc/1/ns/pid)" ] || fail "the restored container is in the host's PID namespace"
 	cgns_ok $ct $2
-	wait_line out2 '^counter selfcheck' 120 || fail "the counter never finished: $(tail -n 1 out2)"
-	cat out1 out2 > all
+	wait_line $1.out2 '^counter selfcheck' 120 || fail "the counter never finished: $(tail -n 1 $1.out2)"
+	cat $1.out1 $1.out2 > all
 	numbers_ok all $MAX
 	wait_gone $ct 20 || fail "the counter did not exit"
 	i=0
@@ -344,7 +344,7 @@ for c in c1 c2 c3 c4 c5 c6; do
 	[ -f /sys/fs/cgroup/$c/cgroup.kill ] && echo 1 > /sys/fs/cgroup/$c/cgroup.kill
 done
 # the stdin writers (sleep 3600, which would keep the runner's output open)
-for f in out1.sleep out2.sleep out3.sleep out4.sleep out5.sleep out6.sleep out7.sleep out8.sleep; do
+for f in *.sleep; do
 	[ -s $f ] && kill -9 "$(cat $f)" 2>/dev/null
 done
 # nothing of these tests may be left holding the runner's output (it
