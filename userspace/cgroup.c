@@ -22,7 +22,12 @@
  * cgroup with controllers for its children holds no task, so this comes
  * after) and writes the limits, refusing a memory limit below what the
  * tree already uses (never an OOM kill during a restore).  cleanup()
- * removes what outside() made.
+ * removes what outside() made.  With cg_caller_base (imgcr-criu for a
+ * runtime that made the container's cgroup and put imgcr in it, as runc
+ * does for CRIU) the base is imgcr's own cgroup, whatever its path, used
+ * as it is: its limits and device rules are the caller's (dump
+ * --caller-cgroups); only a base that had controllers enabled for
+ * children is refused (imgcr itself is in it).
  *
  * Not restored: the statistics (memory.stat, cpu.stat...), memory.peak and
  * the events counters, which only the kernel writes.
@@ -77,6 +82,8 @@ struct cg_ns {
 	struct cg_member *members;
 	char *mnt;			/* restore: imgcr's cgroup2 mount */
 };
+
+int cg_caller_base;
 
 static void cg_ns_free(struct cg_ns *ns)
 {
@@ -699,7 +706,22 @@ static int cg_outside(struct ns_ctx *c)
 		pr_err("the tree has cgroups, and imgcr sees no cgroup2 mount");
 		return -1;
 	}
-	for (i = 0; i < ns->ncgs; i++) {
+	if (cg_caller_base) {
+		char *own;
+
+		if (task_cgroup(getpid(), &own))
+			return -1;
+		if (*ns->cgs[0].subtree) {
+			pr_err("the tree's cgroup namespace root %s had the controllers '%s' enabled for its children: not supported in the caller's cgroup %s, which holds imgcr",
+			       ns->base, ns->cgs[0].subtree, own);
+			free(own);
+			return -1;
+		}
+		pr_debug("cgroup namespace root %s restored as the caller's cgroup %s", ns->base, own);
+		free(ns->base);
+		ns->base = own;
+	}
+	for (i = cg_caller_base ? 1 : 0; i < ns->ncgs; i++) {
 		struct cg *g = &ns->cgs[i];
 
 		cg_dir(ns, g, dir, sizeof(dir));

@@ -99,6 +99,13 @@ int ns_dump(struct tree *t, pid_t root, int dirfd);
  * (cgroup.c); 0, or -1 after printing the task, its cgroup and the kind.
  */
 int cg_check_bpf(const struct tree *t);
+/*
+ * restore: the caller made the tree's cgroup and runs imgcr in it (a
+ * runtime through imgcr-criu: runc's manage_cgroups): the dumped cgroup
+ * namespace's root is restored as imgcr's own cgroup, not made, its
+ * limits the caller's; the cgroups below it are made as usual.
+ */
+extern int cg_caller_base;
 /* restore, after reading the tree: every own kind can be restored; 0 or -1 (printed). */
 int ns_restore_check(const struct tree *t);
 /* The CLONE_NEW* flags the ns-root is cloned with for the kinds of @own. */

@@ -33,6 +33,7 @@ struct criu_args {
 	int argc;
 	int notify;		/* notify_scripts: NOTIFY round trips */
 	int sibling;		/* rst_sibling */
+	int caller_cgroups;	/* restore: manage_cgroups (cg_caller_base) */
 	int images_fd, work_fd;	/* our copies of the client's directories, or -1 */
 	char images[4200], log[4200], pid[16], verbosity[16], ghost[24];
 	char ext[3][96];		/* dump: --external pipe:[INO], the pid's stdio pipes */

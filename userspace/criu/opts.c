@@ -500,6 +500,8 @@ int opts_to_args(CriuOpts *o, int type, pid_t peer, struct criu_args *a, int *er
 			return -1;
 		*err = EINVAL;
 		a->sibling = o->has_rst_sibling && o->rst_sibling;
+		/* runc made the container's cgroup, set it and put us in it: a cgroup namespace's root */
+		a->caller_cgroups = o->has_manage_cgroups && o->manage_cgroups;
 	}
 	a->notify = o->has_notify_scripts && o->notify_scripts;
 	a->argv[a->argc] = NULL;

@@ -35,6 +35,7 @@
 #include "criu.h"
 #include "log.h"
 #include "notify.h"
+#include "ns.h"
 #include "version.h"
 
 #define REQ_SIZE_MAX	(1 << 20)
@@ -253,6 +254,7 @@ static int serve_op(CriuReq *req)
 	}
 	S.notify = a.notify;
 	restore_sibling = a.sibling;
+	cg_caller_base = a.caller_cgroups;
 	notify_hook = rpc_notify;
 	for (int i = 0; i < a.argc; i++)
 		pr_debug("argv[%d] %s", i, a.argv[i]);

@@ -2,9 +2,9 @@
 # runc (Debian 12's 1.1.5) checkpoints and restores a container with
 # imgcr-criu as its CRIU (runc --criu): a bundle made by "runc spec" with a
 # busybox rootfs, no terminal, the test's counter as the container's
-# process (pid 1), a host directory bound in (/shared), the cgroup
-# namespace taken out of the spec (see docs/runtimes.md); its stdio are
-# pipes to the test (stdout read by cat into a file).
+# process (pid 1), a host directory bound in (/shared), runc's default
+# cgroup namespace; its stdio are pipes to the test (stdout read by cat
+# into a file).
 #   runc          runc run -d; runc checkpoint --image-path D (the counter
 #                 gone, the container destroyed); runc restore -d (new stdio
 #                 pipes: runc's inherit_fd); inside: the numbers go on
@@ -13,7 +13,26 @@
 #                 self-check passes; outside: runc state "running" with the
 #                 restored pid, runc ps lists it, NSpid ends in 1, its
 #                 stdout is the new pipe, /shared is bound in again, runc
-#                 delete after it exited
+#                 delete after it exited; the container's cgroup
+#                 namespace its own, rooted at its cgroup ("0::/" seen
+#                 from inside), before and after
+#   runc-nocgns   the same with the cgroup namespace taken out of the spec
+#   runc-leave    runc checkpoint --leave-running c3, runc restore of the
+#                 images as c4 while c3 runs: both count to the end without
+#                 gap, each as pid 1 of its own PID and cgroup namespaces
+#                 in its own cgroup; c4 starts after c3's checkpoint
+#   runc-predump  runc checkpoint --pre-dump (runc refuses it: imgcr-criu
+#                 answers FEATURE_CHECK without memory tracking), then
+#                 --parent-path (imgcr-criu refuses parent_img): each with
+#                 its reason, the container counts on
+#   runc-tcp      runc checkpoint --tcp-established of a TCP echo server
+#                 (pid 1) and its client (pid 2) on the container's lo
+#                 (tcpstream pair); after runc restore the stream goes on
+#                 and ends with the same byte counts at both ends and the
+#                 same client port (one connection), no byte lost; for
+#                 now imgcr refuses a socket in the container's network
+#                 namespace: PASS "refused (not supported yet)" when the
+#                 dump names it and the stream goes on untouched
 #   runc-refuse   runc checkpoint --manage-cgroups-mode strict: refused by
 #                 imgcr-criu (runc's "criu failed", the reason in the log
 #                 file runc names); the container keeps running
@@ -21,6 +40,7 @@
 # timeout: 600
 . /imgcr/guest/lib.sh
 . /imgcr/guest/ctlib.sh
+. /imgcr/guest/tcplib.sh
 require_modules
 
 RUNC=/usr/sbin/runc
@@ -37,18 +57,43 @@ R="$RUNC --root /run/runc-t"
 B=/ctb
 
 # the bundle: busybox and the counter, config.json from runc spec
+# bundle MAX [nocgns]: runc spec's default has a cgroup namespace (cgroup
+# v2); nocgns takes it out of the spec
 bundle() {
 	rm -rf $B /ctshared && mkdir -p $B/rootfs/bin $B/rootfs/shared /ctshared || return 1
 	cp /bin/busybox $B/rootfs/bin/ && ln -s busybox $B/rootfs/bin/sh &&
-		cp /imgcr/bin/counter $B/rootfs/counter || return 1
+		cp /imgcr/bin/counter /imgcr/bin/tcpstream $B/rootfs/ || return 1
 	(cd $B && $RUNC spec) || return 1
 	awk 'BEGIN { RS = "\001" } {
 		sub(/"terminal": true/, "\"terminal\": false")
-		sub(/"args": \[[^]]*\]/, "\"args\": [ \"/counter\", \"" max "\" ]")
-		sub(/,[ \t\n]*\{[ \t\n]*"type": "cgroup"[ \t\n]*\}/, "")
+		sub(/"args": \[[^]]*\]/, "\"args\": [ " (args != "" ? args : "\"/counter\", \"" max "\"") " ]")
+		if (nocgns) sub(/,[ \t\n]*\{[ \t\n]*"type": "cgroup"[ \t\n]*\}/, "")
 		sub(/"mounts": \[/, "\"mounts\": [ { \"destination\": \"/shared\", \"type\": \"bind\", \"source\": \"/ctshared\", \"options\": [ \"rbind\", \"rw\" ] },")
-		printf "%s", $0 }' max="$1" $B/config.json > $B/c.json && mv $B/c.json $B/config.json &&
-		grep -q '"terminal": false' $B/config.json && grep -q '"/counter"' $B/config.json
+		printf "%s", $0 }' max="$1" args="${CTARGS:-}" nocgns="$([ "${2:-}" = nocgns ] && echo 1)" $B/config.json > $B/c.json && mv $B/c.json $B/config.json &&
+		grep -q '"terminal": false' $B/config.json && grep -q "\"/$([ -n "${CTARGS:-}" ] && echo tcpstream || echo counter)\"" $B/config.json || return 1
+	# the namespace entry (the cgroup mount has "type": "cgroup" too)
+	if [ "${2:-}" = nocgns ]; then
+		! tr -d ' \t\n' < $B/config.json | grep -q '{"type":"cgroup"}'
+	else
+		tr -d ' \t\n' < $B/config.json | grep -q '{"type":"cgroup"}'
+	fi
+}
+
+# cgns_ok PID nocgns|cgns: the container's cgroup namespace, seen from
+# outside: its own (cgns) with its cgroup at its root ("0::/" inside), or
+# the host's (nocgns)
+cgns_ok() {
+	if [ "$2" = nocgns ]; then
+		[ "$(readlink /proc/$1/ns/cgroup)" = "$(readlink /proc/self/ns/cgroup)" ] ||
+			fail "pid $1: a cgroup namespace of its own: $(readlink /proc/$1/ns/cgroup)"
+		return 0
+	fi
+	[ "$(readlink /proc/$1/ns/cgroup)" != "$(readlink /proc/self/ns/cgroup)" ] ||
+		fail "pid $1: in the host's cgroup namespace"
+	inside=$(timeout -s KILL 10 /usr/sbin/nsenter -t $1 -C cat /proc/$1/cgroup)
+	[ "$inside" = "0::/" ] || fail "pid $1: /proc/$1/cgroup inside its cgroup namespace: $inside"
+	outside=$(cat /proc/$1/cgroup)
+	[ "$outside" != "0::/" ] || fail "pid $1: at the host's cgroup root"
 }
 
 # ct_run ID OUT: runc run -d with stdio pipes: stdin from a sleep, stdout
@@ -78,13 +123,15 @@ numbers_ok() {
 	grep -q '^counter selfcheck ok$' "$1" || fail "no self-check line"
 }
 
+# subtest_runc NAME cgns|nocgns
 subtest_runc() {
-	T=runc
+	T=$1
 	MAX=300
-	bundle $MAX || fail "cannot make the bundle"
-	ct_run c1 out1
+	bundle $MAX $2 || fail "cannot make the bundle"
+	ct_run c1 $1.out1
 	old=$ct
 	[ "$(status_of c1)" = running ] || fail "runc state: $(status_of c1)"
+	cgns_ok $ct $2
 	grep -q " /shared " /proc/$ct/mountinfo || fail "no /shared in the container"
 	rm -rf ck && mkdir ck
 	timeout -s KILL 200 $R --criu $CRIU checkpoint --image-path "$(pwd)/ck" c1 > ck.out 2>&1 ||
@@ -94,14 +141,14 @@ subtest_runc() {
 	$R state c1 > st.out 2>&1 && fail "runc state after the checkpoint: $(tr '\n' ' ' < st.out)"
 	[ -f ck/tree ] || fail "no imgcr images in ck"
 	# the old stdout pipe's reader ends once the container is gone
-	last=$(tail -n 1 out1 | cut -d' ' -f1)
+	last=$(tail -n 1 $1.out1 | cut -d' ' -f1)
 	info "checkpointed at $last"
-	(sh -c 'echo $$ > "$0"; exec sleep 3600' out2.sleep 2> /dev/null |
-		$R --criu $CRIU restore -d --image-path "$(pwd)/ck" -b $B c1 2>&1 | cat > out2) &
+	(sh -c 'echo $$ > "$0"; exec sleep 3600' $1.out2.sleep 2> /dev/null |
+		$R --criu $CRIU restore -d --image-path "$(pwd)/ck" -b $B c1 2>&1 | cat > $1.out2) &
 	track $!
-	wait_line out2.sleep . 10 && track "$(cat out2.sleep)"
-	wait_line out2 "^$((last + 3)) " 60 ||
-		fail "no count after the restore: $(head -c 300 out2) log: $(grep -m 3 -i 'error\|refus\|not supp' ck/restore.log 2>/dev/null | tr '\n' '|')"
+	wait_line $1.out2.sleep . 10 && track "$(cat $1.out2.sleep)"
+	wait_line $1.out2 "^$((last + 3)) " 60 ||
+		fail "no count after the restore: $(head -c 300 $1.out2) log: $(grep -m 3 -i 'error\|refus\|not supp' ck/restore.log 2>/dev/null | tr '\n' '|')"
 	ct=$($R state c1 | sed -n 's/^ *"pid": \([0-9]*\),*/\1/p')
 	track $ct
 	[ "$(status_of c1)" = running ] || fail "runc state after the restore: $(status_of c1)"
@@ -113,28 +160,167 @@ subtest_runc() {
 	case "$(readlink /proc/$ct/fd/1)" in pipe:*) ;; *) fail "stdout: $(readlink /proc/$ct/fd/1)" ;; esac
 	grep -q " /shared " /proc/$ct/mountinfo || fail "no /shared in the restored container"
 	[ "$(readlink /proc/$ct/ns/pid)" != "$(readlink /proc/1/ns/pid)" ] || fail "the restored container is in the host's PID namespace"
-	wait_line out2 '^counter selfcheck' 120 || fail "the counter never finished: $(tail -n 1 out2)"
-	cat out1 out2 > all
+	cgns_ok $ct $2
+	wait_line $1.out2 '^counter selfcheck' 120 || fail "the counter never finished: $(tail -n 1 $1.out2)"
+	cat $1.out1 $1.out2 > all
 	numbers_ok all $MAX
 	wait_gone $ct 20 || fail "the counter did not exit"
 	i=0
 	while [ "$(status_of c1)" != stopped ] && [ $i -lt 50 ]; do usleep 100000; i=$((i + 1)); done
 	[ "$(status_of c1)" = stopped ] || fail "runc state after the exit: $(status_of c1)"
 	$R delete c1 > del.out 2>&1 || fail "runc delete: $(cat del.out)"
-	pass "counted 1..$MAX, checkpointed at $last, restored as pid $ct (1 inside)"
+	pass "counted 1..$MAX, checkpointed at $last, restored as pid $ct (1 inside), $2"
+}
+
+# the restored container's outside: runc state/ps, pid 1 inside, a PID
+# namespace of its own, its stdout a pipe; $ct its pid
+restored_ok() {
+	ct=$($R state "$1" | sed -n 's/^ *"pid": \([0-9]*\),*/\1/p')
+	[ -n "$ct" ] && [ -d /proc/$ct ] || fail "runc state $1: no live pid ($ct)"
+	track $ct
+	[ "$(status_of "$1")" = running ] || fail "runc state $1 after the restore: $(status_of "$1")"
+	$R ps "$1" > ps.out 2>&1 || fail "runc ps $1: $(cat ps.out)"
+	grep -q "^[a-z0-9]* *$ct " ps.out || fail "runc ps $1 does not list $ct: $(tr '\n' '|' < ps.out)"
+	nspid=$(sed -n 's/^NSpid:[[:space:]]*//p' /proc/$ct/status)
+	[ "${nspid##*[[:space:]]}" = 1 ] || fail "NSpid of $ct: $nspid"
+	[ "$(readlink /proc/$ct/ns/pid)" != "$(readlink /proc/1/ns/pid)" ] || fail "$1 is in the host's PID namespace"
+	case "$(readlink /proc/$ct/fd/1)" in pipe:*) ;; *) fail "stdout of $1: $(readlink /proc/$ct/fd/1)" ;; esac
+	cgns_ok $ct cgns
+}
+
+# runc checkpoint --leave-running c3, then runc restore of its images as
+# c4 while c3 runs: both count to the end, each in its own PID namespace
+subtest_leave() {
+	T=runc-leave
+	MAX=300
+	bundle $MAX || fail "cannot make the bundle"
+	ct_run c3 out3
+	first=$ct
+	rm -rf ck3 && mkdir ck3
+	timeout -s KILL 200 $R --criu $CRIU checkpoint --leave-running --image-path "$(pwd)/ck3" c3 > ck3.out 2>&1 ||
+		fail "runc checkpoint --leave-running: $(tr '\n' '|' < ck3.out | tail -c 300) log: $(grep -m 3 -i 'error\|refus\|not supp' ck3/dump.log 2>/dev/null | tr '\n' '|')"
+	at=$(tail -n 1 out3 | cut -d' ' -f1)
+	[ -d /proc/$first ] || fail "c3 did not survive its checkpoint --leave-running"
+	[ "$(status_of c3)" = running ] || fail "runc state c3 after --leave-running: $(status_of c3)"
+	wait_line out3 "^$((at + 3)) " 30 || fail "c3 stopped counting after its checkpoint"
+	(sh -c 'echo $$ > "$0"; exec sleep 3600' out4.sleep 2> /dev/null |
+		$R --criu $CRIU restore -d --image-path "$(pwd)/ck3" -b $B c4 2>&1 | cat > out4) &
+	track $!
+	wait_line out4.sleep . 10 && track "$(cat out4.sleep)"
+	wait_line out4 '^[0-9]* 1$' 60 ||
+		fail "no count from c4: $(head -c 300 out4) log: $(grep -m 3 -i 'error\|refus\|not supp' ck3/restore.log 2>/dev/null | tr '\n' '|')"
+	i=0
+	while [ "$(status_of c4)" != running ] && [ $i -lt 50 ]; do usleep 100000; i=$((i + 1)); done
+	[ "$(status_of c4)" = running ] || fail "runc state c4: $($R state c4 2>&1 | tr '\n' ' ') out4: $(head -c 300 out4 | tr '\n' '|') restore.log: $(grep -i 'error\|fail\|refus' ck3/restore.log 2>/dev/null | tail -n 4 | tr '\n' '|')"
+	restored_ok c4
+	second=$ct
+	[ "$second" != "$first" ] || fail "c4 has c3's pid"
+	[ -d /proc/$first ] && [ "$(status_of c3)" = running ] || fail "c3 is gone after c4's restore: $(status_of c3)"
+	[ "$(readlink /proc/$first/ns/pid)" != "$(readlink /proc/$second/ns/pid)" ] || fail "c3 and c4 share a PID namespace"
+	[ "$(readlink /proc/$first/ns/cgroup)" != "$(readlink /proc/$second/ns/cgroup)" ] || fail "c3 and c4 share a cgroup namespace"
+	[ "$(cat /proc/$first/cgroup)" != "$(cat /proc/$second/cgroup)" ] || fail "c3 and c4 share a cgroup: $(cat /proc/$first/cgroup)"
+	k=$(head -n 1 out4 | cut -d' ' -f1)
+	[ "$k" -gt 1 ] && [ "$((k - 1))" -le "$at" ] || fail "c4 starts at $k, c3 was checkpointed at $at or before"
+	wait_line out3 '^counter selfcheck' 120 || fail "c3 never finished: $(tail -n 1 out3)"
+	wait_line out4 '^counter selfcheck' 120 || fail "c4 never finished: $(tail -n 1 out4)"
+	numbers_ok out3 $MAX
+	awk -v k="$k" '$1 ~ /^[0-9]+$/ && $1 < k' out3 > all4 && cat out4 >> all4
+	numbers_ok all4 $MAX
+	for c in c3 c4; do
+		i=0
+		while [ "$(status_of $c)" != stopped ] && [ $i -lt 50 ]; do usleep 100000; i=$((i + 1)); done
+		$R delete $c > del.out 2>&1 || fail "runc delete $c: $(cat del.out)"
+	done
+	pass "c3 checkpointed at $at and counted on; c4 restored from it (from $k) as pid $second (1 inside)"
+}
+
+# runc checkpoint --pre-dump, then --parent-path: refused, each with its
+# reason (runc's own for --pre-dump: imgcr-criu has no memory tracking;
+# imgcr-criu's for parent_img), and the container counts on
+subtest_predump() {
+	T=runc-predump
+	bundle 3000 || fail "cannot make the bundle"
+	ct_run c5 out6
+	rm -rf p1 p2 && mkdir p1 p2
+	timeout -s KILL 100 $R --criu $CRIU checkpoint --pre-dump --image-path "$(pwd)/p1" c5 > p1.out 2>&1 &&
+		fail "runc checkpoint --pre-dump succeeded"
+	grep -qi 'feature\|mem.*track' p1.out || fail "runc checkpoint --pre-dump said: $(tr '\n' '|' < p1.out)"
+	timeout -s KILL 100 $R --criu $CRIU checkpoint --parent-path ../p1 --image-path "$(pwd)/p2" c5 > p2.out 2>&1 &&
+		fail "runc checkpoint --parent-path succeeded"
+	grep -q 'criu failed' p2.out || fail "runc checkpoint --parent-path said: $(tr '\n' '|' < p2.out)"
+	grep -q 'parent_img' p2/dump.log || fail "dump.log: $(tr '\n' '|' < p2/dump.log 2>&1)"
+	now=$(tail -n 1 out6 | cut -d' ' -f1)
+	wait_line out6 "^$((now + 3)) " 30 || fail "the container stopped counting after the refusals"
+	[ "$(status_of c5)" = running ] || fail "runc state: $(status_of c5)"
+	ct5=$ct
+	$R kill c5 KILL > /dev/null 2>&1
+	wait_gone $ct5 20
+	$R delete -f c5 > /dev/null 2>&1
+	pass "pre-dump: $(grep -m 1 -i 'feature\|track' p1.out | tail -c 120); parent: $(grep -m 1 'parent_img' p2/dump.log | sed 's/.*imgcr[^:]*: //')"
+}
+
+# runc checkpoint --tcp-established of a container whose pid 1 is a TCP
+# echo server on lo and its child the client (tcpstream pair): after
+# runc restore the same connection goes on without a lost byte
+subtest_tcp() {
+	T=runc-tcp
+	CTARGS='"/tcpstream", "pair", "127.0.0.1", "7711", "/shared/tcp.out"'
+	bundle 0 || fail "cannot make the bundle"
+	CTARGS=
+	(sh -c 'echo $$ > "$0"; exec sleep 3600' out7.sleep 2> /dev/null | $R run -d -b $B c6 2>&1 | cat > out7) &
+	track $!
+	wait_line out7.sleep . 10 && track "$(cat out7.sleep)"
+	wait_line /ctshared/tcp.out '^c ' 60 || fail "no stream: $(head -c 300 out7; head -c 300 /ctshared/tcp.out)"
+	ct=$($R state c6 | sed -n 's/^ *"pid": \([0-9]*\),*/\1/p')
+	[ -n "$ct" ] || fail "runc state c6: no pid"
+	track $ct
+	wait_progress /ctshared/tcp.out 100000 30 || fail "the stream does not flow: $(tail -n 2 /ctshared/tcp.out | tr '\n' '|')"
+	rm -rf ck6 && mkdir ck6
+	if ! timeout -s KILL 200 $R --criu $CRIU checkpoint --tcp-established --image-path "$(pwd)/ck6" c6 > ck6.out 2>&1; then
+		# not supported yet (docs/runtimes.md): refused, naming the socket, the container untouched
+		why=$(grep -m 1 'sockets in another network namespace are not supported' ck6/dump.log 2>/dev/null)
+		[ -n "$why" ] || fail "runc checkpoint --tcp-established: $(tr '\n' '|' < ck6.out | tail -c 300) log: $(grep -m 3 -i 'error\|refus\|not supp' ck6/dump.log 2>/dev/null | tr '\n' '|')"
+		[ "$(status_of c6)" = running ] || fail "runc state after the refusal: $(status_of c6)"
+		now=$(last_recv /ctshared/tcp.out)
+		wait_progress /ctshared/tcp.out "$now" 30 || fail "the stream stopped after the refusal: $(tail -n 2 /ctshared/tcp.out | tr '\n' '|')"
+		cli=$(cat /proc/$ct/task/$ct/children)
+		stream_end /ctshared/tcp.out ${cli%% *}
+		wait_gone $ct 20
+		$R delete -f c6 > /dev/null 2>&1
+		pass "refused (not supported yet), the stream went on to $STREAM_BYTES bytes: ${why#*imgcr: }"
+		return 0
+	fi
+	wait_gone $ct 20 || fail "the container outlived its checkpoint"
+	before=$(last_recv /ctshared/tcp.out)
+	(sh -c 'echo $$ > "$0"; exec sleep 3600' out8.sleep 2> /dev/null |
+		$R --criu $CRIU restore -d --tcp-established --image-path "$(pwd)/ck6" -b $B c6 2>&1 | cat > out8) &
+	track $!
+	wait_line out8.sleep . 10 && track "$(cat out8.sleep)"
+	wait_progress /ctshared/tcp.out "$before" 60 ||
+		fail "the stream did not go on after the restore: $(tail -n 2 /ctshared/tcp.out | tr '\n' '|') $(head -c 200 out8) log: $(grep -m 3 -i 'error\|refus\|not supp' ck6/restore.log 2>/dev/null | tr '\n' '|')"
+	restored_ok c6
+	cli=$(cat /proc/$ct/task/$ct/children)
+	cli=${cli%% *}
+	[ -n "$cli" ] || fail "the restored server has no client child"
+	nspid=$(sed -n 's/^NSpid:[[:space:]]*//p' /proc/$cli/status)
+	[ "${nspid##*[[:space:]]}" = 2 ] || fail "NSpid of the client $cli: $nspid"
+	stream_end /ctshared/tcp.out $cli
+	wait_gone $ct 20 || fail "the server did not exit"
+	$R delete -f c6 > /dev/null 2>&1
+	pass "checkpointed after $before bytes echoed, restored as pid $ct, the connection ended with $STREAM_BYTES bytes both ways"
 }
 
 subtest_refuse() {
 	T=runc-refuse
 	bundle 3000 || fail "cannot make the bundle"
-	ct_run c2 out3
+	ct_run c2 out5
 	rm -rf ck2 && mkdir ck2
 	timeout -s KILL 100 $R --criu $CRIU checkpoint --manage-cgroups-mode strict --image-path "$(pwd)/ck2" c2 > ck2.out 2>&1 &&
 		fail "runc checkpoint --manage-cgroups-mode strict succeeded"
 	grep -q 'criu failed' ck2.out || fail "runc said: $(tr '\n' '|' < ck2.out)"
 	grep -q 'manage_cgroups_mode' ck2/dump.log || fail "dump.log: $(cat ck2/dump.log 2>&1 | tr '\n' '|')"
-	now=$(tail -n 1 out3 | cut -d' ' -f1)
-	wait_line out3 "^$((now + 3)) " 30 || fail "the container stopped counting after the refusal"
+	now=$(tail -n 1 out5 | cut -d' ' -f1)
+	wait_line out5 "^$((now + 3)) " 30 || fail "the container stopped counting after the refusal"
 	[ "$(status_of c2)" = running ] || fail "runc state: $(status_of c2)"
 	$R kill c2 KILL > /dev/null 2>&1
 	wait_gone $ct 20
@@ -142,11 +328,59 @@ subtest_refuse() {
 	pass "$(grep -m 1 'manage_cgroups_mode' ck2/dump.log | sed 's/.*imgcr[^:]*: //')"
 }
 
-(subtest_runc)
+(subtest_runc runc cgns)
 $R delete -f c1 > /dev/null 2>&1
+(subtest_runc runc-nocgns nocgns)
+$R delete -f c1 > /dev/null 2>&1
+(subtest_leave)
+$R delete -f c3 > /dev/null 2>&1
+$R delete -f c4 > /dev/null 2>&1
+(subtest_predump)
+(subtest_tcp)
+$R delete -f c6 > /dev/null 2>&1
 (subtest_refuse)
+# a container a failed restore left behind (runc no longer knows it)
+for c in c1 c2 c3 c4 c5 c6; do
+	[ -f /sys/fs/cgroup/$c/cgroup.kill ] && echo 1 > /sys/fs/cgroup/$c/cgroup.kill
+done
 # the stdin writers (sleep 3600, which would keep the runner's output open)
-for f in out1.sleep out2.sleep out3.sleep; do
+for f in *.sleep; do
 	[ -s $f ] && kill -9 "$(cat $f)" 2>/dev/null
 done
+# nothing of these tests may be left holding the runner's output (it
+# would wait for it): listed, failed, killed
+sleep 1
+ppid_of() { sed -n 's/^PPid:[[:space:]]*//p' /proc/$1/status 2>/dev/null; }
+# related PID: this shell, one of its ancestors (the runner) or descendants
+related() {
+	case " $ancestors " in *" $1 "*) return 0 ;; esac
+	_q=$1
+	while [ -n "$_q" ] && [ "$_q" -gt 1 ]; do
+		[ "$_q" = $$ ] && return 0
+		_q=$(ppid_of $_q)
+	done
+	return 1
+}
+ancestors= q=$$
+while [ -n "$q" ] && [ "$q" -gt 0 ]; do ancestors="$ancestors $q"; q=$(ppid_of $q); done
+out=$(readlink /proc/$$/fd/1) err=$(readlink /proc/$$/fd/2) left= leftpids=
+for d in /proc/[0-9]*; do
+	p=${d#/proc/}
+	for n in 1 2; do
+		l=$(readlink $d/fd/$n 2>/dev/null)
+		if [ -n "$l" ] && { [ "$l" = "$out" ] || [ "$l" = "$err" ]; }; then
+			related $p && break
+			left="$left $p($(tr '\0' ' ' < $d/cmdline 2>/dev/null | cut -c1-60))"
+			leftpids="$leftpids $p"
+			break
+		fi
+	done
+done
+T=runc-leftover
+if [ -n "$left" ]; then
+	for x in $leftpids; do kill -9 "$x" 2>/dev/null; done
+	echo "RESULT runc-leftover FAIL processes left with the test's output:$left"
+else
+	echo "RESULT runc-leftover PASS"
+fi
 exit 0
