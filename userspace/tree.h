@@ -126,6 +126,8 @@ struct tree_task {
 	int no_new_privs;
 	unsigned int loginuid;	/* /proc/PID/loginuid; 4294967295: unset */
 	int cwd_deleted;	/* cwd was deleted: recreated, entered, removed */
+	int cwd_has_mode;	/* its mode and owner known (else 0700, the restorer's) */
+	unsigned int cwd_mode, cwd_uid, cwd_gid;
 	int zombie;		/* dead, not reaped: restored as a zombie (no image) */
 	int exit_status;	/* a zombie's wait status (/proc/PID/stat field 52) */
 	int has_zsig;		/* a zombie's signal dispositions below are known */
