@@ -612,7 +612,16 @@ static int ghost_make(int dirfd, struct tree_ghost *g)
 		h.fh.handle_bytes = g->hlen;
 		h.fh.handle_type = g->htype;
 		memcpy(h.fh.f_handle, g->handle, g->hlen);
-		link = open_by_handle_at(g->made_dir, &h.fh, O_PATH | O_CLOEXEC);
+		/* its mount fd may not be O_PATH (trust_dir_open's is) */
+		int mfd = openat(g->made_dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		link = mfd < 0 ? -1 : open_by_handle_at(mfd, &h.fh, O_PATH | O_CLOEXEC);
+		if (mfd >= 0) {
+			int e = errno;
+
+			close(mfd);
+			errno = e;
+		}
 		if (link < 0 || fstat(link, &st) || st.st_ino != g->ino || !st.st_nlink) {
 			if (link < 0)
 				pr_perror("%s %s: cannot find the file again by its handle (open_by_handle_at%s)",
