@@ -155,6 +155,8 @@ static void fifo_rec_show(const struct tree *t, int i, const char *mode, char *o
 static void fifo_rec_json(const struct tree *t, int i)
 {
 	printf(",\"ino\":%lu", t->files[i].ino);
+	if (t->files[i].dev)
+		printf(",\"ghost_dev\":%llu", t->files[i].dev);
 	fd_json_path(t->files[i].path);
 }
 

@@ -851,8 +851,8 @@ static void ghost_rec_show(const struct tree *t, int i, const char *mode, char *
 	const struct tree_file *f = &t->files[i];
 	const struct tree_ghost *g = tree_ghost_find(t, f->dev, f->sino);
 
-	snprintf(out, size, "deleted file %s %s (ghost %llu:%llu)", g ? g->path : "?", mode,
-		 f->dev, f->sino);
+	snprintf(out, size, "%s %s %s (ghost %llu:%llu)", g ? ghost_what(g) : "deleted file",
+		 g ? g->path : "?", mode, f->dev, f->sino);
 }
 
 static void ghost_rec_json(const struct tree *t, int i)
