@@ -27,6 +27,28 @@
  * changes (a rename); its data and inode stay.  A directory at the old
  * name cannot be renamed over the ghost: that restore is refused.
  *
+ * Other deleted things are ghosts too (the record's type=; no data file):
+ * - dir: a deleted directory held open.  It can only have been empty: an
+ *   empty directory is made (mkdirat), opened, given its owner, mode and
+ *   mtime, and removed under its name.  A file at its name is refused at
+ *   restore (a directory can be renamed over only by a directory).  A
+ *   directory of /proc (of a process that has exited) is refused at dump.
+ * - fifo: a deleted FIFO (fifo.c keeps its data as a pipe's): mkfifoat,
+ *   opened O_RDWR, refilled by fifo.c, unlinked like the others.
+ * - chr: a deleted node of /dev/null, zero, full, random or urandom:
+ *   mknodat (CAP_MKNOD, else the restore fails naming it), opened O_PATH,
+ *   each description opened through it.  Other devices: devices.c refuses.
+ * - link: a deleted name of a file that still has other names (CRIU's
+ *   "link remap").  Its content is not copied: the dump records the
+ *   file's handle (name_to_handle_at, checked with open_by_handle_at); the
+ *   restore finds the same live inode by it (root: CAP_DAC_READ_SEARCH),
+ *   links it at the deleted name (or a free name: linkat through
+ *   /proc/self/fd, which a file with names allows), opens it there and
+ *   unlinks that name, so the fd is the live file again (writes reach its
+ *   other names; its nlink is as before; its ctime changes).  Its mode and
+ *   times are not touched.  A handle that finds no file with names, or
+ *   another inode, fails the restore.
+ *
  * Mapped ghosts: a deleted file a task maps (or runs) is in its image as
  * an IMGCR_FILE_DELETED record, by its old path, and the loader opens that
  * path at the exec.  After each image is saved its file table is read

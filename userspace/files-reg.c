@@ -2,9 +2,11 @@
 /*
  * Regular files and directories ("file kind=reg" records): reopened by their path
  * with their flags, then seeked to their offset.  The path is the one
- * /proc/PID/fd shows: one outside the dumper's root, or a deleted name of
- * a file that still has other names, is refused (a deleted file with no
- * name left is a ghost: files-ghost.c).  The file's content is not saved:
+ * /proc/PID/fd shows: one outside the dumper's root is refused (deleted
+ * files, directories and names are ghosts: files-ghost.c; one held with
+ * O_PATH is refused).  A file of /proc/N/ is refused if N is a task of the
+ * tree (the restorer opens every file before it creates the tasks) or a
+ * process that has exited.  The file's content is not saved:
  * it must be there at restore, unchanged: the dump records its identity
  * (an "fstat" record: dev, inode, size, mtime, and the mount point it was
  * under), and a restore refuses a file that differs, naming what changed,
