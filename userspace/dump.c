@@ -637,6 +637,15 @@ static int describe_task(struct dctx *c, int i)
 			       k->pid, k->cwd);
 			return -1;
 		}
+		if (!statfs(path, &sfs) &&
+		    (sfs.f_type == SYSFS_MAGIC || sfs.f_type == CGROUP_SUPER_MAGIC ||
+		     sfs.f_type == CGROUP2_SUPER_MAGIC || sfs.f_type == DEBUGFS_MAGIC ||
+		     sfs.f_type == TRACEFS_MAGIC || sfs.f_type == SECURITYFS_MAGIC ||
+		     sfs.f_type == BPF_FS_MAGIC)) {
+			pr_err("pid %d: cwd %s (deleted): a deleted directory of a kernel filesystem (magic 0x%lx: cgroup, sysfs...) is not supported",
+			       k->pid, k->cwd, (long)sfs.f_type);
+			return -1;
+		}
 		if (stat(path, &st)) {
 			pr_perror("pid %d: cannot stat its deleted cwd %s", k->pid, k->cwd);
 			return -1;

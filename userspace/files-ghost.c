@@ -344,6 +344,14 @@ static int ghost_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f
 	if (S_ISDIR(p->st.st_mode) && !statfs(src, &sfs) && sfs.f_type == PROC_SUPER_MAGIC)
 		return fd_refuse(p, "%s: the /proc directory of a process that has exited is not supported (it cannot be made again)",
 				 p->link);
+	/* a removed cgroup or the like: a mkdir there would make another one */
+	if (S_ISDIR(p->st.st_mode) && !statfs(src, &sfs) &&
+	    (sfs.f_type == SYSFS_MAGIC || sfs.f_type == CGROUP_SUPER_MAGIC ||
+	     sfs.f_type == CGROUP2_SUPER_MAGIC || sfs.f_type == DEBUGFS_MAGIC ||
+	     sfs.f_type == TRACEFS_MAGIC || sfs.f_type == SECURITYFS_MAGIC ||
+	     sfs.f_type == BPF_FS_MAGIC))
+		return fd_refuse(p, "%s: a deleted directory of a kernel filesystem (magic 0x%lx: cgroup, sysfs...) is not supported",
+				 p->link, (long)sfs.f_type);
 	if (S_ISREG(p->st.st_mode))
 		return ghost_describe(c, p, p->st.st_nlink ? GHOST_LINK : GHOST_REG);
 	if (S_ISDIR(p->st.st_mode))
