@@ -19,6 +19,8 @@
  *   procfd   a child holding /proc/PARENT/stat ("child N", "fd N"); then
  *            "tick" for ever (a refused dump).
  *   proccwd  cwd /proc/N of a child that has exited; "tick" for ever.
+ *   holddir DIR  DIR held open ("fd N"), "tick" for ever (the test removes
+ *            it: a cgroup).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -160,8 +162,14 @@ int main(int argc, char **argv)
 		waitpid(kid, NULL, 0);
 		say("ready\n");
 		ticks();
+	} else if (!strcmp(mode, "holddir") && argc > 2) {
+		fd = open(argv[2], O_RDONLY | O_DIRECTORY);
+		if (fd < 0)
+			return 1;
+		say("fd %d\nready\n", fd);
+		ticks();
 	} else {
-		fprintf(stderr, "usage: ghosts dir|fifo|link|symlink|dev|spare|procfd|proccwd\n");
+		fprintf(stderr, "usage: ghosts dir|fifo|link|symlink|dev|spare|procfd|proccwd|holddir DIR\n");
 		return 2;
 	}
 	say("ready\n");

@@ -24,15 +24,17 @@
 # ghosts_procfd: a child holding /proc/PARENT/stat is refused at dump
 # (naming pid, fd and why); the tree goes on.
 # ghosts_proccwd: a cwd /proc/N of an exited process is refused at dump.
+# ghosts_cgroupdir: a removed cgroup directory held open is refused at
+# dump (a mkdir there would make another cgroup).
 # timeout: 400
 . /imgcr/guest/lib.sh
 require_modules
 
-# start MODE: ghosts MODE in a fresh directory w.MODE (cwd), until "ready"
+# start MODE [ARG]: ghosts MODE in a fresh directory w.MODE (cwd), until "ready"
 start() {
 	rm -rf "w.$1"
 	mkdir "w.$1" && cd "w.$1" || fail "mkdir"
-	ghosts $1 > out 2> err &
+	ghosts $1 ${2:-} > out 2> err &
 	pid=$!
 	track $pid
 	wait_line out '^ready' 20 || fail "ghosts $1 did not start: $(cat out err | tr '\n' '|')"
@@ -137,10 +139,13 @@ sub_spare() {
 	finish
 }
 
-# refused MODE WHY: dump refused, with WHY after "pid P...", the tree goes on
+# refused MODE WHY [ARG]: dump refused, with WHY after "pid P...", the tree goes on
 refused() {
-	start $1
+	start $1 ${3:-}
 	who=$pid
+	if [ $1 = holddir ]; then
+		rmdir $CG || fail "rmdir $CG"
+	fi
 	if [ $1 = procfd ]; then
 		who=$(sed -n 's/^child //p' out)
 		track $who
@@ -158,6 +163,14 @@ refused() {
 sub_procfd() { refused procfd " fd \$fd: /proc/\$pid/stat: a file of /proc of a task of the tree"; }
 sub_proccwd() { refused proccwd ": cwd /proc/[0-9]* (deleted): the /proc directory of a process that has exited is not supported"; }
 
+sub_cgroupdir() {
+	CG=/sys/fs/cgroup
+	grep -q "^[^ ]* $CG cgroup2 " /proc/mounts || mount -t cgroup2 none $CG || fail "cannot mount cgroup2"
+	CG=$CG/ghosts_t
+	mkdir $CG || fail "mkdir $CG"
+	refused holddir " fd \$fd: $CG (deleted): a deleted directory of a kernel filesystem" $CG
+}
+
 subtest ghosts_dir sub_dir
 subtest ghosts_fifo sub_fifo
 subtest ghosts_link sub_link
@@ -166,3 +179,4 @@ subtest ghosts_dev sub_dev
 subtest ghosts_spare sub_spare
 subtest ghosts_procfd sub_procfd
 subtest ghosts_proccwd sub_proccwd
+subtest ghosts_cgroupdir sub_cgroupdir
