@@ -233,6 +233,14 @@ static int ghost_chr_ok(dev_t rdev)
 				    minor(rdev) == 8 || minor(rdev) == 9);
 }
 
+static const char *ghost_what(const struct tree_ghost *g)
+{
+	static const char *const what[] = { "deleted file", "deleted directory", "deleted FIFO",
+					    "deleted device node", "deleted name of a file" };
+
+	return what[g->type];
+}
+
 static const char *const ghost_type_names[] = { "reg", "dir", "fifo", "chr", "link" };
 
 /*
@@ -391,6 +399,11 @@ int ghost_dump_mapped(struct fd_dump *c, pid_t pid, const char *image)
 		if (!(rec.flags & IMGCR_FILE_DELETED))
 			continue;
 		g = tree_ghost_find(c->t, rec.dev, rec.ino);
+		if (g && g->type != GHOST_REG) {
+			pr_err("pid %d: maps %s (deleted): a mapped %s is not supported", pid, path,
+			       ghost_what(g));
+			goto out;
+		}
 		if (g) {
 			g->mapped = 1;
 			continue;
@@ -461,14 +474,6 @@ static const char *base_of(const char *path)
 	const char *slash = strrchr(path, '/');
 
 	return slash ? slash + 1 : path;
-}
-
-static const char *ghost_what(const struct tree_ghost *g)
-{
-	static const char *const what[] = { "deleted file", "deleted directory", "deleted FIFO",
-					    "deleted device node", "deleted name of a file" };
-
-	return what[g->type];
 }
 
 /*
