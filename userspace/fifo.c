@@ -51,7 +51,7 @@ static int fifo_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 
 		if (r != FD_DESCRIBED)
 			return r;
-		f->dev = p->st.st_dev;
+		f->ghost = 1;	/* the driver sets f->dev */
 	}
 	if (pipe_save_data(c, p, f->ino))
 		return FD_FAILED;
@@ -74,7 +74,7 @@ static int fifo_open(struct fd_restore *r, int i, const char *what)
 
 	for (first = 0; first < i && !same_fifo(&t->files[first], f); first++)
 		;
-	if (first == i && f->dev) {
+	if (first == i && f->ghost) {
 		/* deleted: made again (mkfifo), opened O_RDWR, unlinked (files-ghost.c) */
 		struct tree_ghost *g = tree_ghost_find(t, f->dev, f->ino);
 
@@ -129,7 +129,7 @@ static int fifo_open(struct fd_restore *r, int i, const char *what)
 static void fifo_rec_write(FILE *f, const struct tree_file *x)
 {
 	fprintf(f, " ino=%lu", x->ino);
-	if (x->dev)	/* deleted: its ghost record is DEV INO */
+	if (x->ghost)	/* deleted: its ghost record is DEV INO */
 		fprintf(f, " ghost=%llu", x->dev);
 	fd_rec_path(f, x->path);
 }
@@ -140,8 +140,8 @@ static const char *fifo_rec_read(struct tree *t, struct tree_file *x, struct rec
 
 	if (REC_NUM(r, "ino", 0, LLONG_MAX, x->ino) || rec_str(r, "path", &x->path))
 		return "bad file record";
-	if (rec_has(r, "ghost") &&
-	    (rec_unum(r, "ghost", &x->dev) || !x->dev ||
+	if (rec_has(r, "ghost") && (x->ghost = 1) &&
+	    (rec_unum(r, "ghost", &x->dev) ||
 	     !(g = tree_ghost_find(t, x->dev, x->ino)) || g->type != GHOST_FIFO))
 		return "fifo file without its ghost record";
 	return NULL;
@@ -155,7 +155,7 @@ static void fifo_rec_show(const struct tree *t, int i, const char *mode, char *o
 static void fifo_rec_json(const struct tree *t, int i)
 {
 	printf(",\"ino\":%lu", t->files[i].ino);
-	if (t->files[i].dev)
+	if (t->files[i].ghost)
 		printf(",\"ghost_dev\":%llu", t->files[i].dev);
 	fd_json_path(t->files[i].path);
 }

@@ -82,6 +82,7 @@ struct tree_file {
 	/* where it was first seen (dump only), and its stat identity (TK_GHOST: its ghost) */
 	int pid, fd;
 	unsigned long long dev, sino;	/* st_dev, st_ino (TK_REG: fstat record; TK_GHOST: its ghost) */
+	int ghost;		/* TK_FIFO: deleted, its ghost record is dev, ino (files-ghost.c) */
 	/* TK_REG: fstat at dump, checked at restore ("fstat" record; has_stat) */
 	int has_stat;
 	long long size;		/* TK_REG: st_size (has_stat); TK_MEMFD: its size */
