@@ -14,7 +14,7 @@
 #   --fuzz N       the fuzz test executes N images (imgcr.fuzz=N on the guest
 #                  command line; default: a ~3 minute CI round); see test/fuzz.sh
 #   --race S       the dump race stress t_dump_race runs S seconds
-#                  (imgcr.race=S; default 60); see test/fuzz-long.sh
+#                  (imgcr.race=S; default 40); see test/fuzz-long.sh
 #
 # For every kernel: DKMS build of the modules (dkms-build-K), a busybox
 # initramfs with modules + test programs + test/guest, one QEMU (TCG) boot

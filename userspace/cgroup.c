@@ -315,15 +315,42 @@ static char *cgns_root(pid_t pid, const char *abs)
  * those of the cgroup the restore puts the task in (@ref: the parent of
  * the tree's base, or imgcr's own cgroup): equal, the task keeps them.
  */
+#define CG_BPF(t, what)	{ t, what " (" #t ")" }
 static const struct {
 	unsigned int type;
 	const char *name;
 } cg_bpf_types[] = {
-	{ BPF_CGROUP_DEVICE, "device access (BPF_CGROUP_DEVICE)" },
-	{ BPF_CGROUP_INET_INGRESS, "packet (BPF_CGROUP_INET_INGRESS)" },
-	{ BPF_CGROUP_INET_EGRESS, "packet (BPF_CGROUP_INET_EGRESS)" },
-	{ BPF_CGROUP_INET_SOCK_CREATE, "socket (BPF_CGROUP_INET_SOCK_CREATE)" },
-	{ BPF_CGROUP_SYSCTL, "sysctl (BPF_CGROUP_SYSCTL)" },
+	/* every cgroup attach type up to 7.2; one a kernel lacks gives EINVAL: skipped */
+	CG_BPF(BPF_CGROUP_DEVICE, "device access"),
+	CG_BPF(BPF_CGROUP_INET_INGRESS, "packet"),
+	CG_BPF(BPF_CGROUP_INET_EGRESS, "packet"),
+	CG_BPF(BPF_CGROUP_INET_SOCK_CREATE, "socket"),
+	CG_BPF(BPF_CGROUP_INET_SOCK_RELEASE, "socket"),
+	CG_BPF(BPF_CGROUP_SOCK_OPS, "TCP socket"),
+	CG_BPF(BPF_CGROUP_INET4_BIND, "bind"),
+	CG_BPF(BPF_CGROUP_INET6_BIND, "bind"),
+	CG_BPF(BPF_CGROUP_INET4_POST_BIND, "bind"),
+	CG_BPF(BPF_CGROUP_INET6_POST_BIND, "bind"),
+	CG_BPF(BPF_CGROUP_INET4_CONNECT, "connect"),
+	CG_BPF(BPF_CGROUP_INET6_CONNECT, "connect"),
+	CG_BPF(BPF_CGROUP_UDP4_SENDMSG, "sendmsg"),
+	CG_BPF(BPF_CGROUP_UDP6_SENDMSG, "sendmsg"),
+	CG_BPF(BPF_CGROUP_UDP4_RECVMSG, "recvmsg"),
+	CG_BPF(BPF_CGROUP_UDP6_RECVMSG, "recvmsg"),
+	CG_BPF(BPF_CGROUP_INET4_GETPEERNAME, "getpeername"),
+	CG_BPF(BPF_CGROUP_INET6_GETPEERNAME, "getpeername"),
+	CG_BPF(BPF_CGROUP_INET4_GETSOCKNAME, "getsockname"),
+	CG_BPF(BPF_CGROUP_INET6_GETSOCKNAME, "getsockname"),
+	CG_BPF(BPF_CGROUP_GETSOCKOPT, "getsockopt"),
+	CG_BPF(BPF_CGROUP_SETSOCKOPT, "setsockopt"),
+	CG_BPF(BPF_CGROUP_SYSCTL, "sysctl"),
+	CG_BPF(BPF_LSM_CGROUP, "LSM"),
+	/* 6.7: not in Debian 12's headers */
+	{ 49, "unix connect (BPF_CGROUP_UNIX_CONNECT)" },
+	{ 50, "unix sendmsg (BPF_CGROUP_UNIX_SENDMSG)" },
+	{ 51, "unix recvmsg (BPF_CGROUP_UNIX_RECVMSG)" },
+	{ 52, "unix getpeername (BPF_CGROUP_UNIX_GETPEERNAME)" },
+	{ 53, "unix getsockname (BPF_CGROUP_UNIX_GETSOCKNAME)" },
 };
 #define CG_BPF_MAX	64
 

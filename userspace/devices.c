@@ -8,6 +8,7 @@
  */
 #include <limits.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -44,9 +45,15 @@ static int dev_open(struct fd_restore *r, int i, const char *what)
 	struct stat st;
 	int fd;
 
-	fd = fd_reopen(f);
-	if (fd < 0)
+	/*
+	 * Non-blocking until checked: a path swapped for a FIFO must not
+	 * block the restore in open() (fd_set_flags puts the flags back).
+	 */
+	fd = fd_path_open(f->path, fd_open_flags(f->flags) | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
+		pr_perror("cannot open %s", f->path);
 		return -1;
+	}
 	if (fstat(fd, &st) || !S_ISCHR(st.st_mode) ||
 	    major(st.st_rdev) != f->major || minor(st.st_rdev) != f->minor) {
 		pr_err("%s is not the character device %u:%u", f->path, f->major, f->minor);

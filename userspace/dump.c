@@ -378,54 +378,58 @@ static int restore_check(struct dctx *c)
  * it, the processes sharing one are next to each other (no pairwise pass
  * over a large tree).  Zombies have none of these any more.
  */
+struct share_cands {
+	const struct tree *t;
+	struct share_cand *v;
+	size_t n, cap;
+};
+
+static int share_cand_add(struct share_cands *s, pid_t pid, int in_tree)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 64;
+		struct share_cand *nv = realloc(s->v, cap * sizeof(*nv));
+
+		if (!nv) {
+			pr_err("out of memory");
+			return -1;
+		}
+		s->v = nv;
+		s->cap = cap;
+	}
+	s->v[s->n].pid = pid;
+	s->v[s->n++].in_tree = in_tree;
+	return 0;
+}
+
+static int share_outsider(pid_t pid, void *arg)
+{
+	struct share_cands *s = arg;
+
+	if (tree_find(s->t, pid) || syscall(SYS_kcmp, pid, pid, KCMP_FILES, 0, 0))
+		return 0;	/* ours, or not ours to compare */
+	return share_cand_add(s, pid, 0);
+}
+
 static int shared_check(struct dctx *c)
 {
+	struct share_cands s = { .t = &c->t };
 	const struct tree *t = &c->t;
 	struct share_cand *v;
-	size_t n = 0, cap = t->ntasks + 64, k, i, j, a, b;
-	struct dirent *d;
-	DIR *dir;
+	size_t n, k, i, j, a, b;
 	int ret = 0;
 
-	v = malloc(cap * sizeof(*v));
-	if (!v) {
-		pr_err("out of memory");
+	for (i = 0; i < (size_t)t->ntasks && !ret; i++)
+		if (!t->tasks[i].zombie)
+			ret = share_cand_add(&s, t->tasks[i].pid, 1);
+	if (!ret)
+		ret = proc_each_process(share_outsider, &s);
+	if (ret) {
+		free(s.v);
 		return -1;
 	}
-	for (i = 0; i < (size_t)t->ntasks; i++)
-		if (!t->tasks[i].zombie) {
-			v[n].pid = t->tasks[i].pid;
-			v[n++].in_tree = 1;
-		}
-	dir = opendir("/proc");
-	if (!dir) {
-		pr_perror("cannot read /proc");
-		free(v);
-		return -1;
-	}
-	while ((d = readdir(dir))) {
-		char *end;
-		long o = strtol(d->d_name, &end, 10);
-
-		if (*end || o <= 0 || o == getpid() || tree_find(t, o) ||
-		    syscall(SYS_kcmp, (pid_t)o, (pid_t)o, KCMP_FILES, 0, 0))
-			continue;	/* not a process, ours, or not ours to compare */
-		if (n == cap) {
-			struct share_cand *nv = realloc(v, 2 * cap * sizeof(*v));
-
-			if (!nv) {
-				pr_err("out of memory");
-				closedir(dir);
-				free(v);
-				return -1;
-			}
-			v = nv;
-			cap *= 2;
-		}
-		v[n].pid = o;
-		v[n++].in_tree = 0;
-	}
-	closedir(dir);
+	v = s.v;
+	n = s.n;
 	for (k = 0; k < sizeof(shared_kinds) / sizeof(shared_kinds[0]) && !ret; k++) {
 		sort_type = shared_kinds[k].type;
 		qsort(v, n, sizeof(*v), cmp_kcmp);

@@ -322,11 +322,3 @@ int fd_path_open(const char *path, int flags)
 	return fd;
 }
 
-int fd_reopen(const struct tree_file *f)
-{
-	int fd = fd_path_open(f->path, fd_open_flags(f->flags));
-
-	if (fd < 0)
-		pr_perror("cannot open %s", f->path);
-	return fd;
-}

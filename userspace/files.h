@@ -311,7 +311,5 @@ static inline int fd_open_flags(unsigned int flags)
  * by the container must not lead root back to the host's files.  -1 (errno).
  */
 int fd_path_open(const char *path, int flags);
-/* Open the path of file record @f again (fd_open_flags()); -1 (printed). */
-int fd_reopen(const struct tree_file *f);
 
 #endif

@@ -113,7 +113,7 @@ struct fs_dump {
 	struct fs_link *links;
 	size_t nlinks;
 	char *buf;
-	int procfd;		/* imgcr's /proc, or -1 */
+	int procfd;		/* imgcr's /proc */
 	int depth;		/* directories open above the entry */
 };
 
@@ -144,17 +144,11 @@ static int open_reg(struct fs_dump *d, int dirfd, const char *name, struct stat 
 		errno = ESTALE;
 		return -1;
 	}
-	if (d->procfd >= 0) {
-		snprintf(p, sizeof(p), "self/fd/%d", pfd);
-		fd = openat(d->procfd, p, O_RDONLY | O_CLOEXEC | O_NOATIME);
-		if (fd < 0 && errno == EPERM)
-			fd = openat(d->procfd, p, O_RDONLY | O_CLOEXEC);
-	} else {
-		fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
-			    O_NOATIME);
-		if (fd < 0 && errno == EPERM)
-			fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	}
+	/* through the checked O_PATH fd: a name looked up again could be another file */
+	snprintf(p, sizeof(p), "self/fd/%d", pfd);
+	fd = openat(d->procfd, p, O_RDONLY | O_CLOEXEC | O_NOATIME);
+	if (fd < 0 && errno == EPERM)
+		fd = openat(d->procfd, p, O_RDONLY | O_CLOEXEC);
 	close(pfd);
 	if (fd >= 0 && !same_file(fd, s)) {
 		close(fd);

@@ -44,6 +44,7 @@
 
 #include "files.h"
 #include "log.h"
+#include "ns.h"
 #include "proc.h"
 #include "record.h"
 
@@ -69,37 +70,126 @@ static int inotify_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file 
 	return FD_DESCRIBED;	/* the watches: inotify_check, with the file's id */
 }
 
-/* An fd on the mount whose device is @sdev (the kernel's s_dev), or -1. */
-static int mount_fd(unsigned int sdev)
+/*
+ * The path of the watched inode @ino, from its file handle @h, as seen
+ * by @pid (its mountinfo and its root, which the caller has made its own:
+ * a tree in its own mount namespace sees other paths than imgcr): each
+ * mount of the device @sdev in turn opens the handle, and the path the
+ * kernel gives for it must lead to that inode.  A malloc'ed path, or NULL
+ * with @why set.
+ */
+static char *handle_path(int procfd, pid_t pid, struct file_handle *h, unsigned int sdev,
+			 unsigned long ino, const char **why)
 {
-	char *text = read_text("/proc/self/mountinfo", NULL), *line, *save = NULL;
-	char mnt[PATH_MAX];
+	char name[64], mnt[PATH_MAX], path[PATH_MAX + 1], *text, *line, *save = NULL, *out = NULL;
 	unsigned int ma, mi;
-	int fd = -1;
+	struct stat st;
+	int mfd, fd, seen = 0;
+	ssize_t n;
 
-	for (line = text ? strtok_r(text, "\n", &save) : NULL; line && fd < 0;
+	snprintf(name, sizeof(name), "%d/mountinfo", pid);
+	text = read_text_at(procfd, name, NULL);
+	*why = "no mount of its device in the task's view";
+	for (line = text ? strtok_r(text, "\n", &save) : NULL; line && !out;
 	     line = strtok_r(NULL, "\n", &save)) {
-		if (sscanf(line, "%*d %*d %u:%u %*s %4095s", &ma, &mi, mnt) != 3)
+		if (sscanf(line, "%*d %*d %u:%u %*s %4095s", &ma, &mi, mnt) != 3 ||
+		    ma != sdev >> 20 || mi != (sdev & 0xfffff))
 			continue;
-		if (ma != sdev >> 20 || mi != (sdev & 0xfffff))
+		seen = 1;
+		mfd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);	/* not O_PATH: handles refuse it */
+		if (mfd < 0)
 			continue;
-		fd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);	/* not O_PATH: handles refuse it */
+		fd = open_by_handle_at(mfd, h, O_PATH | O_CLOEXEC);
+		close(mfd);
+		if (fd < 0) {
+			*why = errno == EPERM ? "finding its path needs CAP_DAC_READ_SEARCH (open_by_handle_at): dump as root" :
+				"cannot open its file handle (the file is gone, or its filesystem cannot open handles)";
+			continue;
+		}
+		snprintf(name, sizeof(name), "self/fd/%d", fd);
+		n = readlinkat(procfd, name, path, PATH_MAX);
+		close(fd);
+		if (n > 0)
+			path[n] = 0;
+		if (n <= 0 || path[0] != '/' || strstr(path, " (deleted)") || lstat(path, &st) ||
+		    st.st_ino != ino) {
+			*why = "the watched file has no path any more in the task's view";
+			continue;
+		}
+		out = strdup(path);
 	}
 	free(text);
-	return fd;
+	if (!seen)
+		*why = "no mount of its device in the task's view";
+	return out;
 }
 
-/* The path of watch @wd (fdinfo fields after "inotify "), or NULL (printed). */
-static char *watch_path(const struct tree_file *f, int wd, unsigned long ino, unsigned int sdev,
-			const char *line)
+/*
+ * handle_path() from the root of @pid, where the tree has a mount
+ * namespace of its own: in a child chrooted there (through imgcr's /proc:
+ * the paths, the mounts and the check are the container's), the path
+ * back through a pipe.
+ */
+static char *handle_path_inside(int procfd, pid_t pid, struct file_handle *h, unsigned int sdev,
+				unsigned long ino, const char **why)
 {
-	const char *hex = strstr(line, "f_handle:");
+	static char reason[160];
+	char root[64], buf[PATH_MAX + 160];
+	int pfd[2], st;
+	ssize_t n = 0, r;
+	pid_t child;
+
+	if (pipe2(pfd, O_CLOEXEC)) {
+		*why = "cannot make a pipe";
+		return NULL;
+	}
+	child = fork();
+	if (child < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		*why = "cannot fork";
+		return NULL;
+	}
+	if (!child) {
+		const char *w = "cannot enter the task's root";
+		char *path = NULL;
+
+		close(pfd[0]);
+		snprintf(root, sizeof(root), "%d/root", pid);
+		if (!fchdir(procfd) && !chdir(root) && !chroot(".") && !chdir("/"))
+			path = handle_path(procfd, pid, h, sdev, ino, &w);
+		if (path)
+			dprintf(pfd[1], "P%s", path);
+		else
+			dprintf(pfd[1], "E%s", w);
+		_exit(0);
+	}
+	close(pfd[1]);
+	while (n < (ssize_t)sizeof(buf) - 1 && (r = read(pfd[0], buf + n, sizeof(buf) - 1 - n)) > 0)
+		n += r;
+	close(pfd[0]);
+	wait_child(child, &st);
+	buf[n] = 0;
+	if (n > 1 && buf[0] == 'P')
+		return strdup(buf + 1);
+	snprintf(reason, sizeof(reason), "%.150s", n > 1 ? buf + 1 : "the look inside failed");
+	*why = reason;
+	return NULL;
+}
+
+/*
+ * The path of watch @wd (fdinfo fields after "inotify "), as the task
+ * holding @f sees it (@own_mnt: the tree has its own mount namespace), or
+ * NULL (printed).
+ */
+static char *watch_path(const struct tree_file *f, int own_mnt, int wd, unsigned long ino,
+			unsigned int sdev, const char *line)
+{
+	const char *hex = strstr(line, "f_handle:"), *why = "";
 	unsigned int bytes, type, i, b;
 	struct file_handle *h;
-	char link[64], path[PATH_MAX + 1];
-	struct stat st;
-	int mfd, fd;
-	ssize_t n;
+	char *path;
+	int procfd;
 
 	if (!hex || !strstr(line, "fhandle-bytes:") ||
 	    sscanf(strstr(line, "fhandle-bytes:"), "fhandle-bytes:%x fhandle-type:%x", &bytes, &type) != 2 ||
@@ -109,8 +199,12 @@ static char *watch_path(const struct tree_file *f, int wd, unsigned long ino, un
 		return NULL;
 	}
 	h = calloc(1, sizeof(*h) + bytes);
-	if (!h) {
-		pr_err("out of memory");
+	procfd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (!h || procfd < 0) {
+		pr_perror("pid %d fd %d: inotify: watch %d", f->pid, f->fd, wd);
+		free(h);
+		if (procfd >= 0)
+			close(procfd);
 		return NULL;
 	}
 	h->handle_bytes = bytes;
@@ -118,45 +212,24 @@ static char *watch_path(const struct tree_file *f, int wd, unsigned long ino, un
 	hex += 9;
 	for (i = 0; i < bytes && sscanf(hex + 2 * i, "%2x", &b) == 1; i++)
 		h->f_handle[i] = b;
-	mfd = mount_fd(sdev);
-	if (mfd < 0) {
-		pr_err("pid %d fd %d: inotify: watch %d (inode %lu): no mount of its device %u:%u in imgcr's view: not supported",
-		       f->pid, f->fd, wd, ino, sdev >> 20, sdev & 0xfffff);
-		free(h);
-		return NULL;
-	}
-	fd = open_by_handle_at(mfd, h, O_PATH | O_CLOEXEC);
-	i = errno;
-	close(mfd);
+	if (own_mnt)
+		path = handle_path_inside(procfd, f->pid, h, sdev, ino, &why);
+	else
+		path = handle_path(procfd, getpid(), h, sdev, ino, &why);
+	close(procfd);
 	free(h);
-	if (fd < 0) {
-		errno = i;
-		if (errno == EPERM)
-			pr_err("pid %d fd %d: inotify: watch %d (inode %lu): finding its path needs CAP_DAC_READ_SEARCH (open_by_handle_at): dump as root",
-			       f->pid, f->fd, wd, ino);
-		else
-			pr_perror("pid %d fd %d: inotify: watch %d (inode %lu): cannot open its file handle (the file is gone, or its filesystem cannot open handles): not supported",
-				  f->pid, f->fd, wd, ino);
-		return NULL;
-	}
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, path, PATH_MAX);
-	close(fd);
-	if (n > 0)
-		path[n] = 0;
-	if (n <= 0 || path[0] != '/' || strstr(path, " (deleted)") || lstat(path, &st) ||
-	    st.st_ino != ino) {
-		pr_err("pid %d fd %d: inotify: watch %d (inode %lu): the watched file has no path any more (%s): not supported",
-		       f->pid, f->fd, wd, ino, n > 0 ? path : "unknown");
-		return NULL;
-	}
-	return strdup(path);
+	if (!path)
+		pr_err("pid %d fd %d: inotify: watch %d (inode %lu on device %u:%u): %s%s: not supported",
+		       f->pid, f->fd, wd, ino, sdev >> 20, sdev & 0xfffff, why,
+		       own_mnt ? " (its tree has a mount namespace of its own)" : "");
+	return path;
 }
 
 static int inotify_check(const struct tree *ct)
 {
 	/* the watches go into the tree: the check hook has it const */
 	struct tree *t = (struct tree *)ct;
+	int own_mnt = t->ns && (t->ns->own & NS_BIT(NS_MNT));
 	int i, ret = 0;
 
 	for (i = 0; i < t->nfiles && !ret; i++) {
@@ -185,7 +258,7 @@ static int inotify_check(const struct tree *ct)
 				ret = -1;
 				break;
 			}
-			path = watch_path(f, wd, ino, sdev, line);
+			path = watch_path(f, own_mnt, wd, ino, sdev, line);
 			if (!path) {
 				ret = -1;
 				break;

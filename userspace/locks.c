@@ -22,7 +22,6 @@
  * holds a conflicting lock (F_GETLK; for flock, /proc/locks).
  */
 #include <limits.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -123,11 +122,46 @@ int locks_dump(struct tree *t, pid_t pid, int fd, int file)
 	return ret;
 }
 
-/*
- * Who holds a lock on @fd's inode that conflicts with @l, into @out ("" if
- * unknown): for a byte range F_GETLK (F_OFD_GETLK) names the holder; for
- * flock, /proc/locks lists the flock locks on the inode.
- */
+struct ofd_search {
+	char id[64];		/* " MAJ:MIN:INO START " of an fdinfo "lock:" line */
+	const struct flock *fl;
+	char *out;
+	size_t size, off;
+};
+
+static int ofd_fd(pid_t pid, int fd, void *arg)
+{
+	struct ofd_search *s = arg;
+	char path[64], *text, *l, *end;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", pid, fd);
+	text = read_text(path, NULL);
+	for (l = text ? strstr(text, "\nlock:") : NULL; l; l = strstr(l + 1, "\nlock:")) {
+		end = strchr(l + 1, '\n');
+		if (end)
+			*end = 0;
+		if (strstr(l, "OFDLCK") && strstr(l, s->id) && !strstr(l, "->")) {
+			s->off += snprintf(s->out + s->off, s->size - s->off,
+					   "%s pid %d (an OFD %s lock on bytes %lld-%lld, fd %d)",
+					   s->off ? "," : "", pid,
+					   s->fl->l_type == F_WRLCK ? "write" : "read",
+					   (long long)s->fl->l_start,
+					   s->fl->l_len ? (long long)(s->fl->l_start + s->fl->l_len - 1) : -1LL,
+					   fd);
+			break;
+		}
+		if (end)
+			*end = '\n';
+	}
+	free(text);
+	return s->off + 80 >= s->size;	/* full: stop */
+}
+
+static int ofd_process(pid_t pid, void *arg)
+{
+	return proc_each_fd(pid, ofd_fd, arg);
+}
+
 /*
  * The processes holding the OFD lock @fl (F_OFD_GETLK) on the file @st:
  * an OFD lock has no pid (-1 in F_OFD_GETLK and /proc/locks), but shows in
@@ -135,53 +169,19 @@ int locks_dump(struct tree *t, pid_t pid, int fd, int file)
  */
 static void ofd_holders(const struct stat *st, const struct flock *fl, char *out, size_t size)
 {
-	char id[64], path[600];
-	struct dirent *p, *f;
-	size_t off = 0;
-	DIR *proc, *fds;
+	struct ofd_search s = { .fl = fl, .out = out, .size = size };
 
-	snprintf(id, sizeof(id), " %02x:%02x:%llu %lld ", major(st->st_dev), minor(st->st_dev),
+	snprintf(s.id, sizeof(s.id), " %02x:%02x:%llu %lld ", major(st->st_dev), minor(st->st_dev),
 		 (unsigned long long)st->st_ino, (long long)fl->l_start);
-	proc = opendir("/proc");
-	while (proc && (p = readdir(proc)) && off + 80 < size) {
-		if (p->d_name[0] < '1' || p->d_name[0] > '9' || atoi(p->d_name) == getpid())
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/fdinfo", p->d_name);
-		fds = opendir(path);
-		while (fds && (f = readdir(fds)) && off + 80 < size) {
-			char *text, *l;
-
-			if (f->d_name[0] == '.')
-				continue;
-			snprintf(path, sizeof(path), "/proc/%s/fdinfo/%s", p->d_name, f->d_name);
-			text = read_text(path, NULL);
-			for (l = text ? strstr(text, "\nlock:") : NULL; l; l = strstr(l + 1, "\nlock:")) {
-				char *end = strchr(l + 1, '\n');
-
-				if (end)
-					*end = 0;
-				if (strstr(l, "OFDLCK") && strstr(l, id) && !strstr(l, "->")) {
-					off += snprintf(out + off, size - off,
-							"%s pid %s (an OFD %s lock on bytes %lld-%lld, fd %s)",
-							off ? "," : "", p->d_name,
-							fl->l_type == F_WRLCK ? "write" : "read",
-							(long long)fl->l_start,
-							fl->l_len ? (long long)(fl->l_start + fl->l_len - 1) : -1LL,
-							f->d_name);
-					break;
-				}
-				if (end)
-					*end = '\n';
-			}
-			free(text);
-		}
-		if (fds)
-			closedir(fds);
-	}
-	if (proc)
-		closedir(proc);
+	if (size > 80)
+		proc_each_process(ofd_process, &s);
 }
 
+/*
+ * Who holds a lock on @fd's inode that conflicts with @l, into @out ("" if
+ * unknown): for a byte range F_GETLK (F_OFD_GETLK) names the holder; for
+ * flock, /proc/locks lists the flock locks on the inode.
+ */
 static void lock_holders(const struct tree_lock *l, int fd, char *out, size_t size)
 {
 	struct flock fl = {

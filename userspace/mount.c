@@ -492,6 +492,10 @@ static int mnt_dump(struct ns_ctx *c)
 	}
 	/* the files of each tmpfs, from inside the namespace (reopened through imgcr's /proc) */
 	procfd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (procfd < 0) {
+		pr_perror("pid %d: cannot open /proc (the tmpfs files are reopened through it)", c->root);
+		goto fail;
+	}
 	for (i = 0; i < ns->n; i++) {
 		struct tmpfs_job job = { .m = &ns->m[i], .procfd = procfd,
 					 .st = { .limit = MNT_TMPFS_LIMIT } };

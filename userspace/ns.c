@@ -4,7 +4,6 @@
  * time and user kinds live here too; ipc.c, mount.c, net.c and cgroup.c
  * hold the others.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -79,32 +78,24 @@ static pid_t find_init(pid_t pid, unsigned long long ino)
  * with the namespace when the dump kills the init: refused (naming it)
  * rather than lost.  Zombies are nothing to lose.
  */
+static int pid_outsider(pid_t pid, void *arg)
+{
+	const struct tree *t = arg;
+	pid_t ppid, pgid, sid;
+	char state;
+
+	if (tree_index(t, pid) >= 0 || ns_ino(pid, "pid") != t->ns->ino[NS_PID])
+		return 0;
+	if (proc_stat(pid, &state, &ppid, &pgid, &sid) || state == 'Z' || state == 'X')
+		return 0;	/* gone meanwhile, or nothing left to lose */
+	pr_err("pid %d: pid %d is in its PID namespace (pid %d there) but not in the tree (it joined with setns(), as runc exec or nsenter do): it would die with the namespace and not come back; not supported (end it first)",
+	       t->root, pid, ns_inner_pid(pid, 0));
+	return -1;
+}
+
 static int pid_outsiders(const struct tree *t)
 {
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	char state, *end;
-	pid_t pid, ppid, pgid, sid;
-	int ret = 0;
-
-	if (!d) {
-		pr_perror("/proc");
-		return -1;
-	}
-	while (!ret && (e = readdir(d))) {
-		pid = strtol(e->d_name, &end, 10);
-		if (*end || pid <= 0 || tree_index(t, pid) >= 0)
-			continue;
-		if (ns_ino(pid, "pid") != t->ns->ino[NS_PID])
-			continue;
-		if (proc_stat(pid, &state, &ppid, &pgid, &sid) || state == 'Z' || state == 'X')
-			continue;	/* gone meanwhile, or nothing left to lose */
-		pr_err("pid %d: pid %d is in its PID namespace (pid %d there) but not in the tree (it joined with setns(), as runc exec or nsenter do): it would die with the namespace and not come back; not supported (end it first)",
-		       t->root, pid, ns_inner_pid(pid, 0));
-		ret = -1;
-	}
-	closedir(d);
-	return ret;
+	return proc_each_process(pid_outsider, (void *)t);
 }
 
 static int pid_dump(struct ns_ctx *c)

@@ -18,13 +18,13 @@
  * External pipes (pipes.h: dump --external, restore --inherit-fd) are the
  * caller's: recorded without data, and given back by the caller.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 #include <linux/magic.h>
@@ -79,6 +79,7 @@ int pipe_external_add(const char *key)
 int pipe_inherit_add(const char *key, int fd)
 {
 	unsigned long ino;
+	struct stat st;
 
 	if (pipe_key(key, &ino)) {
 		pr_err("inherit_fd %s: only pipes can be inherited (pipe:[INODE])", key);
@@ -86,6 +87,10 @@ int pipe_inherit_add(const char *key, int fd)
 	}
 	if (fd < 0 || fcntl(fd, F_GETFD) < 0) {
 		pr_err("inherit_fd %s: fd %d is not open", key, fd);
+		return -1;
+	}
+	if (fstat(fd, &st) || !S_ISFIFO(st.st_mode)) {
+		pr_err("inherit_fd %s: fd %d is not a pipe", key, fd);
 		return -1;
 	}
 	if (n_inherit_pipes == PIPE_EXT_MAX) {
@@ -219,58 +224,48 @@ static int pipe_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 	return pipe_save_data(c, p, f->ino) ? FD_FAILED : FD_DESCRIBED;
 }
 
+static int pipe_outside_fd(pid_t pid, int fd, void *arg)
+{
+	const struct tree *t = arg;
+	char path[64], link[PATH_MAX + 1], want[64];
+	ssize_t n;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, fd);
+	n = readlink(path, link, PATH_MAX);
+	if (n <= 0)
+		return 0;
+	link[n] = 0;
+	for (i = 0; i < t->nfiles; i++) {
+		const struct tree_file *f = &t->files[i];
+
+		if (f->kind == TK_PIPE) {
+			if (pipe_is_external(f->ino))
+				continue;
+			snprintf(want, sizeof(want), "pipe:[%lu]", f->ino);
+			if (strcmp(link, want))
+				continue;
+		} else if (f->kind != TK_FIFO || strcmp(link, f->path)) {
+			continue;
+		}
+		pr_err("pid %d fd %d: %s%s is also open in pid %d fd %d, outside the tree: pipes shared with other processes are not supported",
+		       f->pid, f->fd, f->kind == TK_FIFO ? "FIFO " : "", link, pid, fd);
+		return -1;
+	}
+	return 0;
+}
+
+static int pipe_outsider(pid_t pid, void *arg)
+{
+	if (tree_find(arg, pid))
+		return 0;
+	return proc_each_fd(pid, pipe_outside_fd, arg);
+}
+
 /* Pipes and FIFOs of the tree must not be open in any other process. */
 static int pipe_check(const struct tree *t)
 {
-	struct dirent *d, *e;
-	DIR *proc, *fdd;
-	char path[96], link[PATH_MAX + 1], want[64];
-	int i, ret = 0;
-
-	proc = opendir("/proc");
-	if (!proc)
-		return 0;
-	while (!ret && (d = readdir(proc))) {
-		pid_t pid = atoi(d->d_name);
-
-		if (pid <= 0 || pid == getpid() || tree_find(t, pid))
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/fd", pid);
-		fdd = opendir(path);
-		if (!fdd)
-			continue;
-		while (!ret && (e = readdir(fdd))) {
-			ssize_t n;
-
-			if (e->d_name[0] == '.')
-				continue;
-			snprintf(path, sizeof(path), "/proc/%d/fd/%.16s", pid, e->d_name);
-			n = readlink(path, link, PATH_MAX);
-			if (n <= 0)
-				continue;
-			link[n] = 0;
-			for (i = 0; i < t->nfiles; i++) {
-				const struct tree_file *f = &t->files[i];
-
-				if (f->kind == TK_PIPE) {
-					if (pipe_is_external(f->ino))
-						continue;
-					snprintf(want, sizeof(want), "pipe:[%lu]", f->ino);
-					if (strcmp(link, want))
-						continue;
-				} else if (f->kind != TK_FIFO || strcmp(link, f->path)) {
-					continue;
-				}
-				pr_err("pid %d fd %d: %s%s is also open in pid %d fd %s, outside the tree: pipes shared with other processes are not supported",
-				       f->pid, f->fd, f->kind == TK_FIFO ? "FIFO " : "", link, pid, e->d_name);
-				ret = -1;
-				break;
-			}
-		}
-		closedir(fdd);
-	}
-	closedir(proc);
-	return ret;
+	return proc_each_process(pipe_outsider, (void *)t);
 }
 
 int pipe_refill(const struct fd_restore *r, int wfd, unsigned long ino, const char *what)

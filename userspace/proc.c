@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Small helpers for reading /proc and writing whole files. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -179,6 +180,59 @@ int proc_stat(pid_t pid, char *state, pid_t *ppid, pid_t *pgid, pid_t *sid)
 		r = 0;
 	free(s);
 	return r;
+}
+
+/* A /proc entry's name as a number > 0, or 0 (not a process, ".", "self"...). */
+static int name_number(const char *name)
+{
+	char *end;
+	long v;
+
+	if (*name < '1' || *name > '9')
+		return 0;
+	v = strtol(name, &end, 10);
+	return *end || v > 0x7fffffff ? 0 : (int)v;
+}
+
+int proc_each_process(int (*fn)(pid_t pid, void *arg), void *arg)
+{
+	struct dirent *e;
+	int ret = 0;
+	pid_t pid;
+	DIR *d;
+
+	d = opendir("/proc");
+	if (!d) {
+		pr_perror("cannot read /proc");
+		return -1;
+	}
+	while (!ret && (e = readdir(d))) {
+		pid = name_number(e->d_name);
+		if (pid > 0 && pid != getpid())
+			ret = fn(pid, arg);
+	}
+	closedir(d);
+	return ret;
+}
+
+int proc_each_fd(pid_t pid, int (*fn)(pid_t pid, int fd, void *arg), void *arg)
+{
+	char path[64];
+	struct dirent *e;
+	int ret = 0, fd;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	d = opendir(path);
+	if (!d)
+		return 0;	/* gone, or not ours to look at */
+	while (!ret && (e = readdir(d))) {
+		fd = name_number(e->d_name);
+		if (fd > 0 || !strcmp(e->d_name, "0"))
+			ret = fn(pid, fd, arg);
+	}
+	closedir(d);
+	return ret;
 }
 
 void pr_dump_open_error(pid_t pid, const char *path)

@@ -27,6 +27,18 @@ const char *status_field(const char *text, const char *key);
 /* state, ppid, pgid, sid from /proc/PID/stat; 0 or -1. */
 int proc_stat(pid_t pid, char *state, pid_t *ppid, pid_t *pgid, pid_t *sid);
 /*
+ * @fn(pid, @arg) for every process in /proc but imgcr itself, until one
+ * returns non-zero: that value; 0 after the last; -1 (said) if /proc
+ * cannot be read.  The one walk of every place that looks for processes
+ * outside the tree (sharers of an fd table, pipe or lock; setns joiners).
+ */
+int proc_each_process(int (*fn)(pid_t pid, void *arg), void *arg);
+/*
+ * @fn(pid, fd, @arg) for every fd of @pid, with the same return rules;
+ * 0 if @pid has gone or its fds cannot be read.
+ */
+int proc_each_fd(pid_t pid, int (*fn)(pid_t pid, int fd, void *arg), void *arg);
+/*
  * A new image file of a dump, for writing (close-on-exec): whatever was
  * at @path (a file of an earlier dump, or a link someone put in DIR) is
  * removed first, and the new one made with O_EXCL|O_NOFOLLOW, so that

@@ -1585,47 +1585,50 @@ static pid_t inner_id(const char *path)
  * With --pidns the tree's pids live in the new namespace: the pid, in ours,
  * of each task there, found by its NSpid (0 if not found: it has exited).
  */
+struct outer_search {
+	struct rctx *c;
+	pid_t *outer;
+	char ns[128];		/* the link of the namespace's ns/pid */
+};
+
+static int outer_pid(pid_t p, void *arg)
+{
+	struct outer_search *s = arg;
+	char other[128], path[64];
+	ssize_t n;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", p);
+	n = readlink(path, other, sizeof(other) - 1);
+	if (n <= 0)
+		return 0;
+	other[n] = 0;
+	if (strcmp(s->ns, other))
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/status", p);
+	i = tidx(&s->c->t, inner_id(path));
+	if (i >= 0)
+		s->outer[i] = p;
+	return 0;
+}
+
 static void outer_pids(struct rctx *c, pid_t *outer)
 {
-	char ns[128], other[128], path[64];
-	struct dirent *d;
+	struct outer_search s = { .c = c, .outer = outer };
+	char path[64];
 	ssize_t n;
-	DIR *proc;
-	int i;
 
 	memset(outer, 0, c->t.ntasks * sizeof(*outer));
 	if (c->nsroot > 0) {
 		snprintf(path, sizeof(path), "/proc/%d/ns/pid", c->nsroot);
-		n = readlink(path, ns, sizeof(ns) - 1);
+		n = readlink(path, s.ns, sizeof(s.ns) - 1);
 	} else {
-		n = readlink("/proc/self/ns/pid_for_children", ns, sizeof(ns) - 1);
+		n = readlink("/proc/self/ns/pid_for_children", s.ns, sizeof(s.ns) - 1);
 	}
-	proc = opendir("/proc");
-	if (n <= 0 || !proc) {
-		if (proc)
-			closedir(proc);
+	if (n <= 0)
 		return;
-	}
-	ns[n] = 0;
-	while ((d = readdir(proc))) {
-		pid_t p = atoi(d->d_name), in;
-
-		if (p <= 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/ns/pid", p);
-		n = readlink(path, other, sizeof(other) - 1);
-		if (n <= 0)
-			continue;
-		other[n] = 0;
-		if (strcmp(ns, other))
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/status", p);
-		in = inner_id(path);
-		i = tidx(&c->t, in);
-		if (i >= 0)
-			outer[i] = p;
-	}
-	closedir(proc);
+	s.ns[n] = 0;
+	proc_each_process(outer_pid, &s);
 }
 
 /*

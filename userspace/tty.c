@@ -465,6 +465,22 @@ static int master_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *
 	y->fg = fg;
 	ioctl(fd, TIOCGPTLCK, &lck);
 	ioctl(fd, TIOCGPKT, &d->pkt);
+	/*
+	 * In packet mode a status (TIOCPKT_FLUSHREAD, _STOP, _DOSTOP...) the
+	 * program has not read yet comes first on its next read: only the
+	 * kernel sets one, and not every one can be made again on a new
+	 * pair.  Refused before anything is changed on the pair.
+	 */
+	if (d->pkt) {
+		struct pollfd pf = { .fd = fd, .events = POLLPRI };
+
+		if (poll(&pf, 1, 0) > 0 && (pf.revents & POLLPRI)) {
+			npairs--;
+			close(fd);
+			return fd_refuse(p, "pty master of /dev/pts/%d: a packet-mode status (TIOCPKT) is pending, not yet read by the program: it cannot be restored; not supported (dump again once the program has read it)",
+					 index);
+		}
+	}
 	y->locked = !!lck;
 	y->pkt = !!d->pkt;
 	if (tcgetattr(fd, &d->tio) || ioctl(fd, TIOCGWINSZ, &ws)) {

@@ -38,6 +38,7 @@
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/uaccess.h>
 #include <linux/uio.h>
 #include <linux/tracepoint.h>
@@ -1213,32 +1214,64 @@ static int dump_wait_stopped(struct dump_image *img)
  * and dump_regs() uses the view kept.
  */
 #ifdef CONFIG_SYSVIPC
+struct sem_holder {
+	const void *ulp;
+	unsigned int users;
+	unsigned int thread;
+};
+
+static int sem_holder_cmp(const void *a, const void *b)
+{
+	const struct sem_holder *x = a, *y = b;
+
+	if (x->ulp != y->ulp)
+		return x->ulp < y->ulp ? -1 : 1;
+	return x->thread < y->thread ? -1 : x->thread > y->thread;
+}
+
 /*
- * Whether thread @i's SysV semaphore undo list is shared with a task
+ * Whether a SysV semaphore undo list of the threads is shared with a task
  * outside the group (clone(CLONE_SYSVSEM) without CLONE_THREAD): that one
  * runs on and may add adjustments after the check, and the restored
  * process would not share its list.  Each sharer holds a reference: more
  * than the group's threads that have the list means another process.
- * Counted once per list, at its first thread (pthreads share one list:
- * linear).  Under the siglock of dump_gpregs(), every thread stopped.
+ * From the lists and counts dump_gpregs() copied under the siglock (every
+ * thread stopped; the pointers are only compared): sorted by list, each
+ * list's threads are next to each other, so the work is n log n and not
+ * done with interrupts off.  0, 1 (@tid: the first thread of a shared
+ * list, as the reader sees it) or -ENOMEM.
  */
-static bool dump_sem_undo_shared(struct dump_image *img, unsigned int i)
+static int dump_sem_undo_shared(struct dump_image *img, pid_t *tid)
 {
-	const void *ulp = imgcr_sem_undo_list(img->threads[i].task);
-	unsigned int j, n = 0, users;
+	struct sem_holder *h;
+	unsigned int i, j, n = 0, users;
+	int ret = 0;
 
-	if (!ulp)
-		return false;
-	users = imgcr_sem_undo_users(ulp);
-	if (users <= 1)
-		return false;
-	for (j = 0; j < i; j++)
-		if (imgcr_sem_undo_list(img->threads[j].task) == ulp)
-			return false;	/* counted at thread j */
-	for (j = i; j < img->nr_threads; j++)
-		if (imgcr_sem_undo_list(img->threads[j].task) == ulp)
-			n++;
-	return users > n;
+	for (i = 0; i < img->nr_threads; i++)
+		if (img->threads[i].sem_users > 1)
+			break;
+	if (i == img->nr_threads)
+		return 0;	/* no list with another user: nothing to count */
+	h = kvmalloc_array(img->nr_threads, sizeof(*h), GFP_KERNEL);
+	if (!h)
+		return -ENOMEM;
+	for (i = 0; i < img->nr_threads; i++)
+		if (img->threads[i].sem_ulp)
+			h[n++] = (struct sem_holder){ img->threads[i].sem_ulp,
+						      img->threads[i].sem_users, i };
+	sort(h, n, sizeof(*h), sem_holder_cmp, NULL);
+	for (i = 0; i < n && !ret; i = j) {
+		users = h[i].users;
+		for (j = i + 1; j < n && h[j].ulp == h[i].ulp; j++)
+			users = max(users, h[j].users);
+		if (users > j - i) {
+			*tid = task_pid_nr_ns(img->threads[h[i].thread].task,
+					      task_active_pid_ns(current));
+			ret = 1;
+		}
+	}
+	kvfree(h);
+	return ret;
 }
 #endif
 
@@ -1293,19 +1326,26 @@ static int dump_gpregs(struct dump_image *img)
 	 * processes only, never a thread made since we looked.
 	 */
 	for (i = 0; i < img->nr_threads && !ret; i++) {
-		struct task_struct *t = img->threads[i].task;
+		struct dump_thread *th = &img->threads[i];
 
-		if (imgcr_sem_undo_pending(t)) {
-			sem_tid = task_pid_nr_ns(t, task_active_pid_ns(current));
+		if (imgcr_sem_undo_pending(th->task)) {
+			sem_tid = task_pid_nr_ns(th->task, task_active_pid_ns(current));
 			ret = -EOPNOTSUPP;
-		} else if (dump_sem_undo_shared(img, i)) {
-			sem_tid = task_pid_nr_ns(t, task_active_pid_ns(current));
+		}
+		th->sem_ulp = imgcr_sem_undo_list(th->task);
+		th->sem_users = th->sem_ulp ? imgcr_sem_undo_users(th->sem_ulp) : 0;
+	}
+#endif
+	spin_unlock_irqrestore(&sighand->siglock, flags);
+#ifdef CONFIG_SYSVIPC
+	if (!ret) {
+		ret = dump_sem_undo_shared(img, &sem_tid);
+		if (ret > 0) {
 			sem_shared = true;
 			ret = -EOPNOTSUPP;
 		}
 	}
 #endif
-	spin_unlock_irqrestore(&sighand->siglock, flags);
 	/* TIDs in a reason as its reader sees them (the image has the task's own) */
 	if (ret == -EOPNOTSUPP && sem_shared)
 		dump_refuse(img, task_pid_nr(img->task),

@@ -34,6 +34,9 @@ struct dump_thread {
 	struct imgcr_thread th;		/* per-thread state, main included */
 	struct imgcr_creds creds;	/* its credentials */
 	struct imgcr_seccomp seccomp;	/* its entry of NT_IMGCR_SECCOMP */
+	/* its SysV semaphore undo list and the list's users, read under the siglock */
+	const void *sem_ulp;
+	unsigned int sem_users;
 };
 
 struct dump_image {

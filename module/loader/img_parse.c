@@ -1204,10 +1204,13 @@ static int img_take_exe(struct img *img)
 	struct user_namespace *ns = current_user_ns();
 	struct img_file *f;
 
-	if (img->task.exe_file == IMGCR_NO_FILE || img->only_user)
+	if (img->task.exe_file == IMGCR_NO_FILE)
 		return 0;
+	/* checked whether used or not: one image, one verdict */
 	if (img->task.exe_file >= img->nr_files)
 		return -EINVAL;
+	if (img->only_user)
+		return 0;
 	f = &img->files[img->task.exe_file];
 	if (f->id.flags & IMGCR_FILE_SHMEM)
 		return -EINVAL;

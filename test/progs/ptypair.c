@@ -164,6 +164,34 @@ static int info(const char *dev)
 	return 0;
 }
 
+/*
+ * ptypair pktstatus: a master in packet mode whose slave's output was
+ * flushed (tcflush TCOFLUSH): TIOCPKT_FLUSHWRITE waits to be read on the
+ * master.  Prints "fds master=M" and ticks; a dump must refuse it.
+ */
+static int pktstatus(void)
+{
+	int m = posix_openpt(O_RDWR | O_NOCTTY), s, one = 1, n = 0;
+	struct pollfd pf;
+
+	if (m < 0 || grantpt(m) || unlockpt(m) || ioctl(m, TIOCPKT, &one))
+		return 1;
+	s = open(ptsname(m), O_RDWR | O_NOCTTY);
+	if (s < 0 || tcflush(s, TCOFLUSH))
+		return 1;
+	pf.fd = m;
+	pf.events = POLLPRI;
+	if (poll(&pf, 1, 1000) != 1 || !(pf.revents & POLLPRI)) {
+		say("BAD no packet status pending\n");
+		return 1;
+	}
+	say("fds master=%d\n", m);
+	for (;;) {
+		say("tick %d\n", ++n);
+		usleep(100000);
+	}
+}
+
 static int orphan(void)
 {
 	int m = posix_openpt(O_RDWR | O_NOCTTY), p[2], n = 0;
@@ -250,6 +278,8 @@ int main(int argc, char **argv)
 		return info(argv[2]);
 	if (argc == 2 && !strcmp(argv[1], "orphan"))
 		return orphan();
+	if (argc == 2 && !strcmp(argv[1], "pktstatus"))
+		return pktstatus();
 	if (argc == 2 && !strcmp(argv[1], "lockedslave"))
 		return lockedslave();
 	m = posix_openpt(O_RDWR | O_NOCTTY);

@@ -18,6 +18,14 @@
 #   ct_outside-cwd  the shell's cwd on the old root, detached after
 #                   pivot_root: refused, naming "cwd"; after cd / (SIGUSR1)
 #                   a dump succeeds and restores.
+#   ct_outside-inotify  a child of the shell (inowatch) watches /tw, a bind
+#                   of the host's /tmp/ctw (a tmpfs imgcr sees at another
+#                   path): the watch is recorded by the container's path
+#                   (before: the host's /tmp/ctw, and the restore failed
+#                   after the dump had killed the container); restored, the
+#                   inotify fd watches /tmp/ctw's inode again (fdinfo) and
+#                   a file made in /tmp/ctw from the host is reported under
+#                   the same watch descriptor.
 # timeout: 500
 . /imgcr/guest/lib.sh
 . /imgcr/guest/ctlib.sh
@@ -38,7 +46,12 @@ start() {
 	rm -rf /ctsrc /hostdir && mkdir -p /ctsrc /hostdir && echo "host file" > /outside-file ||
 		fail "cannot make the host files"
 	cp /bin/busybox /ctsrc/
+	if [ "$1" = ino ]; then
+		rm -rf /tmp/ctw && mkdir /tmp/ctw && cp /imgcr/bin/inowatch /ctsrc/ ||
+			fail "cannot make /tmp/ctw"
+	fi
 	cat > /ctsrc/work.sh <<'W'
+[ -x /bin/inowatch ] && /bin/inowatch /tw > /host/ino.out 2>&1 &
 trap 'exec 7<&-; cd /; echo closed' USR1
 trap 'read -r l <&8; echo "fd8 $l"; [ -e /proc/$$/fd/7 ] && echo "FAIL fd 7 open after the restore"; [ "$l" = "container data" ] || echo "FAIL fd 8 read: $l"; echo "work PASS"; exit 0' USR2
 n=0
@@ -55,6 +68,7 @@ mount --make-rprivate /
 mkdir -p /ctr && mount -t tmpfs -o size=16m,mode=755 ctroot /ctr
 mkdir -p /ctr/bin /ctr/proc /ctr/dev /ctr/host /ctr/data /ctr/old
 cp /ctsrc/busybox /ctr/bin/
+$([ "$1" = ino ] && echo "cp /ctsrc/inowatch /ctr/bin/ && mkdir /ctr/tw && mount --bind /tmp/ctw /ctr/tw")
 cp /ctsrc/work.sh /ctr/work.sh
 for a in sh usleep cat echo; do ln -s busybox /ctr/bin/\$a; done
 mknod -m 666 /ctr/dev/null c 1 3
@@ -166,9 +180,48 @@ outside_cwd() {
 	refused cwd "pid $CT cwd: .* is on a mount outside the container's mount namespace (mnt_id [0-9]*): not supported"
 }
 
+# watcher PID: the inowatch child of PID
+watcher() {
+	for c in $(cat /proc/$1/task/*/children 2>/dev/null); do
+		[ "$(readlink /proc/$c/exe)" = /bin/inowatch ] && echo $c && return
+	done
+}
+
+outside_ino() {
+	start ino
+	wait_line /hostdir/ino.out '^ready wd=1$' 20 || fail "inowatch did not start: $(tr '\n' '|' < /hostdir/ino.out)"
+	W=$(watcher $CT)
+	[ -n "$W" ] || fail "no inowatch child of $CT"
+	ino=$(printf %x "$(stat -c %i /tmp/ctw)")
+	grep -q "^inotify wd:1 ino:$ino " /proc/$W/fdinfo/3 || fail "the test is wrong: fdinfo 3 of $W: $(grep inotify /proc/$W/fdinfo/3)"
+	step "dump $CT"
+	timeout -s KILL 120 imgcr dump -v4 -t $CT -D d > dump.out 2> dump.err ||
+		fail "dump: $(tail -n 8 dump.err | tr '\n' '|')"
+	wait_gone $CT 20 || fail "the container outlived its dump"
+	grep -q '^watch .* path=/tw$' d/tree || fail "the watch record: $(grep '^watch' d/tree)"
+	cp "$IMGCR_STATE_EXPECTED" expected
+	echo 'fd */* fdinfo.ino * -> *  # files of the container'"'"'s restored tmpfs root' >> expected
+	step "restore"
+	IMGCR_STATE_EXPECTED=$PWD/expected \
+	timeout -s KILL 120 imgcr restore -v4 -D d --allow-changed-files --detach --pidfile "$PWD/rp" > restore.out 2> restore.err ||
+		fail "restore: $(tail -n 8 restore.err | tr '\n' '|')"
+	NEW=$(cat rp)
+	track $NEW
+	ticking "after the restore"
+	W=$(watcher $NEW)
+	[ -n "$W" ] || fail "no inowatch child of $NEW after the restore"
+	grep -q "^inotify wd:1 ino:$ino " /proc/$W/fdinfo/3 ||
+		fail "restored: fdinfo 3 of $W: $(grep inotify /proc/$W/fdinfo/3), expected ino:$ino"
+	touch /tmp/ctw/after
+	wait_line /hostdir/ino.out '^event wd=1 mask=0x100 name=after$' 20 ||
+		fail "no IN_CREATE of 'after' under wd 1: $(tr '\n' '|' < /hostdir/ino.out)"
+	pass "watch path=/tw restored; event seen"
+}
+
 sub() {
 	mkdir "$1" && cd "$1" || fail "mkdir $1"
 	$2
 }
 subtest ct_outside "sub outside outside_fd"
 subtest ct_outside-cwd "sub cwd outside_cwd"
+subtest ct_outside-inotify "sub ino outside_ino"

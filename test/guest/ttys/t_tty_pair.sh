@@ -25,6 +25,9 @@
 # Sub-test tty_pair-refused: a master whose slave is the controlling
 # terminal of a session outside the tree is refused (message names pid, fd,
 # the pty and the session), no tree written, the task keeps running.
+# Sub-test tty_pair-pktstatus: a master in packet mode with a status
+# (TIOCPKT_FLUSHWRITE) not yet read is refused, naming pid and fd; it keeps
+# running.
 # Sub-test tty_pair-leave: the same with --leave-running: the data is put
 # back and the original tree passes the same checks.
 # Sub-test tty_pair-locked-slave: one task holds a master and its slave and
@@ -160,6 +163,24 @@ refused_case() {
 	pass "$(head -n1 dump.err | cut -c1-160)"
 }
 
+# a master in packet mode with a status not yet read: refused, left running
+pktstatus_case() {
+	mkdir pk && cd pk || fail "mkdir"
+	ptypair pktstatus > out 2> err &
+	pid=$!
+	track $pid
+	wait_line out '^tick 3' 20 || fail "ptypair pktstatus did not start: $(cat out err | tr '\n' '|')"
+	mfd=$(sed -n 's/^fds master=\([0-9]*\)$/\1/p' out)
+	imgcr dump -t $pid -D d 2> dump.err && fail "dump succeeded"
+	grep -qE "^imgcr: pid $pid fd $mfd: pty master of /dev/pts/[0-9]+: a packet-mode status \(TIOCPKT\) is pending, not yet read by the program" dump.err ||
+		fail "message: $(head -n1 dump.err)"
+	[ -e d/tree ] && fail "a tree file was written"
+	left_running $pid || fail "ptypair not running after the refused dump: '$(state $pid)'"
+	c=$(grep -c '^tick' out)
+	wait_line out "^tick $((c + 3))\$" 10 || fail "ptypair stopped ticking after the refused dump"
+	pass "$(head -n1 dump.err | cut -c1-160)"
+}
+
 # one task holds a master and its slave and locked the master again
 lockedslave_case() {
 	mkdir ls && cd ls || fail "mkdir"
@@ -196,6 +217,7 @@ lockedslave_case() {
 }
 
 subtest tty_pair-refused refused_case
+subtest tty_pair-pktstatus pktstatus_case
 MOVE=0
 subtest tty_pair restore_case
 MOVE=1
