@@ -23,8 +23,12 @@
  * created (RLIMIT_NPROC), and the image is mapped by the kernel within the
  * soft RLIMIT_AS/DATA/STACK checked at dump.
  *
- * A deleted cwd: a directory is made at its path (mode 0700), entered and
- * removed again, so the task's cwd is "PATH (deleted)" as it was.  The
+ * A deleted cwd: a directory is made at its path, entered, given its mode
+ * and owner (the "cwd-deleted" record's; 0700 and the restorer's if the
+ * record has none) and removed again, so the task's cwd is "PATH (deleted)"
+ * as it was, an empty directory like the one removed.  Each task's is its
+ * own directory (a deleted cwd shared by two tasks, or also held as an fd,
+ * comes back as different inodes: nothing can be created in any of them).  The
  * parent must exist; a path where something exists now is retried briefly
  * (another task of the tree may be doing the same) and then refused.
  */
@@ -360,6 +364,14 @@ int attrs_chdir(const struct tree_task *k, char *err, size_t size)
 		rmdir(k->cwd);
 		return -1;
 	}
+	/* its owner (root only: the tasks are still root here), then its mode */
+	if (k->cwd_has_mode && ((!geteuid() && chown(".", k->cwd_uid, k->cwd_gid)) ||
+				chmod(".", k->cwd_mode))) {
+		snprintf(err, size, "cannot give its recreated cwd %s its owner %u:%u and mode 0%o: %s",
+			 k->cwd, k->cwd_uid, k->cwd_gid, k->cwd_mode, strerror(errno));
+		rmdir(k->cwd);
+		return -1;
+	}
 	if (rmdir(k->cwd)) {
 		snprintf(err, size, "cannot remove its recreated cwd %s again: %s", k->cwd,
 			 strerror(errno));
@@ -533,8 +545,15 @@ void attrs_write(FILE *f, const struct tree_task *k)
 		fprintf(f, "nnp pid=%d value=%d\n", k->pid, k->no_new_privs);
 	if (k->attr_set & ATTR_LOGINUID)
 		fprintf(f, "loginuid pid=%d uid=%u\n", k->pid, k->loginuid);
-	if (k->cwd_deleted)
-		fprintf(f, "cwd-deleted pid=%d\n", k->pid);
+	if (k->cwd_deleted) {
+		fprintf(f, "cwd-deleted pid=%d", k->pid);
+		/* written when not the default: 0700, root's */
+		if (k->cwd_has_mode && k->cwd_mode != 0700)
+			fprintf(f, " mode=0%o", k->cwd_mode);
+		if (k->cwd_has_mode && (k->cwd_uid || k->cwd_gid))
+			fprintf(f, " uid=%u gid=%u", k->cwd_uid, k->cwd_gid);
+		fputc('\n', f);
+	}
 }
 
 static int limit_val(const char *s, unsigned long long *out)
@@ -626,6 +645,12 @@ static const char *attr_record_read(struct tree *t, struct rec *r)
 		k->attr_set |= ATTR_LOGINUID;
 	} else if (!strcmp(r->name, "cwd-deleted")) {
 		k->cwd_deleted = 1;
+		k->cwd_has_mode = 1;
+		k->cwd_mode = 0700;
+		if ((rec_has(r, "mode") && REC_NUM(r, "mode", 0, 07777, k->cwd_mode)) ||
+		    (rec_has(r, "uid") && (REC_NUM(r, "uid", 0, UINT32_MAX, k->cwd_uid) ||
+					   REC_NUM(r, "gid", 0, UINT32_MAX, k->cwd_gid))))
+			return bad;
 	}
 	return NULL;
 }
@@ -658,7 +683,8 @@ void attrs_show_text(const struct tree_task *k)
 	int r, n = 0;
 
 	if (k->cwd_deleted)
-		printf("  cwd was deleted: restored as %s (deleted)\n", k->cwd);
+		printf("  cwd was deleted: restored as %s (deleted), mode %04o, owner %u:%u\n", k->cwd,
+		       k->cwd_has_mode ? k->cwd_mode : 0700, k->cwd_uid, k->cwd_gid);
 	for (r = 0; r < TREE_NLIMITS; r++) {
 		if (!(k->attr_set & ATTR_RLIMIT(r)))
 			continue;

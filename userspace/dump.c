@@ -46,6 +46,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <linux/magic.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <sched.h>
@@ -621,17 +622,42 @@ static int describe_task(struct dctx *c, int i)
 		return -1;
 	}
 	free(text);
-	snprintf(path, sizeof(path), "/proc/%d/cwd", k->pid);
-	k->cwd = read_link(path);
 	snprintf(path, sizeof(path), "/proc/%d/root", k->pid);
 	k->root = read_link(path);
+	snprintf(path, sizeof(path), "/proc/%d/cwd", k->pid);
+	k->cwd = read_link(path);
 	if (!k->cwd || !k->root) {
 		pr_perror("pid %d: cannot read its cwd/root", k->pid);
 		return -1;
 	}
 	if (deleted_suffix(k->cwd)) {
+		struct statfs sfs;
+		struct stat st;
+
 		k->cwd_deleted = 1;	/* recreated and removed again (attrs.c) */
 		*deleted_suffix(k->cwd) = 0;
+		if (!statfs(path, &sfs) && sfs.f_type == PROC_SUPER_MAGIC) {
+			pr_err("pid %d: cwd %s (deleted): the /proc directory of a process that has exited is not supported (it cannot be made again)",
+			       k->pid, k->cwd);
+			return -1;
+		}
+		if (!statfs(path, &sfs) &&
+		    (sfs.f_type == SYSFS_MAGIC || sfs.f_type == CGROUP_SUPER_MAGIC ||
+		     sfs.f_type == CGROUP2_SUPER_MAGIC || sfs.f_type == DEBUGFS_MAGIC ||
+		     sfs.f_type == TRACEFS_MAGIC || sfs.f_type == SECURITYFS_MAGIC ||
+		     sfs.f_type == BPF_FS_MAGIC)) {
+			pr_err("pid %d: cwd %s (deleted): a deleted directory of a kernel filesystem (magic 0x%lx: cgroup, sysfs...) is not supported",
+			       k->pid, k->cwd, (long)sfs.f_type);
+			return -1;
+		}
+		if (stat(path, &st)) {
+			pr_perror("pid %d: cannot stat its deleted cwd %s", k->pid, k->cwd);
+			return -1;
+		}
+		k->cwd_has_mode = 1;
+		k->cwd_mode = st.st_mode & 07777;
+		k->cwd_uid = st.st_uid;
+		k->cwd_gid = st.st_gid;
 	}
 	if (k->cwd[0] != '/') {
 		pr_err("pid %d: cwd %s: not reachable from imgcr's root: not supported", k->pid, k->cwd);
@@ -1280,6 +1306,8 @@ static void chown_dir(struct dctx *c, int created)
 			pr_pwarn("cannot chown %s", path);
 	}
 	for (i = 0; i < c->t.nghosts; i++) {
+		if (c->t.ghosts[i].type != GHOST_REG)
+			continue;	/* no data file */
 		snprintf(path, sizeof(path), "%s/ghost-%llu-%llu.data", c->dir, c->t.ghosts[i].dev,
 			 c->t.ghosts[i].ino);
 		if (chown(path, r->uid[0], r->gid[0]))

@@ -27,6 +27,28 @@
  * changes (a rename); its data and inode stay.  A directory at the old
  * name cannot be renamed over the ghost: that restore is refused.
  *
+ * Other deleted things are ghosts too (the record's type=; no data file):
+ * - dir: a deleted directory held open.  It can only have been empty: an
+ *   empty directory is made (mkdirat), opened, given its owner, mode and
+ *   mtime, and removed under its name.  A file at its name is refused at
+ *   restore (a directory can be renamed over only by a directory).  A
+ *   directory of /proc (of a process that has exited) is refused at dump.
+ * - fifo: a deleted FIFO (fifo.c keeps its data as a pipe's): mkfifoat,
+ *   opened O_RDWR, refilled by fifo.c, unlinked like the others.
+ * - chr: a deleted node of /dev/null, zero, full, random or urandom:
+ *   mknodat (CAP_MKNOD, else the restore fails naming it), opened O_PATH,
+ *   each description opened through it.  Other devices: devices.c refuses.
+ * - link: a deleted name of a file that still has other names (CRIU's
+ *   "link remap").  Its content is not copied: the dump records the
+ *   file's handle (name_to_handle_at, checked with open_by_handle_at); the
+ *   restore finds the same live inode by it (root: CAP_DAC_READ_SEARCH),
+ *   links it at the deleted name (or a free name: linkat through
+ *   /proc/self/fd, which a file with names allows), opens it there and
+ *   unlinks that name, so the fd is the live file again (writes reach its
+ *   other names; its nlink is as before; its ctime changes).  Its mode and
+ *   times are not touched.  A handle that finds no file with names, or
+ *   another inode, fails the restore.
+ *
  * Mapped ghosts: a deleted file a task maps (or runs) is in its image as
  * an IMGCR_FILE_DELETED record, by its old path, and the loader opens that
  * path at the exec.  After each image is saved its file table is read
@@ -47,6 +69,9 @@
 #include <linux/fs.h>
 #include <sys/fsuid.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+#include <linux/magic.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -201,42 +226,147 @@ static int parent_exists(const char *path)
 	return !stat(dir, &st) && S_ISDIR(st.st_mode);
 }
 
-static int ghost_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
+/* the character devices a deleted node of which is made again (devices.c's) */
+static int ghost_chr_ok(dev_t rdev)
+{
+	return major(rdev) == 1 && (minor(rdev) == 3 || minor(rdev) == 5 || minor(rdev) == 7 ||
+				    minor(rdev) == 8 || minor(rdev) == 9);
+}
+
+static const char *ghost_what(const struct tree_ghost *g)
+{
+	static const char *const what[] = { "deleted file", "deleted directory", "deleted FIFO",
+					    "deleted device node", "deleted name of a file" };
+
+	return what[g->type];
+}
+
+static const char *const ghost_type_names[] = { "reg", "dir", "fifo", "chr", "link" };
+
+/*
+ * GHOST_LINK: the file handle of @p's file (a deleted name of a file with
+ * other names), which restore opens again (open_by_handle_at) to link the
+ * same inode back under a name; checked here that it opens it.  FD_DESCRIBED
+ * or FD_REFUSED.
+ */
+static int ghost_handle(struct fd_parms *p, struct tree_ghost *g)
+{
+	struct {
+		struct file_handle fh;
+		unsigned char buf[GHOST_HANDLE_MAX];
+	} h;
+	char src[64], dir[PATH_MAX];
+	int mnt, dfd, fd, e;
+	struct stat st;
+
+	snprintf(src, sizeof(src), "/proc/%d/fd/%d", p->pid, p->fd);
+	h.fh.handle_bytes = GHOST_HANDLE_MAX;
+	if (name_to_handle_at(AT_FDCWD, src, &h.fh, &mnt, AT_SYMLINK_FOLLOW))
+		return fd_refuse(p, "%s: a deleted name of a file that still has %lu other name(s): its filesystem gives no file handle to find it again (name_to_handle_at: %s): not supported",
+				 p->link, (unsigned long)p->st.st_nlink, strerror(errno));
+	snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(g->path, '/') - g->path), g->path);
+	dfd = open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = dfd < 0 ? -1 : (int)syscall(SYS_open_by_handle_at, dfd, &h.fh, O_PATH | O_CLOEXEC);
+	e = errno;
+	if (dfd >= 0)
+		close(dfd);
+	if (fd < 0 || fstat(fd, &st) || st.st_dev != p->st.st_dev || st.st_ino != p->st.st_ino) {
+		if (fd >= 0)
+			close(fd);
+		return fd_refuse(p, "%s: a deleted name of a file that still has %lu other name(s): its file handle does not open it again from %s (open_by_handle_at: %s): not supported",
+				 p->link, (unsigned long)p->st.st_nlink, dir[0] ? dir : "/",
+				 fd < 0 ? strerror(e) : "another file");
+	}
+	close(fd);
+	g->htype = h.fh.handle_type;
+	g->hlen = h.fh.handle_bytes;
+	memcpy(g->handle, h.fh.f_handle, g->hlen);
+	return FD_DESCRIBED;
+}
+
+/*
+ * A deleted file of @p as ghost @g, type @type; the same one as
+ * another description's if known.  FD_DESCRIBED, FD_REFUSED or FD_FAILED.
+ */
+static int ghost_describe(struct fd_dump *c, struct fd_parms *p, int type)
 {
 	size_t len = strlen(p->link), dl = strlen(DELETED);
 	struct tree_ghost *g;
 	int r;
 
-	(void)f;
-	if (!S_ISREG(p->st.st_mode) || p->st.st_nlink || p->link[0] != '/' || len <= dl ||
-	    strcmp(p->link + len - dl, DELETED))
-		return FD_OTHER;
 	/* another description of a deleted inode already saved: the same ghost */
-	if (tree_ghost_find(c->t, p->st.st_dev, p->st.st_ino))
-		return FD_DESCRIBED;
+	g = tree_ghost_find(c->t, p->st.st_dev, p->st.st_ino);
+	if (g)
+		return g->type == type ? FD_DESCRIBED :
+		       fd_refuse(p, "%s: one deleted file seen as a %s and a %s", p->link,
+				 ghost_type_names[g->type], ghost_type_names[type]);
 	g = tree_ghost_add(c->t);
+	g->type = type;
 	g->dev = p->st.st_dev;
 	g->ino = p->st.st_ino;
-	g->size = p->st.st_size;
+	g->size = type == GHOST_REG || type == GHOST_LINK ? p->st.st_size : 0;
 	g->mode = p->st.st_mode & 07777;
 	g->uid = p->st.st_uid;
 	g->gid = p->st.st_gid;
 	g->mtime_ns = p->st.st_mtim.tv_sec * 1000000000LL + p->st.st_mtim.tv_nsec;
+	g->major = major(p->st.st_rdev);
+	g->minor = minor(p->st.st_rdev);
 	g->path = strndup(p->link, len - dl);
 	/* recreated where it was: its directory must still be there */
-	if (!parent_exists(g->path)) {
-		r = fd_refuse(p, "%s: a deleted file whose directory was deleted too is not supported",
-			      p->link);
-		free(g->path);
-		c->t->nghosts--;
-		return r;
-	}
-	r = ghost_save(c, p, g);
+	if (!parent_exists(g->path))
+		r = fd_refuse(p, "%s: a deleted %s whose directory was deleted too is not supported",
+			      p->link, type == GHOST_DIR ? "directory" : "file");
+	else if (type == GHOST_REG)
+		r = ghost_save(c, p, g);
+	else if (type == GHOST_LINK)
+		r = ghost_handle(p, g);
+	else
+		r = FD_DESCRIBED;
 	if (r != FD_DESCRIBED) {
 		free(g->path);
 		c->t->nghosts--;
 	}
 	return r;
+}
+
+int ghost_dump_fifo(struct fd_dump *c, struct fd_parms *p)
+{
+	return ghost_describe(c, p, GHOST_FIFO);
+}
+
+static int ghost_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
+{
+	size_t len = strlen(p->link), dl = strlen(DELETED);
+	struct statfs sfs;
+	struct stat st;
+	char src[64];
+
+	(void)f;
+
+	if (p->link[0] != '/' || len <= dl || strcmp(p->link + len - dl, DELETED))
+		return FD_OTHER;
+	/* a name that really ends in " (deleted)" */
+	if (!lstat(p->link, &st) && st.st_dev == p->st.st_dev && st.st_ino == p->st.st_ino)
+		return FD_OTHER;
+	snprintf(src, sizeof(src), "/proc/%d/fd/%d", p->pid, p->fd);
+	if (S_ISDIR(p->st.st_mode) && !statfs(src, &sfs) && sfs.f_type == PROC_SUPER_MAGIC)
+		return fd_refuse(p, "%s: the /proc directory of a process that has exited is not supported (it cannot be made again)",
+				 p->link);
+	/* a removed cgroup or the like: a mkdir there would make another one */
+	if (S_ISDIR(p->st.st_mode) && !statfs(src, &sfs) &&
+	    (sfs.f_type == SYSFS_MAGIC || sfs.f_type == CGROUP_SUPER_MAGIC ||
+	     sfs.f_type == CGROUP2_SUPER_MAGIC || sfs.f_type == DEBUGFS_MAGIC ||
+	     sfs.f_type == TRACEFS_MAGIC || sfs.f_type == SECURITYFS_MAGIC ||
+	     sfs.f_type == BPF_FS_MAGIC))
+		return fd_refuse(p, "%s: a deleted directory of a kernel filesystem (magic 0x%lx: cgroup, sysfs...) is not supported",
+				 p->link, (long)sfs.f_type);
+	if (S_ISREG(p->st.st_mode))
+		return ghost_describe(c, p, p->st.st_nlink ? GHOST_LINK : GHOST_REG);
+	if (S_ISDIR(p->st.st_mode))
+		return ghost_describe(c, p, GHOST_DIR);
+	if (S_ISCHR(p->st.st_mode) && ghost_chr_ok(p->st.st_rdev))
+		return ghost_describe(c, p, GHOST_CHR);
+	return FD_OTHER;	/* FIFOs: fifo.c; other devices: refused by devices.c */
 }
 
 /*
@@ -269,6 +399,11 @@ int ghost_dump_mapped(struct fd_dump *c, pid_t pid, const char *image)
 		if (!(rec.flags & IMGCR_FILE_DELETED))
 			continue;
 		g = tree_ghost_find(c->t, rec.dev, rec.ino);
+		if (g && g->type != GHOST_REG) {
+			pr_err("pid %d: maps %s (deleted): a mapped %s is not supported", pid, path,
+			       ghost_what(g));
+			goto out;
+		}
 		if (g) {
 			g->mapped = 1;
 			continue;
@@ -344,22 +479,54 @@ static const char *base_of(const char *path)
 /*
  * The file at @name (its base) in @g's directory, created as the user whose
  * tree root restores (trust.c), so that the kernel checks that user's right
- * to create it there; O_NOFOLLOW, O_EXCL.
+ * to create it there; O_NOFOLLOW, O_EXCL: a regular file (open O_RDWR), an
+ * empty directory (O_RDONLY), a FIFO (O_RDWR: it never blocks), a device
+ * node (O_PATH: not the device yet), or a new name of the file that
+ * @link (GHOST_LINK: opened by its handle) is (O_PATH).  -1 and errno
+ * EEXIST if the name is taken.
  */
-static int ghost_creat(const struct tree_ghost *g, const char *name)
+static int ghost_creat(const struct tree_ghost *g, const char *name, int link)
 {
-	int as_user = trust_dir_user != (uid_t)-1 && g->uid != 0, fd, e;
+	int as_user = trust_dir_user != (uid_t)-1 && g->uid != 0, fd = -1, e, r = 0;
+	const char *b = base_of(name);
+	char self[64];
 
 	if (as_user) {
 		setfsgid(g->gid);
 		setfsuid(g->uid);
 	}
-	fd = openat(g->made_dir, base_of(name), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		    0600);
+	switch (g->type) {
+	case GHOST_REG:
+		fd = openat(g->made_dir, b, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			    0600);
+		break;
+	case GHOST_DIR:
+		r = mkdirat(g->made_dir, b, 0700);
+		break;
+	case GHOST_FIFO:
+		r = mkfifoat(g->made_dir, b, 0600);
+		break;
+	case GHOST_CHR:
+		r = mknodat(g->made_dir, b, S_IFCHR | 0600, makedev(g->major, g->minor));
+		break;
+	case GHOST_LINK:
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", link);
+		r = linkat(AT_FDCWD, self, g->made_dir, b, AT_SYMLINK_FOLLOW);
+		break;
+	}
 	e = errno;
 	if (as_user) {
 		setfsuid(0);
 		setfsgid(0);
+	}
+	if (g->type != GHOST_REG && !r) {
+		static const int how[] = { 0, O_RDONLY | O_DIRECTORY, O_RDWR | O_NONBLOCK, O_PATH,
+					   O_PATH };
+
+		fd = openat(g->made_dir, b, how[g->type] | O_NOFOLLOW | O_CLOEXEC);
+		e = errno;
+		if (fd < 0)
+			unlinkat(g->made_dir, b, g->type == GHOST_DIR ? AT_REMOVEDIR : 0);
 	}
 	errno = e;
 	return fd;
@@ -380,7 +547,7 @@ static int ghost_unlinkat(const struct tree_ghost *g, const char *name)
 		errno = ESTALE;
 		return -1;
 	}
-	return unlinkat(g->made_dir, base_of(name), 0);
+	return unlinkat(g->made_dir, base_of(name), g->type == GHOST_DIR ? AT_REMOVEDIR : 0);
 }
 
 static int ghost_renameat(const struct tree_ghost *g, const char *from, const char *to,
@@ -399,8 +566,12 @@ static void ghost_forget(struct tree_ghost *g)
 	g->made_dir = -1;
 }
 
-/* A free name in @path's directory, malloc'ed; the file created, its fd in *@fd. */
-static char *ghost_create(const struct tree_ghost *g, int *fd)
+/*
+ * A free name in @path's directory, malloc'ed; the file created, its fd in
+ * *@fd.  The temporary names tried are .imgcr-ghost-INO-N: whatever takes
+ * one (a file, a directory, a symbolic link...) is passed over.
+ */
+static char *ghost_create(const struct tree_ghost *g, int *fd, int link)
 {
 	char tmp[PATH_MAX];
 	const char *slash = strrchr(g->path, '/');
@@ -408,22 +579,23 @@ static char *ghost_create(const struct tree_ghost *g, int *fd)
 
 	struct stat st;
 
-	*fd = ghost_creat(g, g->path);
+	*fd = ghost_creat(g, g->path, link);
 	if (*fd >= 0)
 		return strdup(g->path);
 	if (errno != EEXIST)
 		return NULL;
+	/* unlinked under its own name at the end: renamed over what is there */
 	if (!fstatat(g->made_dir, base_of(g->path), &st, AT_SYMLINK_NOFOLLOW) &&
-	    S_ISDIR(st.st_mode)) {
-		pr_err("deleted file %s: its name is a directory now: it cannot be restored under its name; rename that directory and restore again",
-		       g->path);
+	    !S_ISDIR(st.st_mode) != (g->type != GHOST_DIR)) {
+		pr_err("%s %s: its name is %s now: it cannot be restored under its name; rename that and restore again",
+		       ghost_what(g), g->path, S_ISDIR(st.st_mode) ? "a directory" : "not a directory");
 		errno = EEXIST;
 		return NULL;
 	}
 	for (n = 0; n < 1000; n++) {
 		snprintf(tmp, sizeof(tmp), "%.*s/.imgcr-ghost-%llu-%d", (int)(slash - g->path),
 			 g->path, g->ino, n);
-		*fd = ghost_creat(g, tmp);
+		*fd = ghost_creat(g, tmp, link);
 		if (*fd >= 0)
 			return strdup(tmp);
 		if (errno != EEXIST)
@@ -439,14 +611,17 @@ static char *ghost_create(const struct tree_ghost *g, int *fd)
 static int ghost_make(int dirfd, struct tree_ghost *g)
 {
 	char data[PATH_MAX], dir[PATH_MAX];
+	const char *what = ghost_what(g);
+	int in = -1, out, link = -1;
 	struct stat st;
-	int in, out;
 
-	ghost_data_path(data, sizeof(data), NULL, g);
-	in = dir_open(dirfd, data, O_RDONLY);
-	if (in < 0) {
-		pr_perror("deleted file %s: cannot open its content %s", g->path, data);
-		return -1;
+	if (g->type == GHOST_REG) {
+		ghost_data_path(data, sizeof(data), NULL, g);
+		in = dir_open(dirfd, data, O_RDONLY);
+		if (in < 0) {
+			pr_perror("deleted file %s: cannot open its content %s", g->path, data);
+			return -1;
+		}
 	}
 	/*
 	 * its directory, by a walk that follows no other user's symbolic
@@ -456,13 +631,48 @@ static int ghost_make(int dirfd, struct tree_ghost *g)
 	    snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(g->path, '/') - g->path),
 		     g->path) >= (int)sizeof(dir) ||
 	    (g->made_dir = trust_dir_open(dir[0] ? dir : "/")) < 0) {
-		pr_perror("deleted file %s: cannot open its directory%s", g->path,
+		pr_perror("%s %s: cannot open its directory%s", what, g->path,
 			  errno == ELOOP ? " (a symbolic link not root's on the way)" : "");
-		close(in);
+		if (in >= 0)
+			close(in);
 		return -1;
 	}
+	if (g->type == GHOST_LINK) {
+		/* the same inode, found by its handle (on the directory's filesystem) */
+		struct {
+			struct file_handle fh;
+			unsigned char buf[GHOST_HANDLE_MAX];
+		} h;
+
+		h.fh.handle_bytes = g->hlen;
+		h.fh.handle_type = g->htype;
+		memcpy(h.fh.f_handle, g->handle, g->hlen);
+		/* its mount fd may not be O_PATH (trust_dir_open's is) */
+		int mfd = openat(g->made_dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		link = mfd < 0 ? -1 : open_by_handle_at(mfd, &h.fh, O_PATH | O_CLOEXEC);
+		if (mfd >= 0) {
+			int e = errno;
+
+			close(mfd);
+			errno = e;
+		}
+		if (link < 0 || fstat(link, &st) || st.st_ino != g->ino || !st.st_nlink) {
+			if (link < 0)
+				pr_perror("%s %s: cannot find the file again by its handle (open_by_handle_at%s)",
+					  what, g->path, errno == EPERM ? ": needs CAP_DAC_READ_SEARCH, restore as root" : "");
+			else
+				pr_err("%s %s: its handle finds another file (inode %llu, links %lu; want inode %llu with its other names): it was removed or its filesystem changed",
+				       what, g->path, (unsigned long long)st.st_ino,
+				       (unsigned long)st.st_nlink, g->ino);
+			if (link >= 0)
+				close(link);
+			ghost_forget(g);
+			return -1;
+		}
+	}
 	if (g->mapped) {
-		out = ghost_creat(g, g->path);
+		out = ghost_creat(g, g->path, link);
 		g->made = out >= 0 ? strdup(g->path) : NULL;
 		if (out < 0 && errno == EEXIST) {
 			pr_err("deleted file %s: the tree maps it, so it must be recreated at its path, but that name is taken: remove or rename it and restore again",
@@ -472,12 +682,15 @@ static int ghost_make(int dirfd, struct tree_ghost *g)
 			return -1;
 		}
 	} else {
-		g->made = ghost_create(g, &out);
+		g->made = ghost_create(g, &out, link);
 	}
+	if (link >= 0)
+		close(link);
 	if (!g->made) {
-		pr_perror("deleted file %s: cannot create it again (its directory must exist)",
-			  g->path);
-		close(in);
+		pr_perror("%s %s: cannot create it again (its directory must exist%s)", what,
+			  g->path, g->type == GHOST_CHR ? "; mknod needs CAP_MKNOD: restore as root" : "");
+		if (in >= 0)
+			close(in);
 		ghost_forget(g);
 		return -1;
 	}
@@ -485,26 +698,36 @@ static int ghost_make(int dirfd, struct tree_ghost *g)
 		g->made_dev = st.st_dev;
 		g->made_ino = st.st_ino;
 	}
-	if (ftruncate(out, g->size) || copy_data(in, out, g->size) < 0 ||
-	    (!geteuid() && fchown(out, g->uid, g->gid))) {
-		pr_perror("deleted file %s: cannot fill %s from %s", g->path, g->made, data);
-		close(in);
+	if ((g->type == GHOST_REG && (ftruncate(out, g->size) || copy_data(in, out, g->size) < 0)) ||
+	    (g->type != GHOST_LINK && !geteuid() &&
+	     fchownat(out, "", g->uid, g->gid, AT_EMPTY_PATH))) {
+		pr_perror("%s %s: cannot fill %s%s%s", what, g->path, g->made,
+			  in >= 0 ? " from " : "", in >= 0 ? data : "");
+		if (in >= 0)
+			close(in);
 		close(out);
 		ghost_unlinkat(g, g->made);
 		ghost_forget(g);
 		return -1;
 	}
-	close(in);
+	if (in >= 0)
+		close(in);
 	g->made_fd = out;
 	if (g->mapped)
 		pr_info("deleted file %s recreated at its path, unlinked again once the images have opened it",
 			g->path);
 	else
-		pr_info("deleted file %s recreated %s%s, unlinked again %sbefore the tree runs",
-			g->path, strcmp(g->made, g->path) ? "at the free name " : "at its path",
+		pr_info("%s %s %s %s%s, unlinked again %sbefore the tree runs", what,
+			g->path, g->type == GHOST_LINK ? "linked again" : "recreated",
+			strcmp(g->made, g->path) ? "at the free name " : "at its path",
 			strcmp(g->made, g->path) ? g->made : "",
 			strcmp(g->made, g->path) ? "under its own name (swapped with the file there) " : "");
 	return 0;
+}
+
+int ghost_make_now(int dirfd, struct tree_ghost *g)
+{
+	return g->made ? 0 : ghost_make(dirfd, g);
 }
 
 int ghost_make_mapped(struct tree *t, int dirfd)
@@ -607,6 +830,7 @@ static int ghost_after(struct fd_restore *r, int ok)
 
 	for (i = 0; i < r->t->nghosts; i++) {
 		struct tree_ghost *g = &r->t->ghosts[i];
+		char self[64];
 		struct timespec times[2] = {
 			{ .tv_nsec = UTIME_OMIT },	/* atime: as it is */
 			{ g->mtime_ns / 1000000000, g->mtime_ns % 1000000000 },
@@ -614,8 +838,11 @@ static int ghost_after(struct fd_restore *r, int ok)
 
 		if (!g->made)
 			continue;
-		if (ok && (fchmod(g->made_fd, g->mode) || futimens(g->made_fd, times))) {
-			pr_perror("deleted file %s: chmod/futimens %s", g->path, g->made);
+		/* a name linked again is the live file's: its mode and times are its own */
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", g->made_fd);
+		if (ok && g->type != GHOST_LINK &&
+		    (chmod(self, g->mode) || utimensat(AT_FDCWD, self, times, 0))) {
+			pr_perror("%s %s: chmod/utimensat %s", ghost_what(g), g->path, g->made);
 			ret = -1;
 		}
 		/* mapped: linked until the images have opened it (ghost_unlink_mapped) */
@@ -628,7 +855,7 @@ static int ghost_after(struct fd_restore *r, int ok)
 			if (unlink_as(g))
 				ret = -1;
 		} else if (ghost_unlinkat(g, g->made)) {
-			pr_perror("deleted file %s: cannot unlink %s again", g->path, g->made);
+			pr_perror("%s %s: cannot unlink %s again", ghost_what(g), g->path, g->made);
 			ret = -1;
 		}
 		close(g->made_fd);
@@ -659,8 +886,8 @@ static void ghost_rec_show(const struct tree *t, int i, const char *mode, char *
 	const struct tree_file *f = &t->files[i];
 	const struct tree_ghost *g = tree_ghost_find(t, f->dev, f->sino);
 
-	snprintf(out, size, "deleted file %s %s (ghost %llu:%llu)", g ? g->path : "?", mode,
-		 f->dev, f->sino);
+	snprintf(out, size, "%s %s %s (ghost %llu:%llu)", g ? ghost_what(g) : "deleted file",
+		 g ? g->path : "?", mode, f->dev, f->sino);
 }
 
 static void ghost_rec_json(const struct tree *t, int i)
@@ -691,8 +918,19 @@ static void ghost_records_write(FILE *f, const struct tree *t)
 		const struct tree_ghost *g = &t->ghosts[i];
 
 		tree_escape(e, sizeof(e), g->path);
-		fprintf(f, "ghost dev=%llu ino=%llu size=%lld mode=0%o uid=%u gid=%u mtime=%lld path=%s\n",
+		fprintf(f, "ghost dev=%llu ino=%llu size=%lld mode=0%o uid=%u gid=%u mtime=%lld path=%s",
 			g->dev, g->ino, g->size, g->mode, g->uid, g->gid, g->mtime_ns, e);
+		/* not a regular file with its content saved: its type */
+		if (g->type != GHOST_REG)
+			fprintf(f, " type=%s", ghost_type_names[g->type]);
+		if (g->type == GHOST_CHR)
+			fprintf(f, " rdev=%u:%u", g->major, g->minor);
+		if (g->type == GHOST_LINK) {
+			fprintf(f, " htype=%d handle=", g->htype);
+			for (unsigned int j = 0; j < g->hlen; j++)
+				fprintf(f, "%02x", g->handle[j]);
+		}
+		fputc('\n', f);
 		if (g->mapped)
 			fprintf(f, "ghost-mapped dev=%llu ino=%llu\n", g->dev, g->ino);
 	}
@@ -714,6 +952,31 @@ static const char *ghost_record_read(struct tree *t, struct rec *r)
 		return "bad ghost record";
 	if (g->path[0] != '/')
 		return "ghost path is not absolute";
+	if (rec_has(r, "type")) {
+		const char *v = rec_val(r, "type");
+
+		for (g->type = GHOST_DIR; g->type <= GHOST_LINK; g->type++)
+			if (!strcmp(v, ghost_type_names[g->type]))
+				break;
+		if (g->type > GHOST_LINK)
+			return "bad ghost type";
+	}
+	if (g->type == GHOST_CHR && (rec_dev(r, "rdev", &g->major, &g->minor) ||
+				     !ghost_chr_ok(makedev(g->major, g->minor))))
+		return "bad ghost rdev (only /dev/null, zero, full, random, urandom)";
+	if (g->type == GHOST_LINK) {
+		const char *h;
+		size_t n;
+
+		if (REC_NUM(r, "htype", INT_MIN, INT_MAX, g->htype) || !(h = rec_val(r, "handle")))
+			return "bad ghost handle";
+		n = strlen(h);
+		if (!n || n % 2 || n / 2 > GHOST_HANDLE_MAX)
+			return "bad ghost handle";
+		for (g->hlen = 0; g->hlen < n / 2; g->hlen++)
+			if (sscanf(h + 2 * g->hlen, "%2hhx", &g->handle[g->hlen]) != 1)
+				return "bad ghost handle";
+	}
 	return NULL;
 }
 
@@ -723,7 +986,7 @@ static const char *ghost_mapped_record_read(struct tree *t, struct rec *r)
 	struct tree_ghost *g;
 
 	if (rec_unum(r, "dev", &dev) || rec_unum(r, "ino", &ino) ||
-	    !(g = tree_ghost_find(t, dev, ino)) || g->mapped)
+	    !(g = tree_ghost_find(t, dev, ino)) || g->mapped || g->type != GHOST_REG)
 		return "bad ghost-mapped record";
 	g->mapped = 1;
 	return NULL;
@@ -740,15 +1003,21 @@ static void ghost_records_show(const struct tree *t, int json)
 		const struct tree_ghost *g = &t->ghosts[i];
 
 		if (!json) {
-			printf("ghost %llu:%llu: deleted file %s, size %lld, mode %04o, owner %u:%u (ghost-%llu-%llu.data)%s\n",
-			       g->dev, g->ino, g->path, g->size, g->mode, g->uid, g->gid, g->dev,
-			       g->ino, g->mapped ? ", mapped" : "");
+			if (g->type == GHOST_REG)
+				printf("ghost %llu:%llu: deleted file %s, size %lld, mode %04o, owner %u:%u (ghost-%llu-%llu.data)%s\n",
+				       g->dev, g->ino, g->path, g->size, g->mode, g->uid, g->gid,
+				       g->dev, g->ino, g->mapped ? ", mapped" : "");
+			else
+				printf("ghost %llu:%llu: %s %s, mode %04o, owner %u:%u%s\n", g->dev,
+				       g->ino, ghost_what(g), g->path, g->mode, g->uid, g->gid,
+				       g->type == GHOST_LINK ? " (linked again by its file handle)" : "");
 			continue;
 		}
 		printf("%s{\"dev\":%llu,\"ino\":%llu,\"size\":%lld,\"mode\":%u,\"uid\":%u,\"gid\":%u,\"path\":",
 		       i ? "," : "", g->dev, g->ino, g->size, g->mode, g->uid, g->gid);
 		json_str(g->path);
-		printf(",\"mapped\":%s}", g->mapped ? "true" : "false");
+		printf(",\"type\":\"%s\",\"mapped\":%s}", ghost_type_names[g->type],
+		       g->mapped ? "true" : "false");
 	}
 	if (json)
 		putchar(']');

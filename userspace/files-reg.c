@@ -2,9 +2,11 @@
 /*
  * Regular files and directories ("file kind=reg" records): reopened by their path
  * with their flags, then seeked to their offset.  The path is the one
- * /proc/PID/fd shows: one outside the dumper's root, or a deleted name of
- * a file that still has other names, is refused (a deleted file with no
- * name left is a ghost: files-ghost.c).  The file's content is not saved:
+ * /proc/PID/fd shows: one outside the dumper's root is refused (deleted
+ * files, directories and names are ghosts: files-ghost.c; one held with
+ * O_PATH is refused).  A file of /proc/N/ is refused if N is a task of the
+ * tree (the restorer opens every file before it creates the tasks) or a
+ * process that has exited.  The file's content is not saved:
  * it must be there at restore, unchanged: the dump records its identity
  * (an "fstat" record: dev, inode, size, mtime, and the mount point it was
  * under), and a restore refuses a file that differs, naming what changed,
@@ -102,19 +104,35 @@ static int reg_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 	static char mnt[4096 + 1];
 	char *m;
 
-	(void)c;
 	if (!S_ISREG(p->st.st_mode) && !S_ISDIR(p->st.st_mode) && !(p->flags & O_PATH))
 		return FD_OTHER;
 	if (p->link[0] != '/')
 		return fd_refuse(p, "%s: files outside the dumper's root are not supported", p->link);
-	if (strstr(p->link, " (deleted)") && S_ISDIR(p->st.st_mode))
-		return fd_refuse(p, "%s: deleted directories are not supported", p->link);
 	if (strstr(p->link, " (deleted)"))
-		return fd_refuse(p, "%s: a deleted name of a file that still has %lu other name(s) is not supported",
-				 p->link, (unsigned long)p->st.st_nlink);
+		return fd_refuse(p, "%s: a deleted %s held through O_PATH is not supported", p->link,
+				 S_ISDIR(p->st.st_mode) ? "directory" : "file");
 	f->path = p->link;
-	if (pseudo_fs(p))
+	if (pseudo_fs(p)) {
+		pid_t n = 0;
+		char rest;
+
+		/*
+		 * /proc/N/...: the restorer opens every file before it
+		 * creates the tasks, so N must be a process that exists then
+		 */
+		int k = sscanf(p->link, "/proc/%d%c", &n, &rest);
+		char dir[64];
+		struct stat st;
+
+		if (k >= 1 && (k == 1 || rest == '/') && n > 0 && tree_find_tid(c->t, n))
+			return fd_refuse(p, "%s: a file of /proc of a task of the tree (%d) is not supported (restore opens the files before it creates the tasks)",
+					 p->link, n);
+		snprintf(dir, sizeof(dir), "/proc/%d", n);
+		if (k >= 1 && (k == 1 || rest == '/') && n > 0 && stat(dir, &st))
+			return fd_refuse(p, "%s: a file of /proc of a process that has exited (%d) is not supported (it cannot be opened again)",
+					 p->link, n);
 		return FD_DESCRIBED;
+	}
 	f->has_stat = 1;
 	f->size = p->st.st_size;
 	f->mtime_ns = p->st.st_mtim.tv_sec * 1000000000LL + p->st.st_mtim.tv_nsec;

@@ -167,12 +167,25 @@ extern const struct fd_kind tty_fd_kind;
 extern const struct fd_kind epoll_fd_kind, inotify_fd_kind, memfd_fd_kind, pidfd_fd_kind;
 extern const struct fd_kind ghost_fd_kind, socket_fd_kind;
 
-/* A deleted regular file, its content in DIR/ghost-DEV-INO.data (files-ghost.c). */
+/*
+ * A deleted file (files-ghost.c): a regular file with no name left, its
+ * content in DIR/ghost-DEV-INO.data; or (type) an empty directory, a FIFO
+ * (its data is the fifo file's, pipes.c), a character device node, or a
+ * deleted name of a file that has other names (found again by its file
+ * handle and linked back).
+ */
+enum ghost_type { GHOST_REG, GHOST_DIR, GHOST_FIFO, GHOST_CHR, GHOST_LINK };
+#define GHOST_HANDLE_MAX	128
 struct tree_ghost {
 	unsigned long long dev, ino;	/* at dump: its identity, which TK_GHOST files name */
 	long long size, mtime_ns;
 	unsigned int mode, uid, gid;
 	char *path;		/* where it was, without " (deleted)" */
+	int type;		/* enum ghost_type */
+	unsigned int major, minor;	/* GHOST_CHR: its device */
+	int htype;		/* GHOST_LINK: its file handle (name_to_handle_at) */
+	unsigned int hlen;
+	unsigned char handle[GHOST_HANDLE_MAX];
 	int mapped;		/* an image maps it (or runs it): restored at path */
 	char *made;		/* restore: where the restorer recreated it (until unlinked), */
 	int made_fd;		/* and its fd there, */
@@ -193,6 +206,14 @@ struct tree_ghost *tree_ghost_add(struct tree *t);
  * (printed).
  */
 int ghost_dump_mapped(struct fd_dump *c, pid_t pid, const char *image);
+/*
+ * files-ghost.c: ghost @g (GHOST_FIFO, GHOST_DIR) made again if it is not
+ * yet (restore): 0, or -1 (printed).  fifo.c opens the FIFO through
+ * g->made_fd; attrs.c enters a deleted cwd through it.
+ */
+int ghost_make_now(int dirfd, struct tree_ghost *g);
+/* files-ghost.c, dump: deleted FIFO @p as a ghost record of type fifo (fd_kind.dump's returns) */
+int ghost_dump_fifo(struct fd_dump *c, struct fd_parms *p);
 /*
  * restore, before the files are opened: every mapped ghost recreated at
  * its own path (the images open it there); 0, or -1 (printed, none left).

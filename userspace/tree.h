@@ -82,6 +82,7 @@ struct tree_file {
 	/* where it was first seen (dump only), and its stat identity (TK_GHOST: its ghost) */
 	int pid, fd;
 	unsigned long long dev, sino;	/* st_dev, st_ino (TK_REG: fstat record; TK_GHOST: its ghost) */
+	int ghost;		/* TK_FIFO: deleted, its ghost record is dev, ino (files-ghost.c) */
 	/* TK_REG: fstat at dump, checked at restore ("fstat" record; has_stat) */
 	int has_stat;
 	long long size;		/* TK_REG: st_size (has_stat); TK_MEMFD: its size */
@@ -126,6 +127,8 @@ struct tree_task {
 	int no_new_privs;
 	unsigned int loginuid;	/* /proc/PID/loginuid; 4294967295: unset */
 	int cwd_deleted;	/* cwd was deleted: recreated, entered, removed */
+	int cwd_has_mode;	/* its mode and owner known (else 0700, the restorer's) */
+	unsigned int cwd_mode, cwd_uid, cwd_gid;
 	int zombie;		/* dead, not reaped: restored as a zombie (no image) */
 	int exit_status;	/* a zombie's wait status (/proc/PID/stat field 52) */
 	int has_zsig;		/* a zombie's signal dispositions below are known */

@@ -88,7 +88,7 @@ for p in $pid $kid $kid2; do wait_gone $p 10 || fail "task $p survived the dump"
 for r in "rlimit $pid nofile 300 600" "rlimit $pid fsize 1099511627776 inf" "oom $pid -123" \
 	"sched $pid 3 0 0 7" "ioprio $pid 16390" "nnp $pid 1" "cwd-deleted $pid" "rlimit $kid nofile 300 600" \
 	"sched $kid 2 1 3 7" "cwd-deleted $kid2"; do
-	tree_fields d/tree | grep -qx "$r" || fail "no '$r' in the tree: $(grep -E '^(rlimit|oom|sched|ioprio|nnp|cwd)' d/tree | tr '\n' '|')"
+	tree_fields d/tree | grep -q -e "^$r\$" -e "^$r " || fail "no '$r' in the tree: $(grep -E '^(rlimit|oom|sched|ioprio|nnp|cwd)' d/tree | tr '\n' '|')"
 done
 imgcr show d > show.txt || fail "imgcr show DIR failed"
 grep -q "rlimits.* nofile 300/600" show.txt && grep -q "oom_score_adj -123, sched batch prio 0 nice 7" show.txt &&

@@ -17,9 +17,8 @@
 # files_deleted_limit: a deleted file with 2 MiB of data is refused
 # (message names pid, fd, size and --ghost-limit), the task keeps running
 # untouched; with --ghost-limit 4M the dump works.
-# files_deleted_hardlink: a file open through a deleted name while it has
-# another name is refused (message), the task continues.
-# files_deleted_dir: so is a removed directory held open.
+# (A deleted name of a file with other names, and a removed directory,
+# once refused here, are restored now: t_files_ghosts.sh.)
 # timeout: 300
 . /imgcr/guest/lib.sh
 require_modules
@@ -119,28 +118,5 @@ limit() {
 	pass "refused: $(head -n1 e.err | cut -c1-100)...; accepted with --ghost-limit 4M"
 }
 
-# refused_fd MODE WHY: "ghost MODE" is refused with WHY after "pid P fd N: ",
-# and goes on
-refused_fd() {
-	ghost $1 > h.out 2>&1 &
-	pid=$!
-	track $pid
-	wait_line h.out '^ready' 20 || fail "ghost $1 did not start: $(cat h.out)"
-	fd=$(sed -n 's/^fd //p' h.out)
-	imgcr dump -t $pid -D h 2> h.err && fail "dump of 'ghost $1' succeeded"
-	grep -q "pid $pid fd $fd: $2" h.err ||
-		fail "message: $(cat h.err | tr '\n' '|')"
-	n=$(grep -c '^tick' h.out)
-	usleep 500000
-	case "$(state $pid)" in S | R) ;; *) fail "task is '$(state $pid)' after the refused dump" ;; esac
-	[ "$(grep -c '^tick' h.out)" -gt "$n" ] || fail "the task does not continue after the refused dump"
-	pass "refused: $(head -n1 h.err | cut -c1-120)"
-}
-
 subtest files_deleted main
 subtest files_deleted_limit limit
-hardlink() { refused_fd link "$PWD/h1.dat (deleted): a deleted name of a file that still has 1 other name(s) is not supported"; }
-deldir() { refused_fd dir "$PWD/dd (deleted): deleted directories are not supported"; }
-
-subtest files_deleted_hardlink hardlink
-subtest files_deleted_dir deldir
