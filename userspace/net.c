@@ -136,8 +136,7 @@ static void nla_nest_end(struct nlmsghdr *h, struct nlattr *a)
 	a->nla_len = (char *)h + h->nlmsg_len - (char *)a;
 }
 
-/* The attributes of @len bytes at @p into @tb (indexed by type, up to @max). */
-static void nla_parse(const void *p, size_t len, struct nlattr **tb, int max)
+void nla_parse(const void *p, size_t len, struct nlattr **tb, int max)
 {
 	const struct nlattr *a = p;
 
@@ -152,8 +151,6 @@ static void nla_parse(const void *p, size_t len, struct nlattr **tb, int max)
 	}
 }
 
-#define NLA_DATA(a)	((void *)((char *)(a) + NLA_HDRLEN))
-#define NLA_LEN(a)	((a)->nla_len - NLA_HDRLEN)
 
 /*
  * Send @h; for a dump, call @cb on each answer; else wait for the ack.

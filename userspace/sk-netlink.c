@@ -128,23 +128,18 @@ struct diag_find {
 
 static void diag_cb(void *msg, size_t len, void *arg)
 {
+	struct nlattr *tb[NETLINK_DIAG_MAX + 1];
 	struct netlink_diag_msg *m = msg;
 	struct diag_find *d = arg;
-	struct nlattr *a;
-	int rest;
 
-	if (len < sizeof(*m) || m->ndiag_ino != d->ino)
+	if (len < NLMSG_ALIGN(sizeof(*m)) || m->ndiag_ino != d->ino)
 		return;
 	d->found = 1;
 	d->m = *m;
-	rest = len - NLMSG_ALIGN(sizeof(*m));
-	a = (struct nlattr *)((char *)m + NLMSG_ALIGN(sizeof(*m)));
-	while (rest >= (int)sizeof(*a) && a->nla_len >= sizeof(*a) && a->nla_len <= rest) {
-		if (a->nla_type == NETLINK_DIAG_FLAGS && a->nla_len >= NLA_HDRLEN + sizeof(uint32_t))
-			memcpy(&d->flags, (char *)a + NLA_HDRLEN, sizeof(uint32_t));
-		rest -= NLA_ALIGN(a->nla_len);
-		a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len));
-	}
+	nla_parse((char *)m + NLMSG_ALIGN(sizeof(*m)), len - NLMSG_ALIGN(sizeof(*m)), tb,
+		  NETLINK_DIAG_MAX);
+	if (tb[NETLINK_DIAG_FLAGS] && NLA_LEN(tb[NETLINK_DIAG_FLAGS]) >= sizeof(uint32_t))
+		memcpy(&d->flags, NLA_DATA(tb[NETLINK_DIAG_FLAGS]), sizeof(uint32_t));
 }
 
 static int getint_opt(int fd, int level, int opt, int *v)

@@ -105,47 +105,37 @@ struct diag_find {
 
 static void diag_cb(void *msg, size_t len, void *arg)
 {
+	struct nlattr *tb[PACKET_DIAG_MAX + 1], *a;
 	struct packet_diag_msg *m = msg;
 	struct diag_find *d = arg;
-	struct nlattr *a;
-	int rest;
+	size_t j;
 
-	if (len < sizeof(*m) || m->pdiag_ino != d->ino || d->found)
+	if (len < NLMSG_ALIGN(sizeof(*m)) || m->pdiag_ino != d->ino || d->found)
 		return;
 	d->found = 1;
 	d->m = *m;
-	rest = len - NLMSG_ALIGN(sizeof(*m));
-	a = (struct nlattr *)((char *)m + NLMSG_ALIGN(sizeof(*m)));
-	while (rest >= (int)sizeof(*a) && a->nla_len >= sizeof(*a) && a->nla_len <= rest) {
-		void *v = (char *)a + NLA_HDRLEN;
-		size_t vl = a->nla_len - NLA_HDRLEN;
+	nla_parse((char *)m + NLMSG_ALIGN(sizeof(*m)), len - NLMSG_ALIGN(sizeof(*m)), tb,
+		  PACKET_DIAG_MAX);
+	a = tb[PACKET_DIAG_INFO];
+	if (a && NLA_LEN(a) >= sizeof(d->pi)) {
+		memcpy(&d->pi, NLA_DATA(a), sizeof(d->pi));
+		d->info = 1;
+	}
+	d->rings = (tb[PACKET_DIAG_RX_RING] ? 1 : 0) | (tb[PACKET_DIAG_TX_RING] ? 2 : 0);
+	d->fanout = !!tb[PACKET_DIAG_FANOUT];
+	a = tb[PACKET_DIAG_MCLIST];
+	for (j = 0; a && j < NLA_LEN(a) / sizeof(struct packet_diag_mclist); j++) {
+		struct packet_diag_mclist *mc = (struct packet_diag_mclist *)NLA_DATA(a) + j;
+		struct sk_pkt_mc *x;
 
-		if (a->nla_type == PACKET_DIAG_INFO && vl >= sizeof(d->pi)) {
-			memcpy(&d->pi, v, sizeof(d->pi));
-			d->info = 1;
-		} else if (a->nla_type == PACKET_DIAG_RX_RING || a->nla_type == PACKET_DIAG_TX_RING) {
-			d->rings |= a->nla_type == PACKET_DIAG_RX_RING ? 1 : 2;
-		} else if (a->nla_type == PACKET_DIAG_FANOUT) {
-			d->fanout = 1;
-		} else if (a->nla_type == PACKET_DIAG_MCLIST) {
-			struct packet_diag_mclist *mc = v;
-			size_t j;
-
-			for (j = 0; j < vl / sizeof(*mc); j++) {
-				struct sk_pkt_mc *x;
-
-				d->k->mc = tree_grow(d->k->mc, d->k->nmc, sizeof(*d->k->mc));
-				x = &d->k->mc[d->k->nmc++];
-				memset(x, 0, sizeof(*x));
-				x->ifindex = mc[j].pdmc_index;
-				x->type = mc[j].pdmc_type;
-				x->count = mc[j].pdmc_count;
-				x->alen = mc[j].pdmc_alen > PK_MC_ADDR ? PK_MC_ADDR : mc[j].pdmc_alen;
-				memcpy(x->addr, mc[j].pdmc_addr, x->alen);
-			}
-		}
-		rest -= NLA_ALIGN(a->nla_len);
-		a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len));
+		d->k->mc = tree_grow(d->k->mc, d->k->nmc, sizeof(*d->k->mc));
+		x = &d->k->mc[d->k->nmc++];
+		memset(x, 0, sizeof(*x));
+		x->ifindex = mc->pdmc_index;
+		x->type = mc->pdmc_type;
+		x->count = mc->pdmc_count;
+		x->alen = mc->pdmc_alen > PK_MC_ADDR ? PK_MC_ADDR : mc->pdmc_alen;
+		memcpy(x->addr, mc->pdmc_addr, x->alen);
 	}
 }
 

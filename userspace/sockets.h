@@ -14,6 +14,16 @@
 #include "files.h"
 #include "record.h"
 
+struct nlattr;
+/*
+ * The netlink attributes of @len bytes at @p into @tb (indexed by type, up
+ * to @max; NULL where absent): rtnetlink answers (net.c) and sock_diag's
+ * (sk-netlink.c, sk-packet.c).  NLA_DATA/NLA_LEN need <linux/netlink.h>.
+ */
+void nla_parse(const void *p, size_t len, struct nlattr **tb, int max);
+#define NLA_DATA(a)	((void *)((char *)(a) + NLA_HDRLEN))
+#define NLA_LEN(a)	((size_t)(a)->nla_len - NLA_HDRLEN)
+
 /* sk-opts.c's restore phases: before bind(); once every socket is made; after the buffer sizes */
 enum { P_BIND, P_AFTER, P_FINAL, P_NONE };	/* P_NONE: kept, never set (SO_PEERCRED) */
 /*
