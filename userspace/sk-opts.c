@@ -167,7 +167,7 @@ enum { T_INT, T_LINGER, T_STR, T_BLOB, T_FILTER };
 #define W_IP4	0x02
 #define W_IP6	0x04
 #define W_INET	(W_IP4 | W_IP6)
-#define W_OTHER	0x40	/* netlink, packet (SOL_SOCKET options) */
+#define W_OTHER	0x200	/* netlink, packet (SOL_SOCKET options) */
 #define W_ALL	(W_UNIX | W_INET | W_OTHER)
 #define W_TCP	0x08	/* TCP sockets only */
 #define W_UDP	0x10	/* UDP and UDP-Lite sockets only */
@@ -175,6 +175,9 @@ enum { T_INT, T_LINGER, T_STR, T_BLOB, T_FILTER };
 #define W_DGRAM	0x40	/* every IPv4/IPv6 socket but TCP: UDP, UDP-Lite, ping, raw */
 #define W_RAW	0x80	/* raw sockets only */
 #define W_LITE	0x100	/* UDP-Lite sockets only */
+/* one bit each: W_ALL must not carry a restriction bit (W_OTHER was W_DGRAM's once) */
+_Static_assert(!(W_ALL & (W_TCP | W_UDP | W_UNCONN | W_DGRAM | W_RAW | W_LITE)),
+	       "a family bit is also a restriction bit");
 
 #define O(lvl, opt, type, where, phase, max) { #opt, lvl, opt, type, where, phase, max }
 #define ON(name, lvl, opt, type, where, phase, max) { name, lvl, opt, type, where, phase, max }
