@@ -39,24 +39,49 @@ static int dev_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 	return FD_DESCRIBED;
 }
 
+/* @st is the character device @f records: 1, or 0 (said) */
+static int is_dev(const struct tree_file *f, const struct stat *st)
+{
+	if (S_ISCHR(st->st_mode) && major(st->st_rdev) == f->major && minor(st->st_rdev) == f->minor)
+		return 1;
+	pr_err("%s is not the character device %u:%u", f->path, f->major, f->minor);
+	return 0;
+}
+
 static int dev_open(struct fd_restore *r, int i, const char *what)
 {
 	const struct tree_file *f = &r->t->files[i];
+	int flags = fd_open_flags(f->flags) | O_NONBLOCK | O_NOCTTY;
+	char self[64];
 	struct stat st;
-	int fd;
+	int p, fd;
 
 	/*
-	 * Non-blocking until checked: a path swapped for a FIFO must not
-	 * block the restore in open() (fd_set_flags puts the flags back).
+	 * Looked at first (O_PATH: opening a device may act, a watchdog
+	 * arms itself), then opened through that look, or by path again
+	 * where no /proc is mounted, and looked at once more.  Non-blocking
+	 * until checked: a path swapped for a FIFO must not block the
+	 * restore (fd_set_flags puts the flags back).
 	 */
-	fd = fd_path_open(f->path, fd_open_flags(f->flags) | O_NONBLOCK | O_NOCTTY);
+	p = fd_path_open(f->path, O_PATH | O_CLOEXEC);
+	if (p < 0) {
+		pr_perror("cannot open %s", f->path);
+		return -1;
+	}
+	if (fstat(p, &st) || !is_dev(f, &st)) {
+		close(p);
+		return -1;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", p);
+	fd = open(self, flags);
+	if (fd < 0 && errno == ENOENT)
+		fd = fd_path_open(f->path, flags);
+	close(p);
 	if (fd < 0) {
 		pr_perror("cannot open %s", f->path);
 		return -1;
 	}
-	if (fstat(fd, &st) || !S_ISCHR(st.st_mode) ||
-	    major(st.st_rdev) != f->major || minor(st.st_rdev) != f->minor) {
-		pr_err("%s is not the character device %u:%u", f->path, f->major, f->minor);
+	if (fstat(fd, &st) || !is_dev(f, &st)) {
 		close(fd);
 		return -1;
 	}
