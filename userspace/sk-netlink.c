@@ -158,7 +158,7 @@ static void nl_free(struct sk_nl *n)
 	}
 }
 
-int nl_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s)
+static int nl_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s)
 {
 	static uint32_t mask[NL_MAX_GROUPS / 32];
 	struct netlink_diag_req req = {
@@ -274,7 +274,7 @@ int nl_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s
 	return FD_DESCRIBED;
 }
 
-int nl_sk_make(struct sk_restore *r, int i)
+static int nl_sk_make(struct sk_restore *r, int i)
 {
 	const struct tree_sk *s = &r->t->sks[i];
 	const struct sk_nl *n = s->fam;
@@ -329,7 +329,7 @@ int nl_sk_make(struct sk_restore *r, int i)
 	return 0;
 }
 
-void nl_sk_show(const struct tree_sk *s, char *out, size_t size)
+static void nl_sk_show(const struct tree_sk *s, char *out, size_t size)
 {
 	const struct sk_nl *n = s->fam;
 	size_t o = strlen(out);
@@ -348,6 +348,13 @@ void nl_sk_show(const struct tree_sk *s, char *out, size_t size)
 		if (n->opts & (1U << k))
 			o += snprintf(out + o, size - o, " %s=1", nl_opts[k].name);
 }
+
+const struct sk_family_ops nl_sk_ops = {
+	.family = AF_NETLINK,
+	.dump = nl_sk_dump,
+	.make = nl_sk_make,
+	.show = nl_sk_show,
+};
 
 /* ---- the tree file: "sknl ino= portid= connected= dst= dstgroup= opts= groups=" ---- */
 

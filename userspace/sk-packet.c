@@ -164,7 +164,7 @@ static const char *ifname(int idx, char *buf)
 	return buf;
 }
 
-int pkt_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s)
+static int pkt_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s)
 {
 	struct packet_diag_req req = {
 		.sdiag_family = AF_PACKET,
@@ -255,7 +255,7 @@ out:
 	return r;
 }
 
-int pkt_sk_make(struct sk_restore *r, int i)
+static int pkt_sk_make(struct sk_restore *r, int i)
 {
 	const struct tree_sk *s = &r->t->sks[i];
 	const struct sk_pkt *k = s->fam;
@@ -315,7 +315,7 @@ int pkt_sk_make(struct sk_restore *r, int i)
 	return 0;
 }
 
-void pkt_sk_show(const struct tree_sk *s, char *out, size_t size)
+static void pkt_sk_show(const struct tree_sk *s, char *out, size_t size)
 {
 	const struct sk_pkt *k = s->fam;
 	size_t o = strlen(out);
@@ -348,6 +348,13 @@ void pkt_sk_show(const struct tree_sk *s, char *out, size_t size)
 			o += snprintf(out + o, size - o, " x%d", x->count);
 	}
 }
+
+const struct sk_family_ops pkt_sk_ops = {
+	.family = AF_PACKET,
+	.dump = pkt_sk_dump,
+	.make = pkt_sk_make,
+	.show = pkt_sk_show,
+};
 
 /* ---- the tree file ---- */
 

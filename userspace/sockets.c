@@ -7,7 +7,9 @@
  * family (SO_DOMAIN), type and protocol; unix sockets are described by
  * sk-unix.c, IPv4 and IPv6 ones (TCP, UDP, UDP-Lite, ping, raw) by sk-inet.c
  * (established TCP connections
- * by sk-tcp.c), every other family is refused
+ * by sk-tcp.c), netlink ones by sk-netlink.c, packet ones by sk-packet.c
+ * (each file's struct sk_family_ops: its dump, make and show, looked up by
+ * family here), every other family is refused
  * by name.  Both share the socket options kept here (SO_SNDBUF, SO_RCVBUF,
  * SO_PASSCRED, SO_RCVTIMEO, SO_SNDTIMEO, SO_PEEK_OFF, SO_REUSEADDR,
  * SO_REUSEPORT, SO_KEEPALIVE; every other option is in sk-opts.c's table,
@@ -541,6 +543,29 @@ static const char *family_name(int f)
 	return NULL;
 }
 
+/* the families of their own files (sockets.h); every other is refused at the dump */
+static const struct sk_family_ops *const sk_families[] = {
+	&unix_sk_ops, &inet_sk_ops, &inet6_sk_ops, &nl_sk_ops, &pkt_sk_ops,
+};
+
+static const struct sk_family_ops *sk_family(int family)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(sk_families) / sizeof(sk_families[0]); i++)
+		if (sk_families[i]->family == family)
+			return sk_families[i];
+	return NULL;
+}
+
+/* socket @s's family; one of no file (not one imgcr dumps: a tree file's own) goes to sk-inet.c's */
+static const struct sk_family_ops *sk_family_of(const struct tree_sk *s)
+{
+	const struct sk_family_ops *o = sk_family(s->family);
+
+	return o ? o : &inet_sk_ops;
+}
+
 static void free_xopts(struct tree_sk *s)
 {
 	int i;
@@ -557,6 +582,7 @@ static int sk_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 	char a[128], b[128], pa[64];
 	unsigned long ino;
 	struct tree_sk s, *old;
+	const struct sk_family_ops *o;
 	int sfd, fam, type, proto, r;
 	ssize_t la, lb;
 
@@ -600,14 +626,9 @@ static int sk_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 	s.type = type;
 	s.proto = fam == AF_UNIX ? 0 : proto;
 	s.peek_off = -1;
-	if (fam == AF_UNIX)
-		r = unix_sk_dump(c, p, sfd, &s);
-	else if (fam == AF_INET || fam == AF_INET6)
-		r = inet_sk_dump(c, p, sfd, &s);
-	else if (fam == AF_NETLINK)
-		r = nl_sk_dump(c, p, sfd, &s);
-	else if (fam == AF_PACKET)
-		r = pkt_sk_dump(c, p, sfd, &s);
+	o = sk_family(fam);
+	if (o)
+		r = o->dump(c, p, sfd, &s);
 	else if (family_name(fam))
 		r = fd_refuse(p, "%s: %s sockets are not supported", p->link, family_name(fam));
 	else
@@ -662,13 +683,10 @@ static int sk_restore_all(struct fd_restore *fr)
 		rs->fds[i] = rs->dead[i] = -1;
 	/* established TCP connections last: bound after the listeners of their ports */
 	for (i = 0; i < t->nsks; i++)
-		if (!sk_tcp_will_repair(&t->sks[i]) &&
-		    (t->sks[i].family == AF_UNIX ? unix_sk_make(rs, i) :
-		     t->sks[i].family == AF_NETLINK ? nl_sk_make(rs, i) :
-		     t->sks[i].family == AF_PACKET ? pkt_sk_make(rs, i) : inet_sk_make(rs, i)))
+		if (!sk_tcp_will_repair(&t->sks[i]) && sk_family_of(&t->sks[i])->make(rs, i))
 			return -1;
 	for (i = 0; i < t->nsks; i++)
-		if (sk_tcp_will_repair(&t->sks[i]) && inet_sk_make(rs, i))
+		if (sk_tcp_will_repair(&t->sks[i]) && inet_sk_ops.make(rs, i))
 			return -1;
 	for (i = 0; i < t->nsks; i++)
 		if (t->sks[i].family == AF_UNIX && unix_sk_fill(rs, i))
@@ -762,26 +780,32 @@ static const char *sk_rec_read(struct tree *t, struct tree_file *x, struct rec *
 	return NULL;
 }
 
+void sk_addr_show(const struct tree_sk *s, char *out, size_t size)
+{
+	size_t n = strlen(out);
+	char a[256], b[256];
+
+	snprintf(out + n, size - n, " %s%s%s%s%s",
+		 s->state == 10 ? "listening on " :
+		 s->state == 1 && sk_is_tcp(s) ? "established " : "",
+		 s->namelen ? sk_addr_str(s->name, s->namelen, a, sizeof(a)) : "unnamed",
+		 s->peerlen || s->peer ? " -> " : "",
+		 s->peerlen ? sk_addr_str(s->peername, s->peerlen, b, sizeof(b)) :
+		 s->peer ? "peer" : "",
+		 s->qlen ? " (data queued)" : "");
+}
+
 static void sk_rec_show(const struct tree *t, int i, const char *mode, char *out, size_t size)
 {
 	const struct tree_file *f = &t->files[i];
 	const struct tree_sk *s = tree_sk_find(t, f->ino);
-	char w[128], a[256], b[256];
+	char w[128];
 
 	(void)mode;
 	if (!s)
 		snprintf(out, size, "socket:[%lu] (no sk record)", f->ino);
-	else if (s->family == AF_NETLINK || s->family == AF_PACKET)
-		(s->family == AF_NETLINK ? nl_sk_show : pkt_sk_show)(s, strcpy(out, sk_what(s, w, sizeof(w))), size);
 	else
-		snprintf(out, size, "%s %s%s%s%s%s", sk_what(s, w, sizeof(w)),
-			 s->state == 10 ? "listening on " :
-			 s->state == 1 && sk_is_tcp(s) ? "established " : "",
-			 s->namelen ? sk_addr_str(s->name, s->namelen, a, sizeof(a)) : "unnamed",
-			 s->peerlen || s->peer ? " -> " : "",
-			 s->peerlen ? sk_addr_str(s->peername, s->peerlen, b, sizeof(b)) :
-			 s->peer ? "peer" : "",
-			 s->qlen ? " (data queued)" : "");
+		sk_family_of(s)->show(s, strcpy(out, sk_what(s, w, sizeof(w))), size);
 	if (s) {
 		size_t n = strlen(out);
 
