@@ -142,14 +142,6 @@ static void diag_cb(void *msg, size_t len, void *arg)
 		memcpy(&d->flags, NLA_DATA(tb[NETLINK_DIAG_FLAGS]), sizeof(uint32_t));
 }
 
-static int getint_opt(int fd, int level, int opt, int *v)
-{
-	socklen_t l = sizeof(*v);
-
-	*v = 0;
-	return getsockopt(fd, level, opt, v, &l);
-}
-
 static void nl_free(struct sk_nl *n)
 {
 	if (n) {
@@ -229,7 +221,7 @@ static int nl_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tre
 		n->dst_group = d.m.ndiag_dst_group;
 	}
 	for (i = 0; i < NL_NOPTS; i++) {
-		if (getint_opt(sfd, nl_opts[i].level, nl_opts[i].opt, &v)) {
+		if (sk_getint(sfd, nl_opts[i].level, nl_opts[i].opt, &v)) {
 			/*
 			 * before 6.2 getsockopt does not read NETLINK_LISTEN_ALL_NSID:
 			 * netlink_diag's flags show it for a socket bound or in a

@@ -147,14 +147,6 @@ static void pkt_free(struct sk_pkt *k)
 	}
 }
 
-static int getint_opt(int fd, int opt, int *v)
-{
-	socklen_t l = sizeof(*v);
-
-	*v = 0;
-	return getsockopt(fd, SOL_PACKET, opt, v, &l);
-}
-
 static const char *ifname(int idx, char *buf)
 {
 	if (!idx)
@@ -233,7 +225,7 @@ static int pkt_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tr
 			k->val[i] = d.pi.pdi_copy_thresh;
 			continue;
 		}
-		if (getint_opt(sfd, pk_opts[i].opt, &k->val[i])) {
+		if (sk_getint(sfd, SOL_PACKET, pk_opts[i].opt, &k->val[i])) {
 			k->val[i] = 0;
 			if (errno == ENOPROTOOPT || errno == EINVAL)
 				continue;	/* not this kernel's */

@@ -199,10 +199,11 @@ fail:
 	return -1;
 }
 
-static int getint(int fd, int level, int opt, int *v)
+int sk_getint(int fd, int level, int opt, int *v)
 {
 	socklen_t l = sizeof(*v);
 
+	*v = 0;
 	return getsockopt(fd, level, opt, v, &l);
 }
 
@@ -235,16 +236,16 @@ int sk_opts_dump(const struct fd_parms *p, int sfd, struct tree_sk *s)
 	for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
 		if (flags[i].only && !(flags[i].only & is))
 			continue;
-		if (getint(sfd, flags[i].level, flags[i].opt, &v))
+		if (sk_getint(sfd, flags[i].level, flags[i].opt, &v))
 			goto fail;
 		if (v)
 			s->opts |= flags[i].bit;
 	}
-	if (getint(sfd, SOL_SOCKET, SO_SNDBUF, &s->sndbuf) ||
-	    getint(sfd, SOL_SOCKET, SO_RCVBUF, &s->rcvbuf))
+	if (sk_getint(sfd, SOL_SOCKET, SO_SNDBUF, &s->sndbuf) ||
+	    sk_getint(sfd, SOL_SOCKET, SO_RCVBUF, &s->rcvbuf))
 		goto fail;
 	/* not every protocol has a peek offset (TCP before 6.10) */
-	if (getint(sfd, SOL_SOCKET, SO_PEEK_OFF, &s->peek_off))
+	if (sk_getint(sfd, SOL_SOCKET, SO_PEEK_OFF, &s->peek_off))
 		s->peek_off = -1;
 	l = sizeof(tv);
 	if (getsockopt(sfd, SOL_SOCKET, SO_RCVTIMEO, &tv, &l))
@@ -271,12 +272,12 @@ static int set_buf(int fd, int opt, int force, int want, const char *name, const
 {
 	int v;
 
-	if (!getint(fd, SOL_SOCKET, opt, &v) && v == want)
+	if (!sk_getint(fd, SOL_SOCKET, opt, &v) && v == want)
 		return 0;
 	if (setint(fd, SOL_SOCKET, opt, want / 2)) {
 		if (!setint(fd, SOL_SOCKET, force, want / 2))
 			return 0;
-	} else if (getint(fd, SOL_SOCKET, opt, &v) || v == want ||
+	} else if (sk_getint(fd, SOL_SOCKET, opt, &v) || v == want ||
 		   !setint(fd, SOL_SOCKET, force, want / 2) || errno == EPERM) {
 		return 0;
 	}
@@ -317,7 +318,7 @@ int sk_opts_restore(int fd, const struct tree_sk *s, const char *what)
 		/* as sk_opts_dump reads them: SO_PASSCRED on unix sockets only (7.x refuses it on others) */
 		if ((s->family == AF_UNIX) != (flags[i].bit == SKO_PASSCRED))
 			continue;
-		if (getint(fd, flags[i].level, flags[i].opt, &v))
+		if (sk_getint(fd, flags[i].level, flags[i].opt, &v))
 			v = -1;
 		if (v == !!(s->opts & flags[i].bit))
 			continue;
@@ -429,7 +430,7 @@ int sk_queue_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk
 		pr_perror("cannot create %s", path);
 		return FD_FAILED;
 	}
-	if (getint(sfd, SOL_SOCKET, SO_PEEK_OFF, &old_off) || setint(sfd, SOL_SOCKET, SO_PEEK_OFF, 0)) {
+	if (sk_getint(sfd, SOL_SOCKET, SO_PEEK_OFF, &old_off) || setint(sfd, SOL_SOCKET, SO_PEEK_OFF, 0)) {
 		pr_perror("pid %d fd %d: %s: SO_PEEK_OFF, to read its queue without consuming it",
 			  p->pid, p->fd, p->link);
 		goto out;
@@ -613,8 +614,8 @@ static int sk_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 		pr_perror("pid %d fd %d: %s: pidfd_getfd, to read the socket", p->pid, p->fd, p->link);
 		return FD_FAILED;
 	}
-	if (getint(sfd, SOL_SOCKET, SO_DOMAIN, &fam) || getint(sfd, SOL_SOCKET, SO_TYPE, &type) ||
-	    getint(sfd, SOL_SOCKET, SO_PROTOCOL, &proto)) {
+	if (sk_getint(sfd, SOL_SOCKET, SO_DOMAIN, &fam) || sk_getint(sfd, SOL_SOCKET, SO_TYPE, &type) ||
+	    sk_getint(sfd, SOL_SOCKET, SO_PROTOCOL, &proto)) {
 		pr_perror("pid %d fd %d: %s: cannot read its family, type and protocol", p->pid,
 			  p->fd, p->link);
 		close(sfd);

@@ -42,6 +42,8 @@ int sk_peercred(const struct tree_sk *s, unsigned int *uid, unsigned int *gid);
 /* The pid of socket @s's kept SO_PEERCRED (as the dump saw it), 0 if none. */
 int sk_peercred_pid(const struct tree_sk *s);
 int sk_opt_index(const char *name);
+/* getsockopt of an int into @v (0 first): 0, or -1 with errno set */
+int sk_getint(int fd, int level, int opt, int *v);
 
 /* dump: the options that programs set (SKO_*, buffers, timeouts, peek offset); 0 or -1 (printed) */
 int sk_opts_dump(const struct fd_parms *p, int sfd, struct tree_sk *s);
