@@ -355,15 +355,14 @@ int sk_opts_restore(int fd, const struct tree_sk *s, const char *what)
 #define SCM_PIDFD 0x04
 #endif
 
-static struct sockaddr_storage peek_from;
-
 /*
  * Peek at @sfd's queue from offset @off: up to @len bytes into @buf, its
- * control data into @mh's (@cbuf).  The byte count (MSG_TRUNC: a
- * datagram's whole size), or -1 with errno set.
+ * control data into @mh's (@cbuf), a datagram's sender into @mh's
+ * msg_name (@from).  The byte count (MSG_TRUNC: a datagram's whole size),
+ * or -1 with errno set.
  */
 static ssize_t peek_at(int sfd, int off, char *buf, size_t len, struct msghdr *mh, char *cbuf,
-		       size_t clen, struct iovec *iov)
+		       size_t clen, struct iovec *iov, struct sockaddr_storage *from)
 {
 	ssize_t n;
 
@@ -372,8 +371,8 @@ static ssize_t peek_at(int sfd, int off, char *buf, size_t len, struct msghdr *m
 	iov->iov_base = buf;
 	iov->iov_len = len;
 	memset(mh, 0, sizeof(*mh));
-	mh->msg_name = &peek_from;	/* a datagram's sender (sk-queue.c keeps it) */
-	mh->msg_namelen = sizeof(peek_from);
+	mh->msg_name = from;	/* a datagram's sender (sk-queue.c keeps it) */
+	mh->msg_namelen = sizeof(*from);
 	mh->msg_iov = iov;
 	mh->msg_iovlen = 1;
 	mh->msg_control = cbuf;
@@ -437,11 +436,12 @@ int sk_queue_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk
 	}
 	set = 1;
 	while (inq < 0 || total < inq) {
+		struct sockaddr_storage from;
 		struct iovec iov;
 		struct msghdr mh;
 		struct cmsghdr *cm;
 		int *fds = NULL, nf = 0;
-		ssize_t n = peek_at(sfd, -1, buf, PEEK_MAX, &mh, cbuf, sizeof(cbuf), &iov);
+		ssize_t n = peek_at(sfd, -1, buf, PEEK_MAX, &mh, cbuf, sizeof(cbuf), &iov, &from);
 
 		if (n < 0 && errno == EAGAIN && inq < 0)
 			break;
@@ -506,7 +506,7 @@ int sk_queue_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk
 		if (write_frame(out, path, buf, n, s))
 			goto out;
 		if (s->family == AF_UNIX && s->type == SOCK_DGRAM)
-			skq_from_add(s, seq, &peek_from, mh.msg_namelen);
+			skq_from_add(s, seq, mh.msg_name, mh.msg_namelen);
 		seq++;
 		total += n;
 	}
