@@ -313,7 +313,7 @@ static int dgram_dump(struct fd_parms *p, int sfd, struct tree_sk *s, const char
 	return FD_DESCRIBED;
 }
 
-int inet_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s)
+static int inet_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s)
 {
 	const char *v = s->family == AF_INET ? "IPv4" : "IPv6";
 	struct sockaddr_storage ss;
@@ -431,7 +431,7 @@ int inet_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk 
 	return FD_DESCRIBED;
 }
 
-int inet_sk_make(struct sk_restore *r, int i)
+static int inet_sk_make(struct sk_restore *r, int i)
 {
 	const struct tree_sk *s = &r->t->sks[i];
 	char what[128], nm[128];
@@ -506,3 +506,18 @@ int inet_sk_make(struct sk_restore *r, int i)
 	}
 	return 0;
 }
+
+/* IPv4 and IPv6: the same functions */
+const struct sk_family_ops inet_sk_ops = {
+	.family = AF_INET,
+	.dump = inet_sk_dump,
+	.make = inet_sk_make,
+	.show = sk_addr_show,
+};
+
+const struct sk_family_ops inet6_sk_ops = {
+	.family = AF_INET6,
+	.dump = inet_sk_dump,
+	.make = inet_sk_make,
+	.show = sk_addr_show,
+};

@@ -142,14 +142,6 @@ static void diag_cb(void *msg, size_t len, void *arg)
 		memcpy(&d->flags, NLA_DATA(tb[NETLINK_DIAG_FLAGS]), sizeof(uint32_t));
 }
 
-static int getint_opt(int fd, int level, int opt, int *v)
-{
-	socklen_t l = sizeof(*v);
-
-	*v = 0;
-	return getsockopt(fd, level, opt, v, &l);
-}
-
 static void nl_free(struct sk_nl *n)
 {
 	if (n) {
@@ -158,7 +150,7 @@ static void nl_free(struct sk_nl *n)
 	}
 }
 
-int nl_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s)
+static int nl_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s)
 {
 	static uint32_t mask[NL_MAX_GROUPS / 32];
 	struct netlink_diag_req req = {
@@ -229,7 +221,7 @@ int nl_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s
 		n->dst_group = d.m.ndiag_dst_group;
 	}
 	for (i = 0; i < NL_NOPTS; i++) {
-		if (getint_opt(sfd, nl_opts[i].level, nl_opts[i].opt, &v)) {
+		if (sk_getint(sfd, nl_opts[i].level, nl_opts[i].opt, &v)) {
 			/*
 			 * before 6.2 getsockopt does not read NETLINK_LISTEN_ALL_NSID:
 			 * netlink_diag's flags show it for a socket bound or in a
@@ -274,7 +266,7 @@ int nl_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s
 	return FD_DESCRIBED;
 }
 
-int nl_sk_make(struct sk_restore *r, int i)
+static int nl_sk_make(struct sk_restore *r, int i)
 {
 	const struct tree_sk *s = &r->t->sks[i];
 	const struct sk_nl *n = s->fam;
@@ -329,7 +321,7 @@ int nl_sk_make(struct sk_restore *r, int i)
 	return 0;
 }
 
-void nl_sk_show(const struct tree_sk *s, char *out, size_t size)
+static void nl_sk_show(const struct tree_sk *s, char *out, size_t size)
 {
 	const struct sk_nl *n = s->fam;
 	size_t o = strlen(out);
@@ -348,6 +340,13 @@ void nl_sk_show(const struct tree_sk *s, char *out, size_t size)
 		if (n->opts & (1U << k))
 			o += snprintf(out + o, size - o, " %s=1", nl_opts[k].name);
 }
+
+const struct sk_family_ops nl_sk_ops = {
+	.family = AF_NETLINK,
+	.dump = nl_sk_dump,
+	.make = nl_sk_make,
+	.show = nl_sk_show,
+};
 
 /* ---- the tree file: "sknl ino= portid= connected= dst= dstgroup= opts= groups=" ---- */
 

@@ -137,13 +137,6 @@ struct tcp_pending {
 static struct tcp_pending *pend;
 static int npend;
 
-static int getint(int fd, int level, int opt, int *v)
-{
-	socklen_t l = sizeof(*v);
-
-	return getsockopt(fd, level, opt, v, &l);
-}
-
 static int setint(int fd, int level, int opt, int v)
 {
 	return setsockopt(fd, level, opt, &v, sizeof(v));
@@ -412,7 +405,7 @@ static int get_seq(int sfd, int q, unsigned long long *v)
 {
 	int seq;
 
-	if (setint(sfd, IPPROTO_TCP, TCP_REPAIR_QUEUE, q) || getint(sfd, IPPROTO_TCP, TCP_QUEUE_SEQ, &seq))
+	if (setint(sfd, IPPROTO_TCP, TCP_REPAIR_QUEUE, q) || sk_getint(sfd, IPPROTO_TCP, TCP_QUEUE_SEQ, &seq))
 		return -1;
 	*v = (unsigned int)seq;
 	return 0;
@@ -526,7 +519,7 @@ int tcp_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *
 		pr_perror("pid %d fd %d: dup", p->pid, p->fd);
 		return FD_FAILED;
 	}
-	if (getint(fd, SOL_SOCKET, SO_REUSEADDR, &reuse)) {
+	if (sk_getint(fd, SOL_SOCKET, SO_REUSEADDR, &reuse)) {
 		pr_perror("pid %d fd %d: SO_REUSEADDR", p->pid, p->fd);
 		close(fd);
 		return FD_FAILED;
@@ -561,14 +554,14 @@ int tcp_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *
 	m.opts = ti.tcpi_options & (TCPI_OPT_TIMESTAMPS | TCPI_OPT_SACK | TCPI_OPT_WSCALE);
 	m.snd_wscale = ti.tcpi_snd_wscale;
 	m.rcv_wscale = ti.tcpi_rcv_wscale;
-	if (getint(fd, IPPROTO_TCP, TCP_MAXSEG, &v)) {
+	if (sk_getint(fd, IPPROTO_TCP, TCP_MAXSEG, &v)) {
 		pr_perror("pid %d fd %d: %s: TCP_MAXSEG", p->pid, p->fd, p->link);
 		return FD_FAILED;
 	}
 	m.mss = v;
 	m.snd_mss = ti.tcpi_snd_mss;
 	if (m.opts & TCPI_OPT_TIMESTAMPS) {
-		if (getint(fd, IPPROTO_TCP, TCP_TIMESTAMP, &v)) {
+		if (sk_getint(fd, IPPROTO_TCP, TCP_TIMESTAMP, &v)) {
 			pr_perror("pid %d fd %d: %s: TCP_TIMESTAMP", p->pid, p->fd, p->link);
 			return FD_FAILED;
 		}
@@ -589,7 +582,7 @@ int tcp_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *
 		size_t k;
 
 		for (k = 0; k < 4; k++) {
-			if (getint(fd, IPPROTO_TCP, kopt[k], &v)) {
+			if (sk_getint(fd, IPPROTO_TCP, kopt[k], &v)) {
 				pr_perror("pid %d fd %d: %s: keepalive settings", p->pid, p->fd, p->link);
 				return FD_FAILED;
 			}
@@ -1144,13 +1137,13 @@ static int send_unsent(int fd, const char *buf, size_t len, const char *what)
 
 	if (!len)
 		return 0;
-	if (getint(fd, SOL_SOCKET, SO_SNDBUF, &snd) || ioctl(fd, SIOCOUTQ, &outq)) {
+	if (sk_getint(fd, SOL_SOCKET, SO_SNDBUF, &snd) || ioctl(fd, SIOCOUTQ, &outq)) {
 		pr_perror("%s: SO_SNDBUF, SIOCOUTQ", what);
 		return -1;
 	}
-	if (getint(fd, SOL_SOCKET, SO_BUF_LOCK, &lock))
+	if (sk_getint(fd, SOL_SOCKET, SO_BUF_LOCK, &lock))
 		lock = -1;	/* before 5.14 */
-	if (getint(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat))
+	if (sk_getint(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat))
 		lowat = -1;
 	/* the kernel doubles it: four times the bytes, for their skbs */
 	room = (int)(((unsigned long long)outq + len) * 2 + (1 << 16) > INT_MAX / 2 ?
@@ -1196,7 +1189,7 @@ static int send_unsent(int fd, const char *buf, size_t len, const char *what)
 		pr_perror("%s: TCP_NOTSENT_LOWAT %d again", what, lowat);
 		ret = -1;
 	}
-	if (!ret && !getint(fd, SOL_SOCKET, SO_SNDBUF, &got) && got != snd && got != (snd & ~1))
+	if (!ret && !sk_getint(fd, SOL_SOCKET, SO_SNDBUF, &got) && got != snd && got != (snd & ~1))
 		pr_info("%s: note: SO_SNDBUF %d where %d was set", what, got, snd);
 	return ret;
 }

@@ -307,7 +307,7 @@ static int bound_path(struct fd_parms *p, int sfd, struct tree_sk *s, const stru
 	return FD_DESCRIBED;
 }
 
-int unix_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s)
+static int unix_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s)
 {
 	struct sockaddr_storage ss;
 	struct ud *u, *l;
@@ -512,6 +512,8 @@ int unix_sk_check(const struct tree *t)
 }
 
 /* restore */
+
+static int unix_sk_make(struct sk_restore *r, int i);
 
 static int sk_index(const struct tree *t, unsigned long ino)
 {
@@ -1100,7 +1102,7 @@ static int pair_by_listener(struct sk_restore *r, int i)
 	return 1;
 }
 
-int unix_sk_make(struct sk_restore *r, int i)
+static int unix_sk_make(struct sk_restore *r, int i)
 {
 	const struct tree *t = r->t;
 	const struct tree_sk *s = &t->sks[i];
@@ -1442,3 +1444,10 @@ out:
 	free(data);
 	return ret;
 }
+
+const struct sk_family_ops unix_sk_ops = {
+	.family = AF_UNIX,
+	.dump = unix_sk_dump,
+	.make = unix_sk_make,
+	.show = sk_addr_show,
+};
