@@ -348,6 +348,10 @@ static void bad(pid_t pid, const char *dir)
 	o.has_pid = 0;
 	refused("pre-dump-nopid", &r, NULL, 0, "PRE_DUMP: no pid");
 	o.has_pid = 1;
+	/* a pre-dump after a parent that is none of imgcr-criu's pre-dumps */
+	o.parent_img = "../parent";
+	refused("pre-dump-parent", &r, NULL, 0, "parent_img ../parent");
+	o.parent_img = NULL;
 	r.type = PAGE_SERVER;
 	refused("page-server", &r, NULL, 0, "PAGE_SERVER is not supported");
 	r.type = 99;
