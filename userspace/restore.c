@@ -2182,6 +2182,9 @@ int cmd_restore(int argc, char **argv)
 	/* which memory parents and children share (cow.c) */
 	if (cow_plan(&c.t, c.dirfd))
 		return 1;
+	/* a pty whose master was outside the tree: only for imgcr-criu (tty.h) */
+	if (tty_orphan_check(&c.t))
+		return 1;
 	/* imgcr-criu's NOTIFY points (notify.h) */
 	notify_env_init();
 	if (notify("pre-restore", 0))
@@ -2253,8 +2256,11 @@ int cmd_restore(int argc, char **argv)
 		if (moves_paths(&c))
 			return 1;
 	}
+	if (tty_orphan_begin(&c.t, c.base))
+		return 1;
 	if (!c.files_inside && open_files(&c)) {
 		ghost_unlink_mapped(&c.t);
+		tty_orphan_end();
 		return 1;
 	}
 	if (pipe2(p, O_CLOEXEC) || pipe2(g, O_CLOEXEC) || (c.own && pipe2(c.ns_sync, O_CLOEXEC))) {
@@ -2304,6 +2310,7 @@ int cmd_restore(int argc, char **argv)
 	}
 	close(c.status_w);
 	close(c.go_r);
+	tty_orphan_parent();
 	if (c.own) {
 		struct ns_ctx nc = { .t = &c.t, .dirfd = c.dirfd, .hostproc = -1, .root = top,
 				     .own = c.own };
@@ -2328,6 +2335,15 @@ int cmd_restore(int argc, char **argv)
 		pr_err("nothing of the tree was left running");
 		return 1;
 	}
+	/* the orphan pty's new master, from whoever opened the files, to imgcr-criu's client */
+	if (tty_orphan_deliver(&c.t)) {
+		tty_orphan_end();
+		kill_undo(&c, top, 0);
+		ghost_unlink_mapped(&c.t);
+		pr_err("nothing of the tree was left running");
+		return 1;
+	}
+	tty_orphan_end();
 	if (collect(&c, c.t.ntasks, 60000) || notify("post-restore", root_pid(&c)) ||
 	    (own_netns(&c) && notify("network-unlock", 0)) || notify("pre-resume", 0)) {
 		kill_undo(&c, top, 0);

@@ -187,9 +187,9 @@ static void tty(const struct tree_tty *y)
 	       y->cflag, y->lflag);
 	for (j = 0; j < TREE_NCC; j++)
 		printf("%02x", y->cc[j]);
-	printf(" rows=%u cols=%u xpixel=%u ypixel=%u inlen=%zu outlen=%zu has_mode=%d mode=0%o uid=%u gid=%u\n",
+	printf(" rows=%u cols=%u xpixel=%u ypixel=%u inlen=%zu outlen=%zu has_mode=%d mode=0%o uid=%u gid=%u%s\n",
 	       y->rows, y->cols, y->xpixel, y->ypixel, y->inlen, y->outlen, y->has_mode, y->mode,
-	       y->uid, y->gid);
+	       y->uid, y->gid, y->orphan ? " orphan=1" : "");
 }
 
 static void model(const struct tree *t)

@@ -15,8 +15,9 @@
 #  criu_rpc-leave    DUMP with leave_running: the counter goes on
 #  criu_rpc-refuse   the client answers false to post-dump: the dump fails
 #                    naming it, the counter runs on, not stopped
-#  criu_rpc-bad      unsupported or malformed requests (PRE_DUMP,
-#                    PAGE_SERVER, lazy_pages, parent_img, ps, lsm_profile,
+#  criu_rpc-bad      unsupported or malformed requests (PRE_DUMP without a pid,
+#                    PAGE_SERVER, lazy_pages, a parent_img that is no
+#                    pre-dump, ps, lsm_profile,
 #                    an unknown type or field, garbage, a file as
 #                    images_dir_fd...): each answered success=false with a
 #                    message naming it, no crash; the target untouched
@@ -52,7 +53,7 @@ basic() {
 	criurpc $BIN basic > rpc.out 2> rpc.err || fail "$(grep FAIL rpc.out)$(head -c 300 rpc.err)"
 	grep -q '^ok version 3.17.1 imgcr$' rpc.out || fail "version: $(cat rpc.out)"
 	grep -q '^ok check$' rpc.out || fail "check: $(cat rpc.out)"
-	grep -q '^ok features mem_track=0 lazy_pages=0 pidfd_store=0$' rpc.out || fail "features: $(cat rpc.out)"
+	grep -q '^ok features mem_track=1 lazy_pages=0 pidfd_store=0$' rpc.out || fail "features: $(cat rpc.out)"
 	$BIN --version | grep -q '^Version: 3\.17\.1$' || fail "--version: $($BIN --version)"
 	$BIN check > check.out 2>&1 || fail "imgcr-criu check: $(tr '\n' '|' < check.out)"
 	tail -n 1 check.out | grep -q '^Looks good\.$' || fail "imgcr-criu check: $(tail -n 2 check.out)"
