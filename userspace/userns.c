@@ -301,7 +301,6 @@ static int ids_check(const struct tree *t, const struct ns_userns *u)
 	}
 	for (i = 0; i < t->nfiles; i++) {
 		const struct tree_file *f = &t->files[i];
-
 		pid_t pid = t->root;
 		int fd = -1, m;
 
