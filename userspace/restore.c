@@ -874,6 +874,16 @@ static __attribute__((noinline)) const char *task_creds(struct rctx *c, struct t
 		 */
 		if (r->creds.has && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0))
 			return task_msg(r, "PR_SET_KEEPCAPS: %s", strerror(errno));
+		/*
+		 * An image without credentials (an older one) gets what a
+		 * plain exec with the tree's ids gives.  In a user namespace
+		 * the ns-root's ambient capabilities (userns_inside) would
+		 * survive the uid change (kuid 0 is not the namespace's
+		 * root) and reach the task: they go (review s12 L4).
+		 */
+		if (!r->creds.has && prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) &&
+		    errno != EINVAL)
+			return task_msg(r, "cannot clear the ambient capabilities: %s", strerror(errno));
 		if (setresgid(k->gid[0], k->gid[1], k->gid[2]))
 			return task_msg(r, "setresgid %u %u %u: %s", k->gid[0], k->gid[1], k->gid[2],
 					strerror(errno));

@@ -215,6 +215,8 @@ bad:
  * refused exec, and cred_guard_mutex, until the caller is killed).
  * Opening the pipe again adds a writer: it is the caller's own, which
  * writes to it already, and no reader waits for its last one meanwhile.
+ * A named FIFO without readers cannot be opened again (-ENXIO): nobody
+ * would read the status, so there is none, as before the reopen.
  */
 static int parse_status(struct img *img, const char *arg)
 {
@@ -233,8 +235,14 @@ static int parse_status(struct img *img, const char *arg)
 	}
 	own = dentry_open(&f->f_path, O_WRONLY | O_NONBLOCK, current_cred());
 	fput(f);
-	if (IS_ERR(own))
-		goto bad;
+	/* a named FIFO no one reads (-ENXIO): no status to write, as if none */
+	if (PTR_ERR_OR_ZERO(own) == -ENXIO)
+		return 0;
+	if (IS_ERR(own)) {
+		img_err(img, "%s: cannot open the pipe again (error %ld)",
+			STATUS_OPT, PTR_ERR(own));
+		return PTR_ERR(own);
+	}
 	img->status = own;
 	return 0;
 bad:

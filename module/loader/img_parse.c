@@ -1740,6 +1740,20 @@ static int img_check_clone(struct img *img)
 		img_err(img, "the caller is traced with PTRACE_O_TRACECLONE (a debugger following threads): its threads would stop for the tracer before the process is whole; attach after the restore");
 		return -EPERM;
 	}
+	/*
+	 * The TIDs of an image that had a PID namespace of its own are that
+	 * namespace's: in the initial one (where no restorer recreated it)
+	 * they name other tasks.  The image of a process whose PID namespace
+	 * was the dumper's, in a user namespace of its own, is restored there
+	 * with its pid: that one is let through (review s12 kernel L4).
+	 */
+	if ((img->proc.flags & IMGCR_PROC_OWN_NS) && ns == &init_pid_ns &&
+	    img->task.pid != (u32)task_pid_vnr(current)) {
+		img_err(img, "pid %u had a PID namespace of its own: the TIDs of its %u thread(s) are that namespace's, and this caller (pid %d) is in the initial one, where they name other tasks; restore it in a new PID namespace",
+			img->task.pid, img->proc.nr_threads,
+			task_pid_vnr(current));
+		return -EINVAL;
+	}
 	if (current->nsproxy->pid_ns_for_children != ns) {
 		img_err(img, "the caller unshared its PID namespace: threads cannot be created (clone with CLONE_THREAD would fail); fork first");
 		return -EINVAL;

@@ -53,6 +53,7 @@
 
 #include "criu.h"
 #include "log.h"
+#include "proc.h"
 
 #define IFNAMSIZ_MAX	64
 
@@ -399,7 +400,59 @@ static int check_empty_ns(CriuOpts *o, int type, int dirfd, int *err)
 	return bad ? -1 : 0;
 }
 
-/* DUMP: the pid's stdio pipes are external (runc hands them back at restore as inherit_fd) */
+struct stdio_scan {
+	pid_t root;
+	const char *link;	/* "pipe:[INODE]" */
+};
+
+/* @pid is @root or one of its descendants (the tree imgcr dumps) */
+static int in_tree(pid_t root, pid_t pid)
+{
+	pid_t ppid, pgid, sid;
+	char state;
+	int depth;
+
+	for (depth = 0; depth < 4096 && pid > 0; depth++) {
+		if (pid == root)
+			return 1;
+		if (proc_stat(pid, &state, &ppid, &pgid, &sid))
+			return 0;
+		pid = ppid;
+	}
+	return 0;
+}
+
+static int stdio_outside_fd(pid_t pid, int fd, void *arg)
+{
+	const struct stdio_scan *s = arg;
+	char path[64], link[64];
+	ssize_t len;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, fd);
+	len = readlink(path, link, sizeof(link) - 1);
+	if (len <= 0)
+		return 0;
+	link[len] = 0;
+	return !strcmp(link, s->link);
+}
+
+static int stdio_outsider(pid_t pid, void *arg)
+{
+	const struct stdio_scan *s = arg;
+
+	if (in_tree(s->root, pid))
+		return 0;
+	return proc_each_fd(pid, stdio_outside_fd, arg);
+}
+
+/*
+ * DUMP: the pid's stdio pipes held outside its tree (runc's, handed back at
+ * restore as inherit_fd) are external.  One whose ends are all in the tree
+ * (`sh -c 'x | y'` as the root, its stdin a pipe from its child) is the
+ * tree's own: dumped with its data as any other (review s12 L5).  A
+ * process whose fds cannot be read counts as outside (external, as
+ * before).
+ */
 static void stdio_pipes(pid_t pid, struct criu_args *a)
 {
 	char path[64], link[64];
@@ -416,7 +469,7 @@ static void stdio_pipes(pid_t pid, struct criu_args *a)
 			continue;
 		for (j = 0; j < n && strcmp(a->ext[j] + 11, link); j++)
 			;
-		if (j < n)
+		if (j < n || !proc_each_process(stdio_outsider, &(struct stdio_scan){ pid, link }))
 			continue;
 		snprintf(a->ext[n], sizeof(a->ext[n]), "--external=%s", link);
 		add(a, a->ext[n++]);
