@@ -21,6 +21,17 @@
  *   epollout  an epoll item whose file is held only by a process outside
  *             the tree (a grandchild, orphaned): "fds efd=N a=N out=PID";
  *             the dump must refuse it.
+ *   inotify   an inotify instance watching w/ (IN_CREATE, wd 1), gone.dat
+ *             (IN_MODIFY|IN_ATTRIB, wd 2), which is then deleted while
+ *             held open at fd g, and keep.dat (IN_OPEN, wd 3); the
+ *             IN_ATTRIB of the unlink read.  After the restore: nothing
+ *             queued, watch 2 on g's inode with its mask (fdinfo), a write
+ *             and an fchmod on g reported as IN_MODIFY and IN_ATTRIB of
+ *             wd 2, w/new as IN_CREATE of wd 1, an open of keep.dat as
+ *             IN_OPEN of wd 3.  "fds ifd=N g=N"
+ *   inotifyout the same deleted file held only by a process outside the
+ *             tree (orphaned grandchild): "fds ifd=N out=PID"; the dump
+ *             must refuse it.
  */
 #define _GNU_SOURCE
 #include <poll.h>
@@ -28,6 +39,8 @@
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -225,6 +238,132 @@ static int mode_epollout(void)
 	return bad;
 }
 
+/* the next event of @ifd (waiting up to 2 s): its wd and mask, or wd -1 */
+static int next_event(int ifd, unsigned int *mask, char *name, size_t size)
+{
+	static char buf[4096] __attribute__((aligned(8)));
+	static ssize_t len, off;
+	struct pollfd pf = { .fd = ifd, .events = POLLIN };
+	struct inotify_event *e;
+
+	if (off >= len) {
+		off = 0;
+		len = poll(&pf, 1, 2000) == 1 ? read(ifd, buf, sizeof(buf)) : -1;
+		if (len <= 0)
+			return -1;
+	}
+	e = (struct inotify_event *)(buf + off);
+	off += sizeof(*e) + e->len;
+	*mask = e->mask;
+	snprintf(name, size, "%s", e->len ? e->name : "");
+	return e->wd;
+}
+
+/* the mask and inode of watch @wd in /proc/self/fdinfo/@ifd */
+static int watch_info(int ifd, int wd, unsigned int *mask, unsigned long *ino)
+{
+	char p[64], buf[4096], *l;
+	ssize_t n;
+	int f;
+
+	snprintf(p, sizeof(p), "/proc/self/fdinfo/%d", ifd);
+	f = open(p, O_RDONLY);
+	if (f < 0)
+		return -1;
+	n = read(f, buf, sizeof(buf) - 1);
+	close(f);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	for (l = strtok(buf, "\n"); l; l = strtok(NULL, "\n")) {
+		unsigned int w, sdev;
+
+		if (sscanf(l, "inotify wd:%x ino:%lx sdev:%x mask:%x", &w, ino, &sdev, mask) == 4 &&
+		    (int)w == wd)
+			return 0;
+	}
+	return -1;
+}
+
+static int mode_inotify(int out)
+{
+	int ifd, g, w1, w2, w3, r[2], q = -1, k, wd;
+	unsigned int mask;
+	unsigned long ino;
+	char name[64], buf[256];
+	struct stat st;
+	pid_t child, gc = 0;
+
+	if (mkdir("w", 0755) && errno != EEXIST)
+		return 1;
+	g = open("gone.dat", O_RDWR | O_CREAT | O_TRUNC, 0644);
+	k = open("keep.dat", O_RDWR | O_CREAT | O_TRUNC, 0644);
+	ifd = inotify_init1(IN_NONBLOCK);
+	if (g < 0 || k < 0 || ifd < 0 || write(g, "hello", 5) != 5 || pipe(r))
+		return 1;
+	close(k);
+	w1 = inotify_add_watch(ifd, "w", IN_CREATE);
+	w2 = inotify_add_watch(ifd, "gone.dat", IN_MODIFY | IN_ATTRIB);
+	w3 = inotify_add_watch(ifd, "keep.dat", IN_OPEN);
+	if (w1 != 1 || w2 != 2 || w3 != 3 || unlink("gone.dat"))
+		return 1;
+	if (out) {
+		child = fork();
+		if (child < 0)
+			return 1;
+		if (!child) {
+			pid_t x = fork();
+
+			if (!x) {
+				close(ifd);
+				for (;;)
+					pause();
+			}
+			if (write(r[1], &x, sizeof(x)) != sizeof(x))
+				_exit(1);
+			_exit(0);
+		}
+		if (read(r[0], &gc, sizeof(gc)) != sizeof(gc) || waitpid(child, NULL, 0) != child)
+			return 1;
+		close(g);
+	}
+	/* the unlink's IN_ATTRIB */
+	wd = next_event(ifd, &mask, name, sizeof(name));
+	CHECK(wd == 2 && (mask & IN_ATTRIB), "setup: the unlink's IN_ATTRIB on wd 2 (wd %d mask 0x%x)", wd, mask);
+	if (out) {
+		say("fds ifd=%d out=%d\n", ifd, gc);
+		say("ready\n");
+		wait_restored();
+		kill(gc, SIGKILL);
+		return bad;
+	}
+	say("fds ifd=%d g=%d\n", ifd, g);
+	say("ready\n");
+	wait_restored();
+	CHECK(!ioctl(ifd, FIONREAD, &q) && !q, "inotify: nothing queued after the restore (%d bytes)", q);
+	CHECK(!fstat(g, &st) && st.st_nlink == 0, "gone.dat: still deleted (nlink %lu)",
+	      (unsigned long)st.st_nlink);
+	CHECK(!watch_info(ifd, 2, &mask, &ino) && ino == st.st_ino && (mask & (IN_MODIFY | IN_ATTRIB)) ==
+	      (IN_MODIFY | IN_ATTRIB), "watch 2: on g's inode %lu (%lu), mask 0x%x", (unsigned long)st.st_ino,
+	      ino, mask);
+	if (write(g, "x", 1) != 1)
+		bad = 1;
+	wd = next_event(ifd, &mask, name, sizeof(name));
+	CHECK(wd == 2 && mask == IN_MODIFY, "write on g: IN_MODIFY of wd 2 (wd %d mask 0x%x)", wd, mask);
+	fchmod(g, 0600);
+	wd = next_event(ifd, &mask, name, sizeof(name));
+	CHECK(wd == 2 && mask == IN_ATTRIB, "fchmod on g: IN_ATTRIB of wd 2 (wd %d mask 0x%x)", wd, mask);
+	close(open("w/new", O_CREAT | O_WRONLY, 0644));
+	wd = next_event(ifd, &mask, name, sizeof(name));
+	CHECK(wd == 1 && mask == IN_CREATE && !strcmp(name, "new"), "w/new: IN_CREATE of wd 1 (wd %d mask 0x%x %s)",
+	      wd, mask, name);
+	close(open("keep.dat", O_RDONLY));
+	wd = next_event(ifd, &mask, name, sizeof(name));
+	CHECK(wd == 3 && mask == IN_OPEN, "keep.dat: IN_OPEN of wd 3 (wd %d mask 0x%x)", wd, mask);
+	(void)buf;
+	return bad;
+}
+
 int main(int argc, char **argv)
 {
 	int r;
@@ -237,6 +376,10 @@ int main(int argc, char **argv)
 		r = mode_epoll();
 	else if (!strcmp(argv[1], "epollout"))
 		r = mode_epollout();
+	else if (!strcmp(argv[1], "inotify"))
+		r = mode_inotify(0);
+	else if (!strcmp(argv[1], "inotifyout"))
+		r = mode_inotify(1);
 	else
 		return 2;
 	if (!r)

@@ -15,7 +15,14 @@
 # fds_dead_epoll_out: an epoll item whose file only a process outside the
 # tree holds: the dump is refused naming the pid, the epoll fd and the
 # number, and the tree runs on.
-# timeout: 300
+# fds_dead_inotify: an inotify watch (wd 2) on a file deleted while the
+# task holds it open, between watches on a directory (wd 1) and another
+# file (wd 3): from outside, watch 2 is on the inode of the held fd with
+# the same mask after the restore; inside, nothing queued, and events on
+# the deleted file, the directory and the other file come with their wds.
+# fds_dead_inotify_out: the deleted file held only outside the tree: the
+# dump is refused naming the pid, the fd and the watch.
+# timeout: 400
 . /imgcr/guest/lib.sh
 require_modules
 
@@ -107,6 +114,43 @@ epoll_out() {
 	pass "refused: $(grep -m1 'epoll:' dump.err | cut -c1-160)"
 }
 
+# wmask WHEN: "MASK INO-OK" of watch 2 of $ifd
+wmask() {
+	l=$(grep "^inotify wd:2 " /proc/$pid/fdinfo/$ifd)
+	[ -n "$l" ] || fail "$1: no watch 2: $(grep inotify /proc/$pid/fdinfo/$ifd | cut -c1-60 | tr '\n' '|')"
+	ino=$(printf '%d' 0x$(echo "$l" | sed 's/.* ino:\([0-9a-f]*\) .*/\1/'))
+	[ "$ino" = "$(stat -L -c %i /proc/$pid/fd/$g)" ] || fail "$1: watch 2 on inode $ino, fd $g is $(stat -L -c %i /proc/$pid/fd/$g)"
+	echo "$l" | sed 's/.* mask:\([0-9a-f]*\) .*/\1/'
+}
+
+inotify() {
+	start inotify
+	m1=$(wmask "before the dump")
+	case "$(readlink /proc/$pid/fd/$g)" in *" (deleted)") ;; *) fail "fd $g: $(readlink /proc/$pid/fd/$g)" ;; esac
+	imgcr dump -t $pid -D d 2> dump.err || fail "dump: $(cat dump.err)"
+	wait_gone $pid 10 || fail "task $pid survived the dump"
+	grep -q "^watch .* wd=2 .*ghost=[0-9]" d/tree || fail "no watch record on the ghost: $(grep '^watch' d/tree | tr '\n' '|')"
+	restore_wait $pid
+	m2=$(wmask "after the restore")
+	[ "$m1" = "$m2" ] || fail "watch 2: mask $m1 before, $m2 after"
+	[ "$(grep -c '^inotify wd:' /proc/$pid/fdinfo/$ifd)" = 3 ] || fail "watches: $(grep inotify /proc/$pid/fdinfo/$ifd | cut -c1-40 | tr '\n' '|')"
+	finish
+	pass "$(grep -c '^ok' out) checks ok; watch 2 (mask $m2) on the deleted file's restored inode"
+}
+
+inotify_out() {
+	start inotifyout
+	track $out
+	imgcr dump -t $pid -D d 2> dump.err && fail "dump of a watch on a deleted file held only outside the tree succeeded"
+	grep -q "pid $pid fd $ifd: inotify: watch 2 (inode [0-9]*): the watched file was deleted and no fd of the tree holds it" dump.err ||
+		fail "message: $(tr '\n' '|' < dump.err)"
+	[ "$(state $pid)" = S ] || fail "task $pid not running after the refused dump (state '$(state $pid)')"
+	kill $pid $out
+	pass "refused: $(grep -m1 'inotify:' dump.err | cut -c1-160)"
+}
+
 subtest fds_dead_pidfd pidfd
 subtest fds_dead_epoll epoll
 subtest fds_dead_epoll_out epoll_out
+subtest fds_dead_inotify inotify
+subtest fds_dead_inotify_out inotify_out
