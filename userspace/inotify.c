@@ -28,8 +28,9 @@
  * /proc/self/fd of the restorer's description of the ghost.  Refused: a
  * deleted file the tree does not hold (its inode exists only while some
  * process outside the tree holds it: the watch could not be made on it
- * again), one in a tree with its own mount namespace, and a deleted
- * watched directory, FIFO or device.
+ * again), one the tree also maps (a mapped ghost stays linked until the
+ * images run: its unlink would be reported), one in a tree with its own
+ * mount namespace, and a deleted watched directory, FIFO or device.
  *
  * Same watch descriptors: the kernel hands them out cyclically per
  * instance (idr_alloc_cyclic(..., 1, 0) in inotify_add_to_idr, 6.1 and
@@ -281,6 +282,29 @@ static int ghost_file(const struct tree *t, unsigned int sdev, unsigned long ino
 	return -1;
 }
 
+/*
+ * 1 if a task of @t maps inode @ino of device @sdev (a mapped ghost stays
+ * linked until the images run: its unlink then would be reported).
+ */
+static int ghost_mapped(const struct tree *t, unsigned int sdev, unsigned long ino)
+{
+	char path[64], *text, *line, *save = NULL;
+	unsigned int ma, mi;
+	unsigned long i;
+	int k, found = 0;
+
+	for (k = 0; k < t->ntasks && !found; k++) {
+		snprintf(path, sizeof(path), "/proc/%d/maps", t->tasks[k].pid);
+		text = read_text(path, NULL);
+		for (line = text ? strtok_r(text, "\n", &save) : NULL; line && !found;
+		     line = strtok_r(NULL, "\n", &save))
+			found = sscanf(line, "%*s %*s %*s %x:%x %lu", &ma, &mi, &i) == 3 && i == ino &&
+				ma == sdev >> 20 && mi == (sdev & 0xfffff);
+		free(text);
+	}
+	return found;
+}
+
 static int inotify_check(const struct tree *ct)
 {
 	/* the watches go into the tree: the check hook has it const */
@@ -322,6 +346,12 @@ static int inotify_check(const struct tree *ct)
 				break;
 			}
 			other = own_mnt ? -1 : ghost_file(t, sdev, ino);
+			if (other >= 0 && ghost_mapped(t, sdev, ino)) {
+				pr_err("pid %d fd %d: inotify: watch %d (inode %lu): a deleted file that the tree also maps: not supported",
+				       f->pid, f->fd, wd, ino);
+				ret = -1;
+				break;
+			}
 			path = other >= 0 ? strdup(tree_ghost_find(t, t->files[other].dev,
 								   t->files[other].sino)->path) :
 					    watch_path(f, own_mnt, wd, ino, sdev, line);
