@@ -159,6 +159,12 @@ struct tree_item {
 	unsigned int mask;	/* IT_EPOLL: events (with EPOLLET...); IT_WATCH: inotify mask */
 	unsigned long long data;	/* IT_EPOLL: epoll_data */
 	char *path;		/* IT_WATCH: the watched path */
+	/*
+	 * 1 + the index in tree.files of the watched file when the item
+	 * cannot name it by its fd number (IT_EPOLL: not open at num in pid
+	 * any more, epoll.c; IT_WATCH: a deleted file, inotify.c); 0: none
+	 */
+	int other;
 };
 
 

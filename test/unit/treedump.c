@@ -224,8 +224,9 @@ static void model(const struct tree *t)
 		const struct tree_item *it = &t->items[i];
 
 		if (it->kind == IT_EPOLL)
-			printf("epitem file=%d pid=%d tfd=%d events=0x%x data=0x%llx\n", it->file,
-			       it->pid, it->num, it->mask, it->data);
+			printf("epitem file=%d pid=%d tfd=%d events=0x%x data=0x%llx%s%.0d\n", it->file,
+			       it->pid, it->num, it->mask, it->data, it->other ? " other=" : "",
+			       it->other);
 	}
 	for (i = 0; i < t->nitems; i++) {
 		const struct tree_item *it = &t->items[i];
@@ -233,6 +234,8 @@ static void model(const struct tree *t)
 		if (it->kind == IT_WATCH) {
 			printf("watch file=%d wd=%d mask=0x%x", it->file, it->num, it->mask);
 			str("path", it->path);
+			if (it->other)
+				printf(" other=%d", it->other);
 			putchar('\n');
 		}
 	}
