@@ -293,7 +293,8 @@ static int fanotify_open(struct fd_restore *r, int i, const char *what)
 		pr_perror("%s: F_SETFD", what);
 		goto fail;
 	}
-	for (n = 0; n < t->nitems; n++) {
+	/* fdinfo lists the newest mark first: added oldest first, they list the same again */
+	for (n = t->nitems - 1; n >= 0; n--) {
 		const struct tree_item *it = &t->items[n];
 		unsigned int how = it->num == FM_MOUNT ? FAN_MARK_MOUNT : 0;
 
