@@ -593,8 +593,8 @@ struct task_run {
 	int late_ids;			/* the exec sets the uids and gids (--imgcr-ids) */
 	char cloexec[4096];		/* the fds to mark close-on-exec again */
 	size_t off;			/* strlen(cloexec) */
-	char *argv[12];
-	char cloexec_arg[4096 + 32], root_arg[48], sc_arg[48], stop_arg[32];
+	char *argv[13];
+	char cloexec_arg[4096 + 32], root_arg[48], sc_arg[48], stop_arg[32], shm_arg[4096];
 	char status_arg[48], user_arg[48], userns_arg[48];
 	char err[8192];
 };
@@ -742,6 +742,9 @@ static const char *task_open_image(struct rctx *c, struct task_run *r)
 	/* its threads' credentials in the image (NT_IMGCR_CREDS): checked by task_creds and task_exec_args */
 	if (image_creds_read(c->dirfd, r->name, &r->creds))
 		return task_msg(r, "cannot read the credentials in %s", r->img);
+	/* the memfds it maps and holds as fds (memfd.c), for task_exec_args */
+	if (memfd_shm_arg(&c->t, k, c->dirfd, r->name, r->shm_arg, sizeof(r->shm_arg)))
+		return task_msg(r, "cannot read the file table of %s", r->img);
 	return NULL;
 }
 
@@ -920,6 +923,9 @@ static const char *task_exec_args(struct rctx *c, struct task_run *r)
 		snprintf(r->cloexec_arg, sizeof(r->cloexec_arg), "--imgcr-cloexec=%s", r->cloexec);
 		r->argv[n++] = r->cloexec_arg;
 	}
+	/* memfds it maps and holds as fds: the loader maps those (task_open_image) */
+	if (r->shm_arg[0])
+		r->argv[n++] = r->shm_arg;
 	if (k->stopped == SIGSTOP) {
 		r->argv[n++] = "--imgcr-stop";
 	} else if (k->stopped) {

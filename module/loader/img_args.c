@@ -47,6 +47,12 @@
  *				is U's file, which U may have rewritten since
  *				imgcr read it: checked here, on what the exec
  *				runs
+ *   --imgcr-shmfd=I:FD,...	file I of the image (IMGCR_FILE_SHMEM, a memfd)
+ *				is the caller's memfd on fd FD, already
+ *				filled: mapped as it is, not recreated (an fd
+ *				and a mapping of one memfd stay one object;
+ *				img_parse.c checks it is a memfd of that name,
+ *				size and access)
  *   --imgcr-userns=INODE	with --imgcr-creds: capabilities the image
  *				records in the user namespace of inode INODE
  *				(the dumped tree's own) are checked against
@@ -86,7 +92,8 @@
 #define ROOT_OPT	"--imgcr-root="
 #define CREDS_OPT	"--imgcr-creds"
 #define STATUS_OPT	"--imgcr-status="
-#define IMG_NR_ARGS	12	/* argv[0], the image, and the ten options */
+#define IMG_NR_ARGS	13	/* argv[0], the image, and the eleven options */
+#define SHMFD_OPT	"--imgcr-shmfd="
 #define IDS_OPT		"--imgcr-ids"
 #define SECCOMP_OPT	"--imgcr-seccomp="
 #define USER_OPT	"--imgcr-user="
@@ -329,6 +336,14 @@ static int img_scan_args(struct img *img, bool only_status)
 			img->cloexec = kstrdup(arg + strlen(CLOEXEC_OPT), GFP_KERNEL);
 			if (!img->cloexec)
 				ret = -ENOMEM;
+		} else if (!strncmp(arg, SHMFD_OPT, strlen(SHMFD_OPT))) {
+			if (img->shmfd) {
+				ret = img_twice(img, SHMFD_OPT);
+			} else {
+				img->shmfd = kstrdup(arg + strlen(SHMFD_OPT), GFP_KERNEL);
+				if (!img->shmfd)
+					ret = -ENOMEM;
+			}
 		} else if (!strcmp(arg, STOP_OPT)) {
 			img->stop_sig = SIGSTOP;
 		} else if (!strncmp(arg, STOP_OPT "=", strlen(STOP_OPT "="))) {

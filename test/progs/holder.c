@@ -4,10 +4,11 @@
  * child that is never reaped) holds something imgcr dump refuses:
  *   socket   a packet socket (RX ring) io_uring an io_uring instance
  *   uffd     a userfaultfd          perf     a perf_event fd (task clock)
- *   memmap   a memfd open as an fd and mapped shared
+ *   memmap   a memfd open as an fd and mapped privately
  *   epclosed an epoll watching an eventfd whose fd was closed since (the
  *            eventfd still open at another fd number)
- *   fanotify a fanotify group       bpf      a bpf array map
+ *   fanotify a fanotify group with a filesystem mark (FAN_MARK_FILESYSTEM)
+ *   bpf      a bpf array map
  *   pidfdgone a pidfd of a child that exited (reaped)
  *   pidfdout a pidfd to the process $HOLDER_PID, outside the tree (dumpable)
  *   inoproc  an inotify watch on /proc (a filesystem without file handles)
@@ -224,10 +225,13 @@ int main(int argc, char **argv)
 		} else if (!strcmp(kind, "memmap")) {
 			r = memfd_create("holder", 0);
 			if (r >= 0 && (ftruncate(r, 4096) ||
-				       mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, r, 0) == MAP_FAILED))
+				       mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, r, 0) == MAP_FAILED))
 				r = -1;
 		} else if (!strcmp(kind, "fanotify")) {
 			r = fanotify_init(FAN_CLASS_NOTIF, O_RDONLY);
+			if (r >= 0 && fanotify_mark(r, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, FAN_CLOSE_WRITE,
+						    AT_FDCWD, "."))
+				r = -1;
 		} else if (!strcmp(kind, "bpf")) {
 			union bpf_attr a;
 

@@ -131,6 +131,9 @@ static void file(const struct tree_file *x)
 	case TK_GHOST:
 		printf(" dev=%llu ino=%llu", x->dev, x->sino);
 		break;
+	case TK_FANOTIFY:
+		printf(" fan_flags=0x%x fan_event_flags=0x%x", x->fan_flags, x->fan_event_flags);
+		break;
 	default:
 		break;
 	}
@@ -236,6 +239,16 @@ static void model(const struct tree *t)
 			str("path", it->path);
 			if (it->other)
 				printf(" other=%d", it->other);
+			putchar('\n');
+		}
+	}
+	for (i = 0; i < t->nitems; i++) {
+		const struct tree_item *it = &t->items[i];
+
+		if (it->kind == IT_FANMARK) {
+			printf("fanmark file=%d type=%d mask=0x%x ignore=0x%llx flags=0x%x", it->file, it->num,
+			       it->mask, it->data, it->flags);
+			str("path", it->path);
 			putchar('\n');
 		}
 	}
