@@ -665,6 +665,7 @@ int main(int argc, char **argv)
 			fd = socket(AF_INET, SOCK_DGRAM, 0);
 			if (fd < 0 || (other ? setns(here, CLONE_NEWNET) : unshare(CLONE_NEWNET)))
 				die("setns");
+			close(here);
 			printf("ready\n");
 			fflush(stdout);
 		} else if (!strcmp(argv[2], "tcp")) {

@@ -41,7 +41,7 @@ nsid() { l=$(readlink /proc/$1/ns/$2); l=${l#*[}; echo "${l%]}"; }
 
 subtest_sk() {
 	mkdir s || fail "mkdir"
-	ct_start ct.pid --net -- sh -c "ip link set lo up || exit 1
+	ct_start ct.pid --net -- sh -c "exec < /dev/null > $PWD/ct.out 2>&1; ip link set lo up || exit 1
 		sknet tree $PWD/s $PORT 400 $PWD/out.txt < /dev/null > /dev/null 2> $PWD/sknet.err &
 		tcpstream pair 127.0.0.1 $SPORT $PWD/ts.txt < /dev/null > /dev/null 2> $PWD/ts.err &
 		wait" > unshare.out 2> unshare.err || fail "ct_start: $(cat unshare.err)"
