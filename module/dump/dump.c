@@ -713,6 +713,19 @@ static bool is_sysvshm(struct file *file)
 }
 
 /*
+ * The ring of an AIO context (io_setup()): a shared mapping of a file of
+ * fs/aio.c's internal filesystem, whose superblock magic no header has.
+ * The context itself (its id is the ring's address, its requests in
+ * flight) is kernel state nothing here can recreate.
+ */
+#define IMGCR_AIO_RING_MAGIC	0xa10a10a1
+
+static bool is_aio_ring(struct file *file)
+{
+	return file_inode(file)->i_sb->s_magic == IMGCR_AIO_RING_MAGIC;
+}
+
+/*
  * IMGCR_VMA_SYSVSHM: the segment by its shmid in the task's IPC namespace,
  * no pages (the segment's contents are not the process's; imgcr dump saves
  * those of a tree's own IPC namespace).  Refused unless that shmid is the
@@ -808,6 +821,11 @@ static int dump_one_vma(struct dump_image *img, struct vm_area_struct *vma)
 	} else if (vma->vm_flags & (VM_IO | VM_PFNMAP | VM_MIXEDMAP | VM_HUGETLB)) {
 		dump_refuse(img, task_pid_nr(img->task),
 			    "device or hugetlb mapping at %#lx; not supported", vma->vm_start);
+		return -EOPNOTSUPP;
+	} else if (vma->vm_file && is_aio_ring(vma->vm_file)) {
+		dump_refuse(img, task_pid_nr(img->task),
+			    "an AIO context (io_setup) whose ring is mapped at %#lx; not supported",
+			    vma->vm_start);
 		return -EOPNOTSUPP;
 	} else if (vma_is_anonymous(vma)) {
 		v->kind = IMGCR_VMA_ANON;
@@ -905,6 +923,19 @@ static int capture_mm(struct dump_image *img)
 		if (ret)
 			goto out;
 	}
+#ifdef CONFIG_AIO
+	/*
+	 * No ring was mapped (that is refused above), yet io_setup() ran: a
+	 * context whose ring the task unmapped lives on unseen, and the table
+	 * stays after io_destroy().  Neither can be told apart from here.
+	 */
+	if (rcu_access_pointer(mm->ioctx_table)) {
+		dump_refuse(img, task_pid_nr(img->task),
+			    "has an AIO context (io_setup) whose ring is not mapped, or had one; not supported");
+		ret = -EOPNOTSUPP;
+		goto out;
+	}
+#endif
 	ts->nr_vmas = img->nr_vmas;
 	ts->nr_files = img->nr_files;
 	ts->start_code = mm->start_code;

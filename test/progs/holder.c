@@ -30,6 +30,10 @@
  *   memfdpath an O_PATH fd of a memfd (the memfd itself closed)
  *   memfdhuge a hugetlbfs memfd (MFD_HUGETLB), 2 MiB, not mapped
  *   bpfprog  a bpf socket-filter program (BPF_PROG_LOAD)
+ *   aio      an AIO context (io_setup of 8 events; its ring mapped, no
+ *            request in flight)
+ *   aiounmap an AIO context whose ring the program unmapped (the context
+ *            lives on: io_destroy still finds it)
  *   bpflink  a bpf link: a raw tracepoint program attached to
  *            sched_process_exec (BPF_RAW_TRACEPOINT_OPEN), the program fd
  *            closed
@@ -312,6 +316,28 @@ int main(int argc, char **argv)
 			r = memfd_create("holder", MFD_HUGETLB);
 			if (r >= 0 && ftruncate(r, 2 << 20))
 				r = -1;
+		} else if (!strcmp(kind, "aio")) {
+			unsigned long ctx = 0;
+
+			r = syscall(SYS_io_setup, 8, &ctx);
+		} else if (!strcmp(kind, "aiounmap")) {
+			unsigned long ctx = 0;
+
+			/* the context's id is its ring's address */
+			r = syscall(SYS_io_setup, 8, &ctx);
+			if (!r) {
+				/* the whole ring: its line in maps gives the end */
+				FILE *m = fopen("/proc/self/maps", "r");
+				unsigned long a, e, end = 0;
+				char line[256];
+
+				while (!end && m && fgets(line, sizeof(line), m))
+					if (sscanf(line, "%lx-%lx", &a, &e) == 2 && a == ctx)
+						end = e;
+				if (m)
+					fclose(m);
+				r = end ? munmap((void *)ctx, end - ctx) : -1;
+			}
 		} else if (!strcmp(kind, "bpfprog")) {
 			r = bpf_load(BPF_PROG_TYPE_SOCKET_FILTER, "socket filter");
 		} else if (!strcmp(kind, "bpflink")) {
