@@ -26,7 +26,7 @@
 #                 --parent-path (imgcr-criu refuses parent_img): each with
 #                 its reason, the container counts on
 #   runc-tcp      runc checkpoint --tcp-established of a TCP echo server
-#                 (pid 1) and its client (pid 2) on the container's lo
+#                 (pid 1) and its client (its child) on the container's lo
 #                 (tcpstream pair); after runc restore the stream goes on
 #                 and ends with the same byte counts at both ends and the
 #                 same client port (one connection), no byte lost (the
@@ -276,6 +276,11 @@ subtest_tcp() {
 	[ -n "$ct" ] || fail "runc state c6: no pid"
 	track $ct
 	wait_progress /ctshared/tcp.out 100000 30 || fail "the stream does not flow: $(tail -n 2 /ctshared/tcp.out | tr '\n' '|')"
+	cli0=$(cat /proc/$ct/task/$ct/children)
+	cli0=${cli0%% *}
+	nspid0=$(sed -n 's/^NSpid:[[:space:]]*//p' /proc/$cli0/status 2>/dev/null)
+	nspid0=${nspid0##*[[:space:]]}
+	[ -n "$nspid0" ] || fail "no client child of $ct before the checkpoint"
 	rm -rf ck6 && mkdir ck6
 	timeout -s KILL 200 $R --criu $CRIU checkpoint --tcp-established --image-path "$(pwd)/ck6" c6 > ck6.out 2>&1 ||
 		fail "runc checkpoint --tcp-established: $(tr '\n' '|' < ck6.out | tail -c 300) log: $(grep -m 3 -i 'error\|refus\|not supp' ck6/dump.log 2>/dev/null | tr '\n' '|')"
@@ -301,7 +306,7 @@ subtest_tcp() {
 	cli=${cli%% *}
 	[ -n "$cli" ] || fail "the restored server has no client child"
 	nspid=$(sed -n 's/^NSpid:[[:space:]]*//p' /proc/$cli/status)
-	[ "${nspid##*[[:space:]]}" = 2 ] || fail "NSpid of the client $cli: $nspid"
+	[ "${nspid##*[[:space:]]}" = "$nspid0" ] || fail "NSpid of the client $cli: $nspid, was $nspid0 inside"
 	stream_end /ctshared/tcp.out $cli
 	wait_gone $ct 20 || fail "the server did not exit"
 	$R delete -f c6 > /dev/null 2>&1
