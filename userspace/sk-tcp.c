@@ -75,6 +75,7 @@
 #include <netinet/tcp.h>
 
 #include "log.h"
+#include "ns.h"
 #include "proc.h"
 #include "sockets.h"
 
@@ -1213,6 +1214,9 @@ int tcp_sk_after(struct sk_restore *r, int ok)
 			table[0] = 0;
 		fclose(f);
 	}
+	/* the lock was in the tree's own network namespace (sk-netns.c): gone with it, not in the new one */
+	if (r->t->ns && (r->t->ns->own & NS_BIT(NS_NET)))
+		table[0] = 0;
 	if (!ok) {
 		/* the sockets are closed in repair mode (silently); the lock stays for another try */
 		if (table[0] && npend)

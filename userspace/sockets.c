@@ -580,12 +580,10 @@ static void free_xopts(struct tree_sk *s)
 
 static int sk_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 {
-	char a[128], b[128], pa[64];
 	unsigned long ino;
 	struct tree_sk s, *old;
 	const struct sk_family_ops *o;
-	int sfd, fam, type, proto, r;
-	ssize_t la, lb;
+	int sfd, fam, type, proto, r, inside = 0;
 
 	/* an O_PATH fd of a socket file opens nothing: files-reg.c takes it */
 	if (strncmp(p->link, "socket:", 7)) {
@@ -601,23 +599,25 @@ static int sk_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 	if (old)
 		return FD_DESCRIBED;	/* another fd of a socket already described */
 
-	snprintf(pa, sizeof(pa), "/proc/%d/ns/net", p->pid);
-	la = readlink(pa, a, sizeof(a) - 1);
-	lb = readlink("/proc/self/ns/net", b, sizeof(b) - 1);
-	if (la < 0 || lb < 0 || la != lb || memcmp(a, b, la)) {
-		a[la > 0 ? la : 0] = 0;
-		return fd_refuse(p, "%s: its network namespace %s is not imgcr's: sockets in another network namespace are not supported",
-				 p->link, a);
-	}
 	sfd = fd_steal(p);
 	if (sfd < 0) {
 		pr_perror("pid %d fd %d: %s: pidfd_getfd, to read the socket", p->pid, p->fd, p->link);
 		return FD_FAILED;
 	}
+	/* imgcr's network namespace, or the tree's own: read inside it (sk_netns_of) */
+	r = sk_netns_of(c, p, sfd, &inside);
+	if (r != FD_DESCRIBED) {
+		close(sfd);
+		return r;
+	}
 	if (sk_getint(sfd, SOL_SOCKET, SO_DOMAIN, &fam) || sk_getint(sfd, SOL_SOCKET, SO_TYPE, &type) ||
 	    sk_getint(sfd, SOL_SOCKET, SO_PROTOCOL, &proto)) {
 		pr_perror("pid %d fd %d: %s: cannot read its family, type and protocol", p->pid,
 			  p->fd, p->link);
+		close(sfd);
+		return FD_FAILED;
+	}
+	if (inside && sk_netns_switch(1) < 0) {
 		close(sfd);
 		return FD_FAILED;
 	}
@@ -637,6 +637,8 @@ static int sk_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 	/* the options of sk-opts.c's table, for every family */
 	if (r == FD_DESCRIBED)
 		r = sk_xopts_dump(p, sfd, &s);
+	if (inside && sk_netns_switch(0) < 0)
+		r = FD_FAILED;
 	close(sfd);
 	if (r == FD_DESCRIBED)
 		*tree_sk_add(c->t, ino) = s;
@@ -654,7 +656,13 @@ static struct sk_restore *rs;
 
 static void sk_finish(int killed)
 {
+	/* the network lock of connections in the tree's namespace is there */
+	int in = sk_netns_switch(1) == 1;
+
 	tcp_sk_finish(killed);
+	if (in)
+		sk_netns_switch(0);
+	sk_netns_free();
 	skq_dump_free();	/* the fds in flight the peeks gave imgcr */
 }
 

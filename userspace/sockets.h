@@ -101,6 +101,16 @@ int tcp_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *
  */
 int sk_tcp_will_repair(const struct tree_sk *s);
 void tcp_sk_finish(int killed);
+/*
+ * dump (sk-netns.c): the network namespace of the socket @sfd: imgcr's
+ * (*@inside 0), the tree's own (1: read it after sk_netns_switch(1)), or
+ * refused (FD_REFUSED, printed).  FD_DESCRIBED, FD_REFUSED or FD_FAILED.
+ */
+int sk_netns_of(struct fd_dump *c, struct fd_parms *p, int sfd, int *inside);
+/* imgcr into the tree's network namespace (@in) or back: 1 done, 0 none seen yet, -1 (printed) */
+int sk_netns_switch(int in);
+/* end of the dump: the namespaces' fds closed */
+void sk_netns_free(void);
 /* sk-tcp.c: --tcp-close given (dump: the connections are not saved; restore: made closed) */
 extern int sk_tcp_close;
 /* sk-tcp.c: the socket's owner into s->uid, s->gid (dump); socket() as that owner (restore) */

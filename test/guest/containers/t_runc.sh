@@ -33,13 +33,12 @@
 #                 in it answers through the new master with its old
 #                 variable, its window size and VINTR kept
 #   runc-tcp      runc checkpoint --tcp-established of a TCP echo server
-#                 (pid 1) and its client (pid 2) on the container's lo
+#                 (pid 1) and its client (its child) on the container's lo
 #                 (tcpstream pair); after runc restore the stream goes on
 #                 and ends with the same byte counts at both ends and the
-#                 same client port (one connection), no byte lost; for
-#                 now imgcr refuses a socket in the container's network
-#                 namespace: PASS "refused (not supported yet)" when the
-#                 dump names it and the stream goes on untouched
+#                 same client port (one connection), no byte lost (the
+#                 sockets of the container's network namespace are read
+#                 in it and made again in the restored one)
 #   (runc-nocgns, runc-tty, runc-predump and runc-tcp test imgcr-criu's options, not
 #   the kernel: they run on 6.12 deb12 only, to keep the suite's length)
 #   runc-refuse   runc checkpoint --manage-cgroups-mode strict: refused by
@@ -307,34 +306,37 @@ subtest_tcp() {
 	[ -n "$ct" ] || fail "runc state c6: no pid"
 	track $ct
 	wait_progress /ctshared/tcp.out 100000 30 || fail "the stream does not flow: $(tail -n 2 /ctshared/tcp.out | tr '\n' '|')"
+	cli0=$(cat /proc/$ct/task/$ct/children)
+	cli0=${cli0%% *}
+	nspid0=$(sed -n 's/^NSpid:[[:space:]]*//p' /proc/$cli0/status 2>/dev/null)
+	nspid0=${nspid0##*[[:space:]]}
+	[ -n "$nspid0" ] || fail "no client child of $ct before the checkpoint"
 	rm -rf ck6 && mkdir ck6
-	if ! timeout -s KILL 200 $R --criu $CRIU checkpoint --tcp-established --image-path "$(pwd)/ck6" c6 > ck6.out 2>&1; then
-		# not supported yet (docs/runtimes.md): refused, naming the socket, the container untouched
-		why=$(grep -m 1 'sockets in another network namespace are not supported' ck6/dump.log 2>/dev/null)
-		[ -n "$why" ] || fail "runc checkpoint --tcp-established: $(tr '\n' '|' < ck6.out | tail -c 300) log: $(grep -m 3 -i 'error\|refus\|not supp' ck6/dump.log 2>/dev/null | tr '\n' '|')"
-		[ "$(status_of c6)" = running ] || fail "runc state after the refusal: $(status_of c6)"
-		now=$(last_recv /ctshared/tcp.out)
-		wait_progress /ctshared/tcp.out "$now" 30 || fail "the stream stopped after the refusal: $(tail -n 2 /ctshared/tcp.out | tr '\n' '|')"
-		grep -q BAD /ctshared/tcp.out && fail "$(grep BAD /ctshared/tcp.out | head -n3 | tr '\n' '|')"
-		# (no stream_end: the client's clean end took over 60 s once on a loaded 6.1 guest)
-		$R delete -f c6 > /dev/null 2>&1
-		pass "refused (not supported yet), the stream went on past $now bytes: ${why#*imgcr: }"
-		return 0
-	fi
+	timeout -s KILL 200 $R --criu $CRIU checkpoint --tcp-established --image-path "$(pwd)/ck6" c6 > ck6.out 2>&1 ||
+		fail "runc checkpoint --tcp-established: $(tr '\n' '|' < ck6.out | tail -c 300) log: $(grep -m 3 -i 'error\|refus\|not supp' ck6/dump.log 2>/dev/null | tr '\n' '|')"
+	ntcp=$(ls ck6/sk-*.tcp 2>/dev/null | wc -l)
+	[ "$ntcp" = 2 ] || fail "$ntcp established connections in the images, expected 2"
 	wait_gone $ct 20 || fail "the container outlived its checkpoint"
 	before=$(last_recv /ctshared/tcp.out)
+	# pid 1 holds the empty SysV undo list runc init's Go threads made
+	# (CLONE_SYSVSEM; no entry: imgcr refuses SEM_UNDO state), its
+	# child none; restored, neither has one, which kcmp calls shared
+	cp "$IMGCR_STATE_EXPECTED" expected6
+	echo 'task * shared.sysvsem own -> with tree:*  # an empty SysV undo list (runc init'"'"'s CLONE_SYSVSEM threads) is not made again' >> expected6
 	(sh -c 'echo $$ > "$0"; exec sleep 3600' out8.sleep 2> /dev/null |
-		$R --criu $CRIU restore -d --tcp-established --image-path "$(pwd)/ck6" -b $B c6 2>&1 | cat > out8) &
+		IMGCR_STATE_EXPECTED=$PWD/expected6 $R --criu $CRIU restore -d --tcp-established --image-path "$(pwd)/ck6" -b $B c6 2>&1 | cat > out8) &
 	track $!
 	wait_line out8.sleep . 10 && track "$(cat out8.sleep)"
 	wait_progress /ctshared/tcp.out "$before" 60 ||
 		fail "the stream did not go on after the restore: $(tail -n 2 /ctshared/tcp.out | tr '\n' '|') $(head -c 200 out8) log: $(grep -m 3 -i 'error\|refus\|not supp' ck6/restore.log 2>/dev/null | tr '\n' '|')"
+	i=0
+	while [ "$(status_of c6)" != running ] && [ $i -lt 100 ]; do usleep 100000; i=$((i + 1)); done
 	restored_ok c6
 	cli=$(cat /proc/$ct/task/$ct/children)
 	cli=${cli%% *}
 	[ -n "$cli" ] || fail "the restored server has no client child"
 	nspid=$(sed -n 's/^NSpid:[[:space:]]*//p' /proc/$cli/status)
-	[ "${nspid##*[[:space:]]}" = 2 ] || fail "NSpid of the client $cli: $nspid"
+	[ "${nspid##*[[:space:]]}" = "$nspid0" ] || fail "NSpid of the client $cli: $nspid, was $nspid0 inside"
 	stream_end /ctshared/tcp.out $cli
 	wait_gone $ct 20 || fail "the server did not exit"
 	$R delete -f c6 > /dev/null 2>&1
