@@ -120,7 +120,7 @@ int main(int argc, char **argv)
 	fd = socket(AF_INET, SOCK_STREAM, 0);
 	if (fd < 0)
 		bad("socket %d %d", errno, 0);
-	pattern(want, sizeof(want), node ? 1 : 3);
+	pattern(want, sizeof(want), 3);	/* the peer's 1000 bytes */
 	if (!node) {
 		int l = fd;
 
