@@ -44,9 +44,11 @@
  * peer's FIN received): restored established, then that FIN is sent to the
  * restored socket again from the peer's address, through a raw socket
  * whose packets carry a mark the lock lets in (put_peer_fin).  LAST-ACK
- * and CLOSING (both FINs: brief, not tested), TIME-WAIT, SYN-SENT and
- * SYN-RECV are refused by sk-inet.c, naming the state.  Urgent data is
- * not kept.
+ * (the peer's FIN, then ours: put_peer_fin, then shutdown) and CLOSING (a
+ * simultaneous close: ours, then the peer's, which does not acknowledge
+ * ours) get both, in that order, as CRIU's soccr; the state reached is
+ * checked.  TIME-WAIT, SYN-SENT and SYN-RECV are refused by sk-inet.c,
+ * naming the state.  Urgent data is not kept.
  *
  * Every IPv4/IPv6 socket is made again as its owner (inet_sk_socket: the
  * uid SO_REUSEPORT compares).  The part not yet sent is written with room
@@ -83,11 +85,34 @@
 /* the packet mark of the FIN sent to a restored socket: the lock lets it pass */
 #define FIN_MARK	0x1c3e7f1
 
-/* the states restored: established, our FIN sent (FIN-WAIT-1/2), the peer's received (CLOSE-WAIT) */
+/*
+ * the states restored: established, our FIN sent (FIN-WAIT-1/2), the
+ * peer's received (CLOSE-WAIT), both (LAST-ACK: the peer's first; CLOSING:
+ * ours first, a simultaneous close), as CRIU's soccr
+ */
 static int tcp_state_ok(int st)
 {
 	return st == TCP_ESTABLISHED || st == TCP_FIN_WAIT1 || st == TCP_FIN_WAIT2 ||
-	       st == TCP_CLOSE_WAIT;
+	       st == TCP_CLOSE_WAIT || st == TCP_LAST_ACK || st == TCP_CLOSING;
+}
+
+/* our FIN sent (or queued) */
+static int tcp_fin_sent(int st)
+{
+	return st == TCP_FIN_WAIT1 || st == TCP_FIN_WAIT2 || st == TCP_LAST_ACK ||
+	       st == TCP_CLOSING;
+}
+
+/* the peer's FIN received */
+static int tcp_fin_rcvd(int st)
+{
+	return st == TCP_CLOSE_WAIT || st == TCP_LAST_ACK || st == TCP_CLOSING;
+}
+
+/* our FIN not yet acknowledged: SIOCOUTQ counts it */
+static int tcp_fin_unacked(int st)
+{
+	return st == TCP_FIN_WAIT1 || st == TCP_LAST_ACK || st == TCP_CLOSING;
 }
 
 /* What DIR/sk-INO.tcp holds. */
@@ -550,8 +575,8 @@ int tcp_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *
 				 p->link, conn, s->state, ti.tcpi_state);
 	s->state = m.state = ti.tcpi_state;
 	/* our FIN sent (or queued), acknowledged or not; the peer's received */
-	m.fin = ti.tcpi_state == TCP_FIN_WAIT1 || ti.tcpi_state == TCP_FIN_WAIT2;
-	m.finrcv = ti.tcpi_state == TCP_CLOSE_WAIT;
+	m.fin = tcp_fin_sent(ti.tcpi_state);
+	m.finrcv = tcp_fin_rcvd(ti.tcpi_state);
 	m.opts = ti.tcpi_options & (TCPI_OPT_TIMESTAMPS | TCPI_OPT_SACK | TCPI_OPT_WSCALE);
 	m.snd_wscale = ti.tcpi_snd_wscale;
 	m.rcv_wscale = ti.tcpi_rcv_wscale;
@@ -609,7 +634,7 @@ int tcp_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *
 		 * (FIN-WAIT-1) and SIOCOUTQNSD (a FIN not sent yet) count it; the
 		 * image holds the data alone, all as sent (the FIN follows it)
 		 */
-		m.outq = out - (ti.tcpi_state == TCP_FIN_WAIT1);
+		m.outq = out - tcp_fin_unacked(ti.tcpi_state);
 		m.unsq = m.fin ? 0 : (unsigned int)uns;
 		/* the peek offset would make MSG_PEEK start further in */
 		if (s->peek_off >= 0 && setint(fd, SOL_SOCKET, SO_PEEK_OFF, -1)) {
@@ -630,7 +655,7 @@ int tcp_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *
 		}
 		if (seq2 == m.rcv_seq && !ioctl(fd, SIOCINQ, &in) && (unsigned int)in == m.inq &&
 		    !ioctl(fd, SIOCOUTQ, &out) &&
-		    (unsigned int)out == m.outq + (ti.tcpi_state == TCP_FIN_WAIT1))
+		    (unsigned int)out == m.outq + tcp_fin_unacked(ti.tcpi_state))
 			break;
 		if (tries == 20) {
 			pr_err("pid %d fd %d: %s: %s: its queues kept changing while they were read, the network lock notwithstanding",
@@ -1093,12 +1118,30 @@ again:
 	/*
 	 * the write side shut: shutdown() queues the FIN after the data, as sent
 	 * (FIN-WAIT-1 until acknowledged); the peer's FIN: sent to the socket
-	 * (CLOSE-WAIT)
+	 * (CLOSE-WAIT).  Both, in the order the state says (soccr's): LAST-ACK
+	 * took the peer's FIN first (CLOSE-WAIT, then our shutdown); CLOSING,
+	 * ours first (FIN-WAIT-1, then the peer's FIN, which does not
+	 * acknowledge ours)
 	 */
-	if (m.fin && shut_wr(fd, what))
-		goto out;
-	if (m.finrcv && put_peer_fin(fd, s, &m, what))
-		goto out;
+	if (m.state == TCP_LAST_ACK) {
+		if (put_peer_fin(fd, s, &m, what) || shut_wr(fd, what))
+			goto out;
+	} else {
+		if (m.fin && shut_wr(fd, what))
+			goto out;
+		if (m.finrcv && put_peer_fin(fd, s, &m, what))
+			goto out;
+	}
+	if (m.state == TCP_LAST_ACK || m.state == TCP_CLOSING) {
+		struct tcp_info ti;
+		socklen_t tl = sizeof(ti);
+
+		if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) || ti.tcpi_state != m.state) {
+			pr_err("%s: restored in state %u, not %llu as dumped", what,
+			       ti.tcpi_state, m.state);
+			goto out;
+		}
+	}
 	if (setint(fd, IPPROTO_TCP, TCP_REPAIR_QUEUE, TCP_NO_QUEUE)) {
 		pr_perror("%s: TCP_REPAIR_QUEUE", what);
 		goto out;

@@ -298,6 +298,19 @@ static int bound_path(struct fd_parms *p, int sfd, struct tree_sk *s, const stru
 		s->namelen = sizeof(sa_family_t) + strlen(path) + 1;
 	}
 	if (gone || stat(path, &st) || !S_ISSOCK(st.st_mode) || st.st_ino != u->vfs_ino) {
+		char *slash = strrchr(path, '/');
+		int bad;
+
+		/*
+		 * bound again in its directory at the restore (bind_hidden):
+		 * removed with its directory, it has nowhere to be bound
+		 */
+		*slash = 0;
+		bad = stat(path[0] ? path : "/", &st) || !S_ISDIR(st.st_mode);
+		*slash = '/';
+		if (bad)
+			return fd_refuse(p, "%s: bound to %s, whose socket file was removed and whose directory is gone too: it cannot be bound again in its directory: not supported",
+					 p->link, path);
 		s->opts |= SKO_UNLINKED;
 		return FD_DESCRIBED;
 	}

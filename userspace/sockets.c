@@ -668,9 +668,9 @@ static void sk_finish(int killed)
 
 int sk_tcp_will_repair(const struct tree_sk *s)
 {
-	/* ESTABLISHED, FIN-WAIT-1/2, CLOSE-WAIT: sk-tcp.c */
-	return sk_is_tcp(s) &&
-	       (s->state == 1 || s->state == 4 || s->state == 5 || s->state == 8);
+	/* ESTABLISHED, FIN-WAIT-1/2, CLOSE-WAIT, LAST-ACK, CLOSING: sk-tcp.c */
+	return sk_is_tcp(s) && (s->state == 1 || s->state == 4 || s->state == 5 ||
+				s->state == 8 || s->state == 9 || s->state == 11);
 }
 
 static int sk_restore_all(struct fd_restore *fr)

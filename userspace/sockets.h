@@ -97,7 +97,7 @@ const char *inet_sk_kind(const struct tree_sk *s, char *buf, size_t size);
 int tcp_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s);
 /*
  * a TCP socket that will be restored with TCP repair (sk-tcp.c): its state
- * is ESTABLISHED, FIN-WAIT-1/2 or CLOSE-WAIT
+ * is ESTABLISHED, FIN-WAIT-1/2, CLOSE-WAIT, LAST-ACK or CLOSING
  */
 int sk_tcp_will_repair(const struct tree_sk *s);
 void tcp_sk_finish(int killed);

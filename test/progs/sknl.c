@@ -13,7 +13,9 @@
  *     ue  NETLINK_KOBJECT_UEVENT, kernel-assigned port id, group 1, a
  *         classic filter accepting everything (1 instruction), SO_PASSCRED;
  *     au  NETLINK_AUDIT bound to the port id 4242422;
- *     nb  NETLINK_ROUTE, never bound (port id 0).
+ *     nb  NETLINK_ROUTE, never bound (port id 0);
+ *     lg  NETLINK_ROUTE, joined RTNLGRP_LINK and left it: no group, but a
+ *         membership list (NETLINK_LIST_MEMBERSHIPS) of zeros, not empty.
  *   Records what getsockname, getpeername, NETLINK_LIST_MEMBERSHIPS and
  *   the options read, prints "ready", then on each SIGUSR1 checks every
  *   value again and by behaviour: a unicast from another socket to r2 is
@@ -106,7 +108,7 @@ static void rec(const char *sk, const char *name, int fd, int kind, int lvl, int
 	}
 }
 
-static int r1, r2, ue, au, nb;
+static int r1, r2, ue, au, nb, lg;
 
 static int nlsock(int proto, unsigned int pid, unsigned int groups)
 {
@@ -228,6 +230,11 @@ static int run(const char *path)
 	nb = socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE);
 	if (nb < 0)
 		die("socket nb");
+	lg = socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE);
+	if (lg < 0)
+		die("socket lg");
+	seti(lg, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, RTNLGRP_LINK, "lg join RTNLGRP_LINK");
+	seti(lg, SOL_NETLINK, NETLINK_DROP_MEMBERSHIP, RTNLGRP_LINK, "lg leave RTNLGRP_LINK");
 
 	static const struct {
 		int lvl, opt;
@@ -245,10 +252,10 @@ static int run(const char *path)
 		{ SOL_SOCKET, SO_PASSCRED, "SO_PASSCRED" },
 		{ SOL_SOCKET, SO_GET_FILTER, "filter" },
 	};
-	static const char *names[] = { "r1", "r2", "ue", "au", "nb" };
-	int fds[] = { r1, r2, ue, au, nb };
+	static const char *names[] = { "r1", "r2", "ue", "au", "nb", "lg" };
+	int fds[] = { r1, r2, ue, au, nb, lg };
 
-	for (int k = 0; k < 5; k++) {
+	for (int k = 0; k < 6; k++) {
 		rec(names[k], "sockname", fds[k], 1, 0, 0);
 		rec(names[k], "peername", fds[k], 2, 0, 0);
 		for (size_t j = 0; j < sizeof(o) / sizeof(o[0]); j++)
@@ -267,6 +274,10 @@ static int run(const char *path)
 		getsockopt(r1, SOL_NETLINK, NETLINK_LIST_MEMBERSHIPS, g, &l);
 		result(g[0] == ((1U << (RTNLGRP_IPV4_IFADDR - 1)) | (1U << (RTNLGRP_LINK - 1))) &&
 		       g[1] == ((1U << 0) | (1U << 2)), "pre.r1.groups", "%x %x", g[0], g[1]);
+		l = sizeof(g);
+		memset(g, 0, sizeof(g));
+		getsockopt(lg, SOL_NETLINK, NETLINK_LIST_MEMBERSHIPS, g, &l);
+		result(l >= 4 && !g[0] && !g[1], "pre.lg.left", "%u bytes %x %x", (unsigned int)l, g[0], g[1]);
 	}
 	outf(out, "round 0 ok %d fail %d\n", nok, nfail);
 	outf(out, "ready\n");
