@@ -24,6 +24,7 @@
 #include <linux/hash.h>
 #include <linux/hashtable.h>
 #include <linux/highmem.h>
+#include <linux/io_uring_types.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/magic.h>
@@ -238,6 +239,24 @@ static void fixup_syscall_restart(struct dump_thread *th)
 	}
 }
 
+/*
+ * A ring registered with IORING_REGISTER_RING_FDS outlives its last fd and
+ * mapping: imgcr refuses an io_uring by its fd, this one can only be seen
+ * here.  Only the thread itself changes its table, and it is stopped.
+ */
+static bool io_uring_registered(struct task_struct *t)
+{
+#ifdef CONFIG_IO_URING
+	struct io_uring_task *tctx = t->io_uring;
+	int i;
+
+	for (i = 0; tctx && i < IO_RINGFD_REG_MAX; i++)
+		if (READ_ONCE(tctx->registered_rings[i]))
+			return true;
+#endif
+	return false;
+}
+
 static int dump_regs(struct dump_image *img, struct dump_thread *th)
 {
 	struct task_struct *t = th->task;
@@ -265,6 +284,11 @@ static int dump_regs(struct dump_image *img, struct dump_thread *th)
 		return -EOPNOTSUPP;
 	}
 #endif
+	if (io_uring_registered(t)) {
+		dump_refuse(img, task_pid_nr(t),
+			    "an io_uring registered with IORING_REGISTER_RING_FDS; not supported");
+		return -EOPNOTSUPP;
+	}
 	fixup_syscall_restart(th);
 
 	rs = find_regset(view, NT_PRFPREG);
@@ -725,6 +749,16 @@ static bool is_aio_ring(struct file *file)
 	return file_inode(file)->i_sb->s_magic == IMGCR_AIO_RING_MAGIC;
 }
 
+/* io_setup() ran in this mm (the table stays after io_destroy()) */
+static bool aio_owner(struct mm_struct *mm)
+{
+#ifdef CONFIG_AIO
+	return rcu_access_pointer(mm->ioctx_table);
+#else
+	return false;
+#endif
+}
+
 /*
  * IMGCR_VMA_SYSVSHM: the segment by its shmid in the task's IPC namespace,
  * no pages (the segment's contents are not the process's; imgcr dump saves
@@ -823,9 +857,15 @@ static int dump_one_vma(struct dump_image *img, struct vm_area_struct *vma)
 			    "device or hugetlb mapping at %#lx; not supported", vma->vm_start);
 		return -EOPNOTSUPP;
 	} else if (vma->vm_file && is_aio_ring(vma->vm_file)) {
-		dump_refuse(img, task_pid_nr(img->task),
-			    "an AIO context (io_setup) whose ring is mapped at %#lx; not supported",
-			    vma->vm_start);
+		/* a child of fork() maps its parent's ring, with no context */
+		if (aio_owner(img->mm))
+			dump_refuse(img, task_pid_nr(img->task),
+				    "an AIO context (io_setup) whose ring is mapped at %#lx; not supported",
+				    vma->vm_start);
+		else
+			dump_refuse(img, task_pid_nr(img->task),
+				    "maps at %#lx the AIO ring of its parent's context (io_setup before fork()); not supported",
+				    vma->vm_start);
 		return -EOPNOTSUPP;
 	} else if (vma_is_anonymous(vma)) {
 		v->kind = IMGCR_VMA_ANON;
@@ -923,19 +963,17 @@ static int capture_mm(struct dump_image *img)
 		if (ret)
 			goto out;
 	}
-#ifdef CONFIG_AIO
 	/*
 	 * No ring was mapped (that is refused above), yet io_setup() ran: a
 	 * context whose ring the task unmapped lives on unseen, and the table
 	 * stays after io_destroy().  Neither can be told apart from here.
 	 */
-	if (rcu_access_pointer(mm->ioctx_table)) {
+	if (aio_owner(mm)) {
 		dump_refuse(img, task_pid_nr(img->task),
 			    "has an AIO context (io_setup) whose ring is not mapped, or had one; not supported");
 		ret = -EOPNOTSUPP;
 		goto out;
 	}
-#endif
 	ts->nr_vmas = img->nr_vmas;
 	ts->nr_files = img->nr_files;
 	ts->start_code = mm->start_code;

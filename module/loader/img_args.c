@@ -246,8 +246,8 @@ static int parse_status(struct img *img, const char *arg)
 	if (PTR_ERR_OR_ZERO(own) == -ENXIO)
 		return 0;
 	if (IS_ERR(own)) {
-		img_err(img, "%s: cannot open the pipe again (error %ld)",
-			STATUS_OPT, PTR_ERR(own));
+		img_err(img, "%s: cannot open the pipe again (%pe)",
+			STATUS_OPT, own);
 		return PTR_ERR(own);
 	}
 	img->status = own;
@@ -321,7 +321,8 @@ static int img_scan_args(struct img *img, bool only_status)
 				img_err(img, "argument %d (%s) comes after the %d the exec reads",
 					i, STATUS_OPT, IMG_NR_ARGS - 1);
 				ret = -E2BIG;
-			} else if (!img->status && i < IMG_NR_ARGS) {
+			} else if (!img->status_parsed && i < IMG_NR_ARGS) {
+				/* the first one counts, also when it means none */
 				img->status_parsed = true;
 				ret = parse_status(img, arg + strlen(STATUS_OPT));
 			}

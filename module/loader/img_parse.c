@@ -1807,10 +1807,10 @@ static int img_check_clone(struct img *img)
 	 * with its pid: that one is let through (review s12 kernel L4).
 	 */
 	if ((img->proc.flags & IMGCR_PROC_OWN_NS) && ns == &init_pid_ns &&
-	    img->task.pid != (u32)task_pid_vnr(current)) {
+	    img->task.pid != (u32)task_tgid_vnr(current)) {
 		img_err(img, "pid %u had a PID namespace of its own: the TIDs of its %u thread(s) are that namespace's, and this caller (pid %d) is in the initial one, where they name other tasks; restore it in a new PID namespace",
 			img->task.pid, img->proc.nr_threads,
-			task_pid_vnr(current));
+			task_tgid_vnr(current));
 		return -EINVAL;
 	}
 	if (current->nsproxy->pid_ns_for_children != ns) {

@@ -35,6 +35,8 @@
  *            request in flight)
  *   aiounmap an AIO context whose ring the program unmapped (the context
  *            lives on: io_destroy still finds it)
+ *   uringreg an io_uring registered with IORING_REGISTER_RING_FDS, its
+ *            fd closed and its rings never mapped (the instance lives on)
  *   bpflink  a bpf link: a raw tracepoint program attached to
  *            sched_process_exec (BPF_RAW_TRACEPOINT_OPEN), the program fd
  *            closed
@@ -48,6 +50,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <linux/bpf.h>
+#include <linux/io_uring.h>
 #include <linux/memfd.h>
 #include <linux/perf_event.h>
 #include <sys/fanotify.h>
@@ -342,6 +345,21 @@ int main(int argc, char **argv)
 					fclose(m);
 				r = end ? munmap((void *)ctx, end - ctx) : -1;
 			}
+		} else if (!strcmp(kind, "uringreg")) {
+			struct io_uring_params pa;
+			struct io_uring_rsrc_update up;
+			int u;
+
+			memset(&pa, 0, sizeof(pa));
+			u = syscall(SYS_io_uring_setup, 4, &pa);
+			memset(&up, 0, sizeof(up));
+			up.offset = -1U;
+			up.data = u;
+			r = u < 0 ? -1 : syscall(SYS_io_uring_register, u, IORING_REGISTER_RING_FDS, &up, 1);
+			if (r == 1)
+				r = close(u);
+			else if (r >= 0)
+				r = -1;
 		} else if (!strcmp(kind, "bpfprog")) {
 			r = bpf_load(BPF_PROG_TYPE_SOCKET_FILTER, "socket filter");
 		} else if (!strcmp(kind, "bpflink")) {
