@@ -37,6 +37,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fhandle.h"
 #include "files.h"
 #include "log.h"
 #include "ns.h"
@@ -85,78 +86,11 @@ static int fanotify_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file
 	return FD_DESCRIBED;
 }
 
-/*
- * The path of the inode @ino of device @sdev (fdinfo's encoding) from its
- * file handle @h: each of imgcr's mounts of that device in turn opens it,
- * and the path the kernel gives must lead to that inode.  A malloc'ed
- * path, or NULL with @why set.
- */
-static char *inode_path(struct file_handle *h, unsigned int sdev, unsigned long ino, const char **why)
-{
-	char mnt[PATH_MAX], path[PATH_MAX + 1], name[64], *text, *line, *save = NULL, *out = NULL;
-	unsigned int ma, mi;
-	struct stat st, hst;
-	int mfd, fd;
-	ssize_t n;
-
-	text = read_text("/proc/self/mountinfo", NULL);
-	*why = "no mount of its device";
-	for (line = text ? strtok_r(text, "\n", &save) : NULL; line && !out;
-	     line = strtok_r(NULL, "\n", &save)) {
-		if (sscanf(line, "%*d %*d %u:%u %*s %4095s", &ma, &mi, mnt) != 3 ||
-		    ma != sdev >> 20 || mi != (sdev & 0xfffff))
-			continue;
-		mfd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);	/* not O_PATH: handles refuse it */
-		if (mfd < 0)
-			continue;
-		fd = open_by_handle_at(mfd, h, O_PATH | O_CLOEXEC);
-		close(mfd);
-		if (fd < 0) {
-			*why = errno == EPERM ? "finding its path needs CAP_DAC_READ_SEARCH (open_by_handle_at): dump as root" :
-				"cannot open its file handle (the file is gone, or its filesystem cannot open handles)";
-			continue;
-		}
-		snprintf(name, sizeof(name), "/proc/self/fd/%d", fd);
-		n = readlink(name, path, PATH_MAX);
-		if (fstat(fd, &hst))
-			n = -1;
-		close(fd);
-		if (n > 0)
-			path[n] = 0;
-		if (n <= 0 || path[0] != '/' || strstr(path, " (deleted)") || lstat(path, &st) ||
-		    st.st_ino != ino || hst.st_ino != ino || st.st_dev != hst.st_dev) {
-			*why = "the marked file has no path any more";
-			continue;
-		}
-		out = strdup(path);
-	}
-	free(text);
-	return out;
-}
-
-/* "fhandle-bytes:X fhandle-type:X f_handle:HEX" of @line into a file handle, or NULL */
-static struct file_handle *line_handle(const char *line)
-{
-	const char *hex = strstr(line, "f_handle:"), *b = strstr(line, "fhandle-bytes:");
-	unsigned int bytes, type, i, x;
-	struct file_handle *h;
-
-	if (!hex || !b || sscanf(b, "fhandle-bytes:%x fhandle-type:%x", &bytes, &type) != 2 ||
-	    bytes > MAX_HANDLE_SZ)
-		return NULL;
-	h = calloc(1, sizeof(*h) + bytes);
-	if (!h)
-		return NULL;
-	h->handle_bytes = bytes;
-	h->handle_type = type;
-	for (i = 0, hex += 9; i < bytes && sscanf(hex + 2 * i, "%2x", &x) == 1; i++)
-		h->f_handle[i] = x;
-	if (i < bytes) {
-		free(h);
-		return NULL;
-	}
-	return h;
-}
+static const struct handle_why mark_why = {
+	.nomount = "no mount of its device",
+	.deleted = "the marked file has no path any more",
+	.gone = "the marked file has no path any more",
+};
 
 /* The mount point of mount @mnt_id in the mountinfo of @pid, still that mount, or NULL with @why. */
 static char *mount_path(pid_t pid, int mnt_id, const char **why)
@@ -248,9 +182,15 @@ static int fanotify_check(const struct tree *ct)
 				break;
 			}
 			if (type == FM_INODE) {
-				h = line_handle(line);
-				why = "its filesystem gives no file handle, so its path cannot be found";
-				path = h ? inode_path(h, sdev, ino, &why) : NULL;
+				int procfd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+				h = fdinfo_handle(line);
+				why = procfd < 0 ? "cannot open /proc" :
+					"its filesystem gives no file handle, so its path cannot be found";
+				if (h && procfd >= 0)
+					path = handle_path(procfd, getpid(), h, sdev, ino, &mark_why, &why);
+				if (procfd >= 0)
+					close(procfd);
 				free(h);
 			} else {
 				path = mount_path(f->pid, mnt_id, &why);

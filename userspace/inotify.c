@@ -62,6 +62,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "fhandle.h"
 #include "files.h"
 #include "log.h"
 #include "ns.h"
@@ -90,66 +91,11 @@ static int inotify_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file 
 	return FD_DESCRIBED;	/* the watches: inotify_check, with the file's id */
 }
 
-/*
- * The path of the watched inode @ino, from its file handle @h, as seen
- * by @pid (its mountinfo and its root, which the caller has made its own:
- * a tree in its own mount namespace sees other paths than imgcr): each
- * mount of the device @sdev in turn opens the handle, and the path the
- * kernel gives for it must lead to that inode.  A malloc'ed path, or NULL
- * with @why set.
- */
-static char *handle_path(int procfd, pid_t pid, struct file_handle *h, unsigned int sdev,
-			 unsigned long ino, const char **why)
-{
-	char name[64], mnt[PATH_MAX], path[PATH_MAX + 1], *text, *line, *save = NULL, *out = NULL;
-	unsigned int ma, mi;
-	struct stat st, hst;
-	int mfd, fd, seen = 0;
-	ssize_t n;
-
-	snprintf(name, sizeof(name), "%d/mountinfo", pid);
-	text = read_text_at(procfd, name, NULL);
-	*why = "no mount of its device in the task's view";
-	for (line = text ? strtok_r(text, "\n", &save) : NULL; line && !out;
-	     line = strtok_r(NULL, "\n", &save)) {
-		if (sscanf(line, "%*d %*d %u:%u %*s %4095s", &ma, &mi, mnt) != 3 ||
-		    ma != sdev >> 20 || mi != (sdev & 0xfffff))
-			continue;
-		seen = 1;
-		mfd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);	/* not O_PATH: handles refuse it */
-		if (mfd < 0)
-			continue;
-		fd = open_by_handle_at(mfd, h, O_PATH | O_CLOEXEC);
-		close(mfd);
-		if (fd < 0) {
-			*why = errno == EPERM ? "finding its path needs CAP_DAC_READ_SEARCH (open_by_handle_at): dump as root" :
-				"cannot open its file handle (the file is gone, or its filesystem cannot open handles)";
-			continue;
-		}
-		snprintf(name, sizeof(name), "self/fd/%d", fd);
-		n = readlinkat(procfd, name, path, PATH_MAX);
-		if (fstat(fd, &hst))
-			n = -1;
-		close(fd);
-		if (n > 0)
-			path[n] = 0;
-		/* the path must lead to the very file the handle gave: device and inode */
-		if (n > 0 && strstr(path, " (deleted)")) {
-			*why = "the watched file was deleted and no fd of the tree holds it (only a process outside the tree can): its inode cannot be watched again";
-			continue;
-		}
-		if (n <= 0 || path[0] != '/' || lstat(path, &st) ||
-		    st.st_ino != ino || hst.st_ino != ino || st.st_dev != hst.st_dev) {
-			*why = "the watched file has no path any more in the task's view";
-			continue;
-		}
-		out = strdup(path);
-	}
-	free(text);
-	if (!seen)
-		*why = "no mount of its device in the task's view";
-	return out;
-}
+static const struct handle_why watch_why = {
+	.nomount = "no mount of its device in the task's view",
+	.deleted = "the watched file was deleted and no fd of the tree holds it (only a process outside the tree can): its inode cannot be watched again",
+	.gone = "the watched file has no path any more in the task's view",
+};
 
 /*
  * handle_path() from the root of @pid, where the tree has a mount
@@ -184,7 +130,7 @@ static char *handle_path_inside(int procfd, pid_t pid, struct file_handle *h, un
 		close(pfd[0]);
 		snprintf(root, sizeof(root), "%d/root", pid);
 		if (!fchdir(procfd) && !chdir(root) && !chroot(".") && !chdir("/"))
-			path = handle_path(procfd, pid, h, sdev, ino, &w);
+			path = handle_path(procfd, pid, h, sdev, ino, &watch_why, &w);
 		/* one message, NUL-terminated: "P" and the path, or "E" and why */
 		if (path)
 			dprintf(pfd[1], "P%s%c", path, 0);
@@ -224,20 +170,17 @@ static char *handle_path_inside(int procfd, pid_t pid, struct file_handle *h, un
 static char *watch_path(const struct tree_file *f, pid_t own_mnt, int wd, unsigned long ino,
 			unsigned int sdev, const char *line)
 {
-	const char *hex = strstr(line, "f_handle:"), *why = "";
-	unsigned int bytes, type, i, b;
+	const char *why = "";
 	struct file_handle *h;
 	char *path;
 	int procfd;
 
-	if (!hex || !strstr(line, "fhandle-bytes:") ||
-	    sscanf(strstr(line, "fhandle-bytes:"), "fhandle-bytes:%x fhandle-type:%x", &bytes, &type) != 2 ||
-	    bytes > MAX_HANDLE_SZ) {
+	h = fdinfo_handle(line);
+	if (!h && errno != ENOMEM) {
 		pr_err("pid %d fd %d: inotify: watch %d (inode %lu): its filesystem gives no file handle, so its path cannot be found: not supported",
 		       f->pid, f->fd, wd, ino);
 		return NULL;
 	}
-	h = calloc(1, sizeof(*h) + bytes);
 	procfd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (!h || procfd < 0) {
 		pr_perror("pid %d fd %d: inotify: watch %d", f->pid, f->fd, wd);
@@ -246,15 +189,10 @@ static char *watch_path(const struct tree_file *f, pid_t own_mnt, int wd, unsign
 			close(procfd);
 		return NULL;
 	}
-	h->handle_bytes = bytes;
-	h->handle_type = type;
-	hex += 9;
-	for (i = 0; i < bytes && sscanf(hex + 2 * i, "%2x", &b) == 1; i++)
-		h->f_handle[i] = b;
 	if (own_mnt)
 		path = handle_path_inside(procfd, own_mnt, h, sdev, ino, &why);
 	else
-		path = handle_path(procfd, getpid(), h, sdev, ino, &why);
+		path = handle_path(procfd, getpid(), h, sdev, ino, &watch_why, &why);
 	close(procfd);
 	free(h);
 	if (!path)
