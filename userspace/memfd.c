@@ -200,10 +200,19 @@ static int memfd_check(const struct tree *t)
 
 				if (f->kind != TK_MEMFD || !maps_memfd(line, f, &at, perms))
 					continue;
-				if (perms[3] == 's' &&
-				    task_memfd_fd(t, &t->tasks[i], f->ino, perms[1] == 'w') >= 0)
+				/*
+				 * The seals are back before the exec, and under
+				 * F_SEAL_WRITE or _FUTURE_WRITE the loader's
+				 * shared mapping would fail after its point of
+				 * no return (the kernel refuses a new one).
+				 */
+				if (perms[3] == 's' && (f->seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)))
+					pr_err("pid %d fd %d: memfd %s: sealed against writes (seals 0x%x) and also mapped shared (%s) by pid %d at 0x%lx: the mapping cannot be made again under that seal: not supported",
+					       f->pid, f->fd, f->path, f->seals, perms, t->tasks[i].pid, at);
+				else if (perms[3] == 's' &&
+					 task_memfd_fd(t, &t->tasks[i], f->ino, perms[1] == 'w') >= 0)
 					break;	/* restored as one object: memfd_shm_arg */
-				if (perms[3] == 's')
+				else if (perms[3] == 's')
 					pr_err("pid %d fd %d: memfd %s: also mapped (%s) by pid %d at 0x%lx, which holds no fd of it%s: the mapping would be restored as a separate memfd: not supported",
 					       f->pid, f->fd, f->path, perms, t->tasks[i].pid, at,
 					       perms[1] == 'w' ? " open read-write" : " open for reading");

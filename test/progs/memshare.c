@@ -67,8 +67,14 @@ static void same(const char *who, int fd, char *map)
 	check(!strcmp(link, "/memfd:shared buf (deleted)"), who, "name %s", link);
 }
 
-int main(void)
+#ifndef F_SEAL_FUTURE_WRITE
+#define F_SEAL_FUTURE_WRITE 0x0010
+#endif
+
+/* "memshare fwseal": F_SEAL_FUTURE_WRITE added after the mapping (a dump must refuse it) */
+int main(int argc, char **argv)
 {
+	int fwseal = argc > 1 && !strcmp(argv[1], "fwseal");
 	int fd = memfd_create("shared buf", MFD_ALLOW_SEALING), i, st, sync[2], back[2];
 	char *map, *ro, buf[16], c;
 	pid_t kid;
@@ -81,7 +87,8 @@ int main(void)
 			return 1;
 	}
 	map = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (map == MAP_FAILED || fchmod(fd, 0640) || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW)) {
+	if (map == MAP_FAILED || fchmod(fd, 0640) || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) ||
+	    (fwseal && fcntl(fd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE))) {
 		say("BAD setup: %s\n", strerror(errno));
 		return 1;
 	}

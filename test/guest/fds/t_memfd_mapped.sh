@@ -8,6 +8,10 @@
 # the same name.  The restored programs check the contents, the name, mode,
 # seals and size, that writes through the fd show in the mappings and
 # writes through a mapping through the fd and in the other task's mapping.
+# memfd_mapped-fwseal: the same with F_SEAL_FUTURE_WRITE added after the
+# mapping: refused at dump (the seals are back before the exec, and the
+# kernel refuses a new shared mapping under that seal), naming pid, fd,
+# memfd and seal; both tasks left running.
 # timeout: 300
 . /imgcr/guest/lib.sh
 require_modules
@@ -56,4 +60,24 @@ main() {
 	pass "fd and mappings one memfd; $(grep -c '^ok' out) checks ok"
 }
 
+fwseal() {
+	memshare fwseal > out 2> ms.err &
+	pid=$!
+	track $pid
+	wait_line out '^ready' 20 || fail "memshare did not start: $(cat out ms.err | tr '\n' '|')"
+	kid=$(sed -n 's/^fd [0-9]* map 0x[0-9a-f]* child \([0-9]*\)$/\1/p' out)
+	track $kid
+	imgcr dump -t $pid -D d 2> dump.err && fail "the dump of a write-sealed memfd mapped shared succeeded"
+	grep -q "pid $pid fd [0-9]*: memfd /memfd:shared buf (deleted): sealed against writes (seals 0x1[0-9a-f]) and also mapped shared" dump.err ||
+		fail "message: $(tr '\n' '|' < dump.err)"
+	for p in $pid $kid; do
+		case "$(state $p)" in
+		t | T) fail "task $p left stopped" ;;
+		"") fail "task $p died" ;;
+		esac
+	done
+	pass "$(head -n 1 dump.err | cut -c1-160)"
+}
+
 subtest memfd_mapped main
+subtest memfd_mapped-fwseal fwseal
