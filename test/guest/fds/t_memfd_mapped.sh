@@ -61,6 +61,8 @@ main() {
 }
 
 fwseal() {
+	# its own directory: main's "restored" file would let memshare run on
+	mkdir fwseal && cd fwseal || fail "mkdir fwseal"
 	memshare fwseal > out 2> ms.err &
 	pid=$!
 	track $pid
