@@ -70,7 +70,7 @@ fwseal() {
 	kid=$(sed -n 's/^fd [0-9]* map 0x[0-9a-f]* child \([0-9]*\)$/\1/p' out)
 	track $kid
 	imgcr dump -t $pid -D d 2> dump.err && fail "the dump of a write-sealed memfd mapped shared succeeded"
-	grep -q "pid $pid fd [0-9]*: memfd /memfd:shared buf (deleted): sealed against writes (seals 0x1[0-9a-f]) and also mapped shared" dump.err ||
+	grep -q "pid $pid fd [0-9]*: memfd /memfd:shared buf: sealed against writes (seals 0x1[0-9a-f]) and also mapped shared" dump.err ||
 		fail "message: $(tr '\n' '|' < dump.err)"
 	for p in $pid $kid; do
 		case "$(state $p)" in
