@@ -5,11 +5,8 @@
  *   socket   a packet socket (RX ring) io_uring an io_uring instance
  *   uffd     a userfaultfd          perf     a perf_event fd (task clock)
  *   memmap   a memfd open as an fd and mapped privately
- *   epclosed an epoll watching an eventfd whose fd was closed since (the
- *            eventfd still open at another fd number)
  *   fanotify a fanotify group with a filesystem mark (FAN_MARK_FILESYSTEM)
  *   bpf      a bpf array map
- *   pidfdgone a pidfd of a child that exited (reaped)
  *   pidfdout a pidfd to the process $HOLDER_PID, outside the tree (dumpable)
  *   inoproc  an inotify watch on /proc (a filesystem without file handles)
  *   inotifyw an inotify watch on the cwd; both tasks let any process of
@@ -244,13 +241,6 @@ int main(int argc, char **argv)
 			a.value_size = 4;
 			a.max_entries = 1;
 			r = syscall(SYS_bpf, BPF_MAP_CREATE, &a, sizeof(a));
-		} else if (!strcmp(kind, "pidfdgone")) {
-			pid_t k = fork();
-
-			if (k == 0)
-				_exit(0);
-			r = k < 0 ? -1 : syscall(SYS_pidfd_open, k, 0);
-			waitpid(k, NULL, 0);
 		} else if (!strcmp(kind, "pidfdout")) {
 			r = syscall(SYS_pidfd_open, atoi(getenv("HOLDER_PID") ? getenv("HOLDER_PID") : "0"), 0);
 		} else if (!strcmp(kind, "inotifyw")) {
@@ -261,13 +251,6 @@ int main(int argc, char **argv)
 			r = inotify_init1(0);
 			if (r >= 0 && inotify_add_watch(r, "/proc", IN_CREATE) < 0)
 				r = -1;
-		} else if (!strcmp(kind, "epclosed")) {
-			struct epoll_event ev = { .events = EPOLLIN };
-			int ep = epoll_create1(0), e = eventfd(0, 0);
-
-			/* the eventfd lives on at another number only */
-			r = ep < 0 || e < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, e, &ev) || dup(e) < 0 ?
-			    -1 : close(e);
 		}
 		else if (!strcmp(kind, "dev"))
 			r = (r = open("/dev/mem", O_RDONLY)) >= 0 ? r : open("/dev/kmsg", O_RDONLY);
