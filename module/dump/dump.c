@@ -48,6 +48,7 @@
 #include <uapi/linux/imgcr.h>
 
 #define IMGCR_WANT_EXIT_TP
+#include "checks.h"
 #include "compat.h"
 #include "dump.h"
 #include "file_head.h"
@@ -749,16 +750,6 @@ static bool is_aio_ring(struct file *file)
 	return file_inode(file)->i_sb->s_magic == IMGCR_AIO_RING_MAGIC;
 }
 
-/* io_setup() ran in this mm (the table stays after io_destroy()) */
-static bool aio_owner(struct mm_struct *mm)
-{
-#ifdef CONFIG_AIO
-	return rcu_access_pointer(mm->ioctx_table);
-#else
-	return false;
-#endif
-}
-
 /*
  * IMGCR_VMA_SYSVSHM: the segment by its shmid in the task's IPC namespace,
  * no pages (the segment's contents are not the process's; imgcr dump saves
@@ -858,7 +849,7 @@ static int dump_one_vma(struct dump_image *img, struct vm_area_struct *vma)
 		return -EOPNOTSUPP;
 	} else if (vma->vm_file && is_aio_ring(vma->vm_file)) {
 		/* a child of fork() maps its parent's ring, with no context */
-		if (aio_owner(img->mm))
+		if (mm_had_aio(img->mm))
 			dump_refuse(img, task_pid_nr(img->task),
 				    "an AIO context (io_setup) whose ring is mapped at %#lx; not supported",
 				    vma->vm_start);
@@ -968,7 +959,7 @@ static int capture_mm(struct dump_image *img)
 	 * context whose ring the task unmapped lives on unseen, and the table
 	 * stays after io_destroy().  Neither can be told apart from here.
 	 */
-	if (aio_owner(mm)) {
+	if (mm_had_aio(mm)) {
 		dump_refuse(img, task_pid_nr(img->task),
 			    "has an AIO context (io_setup) whose ring is not mapped, or had one; not supported");
 		ret = -EOPNOTSUPP;
