@@ -1463,6 +1463,23 @@ int cmd_dump(int argc, char **argv)
 		goto out;
 	if (c.live && live_precopy(&c, root))
 		goto out;
+	/* a thread's TID names its process in /proc too: the root is a process */
+	{
+		char path[64], *text;
+		const char *v;
+		long tgid;
+
+		snprintf(path, sizeof(path), "/proc/%d/status", root);
+		text = read_text(path, NULL);
+		v = text ? status_field(text, "Tgid") : NULL;
+		tgid = v ? strtol(v, NULL, 10) : 0;
+		free(text);
+		if (tgid > 0 && tgid != root) {
+			pr_err("pid %d: a thread of process %ld, not a process: dump -t %ld (its process and the tree below it)",
+			       root, tgid, tgid);
+			goto out;
+		}
+	}
 	tf = now_ms();
 	pr_debug("freezing the tree of pid %d", root);
 	if (freeze_tree(&c.fz, &c.t, root))

@@ -11,10 +11,13 @@
 #   tree_zpgrp-gone  a zombie in a group whose leader exited and was
 #                    reaped (the group lives on in its zombie member)
 #   tree_zpgrp-live  the same with a live member instead of a zombie
+#   tree_zpgrp-thread  dump -t TID of a thread that is not its process's
+#                    leader: refused naming the process (the tree runs on)
 # Each is refused with and without --leave-running.  Before the check the
 # dump succeeded (and killed the tree) and only the restore refused it.
 # timeout: 180
 . /imgcr/guest/lib.sh
+. /imgcr/guest/threadlib.sh
 require_modules
 
 # zp MODE ZSTATE WHERE: zpgrp MODE, its child's state ZSTATE, its
@@ -59,6 +62,27 @@ sub_out() {
 sub_gone() { zp gone Z exited; }
 sub_live() { zp live S exited; }
 
+# -t naming a thread that is not its process's leader (/proc/TID works as
+# a process directory too): refused, naming the process to dump instead
+sub_thread() {
+	mtwork -w 2 4096 > mout 2>&1 &
+	pid=$!
+	track $pid
+	wait_count mout '^done ' 2 60 || fail "mtwork did not start: $(tail -n 2 mout | tr '\n' '|')"
+	tid=$(tids $pid | grep -vx $pid | head -n 1)
+	[ -n "$tid" ] || fail "no thread"
+	imgcr dump -t $tid -D d > dump.out 2> dump.err && fail "dump -t $tid (a thread of $pid) succeeded"
+	grep -q "^imgcr: pid $tid: a thread of process $pid, not a process: dump -t $pid" dump.err ||
+		fail "message: $(tr '\n' '|' < dump.err)"
+	[ -e d/tree ] && fail "a tree file was written"
+	left_running $pid && [ "$(nthreads $pid)" = 3 ] || fail "mtwork $pid is '$(state $pid)' with $(nthreads $pid) threads after the refused dump"
+	kill -USR1 $pid
+	wait_exit $pid 30
+	[ "$RC" = 0 ] || fail "mtwork exit $RC after the refusal: $(tail -n 1 mout)"
+	pass "$(grep -o 'pid [0-9]*: a thread of process.*' dump.err)"
+}
+
 subtest tree_zpgrp-out sub_out
 subtest tree_zpgrp-gone sub_gone
 subtest tree_zpgrp-live sub_live
+subtest tree_zpgrp-thread sub_thread
