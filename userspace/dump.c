@@ -321,7 +321,9 @@ static int pgrp_check(const struct tree *t)
 		}
 		if (!what)
 			continue;
-		if (kill(id, 0) == 0 || errno == EPERM)
+		if (id <= 0)	/* not in imgcr's PID namespace */
+			snprintf(where, sizeof(where), "outside this PID namespace");
+		else if (kill(id, 0) == 0 || errno == EPERM)
 			snprintf(where, sizeof(where), "pid %d, outside the tree", id);
 		else
 			snprintf(where, sizeof(where), "exited");

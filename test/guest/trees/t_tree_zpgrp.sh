@@ -53,7 +53,9 @@ zp() {
 # the shell's group: led from outside the tree, or by no task any more
 sub_out() {
 	_g=$(stat_field $$ 3)
-	if [ -e /proc/$_g ]; then
+	if [ "$_g" = 0 ]; then
+		zp out Z "outside this PID namespace"
+	elif [ -e /proc/$_g ]; then
 		zp out Z "pid $_g, outside the tree"
 	else
 		zp out Z exited
