@@ -292,6 +292,49 @@ static int userns_error(void)
 }
 
 /*
+ * Process groups and sessions: imgcr restore recreates a group or session
+ * only with its leader in the tree, or as the root's when the root's is led
+ * from outside (the restorer's then, restore.c restored_ids()).  A task in
+ * another group or session whose leader is outside the tree (a child left
+ * in the shell's job when the root made a group of its own), or exited and
+ * reaped (the group outlives its leader while a member is alive or a
+ * zombie), cannot be put back in it: refused here, with or without
+ * --leave-running, naming the task, the group and where its leader is.
+ */
+static int pgrp_check(const struct tree *t)
+{
+	const struct tree_task *root = tree_find(t, t->root);
+	int i;
+
+	for (i = 0; root && i < t->ntasks; i++) {
+		const struct tree_task *k = &t->tasks[i];
+		const char *what = NULL;
+		char where[64];
+		pid_t id = 0;
+
+		if (k->pgid != k->pid && k->pgid != root->pgid && !tree_find(t, k->pgid)) {
+			what = "process group";
+			id = k->pgid;
+		} else if (k->sid != k->pid && k->sid != root->sid && !tree_find(t, k->sid)) {
+			what = "session";
+			id = k->sid;
+		}
+		if (!what)
+			continue;
+		if (id <= 0)	/* not in imgcr's PID namespace */
+			snprintf(where, sizeof(where), "outside this PID namespace");
+		else if (kill(id, 0) == 0 || errno == EPERM)
+			snprintf(where, sizeof(where), "pid %d, outside the tree", id);
+		else
+			snprintf(where, sizeof(where), "exited");
+		pr_err("pid %d (%s%s): its %s %d is led by no task of the tree (its leader is %s) and is not the root's: a restore cannot put it back in that %s; not supported",
+		       k->pid, k->comm, k->zombie ? ", a zombie" : "", what, id, where, what);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * A dump that kills the tree must leave images its caller can restore:
  * what imgcr restore, run by the same user, refuses (restore.c check_tree()
  * and creds_check()) is refused here, before the kill, and the tree runs
@@ -1422,6 +1465,23 @@ int cmd_dump(int argc, char **argv)
 		goto out;
 	if (c.live && live_precopy(&c, root))
 		goto out;
+	/* a thread's TID names its process in /proc too: the root is a process */
+	{
+		char path[64], *text;
+		const char *v;
+		long tgid;
+
+		snprintf(path, sizeof(path), "/proc/%d/status", root);
+		text = read_text(path, NULL);
+		v = text ? status_field(text, "Tgid") : NULL;
+		tgid = v ? strtol(v, NULL, 10) : 0;
+		free(text);
+		if (tgid > 0 && tgid != root) {
+			pr_err("pid %d: a thread of process %ld, not a process: dump -t %ld (its process and the tree below it)",
+			       root, tgid, tgid);
+			goto out;
+		}
+	}
 	tf = now_ms();
 	pr_debug("freezing the tree of pid %d", root);
 	if (freeze_tree(&c.fz, &c.t, root))
@@ -1467,7 +1527,8 @@ int cmd_dump(int argc, char **argv)
 	for (i = 0; fd_kinds[i]; i++)
 		if (fd_kinds[i]->check && fd_kinds[i]->check(&c.t))
 			goto out;
-	if (fown_check(&c.t) || userns_dump_check(&c.t) || restore_check(&c))
+	if (pgrp_check(&c.t) || fown_check(&c.t) || userns_dump_check(&c.t) ||
+	    restore_check(&c))
 		goto out;
 	for (i = 0; i < c.t.ntasks; i++)
 		if (!c.t.tasks[i].zombie &&

@@ -282,7 +282,7 @@ static void show_threads_text(const struct image *img)
 		show_pending(img, tid, "    pending: ");
 	}
 	show_pending(img, 0, "pending:  process-wide: ");
-	printf("process:  flags %#x%s%s%s%s%s%s%s%s%s%s%s, pdeath signal %u, timer slack %" PRIu64
+	printf("process:  flags %#x%s%s%s%s%s%s%s%s%s%s%s%s%s, pdeath signal %u, timer slack %" PRIu64
 	       " ns (default %" PRIu64 ")\n", pr->flags,
 	       pr->flags & IMGCR_PROC_CHILD_SUBREAPER ? " child-subreaper" : "",
 	       pr->flags & IMGCR_PROC_THP_DISABLE ? " thp-disable" : "",
@@ -295,6 +295,8 @@ static void show_threads_text(const struct image *img)
 	       pr->flags & IMGCR_PROC_MCL_FUTURE ? " mlockall-future" : "",
 	       pr->flags & IMGCR_PROC_MCL_ONFAULT ? " mlockall-onfault" : "",
 	       pr->flags & IMGCR_PROC_OWN_NS ? " own-ns" : "",
+	       pr->flags & IMGCR_PROC_OWN_PIDNS ? " own-pidns" : "",
+	       pr->flags & IMGCR_PROC_OWN_USERNS ? " own-userns" : "",
 	       pr->pdeath_signal, (uint64_t)pr->timer_slack_ns,
 	       (uint64_t)pr->default_timer_slack_ns);
 	printf("itimers: ");

@@ -1426,19 +1426,27 @@ static int dump_gpregs(struct dump_image *img)
  * Whether the process is in a PID or user namespace other than the
  * reader's: its TIDs and IDs are then recorded as its own namespaces see
  * them (IMGCR_PROC_OWN_NS), which they always are; without the flag the
- * image is the same as before the flag existed.
+ * image is the same as before the flag existed.  The flags say which of
+ * the two differed (IMGCR_PROC_OWN_PIDNS, _OWN_USERNS): a loader checks
+ * the TIDs only for the first.
  */
-static bool dump_own_ns(struct dump_image *img)
+static u32 dump_own_ns(struct dump_image *img)
 {
 	struct user_namespace *me = current_user_ns();
-	bool own = task_active_pid_ns(img->task) != task_active_pid_ns(current);
+	u32 flags = 0;
 	unsigned int i;
 
+	if (task_active_pid_ns(img->task) != task_active_pid_ns(current))
+		flags |= IMGCR_PROC_OWN_PIDNS;
 	rcu_read_lock();
-	for (i = 0; i < img->nr_threads && !own; i++)
-		own = __task_cred(img->threads[i].task)->user_ns != me;
+	for (i = 0; i < img->nr_threads; i++) {
+		if (__task_cred(img->threads[i].task)->user_ns != me) {
+			flags |= IMGCR_PROC_OWN_USERNS;
+			break;
+		}
+	}
 	rcu_read_unlock();
-	return own;
+	return flags ? flags | IMGCR_PROC_OWN_NS : 0;
 }
 
 static int dump_build(struct dump_image *img)
@@ -1482,8 +1490,7 @@ static int dump_build(struct dump_image *img)
 		return ret;
 	dump_main_state(img);
 	dump_proc_state(img);
-	if (dump_own_ns(img))
-		img->proc.flags |= IMGCR_PROC_OWN_NS;
+	img->proc.flags |= dump_own_ns(img);
 	ret = dump_sigactions(img);
 	if (!ret)
 		ret = dump_signals(img);

@@ -470,8 +470,13 @@ static int img_check_proc(struct img *img, const struct img_notes *nt)
 					 IMGCR_PROC_MEMBARRIER |
 					 IMGCR_PROC_MCL_FUTURE |
 					 IMGCR_PROC_MCL_ONFAULT |
-					 IMGCR_PROC_OWN_NS)),
+					 IMGCR_PROC_OWN_NS |
+					 IMGCR_PROC_OWN_WHICH)),
 		"unknown process flags"))
+		return -EINVAL;
+	if (!require(img, !(p->flags & IMGCR_PROC_OWN_WHICH) ||
+		     (p->flags & IMGCR_PROC_OWN_NS),
+		     "own PID or user namespace flag without the own-namespace flag"))
 		return -EINVAL;
 	if (!require(img, !(p->flags & IMGCR_PROC_OWN_NS) ||
 		     img->task.version == IMGCR_FORMAT_VERSION,
@@ -1780,6 +1785,19 @@ static int caller_pid_max(struct img *img)
 	return v;
 }
 
+/*
+ * Whether the image's TIDs may be its own PID namespace's: it says so, or
+ * it is an own-namespace image that does not say which (written before
+ * IMGCR_PROC_OWN_PIDNS existed).
+ */
+static bool img_own_pidns(const struct img *img)
+{
+	u32 f = img->proc.flags;
+
+	return (f & IMGCR_PROC_OWN_PIDNS) ||
+	       ((f & IMGCR_PROC_OWN_NS) && !(f & IMGCR_PROC_OWN_WHICH));
+}
+
 static int img_check_clone(struct img *img)
 {
 	struct pid_namespace *ns = task_active_pid_ns(current);
@@ -1802,15 +1820,20 @@ static int img_check_clone(struct img *img)
 	/*
 	 * The TIDs of an image that had a PID namespace of its own are that
 	 * namespace's: in the initial one (where no restorer recreated it)
-	 * they name other tasks.  The image of a process whose PID namespace
-	 * was the dumper's, in a user namespace of its own, is restored there
-	 * with its pid: that one is let through (review s12 kernel L4).
+	 * they name other tasks.  An image that had only a user namespace of
+	 * its own has the dumper's TIDs: not checked (review s14 kernel L2).
+	 * One written before the two were told apart may have had either: it
+	 * is let through only with its own pid, as the image of a process in
+	 * a user namespace of its own is restored (review s12 kernel L4).
 	 */
-	if ((img->proc.flags & IMGCR_PROC_OWN_NS) && ns == &init_pid_ns &&
-	    img->task.pid != (u32)task_tgid_vnr(current)) {
-		img_err(img, "pid %u had a PID namespace of its own: the TIDs of its %u thread(s) are that namespace's, and this caller (pid %d) is in the initial one, where they name other tasks; restore it in a new PID namespace",
-			img->task.pid, img->proc.nr_threads,
-			task_tgid_vnr(current));
+	if (ns == &init_pid_ns && img_own_pidns(img) &&
+	    ((img->proc.flags & IMGCR_PROC_OWN_PIDNS) ||
+	     img->task.pid != (u32)task_tgid_vnr(current))) {
+		img_err(img, "pid %u had a PID namespace of its own%s: the TIDs of its %u thread(s) are that namespace's, and this caller (pid %d) is in the initial one, where they name other tasks; restore it in a new PID namespace",
+			img->task.pid,
+			img->proc.flags & IMGCR_PROC_OWN_PIDNS ? "" :
+			" (or only a user namespace: its image does not say which)",
+			img->proc.nr_threads, task_tgid_vnr(current));
 		return -EINVAL;
 	}
 	if (current->nsproxy->pid_ns_for_children != ns) {

@@ -24,6 +24,8 @@
  *              readers of /proc/PID/auxv would scan past the vector
  * and, for images of multi-threaded processes:
  *   nthreads   "IMGCR" NT_IMGCR_PROC: nr_threads one more than the image has
+ *   pflags+HEX, pflags-HEX  NT_IMGCR_PROC: set (clear) these bits of its
+ *              flags (own-namespace bits that contradict each other, ...)
  *   duptid     the first NT_IMGCR_THREAD gets the second one's TID
  *   threadrip  the second NT_PRSTATUS (the first thread after the main
  *              one): rip in the kernel's half of the address space
@@ -265,6 +267,17 @@ int main(int argc, char **argv)
 			memcpy(&n, d, sizeof(n));
 			n++;
 			memcpy(d, &n, sizeof(n));
+		}
+	} else if (!strncmp(m, "pflags", 6) && (m[6] == '+' || m[6] == '-')) {
+		size_t len = 0;
+		unsigned char *d = find_note(b, size, ph, nph, "IMGCR", 0x494d4305, &len);
+		uint32_t f, bits = (uint32_t)strtoul(m + 7, NULL, 16);
+		/* struct imgcr_proc: flags at 4 */
+		done = d && len >= 8 && bits;
+		if (done) {
+			memcpy(&f, d + 4, sizeof(f));
+			f = m[6] == '+' ? f | bits : f & ~bits;
+			memcpy(d + 4, &f, sizeof(f));
 		}
 	} else if (!strcmp(m, "duptid")) {
 		size_t l0 = 0, l1 = 0;

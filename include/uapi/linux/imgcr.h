@@ -403,6 +403,19 @@ struct imgcr_file {
  * Version 4 images only.
  */
 #define IMGCR_PROC_OWN_NS		0x400
+/*
+ * Which of its namespaces IMGCR_PROC_OWN_NS stands for; set only with it,
+ * and a dumper that knows them sets at least one: IMGCR_PROC_OWN_PIDNS,
+ * its PID namespace was not the dumper's (its TIDs are that namespace's);
+ * IMGCR_PROC_OWN_USERNS, a thread's user namespace was not the dumper's
+ * (its IDs are that namespace's).  An image with IMGCR_PROC_OWN_NS and
+ * neither was written before they existed and may have had either: a
+ * loader takes it as possibly having had a PID namespace of its own.
+ */
+#define IMGCR_PROC_OWN_PIDNS		0x800
+#define IMGCR_PROC_OWN_USERNS		0x1000
+#define IMGCR_PROC_OWN_WHICH		(IMGCR_PROC_OWN_PIDNS | \
+					 IMGCR_PROC_OWN_USERNS)
 #define IMGCR_PROC_MEMBARRIER		(IMGCR_PROC_MEMBARRIER_PRIVATE | \
 					 IMGCR_PROC_MEMBARRIER_SYNC_CORE | \
 					 IMGCR_PROC_MEMBARRIER_RSEQ | \

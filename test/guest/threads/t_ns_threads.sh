@@ -115,3 +115,82 @@ dmesg_mark
 dmesg_since | grep -q "binfmt_img: .*: pid 1 had a PID namespace of its own: the TIDs of its $NT thread(s) are that namespace's" ||
 	fail "no message: $(dmesg_since | grep binfmt_img | tail -n 2 | tr '\n' '|')"
 pass "$(dmesg_since | grep -o 'pid 1 had a PID namespace.*' | head -n 1 | cut -c1-120)"
+
+# ns_threads-userns: the same program in a user namespace of its own only
+# (unshare -U -r, no new PID namespace: its TIDs are the host's), dumped
+# from the host: own-ns and own-userns, not own-pidns.  Exec'd by root in
+# the initial PID namespace under another pid, as a host image is: its
+# threads come back with their TIDs, the workers' joins end, "mtwork ok"
+# with the new pid (review s14 kernel L2: refused before as "had a PID
+# namespace of its own").
+T=ns_threads-userns
+$UNSHARE --user --map-root-user mtwork -w $NT 4096 > uout 2>&1 &
+up=$!
+track $up
+wait_line uout '^ready ' 30 || fail "mtwork under unshare -U did not start: $(tail -n 2 uout | tr '\n' '|')"
+grep -q "^ready $up " uout || fail "mtwork is not pid $up (same PID namespace): $(grep ^ready uout)"
+[ "$(readlink /proc/$up/ns/user)" != "$(readlink /proc/self/ns/user)" ] || fail "no user namespace of its own"
+[ "$(readlink /proc/$up/ns/pid)" = "$(readlink /proc/self/ns/pid)" ] || fail "a PID namespace of its own"
+wait_count uout '^done ' $NT 120 || fail "workers did not finish"
+utids=$(tids $up | grep -vx $up | tr '\n' ' ')
+[ "$(echo $utids | wc -w)" = $NT ] || fail "tids: '$utids'"
+stop_all $up
+dump $up u.img
+pl=$(imgcr show u.img | grep '^process:')
+case "$pl" in
+*" own-ns own-userns"*) ;;
+*) fail "want own-ns own-userns: $pl" ;;
+esac
+case "$pl" in *own-pidns*) fail "own-pidns in a same-PID-namespace image: $pl" ;; esac
+kill -9 $up
+wait_exit $up 30
+chmod +x u.img
+: > rout2
+dmesg_mark
+./u.img >> rout2 2> restore.err &
+rp=$!
+track $rp
+n=0
+while [ "$(nthreads $rp)" != $((NT + 1)) ] && [ $n -lt 300 ]; do
+	usleep 100000
+	n=$((n + 1))
+done
+[ "$(nthreads $rp)" = $((NT + 1)) ] ||
+	fail "restored process $rp has $(nthreads $rp) threads: $(dmesg_since | grep binfmt_img | tail -n 1)$(rerr)"
+rtids=$(tids $rp | grep -vx $rp | tr '\n' ' ')
+[ "$rtids" = "$utids" ] || fail "restored TIDs '$rtids', want '$utids'"
+kill -USR1 $rp
+wait_exit $rp 60
+[ "$RC" = 0 ] || fail "restored mtwork exit $RC: $(tail -n 2 rout2 | tr '\n' '|')$(rerr)"
+grep -q "^mtwork ok pid=$rp\$" rout2 || fail "no 'mtwork ok pid=$rp': $(tail -n 2 rout2 | tr '\n' '|')"
+pass "own user namespace only: restored under pid $rp (was $up) with TIDs $utids"
+
+# ns_threads-flags: the two new bits checked (corrupt pflags±): either
+# without IMGCR_PROC_OWN_NS (0x400) is refused as malformed; both
+# (0x800 pid, 0x1000 user) is a PID namespace of its own: refused here;
+# OWN_NS alone (an image from before the split, which may have had either)
+# only under its own pid: refused here, saying it cannot tell.  No kernel
+# report.
+T=ns_threads-flags
+# nsflag_refused MODES WANT: corrupt u.img with each of MODES in turn,
+# exec it: EINVAL, a binfmt_img message matching WANT.
+nsflag_refused() {
+	cp u.img f.img
+	for m in $1; do
+		corrupt f.img f2.img "$m" 2> c.err || fail "corrupt $m: $(cat c.err)"
+		mv f2.img f.img
+	done
+	chmod +x f.img
+	dmesg_mark
+	./f.img > fout 2> ferr && fail "image with flags [$1] ran: $(cat fout)"
+	grep -q 'Invalid argument' ferr || fail "[$1]: not EINVAL: $(cat ferr)"
+	dmesg_since | grep -q "binfmt_img: .*$2" ||
+		fail "[$1]: no message '$2': $(dmesg_since | grep binfmt_img | tail -n 2 | tr '\n' '|')"
+	dmesg_since | grep -Eq "$KERNEL_REPORT_RE" && fail "[$1]: kernel report: $(dmesg_since | grep -E "$KERNEL_REPORT_RE" | head -n 2)"
+	:
+}
+nsflag_refused "pflags-400" "own PID or user namespace flag without the own-namespace flag"
+nsflag_refused "pflags-1400 pflags+800" "own PID or user namespace flag without the own-namespace flag"
+nsflag_refused "pflags+800" "pid $up had a PID namespace of its own: the TIDs of its $NT thread"
+nsflag_refused "pflags-1000" "pid $up had a PID namespace of its own (or only a user namespace: its image does not say which)"
+pass "pid-without-own-ns, user-without-own-ns, both, neither (old image): each refused with its message"
