@@ -47,10 +47,11 @@ restore_check() {
 	[ "$before" = "$after" ] || fail "maps before: $(echo "$before" | tr '\n' '|') after: $(echo "$after" | tr '\n' '|')"
 	touch restored
 	wait_line out '^checked' 60 || fail "memseal did not check: $(tail -n 3 out | tr '\n' '|')"
+	grep -q BAD out && fail "$(grep BAD out | tr '\n' '|')"
 	n=0
 	for r in $(sed -n 's/^reopened \([a-z]*\) \([0-9]*\)$/\1:\2/p' out); do
 		name=${r%:*} fd=${r#*:}
-		ino=$(maps $pid | awk -v n="/memfd:$name" '$4 == n { print $3 }')
+		ino=$(maps $pid | awk -v n="/memfd:$name" '$4 == n { print $3; exit }')
 		fino=$(sed -n 's/^ino:[[:space:]]*//p' /proc/$pid/fdinfo/$fd)
 		[ -n "$ino" ] && [ "$fino" = "$ino" ] ||
 			fail "$name: fdinfo of fd $fd: ino '$fino', its mapping's '$ino'"
