@@ -202,11 +202,14 @@ static int memfd_check(const struct tree *t)
 					continue;
 				/*
 				 * The seals are back before the exec, and under
-				 * F_SEAL_WRITE or _FUTURE_WRITE the loader's
-				 * shared mapping would fail after its point of
-				 * no return (the kernel refuses a new one).
+				 * F_SEAL_WRITE or _FUTURE_WRITE the kernel
+				 * refuses a new writable shared mapping.  A
+				 * read-only one is made again as the kernel
+				 * makes it under the seal: the module's dump
+				 * refuses one made before it (VM_MAYWRITE).
 				 */
-				if (perms[3] == 's' && (f->seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)))
+				if (perms[3] == 's' && perms[1] == 'w' &&
+				    (f->seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)))
 					pr_err("pid %d fd %d: memfd %s: sealed against writes (seals 0x%x) and also mapped shared (%s) by pid %d at 0x%lx: the mapping cannot be made again under that seal: not supported",
 					       f->pid, f->fd, f->path, f->seals, perms, t->tasks[i].pid, at);
 				else if (perms[3] == 's' &&

@@ -66,6 +66,7 @@ static const struct {
 	{ IMGCR_VMA_RAND_READ, "random" },
 	{ IMGCR_VMA_MERGEABLE, "mergeable" },
 	{ IMGCR_VMA_SHM_MAYWRITE, "maywrite" },
+	{ IMGCR_VMA_RDONLY_FILE, "rdonlyfile" },
 };
 
 /* Print each flag of @flags as " name" (@json: "name" items), unknown ones in hex. */

@@ -24,6 +24,7 @@
 #include <linux/namei.h>
 #include <linux/posix-timers.h>
 #include <linux/shmem_fs.h>
+#include <linux/fcntl.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/coredump.h>
 #include <asm/fpu/types.h>
@@ -401,6 +402,29 @@ static inline struct file *imgcr_shmem_file_setup(const char *name, loff_t size)
 #else
 	return shmem_file_setup(name, size, VM_NORESERVE);
 #endif
+}
+
+/*
+ * Seals of a shared memory object (struct shmem_inode_info.seals, the
+ * same unsigned int on 6.1, 6.12 and 7.2).  F_SEAL_EXEC came in 6.3: an
+ * older kernel would not enforce it.  A read-only shared mapping of an
+ * object sealed with F_SEAL_WRITE, through a file open for writing, came
+ * in 6.7 (memfd_check_seals_mmap()); before, mmap() refuses it with EPERM.
+ */
+#ifdef F_SEAL_EXEC
+#define IMGCR_SEALS_HERE	IMGCR_SEALS_KNOWN
+#else
+#define IMGCR_SEALS_HERE	(IMGCR_SEALS_KNOWN & ~0x20)
+#endif
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+#define IMGCR_HAVE_WSEAL_RO_SHARED	1
+#else
+#define IMGCR_HAVE_WSEAL_RO_SHARED	0
+#endif
+
+static inline unsigned int imgcr_shmem_seals(struct inode *inode)
+{
+	return READ_ONCE(SHMEM_I(inode)->seals);
 }
 
 /* mm->flags became a bitmap read with mm_flags_test() in 6.18. */

@@ -619,6 +619,10 @@ static int dump_file(struct dump_image *img, struct file *file, u32 flags)
 	rec->mtime_sec = mt.tv_sec;
 	rec->mtime_nsec = mt.tv_nsec;
 	rec->mode = inode->i_mode;
+	if (flags & IMGCR_FILE_SHMEM) {
+		rec->flags |= IMGCR_FILE_SEALS;
+		rec->seals = imgcr_shmem_seals(inode);
+	}
 	memcpy(rec->path, path, plen);
 	kfree(buf);
 
@@ -670,6 +674,44 @@ static bool file_is_shmem_object(struct dump_image *img, u32 idx)
 		(const void *)(img->filerecs + img->file_off[idx]);
 
 	return rec->flags & IMGCR_FILE_SHMEM;
+}
+
+/*
+ * A shared mapping of shared memory object @idx: its seals come back
+ * exactly (IMGCR_FILE_SEALS), set before the loader maps it again, so the
+ * mapping must be one the kernel would make under them: under F_SEAL_WRITE
+ * or F_SEAL_FUTURE_WRITE neither writable nor able to become so (no
+ * VM_MAYWRITE: mapped after the seal).  One mapped before the seal, or a
+ * seal this kernel's loader cannot give back, is refused.  A mapping
+ * through a read-only file (no VM_SHARED) is IMGCR_VMA_RDONLY_FILE.
+ */
+static int check_shmem_seals(struct dump_image *img, struct vm_area_struct *vma,
+			     u32 idx)
+{
+	const struct imgcr_file *rec =
+		(const void *)(img->filerecs + img->file_off[idx]);
+	u32 seals = imgcr_shmem_seals(file_inode(vma->vm_file));
+	const char *why = NULL;
+
+	if (seals != rec->seals)
+		why = "its seals changed during the dump";
+	else if (seals & ~IMGCR_SEALS_HERE)
+		why = "unknown seals";
+	else if (!(seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)))
+		return 0;
+	else if (vma->vm_flags & VM_WRITE)
+		why = "mapped writable before the write seal; not supported";
+	else if (vma->vm_flags & VM_MAYWRITE)
+		why = "mapped before the write seal, may become writable; not supported";
+	else if (seals & F_SEAL_WRITE && vma->vm_flags & VM_SHARED &&
+		 !IMGCR_HAVE_WSEAL_RO_SHARED)
+		why = "F_SEAL_WRITE through a writable file, mapped again from 6.7; not supported";
+	if (!why)
+		return 0;
+	dump_refuse(img, task_pid_nr(img->task),
+		    "shared mapping at %#lx of %s (seals %#x): %s",
+		    vma->vm_start, rec->path, seals, why);
+	return -EOPNOTSUPP;
 }
 
 /*
@@ -887,6 +929,12 @@ static int dump_one_vma(struct dump_image *img, struct vm_area_struct *vma)
 		if (ret)
 			return ret;
 		if (shared && file_is_shmem_object(img, v->file)) {
+			/* mapped through a file not open for writing */
+			if (!(vma->vm_flags & VM_SHARED))
+				v->flags |= IMGCR_VMA_RDONLY_FILE;
+			ret = check_shmem_seals(img, vma, v->file);
+			if (ret)
+				return ret;
 			img->nr_vmas++;
 			return dump_shmem_pages(img, vma);
 		}

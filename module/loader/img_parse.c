@@ -660,7 +660,7 @@ static int img_check_vmas(struct img *img)
 	unsigned int i, nvdso = 0, nvvar = 0;
 	u64 vvar_end = 0;
 	u64 prev_end = IMG_MIN_ADDR;
-	const struct img_file *f;
+	struct img_file *f;
 	bool shared;
 
 	for (i = 0; i < t->nr_vmas; i++) {
@@ -683,7 +683,8 @@ static int img_check_vmas(struct img *img)
 		case IMGCR_VMA_FILE:
 			if (v->file >= img->nr_files || v->flags &
 			    ~(IMGCR_VMA_SHARED | IMGCR_VMA_ACCOUNT |
-			      IMGCR_VMA_NORESERVE | VMA_ADVICE) ||
+			      IMGCR_VMA_NORESERVE | IMGCR_VMA_RDONLY_FILE |
+			      VMA_ADVICE) ||
 			    v->pgoff > (ULONG_MAX >> PAGE_SHIFT) -
 				       ((v->end - v->start) >> PAGE_SHIFT))
 				goto bad;
@@ -695,6 +696,38 @@ static int img_check_vmas(struct img *img)
 			    (shared && v->prot & IMGCR_PROT_WRITE &&
 			     !(f->id.flags & (IMGCR_FILE_WRITE | IMGCR_FILE_SHMEM))))
 				goto bad;
+			if (v->flags & IMGCR_VMA_RDONLY_FILE) {
+				if (!shared || !(f->id.flags & IMGCR_FILE_SHMEM) ||
+				    v->prot & IMGCR_PROT_WRITE)
+					goto bad;
+				if (!f->rofile) {
+					f->rofile = dentry_open(&f->file->f_path,
+								O_RDONLY | O_LARGEFILE,
+								current_cred());
+					if (IS_ERR(f->rofile)) {
+						int ret = PTR_ERR(f->rofile);
+
+						f->rofile = NULL;
+						return ret;
+					}
+				}
+			}
+			if (f->id.flags & IMGCR_FILE_SEALS &&
+			    f->id.seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)) {
+				/* mapped after the seals (uapi imgcr.h) */
+				if (v->prot & IMGCR_PROT_WRITE) {
+					img_err(img, "shared memory %s: sealed against writes (seals %#x) but mapped writable at %#llx",
+						f->path, f->id.seals, v->start);
+					return -EINVAL;
+				}
+				if (f->id.seals & F_SEAL_WRITE &&
+				    !(v->flags & IMGCR_VMA_RDONLY_FILE) &&
+				    !IMGCR_HAVE_WSEAL_RO_SHARED) {
+					img_err(img, "shared memory %s: sealed with F_SEAL_WRITE (seals %#x) and mapped at %#llx through a writable file: this kernel cannot map it (6.7)",
+						f->path, f->id.seals, v->start);
+					return -EOPNOTSUPP;
+				}
+			}
 			if (v->prot & IMGCR_PROT_EXEC && file_is_noexec(f->file)) {
 				img_err(img, "%s is on a noexec mount", f->path);
 				return -EACCES;
@@ -1085,9 +1118,12 @@ static int img_open_given(struct img *img, struct img_file *f, int fd)
 	    d == d->d_sb->s_root || strcmp(d->d_name.name, f->path) ||
 	    i_size_read(file_inode(file)) != f->id.size ||
 	    !(file->f_mode & FMODE_READ) ||
-	    (f->id.flags & IMGCR_FILE_WRITE && !(file->f_mode & FMODE_WRITE))) {
-		img_err(img, "shared memory %s (size %llu%s): fd %d (--imgcr-shmfd) is not that memfd",
-			f->path, f->id.size, f->id.flags & IMGCR_FILE_WRITE ? ", written" : "", fd);
+	    (f->id.flags & IMGCR_FILE_WRITE && !(file->f_mode & FMODE_WRITE)) ||
+	    (f->id.flags & IMGCR_FILE_SEALS &&
+	     imgcr_shmem_seals(file_inode(file)) != f->id.seals)) {
+		img_err(img, "shared memory %s (size %llu%s, seals %#x): fd %d (--imgcr-shmfd) is not that memfd",
+			f->path, f->id.size, f->id.flags & IMGCR_FILE_WRITE ? ", written" : "",
+			f->id.flags & IMGCR_FILE_SEALS ? f->id.seals : F_SEAL_SEAL, fd);
 		fput(file);
 		return -EINVAL;
 	}
@@ -1209,9 +1245,12 @@ static int img_open_files(struct img *img, const struct note_slot *s)
 		    f->id.path_len < 2 || f->id.path_len > IMGCR_MAX_PATH ||
 		    f->id.reclen < sizeof(f->id) + f->id.path_len ||
 		    f->id.flags & ~(IMGCR_FILE_WRITE | IMGCR_FILE_SHMEM |
-				    IMGCR_FILE_DELETED) ||
+				    IMGCR_FILE_DELETED | IMGCR_FILE_SEALS) ||
 		    (f->id.flags & IMGCR_FILE_SHMEM &&
-		     f->id.flags & IMGCR_FILE_DELETED))
+		     f->id.flags & IMGCR_FILE_DELETED) ||
+		    (f->id.flags & IMGCR_FILE_SEALS &&
+		     (!(f->id.flags & IMGCR_FILE_SHMEM) ||
+		      f->id.seals & ~IMGCR_SEALS_KNOWN)))
 			goto bad;
 		f->path = p + sizeof(f->id);
 		if (strnlen(f->path, f->id.path_len) != f->id.path_len - 1)
@@ -1219,6 +1258,12 @@ static int img_open_files(struct img *img, const struct note_slot *s)
 		if (f->id.flags & IMGCR_FILE_SHMEM ?
 		    f->id.path_len > NAME_MAX + 1 : f->path[0] != '/')
 			goto bad;
+		if (f->id.flags & IMGCR_FILE_SEALS &&
+		    f->id.seals & ~IMGCR_SEALS_HERE) {
+			img_err(img, "shared memory %s: seals %#x, which this kernel does not have (F_SEAL_EXEC: 6.3)",
+				f->path, f->id.seals);
+			return -EOPNOTSUPP;
+		}
 		p += f->id.reclen;
 	}
 	if (p != end)
@@ -2177,9 +2222,12 @@ void img_free(struct img *img)
 	if (img->exe)		/* the exec failed before taking it over */
 		imgcr_exe_allow_write(img->exe);
 
-	for (i = 0; i < img->nr_files; i++)
+	for (i = 0; i < img->nr_files; i++) {
 		if (img->files[i].file)
 			fput(img->files[i].file);
+		if (img->files[i].rofile)
+			fput(img->files[i].rofile);
+	}
 	kvfree(img->files);
 	kfree(img->cloexec);
 	kfree(img->shmfd);

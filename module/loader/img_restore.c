@@ -20,6 +20,7 @@
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task_stack.h>
+#include <linux/shmem_fs.h>
 #include <linux/rseq.h>
 #include <linux/slab.h>
 #include <linux/task_work.h>
@@ -215,7 +216,8 @@ static int map_one(struct img *img, const struct imgcr_vma *v)
 	if (map_writable_first(v))
 		prot |= PROT_WRITE;
 	if (v->kind == IMGCR_VMA_FILE) {
-		file = img->files[v->file].file;
+		file = v->flags & IMGCR_VMA_RDONLY_FILE ?
+		       img->files[v->file].rofile : img->files[v->file].file;
 		off = v->pgoff << PAGE_SHIFT;
 	} else {
 		flags |= MAP_ANONYMOUS;
@@ -321,8 +323,13 @@ static int attach_sysvshm(struct img *img, unsigned int i)
 #endif
 }
 
-/* Copy the PT_LOAD pages from the image into the new address space. */
-static int fill_pages(struct img *img)
+/*
+ * Copy the PT_LOAD pages from the image: with @shm, those of the shared
+ * memory objects the loader made, into the objects themselves (before
+ * they are mapped: their seals come in between); else the others, into
+ * the new address space.
+ */
+static int fill_pages(struct img *img, bool shm_pass)
 {
 	const struct imgcr_vma *v = img->vmas;
 	void *buf, *have = NULL;
@@ -353,6 +360,8 @@ static int fill_pages(struct img *img)
 			continue;	/* the caller's memfd, filled already */
 		writable = v->prot & IMGCR_PROT_WRITE || map_writable_first(v);
 		kept = img->kept && test_bit(v - img->vmas, img->kept);
+		if (shm_pass != (shm && !kept))
+			continue;
 		while (done < ph->p_filesz) {
 			size_t n = min_t(u64, FILL_CHUNK, ph->p_filesz - done);
 			unsigned long addr = ph->p_vaddr + done;
@@ -394,6 +403,33 @@ static int fill_pages(struct img *img)
 	if (ret)
 		img_err(img, "cannot load memory contents (%d)", ret);
 	return ret;
+}
+
+/*
+ * The seals of each shared memory object the loader made (checked by
+ * img_check_vmas()), once it is filled and before it is mapped: the
+ * mappings are then made as the kernel makes them under these seals
+ * (under a write seal without VM_MAYWRITE).  Cannot fail: the object is
+ * new, open nowhere else and not mapped yet.
+ */
+static void set_shm_seals(struct img *img)
+{
+	unsigned int i;
+
+	for (i = 0; i < img->nr_files; i++) {
+		struct img_file *f = &img->files[i];
+		struct inode *inode;
+
+		if (!f->file || f->given || !(f->id.flags & IMGCR_FILE_SEALS))
+			continue;
+		inode = file_inode(f->file);
+		inode_lock(inode);
+		/* as memfd_add_seals(): no writable mapping from now on */
+		if (!(f->id.seals & F_SEAL_WRITE) ||
+		    !mapping_deny_writable(f->file->f_mapping))
+			SHMEM_I(inode)->seals = f->id.seals;
+		inode_unlock(inode);
+	}
 }
 
 /*
@@ -597,6 +633,10 @@ int img_restore_mm(struct img *img)
 		if (ret)
 			return ret;
 	}
+	ret = fill_pages(img, true);
+	if (ret)
+		return ret;
+	set_shm_seals(img);
 	for (i = 0; i < img->task.nr_vmas; i++) {
 		if (img->vmas[i].kind > IMGCR_VMA_FILE)
 			continue;
@@ -616,7 +656,7 @@ int img_restore_mm(struct img *img)
 			return ret;
 		}
 	}
-	ret = fill_pages(img);
+	ret = fill_pages(img, false);
 	if (!ret)
 		ret = drop_fill_write(img);
 	if (!ret)

@@ -42,6 +42,8 @@ struct img_file {
 	struct file *file;		/* opened with the caller's rights */
 	bool given;			/* IMGCR_FILE_SHMEM: the caller's memfd (--imgcr-shmfd=),
 					 * which has its contents already */
+	/* IMGCR_FILE_SHMEM: the object read-only, for IMGCR_VMA_RDONLY_FILE */
+	struct file *rofile;
 };
 
 /* A mapping the caller already holds (argv "--imgcr-keep="). */

@@ -300,6 +300,15 @@ struct imgcr_sigaction {
  */
 #define IMGCR_VMA_SHM_MAYWRITE	0x8000
 
+/*
+ * A shared mapping of a shared memory object (IMGCR_FILE_SHMEM) through a
+ * file not open for writing (no VM_SHARED, no VM_MAYWRITE: mprotect() can
+ * never make it writable), never writable; the loader maps it so again,
+ * through a read-only file of the object.  Without it a shared mapping of
+ * such an object is made through a file open for writing.
+ */
+#define IMGCR_VMA_RDONLY_FILE	0x10000
+
 #define IMGCR_NO_FILE		0xffffffffu
 
 /*
@@ -334,10 +343,24 @@ struct imgcr_vma {
  * after.  The loader opens the path and checks dev, size and mtime (not the
  * inode number, which is new); without the recreated file the exec fails.
  * Never together with IMGCR_FILE_SHMEM.
+ * IMGCR_FILE_SEALS (IMGCR_FILE_SHMEM only): seals holds the object's seals
+ * (F_SEAL_*, as F_GET_SEALS gives them), set again on the new object after
+ * its contents and before its mappings are made.  Without it (images of
+ * older dumps) the object keeps what the kernel gives a new one: F_SEAL_SEAL.
  */
 #define IMGCR_FILE_WRITE	0x1
 #define IMGCR_FILE_SHMEM	0x2
 #define IMGCR_FILE_DELETED	0x4
+#define IMGCR_FILE_SEALS	0x8
+
+/*
+ * The seals IMGCR_FILE_SEALS may name: F_SEAL_SEAL, _SHRINK, _GROW, _WRITE,
+ * _FUTURE_WRITE and _EXEC.  Under F_SEAL_WRITE or F_SEAL_FUTURE_WRITE no
+ * shared mapping of the object is writable (the loader refuses such an
+ * image), and each is made after the seals, as the kernel makes one then:
+ * never to become writable (no VM_MAYWRITE).
+ */
+#define IMGCR_SEALS_KNOWN	0x3f
 
 /*
  * NT_IMGCR_FILES: variable-length records, each starting 8-byte aligned.
@@ -355,11 +378,15 @@ struct imgcr_file {
 	__u32 mtime_nsec;
 	__u32 mode;
 	__u32 flags;		/* IMGCR_FILE_* */
-	/*
-	 * crc32_le(~0) of the first min(size, 4096) bytes: compared where
-	 * the device or inode differ; 0: not recorded
-	 */
-	__u32 head_crc;
+	union {
+		/*
+		 * crc32_le(~0) of the first min(size, 4096) bytes: compared
+		 * where the device or inode differ; 0: not recorded
+		 */
+		__u32 head_crc;
+		/* IMGCR_FILE_SEALS: the seals of the shared memory object */
+		__u32 seals;
+	};
 	/*
 	 * Absolute, NUL-terminated; for IMGCR_FILE_SHMEM the object's name
 	 * ("dev/zero", "memfd:NAME").
