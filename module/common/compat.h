@@ -407,19 +407,12 @@ static inline struct file *imgcr_shmem_file_setup(const char *name, loff_t size)
 /*
  * Seals of a shared memory object (struct shmem_inode_info.seals, the
  * same unsigned int on 6.1, 6.12 and 7.2).  F_SEAL_EXEC came in 6.3: an
- * older kernel would not enforce it.  A read-only shared mapping of an
- * object sealed with F_SEAL_WRITE, through a file open for writing, came
- * in 6.7 (memfd_check_seals_mmap()); before, mmap() refuses it with EPERM.
+ * older kernel would not enforce it.
  */
 #ifdef F_SEAL_EXEC
 #define IMGCR_SEALS_HERE	IMGCR_SEALS_KNOWN
 #else
 #define IMGCR_SEALS_HERE	(IMGCR_SEALS_KNOWN & ~0x20)
-#endif
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
-#define IMGCR_HAVE_WSEAL_RO_SHARED	1
-#else
-#define IMGCR_HAVE_WSEAL_RO_SHARED	0
 #endif
 
 static inline unsigned int imgcr_shmem_seals(struct inode *inode)

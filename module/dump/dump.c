@@ -620,8 +620,14 @@ static int dump_file(struct dump_image *img, struct file *file, u32 flags)
 	rec->mtime_nsec = mt.tv_nsec;
 	rec->mode = inode->i_mode;
 	if (flags & IMGCR_FILE_SHMEM) {
-		rec->flags |= IMGCR_FILE_SEALS;
+		/*
+		 * F_SEAL_SEAL alone is what every new object has: no flag
+		 * then, so that loaders older than the flag still take the
+		 * image (they refuse unknown flags)
+		 */
 		rec->seals = imgcr_shmem_seals(inode);
+		if (rec->seals != F_SEAL_SEAL)
+			rec->flags |= IMGCR_FILE_SEALS;
 	}
 	memcpy(rec->path, path, plen);
 	kfree(buf);
@@ -703,9 +709,6 @@ static int check_shmem_seals(struct dump_image *img, struct vm_area_struct *vma,
 		why = "mapped writable before the write seal; not supported";
 	else if (vma->vm_flags & VM_MAYWRITE)
 		why = "mapped before the write seal, may become writable; not supported";
-	else if (seals & F_SEAL_WRITE && vma->vm_flags & VM_SHARED &&
-		 !IMGCR_HAVE_WSEAL_RO_SHARED)
-		why = "F_SEAL_WRITE through a writable file, mapped again from 6.7; not supported";
 	if (!why)
 		return 0;
 	dump_refuse(img, task_pid_nr(img->task),

@@ -696,36 +696,32 @@ static int img_check_vmas(struct img *img)
 			    (shared && v->prot & IMGCR_PROT_WRITE &&
 			     !(f->id.flags & (IMGCR_FILE_WRITE | IMGCR_FILE_SHMEM))))
 				goto bad;
-			if (v->flags & IMGCR_VMA_RDONLY_FILE) {
-				if (!shared || !(f->id.flags & IMGCR_FILE_SHMEM) ||
-				    v->prot & IMGCR_PROT_WRITE)
-					goto bad;
-				if (!f->rofile) {
-					f->rofile = dentry_open(&f->file->f_path,
-								O_RDONLY | O_LARGEFILE,
-								current_cred());
-					if (IS_ERR(f->rofile)) {
-						int ret = PTR_ERR(f->rofile);
-
-						f->rofile = NULL;
-						return ret;
-					}
-				}
-			}
+			if (v->flags & IMGCR_VMA_RDONLY_FILE &&
+			    (!shared || !(f->id.flags & IMGCR_FILE_SHMEM) ||
+			     v->prot & IMGCR_PROT_WRITE))
+				goto bad;
+			/* mapped after the seals (uapi imgcr.h) */
 			if (f->id.flags & IMGCR_FILE_SEALS &&
-			    f->id.seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)) {
-				/* mapped after the seals (uapi imgcr.h) */
-				if (v->prot & IMGCR_PROT_WRITE) {
-					img_err(img, "shared memory %s: sealed against writes (seals %#x) but mapped writable at %#llx",
-						f->path, f->id.seals, v->start);
-					return -EINVAL;
-				}
-				if (f->id.seals & F_SEAL_WRITE &&
-				    !(v->flags & IMGCR_VMA_RDONLY_FILE) &&
-				    !IMGCR_HAVE_WSEAL_RO_SHARED) {
-					img_err(img, "shared memory %s: sealed with F_SEAL_WRITE (seals %#x) and mapped at %#llx through a writable file: this kernel cannot map it (6.7)",
-						f->path, f->id.seals, v->start);
-					return -EOPNOTSUPP;
+			    f->id.seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE) &&
+			    v->prot & IMGCR_PROT_WRITE) {
+				img_err(img, "shared memory %s: sealed against writes (seals %#x) but mapped writable at %#llx",
+					f->path, f->id.seals, v->start);
+				return -EINVAL;
+			}
+			/* the read-only file, also for map_one()'s fallback */
+			if ((v->flags & IMGCR_VMA_RDONLY_FILE ||
+			     (f->id.flags & IMGCR_FILE_SEALS &&
+			      f->id.seals & F_SEAL_WRITE)) && !f->rofile) {
+				f->rofile = dentry_open(&f->file->f_path,
+							O_RDONLY | O_LARGEFILE,
+							current_cred());
+				if (IS_ERR(f->rofile)) {
+					int ret = PTR_ERR(f->rofile);
+
+					f->rofile = NULL;
+					img_err(img, "shared memory %s: cannot open it read-only (%d)",
+						f->path, ret);
+					return ret;
 				}
 			}
 			if (v->prot & IMGCR_PROT_EXEC && file_is_noexec(f->file)) {
@@ -1148,6 +1144,11 @@ static int img_open_file(struct img *img, struct img_file *f)
 		/* Recreated empty; PT_LOAD segments refill it after the exec. */
 		if (f->id.size > MAX_LFS_FILESIZE)
 			return -EINVAL;
+		if (f->id.mode & 07000) {
+			img_err(img, "shared memory %s: mode %#o: set-id and sticky bits are not supported",
+				f->path, f->id.mode);
+			return -EOPNOTSUPP;
+		}
 		f->file = imgcr_shmem_file_setup(f->path, f->id.size);
 		if (IS_ERR(f->file)) {
 			ret = PTR_ERR(f->file);
@@ -1155,6 +1156,16 @@ static int img_open_file(struct img *img, struct img_file *f)
 			img_err(img, "cannot create shared memory %s (%d)", f->path, ret);
 			return ret;
 		}
+		/*
+		 * Its permission bits as they were (a new object has 0777; a
+		 * memfd made with MFD_NOEXEC_SEAL or chmod'ed has others):
+		 * seen through /proc/PID/map_files, and what F_SEAL_EXEC
+		 * freezes.  The object is new and reachable by no one else.
+		 */
+		inode = file_inode(f->file);
+		inode_lock(inode);
+		inode->i_mode = (inode->i_mode & S_IFMT) | (f->id.mode & 0777);
+		inode_unlock(inode);
 		return 0;
 	}
 	/*

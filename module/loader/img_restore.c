@@ -201,7 +201,7 @@ static int map_one(struct img *img, const struct imgcr_vma *v)
 	unsigned long flags = MAP_FIXED_NOREPLACE;
 	unsigned long prot = vma_mmap_prot(v);
 	bool shared = v->flags & IMGCR_VMA_SHARED;
-	struct file *file = NULL;
+	struct file *file = NULL, *rofile = NULL;
 	unsigned long off = 0;
 	long ret;
 
@@ -216,8 +216,9 @@ static int map_one(struct img *img, const struct imgcr_vma *v)
 	if (map_writable_first(v))
 		prot |= PROT_WRITE;
 	if (v->kind == IMGCR_VMA_FILE) {
+		rofile = img->files[v->file].rofile;
 		file = v->flags & IMGCR_VMA_RDONLY_FILE ?
-		       img->files[v->file].rofile : img->files[v->file].file;
+		       rofile : img->files[v->file].file;
 		off = v->pgoff << PAGE_SHIFT;
 	} else {
 		flags |= MAP_ANONYMOUS;
@@ -225,6 +226,15 @@ static int map_one(struct img *img, const struct imgcr_vma *v)
 			flags |= MAP_GROWSDOWN;
 	}
 	addr = vm_mmap(file, v->start, len, shared ? prot : PROT_NONE, flags, off);
+	/*
+	 * A read-only shared mapping of an object sealed with F_SEAL_WRITE,
+	 * through its writable file: a kernel without 6.7's
+	 * memfd_check_seals_mmap() (or its stable backport) refuses it.  The
+	 * read-only file (opened for it by img_check_vmas()) maps the same
+	 * pages, never writable either way; only VM_SHARED differs.
+	 */
+	if (addr == (unsigned long)-EPERM && rofile && file != rofile)
+		addr = vm_mmap(rofile, v->start, len, prot, flags, off);
 	if (addr != v->start) {
 		img_err(img, "cannot map %#llx-%#llx (%ld)", v->start, v->end,
 			IS_ERR_VALUE(addr) ? (long)addr : -EEXIST);

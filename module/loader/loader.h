@@ -42,7 +42,10 @@ struct img_file {
 	struct file *file;		/* opened with the caller's rights */
 	bool given;			/* IMGCR_FILE_SHMEM: the caller's memfd (--imgcr-shmfd=),
 					 * which has its contents already */
-	/* IMGCR_FILE_SHMEM: the object read-only, for IMGCR_VMA_RDONLY_FILE */
+	/*
+	 * IMGCR_FILE_SHMEM: the object read-only, for IMGCR_VMA_RDONLY_FILE
+	 * and a read-only mapping under F_SEAL_WRITE (map_one())
+	 */
 	struct file *rofile;
 };
 
