@@ -1876,15 +1876,15 @@ static int img_check_clone(struct img *img)
 	/*
 	 * The TIDs of an image that had a PID namespace of its own are that
 	 * namespace's: in the initial one (where no restorer recreated it)
-	 * they name other tasks.  An image that had only a user namespace of
-	 * its own has the dumper's TIDs: not checked (review s14 kernel L2).
-	 * One written before the two were told apart may have had either: it
-	 * is let through only with its own pid, as the image of a process in
-	 * a user namespace of its own is restored (review s12 kernel L4).
+	 * they name other tasks, unless the caller has the image's own pid
+	 * (a restorer that chose it: then it chose the TIDs too, and
+	 * clone3() with set_tid fails on any that is taken).  An image that
+	 * had only a user namespace of its own has the dumper's TIDs: not
+	 * checked (review s14 kernel L2).  One written before the two were
+	 * told apart may have had either: the same rule (review s12 L4).
 	 */
 	if (ns == &init_pid_ns && img_own_pidns(img) &&
-	    ((img->proc.flags & IMGCR_PROC_OWN_PIDNS) ||
-	     img->task.pid != (u32)task_tgid_vnr(current))) {
+	    img->task.pid != (u32)task_tgid_vnr(current)) {
 		img_err(img, "pid %u had a PID namespace of its own%s: the TIDs of its %u thread(s) are that namespace's, and this caller (pid %d) is in the initial one, where they name other tasks; restore it in a new PID namespace",
 			img->task.pid,
 			img->proc.flags & IMGCR_PROC_OWN_PIDNS ? "" :
