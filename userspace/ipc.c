@@ -54,6 +54,7 @@
 #include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -62,6 +63,7 @@
 #include "proc.h"
 #include "record.h"
 #include "tree.h"
+#include "userns.h"
 
 #ifndef MSG_COPY
 #define MSG_COPY	040000
@@ -951,6 +953,52 @@ static int ipc_dump_child(void *arg)
 	return fclose(f) ? -1 : 0;
 }
 
+/*
+ * With a user namespace of the tree's own, every owner and creator must be
+ * an id it maps: the restore makes and sets them inside, where an unmapped
+ * one cannot be given (it would come back as 65534, another user).
+ */
+static int obj_mapped(const struct ns_ctx *c, const char *what, const struct ipc_obj *o)
+{
+	unsigned int v[4] = { o->uid, o->gid, o->cuid, o->cgid }, x;
+	static const char *const n[4] = { "owner uid", "owner gid", "creator uid", "creator gid" };
+	int i;
+
+	for (i = 0; i < 4; i++)
+		if (userns_inner(c->t, i & 1, v[i], &x)) {
+			pr_err("pid %d: its ipc namespace: %s %d: its %s %u is not mapped in its user namespace: it cannot be given back there",
+			       c->root, what, o->id, n[i], v[i]);
+			return -1;
+		}
+	return 0;
+}
+
+static int ipc_ids_mapped(const struct ns_ctx *c)
+{
+	const struct ipc_data *d = ipc_of(c->t);
+	unsigned int x;
+	int i;
+
+	if (!d || !(c->t->ns->own & NS_BIT(NS_USER)))
+		return 0;
+	for (i = 0; i < d->nshm; i++)
+		if (obj_mapped(c, "shm segment", &d->shm[i]))
+			return -1;
+	for (i = 0; i < d->nsem; i++)
+		if (obj_mapped(c, "semaphore set", &d->sem[i]))
+			return -1;
+	for (i = 0; i < d->nmsq; i++)
+		if (obj_mapped(c, "message queue", &d->msq[i]))
+			return -1;
+	for (i = 0; i < d->nmq; i++)
+		if (userns_inner(c->t, 0, d->mq[i].uid, &x) || userns_inner(c->t, 1, d->mq[i].gid, &x)) {
+			pr_err("pid %d: its ipc namespace: POSIX message queue /%s: its owner %u:%u is not mapped in its user namespace: it cannot be given back there",
+			       c->root, d->mq[i].name, d->mq[i].uid, d->mq[i].gid);
+			return -1;
+		}
+	return 0;
+}
+
 static int ipc_dump(struct ns_ctx *c)
 {
 	struct ipc_dump x = { .c = c };
@@ -975,7 +1023,7 @@ static int ipc_dump(struct ns_ctx *c)
 	fclose(f);
 	if (!ret)
 		ipc_get(c->t);	/* an empty namespace has its data too */
-	return ret;
+	return ret ? ret : ipc_ids_mapped(c);
 }
 
 /* ---- restore (inside the new ipc namespace) ---- */
@@ -1063,13 +1111,87 @@ static int ipc_empty(void)
 	return 0;
 }
 
+/*
+ * Maps that move ids (docs/containers.md): the ns-root keeps host root's
+ * uid, which the new namespace does not map: once it took another one it
+ * could not come back.  What must be done as another user runs in a child
+ * (as_child()): the creation of an object with its creator's ids, of a
+ * POSIX queue with its owner's, the write of a sysctl as the namespace's
+ * root (the kernel lets only its uid 0 write them, besides the next ids).
+ * The child keeps the ns-root's capabilities in the new namespace (its
+ * euid was not the namespace's root: no fixup clears them).
+ */
+static int ipc_moves;
+
+/*
+ * @fn(@arg) in a child with effective uid @uid and gid @gid (the new
+ * namespace's view; -1: unchanged; a @uid the namespace does not map,
+ * with @soft: unchanged too); 0, or -1 with errno as the child's.
+ */
+static int as_child(uid_t uid, gid_t gid, int soft, int (*fn)(const void *), const void *arg)
+{
+	int st, e;
+	pid_t p;
+
+	fflush(stdout);
+	fflush(stderr);
+	p = fork();
+	if (p < 0) {
+		pr_perror("ipc namespace: fork");
+		return -1;
+	}
+	if (!p) {
+		if ((gid != (gid_t)-1 && setegid(gid)) ||
+		    (uid != (uid_t)-1 && seteuid(uid) && !(soft && errno == EINVAL))) {
+			e = errno;
+			pr_perror("ipc namespace: cannot take the ids %d:%d", (int)uid, (int)gid);
+			_exit(e & 0xff ? e & 0xff : EPERM);
+		}
+		errno = 0;
+		if (!fn(arg))
+			_exit(0);
+		e = errno;
+		_exit(e > 0 && e < 256 ? e : EIO);
+	}
+	while (waitpid(p, &st, 0) < 0)
+		if (errno != EINTR) {
+			pr_perror("ipc namespace: waitpid");
+			return -1;
+		}
+	if (WIFEXITED(st) && !WEXITSTATUS(st))
+		return 0;
+	errno = WIFEXITED(st) ? WEXITSTATUS(st) : EINTR;
+	return -1;
+}
+
+struct sysctl_arg {
+	const char *name, *value;
+};
+
+static int sysctl_set_fn(const void *arg)
+{
+	const struct sysctl_arg *a = arg;
+
+	return sysctl_set(a->name, a->value);
+}
+
+/* sysctl_set(), as the namespace's root with moving maps */
+static int ipc_sysctl_set(const char *name, const char *value)
+{
+	struct sysctl_arg a = { name, value };
+
+	if (!ipc_moves)
+		return sysctl_set(name, value);
+	return as_child(0, -1, 1, sysctl_set_fn, &a);
+}
+
 static int set_next_id(const char *what, int id)
 {
 	char name[64], v[32];
 
 	snprintf(name, sizeof(name), "kernel/%s_next_id", what);
 	snprintf(v, sizeof(v), "%d", id);
-	if (sysctl_set(name, v)) {
+	if (ipc_sysctl_set(name, v)) {
 		pr_perror("ipc namespace: cannot write /proc/sys/%s (the id %d)", name, id);
 		return -1;
 	}
@@ -1134,20 +1256,72 @@ static int check_id(const char *what, const struct ipc_obj *o, int got)
 	return 0;
 }
 
+enum { MK_SHM, MK_SEM, MK_MSG };
+
+struct mk_arg {
+	int kind;
+	const struct ipc_obj *o;
+};
+
+static int mk_obj(const struct mk_arg *a)
+{
+	const struct ipc_obj *o = a->o;
+
+	switch (a->kind) {
+	case MK_SHM:
+		return shmget(o->key, o->size, IPC_CREAT | IPC_EXCL | (o->mode & 0777));
+	case MK_SEM:
+		return semget(o->key, o->nsems, IPC_CREAT | IPC_EXCL | o->mode);
+	default:
+		return msgget(o->key, IPC_CREAT | IPC_EXCL | o->mode);
+	}
+}
+
+static const char *const mk_what[] = { "shm segment", "semaphore set", "message queue" };
+
+static int mk_child(const void *arg)
+{
+	const struct mk_arg *a = arg;
+
+	return check_id(mk_what[a->kind], a->o, mk_obj(a));
+}
+
+/*
+ * Object @o made with its id (set_next_id() before) by its creator (its
+ * cuid and cgid): its id, or -1 (printed).
+ */
+static int create_obj(int kind, const struct ipc_obj *o)
+{
+	struct mk_arg a = { kind, o };
+	struct creator_saved cs;
+	int id;
+
+	if (ipc_moves) {
+		if (as_child(o->cuid, o->cgid, 0, mk_child, &a))
+			return -1;
+		return o->id;
+	}
+	if (as_creator(o, &cs))
+		return -1;
+	id = mk_obj(&a);
+	if (back_from_creator(&cs) || check_id(mk_what[kind], o, id))
+		return -1;
+	return id;
+}
+
 static int restore_shm(struct ns_ctx *c, const struct ipc_obj *o)
 {
 	struct shmid_ds ds;
 	char img[64], *mem, page[IPC_PAGE];
 	unsigned long long off;
-	struct creator_saved cs;
 	struct stat st;
 	ssize_t n;
 	int id, fd;
 
-	if (set_next_id("shm", o->id) || as_creator(o, &cs))
+	if (set_next_id("shm", o->id))
 		return -1;
-	id = shmget(o->key, o->size, IPC_CREAT | IPC_EXCL | (o->mode & 0777));
-	if (back_from_creator(&cs) || check_id("shm segment", o, id))
+	id = create_obj(MK_SHM, o);
+	if (id < 0)
 		return -1;
 	if (shmctl(id, IPC_STAT, &ds) < 0) {
 		pr_perror("ipc namespace: shm segment %d: IPC_STAT", id);
@@ -1194,13 +1368,12 @@ static int restore_shm(struct ns_ctx *c, const struct ipc_obj *o)
 static int restore_sem(const struct ipc_obj *o)
 {
 	struct semid_ds ds;
-	struct creator_saved cs;
 	int id;
 
-	if (set_next_id("sem", o->id) || as_creator(o, &cs))
+	if (set_next_id("sem", o->id))
 		return -1;
-	id = semget(o->key, o->nsems, IPC_CREAT | IPC_EXCL | o->mode);
-	if (back_from_creator(&cs) || check_id("semaphore set", o, id))
+	id = create_obj(MK_SEM, o);
+	if (id < 0)
 		return -1;
 	if (semctl(id, 0, SETALL, o->vals) < 0) {
 		pr_perror("ipc namespace: semaphore set %d: SETALL", id);
@@ -1227,13 +1400,12 @@ static int restore_msq(const struct ipc_obj *o, const struct ipc_msgs *m)
 	struct ipc_msg_hdr h;
 	struct msgbuf *buf;
 	size_t off;
-	struct creator_saved cs;
 	int id;
 
-	if (set_next_id("msg", o->id) || as_creator(o, &cs))
+	if (set_next_id("msg", o->id))
 		return -1;
-	id = msgget(o->key, IPC_CREAT | IPC_EXCL | o->mode);
-	if (back_from_creator(&cs) || check_id("message queue", o, id))
+	id = create_obj(MK_MSG, o);
+	if (id < 0)
 		return -1;
 	if (msgctl(id, IPC_STAT, &ds) < 0) {
 		pr_perror("ipc namespace: message queue %d: IPC_STAT", id);
@@ -1274,8 +1446,9 @@ static int restore_msq(const struct ipc_obj *o, const struct ipc_msgs *m)
 	return 0;
 }
 
-static int restore_mq(const struct ipc_mq *q)
+static int restore_mq_fn(const void *arg)
 {
+	const struct ipc_mq *q = arg;
 	struct mq_attr attr = { .mq_maxmsg = q->maxmsg, .mq_msgsize = q->msgsize };
 	char name[300];
 	mode_t um;
@@ -1294,6 +1467,14 @@ static int restore_mq(const struct ipc_mq *q)
 	}
 	close(fd);
 	return 0;
+}
+
+/* with moving maps, made by its owner (the ns-root's own fsuid is not mapped there) */
+static int restore_mq(const struct ipc_mq *q)
+{
+	if (ipc_moves)
+		return as_child(q->uid, q->gid, 0, restore_mq_fn, q);
+	return restore_mq_fn(q);
 }
 
 /*
@@ -1325,7 +1506,7 @@ static int raise_limit(const char *name, int field, unsigned long long need)
 	f[field] = need;
 	for (i = 0, p = v; i < n; i++)
 		p += sprintf(p, "%s%llu", i ? "\t" : "", f[i]);
-	if (sysctl_set(name, v)) {
+	if (ipc_sysctl_set(name, v)) {
 		pr_perror("ipc namespace: cannot write /proc/sys/%s (%s)", name, v);
 		return -1;
 	}
@@ -1370,6 +1551,45 @@ static int raise_limits(const struct ipc_data *d, const struct ipc_msgs *m)
 	       raise_limit("fs/mqueue/msgsize_max", 0, mqsize) ? -1 : 0;
 }
 
+static int obj_to_inner(const struct tree *t, const char *what, struct ipc_obj *o)
+{
+	if (userns_inner(t, 0, o->uid, &o->uid) || userns_inner(t, 1, o->gid, &o->gid) ||
+	    userns_inner(t, 0, o->cuid, &o->cuid) || userns_inner(t, 1, o->cgid, &o->cgid)) {
+		pr_err("ipc namespace: %s %d: an owner or creator id is not mapped in the user namespace",
+		       what, o->id);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The ns-root's copy of the records, their ids (imgcr's view) made the new
+ * user namespace's view of them, which the calls made inside take.
+ */
+static int ipc_to_inner(struct tree *t)
+{
+	struct ipc_data *d = ipc_get(t);
+	int i;
+
+	for (i = 0; i < d->nshm; i++)
+		if (obj_to_inner(t, "shm segment", &d->shm[i]))
+			return -1;
+	for (i = 0; i < d->nsem; i++)
+		if (obj_to_inner(t, "semaphore set", &d->sem[i]))
+			return -1;
+	for (i = 0; i < d->nmsq; i++)
+		if (obj_to_inner(t, "message queue", &d->msq[i]))
+			return -1;
+	for (i = 0; i < d->nmq; i++)
+		if (userns_inner(t, 0, d->mq[i].uid, &d->mq[i].uid) ||
+		    userns_inner(t, 1, d->mq[i].gid, &d->mq[i].gid)) {
+			pr_err("ipc namespace: POSIX message queue /%s: its owner is not mapped in the user namespace",
+			       d->mq[i].name);
+			return -1;
+		}
+	return 0;
+}
+
 static int ipc_inside(struct ns_ctx *c)
 {
 	const struct ipc_data *d = ipc_of(c->t);
@@ -1383,6 +1603,9 @@ static int ipc_inside(struct ns_ctx *c)
 		pr_err("out of memory");
 		exit(1);
 	}
+	ipc_moves = userns_moves(c->t);
+	if (ipc_moves && ipc_to_inner(c->t))
+		goto out;
 	if (ipc_empty() || ipc_check_images(c, d, m))
 		goto out;
 	if (raise_limits(d, m))
@@ -1406,7 +1629,7 @@ static int ipc_inside(struct ns_ctx *c)
 
 		if (!r && !strcmp(now, d->vars[i].value))
 			continue;
-		if (r || sysctl_set(d->vars[i].name, d->vars[i].value)) {
+		if (r || ipc_sysctl_set(d->vars[i].name, d->vars[i].value)) {
 			pr_perror("ipc namespace: cannot write /proc/sys/%s (%s)", d->vars[i].name,
 				  d->vars[i].value);
 			goto out;

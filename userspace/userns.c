@@ -115,16 +115,15 @@ static int maps_identity(const struct ns_userns *u)
  * and connects the tree's files as the tasks that hold them, which it can
  * only do outside the new namespace (host root is unmapped inside, it
  * could not come back).  Refused with them, for now: the kinds whose files
- * the ns-root opens inside (mnt, net) and those that set owners as imgcr
- * sees them (ipc, cgroup).
+ * the ns-root opens inside (mnt, net) and cgroup (its owners as imgcr sees
+ * them).  The ipc kind makes each object in a child with the creator's ids
+ * (ipc.c, as_child()), its owners translated (userns_inner()).
  */
-#define MOVES_REFUSED	(NS_BIT(NS_IPC) | NS_BIT(NS_NET) | NS_BIT(NS_CGROUP) | NS_BIT(NS_MNT))
+#define MOVES_REFUSED	(NS_BIT(NS_NET) | NS_BIT(NS_CGROUP) | NS_BIT(NS_MNT))
 
 static const char *moves_why(int k)
 {
 	switch (k) {
-	case NS_IPC:
-		return "the SysV objects' owners are not translated through the maps yet";
 	case NS_CGROUP:
 		return "the cgroups' owners are not translated through the maps yet";
 	default:
@@ -270,6 +269,18 @@ static int maps_outer(const struct ns_userns *u, int w, unsigned int id)
 		if (id >= u->map[w][i].out && id - u->map[w][i].out < u->map[w][i].count)
 			return 1;
 	return 0;
+}
+
+int userns_inner(const struct tree *t, int w, unsigned int id, unsigned int *inner)
+{
+	const struct ns_userns *u = t->ns && (t->ns->own & NS_BIT(NS_USER)) ? t->ns->data[NS_USER] : NULL;
+
+	if (!u) {
+		*inner = id;
+		return 0;
+	}
+	*inner = to_inner(u, w, id);
+	return maps_outer(u, w, id) ? 0 : -1;
 }
 
 int userns_restore_check(const struct tree *t)

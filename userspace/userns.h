@@ -9,6 +9,12 @@ struct tree;
 int userns_restore_check(const struct tree *t);
 /* the tree has a user namespace of its own whose maps move ids (0 100000 65536) */
 int userns_moves(const struct tree *t);
+/*
+ * @id (imgcr's view; @w 0: a uid, 1: a gid) as the tree's own user
+ * namespace sees it, into *@inner (the id itself if the tree has none);
+ * 0, or -1 if the namespace does not map it (*@inner 65534).
+ */
+int userns_inner(const struct tree *t, int w, unsigned int id, unsigned int *inner);
 /* imgcr show (text, JSON members) and the unit tests' model */
 void userns_show_text(const struct tree *t);
 void userns_show_json(const struct tree *t);

@@ -16,6 +16,9 @@
  *                        write through it seen by a new attach
  *   ipcwork mqfull       make a POSIX queue holding a message, pause
  *   ipcwork shmdest      attach a segment, remove it (IPC_RMID), pause
+ *   ipcwork -0 ...       first become uid and gid 0 of the user namespace
+ *                        (a container's init once root wrote LXC's maps,
+ *                        t_ct_userns), the ambient capabilities cleared
  *
  * Made: shm "A" key 0x1001, 3 pages + 100 bytes, mode 0640, a pattern in
  * pages 0 and 2 and in the tail (page 1 zero), owner 1000:1000; shm "B"
@@ -38,6 +41,7 @@
 #include <string.h>
 #include <sys/ipc.h>
 #include <sys/msg.h>
+#include <sys/prctl.h>
 #include <sys/sem.h>
 #include <sys/shm.h>
 #include <sys/stat.h>
@@ -347,6 +351,13 @@ int main(int argc, char **argv)
 {
 	struct ids x;
 
+	if (argc > 1 && !strcmp(argv[1], "-0")) {
+		if (setresgid(0, 0, 0) || setresuid(0, 0, 0))
+			die("cannot become root in the namespace");
+		prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+		argv++;
+		argc--;
+	}
 	if (argc == 3 && !strcmp(argv[1], "make")) {
 		make(&x);
 		save_ids(argv[2], &x);

@@ -27,8 +27,18 @@
 #                       naming it; nothing runs on (review s12 M4).
 #   ct_userns-rootcwd   the same for its cwd, replaced after the dump by a
 #                       link into a directory only root may enter.
-#   ct_userns-maps-ipc  moving maps with an IPC namespace: refused at dump
-#                       (owners not translated yet), the container runs on.
+#   ct_userns-maps-ipc  moving maps with an IPC namespace: ipcwork (uid 0
+#                       inside) made SysV objects owned and created by
+#                       inner uids 0, 1000, 1001, sysctls, a POSIX queue,
+#                       a segment attached; restored: ipcwork checks them
+#                       inside; ipcs -c/ipcs as the user namespace sees
+#                       them and as the host does equal before and after;
+#                       the pid, uts and ipc namespaces owned by the user
+#                       namespace (nsowner: NS_GET_USERNS).
+#   ct_userns-maps-ipcown  the same maps, a segment made in the container's
+#                       ipc namespace by host root (uid 0 outside, not
+#                       mapped inside): refused at dump, naming the pid,
+#                       the segment and its owner; the container runs on.
 #   ct_userns-nested    a user namespace in a user namespace: refused,
 #                       naming the pid; the container keeps running.
 #   ct_userns-owner     a user namespace an ordinary user made (uid 1000,
@@ -208,9 +218,73 @@ rootcwd() {
 	pass "$(grep "its cwd" restore.err | head -n 1 | cut -c1-160)"
 }
 
-# the kinds still refused with moving maps (docs/containers.md): ipc
+# ipcs_in PID OUT: ipcs -c and ipcs of PID's ipc namespace, as its user namespace
+# sees them (the ids inside) and as the host does (the ids outside)
+IPCS=/usr/sbin/ipcs
+ipcs_in() {
+	/usr/sbin/nsenter -t $1 -U -i --preserve-credentials $IPCS -c > "$2.in" &&
+		/usr/sbin/nsenter -t $1 -U -i --preserve-credentials $IPCS >> "$2.in" &&
+		/usr/sbin/nsenter -t $1 -i $IPCS -c > "$2.out" && /usr/sbin/nsenter -t $1 -i $IPCS >> "$2.out"
+}
+
+# owned PID: every namespace of PID is owned by its user namespace (NS_GET_USERNS)
+owned() {
+	nsowner $1 pid uts ipc > owners.$1 || fail "nsowner $1"
+	u=$(sed -n 's/^user //p' owners.$1)
+	[ "$(grep -c " $u\$" owners.$1)" = 3 ] || fail "namespaces of $1 not owned by its user namespace user:[$u]: $(tr '\n' '|' < owners.$1)"
+}
+
+# moving maps with an ipc namespace: ipcwork (uid 0 inside) made every kind of
+# object (owners 1000 and 1001 inside, 101000 and 101001 outside, sysctls, a
+# POSIX queue, segment A attached): restored with the same owners, creators,
+# modes, contents; checked inside by ipcwork, outside by ipcs in both views
 maps_ipc() {
 	W=/tmp/ct_userns-ipc.$$
+	rm -rf $W
+	mkdir $W && touch $W/out && chown -R 100000:100000 $W || fail "mkdir $W"
+	ln -s $W/out out
+	mkfifo go
+	ct_start ct.pid --user --keep-caps --pid --ipc -- sh -c "read x < $PWD/go; cd $W && exec ipcwork -0 run $W/ids attach 2>&1" >> $W/out 2> unshare.err < /dev/null ||
+		fail "ct_start: $(cat unshare.err)"
+	p=$(cat ct.pid)
+	echo "0 100000 65536" > /proc/$p/uid_map && echo deny > /proc/$p/setgroups &&
+		echo "0 100000 65536" > /proc/$p/gid_map || fail "cannot write the maps"
+	echo go > go
+	CT=$p
+	track $CT
+	wait_line out "^ipcwork: ready pid=1" 60 || fail "ipcwork not ready: $(tr '\n' '|' < out) $(cat unshare.err)"
+	ipcs_in $CT ipcs.before || fail "ipcs before"
+	grep -Eq " 101001 +101001 +101000 +100100( |\$)" ipcs.before.out || fail "the set's creator and owner outside: $(tr '\n' '|' < ipcs.before.out)"
+	grep -Eq " 1001 +1001 +user +100( |\$)" ipcs.before.in || fail "the set's creator and owner inside: $(tr '\n' '|' < ipcs.before.in)"
+	owned $CT
+	step "dump $CT"
+	timeout -s KILL 60 imgcr dump -v4 -t $CT -D d > dump.out 2> dump.err || fail "dump: $(grep -v '^imgcr: debug' dump.err | tail -n 4 | tr '\n' '|')"
+	wait_gone $CT 20 || fail "the dumped container still runs"
+	grep -q "^sem .* uid=101000 gid=100100 cuid=101001 cgid=101001 " d/tree || fail "sem record: $(grep '^sem ' d/tree)"
+	step "restore"
+	timeout -s KILL 60 imgcr restore -v4 -D d --detach --pidfile "$PWD/rp" > r.out 2> restore.err ||
+		fail "restore: exit $?: $(grep -v '^imgcr: debug' restore.err | tail -n 4 | tr '\n' '|')"
+	NEW=$(cat rp)
+	track $NEW
+	[ "$(nsid $NEW ipc)" != "$(nsid $$ ipc)" ] || fail "restored into the host's ipc namespace"
+	[ "$(cat /proc/$NEW/uid_map | tr -s ' ' ' ')" = " 0 100000 65536" ] || fail "uid_map $(cat /proc/$NEW/uid_map)"
+	owned $NEW
+	ipcs_in $NEW ipcs.after || fail "ipcs after"
+	diff ipcs.before.in ipcs.after.in > ipcs.diff.in || fail "ipcs inside differs: $(tr '\n' '|' < ipcs.diff.in)"
+	diff ipcs.before.out ipcs.after.out > ipcs.diff.out || fail "ipcs outside differs: $(tr '\n' '|' < ipcs.diff.out)"
+	[ "$(/usr/sbin/nsenter -t $NEW -i cat /proc/sys/kernel/msgmax)" = 12345 ] || fail "msgmax: $(/usr/sbin/nsenter -t $NEW -i cat /proc/sys/kernel/msgmax)"
+	kill -USR1 $NEW
+	wait_gone $NEW 20 || fail "ipcwork did not end on SIGUSR1"
+	grep -q '^ipcwork: attached ok' out || fail "inside, the mapping: $(grep ipcwork: out | tr '\n' '|')"
+	grep -q '^ipcwork: check ok' out || fail "inside: $(grep ipcwork: out | tr '\n' '|')"
+	rm -rf $W
+	pass "$(grep -c '^shm \|^sem \|^msq \|^mq ' d/tree) objects; ipcs equal inside and outside; ipcwork: check ok"
+}
+
+# moving maps, a segment made in the container's ipc namespace by host root
+# (nsenter: uid 0 outside, not mapped inside): refused at dump, naming it
+maps_ipcown() {
+	W=/tmp/ct_userns-ipcown.$$
 	rm -rf $W
 	mkdir $W && chown 100000:100000 $W || fail "mkdir $W"
 	mkfifo go
@@ -221,9 +295,11 @@ maps_ipc() {
 		echo "0 100000 65536" > /proc/$p/gid_map || fail "cannot write the maps"
 	echo go > go
 	wait_start
-	timeout -s KILL 60 imgcr dump -t $CT -D d > dump.out 2> dump.err && fail "dump of moving maps with an ipc namespace succeeded"
-	grep -q "^imgcr: pid $CT: its user namespace maps ids to other host ids and its own ipc namespace: not supported yet" dump.err ||
-		fail "message: $(tr '\n' '|' < dump.err)"
+	/usr/sbin/nsenter -t $CT -i /usr/sbin/ipcmk -M 4096 > ipcmk.out 2>&1 || fail "ipcmk: $(cat ipcmk.out)"
+	/usr/sbin/nsenter -t $CT -i $IPCS -m -c > ipcs.m
+	timeout -s KILL 60 imgcr dump -t $CT -D d > dump.out 2> dump.err && fail "dump with an owner the user namespace does not map succeeded"
+	grep -q "^imgcr: pid $CT: its ipc namespace: shm segment [0-9]*: its owner uid 0 is not mapped in its user namespace" dump.err ||
+		fail "message: $(tr '\n' '|' < dump.err) $(tr '\n' '|' < ipcs.m)"
 	[ -e d/tree ] && fail "a tree file was written"
 	c=$(grep -c '^tick ' out)
 	wait_line out "^tick $((c + 2))\$" 20 || fail "uswork stopped after the failed dump"
@@ -284,6 +360,7 @@ subtest ct_userns "sub root rootmap"
 subtest ct_userns-maps "sub maps maps"
 subtest ct_userns-ptrace "sub ptrace ptrace_h1"
 subtest ct_userns-maps-ipc "sub maps_ipc maps_ipc"
+subtest ct_userns-maps-ipcown "sub maps_ipcown maps_ipcown"
 subtest ct_userns-rootfile "sub rootfile rootfile"
 subtest ct_userns-rootcwd "sub rootcwd rootcwd"
 subtest ct_userns-nested "sub nested nested"
