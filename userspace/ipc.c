@@ -24,7 +24,12 @@
  * is checked), by a creator with the dumped cuid/cgid (seteuid), given its
  * owner and mode (IPC_SET), and filled (contents, SETALL, msgsnd in queue
  * order); the sysctls are written last (a lowered msgmax or msgmnb must not
- * refuse the dumped messages).  Not restored (the kernel sets them): the
+ * refuse the dumped messages).  With a user namespace whose maps move ids
+ * (docs/containers.md), the ids are translated to the namespace's view,
+ * each object is made by a child with its creator's ids and each POSIX
+ * queue by one with its owner's, the sysctls are written by one that took
+ * uid 0 inside (as_child()); an id the maps lack is refused at dump.
+ * Not restored (the kernel sets them): the
  * times (atime, dtime, ctime, otime, stime, rtime), cpid/lpid and the
  * semaphores' sempid.
  *

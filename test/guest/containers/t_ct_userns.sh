@@ -91,6 +91,8 @@ dump_restore() {
 	[ "$(cat /proc/$NEW/setgroups)" = "$before_sg" ] || fail "setgroups $(cat /proc/$NEW/setgroups), was $before_sg"
 	[ "$(ids $NEW)" = "$before_ids" ] || fail "status: $(ids $NEW), was $before_ids"
 	[ "$(nspid $NEW)" = "$NEW 1" ] || fail "NSpid of $NEW is '$(nspid $NEW)'"
+	# the caller's checks of the restored container, while it runs
+	${AFTER_RESTORE:-true}
 	# inside
 	kill -USR1 $NEW
 	wait_gone $NEW 20 || fail "uswork did not end on SIGUSR1"
@@ -120,7 +122,8 @@ lxc_start() {
 	[ -z "${SECRET:-}" ] || { echo secret > $W/secret && chmod 600 $W/secret; } || fail "secret"
 	[ -z "${CTCWD:-}" ] || { mkdir -p $CTCWD && chown 100000:100000 $CTCWD; } || fail "mkdir $CTCWD"
 	mkfifo go
-	ct_start ct.pid --user --keep-caps --pid --uts -- sh -c "read x < $PWD/go; cd ${CTCWD:-$W} && exec uswork -0 $W 2>> $W/ct.err ${EXTRA:-}" >> $W/out 2> unshare.err < /dev/null ||
+	# shellcheck disable=SC2086
+	ct_start ct.pid --user --keep-caps --pid --uts ${CTFLAGS:-} -- sh -c "read x < $PWD/go; ${CTPRE:-} cd ${CTCWD:-$W} && exec uswork -0 $W 2>> $W/ct.err ${EXTRA:-}" >> $W/out 2> unshare.err < /dev/null ||
 		fail "ct_start: $(cat unshare.err)"
 	p=$(cat ct.pid)
 	echo "0 100000 65536" > /proc/$p/uid_map || fail "cannot write uid_map"
@@ -281,6 +284,74 @@ maps_ipc() {
 	pass "$(grep -c '^shm \|^sem \|^msq \|^mq ' d/tree) objects; ipcs equal inside and outside; ipcwork: check ok"
 }
 
+# netstate PID OUT: PID's network namespace as ip shows it (links without
+# counters, addresses, routes), into OUT; not the IPv6 routes the kernel
+# makes itself (proto kernel: not dumped; 6.12 adds "::1 dev lo" on the
+# restored loopback but had none on the original)
+netstate() {
+	/usr/sbin/nsenter -t $1 -n /usr/sbin/ip -o link show | sed 's/ link-netnsid [0-9]*//; s/@if[0-9]*//' > "$2" &&
+		/usr/sbin/nsenter -t $1 -n /usr/sbin/ip -o addr show | sed 's/valid_lft.*//; s/@if[0-9]*//' >> "$2" &&
+		/usr/sbin/nsenter -t $1 -n /usr/sbin/ip route show >> "$2" &&
+		/usr/sbin/nsenter -t $1 -n /usr/sbin/ip -6 route show | sed '/ proto kernel /d' >> "$2"
+}
+
+# net_after: maps_net's checks of the restored container NEW (dump_restore)
+net_after() {
+	owned_net $NEW
+	netstate $NEW net.after || fail "netstate after"
+	diff net.before net.after > net.diff || fail "network namespace differs: $(tr '\n' '|' < net.diff)"
+	/usr/sbin/nsenter -t $NEW -U -n --preserve-credentials /usr/sbin/ip -o addr show | sed 's/valid_lft.*//' > in.after || fail "ip inside after"
+	diff in.before in.after > in.diff || fail "ip inside differs: $(tr '\n' '|' < in.diff)"
+	/usr/sbin/ip -o addr show dev ctm-h0 | grep -q "10.77.0.1/24" || fail "host end: $(/usr/sbin/ip -o addr show dev ctm-h0)"
+	ping -c 1 -W 5 10.77.0.2 > ping.after 2>&1 || fail "no ping after: $(cat ping.after)"
+}
+
+# moving maps with a network namespace: loopback up with an address of its
+# own, a veth pair whose peer is on the host (addresses on both ends, a
+# route through the peer); no socket in the tree.  Restored: the same
+# links, addresses and routes (ip, outside and as the user namespace sees
+# them), the namespace owned by the restored user namespace, the host
+# reaches the container through the veth (ping), uswork's verdict inside.
+maps_net() {
+	CTFLAGS=--net lxc_start net
+	ip=/usr/sbin/ip
+	$ip link add ctm-h0 type veth peer name ctm-c0 netns $CT || fail "veth"
+	$ip addr add 10.77.0.1/24 dev ctm-h0 && $ip link set ctm-h0 up || fail "host end"
+	/usr/sbin/nsenter -t $CT -n sh -c "$ip link set lo up && $ip addr add 10.79.0.1/32 dev lo &&
+		$ip addr add 10.77.0.2/24 dev ctm-c0 && $ip link set ctm-c0 mtu 1400 up &&
+		$ip route add 10.78.0.0/16 via 10.77.0.1" || fail "inner end"
+	ping -c 1 -W 5 10.77.0.2 > ping.before 2>&1 || fail "no ping before: $(cat ping.before)"
+	netstate $CT net.before || fail "netstate before"
+	/usr/sbin/nsenter -t $CT -U -n --preserve-credentials /usr/sbin/ip -o addr show | sed 's/valid_lft.*//' > in.before || fail "ip inside"
+	owned_net() {
+		nsowner $1 net > nowner.$1 || fail "nsowner $1"
+		[ "$(sed -n 's/^user //p' nowner.$1)" = "$(sed -n 's/^net //p' nowner.$1)" ] || fail "the network namespace of $1 is not owned by its user namespace: $(tr '\n' '|' < nowner.$1)"
+	}
+	owned_net $CT
+	AFTER_RESTORE=net_after dump_restore
+	grep -q "^ok .*/before owned by" out || fail "uswork: $(tr '\n' '|' < out)"
+	rm -rf $W
+	pass "$(grep -c . net.before) lines of ip equal; $(grep -c '^netdev\|^netmsg' d/tree) net records; pinged"
+}
+
+# moving maps, a network namespace and a socket in the tree (nc listening,
+# a child of uswork): refused at dump, naming the pid and the fd
+maps_netsk() {
+	CTFLAGS=--net CTPRE="nc -l -p 7777 < /dev/null > /dev/null 2>&1 &" lxc_start netsk
+	timeout -s KILL 60 imgcr dump -t $CT -D d > dump.out 2> dump.err && fail "dump of a socket in a network namespace with moving maps succeeded"
+	# the socket code refuses it first today (sockets.c); userns.c's refusal is behind it
+	grep -q "^imgcr: pid [0-9]*: fd [0-9]*: a socket: in its own network namespace, with a user namespace whose maps move ids: not supported yet\|^imgcr: pid [0-9]* fd [0-9]*: socket:\[[0-9]*\]: its network namespace net:\[[0-9]*\] is not imgcr's: sockets in another network namespace are not supported" dump.err ||
+		fail "message: $(tr '\n' '|' < dump.err)"
+	[ -e d/tree ] && fail "a tree file was written"
+	c=$(grep -c '^tick ' out)
+	wait_line out "^tick $((c + 2))\$" 20 || fail "uswork stopped after the failed dump"
+	kill -USR1 $CT
+	wait_gone $CT 20 || fail "uswork did not end on SIGUSR1"
+	grep -q '^uswork PASS' out || fail "inside: $(grep '^FAIL\|^uswork' out | tr '\n' '|')"
+	rm -rf $W
+	pass "$(head -n 1 dump.err | cut -c1-160)"
+}
+
 # moving maps, a segment made in the container's ipc namespace by host root
 # (nsenter: uid 0 outside, not mapped inside): refused at dump, naming it
 maps_ipcown() {
@@ -361,6 +432,8 @@ subtest ct_userns-maps "sub maps maps"
 subtest ct_userns-ptrace "sub ptrace ptrace_h1"
 subtest ct_userns-maps-ipc "sub maps_ipc maps_ipc"
 subtest ct_userns-maps-ipcown "sub maps_ipcown maps_ipcown"
+subtest ct_userns-maps-net "sub maps_net maps_net"
+subtest ct_userns-maps-netsk "sub maps_netsk maps_netsk"
 subtest ct_userns-rootfile "sub rootfile rootfile"
 subtest ct_userns-rootcwd "sub rootcwd rootcwd"
 subtest ct_userns-nested "sub nested nested"
