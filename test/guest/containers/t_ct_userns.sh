@@ -321,6 +321,12 @@ maps_net() {
 		$ip addr add 10.77.0.2/24 dev ctm-c0 && $ip link set ctm-c0 mtu 1400 up &&
 		$ip route add 10.78.0.0/16 via 10.77.0.1" || fail "inner end"
 	ping -c 1 -W 5 10.77.0.2 > ping.before 2>&1 || fail "no ping before: $(cat ping.before)"
+	# the link-local address out of duplicate address detection first (not "tentative")
+	n=0
+	while /usr/sbin/nsenter -t $CT -n $ip -o addr show | grep -q tentative && [ $n -lt 100 ]; do
+		usleep 100000
+		n=$((n + 1))
+	done
 	netstate $CT net.before || fail "netstate before"
 	/usr/sbin/nsenter -t $CT -U -n --preserve-credentials /usr/sbin/ip -o addr show | sed 's/valid_lft.*//' > in.before || fail "ip inside"
 	owned_net() {
