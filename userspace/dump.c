@@ -69,8 +69,8 @@
 #include "sockets.h"
 #include "statehook.h"
 #include "tree.h"
-#include "tty.h"
 #include "userns.h"
+#include "tty.h"
 
 struct dctx {
 	int caller_cgroups;	/* --caller-cgroups: the caller restores cgroup membership */
@@ -1467,7 +1467,7 @@ int cmd_dump(int argc, char **argv)
 	for (i = 0; fd_kinds[i]; i++)
 		if (fd_kinds[i]->check && fd_kinds[i]->check(&c.t))
 			goto out;
-	if (fown_check(&c.t) || userns_files_check(&c.t) || restore_check(&c))
+	if (fown_check(&c.t) || userns_dump_check(&c.t) || userns_files_check(&c.t) || restore_check(&c))
 		goto out;
 	for (i = 0; i < c.t.ntasks; i++)
 		if (!c.t.tasks[i].zombie &&

@@ -20,11 +20,19 @@
  * Decisions:
  * - An item whose fd number no longer refers to its file in any task that
  *   holds the epoll (closed, or dup2'ed over, while the file stays open at
- *   another number or in another process) is refused: it could only be
- *   registered under another number, and epoll_ctl(MOD/DEL) on the old
- *   number would then fail or hit another file.  (A file open nowhere
- *   else is not kept by the epoll: its last close removes the item, so
- *   kcmp(KCMP_EPOLL_TFD) only ever finds files that are open somewhere.)
+ *   another number or in another task): dump looks for the file among
+ *   every fd of the tree (kcmp(KCMP_EPOLL_TFD) from each of them) and
+ *   records it ("epitem ... via=FILE").  At restore the registering task
+ *   puts that file at the item's number for a moment (dup2 of the
+ *   restorer's description, which every task holds until its exec), adds
+ *   the item under that number, and puts back what was there (or closes
+ *   it): the item is keyed by the same (file, number) as at dump, so the
+ *   program's epoll_ctl(MOD/DEL) on that number fails (or hits the other
+ *   item of that number) as it did.  A file open only outside the tree
+ *   is refused, naming the task, the epoll fd and the number.  (A file
+ *   open nowhere else is not kept by the epoll: its last close removes
+ *   the item, so kcmp(KCMP_EPOLL_TFD) only ever finds files that are
+ *   open somewhere.)
  * - An epoll watching another epoll: the items are added in the order of
  *   the records, which does not matter: an epoll can be added to another
  *   before or after its own items (the dump had no loop, so neither has
@@ -47,6 +55,7 @@
  */
 #include <limits.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,6 +114,46 @@ static pid_t registrar(const struct tree *t, int fi, int tfd, int toff)
 	return 0;
 }
 
+/*
+ * The file of the tree that item (@tfd, @toff-th of that number) of epoll
+ * file @fi is, looked for among every fd of the tree (its number @tfd no
+ * longer names it); its index, -2 if none, -1 (printed).
+ */
+static int target_file(const struct tree *t, int fi, int tfd, int toff)
+{
+	const struct tree_file *f = &t->files[fi];
+	const struct tree_task *h = NULL;
+	struct kcmp_epoll_slot slot = { .tfd = tfd, .toff = toff };
+	int i, j;
+
+	/* a task that holds the epoll: the slot is read in it */
+	for (i = 0; i < t->ntasks && !h; i++)
+		for (j = 0; j < t->tasks[i].nfds && !h; j++)
+			if (t->tasks[i].fds[j].file == fi) {
+				h = &t->tasks[i];
+				slot.efd = h->fds[j].fd;
+			}
+	if (!h)
+		return -2;
+	for (i = 0; i < t->ntasks; i++) {
+		const struct tree_task *k = &t->tasks[i];
+
+		for (j = 0; j < k->nfds; j++) {
+			long r = syscall(SYS_kcmp, k->pid, h->pid, KCMP_EPOLL_TFD, k->fds[j].fd,
+					 (unsigned long)&slot);
+
+			if (!r)
+				return k->fds[j].file;
+			if (r < 0 && errno != EBADF && errno != ENOENT) {
+				pr_perror("pid %d fd %d: epoll: kcmp(KCMP_EPOLL_TFD) of its item fd %d with fd %d of pid %d",
+					  f->pid, f->fd, tfd, k->fds[j].fd, k->pid);
+				return -1;
+			}
+		}
+	}
+	return -2;
+}
+
 /* Every epoll file's items, once every task's fds are known. */
 static int epoll_check(const struct tree *ct)
 {
@@ -127,7 +176,7 @@ static int epoll_check(const struct tree *ct)
 		     line = strtok_r(NULL, "\n", &save)) {
 			unsigned int ev;
 			unsigned long long data;
-			int tfd, toff = 0, j;
+			int tfd, toff = 0, j, other;
 			struct tree_item *it;
 			pid_t who;
 
@@ -154,13 +203,24 @@ static int epoll_check(const struct tree *ct)
 				ret = -1;
 				break;
 			}
+			other = -2;
 			if (!who) {
-				pr_err("pid %d fd %d: epoll: the file it watches as fd %d is no longer open at fd %d in any task holding this epoll (closed or replaced while registered): not supported",
-				       f->pid, f->fd, tfd, tfd);
-				ret = -1;
-				break;
+				/* closed or replaced at tfd: the file, at another fd of the tree */
+				other = target_file(t, i, tfd, toff);
+				if (other == -1) {
+					ret = -1;
+					break;
+				}
+				if (other < 0) {
+					pr_err("pid %d fd %d: epoll: the file it watches as fd %d is no longer open at fd %d in any task holding this epoll, nor at any other fd of the tree (open only outside it): not supported",
+					       f->pid, f->fd, tfd, tfd);
+					ret = -1;
+					break;
+				}
+				who = f->pid;
 			}
 			it = tree_item_add(t, IT_EPOLL, i);
+			it->other = other >= 0 ? other + 1 : 0;
 			it->pid = who;
 			it->num = tfd;
 			it->mask = ev;
@@ -204,6 +264,56 @@ static int add_disarmed(int epfd, const struct tree_item *it)
 	return epoll_ctl(epfd, EPOLL_CTL_MOD, it->num, &ev);
 }
 
+/* The restorer's descriptions (fd_restore.desc), which each task holds until its exec. */
+static const int *descs;
+
+static int epoll_after(struct fd_restore *r, int ok)
+{
+	descs = ok ? r->desc : NULL;
+	return 0;
+}
+
+/*
+ * Item @it, whose file is not at its number in this task: that file
+ * (the restorer's description) put at it->num for the time of add(),
+ * then what was there put back, or the number closed.
+ */
+static int add_via(int epfd, const struct tree_item *it, int disarmed)
+{
+	struct epoll_event ev = { .events = it->mask, .data.u64 = it->data };
+	int saved, fdfl = 0, r, e;
+
+	if (!descs || descs[it->other - 1] < 0) {
+		errno = EBADF;
+		return -1;
+	}
+	saved = fcntl(it->num, F_DUPFD_CLOEXEC, 0);
+	if (saved < 0 && errno != EBADF)
+		return -1;
+	if (saved >= 0)
+		fdfl = fcntl(it->num, F_GETFD);
+	if (dup2(descs[it->other - 1], it->num) < 0) {
+		e = errno;
+		if (saved >= 0)
+			close(saved);
+		errno = e;
+		return -1;
+	}
+	r = disarmed ? add_disarmed(epfd, it) : epoll_ctl(epfd, EPOLL_CTL_ADD, it->num, &ev);
+	e = errno;
+	if (saved >= 0) {
+		if (dup2(saved, it->num) < 0 || fcntl(it->num, F_SETFD, fdfl < 0 ? 0 : fdfl) < 0) {
+			e = errno;
+			r = -1;
+		}
+		close(saved);
+	} else {
+		close(it->num);
+	}
+	errno = e;
+	return r;
+}
+
 /* In task @k, its fds in place: the items it registers, under their fd numbers. */
 static int epoll_late(const struct tree *t, const struct tree_task *k, char *err, size_t size)
 {
@@ -225,11 +335,15 @@ static int epoll_late(const struct tree *t, const struct tree_task *k, char *err
 				 it->file, it->num);
 			return -1;
 		}
-		r = disarmed ? add_disarmed(k->fds[j].fd, it) :
-			       epoll_ctl(k->fds[j].fd, EPOLL_CTL_ADD, it->num, &ev);
+		if (it->other)
+			r = add_via(k->fds[j].fd, it, disarmed);
+		else
+			r = disarmed ? add_disarmed(k->fds[j].fd, it) :
+				       epoll_ctl(k->fds[j].fd, EPOLL_CTL_ADD, it->num, &ev);
 		if (r) {
-			snprintf(err, size, "epoll fd %d: cannot add fd %d (events 0x%x): %s",
-				 k->fds[j].fd, it->num, it->mask, strerror(errno));
+			snprintf(err, size, "epoll fd %d: cannot add fd %d (events 0x%x%s): %s",
+				 k->fds[j].fd, it->num, it->mask,
+				 it->other ? ", through another fd of its file" : "", strerror(errno));
 			return -1;
 		}
 	}
@@ -251,8 +365,9 @@ static void epoll_rec_show(const struct tree *t, int i, const char *mode, char *
 
 		if (it->file == i && it->kind == IT_EPOLL)
 			off += snprintf(out + off, size - off,
-					"%s fd %d events 0x%x data 0x%llx (by pid %d)",
-					n++ ? "," : ":", it->num, it->mask, it->data, it->pid);
+					"%s fd %d events 0x%x data 0x%llx (by pid %d%s)",
+					n++ ? "," : ":", it->num, it->mask, it->data, it->pid,
+					it->other ? ", closed at that fd: its file is another fd's" : "");
 	}
 	if (!n && off < size)
 		snprintf(out + off, size - off, " (empty)");
@@ -267,8 +382,11 @@ static void epoll_rec_json(const struct tree *t, int i)
 		const struct tree_item *it = &t->items[j];
 
 		if (it->file == i && it->kind == IT_EPOLL)
-			printf("%s{\"fd\":%d,\"events\":%u,\"data\":%llu,\"pid\":%d}",
-			       n++ ? "," : "", it->num, it->mask, it->data, it->pid);
+			printf("%s{\"fd\":%d,\"events\":%u,\"data\":%llu,\"pid\":%d%s",
+			       n++ ? "," : "", it->num, it->mask, it->data, it->pid,
+			       it->other ? ",\"via\":" : "}");
+		if (it->file == i && it->kind == IT_EPOLL && it->other)
+			printf("%d}", it->other - 1);
 	}
 	putchar(']');
 }
@@ -280,6 +398,7 @@ const struct fd_kind epoll_fd_kind = {
 	.check = epoll_check,
 	.open = epoll_open,
 	.late = epoll_late,
+	.after = epoll_after,
 	.rec_read = fd_rec_none,	/* its items are records of their own */
 	.rec_show = epoll_rec_show,
 	.rec_json = epoll_rec_json,
@@ -294,9 +413,13 @@ static void epitem_records_write(FILE *f, const struct tree *t)
 	for (i = 0; i < t->nitems; i++) {
 		const struct tree_item *it = &t->items[i];
 
-		if (it->kind == IT_EPOLL)
-			fprintf(f, "epitem file=%d pid=%d tfd=%d events=0x%x data=0x%llx\n", it->file,
-				it->pid, it->num, it->mask, it->data);
+		if (it->kind != IT_EPOLL)
+			continue;
+		fprintf(f, "epitem file=%d pid=%d tfd=%d events=0x%x data=0x%llx", it->file,
+			it->pid, it->num, it->mask, it->data);
+		if (it->other)
+			fprintf(f, " via=%d", it->other - 1);
+		fputc('\n', f);
 	}
 }
 
@@ -304,7 +427,7 @@ static const char *epitem_record_read(struct tree *t, struct rec *r)
 {
 	unsigned long long ev, data;
 	struct tree_item *it;
-	int file, tfd;
+	int file, tfd, via;
 	pid_t pid;
 
 	if (REC_NUM(r, "file", 0, t->nfiles - 1, file) || t->files[file].kind != TK_EPOLL ||
@@ -317,6 +440,11 @@ static const char *epitem_record_read(struct tree *t, struct rec *r)
 	it->num = tfd;
 	it->mask = ev;
 	it->data = data;
+	if (rec_has(r, "via")) {
+		if (REC_NUM(r, "via", 0, t->nfiles - 1, via))
+			return "bad epitem record";
+		it->other = via + 1;
+	}
 	return NULL;
 }
 

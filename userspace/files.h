@@ -165,7 +165,15 @@ extern const struct fd_kind reg_fd_kind, pipe_fd_kind, fifo_fd_kind, dev_fd_kind
 extern const struct fd_kind eventfd_fd_kind, signalfd_fd_kind, timerfd_fd_kind;
 extern const struct fd_kind tty_fd_kind;
 extern const struct fd_kind epoll_fd_kind, inotify_fd_kind, memfd_fd_kind, pidfd_fd_kind;
-extern const struct fd_kind ghost_fd_kind, socket_fd_kind;
+
+/*
+ * memfd.c: the argument "--imgcr-shmfd=I:FD,..." for task @k's image
+ * @name in @dirfd (into @out, "" if none): the memfds it maps that it
+ * also holds as fds.  0, or -1 (printed).
+ */
+int memfd_shm_arg(const struct tree *t, const struct tree_task *k, int dirfd, const char *name,
+		  char *out, size_t size);
+extern const struct fd_kind ghost_fd_kind, socket_fd_kind, fanotify_fd_kind;
 
 /*
  * A deleted file (files-ghost.c): a regular file with no name left, its

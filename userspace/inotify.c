@@ -14,6 +14,24 @@
  * refused.  At restore the watch is made on that path again (a new file
  * created there meanwhile is watched instead: it is the path that counts).
  *
+ * A watched regular file that was deleted and that the tree still holds
+ * open (a "ghost", files-ghost.c: the inode of the watch is the ghost's):
+ * the watch record names that file ("watch ... ghost=FILE", its path the
+ * ghost's old one).  At restore the watch goes on the restored ghost's
+ * inode: the restorer makes the ghost now if not yet and adds the watch,
+ * in its wd turn, through /proc/self/fd of the ghost's fd, with the mask
+ * IN_DELETE_SELF only, which nothing the restorer does to the ghost
+ * afterwards reports (opening its descriptions, its mode and mtime, its
+ * unlink); then, once every file is open and the ghost unlinked, the first
+ * task holding the instance sets the real mask (the late hook: adding a
+ * watch on a watched inode replaces its mask and keeps its wd), through
+ * /proc/self/fd of the restorer's description of the ghost.  Refused: a
+ * deleted file the tree does not hold (its inode exists only while some
+ * process outside the tree holds it: the watch could not be made on it
+ * again), one the tree also maps (a mapped ghost stays linked until the
+ * images run: its unlink would be reported), one in a tree with its own
+ * mount namespace, and a deleted watched directory, FIFO or device.
+ *
  * Same watch descriptors: the kernel hands them out cyclically per
  * instance (idr_alloc_cyclic(..., 1, 0) in inotify_add_to_idr, 6.1 and
  * 6.12 alike): each new watch gets the number after the last one given,
@@ -44,6 +62,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "fhandle.h"
 #include "files.h"
 #include "log.h"
 #include "ns.h"
@@ -72,62 +91,11 @@ static int inotify_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file 
 	return FD_DESCRIBED;	/* the watches: inotify_check, with the file's id */
 }
 
-/*
- * The path of the watched inode @ino, from its file handle @h, as seen
- * by @pid (its mountinfo and its root, which the caller has made its own:
- * a tree in its own mount namespace sees other paths than imgcr): each
- * mount of the device @sdev in turn opens the handle, and the path the
- * kernel gives for it must lead to that inode.  A malloc'ed path, or NULL
- * with @why set.
- */
-static char *handle_path(int procfd, pid_t pid, struct file_handle *h, unsigned int sdev,
-			 unsigned long ino, const char **why)
-{
-	char name[64], mnt[PATH_MAX], path[PATH_MAX + 1], *text, *line, *save = NULL, *out = NULL;
-	unsigned int ma, mi;
-	struct stat st, hst;
-	int mfd, fd, seen = 0;
-	ssize_t n;
-
-	snprintf(name, sizeof(name), "%d/mountinfo", pid);
-	text = read_text_at(procfd, name, NULL);
-	*why = "no mount of its device in the task's view";
-	for (line = text ? strtok_r(text, "\n", &save) : NULL; line && !out;
-	     line = strtok_r(NULL, "\n", &save)) {
-		if (sscanf(line, "%*d %*d %u:%u %*s %4095s", &ma, &mi, mnt) != 3 ||
-		    ma != sdev >> 20 || mi != (sdev & 0xfffff))
-			continue;
-		seen = 1;
-		mfd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);	/* not O_PATH: handles refuse it */
-		if (mfd < 0)
-			continue;
-		fd = open_by_handle_at(mfd, h, O_PATH | O_CLOEXEC);
-		close(mfd);
-		if (fd < 0) {
-			*why = errno == EPERM ? "finding its path needs CAP_DAC_READ_SEARCH (open_by_handle_at): dump as root" :
-				"cannot open its file handle (the file is gone, or its filesystem cannot open handles)";
-			continue;
-		}
-		snprintf(name, sizeof(name), "self/fd/%d", fd);
-		n = readlinkat(procfd, name, path, PATH_MAX);
-		if (fstat(fd, &hst))
-			n = -1;
-		close(fd);
-		if (n > 0)
-			path[n] = 0;
-		/* the path must lead to the very file the handle gave: device and inode */
-		if (n <= 0 || path[0] != '/' || strstr(path, " (deleted)") || lstat(path, &st) ||
-		    st.st_ino != ino || hst.st_ino != ino || st.st_dev != hst.st_dev) {
-			*why = "the watched file has no path any more in the task's view";
-			continue;
-		}
-		out = strdup(path);
-	}
-	free(text);
-	if (!seen)
-		*why = "no mount of its device in the task's view";
-	return out;
-}
+static const struct handle_why watch_why = {
+	.nomount = "no mount of its device in the task's view",
+	.deleted = "the watched file was deleted and no fd of the tree holds it (only a process outside the tree can): its inode cannot be watched again",
+	.gone = "the watched file has no path any more in the task's view",
+};
 
 /*
  * handle_path() from the root of @pid, where the tree has a mount
@@ -162,7 +130,7 @@ static char *handle_path_inside(int procfd, pid_t pid, struct file_handle *h, un
 		close(pfd[0]);
 		snprintf(root, sizeof(root), "%d/root", pid);
 		if (!fchdir(procfd) && !chdir(root) && !chroot(".") && !chdir("/"))
-			path = handle_path(procfd, pid, h, sdev, ino, &w);
+			path = handle_path(procfd, pid, h, sdev, ino, &watch_why, &w);
 		/* one message, NUL-terminated: "P" and the path, or "E" and why */
 		if (path)
 			dprintf(pfd[1], "P%s%c", path, 0);
@@ -202,20 +170,17 @@ static char *handle_path_inside(int procfd, pid_t pid, struct file_handle *h, un
 static char *watch_path(const struct tree_file *f, pid_t own_mnt, int wd, unsigned long ino,
 			unsigned int sdev, const char *line)
 {
-	const char *hex = strstr(line, "f_handle:"), *why = "";
-	unsigned int bytes, type, i, b;
+	const char *why = "";
 	struct file_handle *h;
 	char *path;
 	int procfd;
 
-	if (!hex || !strstr(line, "fhandle-bytes:") ||
-	    sscanf(strstr(line, "fhandle-bytes:"), "fhandle-bytes:%x fhandle-type:%x", &bytes, &type) != 2 ||
-	    bytes > MAX_HANDLE_SZ) {
+	h = fdinfo_handle(line);
+	if (!h && errno != ENOMEM) {
 		pr_err("pid %d fd %d: inotify: watch %d (inode %lu): its filesystem gives no file handle, so its path cannot be found: not supported",
 		       f->pid, f->fd, wd, ino);
 		return NULL;
 	}
-	h = calloc(1, sizeof(*h) + bytes);
 	procfd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (!h || procfd < 0) {
 		pr_perror("pid %d fd %d: inotify: watch %d", f->pid, f->fd, wd);
@@ -224,15 +189,10 @@ static char *watch_path(const struct tree_file *f, pid_t own_mnt, int wd, unsign
 			close(procfd);
 		return NULL;
 	}
-	h->handle_bytes = bytes;
-	h->handle_type = type;
-	hex += 9;
-	for (i = 0; i < bytes && sscanf(hex + 2 * i, "%2x", &b) == 1; i++)
-		h->f_handle[i] = b;
 	if (own_mnt)
 		path = handle_path_inside(procfd, own_mnt, h, sdev, ino, &why);
 	else
-		path = handle_path(procfd, getpid(), h, sdev, ino, &why);
+		path = handle_path(procfd, getpid(), h, sdev, ino, &watch_why, &why);
 	close(procfd);
 	free(h);
 	if (!path)
@@ -240,6 +200,47 @@ static char *watch_path(const struct tree_file *f, pid_t own_mnt, int wd, unsign
 		       f->pid, f->fd, wd, ino, why, sdev >> 20, sdev & 0xfffff,
 		       own_mnt ? ", in the tree's own mount namespace" : "");
 	return path;
+}
+
+/*
+ * The file of @t that opens the deleted regular file (ghost) of inode @ino
+ * on device @sdev (the kernel's encoding, as fdinfo gives it), or -1.
+ */
+static int ghost_file(const struct tree *t, unsigned int sdev, unsigned long ino)
+{
+	unsigned long long dev = makedev(sdev >> 20, sdev & 0xfffff);
+	const struct tree_ghost *g = tree_ghost_find(t, dev, ino);
+	int i;
+
+	if (!g || g->type != GHOST_REG || !g->path || g->path[0] != '/')
+		return -1;
+	for (i = 0; i < t->nfiles; i++)
+		if (t->files[i].kind == TK_GHOST && t->files[i].dev == dev && t->files[i].sino == ino)
+			return i;
+	return -1;
+}
+
+/*
+ * 1 if a task of @t maps inode @ino of device @sdev (a mapped ghost stays
+ * linked until the images run: its unlink then would be reported).
+ */
+static int ghost_mapped(const struct tree *t, unsigned int sdev, unsigned long ino)
+{
+	char path[64], *text, *line, *save = NULL;
+	unsigned int ma, mi;
+	unsigned long i;
+	int k, found = 0;
+
+	for (k = 0; k < t->ntasks && !found; k++) {
+		snprintf(path, sizeof(path), "/proc/%d/maps", t->tasks[k].pid);
+		text = read_text(path, NULL);
+		for (line = text ? strtok_r(text, "\n", &save) : NULL; line && !found;
+		     line = strtok_r(NULL, "\n", &save))
+			found = sscanf(line, "%*s %*s %*s %x:%x %lu", &ma, &mi, &i) == 3 && i == ino &&
+				ma == sdev >> 20 && mi == (sdev & 0xfffff);
+		free(text);
+	}
+	return found;
 }
 
 static int inotify_check(const struct tree *ct)
@@ -271,6 +272,7 @@ static int inotify_check(const struct tree *ct)
 			unsigned long ino;
 			struct tree_item *it;
 			char *path;
+			int other;
 
 			if (strncmp(line, "inotify ", 8))
 				continue;
@@ -281,7 +283,16 @@ static int inotify_check(const struct tree *ct)
 				ret = -1;
 				break;
 			}
-			path = watch_path(f, own_mnt, wd, ino, sdev, line);
+			other = own_mnt ? -1 : ghost_file(t, sdev, ino);
+			if (other >= 0 && ghost_mapped(t, sdev, ino)) {
+				pr_err("pid %d fd %d: inotify: watch %d (inode %lu): a deleted file that the tree also maps: not supported",
+				       f->pid, f->fd, wd, ino);
+				ret = -1;
+				break;
+			}
+			path = other >= 0 ? strdup(tree_ghost_find(t, t->files[other].dev,
+								   t->files[other].sino)->path) :
+					    watch_path(f, own_mnt, wd, ino, sdev, line);
 			if (!path) {
 				ret = -1;
 				break;
@@ -290,6 +301,7 @@ static int inotify_check(const struct tree *ct)
 			it->num = wd;
 			it->mask = mask;
 			it->path = path;
+			it->other = other + 1;
 		}
 		free(info);
 		if (!ret && f->count) {
@@ -315,6 +327,9 @@ static int inotify_open(struct fd_restore *r, int i, const char *what)
 	const struct tree *t = r->t;
 	const struct tree_file *f = &t->files[i];
 	int fd, last = 0, n, wd, cycles = 0;
+	unsigned int mask;
+	const char *path;
+	char self[64];
 
 	fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
 	if (fd < 0) {
@@ -334,13 +349,26 @@ static int inotify_open(struct fd_restore *r, int i, const char *what)
 		}
 		if (!next)
 			break;
+		path = next->path;
+		/* IN_MASK_ADD/CREATE are how a mask was set, not part of it */
+		mask = next->mask & ~(IN_MASK_ADD | IN_MASK_CREATE | IN_ISDIR);
+		if (next->other) {
+			/* a deleted file: the restored ghost's inode; the mask: inotify_late */
+			const struct tree_file *gf = &t->files[next->other - 1];
+			struct tree_ghost *g = tree_ghost_find(t, gf->dev, gf->sino);
+
+			if (!g || ghost_make_now(r->dirfd, g))
+				goto fail;
+			snprintf(self, sizeof(self), "/proc/self/fd/%d", g->made_fd);
+			path = self;
+			mask = IN_DELETE_SELF;
+		}
 		for (;;) {
-			/* IN_MASK_ADD/CREATE are how a mask was set, not part of it */
-			wd = inotify_add_watch(fd, next->path,
-					       next->mask & ~(IN_MASK_ADD | IN_MASK_CREATE | IN_ISDIR));
+			wd = inotify_add_watch(fd, path, mask);
 			if (wd < 0) {
-				pr_perror("%s: cannot watch %s again (wd %d, mask 0x%x)", what,
-					  next->path, next->num, next->mask);
+				pr_perror("%s: cannot watch %s%s again (wd %d, mask 0x%x)", what,
+					  next->path, next->other ? " (deleted)" : "", next->num,
+					  next->mask);
 				goto fail;
 			}
 			if (wd == next->num)
@@ -365,6 +393,54 @@ fail:
 	return -1;
 }
 
+/* The restorer's descriptions (fd_restore.desc), which each task holds until its exec. */
+static const int *descs;
+
+static int inotify_after(struct fd_restore *r, int ok)
+{
+	descs = ok ? r->desc : NULL;
+	return 0;
+}
+
+/*
+ * In task @k, its fds in place: the masks of the watches on deleted files
+ * of the instances it is the first task (not a zombie) to hold.
+ */
+static int inotify_late(const struct tree *t, const struct tree_task *k, char *err, size_t size)
+{
+	int i, j, m, wd, fd;
+	char self[64];
+
+	for (i = 0; i < t->nitems; i++) {
+		const struct tree_item *it = &t->items[i];
+		const struct tree_task *h = NULL;
+
+		if (it->kind != IT_WATCH || !it->other)
+			continue;
+		for (j = 0; j < t->ntasks && !h; j++)
+			for (m = 0; m < t->tasks[j].nfds && !h; m++)
+				if (t->tasks[j].fds[m].file == it->file && !t->tasks[j].zombie)
+					h = &t->tasks[j];
+		if (h != k)
+			continue;
+		for (m = 0; k->fds[m].file != it->file; m++)
+			;
+		fd = k->fds[m].fd;
+		if (!descs || descs[it->other - 1] < 0) {
+			snprintf(err, size, "inotify fd %d: watch %d on deleted %s: its file is not open", fd,
+				 it->num, it->path);
+			return -1;
+		}
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", descs[it->other - 1]);
+		wd = inotify_add_watch(fd, self, it->mask & ~(IN_MASK_ADD | IN_MASK_CREATE | IN_ISDIR));
+		if (wd != it->num) {
+			snprintf(err, size, "inotify fd %d: watch %d on deleted %s: its mask 0x%x not set (%s %d)",
+				 fd, it->num, it->path, it->mask, wd < 0 ? strerror(errno) : "wd", wd);
+			return -1;
+		}
+	}
+	return 0;
+}
 
 /* "inotify: wd W mask 0x.. PATH, ..." */
 static void inotify_rec_show(const struct tree *t, int i, const char *mode, char *out,
@@ -379,8 +455,9 @@ static void inotify_rec_show(const struct tree *t, int i, const char *mode, char
 		const struct tree_item *it = &t->items[j];
 
 		if (it->file == i && it->kind == IT_WATCH)
-			off += snprintf(out + off, size - off, "%s wd %d mask 0x%x %s",
-					n++ ? "," : ":", it->num, it->mask, it->path);
+			off += snprintf(out + off, size - off, "%s wd %d mask 0x%x %s%s",
+					n++ ? "," : ":", it->num, it->mask, it->path,
+					it->other ? " (deleted, held open)" : "");
 	}
 	if (!n && off < size)
 		snprintf(out + off, size - off, " (empty)");
@@ -399,6 +476,8 @@ static void inotify_rec_json(const struct tree *t, int i)
 		printf("%s{\"wd\":%d,\"mask\":%u,\"path\":", n++ ? "," : "", it->num,
 		       it->mask);
 		json_str(it->path);
+		if (it->other)
+			printf(",\"ghost\":%d", it->other - 1);
 		putchar('}');
 	}
 	putchar(']');
@@ -410,6 +489,8 @@ const struct fd_kind inotify_fd_kind = {
 	.dump = inotify_dump,
 	.check = inotify_check,
 	.open = inotify_open,
+	.late = inotify_late,
+	.after = inotify_after,
 	.rec_read = fd_rec_none,	/* its watches are records of their own */
 	.rec_show = inotify_rec_show,
 	.rec_json = inotify_rec_json,
@@ -428,7 +509,10 @@ static void watch_records_write(FILE *f, const struct tree *t)
 		if (it->kind != IT_WATCH)
 			continue;
 		tree_escape(e, sizeof(e), it->path);
-		fprintf(f, "watch file=%d wd=%d mask=0x%x path=%s\n", it->file, it->num, it->mask, e);
+		fprintf(f, "watch file=%d wd=%d mask=0x%x path=%s", it->file, it->num, it->mask, e);
+		if (it->other)
+			fprintf(f, " ghost=%d", it->other - 1);
+		fputc('\n', f);
 	}
 }
 
@@ -436,7 +520,7 @@ static const char *watch_record_read(struct tree *t, struct rec *r)
 {
 	unsigned long long mask;
 	struct tree_item *it;
-	int file, wd;
+	int file, wd, g;
 
 	if (REC_NUM(r, "file", 0, t->nfiles - 1, file) || t->files[file].kind != TK_INOTIFY ||
 	    REC_NUM(r, "wd", 1, INT_MAX, wd) || rec_unum(r, "mask", &mask) ||
@@ -448,6 +532,11 @@ static const char *watch_record_read(struct tree *t, struct rec *r)
 	rec_str(r, "path", &it->path);
 	if (it->path[0] != '/')
 		return "watch path is not absolute";
+	if (rec_has(r, "ghost")) {
+		if (REC_NUM(r, "ghost", 0, t->nfiles - 1, g) || t->files[g].kind != TK_GHOST)
+			return "bad watch record";
+		it->other = g + 1;
+	}
 	return NULL;
 }
 

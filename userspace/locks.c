@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * File locks held by the tree ("lock" records): flock(2) locks, POSIX
- * record locks (F_SETLK) and open file description locks (F_OFD_SETLK).
+ * record locks (F_SETLK), open file description locks (F_OFD_SETLK) and
+ * leases (F_SETLEASE).
  *
  * dump: /proc/PID/fdinfo/FD lists, as "lock:" lines, the flock and OFD
  * locks of the fd's open file description and the POSIX locks the task
@@ -20,6 +21,13 @@
  * list only marks fds, it closes none.  A lock that cannot be taken fails
  * the restore before any image runs, naming the file, the task and who
  * holds a conflicting lock (F_GETLK; for flock, /proc/locks).
+ *
+ * A lease is taken by its task on its fd like a flock lock (F_SETLEASE
+ * records the fd for the SIGIO of a break, si_fd with F_SETSIG, and makes
+ * the task the description's F_SETOWN owner, which fown_restore then sets
+ * as it was; a description without an owner gets none again).  It fails if
+ * the file is open for writing (a read lease) or open at all (a write
+ * lease) by another description: the restore then names the file.
  */
 #include <limits.h>
 #include <errno.h>
@@ -38,7 +46,7 @@
 #include "proc.h"
 #include "record.h"
 
-const char *const tree_lock_names[TL_NR] = { "flock", "posix", "ofd" };
+const char *const tree_lock_names[TL_NR] = { "flock", "posix", "ofd", "lease" };
 
 struct tree_lock *tree_lock_add(struct tree *t)
 {
@@ -55,7 +63,7 @@ struct tree_lock *tree_lock_add(struct tree *t)
 static int same_lock(const struct tree_lock *a, const struct tree_lock *b)
 {
 	return a->kind == b->kind && a->file == b->file &&
-	       (a->pid == b->pid || a->kind == TL_FLOCK) &&
+	       (a->pid == b->pid || a->kind == TL_FLOCK || a->kind == TL_LEASE) &&
 	       a->write == b->write && a->start == b->start && a->end == b->end;
 }
 
@@ -94,6 +102,15 @@ int locks_dump(struct tree *t, pid_t pid, int fd, int file)
 			l.fd = fd;
 		} else if (!strcmp(kind, "OFDLCK")) {
 			l.kind = TL_OFD;
+		} else if (!strcmp(kind, "LEASE") && !strcmp(adv, "ACTIVE")) {
+			l.kind = TL_LEASE;
+			l.pid = pid;
+			l.fd = fd;
+		} else if (!strcmp(kind, "LEASE")) {
+			pr_err("pid %d fd %d: file lock '%s': a lease being broken (%s: another process waits to open the file) cannot be restored",
+			       pid, fd, line + 6, adv);
+			ret = -1;
+			break;
 		} else {
 			pr_err("pid %d fd %d: file lock '%s': %s locks (leases, delegations) are not supported",
 			       pid, fd, line + 6, kind);
@@ -107,7 +124,8 @@ int locks_dump(struct tree *t, pid_t pid, int fd, int file)
 			break;
 		}
 		l.write = !strcmp(type, "WRITE");
-		if (l.kind != TL_FLOCK) {
+		l.lpid = lpid;
+		if (l.kind == TL_POSIX || l.kind == TL_OFD) {
 			l.start = start;
 			l.end = strcmp(end, "EOF") ? atoll(end) : -1;
 		}
@@ -117,6 +135,8 @@ int locks_dump(struct tree *t, pid_t pid, int fd, int file)
 			*tree_lock_add(t) = l;
 		else if (l.kind == TL_FLOCK && lpid == pid)
 			t->locks[i] = l;	/* seen from the task that took it */
+		else if (l.kind == TL_LEASE && lpid == pid && t->locks[i].lpid != t->locks[i].pid)
+			t->locks[i] = l;	/* its first fd in the task that took it */
 	}
 	free(info);
 	return ret;
@@ -242,6 +262,9 @@ static void lock_what(char *out, size_t size, const struct tree *t, const struct
 	if (l->kind == TL_FLOCK)
 		snprintf(out, size, "%s flock %s lock on %s%s", l->write ? "an exclusive" : "a shared",
 			 l->write ? "LOCK_EX" : "LOCK_SH", path, g ? " (deleted)" : "");
+	else if (l->kind == TL_LEASE)
+		snprintf(out, size, "%s lease (F_SETLEASE %s) on %s%s", l->write ? "a write" : "a read",
+			 l->write ? "F_WRLCK" : "F_RDLCK", path, g ? " (deleted)" : "");
 	else
 		snprintf(out, size, "%s %s lock on bytes %lld-%s%.0lld of %s%s",
 			 l->write ? "a write" : "a read", l->kind == TL_OFD ? "OFD" : "POSIX",
@@ -260,6 +283,8 @@ static int take(const struct tree_lock *l, int fd)
 
 	if (l->kind == TL_FLOCK)
 		return flock(fd, (l->write ? LOCK_EX : LOCK_SH) | LOCK_NB);
+	if (l->kind == TL_LEASE)
+		return fcntl(fd, F_SETLEASE, l->write ? F_WRLCK : F_RDLCK);
 	return fcntl(fd, l->kind == TL_OFD ? F_OFD_SETLK : F_SETLK, &fl);
 }
 
@@ -270,6 +295,12 @@ static void take_failed(const struct tree *t, const struct tree_lock *l, int fd,
 	char what[4200], who[512];
 
 	lock_what(what, sizeof(what), t, l);
+	if (l->kind == TL_LEASE) {
+		snprintf(out, size, "cannot take %s again: %s%s", what, strerror(e),
+			 e != EAGAIN ? "" : l->write ? " (another process has the file open)" :
+			 " (another process has the file open for writing)");
+		return;
+	}
 	lock_holders(l, fd, who, sizeof(who));
 	snprintf(out, size, "cannot take %s again: %s%s%s", what, strerror(e),
 		 e == EAGAIN || e == EWOULDBLOCK || e == EACCES ? " (a conflicting lock is held" : "",
@@ -322,8 +353,19 @@ int locks_restore_task(const struct tree *t, pid_t pid, char *err, size_t size)
 	for (i = 0; i < t->nlocks; i++) {
 		const struct tree_lock *l = &t->locks[i];
 
-		if (l->kind == TL_OFD || l->pid != pid || !take(l, l->fd))
+		if (l->kind == TL_OFD || l->pid != pid)
 			continue;
+		if (!take(l, l->fd)) {
+			const struct tree_file *f = &t->files[l->file];
+
+			/* F_SETLEASE made us the owner: a description without one has none */
+			if (l->kind == TL_LEASE && !f->own_pid && fcntl(l->fd, F_SETOWN, 0)) {
+				snprintf(err, size, "fd %d: cannot clear the owner (F_SETOWN 0) that F_SETLEASE set: %s",
+					 l->fd, strerror(errno));
+				return -1;
+			}
+			continue;
+		}
 		take_failed(t, l, l->fd, errno, why, sizeof(why));
 		snprintf(err, size, "fd %d: %s", l->fd, why);
 		return -1;
@@ -344,7 +386,7 @@ static void lock_records_write(FILE *f, const struct tree *t)
 		if (l->kind != TL_OFD)
 			fprintf(f, " pid=%d fd=%d", l->pid, l->fd);
 		fprintf(f, " file=%d type=%c", l->file, l->write ? 'w' : 'r');
-		if (l->kind != TL_FLOCK)
+		if (l->kind == TL_POSIX || l->kind == TL_OFD)
 			fprintf(f, " start=%lld end=%lld", l->start, l->end);
 		fputc('\n', f);
 	}
@@ -378,7 +420,7 @@ static const char *lock_record_read(struct tree *t, struct rec *r)
 	if (l->file < 0 || l->file >= t->nfiles || !type || (strcmp(type, "r") && strcmp(type, "w")))
 		return "bad lock record";
 	l->write = !strcmp(type, "w");
-	if (l->kind != TL_FLOCK) {
+	if (l->kind == TL_POSIX || l->kind == TL_OFD) {
 		if (REC_NUM(r, "start", LLONG_MIN, LLONG_MAX, l->start) ||
 		    REC_NUM(r, "end", LLONG_MIN, LLONG_MAX, l->end))
 			return "bad lock record";
@@ -403,7 +445,7 @@ static void lock_records_show(const struct tree *t, int json)
 			       tree_lock_names[l->kind], l->file, l->write ? "write" : "read");
 			if (l->kind != TL_OFD)
 				printf(",\"pid\":%d,\"fd\":%d", l->pid, l->fd);
-			if (l->kind != TL_FLOCK)
+			if (l->kind == TL_POSIX || l->kind == TL_OFD)
 				printf(",\"start\":%lld,\"end\":%lld", l->start, l->end);
 			putchar('}');
 			continue;
@@ -411,7 +453,7 @@ static void lock_records_show(const struct tree *t, int json)
 		printf("lock %s %s", tree_lock_names[l->kind], l->write ? "write" : "read");
 		if (l->kind != TL_OFD)
 			printf(" pid %d fd %d", l->pid, l->fd);
-		if (l->kind != TL_FLOCK)
+		if (l->kind == TL_POSIX || l->kind == TL_OFD)
 			printf(" bytes %lld-%s%.0lld", l->start, l->end < 0 ? "EOF" : "",
 			       l->end < 0 ? 0 : l->end);
 		printf(" (file %d)\n", l->file);

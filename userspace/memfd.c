@@ -20,12 +20,19 @@
  * the seals, which may freeze them); a different owner needs root, else
  * the restore fails.
  *
- * Refused: hugetlbfs memfds (MFD_HUGETLB), and a memfd that is both open
- * as an fd and mapped by a task of the tree.  The module carries a shared
- * mapping's contents in the image and recreates it as a new object: the
- * fd and the mapping would come back as two memfds, and writes through
- * one would no longer show in the other.  (A memfd only mapped, its fd
- * closed, is the module's and works.)
+ * A memfd both open as an fd and mapped shared: the module records the
+ * mapping's object (IMGCR_FILE_SHMEM, "memfd:NAME", its inode number) in
+ * the image and would recreate it as a new object, and the fd and the
+ * mapping would come back as two memfds.  So the restore tells binfmt_img
+ * (--imgcr-shmfd=I:FD, memfd_shm_arg) that file I of the image is the
+ * memfd the task has on fd FD, restored here with its contents, seals,
+ * name and mode: the loader maps that one (checking its name, size and
+ * access) and does not refill it.  Refused at dump: a task that maps such
+ * a memfd without holding an fd on it (readable; read-write for a
+ * writable mapping) itself, and private mappings of it.  (A memfd only
+ * mapped, its fd closed everywhere, is the module's and works.)
+ *
+ * Refused: hugetlbfs memfds (MFD_HUGETLB).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,6 +47,7 @@
 #include <unistd.h>
 
 #include "files.h"
+#include "image.h"
 #include "log.h"
 #include "proc.h"
 #include "record.h"
@@ -136,21 +144,44 @@ static int memfd_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f
 	return FD_DESCRIBED;
 }
 
-/* Whether a line of /proc/PID/maps maps the memfd @f; its start in *@at. */
-static int maps_memfd(const char *line, const struct tree_file *f, unsigned long *at)
+/* Whether a line of /proc/PID/maps maps the memfd @f; its start in *@at, its perms in @perms. */
+static int maps_memfd(const char *line, const struct tree_file *f, unsigned long *at, char *perms)
 {
 	unsigned int ma, mi;
 	unsigned long ino;
 	int off = 0;
 
-	if (sscanf(line, "%lx-%*x %*s %*x %x:%x %lu %n", at, &ma, &mi, &ino, &off) != 4 || !off)
+	if (sscanf(line, "%lx-%*x %4s %*x %x:%x %lu %n", at, perms, &ma, &mi, &ino, &off) != 5 || !off)
 		return 0;
 	return ino == f->ino && makedev(ma, mi) == f->dev && !strncmp(line + off, "/memfd:", 7);
 }
 
-/* A memfd open as an fd must not also be mapped: it would come back as two objects. */
+/*
+ * The fd of task @k on the memfd of inode @ino that a mapping can use:
+ * readable, and writable if @write; -1 if none.
+ */
+static int task_memfd_fd(const struct tree *t, const struct tree_task *k, unsigned long ino, int write)
+{
+	int n;
+
+	for (n = 0; n < k->nfds; n++) {
+		const struct tree_file *f = &t->files[k->fds[n].file];
+		int acc = f->flags & O_ACCMODE;
+
+		if (f->kind == TK_MEMFD && f->ino == ino && (write ? acc == O_RDWR : acc != O_WRONLY))
+			return k->fds[n].fd;
+	}
+	return -1;
+}
+
+/*
+ * A memfd open as an fd and mapped: each task mapping it shared must hold
+ * an fd of it itself (the loader maps that fd's memfd); a private mapping
+ * is refused.
+ */
 static int memfd_check(const struct tree *t)
 {
+	char perms[8];
 	int i, j;
 
 	for (i = 0; i < t->ntasks; i++) {
@@ -167,10 +198,27 @@ static int memfd_check(const struct tree *t)
 			for (j = 0; j < t->nfiles; j++) {
 				const struct tree_file *f = &t->files[j];
 
-				if (f->kind != TK_MEMFD || !maps_memfd(line, f, &at))
+				if (f->kind != TK_MEMFD || !maps_memfd(line, f, &at, perms))
 					continue;
-				pr_err("pid %d fd %d: memfd %s: also mapped by pid %d at 0x%lx: an fd and a mapping of one memfd would be restored as two separate memfds: not supported",
-				       f->pid, f->fd, f->path, t->tasks[i].pid, at);
+				/*
+				 * The seals are back before the exec, and under
+				 * F_SEAL_WRITE or _FUTURE_WRITE the loader's
+				 * shared mapping would fail after its point of
+				 * no return (the kernel refuses a new one).
+				 */
+				if (perms[3] == 's' && (f->seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)))
+					pr_err("pid %d fd %d: memfd %s: sealed against writes (seals 0x%x) and also mapped shared (%s) by pid %d at 0x%lx: the mapping cannot be made again under that seal: not supported",
+					       f->pid, f->fd, f->path, f->seals, perms, t->tasks[i].pid, at);
+				else if (perms[3] == 's' &&
+					 task_memfd_fd(t, &t->tasks[i], f->ino, perms[1] == 'w') >= 0)
+					break;	/* restored as one object: memfd_shm_arg */
+				else if (perms[3] == 's')
+					pr_err("pid %d fd %d: memfd %s: also mapped (%s) by pid %d at 0x%lx, which holds no fd of it%s: the mapping would be restored as a separate memfd: not supported",
+					       f->pid, f->fd, f->path, perms, t->tasks[i].pid, at,
+					       perms[1] == 'w' ? " open read-write" : " open for reading");
+				else
+					pr_err("pid %d fd %d: memfd %s: also mapped privately (%s) by pid %d at 0x%lx: not supported",
+					       f->pid, f->fd, f->path, perms, t->tasks[i].pid, at);
 				free(maps);
 				return -1;
 			}
@@ -369,3 +417,38 @@ const struct fd_kind memfd_fd_kind = {
 	.rec_show = memfd_rec_show,
 	.rec_json = memfd_rec_json,
 };
+
+int memfd_shm_arg(const struct tree *t, const struct tree_task *k, int dirfd, const char *name,
+		  char *out, size_t size)
+{
+	char path[4096];
+	struct imgcr_file rec;
+	struct image img;
+	size_t off = 0;
+	unsigned int i;
+	int fd, ret = 0;
+
+	out[0] = 0;
+	if (image_openat(&img, dirfd, name))
+		return -1;
+	for (i = 0; i < img.task->nr_files && !ret; i++) {
+		if (image_file(&img, i, &rec, path, sizeof(path))) {
+			pr_err("pid %d: %s: bad file table", k->pid, name);
+			ret = -1;
+			break;
+		}
+		if (!(rec.flags & IMGCR_FILE_SHMEM) || strncmp(path, "memfd:", 6))
+			continue;
+		fd = task_memfd_fd(t, k, rec.ino, rec.flags & IMGCR_FILE_WRITE);
+		if (fd < 0)
+			continue;	/* a memfd only mapped: the module's */
+		if (off + 40 >= size) {
+			pr_err("pid %d: too many memfds both open and mapped", k->pid);
+			ret = -1;
+			break;
+		}
+		off += snprintf(out + off, size - off, "%s%u:%d", off ? "," : "--imgcr-shmfd=", i, fd);
+	}
+	image_close(&img);
+	return ret;
+}

@@ -49,6 +49,7 @@
 #include "proc.h"
 #include "record.h"
 #include "tree.h"
+#include "tty.h"
 
 #ifndef OPEN_TREE_CLONE
 #define OPEN_TREE_CLONE		1
@@ -663,6 +664,15 @@ static int mnt_make_one(struct ns_ctx *c, struct mnt_ns *ns, struct mnt *m, cons
 		}
 		snprintf(src, sizeof(src), "%s%s", b->target,
 			 strcmp(below(m->root, b->root), "/") ? below(m->root, b->root) : "");
+		/* a pty's slave bound elsewhere (runc's /dev/console): the pty made now */
+		if (!strcmp(b->fs, "devpts") && !strcmp(b->root, "/")) {
+			int idx, n = 0;
+
+			if (sscanf(m->root, "/%d%n", &idx, &n) == 1 && !m->root[n] && idx >= 0 &&
+			    lstat(src, &st) && errno == ENOENT &&
+			    tty_devpts_prepare(c->t, b->target, idx))
+				return -1;
+		}
 		if (bind_nofollow(src, m->target)) {
 			pr_perror("mount at %s: cannot bind %s%s", m->mp, b->mp, m->root);
 			return -1;

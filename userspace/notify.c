@@ -18,6 +18,7 @@
 
 int (*notify_hook)(const char *script, pid_t pid);
 int restore_sibling;
+int (*orphan_master_hook)(int fd);
 
 static int env_script(const char *script, pid_t pid)
 {

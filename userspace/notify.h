@@ -41,4 +41,12 @@ static inline int notify(const char *script, pid_t pid)
  */
 extern int restore_sibling;
 
+/*
+ * restore of a tree with an orphan pty (tty.h): the new pair's master @fd
+ * (imgcr-criu: NOTIFY orphan-pts-master with the fd, runc sends it to its
+ * console socket).  0, or -1 after printing why; NULL (imgcr): such a
+ * tree is refused.  @fd stays the caller's.
+ */
+extern int (*orphan_master_hook)(int fd);
+
 #endif

@@ -12,8 +12,9 @@
  *
  * restore: the first file of a pipe creates it (pipe2) and refills it; the
  * restorer keeps both ends until every file is open.  The first reader and
- * the first writer get the pipe's own ends; every other file of the pipe is
- * a new open file description of it, through /proc/self/fd.
+ * the first writer without O_LARGEFILE (pipe2()'s; open() sets it) get the
+ * pipe's own ends; every other file of the pipe is a new open file
+ * description of it, through /proc/self/fd.
  *
  * External pipes (pipes.h: dump --external, restore --inherit-fd) are the
  * caller's: recorded without data, and given back by the caller.
@@ -334,6 +335,9 @@ int pipe_opened(int fd, unsigned int flags, const char *what)
 	return fd;
 }
 
+/* the kernel's O_LARGEFILE (glibc's is 0 on x86-64), as fdinfo shows it */
+#define PIPE_O_LARGEFILE	0100000
+
 /* Files @a and @b are ends of one pipe. */
 static int same_pipe(const struct tree_file *a, const struct tree_file *b)
 {
@@ -345,7 +349,7 @@ static int pipe_open(struct fd_restore *r, int i, const char *what)
 	const struct tree *t = r->t;
 	const struct tree_file *f = &t->files[i];
 	unsigned int acc = f->flags & O_ACCMODE;
-	int first, j, fd;
+	int first, j, fd, own;
 
 	const struct tree_pipe *tp = tree_pipe_find(t, f->ino);
 
@@ -382,13 +386,19 @@ static int pipe_open(struct fd_restore *r, int i, const char *what)
 		if (pipe_refill(r, r->keep[i][1], f->ino, what))
 			return -1;
 	}
-	/* the first reader and the first writer get those ends */
-	for (j = first; j < i; j++)
-		if (same_pipe(&t->files[j], f) && (t->files[j].flags & O_ACCMODE) == acc)
-			break;
-	if (j == i && acc == O_RDONLY)
+	/*
+	 * The first reader and the first writer that pipe2() made get those
+	 * ends; a file opened through /proc/PID/fd has O_LARGEFILE, which
+	 * open() sets and pipe2() does not: it is a new open again.
+	 */
+	own = !(f->flags & PIPE_O_LARGEFILE);
+	for (j = first; j < i && own; j++)
+		if (same_pipe(&t->files[j], f) && (t->files[j].flags & O_ACCMODE) == acc &&
+		    !(t->files[j].flags & PIPE_O_LARGEFILE))
+			own = 0;
+	if (own && acc == O_RDONLY)
 		fd = fcntl(r->keep[first][0], F_DUPFD_CLOEXEC, r->base);
-	else if (j == i && acc == O_WRONLY)
+	else if (own && acc == O_WRONLY)
 		fd = fcntl(r->keep[first][1], F_DUPFD_CLOEXEC, r->base);
 	else
 		fd = pipe_reopen(r->keep[first][0], f->flags);

@@ -593,8 +593,8 @@ struct task_run {
 	int late_ids;			/* the exec sets the uids and gids (--imgcr-ids) */
 	char cloexec[4096];		/* the fds to mark close-on-exec again */
 	size_t off;			/* strlen(cloexec) */
-	char *argv[12];
-	char cloexec_arg[4096 + 32], root_arg[48], sc_arg[48], stop_arg[32];
+	char *argv[13];
+	char cloexec_arg[4096 + 32], root_arg[48], sc_arg[48], stop_arg[32], shm_arg[4096];
 	char status_arg[48], user_arg[48], userns_arg[48];
 	char err[8192];
 };
@@ -742,6 +742,9 @@ static const char *task_open_image(struct rctx *c, struct task_run *r)
 	/* its threads' credentials in the image (NT_IMGCR_CREDS): checked by task_creds and task_exec_args */
 	if (image_creds_read(c->dirfd, r->name, &r->creds))
 		return task_msg(r, "cannot read the credentials in %s", r->img);
+	/* the memfds it maps and holds as fds (memfd.c), for task_exec_args */
+	if (memfd_shm_arg(&c->t, k, c->dirfd, r->name, r->shm_arg, sizeof(r->shm_arg)))
+		return task_msg(r, "cannot read the file table of %s", r->img);
 	return NULL;
 }
 
@@ -874,6 +877,16 @@ static __attribute__((noinline)) const char *task_creds(struct rctx *c, struct t
 		 */
 		if (r->creds.has && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0))
 			return task_msg(r, "PR_SET_KEEPCAPS: %s", strerror(errno));
+		/*
+		 * An image without credentials (an older one) gets what a
+		 * plain exec with the tree's ids gives.  In a user namespace
+		 * the ns-root's ambient capabilities (userns_inside) would
+		 * survive the uid change (kuid 0 is not the namespace's
+		 * root) and reach the task: they go (review s12 L4).
+		 */
+		if (!r->creds.has && prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) &&
+		    errno != EINVAL)
+			return task_msg(r, "cannot clear the ambient capabilities: %s", strerror(errno));
 		if (setresgid(k->gid[0], k->gid[1], k->gid[2]))
 			return task_msg(r, "setresgid %u %u %u: %s", k->gid[0], k->gid[1], k->gid[2],
 					strerror(errno));
@@ -910,6 +923,9 @@ static const char *task_exec_args(struct rctx *c, struct task_run *r)
 		snprintf(r->cloexec_arg, sizeof(r->cloexec_arg), "--imgcr-cloexec=%s", r->cloexec);
 		r->argv[n++] = r->cloexec_arg;
 	}
+	/* memfds it maps and holds as fds: the loader maps those (task_open_image) */
+	if (r->shm_arg[0])
+		r->argv[n++] = r->shm_arg;
 	if (k->stopped == SIGSTOP) {
 		r->argv[n++] = "--imgcr-stop";
 	} else if (k->stopped) {
@@ -2182,6 +2198,9 @@ int cmd_restore(int argc, char **argv)
 	/* which memory parents and children share (cow.c) */
 	if (cow_plan(&c.t, c.dirfd))
 		return 1;
+	/* a pty whose master was outside the tree: only for imgcr-criu (tty.h) */
+	if (tty_orphan_check(&c.t))
+		return 1;
 	/* imgcr-criu's NOTIFY points (notify.h) */
 	notify_env_init();
 	if (notify("pre-restore", 0))
@@ -2259,8 +2278,11 @@ int cmd_restore(int argc, char **argv)
 		if (moves_paths(&c))
 			return 1;
 	}
+	if (tty_orphan_begin(&c.t, c.base))
+		return 1;
 	if (!c.files_inside && open_files(&c)) {
 		ghost_unlink_mapped(&c.t);
+		tty_orphan_end();
 		return 1;
 	}
 	if (pipe2(p, O_CLOEXEC) || pipe2(g, O_CLOEXEC) || (c.own && pipe2(c.ns_sync, O_CLOEXEC))) {
@@ -2310,6 +2332,7 @@ int cmd_restore(int argc, char **argv)
 	}
 	close(c.status_w);
 	close(c.go_r);
+	tty_orphan_parent();
 	if (c.own) {
 		struct ns_ctx nc = { .t = &c.t, .dirfd = c.dirfd, .hostproc = -1, .root = top,
 				     .own = c.own };
@@ -2334,6 +2357,15 @@ int cmd_restore(int argc, char **argv)
 		pr_err("nothing of the tree was left running");
 		return 1;
 	}
+	/* the orphan pty's new master, from whoever opened the files, to imgcr-criu's client */
+	if (tty_orphan_deliver(&c.t)) {
+		tty_orphan_end();
+		kill_undo(&c, top, 0);
+		ghost_unlink_mapped(&c.t);
+		pr_err("nothing of the tree was left running");
+		return 1;
+	}
+	tty_orphan_end();
 	if (collect(&c, c.t.ntasks, 60000) || notify("post-restore", root_pid(&c)) ||
 	    (own_netns(&c) && notify("network-unlock", 0)) || notify("pre-resume", 0)) {
 		kill_undo(&c, top, 0);

@@ -7,9 +7,9 @@
  * queued on it and not yet accepted are reset (closed with the tree at the
  * dump; imgcr says how many).  A socket that is neither listening nor
  * connected (new, or only bound) is created and bound again.  Established
- * connections, and FIN-WAIT-1/2 and CLOSE-WAIT ones, are sk-tcp.c's (TCP
- * repair mode); every other TCP state (SYN-SENT, SYN-RECV, LAST-ACK,
- * CLOSING, TIME-WAIT) is refused, naming the state.
+ * connections, and FIN-WAIT-1/2, CLOSE-WAIT, LAST-ACK and CLOSING ones, are
+ * sk-tcp.c's (TCP repair mode); every other TCP state (SYN-SENT, SYN-RECV,
+ * TIME-WAIT) is refused, naming the state.
  *
  * UDP: bound and connected again to the same addresses, and shut down
  * again as it was (sock_diag's INET_DIAG_SHUTDOWN, udp_diag).  Datagrams queued
@@ -313,7 +313,7 @@ static int dgram_dump(struct fd_parms *p, int sfd, struct tree_sk *s, const char
 	return FD_DESCRIBED;
 }
 
-int inet_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s)
+static int inet_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s)
 {
 	const char *v = s->family == AF_INET ? "IPv4" : "IPv6";
 	struct sockaddr_storage ss;
@@ -361,7 +361,7 @@ int inet_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk 
 			return tcp_sk_dump(c, p, sfd, s);
 		}
 		if (s->state != SK_ST_LISTEN && s->state != SK_ST_CLOSE)
-			return fd_refuse(p, "%s: %s TCP connection %s -> %s in state %s: not supported (established, FIN-WAIT-1/2 and CLOSE-WAIT connections are restored)",
+			return fd_refuse(p, "%s: %s TCP connection %s -> %s in state %s: not supported (established, FIN-WAIT-1/2, CLOSE-WAIT, LAST-ACK and CLOSING connections are restored)",
 					 p->link, v, sk_addr_str(s->name, s->namelen, nm, sizeof(nm)),
 					 sk_addr_str(s->peername, s->peerlen, nm + 64, 64),
 					 s->state < 12 ? tcp_states[s->state] : "?");
@@ -431,7 +431,7 @@ int inet_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk 
 	return FD_DESCRIBED;
 }
 
-int inet_sk_make(struct sk_restore *r, int i)
+static int inet_sk_make(struct sk_restore *r, int i)
 {
 	const struct tree_sk *s = &r->t->sks[i];
 	char what[128], nm[128];
@@ -506,3 +506,18 @@ int inet_sk_make(struct sk_restore *r, int i)
 	}
 	return 0;
 }
+
+/* IPv4 and IPv6: the same functions */
+const struct sk_family_ops inet_sk_ops = {
+	.family = AF_INET,
+	.dump = inet_sk_dump,
+	.make = inet_sk_make,
+	.show = sk_addr_show,
+};
+
+const struct sk_family_ops inet6_sk_ops = {
+	.family = AF_INET6,
+	.dump = inet_sk_dump,
+	.make = inet_sk_make,
+	.show = sk_addr_show,
+};

@@ -101,6 +101,7 @@ struct sk_nl {
 	unsigned int opts;	/* a bit per nl_opts[] */
 	int ngroups;
 	unsigned int *groups;	/* the multicast groups, from 1, ascending */
+	unsigned int glen;	/* no group, but a membership list of glen bytes (groups left) */
 };
 
 static const char *const protos[] = {
@@ -142,14 +143,6 @@ static void diag_cb(void *msg, size_t len, void *arg)
 		memcpy(&d->flags, NLA_DATA(tb[NETLINK_DIAG_FLAGS]), sizeof(uint32_t));
 }
 
-static int getint_opt(int fd, int level, int opt, int *v)
-{
-	socklen_t l = sizeof(*v);
-
-	*v = 0;
-	return getsockopt(fd, level, opt, v, &l);
-}
-
 static void nl_free(struct sk_nl *n)
 {
 	if (n) {
@@ -158,7 +151,7 @@ static void nl_free(struct sk_nl *n)
 	}
 }
 
-int nl_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s)
+static int nl_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s)
 {
 	static uint32_t mask[NL_MAX_GROUPS / 32];
 	struct netlink_diag_req req = {
@@ -229,7 +222,7 @@ int nl_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s
 		n->dst_group = d.m.ndiag_dst_group;
 	}
 	for (i = 0; i < NL_NOPTS; i++) {
-		if (getint_opt(sfd, nl_opts[i].level, nl_opts[i].opt, &v)) {
+		if (sk_getint(sfd, nl_opts[i].level, nl_opts[i].opt, &v)) {
 			/*
 			 * before 6.2 getsockopt does not read NETLINK_LISTEN_ALL_NSID:
 			 * netlink_diag's flags show it for a socket bound or in a
@@ -264,6 +257,13 @@ int nl_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s
 			n->groups = tree_grow(n->groups, n->ngroups, sizeof(*n->groups));
 			n->groups[n->ngroups++] = i + 1;
 		}
+	/*
+	 * groups joined and all left (or only left): the kernel keeps the
+	 * socket's group table, NETLINK_LIST_MEMBERSHIPS gives its length,
+	 * zeros; never joined, it gives nothing
+	 */
+	if (!n->ngroups && l)
+		n->glen = l;
 	s->state = 0;	/* never a TCP state: sk_tcp_will_repair */
 	s->fam = n;
 	if (sk_opts_dump(p, sfd, s)) {
@@ -274,7 +274,38 @@ int nl_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s
 	return FD_DESCRIBED;
 }
 
-int nl_sk_make(struct sk_restore *r, int i)
+/*
+ * The group table of a socket that left every group it joined (@glen
+ * bytes of NETLINK_LIST_MEMBERSHIPS, zeros), with no group joined even for
+ * a moment: NETLINK_DROP_MEMBERSHIP allocates the table (as for every
+ * membership change) before it checks the group, and group 0 is refused
+ * (EINVAL) without leaving anything or calling the protocol's unbind.
+ * Then the list's length is checked.  0, or -1 (printed).
+ */
+static int nl_group_table(int fd, unsigned int glen, const char *what)
+{
+	unsigned int mask[NL_MAX_GROUPS / 32];
+	socklen_t l = sizeof(mask);
+	int g = 0;
+
+	if (!setsockopt(fd, SOL_NETLINK, NETLINK_DROP_MEMBERSHIP, &g, sizeof(g)) || errno != EINVAL) {
+		pr_perror("%s: NETLINK_DROP_MEMBERSHIP of group 0, for the group table of a socket that left its groups",
+			  what);
+		return -1;
+	}
+	if (getsockopt(fd, SOL_NETLINK, NETLINK_LIST_MEMBERSHIPS, mask, &l)) {
+		pr_perror("%s: NETLINK_LIST_MEMBERSHIPS", what);
+		return -1;
+	}
+	if (l != glen) {
+		pr_err("%s: the socket had left its multicast groups, its membership list %u bytes long; made again it is %u bytes (the protocol's groups changed since the dump)",
+		       what, glen, (unsigned int)l);
+		return -1;
+	}
+	return 0;
+}
+
+static int nl_sk_make(struct sk_restore *r, int i)
 {
 	const struct tree_sk *s = &r->t->sks[i];
 	const struct sk_nl *n = s->fam;
@@ -317,6 +348,8 @@ int nl_sk_make(struct sk_restore *r, int i)
 			return -1;
 		}
 	}
+	if (n->glen && nl_group_table(fd, n->glen, what))
+		return -1;
 	if (n->connected) {
 		nl.nl_pid = n->dst_portid;
 		nl.nl_groups = n->dst_group ? 1U << (n->dst_group - 1) : 0;
@@ -329,7 +362,7 @@ int nl_sk_make(struct sk_restore *r, int i)
 	return 0;
 }
 
-void nl_sk_show(const struct tree_sk *s, char *out, size_t size)
+static void nl_sk_show(const struct tree_sk *s, char *out, size_t size)
 {
 	const struct sk_nl *n = s->fam;
 	size_t o = strlen(out);
@@ -342,6 +375,8 @@ void nl_sk_show(const struct tree_sk *s, char *out, size_t size)
 		o += snprintf(out + o, size - o, n->portid ? " port id %u" : " not bound", n->portid);
 	for (k = 0; k < n->ngroups && o < size; k++)
 		o += snprintf(out + o, size - o, "%s%u", k ? "," : " groups ", n->groups[k]);
+	if (n->glen && o < size)
+		o += snprintf(out + o, size - o, " groups left");
 	if (n->connected && o < size)
 		o += snprintf(out + o, size - o, " -> port id %u group %u", n->dst_portid, n->dst_group);
 	for (k = 0; k < NL_NOPTS && o < size; k++)
@@ -349,7 +384,17 @@ void nl_sk_show(const struct tree_sk *s, char *out, size_t size)
 			o += snprintf(out + o, size - o, " %s=1", nl_opts[k].name);
 }
 
-/* ---- the tree file: "sknl ino= portid= connected= dst= dstgroup= opts= groups=" ---- */
+const struct sk_family_ops nl_sk_ops = {
+	.family = AF_NETLINK,
+	.dump = nl_sk_dump,
+	.make = nl_sk_make,
+	.show = nl_sk_show,
+};
+
+/*
+ * ---- the tree file: "sknl ino= portid= connected= dst= dstgroup= opts= groups=
+ * [glen=]" (glen: groups left, the membership list's length; only then) ----
+ */
 
 static void nl_records_write(FILE *f, const struct tree *t)
 {
@@ -367,6 +412,8 @@ static void nl_records_write(FILE *f, const struct tree *t)
 			fputc('-', f);
 		for (k = 0; k < n->ngroups; k++)
 			fprintf(f, "%s%u", k ? "," : "", n->groups[k]);
+		if (n->glen)
+			fprintf(f, " glen=%u", n->glen);
 		fputc('\n', f);
 	}
 }
@@ -392,6 +439,10 @@ static const char *nl_record_read(struct tree *t, struct rec *r)
 	    REC_NUM(r, "dstgroup", 0, 32, n->dst_group) ||
 	    REC_NUM(r, "opts", 0, (1LL << NL_NOPTS) - 1, n->opts) || !(g = rec_val(r, "groups")))
 		return "bad sknl record";
+	/* optional: groups left (no group then) */
+	if (rec_has(r, "glen") && (REC_NUM(r, "glen", 4, NL_MAX_GROUPS / 8, n->glen) ||
+				   (n->glen & 3) || strcmp(g, "-")))
+		return "bad sknl record glen";
 	if (strcmp(g, "-")) {
 		while (*g) {
 			char *end;

@@ -147,14 +147,6 @@ static void pkt_free(struct sk_pkt *k)
 	}
 }
 
-static int getint_opt(int fd, int opt, int *v)
-{
-	socklen_t l = sizeof(*v);
-
-	*v = 0;
-	return getsockopt(fd, SOL_PACKET, opt, v, &l);
-}
-
 static const char *ifname(int idx, char *buf)
 {
 	if (!idx)
@@ -164,7 +156,7 @@ static const char *ifname(int idx, char *buf)
 	return buf;
 }
 
-int pkt_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s)
+static int pkt_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s)
 {
 	struct packet_diag_req req = {
 		.sdiag_family = AF_PACKET,
@@ -233,7 +225,7 @@ int pkt_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *
 			k->val[i] = d.pi.pdi_copy_thresh;
 			continue;
 		}
-		if (getint_opt(sfd, pk_opts[i].opt, &k->val[i])) {
+		if (sk_getint(sfd, SOL_PACKET, pk_opts[i].opt, &k->val[i])) {
 			k->val[i] = 0;
 			if (errno == ENOPROTOOPT || errno == EINVAL)
 				continue;	/* not this kernel's */
@@ -255,7 +247,7 @@ out:
 	return r;
 }
 
-int pkt_sk_make(struct sk_restore *r, int i)
+static int pkt_sk_make(struct sk_restore *r, int i)
 {
 	const struct tree_sk *s = &r->t->sks[i];
 	const struct sk_pkt *k = s->fam;
@@ -315,7 +307,7 @@ int pkt_sk_make(struct sk_restore *r, int i)
 	return 0;
 }
 
-void pkt_sk_show(const struct tree_sk *s, char *out, size_t size)
+static void pkt_sk_show(const struct tree_sk *s, char *out, size_t size)
 {
 	const struct sk_pkt *k = s->fam;
 	size_t o = strlen(out);
@@ -348,6 +340,13 @@ void pkt_sk_show(const struct tree_sk *s, char *out, size_t size)
 			o += snprintf(out + o, size - o, " x%d", x->count);
 	}
 }
+
+const struct sk_family_ops pkt_sk_ops = {
+	.family = AF_PACKET,
+	.dump = pkt_sk_dump,
+	.make = pkt_sk_make,
+	.show = pkt_sk_show,
+};
 
 /* ---- the tree file ---- */
 

@@ -44,9 +44,11 @@
  * peer's FIN received): restored established, then that FIN is sent to the
  * restored socket again from the peer's address, through a raw socket
  * whose packets carry a mark the lock lets in (put_peer_fin).  LAST-ACK
- * and CLOSING (both FINs: brief, not tested), TIME-WAIT, SYN-SENT and
- * SYN-RECV are refused by sk-inet.c, naming the state.  Urgent data is
- * not kept.
+ * (the peer's FIN, then ours: put_peer_fin, then shutdown) and CLOSING (a
+ * simultaneous close: ours, then the peer's, which does not acknowledge
+ * ours) get both, in that order, as CRIU's soccr; the state reached is
+ * checked.  TIME-WAIT, SYN-SENT and SYN-RECV are refused by sk-inet.c,
+ * naming the state.  Urgent data is not kept.
  *
  * Every IPv4/IPv6 socket is made again as its owner (inet_sk_socket: the
  * uid SO_REUSEPORT compares).  The part not yet sent is written with room
@@ -75,6 +77,7 @@
 #include <netinet/tcp.h>
 
 #include "log.h"
+#include "ns.h"
 #include "proc.h"
 #include "sockets.h"
 
@@ -82,11 +85,34 @@
 /* the packet mark of the FIN sent to a restored socket: the lock lets it pass */
 #define FIN_MARK	0x1c3e7f1
 
-/* the states restored: established, our FIN sent (FIN-WAIT-1/2), the peer's received (CLOSE-WAIT) */
+/*
+ * the states restored: established, our FIN sent (FIN-WAIT-1/2), the
+ * peer's received (CLOSE-WAIT), both (LAST-ACK: the peer's first; CLOSING:
+ * ours first, a simultaneous close), as CRIU's soccr
+ */
 static int tcp_state_ok(int st)
 {
 	return st == TCP_ESTABLISHED || st == TCP_FIN_WAIT1 || st == TCP_FIN_WAIT2 ||
-	       st == TCP_CLOSE_WAIT;
+	       st == TCP_CLOSE_WAIT || st == TCP_LAST_ACK || st == TCP_CLOSING;
+}
+
+/* our FIN sent (or queued) */
+static int tcp_fin_sent(int st)
+{
+	return st == TCP_FIN_WAIT1 || st == TCP_FIN_WAIT2 || st == TCP_LAST_ACK ||
+	       st == TCP_CLOSING;
+}
+
+/* the peer's FIN received */
+static int tcp_fin_rcvd(int st)
+{
+	return st == TCP_CLOSE_WAIT || st == TCP_LAST_ACK || st == TCP_CLOSING;
+}
+
+/* our FIN not yet acknowledged: SIOCOUTQ counts it */
+static int tcp_fin_unacked(int st)
+{
+	return st == TCP_FIN_WAIT1 || st == TCP_LAST_ACK || st == TCP_CLOSING;
 }
 
 /* What DIR/sk-INO.tcp holds. */
@@ -136,13 +162,6 @@ struct tcp_pending {
 };
 static struct tcp_pending *pend;
 static int npend;
-
-static int getint(int fd, int level, int opt, int *v)
-{
-	socklen_t l = sizeof(*v);
-
-	return getsockopt(fd, level, opt, v, &l);
-}
 
 static int setint(int fd, int level, int opt, int v)
 {
@@ -412,7 +431,7 @@ static int get_seq(int sfd, int q, unsigned long long *v)
 {
 	int seq;
 
-	if (setint(sfd, IPPROTO_TCP, TCP_REPAIR_QUEUE, q) || getint(sfd, IPPROTO_TCP, TCP_QUEUE_SEQ, &seq))
+	if (setint(sfd, IPPROTO_TCP, TCP_REPAIR_QUEUE, q) || sk_getint(sfd, IPPROTO_TCP, TCP_QUEUE_SEQ, &seq))
 		return -1;
 	*v = (unsigned int)seq;
 	return 0;
@@ -526,7 +545,7 @@ int tcp_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *
 		pr_perror("pid %d fd %d: dup", p->pid, p->fd);
 		return FD_FAILED;
 	}
-	if (getint(fd, SOL_SOCKET, SO_REUSEADDR, &reuse)) {
+	if (sk_getint(fd, SOL_SOCKET, SO_REUSEADDR, &reuse)) {
 		pr_perror("pid %d fd %d: SO_REUSEADDR", p->pid, p->fd);
 		close(fd);
 		return FD_FAILED;
@@ -556,19 +575,19 @@ int tcp_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *
 				 p->link, conn, s->state, ti.tcpi_state);
 	s->state = m.state = ti.tcpi_state;
 	/* our FIN sent (or queued), acknowledged or not; the peer's received */
-	m.fin = ti.tcpi_state == TCP_FIN_WAIT1 || ti.tcpi_state == TCP_FIN_WAIT2;
-	m.finrcv = ti.tcpi_state == TCP_CLOSE_WAIT;
+	m.fin = tcp_fin_sent(ti.tcpi_state);
+	m.finrcv = tcp_fin_rcvd(ti.tcpi_state);
 	m.opts = ti.tcpi_options & (TCPI_OPT_TIMESTAMPS | TCPI_OPT_SACK | TCPI_OPT_WSCALE);
 	m.snd_wscale = ti.tcpi_snd_wscale;
 	m.rcv_wscale = ti.tcpi_rcv_wscale;
-	if (getint(fd, IPPROTO_TCP, TCP_MAXSEG, &v)) {
+	if (sk_getint(fd, IPPROTO_TCP, TCP_MAXSEG, &v)) {
 		pr_perror("pid %d fd %d: %s: TCP_MAXSEG", p->pid, p->fd, p->link);
 		return FD_FAILED;
 	}
 	m.mss = v;
 	m.snd_mss = ti.tcpi_snd_mss;
 	if (m.opts & TCPI_OPT_TIMESTAMPS) {
-		if (getint(fd, IPPROTO_TCP, TCP_TIMESTAMP, &v)) {
+		if (sk_getint(fd, IPPROTO_TCP, TCP_TIMESTAMP, &v)) {
 			pr_perror("pid %d fd %d: %s: TCP_TIMESTAMP", p->pid, p->fd, p->link);
 			return FD_FAILED;
 		}
@@ -589,7 +608,7 @@ int tcp_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *
 		size_t k;
 
 		for (k = 0; k < 4; k++) {
-			if (getint(fd, IPPROTO_TCP, kopt[k], &v)) {
+			if (sk_getint(fd, IPPROTO_TCP, kopt[k], &v)) {
 				pr_perror("pid %d fd %d: %s: keepalive settings", p->pid, p->fd, p->link);
 				return FD_FAILED;
 			}
@@ -615,7 +634,7 @@ int tcp_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *
 		 * (FIN-WAIT-1) and SIOCOUTQNSD (a FIN not sent yet) count it; the
 		 * image holds the data alone, all as sent (the FIN follows it)
 		 */
-		m.outq = out - (ti.tcpi_state == TCP_FIN_WAIT1);
+		m.outq = out - tcp_fin_unacked(ti.tcpi_state);
 		m.unsq = m.fin ? 0 : (unsigned int)uns;
 		/* the peek offset would make MSG_PEEK start further in */
 		if (s->peek_off >= 0 && setint(fd, SOL_SOCKET, SO_PEEK_OFF, -1)) {
@@ -636,7 +655,7 @@ int tcp_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *
 		}
 		if (seq2 == m.rcv_seq && !ioctl(fd, SIOCINQ, &in) && (unsigned int)in == m.inq &&
 		    !ioctl(fd, SIOCOUTQ, &out) &&
-		    (unsigned int)out == m.outq + (ti.tcpi_state == TCP_FIN_WAIT1))
+		    (unsigned int)out == m.outq + tcp_fin_unacked(ti.tcpi_state))
 			break;
 		if (tries == 20) {
 			pr_err("pid %d fd %d: %s: %s: its queues kept changing while they were read, the network lock notwithstanding",
@@ -1099,12 +1118,30 @@ again:
 	/*
 	 * the write side shut: shutdown() queues the FIN after the data, as sent
 	 * (FIN-WAIT-1 until acknowledged); the peer's FIN: sent to the socket
-	 * (CLOSE-WAIT)
+	 * (CLOSE-WAIT).  Both, in the order the state says (soccr's): LAST-ACK
+	 * took the peer's FIN first (CLOSE-WAIT, then our shutdown); CLOSING,
+	 * ours first (FIN-WAIT-1, then the peer's FIN, which does not
+	 * acknowledge ours)
 	 */
-	if (m.fin && shut_wr(fd, what))
-		goto out;
-	if (m.finrcv && put_peer_fin(fd, s, &m, what))
-		goto out;
+	if (m.state == TCP_LAST_ACK) {
+		if (put_peer_fin(fd, s, &m, what) || shut_wr(fd, what))
+			goto out;
+	} else {
+		if (m.fin && shut_wr(fd, what))
+			goto out;
+		if (m.finrcv && put_peer_fin(fd, s, &m, what))
+			goto out;
+	}
+	if (m.state == TCP_LAST_ACK || m.state == TCP_CLOSING) {
+		struct tcp_info ti;
+		socklen_t tl = sizeof(ti);
+
+		if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) || ti.tcpi_state != m.state) {
+			pr_err("%s: restored in state %u, not %llu as dumped", what,
+			       ti.tcpi_state, m.state);
+			goto out;
+		}
+	}
 	if (setint(fd, IPPROTO_TCP, TCP_REPAIR_QUEUE, TCP_NO_QUEUE)) {
 		pr_perror("%s: TCP_REPAIR_QUEUE", what);
 		goto out;
@@ -1144,13 +1181,13 @@ static int send_unsent(int fd, const char *buf, size_t len, const char *what)
 
 	if (!len)
 		return 0;
-	if (getint(fd, SOL_SOCKET, SO_SNDBUF, &snd) || ioctl(fd, SIOCOUTQ, &outq)) {
+	if (sk_getint(fd, SOL_SOCKET, SO_SNDBUF, &snd) || ioctl(fd, SIOCOUTQ, &outq)) {
 		pr_perror("%s: SO_SNDBUF, SIOCOUTQ", what);
 		return -1;
 	}
-	if (getint(fd, SOL_SOCKET, SO_BUF_LOCK, &lock))
+	if (sk_getint(fd, SOL_SOCKET, SO_BUF_LOCK, &lock))
 		lock = -1;	/* before 5.14 */
-	if (getint(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat))
+	if (sk_getint(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat))
 		lowat = -1;
 	/* the kernel doubles it: four times the bytes, for their skbs */
 	room = (int)(((unsigned long long)outq + len) * 2 + (1 << 16) > INT_MAX / 2 ?
@@ -1196,7 +1233,7 @@ static int send_unsent(int fd, const char *buf, size_t len, const char *what)
 		pr_perror("%s: TCP_NOTSENT_LOWAT %d again", what, lowat);
 		ret = -1;
 	}
-	if (!ret && !getint(fd, SOL_SOCKET, SO_SNDBUF, &got) && got != snd && got != (snd & ~1))
+	if (!ret && !sk_getint(fd, SOL_SOCKET, SO_SNDBUF, &got) && got != snd && got != (snd & ~1))
 		pr_info("%s: note: SO_SNDBUF %d where %d was set", what, got, snd);
 	return ret;
 }
@@ -1220,6 +1257,9 @@ int tcp_sk_after(struct sk_restore *r, int ok)
 			table[0] = 0;
 		fclose(f);
 	}
+	/* the lock was in the tree's own network namespace (sk-netns.c): gone with it, not in the new one */
+	if (r->t->ns && (r->t->ns->own & NS_BIT(NS_NET)))
+		table[0] = 0;
 	if (!ok) {
 		/* the sockets are closed in repair mode (silently); the lock stays for another try */
 		if (table[0] && npend)

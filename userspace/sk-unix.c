@@ -298,6 +298,19 @@ static int bound_path(struct fd_parms *p, int sfd, struct tree_sk *s, const stru
 		s->namelen = sizeof(sa_family_t) + strlen(path) + 1;
 	}
 	if (gone || stat(path, &st) || !S_ISSOCK(st.st_mode) || st.st_ino != u->vfs_ino) {
+		char *slash = strrchr(path, '/');
+		int bad;
+
+		/*
+		 * bound again in its directory at the restore (bind_hidden):
+		 * removed with its directory, it has nowhere to be bound
+		 */
+		*slash = 0;
+		bad = stat(path[0] ? path : "/", &st) || !S_ISDIR(st.st_mode);
+		*slash = '/';
+		if (bad)
+			return fd_refuse(p, "%s: bound to %s, whose socket file was removed and whose directory is gone too: it cannot be bound again in its directory: not supported",
+					 p->link, path);
 		s->opts |= SKO_UNLINKED;
 		return FD_DESCRIBED;
 	}
@@ -307,7 +320,7 @@ static int bound_path(struct fd_parms *p, int sfd, struct tree_sk *s, const stru
 	return FD_DESCRIBED;
 }
 
-int unix_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s)
+static int unix_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s)
 {
 	struct sockaddr_storage ss;
 	struct ud *u, *l;
@@ -512,6 +525,8 @@ int unix_sk_check(const struct tree *t)
 }
 
 /* restore */
+
+static int unix_sk_make(struct sk_restore *r, int i);
 
 static int sk_index(const struct tree *t, unsigned long ino)
 {
@@ -1100,7 +1115,7 @@ static int pair_by_listener(struct sk_restore *r, int i)
 	return 1;
 }
 
-int unix_sk_make(struct sk_restore *r, int i)
+static int unix_sk_make(struct sk_restore *r, int i)
 {
 	const struct tree *t = r->t;
 	const struct tree_sk *s = &t->sks[i];
@@ -1442,3 +1457,10 @@ out:
 	free(data);
 	return ret;
 }
+
+const struct sk_family_ops unix_sk_ops = {
+	.family = AF_UNIX,
+	.dump = unix_sk_dump,
+	.make = unix_sk_make,
+	.show = sk_addr_show,
+};

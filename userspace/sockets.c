@@ -7,7 +7,9 @@
  * family (SO_DOMAIN), type and protocol; unix sockets are described by
  * sk-unix.c, IPv4 and IPv6 ones (TCP, UDP, UDP-Lite, ping, raw) by sk-inet.c
  * (established TCP connections
- * by sk-tcp.c), every other family is refused
+ * by sk-tcp.c), netlink ones by sk-netlink.c, packet ones by sk-packet.c
+ * (each file's struct sk_family_ops: its dump, make and show, looked up by
+ * family here), every other family is refused
  * by name.  Both share the socket options kept here (SO_SNDBUF, SO_RCVBUF,
  * SO_PASSCRED, SO_RCVTIMEO, SO_SNDTIMEO, SO_PEEK_OFF, SO_REUSEADDR,
  * SO_REUSEPORT, SO_KEEPALIVE; every other option is in sk-opts.c's table,
@@ -197,10 +199,11 @@ fail:
 	return -1;
 }
 
-static int getint(int fd, int level, int opt, int *v)
+int sk_getint(int fd, int level, int opt, int *v)
 {
 	socklen_t l = sizeof(*v);
 
+	*v = 0;
 	return getsockopt(fd, level, opt, v, &l);
 }
 
@@ -233,16 +236,16 @@ int sk_opts_dump(const struct fd_parms *p, int sfd, struct tree_sk *s)
 	for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
 		if (flags[i].only && !(flags[i].only & is))
 			continue;
-		if (getint(sfd, flags[i].level, flags[i].opt, &v))
+		if (sk_getint(sfd, flags[i].level, flags[i].opt, &v))
 			goto fail;
 		if (v)
 			s->opts |= flags[i].bit;
 	}
-	if (getint(sfd, SOL_SOCKET, SO_SNDBUF, &s->sndbuf) ||
-	    getint(sfd, SOL_SOCKET, SO_RCVBUF, &s->rcvbuf))
+	if (sk_getint(sfd, SOL_SOCKET, SO_SNDBUF, &s->sndbuf) ||
+	    sk_getint(sfd, SOL_SOCKET, SO_RCVBUF, &s->rcvbuf))
 		goto fail;
 	/* not every protocol has a peek offset (TCP before 6.10) */
-	if (getint(sfd, SOL_SOCKET, SO_PEEK_OFF, &s->peek_off))
+	if (sk_getint(sfd, SOL_SOCKET, SO_PEEK_OFF, &s->peek_off))
 		s->peek_off = -1;
 	l = sizeof(tv);
 	if (getsockopt(sfd, SOL_SOCKET, SO_RCVTIMEO, &tv, &l))
@@ -269,12 +272,12 @@ static int set_buf(int fd, int opt, int force, int want, const char *name, const
 {
 	int v;
 
-	if (!getint(fd, SOL_SOCKET, opt, &v) && v == want)
+	if (!sk_getint(fd, SOL_SOCKET, opt, &v) && v == want)
 		return 0;
 	if (setint(fd, SOL_SOCKET, opt, want / 2)) {
 		if (!setint(fd, SOL_SOCKET, force, want / 2))
 			return 0;
-	} else if (getint(fd, SOL_SOCKET, opt, &v) || v == want ||
+	} else if (sk_getint(fd, SOL_SOCKET, opt, &v) || v == want ||
 		   !setint(fd, SOL_SOCKET, force, want / 2) || errno == EPERM) {
 		return 0;
 	}
@@ -315,7 +318,7 @@ int sk_opts_restore(int fd, const struct tree_sk *s, const char *what)
 		/* as sk_opts_dump reads them: SO_PASSCRED on unix sockets only (7.x refuses it on others) */
 		if ((s->family == AF_UNIX) != (flags[i].bit == SKO_PASSCRED))
 			continue;
-		if (getint(fd, flags[i].level, flags[i].opt, &v))
+		if (sk_getint(fd, flags[i].level, flags[i].opt, &v))
 			v = -1;
 		if (v == !!(s->opts & flags[i].bit))
 			continue;
@@ -352,15 +355,14 @@ int sk_opts_restore(int fd, const struct tree_sk *s, const char *what)
 #define SCM_PIDFD 0x04
 #endif
 
-static struct sockaddr_storage peek_from;
-
 /*
  * Peek at @sfd's queue from offset @off: up to @len bytes into @buf, its
- * control data into @mh's (@cbuf).  The byte count (MSG_TRUNC: a
- * datagram's whole size), or -1 with errno set.
+ * control data into @mh's (@cbuf), a datagram's sender into @mh's
+ * msg_name (@from).  The byte count (MSG_TRUNC: a datagram's whole size),
+ * or -1 with errno set.
  */
 static ssize_t peek_at(int sfd, int off, char *buf, size_t len, struct msghdr *mh, char *cbuf,
-		       size_t clen, struct iovec *iov)
+		       size_t clen, struct iovec *iov, struct sockaddr_storage *from)
 {
 	ssize_t n;
 
@@ -369,8 +371,8 @@ static ssize_t peek_at(int sfd, int off, char *buf, size_t len, struct msghdr *m
 	iov->iov_base = buf;
 	iov->iov_len = len;
 	memset(mh, 0, sizeof(*mh));
-	mh->msg_name = &peek_from;	/* a datagram's sender (sk-queue.c keeps it) */
-	mh->msg_namelen = sizeof(peek_from);
+	mh->msg_name = from;	/* a datagram's sender (sk-queue.c keeps it) */
+	mh->msg_namelen = sizeof(*from);
 	mh->msg_iov = iov;
 	mh->msg_iovlen = 1;
 	mh->msg_control = cbuf;
@@ -427,18 +429,19 @@ int sk_queue_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk
 		pr_perror("cannot create %s", path);
 		return FD_FAILED;
 	}
-	if (getint(sfd, SOL_SOCKET, SO_PEEK_OFF, &old_off) || setint(sfd, SOL_SOCKET, SO_PEEK_OFF, 0)) {
+	if (sk_getint(sfd, SOL_SOCKET, SO_PEEK_OFF, &old_off) || setint(sfd, SOL_SOCKET, SO_PEEK_OFF, 0)) {
 		pr_perror("pid %d fd %d: %s: SO_PEEK_OFF, to read its queue without consuming it",
 			  p->pid, p->fd, p->link);
 		goto out;
 	}
 	set = 1;
 	while (inq < 0 || total < inq) {
+		struct sockaddr_storage from;
 		struct iovec iov;
 		struct msghdr mh;
 		struct cmsghdr *cm;
 		int *fds = NULL, nf = 0;
-		ssize_t n = peek_at(sfd, -1, buf, PEEK_MAX, &mh, cbuf, sizeof(cbuf), &iov);
+		ssize_t n = peek_at(sfd, -1, buf, PEEK_MAX, &mh, cbuf, sizeof(cbuf), &iov, &from);
 
 		if (n < 0 && errno == EAGAIN && inq < 0)
 			break;
@@ -503,7 +506,7 @@ int sk_queue_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk
 		if (write_frame(out, path, buf, n, s))
 			goto out;
 		if (s->family == AF_UNIX && s->type == SOCK_DGRAM)
-			skq_from_add(s, seq, &peek_from, mh.msg_namelen);
+			skq_from_add(s, seq, mh.msg_name, mh.msg_namelen);
 		seq++;
 		total += n;
 	}
@@ -541,6 +544,29 @@ static const char *family_name(int f)
 	return NULL;
 }
 
+/* the families of their own files (sockets.h); every other is refused at the dump */
+static const struct sk_family_ops *const sk_families[] = {
+	&unix_sk_ops, &inet_sk_ops, &inet6_sk_ops, &nl_sk_ops, &pkt_sk_ops,
+};
+
+static const struct sk_family_ops *sk_family(int family)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(sk_families) / sizeof(sk_families[0]); i++)
+		if (sk_families[i]->family == family)
+			return sk_families[i];
+	return NULL;
+}
+
+/* socket @s's family; one of no file (not one imgcr dumps: a tree file's own) goes to sk-inet.c's */
+static const struct sk_family_ops *sk_family_of(const struct tree_sk *s)
+{
+	const struct sk_family_ops *o = sk_family(s->family);
+
+	return o ? o : &inet_sk_ops;
+}
+
 static void free_xopts(struct tree_sk *s)
 {
 	int i;
@@ -554,11 +580,10 @@ static void free_xopts(struct tree_sk *s)
 
 static int sk_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 {
-	char a[128], b[128], pa[64];
 	unsigned long ino;
 	struct tree_sk s, *old;
-	int sfd, fam, type, proto, r;
-	ssize_t la, lb;
+	const struct sk_family_ops *o;
+	int sfd, fam, type, proto, r, inside = 0;
 
 	/* an O_PATH fd of a socket file opens nothing: files-reg.c takes it */
 	if (strncmp(p->link, "socket:", 7)) {
@@ -574,23 +599,25 @@ static int sk_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 	if (old)
 		return FD_DESCRIBED;	/* another fd of a socket already described */
 
-	snprintf(pa, sizeof(pa), "/proc/%d/ns/net", p->pid);
-	la = readlink(pa, a, sizeof(a) - 1);
-	lb = readlink("/proc/self/ns/net", b, sizeof(b) - 1);
-	if (la < 0 || lb < 0 || la != lb || memcmp(a, b, la)) {
-		a[la > 0 ? la : 0] = 0;
-		return fd_refuse(p, "%s: its network namespace %s is not imgcr's: sockets in another network namespace are not supported",
-				 p->link, a);
-	}
 	sfd = fd_steal(p);
 	if (sfd < 0) {
 		pr_perror("pid %d fd %d: %s: pidfd_getfd, to read the socket", p->pid, p->fd, p->link);
 		return FD_FAILED;
 	}
-	if (getint(sfd, SOL_SOCKET, SO_DOMAIN, &fam) || getint(sfd, SOL_SOCKET, SO_TYPE, &type) ||
-	    getint(sfd, SOL_SOCKET, SO_PROTOCOL, &proto)) {
+	/* imgcr's network namespace, or the tree's own: read inside it (sk_netns_of) */
+	r = sk_netns_of(c, p, sfd, &inside);
+	if (r != FD_DESCRIBED) {
+		close(sfd);
+		return r;
+	}
+	if (sk_getint(sfd, SOL_SOCKET, SO_DOMAIN, &fam) || sk_getint(sfd, SOL_SOCKET, SO_TYPE, &type) ||
+	    sk_getint(sfd, SOL_SOCKET, SO_PROTOCOL, &proto)) {
 		pr_perror("pid %d fd %d: %s: cannot read its family, type and protocol", p->pid,
 			  p->fd, p->link);
+		close(sfd);
+		return FD_FAILED;
+	}
+	if (inside && sk_netns_switch(1) < 0) {
 		close(sfd);
 		return FD_FAILED;
 	}
@@ -600,14 +627,9 @@ static int sk_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 	s.type = type;
 	s.proto = fam == AF_UNIX ? 0 : proto;
 	s.peek_off = -1;
-	if (fam == AF_UNIX)
-		r = unix_sk_dump(c, p, sfd, &s);
-	else if (fam == AF_INET || fam == AF_INET6)
-		r = inet_sk_dump(c, p, sfd, &s);
-	else if (fam == AF_NETLINK)
-		r = nl_sk_dump(c, p, sfd, &s);
-	else if (fam == AF_PACKET)
-		r = pkt_sk_dump(c, p, sfd, &s);
+	o = sk_family(fam);
+	if (o)
+		r = o->dump(c, p, sfd, &s);
 	else if (family_name(fam))
 		r = fd_refuse(p, "%s: %s sockets are not supported", p->link, family_name(fam));
 	else
@@ -615,6 +637,8 @@ static int sk_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 	/* the options of sk-opts.c's table, for every family */
 	if (r == FD_DESCRIBED)
 		r = sk_xopts_dump(p, sfd, &s);
+	if (inside && sk_netns_switch(0) < 0)
+		r = FD_FAILED;
 	close(sfd);
 	if (r == FD_DESCRIBED)
 		*tree_sk_add(c->t, ino) = s;
@@ -632,15 +656,21 @@ static struct sk_restore *rs;
 
 static void sk_finish(int killed)
 {
+	/* the network lock of connections in the tree's namespace is there */
+	int in = sk_netns_switch(1) == 1;
+
 	tcp_sk_finish(killed);
+	if (in)
+		sk_netns_switch(0);
+	sk_netns_free();
 	skq_dump_free();	/* the fds in flight the peeks gave imgcr */
 }
 
 int sk_tcp_will_repair(const struct tree_sk *s)
 {
-	/* ESTABLISHED, FIN-WAIT-1/2, CLOSE-WAIT: sk-tcp.c */
-	return sk_is_tcp(s) &&
-	       (s->state == 1 || s->state == 4 || s->state == 5 || s->state == 8);
+	/* ESTABLISHED, FIN-WAIT-1/2, CLOSE-WAIT, LAST-ACK, CLOSING: sk-tcp.c */
+	return sk_is_tcp(s) && (s->state == 1 || s->state == 4 || s->state == 5 ||
+				s->state == 8 || s->state == 9 || s->state == 11);
 }
 
 static int sk_restore_all(struct fd_restore *fr)
@@ -662,13 +692,10 @@ static int sk_restore_all(struct fd_restore *fr)
 		rs->fds[i] = rs->dead[i] = -1;
 	/* established TCP connections last: bound after the listeners of their ports */
 	for (i = 0; i < t->nsks; i++)
-		if (!sk_tcp_will_repair(&t->sks[i]) &&
-		    (t->sks[i].family == AF_UNIX ? unix_sk_make(rs, i) :
-		     t->sks[i].family == AF_NETLINK ? nl_sk_make(rs, i) :
-		     t->sks[i].family == AF_PACKET ? pkt_sk_make(rs, i) : inet_sk_make(rs, i)))
+		if (!sk_tcp_will_repair(&t->sks[i]) && sk_family_of(&t->sks[i])->make(rs, i))
 			return -1;
 	for (i = 0; i < t->nsks; i++)
-		if (sk_tcp_will_repair(&t->sks[i]) && inet_sk_make(rs, i))
+		if (sk_tcp_will_repair(&t->sks[i]) && inet_sk_ops.make(rs, i))
 			return -1;
 	for (i = 0; i < t->nsks; i++)
 		if (t->sks[i].family == AF_UNIX && unix_sk_fill(rs, i))
@@ -762,26 +789,32 @@ static const char *sk_rec_read(struct tree *t, struct tree_file *x, struct rec *
 	return NULL;
 }
 
+void sk_addr_show(const struct tree_sk *s, char *out, size_t size)
+{
+	size_t n = strlen(out);
+	char a[256], b[256];
+
+	snprintf(out + n, size - n, " %s%s%s%s%s",
+		 s->state == 10 ? "listening on " :
+		 s->state == 1 && sk_is_tcp(s) ? "established " : "",
+		 s->namelen ? sk_addr_str(s->name, s->namelen, a, sizeof(a)) : "unnamed",
+		 s->peerlen || s->peer ? " -> " : "",
+		 s->peerlen ? sk_addr_str(s->peername, s->peerlen, b, sizeof(b)) :
+		 s->peer ? "peer" : "",
+		 s->qlen ? " (data queued)" : "");
+}
+
 static void sk_rec_show(const struct tree *t, int i, const char *mode, char *out, size_t size)
 {
 	const struct tree_file *f = &t->files[i];
 	const struct tree_sk *s = tree_sk_find(t, f->ino);
-	char w[128], a[256], b[256];
+	char w[128];
 
 	(void)mode;
 	if (!s)
 		snprintf(out, size, "socket:[%lu] (no sk record)", f->ino);
-	else if (s->family == AF_NETLINK || s->family == AF_PACKET)
-		(s->family == AF_NETLINK ? nl_sk_show : pkt_sk_show)(s, strcpy(out, sk_what(s, w, sizeof(w))), size);
 	else
-		snprintf(out, size, "%s %s%s%s%s%s", sk_what(s, w, sizeof(w)),
-			 s->state == 10 ? "listening on " :
-			 s->state == 1 && sk_is_tcp(s) ? "established " : "",
-			 s->namelen ? sk_addr_str(s->name, s->namelen, a, sizeof(a)) : "unnamed",
-			 s->peerlen || s->peer ? " -> " : "",
-			 s->peerlen ? sk_addr_str(s->peername, s->peerlen, b, sizeof(b)) :
-			 s->peer ? "peer" : "",
-			 s->qlen ? " (data queued)" : "");
+		sk_family_of(s)->show(s, strcpy(out, sk_what(s, w, sizeof(w))), size);
 	if (s) {
 		size_t n = strlen(out);
 

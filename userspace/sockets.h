@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Sockets ("sk" file and tree records): the fd kind is in sockets.c, which
- * hands each family to its own file (sk-unix.c, sk-inet.c) and holds what
- * they share: socket options, sock_diag requests, the queued data (peeked,
- * never consumed) and the restore driver.
+ * hands each family to its own file (sk-unix.c, sk-inet.c, sk-netlink.c,
+ * sk-packet.c: their struct sk_family_ops) and holds what they share:
+ * socket options, sock_diag requests, the queued data (peeked, never
+ * consumed) and the restore driver.
  */
 #ifndef IMGCR_SOCKETS_H
 #define IMGCR_SOCKETS_H
@@ -41,6 +42,8 @@ int sk_peercred(const struct tree_sk *s, unsigned int *uid, unsigned int *gid);
 /* The pid of socket @s's kept SO_PEERCRED (as the dump saw it), 0 if none. */
 int sk_peercred_pid(const struct tree_sk *s);
 int sk_opt_index(const char *name);
+/* getsockopt of an int into @v (0 first): 0, or -1 with errno set */
+int sk_getint(int fd, int level, int opt, int *v);
 
 /* dump: the options that programs set (SKO_*, buffers, timeouts, peek offset); 0 or -1 (printed) */
 int sk_opts_dump(const struct fd_parms *p, int sfd, struct tree_sk *s);
@@ -61,16 +64,31 @@ int sk_queue_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk
  */
 int sk_diag_dump(void *req, size_t len, void (*cb)(void *msg, size_t len, void *arg), void *arg);
 
-/* dump: the family kinds; FD_* (p->why on FD_REFUSED) */
-int unix_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s);
-int inet_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s);
+struct sk_restore;
+/*
+ * A socket family's own file (as CRIU's criu/sk-*.c), looked up by family
+ * in sockets.c: its dump (FD_*, p->why on FD_REFUSED), phase 1 of its
+ * restore (make: create, bind, listen; unix pairs by socketpair; 0 or -1,
+ * printed) and imgcr show's text (appended to @out, which holds sk_what()).
+ */
+struct sk_family_ops {
+	int family;	/* AF_* */
+	int (*dump)(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s);
+	int (*make)(struct sk_restore *r, int i);
+	void (*show)(const struct tree_sk *s, char *out, size_t size);
+};
+extern const struct sk_family_ops unix_sk_ops;			/* sk-unix.c */
+extern const struct sk_family_ops inet_sk_ops, inet6_sk_ops;	/* sk-inet.c (TCP: sk-tcp.c) */
+extern const struct sk_family_ops nl_sk_ops;			/* sk-netlink.c */
+extern const struct sk_family_ops pkt_sk_ops;			/* sk-packet.c */
+/* sockets.c, show of unix and IP sockets: " [listening on |established ]NAME[ -> PEER][ (data queued)]" */
+void sk_addr_show(const struct tree_sk *s, char *out, size_t size);
+
 /* sk-inet.c: a TCP socket (stream), a UDP or UDP-Lite one (datagram): not a raw one of that protocol */
 int sk_is_tcp(const struct tree_sk *s);
 int sk_is_udp(const struct tree_sk *s);
 /* sk-inet.c: "TCP", "UDP", "UDP-Lite", "ICMP (ping)", "raw (protocol N)" */
 const char *inet_sk_kind(const struct tree_sk *s, char *buf, size_t size);
-int nl_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s);	/* sk-netlink.c */
-int pkt_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s);	/* sk-packet.c */
 /*
  * sk-tcp.c: established TCP connections.  dump: the network lock, repair
  * mode, DIR/sk-INO.tcp, .rcvq, .sndq; FD_*.  finish: repair mode off and
@@ -79,10 +97,20 @@ int pkt_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *
 int tcp_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s);
 /*
  * a TCP socket that will be restored with TCP repair (sk-tcp.c): its state
- * is ESTABLISHED, FIN-WAIT-1/2 or CLOSE-WAIT
+ * is ESTABLISHED, FIN-WAIT-1/2, CLOSE-WAIT, LAST-ACK or CLOSING
  */
 int sk_tcp_will_repair(const struct tree_sk *s);
 void tcp_sk_finish(int killed);
+/*
+ * dump (sk-netns.c): the network namespace of the socket @sfd: imgcr's
+ * (*@inside 0), the tree's own (1: read it after sk_netns_switch(1)), or
+ * refused (FD_REFUSED, printed).  FD_DESCRIBED, FD_REFUSED or FD_FAILED.
+ */
+int sk_netns_of(struct fd_dump *c, struct fd_parms *p, int sfd, int *inside);
+/* imgcr into the tree's network namespace (@in) or back: 1 done, 0 none seen yet, -1 (printed) */
+int sk_netns_switch(int in);
+/* end of the dump: the namespaces' fds closed */
+void sk_netns_free(void);
 /* sk-tcp.c: --tcp-close given (dump: the connections are not saved; restore: made closed) */
 extern int sk_tcp_close;
 /* sk-tcp.c: the socket's owner into s->uid, s->gid (dump); socket() as that owner (restore) */
@@ -109,14 +137,7 @@ struct sk_restore {
 	struct fd_restore *fr;	/* the driver's (files in flight: skq_file_fd) */
 };
 
-/* Phase 1: create, bind, listen; unix pairs made by socketpair.  0 or -1 (printed). */
-int unix_sk_make(struct sk_restore *r, int i);
-int inet_sk_make(struct sk_restore *r, int i);
-int nl_sk_make(struct sk_restore *r, int i);
-int pkt_sk_make(struct sk_restore *r, int i);
-/* imgcr show: a netlink or packet socket's own state, appended to @out */
-void nl_sk_show(const struct tree_sk *s, char *out, size_t size);
-void pkt_sk_show(const struct tree_sk *s, char *out, size_t size);
+/* Phase 1: the families' make (struct sk_family_ops). */
 /* sk-tcp.c, phase 1 for an established connection: left in repair mode until tcp_sk_after */
 int tcp_sk_make(struct sk_restore *r, int i);
 /* sk-tcp.c, every file open (@ok) or not: the lock removed, repair mode off, unsent data sent; 0 or -1 */

@@ -179,7 +179,7 @@
 
 const char *const tree_kind_names[TK_NR] = {
 	"reg", "pipe", "fifo", "chr", "eventfd", "signalfd", "timerfd", "tty",
-	"epoll", "inotify", "memfd", "pidfd", "ghost", "sk",
+	"epoll", "inotify", "memfd", "pidfd", "ghost", "sk", "fanotify",
 };
 
 /*
@@ -870,6 +870,7 @@ static const struct tree_record *const record_tables[] = {
 	tree_records, ns_records, userns_records, ipc_records, mnt_records, net_records, cgroup_records,
 	attrs_records, ghost_records, file_records, reg_records, fd_records,
 	sk_records, nl_records, pkt_records, pipe_records, tty_records, epoll_records, inotify_records, locks_records,
+	fanotify_records,
 };
 #define NTABLES (sizeof(record_tables) / sizeof(record_tables[0]))
 

@@ -28,6 +28,7 @@ enum tree_kind {
 	TK_PIDFD,	/* a pidfd, to a task of the tree or one outside it (pidfd.c) */
 	TK_GHOST,	/* an open regular file that was deleted (files-ghost.c) */
 	TK_SK,		/* a socket; its state: tree_sk (sk-unix.c, sk-inet.c) */
+	TK_FANOTIFY,	/* a fanotify group; its marks: tree_item (fanotify.c) */
 	TK_NR
 };
 
@@ -77,6 +78,7 @@ struct tree_file {
 	unsigned int seals;		/* TK_MEMFD: F_GET_SEALS; ino: its inode (data file) */
 	int has_mode;			/* TK_MEMFD: its inode's mode and owner are known: */
 	unsigned int mode, uid, gid;	/* st_mode & 07777, st_uid, st_gid */
+	unsigned int fan_flags, fan_event_flags;	/* TK_FANOTIFY: fanotify_init's flags */
 	pid_t target;			/* TK_PIDFD: the pid it refers to, */
 	unsigned long long start;	/* its start time (clock ticks); 0: a task of the tree */
 	/* where it was first seen (dump only), and its stat identity (TK_GHOST: its ghost) */
@@ -148,8 +150,9 @@ struct tree_task {
 /* The pid that names task @k's files in DIR (core-PID.img, seccomp-PID.img). */
 #define TASK_IMG_PID(k)	((k)->dump_pid ? (k)->dump_pid : (k)->pid)
 
-/* An item of an epoll instance (IT_EPOLL) or a watch of an inotify one (IT_WATCH). */
-enum tree_item_kind { IT_EPOLL, IT_WATCH };
+/* An item of an epoll instance (IT_EPOLL), a watch of an inotify one (IT_WATCH),
+ * a mark of a fanotify group (IT_FANMARK). */
+enum tree_item_kind { IT_EPOLL, IT_WATCH, IT_FANMARK };
 
 struct tree_item {
 	enum tree_item_kind kind;
@@ -158,7 +161,15 @@ struct tree_item {
 	int num;		/* IT_EPOLL: the target fd number; IT_WATCH: the wd */
 	unsigned int mask;	/* IT_EPOLL: events (with EPOLLET...); IT_WATCH: inotify mask */
 	unsigned long long data;	/* IT_EPOLL: epoll_data */
-	char *path;		/* IT_WATCH: the watched path */
+	char *path;		/* IT_WATCH: the watched path; IT_FANMARK: the marked path */
+	unsigned int flags;	/* IT_FANMARK: its mark flags (fdinfo mflags); num: inode or
+				 * mount mark, mask its mask, data its ignore mask */
+	/*
+	 * 1 + the index in tree.files of the watched file when the item
+	 * cannot name it by its fd number (IT_EPOLL: not open at num in pid
+	 * any more, epoll.c; IT_WATCH: a deleted file, inotify.c); 0: none
+	 */
+	int other;
 };
 
 

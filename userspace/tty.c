@@ -74,6 +74,7 @@
 #include <unistd.h>
 
 #include "files.h"
+#include "notify.h"
 #include "log.h"
 #include "proc.h"
 #include "tty.h"
@@ -102,6 +103,7 @@ struct tree_tty *tree_tty_add(struct tree *t, int index)
 
 
 int tty_shell_job;
+int tty_orphan_master;
 
 #define PTS_MAJOR	136	/* UNIX98_PTY_SLAVE_MAJOR, 8 majors */
 
@@ -639,6 +641,62 @@ static int job_save(struct tree *t, const struct tree_file *f)
 	return 0;
 }
 
+/*
+ * The pty of slave fd @f, its master outside the tree (tty_orphan_master):
+ * an orphan pair record (one such pty at most, as CRIU).  0 or -1 (printed).
+ */
+static int orphan_save(struct tree *t, struct tree_file *f)
+{
+	struct fd_parms p = { .pid = f->pid, .fd = f->fd };
+	unsigned int nr, want = tty_nr(f->major, f->minor);
+	int index = pts_index(f->major, f->minor), fd, i, queued = 0;
+	struct tree_tty *y;
+	struct termios tio;
+	struct winsize ws;
+	struct stat st;
+	pid_t sid, fg;
+
+	for (i = 0; i < t->nttys; i++)
+		if (t->ttys[i].orphan) {
+			pr_err("pid %d fd %d: pty slave %s (%u:%u), its master not in the tree: a second such pty (besides /dev/pts/%d): not supported (one pty's master can be handed to the caller)",
+			       f->pid, f->fd, f->path, f->major, f->minor, t->ttys[i].index);
+			return -1;
+		}
+	fd = fd_steal(&p);
+	if (fd < 0 || tcgetattr(fd, &tio) || ioctl(fd, TIOCGWINSZ, &ws) ||
+	    ioctl(fd, FIONREAD, &queued) || fstat(fd, &st)) {
+		pr_perror("pid %d fd %d: %s: cannot read the pty's termios, window size or input queue",
+			  f->pid, f->fd, f->path);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	if (queued > 0) {
+		pr_err("pid %d fd %d: pty slave %s (%u:%u), its master not in the tree: %d bytes of input the tree has not read: not supported (the new pty would not have them)",
+		       f->pid, f->fd, f->path, f->major, f->minor, queued);
+		return -1;
+	}
+	y = tree_tty_add(t, index);
+	y->orphan = 1;
+	y->major = f->major;
+	y->minor = f->minor;
+	tio_save(y, &tio, &ws);
+	if (f->tty_role == TTY_SLAVE) {
+		y->has_mode = 1;
+		y->mode = st.st_mode & 07777;
+		y->uid = st.st_uid;
+		y->gid = st.st_gid;
+	}
+	for (i = 0; i < t->ntasks; i++)
+		if (!stat_tty(t->tasks[i].pid, &sid, &nr, &fg) && nr == want) {
+			y->sid = sid;
+			y->fg = fg > 0 ? fg : 0;
+			break;
+		}
+	return 0;
+}
+
 static int tty_check(const struct tree *ct)
 {
 	/* the dump's own tree: the check completes it (slaves without their master, the job) */
@@ -652,7 +710,12 @@ static int tty_check(const struct tree *ct)
 		if (f->kind != TK_TTY || f->tty_role == TTY_MASTER)
 			continue;
 		if (f->tty_index >= 0 && tree_tty_find(t, f->tty_index))
-			continue;	/* a pair in the tree */
+			continue;	/* a pair in the tree (or the orphan one) */
+		if (tty_orphan_master && is_pts(f->major) && f->tty_index >= 0) {
+			if (orphan_save(t, f))
+				return -1;
+			continue;
+		}
 		if (f->tty_role == TTY_SLAVE)
 			f->tty_role = TTY_JOB;
 		f->tty_index = -1;
@@ -676,6 +739,11 @@ static int tty_check(const struct tree *ct)
 
 		if (y->index < 0 || !y->sid || tree_find(t, y->sid))
 			continue;
+		if (y->orphan) {
+			pr_err("pty slave /dev/pts/%d, its master not in the tree: the controlling terminal of session %d, outside the tree: not supported",
+			       y->index, y->sid);
+			return -1;
+		}
 		for (j = 0; j < t->nfiles; j++)
 			if (t->files[j].kind == TK_TTY && t->files[j].tty_role == TTY_MASTER &&
 			    t->files[j].tty_index == y->index)
@@ -715,9 +783,12 @@ static void tty_finish(int killed)
 
 /* The restorer's master of each pair, once opened. */
 static struct pair_restore {
-	int index, m;
+	int index, m, orphan;
 } *rpairs;
 static int nrpairs, job_ready;
+/* the orphan pair: its master opened early (tty_devpts_prepare); the socket to imgcr */
+static int orphan_pre_m = -1, orphan_pre_index = -1;
+static int orphan_sk[2] = { -1, -1 };
 
 static int master_record(const struct tree *t, int index)
 {
@@ -730,15 +801,15 @@ static int master_record(const struct tree *t, int index)
 	return -1;
 }
 
-/* /dev/ptmx, with the pts index @want if it is free (the lowest free one is given). */
-static int open_ptmx(int want, int *got)
+/* @ptmx (/dev/ptmx), with the pts index @want if it is free (the lowest free one is given). */
+static int open_ptmx_at(const char *ptmx, int want, int *got)
 {
 	int extra[256], nextra = 0, fd, n = -1, i;
 
 	for (;;) {
-		fd = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+		fd = open(ptmx, O_RDWR | O_NOCTTY | O_CLOEXEC);
 		if (fd < 0 || ioctl(fd, TIOCGPTN, &n)) {
-			pr_perror("cannot open a pty (/dev/ptmx)");
+			pr_perror("cannot open a pty (%s)", ptmx);
 			if (fd >= 0)
 				close(fd);
 			fd = -1;
@@ -752,6 +823,11 @@ static int open_ptmx(int want, int *got)
 		close(extra[i]);
 	*got = n;
 	return fd;
+}
+
+static int open_ptmx(int want, int *got)
+{
+	return open_ptmx_at("/dev/ptmx", want, got);
 }
 
 /*
@@ -787,7 +863,7 @@ static int pair_master(struct fd_restore *r, int index, const char *what)
 	for (i = 0; i < nrpairs; i++)
 		if (rpairs[i].index == index)
 			return rpairs[i].m;
-	if (!y || j < 0) {
+	if (!y || (j < 0 && !y->orphan)) {
 		pr_err("%s: the tree has no pty pair %d", what, index);
 		return -1;
 	}
@@ -801,7 +877,13 @@ static int pair_master(struct fd_restore *r, int index, const char *what)
 			return -1;
 		}
 	}
-	m = open_ptmx(index, &got);
+	if (y->orphan && orphan_pre_m >= 0 && orphan_pre_index == index) {
+		m = orphan_pre_m;	/* opened for a bind mount of its slave */
+		got = index;
+		orphan_pre_m = -1;
+	} else {
+		m = open_ptmx(index, &got);
+	}
 	if (m < 0) {
 		free(data);
 		return -1;
@@ -839,7 +921,7 @@ static int pair_master(struct fd_restore *r, int index, const char *what)
 	}
 	if (ioctl(m, TIOCSWINSZ, &ws) || (y->pkt && ioctl(m, TIOCPKT, &on)))
 		goto fail_tio;
-	if (fd_set_flags(m, r->t->files[j].flags, what))
+	if (j >= 0 && fd_set_flags(m, r->t->files[j].flags, what))
 		goto fail;
 	m = fd_high(m, r->base);
 	if (m < 0) {
@@ -853,6 +935,7 @@ static int pair_master(struct fd_restore *r, int index, const char *what)
 		exit(1);
 	}
 	rpairs[nrpairs].index = index;
+	rpairs[nrpairs].orphan = y->orphan;
 	rpairs[nrpairs++].m = m;
 	return m;
 fail_tio:
@@ -1070,10 +1153,21 @@ const char *tty_restore_session(const struct tree *t, const int *desc,
 		if (y->index < 0 || y->sid != k->pid)
 			continue;
 		j = master_record(t, y->index);
-		s = j < 0 ? -1 : open_peer(desc[j], O_RDWR | O_NOCTTY | O_CLOEXEC);
+		if (j < 0 && y->orphan) {
+			/* no master in the tree: one of its slave's descriptions */
+			for (j = 0; j < t->nfiles; j++)
+				if (t->files[j].kind == TK_TTY && t->files[j].tty_role == TTY_SLAVE &&
+				    t->files[j].tty_index == y->index)
+					break;
+			s = j < t->nfiles ? fcntl(desc[j], F_DUPFD_CLOEXEC, 0) : -1;
+			if (j == t->nfiles)
+				j = -1;
+		} else {
+			s = j < 0 ? -1 : open_peer(desc[j], O_RDWR | O_NOCTTY | O_CLOEXEC);
+		}
 		if (s < 0 || ioctl(s, TIOCSCTTY, 0)) {
 			snprintf(why, sizeof(why), "cannot make the slave of pty %d its controlling terminal: %s",
-				 y->index, j < 0 ? "no master" : strerror(errno));
+				 y->index, j < 0 ? "no master or slave" : strerror(errno));
 			if (s >= 0)
 				close(s);
 			return why;
@@ -1121,6 +1215,164 @@ const char *tty_restore_pgrp(const struct tree *t, const struct tree_task *k)
 	return NULL;
 }
 
+
+/* ---- the orphan pty (tty.h): its master handed to orphan_master_hook ---- */
+
+static const struct tree_tty *orphan_of(const struct tree *t)
+{
+	int i;
+
+	for (i = 0; i < t->nttys; i++)
+		if (t->ttys[i].orphan)
+			return &t->ttys[i];
+	return NULL;
+}
+
+int tty_orphan_check(const struct tree *t)
+{
+	const struct tree_tty *y = orphan_of(t);
+
+	if (y && !orphan_master_hook) {
+		pr_err("pty /dev/pts/%d: its master was outside the tree at dump (a container's console, dumped by imgcr-criu with orphan_pts_master): only imgcr-criu restores it, handing the new master to its client (runc's console socket)",
+		       y->index);
+		return -1;
+	}
+	return 0;
+}
+
+int tty_orphan_begin(const struct tree *t, int base)
+{
+	int sk[2];
+
+	if (!orphan_of(t))
+		return 0;
+	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sk)) {
+		pr_perror("socketpair");
+		return -1;
+	}
+	orphan_sk[0] = fd_high(sk[0], base);
+	orphan_sk[1] = fd_high(sk[1], base);
+	if (orphan_sk[0] < 0 || orphan_sk[1] < 0) {
+		pr_perror("cannot move a socket above the tree's fds");
+		return -1;
+	}
+	return 0;
+}
+
+void tty_orphan_parent(void)
+{
+	if (orphan_sk[1] >= 0)
+		close(orphan_sk[1]);
+	orphan_sk[1] = -1;
+}
+
+void tty_orphan_end(void)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (orphan_sk[i] >= 0)
+			close(orphan_sk[i]);
+		orphan_sk[i] = -1;
+	}
+	if (orphan_pre_m >= 0)
+		close(orphan_pre_m);
+	orphan_pre_m = -1;
+}
+
+static int send_fd(int sk, int fd)
+{
+	char c = 'm', cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &c, 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			      .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(fd));
+	return sendmsg(sk, &msg, MSG_NOSIGNAL) == 1 ? 0 : -1;
+}
+
+/* every file is open: the orphan pair's master goes to imgcr, none stays here */
+static int tty_after(struct fd_restore *r, int ok)
+{
+	int i, ret = 0;
+
+	(void)r;
+	for (i = 0; i < nrpairs; i++) {
+		if (!rpairs[i].orphan || rpairs[i].m < 0)
+			continue;
+		if (ok && (orphan_sk[1] < 0 || send_fd(orphan_sk[1], rpairs[i].m))) {
+			pr_perror("pty /dev/pts/%d: cannot hand its new master to imgcr", rpairs[i].index);
+			ret = -1;
+		}
+		close(rpairs[i].m);
+		rpairs[i].m = -1;
+	}
+	if (orphan_sk[1] >= 0)
+		close(orphan_sk[1]);
+	orphan_sk[1] = -1;
+	return ret;
+}
+
+int tty_orphan_deliver(const struct tree *t)
+{
+	const struct tree_tty *y = orphan_of(t);
+	struct pollfd pf = { .fd = orphan_sk[0], .events = POLLIN };
+	int fd, ret, n;
+
+	if (!y)
+		return 0;
+	if (orphan_sk[0] < 0) {
+		pr_err("pty /dev/pts/%d: no socket for its new master", y->index);
+		return -1;
+	}
+	do
+		n = poll(&pf, 1, 60000);
+	while (n < 0 && errno == EINTR);
+	fd = n == 1 ? recv_fd(orphan_sk[0]) : -1;
+	close(orphan_sk[0]);
+	orphan_sk[0] = -1;
+	if (fd < 0) {
+		pr_err("pty /dev/pts/%d: the new pair's master never came from the process that opens the tree's files%s",
+		       y->index, n == 0 ? " (60 s)" : "");
+		return -1;
+	}
+	pr_debug("pty /dev/pts/%d: its new master (fd %d) to the caller", y->index, fd);
+	ret = orphan_master_hook(fd);
+	close(fd);
+	return ret;
+}
+
+int tty_devpts_prepare(const struct tree *t, const char *devpts, int index)
+{
+	const struct tree_tty *y = tree_tty_find(t, index);
+	char ptmx[PATH_MAX];
+	int got = -1, m;
+
+	if (!y || !y->orphan) {
+		pr_err("a bind mount of pty /dev/pts/%d, which does not exist yet when the mounts are made: not supported (only the pty whose master was outside the tree, a container's console)",
+		       index);
+		return -1;
+	}
+	if (orphan_pre_m >= 0)
+		return orphan_pre_index == index ? 0 : -1;
+	snprintf(ptmx, sizeof(ptmx), "%s/ptmx", devpts);
+	m = open_ptmx_at(ptmx, index, &got);
+	if (m < 0)
+		return -1;
+	if (got != index) {
+		pr_err("pty /dev/pts/%d (bound to another path in the tree's mounts): the new devpts gives index %d: not supported",
+		       index, got);
+		close(m);
+		return -1;
+	}
+	orphan_pre_m = m;
+	orphan_pre_index = index;
+	return 0;
+}
 
 static void tty_rec_write(FILE *f, const struct tree_file *x)
 {
@@ -1179,6 +1431,7 @@ const struct fd_kind tty_fd_kind = {
 	.check = tty_check,
 	.finish = tty_finish,
 	.open = tty_open,
+	.after = tty_after,
 	.rec_write = tty_rec_write,
 	.rec_read = tty_rec_read,
 	.rec_show = tty_rec_show,
@@ -1203,6 +1456,8 @@ static void tty_records_write(FILE *f, const struct tree *t)
 			y->cols, y->xpixel, y->ypixel, y->inlen, y->outlen);
 		if (y->has_mode)
 			fprintf(f, " mode=0%o uid=%u gid=%u", y->mode, y->uid, y->gid);
+		if (y->orphan)
+			fprintf(f, " orphan=1");
 		fputc('\n', f);
 	}
 }
@@ -1246,6 +1501,10 @@ static const char *tty_record_read(struct tree *t, struct rec *r)
 			return "bad tty record";
 		y->has_mode = 1;
 	}
+	if (rec_has(r, "orphan") &&
+	    (index < 0 || REC_NUM(r, "orphan", 0, 1, y->orphan) || y->inlen || y->outlen ||
+	     y->locked || y->pkt))
+		return "bad tty record";
 	return NULL;
 }
 
@@ -1258,8 +1517,9 @@ static void tty_show_text(const struct tree_tty *y)
 		printf("pty %d (/dev/pts/%d):", y->index, y->index);
 	else
 		printf("job terminal %u:%u:", y->major, y->minor);
-	printf(" session %d foreground group %d%s%s\n", y->sid, y->fg,
-	       y->locked ? " locked" : "", y->pkt ? " packet mode" : "");
+	printf(" session %d foreground group %d%s%s%s\n", y->sid, y->fg,
+	       y->locked ? " locked" : "", y->pkt ? " packet mode" : "",
+	       y->orphan ? " master outside the tree (handed to the caller at restore)" : "");
 	printf("  termios iflag 0%o oflag 0%o cflag 0%o lflag 0%o cc", y->iflag, y->oflag,
 	       y->cflag, y->lflag);
 	for (j = 0; j < TREE_NCC; j++)
@@ -1286,10 +1546,11 @@ static void tty_records_show(const struct tree *t, int json)
 			tty_show_text(y);
 			continue;
 		}
-		printf("%s{\"index\":%d,\"major\":%u,\"minor\":%u,\"sid\":%d,\"fg\":%d,\"locked\":%s,\"pkt\":%s,\"iflag\":%u,\"oflag\":%u,\"cflag\":%u,\"lflag\":%u,\"rows\":%u,\"cols\":%u,\"inlen\":%zu,\"outlen\":%zu}",
+		printf("%s{\"index\":%d,\"major\":%u,\"minor\":%u,\"sid\":%d,\"fg\":%d,\"locked\":%s,\"pkt\":%s,\"iflag\":%u,\"oflag\":%u,\"cflag\":%u,\"lflag\":%u,\"rows\":%u,\"cols\":%u,\"inlen\":%zu,\"outlen\":%zu%s}",
 		       i ? "," : "", y->index, y->major, y->minor, y->sid, y->fg,
 		       y->locked ? "true" : "false", y->pkt ? "true" : "false", y->iflag, y->oflag,
-		       y->cflag, y->lflag, y->rows, y->cols, y->inlen, y->outlen);
+		       y->cflag, y->lflag, y->rows, y->cols, y->inlen, y->outlen,
+		       y->orphan ? ",\"orphan\":true" : "");
 	}
 	if (json)
 		putchar(']');

@@ -12,6 +12,36 @@
 extern int tty_shell_job;
 
 /*
+ * dump (imgcr-criu's orphan_pts_master, CRIU's --orphan-pts-master): one
+ * pty whose master is outside the tree (a container runtime's console)
+ * is dumped as an "orphan" pair: its termios, window size, session and
+ * slave node; restore makes a new pair, gives the tree its slave and
+ * hands the master to orphan_master_hook (notify.h).
+ */
+extern int tty_orphan_master;
+
+/*
+ * restore, a tree with an orphan pty: refused without orphan_master_hook
+ * (0 or -1, printed); then tty_orphan_begin() before the files are opened
+ * (a socket the opener sends the new master over), tty_orphan_deliver()
+ * in imgcr once they are (the master to the hook).  tty_orphan_end():
+ * closes what is left.
+ */
+int tty_orphan_check(const struct tree *t);
+int tty_orphan_begin(const struct tree *t, int base);
+void tty_orphan_parent(void);	/* imgcr, once the opener is cloned: its end closed */
+int tty_orphan_deliver(const struct tree *t);
+void tty_orphan_end(void);
+
+/*
+ * restore (mount.c): a bind mount of pts @index of the devpts mounted at
+ * @devpts (runc's /dev/console) while the pair does not exist yet: the
+ * orphan pair's master opened there now with that index, kept for the
+ * pair.  0 or -1 (printed).
+ */
+int tty_devpts_prepare(const struct tree *t, const char *devpts, int index);
+
+/*
  * restore, in task @k (run_task) just after setsid(): make the slave of the
  * pty pair its session had as controlling terminal its controlling
  * terminal again, before it creates its children.  @desc: the restorer's
@@ -41,6 +71,7 @@ struct tree_tty {
 	size_t inlen, outlen;	/* queued input and output in tty-INDEX.data */
 	int has_mode;		/* a pair: its slave's devpts node's */
 	unsigned int mode, uid, gid;	/* mode & 07777 and owner are known */
+	int orphan;		/* a pair whose master was outside the tree (tty_orphan_master) */
 };
 
 struct tree_tty *tree_tty_find(const struct tree *t, int index);

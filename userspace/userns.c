@@ -306,6 +306,62 @@ static int maps_outer(const struct ns_userns *u, int w, unsigned int id)
 	return 0;
 }
 
+/*
+ * The ids of each task (uids, gids, a set audit loginuid) and the owners of
+ * its pipes and sockets must be mapped in the tree's user namespace: an
+ * unmapped one (a task that entered with `nsenter --preserve-credentials`
+ * keeps host root) could only come back as 65534, another user.  0, or -1
+ * after naming the pid (review s12 L1, L2).
+ */
+static int ids_check(const struct tree *t, const struct ns_userns *u)
+{
+	int i, j;
+
+	for (i = 0; i < t->ntasks; i++) {
+		const struct tree_task *k = &t->tasks[i];
+
+		for (j = 0; j < 4; j++)
+			if (!maps_outer(u, 0, k->uid[j]) || !maps_outer(u, 1, k->gid[j])) {
+				pr_err("pid %d (%s): its uid %u or gid %u is not mapped in its user namespace: it cannot be given there (it would come back as 65534)",
+				       k->pid, k->comm, k->uid[j], k->gid[j]);
+				return -1;
+			}
+		if ((k->attr_set & ATTR_LOGINUID) && k->loginuid != 0xffffffffu &&
+		    !maps_outer(u, 0, k->loginuid)) {
+			pr_err("pid %d (%s): its audit loginuid %u is not mapped in its user namespace: it cannot be written there",
+			       k->pid, k->comm, k->loginuid);
+			return -1;
+		}
+	}
+	for (i = 0; i < t->nfiles; i++) {
+		const struct tree_file *f = &t->files[i];
+		pid_t pid = t->root;
+		int fd = -1, m;
+
+		if (!f->has_owner || (maps_outer(u, 0, f->owner_uid) && maps_outer(u, 1, f->owner_gid)))
+			continue;
+		for (j = 0; j < t->ntasks && fd < 0; j++)
+			for (m = 0; m < t->tasks[j].nfds; m++)
+				if (t->tasks[j].fds[m].file == i) {
+					pid = t->tasks[j].pid;
+					fd = t->tasks[j].fds[m].fd;
+					break;
+				}
+		pr_err("pid %d: its fd %d (%s) is owned by uid %u gid %u, not mapped in its user namespace: it would come back owned by 65534",
+		       pid, fd, tree_kind_names[f->kind], f->owner_uid, f->owner_gid);
+		return -1;
+	}
+	return 0;
+}
+
+/* dump: the tree's ids are all mapped in its user namespace (ids_check) */
+int userns_dump_check(const struct tree *t)
+{
+	const struct ns_userns *u = t->ns && (t->ns->own & NS_BIT(NS_USER)) ? t->ns->data[NS_USER] : NULL;
+
+	return u ? ids_check(t, u) : 0;
+}
+
 int userns_inner(const struct tree *t, int w, unsigned int id, unsigned int *inner)
 {
 	const struct ns_userns *u = t->ns && (t->ns->own & NS_BIT(NS_USER)) ? t->ns->data[NS_USER] : NULL;
@@ -321,7 +377,7 @@ int userns_inner(const struct tree *t, int w, unsigned int id, unsigned int *inn
 int userns_restore_check(const struct tree *t)
 {
 	const struct ns_userns *u = t->ns ? t->ns->data[NS_USER] : NULL;
-	int i, j;
+	int i;
 
 	if (!(t->ns && (t->ns->own & NS_BIT(NS_USER))))
 		return 0;
@@ -344,13 +400,21 @@ int userns_restore_check(const struct tree *t)
 	if (moves_check(u, t->ns->own, t->root))
 		return -1;
 	/* an id the namespace does not map would come back as 65534, another user */
-	for (i = 0; i < t->ntasks && !maps_identity(u); i++) {
-		const struct tree_task *k = &t->tasks[i];
+	if (ids_check(t, u))
+		return -1;
+	/*
+	 * A task whose loginuid was unset keeps the ns-root's, imgcr's: one
+	 * the namespace does not map reads as unset inside, and would stay.
+	 */
+	{
+		char *text = read_text("/proc/self/loginuid", NULL);
+		unsigned int mine = text ? (unsigned int)strtoul(text, NULL, 10) : 0xffffffffu;
 
-		for (j = 0; j < 4; j++)
-			if (!maps_outer(u, 0, k->uid[j]) || !maps_outer(u, 1, k->gid[j])) {
-				pr_err("pid %d: its uid %u or gid %u is not mapped in its user namespace: it cannot be given there",
-				       k->pid, k->uid[j], k->gid[j]);
+		free(text);
+		for (i = 0; i < t->ntasks && mine != 0xffffffffu && !maps_outer(u, 0, mine); i++)
+			if ((t->tasks[i].attr_set & ATTR_LOGINUID) && t->tasks[i].loginuid == 0xffffffffu) {
+				pr_err("pid %d: its audit loginuid is unset, and imgcr's (%u) is not mapped in its user namespace: it would keep imgcr's (restore from a process whose loginuid is unset)",
+				       t->tasks[i].pid, mine);
 				return -1;
 			}
 	}
@@ -467,6 +531,9 @@ static int userns_inside(struct ns_ctx *c)
 		}
 		for (j = 0; j < k->ngroups; j++)
 			k->groups[j] = to_inner(u, 1, k->groups[j]);
+		/* set_loginuid compares and writes it in the namespace's view */
+		if (k->loginuid != 0xffffffffu)
+			k->loginuid = to_inner(u, 0, k->loginuid);
 	}
 	for (i = 0; i < t->nfiles; i++) {
 		struct tree_file *f = &t->files[i];

@@ -5,6 +5,8 @@
 
 struct tree;
 
+/* dump: every task's ids and loginuid and every pipe's and socket's owner are mapped in the tree's user namespace; 0 or -1 (printed) */
+int userns_dump_check(const struct tree *t);
 /* restore: the tree's user namespace can be restored here (root, uid and gid 0 mapped); 0 or -1 (printed) */
 int userns_restore_check(const struct tree *t);
 /* the tree has a user namespace of its own whose maps move ids (0 100000 65536) */

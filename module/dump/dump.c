@@ -24,6 +24,7 @@
 #include <linux/hash.h>
 #include <linux/hashtable.h>
 #include <linux/highmem.h>
+#include <linux/io_uring_types.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/magic.h>
@@ -47,6 +48,7 @@
 #include <uapi/linux/imgcr.h>
 
 #define IMGCR_WANT_EXIT_TP
+#include "checks.h"
 #include "compat.h"
 #include "dump.h"
 #include "file_head.h"
@@ -238,6 +240,24 @@ static void fixup_syscall_restart(struct dump_thread *th)
 	}
 }
 
+/*
+ * A ring registered with IORING_REGISTER_RING_FDS outlives its last fd and
+ * mapping: imgcr refuses an io_uring by its fd, this one can only be seen
+ * here.  Only the thread itself changes its table, and it is stopped.
+ */
+static bool io_uring_registered(struct task_struct *t)
+{
+#ifdef CONFIG_IO_URING
+	struct io_uring_task *tctx = t->io_uring;
+	int i;
+
+	for (i = 0; tctx && i < IO_RINGFD_REG_MAX; i++)
+		if (READ_ONCE(tctx->registered_rings[i]))
+			return true;
+#endif
+	return false;
+}
+
 static int dump_regs(struct dump_image *img, struct dump_thread *th)
 {
 	struct task_struct *t = th->task;
@@ -265,6 +285,11 @@ static int dump_regs(struct dump_image *img, struct dump_thread *th)
 		return -EOPNOTSUPP;
 	}
 #endif
+	if (io_uring_registered(t)) {
+		dump_refuse(img, task_pid_nr(t),
+			    "an io_uring registered with IORING_REGISTER_RING_FDS; not supported");
+		return -EOPNOTSUPP;
+	}
 	fixup_syscall_restart(th);
 
 	rs = find_regset(view, NT_PRFPREG);
@@ -713,6 +738,19 @@ static bool is_sysvshm(struct file *file)
 }
 
 /*
+ * The ring of an AIO context (io_setup()): a shared mapping of a file of
+ * fs/aio.c's internal filesystem, whose superblock magic no header has.
+ * The context itself (its id is the ring's address, its requests in
+ * flight) is kernel state nothing here can recreate.
+ */
+#define IMGCR_AIO_RING_MAGIC	0xa10a10a1
+
+static bool is_aio_ring(struct file *file)
+{
+	return file_inode(file)->i_sb->s_magic == IMGCR_AIO_RING_MAGIC;
+}
+
+/*
  * IMGCR_VMA_SYSVSHM: the segment by its shmid in the task's IPC namespace,
  * no pages (the segment's contents are not the process's; imgcr dump saves
  * those of a tree's own IPC namespace).  Refused unless that shmid is the
@@ -809,6 +847,17 @@ static int dump_one_vma(struct dump_image *img, struct vm_area_struct *vma)
 		dump_refuse(img, task_pid_nr(img->task),
 			    "device or hugetlb mapping at %#lx; not supported", vma->vm_start);
 		return -EOPNOTSUPP;
+	} else if (vma->vm_file && is_aio_ring(vma->vm_file)) {
+		/* a child of fork() maps its parent's ring, with no context */
+		if (mm_had_aio(img->mm))
+			dump_refuse(img, task_pid_nr(img->task),
+				    "an AIO context (io_setup) whose ring is mapped at %#lx; not supported",
+				    vma->vm_start);
+		else
+			dump_refuse(img, task_pid_nr(img->task),
+				    "maps at %#lx the AIO ring of its parent's context (io_setup before fork()); not supported",
+				    vma->vm_start);
+		return -EOPNOTSUPP;
 	} else if (vma_is_anonymous(vma)) {
 		v->kind = IMGCR_VMA_ANON;
 		v->pgoff = vma->vm_pgoff;
@@ -904,6 +953,17 @@ static int capture_mm(struct dump_image *img)
 		ret = dump_one_vma(img, vma);
 		if (ret)
 			goto out;
+	}
+	/*
+	 * No ring was mapped (that is refused above), yet io_setup() ran: a
+	 * context whose ring the task unmapped lives on unseen, and the table
+	 * stays after io_destroy().  Neither can be told apart from here.
+	 */
+	if (mm_had_aio(mm)) {
+		dump_refuse(img, task_pid_nr(img->task),
+			    "has an AIO context (io_setup) whose ring is not mapped, or had one; not supported");
+		ret = -EOPNOTSUPP;
+		goto out;
 	}
 	ts->nr_vmas = img->nr_vmas;
 	ts->nr_files = img->nr_files;

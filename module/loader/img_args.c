@@ -47,6 +47,12 @@
  *				is U's file, which U may have rewritten since
  *				imgcr read it: checked here, on what the exec
  *				runs
+ *   --imgcr-shmfd=I:FD,...	file I of the image (IMGCR_FILE_SHMEM, a memfd)
+ *				is the caller's memfd on fd FD, already
+ *				filled: mapped as it is, not recreated (an fd
+ *				and a mapping of one memfd stay one object;
+ *				img_parse.c checks it is a memfd of that name,
+ *				size and access)
  *   --imgcr-userns=INODE	with --imgcr-creds: capabilities the image
  *				records in the user namespace of inode INODE
  *				(the dumped tree's own) are checked against
@@ -86,7 +92,8 @@
 #define ROOT_OPT	"--imgcr-root="
 #define CREDS_OPT	"--imgcr-creds"
 #define STATUS_OPT	"--imgcr-status="
-#define IMG_NR_ARGS	12	/* argv[0], the image, and the ten options */
+#define IMG_NR_ARGS	13	/* argv[0], the image, and the eleven options */
+#define SHMFD_OPT	"--imgcr-shmfd="
 #define IDS_OPT		"--imgcr-ids"
 #define SECCOMP_OPT	"--imgcr-seccomp="
 #define USER_OPT	"--imgcr-user="
@@ -215,6 +222,8 @@ bad:
  * refused exec, and cred_guard_mutex, until the caller is killed).
  * Opening the pipe again adds a writer: it is the caller's own, which
  * writes to it already, and no reader waits for its last one meanwhile.
+ * A named FIFO without readers cannot be opened again (-ENXIO): nobody
+ * would read the status, so there is none, as before the reopen.
  */
 static int parse_status(struct img *img, const char *arg)
 {
@@ -233,8 +242,14 @@ static int parse_status(struct img *img, const char *arg)
 	}
 	own = dentry_open(&f->f_path, O_WRONLY | O_NONBLOCK, current_cred());
 	fput(f);
-	if (IS_ERR(own))
-		goto bad;
+	/* a named FIFO no one reads (-ENXIO): no status to write, as if none */
+	if (PTR_ERR_OR_ZERO(own) == -ENXIO)
+		return 0;
+	if (IS_ERR(own)) {
+		img_err(img, "%s: cannot open the pipe again (%pe)",
+			STATUS_OPT, own);
+		return PTR_ERR(own);
+	}
 	img->status = own;
 	return 0;
 bad:
@@ -306,7 +321,8 @@ static int img_scan_args(struct img *img, bool only_status)
 				img_err(img, "argument %d (%s) comes after the %d the exec reads",
 					i, STATUS_OPT, IMG_NR_ARGS - 1);
 				ret = -E2BIG;
-			} else if (!img->status && i < IMG_NR_ARGS) {
+			} else if (!img->status_parsed && i < IMG_NR_ARGS) {
+				/* the first one counts, also when it means none */
 				img->status_parsed = true;
 				ret = parse_status(img, arg + strlen(STATUS_OPT));
 			}
@@ -321,6 +337,14 @@ static int img_scan_args(struct img *img, bool only_status)
 			img->cloexec = kstrdup(arg + strlen(CLOEXEC_OPT), GFP_KERNEL);
 			if (!img->cloexec)
 				ret = -ENOMEM;
+		} else if (!strncmp(arg, SHMFD_OPT, strlen(SHMFD_OPT))) {
+			if (img->shmfd) {
+				ret = img_twice(img, SHMFD_OPT);
+			} else {
+				img->shmfd = kstrdup(arg + strlen(SHMFD_OPT), GFP_KERNEL);
+				if (!img->shmfd)
+					ret = -ENOMEM;
+			}
 		} else if (!strcmp(arg, STOP_OPT)) {
 			img->stop_sig = SIGSTOP;
 		} else if (!strncmp(arg, STOP_OPT "=", strlen(STOP_OPT "="))) {

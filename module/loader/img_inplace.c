@@ -43,6 +43,7 @@
 #include <linux/uaccess.h>
 #include <linux/userfaultfd_k.h>
 
+#include "checks.h"
 #include "compat.h"
 #include "loader.h"
 
@@ -108,10 +109,8 @@ static const char *caller_mm_bad(struct img *img)
 			addr = vma->vm_end;
 		}
 	}
-#ifdef CONFIG_AIO
-	if (!why && rcu_access_pointer(mm->ioctx_table))
+	if (!why && mm_had_aio(mm))
 		why = "the caller has AIO contexts";
-#endif
 	mmap_read_unlock(mm);
 	return why;
 }

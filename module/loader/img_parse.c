@@ -1037,6 +1037,60 @@ static int img_lookup_reg(struct img *img, const char *name)
 	return ret;
 }
 
+/*
+ * --imgcr-shmfd=I:FD,...: the fd given for file @idx, -1 if none, or
+ * -EINVAL (printed) if the list is malformed.
+ */
+static int img_shm_fd(struct img *img, unsigned int idx)
+{
+	const char *p = img->shmfd;
+	unsigned int i, fd;
+	int n;
+
+	while (p && *p) {
+		n = 0;
+		if (sscanf(p, "%u:%u%n", &i, &fd, &n) != 2 || !n || fd > INT_MAX ||
+		    (p[n] && p[n] != ',')) {
+			img_err(img, "bad --imgcr-shmfd= list");
+			return -EINVAL;
+		}
+		if (i == idx)
+			return fd;
+		p += n + (p[n] == ',');
+	}
+	return -1;
+}
+
+/*
+ * Shared memory file @f is the caller's memfd on @fd: the same name
+ * ("memfd:NAME"), a tmpfs object without a path, the size the image
+ * records, open for writing if a mapping writes it.
+ */
+static int img_open_given(struct img *img, struct img_file *f, int fd)
+{
+	struct file *file = fget(fd);
+	const struct dentry *d;
+
+	if (!file) {
+		img_err(img, "shared memory %s: fd %d (--imgcr-shmfd) is not open", f->path, fd);
+		return -EBADF;
+	}
+	d = file->f_path.dentry;
+	if (file_inode(file)->i_sb->s_magic != TMPFS_MAGIC || !IS_ROOT(d) ||
+	    d == d->d_sb->s_root || strcmp(d->d_name.name, f->path) ||
+	    i_size_read(file_inode(file)) != f->id.size ||
+	    !(file->f_mode & FMODE_READ) ||
+	    (f->id.flags & IMGCR_FILE_WRITE && !(file->f_mode & FMODE_WRITE))) {
+		img_err(img, "shared memory %s (size %llu%s): fd %d (--imgcr-shmfd) is not that memfd",
+			f->path, f->id.size, f->id.flags & IMGCR_FILE_WRITE ? ", written" : "", fd);
+		fput(file);
+		return -EINVAL;
+	}
+	f->file = file;
+	f->given = true;
+	return 0;
+}
+
 static int img_open_file(struct img *img, struct img_file *f)
 {
 	int flags = O_LARGEFILE | (f->id.flags & IMGCR_FILE_WRITE ? O_RDWR : O_RDONLY);
@@ -1045,6 +1099,11 @@ static int img_open_file(struct img *img, struct img_file *f)
 	int ret;
 
 	if (f->id.flags & IMGCR_FILE_SHMEM) {
+		ret = img_shm_fd(img, f - img->files);
+		if (ret >= 0)
+			return img_open_given(img, f, ret);
+		if (ret != -1)
+			return ret;
 		/* Recreated empty; PT_LOAD segments refill it after the exec. */
 		if (f->id.size > MAX_LFS_FILESIZE)
 			return -EINVAL;
@@ -1740,6 +1799,20 @@ static int img_check_clone(struct img *img)
 		img_err(img, "the caller is traced with PTRACE_O_TRACECLONE (a debugger following threads): its threads would stop for the tracer before the process is whole; attach after the restore");
 		return -EPERM;
 	}
+	/*
+	 * The TIDs of an image that had a PID namespace of its own are that
+	 * namespace's: in the initial one (where no restorer recreated it)
+	 * they name other tasks.  The image of a process whose PID namespace
+	 * was the dumper's, in a user namespace of its own, is restored there
+	 * with its pid: that one is let through (review s12 kernel L4).
+	 */
+	if ((img->proc.flags & IMGCR_PROC_OWN_NS) && ns == &init_pid_ns &&
+	    img->task.pid != (u32)task_tgid_vnr(current)) {
+		img_err(img, "pid %u had a PID namespace of its own: the TIDs of its %u thread(s) are that namespace's, and this caller (pid %d) is in the initial one, where they name other tasks; restore it in a new PID namespace",
+			img->task.pid, img->proc.nr_threads,
+			task_tgid_vnr(current));
+		return -EINVAL;
+	}
 	if (current->nsproxy->pid_ns_for_children != ns) {
 		img_err(img, "the caller unshared its PID namespace: threads cannot be created (clone with CLONE_THREAD would fail); fork first");
 		return -EINVAL;
@@ -2086,6 +2159,7 @@ void img_free(struct img *img)
 			fput(img->files[i].file);
 	kvfree(img->files);
 	kfree(img->cloexec);
+	kfree(img->shmfd);
 	if (img->has_root)
 		path_put(&img->root);
 	kvfree(img->keep);

@@ -349,6 +349,8 @@ static int fill_pages(struct img *img)
 			v++;
 		shm = v->kind == IMGCR_VMA_FILE && v->flags & IMGCR_VMA_SHARED ?
 		      img->files[v->file].file : NULL;
+		if (shm && img->files[v->file].given)
+			continue;	/* the caller's memfd, filled already */
 		writable = v->prot & IMGCR_PROT_WRITE || map_writable_first(v);
 		kept = img->kept && test_bit(v - img->vmas, img->kept);
 		while (done < ph->p_filesz) {

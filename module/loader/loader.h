@@ -40,6 +40,8 @@ struct img_file {
 	struct imgcr_file id;		/* identity recorded at dump */
 	const char *path;		/* inside img->notes */
 	struct file *file;		/* opened with the caller's rights */
+	bool given;			/* IMGCR_FILE_SHMEM: the caller's memfd (--imgcr-shmfd=),
+					 * which has its contents already */
 };
 
 /* A mapping the caller already holds (argv "--imgcr-keep="). */
@@ -109,6 +111,7 @@ struct img {
 	u32 user_uid, user_gid;
 	u64 old_userns;			/* argv "--imgcr-userns=": the tree's user ns inode, or 0 */
 	char *cloexec;			/* argv "--imgcr-cloexec=": fds to mark */
+	char *shmfd;			/* argv "--imgcr-shmfd=": IDX:FD,... */
 	struct img_keep *keep;		/* argv "--imgcr-keep=", sorted */
 	unsigned int nr_keep;		/* non-zero: restore in place */
 	unsigned long *kept;		/* bitmap over vmas: the kept ones */

@@ -158,11 +158,11 @@ static void basic(int check)
 	send_req(&r);
 	a = recv_resp();
 	if (a->type != FEATURE_CHECK || !a->success || !a->features ||
-	    !a->features->has_mem_track || a->features->mem_track ||
+	    !a->features->has_mem_track || !a->features->mem_track ||
 	    !a->features->has_lazy_pages || a->features->lazy_pages ||
 	    !a->features->has_pidfd_store || a->features->pidfd_store)
-		FAIL("FEATURE_CHECK: not every feature answered false");
-	printf("ok features mem_track=0 lazy_pages=0 pidfd_store=0\n");
+		FAIL("FEATURE_CHECK: not mem_track true (pre-dump: a mark, then dump --live), the others false");
+	printf("ok features mem_track=1 lazy_pages=0 pidfd_store=0\n");
 	criu_resp__free_unpacked(a, NULL);
 	/* no keep_open: the server ends, with status 0 */
 	if (finish())
@@ -343,8 +343,15 @@ static void bad(pid_t pid, const char *dir)
 	o.images_dir_fd = fd;
 	o.pid = pid;
 
+	/* (a PRE_DUMP of a pid only marks the directory: t_runc runc-predump) */
 	r.type = PRE_DUMP;
-	refused("pre-dump", &r, NULL, 0, "PRE_DUMP is not supported");
+	o.has_pid = 0;
+	refused("pre-dump-nopid", &r, NULL, 0, "PRE_DUMP: no pid");
+	o.has_pid = 1;
+	/* a pre-dump after a parent that is none of imgcr-criu's pre-dumps */
+	o.parent_img = "../parent";
+	refused("pre-dump-parent", &r, NULL, 0, "parent_img ../parent");
+	o.parent_img = NULL;
 	r.type = PAGE_SERVER;
 	refused("page-server", &r, NULL, 0, "PAGE_SERVER is not supported");
 	r.type = 99;
@@ -357,7 +364,7 @@ static void bad(pid_t pid, const char *dir)
 	refused("lazy-pages", &r, NULL, 0, "lazy_pages");
 	o.has_lazy_pages = o.lazy_pages = 0;
 	o.parent_img = "../parent";
-	refused("parent-img", &r, NULL, 0, "parent_img");
+	refused("parent-img", &r, NULL, 0, "parent_img ../parent");
 	o.parent_img = NULL;
 	o.ps = &ps;
 	refused("ps", &r, NULL, 0, "page server");
@@ -365,9 +372,6 @@ static void bad(pid_t pid, const char *dir)
 	o.lsm_profile = "apparmor:x";
 	refused("lsm-profile", &r, NULL, 0, "lsm_profile");
 	o.lsm_profile = NULL;
-	o.has_track_mem = o.track_mem = 1;
-	refused("track-mem", &r, NULL, 0, "track_mem");
-	o.has_track_mem = o.track_mem = 0;
 	o.root = "/some/rootfs";
 	refused("root", &r, NULL, 0, "root");
 	o.root = NULL;

@@ -4,11 +4,9 @@
  * child that is never reaped) holds something imgcr dump refuses:
  *   socket   a packet socket (RX ring) io_uring an io_uring instance
  *   uffd     a userfaultfd          perf     a perf_event fd (task clock)
- *   memmap   a memfd open as an fd and mapped shared
- *   epclosed an epoll watching an eventfd whose fd was closed since (the
- *            eventfd still open at another fd number)
- *   fanotify a fanotify group       bpf      a bpf array map
- *   pidfdgone a pidfd of a child that exited (reaped)
+ *   memmap   a memfd open as an fd and mapped privately
+ *   fanotify a fanotify group with a filesystem mark (FAN_MARK_FILESYSTEM)
+ *   bpf      a bpf array map
  *   pidfdout a pidfd to the process $HOLDER_PID, outside the tree (dumpable)
  *   inoproc  an inotify watch on /proc (a filesystem without file handles)
  *   inotifyw an inotify watch on the cwd; both tasks let any process of
@@ -30,6 +28,12 @@
  *   memfdpath an O_PATH fd of a memfd (the memfd itself closed)
  *   memfdhuge a hugetlbfs memfd (MFD_HUGETLB), 2 MiB, not mapped
  *   bpfprog  a bpf socket-filter program (BPF_PROG_LOAD)
+ *   aio      an AIO context (io_setup of 8 events; its ring mapped, no
+ *            request in flight)
+ *   aiounmap an AIO context whose ring the program unmapped (the context
+ *            lives on: io_destroy still finds it)
+ *   uringreg an io_uring registered with IORING_REGISTER_RING_FDS, its
+ *            fd closed and its rings never mapped (the instance lives on)
  *   bpflink  a bpf link: a raw tracepoint program attached to
  *            sched_process_exec (BPF_RAW_TRACEPOINT_OPEN), the program fd
  *            closed
@@ -43,6 +47,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <linux/bpf.h>
+#include <linux/io_uring.h>
 #include <linux/memfd.h>
 #include <linux/perf_event.h>
 #include <sys/fanotify.h>
@@ -220,10 +225,13 @@ int main(int argc, char **argv)
 		} else if (!strcmp(kind, "memmap")) {
 			r = memfd_create("holder", 0);
 			if (r >= 0 && (ftruncate(r, 4096) ||
-				       mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, r, 0) == MAP_FAILED))
+				       mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, r, 0) == MAP_FAILED))
 				r = -1;
 		} else if (!strcmp(kind, "fanotify")) {
 			r = fanotify_init(FAN_CLASS_NOTIF, O_RDONLY);
+			if (r >= 0 && fanotify_mark(r, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, FAN_CLOSE_WRITE,
+						    AT_FDCWD, "."))
+				r = -1;
 		} else if (!strcmp(kind, "bpf")) {
 			union bpf_attr a;
 
@@ -233,13 +241,6 @@ int main(int argc, char **argv)
 			a.value_size = 4;
 			a.max_entries = 1;
 			r = syscall(SYS_bpf, BPF_MAP_CREATE, &a, sizeof(a));
-		} else if (!strcmp(kind, "pidfdgone")) {
-			pid_t k = fork();
-
-			if (k == 0)
-				_exit(0);
-			r = k < 0 ? -1 : syscall(SYS_pidfd_open, k, 0);
-			waitpid(k, NULL, 0);
 		} else if (!strcmp(kind, "pidfdout")) {
 			r = syscall(SYS_pidfd_open, atoi(getenv("HOLDER_PID") ? getenv("HOLDER_PID") : "0"), 0);
 		} else if (!strcmp(kind, "inotifyw")) {
@@ -250,13 +251,6 @@ int main(int argc, char **argv)
 			r = inotify_init1(0);
 			if (r >= 0 && inotify_add_watch(r, "/proc", IN_CREATE) < 0)
 				r = -1;
-		} else if (!strcmp(kind, "epclosed")) {
-			struct epoll_event ev = { .events = EPOLLIN };
-			int ep = epoll_create1(0), e = eventfd(0, 0);
-
-			/* the eventfd lives on at another number only */
-			r = ep < 0 || e < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, e, &ev) || dup(e) < 0 ?
-			    -1 : close(e);
 		}
 		else if (!strcmp(kind, "dev"))
 			r = (r = open("/dev/mem", O_RDONLY)) >= 0 ? r : open("/dev/kmsg", O_RDONLY);
@@ -311,6 +305,43 @@ int main(int argc, char **argv)
 		} else if (!strcmp(kind, "memfdhuge")) {
 			r = memfd_create("holder", MFD_HUGETLB);
 			if (r >= 0 && ftruncate(r, 2 << 20))
+				r = -1;
+		} else if (!strcmp(kind, "aio")) {
+			unsigned long ctx = 0;
+
+			r = syscall(SYS_io_setup, 8, &ctx);
+		} else if (!strcmp(kind, "aiounmap")) {
+			unsigned long ctx = 0;
+
+			/* the context's id is its ring's address */
+			r = syscall(SYS_io_setup, 8, &ctx);
+			if (!r) {
+				/* the whole ring: its line in maps gives the end */
+				FILE *m = fopen("/proc/self/maps", "r");
+				unsigned long a, e, end = 0;
+				char line[256];
+
+				while (!end && m && fgets(line, sizeof(line), m))
+					if (sscanf(line, "%lx-%lx", &a, &e) == 2 && a == ctx)
+						end = e;
+				if (m)
+					fclose(m);
+				r = end ? munmap((void *)ctx, end - ctx) : -1;
+			}
+		} else if (!strcmp(kind, "uringreg")) {
+			struct io_uring_params pa;
+			struct io_uring_rsrc_update up;
+			int u;
+
+			memset(&pa, 0, sizeof(pa));
+			u = syscall(SYS_io_uring_setup, 4, &pa);
+			memset(&up, 0, sizeof(up));
+			up.offset = -1U;
+			up.data = u;
+			r = u < 0 ? -1 : syscall(SYS_io_uring_register, u, IORING_REGISTER_RING_FDS, &up, 1);
+			if (r == 1)
+				r = close(u);
+			else if (r >= 0)
 				r = -1;
 		} else if (!strcmp(kind, "bpfprog")) {
 			r = bpf_load(BPF_PROG_TYPE_SOCKET_FILTER, "socket filter");

@@ -20,8 +20,6 @@
  *                cannot flock it, of s.dat can share but not take it
  *                exclusively, of o.dat sees the OFD lock; P2 is still
  *                close-on-exec.  "done ok" and exit 0 if all passed.
- *   locker lease a read lease on l.dat; prints "fd N", "ready", then
- *                "tick I" every 100 ms for ever (for the refusal test).
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -55,23 +53,6 @@ static const char *probe(int fd, int cmd, long start, long len)
 	return out;
 }
 
-static int lease(void)
-{
-	int fd = open("l.dat", O_RDWR | O_CREAT, 0600), i;
-
-	close(fd);
-	fd = open("l.dat", O_RDONLY);
-	if (fd < 0 || fcntl(fd, F_SETLEASE, F_RDLCK)) {
-		say("BAD lease: %s\n", strerror(errno));
-		return 1;
-	}
-	say("fd %d\nready\n", fd);
-	for (i = 0;; i++) {
-		say("tick %d\n", i);
-		msleep(100);
-	}
-}
-
 static int mk(const char *name, int flags)
 {
 	int fd = open(name, O_RDWR | O_CREAT, 0600);
@@ -82,14 +63,12 @@ static int mk(const char *name, int flags)
 	return open(name, flags);
 }
 
-int main(int argc, char **argv)
+int main(void)
 {
 	int f, sh, p, p2, o, cp, x, st, sync[2];
 	char c, want[64];
 	pid_t kid, me = getpid();
 
-	if (argc == 2 && !strcmp(argv[1], "lease"))
-		return lease();
 	f = mk("f.dat", O_RDWR);
 	sh = mk("s.dat", O_RDONLY);
 	p = mk("p.dat", O_RDWR);

@@ -62,6 +62,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "skcheck.h"
 
 #ifndef SOL_UDPLITE
 #define SOL_UDPLITE 136
@@ -83,43 +84,7 @@
 #define IP_NODEFRAG 22
 #endif
 
-static int out = 1, nok, nfail, port;
-static volatile sig_atomic_t go;
-
-static void on_usr1(int s)
-{
-	(void)s;
-	go++;
-}
-
-static void die(const char *what)
-{
-	outf(out, "FAIL setup: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
-
-static void seti(int fd, int lvl, int opt, int v, const char *what)
-{
-	if (setsockopt(fd, lvl, opt, &v, sizeof(v)))
-		die(what);
-}
-
-static void result(int ok, const char *name, const char *fmt, ...)
-{
-	char buf[300];
-	va_list ap;
-
-	if (ok) {
-		nok++;
-		outf(out, "OK %s\n", name);
-		return;
-	}
-	nfail++;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	outf(out, "FAIL %s: %s\n", name, buf);
-}
+static int port;
 
 /* the values checked: options as getsockopt read them, addresses, after the setup */
 enum { K_OPT, K_NAME, K_PEER };
@@ -333,15 +298,6 @@ static void setup(void)
 	rec("r6 sockname", K_NAME, r6, 0, 0, 0);
 }
 
-static void hex(char *o, const unsigned char *b, int n)
-{
-	int i;
-
-	for (i = 0; i < n && i < 32; i++)
-		sprintf(o + 2 * i, "%02x", b[i]);
-	o[2 * i] = 0;
-}
-
 /* the next datagram of @fd within @ms, into buf (its length; -1: none) */
 static int next(int fd, void *buf, int size, int ms)
 {
@@ -398,8 +354,8 @@ static void check(int round)
 		if (e)
 			result(1, k->name, "");
 		else {
-			hex(g, got, gl);
-			hex(w, k->want, k->len);
+			hexn(g, got, gl, 32);
+			hexn(w, k->want, k->len, 32);
 			result(gl == k->len && !memcmp(got, k->want, gl), k->name, "got %s want %s", g, w);
 		}
 	}

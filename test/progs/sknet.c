@@ -19,6 +19,9 @@
  *   echo of each datagram on UDP 127.0.0.1:PORT+1.
  * sknet cli unix PATH|@NAME | tcp 127.0.0.1|::1 PORT | udp PORT
  *   one line from the server ("hello") or the echo of a datagram, printed.
+ * sknet hold othernet|hostnet  a UDP socket of a new network namespace
+ *                             held by this process back in its own; one of
+ *                             its own held once it is in a new one; sleeps.
  * sknet hold netlink|packet|tcp|scm  holds such a socket (tcp: an
  *                             established loopback connection, port 7399;
  *                             scm: an fd in flight in a socketpair), sleeps.
@@ -38,6 +41,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -648,6 +652,22 @@ int main(int argc, char **argv)
 			if (sendmsg(sp[0], &mh, 0) != 1)
 				die("sendmsg");
 			fd = sp[0];
+		} else if (!strcmp(argv[2], "othernet") || !strcmp(argv[2], "hostnet")) {
+			/*
+			 * othernet: a UDP socket made in a new network namespace,
+			 * this process back in its own; hostnet: one made here,
+			 * this process then in a new network namespace
+			 */
+			int here = open("/proc/self/ns/net", O_RDONLY), other = !strcmp(argv[2], "othernet");
+
+			if (here < 0 || (other && unshare(CLONE_NEWNET)))
+				die("unshare");
+			fd = socket(AF_INET, SOCK_DGRAM, 0);
+			if (fd < 0 || (other ? setns(here, CLONE_NEWNET) : unshare(CLONE_NEWNET)))
+				die("setns");
+			close(here);
+			printf("ready\n");
+			fflush(stdout);
 		} else if (!strcmp(argv[2], "tcp")) {
 			/* an established loopback connection, both ends here */
 			struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(7399) };

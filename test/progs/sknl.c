@@ -13,7 +13,9 @@
  *     ue  NETLINK_KOBJECT_UEVENT, kernel-assigned port id, group 1, a
  *         classic filter accepting everything (1 instruction), SO_PASSCRED;
  *     au  NETLINK_AUDIT bound to the port id 4242422;
- *     nb  NETLINK_ROUTE, never bound (port id 0).
+ *     nb  NETLINK_ROUTE, never bound (port id 0);
+ *     lg  NETLINK_ROUTE, joined RTNLGRP_LINK and left it: no group, but a
+ *         membership list (NETLINK_LIST_MEMBERSHIPS) of zeros, not empty.
  *   Records what getsockname, getpeername, NETLINK_LIST_MEMBERSHIPS and
  *   the options read, prints "ready", then on each SIGUSR1 checks every
  *   value again and by behaviour: a unicast from another socket to r2 is
@@ -41,6 +43,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "skcheck.h"
 
 #ifndef SOL_NETLINK
 #define SOL_NETLINK 270
@@ -63,44 +66,6 @@
 
 #define R2_PORT 4242421
 #define AU_PORT 4242422
-
-static int out = 1, nok, nfail;
-static volatile sig_atomic_t go;
-
-static void on_usr1(int s)
-{
-	(void)s;
-	go++;
-}
-
-static void die(const char *what)
-{
-	outf(out, "FAIL setup: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
-
-static void result(int ok, const char *name, const char *fmt, ...)
-{
-	char buf[300];
-	va_list ap;
-
-	if (ok) {
-		nok++;
-		outf(out, "OK %s\n", name);
-		return;
-	}
-	nfail++;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	outf(out, "FAIL %s: %s\n", name, buf);
-}
-
-static void seti(int fd, int lvl, int opt, int v, const char *what)
-{
-	if (setsockopt(fd, lvl, opt, &v, sizeof(v)))
-		die(what);
-}
 
 /* every value checked, as read after the setup */
 struct chk {
@@ -143,7 +108,7 @@ static void rec(const char *sk, const char *name, int fd, int kind, int lvl, int
 	}
 }
 
-static int r1, r2, ue, au, nb;
+static int r1, r2, ue, au, nb, lg;
 
 static int nlsock(int proto, unsigned int pid, unsigned int groups)
 {
@@ -157,12 +122,6 @@ static int nlsock(int proto, unsigned int pid, unsigned int groups)
 	return fd;
 }
 
-static void hexs(char *o, const unsigned char *b, int n)
-{
-	for (int i = 0; i < n && i < 40; i++)
-		o += sprintf(o, "%02x", b[i]);
-}
-
 static void check_all(void)
 {
 	unsigned char buf[128];
@@ -173,9 +132,8 @@ static void check_all(void)
 		struct chk *c = &chks[i];
 		int r = readv_(c, buf, &len);
 
-		a[0] = b[0] = 0;
-		hexs(a, c->want, c->len);
-		hexs(b, buf, r ? 0 : len);
+		hexn(a, c->want, c->len, 40);
+		hexn(b, buf, r ? 0 : len, 40);
 		result(!r && len == c->len && !memcmp(buf, c->want, len), c->name, "was %s, now %s%s",
 		       a, b, r ? strerror(errno) : "");
 	}
@@ -272,6 +230,11 @@ static int run(const char *path)
 	nb = socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE);
 	if (nb < 0)
 		die("socket nb");
+	lg = socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE);
+	if (lg < 0)
+		die("socket lg");
+	seti(lg, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, RTNLGRP_LINK, "lg join RTNLGRP_LINK");
+	seti(lg, SOL_NETLINK, NETLINK_DROP_MEMBERSHIP, RTNLGRP_LINK, "lg leave RTNLGRP_LINK");
 
 	static const struct {
 		int lvl, opt;
@@ -289,10 +252,10 @@ static int run(const char *path)
 		{ SOL_SOCKET, SO_PASSCRED, "SO_PASSCRED" },
 		{ SOL_SOCKET, SO_GET_FILTER, "filter" },
 	};
-	static const char *names[] = { "r1", "r2", "ue", "au", "nb" };
-	int fds[] = { r1, r2, ue, au, nb };
+	static const char *names[] = { "r1", "r2", "ue", "au", "nb", "lg" };
+	int fds[] = { r1, r2, ue, au, nb, lg };
 
-	for (int k = 0; k < 5; k++) {
+	for (int k = 0; k < 6; k++) {
 		rec(names[k], "sockname", fds[k], 1, 0, 0);
 		rec(names[k], "peername", fds[k], 2, 0, 0);
 		for (size_t j = 0; j < sizeof(o) / sizeof(o[0]); j++)
@@ -311,6 +274,10 @@ static int run(const char *path)
 		getsockopt(r1, SOL_NETLINK, NETLINK_LIST_MEMBERSHIPS, g, &l);
 		result(g[0] == ((1U << (RTNLGRP_IPV4_IFADDR - 1)) | (1U << (RTNLGRP_LINK - 1))) &&
 		       g[1] == ((1U << 0) | (1U << 2)), "pre.r1.groups", "%x %x", g[0], g[1]);
+		l = sizeof(g);
+		memset(g, 0, sizeof(g));
+		getsockopt(lg, SOL_NETLINK, NETLINK_LIST_MEMBERSHIPS, g, &l);
+		result(l >= 4 && !g[0] && !g[1], "pre.lg.left", "%u bytes %x %x", (unsigned int)l, g[0], g[1]);
 	}
 	outf(out, "round 0 ok %d fail %d\n", nok, nfail);
 	outf(out, "ready\n");

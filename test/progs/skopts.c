@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "skcheck.h"
 
 #ifndef SO_BUF_LOCK
 #define SO_BUF_LOCK 72
@@ -65,27 +66,6 @@
 #ifndef UDP_CORK
 #define UDP_CORK 1
 #endif
-
-static int out = 1, nok, nfail;
-static volatile sig_atomic_t go;
-
-static void on_usr1(int s)
-{
-	(void)s;
-	go++;
-}
-
-static void die(const char *what)
-{
-	outf(out, "FAIL setup: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
-
-static void seti(int fd, int lvl, int opt, int v, const char *what)
-{
-	if (setsockopt(fd, lvl, opt, &v, sizeof(v)))
-		die(what);
-}
 
 /* the values checked: as getsockopt read them after the setup */
 struct chk {
@@ -108,23 +88,6 @@ static void rec(const char *name, int fd, int lvl, int opt, socklen_t len)
 	c->len = len;
 	if (getsockopt(fd, lvl, opt, c->want, &c->len))
 		die(name);
-}
-
-static void result(int ok, const char *name, const char *fmt, ...)
-{
-	char buf[300];
-	va_list ap;
-
-	if (ok) {
-		nok++;
-		outf(out, "OK %s\n", name);
-		return;
-	}
-	nfail++;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	outf(out, "FAIL %s: %s\n", name, buf);
 }
 
 static int u1, u2, u3, l, c, a, v6, un[2], snd;
@@ -288,15 +251,6 @@ static void setup(void)
 	rec("un SO_PASSSEC", un[0], SOL_SOCKET, SO_PASSSEC, 4);
 }
 
-static void hex(char *o, const unsigned char *b, int n)
-{
-	int i;
-
-	for (i = 0; i < n && i < 20; i++)
-		sprintf(o + 2 * i, "%02x", b[i]);
-	o[2 * i] = 0;
-}
-
 /* the next datagram u1 has, within 2 s, into buf (its length; -1: none) */
 static int u1_next(char *buf, int size)
 {
@@ -327,8 +281,8 @@ static void check(int round)
 			result(0, k->name, "getsockopt: %s", strerror(errno));
 			continue;
 		}
-		hex(g, got, gl);
-		hex(w, k->want, k->len);
+		hexn(g, got, gl, 20);
+		hexn(w, k->want, k->len, 20);
 		result(gl == k->len && !memcmp(got, k->want, gl), k->name, "got %s want %s", g, w);
 	}
 	/* the filter: the same program, and it still drops 'X' datagrams */

@@ -32,6 +32,9 @@
  *            sender's name (recvfrom), the pair's end says ECONNREFUSED.
  *   refuse   a datagram queued from a socket bound by a relative name and
  *            closed: the dump is refused.
+ *   deldir   a datagram socket bound to DIR/sub/x.sock, its file removed
+ *            and then its directory DIR/sub: the dump is refused (nowhere
+ *            to bind it again); after, its name as before.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -292,6 +295,10 @@ int main(int argc, char **argv)
 		fd = dgram("rel.snd");
 		send_to(fd, path("q.sock"), "rel");
 		close(fd);
+	} else if (!strcmp(mode, "deldir")) {
+		a = dgram(path("sub/x.sock"));
+		if (unlink(path("sub/x.sock")) || rmdir(path("sub")))
+			die("unlink, rmdir sub");
 	} else {
 		fprintf(stderr, "skpaths: unknown mode %s\n", mode);
 		return 2;
@@ -312,6 +319,8 @@ int main(int argc, char **argv)
 		check_name(d, 1, "to-gone", path("gone.sock"));
 	} else if (!strcmp(mode, "queue") || !strcmp(mode, "refuse")) {
 		check_name(a, 0, "q", path("q.sock"));
+	} else if (!strcmp(mode, "deldir")) {
+		check_name(a, 0, "x", path("sub/x.sock"));
 	}
 	outf(out, "names ok %d fail %d\n", nok, nfail);
 	nok = nfail = 0;
@@ -351,6 +360,8 @@ int main(int argc, char **argv)
 		check_recv(a, "q 4", "four", path("live.sock"));
 		check_recv(c, "pair", "pp", "");
 		check_send(c, "pair send", ECONNREFUSED);
+	} else if (!strcmp(mode, "deldir")) {
+		check_name(a, 0, "x", path("sub/x.sock"));
 	}
 	outf(out, "done ok %d fail %d\n", nok, nfail);
 	return nfail ? 1 : 0;

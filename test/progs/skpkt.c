@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "skcheck.h"
 
 #ifndef PACKET_QDISC_BYPASS
 #define PACKET_QDISC_BYPASS 20
@@ -48,43 +49,7 @@
 #endif
 #define PROTO_X 0x88b5
 
-static int out = 1, nok, nfail, port, lo;
-static volatile sig_atomic_t go;
-
-static void on_usr1(int s)
-{
-	(void)s;
-	go++;
-}
-
-static void die(const char *what)
-{
-	outf(out, "FAIL setup: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
-
-static void result(int ok, const char *name, const char *fmt, ...)
-{
-	char buf[300];
-	va_list ap;
-
-	if (ok) {
-		nok++;
-		outf(out, "OK %s\n", name);
-		return;
-	}
-	nfail++;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	outf(out, "FAIL %s: %s\n", name, buf);
-}
-
-static void seti(int fd, int lvl, int opt, int v, const char *what)
-{
-	if (setsockopt(fd, lvl, opt, &v, sizeof(v)))
-		die(what);
-}
+static int port, lo;
 
 struct chk {
 	char name[48];
@@ -119,12 +84,6 @@ static void rec(const char *sk, const char *name, int fd, int kind, int lvl, int
 		die(c->name);
 }
 
-static void hexs(char *o, const unsigned char *b, int n)
-{
-	for (int i = 0; i < n && i < 40; i++)
-		o += sprintf(o, "%02x", b[i]);
-}
-
 static int p1, p2, p3;
 
 static void check_all(void)
@@ -137,9 +96,8 @@ static void check_all(void)
 		struct chk *c = &chks[i];
 		int r = readv_(c, buf, &len);
 
-		a[0] = b[0] = 0;
-		hexs(a, c->want, c->len);
-		hexs(b, buf, r ? 0 : len);
+		hexn(a, c->want, c->len, 40);
+		hexn(b, buf, r ? 0 : len, 40);
 		result(!r && len == c->len && !memcmp(buf, c->want, len), c->name, "was %s, now %s%s",
 		       a, b, r ? strerror(errno) : "");
 	}

@@ -911,6 +911,43 @@ static void do_fdinfo_line(const char *scope, char *line, const char *link)
 		}
 	} else if (!strcmp(name, "inotify")) {
 		snprintf(name, sizeof(name), "inotify.wd%d", atoi(c + 3));
+	} else if (!strcmp(name, "inotify wd")) {
+		/* "inotify wd:1 ino:3 sdev:10 mask:2 ignored_mask:0 fhandle-bytes:..." (v from "1 ino:") */
+		char *ino = strstr(v, " ino:"), *mask = strstr(v, " mask:"), *fh;
+
+		if (ino && mask && mask > ino) {
+			/*
+			 * A watch on a deleted file the task holds: the restore
+			 * recreates the file (a new inode, "ino:deleted-fd")
+			 */
+			unsigned long long i = strtoull(ino + 5, NULL, 16);
+			char p[64], l[4096], rest[256];
+			struct dirent *e;
+			struct stat st;
+			DIR *d;
+
+			snprintf(p, sizeof(p), "/proc/%d/fd", cur_pid);
+			d = opendir(p);
+			while (d && (e = readdir(d))) {
+				ssize_t n;
+
+				snprintf(p, sizeof(p), "/proc/%d/fd/%d", cur_pid, atoi(e->d_name));
+				n = readlink(p, l, sizeof(l) - 1);
+				if (e->d_name[0] == '.' || n < 11 || stat(p, &st) || st.st_ino != i)
+					continue;
+				l[n] = 0;
+				if (strcmp(l + n - 10, " (deleted)"))
+					continue;
+				fh = strstr(mask, " fhandle-bytes:");
+				if (fh)
+					*fh = 0;
+				snprintf(rest, sizeof(rest), "%s", mask);
+				snprintf(ino, v + sizeof(v) - ino, " ino:deleted-fd%s", rest);
+				break;
+			}
+			if (d)
+				closedir(d);
+		}
 	} else if (!strcmp(name, "lock")) {
 		static int nl;
 

@@ -17,7 +17,8 @@
  * TCP_NODELAY, SO_KEEPALIVE, TCP_KEEPIDLE/INTVL/CNT, the client O_NONBLOCK
  * and SO_SNDBUF.
  *
- * tcpstream pair ADDR PORT OUT   server (this process) and client (its child)
+ * tcpstream pair ADDR PORT OUT   server (this process) and client (its child,
+ *                                waited for)
  * tcpstream srv ADDR PORT OUT    the server alone (one connection)
  * tcpstream cli ADDR PORT OUT    the client alone
  * tcpstream closewait PORT       holds a connection whose peer closed
@@ -53,6 +54,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -724,7 +726,17 @@ int main(int argc, char **argv)
 			close(lfd);
 			return client(argv[2], port);
 		}
-		return server(lfd);
+		/*
+		 * The client ends last (it reads the echo to the end after the
+		 * server's close): as a container's pid 1, an exit now would
+		 * kill it before it says so.
+		 */
+		{
+			int r = server(lfd);
+
+			waitpid(pid, NULL, 0);
+			return r;
+		}
 	}
 	if (argc == 3 && !strcmp(argv[1], "closewait"))
 		return closewait(atoi(argv[2]));

@@ -131,6 +131,9 @@ static void file(const struct tree_file *x)
 	case TK_GHOST:
 		printf(" dev=%llu ino=%llu", x->dev, x->sino);
 		break;
+	case TK_FANOTIFY:
+		printf(" fan_flags=0x%x fan_event_flags=0x%x", x->fan_flags, x->fan_event_flags);
+		break;
 	default:
 		break;
 	}
@@ -187,9 +190,9 @@ static void tty(const struct tree_tty *y)
 	       y->cflag, y->lflag);
 	for (j = 0; j < TREE_NCC; j++)
 		printf("%02x", y->cc[j]);
-	printf(" rows=%u cols=%u xpixel=%u ypixel=%u inlen=%zu outlen=%zu has_mode=%d mode=0%o uid=%u gid=%u\n",
+	printf(" rows=%u cols=%u xpixel=%u ypixel=%u inlen=%zu outlen=%zu has_mode=%d mode=0%o uid=%u gid=%u%s\n",
 	       y->rows, y->cols, y->xpixel, y->ypixel, y->inlen, y->outlen, y->has_mode, y->mode,
-	       y->uid, y->gid);
+	       y->uid, y->gid, y->orphan ? " orphan=1" : "");
 }
 
 static void model(const struct tree *t)
@@ -224,14 +227,27 @@ static void model(const struct tree *t)
 		const struct tree_item *it = &t->items[i];
 
 		if (it->kind == IT_EPOLL)
-			printf("epitem file=%d pid=%d tfd=%d events=0x%x data=0x%llx\n", it->file,
-			       it->pid, it->num, it->mask, it->data);
+			printf("epitem file=%d pid=%d tfd=%d events=0x%x data=0x%llx%s%.0d\n", it->file,
+			       it->pid, it->num, it->mask, it->data, it->other ? " other=" : "",
+			       it->other);
 	}
 	for (i = 0; i < t->nitems; i++) {
 		const struct tree_item *it = &t->items[i];
 
 		if (it->kind == IT_WATCH) {
 			printf("watch file=%d wd=%d mask=0x%x", it->file, it->num, it->mask);
+			str("path", it->path);
+			if (it->other)
+				printf(" other=%d", it->other);
+			putchar('\n');
+		}
+	}
+	for (i = 0; i < t->nitems; i++) {
+		const struct tree_item *it = &t->items[i];
+
+		if (it->kind == IT_FANMARK) {
+			printf("fanmark file=%d type=%d mask=0x%x ignore=0x%llx flags=0x%x", it->file, it->num,
+			       it->mask, it->data, it->flags);
 			str("path", it->path);
 			putchar('\n');
 		}

@@ -24,6 +24,9 @@ enum {
 #define CRIU_COMPAT_MINOR	17
 #define CRIU_COMPAT_SUBLEVEL	1
 
+/* PRE_DUMP writes only this file into the images directory (swrk.c) */
+#define PREDUMP_MARK	"imgcr-predump"
+
 #define INHERIT_MAX	8	/* inherit_fd entries (runc: stdio pipes, 3) */
 #define ARGS_MAX	(32 + 2 * INHERIT_MAX)
 
@@ -34,6 +37,7 @@ struct criu_args {
 	int notify;		/* notify_scripts: NOTIFY round trips */
 	int sibling;		/* rst_sibling */
 	int caller_cgroups;	/* restore: manage_cgroups (cg_caller_base) */
+	int orphan_pts;		/* orphan_pts_master: a pty whose master is the client's (tty.h) */
 	int images_fd, work_fd;	/* our copies of the client's directories, or -1 */
 	char images[4200], log[4200], pid[16], verbosity[16], ghost[24];
 	char ext[3][96];		/* dump: --external pipe:[INO], the pid's stdio pipes */

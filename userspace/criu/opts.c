@@ -18,6 +18,11 @@
  *   log_to_stderr               no log file
  *   notify_scripts              NOTIFY round trips (swrk.c)
  *   rst_sibling                 restore: the root a child of the client
+ *   orphan_pts_master           dump: one pty whose master is outside the
+ *                               tree (runc's console) is dumped (tty.c);
+ *                               restore: a new pair, its slave the tree's,
+ *                               its master sent to the client in NOTIFY
+ *                               orphan-pts-master (SCM_RIGHTS), as CRIU
  *   root, ext_mnt               checked (check_mounts): the pid's root at
  *                               dump; at restore the sources the image's
  *                               external mounts are bound from
@@ -26,11 +31,13 @@
  *   empty_ns                    CLONE_NEWNET alone, for a network
  *                               namespace with lo alone (check_empty_ns)
  *   manage_cgroups, freeze_cgroup, config_file (a missing one),
- *   tcp_established, file_locks, link_remap, evasive_devices,
- *   orphan_pts_master (no terminal of a container yet), network_lock,
+ *   tcp_established, file_locks, link_remap, evasive_devices, network_lock,
  *   cpu_cap, skip_file_rwx_check, unprivileged, weak_sysctls,
  *   mntns_compat_mode           accepted: imgcr always does (or needs) no more
- *   everything else, when set (parent_img, track_mem, lazy_pages, ps,
+ *   parent_img                  DUMP: a directory imgcr-criu's PRE_DUMP
+ *                               marked for the same pid: imgcr dump --live
+ *   track_mem                   accepted (a pre-dump's request for it)
+ *   everything else, when set (lazy_pages, ps,
  *   manage_cgroups_mode, cg_root, external, veths, join_ns, lsm_profile,
  *   exec_cmd, ...):             refused, and any field this file does not know
  */
@@ -46,6 +53,7 @@
 
 #include "criu.h"
 #include "log.h"
+#include "proc.h"
 
 #define IFNAMSIZ_MAX	64
 
@@ -107,11 +115,9 @@ static int refused(CriuOpts *o, int *err)
 	size_t i;
 
 	/* what a later imgcr may do, with the reason it does not yet */
-	REFUSE(o->parent_img && *o->parent_img, "parent_img %s: incremental dumps (pre-dump images) are not supported", o->parent_img);
-	REFUSE(o->has_track_mem && o->track_mem, "track_mem: memory tracking between dumps is not supported (imgcr dump --live copies memory while the tree runs, in one dump)");
 	REFUSE(o->has_lazy_pages && o->lazy_pages, "lazy_pages: lazy restore (userfaultfd) is not supported");
 	REFUSE(o->ps, "ps: the page server is not supported");
-	REFUSE(o->has_auto_dedup && o->auto_dedup, "auto_dedup: not supported (no parent images)");
+	REFUSE(o->has_auto_dedup && o->auto_dedup, "auto_dedup: not supported (a pre-dump keeps no images)");
 	REFUSE(o->has_leave_stopped && o->leave_stopped, "leave_stopped: not supported (leave_running or kill)");
 	REFUSE(o->has_manage_cgroups_mode && o->manage_cgroups_mode, "manage_cgroups_mode %d: only the default mode is supported (imgcr restores a cgroup namespace's cgroups with their limits, the rest in the client's cgroup)", o->manage_cgroups_mode);
 	REFUSE(o->n_cg_root, "cg_root: cgroups are not restored yet");
@@ -133,14 +139,59 @@ static int refused(CriuOpts *o, int *err)
 	REFUSE(o->has_timeout && o->timeout, "timeout %u: not supported", o->timeout);
 	REFUSE(o->has_tcp_skip_in_flight && o->tcp_skip_in_flight, "tcp_skip_in_flight: not supported (in-flight connections are dumped)");
 	REFUSE(o->has_status_fd, "status_fd: not supported (no lazy pages)");
-	REFUSE(o->has_pidfd_store_sk, "pidfd_store_sk: not supported (no pre-dumps)");
-	REFUSE(o->has_pre_dump_mode, "pre_dump_mode: not supported (no pre-dumps)");
+	REFUSE(o->has_pidfd_store_sk, "pidfd_store_sk: not supported (a pre-dump keeps no pids)");
+	REFUSE(o->has_pre_dump_mode, "pre_dump_mode: not supported (a pre-dump copies no memory)");
 	/* runc always names /etc/criu/runc.conf; CRIU ignores a missing one */
 	REFUSE(o->config_file && *o->config_file && access(o->config_file, F_OK) == 0,
 	       "config_file %s: CRIU configuration files are not read (the file exists)", o->config_file);
 	REFUSE(o->has_tls && o->tls, "tls: not supported (no page server)");
 	for (i = 0; i < o->base.n_unknown_fields; i++)
 		REFUSE(1, "option field %u of criu_opts is not known to imgcr-criu", o->base.unknown_fields[i].tag);
+	return 0;
+}
+
+/*
+ * parent_img (runc's --parent-path, relative to the images directory): a
+ * directory a PRE_DUMP of imgcr-criu marked (PREDUMP_MARK) for the same
+ * pid.  0, or -1 (printed).
+ */
+static int check_parent(CriuOpts *o, int dirfd, int *err)
+{
+	char buf[256];
+	int fd, pid = -1;
+	ssize_t n;
+
+	*err = EOPNOTSUPP;
+	if (strlen(o->parent_img) > PATH_MAX) {
+		pr_err("parent_img: a path longer than %d", PATH_MAX);
+		return -1;
+	}
+	fd = openat(dirfd, o->parent_img, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		pr_perror("parent_img %s: not a directory beside the images directory", o->parent_img);
+		return -1;
+	}
+	n = -1;
+	{
+		int m = openat(fd, PREDUMP_MARK, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+		if (m >= 0) {
+			n = read(m, buf, sizeof(buf) - 1);
+			close(m);
+		}
+	}
+	close(fd);
+	if (n <= 0) {
+		pr_err("parent_img %s: not a pre-dump of imgcr-criu (no %s in it): imgcr has no incremental images; only imgcr-criu's own pre-dump can be a parent",
+		       o->parent_img, PREDUMP_MARK);
+		return -1;
+	}
+	buf[n] = 0;
+	if (sscanf(buf, "imgcr-criu pre-dump pid %d", &pid) != 1 || !o->has_pid || pid != o->pid) {
+		pr_err("parent_img %s: a pre-dump of pid %d, not of pid %d", o->parent_img, pid,
+		       o->has_pid ? o->pid : 0);
+		return -1;
+	}
 	return 0;
 }
 
@@ -349,7 +400,59 @@ static int check_empty_ns(CriuOpts *o, int type, int dirfd, int *err)
 	return bad ? -1 : 0;
 }
 
-/* DUMP: the pid's stdio pipes are external (runc hands them back at restore as inherit_fd) */
+struct stdio_scan {
+	pid_t root;
+	const char *link;	/* "pipe:[INODE]" */
+};
+
+/* @pid is @root or one of its descendants (the tree imgcr dumps) */
+static int in_tree(pid_t root, pid_t pid)
+{
+	pid_t ppid, pgid, sid;
+	char state;
+	int depth;
+
+	for (depth = 0; depth < 4096 && pid > 0; depth++) {
+		if (pid == root)
+			return 1;
+		if (proc_stat(pid, &state, &ppid, &pgid, &sid))
+			return 0;
+		pid = ppid;
+	}
+	return 0;
+}
+
+static int stdio_outside_fd(pid_t pid, int fd, void *arg)
+{
+	const struct stdio_scan *s = arg;
+	char path[64], link[64];
+	ssize_t len;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, fd);
+	len = readlink(path, link, sizeof(link) - 1);
+	if (len <= 0)
+		return 0;
+	link[len] = 0;
+	return !strcmp(link, s->link);
+}
+
+static int stdio_outsider(pid_t pid, void *arg)
+{
+	const struct stdio_scan *s = arg;
+
+	if (in_tree(s->root, pid))
+		return 0;
+	return proc_each_fd(pid, stdio_outside_fd, arg);
+}
+
+/*
+ * DUMP: the pid's stdio pipes held outside its tree (runc's, handed back at
+ * restore as inherit_fd) are external.  One whose ends are all in the tree
+ * (`sh -c 'x | y'` as the root, its stdin a pipe from its child) is the
+ * tree's own: dumped with its data as any other (review s12 L5).  A
+ * process whose fds cannot be read counts as outside (external, as
+ * before).
+ */
 static void stdio_pipes(pid_t pid, struct criu_args *a)
 {
 	char path[64], link[64];
@@ -366,7 +469,7 @@ static void stdio_pipes(pid_t pid, struct criu_args *a)
 			continue;
 		for (j = 0; j < n && strcmp(a->ext[j] + 11, link); j++)
 			;
-		if (j < n)
+		if (j < n || !proc_each_process(stdio_outsider, &(struct stdio_scan){ pid, link }))
 			continue;
 		snprintf(a->ext[n], sizeof(a->ext[n]), "--external=%s", link);
 		add(a, a->ext[n++]);
@@ -488,6 +591,18 @@ int opts_to_args(CriuOpts *o, int type, pid_t peer, struct criu_args *a, int *er
 			add(a, "--caller-cgroups");
 		if (o->has_leave_running && o->leave_running)
 			add(a, "-R");
+		/*
+		 * after a pre-dump (runc --parent-path): the memory copied while
+		 * the tree runs, within this dump (the pre-dump kept nothing)
+		 */
+		if (o->parent_img && *o->parent_img) {
+			if (check_parent(o, a->images_fd, err))
+				return -1;
+			add(a, "--live");
+			/* the live passes in the log (stats: live_passes=...) */
+			if (!(o->has_display_stats && o->display_stats))
+				add(a, "--stats");
+		}
 		if (o->has_ext_unix_sk && o->ext_unix_sk)
 			add(a, "--ext-unix-sk");
 		if (o->has_ghost_limit) {
@@ -504,6 +619,7 @@ int opts_to_args(CriuOpts *o, int type, pid_t peer, struct criu_args *a, int *er
 		a->caller_cgroups = o->has_manage_cgroups && o->manage_cgroups;
 	}
 	a->notify = o->has_notify_scripts && o->notify_scripts;
+	a->orphan_pts = o->has_orphan_pts_master && o->orphan_pts_master;
 	a->argv[a->argc] = NULL;
 	*err = 0;
 	return 0;

@@ -29,6 +29,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -36,6 +37,7 @@
 #include "log.h"
 #include "notify.h"
 #include "ns.h"
+#include "tty.h"
 #include "version.h"
 
 #define REQ_SIZE_MAX	(1 << 20)
@@ -50,10 +52,15 @@ static struct {
 	pid_t restored;		/* post-restore's pid */
 } S = { .sk = -1, .type = -1 };
 
-static int send_resp(CriuResp *r)
+/* @r, with the fd @fd (SCM_RIGHTS) if >= 0: CRIU's orphan-pts-master */
+static int send_resp_fd(CriuResp *r, int fd)
 {
 	size_t len = criu_resp__get_packed_size(r);
 	uint8_t *buf = malloc(len ? len : 1);
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov;
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cm;
 	ssize_t n;
 
 	if (!buf) {
@@ -61,13 +68,30 @@ static int send_resp(CriuResp *r)
 		return -1;
 	}
 	criu_resp__pack(r, buf);
-	n = send(S.sk, buf, len, MSG_NOSIGNAL);
+	iov.iov_base = buf;
+	iov.iov_len = len;
+	if (fd >= 0) {
+		memset(cbuf, 0, sizeof(cbuf));
+		msg.msg_control = cbuf;
+		msg.msg_controllen = sizeof(cbuf);
+		cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(fd));
+	}
+	n = sendmsg(S.sk, &msg, MSG_NOSIGNAL);
 	free(buf);
 	if (n != (ssize_t)len) {
 		pr_perror("cannot send the answer to the client");
 		return -1;
 	}
 	return 0;
+}
+
+static int send_resp(CriuResp *r)
+{
+	return send_resp_fd(r, -1);
 }
 
 /* One message: 0 and *@req, 1 at EOF, -1 (printed, *@err set) if malformed. */
@@ -179,18 +203,14 @@ static void at_exit(void)
 	answer_op(0);
 }
 
-/* notify_hook (../notify.h) */
-static int rpc_notify(const char *script, pid_t pid)
+/* a NOTIFY round trip, with the fd @fd if >= 0 */
+static int rpc_notify_fd(const char *script, pid_t pid, int fd)
 {
 	CriuResp r = CRIU_RESP__INIT;
 	CriuNotify n = CRIU_NOTIFY__INIT;
 	CriuReq *req;
 	int ret, err;
 
-	if (!strcmp(script, "post-restore"))
-		S.restored = pid;
-	if (!S.notify)
-		return 0;
 	pr_debug("notify %s (pid %d)", script, (int)pid);
 	r.has_type = 1;
 	r.type = REQ_NOTIFY;
@@ -203,7 +223,7 @@ static int rpc_notify(const char *script, pid_t pid)
 		n.pid = pid;
 	}
 	r.notify = &n;
-	if (send_resp(&r)) {
+	if (send_resp_fd(&r, fd)) {
 		S.err = EPIPE;
 		return -1;
 	}
@@ -227,33 +247,113 @@ static int rpc_notify(const char *script, pid_t pid)
 	return 0;
 }
 
+/* notify_hook (../notify.h) */
+static int rpc_notify(const char *script, pid_t pid)
+{
+	if (!strcmp(script, "post-restore"))
+		S.restored = pid;
+	if (!S.notify)
+		return 0;
+	return rpc_notify_fd(script, pid, -1);
+}
+
+/*
+ * orphan_master_hook (../notify.h): the new pty master of the tree's
+ * console, as CRIU sends it: NOTIFY "orphan-pts-master" with the fd
+ * (runc passes it on to its --console-socket).  Sent even without
+ * notify_scripts, as CRIU does (its RPC socket is the only way out).
+ */
+static int rpc_orphan_master(int fd)
+{
+	return rpc_notify_fd("orphan-pts-master", 0, fd);
+}
+
+/* The client's credentials: 0 and S.peer, or -1 (printed, *@err) */
+static int peer_ok(int *err)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+
+	if (getsockopt(S.sk, SOL_SOCKET, SO_PEERCRED, &cr, &len)) {
+		pr_perror("SO_PEERCRED");
+		*err = errno;
+		return -1;
+	}
+	if (cr.uid != 0 && cr.uid != geteuid()) {
+		pr_err("the client runs as uid %u, imgcr-criu as uid %u: refused", cr.uid, geteuid());
+		*err = EACCES;
+		return -1;
+	}
+	S.peer = cr.pid;
+	return 0;
+}
+
+/*
+ * PRE_DUMP (runc checkpoint --pre-dump): imgcr has no incremental images.
+ * The request is checked as a DUMP's would be (its options, the pid's
+ * root, mounts, namespace), and the images directory gets only the mark
+ * PREDUMP_MARK ("imgcr-criu pre-dump pid N"): the tree is not touched and
+ * nothing of it is kept.  The final DUMP naming this directory as its
+ * parent_img is an imgcr dump --live, whose passes copy the memory while
+ * the tree runs (opts.c): that, not the pre-dump, shortens the freeze.
+ */
+static int serve_predump(CriuReq *req)
+{
+	CriuResp r = CRIU_RESP__INIT;
+	struct criu_args a;
+	char mark[128];
+	int err = 0, fd, ok = 0, type = req->type;
+
+	if (!peer_ok(&err) && !opts_to_args(req->opts, REQ_DUMP, S.peer, &a, &err)) {
+		if (kill(req->opts->pid, 0)) {
+			pr_perror("%s: pid %d", req_names[type], req->opts->pid);
+			err = ESRCH;
+		} else {
+			snprintf(mark, sizeof(mark), "imgcr-criu pre-dump pid %d\n", req->opts->pid);
+			fd = openat(a.images_fd, PREDUMP_MARK,
+				    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+			if (fd < 0 || write(fd, mark, strlen(mark)) != (ssize_t)strlen(mark)) {
+				pr_perror("%s: cannot write %s into the images directory", req_names[type], PREDUMP_MARK);
+				err = EIO;
+			} else {
+				ok = 1;
+				pr_info("%s of pid %d: nothing dumped (imgcr has no incremental images); %s marks the directory for the final dump's parent_img, which copies the memory while the tree runs (imgcr dump --live)",
+					req_names[type], req->opts->pid, PREDUMP_MARK);
+			}
+			if (fd >= 0)
+				close(fd);
+		}
+		args_free(&a);
+	}
+	if (!ok)
+		return answer_error(type, err);
+	r.has_type = 1;
+	r.type = type;
+	r.has_success = 1;
+	r.success = 1;
+	return send_resp(&r);
+}
+
 /* DUMP or RESTORE, in this process; the answer is sent.  0 if it succeeded. */
 static int serve_op(CriuReq *req)
 {
 	struct criu_args a;
-	struct ucred cr;
-	socklen_t len = sizeof(cr);
 	int ret, err;
 
 	S.type = req->type;
 	S.answered = 0;
-	if (getsockopt(S.sk, SOL_SOCKET, SO_PEERCRED, &cr, &len)) {
-		pr_perror("SO_PEERCRED");
-		S.err = errno;
+	if (peer_ok(&err)) {
+		S.err = err;
 		return answer_op(0), -1;
 	}
-	if (cr.uid != 0 && cr.uid != geteuid()) {
-		pr_err("the client runs as uid %u, imgcr-criu as uid %u: refused", cr.uid, geteuid());
-		S.err = EACCES;
-		return answer_op(0), -1;
-	}
-	S.peer = cr.pid;
 	if (opts_to_args(req->opts, req->type, S.peer, &a, &err)) {
 		S.err = err;
 		return answer_op(0), -1;
 	}
 	S.notify = a.notify;
 	restore_sibling = a.sibling;
+	tty_orphan_master = req->type == REQ_DUMP && a.orphan_pts;
+	orphan_master_hook = req->type == REQ_RESTORE && a.orphan_pts ? rpc_orphan_master : NULL;
 	cg_caller_base = a.caller_cgroups;
 	notify_hook = rpc_notify;
 	for (int i = 0; i < a.argc; i++)
@@ -303,7 +403,9 @@ static int serve_features(void)
 	r.type = REQ_FEATURE_CHECK;
 	r.has_success = 1;
 	r.success = 1;
-	f.has_mem_track = f.has_lazy_pages = f.has_pidfd_store = 1;	/* all false */
+	f.has_mem_track = f.has_lazy_pages = f.has_pidfd_store = 1;
+	/* PRE_DUMP + parent_img: imgcr dump --live (serve_predump); the others false */
+	f.mem_track = 1;
 	r.features = &f;
 	return send_resp(&r);
 }
@@ -426,9 +528,14 @@ static int swrk(int sk)
 				criu_req__free_unpacked(req, NULL);
 				return ret ? 1 : 0;
 			case REQ_PRE_DUMP:
+				/* as CRIU: then another PRE_DUMP or the DUMP, or the client leaves */
+				keep = 1;
+				/* fall through */
 			case REQ_SINGLE_PRE_DUMP:
-				pr_err("%s is not supported: imgcr has no incremental dumps (imgcr dump --live copies memory while the tree runs, in one dump)", req_names[type]);
-				ret = answer_error(type, EOPNOTSUPP);
+				if (req->opts && req->opts->has_pid)
+					ret = serve_predump(req);
+				else
+					ret = (pr_err("%s: no pid", req_names[type]), answer_error(type, EINVAL));
 				break;
 			case REQ_PAGE_SERVER:
 			case REQ_PAGE_SERVER_CHLD:

@@ -12,11 +12,15 @@
 #                    is the client's child (its PPid, from outside), counts
 #                    on without gap or repeat, passes its self-check and is
 #                    reaped by the client with exit 0
+#  criu_rpc-innerpipe the root's stdin is a pipe from its child (`counter |
+#                    cat` of a root sh that opens it): not external, dumped
+#                    and restored with the tree (review s12 L5)
 #  criu_rpc-leave    DUMP with leave_running: the counter goes on
 #  criu_rpc-refuse   the client answers false to post-dump: the dump fails
 #                    naming it, the counter runs on, not stopped
-#  criu_rpc-bad      unsupported or malformed requests (PRE_DUMP,
-#                    PAGE_SERVER, lazy_pages, parent_img, ps, lsm_profile,
+#  criu_rpc-bad      unsupported or malformed requests (PRE_DUMP without a pid,
+#                    PAGE_SERVER, lazy_pages, a parent_img that is no
+#                    pre-dump, ps, lsm_profile,
 #                    an unknown type or field, garbage, a file as
 #                    images_dir_fd...): each answered success=false with a
 #                    message naming it, no crash; the target untouched
@@ -52,7 +56,7 @@ basic() {
 	criurpc $BIN basic > rpc.out 2> rpc.err || fail "$(grep FAIL rpc.out)$(head -c 300 rpc.err)"
 	grep -q '^ok version 3.17.1 imgcr$' rpc.out || fail "version: $(cat rpc.out)"
 	grep -q '^ok check$' rpc.out || fail "check: $(cat rpc.out)"
-	grep -q '^ok features mem_track=0 lazy_pages=0 pidfd_store=0$' rpc.out || fail "features: $(cat rpc.out)"
+	grep -q '^ok features mem_track=1 lazy_pages=0 pidfd_store=0$' rpc.out || fail "features: $(cat rpc.out)"
 	$BIN --version | grep -q '^Version: 3\.17\.1$' || fail "--version: $($BIN --version)"
 	$BIN check > check.out 2>&1 || fail "imgcr-criu check: $(tr '\n' '|' < check.out)"
 	tail -n 1 check.out | grep -q '^Looks good\.$' || fail "imgcr-criu check: $(tail -n 2 check.out)"
@@ -104,6 +108,48 @@ dumprestore() {
 	pass "restored $pid as the client's child, resumed after $last"
 }
 
+# review s12 L5: the root's stdin is a pipe between two of its children
+# (`counter | cat` started by the root sh, which then opens the pipe as its
+# own stdin): not made external (its ends are all in the tree), dumped with
+# the tree; the restore (no inherit_fd) brings it back and the counter's
+# lines go on through cat.
+innerpipe() {
+	sh -c 'counter 100 | cat > out &
+		while ! readlink /proc/$!/fd/0 | grep -q "^pipe:"; do usleep 10000; done
+		exec < /proc/$!/fd/0; wait' > sh.out 2> sh.err < /dev/null &
+	pid=$!
+	track $pid
+	wait_line out '^5 ' 30 || fail "counter never reached 5: $(tail -n 1 out) $(cat sh.err)"
+	link=$(readlink /proc/$pid/fd/0)
+	case "$link" in pipe:*) ;; *) fail "the root's stdin is $link, not a pipe" ;; esac
+	cpid=$(head -n 1 out | cut -d' ' -f2)
+	[ "$(readlink /proc/$cpid/fd/1)" = "$link" ] || fail "counter's stdout is $(readlink /proc/$cpid/fd/1), not $link"
+	criurpc $BIN dump $pid d > dump.out 2> dump.err || fail "dump: $(grep FAIL dump.out)$(head -c 300 dump.err)"
+	wait_gone $pid 10 || fail "the tree survived the dump"
+	ino=${link#pipe:[}; ino=${ino%]}
+	grep -q "^pipe ino=$ino .*ext=1" d/tree && fail "the root's stdin pipe $link was made external"
+	grep -q "^pipe ino=$ino " d/tree || fail "no pipe record for $link: $(grep '^pipe' d/tree | tr '\n' '|')"
+	last=$(tail -n 1 out | cut -d' ' -f1)
+	criurpc $BIN restore d > restore.out 2> restore.err &
+	cli=$!
+	track $cli
+	n=0
+	until grep -q '^ok restored' restore.out || grep -q FAIL restore.out; do
+		n=$((n + 1))
+		[ $n -lt 1500 ] || fail "no restore: $(cat restore.out) $(head -c 300 restore.err)"
+		usleep 20000
+	done
+	grep -q FAIL restore.out && fail "restore: $(grep FAIL restore.out)$(grep -i 'extern\|inherit\|refus\|cannot' d/restore.log | head -n 3 | tr '\n' '|')"
+	nlink=$(readlink /proc/$pid/fd/0)
+	[ "$(readlink /proc/$cpid/fd/1)" = "$nlink" ] || fail "restored: the root's stdin $nlink, counter's stdout $(readlink /proc/$cpid/fd/1)"
+	wait_line out "^$((last + 3)) " 60 || fail "the counter did not go on after $last: $(tail -n 1 out)"
+	wait_exit $cli 120
+	[ "$RC" = 0 ] || fail "client: $RC: $(grep FAIL restore.out)"
+	grep -q "^ok reaped $pid exit 0" restore.out || fail "the root did not end with 0: $(tail -n 1 restore.out)"
+	numbers_ok out 100 $cpid
+	pass "$link restored as a pipe of the tree ($nlink), resumed after $last"
+}
+
 leave() {
 	start_counter 600
 	criurpc $BIN dump $pid d leave > dump.out 2> dump.err || fail "$(grep FAIL dump.out)$(head -c 300 dump.err)"
@@ -135,7 +181,7 @@ bad() {
 	pass "$n requests refused"
 }
 
-for t in basic dumprestore leave refuse bad; do
+for t in basic dumprestore innerpipe leave refuse bad; do
 	mkdir $t && cd $t || fail "mkdir $t"
 	case $t in
 	dumprestore) (dumprestore) ;;

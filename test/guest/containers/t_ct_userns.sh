@@ -16,6 +16,12 @@
 #                       of the namespace's root, DIR/before owned by 0:0
 #                       inside; outside: Uid 100000, the maps, DIR/after
 #                       100000:100000).
+#   ct_userns-loginuid  the same maps, the container's audit loginuid 101000
+#                       (1000 inside): restored (review s12 L1).
+#   ct_userns-unmapped  the container's sh, host root before the maps were
+#                       written (unmapped), then uswork with loginuid 5000
+#                       (unmapped): each dump refused naming the pid, the
+#                       container runs on (review s12 L2).
 #   ct_userns-ptrace    the same, with an action script at post-restore
 #                       (every task waiting for its exec): the container's
 #                       root (ptpeek: uid 0 inside, every capability there)
@@ -91,6 +97,8 @@ dump_restore() {
 	[ "$(cat /proc/$NEW/setgroups)" = "$before_sg" ] || fail "setgroups $(cat /proc/$NEW/setgroups), was $before_sg"
 	[ "$(ids $NEW)" = "$before_ids" ] || fail "status: $(ids $NEW), was $before_ids"
 	[ "$(nspid $NEW)" = "$NEW 1" ] || fail "NSpid of $NEW is '$(nspid $NEW)'"
+	[ -z "${LOGIN:-}" ] || [ "$(cat /proc/$NEW/loginuid)" = "$LOGIN" ] ||
+		fail "restored loginuid $(cat /proc/$NEW/loginuid), was $LOGIN"
 	# the caller's checks of the restored container, while it runs
 	${AFTER_RESTORE:-true}
 	# inside
@@ -122,13 +130,16 @@ lxc_start() {
 	[ -z "${SECRET:-}" ] || { echo secret > $W/secret && chmod 600 $W/secret; } || fail "secret"
 	[ -z "${CTCWD:-}" ] || { mkdir -p $CTCWD && chown 100000:100000 $CTCWD; } || fail "mkdir $CTCWD"
 	mkfifo go
+	# LOGIN: the container's audit loginuid (host view), written in a subshell only
 	# shellcheck disable=SC2086
-	ct_start ct.pid --user --keep-caps --pid --uts ${CTFLAGS:-} -- sh -c "read x < $PWD/go; ${CTPRE:-} cd ${CTCWD:-$W} && exec uswork -0 $W 2>> $W/ct.err ${EXTRA:-}" >> $W/out 2> unshare.err < /dev/null ||
+	( [ -z "${LOGIN:-}" ] || echo "$LOGIN" > /proc/self/loginuid || exit 1
+	  ct_start ct.pid --user --keep-caps --pid --uts ${CTFLAGS:-} -- sh -c "read x < $PWD/go; ${CTPRE:-} cd ${CTCWD:-$W} && exec uswork -0 $W 2>> $W/ct.err ${EXTRA:-}" ) >> $W/out 2> unshare.err < /dev/null ||
 		fail "ct_start: $(cat unshare.err)"
 	p=$(cat ct.pid)
 	echo "0 100000 65536" > /proc/$p/uid_map || fail "cannot write uid_map"
 	echo deny > /proc/$p/setgroups || fail "cannot write setgroups"
 	echo "0 100000 65536" > /proc/$p/gid_map || fail "cannot write gid_map"
+	[ -n "${NOGO:-}" ] && return 0
 	echo go > go
 	wait_start
 	# uswork became uid 0 inside: 100000 outside
@@ -148,6 +159,48 @@ maps() {
 	rm -rf $W
 	pass "$before_uid_map; $(ids_short) $(grep '^start' out | head -n 1)"
 }
+# review s12 L1: the container's audit loginuid (101000 outside, 1000 inside)
+# comes back; the restore (from a shell whose loginuid is unset) writes it
+# in the namespace's view.
+loginuid() {
+	[ "$(cat /proc/self/loginuid)" = 4294967295 ] || fail "this shell's loginuid is set: $(cat /proc/self/loginuid)"
+	LOGIN=101000
+	lxc_start loginuid
+	[ "$(cat /proc/$CT/loginuid)" = 101000 ] || fail "loginuid before: $(cat /proc/$CT/loginuid)"
+	dump_restore
+	grep -q "^loginuid pid=$CT uid=101000$" d/tree || fail "tree: $(grep '^loginuid' d/tree)"
+	rm -rf $W
+	pass "loginuid 101000 (1000 inside); $(ids_short)"
+}
+
+# review s12 L2: ids the namespace does not map (the container's sh before the
+# maps were written keeps host root; a loginuid of 5000) are refused at dump,
+# naming the pid; the container runs on.
+unmapped() {
+	LOGIN=5000 NOGO=1
+	lxc_start unmapped
+	CT=$(cat ct.pid)
+	track $CT
+	timeout -s KILL 60 imgcr dump -t $CT -D d > dump.out 2> dump.err && fail "dump of a task with unmapped ids succeeded"
+	grep -q "^imgcr: pid $CT (sh): its uid 0 or gid 0 is not mapped in its user namespace" dump.err ||
+		fail "message: $(grep -v '^imgcr: debug' dump.err | tr '\n' '|')"
+	m1=$(grep "not mapped" dump.err | head -n 1 | cut -c1-120)
+	[ -e d/tree ] && fail "a tree file was written"
+	echo go > go
+	wait_start
+	timeout -s KILL 60 imgcr dump -t $CT -D d > dump.out 2> dump.err && fail "dump of a task with an unmapped loginuid succeeded"
+	grep -q "^imgcr: pid $CT (uswork): its audit loginuid 5000 is not mapped in its user namespace" dump.err ||
+		fail "message: $(grep -v '^imgcr: debug' dump.err | tr '\n' '|')"
+	[ -e d/tree ] && fail "a tree file was written"
+	c=$(grep -c '^tick ' out)
+	wait_line out "^tick $((c + 2))\$" 20 || fail "uswork stopped after the failed dump"
+	kill -USR1 $CT
+	wait_gone $CT 20 || fail "uswork did not end on SIGUSR1"
+	grep -q '^uswork PASS' out || fail "inside: $(grep '^FAIL\|^uswork' out | tr '\n' '|')"
+	rm -rf $W
+	pass "$m1; $(grep "not mapped" dump.err | head -n 1 | cut -c1-120)"
+}
+
 ids_short() { echo "$before_ids" | cut -d'|' -f1,2; }
 
 # review s12 H1: while every task waits for its exec (imgcr's post-restore
@@ -435,6 +488,8 @@ sub() {
 }
 subtest ct_userns "sub root rootmap"
 subtest ct_userns-maps "sub maps maps"
+subtest ct_userns-loginuid "sub loginuid loginuid"
+subtest ct_userns-unmapped "sub unmapped unmapped"
 subtest ct_userns-ptrace "sub ptrace ptrace_h1"
 subtest ct_userns-maps-ipc "sub maps_ipc maps_ipc"
 subtest ct_userns-maps-ipcown "sub maps_ipcown maps_ipcown"

@@ -21,19 +21,25 @@
 #                 images as c4 while c3 runs: both count to the end without
 #                 gap, each as pid 1 of its own PID and cgroup namespaces
 #                 in its own cgroup; c4 starts after c3's checkpoint
-#   runc-predump  runc checkpoint --pre-dump (runc refuses it: imgcr-criu
-#                 answers FEATURE_CHECK without memory tracking), then
-#                 --parent-path (imgcr-criu refuses parent_img): each with
-#                 its reason, the container counts on
+#   runc-predump  runc checkpoint --pre-dump (imgcr-criu: only a mark in
+#                 the images directory, the container runs on), a
+#                 --parent-path without the mark refused, then
+#                 --parent-path to the pre-dump: an imgcr dump --live (its
+#                 stats: live passes); runc restore -d: the count goes on
+#                 without gap or repeat
+#   runc-tty      a container with a terminal (--console-socket, consock):
+#                 checkpoint, restore with a new pty pair whose master
+#                 imgcr-criu sends to runc (orphan-pts-master); the shell
+#                 in it answers through the new master with its old
+#                 variable, its window size and VINTR kept
 #   runc-tcp      runc checkpoint --tcp-established of a TCP echo server
-#                 (pid 1) and its client (pid 2) on the container's lo
+#                 (pid 1) and its client (its child) on the container's lo
 #                 (tcpstream pair); after runc restore the stream goes on
 #                 and ends with the same byte counts at both ends and the
-#                 same client port (one connection), no byte lost; for
-#                 now imgcr refuses a socket in the container's network
-#                 namespace: PASS "refused (not supported yet)" when the
-#                 dump names it and the stream goes on untouched
-#   (runc-nocgns, runc-predump and runc-tcp test imgcr-criu's options, not
+#                 same client port (one connection), no byte lost (the
+#                 sockets of the container's network namespace are read
+#                 in it and made again in the restored one)
+#   (runc-nocgns, runc-tty, runc-predump and runc-tcp test imgcr-criu's options, not
 #   the kernel: they run on 6.12 deb12 only, to keep the suite's length)
 #   runc-refuse   runc checkpoint --manage-cgroups-mode strict: refused by
 #                 imgcr-criu (runc's "criu failed", the reason in the log
@@ -236,29 +242,52 @@ subtest_leave() {
 	pass "c3 checkpointed at $at and counted on; c4 restored from it (from $k) as pid $second (1 inside)"
 }
 
-# runc checkpoint --pre-dump, then --parent-path: refused, each with its
-# reason (runc's own for --pre-dump: imgcr-criu has no memory tracking;
-# imgcr-criu's for parent_img), and the container counts on
+# runc checkpoint --pre-dump, then a checkpoint with --parent-path: the
+# pre-dump leaves the container running and writes only imgcr-criu's mark
+# (no images); a --parent-path naming a directory without the mark is
+# refused (the container counts on); the final checkpoint with the
+# pre-dump as parent is an imgcr dump --live (its stats in dump.log:
+# live passes); runc restore -d: the count goes on without gap or repeat
 subtest_predump() {
 	T=runc-predump
-	bundle 3000 || fail "cannot make the bundle"
+	MAX=300
+	bundle $MAX || fail "cannot make the bundle"
 	ct_run c5 out6
-	rm -rf p1 p2 && mkdir p1 p2
-	timeout -s KILL 100 $R --criu $CRIU checkpoint --pre-dump --image-path "$(pwd)/p1" c5 > p1.out 2>&1 &&
-		fail "runc checkpoint --pre-dump succeeded"
-	grep -qi 'feature\|mem.*track' p1.out || fail "runc checkpoint --pre-dump said: $(tr '\n' '|' < p1.out)"
-	timeout -s KILL 100 $R --criu $CRIU checkpoint --parent-path ../p1 --image-path "$(pwd)/p2" c5 > p2.out 2>&1 &&
-		fail "runc checkpoint --parent-path succeeded"
-	grep -q 'criu failed' p2.out || fail "runc checkpoint --parent-path said: $(tr '\n' '|' < p2.out)"
-	grep -q 'parent_img' p2/dump.log || fail "dump.log: $(tr '\n' '|' < p2/dump.log 2>&1)"
+	old=$ct
+	rm -rf p0 p1 p2 p3 && mkdir p0 p1 p2 p3
+	timeout -s KILL 100 $R --criu $CRIU checkpoint --pre-dump --image-path "$(pwd)/p1" c5 > p1.out 2>&1 ||
+		fail "runc checkpoint --pre-dump: $(tr '\n' '|' < p1.out | tail -c 300) log: $(grep -m 3 -i 'error\|refus\|not supp' p1/dump.log 2>/dev/null | tr '\n' '|')"
+	[ "$(cat p1/imgcr-predump 2>&1)" = "imgcr-criu pre-dump pid $old" ] || fail "p1/imgcr-predump: $(cat p1/imgcr-predump 2>&1)"
+	[ -e p1/tree ] && fail "the pre-dump wrote images"
+	[ -d /proc/$old ] && [ "$(status_of c5)" = running ] || fail "c5 after the pre-dump: $(status_of c5)"
 	now=$(tail -n 1 out6 | cut -d' ' -f1)
-	wait_line out6 "^$((now + 3)) " 30 || fail "the container stopped counting after the refusals"
-	[ "$(status_of c5)" = running ] || fail "runc state: $(status_of c5)"
-	ct5=$ct
-	$R kill c5 KILL > /dev/null 2>&1
-	wait_gone $ct5 20
+	wait_line out6 "^$((now + 3)) " 30 || fail "the container stopped counting after the pre-dump"
+	# a parent that is no pre-dump of imgcr-criu: refused, the container untouched
+	timeout -s KILL 100 $R --criu $CRIU checkpoint --parent-path ../p0 --image-path "$(pwd)/p3" c5 > p3.out 2>&1 &&
+		fail "runc checkpoint --parent-path ../p0 (no pre-dump) succeeded"
+	grep -q 'parent_img ../p0: not a pre-dump' p3/dump.log || fail "p3/dump.log: $(tr '\n' '|' < p3/dump.log 2>&1 | tail -c 300)"
+	now=$(tail -n 1 out6 | cut -d' ' -f1)
+	wait_line out6 "^$((now + 3)) " 30 || fail "the container stopped counting after the refusal"
+	timeout -s KILL 200 $R --criu $CRIU checkpoint --parent-path ../p1 --image-path "$(pwd)/p2" c5 > p2.out 2>&1 ||
+		fail "runc checkpoint --parent-path ../p1: $(tr '\n' '|' < p2.out | tail -c 300) log: $(grep -m 3 -i 'error\|refus\|not supp' p2/dump.log 2>/dev/null | tr '\n' '|')"
+	wait_gone $old 20 || fail "the container outlived its checkpoint"
+	[ -f p2/tree ] || fail "no imgcr images in p2"
+	live=$(grep -o 'live_passes=[0-9]* live_copied_pages=[0-9]*' p2/dump.log | head -n 1)
+	case "$live" in live_passes=[1-9]*) ;; *) fail "the final dump was not an imgcr dump --live: '$live' $(grep -m 2 'stats:' p2/dump.log | tr '\n' '|')" ;; esac
+	last=$(tail -n 1 out6 | cut -d' ' -f1)
+	(sh -c 'echo $$ > "$0"; exec sleep 3600' out6b.sleep 2> /dev/null |
+		$R --criu $CRIU restore -d --image-path "$(pwd)/p2" -b $B c5 2>&1 | cat > out6b) &
+	track $!
+	wait_line out6b.sleep . 10 && track "$(cat out6b.sleep)"
+	wait_line out6b "^$((last + 3)) " 60 ||
+		fail "no count after the restore: $(head -c 300 out6b) log: $(grep -m 3 -i 'error\|refus\|not supp' p2/restore.log 2>/dev/null | tr '\n' '|')"
+	restored_ok c5
+	wait_line out6b '^counter selfcheck' 120 || fail "the counter never finished: $(tail -n 1 out6b)"
+	cat out6 out6b > all6
+	numbers_ok all6 $MAX
+	wait_gone $ct 20 || fail "the counter did not exit"
 	$R delete -f c5 > /dev/null 2>&1
-	pass "pre-dump: $(grep -m 1 -i 'feature\|track' p1.out | tail -c 120); parent: $(grep -m 1 'parent_img' p2/dump.log | sed 's/.*imgcr[^:]*: //')"
+	pass "pre-dump marked p1 (the container ran on), --parent-path ../p0 refused, the dump with ../p1 went live ($live), restored at $last, counted to $MAX"
 }
 
 # runc checkpoint --tcp-established of a container whose pid 1 is a TCP
@@ -277,38 +306,110 @@ subtest_tcp() {
 	[ -n "$ct" ] || fail "runc state c6: no pid"
 	track $ct
 	wait_progress /ctshared/tcp.out 100000 30 || fail "the stream does not flow: $(tail -n 2 /ctshared/tcp.out | tr '\n' '|')"
+	cli0=$(cat /proc/$ct/task/$ct/children)
+	cli0=${cli0%% *}
+	nspid0=$(sed -n 's/^NSpid:[[:space:]]*//p' /proc/$cli0/status 2>/dev/null)
+	nspid0=${nspid0##*[[:space:]]}
+	[ -n "$nspid0" ] || fail "no client child of $ct before the checkpoint"
 	rm -rf ck6 && mkdir ck6
-	if ! timeout -s KILL 200 $R --criu $CRIU checkpoint --tcp-established --image-path "$(pwd)/ck6" c6 > ck6.out 2>&1; then
-		# not supported yet (docs/runtimes.md): refused, naming the socket, the container untouched
-		why=$(grep -m 1 'sockets in another network namespace are not supported' ck6/dump.log 2>/dev/null)
-		[ -n "$why" ] || fail "runc checkpoint --tcp-established: $(tr '\n' '|' < ck6.out | tail -c 300) log: $(grep -m 3 -i 'error\|refus\|not supp' ck6/dump.log 2>/dev/null | tr '\n' '|')"
-		[ "$(status_of c6)" = running ] || fail "runc state after the refusal: $(status_of c6)"
-		now=$(last_recv /ctshared/tcp.out)
-		wait_progress /ctshared/tcp.out "$now" 30 || fail "the stream stopped after the refusal: $(tail -n 2 /ctshared/tcp.out | tr '\n' '|')"
-		grep -q BAD /ctshared/tcp.out && fail "$(grep BAD /ctshared/tcp.out | head -n3 | tr '\n' '|')"
-		# (no stream_end: the client's clean end took over 60 s once on a loaded 6.1 guest)
-		$R delete -f c6 > /dev/null 2>&1
-		pass "refused (not supported yet), the stream went on past $now bytes: ${why#*imgcr: }"
-		return 0
-	fi
+	timeout -s KILL 200 $R --criu $CRIU checkpoint --tcp-established --image-path "$(pwd)/ck6" c6 > ck6.out 2>&1 ||
+		fail "runc checkpoint --tcp-established: $(tr '\n' '|' < ck6.out | tail -c 300) log: $(grep -m 3 -i 'error\|refus\|not supp' ck6/dump.log 2>/dev/null | tr '\n' '|')"
+	ntcp=$(ls ck6/sk-*.tcp 2>/dev/null | wc -l)
+	[ "$ntcp" = 2 ] || fail "$ntcp established connections in the images, expected 2"
 	wait_gone $ct 20 || fail "the container outlived its checkpoint"
 	before=$(last_recv /ctshared/tcp.out)
+	# pid 1 holds the empty SysV undo list runc init's Go threads made
+	# (CLONE_SYSVSEM; no entry: imgcr refuses SEM_UNDO state), its
+	# child none; restored, neither has one, which kcmp calls shared
+	cp "$IMGCR_STATE_EXPECTED" expected6
+	echo 'task * shared.sysvsem own -> with tree:*  # an empty SysV undo list (runc init'"'"'s CLONE_SYSVSEM threads) is not made again' >> expected6
 	(sh -c 'echo $$ > "$0"; exec sleep 3600' out8.sleep 2> /dev/null |
-		$R --criu $CRIU restore -d --tcp-established --image-path "$(pwd)/ck6" -b $B c6 2>&1 | cat > out8) &
+		IMGCR_STATE_EXPECTED=$PWD/expected6 $R --criu $CRIU restore -d --tcp-established --image-path "$(pwd)/ck6" -b $B c6 2>&1 | cat > out8) &
 	track $!
 	wait_line out8.sleep . 10 && track "$(cat out8.sleep)"
 	wait_progress /ctshared/tcp.out "$before" 60 ||
 		fail "the stream did not go on after the restore: $(tail -n 2 /ctshared/tcp.out | tr '\n' '|') $(head -c 200 out8) log: $(grep -m 3 -i 'error\|refus\|not supp' ck6/restore.log 2>/dev/null | tr '\n' '|')"
+	i=0
+	while [ "$(status_of c6)" != running ] && [ $i -lt 100 ]; do usleep 100000; i=$((i + 1)); done
 	restored_ok c6
 	cli=$(cat /proc/$ct/task/$ct/children)
 	cli=${cli%% *}
 	[ -n "$cli" ] || fail "the restored server has no client child"
 	nspid=$(sed -n 's/^NSpid:[[:space:]]*//p' /proc/$cli/status)
-	[ "${nspid##*[[:space:]]}" = 2 ] || fail "NSpid of the client $cli: $nspid"
+	[ "${nspid##*[[:space:]]}" = "$nspid0" ] || fail "NSpid of the client $cli: $nspid, was $nspid0 inside"
 	stream_end /ctshared/tcp.out $cli
 	wait_gone $ct 20 || fail "the server did not exit"
 	$R delete -f c6 > /dev/null 2>&1
 	pass "checkpointed after $before bytes echoed, restored as pid $ct, the connection ended with $STREAM_BYTES bytes both ways"
+}
+
+# a container with a terminal ("terminal": true, runc's --console-socket,
+# test/progs/consock as the receiver): its init, a shell reading commands
+# from the pty (pid 1), sets a variable, the window size and VINTR
+# (busybox stty); runc checkpoint (imgcr-criu: orphan_pts_master, the pty
+# whose master is consock's), runc restore -d with the console socket: a
+# new pty pair, its master sent to consock (NOTIFY orphan-pts-master), the
+# slave the shell's stdio and controlling terminal; consock writes a
+# command to the new master and reads the shell's answer: the variable
+# kept, pid 1, the size and VINTR seen from inside and from the master
+subtest_tty() {
+	T=runc-tty
+	bundle 0 || fail "cannot make the bundle"
+	printf '%s\n' 'echo loop-start' 'while read -r l; do eval "$l"; done' > $B/rootfs/loop.sh
+	sed -i 's/"terminal": false/"terminal": true/; s|"/counter", "0"|"/bin/sh", "/loop.sh"|' $B/config.json
+	grep -q '"terminal": true' $B/config.json && grep -q '"/loop.sh"' $B/config.json || fail "config.json: $(grep -A3 '"args"' $B/config.json | tr '\n' ' ')"
+	rm -rf tty ck7 && mkdir tty ck7
+	/imgcr/bin/consock "$(pwd)/tty/sock" "$(pwd)/tty" > tty/consock.log 2>&1 &
+	cs=$!
+	track $cs
+	i=0
+	while [ ! -e tty/ready ] && [ $i -lt 100 ]; do usleep 100000; i=$((i + 1)); done
+	[ -e tty/ready ] || fail "consock did not start: $(cat tty/consock.log)"
+	$R run -d --console-socket "$(pwd)/tty/sock" -b $B c7 > run7.out 2>&1 || fail "runc run: $(cat run7.out)"
+	ct=$($R state c7 | sed -n 's/^ *"pid": \([0-9]*\),*/\1/p')
+	[ -n "$ct" ] || fail "runc state c7: no pid"
+	track $ct
+	old=$ct
+	wait_line tty/out1 'loop-start' 30 || fail "no shell on the terminal: $(head -c 300 tty/out1 2>&1)"
+	case "$(readlink /proc/$ct/fd/0)" in /dev/pts/*) ;; *) fail "stdin of the container: $(readlink /proc/$ct/fd/0)" ;; esac
+	printf '%s\n' 'X=kept-$$; busybox stty rows 33 cols 77 intr ^K; echo "set-$((20+3))"' > tty/in
+	wait_line tty/out1 'set-23' 30 || fail "the shell did not answer: $(tr '\r\n' '||' < tty/out1 | tail -c 300)"
+	timeout -s KILL 200 $R --criu $CRIU checkpoint --image-path "$(pwd)/ck7" c7 > ck7.out 2>&1 ||
+		fail "runc checkpoint: $(tr '\n' '|' < ck7.out | tail -c 300) log: $(grep -m 3 -i 'error\|refus\|not supp' ck7/dump.log 2>/dev/null | tr '\n' '|')"
+	wait_gone $old 20 || fail "the container outlived its checkpoint"
+	grep -q '^tty .*orphan=1' ck7/tree || fail "no orphan tty record: $(grep '^tty' ck7/tree)"
+	timeout -s KILL 200 $R --criu $CRIU restore -d --console-socket "$(pwd)/tty/sock" --image-path "$(pwd)/ck7" -b $B c7 > rs7.out 2>&1 ||
+		fail "runc restore: $(tr '\n' '|' < rs7.out | tail -c 300) log: $(grep -m 3 -i 'error\|refus\|not supp' ck7/restore.log 2>/dev/null | tr '\n' '|')"
+	i=0
+	while [ ! -e tty/got2 ] && [ $i -lt 100 ]; do usleep 100000; i=$((i + 1)); done
+	[ -e tty/got2 ] || fail "consock got no new master: $(cat tty/consock.log)"
+	ct=$($R state c7 | sed -n 's/^ *"pid": \([0-9]*\),*/\1/p')
+	[ -n "$ct" ] && [ -d /proc/$ct ] || fail "runc state c7: no live pid ($ct)"
+	track $ct
+	[ "$(status_of c7)" = running ] || fail "runc state after the restore: $(status_of c7)"
+	nspid=$(sed -n 's/^NSpid:[[:space:]]*//p' /proc/$ct/status)
+	[ "${nspid##*[[:space:]]}" = 1 ] || fail "NSpid of $ct: $nspid"
+	# outside: the master consock got is the new pair's, its slave's termios and size
+	got=$(cat tty/got2)
+	case "$got" in *" rows=33 cols=77 "*" intr=11 echo=1") ;; *) fail "the new master: $got (expected rows=33 cols=77 intr=11 echo=1)" ;; esac
+	pts=${got#pts=}
+	pts=${pts%% *}
+	for n in 0 1 2; do
+		[ "$(readlink /proc/$ct/fd/$n)" = /dev/pts/$pts ] || fail "fd $n of the restored shell: $(readlink /proc/$ct/fd/$n), not /dev/pts/$pts"
+	done
+	# the shell's controlling terminal is that slave (tty_nr: major 136)
+	nr=$(sed 's/.*) //' /proc/$ct/stat | cut -d' ' -f5)
+	[ "$nr" = $((136 * 256 + pts)) ] || fail "tty_nr of the shell: $nr, expected $((136 * 256 + pts))"
+	grep -q ' /dev/console ' /proc/$ct/mountinfo || fail "no /dev/console in the restored container"
+	# inside: the same shell (its variable), pid 1, its terminal's size and VINTR
+	printf '%s\n' 'echo "X=$X pid=$$ size=$(busybox stty size) $(busybox stty -a | busybox grep -o "intr = [^;]*")"' > tty/in
+	wait_line tty/out2 'X=kept-1 pid=1 size=33 77 intr = \^K' 30 ||
+		fail "the restored shell's answer: $(tr '\r\n' '||' < tty/out2 2>&1 | tail -c 300)"
+	printf '%s\n' 'exit 0' > tty/in
+	wait_gone $ct 20 || fail "the shell did not exit"
+	$R delete -f c7 > /dev/null 2>&1
+	kill $cs 2>/dev/null
+	pass "restored with a new pty (/dev/pts/$pts, master sent to the console socket): $(grep -o 'X=kept-1.*\^K' tty/out2 | head -n 1)"
 }
 
 subtest_refuse() {
@@ -344,6 +445,8 @@ $R delete -f c3 > /dev/null 2>&1
 $R delete -f c4 > /dev/null 2>&1
 case "$(uname -r)" in
 6.12.*+deb12-amd64)
+	(subtest_tty)
+	$R delete -f c7 > /dev/null 2>&1
 	(subtest_predump)
 	(subtest_tcp)
 	$R delete -f c6 > /dev/null 2>&1
@@ -351,7 +454,7 @@ case "$(uname -r)" in
 esac
 (subtest_refuse)
 # a container a failed restore left behind (runc no longer knows it)
-for c in c1 c2 c3 c4 c5 c6; do
+for c in c1 c2 c3 c4 c5 c6 c7; do
 	[ -f /sys/fs/cgroup/$c/cgroup.kill ] && echo 1 > /sys/fs/cgroup/$c/cgroup.kill
 done
 # the stdin writers (sleep 3600, which would keep the runner's output open)

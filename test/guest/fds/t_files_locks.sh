@@ -13,8 +13,7 @@
 # /proc/locks lists the same locks (kind, type, pid, inode, range), F_GETLK
 # reports the same owners, flock LOCK_NB fails; the restored program checks
 # the same from inside.
-# files_locks_lease: a lease is refused at dump, naming pid, fd and LEASE;
-# the task continues.
+# (leases: t_files_leases.sh)
 # timeout: 300
 . /imgcr/guest/lib.sh
 require_modules
@@ -104,22 +103,4 @@ main() {
 	pass "6 locks held again; $(grep -c '^ok' out) checks ok"
 }
 
-lease() {
-	locker lease > l.out 2>&1 &
-	pid=$!
-	track $pid
-	wait_line l.out '^ready' 20 || fail "locker lease did not start: $(cat l.out)"
-	fd=$(sed -n 's/^fd //p' l.out)
-	imgcr dump -t $pid -D e 2> e.err && fail "dump of a task holding a lease succeeded"
-	grep -q "pid $pid fd $fd: file lock .*LEASE .*READ $pid .*: LEASE locks (leases, delegations) are not supported" e.err ||
-		fail "message: $(cat e.err | tr '\n' '|')"
-	n=$(grep -c '^tick' l.out)
-	usleep 500000
-	case "$(state $pid)" in S | R) ;; *) fail "task is '$(state $pid)' after the refused dump" ;; esac
-	[ "$(grep -c '^tick' l.out)" -gt "$n" ] || fail "the task does not continue after the refused dump"
-	grep -q "LEASE" /proc/$pid/fdinfo/$fd || fail "the lease is gone after the refused dump"
-	pass "refused: $(head -n1 e.err | cut -c1-120)"
-}
-
 subtest files_locks main
-subtest files_locks_lease lease

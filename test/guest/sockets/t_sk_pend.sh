@@ -21,18 +21,21 @@ for p in $pid $kid; do wait_gone $p 10 || fail "task $p survived the dump"; done
 imgcr show d > show.txt || fail "imgcr show d failed"
 grep -q "listening on $PWD/p/rel.sock" show.txt && grep -q -- "unnamed -> $PWD/p/rel.sock" show.txt ||
 	fail "the relative name was not made absolute: $(grep socket show.txt | tr '\n' '|')"
-imgcr restore -D d > restore.out 2> restore.err &
+# the pid file is written once the whole restore is done
+imgcr restore -D d --pidfile pf > restore.out 2> restore.err &
 rpid=$!
 track $rpid
 n=0
-until case "$(readlink /proc/$pid/exe 2>/dev/null),$(readlink /proc/$kid/exe 2>/dev/null)" in
-	*/sknet,*/sknet) true ;; *) false ;; esac; do
+until [ -s pf ]; do
 	n=$((n + 1))
 	[ $n -lt 1500 ] || fail "the tree did not come back$(rerr)"
 	[ -d /proc/$rpid ] || fail "imgcr restore ended$(rerr)"
 	usleep 20000
 done
-sleep 1
+case "$(readlink /proc/$pid/exe 2>/dev/null),$(readlink /proc/$kid/exe 2>/dev/null)" in
+*/sknet,*/sknet) ;;
+*) fail "the restore is done but the tree is not sknet$(rerr)" ;;
+esac
 kill -USR1 $pid $kid
 wait_exit $rpid 60
 [ "$RC" = 0 ] || fail "restore exit status $RC: $(tr '\n' '|' < out.txt)$(rerr)"

@@ -28,11 +28,14 @@ one() {
 	unsq=$(awk '$1 == "unsq" {print $2}' d$PORT/sk-*.tcp)
 	outq=$(awk '$1 == "outq" {print $2}' d$PORT/sk-*.tcp)
 	[ "${unsq:-0}" -ge 1048576 ] || fail "sndbuf $b: only ${unsq:-0} bytes not yet sent at the dump (outq $outq)"
-	imgcr restore -D d$PORT > r.out 2> restore.err &
+	# the pid file is written once the whole restore is done (buffer
+	# sizes given back, tree thawed): a SIGTERM before that would test
+	# the restore's middle, not its result
+	rm -f pf$PORT
+	imgcr restore -D d$PORT --pidfile pf$PORT > r.out 2> restore.err &
 	track $!
 	k=0
-	until case "$(readlink /proc/$lpid/exe 2>/dev/null)" in */tcpstream) true ;; *) false ;; esac ||
-	      grep -q "no room\|cannot" restore.err || [ $k -ge 600 ]; do usleep 100000; k=$((k + 1)); done
+	until [ -s pf$PORT ] || grep -q "no room\|cannot" restore.err || [ $k -ge 600 ]; do usleep 100000; k=$((k + 1)); done
 	case "$(readlink /proc/$lpid/exe 2>/dev/null)" in
 	*/tcpstream) ;;
 	*) fail "sndbuf $b: the client was not restored$(rerr)" ;;

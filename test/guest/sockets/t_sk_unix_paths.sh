@@ -18,6 +18,8 @@
 #                          abstract, unnamed, a dead socketpair end)
 #  sk_unix_paths-refuse    a datagram from a sender bound by a relative
 #                          name, gone: the dump refuses, naming pid and fd
+#  sk_unix_paths-deldir    bound to a path removed with its directory: the
+#                          dump refuses, naming pid, fd and path
 # timeout: 400
 . /imgcr/guest/lib.sh
 require_modules
@@ -118,7 +120,20 @@ t_refuse() {
 	pass "refused: $(grep -m1 'relative name' dump.err)"
 }
 
-for m in fifo rel deleted dgramdel queue refuse; do
+t_deldir() {
+	start deldir
+	[ -e d/sub ] && fail "d/sub is still there"
+	imgcr dump -t $pid -D img 2> dump.err && fail "the dump succeeded"
+	grep -q "pid $pid fd [0-9]*: socket:\[[0-9]*\]: bound to $PWD/d/sub/x.sock, whose socket file was removed and whose directory is gone too" dump.err ||
+		fail "dump message: $(cat dump.err | tr '\n' '|')"
+	[ -e img/tree ] && fail "the refused dump left an image"
+	left_running $pid || fail "the tree is not running after the refusal: state '$(state $pid)'"
+	[ "$(unames $pid)" = "$B4" ] || fail "/proc/net/unix names changed: '$B4', now '$(unames $pid)'"
+	finish
+	pass "refused: $(grep -m1 'directory is gone' dump.err)"
+}
+
+for m in fifo rel deleted dgramdel queue refuse deldir; do
 	mkdir "$m" && (cd "$m" && subtest sk_unix_paths-$m t_$m)
 done
 exit 0

@@ -11,6 +11,9 @@
 # the restored process and of each thread is the old namespace's.
 # Then the same process without threads' namespace difference is not
 # touched: a plain host dump of mtwork keeps format version 2 (no flag).
+# ns_threads-initns: the own-namespace image exec'd in the initial PID
+# namespace (no new one for it): refused, its TIDs are the old
+# namespace's (review s12 kernel L4), with a message.
 # timeout: 300
 . /imgcr/guest/lib.sh
 . /imgcr/guest/threadlib.sh
@@ -105,3 +108,10 @@ v=$(imgcr show h.img 2>&1 | sed -n 's/^image: .*format \([0-9]*\)).*/\1/p')
 imgcr show h.img | grep -q '^process: .* own-ns' && fail "own-ns flag in a host-namespace image"
 kill -9 $p
 pass "a process in the dumper's namespaces still gets a version 2 image"
+
+T=ns_threads-initns
+dmesg_mark
+./w.img > iout 2> ierr && fail "the own-namespace image with threads ran in the initial PID namespace: $(cat iout)"
+dmesg_since | grep -q "binfmt_img: .*: pid 1 had a PID namespace of its own: the TIDs of its $NT thread(s) are that namespace's" ||
+	fail "no message: $(dmesg_since | grep binfmt_img | tail -n 2 | tr '\n' '|')"
+pass "$(dmesg_since | grep -o 'pid 1 had a PID namespace.*' | head -n 1 | cut -c1-120)"

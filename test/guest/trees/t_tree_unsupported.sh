@@ -3,10 +3,11 @@
 # pid (and fd) and the kind, writes no tree, and leaves the whole tree
 # running (no task stays stopped; both tasks keep ticking).  One sub-test
 # per kind: tree_unsupported-{socket,io_uring,uffd,perf,fanotify,bpf,memmap,
-# epclosed,pidfdgone,inoproc,inotifyw,dev,console,ns,deadmain}; inotifyw by
+# inoproc,inotifyw,dev,console,ns,deadmain}; inotifyw by
 # an ordinary user (uid 1000), the others by root (deadmain: a process
 # whose main thread exited while another runs on; zombies are dumped:
-# t_tree_zombies).
+# t_tree_zombies; an epoll watching a closed fd's file and a pidfd of an
+# exited process are restored: t_fds_dead, with their refusals).
 # (Multi-threaded tasks are supported: t_threads_tree.)
 # timeout: 300
 . /imgcr/guest/lib.sh
@@ -62,11 +63,9 @@ run socket 'pid [0-9]+ fd [0-9]+: socket:\[[0-9]+\]: packet socket with a PACKET
 run io_uring 'pid [0-9]+ fd [0-9]+: anon inode \[io_uring\]: io_uring instances are not supported'
 run uffd 'pid [0-9]+ fd [0-9]+: anon inode \[userfaultfd\]: userfaultfds are not supported'
 run perf 'pid [0-9]+ fd [0-9]+: anon inode \[perf_event\]: perf_event fds are not supported'
-run fanotify 'pid [0-9]+ fd [0-9]+: anon inode \[fanotify\]: fanotify groups are not supported'
+run fanotify 'pid [0-9]+ fd [0-9]+: fanotify: a filesystem mark \(FAN_MARK_FILESYSTEM: .sdev:[0-9a-f]+ .*\) is not supported'
 run bpf 'pid [0-9]+ fd [0-9]+: anon inode bpf-map: bpf maps are not supported'
-run memmap 'pid [0-9]+ fd [0-9]+: memfd /memfd:holder: also mapped by pid [0-9]+ at 0x[0-9a-f]+: an fd and a mapping of one memfd would be restored as two separate memfds: not supported'
-run epclosed 'pid [0-9]+ fd [0-9]+: epoll: the file it watches as fd [0-9]+ is no longer open at fd [0-9]+ in any task holding this epoll .*not supported'
-run pidfdgone 'pid [0-9]+ fd [0-9]+: pidfd: its process has exited: not supported'
+run memmap 'pid [0-9]+ fd [0-9]+: memfd /memfd:holder: also mapped privately \(rw-p\) by pid [0-9]+ at 0x[0-9a-f]+: not supported'
 run inoproc 'pid [0-9]+ fd [0-9]+: inotify: watch 1 \(inode [0-9]+\): .*not supported'
 run inotifyw 'pid [0-9]+ fd [0-9]+: inotify: watch 1 \(inode [0-9]+\): finding its path needs CAP_DAC_READ_SEARCH \(open_by_handle_at\): dump as root' 1000
 run dev 'pid [0-9]+ fd [0-9]+: character device /dev/(mem|kmsg) \(1:1?1\): not supported'

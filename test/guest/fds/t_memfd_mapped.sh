@@ -1,0 +1,85 @@
+#!/bin/sh
+# A memfd both open as an fd and mapped shared (test/progs/memshare.c):
+# memfd_mapped: a parent holds memfd "shared buf" (3 pages, mode 0640,
+# seals F_SEAL_SHRINK | F_SEAL_GROW) as an fd and maps it read-write; its
+# child has the fd and the mapping and maps it again read-only.  The dump
+# goes through; from outside, before the dump and after the restore, the
+# mappings of both tasks are of the inode the fd names (one object), with
+# the same name.  The restored programs check the contents, the name, mode,
+# seals and size, that writes through the fd show in the mappings and
+# writes through a mapping through the fd and in the other task's mapping.
+# memfd_mapped-fwseal: the same with F_SEAL_FUTURE_WRITE added after the
+# mapping: refused at dump (the seals are back before the exec, and the
+# kernel refuses a new shared mapping under that seal), naming pid, fd,
+# memfd and seal; both tasks left running.
+# timeout: 300
+. /imgcr/guest/lib.sh
+require_modules
+
+# one NAME INODE line per memfd mapping of PID, and "fd INODE" of its fd FD
+objs() {
+	echo "fd $(stat -L -c %i /proc/$1/fd/$2)"
+	awk '/\/memfd:shared buf/ { print $3 " " $5 }' /proc/$1/maps | sort
+}
+
+main() {
+	memshare > out 2> ms.err &
+	pid=$!
+	track $pid
+	wait_line out '^ready' 20 || fail "memshare did not start: $(cat out ms.err | tr '\n' '|')"
+	set -- $(sed -n 's/^fd \([0-9]*\) map \(0x[0-9a-f]*\) child \([0-9]*\)$/\1 \2 \3/p' out)
+	fd=$1 kid=$3
+	track $kid
+	for p in $pid $kid; do
+		o=$(objs $p $fd)
+		ino=$(echo "$o" | sed -n 's/^fd //p')
+		[ "$(echo "$o" | grep -vc '^fd')" -ge 1 ] || fail "before: no memfd mapping in $p: $(echo "$o" | tr '\n' '|')"
+		echo "$o" | grep -v '^fd' | grep -qv " $ino\$" && fail "before: $p maps another inode than its fd's: $(echo "$o" | tr '\n' '|')"
+	done
+	imgcr dump -t $pid -D d 2> dump.err || fail "dump: $(cat dump.err)"
+	for p in $pid $kid; do wait_gone $p 10 || fail "task $p survived the dump"; done
+
+	imgcr restore -D d > restore.out 2> restore.err &
+	rpid=$!
+	track $rpid
+	wait_tasks_restored $pid $kid
+	ino=$(stat -L -c %i /proc/$pid/fd/$fd)
+	for p in $pid $kid; do
+		o=$(objs $p $fd)
+		[ "$(echo "$o" | sed -n 's/^fd //p')" = "$ino" ] || fail "after: the fds of $pid and $p are two memfds: $(echo "$o" | tr '\n' '|')"
+		[ "$(echo "$o" | grep -vc '^fd')" -ge 1 ] || fail "after: no memfd mapping in $p: $(echo "$o" | tr '\n' '|')"
+		echo "$o" | grep -v '^fd' | grep -qv " $ino\$" &&
+			fail "after: $p maps another memfd than its fd's (inode $ino): $(echo "$o" | tr '\n' '|')"
+	done
+	info "one memfd, inode $ino: $(objs $kid $fd | tr '\n' '|')"
+	touch restored
+	wait_exit $rpid 120
+	[ "$RC" = 0 ] || fail "imgcr restore exit status $RC: $(grep BAD out | tr '\n' '|')$(rerr)"
+	grep -q BAD out && fail "$(grep BAD out | tr '\n' '|')"
+	grep -q '^done ok' out || fail "no 'done ok': $(tail -n 3 out | tr '\n' '|')"
+	pass "fd and mappings one memfd; $(grep -c '^ok' out) checks ok"
+}
+
+fwseal() {
+	# its own directory: main's "restored" file would let memshare run on
+	mkdir fwseal && cd fwseal || fail "mkdir fwseal"
+	memshare fwseal > out 2> ms.err &
+	pid=$!
+	track $pid
+	wait_line out '^ready' 20 || fail "memshare did not start: $(cat out ms.err | tr '\n' '|')"
+	kid=$(sed -n 's/^fd [0-9]* map 0x[0-9a-f]* child \([0-9]*\)$/\1/p' out)
+	track $kid
+	imgcr dump -t $pid -D d 2> dump.err && fail "the dump of a write-sealed memfd mapped shared succeeded"
+	grep -q "pid $pid fd [0-9]*: memfd /memfd:shared buf: sealed against writes (seals 0x1[0-9a-f]) and also mapped shared" dump.err ||
+		fail "message: $(tr '\n' '|' < dump.err)"
+	for p in $pid $kid; do
+		case "$(state $p)" in
+		t | T) fail "task $p left stopped" ;;
+		"") fail "task $p died" ;;
+		esac
+	done
+	pass "$(head -n 1 dump.err | cut -c1-160)"
+}
+
+subtest memfd_mapped main
+subtest memfd_mapped-fwseal fwseal

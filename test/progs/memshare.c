@@ -1,0 +1,132 @@
+/*
+ * memshare: a memfd both open as an fd and mapped shared, across dump +
+ * restore (test/guest/fds/t_memfd_mapped.sh).
+ *
+ * The parent creates the memfd "shared buf" (MFD_ALLOW_SEALING), writes a
+ * pattern to its 3 pages, maps it MAP_SHARED read-write, sets its mode
+ * 0640 and the seals F_SEAL_SHRINK | F_SEAL_GROW, writes "mapped" through
+ * the mapping; a child (forked after, with the fd and the mapping) maps it
+ * a second time read-only.  Prints "fd N map ADDR child PID", "ready",
+ * waits until the file "restored" appears, then checks (ok/BAD), in both:
+ * the pattern and "mapped" are there; the mapping's inode (/proc/self/maps)
+ * is the fd's; name, mode, seals, size.  Then the parent writes through the
+ * fd and sees it in its mapping, writes through the mapping and reads it
+ * through the fd, and the child sees both in its own mapping.  Prints
+ * "done ok" and exits 0 if all passed.
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#define COMMON_CHECK
+#include "common.h"
+
+#define SIZE	(3 * 4096)
+
+/* the inode of the mapping at @addr in /proc/self/maps, 0 if none */
+static unsigned long map_ino(void *addr)
+{
+	char buf[65536], *l;
+	unsigned long start, ino;
+	ssize_t n;
+	int fd = open("/proc/self/maps", O_RDONLY);
+
+	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	for (l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (sscanf(l, "%lx-%*x %*s %*x %*s %lu", &start, &ino) == 2 && start == (unsigned long)addr)
+			return ino;
+	return 0;
+}
+
+static void same(const char *who, int fd, char *map)
+{
+	struct stat st;
+	char link[256], path[64];
+	ssize_t n;
+	int i, good = 1, seals;
+
+	for (i = 8; i < SIZE; i++)
+		good &= map[i] == (char)('a' + i % 26);
+	check(good && !memcmp(map, "mapped", 6), who, "contents after the restore%s", good ? "" : ": pattern lost");
+	fstat(fd, &st);
+	check(map_ino(map) == st.st_ino, who, "mapping inode %lu, fd inode %lu", map_ino(map),
+	      (unsigned long)st.st_ino);
+	check((st.st_mode & 07777) == 0640 && st.st_size == SIZE, who, "mode 0%o size %lld",
+	      st.st_mode & 07777, (long long)st.st_size);
+	seals = fcntl(fd, F_GET_SEALS);
+	check(seals == (F_SEAL_SHRINK | F_SEAL_GROW), who, "seals 0x%x", seals);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, link, sizeof(link) - 1);
+	link[n > 0 ? n : 0] = 0;
+	check(!strcmp(link, "/memfd:shared buf (deleted)"), who, "name %s", link);
+}
+
+#ifndef F_SEAL_FUTURE_WRITE
+#define F_SEAL_FUTURE_WRITE 0x0010
+#endif
+
+/* "memshare fwseal": F_SEAL_FUTURE_WRITE added after the mapping (a dump must refuse it) */
+int main(int argc, char **argv)
+{
+	int fwseal = argc > 1 && !strcmp(argv[1], "fwseal");
+	int fd = memfd_create("shared buf", MFD_ALLOW_SEALING), i, st, sync[2], back[2];
+	char *map, *ro, buf[16], c;
+	pid_t kid;
+
+	if (fd < 0 || pipe(sync) || pipe(back))
+		return 1;
+	for (i = 0; i < SIZE; i++) {
+		c = 'a' + i % 26;
+		if (write(fd, &c, 1) != 1)
+			return 1;
+	}
+	map = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED || fchmod(fd, 0640) || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) ||
+	    (fwseal && fcntl(fd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE))) {
+		say("BAD setup: %s\n", strerror(errno));
+		return 1;
+	}
+	memcpy(map, "mapped", 6);
+	kid = fork();
+	if (kid == 0) {
+		ro = mmap(NULL, SIZE, PROT_READ, MAP_SHARED, fd, 0);
+		if (ro == MAP_FAILED)
+			_exit(1);
+		while (access("restored", F_OK))
+			usleep(50000);
+		same("child", fd, ro);
+		if (write(back[1], "x", 1) != 1)
+			_exit(1);
+		/* the parent's writes, once it says so */
+		if (read(sync[0], &c, 1) != 1)
+			_exit(1);
+		check(!memcmp(ro + 4096, "via fd", 6) && !memcmp(ro + 8192, "via map", 7), "child sees",
+		      "'%.6s' '%.7s' in its own mapping", ro + 4096, ro + 8192);
+		_exit(bad);
+	}
+	say("fd %d map %p child %d\nready\n", fd, (void *)map, kid);
+	while (access("restored", F_OK))
+		usleep(50000);
+	same("parent", fd, map);
+	if (read(back[0], &c, 1) != 1)	/* the child has checked the contents */
+		return 1;
+	if (pwrite(fd, "via fd", 6, 4096) != 6)
+		say("BAD pwrite: %s\n", strerror(errno));
+	check(!memcmp(map + 4096, "via fd", 6), "fd to map", "'%.6s' in the mapping", map + 4096);
+	memcpy(map + 8192, "via map", 7);
+	memset(buf, 0, sizeof(buf));
+	if (pread(fd, buf, 7, 8192) != 7)
+		say("BAD pread: %s\n", strerror(errno));
+	check(!memcmp(buf, "via map", 7), "map to fd", "'%s' read through the fd", buf);
+	if (write(sync[1], "x", 1) != 1 || waitpid(kid, &st, 0) != kid)
+		return 1;
+	check(WIFEXITED(st) && !WEXITSTATUS(st), "child", "status 0x%x", st);
+	say(bad ? "done BAD\n" : "done ok\n");
+	return bad;
+}
