@@ -426,6 +426,8 @@ maps_net() {
 	net_settled $CT || fail "the veth did not settle: $(tr '\n' '|' < settled.out)"
 	ping -c 1 -W 5 10.77.0.2 > ping.before 2>&1 || fail "no ping before: $(cat ping.before)"
 	netstate $CT net.before || fail "netstate before"
+	kill -USR2 $CT
+	wait_line out "^net [0-9]* lines\$" 20 || fail "uswork did not record its network: $(tail -n 3 out | tr '\n' '|')"
 	/usr/sbin/nsenter -t $CT -U -n --preserve-credentials /usr/sbin/ip -o addr show | sed 's/valid_lft.*//' > in.before || fail "ip inside"
 	owned_net() {
 		nsowner $1 net > nowner.$1 || fail "nsowner $1"
@@ -433,10 +435,10 @@ maps_net() {
 	}
 	owned_net $CT
 	AFTER_DUMP=net_gone AFTER_RESTORE=net_after dump_restore
-	grep -q "^ok .*/before owned by" out || fail "uswork: $(tr '\n' '|' < out)"
+	grep -q "^ok .*/before owned by" out && grep -q "^ok net\$" out || fail "uswork: $(grep -v '^tick' out | tr '\n' '|')"
 	rm -rf $W
 	net_gone
-	pass "$(grep -c . net.before) lines of ip equal; $(grep -c '^netdev\|^netmsg' d/tree) net records; pinged"
+	pass "$(grep -c . net.before) lines of ip equal; $(grep -c '^netdev\|^netmsg' d/tree) net records; uswork: $(grep '^net [0-9]* lines' out), ok net; pinged"
 }
 
 # moving maps, a network namespace and a socket in the tree (nc listening,
