@@ -436,9 +436,10 @@ maps_net() {
 	owned_net $CT
 	AFTER_DUMP=net_gone AFTER_RESTORE=net_after dump_restore
 	grep -q "^ok .*/before owned by" out && grep -q "^ok net\$" out || fail "uswork: $(grep -v '^tick' out | tr '\n' '|')"
+	v=$(grep '^net [0-9]* lines' out)
 	rm -rf $W
 	net_gone
-	pass "$(grep -c . net.before) lines of ip equal; $(grep -c '^netdev\|^netmsg' d/tree) net records; uswork: $(grep '^net [0-9]* lines' out), ok net; pinged"
+	pass "$(grep -c . net.before) lines of ip equal; $(grep -c '^netdev\|^netmsg' d/tree) net records; uswork: $v, ok net; pinged"
 }
 
 # moving maps, a network namespace and a socket in the tree (nc listening,
