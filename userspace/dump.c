@@ -1528,7 +1528,7 @@ int cmd_dump(int argc, char **argv)
 		if (fd_kinds[i]->check && fd_kinds[i]->check(&c.t))
 			goto out;
 	if (pgrp_check(&c.t) || fown_check(&c.t) || userns_dump_check(&c.t) ||
-	    restore_check(&c))
+	    userns_files_check(&c.t) || restore_check(&c))
 		goto out;
 	for (i = 0; i < c.t.ntasks; i++)
 		if (!c.t.tasks[i].zombie &&

@@ -2248,6 +2248,12 @@ int cmd_restore(int argc, char **argv)
 	 * opened by the ns-root, once it has made them (paths, sockets).
 	 */
 	c.files_inside = !!(c.own & (NS_BIT(NS_MNT) | NS_BIT(NS_NET)));
+	/* moving maps, a network namespace: the files opened outside, as their tasks; no socket (userns.c) */
+	if (userns_moves(&c.t) && !(c.own & NS_BIT(NS_MNT))) {
+		if (userns_files_check(&c.t))
+			return 1;
+		c.files_inside = 0;
+	}
 	for (i = 0; c.files_inside && i < c.t.nghosts; i++)
 		if (c.t.ghosts[i].mapped) {
 			pr_err("deleted file %s: mapped by a tree with its own mount or network namespace: not supported yet",

@@ -114,12 +114,16 @@ static int maps_identity(const struct ns_userns *u)
  * is not host root.  docs/containers.md "Maps that move ids": imgcr opens
  * and connects the tree's files as the tasks that hold them, which it can
  * only do outside the new namespace (host root is unmapped inside, it
- * could not come back).  Refused with them, for now: the kinds whose files
- * the ns-root opens inside (mnt, net) and cgroup (its owners as imgcr sees
+ * could not come back).  Refused with them, for now: mnt (the tree's
+ * files would be opened inside it) and cgroup (its owners as imgcr sees
  * them).  The ipc kind makes each object in a child with the creator's ids
- * (ipc.c, as_child()), its owners translated (userns_inner()).
+ * (ipc.c, as_child()), its owners translated (userns_inner()); a network
+ * namespace is made by the clone (owned by the new user namespace) and
+ * filled by the ns-root, the files still opened outside: sockets, which
+ * would be made in imgcr's network namespace, are refused
+ * (userns_files_check()).
  */
-#define MOVES_REFUSED	(NS_BIT(NS_NET) | NS_BIT(NS_CGROUP) | NS_BIT(NS_MNT))
+#define MOVES_REFUSED	(NS_BIT(NS_CGROUP) | NS_BIT(NS_MNT))
 
 static const char *moves_why(int k)
 {
@@ -152,6 +156,37 @@ int userns_moves(const struct tree *t)
 	const struct ns_userns *u = t->ns && (t->ns->own & NS_BIT(NS_USER)) ? t->ns->data[NS_USER] : NULL;
 
 	return u && !maps_identity(u);
+}
+
+/* /proc/.../net...: a view of the opener's network namespace */
+static int proc_net_path(const char *p)
+{
+	const char *n;
+
+	if (strncmp(p, "/proc/", 6))
+		return 0;
+	for (n = p + 5; (n = strstr(n, "/net")); n += 4)
+		if (n[4] == '/' || !n[4])
+			return 1;
+	return 0;
+}
+
+int userns_files_check(const struct tree *t)
+{
+	int i;
+
+	if (!userns_moves(t) || !(t->ns->own & NS_BIT(NS_NET)) || (t->ns->own & NS_BIT(NS_MNT)))
+		return 0;
+	for (i = 0; i < t->nfiles; i++) {
+		const struct tree_file *f = &t->files[i];
+
+		if (f->kind != TK_SK && !(f->path && proc_net_path(f->path)))
+			continue;
+		pr_err("pid %d: fd %d: %s%s: in its own network namespace, with a user namespace whose maps move ids: not supported yet (imgcr makes the tree's files outside the new namespaces, as the tasks that hold them: it would be made in imgcr's network namespace)",
+		       f->pid, f->fd, f->kind == TK_SK ? "a socket" : "", f->kind == TK_SK ? "" : f->path);
+		return -1;
+	}
+	return 0;
 }
 
 /* The inode of the user namespace an ioctl @req (NS_GET_*) on @fd gives; 0 if none. */

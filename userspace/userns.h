@@ -12,6 +12,13 @@ int userns_restore_check(const struct tree *t);
 /* the tree has a user namespace of its own whose maps move ids (0 100000 65536) */
 int userns_moves(const struct tree *t);
 /*
+ * With moving maps and a network namespace of the tree's own (not a mount
+ * one), the files are opened outside it: no socket, no /proc/.../net file
+ * (their network namespace would be imgcr's).  0, or -1 after naming the
+ * pid, the fd and the file.
+ */
+int userns_files_check(const struct tree *t);
+/*
  * @id (imgcr's view; @w 0: a uid, 1: a gid) as the tree's own user
  * namespace sees it, into *@inner (the id itself if the tree has none);
  * 0, or -1 if the namespace does not map it (*@inner 65534).

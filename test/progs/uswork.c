@@ -12,15 +12,27 @@
  * compared, DIR/before must still be its own as it sees it, and a new file
  * DIR/after must be created with its uid and gid; then "ok ..." / "FAIL
  * ..." lines and "uswork PASS" or "uswork FAIL N"; exit 0 or 1.
+ * SIGUSR2 (once its network namespace is set up): it records its network
+ * as it sees it (netview: each link's flags and MTU, each address, the
+ * IPv4 routes and IPv6 addresses with their flags from /proc/self/net) and
+ * prints "net N lines"; SIGUSR1 then compares it too ("ok net").
  * -0: first become uid and gid 0 of the namespace (as a container's init
  * started by LXC does once root wrote the maps), and clear the ambient
  * capabilities unshare --keep-caps gave it for that.
  */
 #define _GNU_SOURCE
 #include <grp.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netdb.h>
+#ifndef IFF_LOWER_UP
+#define IFF_LOWER_UP 0x10000	/* linux/if.h; not in net/if.h */
+#endif
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 
 #include "common.h"
 
@@ -33,13 +45,102 @@ struct view {
 };
 
 static const char *const cap_keys[5] = { "CapInh:", "CapPrm:", "CapEff:", "CapBnd:", "CapAmb:" };
-static volatile sig_atomic_t stop;
+static volatile sig_atomic_t stop, netnow;
 static int nfail;
+static char net_a[8192], net_b[8192];
 
 static void on_usr1(int s)
 {
 	(void)s;
 	stop = 1;
+}
+
+static void on_usr2(int s)
+{
+	(void)s;
+	netnow = 1;
+}
+
+static void cat(char *out, size_t size, const char *fmt, ...)
+{
+	size_t l = strlen(out);
+	va_list ap;
+
+	if (l >= size - 1)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(out + l, size - l, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * The network namespace as this task sees it: links (name, flags up,
+ * running, lower up, loopback; MTU), addresses (getifaddrs), IPv4 routes
+ * (/proc/self/net/route less its use counters), IPv6 addresses with their
+ * flags (/proc/self/net/if_inet6: "tentative" is 40).  Sockets made here
+ * are closed again (a socket in the tree is refused at dump).
+ */
+static int netview(char *out, size_t size)
+{
+	struct ifaddrs *ifa, *i;
+	char line[512], h[NI_MAXHOST], m[NI_MAXHOST];
+	FILE *f;
+	int sk, n = 0;
+
+	out[0] = 0;
+	if (getifaddrs(&ifa)) {
+		snprintf(out, size, "getifaddrs: %s\n", strerror(errno));
+		return 1;
+	}
+	sk = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	for (i = ifa; i; i = i->ifa_next) {
+		int fam = i->ifa_addr ? i->ifa_addr->sa_family : -1;
+
+		if (fam == AF_PACKET) {
+			struct ifreq r = { 0 };
+
+			snprintf(r.ifr_name, sizeof(r.ifr_name), "%s", i->ifa_name);
+			if (sk < 0 || ioctl(sk, SIOCGIFMTU, &r))
+				r.ifr_mtu = -1;
+			cat(out, size, "link %s flags %x mtu %d\n", i->ifa_name,
+			    i->ifa_flags & (IFF_UP | IFF_RUNNING | IFF_LOWER_UP | IFF_LOOPBACK), r.ifr_mtu);
+		} else if (fam == AF_INET || fam == AF_INET6) {
+			socklen_t l = fam == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+
+			if (getnameinfo(i->ifa_addr, l, h, sizeof(h), NULL, 0, NI_NUMERICHOST))
+				snprintf(h, sizeof(h), "?");
+			if (!i->ifa_netmask || getnameinfo(i->ifa_netmask, l, m, sizeof(m), NULL, 0, NI_NUMERICHOST))
+				snprintf(m, sizeof(m), "-");
+			cat(out, size, "addr %s %s/%s\n", i->ifa_name, h, m);
+		} else {
+			continue;
+		}
+		n++;
+	}
+	freeifaddrs(ifa);
+	if (sk >= 0)
+		close(sk);
+	f = fopen("/proc/self/net/route", "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		char ifn[32], dst[16], gw[16], fl[8], mask[16];
+		unsigned int metric;
+
+		/* Iface Destination Gateway Flags RefCnt Use Metric Mask ... */
+		if (sscanf(line, "%31s %15s %15s %7s %*s %*s %u %15s", ifn, dst, gw, fl, &metric, mask) == 6) {
+			cat(out, size, "route %s %s %s %s %u %s\n", ifn, dst, gw, fl, metric, mask);
+			n++;
+		}
+	}
+	if (f)
+		fclose(f);
+	f = fopen("/proc/self/net/if_inet6", "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		cat(out, size, "inet6 %s", line);
+		n++;
+	}
+	if (f)
+		fclose(f);
+	return n;
 }
 
 static void read_file(const char *path, char *buf, size_t size)
@@ -152,6 +253,7 @@ int main(int argc, char **argv)
 	snprintf(before, sizeof(before), "%s/before", argv[1]);
 	snprintf(after, sizeof(after), "%s/after", argv[1]);
 	signal(SIGUSR1, on_usr1);
+	signal(SIGUSR2, on_usr2);
 	look(&a);
 	owner_check(before, 1);
 	say("start pid=%d uid=%u gid=%u caps=%s\n", (int)getpid(), (unsigned)a.e, (unsigned)a.eg,
@@ -160,6 +262,10 @@ int main(int argc, char **argv)
 		struct timespec ts = { 0, 100000000 };
 
 		nanosleep(&ts, NULL);
+		if (netnow) {
+			netnow = 0;
+			say("net %d lines\n", netview(net_a, sizeof(net_a)));
+		}
 		if (!stop && ++n % 10 == 0)
 			say("tick %ld\n", n / 10);
 	}
@@ -179,6 +285,15 @@ int main(int argc, char **argv)
 	same_str("setgroups", a.setgroups, b.setgroups);
 	for (i = 0; i < 5; i++)
 		same_str(cap_keys[i], a.caps[i], b.caps[i]);
+	if (net_a[0]) {
+		netview(net_b, sizeof(net_b));
+		if (strcmp(net_a, net_b)) {
+			nfail++;
+			say("FAIL net: was\n%snow\n%s", net_a, net_b);
+		} else {
+			say("ok net\n");
+		}
+	}
 	owner_check(before, 0);
 	owner_check(after, 1);
 	if (nfail) {
