@@ -416,14 +416,16 @@ subtest_tty() {
 }
 
 # runc-stdio-file: a container whose stdio are host files, given to runc
-# run -d: stdin /dev/null, stdout a log truncated by ">" (no O_APPEND: its
-# offset matters), stderr a log appended by ">>" (O_APPEND); all three on
-# mounts outside the container's mount namespace.  runc checkpoint
+# run -d: stdin /dev/null (which runc itself replaces with the container's
+# own /dev/null), stdout a log truncated by ">" (no O_APPEND: its offset
+# matters), stderr a log appended by ">>" (O_APPEND); both logs on mounts
+# outside the container's mount namespace.  runc checkpoint
 # (imgcr-criu: --external file[MNT:INO] for each, host=1 in the images),
 # runc restore -d with other stdio (runc sends no inherit_fd for files):
 # the same host files reopened with their flags and offset.  The count
-# goes on in the log without gap, repeat or hole; outside: fds 0-2 are the
-# host's files (dev:ino, /dev/null's mount), fdinfo flags (O_APPEND only
+# goes on in the log without gap, repeat or hole; outside: fds 1-2 are the
+# host's files (dev:ino, a mount not the container's), fd 0 /dev/null on
+# the container's /dev, fdinfo flags (O_APPEND only
 # on fd 2) and pos (fd 1 at the log's end); inside: /proc/1/fd/0 is
 # /dev/null
 subtest_stdio() {
@@ -437,19 +439,27 @@ subtest_stdio() {
 	track $ct
 	old=$ct
 	wait_line sf.out '^5 ' 60 || fail "the container did not count to 5: $(head -c 300 sf.out; cat sf.err)"
-	devnull=$(stat -L -c %d:%i /dev/null)
-	[ "$(stat -L -c %d:%i /proc/$ct/fd/0)" = "$devnull" ] || fail "stdin of the container is not the host's /dev/null"
-	grep -q " /dev " /proc/$ct/mountinfo || fail "no /dev in the container"
+	# runc itself puts the container's own /dev/null on stdio that were
+	# the host's (reOpenDevNull, O_RDWR): a file of the container
+	[ "$(stat -L -c %t:%T /proc/$ct/fd/0)" = 1:3 ] || fail "stdin of the container: $(readlink /proc/$ct/fd/0) $(stat -L -c %t:%T /proc/$ct/fd/0)"
+	m0=$(sed -n 's/^mnt_id:[[:space:]]*//p' /proc/$ct/fdinfo/0)
+	grep -q "^$m0 .* /dev " /proc/$ct/mountinfo || fail "stdin of the container not on its /dev (mount $m0)"
+	fl0=$(sed -n 's/^flags:[[:space:]]*//p' /proc/$ct/fdinfo/0)
 	in0=$(timeout -s KILL 10 /usr/sbin/nsenter -t $ct -m readlink /proc/1/fd/0)
 	timeout -s KILL 200 $R --criu $CRIU checkpoint --image-path "$(pwd)/ck8" c8 > ck8.out 2>&1 ||
 		fail "runc checkpoint: $(tr '\n' '|' < ck8.out | tail -c 300) log: $(grep -m 3 -i 'error\|refus\|not supp' ck8/dump.log 2>/dev/null | tr '\n' '|')"
 	wait_gone $old 20 || fail "the container outlived its checkpoint"
 	nhost=$(grep -c '^file .* host=1' ck8/tree)
-	[ "$nhost" = 3 ] || fail "$nhost host files in the images, expected 3: $(grep '^file' ck8/tree | tr '\n' '|')"
+	[ "$nhost" = 2 ] || fail "$nhost host files in the images, expected 2 (stdout, stderr): $(grep '^file' ck8/tree | tr '\n' '|')"
 	last=$(tail -n 1 sf.out | cut -d' ' -f1)
 	size0=$(stat -c %s sf.out)
 	info "checkpointed at $last ($size0 bytes)"
-	timeout -s KILL 200 $R --criu $CRIU restore -d --image-path "$(pwd)/ck8" -b $B c8 < /dev/zero > rs8.out 2>&1 ||
+	# fd 0, the container's /dev/null (runc's), is a node of its /dev
+	# tmpfs, which the restore makes again with its content: the same
+	# device (checked below), a new inode
+	cp "$IMGCR_STATE_EXPECTED" expected8
+	echo 'fd */0 fdinfo.ino * -> *  # the container'"'"'s /dev/null: a node of its /dev tmpfs, made again by the restore (a new inode of the same device, checked by runc-stdio-file)' >> expected8
+	IMGCR_STATE_EXPECTED=$PWD/expected8 timeout -s KILL 200 $R --criu $CRIU restore -d --image-path "$(pwd)/ck8" -b $B c8 < /dev/zero > rs8.out 2>&1 ||
 		fail "runc restore: $(tr '\n' '|' < rs8.out | tail -c 300) log: $(grep -m 3 -i 'error\|refus\|not supp' ck8/restore.log 2>/dev/null | tr '\n' '|')"
 	ct=$($R state c8 | sed -n 's/^ *"pid": \([0-9]*\),*/\1/p')
 	[ -n "$ct" ] && [ -d /proc/$ct ] || fail "runc state c8: no live pid ($ct)"
@@ -459,12 +469,14 @@ subtest_stdio() {
 	nspid=$(sed -n 's/^NSpid:[[:space:]]*//p' /proc/$ct/status)
 	[ "${nspid##*[[:space:]]}" = 1 ] || fail "NSpid of $ct: $nspid"
 	# outside: the host's files, their flags, fd 1's offset at the log's end
-	[ "$(stat -L -c %d:%i /proc/$ct/fd/0)" = "$devnull" ] || fail "restored stdin: $(readlink /proc/$ct/fd/0) $(stat -L -c %d:%i /proc/$ct/fd/0), not the host's /dev/null ($devnull)"
+	[ "$(stat -L -c %t:%T /proc/$ct/fd/0)" = 1:3 ] || fail "restored stdin: $(readlink /proc/$ct/fd/0) $(stat -L -c %t:%T /proc/$ct/fd/0)"
 	[ "$(stat -L -c %d:%i /proc/$ct/fd/1)" = "$(stat -c %d:%i sf.out)" ] || fail "restored stdout: $(readlink /proc/$ct/fd/1), not sf.out"
 	[ "$(stat -L -c %d:%i /proc/$ct/fd/2)" = "$(stat -c %d:%i sf.err)" ] || fail "restored stderr: $(readlink /proc/$ct/fd/2), not sf.err"
 	m0=$(sed -n 's/^mnt_id:[[:space:]]*//p' /proc/$ct/fdinfo/0)
-	mh=$(sh -c 'sed -n "s/^mnt_id:[[:space:]]*//p" /proc/self/fdinfo/0' < /dev/null)
-	[ "$m0" = "$mh" ] || fail "restored stdin on mount $m0, the host's /dev/null on $mh"
+	grep -q "^$m0 .* /dev " /proc/$ct/mountinfo || fail "restored stdin not on the container's /dev (mount $m0)"
+	[ "$(sed -n 's/^flags:[[:space:]]*//p' /proc/$ct/fdinfo/0)" = "$fl0" ] || fail "stdin flags $(sed -n 's/^flags:[[:space:]]*//p' /proc/$ct/fdinfo/0), were $fl0"
+	m1=$(sed -n 's/^mnt_id:[[:space:]]*//p' /proc/$ct/fdinfo/1)
+	grep -q "^$m1 " /proc/$ct/mountinfo && fail "restored stdout on mount $m1, one of the container's: not the host's log"
 	f1=$(sed -n 's/^flags:[[:space:]]*//p' /proc/$ct/fdinfo/1)
 	f2=$(sed -n 's/^flags:[[:space:]]*//p' /proc/$ct/fdinfo/2)
 	[ $((0$f1 & 02000)) = 0 ] && [ $((0$f1 & 3)) = 1 ] || fail "fd 1 flags $f1: expected O_WRONLY without O_APPEND"
