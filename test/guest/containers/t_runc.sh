@@ -446,7 +446,8 @@ subtest_stdio() {
 	m0=$(sed -n 's/^mnt_id:[[:space:]]*//p' /proc/$ct/fdinfo/0)
 	grep -q "^$m0 .* /dev " /proc/$ct/mountinfo || fail "stdin of the container not on its /dev (mount $m0)"
 	fl0=$(sed -n 's/^flags:[[:space:]]*//p' /proc/$ct/fdinfo/0)
-	in0=$(timeout -s KILL 10 /usr/sbin/nsenter -t $ct -m readlink /proc/1/fd/0)
+	in0=$(timeout -s KILL 10 /usr/sbin/nsenter -t $ct -m /bin/busybox readlink /proc/1/fd/0)
+	[ "$in0" = /dev/null ] || fail "inside, /proc/1/fd/0 before the checkpoint: '$in0'"
 	timeout -s KILL 200 $R --criu $CRIU checkpoint --image-path "$(pwd)/ck8" c8 > ck8.out 2>&1 ||
 		fail "runc checkpoint: $(tr '\n' '|' < ck8.out | tail -c 300) log: $(grep -m 3 -i 'error\|refus\|not supp' ck8/dump.log 2>/dev/null | tr '\n' '|')"
 	wait_gone $old 20 || fail "the container outlived its checkpoint"
@@ -487,7 +488,7 @@ subtest_stdio() {
 	[ "$pos" -gt "$size0" ] && [ "$pos" -le "$size" ] || fail "fd 1 at $pos: expected past $size0 and at most the log's size $size"
 	[ "$(cat sf.err)" = "stderr log" ] || fail "sf.err changed: $(head -c 200 sf.err)"
 	# inside: stdin /dev/null, as before
-	in1=$(timeout -s KILL 10 /usr/sbin/nsenter -t $ct -m readlink /proc/1/fd/0)
+	in1=$(timeout -s KILL 10 /usr/sbin/nsenter -t $ct -m /bin/busybox readlink /proc/1/fd/0)
 	[ "$in1" = /dev/null ] && [ "$in1" = "$in0" ] || fail "inside, /proc/1/fd/0: '$in1' (before: '$in0')"
 	wait_line sf.out '^counter selfcheck' 120 || fail "the counter never finished: $(tail -n 1 sf.out)"
 	# no hole (NUL bytes) nor overwritten lines: 1..MAX once each
