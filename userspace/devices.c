@@ -97,13 +97,16 @@ static int dev_open(struct fd_restore *r, int i, const char *what)
 static void dev_rec_write(FILE *f, const struct tree_file *x)
 {
 	fprintf(f, " dev=%u:%u", x->major, x->minor);
+	if (x->host)
+		fprintf(f, " host=1");
 	fd_rec_path(f, x->path);
 }
 
 static const char *dev_rec_read(struct tree *t, struct tree_file *x, struct rec *r)
 {
 	(void)t;
-	if (rec_dev(r, "dev", &x->major, &x->minor) || rec_str(r, "path", &x->path))
+	if (rec_dev(r, "dev", &x->major, &x->minor) || rec_str(r, "path", &x->path) ||
+	    (rec_has(r, "host") && REC_NUM(r, "host", 0, 1, x->host)))
 		return "bad file record";
 	return NULL;
 }
@@ -112,12 +115,15 @@ static void dev_rec_show(const struct tree *t, int i, const char *mode, char *ou
 {
 	const struct tree_file *f = &t->files[i];
 
-	snprintf(out, size, "chr %u:%u %s %s", f->major, f->minor, f->path, mode);
+	snprintf(out, size, "chr %u:%u %s %s%s", f->major, f->minor, f->path, mode,
+		 f->host ? " (host's, outside the mount namespace)" : "");
 }
 
 static void dev_rec_json(const struct tree *t, int i)
 {
 	printf(",\"major\":%u,\"minor\":%u", t->files[i].major, t->files[i].minor);
+	if (t->files[i].host)
+		printf(",\"host\":true");
 	fd_json_path(t->files[i].path);
 }
 

@@ -618,6 +618,46 @@ static int outside_refuse(const struct tree *t, pid_t pid, const char *what, con
 	return r ? -1 : 0;
 }
 
+/*
+ * Fd @fd of @pid, of kind @type (@p: its link and stat): a file on a mount
+ * outside the tree's mount namespace that the caller named with --external
+ * file[MNT_ID:INODE] (imgcr-criu: a container's stdio from the host)?
+ * Recorded with host=1: reopened by its path from the restorer's root, so
+ * that path must lead to the same file from imgcr's root now.  1: yes,
+ * 0: no (not outside, or not named), -1: refused (printed).
+ */
+static int host_file(const struct tree *t, pid_t pid, int fd, enum tree_kind type,
+		     const struct fd_parms *p)
+{
+	char link[32];
+	struct stat st;
+	int id = -1, r;
+
+	if (type != TK_REG && type != TK_CHR)
+		return 0;
+	snprintf(link, sizeof(link), "fd/%d", fd);
+	r = mnt_file_outside(t, pid, link, &id);
+	if (r <= 0 || !fd_external_file((unsigned int)id, p->st.st_ino))
+		return 0;
+	if (pid == getpid()) {
+		pr_err("(imgcr, a file in flight) fd %d: %s: an external host file in flight in a unix socket's queue: not supported",
+		       fd, p->link);
+		return -1;
+	}
+	if (p->link[0] != '/' || strstr(p->link, " (deleted)") || stat(p->link, &st) ||
+	    st.st_dev != p->st.st_dev || st.st_ino != p->st.st_ino ||
+	    (type == TK_CHR && st.st_rdev != p->st.st_rdev)) {
+		pr_err("pid %d fd %d: %s (external file[%x:%llx], on a mount outside the container's mount namespace): that path does not lead to this file from imgcr's root (%s): it could not be opened again at restore",
+		       pid, fd, p->link, id, (unsigned long long)p->st.st_ino,
+		       p->link[0] != '/' ? "not a path" : strstr(p->link, " (deleted)") ? "deleted" :
+		       stat(p->link, &st) ? strerror(errno) : "another file there");
+		return -1;
+	}
+	pr_info("pid %d fd %d: %s: a host file outside the container's mount namespace (external file[%x:%llx]): reopened from the host's root at restore",
+		pid, fd, p->link, id, (unsigned long long)p->st.st_ino);
+	return 1;
+}
+
 static int describe_task(struct dctx *c, int i)
 {
 	struct tree_task *k = &c->t.tasks[i];
@@ -769,7 +809,7 @@ static int describe_file(struct dctx *c, pid_t pid, int fd, int *cloexec)
 	const struct fd_kind *kind = NULL;
 	struct tree_file n, *f;
 	char path[96], *info, *sflags, *spos;
-	int i, r, ret = -1;
+	int i, r, ret = -1, host = 0;
 
 	memset(&n, 0, sizeof(n));
 	snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, fd);
@@ -825,7 +865,8 @@ static int describe_file(struct dctx *c, pid_t pid, int fd, int *cloexec)
 		else
 			snprintf(what, sizeof(what), "fd %d", fd);
 		snprintf(path, sizeof(path), "fd/%d", fd);
-		if (outside_refuse(&c->t, pid, what, path, p.link))
+		host = host_file(&c->t, pid, fd, kind->type, &p);
+		if (host < 0 || (!host && outside_refuse(&c->t, pid, what, path, p.link)))
 			goto out;
 	}
 	*cloexec = !!(p.flags & O_CLOEXEC);
@@ -851,6 +892,7 @@ static int describe_file(struct dctx *c, pid_t pid, int fd, int *cloexec)
 		f->fd = fd;
 		f->dev = p.st.st_dev;
 		f->sino = p.st.st_ino;
+		f->host = host;
 		if (fown_dump(&p, f))
 			goto out;
 		/* a pipe's or socket's owner: its creator's, not the restorer's */
@@ -1437,7 +1479,8 @@ int cmd_dump(int argc, char **argv)
 			c.caller_cgroups = 1;
 			break;
 		case 'E':
-			if (pipe_external_add(optarg))
+			if (!strncmp(optarg, "file[", 5) ? fd_external_file_add(optarg) :
+			    pipe_external_add(optarg))
 				return 2;
 			break;
 		case 'h':

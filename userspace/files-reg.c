@@ -232,13 +232,16 @@ fail:
 
 static void reg_rec_write(FILE *f, const struct tree_file *x)
 {
+	if (x->host)
+		fprintf(f, " host=1");
 	fd_rec_path(f, x->path);
 }
 
 static const char *reg_rec_read(struct tree *t, struct tree_file *x, struct rec *r)
 {
 	(void)t;
-	if (rec_str(r, "path", &x->path))
+	if (rec_str(r, "path", &x->path) ||
+	    (rec_has(r, "host") && REC_NUM(r, "host", 0, 1, x->host)))
 		return "bad file record";
 	return NULL;
 }
@@ -247,7 +250,8 @@ static void reg_rec_show(const struct tree *t, int i, const char *mode, char *ou
 {
 	const struct tree_file *f = &t->files[i];
 
-	snprintf(out, size, "file %s %s%s", f->path, mode, f->flags & O_PATH ? " O_PATH" : "");
+	snprintf(out, size, "file %s %s%s%s", f->path, mode, f->flags & O_PATH ? " O_PATH" : "",
+		 f->host ? " (host's, outside the mount namespace)" : "");
 }
 
 /* its path, then what its fstat record holds */
@@ -256,6 +260,8 @@ static void reg_rec_json(const struct tree *t, int i)
 	const struct tree_file *f = &t->files[i];
 
 	fd_json_path(f->path);
+	if (f->host)
+		printf(",\"host\":true");
 	if (f->has_stat) {
 		printf(",\"stat\":{\"dev\":%llu,\"ino\":%llu,\"size\":%lld,\"mtime_ns\":%lld,\"mount\":",
 		       f->dev, f->sino, f->size, f->mtime_ns);

@@ -323,3 +323,44 @@ int fd_path_open(const char *path, int flags)
 	return fd;
 }
 
+
+/*
+ * External host files (dump --external file[MNT_ID:INODE], CRIU's key, both
+ * numbers hex): a regular file or standard device of a task of a tree with
+ * its own mount namespace that is on a mount outside it (a container's
+ * stdio given by its runtime from the host: /dev/null, a log file) is
+ * recorded with host=1 instead of refused: the restore reopens it by the
+ * path the dumper saw, from the restorer's root (the host's), before it
+ * enters the tree's namespaces, with its flags and offset, the identity
+ * checked as for any file.
+ */
+#define EXT_FILE_MAX 16
+static struct { unsigned int mnt_id; unsigned long long ino; } ext_files[EXT_FILE_MAX];
+static int n_ext_files;
+
+int fd_external_file_add(const char *key)
+{
+	unsigned int mnt;
+	unsigned long long ino;
+	int len = 0;
+
+	if (sscanf(key, "file[%x:%llx]%n", &mnt, &ino, &len) != 2 || !len || key[len]) {
+		pr_err("external %s: not file[MNT_ID:INODE] (hex numbers)", key);
+		return -1;
+	}
+	if (n_ext_files == EXT_FILE_MAX) {
+		pr_err("external %s: more than %d external files", key, EXT_FILE_MAX);
+		return -1;
+	}
+	ext_files[n_ext_files].mnt_id = mnt;
+	ext_files[n_ext_files++].ino = ino;
+	return 0;
+}
+
+int fd_external_file(unsigned int mnt_id, unsigned long long ino)
+{
+	for (int i = 0; i < n_ext_files; i++)
+		if (ext_files[i].mnt_id == mnt_id && ext_files[i].ino == ino)
+			return 1;
+	return 0;
+}

@@ -254,6 +254,14 @@ const struct fd_kind *fd_kind_of(enum tree_kind type);
 /* For rec_read: a kind whose file records have no fields of their own. */
 const char *fd_rec_none(struct tree *t, struct tree_file *x, struct rec *r);
 
+/*
+ * dump --external file[MNT_ID:INODE] (files.c): a host file on a mount
+ * outside the tree's mount namespace, recorded with host=1 (reopened from
+ * the restorer's root).  0, or -1 (printed); 1 if (@mnt_id, @ino) was given.
+ */
+int fd_external_file_add(const char *key);
+int fd_external_file(unsigned int mnt_id, unsigned long long ino);
+
 /* For rec_write: " path=PATH", escaped (tree.c). */
 void fd_rec_path(FILE *f, const char *path);
 

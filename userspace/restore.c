@@ -143,6 +143,8 @@ struct rctx {
 	pid_t nsroot;
 	int ns_sync[2];
 	int *desc;		/* per file: the restorer's fd */
+	int *hostfd;		/* per file: a host file (host=1) opened before the namespaces
+				 * (files_inside; -1: none), taken by open_files() */
 	int status_r, status_w, go_r, go_w;
 	int base;
 	struct rlimit nofile;
@@ -1247,6 +1249,57 @@ static const struct tree_task *file_holder(const struct tree *t, int i)
 	return NULL;
 }
 
+/*
+ * A tree whose files the ns-root opens in its namespaces (files_inside):
+ * its host files (host=1: on a mount outside its mount namespace at dump,
+ * dump --external file[MNT_ID:INODE]; a container's stdio from the host)
+ * are opened first, here, by their path from the restorer's root, with
+ * their flags and offset and the identity check of their kind: the
+ * ns-root inherits them (c->hostfd).  0, or -1 (printed).
+ */
+static int open_host_files(struct rctx *c)
+{
+	struct tree *t = &c->t;
+	struct fd_restore r = { .t = t, .dir = c->dir, .dirfd = c->dirfd, .base = c->base,
+				.allow_changed = c->allow_changed };
+	int i, fd;
+
+	for (i = 0; i < t->nfiles; i++) {
+		const struct tree_file *f = &t->files[i];
+		const struct fd_kind *kind = fd_kind_of(f->kind);
+		char what[PATH_MAX + 64];
+
+		if (!f->host)
+			continue;
+		if (!kind || !kind->open || (f->kind != TK_REG && f->kind != TK_CHR) || !f->path) {
+			pr_err("file %d: a host file (host=1) of a kind that is not reopened by path", i);
+			return -1;
+		}
+		if (!c->hostfd) {
+			c->hostfd = malloc((t->nfiles + 1) * sizeof(int));
+			if (!c->hostfd) {
+				pr_err("out of memory");
+				return -1;
+			}
+			for (int j = 0; j <= t->nfiles; j++)
+				c->hostfd[j] = -1;
+		}
+		snprintf(what, sizeof(what), "%s (the host's, outside the mount namespace)", f->path);
+		fd = kind->open(&r, i, what);
+		if (fd < 0) {
+			pr_err("%s: a file on a mount outside the tree's mount namespace at dump (host=1): it could not be opened again from imgcr's root",
+			       f->path);
+			return -1;
+		}
+		c->hostfd[i] = fd_high(fd, c->base);
+		if (c->hostfd[i] < 0) {
+			pr_perror("%s: F_DUPFD", what);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int open_files(struct rctx *c)
 {
 	struct tree *t = &c->t;
@@ -1284,6 +1337,9 @@ static int open_files(struct rctx *c)
 		if (r.early && r.early[i] >= 0) {	/* opened early, for a socket's queue */
 			fd = r.early[i];
 			r.early[i] = -1;
+		} else if (c->hostfd && c->hostfd[i] >= 0) {	/* the host's, opened outside */
+			fd = c->hostfd[i];
+			c->hostfd[i] = -1;
 		} else if (moves) {
 			/*
 			 * The maps move ids: opened, made, bound, connected
@@ -2280,6 +2336,10 @@ int cmd_restore(int argc, char **argv)
 	}
 	if (tty_orphan_begin(&c.t, c.base))
 		return 1;
+	if (c.files_inside && open_host_files(&c)) {
+		tty_orphan_end();
+		return 1;
+	}
 	if (!c.files_inside && open_files(&c)) {
 		ghost_unlink_mapped(&c.t);
 		tty_orphan_end();
@@ -2333,6 +2393,9 @@ int cmd_restore(int argc, char **argv)
 	close(c.status_w);
 	close(c.go_r);
 	tty_orphan_parent();
+	for (i = 0; c.hostfd && i < c.t.nfiles; i++)	/* the ns-root's now */
+		if (c.hostfd[i] >= 0)
+			close(c.hostfd[i]);
 	if (c.own) {
 		struct ns_ctx nc = { .t = &c.t, .dirfd = c.dirfd, .hostproc = -1, .root = top,
 				     .own = c.own };

@@ -90,6 +90,8 @@ static void file(const struct tree_file *x)
 	printf("file id=%d kind=%s flags=0%o pos=%lld", x->id, tree_kind_names[x->kind], x->flags,
 	       x->pos);
 	str("path", x->path);
+	if (x->host)	/* only when set: the older cases' models stay as they are */
+		printf(" host=%d", x->host);
 	switch (x->kind) {
 	case TK_REG:
 		printf(" has_stat=%d", x->has_stat);

@@ -40,7 +40,7 @@ struct criu_args {
 	int orphan_pts;		/* orphan_pts_master: a pty whose master is the client's (tty.h) */
 	int images_fd, work_fd;	/* our copies of the client's directories, or -1 */
 	char images[4200], log[4200], pid[16], verbosity[16], ghost[24];
-	char ext[3][96];		/* dump: --external pipe:[INO], the pid's stdio pipes */
+	char ext[3][96];		/* dump: --external pipe:[INO] or file[MNT:INO], the pid's stdio */
 	char inherit[INHERIT_MAX][96];	/* restore: --inherit-fd fd[N]:pipe:[INO] */
 };
 

@@ -27,7 +27,9 @@
  *                               dump; at restore the sources the image's
  *                               external mounts are bound from
  *   inherit_fd                  restore --inherit-fd, pipes only; at dump
- *                               the pid's stdio pipes are --external
+ *                               the pid's stdio pipes are --external, and
+ *                               its stdio files --external file[MNT:INO]
+ *                               (the host's, reopened at restore)
  *   empty_ns                    CLONE_NEWNET alone, for a network
  *                               namespace with lo alone (check_empty_ns)
  *   manage_cgroups, freeze_cgroup, config_file (a missing one),
@@ -465,6 +467,22 @@ static void stdio_pipes(pid_t pid, struct criu_args *a)
 		if (len <= 0)
 			continue;
 		link[len] = 0;
+		if (link[0] == '/') {
+			struct statx sx;
+
+			/*
+			 * a file (/dev/null, a log): the dump takes it as the
+			 * host's if it is on a mount outside the container
+			 */
+			if (statx(AT_FDCWD, path, 0, STATX_MNT_ID | STATX_INO | STATX_TYPE, &sx) ||
+			    !(sx.stx_mask & STATX_MNT_ID) ||
+			    (!S_ISREG(sx.stx_mode) && !S_ISCHR(sx.stx_mode)))
+				continue;
+			snprintf(a->ext[n], sizeof(a->ext[n]), "--external=file[%llx:%llx]",
+				 (unsigned long long)sx.stx_mnt_id, (unsigned long long)sx.stx_ino);
+			add(a, a->ext[n++]);
+			continue;
+		}
 		if (strncmp(link, "pipe:[", 6))
 			continue;
 		for (j = 0; j < n && strcmp(a->ext[j] + 11, link); j++)

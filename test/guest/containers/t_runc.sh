@@ -39,9 +39,12 @@
 #                 same client port (one connection), no byte lost (the
 #                 sockets of the container's network namespace are read
 #                 in it and made again in the restored one)
-#   (runc-nocgns, runc-tty, runc-predump and runc-tcp test imgcr-criu's options, not
-#   the kernel: each runs on one kernel, to keep the suite's length: tcp on
-#   6.12 deb12, nocgns and predump on 6.12 deb13, tty on 7.2)
+#   runc-stdio-file  stdio that are host files (runc run -d </dev/null
+#                 >log 2>>log2): after runc restore the same host files,
+#                 reopened with their flags and offset (subtest_stdio)
+#   (runc-nocgns, runc-tty, runc-predump, runc-tcp and runc-stdio-file test imgcr-criu's options, not
+#   the kernel: each runs on one kernel, to keep the suite's length: tcp and
+#   stdio-file on 6.12 deb12, nocgns and predump on 6.12 deb13, tty on 7.2)
 #   runc-refuse   runc checkpoint --manage-cgroups-mode strict: refused by
 #                 imgcr-criu (runc's "criu failed", the reason in the log
 #                 file runc names); the container keeps running
@@ -413,6 +416,89 @@ subtest_tty() {
 	pass "restored with a new pty (/dev/pts/$pts, master sent to the console socket): $(grep -o 'X=kept-1.*\^K' tty/out2 | head -n 1)"
 }
 
+# runc-stdio-file: a container whose stdio are host files, given to runc
+# run -d: stdin /dev/null (which runc itself replaces with the container's
+# own /dev/null), stdout a log truncated by ">" (no O_APPEND: its offset
+# matters), stderr a log appended by ">>" (O_APPEND); both logs on mounts
+# outside the container's mount namespace.  runc checkpoint
+# (imgcr-criu: --external file[MNT:INO] for each, host=1 in the images),
+# runc restore -d with other stdio (runc sends no inherit_fd for files):
+# the same host files reopened with their flags and offset.  The count
+# goes on in the log without gap, repeat or hole; outside: fds 1-2 are the
+# host's files (dev:ino, a mount not the container's), fd 0 /dev/null on
+# the container's /dev, fdinfo flags (O_APPEND only
+# on fd 2) and pos (fd 1 at the log's end); inside: /proc/1/fd/0 is
+# /dev/null
+subtest_stdio() {
+	T=runc-stdio-file
+	MAX=300
+	bundle $MAX || fail "cannot make the bundle"
+	rm -rf ck8 sf.out sf.err && mkdir ck8 && echo "stderr log" > sf.err
+	$R run -d -b $B c8 < /dev/null > sf.out 2>> sf.err || fail "runc run: $(cat sf.err)"
+	ct=$($R state c8 | sed -n 's/^ *"pid": \([0-9]*\),*/\1/p')
+	[ -n "$ct" ] || fail "runc state c8: no pid"
+	track $ct
+	old=$ct
+	wait_line sf.out '^5 ' 60 || fail "the container did not count to 5: $(head -c 300 sf.out; cat sf.err)"
+	# runc itself puts the container's own /dev/null on stdio that were
+	# the host's (reOpenDevNull, O_RDWR): a file of the container
+	[ "$(stat -L -c %t:%T /proc/$ct/fd/0)" = 1:3 ] || fail "stdin of the container: $(readlink /proc/$ct/fd/0) $(stat -L -c %t:%T /proc/$ct/fd/0)"
+	m0=$(sed -n 's/^mnt_id:[[:space:]]*//p' /proc/$ct/fdinfo/0)
+	grep -q "^$m0 .* /dev " /proc/$ct/mountinfo || fail "stdin of the container not on its /dev (mount $m0)"
+	fl0=$(sed -n 's/^flags:[[:space:]]*//p' /proc/$ct/fdinfo/0)
+	in0=$(timeout -s KILL 10 /usr/sbin/nsenter -t $ct -m /bin/busybox readlink /proc/1/fd/0)
+	[ "$in0" = /dev/null ] || fail "inside, /proc/1/fd/0 before the checkpoint: '$in0'"
+	timeout -s KILL 200 $R --criu $CRIU checkpoint --image-path "$(pwd)/ck8" c8 > ck8.out 2>&1 ||
+		fail "runc checkpoint: $(tr '\n' '|' < ck8.out | tail -c 300) log: $(grep -m 3 -i 'error\|refus\|not supp' ck8/dump.log 2>/dev/null | tr '\n' '|')"
+	wait_gone $old 20 || fail "the container outlived its checkpoint"
+	nhost=$(grep -c '^file .* host=1' ck8/tree)
+	[ "$nhost" = 2 ] || fail "$nhost host files in the images, expected 2 (stdout, stderr): $(grep '^file' ck8/tree | tr '\n' '|')"
+	last=$(tail -n 1 sf.out | cut -d' ' -f1)
+	size0=$(stat -c %s sf.out)
+	info "checkpointed at $last ($size0 bytes)"
+	# fd 0, the container's /dev/null (runc's), is a node of its /dev
+	# tmpfs, which the restore makes again with its content: the same
+	# device (checked below), a new inode
+	cp "$IMGCR_STATE_EXPECTED" expected8
+	echo 'fd */0 fdinfo.ino * -> *  # the container'"'"'s /dev/null: a node of its /dev tmpfs, made again by the restore (a new inode of the same device, checked by runc-stdio-file)' >> expected8
+	IMGCR_STATE_EXPECTED=$PWD/expected8 timeout -s KILL 200 $R --criu $CRIU restore -d --image-path "$(pwd)/ck8" -b $B c8 < /dev/zero > rs8.out 2>&1 ||
+		fail "runc restore: $(tr '\n' '|' < rs8.out | tail -c 300) log: $(grep -m 3 -i 'error\|refus\|not supp' ck8/restore.log 2>/dev/null | tr '\n' '|')"
+	ct=$($R state c8 | sed -n 's/^ *"pid": \([0-9]*\),*/\1/p')
+	[ -n "$ct" ] && [ -d /proc/$ct ] || fail "runc state c8: no live pid ($ct)"
+	track $ct
+	wait_line sf.out "^$((last + 3)) " 60 || fail "no count after the restore: $(tail -n 2 sf.out | tr '\n' '|') $(head -c 200 rs8.out)"
+	[ "$(status_of c8)" = running ] || fail "runc state after the restore: $(status_of c8)"
+	nspid=$(sed -n 's/^NSpid:[[:space:]]*//p' /proc/$ct/status)
+	[ "${nspid##*[[:space:]]}" = 1 ] || fail "NSpid of $ct: $nspid"
+	# outside: the host's files, their flags, fd 1's offset at the log's end
+	[ "$(stat -L -c %t:%T /proc/$ct/fd/0)" = 1:3 ] || fail "restored stdin: $(readlink /proc/$ct/fd/0) $(stat -L -c %t:%T /proc/$ct/fd/0)"
+	[ "$(stat -L -c %d:%i /proc/$ct/fd/1)" = "$(stat -c %d:%i sf.out)" ] || fail "restored stdout: $(readlink /proc/$ct/fd/1), not sf.out"
+	[ "$(stat -L -c %d:%i /proc/$ct/fd/2)" = "$(stat -c %d:%i sf.err)" ] || fail "restored stderr: $(readlink /proc/$ct/fd/2), not sf.err"
+	m0=$(sed -n 's/^mnt_id:[[:space:]]*//p' /proc/$ct/fdinfo/0)
+	grep -q "^$m0 .* /dev " /proc/$ct/mountinfo || fail "restored stdin not on the container's /dev (mount $m0)"
+	[ "$(sed -n 's/^flags:[[:space:]]*//p' /proc/$ct/fdinfo/0)" = "$fl0" ] || fail "stdin flags $(sed -n 's/^flags:[[:space:]]*//p' /proc/$ct/fdinfo/0), were $fl0"
+	m1=$(sed -n 's/^mnt_id:[[:space:]]*//p' /proc/$ct/fdinfo/1)
+	grep -q "^$m1 " /proc/$ct/mountinfo && fail "restored stdout on mount $m1, one of the container's: not the host's log"
+	f1=$(sed -n 's/^flags:[[:space:]]*//p' /proc/$ct/fdinfo/1)
+	f2=$(sed -n 's/^flags:[[:space:]]*//p' /proc/$ct/fdinfo/2)
+	[ $((0$f1 & 02000)) = 0 ] && [ $((0$f1 & 3)) = 1 ] || fail "fd 1 flags $f1: expected O_WRONLY without O_APPEND"
+	[ $((0$f2 & 02000)) != 0 ] && [ $((0$f2 & 3)) = 1 ] || fail "fd 2 flags $f2: expected O_WRONLY|O_APPEND"
+	pos=$(sed -n 's/^pos:[[:space:]]*//p' /proc/$ct/fdinfo/1)
+	size=$(stat -c %s sf.out)
+	[ "$pos" -gt "$size0" ] && [ "$pos" -le "$size" ] || fail "fd 1 at $pos: expected past $size0 and at most the log's size $size"
+	[ "$(cat sf.err)" = "stderr log" ] || fail "sf.err changed: $(head -c 200 sf.err)"
+	# inside: stdin /dev/null, as before
+	in1=$(timeout -s KILL 10 /usr/sbin/nsenter -t $ct -m /bin/busybox readlink /proc/1/fd/0)
+	[ "$in1" = /dev/null ] && [ "$in1" = "$in0" ] || fail "inside, /proc/1/fd/0: '$in1' (before: '$in0')"
+	wait_line sf.out '^counter selfcheck' 120 || fail "the counter never finished: $(tail -n 1 sf.out)"
+	# no hole (NUL bytes) nor overwritten lines: 1..MAX once each
+	[ "$(tr -d '\0' < sf.out | wc -c)" = "$(wc -c < sf.out)" ] || fail "NUL bytes in sf.out (a hole: the offset was wrong)"
+	numbers_ok sf.out $MAX
+	wait_gone $ct 20 || fail "the counter did not exit"
+	$R delete -f c8 > /dev/null 2>&1
+	pass "stdin /dev/null, stdout > log, stderr >> log of the host: restored at $last (offset $size0), fd 1 at $pos, counted to $MAX"
+}
+
 subtest_refuse() {
 	T=runc-refuse
 	bundle 3000 || fail "cannot make the bundle"
@@ -455,11 +541,13 @@ case "$(uname -r)" in
 6.12.*+deb12-amd64)
 	(subtest_tcp)
 	$R delete -f c6 > /dev/null 2>&1
+	(subtest_stdio)
+	$R delete -f c8 > /dev/null 2>&1
 	;;
 esac
 (subtest_refuse)
 # a container a failed restore left behind (runc no longer knows it)
-for c in c1 c2 c3 c4 c5 c6 c7; do
+for c in c1 c2 c3 c4 c5 c6 c7 c8; do
 	[ -f /sys/fs/cgroup/$c/cgroup.kill ] && echo 1 > /sys/fs/cgroup/$c/cgroup.kill
 done
 # the stdin writers (sleep 3600, which would keep the runner's output open)
