@@ -31,18 +31,21 @@ nspids() {
 	done | sort -n | tr '\n' ' '
 }
 
-# Steps for a SIMD part of >= ~2 s (then four times that), so that the
-# stop lands inside it and each worker checks its TID after the restore.
+# Steps for a SIMD part of 1 to 2 s (doubled until it is), then three
+# times that, so that the stop (a sixth of the calibration after every
+# worker said "asm") lands inside it even when the load changes between
+# the calibration and the run, and each worker checks its TID after the
+# restore (as t_threads_work).
 steps=65536
 while :; do
 	t0=$(now_ms)
 	mtwork $NT $steps > cal || fail "calibration run failed"
 	el=$(( $(now_ms) - t0 ))
-	[ "$el" -ge 2000 ] && break
+	[ "$el" -ge 1000 ] && break
 	[ "$steps" -ge 1073741824 ] && fail "cannot calibrate"
-	steps=$((steps * 4))
+	steps=$((steps * 2))
 done
-steps=$((steps * 4))
+steps=$((steps * 3))
 
 $UNSHARE --pid --fork mtwork -w $NT $steps > out 2>&1 &
 upid=$!
@@ -58,7 +61,7 @@ before=$(nspids $hpid)
 [ "$before" = "$(echo 1 $otids | tr ' ' '\n' | sort -n | tr '\n' ' ')" ] ||
 	fail "NSpids '$before', the program says 1 $otids"
 wait_count out '^asm ' $NT 120 || fail "not every worker reached its SIMD loop: $(count_lines out '^asm ')"
-usleep $((el * 1000 / 2))
+usleep $((el * 1000 / 6))
 stop_all $hpid
 [ "$(count_lines out '^done ')" = 0 ] || fail "a worker finished before the stop (calibration too short)"
 dump $hpid w.img
