@@ -40,7 +40,8 @@
 #                 sockets of the container's network namespace are read
 #                 in it and made again in the restored one)
 #   (runc-nocgns, runc-tty, runc-predump and runc-tcp test imgcr-criu's options, not
-#   the kernel: they run on 6.12 deb12 only, to keep the suite's length)
+#   the kernel: each runs on one kernel, to keep the suite's length: tcp on
+#   6.12 deb12, nocgns and predump on 6.12 deb13, tty on 7.2)
 #   runc-refuse   runc checkpoint --manage-cgroups-mode strict: refused by
 #                 imgcr-criu (runc's "criu failed", the reason in the log
 #                 file runc names); the container keeps running
@@ -432,10 +433,10 @@ subtest_refuse() {
 
 (subtest_runc runc cgns)
 $R delete -f c1 > /dev/null 2>&1
-# the variants that exercise imgcr-criu's options rather than the kernel:
-# on one kernel (6.12 deb12), to keep the suite's length
+# the variants that exercise imgcr-criu's options rather than the kernel
+# run on one kernel each, spread over three, to keep the suite's length
 case "$(uname -r)" in
-6.12.*+deb12-amd64)
+6.12.*+deb13-amd64)
 	(subtest_runc runc-nocgns nocgns)
 	$R delete -f c1 > /dev/null 2>&1
 	;;
@@ -444,10 +445,14 @@ esac
 $R delete -f c3 > /dev/null 2>&1
 $R delete -f c4 > /dev/null 2>&1
 case "$(uname -r)" in
-6.12.*+deb12-amd64)
+7.2.*)
 	(subtest_tty)
 	$R delete -f c7 > /dev/null 2>&1
+	;;
+6.12.*+deb13-amd64)
 	(subtest_predump)
+	;;
+6.12.*+deb12-amd64)
 	(subtest_tcp)
 	$R delete -f c6 > /dev/null 2>&1
 	;;

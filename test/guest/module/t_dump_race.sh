@@ -1,6 +1,6 @@
 #!/bin/sh
 # Race stress of /proc/PID/dump (issue 25): for imgcr.race=SECONDS on the
-# kernel command line (default 40) test/progs/dumprace.c runs 4 racer
+# kernel command line (default 20) test/progs/dumprace.c runs 4 racer
 # processes against 4 targets that mmap, munmap, mremap, mprotect, fork,
 # create threads, exec themselves and exit, stopping them with SIGSTOP or
 # ptrace (seize+interrupt, attach; then detach), opening their dump and
@@ -23,7 +23,7 @@ unset IMGCR_STATE_HOOK
 
 arg() { sed -n "s/.*[[:space:]]$1=\([^[:space:]]*\).*/\1/p" /proc/cmdline; }
 DUR=$(arg imgcr.race)
-DUR=${DUR:-40}
+DUR=${DUR:-20}
 
 # User-space faults of the killed targets are no kernel reports, but are
 # logged as "traps: ..." lines: off for the run, as in t_fuzz.

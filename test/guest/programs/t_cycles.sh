@@ -1,15 +1,15 @@
 #!/bin/sh
-# 50 back-to-back checkpoint/restore cycles of one program (cycler: 4 MiB
+# 30 back-to-back checkpoint/restore cycles of one program (cycler: 4 MiB
 # of data it mutates and re-checksums every step, aborting on a mismatch).
 # Each cycle: let it run a few steps, stop, dump, kill, restore from the
-# image (a new process each time).  At the end the program must report 50
+# image (a new process each time).  At the end the program must report 30
 # restores and as many checksum verifications as steps.  Prints the
 # per-cycle time.
 # timeout: 600
 . /imgcr/guest/lib.sh
 require_modules
 
-CYCLES=50
+CYCLES=30
 cycler 4 > out &
 pid=$!
 track $pid

@@ -21,7 +21,8 @@ for p in $pid $kid; do wait_gone $p 10 || fail "task $p survived the dump"; done
 imgcr show d > show.txt || fail "imgcr show d failed"
 grep -q "listening on $PWD/p/rel.sock" show.txt && grep -q -- "unnamed -> $PWD/p/rel.sock" show.txt ||
 	fail "the relative name was not made absolute: $(grep socket show.txt | tr '\n' '|')"
-# the pid file is written once the whole restore is done
+# the pid file is written once the whole restore is done; then each
+# task is back in its sleeping call once asleep
 imgcr restore -D d --pidfile pf > restore.out 2> restore.err &
 rpid=$!
 track $rpid
@@ -36,6 +37,9 @@ case "$(readlink /proc/$pid/exe 2>/dev/null),$(readlink /proc/$kid/exe 2>/dev/nu
 */sknet,*/sknet) ;;
 *) fail "the restore is done but the tree is not sknet$(rerr)" ;;
 esac
+for p in $pid $kid; do
+	wait_restored $p 30 imgcr || fail "task $p is not back asleep (state $(state $p))"
+done
 kill -USR1 $pid $kid
 wait_exit $rpid 60
 [ "$RC" = 0 ] || fail "restore exit status $RC: $(tr '\n' '|' < out.txt)$(rerr)"

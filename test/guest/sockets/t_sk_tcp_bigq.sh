@@ -28,9 +28,11 @@ one() {
 	unsq=$(awk '$1 == "unsq" {print $2}' d$PORT/sk-*.tcp)
 	outq=$(awk '$1 == "outq" {print $2}' d$PORT/sk-*.tcp)
 	[ "${unsq:-0}" -ge 1048576 ] || fail "sndbuf $b: only ${unsq:-0} bytes not yet sent at the dump (outq $outq)"
-	# the pid file is written once the whole restore is done (buffer
-	# sizes given back, tree thawed): a SIGTERM before that would test
-	# the restore's middle, not its result
+	# the pid file is written once the whole restore is done, and the
+	# client is back in its pause() once asleep: a SIGTERM before that
+	# runs the handler before pause() is entered again (as after CRIU's
+	# restore: the interrupted call is restarted), and the program,
+	# checking its flag only after pause() returns, would sleep on
 	rm -f pf$PORT
 	imgcr restore -D d$PORT --pidfile pf$PORT > r.out 2> restore.err &
 	track $!
@@ -40,6 +42,7 @@ one() {
 	*/tcpstream) ;;
 	*) fail "sndbuf $b: the client was not restored$(rerr)" ;;
 	esac
+	wait_restored $lpid 30 imgcr || fail "sndbuf $b: the restored client is not back asleep (state $(state $lpid))"
 	[ "$(awk -v p=":$hex" '$4 == "01" && substr($3, length($3) - 4) == p {print $4}' /proc/net/tcp)" = 01 ] ||
 		fail "sndbuf $b: the restored connection is not established: $(grep ":$hex " /proc/net/tcp | tr '\n' '|')"
 	kill -TERM $lpid
