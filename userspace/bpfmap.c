@@ -373,6 +373,17 @@ out:
 
 /* ---- the whole tree: who else uses its maps ---- */
 
+/* pid and fd of a file of map @m, for messages */
+static const struct tree_file *map_file(const struct tree *t, const struct tree_bpfmap *m)
+{
+	int i;
+
+	for (i = 0; i < t->nfiles; i++)
+		if (t->files[i].kind == TK_BPFMAP && t->files[i].ino == m->id)
+			return &t->files[i];
+	return &t->files[0];
+}
+
 struct outside {
 	const struct tree *t;
 	int bad;
@@ -399,8 +410,8 @@ static int outside_fd(pid_t pid, int fd, void *arg)
 	free(info);
 	if (!m)
 		return 0;
-	pr_err("pid %d (outside the tree) fd %d: holds bpf map id %u (type %s, name '%s') of the tree too: a restored map would be a copy, not theirs: not supported",
-	       pid, fd, m->id, type_name(m->type), m->name);
+	pr_err("pid %d fd %d: bpf map id %u (type %s, name '%s') is also held by pid %d fd %d, outside the tree: a restored map would be a copy, not theirs: not supported",
+	       map_file(o->t, m)->pid, map_file(o->t, m)->fd, m->id, type_name(m->type), m->name, pid, fd);
 	o->bad = 1;
 	return 1;
 }
@@ -412,17 +423,6 @@ static int outside_proc(pid_t pid, void *arg)
 	if (tree_find(o->t, pid))
 		return 0;
 	return proc_each_fd(pid, outside_fd, arg);
-}
-
-/* pid and fd of a file of map @m, for messages */
-static const struct tree_file *map_file(const struct tree *t, const struct tree_bpfmap *m)
-{
-	int i;
-
-	for (i = 0; i < t->nfiles; i++)
-		if (t->files[i].kind == TK_BPFMAP && t->files[i].ino == m->id)
-			return &t->files[i];
-	return &t->files[0];
 }
 
 /* a bpf program that uses a map of the tree: -1 (printed), 0 if none */

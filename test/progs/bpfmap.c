@@ -26,6 +26,10 @@
  *                there too).  Prints "done ok" and exits 0 if all passed.
  *   bpfmap ringbuf  a RINGBUF map (refused); "fd N", "ready", "tick I" every 100 ms
  *   bpfmap mmap     an ARRAY with BPF_F_MMAPABLE, mapped (refused); the same
+ *   bpfmap prog     a HASH map that a socket filter program uses (loaded by
+ *                   the parent, which keeps it and closes the map): the
+ *                   child holds the map, prints "pid PID" and the same
+ *   bpfmap outside  the same without a program: the parent holds the map too
  */
 #define _GNU_SOURCE
 #include <linux/bpf.h>
@@ -148,6 +152,43 @@ static int refused(const char *kind)
 
 	if (!strcmp(kind, "ringbuf")) {
 		fd = mkmap(BPF_MAP_TYPE_RINGBUF, 0, 0, 4096, 0, "rb");
+	} else if (!strcmp(kind, "prog") || !strcmp(kind, "outside")) {
+		/* r1 = the map (ld_imm64, BPF_PSEUDO_MAP_FD); r0 = 0; exit */
+		struct bpf_insn insns[4] = {
+			{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = 1, .src_reg = BPF_PSEUDO_MAP_FD },
+			{ 0 },
+			{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0 },
+			{ .code = BPF_JMP | BPF_EXIT },
+		};
+		union bpf_attr a;
+		int prog = -1;
+		pid_t c;
+
+		fd = mkmap(BPF_MAP_TYPE_HASH, 4, 4, 8, 0, "used");
+		if (!strcmp(kind, "prog")) {
+			insns[0].imm = fd;
+			memset(&a, 0, sizeof(a));
+			a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
+			a.insns = (unsigned long)insns;
+			a.insn_cnt = 4;
+			a.license = (unsigned long)"GPL";
+			prog = sys_bpf(BPF_PROG_LOAD, &a);
+			if (prog < 0) {
+				say("BAD BPF_PROG_LOAD: %s\n", strerror(errno));
+				return 1;
+			}
+		}
+		/* the child is dumped; the parent holds the program (prog) or the map (outside) */
+		c = fork();
+		if (c) {
+			if (prog >= 0)
+				close(fd);
+			for (;;)
+				pause();
+		}
+		if (prog >= 0)
+			close(prog);
+		say("pid %d\n", getpid());
 	} else {
 		unsigned int k = 0;
 		unsigned long long v = 5;

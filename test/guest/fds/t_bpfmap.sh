@@ -13,7 +13,9 @@
 # parent and child see each other's updates (one map).
 # bpfmap_ringbuf, bpfmap_mmap: a ring buffer map, and an mmapable array
 # the task maps, are refused at dump naming pid, fd, map id and type; the
-# task continues.
+# task continues.  bpfmap_prog, bpfmap_outside: a child holding a map that a
+# bpf program of its parent uses, or that its parent holds too (outside
+# the dumped tree), likewise.
 # timeout: 300
 . /imgcr/guest/lib.sh
 require_modules
@@ -91,6 +93,9 @@ refused() {
 	track $pid
 	wait_line q.out '^ready' 20 || fail "bpfmap $KIND did not start: $(cat q.out)"
 	fd=$(sed -n 's/^fd //p' q.out)
+	parent=$pid
+	pid=$(sed -n 's/^pid //p' q.out)
+	[ -n "$pid" ] && track $pid || pid=$parent
 	id=$(mapid $pid $fd)
 	imgcr dump -t $pid -D e 2> e.err && fail "dump of a $KIND map succeeded"
 	grep -qE "pid $pid fd $fd: bpf map id $id $RE" e.err || fail "message: $(cat e.err | tr '\n' '|')"
@@ -99,8 +104,8 @@ refused() {
 	usleep 500000
 	case "$(state $pid)" in S | R) ;; *) fail "task is '$(state $pid)' after the refused dump" ;; esac
 	[ "$(grep -c '^tick' q.out)" -gt "$n" ] || fail "the task does not continue after the refused dump"
-	kill $pid
-	wait $pid 2>/dev/null
+	kill $pid $parent
+	wait $parent 2>/dev/null
 	pass "refused: $(head -n1 e.err | cut -c1-160)"
 }
 
@@ -109,3 +114,7 @@ KIND=ringbuf RE='\(type ringbuf\): its values are kernel objects .*: not support
 subtest bpfmap_ringbuf refused
 KIND=mmap RE="\\(type array, name 'mm', BPF_F_MMAPABLE\\): pid [0-9]+ maps a bpf map \\([0-9a-f]+-[0-9a-f]+\\): the mapping is not restored"
 subtest bpfmap_mmap refused
+KIND=prog RE="\\(type hash, name 'used'\\) is used by bpf program id [0-9]+ \\(type 1, name ''\\): programs are not restored"
+subtest bpfmap_prog refused
+KIND=outside RE="\\(type hash, name 'used'\\) is also held by pid [0-9]+ fd [0-9]+, outside the tree: a restored map would be a copy"
+subtest bpfmap_outside refused
