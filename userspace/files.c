@@ -3,7 +3,7 @@
  * The table of fd kinds (files.h), helpers the kinds share, and the kinds
  * imgcr recognises only to refuse them, until each gets a file of its own:
  * the anon inodes that no kind handles (io_uring, userfaultfd,
- * perf_event, bpf maps, programs and links, kvm VMs and vCPUs,
+ * perf_event, bpf programs and links (bpf maps: bpfmap.c), kvm VMs and vCPUs,
  * and any other), each refusal naming what it is.  (Devices other than the
  * standard ones, /dev/kvm included, are refused by devices.c.)
  * Neither has a path to reopen; both are known by their /proc/PID/fd link
@@ -29,7 +29,7 @@ static int anon_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 	static const char *const handled[] = {
 		"anon_inode:[eventfd]", "anon_inode:[signalfd]", "anon_inode:[timerfd]",
 		"anon_inode:[eventpoll]", "anon_inode:inotify", "anon_inode:[pidfd]",
-		"anon_inode:[fanotify]",
+		"anon_inode:[fanotify]", "anon_inode:bpf-map",
 	};
 	static const struct {
 		const char *prefix, *what;
@@ -37,7 +37,6 @@ static int anon_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 		{ "anon_inode:[io_uring]", "io_uring instances" },
 		{ "anon_inode:[userfaultfd]", "userfaultfds" },
 		{ "anon_inode:[perf_event]", "perf_event fds" },
-		{ "anon_inode:bpf-map", "bpf maps" },
 		{ "anon_inode:bpf-prog", "bpf programs" },
 		{ "anon_inode:bpf_link", "bpf links" },
 		{ "anon_inode:bpf", "bpf objects" },
@@ -57,7 +56,7 @@ static int anon_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 		if (!strncmp(p->link, refused[i].prefix, strlen(refused[i].prefix)))
 			return fd_refuse(p, "anon inode %s: %s are not supported", p->link + 11,
 					 refused[i].what);
-	return fd_refuse(p, "anon inode %s: anon inodes other than eventfd, signalfd, timerfd, epoll, inotify, fanotify and pidfd are not supported",
+	return fd_refuse(p, "anon inode %s: anon inodes other than eventfd, signalfd, timerfd, epoll, inotify, fanotify, pidfd and bpf maps are not supported",
 			 p->link + 11);
 }
 
@@ -78,6 +77,7 @@ const struct fd_kind *const fd_kinds[] = {
 	&epoll_fd_kind,		/* epoll.c */
 	&inotify_fd_kind,	/* inotify.c */
 	&fanotify_fd_kind,	/* fanotify.c */
+	&bpfmap_fd_kind,	/* bpfmap.c */
 	&memfd_fd_kind,		/* memfd.c (before files-reg.c: a memfd is a deleted file) */
 	&ghost_fd_kind,		/* files-ghost.c (before files-reg.c) */
 	&reg_fd_kind,		/* files-reg.c */

@@ -22,6 +22,7 @@
  *   inotify.c    inotify (watches, same wds)        inotify + watch records
  *   memfd.c      memfd fds (data, seals, name)      memfd records, memfd-INO.data
  *   pidfd.c      pidfds (in or outside the tree)    pidfd records
+ *   bpfmap.c     bpf maps (array, hash, LRU, per-CPU) bpfmap records, bpfmap-ID.data
  *   sockets.c    sockets: unix (sk-unix.c), TCP/UDP  sk records, sk-INO.data
  *                (sk-inet.c); other families refused
  *   files.c      the table; the other anon inodes, refused
@@ -173,7 +174,7 @@ extern const struct fd_kind epoll_fd_kind, inotify_fd_kind, memfd_fd_kind, pidfd
  */
 int memfd_shm_arg(const struct tree *t, const struct tree_task *k, int dirfd, const char *name,
 		  char *out, size_t size);
-extern const struct fd_kind ghost_fd_kind, socket_fd_kind, fanotify_fd_kind;
+extern const struct fd_kind ghost_fd_kind, socket_fd_kind, fanotify_fd_kind, bpfmap_fd_kind;
 
 /*
  * A deleted file (files-ghost.c): a regular file with no name left, its

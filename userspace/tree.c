@@ -179,7 +179,7 @@
 
 const char *const tree_kind_names[TK_NR] = {
 	"reg", "pipe", "fifo", "chr", "eventfd", "signalfd", "timerfd", "tty",
-	"epoll", "inotify", "memfd", "pidfd", "ghost", "sk", "fanotify",
+	"epoll", "inotify", "memfd", "pidfd", "ghost", "sk", "fanotify", "bpfmap",
 };
 
 /*
@@ -404,6 +404,7 @@ void tree_free(struct tree *t)
 	free(t->ttys);
 	free(t->ghosts);
 	free(t->locks);
+	free(t->bpfmaps);
 	for (i = 0; i < t->nsks; i++) {
 		for (j = 0; j < t->sks[i].nxopts; j++)
 			free(t->sks[i].xopts[j].val);
@@ -843,6 +844,7 @@ static const struct tree_record fd_records[] = {
  *     (attrs.c: rlimit oom sched affinity ioprio nnp loginuid
  *     cwd-deleted), exit, zombie-sig and stopped records
  *   ghost, ghost-mapped            deleted files (files-ghost.c)
+ *   bpfmap                         bpf maps, before their files (bpfmap.c)
  *   file id kind flags pos + the kind's fields (files.h: rec_write, rec_read)
  *   fowner, fown                   a file's inode owner, its F_SETOWN owner (tree.c)
  *   fstat                          a regular file's identity (files-reg.c)
@@ -868,7 +870,7 @@ static const struct tree_record fd_records[] = {
  */
 static const struct tree_record *const record_tables[] = {
 	tree_records, ns_records, userns_records, ipc_records, mnt_records, net_records, cgroup_records,
-	attrs_records, ghost_records, file_records, reg_records, fd_records,
+	attrs_records, ghost_records, bpfmap_records, file_records, reg_records, fd_records,
 	sk_records, nl_records, pkt_records, pipe_records, tty_records, epoll_records, inotify_records, locks_records,
 	fanotify_records,
 };

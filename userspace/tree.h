@@ -29,6 +29,7 @@ enum tree_kind {
 	TK_GHOST,	/* an open regular file that was deleted (files-ghost.c) */
 	TK_SK,		/* a socket; its state: tree_sk (sk-unix.c, sk-inet.c) */
 	TK_FANOTIFY,	/* a fanotify group; its marks: tree_item (fanotify.c) */
+	TK_BPFMAP,	/* a bpf map fd (ino: the map's id at the dump; the map: tree_bpfmap, bpfmap.c) */
 	TK_NR
 };
 
@@ -183,6 +184,7 @@ struct tree_tty;
 struct tree_ghost;
 struct tree_lock;
 struct tree_sk;
+struct tree_bpfmap;
 
 struct tree {
 	pid_t root;
@@ -195,6 +197,8 @@ struct tree {
 	struct tree_ghost *ghosts;
 	struct tree_lock *locks;
 	struct tree_sk *sks;
+	int nbpfmaps;
+	struct tree_bpfmap *bpfmaps;	/* bpfmap.h */
 	struct ns_tree *ns;	/* namespaces of its own (ns.h), NULL if none */
 };
 

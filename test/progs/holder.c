@@ -6,7 +6,7 @@
  *   uffd     a userfaultfd          perf     a perf_event fd (task clock)
  *   memmap   a memfd open as an fd and mapped privately
  *   fanotify a fanotify group with a filesystem mark (FAN_MARK_FILESYSTEM)
- *   bpf      a bpf array map
+ *   bpf      a bpf program array map (arrays and hashes are dumped: t_bpfmap)
  *   pidfdout a pidfd to the process $HOLDER_PID, outside the tree (dumpable)
  *   inoproc  an inotify watch on /proc (a filesystem without file handles)
  *   inotifyw an inotify watch on the cwd; both tasks let any process of
@@ -236,7 +236,7 @@ int main(int argc, char **argv)
 			union bpf_attr a;
 
 			memset(&a, 0, sizeof(a));
-			a.map_type = BPF_MAP_TYPE_ARRAY;
+			a.map_type = BPF_MAP_TYPE_PROG_ARRAY;
 			a.key_size = 4;
 			a.value_size = 4;
 			a.max_entries = 1;

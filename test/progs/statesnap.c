@@ -883,6 +883,9 @@ static void do_fdinfo_line(const char *scope, char *line, const char *link)
 			snprintf(v, sizeof(v), "%s", pidname(atol(c)));
 		else
 			snprintf(v, sizeof(v), "#%s", ident("eventfd", c));
+	} else if (!strcmp(name, "map_id") || !strcmp(name, "prog_id")) {
+		/* a bpf map is made again with a new id: an identity (the same map: the same #k) */
+		snprintf(v, sizeof(v), "#%s", ident("bpf", c));
 	} else if (!strcmp(name, "it_value")) {
 		/* the remaining time: armed or not */
 		snprintf(v, sizeof(v), "%s", strcmp(c, "(0, 0)") ? "armed" : "(0, 0)");

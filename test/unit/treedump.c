@@ -22,6 +22,7 @@
 #include "attrs.h"
 #include "files.h"
 #include "locks.h"
+#include "bpfmap.h"
 #include "ns.h"
 #include "pipes.h"
 #include "sockets.h"
@@ -129,6 +130,9 @@ static void file(const struct tree_file *x)
 		break;
 	case TK_PIDFD:
 		printf(" target=%d start=%llu", x->target, x->start);
+		break;
+	case TK_BPFMAP:
+		printf(" map=%lu", x->ino);
 		break;
 	case TK_GHOST:
 		printf(" dev=%llu ino=%llu", x->dev, x->sino);
@@ -253,6 +257,15 @@ static void model(const struct tree *t)
 			str("path", it->path);
 			putchar('\n');
 		}
+	}
+	for (i = 0; i < t->nbpfmaps; i++) {
+		const struct tree_bpfmap *m = &t->bpfmaps[i];
+
+		printf("bpfmap id=%u type=%u key=%u value=%u max=%u flags=0x%x extra=0x%llx frozen=%d ncpus=%d count=%lld",
+		       m->id, m->type, m->key_size, m->value_size, m->max_entries, m->flags, m->extra,
+		       m->frozen, m->ncpus, m->count);
+		str("name", m->name);
+		putchar('\n');
 	}
 	for (i = 0; i < t->nlocks; i++) {
 		const struct tree_lock *l = &t->locks[i];

@@ -1,0 +1,363 @@
+/*
+ * bpfmap: bpf maps across dump + restore (test/guest/fds/t_bpfmap.sh),
+ * with the raw bpf() syscall.
+ *
+ *   bpfmap       makes (map name: what it holds)
+ *                  arr     ARRAY key 4 value 8, 16 entries: i -> i*1000+7
+ *                  hash    HASH key 8 value 16, 128 at most, 100 elements
+ *                          (k*7919 -> {k, ~k}), and a second, read-only fd
+ *                          of it (BPF_MAP_GET_FD_BY_ID, BPF_F_RDONLY)
+ *                  frozen  ARRAY key 4 value 4, 4 entries (i -> 100+i),
+ *                          BPF_MAP_FREEZE'd
+ *                  shared  HASH key 4 value 4, 8 at most, {0 -> 42},
+ *                          shared with a child (fork)
+ *                  pcpu    PERCPU_ARRAY key 4 value 8, 2 entries (each
+ *                          CPU's value: 10*i + cpu)
+ *                  lru     LRU_HASH key 4 value 4, 64 at most, 10 elements
+ *                          (k -> k*k)
+ *                Prints "fd NAME N" (and "child PID"), "ready", waits until
+ *                the file "restored" appears, then checks (ok/BAD): every
+ *                element of every map (and no others), each fd's fdinfo
+ *                (map_type, key_size, value_size, max_entries, map_flags,
+ *                frozen), the read-only fd names the same map as hash's
+ *                and cannot write (EPERM), frozen cannot be written
+ *                (EPERM), the parent and the child see each other's
+ *                updates of "shared" (one map: the child writes its map_id
+ *                there too).  Prints "done ok" and exits 0 if all passed.
+ *   bpfmap ringbuf  a RINGBUF map (refused); "fd N", "ready", "tick I" every 100 ms
+ *   bpfmap mmap     an ARRAY with BPF_F_MMAPABLE, mapped (refused); the same
+ *   bpfmap prog     a HASH map that a socket filter program uses (loaded by
+ *                   the parent, which keeps it and closes the map): the
+ *                   child holds the map, prints "pid PID" and the same
+ *   bpfmap outside  the same without a program: the parent holds the map too
+ */
+#define _GNU_SOURCE
+#include <linux/bpf.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#define COMMON_CHECK
+#include "common.h"
+
+static long sys_bpf(int cmd, union bpf_attr *a)
+{
+	return syscall(SYS_bpf, cmd, a, sizeof(*a));
+}
+
+static int mkmap(int type, int ks, int vs, int max, int flags, const char *name)
+{
+	union bpf_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.map_type = type;
+	a.key_size = ks;
+	a.value_size = vs;
+	a.max_entries = max;
+	a.map_flags = flags;
+	snprintf(a.map_name, sizeof(a.map_name), "%s", name);
+	fd = sys_bpf(BPF_MAP_CREATE, &a);
+	if (fd < 0) {
+		say("BAD BPF_MAP_CREATE %s: %s\n", name, strerror(errno));
+		exit(1);
+	}
+	return fd;
+}
+
+static int upd(int fd, const void *k, const void *v)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_fd = fd;
+	a.key = (unsigned long)k;
+	a.value = (unsigned long)v;
+	return sys_bpf(BPF_MAP_UPDATE_ELEM, &a) ? -errno : 0;
+}
+
+static int get(int fd, const void *k, void *v)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_fd = fd;
+	a.key = (unsigned long)k;
+	a.value = (unsigned long)v;
+	return sys_bpf(BPF_MAP_LOOKUP_ELEM, &a) ? -errno : 0;
+}
+
+static int count(int fd, int ks)
+{
+	unsigned char k[64], n[64];
+	union bpf_attr a;
+	int c = 0;
+
+	for (;;) {
+		memset(&a, 0, sizeof(a));
+		a.map_fd = fd;
+		a.key = c ? (unsigned long)k : 0;
+		a.next_key = (unsigned long)n;
+		if (sys_bpf(BPF_MAP_GET_NEXT_KEY, &a))
+			return c;
+		memcpy(k, n, ks);
+		c++;
+	}
+}
+
+/* fdinfo field @key of our fd @fd, or -1 */
+static long long fdinfo(int fd, const char *key)
+{
+	char path[64], line[256];
+	long long v = -1;
+	size_t n = strlen(key);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, n) && line[n] == ':')
+			v = strtoll(line + n + 1, NULL, 0);
+	if (f)
+		fclose(f);
+	return v;
+}
+
+static void check_info(int fd, const char *name, int type, int ks, int vs, int max, int flags, int frozen)
+{
+	long long t = fdinfo(fd, "map_type"), k = fdinfo(fd, "key_size"), v = fdinfo(fd, "value_size"),
+		  m = fdinfo(fd, "max_entries"), fl = fdinfo(fd, "map_flags"), fr = fdinfo(fd, "frozen");
+
+	check(t == type && k == ks && v == vs && m == max && fl == flags && fr == frozen, "fdinfo",
+	      "%s: type %lld key %lld value %lld max %lld flags 0x%llx frozen %lld (want %d %d %d %d 0x%x %d)",
+	      name, t, k, v, m, fl, fr, type, ks, vs, max, flags, frozen);
+}
+
+static int ncpus(void)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/possible", "r");
+	int a = 0, b = 0, n;
+
+	if (!f)
+		return 1;
+	n = fscanf(f, "%d-%d", &a, &b);
+	fclose(f);
+	return n == 2 ? b - a + 1 : 1;
+}
+
+static int refused(const char *kind)
+{
+	int fd, i;
+
+	if (!strcmp(kind, "ringbuf")) {
+		fd = mkmap(BPF_MAP_TYPE_RINGBUF, 0, 0, 4096, 0, "rb");
+	} else if (!strcmp(kind, "prog") || !strcmp(kind, "outside")) {
+		/* r1 = the map (ld_imm64, BPF_PSEUDO_MAP_FD); r0 = 0; exit */
+		struct bpf_insn insns[4] = {
+			{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = 1, .src_reg = BPF_PSEUDO_MAP_FD },
+			{ 0 },
+			{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0 },
+			{ .code = BPF_JMP | BPF_EXIT },
+		};
+		union bpf_attr a;
+		int prog = -1;
+		pid_t c;
+
+		fd = mkmap(BPF_MAP_TYPE_HASH, 4, 4, 8, 0, "used");
+		if (!strcmp(kind, "prog")) {
+			insns[0].imm = fd;
+			memset(&a, 0, sizeof(a));
+			a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
+			a.insns = (unsigned long)insns;
+			a.insn_cnt = 4;
+			a.license = (unsigned long)"GPL";
+			prog = sys_bpf(BPF_PROG_LOAD, &a);
+			if (prog < 0) {
+				say("BAD BPF_PROG_LOAD: %s\n", strerror(errno));
+				return 1;
+			}
+		}
+		/* the child is dumped; the parent holds the program (prog) or the map (outside) */
+		c = fork();
+		if (c) {
+			if (prog >= 0)
+				close(fd);
+			for (;;)
+				pause();
+		}
+		if (prog >= 0)
+			close(prog);
+		say("pid %d\n", getpid());
+	} else {
+		unsigned int k = 0;
+		unsigned long long v = 5;
+		void *p;
+
+		fd = mkmap(BPF_MAP_TYPE_ARRAY, 4, 8, 512, BPF_F_MMAPABLE, "mm");
+		upd(fd, &k, &v);
+		p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED) {
+			say("BAD mmap: %s\n", strerror(errno));
+			return 1;
+		}
+	}
+	say("fd %d\nready\n", fd);
+	for (i = 0;; i++) {
+		say("tick %d\n", i);
+		usleep(100000);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	int arr, hash, ro, frozen, shared, pcpu, lru, i, nc = ncpus();
+	unsigned long long v8, pv[64];
+	unsigned int k4, v4;
+	pid_t child;
+
+	setvbuf(stdout, NULL, _IONBF, 0);
+	if (argc == 2)
+		return refused(argv[1]);
+	arr = mkmap(BPF_MAP_TYPE_ARRAY, 4, 8, 16, 0, "arr");
+	hash = mkmap(BPF_MAP_TYPE_HASH, 8, 16, 128, 0, "hash");
+	frozen = mkmap(BPF_MAP_TYPE_ARRAY, 4, 4, 4, 0, "frozen");
+	shared = mkmap(BPF_MAP_TYPE_HASH, 4, 4, 8, 0, "shared");
+	pcpu = mkmap(BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 2, 0, "pcpu");
+	lru = mkmap(BPF_MAP_TYPE_LRU_HASH, 4, 4, 64, 0, "lru");
+	for (k4 = 0; k4 < 16; k4++) {
+		v8 = k4 * 1000 + 7;
+		upd(arr, &k4, &v8);
+	}
+	for (i = 1; i <= 100; i++) {
+		unsigned long long k = i * 7919ULL, v[2] = { i, ~(unsigned long long)i };
+
+		if (upd(hash, &k, v))
+			say("BAD hash update %d\n", i);
+	}
+	for (k4 = 0; k4 < 4; k4++) {
+		v4 = 100 + k4;
+		upd(frozen, &k4, &v4);
+	}
+	{
+		union bpf_attr a;
+
+		memset(&a, 0, sizeof(a));
+		a.map_fd = frozen;
+		if (sys_bpf(BPF_MAP_FREEZE, &a))
+			say("BAD BPF_MAP_FREEZE: %s\n", strerror(errno));
+		memset(&a, 0, sizeof(a));
+		a.map_id = fdinfo(hash, "map_id");
+		a.open_flags = BPF_F_RDONLY;
+		ro = sys_bpf(BPF_MAP_GET_FD_BY_ID, &a);
+		if (ro < 0)
+			say("BAD BPF_MAP_GET_FD_BY_ID: %s\n", strerror(errno));
+	}
+	k4 = 0;
+	v4 = 42;
+	upd(shared, &k4, &v4);
+	for (k4 = 0; k4 < 2; k4++) {
+		for (i = 0; i < nc; i++)
+			pv[i] = 10 * k4 + i;
+		upd(pcpu, &k4, pv);
+	}
+	for (k4 = 1; k4 <= 10; k4++) {
+		v4 = k4 * k4;
+		upd(lru, &k4, &v4);
+	}
+	child = fork();
+	if (child == 0) {
+		/* the child: once key 1 appears (the parent's), write key 2 and its map id (key 3) */
+		while (access("restored", F_OK))
+			usleep(50000);
+		k4 = 1;
+		for (i = 0; i < 200 && get(shared, &k4, &v4); i++)
+			usleep(50000);
+		v4 = 0;
+		get(shared, &k4, &v4);
+		check(v4 == 111, "child sees the parent's update", "key 1 %u", v4);
+		k4 = 3;
+		v4 = fdinfo(shared, "map_id");
+		upd(shared, &k4, &v4);
+		k4 = 2;
+		v4 = 222;
+		upd(shared, &k4, &v4);
+		say(bad ? "child BAD\n" : "child ok\n");
+		return bad;
+	}
+	say("fd arr %d\nfd hash %d\nfd ro %d\nfd frozen %d\nfd shared %d\nfd pcpu %d\nfd lru %d\nchild %d\nready\n",
+	    arr, hash, ro, frozen, shared, pcpu, lru, child);
+	while (access("restored", F_OK))
+		usleep(50000);
+
+	/* every element */
+	for (k4 = 0, i = 0; k4 < 16; k4++)
+		i += !get(arr, &k4, &v8) && v8 == k4 * 1000 + 7;
+	check(i == 16 && count(arr, 4) == 16, "arr", "%d of 16 elements right", i);
+	for (i = 1, v4 = 0; i <= 100; i++) {
+		unsigned long long k = i * 7919ULL, v[2];
+
+		v4 += !get(hash, &k, v) && v[0] == (unsigned long long)i && v[1] == ~(unsigned long long)i;
+	}
+	check(v4 == 100 && count(hash, 8) == 100, "hash", "%u of 100 elements right, %d elements", v4,
+	      count(hash, 8));
+	for (k4 = 0, i = 0; k4 < 4; k4++)
+		i += !get(frozen, &k4, &v4) && v4 == 100 + k4;
+	check(i == 4, "frozen elements", "%d of 4 right", i);
+	for (k4 = 0, i = 0; k4 < 2; k4++) {
+		int c, good = !get(pcpu, &k4, pv);
+
+		for (c = 0; c < nc; c++)
+			good &= pv[c] == 10 * k4 + c;
+		i += good;
+	}
+	check(i == 2, "pcpu", "%d of 2 elements right (%d CPUs)", i, nc);
+	for (k4 = 1, i = 0; k4 <= 10; k4++)
+		i += !get(lru, &k4, &v4) && v4 == k4 * k4;
+	check(i == 10 && count(lru, 4) == 10, "lru", "%d of 10 elements right, %d elements", i, count(lru, 4));
+
+	/* fdinfo */
+	check_info(arr, "arr", BPF_MAP_TYPE_ARRAY, 4, 8, 16, 0, 0);
+	check_info(hash, "hash", BPF_MAP_TYPE_HASH, 8, 16, 128, 0, 0);
+	check_info(ro, "ro", BPF_MAP_TYPE_HASH, 8, 16, 128, 0, 0);
+	check_info(frozen, "frozen", BPF_MAP_TYPE_ARRAY, 4, 4, 4, 0, 1);
+	check_info(shared, "shared", BPF_MAP_TYPE_HASH, 4, 4, 8, 0, 0);
+	check_info(pcpu, "pcpu", BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 2, 0, 0);
+	check_info(lru, "lru", BPF_MAP_TYPE_LRU_HASH, 4, 4, 64, 0, 0);
+	check(fdinfo(ro, "map_id") == fdinfo(hash, "map_id") && fdinfo(ro, "map_id") > 0, "ro is hash",
+	      "map ids %lld %lld", fdinfo(ro, "map_id"), fdinfo(hash, "map_id"));
+	check((fdinfo(ro, "flags") & 3) == 0 && (fdinfo(hash, "flags") & 3) == 2, "access modes",
+	      "ro flags 0%llo hash flags 0%llo", fdinfo(ro, "flags"), fdinfo(hash, "flags"));
+	{
+		unsigned long long k = 5, v[2] = { 1, 2 };
+
+		i = upd(ro, &k, v);
+		check(i == -EPERM, "read-only fd", "update: %s", strerror(-i));
+	}
+	k4 = 0;
+	v4 = 1;
+	i = upd(frozen, &k4, &v4);
+	check(i == -EPERM, "frozen", "update: %s", strerror(-i));
+
+	/* one map shared with the child */
+	k4 = 1;
+	v4 = 111;
+	upd(shared, &k4, &v4);
+	k4 = 2;
+	for (i = 0; i < 200 && get(shared, &k4, &v4); i++)
+		usleep(50000);
+	v4 = 0;
+	get(shared, &k4, &v4);
+	check(v4 == 222, "parent sees the child's update", "key 2 %u", v4);
+	k4 = 3;
+	v4 = 0;
+	get(shared, &k4, &v4);
+	check(v4 == fdinfo(shared, "map_id"), "one shared map", "child's map id %u, parent's %lld", v4,
+	      fdinfo(shared, "map_id"));
+	waitpid(child, &i, 0);
+	check(WIFEXITED(i) && WEXITSTATUS(i) == 0, "child", "status 0x%x", i);
+	if (bad)
+		return 1;
+	say("done ok\n");
+	return 0;
+}
