@@ -126,6 +126,19 @@ static long sys_bpf(int cmd, union bpf_attr *a)
 	return syscall(SYS_bpf, cmd, a, sizeof(*a));
 }
 
+/* BPF_OBJ_GET_INFO_BY_FD of map fd @fd into @mi; -1 with errno */
+static int map_info(int fd, struct bpf_map_info *mi)
+{
+	union bpf_attr a;
+
+	memset(mi, 0, sizeof(*mi));
+	memset(&a, 0, sizeof(a));
+	a.info.bpf_fd = fd;
+	a.info.info_len = sizeof(*mi);
+	a.info.info = (unsigned long)mi;
+	return sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a) ? -1 : 0;
+}
+
 /* the possible CPUs (/sys/devices/system/cpu/possible: "0-3,5"), as the kernel counts
  * a per-CPU value; -1 if unreadable */
 static int possible_cpus(void)
@@ -294,12 +307,7 @@ static int bpfmap_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *
 			  p->pid, p->fd, id);
 		return FD_FAILED;
 	}
-	memset(&mi, 0, sizeof(mi));
-	memset(&a, 0, sizeof(a));
-	a.info.bpf_fd = fd;
-	a.info.info_len = sizeof(mi);
-	a.info.info = (unsigned long)&mi;
-	if (sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a)) {
+	if (map_info(fd, &mi)) {
 		ret = fd_refuse(p, "bpf map id %llu (type %s): cannot read its info (BPF_OBJ_GET_INFO_BY_FD: %s)",
 				id, type_name(type), strerror(errno));
 		goto out;
@@ -626,12 +634,7 @@ static int make_map(struct fd_restore *r, const struct tree_bpfmap *m, struct ma
 			goto fail;
 		}
 	}
-	memset(&mi, 0, sizeof(mi));
-	memset(&a, 0, sizeof(a));
-	a.info.bpf_fd = fd;
-	a.info.info_len = sizeof(mi);
-	a.info.info = (unsigned long)&mi;
-	if (sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a)) {
+	if (map_info(fd, &mi)) {
 		pr_perror("%s: bpf map id %u: BPF_OBJ_GET_INFO_BY_FD", what, m->id);
 		goto fail;
 	}
