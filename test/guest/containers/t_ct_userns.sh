@@ -119,7 +119,7 @@ dump_restore() {
 	# inside
 	kill -USR1 $NEW
 	wait_gone $NEW 20 || fail "uswork did not end on SIGUSR1"
-	grep -q '^uswork PASS' out || fail "inside: $(grep '^FAIL\|^uswork' out | tr '\n' '|')"
+	grep -q '^uswork PASS' out || fail "inside: $(grep '^FAIL\|^uswork' out | tr '\n' '|')$(netdiff)"
 	info "$(grep '^start' out | head -n 1); $before_uid_map"
 }
 
@@ -407,6 +407,15 @@ net_after() {
 # links, addresses and routes (ip, outside and as the user namespace sees
 # them), the namespace owned by the restored user namespace, the host
 # reaches the container through the veth (ping), uswork's verdict inside.
+# netdiff: uswork's "FAIL net: was ... now ..." block of out as the lines
+# that differ, for a failure message
+netdiff() {
+	grep -q '^FAIL net: was' out || return 0
+	sed -n '/^FAIL net: was$/,/^now$/p' out | sed '1d;$d' > nw.a
+	sed -n '/^now$/,/^uswork /p' out | sed '1d;$d' > nw.b
+	printf ' [net: %s]' "$(diff nw.a nw.b | grep '^[-+][^-+]' | head -n 10 | tr '\n' '|')"
+}
+
 maps_net() {
 	CTFLAGS=--net lxc_start net
 	ip=/usr/sbin/ip
