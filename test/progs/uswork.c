@@ -143,6 +143,21 @@ static int netview(char *out, size_t size)
 	return n;
 }
 
+/* each line of @text on its own (say() writes at most 512 bytes at once) */
+static void say_lines(const char *text)
+{
+	const char *p = text, *nl;
+
+	for (; *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		if (!nl) {
+			say("%s\n", p);
+			break;
+		}
+		say("%.*s\n", (int)(nl - p), p);
+	}
+}
+
 static void read_file(const char *path, char *buf, size_t size)
 {
 	int fd = open(path, O_RDONLY);
@@ -289,7 +304,10 @@ int main(int argc, char **argv)
 		netview(net_b, sizeof(net_b));
 		if (strcmp(net_a, net_b)) {
 			nfail++;
-			say("FAIL net: was\n%snow\n%s", net_a, net_b);
+			say("FAIL net: was\n");
+			say_lines(net_a);
+			say("now\n");
+			say_lines(net_b);
 		} else {
 			say("ok net\n");
 		}
