@@ -80,8 +80,15 @@ static void cat(char *out, size_t size, const char *fmt, ...)
  * flags (/proc/self/net/if_inet6: "tentative" is 40).  Sockets made here
  * are closed again (a socket in the tree is refused at dump).
  */
+static int cmp_line(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
 static int netview(char *out, size_t size)
 {
+	static char v6[64][160];
+	int nl = 0;
 	struct ifaddrs *ifa, *i;
 	char line[512], h[NI_MAXHOST], m[NI_MAXHOST];
 	FILE *f;
@@ -133,13 +140,17 @@ static int netview(char *out, size_t size)
 	}
 	if (f)
 		fclose(f);
+	/* in the kernel's hash order, which mixes in the namespace: sorted */
 	f = fopen("/proc/self/net/if_inet6", "re");
-	while (f && fgets(line, sizeof(line), f)) {
-		cat(out, size, "inet6 %s", line);
-		n++;
-	}
+	while (f && nl < 64 && fgets(v6[nl], sizeof(v6[nl]), f))
+		nl++;
 	if (f)
 		fclose(f);
+	qsort(v6, nl, sizeof(v6[0]), cmp_line);
+	for (int k = 0; k < nl; k++) {
+		cat(out, size, "inet6 %s", v6[k]);
+		n++;
+	}
 	return n;
 }
 

@@ -412,7 +412,7 @@ net_after() {
 netdiff() {
 	grep -q '^FAIL net: was' out || return 0
 	sed -n '/^FAIL net: was$/,/^now$/p' out | sed '1d;$d' > nw.a
-	sed -n '/^now$/,/^uswork /p' out | sed '1d;$d' > nw.b
+	sed -n '/^now$/,/^uswork /p' out | grep '^\(link\|addr\|route\|inet6\|getifaddrs\)' > nw.b
 	printf ' [net: %s]' "$(diff nw.a nw.b | grep '^[-+][^-+]' | head -n 10 | tr '\n' '|')"
 }
 
