@@ -273,6 +273,21 @@ static unsigned long long thread_caps(pid_t pid, pid_t tid, const char *key)
 	return caps;
 }
 
+/* The Tgid of task PID (a thread's TID is a /proc entry too), 0 if unknown. */
+static long task_tgid(pid_t pid)
+{
+	char path[64], *text;
+	const char *v;
+	long tgid;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	text = read_text(path, NULL);
+	v = text ? status_field(text, "Tgid") : NULL;
+	tgid = v ? strtol(v, NULL, 10) : 0;
+	free(text);
+	return tgid;
+}
+
 #define CAP_SYS_ADMIN_BIT		21
 #define CAP_CHECKPOINT_RESTORE_BIT	40
 
@@ -629,6 +644,7 @@ static int outside_refuse(const struct tree *t, pid_t pid, const char *what, con
 static int host_file(const struct tree *t, pid_t pid, int fd, enum tree_kind type,
 		     const struct fd_parms *p)
 {
+	const char *why = NULL;
 	char link[32];
 	struct stat st;
 	int id = -1, r;
@@ -644,13 +660,18 @@ static int host_file(const struct tree *t, pid_t pid, int fd, enum tree_kind typ
 		       fd, p->link);
 		return -1;
 	}
-	if (p->link[0] != '/' || strstr(p->link, " (deleted)") || stat(p->link, &st) ||
-	    st.st_dev != p->st.st_dev || st.st_ino != p->st.st_ino ||
-	    (type == TK_CHR && st.st_rdev != p->st.st_rdev)) {
+	if (p->link[0] != '/')
+		why = "not a path";
+	else if (strstr(p->link, " (deleted)"))
+		why = "deleted";
+	else if (stat(p->link, &st))
+		why = strerror(errno);
+	else if (st.st_dev != p->st.st_dev || st.st_ino != p->st.st_ino ||
+		 (type == TK_CHR && st.st_rdev != p->st.st_rdev))
+		why = "another file there";
+	if (why) {
 		pr_err("pid %d fd %d: %s (external file[%x:%llx], on a mount outside the container's mount namespace): that path does not lead to this file from imgcr's root (%s): it could not be opened again at restore",
-		       pid, fd, p->link, id, (unsigned long long)p->st.st_ino,
-		       p->link[0] != '/' ? "not a path" : strstr(p->link, " (deleted)") ? "deleted" :
-		       stat(p->link, &st) ? strerror(errno) : "another file there");
+		       pid, fd, p->link, id, (unsigned long long)p->st.st_ino, why);
 		return -1;
 	}
 	pr_info("pid %d fd %d: %s: a host file outside the container's mount namespace (external file[%x:%llx]): reopened from the host's root at restore",
@@ -1407,6 +1428,7 @@ int cmd_dump(int argc, char **argv)
 	const char *spid = NULL;
 	int i, created = 0, ok = 0, stats = 0;
 	long long t0 = now_ms(), tf = 0, tr = 0;
+	long tgid;
 	char *end;
 	pid_t root;
 
@@ -1509,21 +1531,11 @@ int cmd_dump(int argc, char **argv)
 	if (c.live && live_precopy(&c, root))
 		goto out;
 	/* a thread's TID names its process in /proc too: the root is a process */
-	{
-		char path[64], *text;
-		const char *v;
-		long tgid;
-
-		snprintf(path, sizeof(path), "/proc/%d/status", root);
-		text = read_text(path, NULL);
-		v = text ? status_field(text, "Tgid") : NULL;
-		tgid = v ? strtol(v, NULL, 10) : 0;
-		free(text);
-		if (tgid > 0 && tgid != root) {
-			pr_err("pid %d: a thread of process %ld, not a process: dump -t %ld (its process and the tree below it)",
-			       root, tgid, tgid);
-			goto out;
-		}
+	tgid = task_tgid(root);
+	if (tgid > 0 && tgid != root) {
+		pr_err("pid %d: a thread of process %ld, not a process: dump -t %ld (its process and the tree below it)",
+		       root, tgid, tgid);
+		goto out;
 	}
 	tf = now_ms();
 	pr_debug("freezing the tree of pid %d", root);
