@@ -5,15 +5,20 @@
  * at the dump: the descriptions of one map, in one task or several, name
  * the same record) and its elements in DIR/bpfmap-ID.data (key, value,
  * key, value...; a per-CPU value is the value of every possible CPU, each
- * rounded up to 8 bytes, as the bpf() syscall reads it).
+ * rounded up to 8 bytes, as the bpf() syscall reads it; a queue's or
+ * stack's: its values, oldest push first).
  *
  * Dump: /proc/PID/fdinfo (map_type, key_size, value_size, max_entries,
  * map_flags, map_extra, map_id, frozen), BPF_OBJ_GET_INFO_BY_FD on a copy
  * of the fd (pidfd_getfd: name, ifindex, btf_id), the elements by
  * BPF_MAP_GET_NEXT_KEY + BPF_MAP_LOOKUP_ELEM (an LRU map's syscall lookup
- * does not touch its LRU state).  Restore, in the restorer: BPF_MAP_CREATE
+ * does not touch its LRU state; an LPM trie's keys are prefix length and
+ * address, looked up exactly), a queue's or stack's by popping them all
+ * and pushing them back at once (save_queue: the kernel has no other way).
+ * Restore, in the restorer: BPF_MAP_CREATE
  * with the same type, sizes, flags and name, every element back
- * (BPF_MAP_UPDATE_ELEM; then the elements counted again: an LRU map that
+ * (BPF_MAP_UPDATE_ELEM, a queue's or stack's pushed in their order; then
+ * the elements counted again: an LRU map that
  * evicted some while being filled fails the restore), BPF_MAP_FREEZE if
  * it was frozen; each description of the map is then a fd of that one new
  * map: the first read-write one a dup of the creating fd, the others
@@ -22,13 +27,14 @@
  *
  * Supported: BPF_MAP_TYPE_ARRAY, HASH, LRU_HASH, PERCPU_ARRAY,
  * PERCPU_HASH, LRU_PERCPU_HASH (the per-CPU ones if the restoring machine
- * has as many possible CPUs).  An LRU map's elements are inserted in the
+ * has as many possible CPUs), LPM_TRIE, QUEUE, STACK (a frozen one only
+ * if empty: a frozen map cannot be popped, and a peek shows the head alone).  An LRU map's elements are inserted in the
  * order the dump read them (hash order): its LRU order (which element is
  * evicted first) is not readable from userspace and not restored.
  * Refused, naming pid, fd, map id and type: every other type (maps of
  * maps, program arrays, perf event arrays, ring buffers, sockmaps,
- * devmaps... hold kernel objects; queues, stacks, LPM tries, bloom filters,
- * storages are not supported yet), maps with BTF (btf_id), offloaded maps
+ * devmaps... hold kernel objects; a bloom filter's bits cannot be read;
+ * storages), maps with BTF (btf_id), offloaded maps
  * (ifindex), BPF_F_NUMA_NODE, maps created BPF_F_RDONLY or BPF_F_WRONLY
  * (not readable or not fillable through the syscall), an mmapable array
  * while a task of the tree maps a bpf map (the mapping is not restored),
@@ -85,10 +91,15 @@ static const char *type_why(unsigned int type)
 	case BPF_MAP_TYPE_PERCPU_ARRAY:
 	case BPF_MAP_TYPE_LRU_HASH:
 	case BPF_MAP_TYPE_LRU_PERCPU_HASH:
+	case BPF_MAP_TYPE_LPM_TRIE:
+	case BPF_MAP_TYPE_QUEUE:
+	case BPF_MAP_TYPE_STACK:
 		return NULL;
 	case BPF_MAP_TYPE_ARRAY_OF_MAPS:
 	case BPF_MAP_TYPE_HASH_OF_MAPS:
-		return "a map of maps (its values are other maps)";
+		return "a map of maps: its values are other maps (held by the map, not by the tree's fds; they read back as map ids) and its inner map template is not readable";
+	case BPF_MAP_TYPE_BLOOM_FILTER:
+		return "a bloom filter: its bit array cannot be read (BPF_MAP_LOOKUP_ELEM only tests one value, the values pushed are not kept, and its hash seed is random and not readable unless BPF_F_ZERO_SEED)";
 	case BPF_MAP_TYPE_PROG_ARRAY:
 	case BPF_MAP_TYPE_PERF_EVENT_ARRAY:
 	case BPF_MAP_TYPE_CGROUP_ARRAY:
@@ -113,6 +124,12 @@ static const char *type_why(unsigned int type)
 	default:
 		return "this type of map is not supported yet";
 	}
+}
+
+/* a queue or a stack: no keys, elements in push order (read by popping them all) */
+static int is_queue(unsigned int type)
+{
+	return type == BPF_MAP_TYPE_QUEUE || type == BPF_MAP_TYPE_STACK;
 }
 
 static int is_percpu(unsigned int type)
@@ -197,6 +214,144 @@ static int info_u(const char *info, const char *key, unsigned long long *v)
 		return -1;
 	*v = strtoull(s, &end, 0);
 	return end == s ? -1 : 0;
+}
+
+struct outside {
+	const struct tree *t;
+	unsigned int only;	/* the map looked for (0: any map of the tree) */
+	unsigned int id;	/* found: the map, held by pid fd */
+	pid_t pid;
+	int fd;
+};
+
+static int outside_holder(const struct tree *t, unsigned int only, struct outside *o);
+static int prog_user(const struct tree *t, unsigned int only, unsigned int *map, unsigned int *prog,
+		     struct bpf_prog_info *pi, const char **op);
+
+/* BPF_MAP_UPDATE_ELEM with no key: a push onto queue or stack @fd */
+static int push(int fd, const void *val)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_fd = fd;
+	a.value = (unsigned long)val;
+	a.flags = BPF_ANY;
+	return sys_bpf(BPF_MAP_UPDATE_ELEM, &a) ? -1 : 0;
+}
+
+/*
+ * The elements of queue or stack @fd (read-write) into DIR/bpfmap-ID.data,
+ * oldest push first; their number, -1 after printing why, -2 with the
+ * refusal in @why.  The kernel has no way to read them but the head
+ * (BPF_MAP_LOOKUP_ELEM is a peek, BPF_MAP_GET_NEXT_KEY is not supported):
+ * every one is popped (BPF_MAP_LOOKUP_AND_DELETE_ELEM) and pushed back at
+ * once in the same order, the map as it was before anything else runs:
+ * its tasks are frozen, and first no bpf program may use it and no
+ * process outside the tree hold it (else the dump is refused before it
+ * is touched).  A frozen one cannot be popped: only an empty one is
+ * restored.
+ */
+static long long save_queue(struct fd_dump *c, struct fd_parms *p, int fd, const struct tree_bpfmap *m,
+			    char *why, size_t size)
+{
+	unsigned char *vals = malloc((size_t)m->value_size * (m->max_entries + 1));
+	size_t vs = m->value_size;
+	long long n = 0, i, back;
+	struct bpf_prog_info pi;
+	unsigned int map, prog;
+	const char *op = "";
+	struct outside o;
+	char path[4096];
+	union bpf_attr a;
+	int out, r, stack = m->type == BPF_MAP_TYPE_STACK;
+	FILE *f = NULL;
+
+	if (!vals) {
+		pr_perror("pid %d fd %d: bpf map id %u", p->pid, p->fd, m->id);
+		return -1;
+	}
+	memset(&a, 0, sizeof(a));
+	a.map_fd = fd;
+	a.value = (unsigned long)vals;
+	if (!sys_bpf(BPF_MAP_LOOKUP_ELEM, &a) && m->frozen) {
+		snprintf(why, size, "frozen with elements in it: only its head can be read (BPF_MAP_LOOKUP_ELEM is a peek), and a frozen map cannot be popped: not supported");
+		n = -2;
+		goto out;
+	}
+	if (errno != ENOENT && m->frozen) {
+		snprintf(why, size, "cannot read its head (BPF_MAP_LOOKUP_ELEM: %s)", strerror(errno));
+		n = -2;
+		goto out;
+	}
+	if (!m->frozen) {
+		r = prog_user(c->t, m->id, &map, &prog, &pi, &op);
+		if (r) {
+			if (r > 0)
+				snprintf(why, size, "used by bpf program id %u (type %u, name '%s'): programs are not restored, and a restored map would not be theirs: not supported",
+					 prog, pi.type, pi.name);
+			else
+				snprintf(why, size, "cannot check whether a bpf program uses it (%s: %s)%s", op,
+					 strerror(errno), errno == EPERM ?
+					 ": listing the programs needs CAP_SYS_ADMIN: dump as root" : "");
+			n = -2;
+			goto out;
+		}
+		r = outside_holder(c->t, m->id, &o);
+		if (r > 0)
+			snprintf(why, size, "also held by pid %d fd %d, outside the tree: a restored map would be a copy, not theirs: not supported",
+				 o.pid, o.fd);
+		if (r) {
+			n = r < 0 ? -1 : -2;
+			goto out;
+		}
+	}
+	/* pop them all, then push them back (a stack: the last popped first) */
+	while (!m->frozen && n <= m->max_entries) {
+		memset(&a, 0, sizeof(a));
+		a.map_fd = fd;
+		a.value = (unsigned long)(vals + n * vs);
+		if (sys_bpf(BPF_MAP_LOOKUP_AND_DELETE_ELEM, &a))
+			break;
+		n++;
+	}
+	r = errno;
+	for (back = 0; back < n; back++)
+		if (push(fd, vals + (stack ? n - 1 - back : back) * vs))
+			break;
+	if (back < n) {
+		pr_perror("pid %d fd %d: bpf map id %u (type %s, name '%s'): %lld of its %lld elements could not be pushed back after reading them (BPF_MAP_UPDATE_ELEM): the map has lost them",
+			  p->pid, p->fd, m->id, type_name(m->type), m->name, n - back, n);
+		n = -1;
+		goto out;
+	}
+	if (!m->frozen && r != ENOENT) {
+		snprintf(why, size, "cannot read its elements (BPF_MAP_LOOKUP_AND_DELETE_ELEM: %s; the %lld read are back)",
+			 strerror(r), n);
+		n = -2;
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/bpfmap-%u.data", c->dir, m->id);
+	out = img_create(path, 0600);
+	if (out >= 0)
+		f = fdopen(out, "w");
+	if (!f) {
+		pr_perror("pid %d fd %d: cannot create %s", p->pid, p->fd, path);
+		if (out >= 0)
+			close(out);
+		n = -1;
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		if (fwrite(vals + (stack ? n - 1 - i : i) * vs, vs, 1, f) != 1)
+			break;
+	if (fclose(f) || i < n) {
+		pr_perror("pid %d fd %d: cannot write %s", p->pid, p->fd, path);
+		n = -1;
+	}
+out:
+	free(vals);
+	return n;
 }
 
 /*
@@ -314,7 +469,7 @@ static int bpfmap_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *
 	}
 	ret = FD_REFUSED;
 	if (mi.btf_id)
-		snprintf(why, sizeof(why), "it has BTF (btf_id %u, key type %u, value type %u): not supported",
+		snprintf(why, sizeof(why), "it has BTF (btf_id %u, key type %u, value type %u): its BTF object is not restored, and BTF-typed values may hold spin locks, timers or kernel pointers, which are not either: not supported",
 			 mi.btf_id, mi.btf_key_type_id, mi.btf_value_type_id);
 	else if (mi.ifindex)
 		snprintf(why, sizeof(why), "it is offloaded to a device (ifindex %u): not supported",
@@ -347,20 +502,27 @@ static int bpfmap_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *
 		ret = FD_FAILED;
 		goto out;
 	}
-	/* a write-only fd cannot read the elements: another fd of the map (root) */
-	if ((p->flags & O_ACCMODE) == O_WRONLY) {
+	/*
+	 * a write-only fd cannot read the elements, a queue's are popped and
+	 * pushed back: another fd of the map (root)
+	 */
+	if ((p->flags & O_ACCMODE) == O_WRONLY || (is_queue(type) && (p->flags & O_ACCMODE) != O_RDWR)) {
 		memset(&a, 0, sizeof(a));
 		a.map_id = id;
-		a.open_flags = BPF_F_RDONLY;
+		a.open_flags = is_queue(type) ? 0 : BPF_F_RDONLY;
 		rfd = sys_bpf(BPF_MAP_GET_FD_BY_ID, &a);
 		if (rfd < 0) {
-			ret = fd_refuse(p, "bpf map id %llu (type %s, name '%s'): a write-only fd, and another fd to read its elements cannot be had (BPF_MAP_GET_FD_BY_ID: %s)%s",
-					id, type_name(type), mi.name, strerror(errno),
-					errno == EPERM ? ": dump as root" : "");
+			ret = fd_refuse(p, "bpf map id %llu (type %s, name '%s'): a %s fd, and another fd to read its elements cannot be had (BPF_MAP_GET_FD_BY_ID: %s)%s",
+					id, type_name(type), mi.name,
+					(p->flags & O_ACCMODE) == O_WRONLY ? "write-only" : "read-only",
+					strerror(errno), errno == EPERM ? ": dump as root" : "");
 			goto out;
 		}
 	}
-	count = save_elements(c, p, rfd >= 0 ? rfd : fd, &n, why, sizeof(why));
+	if (is_queue(type))
+		count = save_queue(c, p, rfd >= 0 ? rfd : fd, &n, why, sizeof(why));
+	else
+		count = save_elements(c, p, rfd >= 0 ? rfd : fd, &n, why, sizeof(why));
 	if (count == -2) {
 		ret = fd_refuse(p, "bpf map id %llu (type %s, name '%s'): %s", id, type_name(type), mi.name, why);
 		goto out;
@@ -392,17 +554,12 @@ static const struct tree_file *map_file(const struct tree *t, const struct tree_
 	return &t->files[0];
 }
 
-struct outside {
-	const struct tree *t;
-	int bad;
-};
-
 static int outside_fd(pid_t pid, int fd, void *arg)
 {
 	struct outside *o = arg;
 	char path[96], link[64], *info;
 	unsigned long long id;
-	const struct tree_bpfmap *m;
+	int found;
 	ssize_t len;
 
 	snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, fd);
@@ -414,13 +571,14 @@ static int outside_fd(pid_t pid, int fd, void *arg)
 		return 0;
 	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", pid, fd);
 	info = read_text(path, NULL);
-	m = info && !info_u(info, "map_id", &id) ? tree_bpfmap_find(o->t, id) : NULL;
+	found = info && !info_u(info, "map_id", &id) &&
+		(o->only ? id == o->only : tree_bpfmap_find(o->t, id) != NULL);
 	free(info);
-	if (!m)
+	if (!found)
 		return 0;
-	pr_err("pid %d fd %d: bpf map id %u (type %s, name '%s') is also held by pid %d fd %d, outside the tree: a restored map would be a copy, not theirs: not supported",
-	       map_file(o->t, m)->pid, map_file(o->t, m)->fd, m->id, type_name(m->type), m->name, pid, fd);
-	o->bad = 1;
+	o->id = id;
+	o->pid = pid;
+	o->fd = fd;
 	return 1;
 }
 
@@ -433,12 +591,30 @@ static int outside_proc(pid_t pid, void *arg)
 	return proc_each_fd(pid, outside_fd, arg);
 }
 
-/* a bpf program that uses a map of the tree: -1 (printed), 0 if none */
-static int programs_check(const struct tree *t)
+/*
+ * The first process outside tree @t that holds map @only (0: any map of
+ * the tree) in *@o: 1 if one does, 0 if none, -1 if /proc cannot be read.
+ */
+static int outside_holder(const struct tree *t, unsigned int only, struct outside *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->t = t;
+	o->only = only;
+	if (proc_each_process(outside_proc, o) < 0)
+		return -1;
+	return o->pid != 0;
+}
+
+/*
+ * A bpf program that uses map @only (0: any map of @t): 1 with the map's
+ * id in *@map, the program's id in *@prog and its info in *@pi; 0 if
+ * none; -1 with errno, *@op the failed command, if they cannot be listed.
+ */
+static int prog_user(const struct tree *t, unsigned int only, unsigned int *map, unsigned int *prog,
+		     struct bpf_prog_info *pi, const char **op)
 {
 	union bpf_attr a;
 	unsigned int id = 0, ids[256];
-	struct bpf_prog_info pi;
 	unsigned int j;
 	int fd;
 
@@ -446,13 +622,9 @@ static int programs_check(const struct tree *t)
 		memset(&a, 0, sizeof(a));
 		a.start_id = id;
 		if (sys_bpf(BPF_PROG_GET_NEXT_ID, &a)) {
-			const struct tree_file *f = map_file(t, &t->bpfmaps[0]);
-
 			if (errno == ENOENT)
 				return 0;
-			pr_err("pid %d fd %d: bpf map id %u: cannot check whether a bpf program uses it (BPF_PROG_GET_NEXT_ID: %s)%s",
-			       f->pid, f->fd, t->bpfmaps[0].id, strerror(errno),
-			       errno == EPERM ? ": listing the programs needs CAP_SYS_ADMIN: dump as root" : "");
+			*op = "BPF_PROG_GET_NEXT_ID";
 			return -1;
 		}
 		id = a.next_id;
@@ -461,31 +633,52 @@ static int programs_check(const struct tree *t)
 		fd = sys_bpf(BPF_PROG_GET_FD_BY_ID, &a);
 		if (fd < 0)
 			continue;	/* gone meanwhile */
-		memset(&pi, 0, sizeof(pi));
+		memset(pi, 0, sizeof(*pi));
 		memset(&a, 0, sizeof(a));
-		pi.nr_map_ids = sizeof(ids) / sizeof(ids[0]);
-		pi.map_ids = (unsigned long)ids;
+		pi->nr_map_ids = sizeof(ids) / sizeof(ids[0]);
+		pi->map_ids = (unsigned long)ids;
 		a.info.bpf_fd = fd;
-		a.info.info_len = sizeof(pi);
-		a.info.info = (unsigned long)&pi;
+		a.info.info_len = sizeof(*pi);
+		a.info.info = (unsigned long)pi;
 		if (sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &a)) {
-			pr_perror("bpf program id %u: BPF_OBJ_GET_INFO_BY_FD", id);
+			*op = "BPF_OBJ_GET_INFO_BY_FD of a bpf program";
 			close(fd);
 			return -1;
 		}
 		close(fd);
-		for (j = 0; j < pi.nr_map_ids && j < sizeof(ids) / sizeof(ids[0]); j++) {
-			const struct tree_bpfmap *m = tree_bpfmap_find(t, ids[j]);
-			const struct tree_file *f;
-
-			if (!m)
-				continue;
-			f = map_file(t, m);
-			pr_err("pid %d fd %d: bpf map id %u (type %s, name '%s') is used by bpf program id %u (type %u, name '%s'): programs are not restored, and a restored map would not be theirs: not supported",
-			       f->pid, f->fd, m->id, type_name(m->type), m->name, id, pi.type, pi.name);
-			return -1;
-		}
+		for (j = 0; j < pi->nr_map_ids && j < sizeof(ids) / sizeof(ids[0]); j++)
+			if (only ? ids[j] == only : tree_bpfmap_find(t, ids[j]) != NULL) {
+				*map = ids[j];
+				*prog = id;
+				return 1;
+			}
 	}
+}
+
+/* a bpf program that uses a map of the tree: -1 (printed), 0 if none */
+static int programs_check(const struct tree *t)
+{
+	const struct tree_bpfmap *m;
+	const struct tree_file *f;
+	struct bpf_prog_info pi;
+	unsigned int map, prog;
+	const char *op = "";
+	int r = prog_user(t, 0, &map, &prog, &pi, &op);
+
+	if (!r)
+		return 0;
+	if (r < 0) {
+		f = map_file(t, &t->bpfmaps[0]);
+		pr_err("pid %d fd %d: bpf map id %u: cannot check whether a bpf program uses it (%s: %s)%s",
+		       f->pid, f->fd, t->bpfmaps[0].id, op, strerror(errno),
+		       errno == EPERM ? ": listing the programs needs CAP_SYS_ADMIN: dump as root" : "");
+		return -1;
+	}
+	m = tree_bpfmap_find(t, map);
+	f = map_file(t, m);
+	pr_err("pid %d fd %d: bpf map id %u (type %s, name '%s') is used by bpf program id %u (type %u, name '%s'): programs are not restored, and a restored map would not be theirs: not supported",
+	       f->pid, f->fd, m->id, type_name(m->type), m->name, prog, pi.type, pi.name);
+	return -1;
 }
 
 /* a task of the tree that maps a bpf map while the tree has an mmapable one */
@@ -522,15 +715,22 @@ static int mmap_check(const struct tree *t)
 
 static int bpfmap_check(const struct tree *t)
 {
-	struct outside o = { t, 0 };
+	const struct tree_bpfmap *m;
+	struct outside o;
+	int r;
 
 	if (!t->nbpfmaps)
 		return 0;
 	if (mmap_check(t) || programs_check(t))
 		return -1;
-	if (proc_each_process(outside_proc, &o) < 0 || o.bad)
-		return -1;
-	return 0;
+	r = outside_holder(t, 0, &o);
+	if (r > 0) {
+		m = tree_bpfmap_find(t, o.id);
+		pr_err("pid %d fd %d: bpf map id %u (type %s, name '%s') is also held by pid %d fd %d, outside the tree: a restored map would be a copy, not theirs: not supported",
+		       map_file(t, m)->pid, map_file(t, m)->fd, m->id, type_name(m->type), m->name,
+		       o.pid, o.fd);
+	}
+	return r ? -1 : 0;
 }
 
 /* ---- restore ---- */
@@ -605,7 +805,13 @@ static int make_map(struct fd_restore *r, const struct tree_bpfmap *m, struct ma
 		free(data);
 		return -1;
 	}
-	for (i = 0; i < m->count; i++) {
+	for (i = 0; is_queue(m->type) && i < m->count; i++)
+		if (push(fd, data + i * rec)) {
+			pr_perror("%s: bpf map id %u (type %s): element %lld of %lld: BPF_MAP_UPDATE_ELEM (push)",
+				  what, m->id, type_name(m->type), i + 1, m->count);
+			goto fail;
+		}
+	for (i = 0; !is_queue(m->type) && i < m->count; i++) {
 		memset(&a, 0, sizeof(a));
 		a.map_fd = fd;
 		a.key = (unsigned long)(data + i * rec);
@@ -619,7 +825,8 @@ static int make_map(struct fd_restore *r, const struct tree_bpfmap *m, struct ma
 	}
 	free(data);
 	data = NULL;
-	n = count_elements(fd, m->key_size);
+	/* a queue's pushes failed if it was full (E2BIG) */
+	n = is_queue(m->type) ? m->count : count_elements(fd, m->key_size);
 	if (n != m->count) {
 		pr_err("%s: bpf map id %u (type %s, %u entries at most): %lld elements after filling it, %lld at the dump%s",
 		       what, m->id, type_name(m->type), m->max_entries, n, m->count,
@@ -793,7 +1000,7 @@ static const char *bpfmap_record_read(struct tree *t, struct rec *r)
 
 	memset(&m, 0, sizeof(m));
 	if (REC_NUM(r, "id", 1, 0xffffffffLL, m.id) || REC_NUM(r, "type", 0, 0xffffffffLL, m.type) ||
-	    REC_NUM(r, "key", 1, 0xffffffffLL, m.key_size) ||
+	    REC_NUM(r, "key", 0, 0xffffffffLL, m.key_size) ||
 	    REC_NUM(r, "value", 1, 0xffffffffLL, m.value_size) ||
 	    REC_NUM(r, "max", 1, 0xffffffffLL, m.max_entries) ||
 	    REC_NUM(r, "flags", 0, 0xffffffffLL, m.flags) || REC_NUM(r, "frozen", 0, 1, m.frozen) ||
@@ -805,9 +1012,10 @@ static const char *bpfmap_record_read(struct tree *t, struct rec *r)
 		return "bad bpfmap record";
 	}
 	if (strlen(name) > 16 || type_why(m.type) || (is_percpu(m.type) != (m.ncpus != 0)) ||
+	    (is_queue(m.type) != (m.key_size == 0)) ||
 	    (m.flags & ~BPFMAP_FLAGS) || tree_bpfmap_find(t, m.id)) {
 		free(name);
-		return "bad bpfmap record (name, type, flags, ncpus, or a second record of one map)";
+		return "bad bpfmap record (name, type, key size, flags, ncpus, or a second record of one map)";
 	}
 	strcpy(m.name, name);
 	free(name);

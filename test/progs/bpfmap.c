@@ -15,13 +15,24 @@
  *                          CPU's value: 10*i + cpu)
  *                  lru     LRU_HASH key 4 value 4, 64 at most, 10 elements
  *                          (k -> k*k)
+ *                  queue   QUEUE value 4, 8 at most: 1..5 (0..5 pushed
+ *                          and 0 popped before: the head is 1)
+ *                  stack   STACK value 8, 4 at most, a second, read-only
+ *                          fd of it: 10, 20, 30 pushed
+ *                  lpm     LPM_TRIE key 8 (prefix length + IPv4) value 4,
+ *                          BPF_F_NO_PREALLOC, 16 at most: 10/8 -> 1,
+ *                          10.1/16 -> 2, 10.1.2/24 -> 3, 192.168/16 -> 4
+ *                  fq      QUEUE value 4, 4 at most, empty, frozen
  *                Prints "fd NAME N" (and "child PID"), "ready", waits until
  *                the file "restored" appears, then checks (ok/BAD): every
  *                element of every map (and no others), each fd's fdinfo
  *                (map_type, key_size, value_size, max_entries, map_flags,
  *                frozen), the read-only fd names the same map as hash's
  *                and cannot write (EPERM), frozen cannot be written
- *                (EPERM), the parent and the child see each other's
+ *                (EPERM), queue pops 1..5 in order then pushes and
+ *                pops again, stack pops 30, 20, 10 and is full at 4, lpm's
+ *                longest prefix matches, fq is empty and cannot be pushed
+ *                onto (EPERM), the parent and the child see each other's
  *                updates of "shared" (one map: the child writes its map_id
  *                there too).  Prints "done ok" and exits 0 if all passed.
  *   bpfmap ringbuf  a RINGBUF map (refused); "fd N", "ready", "tick I" every 100 ms
@@ -30,6 +41,12 @@
  *                   the parent, which keeps it and closes the map): the
  *                   child holds the map, prints "pid PID" and the same
  *   bpfmap outside  the same without a program: the parent holds the map too
+ *   bpfmap bloom    a QUEUE with 1, 2, 3 (dumped first: a lower fd), then a
+ *                   BLOOM_FILTER (refused); once "restored" appears, pops
+ *                   the queue: "queue ok" if it still holds 1, 2, 3 in order
+ *   bpfmap qfrozen  a frozen QUEUE with 7 in it (refused)
+ *   bpfmap qprog    a QUEUE with 7 in it that a socket filter program of the
+ *                   parent uses (refused before it is read)
  */
 #define _GNU_SOURCE
 #include <linux/bpf.h>
@@ -64,6 +81,26 @@ static int mkmap(int type, int ks, int vs, int max, int flags, const char *name)
 		exit(1);
 	}
 	return fd;
+}
+
+static int pop(int fd, void *v)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_fd = fd;
+	a.value = (unsigned long)v;
+	return sys_bpf(BPF_MAP_LOOKUP_AND_DELETE_ELEM, &a) ? -errno : 0;
+}
+
+static void freeze(int fd)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_fd = fd;
+	if (sys_bpf(BPF_MAP_FREEZE, &a))
+		say("BAD BPF_MAP_FREEZE: %s\n", strerror(errno));
 }
 
 static int upd(int fd, const void *k, const void *v)
@@ -148,11 +185,24 @@ static int ncpus(void)
 
 static int refused(const char *kind)
 {
-	int fd, i;
+	int fd, i, q = -1, checked = 0;
+	unsigned int v4;
 
 	if (!strcmp(kind, "ringbuf")) {
 		fd = mkmap(BPF_MAP_TYPE_RINGBUF, 0, 0, 4096, 0, "rb");
-	} else if (!strcmp(kind, "prog") || !strcmp(kind, "outside")) {
+	} else if (!strcmp(kind, "bloom")) {
+		q = mkmap(BPF_MAP_TYPE_QUEUE, 0, 4, 8, 0, "q");
+		for (v4 = 1; v4 <= 3; v4++)
+			upd(q, NULL, &v4);
+		fd = mkmap(BPF_MAP_TYPE_BLOOM_FILTER, 0, 4, 16, 0, "bf");
+		v4 = 5;
+		upd(fd, NULL, &v4);
+	} else if (!strcmp(kind, "qfrozen")) {
+		fd = mkmap(BPF_MAP_TYPE_QUEUE, 0, 4, 8, 0, "qf");
+		v4 = 7;
+		upd(fd, NULL, &v4);
+		freeze(fd);
+	} else if (!strcmp(kind, "prog") || !strcmp(kind, "outside") || !strcmp(kind, "qprog")) {
 		/* r1 = the map (ld_imm64, BPF_PSEUDO_MAP_FD); r0 = 0; exit */
 		struct bpf_insn insns[4] = {
 			{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = 1, .src_reg = BPF_PSEUDO_MAP_FD },
@@ -164,8 +214,14 @@ static int refused(const char *kind)
 		int prog = -1;
 		pid_t c;
 
-		fd = mkmap(BPF_MAP_TYPE_HASH, 4, 4, 8, 0, "used");
-		if (!strcmp(kind, "prog")) {
+		if (!strcmp(kind, "qprog")) {
+			fd = mkmap(BPF_MAP_TYPE_QUEUE, 0, 4, 8, 0, "usedq");
+			v4 = 7;
+			upd(fd, NULL, &v4);
+		} else {
+			fd = mkmap(BPF_MAP_TYPE_HASH, 4, 4, 8, 0, "used");
+		}
+		if (strcmp(kind, "outside")) {
 			insns[0].imm = fd;
 			memset(&a, 0, sizeof(a));
 			a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
@@ -206,14 +262,27 @@ static int refused(const char *kind)
 	for (i = 0;; i++) {
 		say("tick %d\n", i);
 		usleep(100000);
+		if (q >= 0 && !checked && !access("restored", F_OK)) {
+			unsigned int got[4] = { 0 };
+			int n = 0;
+
+			while (n < 4 && !pop(q, &got[n]))
+				n++;
+			checked = 1;
+			say(n == 3 && got[0] == 1 && got[1] == 2 && got[2] == 3 ? "queue ok\n" :
+			    "BAD queue after the refused dump: %d elements %u %u %u\n", n, got[0], got[1], got[2]);
+		}
 	}
 }
 
 int main(int argc, char **argv)
 {
-	int arr, hash, ro, frozen, shared, pcpu, lru, i, nc = ncpus();
+	int arr, hash, ro, frozen, shared, pcpu, lru, queue, stack, sro, lpm, fq, i, nc = ncpus();
+	struct { unsigned int plen; unsigned char ip[4]; } lk[4] = {
+		{ 8, { 10 } }, { 16, { 10, 1 } }, { 24, { 10, 1, 2 } }, { 16, { 192, 168 } },
+	}, probe;
 	unsigned long long v8, pv[64];
-	unsigned int k4, v4;
+	unsigned int k4, v4, e4;
 	pid_t child;
 
 	setvbuf(stdout, NULL, _IONBF, 0);
@@ -225,6 +294,34 @@ int main(int argc, char **argv)
 	shared = mkmap(BPF_MAP_TYPE_HASH, 4, 4, 8, 0, "shared");
 	pcpu = mkmap(BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 2, 0, "pcpu");
 	lru = mkmap(BPF_MAP_TYPE_LRU_HASH, 4, 4, 64, 0, "lru");
+	queue = mkmap(BPF_MAP_TYPE_QUEUE, 0, 4, 8, 0, "queue");
+	stack = mkmap(BPF_MAP_TYPE_STACK, 0, 8, 4, 0, "stack");
+	lpm = mkmap(BPF_MAP_TYPE_LPM_TRIE, 8, 4, 16, BPF_F_NO_PREALLOC, "lpm");
+	fq = mkmap(BPF_MAP_TYPE_QUEUE, 0, 4, 4, 0, "fq");
+	/* 0..5 pushed, 0 popped: its head is not at the start of its ring */
+	for (v4 = 0; v4 <= 5; v4++)
+		if (upd(queue, NULL, &v4))
+			say("BAD queue push %u\n", v4);
+	pop(queue, &v4);
+	for (v8 = 10; v8 <= 30; v8 += 10)
+		if (upd(stack, NULL, &v8))
+			say("BAD stack push %llu\n", v8);
+	for (i = 0; i < 4; i++) {
+		v4 = i + 1;
+		if (upd(lpm, &lk[i], &v4))
+			say("BAD lpm update %d: %s\n", i, strerror(errno));
+	}
+	freeze(fq);
+	{
+		union bpf_attr a;
+
+		memset(&a, 0, sizeof(a));
+		a.map_id = fdinfo(stack, "map_id");
+		a.open_flags = BPF_F_RDONLY;
+		sro = sys_bpf(BPF_MAP_GET_FD_BY_ID, &a);
+		if (sro < 0)
+			say("BAD BPF_MAP_GET_FD_BY_ID: %s\n", strerror(errno));
+	}
 	for (k4 = 0; k4 < 16; k4++) {
 		v8 = k4 * 1000 + 7;
 		upd(arr, &k4, &v8);
@@ -285,8 +382,9 @@ int main(int argc, char **argv)
 		say(bad ? "child BAD\n" : "child ok\n");
 		return bad;
 	}
-	say("fd arr %d\nfd hash %d\nfd ro %d\nfd frozen %d\nfd shared %d\nfd pcpu %d\nfd lru %d\nchild %d\nready\n",
-	    arr, hash, ro, frozen, shared, pcpu, lru, child);
+	say("fd arr %d\nfd hash %d\nfd ro %d\nfd frozen %d\nfd shared %d\nfd pcpu %d\nfd lru %d\n"
+	    "fd queue %d\nfd stack %d\nfd sro %d\nfd lpm %d\nfd fq %d\nchild %d\nready\n",
+	    arr, hash, ro, frozen, shared, pcpu, lru, queue, stack, sro, lpm, fq, child);
 	while (access("restored", F_OK))
 		usleep(50000);
 
@@ -316,6 +414,64 @@ int main(int argc, char **argv)
 		i += !get(lru, &k4, &v4) && v4 == k4 * k4;
 	check(i == 10 && count(lru, 4) == 10, "lru", "%d of 10 elements right, %d elements", i, count(lru, 4));
 
+	/* queue: 1..5 in order, then a push and pops; stack: 30, 20, 10, full at 4 */
+	v4 = 0;
+	check(!get(queue, NULL, &v4) && v4 == 1, "queue head", "peek %u", v4);
+	{
+		unsigned int got[8];
+		int n = 0, e;
+
+		while (n < 8 && !pop(queue, &got[n]))
+			n++;
+		for (i = 0, e = 0; i < n; i++)
+			e += got[i] == (unsigned int)i + 1;
+		check(n == 5 && e == 5, "queue order", "%d elements, %d in order (%u %u ...)", n, e, got[0], got[1]);
+		v4 = 77;
+		upd(queue, NULL, &v4);
+		v4 = 78;
+		upd(queue, NULL, &v4);
+		i = pop(queue, &v4);
+		check(!i && v4 == 77, "queue push+pop", "%d %u", i, v4);
+	}
+	v8 = 0;
+	check(!get(stack, NULL, &v8) && v8 == 30, "stack top", "peek %llu", v8);
+	{
+		unsigned long long got[4] = { 0 };
+		int n = 0;
+
+		while (n < 4 && !pop(stack, &got[n]))
+			n++;
+		check(n == 3 && got[0] == 30 && got[1] == 20 && got[2] == 10, "stack order",
+		      "%d elements: %llu %llu %llu", n, got[0], got[1], got[2]);
+		for (v8 = 1, i = 0; v8 <= 5; v8++)
+			i = upd(stack, NULL, &v8);
+		check(i == -E2BIG, "stack full at 4", "fifth push: %s", strerror(-i));
+		v8 = 0;
+		check(!pop(stack, &v8) && v8 == 4, "stack push+pop", "%llu", v8);
+		v8 = 9;
+		i = upd(sro, NULL, &v8);
+		check(i == -EPERM, "stack's read-only fd", "push: %s", strerror(-i));
+	}
+	{
+		static const struct { unsigned char ip[4]; unsigned int want; } pr[] = {
+			{ { 10, 1, 2, 3 }, 3 }, { { 10, 1, 9, 9 }, 2 }, { { 10, 9, 9, 9 }, 1 },
+			{ { 192, 168, 1, 1 }, 4 }, { { 11, 0, 0, 1 }, 0 },
+		};
+
+		for (i = 0, e4 = 0; i < 5; i++) {
+			probe.plen = 32;
+			memcpy(probe.ip, pr[i].ip, 4);
+			v4 = 0;
+			get(lpm, &probe, &v4);
+			e4 += v4 == pr[i].want;
+		}
+		check(e4 == 5 && count(lpm, 8) == 4, "lpm", "%u of 5 lookups right, %d prefixes", e4, count(lpm, 8));
+	}
+	check(get(fq, NULL, &v4) == -ENOENT, "fq empty", "peek");
+	v4 = 1;
+	i = upd(fq, NULL, &v4);
+	check(i == -EPERM, "fq frozen", "push: %s", strerror(-i));
+
 	/* fdinfo */
 	check_info(arr, "arr", BPF_MAP_TYPE_ARRAY, 4, 8, 16, 0, 0);
 	check_info(hash, "hash", BPF_MAP_TYPE_HASH, 8, 16, 128, 0, 0);
@@ -324,6 +480,11 @@ int main(int argc, char **argv)
 	check_info(shared, "shared", BPF_MAP_TYPE_HASH, 4, 4, 8, 0, 0);
 	check_info(pcpu, "pcpu", BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 2, 0, 0);
 	check_info(lru, "lru", BPF_MAP_TYPE_LRU_HASH, 4, 4, 64, 0, 0);
+	check_info(queue, "queue", BPF_MAP_TYPE_QUEUE, 0, 4, 8, 0, 0);
+	check_info(stack, "stack", BPF_MAP_TYPE_STACK, 0, 8, 4, 0, 0);
+	check_info(sro, "sro", BPF_MAP_TYPE_STACK, 0, 8, 4, 0, 0);
+	check_info(lpm, "lpm", BPF_MAP_TYPE_LPM_TRIE, 8, 4, 16, BPF_F_NO_PREALLOC, 0);
+	check_info(fq, "fq", BPF_MAP_TYPE_QUEUE, 0, 4, 4, 0, 1);
 	check(fdinfo(ro, "map_id") == fdinfo(hash, "map_id") && fdinfo(ro, "map_id") > 0, "ro is hash",
 	      "map ids %lld %lld", fdinfo(ro, "map_id"), fdinfo(hash, "map_id"));
 	check((fdinfo(ro, "flags") & 3) == 0 && (fdinfo(hash, "flags") & 3) == 2, "access modes",

@@ -2,20 +2,29 @@
 # bpf maps across dump + restore (test/progs/bpfmap.c, raw bpf()):
 # bpfmap: an array (16 entries), a hash with 100 elements and a second,
 # read-only fd of it, a frozen array, a hash shared by the parent and its
-# child (fork), a per-CPU array, an LRU hash.  The dump writes one "bpfmap"
-# record per map (6) and one "file kind=bpfmap" per description (7); from
+# child (fork), a per-CPU array, an LRU hash, a queue (5 elements, its
+# head not at the start of its ring), a stack (3) and a second, read-only fd of it, an LPM
+# trie (4 prefixes), a frozen empty queue.  The dump writes one "bpfmap"
+# record per map (10) and one "file kind=bpfmap" per description (12); from
 # outside, every fd's fdinfo (map_type, key_size, value_size, max_entries,
 # map_flags, memlock, frozen, flags) is the same before the dump and after
 # the restore but map_id (a new map), the two fds of hash name one map and
 # so do the parent's and the child's fd of "shared" (bpftool too if the
 # guest has it); the restored program checks every element, fdinfo, that
-# the frozen map and the read-only fd cannot be written (EPERM), and that
-# parent and child see each other's updates (one map).
+# the frozen map and the read-only fd cannot be written (EPERM), the
+# queue's and the stack's order, pushes and pops after it, the LPM trie's
+# longest prefix matches, and that parent and child see each other's
+# updates (one map).
 # bpfmap_ringbuf, bpfmap_mmap: a ring buffer map, and an mmapable array
 # the task maps, are refused at dump naming pid, fd, map id and type; the
 # task continues.  bpfmap_prog, bpfmap_outside: a child holding a map that a
 # bpf program of its parent uses, or that its parent holds too (outside
-# the dumped tree), likewise.
+# the dumped tree), likewise.  bpfmap_bloom: a bloom filter is refused (its
+# bits cannot be read) after the dump read a queue of the same task (by
+# popping and pushing back): the task then pops the queue, which still
+# holds 1, 2, 3 in order.  bpfmap_qfrozen: a frozen queue with an element
+# (it cannot be popped, only peeked).  bpfmap_qprog: a queue a bpf
+# program uses, refused before it is popped.
 # timeout: 300
 . /imgcr/guest/lib.sh
 require_modules
@@ -31,7 +40,7 @@ main() {
 	wait_line out '^ready' 20 || fail "bpfmap did not start: $(cat out bm.err | tr '\n' '|')"
 	child=$(sed -n 's/^child //p' out)
 	track $child
-	names="arr hash ro frozen shared pcpu lru"
+	names="arr hash ro frozen shared pcpu lru queue stack sro lpm fq"
 	before=""
 	for n in $names; do
 		eval fd_$n=$(sed -n "s/^fd $n //p" out)
@@ -39,12 +48,22 @@ main() {
 	done
 	before="$before child: $(info $child $fd_shared)"
 	old_hash=$(mapid $pid $fd_hash)
+	old_queue=$(mapid $pid $fd_queue)
 
 	imgcr dump -t $pid -D d 2> dump.err || fail "dump: $(cat dump.err)"
 	wait_gone $pid 10 || fail "task $pid survived the dump"
 	[ -s dump.err ] && fail "the dump said something: $(tr '\n' '|' < dump.err)"
-	[ "$(grep -c '^bpfmap ' d/tree)" = 6 ] || fail "want 6 bpfmap records: $(grep '^bpfmap' d/tree | tr '\n' '|')"
-	[ "$(grep -c '^file .*kind=bpfmap ' d/tree)" = 7 ] || fail "want 7 bpfmap files: $(grep 'kind=bpfmap' d/tree | tr '\n' '|')"
+	[ "$(grep -c '^bpfmap ' d/tree)" = 10 ] || fail "want 10 bpfmap records: $(grep '^bpfmap' d/tree | tr '\n' '|')"
+	[ "$(grep -c '^file .*kind=bpfmap ' d/tree)" = 12 ] || fail "want 12 bpfmap files: $(grep 'kind=bpfmap' d/tree | tr '\n' '|')"
+	grep -q "^bpfmap id=$old_queue type=22 key=0 value=4 max=8 flags=0x0 name=queue frozen=0 count=5\$" d/tree ||
+		fail "queue's record: $(grep '^bpfmap' d/tree | tr '\n' '|')"
+	[ "$(od -An -tu4 d/bpfmap-$old_queue.data | tr -s ' \n' ' ')" = " 1 2 3 4 5 " ] ||
+		fail "queue's data: $(od -An -tu4 d/bpfmap-$old_queue.data)"
+	grep -q '^bpfmap .*type=23 key=0 value=8 max=4 flags=0x0 name=stack frozen=0 count=3$' d/tree ||
+		fail "stack's record: $(grep '^bpfmap' d/tree | tr '\n' '|')"
+	grep -q '^bpfmap .*type=11 key=8 value=4 max=16 flags=0x1 name=lpm frozen=0 count=4$' d/tree ||
+		fail "lpm's record: $(grep '^bpfmap' d/tree | tr '\n' '|')"
+	grep -q '^bpfmap .*type=22 .* name=fq frozen=1 count=0$' d/tree || fail "fq's record: $(grep '^bpfmap' d/tree | tr '\n' '|')"
 	grep -q "^bpfmap id=$old_hash type=1 key=8 value=16 max=128 flags=0x0 name=hash frozen=0 count=100\$" d/tree ||
 		fail "hash's record: $(grep '^bpfmap' d/tree | tr '\n' '|')"
 	grep -q '^bpfmap .* name=frozen frozen=1 count=4$' d/tree || fail "frozen's record: $(grep '^bpfmap' d/tree | tr '\n' '|')"
@@ -70,7 +89,8 @@ main() {
 	[ "$(mapid $pid $fd_shared)" = "$(mapid $child $fd_shared)" ] || fail "the parent's and the child's shared are two maps"
 	ids=""
 	for n in $names; do ids="$ids $(mapid $pid $(eval echo \$fd_$n))"; done
-	[ "$(echo $ids | tr ' ' '\n' | sort -u | wc -l)" = 6 ] || fail "want 6 maps: ids$ids"
+	[ "$(mapid $pid $fd_stack)" = "$(mapid $pid $fd_sro)" ] || fail "stack and sro are two maps after the restore"
+	[ "$(echo $ids | tr ' ' '\n' | sort -u | wc -l)" = 10 ] || fail "want 10 maps: ids$ids"
 	bt=""
 	if command -v bpftool > /dev/null; then
 		bpftool map show id $(mapid $pid $fd_hash) | grep -q 'hash  name hash  flags 0x0' ||
@@ -83,11 +103,12 @@ main() {
 	grep -q BAD out && fail "$(grep BAD out | tr '\n' '|')"
 	grep -q '^child ok' out || fail "no 'child ok': $(tail -n 3 out | tr '\n' '|')"
 	grep -q '^done ok' out || fail "no 'done ok': $(tail -n 3 out | tr '\n' '|')"
-	pass "6 maps, 7 descriptions restored; $(grep -c '^ok' out) checks ok$bt"
+	pass "10 maps, 12 descriptions restored; $(grep -c '^ok' out) checks ok$bt"
 }
 
 # refused KIND REGEX
 refused() {
+	rm -f restored
 	bpfmap $KIND > q.out 2>&1 &
 	pid=$!
 	track $pid
@@ -98,12 +119,16 @@ refused() {
 	[ -n "$pid" ] && track $pid || pid=$parent
 	id=$(mapid $pid $fd)
 	imgcr dump -t $pid -D e 2> e.err && fail "dump of a $KIND map succeeded"
-	grep -qE "pid $pid fd $fd: bpf map id $id $RE" e.err || fail "message: $(cat e.err | tr '\n' '|')"
+	grep -qE "pid $pid fd $fd: bpf map id $id $RE" e.err || fail "message (pid $pid fd $fd map id $id): $(cat e.err | tr '\n' '|')"
 	[ -e e/tree ] && fail "a tree file was written"
 	n=$(grep -c '^tick' q.out)
 	usleep 500000
 	case "$(state $pid)" in S | R) ;; *) fail "task is '$(state $pid)' after the refused dump" ;; esac
 	[ "$(grep -c '^tick' q.out)" -gt "$n" ] || fail "the task does not continue after the refused dump"
+	if [ "$KIND" = bloom ]; then
+		touch restored
+		wait_line q.out '^queue ok' 10 || fail "the queue after the refused dump: $(grep BAD q.out)"
+	fi
 	kill $pid $parent
 	wait $parent 2>/dev/null
 	pass "refused: $(head -n1 e.err | cut -c1-160)"
@@ -118,3 +143,9 @@ KIND=prog RE="\\(type hash, name 'used'\\) is used by bpf program id [0-9]+ \\(t
 subtest bpfmap_prog refused
 KIND=outside RE="\\(type hash, name 'used'\\) is also held by pid [0-9]+ fd [0-9]+, outside the tree: a restored map would be a copy"
 subtest bpfmap_outside refused
+KIND=bloom RE='\(type bloom_filter\): a bloom filter: its bit array cannot be read'
+subtest bpfmap_bloom refused
+KIND=qfrozen RE="\\(type queue, name 'qf'\\): frozen with elements in it: only its head can be read"
+subtest bpfmap_qfrozen refused
+KIND=qprog RE="\\(type queue, name 'usedq'\\): used by bpf program id [0-9]+ \\(type 1, name ''\\): programs are not restored"
+subtest bpfmap_qprog refused
