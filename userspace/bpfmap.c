@@ -6,7 +6,7 @@
  * the same record) and its elements in DIR/bpfmap-ID.data (key, value,
  * key, value...; a per-CPU value is the value of every possible CPU, each
  * rounded up to 8 bytes, as the bpf() syscall reads it; a queue's or
- * stack's: its values, oldest push first).
+ * stack's: its values, oldest push first; a bloom filter's: its members).
  *
  * Dump: /proc/PID/fdinfo (map_type, key_size, value_size, max_entries,
  * map_flags, map_extra, map_id, frozen), BPF_OBJ_GET_INFO_BY_FD on a copy
@@ -15,27 +15,28 @@
  * does not touch its LRU state; an LPM trie's keys are prefix length and
  * address, looked up exactly), a queue's or stack's by popping them all
  * and pushing them back at once (save_queue: the kernel has no other way).
- * Restore, in the restorer: BPF_MAP_CREATE
- * with the same type, sizes, flags and name, every element back
- * (BPF_MAP_UPDATE_ELEM, a queue's or stack's pushed in their order; then
- * the elements counted again: an LRU map that
- * evicted some while being filled fails the restore), BPF_MAP_FREEZE if
- * it was frozen; each description of the map is then a fd of that one new
- * map: the first read-write one a dup of the creating fd, the others
- * BPF_MAP_GET_FD_BY_ID with its access mode (BPF_F_RDONLY, BPF_F_WRONLY).
+ * Restore, in the restorer: BPF_MAP_CREATE with the same type, sizes,
+ * flags and name, every element back (BPF_MAP_UPDATE_ELEM, a queue's or
+ * stack's pushed in their order; then the elements counted again: an LRU
+ * map that evicted some while being filled fails the restore),
+ * BPF_MAP_FREEZE if it was frozen; each description of the map is then a
+ * fd of that one new map: the first read-write one a dup of the creating
+ * fd, the others BPF_MAP_GET_FD_BY_ID with its access mode (BPF_F_RDONLY,
+ * BPF_F_WRONLY).
  * The map gets a new id (ids are never chosen).
  *
  * Supported: BPF_MAP_TYPE_ARRAY, HASH, LRU_HASH, PERCPU_ARRAY,
  * PERCPU_HASH, LRU_PERCPU_HASH (the per-CPU ones if the restoring machine
  * has as many possible CPUs), LPM_TRIE, QUEUE, STACK (a frozen one only
- * if empty: a frozen map cannot be popped, and a peek shows the head alone).  An LRU map's elements are inserted in the
- * order the dump read them (hash order): its LRU order (which element is
- * evicted first) is not readable from userspace and not restored.
+ * if empty: a frozen map cannot be popped, and a peek shows the head
+ * alone), BLOOM_FILTER of values of at most 2 bytes (its members: every
+ * value tested; with members only BPF_F_ZERO_SEED: save_bloom).  An LRU map's elements are inserted in the order the dump read
+ * them (hash order): its LRU order (which element is evicted first) is
+ * not readable from userspace and not restored.
  * Refused, naming pid, fd, map id and type: every other type (maps of
  * maps, program arrays, perf event arrays, ring buffers, sockmaps,
- * devmaps... hold kernel objects; a bloom filter's bits cannot be read;
- * storages), maps with BTF (btf_id), offloaded maps
- * (ifindex), BPF_F_NUMA_NODE, maps created BPF_F_RDONLY or BPF_F_WRONLY
+ * devmaps... hold kernel objects; storages), other bloom filters, maps with BTF (btf_id), offloaded maps (ifindex),
+ * BPF_F_NUMA_NODE, maps created BPF_F_RDONLY or BPF_F_WRONLY
  * (not readable or not fillable through the syscall), an mmapable array
  * while a task of the tree maps a bpf map (the mapping is not restored),
  * a map that a bpf program uses (programs are not restored: a copy of the
@@ -94,12 +95,11 @@ static const char *type_why(unsigned int type)
 	case BPF_MAP_TYPE_LPM_TRIE:
 	case BPF_MAP_TYPE_QUEUE:
 	case BPF_MAP_TYPE_STACK:
+	case BPF_MAP_TYPE_BLOOM_FILTER:	/* but see save_bloom */
 		return NULL;
 	case BPF_MAP_TYPE_ARRAY_OF_MAPS:
 	case BPF_MAP_TYPE_HASH_OF_MAPS:
 		return "a map of maps: its values are other maps (held by the map, not by the tree's fds; they read back as map ids) and its inner map template is not readable";
-	case BPF_MAP_TYPE_BLOOM_FILTER:
-		return "a bloom filter: its bit array cannot be read (BPF_MAP_LOOKUP_ELEM only tests one value, the values pushed are not kept, and its hash seed is random and not readable unless BPF_F_ZERO_SEED)";
 	case BPF_MAP_TYPE_PROG_ARRAY:
 	case BPF_MAP_TYPE_PERF_EVENT_ARRAY:
 	case BPF_MAP_TYPE_CGROUP_ARRAY:
@@ -130,6 +130,12 @@ static const char *type_why(unsigned int type)
 static int is_queue(unsigned int type)
 {
 	return type == BPF_MAP_TYPE_QUEUE || type == BPF_MAP_TYPE_STACK;
+}
+
+/* no keys: a queue, a stack, a bloom filter (elements: values, pushed back) */
+static int is_keyless(unsigned int type)
+{
+	return is_queue(type) || type == BPF_MAP_TYPE_BLOOM_FILTER;
 }
 
 static int is_percpu(unsigned int type)
@@ -354,6 +360,99 @@ out:
 	return n;
 }
 
+/* the largest bloom filter values whose members can be listed: 2 bytes, 65536 lookups */
+#define BLOOM_MAX_VALUE	2
+
+/*
+ * The values of bloom filter @fd (value size at most BLOOM_MAX_VALUE) that
+ * test positive, into @out if not NULL (room for all); their number, -1
+ * with errno.
+ */
+static long long bloom_members(int fd, unsigned int vs, unsigned char *out)
+{
+	unsigned long v, end = 1ul << (8 * vs);
+	unsigned char val[BLOOM_MAX_VALUE];
+	union bpf_attr a;
+	long long n = 0;
+
+	for (v = 0; v < end; v++) {
+		memcpy(val, &v, vs);	/* little-endian: every value once, whatever the order */
+		memset(&a, 0, sizeof(a));
+		a.map_fd = fd;
+		a.value = (unsigned long)val;
+		if (!sys_bpf(BPF_MAP_LOOKUP_ELEM, &a)) {
+			if (out)
+				memcpy(out + n * vs, val, vs);
+			n++;
+		} else if (errno != ENOENT) {
+			return -1;
+		}
+	}
+	return n;
+}
+
+/*
+ * The members of bloom filter @fd into DIR/bpfmap-ID.data; their number,
+ * -1 after printing why, -2 with the refusal in @why.  Its bit array is
+ * not readable (a lookup tests one value; the values pushed are not kept),
+ * but with values of at most 2 bytes every value can be tested: pushing
+ * the members (the values that test positive) into a new filter of the
+ * same size, number of hashes and hash seed sets exactly the bits set (a
+ * member's bits are all set, and the values pushed are members), so every
+ * value tests as before.  The seed is random and not readable unless
+ * BPF_F_ZERO_SEED: then only an empty filter (no members) is restored.
+ */
+static long long save_bloom(struct fd_dump *c, struct fd_parms *p, int fd, const struct tree_bpfmap *m,
+			    char *why, size_t size)
+{
+	unsigned char *vals;
+	char path[4096];
+	long long n;
+	int out;
+	FILE *f = NULL;
+
+	if (m->value_size > BLOOM_MAX_VALUE) {
+		snprintf(why, size, "a bloom filter of %u-byte values: its bit array cannot be read (BPF_MAP_LOOKUP_ELEM only tests one value, the values pushed are not kept), and its members can be listed by testing every value only up to %d-byte values: not supported",
+			 m->value_size, BLOOM_MAX_VALUE);
+		return -2;
+	}
+	vals = malloc((size_t)m->value_size << (8 * m->value_size));
+	if (!vals) {
+		pr_perror("pid %d fd %d: bpf map id %u", p->pid, p->fd, m->id);
+		return -1;
+	}
+	n = bloom_members(fd, m->value_size, vals);
+	if (n < 0) {
+		snprintf(why, size, "cannot test its values (BPF_MAP_LOOKUP_ELEM: %s)", strerror(errno));
+		n = -2;
+	} else if (n && !(m->flags & BPF_F_ZERO_SEED)) {
+		snprintf(why, size, "a bloom filter with %lld values testing positive and a random hash seed (no BPF_F_ZERO_SEED): the seed is not readable, and another one would set other bits: not supported",
+			 n);
+		n = -2;
+	}
+	if (n < 0)
+		goto out;
+	snprintf(path, sizeof(path), "%s/bpfmap-%u.data", c->dir, m->id);
+	out = img_create(path, 0600);
+	if (out >= 0)
+		f = fdopen(out, "w");
+	if (!f) {
+		pr_perror("pid %d fd %d: cannot create %s", p->pid, p->fd, path);
+		if (out >= 0)
+			close(out);
+		n = -1;
+		goto out;
+	}
+	out = n && fwrite(vals, (size_t)m->value_size * n, 1, f) != 1;
+	if (fclose(f) || out) {
+		pr_perror("pid %d fd %d: cannot write %s", p->pid, p->fd, path);
+		n = -1;
+	}
+out:
+	free(vals);
+	return n;
+}
+
 /*
  * The elements of map @fd into DIR/bpfmap-ID.data; their number, or -1
  * after printing why (@p: the fd, for messages).
@@ -521,6 +620,8 @@ static int bpfmap_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *
 	}
 	if (is_queue(type))
 		count = save_queue(c, p, rfd >= 0 ? rfd : fd, &n, why, sizeof(why));
+	else if (type == BPF_MAP_TYPE_BLOOM_FILTER)
+		count = save_bloom(c, p, rfd >= 0 ? rfd : fd, &n, why, sizeof(why));
 	else
 		count = save_elements(c, p, rfd >= 0 ? rfd : fd, &n, why, sizeof(why));
 	if (count == -2) {
@@ -805,13 +906,13 @@ static int make_map(struct fd_restore *r, const struct tree_bpfmap *m, struct ma
 		free(data);
 		return -1;
 	}
-	for (i = 0; is_queue(m->type) && i < m->count; i++)
+	for (i = 0; is_keyless(m->type) && i < m->count; i++)
 		if (push(fd, data + i * rec)) {
 			pr_perror("%s: bpf map id %u (type %s): element %lld of %lld: BPF_MAP_UPDATE_ELEM (push)",
 				  what, m->id, type_name(m->type), i + 1, m->count);
 			goto fail;
 		}
-	for (i = 0; !is_queue(m->type) && i < m->count; i++) {
+	for (i = 0; !is_keyless(m->type) && i < m->count; i++) {
 		memset(&a, 0, sizeof(a));
 		a.map_fd = fd;
 		a.key = (unsigned long)(data + i * rec);
@@ -825,8 +926,11 @@ static int make_map(struct fd_restore *r, const struct tree_bpfmap *m, struct ma
 	}
 	free(data);
 	data = NULL;
-	/* a queue's pushes failed if it was full (E2BIG) */
-	n = is_queue(m->type) ? m->count : count_elements(fd, m->key_size);
+	/* a queue's pushes failed if it was full (E2BIG); a bloom filter: its members again */
+	if (m->type == BPF_MAP_TYPE_BLOOM_FILTER)
+		n = m->value_size <= BLOOM_MAX_VALUE ? bloom_members(fd, m->value_size, NULL) : -1;
+	else
+		n = is_queue(m->type) ? m->count : count_elements(fd, m->key_size);
 	if (n != m->count) {
 		pr_err("%s: bpf map id %u (type %s, %u entries at most): %lld elements after filling it, %lld at the dump%s",
 		       what, m->id, type_name(m->type), m->max_entries, n, m->count,
@@ -1004,7 +1108,8 @@ static const char *bpfmap_record_read(struct tree *t, struct rec *r)
 	    REC_NUM(r, "value", 1, 0xffffffffLL, m.value_size) ||
 	    REC_NUM(r, "max", 1, 0xffffffffLL, m.max_entries) ||
 	    REC_NUM(r, "flags", 0, 0xffffffffLL, m.flags) || REC_NUM(r, "frozen", 0, 1, m.frozen) ||
-	    REC_NUM(r, "count", 0, m.max_entries, m.count) || rec_str(r, "name", &name))
+	    REC_NUM(r, "count", 0, m.type == BPF_MAP_TYPE_BLOOM_FILTER ? 1 << (8 * BLOOM_MAX_VALUE) :
+		    m.max_entries, m.count) || rec_str(r, "name", &name))
 		return "bad bpfmap record";
 	if ((rec_has(r, "extra") && rec_unum(r, "extra", &m.extra)) ||
 	    (rec_has(r, "ncpus") && REC_NUM(r, "ncpus", 1, 1 << 16, m.ncpus))) {
@@ -1012,7 +1117,8 @@ static const char *bpfmap_record_read(struct tree *t, struct rec *r)
 		return "bad bpfmap record";
 	}
 	if (strlen(name) > 16 || type_why(m.type) || (is_percpu(m.type) != (m.ncpus != 0)) ||
-	    (is_queue(m.type) != (m.key_size == 0)) ||
+	    (is_keyless(m.type) != (m.key_size == 0)) ||
+	    (m.type == BPF_MAP_TYPE_BLOOM_FILTER && m.value_size > BLOOM_MAX_VALUE) ||
 	    (m.flags & ~BPFMAP_FLAGS) || tree_bpfmap_find(t, m.id)) {
 		free(name);
 		return "bad bpfmap record (name, type, key size, flags, ncpus, or a second record of one map)";

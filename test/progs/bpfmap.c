@@ -17,12 +17,15 @@
  *                          (k -> k*k)
  *                  queue   QUEUE value 4, 8 at most: 1..5 (0..5 pushed
  *                          and 0 popped before: the head is 1)
- *                  stack   STACK value 8, 4 at most, a second, read-only
- *                          fd of it: 10, 20, 30 pushed
+ *                  stack   STACK value 8, 4 at most, 10, 20, 30 pushed, and
+ *                          a second, read-only fd of it (sro: a lower fd)
  *                  lpm     LPM_TRIE key 8 (prefix length + IPv4) value 4,
  *                          BPF_F_NO_PREALLOC, 16 at most: 10/8 -> 1,
  *                          10.1/16 -> 2, 10.1.2/24 -> 3, 192.168/16 -> 4
  *                  fq      QUEUE value 4, 4 at most, empty, frozen
+ *                  bloom   BLOOM_FILTER value 2, BPF_F_ZERO_SEED, 16
+ *                          entries: 1, 2, 300 pushed
+ *                  bz      BLOOM_FILTER value 1, a random seed, empty
  *                Prints "fd NAME N" (and "child PID"), "ready", waits until
  *                the file "restored" appears, then checks (ok/BAD): every
  *                element of every map (and no others), each fd's fdinfo
@@ -32,7 +35,8 @@
  *                (EPERM), queue pops 1..5 in order then pushes and
  *                pops again, stack pops 30, 20, 10 and is full at 4, lpm's
  *                longest prefix matches, fq is empty and cannot be pushed
- *                onto (EPERM), the parent and the child see each other's
+ *                onto (EPERM), bloom's members (every value tested) are
+ *                those before the dump, bz has none, the parent and the child see each other's
  *                updates of "shared" (one map: the child writes its map_id
  *                there too).  Prints "done ok" and exits 0 if all passed.
  *   bpfmap ringbuf  a RINGBUF map (refused); "fd N", "ready", "tick I" every 100 ms
@@ -42,9 +46,10 @@
  *                   child holds the map, prints "pid PID" and the same
  *   bpfmap outside  the same without a program: the parent holds the map too
  *   bpfmap bloom    a QUEUE with 1, 2, 3 (dumped first: a lower fd), then a
- *                   BLOOM_FILTER (refused); once "restored" appears, pops
+ *                   BLOOM_FILTER of 4-byte values (refused); once "restored" appears, pops
  *                   the queue: "queue ok" if it still holds 1, 2, 3 in order
  *   bpfmap qfrozen  a frozen QUEUE with 7 in it (refused)
+ *   bpfmap bseed    a BLOOM_FILTER of 1-byte values, random seed, 5 pushed (refused)
  *   bpfmap qprog    a QUEUE with 7 in it that a socket filter program of the
  *                   parent uses (refused before it is read)
  */
@@ -161,6 +166,20 @@ static long long fdinfo(int fd, const char *key)
 	return v;
 }
 
+/* bloom filter @fd's members (value size 1 or 2) into bitmap @set (8 KiB); their number */
+static int members(int fd, int vs, unsigned char *set)
+{
+	unsigned int v, end = 1u << (8 * vs), n = 0;
+
+	memset(set, 0, 8192);
+	for (v = 0; v < end; v++)
+		if (!get(fd, NULL, &v)) {
+			set[v / 8] |= 1 << (v % 8);
+			n++;
+		}
+	return n;
+}
+
 static void check_info(int fd, const char *name, int type, int ks, int vs, int max, int flags, int frozen)
 {
 	long long t = fdinfo(fd, "map_type"), k = fdinfo(fd, "key_size"), v = fdinfo(fd, "value_size"),
@@ -195,6 +214,10 @@ static int refused(const char *kind)
 		for (v4 = 1; v4 <= 3; v4++)
 			upd(q, NULL, &v4);
 		fd = mkmap(BPF_MAP_TYPE_BLOOM_FILTER, 0, 4, 16, 0, "bf");
+		v4 = 5;
+		upd(fd, NULL, &v4);
+	} else if (!strcmp(kind, "bseed")) {
+		fd = mkmap(BPF_MAP_TYPE_BLOOM_FILTER, 0, 1, 8, 0, "bs");
 		v4 = 5;
 		upd(fd, NULL, &v4);
 	} else if (!strcmp(kind, "qfrozen")) {
@@ -277,7 +300,9 @@ static int refused(const char *kind)
 
 int main(int argc, char **argv)
 {
-	int arr, hash, ro, frozen, shared, pcpu, lru, queue, stack, sro, lpm, fq, i, nc = ncpus();
+	int arr, hash, ro, frozen, shared, pcpu, lru, queue, stack, sro, lpm, fq, bloom, bz, i, nc = ncpus();
+	static unsigned char bset[8192], bset2[8192];
+	int bn, bn2;
 	struct { unsigned int plen; unsigned char ip[4]; } lk[4] = {
 		{ 8, { 10 } }, { 16, { 10, 1 } }, { 24, { 10, 1, 2 } }, { 16, { 192, 168 } },
 	}, probe;
@@ -295,6 +320,7 @@ int main(int argc, char **argv)
 	pcpu = mkmap(BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 2, 0, "pcpu");
 	lru = mkmap(BPF_MAP_TYPE_LRU_HASH, 4, 4, 64, 0, "lru");
 	queue = mkmap(BPF_MAP_TYPE_QUEUE, 0, 4, 8, 0, "queue");
+	sro = dup(0);		/* a lower fd than stack's: the dump meets the read-only fd first */
 	stack = mkmap(BPF_MAP_TYPE_STACK, 0, 8, 4, 0, "stack");
 	lpm = mkmap(BPF_MAP_TYPE_LPM_TRIE, 8, 4, 16, BPF_F_NO_PREALLOC, "lpm");
 	fq = mkmap(BPF_MAP_TYPE_QUEUE, 0, 4, 4, 0, "fq");
@@ -312,15 +338,25 @@ int main(int argc, char **argv)
 			say("BAD lpm update %d: %s\n", i, strerror(errno));
 	}
 	freeze(fq);
+	bloom = mkmap(BPF_MAP_TYPE_BLOOM_FILTER, 0, 2, 16, BPF_F_ZERO_SEED, "bloom");
+	bz = mkmap(BPF_MAP_TYPE_BLOOM_FILTER, 0, 1, 8, 0, "bz");
+	for (i = 0; i < 3; i++) {
+		unsigned short b = i < 2 ? i + 1 : 300;
+
+		if (upd(bloom, NULL, &b))
+			say("BAD bloom push %u: %s\n", b, strerror(errno));
+	}
+	bn = members(bloom, 2, bset);
 	{
 		union bpf_attr a;
 
 		memset(&a, 0, sizeof(a));
 		a.map_id = fdinfo(stack, "map_id");
 		a.open_flags = BPF_F_RDONLY;
-		sro = sys_bpf(BPF_MAP_GET_FD_BY_ID, &a);
-		if (sro < 0)
+		i = sys_bpf(BPF_MAP_GET_FD_BY_ID, &a);
+		if (i < 0 || dup2(i, sro) < 0)
 			say("BAD BPF_MAP_GET_FD_BY_ID: %s\n", strerror(errno));
+		close(i);
 	}
 	for (k4 = 0; k4 < 16; k4++) {
 		v8 = k4 * 1000 + 7;
@@ -383,8 +419,9 @@ int main(int argc, char **argv)
 		return bad;
 	}
 	say("fd arr %d\nfd hash %d\nfd ro %d\nfd frozen %d\nfd shared %d\nfd pcpu %d\nfd lru %d\n"
-	    "fd queue %d\nfd stack %d\nfd sro %d\nfd lpm %d\nfd fq %d\nchild %d\nready\n",
-	    arr, hash, ro, frozen, shared, pcpu, lru, queue, stack, sro, lpm, fq, child);
+	    "fd queue %d\nfd stack %d\nfd sro %d\nfd lpm %d\nfd fq %d\nfd bloom %d\nfd bz %d\nchild %d\n"
+	    "bloom members %d\nready\n",
+	    arr, hash, ro, frozen, shared, pcpu, lru, queue, stack, sro, lpm, fq, bloom, bz, child, bn);
 	while (access("restored", F_OK))
 		usleep(50000);
 
@@ -472,6 +509,13 @@ int main(int argc, char **argv)
 	i = upd(fq, NULL, &v4);
 	check(i == -EPERM, "fq frozen", "push: %s", strerror(-i));
 
+	bn2 = members(bloom, 2, bset2);
+	check(bn2 == bn && !memcmp(bset, bset2, sizeof(bset)) && bn >= 3 && (bset2[0] & 6) == 6 && (bset2[37] & 0x10),
+	      "bloom", "%d members, %d before the dump%s", bn2, bn,
+	      memcmp(bset, bset2, sizeof(bset)) ? ", not the same" : "");
+	i = members(bz, 1, bset2);
+	check(i == 0, "bz empty", "%d members", i);
+
 	/* fdinfo */
 	check_info(arr, "arr", BPF_MAP_TYPE_ARRAY, 4, 8, 16, 0, 0);
 	check_info(hash, "hash", BPF_MAP_TYPE_HASH, 8, 16, 128, 0, 0);
@@ -485,6 +529,8 @@ int main(int argc, char **argv)
 	check_info(sro, "sro", BPF_MAP_TYPE_STACK, 0, 8, 4, 0, 0);
 	check_info(lpm, "lpm", BPF_MAP_TYPE_LPM_TRIE, 8, 4, 16, BPF_F_NO_PREALLOC, 0);
 	check_info(fq, "fq", BPF_MAP_TYPE_QUEUE, 0, 4, 4, 0, 1);
+	check_info(bloom, "bloom", BPF_MAP_TYPE_BLOOM_FILTER, 0, 2, 16, BPF_F_ZERO_SEED, 0);
+	check_info(bz, "bz", BPF_MAP_TYPE_BLOOM_FILTER, 0, 1, 8, 0, 0);
 	check(fdinfo(ro, "map_id") == fdinfo(hash, "map_id") && fdinfo(ro, "map_id") > 0, "ro is hash",
 	      "map ids %lld %lld", fdinfo(ro, "map_id"), fdinfo(hash, "map_id"));
 	check((fdinfo(ro, "flags") & 3) == 0 && (fdinfo(hash, "flags") & 3) == 2, "access modes",

@@ -3,9 +3,11 @@
 # bpfmap: an array (16 entries), a hash with 100 elements and a second,
 # read-only fd of it, a frozen array, a hash shared by the parent and its
 # child (fork), a per-CPU array, an LRU hash, a queue (5 elements, its
-# head not at the start of its ring), a stack (3) and a second, read-only fd of it, an LPM
-# trie (4 prefixes), a frozen empty queue.  The dump writes one "bpfmap"
-# record per map (10) and one "file kind=bpfmap" per description (12); from
+# head not at the start of its ring), a stack (3) and a second, read-only
+# fd of it, an LPM trie (4 prefixes), a frozen empty queue, a bloom filter
+# of 2-byte values with a zero seed (3 pushed), an empty one of 1-byte
+# values.  The dump writes one "bpfmap" record per map (12) and one
+# "file kind=bpfmap" per description (14); from
 # outside, every fd's fdinfo (map_type, key_size, value_size, max_entries,
 # map_flags, memlock, frozen, flags) is the same before the dump and after
 # the restore but map_id (a new map), the two fds of hash name one map and
@@ -13,17 +15,19 @@
 # guest has it); the restored program checks every element, fdinfo, that
 # the frozen map and the read-only fd cannot be written (EPERM), the
 # queue's and the stack's order, pushes and pops after it, the LPM trie's
-# longest prefix matches, and that parent and child see each other's
+# longest prefix matches, the bloom filter's members (every value tested)
+# against those before the dump, and that parent and child see each other's
 # updates (one map).
 # bpfmap_ringbuf, bpfmap_mmap: a ring buffer map, and an mmapable array
 # the task maps, are refused at dump naming pid, fd, map id and type; the
 # task continues.  bpfmap_prog, bpfmap_outside: a child holding a map that a
 # bpf program of its parent uses, or that its parent holds too (outside
 # the dumped tree), likewise.  bpfmap_bloom: a bloom filter is refused (its
-# bits cannot be read) after the dump read a queue of the same task (by
+# bits cannot be read, its 4-byte values not all tested) after the dump read a queue of the same task (by
 # popping and pushing back): the task then pops the queue, which still
 # holds 1, 2, 3 in order.  bpfmap_qfrozen: a frozen queue with an element
-# (it cannot be popped, only peeked).  bpfmap_qprog: a queue a bpf
+# (it cannot be popped, only peeked).  bpfmap_bseed: a bloom filter with
+# a random seed and members.  bpfmap_qprog: a queue a bpf
 # program uses, refused before it is popped.
 # timeout: 300
 . /imgcr/guest/lib.sh
@@ -40,7 +44,7 @@ main() {
 	wait_line out '^ready' 20 || fail "bpfmap did not start: $(cat out bm.err | tr '\n' '|')"
 	child=$(sed -n 's/^child //p' out)
 	track $child
-	names="arr hash ro frozen shared pcpu lru queue stack sro lpm fq"
+	names="arr hash ro frozen shared pcpu lru queue stack sro lpm fq bloom bz"
 	before=""
 	for n in $names; do
 		eval fd_$n=$(sed -n "s/^fd $n //p" out)
@@ -53,8 +57,8 @@ main() {
 	imgcr dump -t $pid -D d 2> dump.err || fail "dump: $(cat dump.err)"
 	wait_gone $pid 10 || fail "task $pid survived the dump"
 	[ -s dump.err ] && fail "the dump said something: $(tr '\n' '|' < dump.err)"
-	[ "$(grep -c '^bpfmap ' d/tree)" = 10 ] || fail "want 10 bpfmap records: $(grep '^bpfmap' d/tree | tr '\n' '|')"
-	[ "$(grep -c '^file .*kind=bpfmap ' d/tree)" = 12 ] || fail "want 12 bpfmap files: $(grep 'kind=bpfmap' d/tree | tr '\n' '|')"
+	[ "$(grep -c '^bpfmap ' d/tree)" = 12 ] || fail "want 12 bpfmap records: $(grep '^bpfmap' d/tree | tr '\n' '|')"
+	[ "$(grep -c '^file .*kind=bpfmap ' d/tree)" = 14 ] || fail "want 14 bpfmap files: $(grep 'kind=bpfmap' d/tree | tr '\n' '|')"
 	grep -q "^bpfmap id=$old_queue type=22 key=0 value=4 max=8 flags=0x0 name=queue frozen=0 count=5\$" d/tree ||
 		fail "queue's record: $(grep '^bpfmap' d/tree | tr '\n' '|')"
 	[ "$(od -An -tu4 d/bpfmap-$old_queue.data | tr -s ' \n' ' ')" = " 1 2 3 4 5 " ] ||
@@ -64,6 +68,11 @@ main() {
 	grep -q '^bpfmap .*type=11 key=8 value=4 max=16 flags=0x1 name=lpm frozen=0 count=4$' d/tree ||
 		fail "lpm's record: $(grep '^bpfmap' d/tree | tr '\n' '|')"
 	grep -q '^bpfmap .*type=22 .* name=fq frozen=1 count=0$' d/tree || fail "fq's record: $(grep '^bpfmap' d/tree | tr '\n' '|')"
+	bm=$(sed -n 's/^bloom members //p' out)
+	grep -q "^bpfmap .*type=30 key=0 value=2 max=16 flags=0x40 name=bloom frozen=0 count=$bm\$" d/tree ||
+		fail "bloom's record ($bm members): $(grep '^bpfmap' d/tree | tr '\n' '|')"
+	grep -q '^bpfmap .*type=30 key=0 value=1 max=8 flags=0x0 name=bz frozen=0 count=0$' d/tree ||
+		fail "bz's record: $(grep '^bpfmap' d/tree | tr '\n' '|')"
 	grep -q "^bpfmap id=$old_hash type=1 key=8 value=16 max=128 flags=0x0 name=hash frozen=0 count=100\$" d/tree ||
 		fail "hash's record: $(grep '^bpfmap' d/tree | tr '\n' '|')"
 	grep -q '^bpfmap .* name=frozen frozen=1 count=4$' d/tree || fail "frozen's record: $(grep '^bpfmap' d/tree | tr '\n' '|')"
@@ -90,7 +99,7 @@ main() {
 	ids=""
 	for n in $names; do ids="$ids $(mapid $pid $(eval echo \$fd_$n))"; done
 	[ "$(mapid $pid $fd_stack)" = "$(mapid $pid $fd_sro)" ] || fail "stack and sro are two maps after the restore"
-	[ "$(echo $ids | tr ' ' '\n' | sort -u | wc -l)" = 10 ] || fail "want 10 maps: ids$ids"
+	[ "$(echo $ids | tr ' ' '\n' | sort -u | wc -l)" = 12 ] || fail "want 12 maps: ids$ids"
 	bt=""
 	if command -v bpftool > /dev/null; then
 		bpftool map show id $(mapid $pid $fd_hash) | grep -q 'hash  name hash  flags 0x0' ||
@@ -103,7 +112,7 @@ main() {
 	grep -q BAD out && fail "$(grep BAD out | tr '\n' '|')"
 	grep -q '^child ok' out || fail "no 'child ok': $(tail -n 3 out | tr '\n' '|')"
 	grep -q '^done ok' out || fail "no 'done ok': $(tail -n 3 out | tr '\n' '|')"
-	pass "10 maps, 12 descriptions restored; $(grep -c '^ok' out) checks ok$bt"
+	pass "12 maps, 14 descriptions restored ($bm bloom members); $(grep -c '^ok' out) checks ok$bt"
 }
 
 # refused KIND REGEX
@@ -143,9 +152,11 @@ KIND=prog RE="\\(type hash, name 'used'\\) is used by bpf program id [0-9]+ \\(t
 subtest bpfmap_prog refused
 KIND=outside RE="\\(type hash, name 'used'\\) is also held by pid [0-9]+ fd [0-9]+, outside the tree: a restored map would be a copy"
 subtest bpfmap_outside refused
-KIND=bloom RE='\(type bloom_filter\): a bloom filter: its bit array cannot be read'
+KIND=bloom RE="\\(type bloom_filter, name 'bf'\\): a bloom filter of 4-byte values: its bit array cannot be read"
 subtest bpfmap_bloom refused
 KIND=qfrozen RE="\\(type queue, name 'qf'\\): frozen with elements in it: only its head can be read"
 subtest bpfmap_qfrozen refused
+KIND=bseed RE="\\(type bloom_filter, name 'bs'\\): a bloom filter with [0-9]+ values testing positive and a random hash seed"
+subtest bpfmap_bseed refused
 KIND=qprog RE="\\(type queue, name 'usedq'\\): used by bpf program id [0-9]+ \\(type 1, name ''\\): programs are not restored"
 subtest bpfmap_qprog refused
