@@ -426,7 +426,7 @@ static long long save_bloom(struct fd_dump *c, struct fd_parms *p, int fd, const
 		snprintf(why, size, "cannot test its values (BPF_MAP_LOOKUP_ELEM: %s)", strerror(errno));
 		n = -2;
 	} else if (n && !(m->flags & BPF_F_ZERO_SEED)) {
-		snprintf(why, size, "a bloom filter with %lld values testing positive and a random hash seed (no BPF_F_ZERO_SEED): the seed is not readable, and another one would set other bits: not supported",
+		snprintf(why, size, "a bloom filter with a random hash seed (no BPF_F_ZERO_SEED) and members (%lld values test positive): the seed is not readable, and another one would set other bits: not supported",
 			 n);
 		n = -2;
 	}

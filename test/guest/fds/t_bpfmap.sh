@@ -156,7 +156,7 @@ KIND=bloom RE="\\(type bloom_filter, name 'bf'\\): a bloom filter of 4-byte valu
 subtest bpfmap_bloom refused
 KIND=qfrozen RE="\\(type queue, name 'qf'\\): frozen with elements in it: only its head can be read"
 subtest bpfmap_qfrozen refused
-KIND=bseed RE="\\(type bloom_filter, name 'bs'\\): a bloom filter with [0-9]+ values testing positive and a random hash seed"
+KIND=bseed RE="\\(type bloom_filter, name 'bs'\\): a bloom filter with a random hash seed \\(no BPF_F_ZERO_SEED\\) and members \\([0-9]+ values test positive\\)"
 subtest bpfmap_bseed refused
 KIND=qprog RE="\\(type queue, name 'usedq'\\): used by bpf program id [0-9]+ \\(type 1, name ''\\): programs are not restored"
 subtest bpfmap_qprog refused
