@@ -453,7 +453,8 @@ int main(int argc, char **argv)
 
 	/* queue: 1..5 in order, then a push and pops; stack: 30, 20, 10, full at 4 */
 	v4 = 0;
-	check(!get(queue, NULL, &v4) && v4 == 1, "queue head", "peek %u", v4);
+	i = get(queue, NULL, &v4);
+	check(!i && v4 == 1, "queue head", "peek %u (%s)", v4, strerror(-i));
 	{
 		unsigned int got[8];
 		int n = 0, e;
@@ -468,10 +469,11 @@ int main(int argc, char **argv)
 		v4 = 78;
 		upd(queue, NULL, &v4);
 		i = pop(queue, &v4);
-		check(!i && v4 == 77, "queue push+pop", "%d %u", i, v4);
+		check(!i && v4 == 77, "queue push+pop", "%u (%s)", v4, strerror(-i));
 	}
 	v8 = 0;
-	check(!get(stack, NULL, &v8) && v8 == 30, "stack top", "peek %llu", v8);
+	i = get(stack, NULL, &v8);
+	check(!i && v8 == 30, "stack top", "peek %llu (%s)", v8, strerror(-i));
 	{
 		unsigned long long got[4] = { 0 };
 		int n = 0;
@@ -484,7 +486,8 @@ int main(int argc, char **argv)
 			i = upd(stack, NULL, &v8);
 		check(i == -E2BIG, "stack full at 4", "fifth push: %s", strerror(-i));
 		v8 = 0;
-		check(!pop(stack, &v8) && v8 == 4, "stack push+pop", "%llu", v8);
+		i = pop(stack, &v8);
+		check(!i && v8 == 4, "stack push+pop", "%llu (%s)", v8, strerror(-i));
 		v8 = 9;
 		i = upd(sro, NULL, &v8);
 		check(i == -EPERM, "stack's read-only fd", "push: %s", strerror(-i));
