@@ -30,14 +30,16 @@
  * has as many possible CPUs), LPM_TRIE, QUEUE, STACK (a frozen one only
  * if empty: a frozen map cannot be popped, and a peek shows the head
  * alone), BLOOM_FILTER of values of at most 2 bytes (its members: every
- * value tested; with members only BPF_F_ZERO_SEED: save_bloom).  An LRU map's elements are inserted in the order the dump read
- * them (hash order): its LRU order (which element is evicted first) is
- * not readable from userspace and not restored.
+ * value tested; with members only BPF_F_ZERO_SEED: save_bloom).  An LRU
+ * map's elements are inserted in the order the dump read them (hash
+ * order): its LRU order (which element is evicted first) is not readable
+ * from userspace and not restored.
  * Refused, naming pid, fd, map id and type: every other type (maps of
  * maps, program arrays, perf event arrays, ring buffers, sockmaps,
- * devmaps... hold kernel objects; storages), other bloom filters, maps with BTF (btf_id), offloaded maps (ifindex),
- * BPF_F_NUMA_NODE, maps created BPF_F_RDONLY or BPF_F_WRONLY
- * (not readable or not fillable through the syscall), an mmapable array
+ * devmaps... hold kernel objects; storages), other bloom filters, maps
+ * with BTF (btf_id), offloaded maps (ifindex), BPF_F_NUMA_NODE, maps
+ * created BPF_F_RDONLY or BPF_F_WRONLY (not readable or not fillable
+ * through the syscall), an mmapable array
  * while a task of the tree maps a bpf map (the mapping is not restored),
  * a map that a bpf program uses (programs are not restored: a copy of the
  * map would not be theirs) or that a process outside the tree holds.
@@ -234,7 +236,7 @@ static int outside_holder(const struct tree *t, unsigned int only, struct outsid
 static int prog_user(const struct tree *t, unsigned int only, unsigned int *map, unsigned int *prog,
 		     struct bpf_prog_info *pi, const char **op);
 
-/* BPF_MAP_UPDATE_ELEM with no key: a push onto queue or stack @fd */
+/* BPF_MAP_UPDATE_ELEM with no key: a push onto queue, stack or bloom filter @fd */
 static int push(int fd, const void *val)
 {
 	union bpf_attr a;
@@ -261,7 +263,7 @@ static int push(int fd, const void *val)
 static long long save_queue(struct fd_dump *c, struct fd_parms *p, int fd, const struct tree_bpfmap *m,
 			    char *why, size_t size)
 {
-	unsigned char *vals = malloc((size_t)m->value_size * (m->max_entries + 1));
+	unsigned char *vals = malloc((size_t)m->value_size * ((size_t)m->max_entries + 1));
 	size_t vs = m->value_size;
 	long long n = 0, i, back;
 	struct bpf_prog_info pi;
