@@ -1171,6 +1171,13 @@ static void snapshot_task(int ti)
 		if (t)
 			add(tscope, "comm", "%s", t);
 		free(t);
+		/* per thread (its own io_context); restored by attrs.c */
+		errno = 0;
+		long io = syscall(SYS_ioprio_get, 1 /* IOPRIO_WHO_PROCESS */, tid);
+		if (io < 0)
+			add(tscope, "ioprio", "%s", errname(errno));
+		else
+			add(tscope, "ioprio", "class %ld level %ld", io >> 13, io & 0x1fff);
 	}
 	if (n >= 0)
 		free(ents);
