@@ -1249,6 +1249,33 @@ static pid_t innermost(const char *status_path)
 }
 
 /* the kcmp classes of a task: which tasks share its mm, fd table, fs... */
+/* task @ti is a zombie (or dead): it has no mm, files, fs... to share */
+static int dead(int ti)
+{
+	static signed char *known;	/* per task: 0 unknown, 1 alive, 2 dead */
+	char path[64], *st, *p;
+	int z = 0;
+
+	if (!known && !(known = calloc(npids, 1)))
+		exit(2);
+	if (known[ti])
+		return known[ti] == 2;
+	snprintf(path, sizeof(path), "/proc/%d/stat", given[ti]);
+	st = readfile(path, NULL);
+	p = st ? strrchr(st, ')') : NULL;
+	if (p && p[1] && p[2])
+		z = p[2] == 'Z' || p[2] == 'X';
+	free(st);
+	known[ti] = z ? 2 : 1;
+	return z;
+}
+
+/*
+ * Which earlier task of the tree shares each kcmp class with task @ti.  A
+ * zombie is neither asked nor named: kcmp finds all zombies "sharing"
+ * their missing mm, fd table and fs, and the first of them may be reaped
+ * by the restored tree before the check (it renamed every later one).
+ */
 static void do_shared(const char *scope, int ti)
 {
 	static const struct {
@@ -1259,12 +1286,15 @@ static void do_shared(const char *scope, int ti)
 		{ KCMP_SIGHAND, "sighand" }, { KCMP_IO, "io" }, { KCMP_SYSVSEM, "sysvsem" },
 	};
 
+	if (dead(ti))
+		return;
 	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
 		char key[64];
 		int same = -1;
 
 		for (int j = 0; j < ti && same < 0; j++)
-			if (given[j] > 0 && syscall(SYS_kcmp, given[j], given[ti], k[i].type, 0, 0) == 0)
+			if (given[j] > 0 && !dead(j) &&
+			    syscall(SYS_kcmp, given[j], given[ti], k[i].type, 0, 0) == 0)
 				same = j;
 		snprintf(key, sizeof(key), "shared.%s", k[i].name);
 		if (same < 0)
