@@ -55,7 +55,14 @@
 #include <termios.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <linux/inet_diag.h>
 #include <linux/kcmp.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <linux/sockios.h>
+#include <linux/unix_diag.h>
+#include <sched.h>
 #include <netinet/in.h>
 
 #ifndef SOL_TCP
@@ -721,9 +728,152 @@ static int level_applies(int level, int domain, int proto)
 	return 0;
 }
 
+
+/*
+ * The shutdown state (SHUT_RD/SHUT_WR) of unix, TCP, UDP and UDP-Lite
+ * sockets: only sock_diag shows it, from a netlink socket in the socket's
+ * own network namespace (SIOCGSKNS), asked once per namespace, family and
+ * protocol and kept by inode for the snapshot.
+ */
+struct diag_ent {
+	unsigned long long netns;	/* the namespace's inode */
+	int family, proto;		/* proto -1: unix */
+	int marker;			/* 1: this dump was made (no socket) */
+	unsigned int ino, shutdown;
+};
+static struct diag_ent *dents;
+static int ndents, capdents;
+
+static void diag_keep(unsigned long long netns, int family, int proto, int marker,
+		      unsigned int ino, unsigned int shutdown)
+{
+	if (ndents == capdents) {
+		capdents = capdents * 2 + 64;
+		dents = realloc(dents, capdents * sizeof(*dents));
+		if (!dents)
+			exit(2);
+	}
+	dents[ndents++] = (struct diag_ent){ netns, family, proto, marker, ino, shutdown };
+}
+
+/* the entry of the socket @ino (or of the dump itself: @marker), -1 if none */
+static int diag_find(unsigned long long netns, int family, int proto, int marker, unsigned int ino)
+{
+	for (int i = 0; i < ndents; i++)
+		if (dents[i].netns == netns && dents[i].family == family && dents[i].proto == proto &&
+		    dents[i].marker == marker && (marker || dents[i].ino == ino))
+			return i;
+	return -1;
+}
+
+/* dump @family/@proto sockets of the namespace @nsfd into dents; 0 or -1 */
+static int diag_dump(int nsfd, unsigned long long netns, int family, int proto)
+{
+	static char buf[32768];
+	struct {
+		struct nlmsghdr nlh;
+		union {
+			struct inet_diag_req_v2 in;
+			struct unix_diag_req un;
+		};
+	} req;
+	int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC), nl = -1, done = 0;
+
+	if (self < 0)
+		return -1;
+	if (!setns(nsfd, CLONE_NEWNET)) {
+		nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+		if (setns(self, CLONE_NEWNET))
+			exit(2);	/* the rest would be read from the wrong namespace */
+	}
+	close(self);
+	if (nl < 0)
+		return -1;
+	memset(&req, 0, sizeof(req));
+	req.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	req.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	if (family == AF_UNIX) {
+		req.nlh.nlmsg_len = NLMSG_LENGTH(sizeof(req.un));
+		req.un.sdiag_family = AF_UNIX;
+		req.un.udiag_states = ~0u;
+	} else {
+		req.nlh.nlmsg_len = NLMSG_LENGTH(sizeof(req.in));
+		req.in.sdiag_family = family;
+		req.in.sdiag_protocol = proto;
+		req.in.idiag_states = ~0u;
+	}
+	if (send(nl, &req, req.nlh.nlmsg_len, 0) != (ssize_t)req.nlh.nlmsg_len) {
+		close(nl);
+		return -1;
+	}
+	while (!done) {
+		ssize_t n = recv(nl, buf, sizeof(buf), 0);
+		struct nlmsghdr *h;
+
+		if (n <= 0)
+			break;
+		for (h = (void *)buf; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+			struct rtattr *a;
+			unsigned int ino, shut = 0, len;
+
+			if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) {
+				done = 1;
+				break;
+			}
+			if (family == AF_UNIX) {
+				struct unix_diag_msg *m = NLMSG_DATA(h);
+
+				ino = m->udiag_ino;
+				a = (void *)(m + 1);
+				len = h->nlmsg_len - NLMSG_LENGTH(sizeof(*m));
+			} else {
+				struct inet_diag_msg *m = NLMSG_DATA(h);
+
+				ino = m->idiag_inode;
+				a = (void *)(m + 1);
+				len = h->nlmsg_len - NLMSG_LENGTH(sizeof(*m));
+			}
+			for (; RTA_OK(a, len); a = RTA_NEXT(a, len))
+				if (a->rta_type == (family == AF_UNIX ? UNIX_DIAG_SHUTDOWN : INET_DIAG_SHUTDOWN))
+					shut = *(unsigned char *)RTA_DATA(a);
+			diag_keep(netns, family, proto, 0, ino, shut);
+		}
+	}
+	close(nl);
+	diag_keep(netns, family, proto, 1, 0, 0);
+	return 0;
+}
+
+static void do_shutdown(const char *scope, int sk, int domain, int type, int proto)
+{
+	struct stat st, ns;
+	int nsfd, i, want;
+
+	if (domain == AF_UNIX)
+		want = -1;	/* one dump for every type */
+	else if ((domain == AF_INET || domain == AF_INET6) &&
+		 ((type == SOCK_STREAM && proto == IPPROTO_TCP) ||
+		  (type == SOCK_DGRAM && (proto == IPPROTO_UDP || proto == IPPROTO_UDPLITE))))
+		want = proto;
+	else
+		return;
+	if (fstat(sk, &st))
+		return;
+	nsfd = ioctl(sk, SIOCGSKNS);
+	if (nsfd < 0)
+		return;
+	if (!fstat(nsfd, &ns) && diag_find(ns.st_ino, domain, want, 1, 0) < 0)
+		diag_dump(nsfd, ns.st_ino, domain, want);
+	close(nsfd);
+	i = diag_find(ns.st_ino, domain, want, 0, st.st_ino);
+	if (i >= 0)
+		add(scope, "diag.shutdown", "%s%s", dents[i].shutdown & 1 ? "rd" : "-",
+		    dents[i].shutdown & 2 ? "wr" : "-");
+}
+
 static void do_socket(const char *scope, int sk)
 {
-	int domain = 0, proto = 0;
+	int domain = 0, proto = 0, type = 0;
 	socklen_t l = sizeof(int);
 	struct sockaddr_storage ss;
 	char buf[1024], out[2100], key[96];
@@ -731,6 +881,9 @@ static void do_socket(const char *scope, int sk)
 	getsockopt(sk, SOL_SOCKET, SO_DOMAIN, &domain, &l);
 	l = sizeof(int);
 	getsockopt(sk, SOL_SOCKET, SO_PROTOCOL, &proto, &l);
+	l = sizeof(int);
+	getsockopt(sk, SOL_SOCKET, SO_TYPE, &type, &l);
+	do_shutdown(scope, sk, domain, type, proto);
 	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
 		const struct opt *o = &opts[i];
 
@@ -1096,6 +1249,33 @@ static pid_t innermost(const char *status_path)
 }
 
 /* the kcmp classes of a task: which tasks share its mm, fd table, fs... */
+/* task @ti is a zombie (or dead): it has no mm, files, fs... to share */
+static int dead(int ti)
+{
+	static signed char *known;	/* per task: 0 unknown, 1 alive, 2 dead */
+	char path[64], *st, *p;
+	int z = 0;
+
+	if (!known && !(known = calloc(npids, 1)))
+		exit(2);
+	if (known[ti])
+		return known[ti] == 2;
+	snprintf(path, sizeof(path), "/proc/%d/stat", given[ti]);
+	st = readfile(path, NULL);
+	p = st ? strrchr(st, ')') : NULL;
+	if (p && p[1] && p[2])
+		z = p[2] == 'Z' || p[2] == 'X';
+	free(st);
+	known[ti] = z ? 2 : 1;
+	return z;
+}
+
+/*
+ * Which earlier task of the tree shares each kcmp class with task @ti.  A
+ * zombie is neither asked nor named: kcmp finds all zombies "sharing"
+ * their missing mm, fd table and fs, and the first of them may be reaped
+ * by the restored tree before the check (it renamed every later one).
+ */
 static void do_shared(const char *scope, int ti)
 {
 	static const struct {
@@ -1106,12 +1286,15 @@ static void do_shared(const char *scope, int ti)
 		{ KCMP_SIGHAND, "sighand" }, { KCMP_IO, "io" }, { KCMP_SYSVSEM, "sysvsem" },
 	};
 
+	if (dead(ti))
+		return;
 	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
 		char key[64];
 		int same = -1;
 
 		for (int j = 0; j < ti && same < 0; j++)
-			if (given[j] > 0 && syscall(SYS_kcmp, given[j], given[ti], k[i].type, 0, 0) == 0)
+			if (given[j] > 0 && !dead(j) &&
+			    syscall(SYS_kcmp, given[j], given[ti], k[i].type, 0, 0) == 0)
 				same = j;
 		snprintf(key, sizeof(key), "shared.%s", k[i].name);
 		if (same < 0)
@@ -1171,6 +1354,13 @@ static void snapshot_task(int ti)
 		if (t)
 			add(tscope, "comm", "%s", t);
 		free(t);
+		/* per thread (its own io_context); restored by attrs.c */
+		errno = 0;
+		long io = syscall(SYS_ioprio_get, 1 /* IOPRIO_WHO_PROCESS */, tid);
+		if (io < 0)
+			add(tscope, "ioprio", "%s", errname(errno));
+		else
+			add(tscope, "ioprio", "class %ld level %ld", io >> 13, io & 0x1fff);
 	}
 	if (n >= 0)
 		free(ents);
