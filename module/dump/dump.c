@@ -18,6 +18,7 @@
 #include <linux/cred.h>
 #include <linux/crc32.h>
 #include <linux/elf.h>
+#include <linux/fdtable.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/futex.h>
@@ -717,6 +718,46 @@ static int check_shmem_seals(struct dump_image *img, struct vm_area_struct *vma,
 	return -EOPNOTSUPP;
 }
 
+/* iterate_fd() callback: an fd of the inode @p open for reading */
+static int readable_fd_of(const void *p, struct file *file, unsigned int fd)
+{
+	return file_inode(file) == p && file->f_mode & FMODE_READ;
+}
+
+/*
+ * A private mapping of shared memory object @idx: the image carries the
+ * pages the task wrote (copy-on-write copies), as for any private file
+ * mapping, but not the object's own, which the other pages show.  Those
+ * come back only with a memfd the task holds an fd of (readable): imgcr
+ * restore restores it from that fd and gives it to the loader
+ * (--imgcr-shmfd), which maps it privately again.  Refused otherwise: the
+ * object would come back without its contents (shared anonymous memory,
+ * a memfd whose fds are all closed).
+ */
+static int check_shmem_private(struct dump_image *img,
+			       struct vm_area_struct *vma, u32 idx)
+{
+	const struct imgcr_file *rec =
+		(const void *)(img->filerecs + img->file_off[idx]);
+	const struct inode *inode = file_inode(vma->vm_file);
+	int held = 0;
+
+	if (!strncmp(rec->path, "memfd:", 6)) {
+		/* as __do_SAK(): the fd table under task_lock() */
+		task_lock(img->task);
+		if (img->task->files)
+			held = iterate_fd(img->task->files, 0, readable_fd_of,
+					  inode);
+		task_unlock(img->task);
+	}
+	if (held)
+		return 0;
+	dump_refuse(img, task_pid_nr(img->task),
+		    "private mapping at %#lx of %s, of which it holds no fd open for reading (its contents would be lost); not supported",
+		    vma->vm_start, rec->path);
+	return -EOPNOTSUPP;
+}
+
 /*
  * The madvise() advice and MAP_DROPPABLE of a private or file mapping,
  * given again at restore.  Refuses (with a message) what madvise() could
@@ -923,10 +964,9 @@ static int dump_one_vma(struct dump_image *img, struct vm_area_struct *vma)
 			return ret;
 		v->file = ret;
 		if (!shared && file_is_shmem_object(img, v->file)) {
-			dump_refuse(img, task_pid_nr(img->task),
-				    "private mapping of a memfd or deleted tmpfs file at %#lx; not supported",
-				    vma->vm_start);
-			return -EOPNOTSUPP;
+			ret = check_shmem_private(img, vma, v->file);
+			if (ret)
+				return ret;
 		}
 		ret = vma_advice(img, vma, v);
 		if (ret)

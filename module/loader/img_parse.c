@@ -690,9 +690,18 @@ static int img_check_vmas(struct img *img)
 				goto bad;
 			f = &img->files[v->file];
 			shared = v->flags & IMGCR_VMA_SHARED;
-			/* shmem objects only shared; writes need a writable file */
-			if ((f->id.flags & IMGCR_FILE_SHMEM && !shared) ||
-			    (shared && v->flags & IMGCR_VMA_ACCOUNT) ||
+			/*
+			 * a private mapping of a shared memory object shows
+			 * the object's contents, which the image does not
+			 * carry: only of the caller's memfd (--imgcr-shmfd)
+			 */
+			if (f->id.flags & IMGCR_FILE_SHMEM && !shared && !f->given) {
+				img_err(img, "private mapping at %#llx of shared memory %s, which is not given as a memfd (--imgcr-shmfd)",
+					v->start, f->path);
+				return -EINVAL;
+			}
+			/* writes need a writable file */
+			if ((shared && v->flags & IMGCR_VMA_ACCOUNT) ||
 			    (shared && v->prot & IMGCR_PROT_WRITE &&
 			     !(f->id.flags & (IMGCR_FILE_WRITE | IMGCR_FILE_SHMEM))))
 				goto bad;
