@@ -25,6 +25,7 @@
 #include <linux/hash.h>
 #include <linux/hashtable.h>
 #include <linux/highmem.h>
+#include <linux/hugetlb.h>
 #include <linux/io_uring_types.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
@@ -896,6 +897,28 @@ static int dump_sysvshm(struct dump_image *img, struct vm_area_struct *vma,
 #endif
 }
 
+/*
+ * Huge pages of hugetlbfs (MAP_HUGETLB, a hugetlbfs file, an MFD_HUGETLB
+ * memfd): neither their page size nor their reservation would come back.
+ * Refused, saying which kind it is.
+ */
+static int refuse_hugetlb(struct dump_image *img, struct vm_area_struct *vma)
+{
+	const struct dentry *d = vma->vm_file ? vma->vm_file->f_path.dentry : NULL;
+	const char *what = "a hugetlbfs file";
+
+	/* alloc_file_pseudo(): "anon_hugepage" (MAP_HUGETLB), "memfd:NAME" */
+	if (!d)
+		what = "no file";
+	else if (IS_ROOT(d) && d != d->d_sb->s_root)
+		what = d->d_name.name;
+	dump_refuse(img, task_pid_nr(img->task),
+		    "hugetlb mapping at %#lx (%s, %s, %lu kB pages); not supported",
+		    vma->vm_start, vma->vm_flags & VM_MAYSHARE ? "shared" : "private",
+		    what, vma_kernel_pagesize(vma) >> 10);
+	return -EOPNOTSUPP;
+}
+
 static int dump_one_vma(struct dump_image *img, struct vm_area_struct *vma)
 {
 	unsigned long vdso = (unsigned long)img->mm->context.vdso;
@@ -929,9 +952,11 @@ static int dump_one_vma(struct dump_image *img, struct vm_area_struct *vma)
 	} else if (vdso && vi && vma->vm_start >= vdso - imgcr_vvar_size(vi) &&
 		   vma->vm_end <= vdso && !vma->vm_file) {
 		v->kind = IMGCR_VMA_VVAR;
-	} else if (vma->vm_flags & (VM_IO | VM_PFNMAP | VM_MIXEDMAP | VM_HUGETLB)) {
+	} else if (vma->vm_flags & VM_HUGETLB) {
+		return refuse_hugetlb(img, vma);
+	} else if (vma->vm_flags & (VM_IO | VM_PFNMAP | VM_MIXEDMAP)) {
 		dump_refuse(img, task_pid_nr(img->task),
-			    "device or hugetlb mapping at %#lx; not supported", vma->vm_start);
+			    "device mapping at %#lx; not supported", vma->vm_start);
 		return -EOPNOTSUPP;
 	} else if (vma->vm_file && is_aio_ring(vma->vm_file)) {
 		/* a child of fork() maps its parent's ring, with no context */

@@ -7,7 +7,8 @@
  * (its fd kept) and of /dev/shm/imgcr-priv (its fd closed), maps each
  * MAP_PRIVATE read-write and the memfd also MAP_SHARED, writes "cow" at
  * the start of each private mapping.  "memprivate nofd" closes the
- * memfd's fd and has no shared mapping (the dump must refuse it).
+ * memfd's fd and has no shared mapping (the dump must refuse it);
+ * "memprivate huge" maps huge pages instead (refused too).
  * Prints "fd N memfd ADDR shm ADDR", "ready", waits until the file
  * "restored" appears, then checks (ok/BAD), for both: the private
  * mapping holds "cow" and the pattern, is of the fd's inode (memfd), rw-p,
@@ -111,12 +112,32 @@ static void same(const char *who, int fd, char *priv, const char *name)
 	      "private write kept from the file: '%.5s'", buf);
 }
 
+/* "memprivate huge": a MAP_HUGETLB private and shared mapping, written; the dump must refuse it */
+static int huge(void)
+{
+	char *p = mmap(NULL, 2 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+	char *s = mmap(NULL, 2 << 20, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+
+	if (p == MAP_FAILED || s == MAP_FAILED) {
+		say("BAD setup: %s\n", strerror(errno));
+		return 1;
+	}
+	memcpy(p, "huge", 4);
+	memcpy(s, "huge", 4);
+	say("private %p shared %p\nready\n", (void *)p, (void *)s);
+	while (access("restored", F_OK))
+		usleep(50000);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int nofd = argc > 1 && !strcmp(argv[1], "nofd");
 	int fd = memfd_create("priv buf", 0), sfd;
 	char *priv, *shr = NULL, *spriv;
 
+	if (argc > 1 && !strcmp(argv[1], "huge"))
+		return huge();
 	if (fd < 0)
 		return 1;
 	file_pattern(fd);

@@ -335,7 +335,11 @@ struct imgcr_vma {
 /*
  * IMGCR_FILE_WRITE: opened for writing (a writable shared mapping).
  * IMGCR_FILE_SHMEM: shared anonymous memory or a memfd, recreated empty with
- * this name and size, its contents from the PT_LOAD segments of its mappings.
+ * this name and size, its contents from the PT_LOAD segments of its shared
+ * mappings.  A private mapping of one carries only the pages the task
+ * wrote, like any private file mapping: the object must be a memfd the
+ * caller gives the loader, already filled (--imgcr-shmfd); without it the
+ * loader refuses the image.
  * IMGCR_FILE_DELETED: a regular file that was deleted while mapped; the path
  * is the one it had (without d_path()'s " (deleted)").  The image does not
  * carry its contents: imgcr dump saves them in the dump directory and imgcr

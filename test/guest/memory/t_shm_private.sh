@@ -13,6 +13,9 @@
 # shm_private-nofd: the memfd's fd closed, mapped only privately: its
 # contents are nowhere but in the object; refused at dump, naming the pid,
 # the address and the memfd, and the task goes on.
+# shm_private-huge: MAP_HUGETLB private and shared anonymous mappings (2
+# huge pages reserved here): refused at dump, naming pid, address, kind
+# and page size; the task goes on.
 # timeout: 200
 . /imgcr/guest/lib.sh
 require_modules
@@ -65,5 +68,28 @@ nofd() {
 	pass "$(head -n 1 dump.err | cut -c1-160)"
 }
 
+huge() {
+	mkdir huge && cd huge || fail "mkdir huge"
+	old=$(cat /proc/sys/vm/nr_hugepages)
+	echo 2 > /proc/sys/vm/nr_hugepages
+	memprivate huge > out 2> mp.err &
+	pid=$!
+	track $pid
+	wait_line out '^ready' 20 || fail "memprivate huge did not start (nr_hugepages $(cat /proc/sys/vm/nr_hugepages)): $(cat out mp.err | tr '\n' '|')"
+	set -- $(sed -n 's/^private 0x\([0-9a-f]*\) shared 0x\([0-9a-f]*\)$/\1 \2/p' out)
+	imgcr dump -t $pid -D d 2> dump.err && fail "the dump of huge page mappings succeeded"
+	grep -Eq "pid $pid.*hugetlb mapping at 0x($1 \(private|$2 \(shared), anon_hugepage, 2048 kB pages\)" dump.err ||
+		fail "message: $(tr '\n' '|' < dump.err)"
+	case "$(state $pid)" in
+	t | T) fail "task $pid left stopped" ;;
+	"") fail "task $pid died" ;;
+	esac
+	kill $pid
+	wait_gone $pid 10
+	echo $old > /proc/sys/vm/nr_hugepages
+	pass "$(head -n 1 dump.err | cut -c1-160)"
+}
+
 subtest shm_private main
 subtest shm_private-nofd nofd
+subtest shm_private-huge huge
