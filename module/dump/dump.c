@@ -40,6 +40,7 @@
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/uaccess.h>
@@ -897,26 +898,63 @@ static int dump_sysvshm(struct dump_image *img, struct vm_area_struct *vma,
 #endif
 }
 
+/* The name alloc_file_pseudo() gave MAP_HUGETLB's file (HUGETLB_ANON_FILE). */
+#define IMGCR_HUGETLB_ANON_FILE	"anon_hugepage"
+
 /*
- * Huge pages of hugetlbfs (MAP_HUGETLB, a hugetlbfs file, an MFD_HUGETLB
- * memfd): neither their page size nor their reservation would come back.
- * Refused, saying which kind it is.
+ * A mapping of huge pages of hugetlbfs.  Anonymous memory (MAP_HUGETLB,
+ * private or shared) of 2 MiB pages is IMGCR_VMA_ANON with
+ * IMGCR_VMA_HUGETLB (and IMGCR_VMA_SHARED): the loader maps it again so,
+ * the pages the image carries written in.  Only the whole object in one
+ * VMA (a fresh one has offset 0 and the mapping's size: one partly
+ * unmapped or split by mprotect() does not), and a shared one mapped by
+ * this VMA alone (another process's, after fork(), would become another
+ * object).  Refused, saying which kind it is and why: hugetlbfs files and
+ * MFD_HUGETLB memfds, other page sizes, madvise() state.
  */
-static int refuse_hugetlb(struct dump_image *img, struct vm_area_struct *vma)
+static int dump_hugetlb(struct dump_image *img, struct vm_area_struct *vma,
+			struct imgcr_vma *v)
 {
 	const struct dentry *d = vma->vm_file ? vma->vm_file->f_path.dentry : NULL;
-	const char *what = "a hugetlbfs file";
+	bool shared = vma->vm_flags & VM_MAYSHARE;
+	const char *what = "a hugetlbfs file", *why = NULL;
+	int ret;
 
 	/* alloc_file_pseudo(): "anon_hugepage" (MAP_HUGETLB), "memfd:NAME" */
 	if (!d)
 		what = "no file";
 	else if (IS_ROOT(d) && d != d->d_sb->s_root)
 		what = d->d_name.name;
-	dump_refuse(img, task_pid_nr(img->task),
-		    "hugetlb mapping at %#lx (%s, %s, %lu kB pages); not supported",
-		    vma->vm_start, vma->vm_flags & VM_MAYSHARE ? "shared" : "private",
-		    what, vma_kernel_pagesize(vma) >> 10);
-	return -EOPNOTSUPP;
+	if (!d || !IS_ROOT(d) || d == d->d_sb->s_root ||
+	    strcmp(what, IMGCR_HUGETLB_ANON_FILE))
+		why = "only anonymous huge pages (MAP_HUGETLB) are";
+	else if (vma_kernel_pagesize(vma) != SZ_2M)
+		why = "only 2048 kB pages are";
+	else if (vma->vm_pgoff ||
+		 i_size_read(file_inode(vma->vm_file)) != vma->vm_end - vma->vm_start)
+		why = "part of the mapping was unmapped or split off (mprotect): not";
+	else if (shared && file_count(vma->vm_file) != 1)
+		why = "shared with another process or open elsewhere: not";
+	if (!why) {
+		v->kind = IMGCR_VMA_ANON;
+		v->pgoff = 0;
+		v->flags |= IMGCR_VMA_HUGETLB | (shared ? IMGCR_VMA_SHARED : 0);
+		ret = vma_advice(img, vma, v);
+		if (ret)
+			return ret;
+		if (v->flags & ~(IMGCR_VMA_HUGETLB | IMGCR_VMA_SHARED |
+				 IMGCR_VMA_NORESERVE))
+			why = "with madvise() state or flags that cannot be given back: not";
+	}
+	if (why) {
+		dump_refuse(img, task_pid_nr(img->task),
+			    "hugetlb mapping at %#lx (%s, %s, %lu kB pages): %s supported",
+			    vma->vm_start, shared ? "shared" : "private",
+			    what, vma_kernel_pagesize(vma) >> 10, why);
+		return -EOPNOTSUPP;
+	}
+	img->nr_vmas++;
+	return dump_vma_pages(img, vma);
 }
 
 static int dump_one_vma(struct dump_image *img, struct vm_area_struct *vma)
@@ -953,7 +991,7 @@ static int dump_one_vma(struct dump_image *img, struct vm_area_struct *vma)
 		   vma->vm_end <= vdso && !vma->vm_file) {
 		v->kind = IMGCR_VMA_VVAR;
 	} else if (vma->vm_flags & VM_HUGETLB) {
-		return refuse_hugetlb(img, vma);
+		return dump_hugetlb(img, vma, v);
 	} else if (vma->vm_flags & (VM_IO | VM_PFNMAP | VM_MIXEDMAP)) {
 		dump_refuse(img, task_pid_nr(img->task),
 			    "device mapping at %#lx; not supported", vma->vm_start);

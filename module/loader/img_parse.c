@@ -17,6 +17,7 @@
 #include <linux/regset.h>
 #include <linux/sched/mm.h>
 #include <linux/shmem_fs.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/auxvec.h>
 #include <linux/bsearch.h>
@@ -673,6 +674,22 @@ static int img_check_vmas(struct img *img)
 		prev_end = v->end;
 		switch (v->kind) {
 		case IMGCR_VMA_ANON:
+			/* 2 MiB huge pages: the whole mapping, no advice */
+			if (v->flags & IMGCR_VMA_HUGETLB) {
+				if (v->file != IMGCR_NO_FILE || v->pgoff ||
+				    v->flags & ~(IMGCR_VMA_HUGETLB |
+						 IMGCR_VMA_SHARED |
+						 IMGCR_VMA_NORESERVE) ||
+				    !IS_ALIGNED(v->start, SZ_2M) ||
+				    !IS_ALIGNED(v->end, SZ_2M))
+					goto bad;
+				if (!IS_ENABLED(CONFIG_HUGETLB_PAGE)) {
+					img_err(img, "huge page mapping at %#llx: this kernel has no hugetlbfs",
+						v->start);
+					return -EOPNOTSUPP;
+				}
+				break;
+			}
 			if (v->file != IMGCR_NO_FILE || v->flags &
 			    ~(IMGCR_VMA_GROWSDOWN | IMGCR_VMA_ACCOUNT |
 			      IMGCR_VMA_NORESERVE | VMA_ADVICE) ||

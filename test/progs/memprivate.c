@@ -8,7 +8,7 @@
  * MAP_PRIVATE read-write and the memfd also MAP_SHARED, writes "cow" at
  * the start of each private mapping.  "memprivate nofd" closes the
  * memfd's fd and has no shared mapping (the dump must refuse it);
- * "memprivate huge" maps huge pages instead (refused too).
+ * "memprivate huge" and "hugefd" map huge pages instead (see huge()).
  * Prints "fd N memfd ADDR shm ADDR", "ready", waits until the file
  * "restored" appears, then checks (ok/BAD), for both: the private
  * mapping holds "cow" and the pattern, is of the fd's inode (memfd), rw-p,
@@ -21,12 +21,14 @@
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 
 #define COMMON_CHECK
 #include "common.h"
 
 #define SIZE	(3 * 4096)
 #define SHM	"/dev/shm/imgcr-priv"
+#define HUGE	(2L << 20)
 
 /* field @key (a number, kB) of the smaps entry at @addr, and its maps line in @line */
 static long smaps_field(void *addr, const char *key, char *line, size_t size)
@@ -37,6 +39,7 @@ static long smaps_field(void *addr, const char *key, char *line, size_t size)
 	ssize_t n, got = 0;
 	long v = -1;
 
+	line[0] = 0;
 	if (fd < 0)
 		return -1;
 	while ((n = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0)
@@ -112,22 +115,99 @@ static void same(const char *who, int fd, char *priv, const char *name)
 	      "private write kept from the file: '%.5s'", buf);
 }
 
-/* "memprivate huge": a MAP_HUGETLB private and shared mapping, written; the dump must refuse it */
-static int huge(void)
+/* expected byte @i of a huge page mapping: a mark in some of its 4 KiB pieces, zero elsewhere */
+static char huge_byte(long i, char tag)
 {
-	char *p = mmap(NULL, 2 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
-	char *s = mmap(NULL, 2 << 20, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+	long page = i / 4096, off = i % 4096;
 
-	if (p == MAP_FAILED || s == MAP_FAILED) {
+	if ((page == 0 || page == 7 || page == 511) && off < 64)
+		return tag + off % 16;
+	return 0;
+}
+
+static void huge_fill(char *p, char tag)
+{
+	long i;
+
+	for (i = 0; i < HUGE; i++)
+		if (huge_byte(i, tag))
+			p[i] = huge_byte(i, tag);
+}
+
+static long huge_diff(const char *p, char tag)
+{
+	long i;
+
+	for (i = 0; i < HUGE; i++)
+		if (p[i] != huge_byte(i, tag))
+			return i;
+	return -1;
+}
+
+/*
+ * "memprivate huge": a private (read-write) and a shared (made read-only)
+ * MAP_HUGETLB mapping, marked; after the restore checks the marks, the
+ * page size and kind (smaps), then that a child's write reaches the shared
+ * one and not the private one.  "memprivate hugefd": an MFD_HUGETLB memfd
+ * mapped shared, its fd closed (the dump must refuse it).
+ */
+static int huge(int memfd)
+{
+	int fd = memfd ? memfd_create("huge", MFD_HUGETLB) : -1, st = 0;
+	int sized = !memfd || (fd >= 0 && !ftruncate(fd, HUGE));
+	char *p = memfd ? NULL : mmap(NULL, HUGE, PROT_READ | PROT_WRITE,
+				      MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+	char *s = mmap(NULL, HUGE, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | (memfd ? 0 : MAP_ANONYMOUS | MAP_HUGETLB), fd, 0);
+	char line[512];
+	long d;
+	pid_t kid;
+
+	if (p == MAP_FAILED || s == MAP_FAILED || !sized) {
 		say("BAD setup: %s\n", strerror(errno));
 		return 1;
 	}
-	memcpy(p, "huge", 4);
-	memcpy(s, "huge", 4);
+	if (memfd) {
+		close(fd);
+		memcpy(s, "huge", 4);
+		say("shared %p\nready\n", (void *)s);
+		while (access("restored", F_OK))
+			usleep(50000);
+		return 0;
+	}
+	huge_fill(p, 'A');
+	huge_fill(s, 'a');
+	if (mprotect(s, HUGE, PROT_READ)) {
+		say("BAD mprotect: %s\n", strerror(errno));
+		return 1;
+	}
 	say("private %p shared %p\nready\n", (void *)p, (void *)s);
 	while (access("restored", F_OK))
 		usleep(50000);
-	return 0;
+	d = huge_diff(p, 'A');
+	check(d < 0, "huge private", "contents%s%ld", d < 0 ? "" : " differ at ", d);
+	d = huge_diff(s, 'a');
+	check(d < 0, "huge shared", "contents%s%ld", d < 0 ? "" : " differ at ", d);
+	d = smaps_field(p, "KernelPageSize:", line, sizeof(line));
+	check(d == 2048 && strstr(line, " rw-p 00000000 ") && strstr(line, "/anon_hugepage"),
+	      "huge private", "KernelPageSize: %ld kB, '%s'", d, line);
+	d = smaps_field(s, "KernelPageSize:", line, sizeof(line));
+	check(d == 2048 && strstr(line, " r--s 00000000 ") && strstr(line, "/anon_hugepage"),
+	      "huge shared", "KernelPageSize: %ld kB, '%s'", d, line);
+	kid = fork();
+	if (kid == 0) {
+		if (mprotect(s, HUGE, PROT_READ | PROT_WRITE))
+			_exit(2);
+		memcpy(s + 4096, "kid", 3);
+		memcpy(p + 4096, "kid", 3);
+		_exit(0);
+	}
+	if (kid < 0 || waitpid(kid, &st, 0) != kid || !WIFEXITED(st) || WEXITSTATUS(st))
+		say("BAD child: status 0x%x\n", st);
+	check(!memcmp(s + 4096, "kid", 3), "huge shared", "a child's write seen: '%.3s'", s + 4096);
+	check(!p[4096], "huge private", "a child's write not seen: %d", p[4096]);
+	say(bad ? "done BAD\n" : "done ok\n");
+	return bad;
 }
 
 int main(int argc, char **argv)
@@ -137,17 +217,23 @@ int main(int argc, char **argv)
 	char *priv, *shr = NULL, *spriv;
 
 	if (argc > 1 && !strcmp(argv[1], "huge"))
-		return huge();
-	if (fd < 0)
+		return huge(0);
+	if (argc > 1 && !strcmp(argv[1], "hugefd"))
+		return huge(1);
+	if (fd < 0) {
+		say("BAD memfd_create: %s\n", strerror(errno));
 		return 1;
+	}
 	file_pattern(fd);
 	priv = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
 	if (!nofd)
 		shr = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	unlink(SHM);
 	sfd = open(SHM, O_RDWR | O_CREAT | O_EXCL, 0600);
-	if (sfd < 0)
+	if (sfd < 0) {
+		say("BAD open %s: %s\n", SHM, strerror(errno));
 		return 1;
+	}
 	file_pattern(sfd);
 	spriv = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE, sfd, 0);
 	if (priv == MAP_FAILED || shr == MAP_FAILED || spriv == MAP_FAILED) {

@@ -255,7 +255,7 @@ struct imgcr_sigaction {
 
 /* imgcr_vma.flags */
 #define IMGCR_VMA_GROWSDOWN	0x1	/* a stack that grows down */
-#define IMGCR_VMA_SHARED	0x2	/* MAP_SHARED (IMGCR_VMA_FILE only) */
+#define IMGCR_VMA_SHARED	0x2	/* MAP_SHARED (IMGCR_VMA_FILE, or ANON with _HUGETLB) */
 #define IMGCR_VMA_ACCOUNT	0x4	/* was writable once: VM_ACCOUNT, kept by mprotect */
 #define IMGCR_VMA_NORESERVE	0x8	/* MAP_NORESERVE */
 /*
@@ -308,6 +308,16 @@ struct imgcr_sigaction {
  * such an object is made through a file open for writing.
  */
 #define IMGCR_VMA_RDONLY_FILE	0x10000
+
+/*
+ * IMGCR_VMA_ANON only: anonymous memory of 2 MiB huge pages (MAP_HUGETLB),
+ * private or, with IMGCR_VMA_SHARED, shared (by this mapping alone); start
+ * and end 2 MiB aligned, pgoff 0, no other flags but _NORESERVE.  Mapped
+ * again with MAP_HUGETLB | MAP_HUGE_2MB: the restore needs free huge pages
+ * (vm.nr_hugepages) for it unless _NORESERVE.  Its PT_LOAD segments hold
+ * its 4 KiB pieces that are not all zero.
+ */
+#define IMGCR_VMA_HUGETLB	0x20000
 
 #define IMGCR_NO_FILE		0xffffffffu
 
