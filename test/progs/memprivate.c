@@ -4,7 +4,8 @@
  * (test/guest/memory/t_shm_private.sh).
  *
  * Writes a pattern ('a' + i % 26) to the 3 pages of memfd "priv buf"
- * (its fd kept) and of /dev/shm/imgcr-priv (its fd closed), maps each
+ * (its fd kept), of /dev/shm/imgcr-priv (its fd closed) and of
+ * /dev/shm/imgcr-gone (its fd kept, unlinked once mapped), maps each
  * MAP_PRIVATE read-write and the memfd also MAP_SHARED, writes "cow" at
  * the start of each private mapping.  "memprivate nofd" closes the
  * memfd's fd and has no shared mapping (the dump must refuse it);
@@ -28,6 +29,7 @@
 
 #define SIZE	(3 * 4096)
 #define SHM	"/dev/shm/imgcr-priv"
+#define GONE	"/dev/shm/imgcr-gone"
 #define HUGE	(2L << 20)
 
 /* field @key (a number, kB) of the smaps entry at @addr, and its maps line in @line */
@@ -213,8 +215,8 @@ static int huge(int memfd)
 int main(int argc, char **argv)
 {
 	int nofd = argc > 1 && !strcmp(argv[1], "nofd");
-	int fd = memfd_create("priv buf", 0), sfd;
-	char *priv, *shr = NULL, *spriv;
+	int fd = memfd_create("priv buf", 0), sfd, gfd;
+	char *priv, *shr = NULL, *spriv, *gpriv;
 
 	if (argc > 1 && !strcmp(argv[1], "huge"))
 		return huge(0);
@@ -236,13 +238,23 @@ int main(int argc, char **argv)
 	}
 	file_pattern(sfd);
 	spriv = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE, sfd, 0);
-	if (priv == MAP_FAILED || shr == MAP_FAILED || spriv == MAP_FAILED) {
+	unlink(GONE);
+	gfd = open(GONE, O_RDWR | O_CREAT | O_EXCL, 0600);
+	if (gfd < 0) {
+		say("BAD open %s: %s\n", GONE, strerror(errno));
+		return 1;
+	}
+	file_pattern(gfd);
+	gpriv = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE, gfd, 0);
+	if (priv == MAP_FAILED || shr == MAP_FAILED || spriv == MAP_FAILED || gpriv == MAP_FAILED ||
+	    unlink(GONE)) {
 		say("BAD setup: %s\n", strerror(errno));
 		return 1;
 	}
 	close(sfd);
 	memcpy(priv, "cow", 3);
 	memcpy(spriv, "cow", 3);
+	memcpy(gpriv, "cow", 3);
 	if (nofd)
 		close(fd);
 	say("fd %d memfd %p shm %p\nready\n", fd, (void *)priv, (void *)spriv);
@@ -253,6 +265,7 @@ int main(int argc, char **argv)
 	      "the shared mapping shows the file: '%.3s' '%.4s' '%.3s'", shr, shr + 4096, shr + 8192);
 	sfd = open(SHM, O_RDWR);
 	same("shm", sfd, spriv, SHM);
+	same("deleted shm", gfd, gpriv, GONE " (deleted)");
 	unlink(SHM);
 	say(bad ? "done BAD\n" : "done ok\n");
 	return bad;

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Private mappings of shared memory files (test/progs/memprivate.c):
-# shm_private: memfd "priv buf" (its fd kept, also mapped shared) and
-# /dev/shm/imgcr-priv, each mapped MAP_PRIVATE with its first page written
+# shm_private: memfd "priv buf" (its fd kept, also mapped shared),
+# /dev/shm/imgcr-priv and /dev/shm/imgcr-gone (unlinked, its fd kept),
+# each mapped MAP_PRIVATE with its first page written
 # (copied on write), through imgcr dump and imgcr restore --detach.  Outside:
 # the mappings' lines of /proc/PID/maps (range, perms, offset, name) are
 # the same, and the memfd's private mapping is of the inode of the fd (one
@@ -31,7 +32,7 @@ grep -q ' /dev/shm ' /proc/mounts || { mkdir -p /dev/shm && mount -t tmpfs -o mo
 
 # the maps lines of PID's memfd and /dev/shm mappings, without dev and inode
 lines() {
-	awk '/memfd:priv buf|imgcr-priv/ { $4 = ""; $5 = ""; print }' /proc/$1/maps
+	awk '/memfd:priv buf|imgcr-priv|imgcr-gone/ { $4 = ""; $5 = ""; print }' /proc/$1/maps
 }
 
 main() {
@@ -41,7 +42,7 @@ main() {
 	wait_line out '^ready' 20 || fail "memprivate did not start: $(cat out mp.err | tr '\n' '|')"
 	fd=$(sed -n 's/^fd \([0-9]*\) .*/\1/p' out)
 	lines $pid > before.maps
-	[ "$(wc -l < before.maps)" = 3 ] || fail "before: $(tr '\n' '|' < before.maps)"
+	[ "$(wc -l < before.maps)" = 4 ] || fail "before: $(tr '\n' '|' < before.maps)"
 	imgcr dump -t $pid -D d 2> dump.err || fail "dump: $(tr '\n' '|' < dump.err)"
 	wait_gone $pid 10 || fail "task $pid survived the dump"
 	imgcr restore -D d --detach > restore.out 2> restore.err ||
