@@ -1459,23 +1459,45 @@ static int mapped_write_refuse(struct rctx *c, const struct tree_task *k, const 
 }
 
 /*
- * The 2 MiB huge pages the reserved anonymous MAP_HUGETLB mappings of image
- * @name need (IMGCR_VMA_HUGETLB without _NORESERVE: mmap() reserves them
- * all), added to *@need; -1 if the image cannot be read.
+ * The 2 MiB huge pages the anonymous MAP_HUGETLB mappings of image @name
+ * need, added to *@need: all of a reserved one's (mmap() reserves them),
+ * those the image has data in of one made with MAP_NORESERVE.  -1 if the
+ * image cannot be read.
  */
 static int huge_pages_needed(struct rctx *c, const char *name, unsigned long *need)
 {
 	struct image img;
-	unsigned int i;
+	unsigned int i, j;
 
 	if (image_openat(&img, c->dirfd, name))
 		return -1;
 	for (i = 0; i < img.task->nr_vmas; i++) {
 		const struct imgcr_vma *v = &img.vmas[i];
+		unsigned long next = 0;	/* the first huge page not yet counted */
 
-		if (v->kind == IMGCR_VMA_ANON && v->flags & IMGCR_VMA_HUGETLB &&
-		    !(v->flags & IMGCR_VMA_NORESERVE))
+		if (v->kind != IMGCR_VMA_ANON || !(v->flags & IMGCR_VMA_HUGETLB))
+			continue;
+		if (!(v->flags & IMGCR_VMA_NORESERVE)) {
 			*need += (v->end - v->start) >> 21;
+			continue;
+		}
+		/* PT_LOAD segments are sorted, each inside one mapping */
+		for (j = 0; j < img.eh->e_phnum; j++) {
+			const Elf64_Phdr *ph = &img.ph[j];
+			unsigned long first, last;
+
+			if (ph->p_type != PT_LOAD || !ph->p_filesz || ph->p_vaddr < v->start ||
+			    ph->p_vaddr >= v->end)
+				continue;
+			first = (ph->p_vaddr - v->start) >> 21;
+			last = (ph->p_vaddr + ph->p_filesz - 1 - v->start) >> 21;
+			if (first < next)
+				first = next;
+			if (last >= first)
+				*need += last - first + 1;
+			if (last + 1 > next)
+				next = last + 1;
+		}
 	}
 	image_close(&img);
 	return 0;
