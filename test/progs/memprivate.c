@@ -151,16 +151,17 @@ static long huge_diff(const char *p, char tag)
  * MAP_HUGETLB mapping, marked; after the restore checks the marks, the
  * page size and kind (smaps), then that a child's write reaches the shared
  * one and not the private one.  "memprivate hugefd": an MFD_HUGETLB memfd
- * mapped shared, its fd closed (the dump must refuse it).
+ * mapped shared, its fd closed; "hugefork": the shared one only, shared
+ * with a child (the dump must refuse both).
  */
 static int huge(int memfd)
 {
-	int fd = memfd ? memfd_create("huge", MFD_HUGETLB) : -1, st = 0;
-	int sized = !memfd || (fd >= 0 && !ftruncate(fd, HUGE));
+	int fd = memfd == 1 ? memfd_create("huge", MFD_HUGETLB) : -1, st = 0;
+	int sized = memfd != 1 || (fd >= 0 && !ftruncate(fd, HUGE));
 	char *p = memfd ? NULL : mmap(NULL, HUGE, PROT_READ | PROT_WRITE,
 				      MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
 	char *s = mmap(NULL, HUGE, PROT_READ | PROT_WRITE,
-		       MAP_SHARED | (memfd ? 0 : MAP_ANONYMOUS | MAP_HUGETLB), fd, 0);
+		       MAP_SHARED | (memfd == 1 ? 0 : MAP_ANONYMOUS | MAP_HUGETLB), fd, 0);
 	char line[512];
 	long d;
 	pid_t kid;
@@ -168,6 +169,21 @@ static int huge(int memfd)
 	if (p == MAP_FAILED || s == MAP_FAILED || !sized) {
 		say("BAD setup: %s\n", strerror(errno));
 		return 1;
+	}
+	if (memfd == 2) {
+		/* "hugefork": a child shares the shared one */
+		memcpy(s, "huge", 4);
+		kid = fork();
+		if (kid == 0) {
+			while (access("restored", F_OK))
+				usleep(50000);
+			_exit(0);
+		}
+		say("shared %p child %d\nready\n", (void *)s, (int)kid);
+		while (access("restored", F_OK))
+			usleep(50000);
+		waitpid(kid, &st, 0);
+		return 0;
 	}
 	if (memfd) {
 		close(fd);
@@ -222,6 +238,8 @@ int main(int argc, char **argv)
 		return huge(0);
 	if (argc > 1 && !strcmp(argv[1], "hugefd"))
 		return huge(1);
+	if (argc > 1 && !strcmp(argv[1], "hugefork"))
+		return huge(2);
 	if (fd < 0) {
 		say("BAD memfd_create: %s\n", strerror(errno));
 		return 1;

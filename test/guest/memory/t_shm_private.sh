@@ -23,6 +23,8 @@
 # Before: refused at dump ("device or hugetlb mapping").
 # shm_private-hugefd: an MFD_HUGETLB memfd mapped shared, its fd closed:
 # refused at dump, naming pid, address, kind and page size; the task goes on.
+# shm_private-hugefork: a shared MAP_HUGETLB mapping shared with a child
+# (fork()): refused at dump (restored, the two would map two objects).
 # timeout: 200
 . /imgcr/guest/lib.sh
 require_modules
@@ -133,7 +135,33 @@ hugefd() {
 	pass "$(head -n 1 dump.err | cut -c1-160)"
 }
 
+hugefork() {
+	mkdir hugefork && cd hugefork || fail "mkdir hugefork"
+	old=$(cat /proc/sys/vm/nr_hugepages)
+	echo 2 > /proc/sys/vm/nr_hugepages
+	memprivate hugefork > out 2> mp.err &
+	pid=$!
+	track $pid
+	wait_line out '^ready' 20 || fail "memprivate hugefork did not start: $(cat out mp.err | tr '\n' '|')"
+	set -- $(sed -n 's/^shared 0x\([0-9a-f]*\) child \([0-9]*\)$/\1 \2/p' out)
+	track $2
+	imgcr dump -t $pid -D d 2> dump.err && fail "the dump of huge pages shared with a child succeeded"
+	grep -q "pid $pid.*hugetlb mapping at 0x$1 (shared, anon_hugepage, 2048 kB pages): shared with another process or open elsewhere: not supported" dump.err ||
+		fail "message: $(tr '\n' '|' < dump.err)"
+	for p in $pid $2; do
+		case "$(state $p)" in
+		t | T) fail "task $p left stopped" ;;
+		"") fail "task $p died" ;;
+		esac
+	done
+	touch restored
+	wait_gone $pid 10
+	echo $old > /proc/sys/vm/nr_hugepages
+	pass "$(head -n 1 dump.err | cut -c1-160)"
+}
+
 subtest shm_private main
 subtest shm_private-nofd nofd
 subtest shm_private-huge huge
 subtest shm_private-hugefd hugefd
+subtest shm_private-hugefork hugefork
