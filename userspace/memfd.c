@@ -27,10 +27,13 @@
  * (--imgcr-shmfd=I:FD, memfd_shm_arg) that file I of the image is the
  * memfd the task has on fd FD, restored here with its contents, seals,
  * name and mode: the loader maps that one (checking its name, size and
- * access) and does not refill it.  Refused at dump: a task that maps such
- * a memfd without holding an fd on it (readable; read-write for a
- * writable mapping) itself, and private mappings of it.  (A memfd only
- * mapped, its fd closed everywhere, is the module's and works.)
+ * access) and does not refill it.  A private mapping of a memfd is made
+ * again the same way, of that memfd, the pages the task wrote on top of it
+ * (from the image, as for any private file mapping).  Refused at dump: a
+ * task that maps such a memfd without holding an fd on it (readable;
+ * read-write for a writable shared mapping) itself.  (A memfd only mapped
+ * shared, its fd closed everywhere, is the module's and works; mapped
+ * privately, the module refuses it: its contents would be lost.)
  *
  * Refused: hugetlbfs memfds (MFD_HUGETLB).
  */
@@ -175,9 +178,8 @@ static int task_memfd_fd(const struct tree *t, const struct tree_task *k, unsign
 }
 
 /*
- * A memfd open as an fd and mapped: each task mapping it shared must hold
- * an fd of it itself (the loader maps that fd's memfd); a private mapping
- * is refused.
+ * A memfd open as an fd and mapped: each task mapping it must hold an fd
+ * of it itself (the loader maps that fd's memfd, shared or privately).
  */
 static int memfd_check(const struct tree *t)
 {
@@ -215,12 +217,15 @@ static int memfd_check(const struct tree *t)
 				else if (perms[3] == 's' &&
 					 task_memfd_fd(t, &t->tasks[i], f->ino, perms[1] == 'w') >= 0)
 					break;	/* restored as one object: memfd_shm_arg */
+				else if (perms[3] != 's' &&
+					 task_memfd_fd(t, &t->tasks[i], f->ino, 0) >= 0)
+					break;	/* the same memfd, its written pages on top */
 				else if (perms[3] == 's')
 					pr_err("pid %d fd %d: memfd %s: also mapped (%s) by pid %d at 0x%lx, which holds no fd of it%s: the mapping would be restored as a separate memfd: not supported",
 					       f->pid, f->fd, f->path, perms, t->tasks[i].pid, at,
 					       perms[1] == 'w' ? " open read-write" : " open for reading");
 				else
-					pr_err("pid %d fd %d: memfd %s: also mapped privately (%s) by pid %d at 0x%lx: not supported",
+					pr_err("pid %d fd %d: memfd %s: also mapped privately (%s) by pid %d at 0x%lx, which holds no fd of it open for reading: the mapping would show another memfd: not supported",
 					       f->pid, f->fd, f->path, perms, t->tasks[i].pid, at);
 				free(maps);
 				return -1;

@@ -1458,6 +1458,82 @@ static int mapped_write_refuse(struct rctx *c, const struct tree_task *k, const 
 	return ret;
 }
 
+/*
+ * The 2 MiB huge pages the anonymous MAP_HUGETLB mappings of image @name
+ * need, added to *@need: all of a reserved one's (mmap() reserves them),
+ * those the image has data in of one made with MAP_NORESERVE.  -1 if the
+ * image cannot be read.
+ */
+static int huge_pages_needed(struct rctx *c, const char *name, unsigned long *need)
+{
+	struct image img;
+	unsigned int i, j;
+
+	if (image_openat(&img, c->dirfd, name))
+		return -1;
+	for (i = 0; i < img.task->nr_vmas; i++) {
+		const struct imgcr_vma *v = &img.vmas[i];
+		unsigned long next = 0;	/* the first huge page not yet counted */
+
+		if (v->kind != IMGCR_VMA_ANON || !(v->flags & IMGCR_VMA_HUGETLB))
+			continue;
+		if (!(v->flags & IMGCR_VMA_NORESERVE)) {
+			*need += (v->end - v->start) >> 21;
+			continue;
+		}
+		/* PT_LOAD segments are sorted, each inside one mapping */
+		for (j = 0; j < img.eh->e_phnum; j++) {
+			const Elf64_Phdr *ph = &img.ph[j];
+			unsigned long first, last;
+
+			if (ph->p_type != PT_LOAD || !ph->p_filesz || ph->p_vaddr < v->start ||
+			    ph->p_vaddr >= v->end)
+				continue;
+			first = (ph->p_vaddr - v->start) >> 21;
+			last = (ph->p_vaddr + ph->p_filesz - 1 - v->start) >> 21;
+			if (first < next)
+				first = next;
+			if (last >= first)
+				*need += last - first + 1;
+			if (last + 1 > next)
+				next = last + 1;
+		}
+	}
+	image_close(&img);
+	return 0;
+}
+
+/*
+ * The loader maps huge pages after its point of no return: without free
+ * ones there (HugePages_Free less HugePages_Rsvd of 2 MiB, /proc/meminfo)
+ * the restored task would die.  Refused before.  0, or -1 (printed).
+ */
+static int huge_pages_check(unsigned long need)
+{
+	unsigned long fr = 0, rsvd = 0, size = 0;
+	char *m, *l;
+
+	if (!need)
+		return 0;
+	m = read_text("/proc/meminfo", NULL);
+	if (!m) {
+		pr_perror("/proc/meminfo");
+		return -1;
+	}
+	if ((l = strstr(m, "HugePages_Free:")))
+		sscanf(l, "HugePages_Free: %lu", &fr);
+	if ((l = strstr(m, "HugePages_Rsvd:")))
+		sscanf(l, "HugePages_Rsvd: %lu", &rsvd);
+	if ((l = strstr(m, "Hugepagesize:")))
+		sscanf(l, "Hugepagesize: %lu", &size);
+	free(m);
+	if (size == 2048 && fr >= rsvd && fr - rsvd >= need)
+		return 0;
+	pr_err("the tree maps %lu huge page(s) of 2048 kB (MAP_HUGETLB) and %lu are free (default size %lu kB): reserve them (sysctl vm.nr_hugepages) before the restore",
+	       need, size == 2048 && fr >= rsvd ? fr - rsvd : 0, size);
+	return -1;
+}
+
 static int tid_in_use(pid_t tid)
 {
 	char path[32];
@@ -1533,6 +1609,7 @@ static int check_tree(struct rctx *c)
 	gid_t gid = getegid();
 	char path[PATH_MAX + 64];
 	int j, privileged = has_cap_checkpoint_restore();
+	unsigned long huge = 0;
 
 	for (i = 0; i < t->ntasks; i++) {
 		const struct tree_task *k = &t->tasks[i], *p = tree_find(t, k->ppid);
@@ -1607,6 +1684,8 @@ static int check_tree(struct rctx *c)
 		}
 		if (!k->zombie && userns_moves(t) && mapped_write_refuse(c, k, path))
 			return -1;
+		if (!k->zombie && huge_pages_needed(c, path, &huge))
+			return -1;
 		if (!c->pidns && (!kill(k->pid, 0) || errno == EPERM)) {
 			pr_err("pid %d (%s) is in use by another process: restore into a new PID namespace with --pidns",
 			       k->pid, k->comm);
@@ -1646,6 +1725,8 @@ static int check_tree(struct rctx *c)
 			}
 		}
 	}
+	if (huge_pages_check(huge))
+		return -1;
 	if (root->sid != root->pid && tree_find(t, root->sid) == NULL)
 		pr_info("session %d is outside the tree: the tree joins imgcr's session",
 			root->sid);

@@ -67,6 +67,7 @@ static const struct {
 	{ IMGCR_VMA_MERGEABLE, "mergeable" },
 	{ IMGCR_VMA_SHM_MAYWRITE, "maywrite" },
 	{ IMGCR_VMA_RDONLY_FILE, "rdonlyfile" },
+	{ IMGCR_VMA_HUGETLB, "hugetlb" },
 };
 
 /* Print each flag of @flags as " name" (@json: "name" items), unknown ones in hex. */

@@ -127,6 +127,9 @@ static inline int imgcr_ksyms_resolve(const char *mod, struct imgcr_ksym *tab,
  *                             address
  *   __x64_sys_mprotect      - drops write access from a mapping filled while
  *                             writable, as the task's own mprotect() did
+ *   __x64_sys_mmap          - maps anonymous huge pages (MAP_HUGETLB):
+ *                             vm_mmap() does not make their hugetlbfs file,
+ *                             and hugetlb_file_setup() is not exported
  *   __x64_sys_madvise       - gives each mapping its advice again
  *                             (MADV_DONTFORK, _WIPEONFORK, _HUGEPAGE,
  *                             _NOHUGEPAGE, _DONTDUMP, _SEQUENTIAL, _RANDOM,

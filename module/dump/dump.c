@@ -18,12 +18,14 @@
 #include <linux/cred.h>
 #include <linux/crc32.h>
 #include <linux/elf.h>
+#include <linux/fdtable.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/futex.h>
 #include <linux/hash.h>
 #include <linux/hashtable.h>
 #include <linux/highmem.h>
+#include <linux/hugetlb.h>
 #include <linux/io_uring_types.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
@@ -38,6 +40,7 @@
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/uaccess.h>
@@ -717,6 +720,46 @@ static int check_shmem_seals(struct dump_image *img, struct vm_area_struct *vma,
 	return -EOPNOTSUPP;
 }
 
+/* iterate_fd() callback: an fd of the inode @p open for reading */
+static int readable_fd_of(const void *p, struct file *file, unsigned int fd)
+{
+	return file_inode(file) == p && file->f_mode & FMODE_READ;
+}
+
+/*
+ * A private mapping of shared memory object @idx: the image carries the
+ * pages the task wrote (copy-on-write copies), as for any private file
+ * mapping, but not the object's own, which the other pages show.  Those
+ * come back only with a memfd the task holds an fd of (readable): imgcr
+ * restore restores it from that fd and gives it to the loader
+ * (--imgcr-shmfd), which maps it privately again.  Refused otherwise: the
+ * object would come back without its contents (shared anonymous memory,
+ * a memfd whose fds are all closed).
+ */
+static int check_shmem_private(struct dump_image *img,
+			       struct vm_area_struct *vma, u32 idx)
+{
+	const struct imgcr_file *rec =
+		(const void *)(img->filerecs + img->file_off[idx]);
+	const struct inode *inode = file_inode(vma->vm_file);
+	int held = 0;
+
+	if (!strncmp(rec->path, "memfd:", 6)) {
+		/* as __do_SAK(): the fd table under task_lock() */
+		task_lock(img->task);
+		if (img->task->files)
+			held = iterate_fd(img->task->files, 0, readable_fd_of,
+					  inode);
+		task_unlock(img->task);
+	}
+	if (held)
+		return 0;
+	dump_refuse(img, task_pid_nr(img->task),
+		    "private mapping at %#lx of %s, of which it holds no fd open for reading (its contents would be lost); not supported",
+		    vma->vm_start, rec->path);
+	return -EOPNOTSUPP;
+}
+
 /*
  * The madvise() advice and MAP_DROPPABLE of a private or file mapping,
  * given again at restore.  Refuses (with a message) what madvise() could
@@ -855,6 +898,65 @@ static int dump_sysvshm(struct dump_image *img, struct vm_area_struct *vma,
 #endif
 }
 
+/* The name alloc_file_pseudo() gave MAP_HUGETLB's file (HUGETLB_ANON_FILE). */
+#define IMGCR_HUGETLB_ANON_FILE	"anon_hugepage"
+
+/*
+ * A mapping of huge pages of hugetlbfs.  Anonymous memory (MAP_HUGETLB,
+ * private or shared) of 2 MiB pages is IMGCR_VMA_ANON with
+ * IMGCR_VMA_HUGETLB (and IMGCR_VMA_SHARED): the loader maps it again so,
+ * the pages the image carries written in.  Only the whole object in one
+ * VMA (a fresh one has offset 0 and the mapping's size: one partly
+ * unmapped or split by mprotect() does not), and a shared one mapped by
+ * this VMA alone (another process's, after fork(), would become another
+ * object).  Refused, saying which kind it is and why: hugetlbfs files and
+ * MFD_HUGETLB memfds, other page sizes, madvise() state.
+ */
+static int dump_hugetlb(struct dump_image *img, struct vm_area_struct *vma,
+			struct imgcr_vma *v)
+{
+	const struct dentry *d = vma->vm_file ? vma->vm_file->f_path.dentry : NULL;
+	bool shared = vma->vm_flags & VM_MAYSHARE;
+	const char *what = "a hugetlbfs file", *why = NULL;
+	int ret;
+
+	/* alloc_file_pseudo(): "anon_hugepage" (MAP_HUGETLB), "memfd:NAME" */
+	if (!d)
+		what = "no file";
+	else if (IS_ROOT(d) && d != d->d_sb->s_root)
+		what = d->d_name.name;
+	if (!d || !IS_ROOT(d) || d == d->d_sb->s_root ||
+	    strcmp(what, IMGCR_HUGETLB_ANON_FILE))
+		why = "only anonymous huge pages (MAP_HUGETLB) are";
+	else if (vma_kernel_pagesize(vma) != SZ_2M)
+		why = "only 2048 kB pages are";
+	else if (vma->vm_pgoff ||
+		 i_size_read(file_inode(vma->vm_file)) != vma->vm_end - vma->vm_start)
+		why = "part of the mapping was unmapped or split off (mprotect): not";
+	else if (shared && file_count(vma->vm_file) != 1)
+		why = "shared with another process or open elsewhere: not";
+	if (!why) {
+		v->kind = IMGCR_VMA_ANON;
+		v->pgoff = 0;
+		v->flags |= IMGCR_VMA_HUGETLB | (shared ? IMGCR_VMA_SHARED : 0);
+		ret = vma_advice(img, vma, v);
+		if (ret)
+			return ret;
+		if (v->flags & ~(IMGCR_VMA_HUGETLB | IMGCR_VMA_SHARED |
+				 IMGCR_VMA_NORESERVE))
+			why = "with madvise() state or flags that cannot be given back: not";
+	}
+	if (why) {
+		dump_refuse(img, task_pid_nr(img->task),
+			    "hugetlb mapping at %#lx (%s, %s, %lu kB pages): %s supported",
+			    vma->vm_start, shared ? "shared" : "private",
+			    what, vma_kernel_pagesize(vma) >> 10, why);
+		return -EOPNOTSUPP;
+	}
+	img->nr_vmas++;
+	return dump_vma_pages(img, vma);
+}
+
 static int dump_one_vma(struct dump_image *img, struct vm_area_struct *vma)
 {
 	unsigned long vdso = (unsigned long)img->mm->context.vdso;
@@ -888,9 +990,11 @@ static int dump_one_vma(struct dump_image *img, struct vm_area_struct *vma)
 	} else if (vdso && vi && vma->vm_start >= vdso - imgcr_vvar_size(vi) &&
 		   vma->vm_end <= vdso && !vma->vm_file) {
 		v->kind = IMGCR_VMA_VVAR;
-	} else if (vma->vm_flags & (VM_IO | VM_PFNMAP | VM_MIXEDMAP | VM_HUGETLB)) {
+	} else if (vma->vm_flags & VM_HUGETLB) {
+		return dump_hugetlb(img, vma, v);
+	} else if (vma->vm_flags & (VM_IO | VM_PFNMAP | VM_MIXEDMAP)) {
 		dump_refuse(img, task_pid_nr(img->task),
-			    "device or hugetlb mapping at %#lx; not supported", vma->vm_start);
+			    "device mapping at %#lx; not supported", vma->vm_start);
 		return -EOPNOTSUPP;
 	} else if (vma->vm_file && is_aio_ring(vma->vm_file)) {
 		/* a child of fork() maps its parent's ring, with no context */
@@ -923,10 +1027,9 @@ static int dump_one_vma(struct dump_image *img, struct vm_area_struct *vma)
 			return ret;
 		v->file = ret;
 		if (!shared && file_is_shmem_object(img, v->file)) {
-			dump_refuse(img, task_pid_nr(img->task),
-				    "private mapping of a memfd or deleted tmpfs file at %#lx; not supported",
-				    vma->vm_start);
-			return -EOPNOTSUPP;
+			ret = check_shmem_private(img, vma, v->file);
+			if (ret)
+				return ret;
 		}
 		ret = vma_advice(img, vma, v);
 		if (ret)

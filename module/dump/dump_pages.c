@@ -7,6 +7,7 @@
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/highmem.h>
+#include <linux/hugetlb.h>
 #include <linux/mm.h>
 #include <linux/shmem_fs.h>
 #include <linux/sched/signal.h>
@@ -104,14 +105,17 @@ static bool wanted_page(bool anon_vma, struct page *page)
 int dump_vma_pages(struct dump_image *img, struct vm_area_struct *vma)
 {
 	bool anon = vma_is_anonymous(vma);
+	/* anonymous huge pages: as anonymous memory, shared ones too */
+	bool hugetlb = is_vm_hugetlb_page(vma);
 	unsigned long addr = vma->vm_start;
 	struct page **batch;
 	long n, i;
 	int ret;
 
-	if (!vma->anon_vma)
+	if (!vma->anon_vma && !hugetlb)
 		return 0;
 	img->new_run = true;	/* a PT_LOAD never spans two VMAs */
+	/* not what imgcr dump --live copies ahead (dump_skip_page()) */
 	img->run_anon = anon;
 	while (addr < vma->vm_end) {
 		n = min_t(unsigned long, GUP_CHUNK,
@@ -137,7 +141,7 @@ int dump_vma_pages(struct dump_image *img, struct vm_area_struct *vma)
 		ret = 0;
 		for (i = 0; i < n; i++) {
 			struct page *page = batch[i];
-			bool keep = !ret && wanted_page(anon, page);
+			bool keep = !ret && wanted_page(anon || hugetlb, page);
 
 			if (keep)
 				ret = dump_run_at(img, addr + i * PAGE_SIZE);

@@ -21,6 +21,7 @@
 
 unsigned long imgcr_sys_arch_prctl;
 unsigned long imgcr_sys_mprotect;
+unsigned long imgcr_sys_mmap;
 unsigned long imgcr_sys_madvise;
 unsigned long imgcr_sys_clone3;
 unsigned long imgcr_sys_prctl;
@@ -42,6 +43,7 @@ unsigned long imgcr_fpu_copy_uabi_to_guest;	/* compat.h */
 static struct imgcr_ksym loader_ksyms[] = {
 	{ "__x64_sys_arch_prctl", &imgcr_sys_arch_prctl },
 	{ "__x64_sys_mprotect", &imgcr_sys_mprotect },
+	{ "__x64_sys_mmap", &imgcr_sys_mmap },
 	{ "__x64_sys_madvise", &imgcr_sys_madvise },
 	{ "__x64_sys_clone3", &imgcr_sys_clone3 },
 	{ "__x64_sys_prctl", &imgcr_sys_prctl },

@@ -17,6 +17,7 @@
 #include <linux/regset.h>
 #include <linux/sched/mm.h>
 #include <linux/shmem_fs.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/auxvec.h>
 #include <linux/bsearch.h>
@@ -673,6 +674,22 @@ static int img_check_vmas(struct img *img)
 		prev_end = v->end;
 		switch (v->kind) {
 		case IMGCR_VMA_ANON:
+			/* 2 MiB huge pages: the whole mapping, no advice */
+			if (v->flags & IMGCR_VMA_HUGETLB) {
+				if (v->file != IMGCR_NO_FILE || v->pgoff ||
+				    v->flags & ~(IMGCR_VMA_HUGETLB |
+						 IMGCR_VMA_SHARED |
+						 IMGCR_VMA_NORESERVE) ||
+				    !IS_ALIGNED(v->start, SZ_2M) ||
+				    !IS_ALIGNED(v->end, SZ_2M))
+					goto bad;
+				if (!IS_ENABLED(CONFIG_HUGETLB_PAGE)) {
+					img_err(img, "huge page mapping at %#llx: this kernel has no hugetlbfs",
+						v->start);
+					return -EOPNOTSUPP;
+				}
+				break;
+			}
 			if (v->file != IMGCR_NO_FILE || v->flags &
 			    ~(IMGCR_VMA_GROWSDOWN | IMGCR_VMA_ACCOUNT |
 			      IMGCR_VMA_NORESERVE | VMA_ADVICE) ||
@@ -690,9 +707,18 @@ static int img_check_vmas(struct img *img)
 				goto bad;
 			f = &img->files[v->file];
 			shared = v->flags & IMGCR_VMA_SHARED;
-			/* shmem objects only shared; writes need a writable file */
-			if ((f->id.flags & IMGCR_FILE_SHMEM && !shared) ||
-			    (shared && v->flags & IMGCR_VMA_ACCOUNT) ||
+			/*
+			 * a private mapping of a shared memory object shows
+			 * the object's contents, which the image does not
+			 * carry: only of the caller's memfd (--imgcr-shmfd)
+			 */
+			if (f->id.flags & IMGCR_FILE_SHMEM && !shared && !f->given) {
+				img_err(img, "private mapping at %#llx of shared memory %s, which is not given as a memfd (--imgcr-shmfd)",
+					v->start, f->path);
+				return -EINVAL;
+			}
+			/* writes need a writable file */
+			if ((shared && v->flags & IMGCR_VMA_ACCOUNT) ||
 			    (shared && v->prot & IMGCR_PROT_WRITE &&
 			     !(f->id.flags & (IMGCR_FILE_WRITE | IMGCR_FILE_SHMEM))))
 				goto bad;

@@ -56,7 +56,9 @@ static unsigned long vma_mmap_prot(const struct imgcr_vma *v)
  */
 static bool map_writable_first(const struct imgcr_vma *v)
 {
-	return v->flags & IMGCR_VMA_ACCOUNT && !(v->prot & IMGCR_PROT_WRITE);
+	/* shared huge pages: a write through FOLL_FORCE is refused */
+	return v->flags & (IMGCR_VMA_ACCOUNT | IMGCR_VMA_HUGETLB) &&
+	       !(v->prot & IMGCR_PROT_WRITE);
 }
 
 /* Give a fresh anonymous VMA the page offset the original had. */
@@ -225,7 +227,14 @@ static int map_one(struct img *img, const struct imgcr_vma *v)
 		if (v->flags & IMGCR_VMA_GROWSDOWN)
 			flags |= MAP_GROWSDOWN;
 	}
-	addr = vm_mmap(file, v->start, len, shared ? prot : PROT_NONE, flags, off);
+	if (v->flags & IMGCR_VMA_HUGETLB)
+		/* its hugetlbfs file is made by the syscall only */
+		addr = img_call_sys6(imgcr_sys_mmap, v->start, len,
+				     shared ? prot : PROT_NONE,
+				     flags | MAP_HUGETLB | MAP_HUGE_2MB, -1, 0);
+	else
+		addr = vm_mmap(file, v->start, len, shared ? prot : PROT_NONE,
+			       flags, off);
 	/*
 	 * A read-only shared mapping of an object sealed with F_SEAL_WRITE,
 	 * through its writable file: a kernel without 6.7's
@@ -242,7 +251,8 @@ static int map_one(struct img *img, const struct imgcr_vma *v)
 	}
 	if (shared)
 		return 0;
-	if (v->kind == IMGCR_VMA_ANON && v->pgoff != v->start >> PAGE_SHIFT)
+	if (v->kind == IMGCR_VMA_ANON && !(v->flags & IMGCR_VMA_HUGETLB) &&
+	    v->pgoff != v->start >> PAGE_SHIFT)
 		set_anon_pgoff(v);
 	if (prot == PROT_NONE)
 		return 0;

@@ -211,6 +211,7 @@ extern unsigned long imgcr_sys_setresuid;
 extern unsigned long imgcr_sys_setresgid;
 extern unsigned long imgcr_sys_seccomp;
 extern unsigned long imgcr_sys_shmat;
+extern unsigned long imgcr_sys_mmap;
 
 /* Call a syscall body resolved at load; see ksyms.h. */
 static inline long img_call_sys(unsigned long fn, unsigned long a0,
@@ -219,6 +220,19 @@ static inline long img_call_sys(unsigned long fn, unsigned long a0,
 {
 	long (*sys)(const struct pt_regs *regs) = (void *)fn;
 	struct pt_regs regs = { .di = a0, .si = a1, .dx = a2, .r10 = a3 };
+
+	return sys(&regs);
+}
+
+/* The same with six arguments (mmap). */
+static inline long img_call_sys6(unsigned long fn, unsigned long a0,
+				 unsigned long a1, unsigned long a2,
+				 unsigned long a3, unsigned long a4,
+				 unsigned long a5)
+{
+	long (*sys)(const struct pt_regs *regs) = (void *)fn;
+	struct pt_regs regs = { .di = a0, .si = a1, .dx = a2, .r10 = a3,
+				.r8 = a4, .r9 = a5 };
 
 	return sys(&regs);
 }

@@ -4,7 +4,7 @@
  * child that is never reaped) holds something imgcr dump refuses:
  *   socket   a packet socket (RX ring) io_uring an io_uring instance
  *   uffd     a userfaultfd          perf     a perf_event fd (task clock)
- *   memmap   a memfd open as an fd and mapped privately
+ *   memmap   a memfd mapped privately, its fd closed
  *   fanotify a fanotify group with a filesystem mark (FAN_MARK_FILESYSTEM)
  *   bpf      a bpf program array map (arrays and hashes are dumped: t_bpfmap)
  *   pidfdout a pidfd to the process $HOLDER_PID, outside the tree (dumpable)
@@ -223,10 +223,13 @@ int main(int argc, char **argv)
 
 			r = syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
 		} else if (!strcmp(kind, "memmap")) {
+			/* its fd closed: its contents are nowhere but in the object */
 			r = memfd_create("holder", 0);
 			if (r >= 0 && (ftruncate(r, 4096) ||
 				       mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, r, 0) == MAP_FAILED))
 				r = -1;
+			if (r >= 0)
+				r = close(r);
 		} else if (!strcmp(kind, "fanotify")) {
 			r = fanotify_init(FAN_CLASS_NOTIF, O_RDONLY);
 			if (r >= 0 && fanotify_mark(r, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, FAN_CLOSE_WRITE,

@@ -514,7 +514,8 @@ static void do_timers(const char *scope, pid_t pid)
 }
 
 /* /proc/PID/smaps: per mapping its range, perms, offset, path, VmFlags... */
-static const char *const smaps_keep[] = { "VmFlags", "THPeligible", "ProtectionKey", NULL };
+static const char *const smaps_keep[] = { "VmFlags", "THPeligible", "ProtectionKey", "KernelPageSize",
+					  NULL };
 
 static void do_smaps(pid_t pid, pid_t tp)
 {

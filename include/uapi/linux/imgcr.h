@@ -255,7 +255,7 @@ struct imgcr_sigaction {
 
 /* imgcr_vma.flags */
 #define IMGCR_VMA_GROWSDOWN	0x1	/* a stack that grows down */
-#define IMGCR_VMA_SHARED	0x2	/* MAP_SHARED (IMGCR_VMA_FILE only) */
+#define IMGCR_VMA_SHARED	0x2	/* MAP_SHARED (IMGCR_VMA_FILE, or ANON with _HUGETLB) */
 #define IMGCR_VMA_ACCOUNT	0x4	/* was writable once: VM_ACCOUNT, kept by mprotect */
 #define IMGCR_VMA_NORESERVE	0x8	/* MAP_NORESERVE */
 /*
@@ -309,6 +309,16 @@ struct imgcr_sigaction {
  */
 #define IMGCR_VMA_RDONLY_FILE	0x10000
 
+/*
+ * IMGCR_VMA_ANON only: anonymous memory of 2 MiB huge pages (MAP_HUGETLB),
+ * private or, with IMGCR_VMA_SHARED, shared (by this mapping alone); start
+ * and end 2 MiB aligned, pgoff 0, no other flags but _NORESERVE.  Mapped
+ * again with MAP_HUGETLB | MAP_HUGE_2MB: the restore needs free huge pages
+ * (vm.nr_hugepages) for it unless _NORESERVE.  Its PT_LOAD segments hold
+ * its 4 KiB pieces that are not all zero.
+ */
+#define IMGCR_VMA_HUGETLB	0x20000
+
 #define IMGCR_NO_FILE		0xffffffffu
 
 /*
@@ -335,7 +345,11 @@ struct imgcr_vma {
 /*
  * IMGCR_FILE_WRITE: opened for writing (a writable shared mapping).
  * IMGCR_FILE_SHMEM: shared anonymous memory or a memfd, recreated empty with
- * this name and size, its contents from the PT_LOAD segments of its mappings.
+ * this name and size, its contents from the PT_LOAD segments of its shared
+ * mappings.  A private mapping of one carries only the pages the task
+ * wrote, like any private file mapping: the object must be a memfd the
+ * caller gives the loader, already filled (--imgcr-shmfd); without it the
+ * loader refuses the image.
  * IMGCR_FILE_DELETED: a regular file that was deleted while mapped; the path
  * is the one it had (without d_path()'s " (deleted)").  The image does not
  * carry its contents: imgcr dump saves them in the dump directory and imgcr

@@ -65,7 +65,7 @@ run uffd 'pid [0-9]+ fd [0-9]+: anon inode \[userfaultfd\]: userfaultfds are not
 run perf 'pid [0-9]+ fd [0-9]+: anon inode \[perf_event\]: perf_event fds are not supported'
 run fanotify 'pid [0-9]+ fd [0-9]+: fanotify: a filesystem mark \(FAN_MARK_FILESYSTEM: .sdev:[0-9a-f]+ .*\) is not supported'
 run bpf 'pid [0-9]+ fd [0-9]+: bpf map id [0-9]+ \(type prog_array\): its values are kernel objects .*: not supported'
-run memmap 'pid [0-9]+ fd [0-9]+: memfd /memfd:holder: also mapped privately \(rw-p\) by pid [0-9]+ at 0x[0-9a-f]+: not supported'
+run memmap 'pid [0-9]+: .*private mapping at 0x[0-9a-f]+ of memfd:holder, of which it holds no fd open for reading \(its contents would be lost\); not supported'
 run inoproc 'pid [0-9]+ fd [0-9]+: inotify: watch 1 \(inode [0-9]+\): .*not supported'
 run inotifyw 'pid [0-9]+ fd [0-9]+: inotify: watch 1 \(inode [0-9]+\): finding its path needs CAP_DAC_READ_SEARCH \(open_by_handle_at\): dump as root' 1000
 run dev 'pid [0-9]+ fd [0-9]+: character device /dev/(mem|kmsg) \(1:1?1\): not supported'

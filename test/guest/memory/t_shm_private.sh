@@ -1,0 +1,167 @@
+#!/bin/sh
+# Private mappings of shared memory files (test/progs/memprivate.c):
+# shm_private: memfd "priv buf" (its fd kept, also mapped shared),
+# /dev/shm/imgcr-priv and /dev/shm/imgcr-gone (unlinked, its fd kept),
+# each mapped MAP_PRIVATE with its first page written
+# (copied on write), through imgcr dump and imgcr restore --detach.  Outside:
+# the mappings' lines of /proc/PID/maps (range, perms, offset, name) are
+# the same, and the memfd's private mapping is of the inode of the fd (one
+# memfd, not a copy).  Inside: the written page and the file's pages are
+# back, the private mapping has one anonymous page (smaps), the file
+# does not hold the private write; a write to the file shows in the
+# private mapping's unwritten page, a private write reaches neither the
+# file nor the shared mapping.  Before: refused at dump.
+# shm_private-nofd: the memfd's fd closed, mapped only privately: its
+# contents are nowhere but in the object; refused at dump, naming the pid,
+# the address and the memfd, and the task goes on.
+# shm_private-huge: MAP_HUGETLB private and shared (made read-only)
+# anonymous mappings, 2 MiB each, marked in three 4 KiB pieces (4 huge
+# pages reserved here), through imgcr dump and restore --detach.  Outside:
+# range, perms, offset, name and KernelPageSize (2048 kB) the same
+# (smaps).  Inside: the marks and zeros elsewhere, KernelPageSize 2048 kB,
+# a child's write reaches the shared mapping, not the private one.
+# Before: refused at dump ("device or hugetlb mapping").
+# shm_private-hugefd: an MFD_HUGETLB memfd mapped shared, its fd closed:
+# refused at dump, naming pid, address, kind and page size; the task goes on.
+# shm_private-hugefork: a shared MAP_HUGETLB mapping shared with a child
+# (fork()): refused at dump (restored, the two would map two objects).
+# timeout: 200
+. /imgcr/guest/lib.sh
+require_modules
+# the guest's init mounts no /dev/shm
+grep -q ' /dev/shm ' /proc/mounts || { mkdir -p /dev/shm && mount -t tmpfs -o mode=1777 shm /dev/shm; } ||
+	fail "cannot mount /dev/shm"
+
+# the maps lines of PID's memfd and /dev/shm mappings, without dev and inode
+lines() {
+	awk '/memfd:priv buf|imgcr-priv|imgcr-gone/ { $4 = ""; $5 = ""; print }' /proc/$1/maps
+}
+
+main() {
+	memprivate > out 2> mp.err &
+	pid=$!
+	track $pid
+	wait_line out '^ready' 20 || fail "memprivate did not start: $(cat out mp.err | tr '\n' '|')"
+	fd=$(sed -n 's/^fd \([0-9]*\) .*/\1/p' out)
+	lines $pid > before.maps
+	[ "$(wc -l < before.maps)" = 4 ] || fail "before: $(tr '\n' '|' < before.maps)"
+	imgcr dump -t $pid -D d 2> dump.err || fail "dump: $(tr '\n' '|' < dump.err)"
+	wait_gone $pid 10 || fail "task $pid survived the dump"
+	imgcr restore -D d --detach > restore.out 2> restore.err ||
+		fail "restore: $(tr '\n' '|' < restore.err)"
+	wait_tasks_restored $pid
+	lines $pid > after.maps
+	cmp -s before.maps after.maps ||
+		fail "maps after: $(tr '\n' '|' < after.maps) before: $(tr '\n' '|' < before.maps)"
+	ino=$(stat -L -c %i /proc/$pid/fd/$fd)
+	m=$(awk '/memfd:priv buf/ { print $2 " " $5 }' /proc/$pid/maps | sort | tr '\n' ' ')
+	[ "$m" = "rw-p $ino rw-s $ino " ] || fail "memfd mappings '$m', fd inode $ino"
+	touch restored
+	wait_gone $pid 20 || fail "restored task did not exit"
+	grep -q BAD out && fail "$(grep BAD out | tr '\n' '|')"
+	grep -q '^done ok' out || fail "no 'done ok': $(tail -n 3 out | tr '\n' '|')"
+	pass "$(grep -c '^ok' out) checks ok; $(wc -l < after.maps) mappings the same"
+}
+
+nofd() {
+	mkdir nofd && cd nofd || fail "mkdir nofd"
+	memprivate nofd > out 2> mp.err &
+	pid=$!
+	track $pid
+	wait_line out '^ready' 20 || fail "memprivate did not start: $(cat out mp.err | tr '\n' '|')"
+	addr=$(sed -n 's/^fd [0-9]* memfd 0x\([0-9a-f]*\) .*/\1/p' out)
+	imgcr dump -t $pid -D d 2> dump.err && fail "the dump of a memfd mapped only privately succeeded"
+	grep -q "pid $pid.*private mapping at 0x$addr of memfd:priv buf, of which it holds no fd" dump.err ||
+		fail "message: $(tr '\n' '|' < dump.err)"
+	case "$(state $pid)" in
+	t | T) fail "task $pid left stopped" ;;
+	"") fail "task $pid died" ;;
+	esac
+	pass "$(head -n 1 dump.err | cut -c1-160)"
+}
+
+# "START-END PERMS OFFSET NAME KernelPageSize" of PID's huge page mappings
+hugelines() {
+	awk '/^[0-9a-f]+-[0-9a-f]+ / { m = ($6 ~ /anon_hugepage|memfd:huge/) ? $1 " " $2 " " $3 " " $6 : "" }
+	     /^KernelPageSize:/ && m != "" { print m " " $2 }' /proc/$1/smaps
+}
+
+huge() {
+	mkdir huge && cd huge || fail "mkdir huge"
+	old=$(cat /proc/sys/vm/nr_hugepages)
+	# two for the task, two for its restore before the dump's are freed
+	echo 4 > /proc/sys/vm/nr_hugepages
+	memprivate huge > out 2> mp.err &
+	pid=$!
+	track $pid
+	wait_line out '^ready' 20 || fail "memprivate huge did not start (nr_hugepages $(cat /proc/sys/vm/nr_hugepages)): $(cat out mp.err | tr '\n' '|')"
+	hugelines $pid > before.maps
+	[ "$(grep -c ' 2048$' before.maps)" = 2 ] || fail "before: $(tr '\n' '|' < before.maps)"
+	imgcr dump -t $pid -D d 2> dump.err || fail "dump: $(tr '\n' '|' < dump.err)"
+	wait_gone $pid 10 || fail "task $pid survived the dump"
+	imgcr restore -D d --detach > restore.out 2> restore.err ||
+		fail "restore: $(tr '\n' '|' < restore.err)"
+	wait_tasks_restored $pid
+	hugelines $pid > after.maps
+	cmp -s before.maps after.maps ||
+		fail "huge page mappings after: $(tr '\n' '|' < after.maps) before: $(tr '\n' '|' < before.maps)"
+	touch restored
+	wait_gone $pid 20 || fail "restored task did not exit"
+	echo $old > /proc/sys/vm/nr_hugepages
+	grep -q BAD out && fail "$(grep BAD out | tr '\n' '|')"
+	grep -q '^done ok' out || fail "no 'done ok': $(tail -n 3 out | tr '\n' '|')"
+	pass "$(grep -c '^ok' out) checks ok; $(tr '\n' '|' < after.maps)"
+}
+
+hugefd() {
+	mkdir hugefd && cd hugefd || fail "mkdir hugefd"
+	old=$(cat /proc/sys/vm/nr_hugepages)
+	echo 2 > /proc/sys/vm/nr_hugepages
+	memprivate hugefd > out 2> mp.err &
+	pid=$!
+	track $pid
+	wait_line out '^ready' 20 || fail "memprivate hugefd did not start: $(cat out mp.err | tr '\n' '|')"
+	addr=$(sed -n 's/^shared 0x\([0-9a-f]*\)$/\1/p' out)
+	imgcr dump -t $pid -D d 2> dump.err && fail "the dump of a MFD_HUGETLB memfd mapping succeeded"
+	grep -q "pid $pid.*hugetlb mapping at 0x$addr (shared, memfd:huge, 2048 kB pages): only anonymous huge pages (MAP_HUGETLB) are supported" dump.err ||
+		fail "message: $(tr '\n' '|' < dump.err)"
+	case "$(state $pid)" in
+	t | T) fail "task $pid left stopped" ;;
+	"") fail "task $pid died" ;;
+	esac
+	touch restored
+	wait_gone $pid 10
+	echo $old > /proc/sys/vm/nr_hugepages
+	pass "$(head -n 1 dump.err | cut -c1-160)"
+}
+
+hugefork() {
+	mkdir hugefork && cd hugefork || fail "mkdir hugefork"
+	old=$(cat /proc/sys/vm/nr_hugepages)
+	echo 2 > /proc/sys/vm/nr_hugepages
+	memprivate hugefork > out 2> mp.err &
+	pid=$!
+	track $pid
+	wait_line out '^ready' 20 || fail "memprivate hugefork did not start: $(cat out mp.err | tr '\n' '|')"
+	set -- $(sed -n 's/^shared 0x\([0-9a-f]*\) child \([0-9]*\)$/\1 \2/p' out)
+	track $2
+	imgcr dump -t $pid -D d 2> dump.err && fail "the dump of huge pages shared with a child succeeded"
+	grep -q "pid $pid.*hugetlb mapping at 0x$1 (shared, anon_hugepage, 2048 kB pages): shared with another process or open elsewhere: not supported" dump.err ||
+		fail "message: $(tr '\n' '|' < dump.err)"
+	for p in $pid $2; do
+		case "$(state $p)" in
+		t | T) fail "task $p left stopped" ;;
+		"") fail "task $p died" ;;
+		esac
+	done
+	touch restored
+	wait_gone $pid 10
+	echo $old > /proc/sys/vm/nr_hugepages
+	pass "$(head -n 1 dump.err | cut -c1-160)"
+}
+
+subtest shm_private main
+subtest shm_private-nofd nofd
+subtest shm_private-huge huge
+subtest shm_private-hugefd hugefd
+subtest shm_private-hugefork hugefork
