@@ -260,6 +260,25 @@ static int push(int fd, const void *val)
  * is touched).  A frozen one cannot be popped: only an empty one is
  * restored.
  */
+/* DIR/bpfmap-ID.data created for writing (its name in @path), or NULL after saying why */
+static FILE *data_file(struct fd_dump *c, struct fd_parms *p, const struct tree_bpfmap *m,
+		       char *path, size_t size)
+{
+	int out;
+	FILE *f = NULL;
+
+	snprintf(path, size, "%s/bpfmap-%u.data", c->dir, m->id);
+	out = img_create(path, 0600);
+	if (out >= 0)
+		f = fdopen(out, "w");
+	if (!f) {
+		pr_perror("pid %d fd %d: cannot create %s", p->pid, p->fd, path);
+		if (out >= 0)
+			close(out);
+	}
+	return f;
+}
+
 static long long save_queue(struct fd_dump *c, struct fd_parms *p, int fd, const struct tree_bpfmap *m,
 			    char *why, size_t size)
 {
@@ -272,7 +291,7 @@ static long long save_queue(struct fd_dump *c, struct fd_parms *p, int fd, const
 	struct outside o;
 	char path[4096];
 	union bpf_attr a;
-	int out, r, stack = m->type == BPF_MAP_TYPE_STACK;
+	int r, stack = m->type == BPF_MAP_TYPE_STACK;
 	FILE *f = NULL;
 
 	if (!vals) {
@@ -339,14 +358,8 @@ static long long save_queue(struct fd_dump *c, struct fd_parms *p, int fd, const
 		n = -2;
 		goto out;
 	}
-	snprintf(path, sizeof(path), "%s/bpfmap-%u.data", c->dir, m->id);
-	out = img_create(path, 0600);
-	if (out >= 0)
-		f = fdopen(out, "w");
+	f = data_file(c, p, m, path, sizeof(path));
 	if (!f) {
-		pr_perror("pid %d fd %d: cannot create %s", p->pid, p->fd, path);
-		if (out >= 0)
-			close(out);
 		n = -1;
 		goto out;
 	}
@@ -434,14 +447,8 @@ static long long save_bloom(struct fd_dump *c, struct fd_parms *p, int fd, const
 	}
 	if (n < 0)
 		goto out;
-	snprintf(path, sizeof(path), "%s/bpfmap-%u.data", c->dir, m->id);
-	out = img_create(path, 0600);
-	if (out >= 0)
-		f = fdopen(out, "w");
+	f = data_file(c, p, m, path, sizeof(path));
 	if (!f) {
-		pr_perror("pid %d fd %d: cannot create %s", p->pid, p->fd, path);
-		if (out >= 0)
-			close(out);
 		n = -1;
 		goto out;
 	}
@@ -467,17 +474,16 @@ static long long save_elements(struct fd_dump *c, struct fd_parms *p, int fd,
 	unsigned char *key = malloc(m->key_size), *next = malloc(m->key_size), *val = malloc(vb);
 	union bpf_attr a;
 	long long n = 0;
-	int out, first = 1;
+	int first = 1;
 	FILE *f = NULL;
 
-	snprintf(path, sizeof(path), "%s/bpfmap-%u.data", c->dir, m->id);
-	out = img_create(path, 0600);
-	if (out >= 0)
-		f = fdopen(out, "w");
-	if (!f || !key || !next || !val) {
-		pr_perror("pid %d fd %d: cannot create %s", p->pid, p->fd, path);
-		if (out >= 0 && !f)
-			close(out);
+	if (!key || !next || !val) {
+		pr_err("out of memory");
+		n = -1;
+		goto out;
+	}
+	f = data_file(c, p, m, path, sizeof(path));
+	if (!f) {
 		n = -1;
 		goto out;
 	}
