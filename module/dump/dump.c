@@ -212,7 +212,9 @@ static const struct user_regset *find_regset(const struct user_regset_view *v,
  * A stopped task sits in get_signal() before the syscall-restart fixup.
  * Do that fixup here, as CRIU does, so no -ERESTART* reaches user space
  * after restore: restartable calls are re-executed, restart blocks (whose
- * state lives in the kernel) become -EINTR.
+ * state lives in the kernel) become -EINTR.  The code of a restartable
+ * call is kept in the flags: the loader puts it back, and the kernel's
+ * signal code decides on the way out, as it would have for this task.
  */
 static void fixup_syscall_restart(struct dump_thread *th)
 {
@@ -229,6 +231,9 @@ static void fixup_syscall_restart(struct dump_thread *th)
 	case -ERESTARTNOHAND:
 	case -ERESTARTSYS:
 	case -ERESTARTNOINTR:
+		th->th.flags |= ret == -ERESTARTSYS ? IMGCR_TASK_RESTART_SYS :
+				ret == -ERESTARTNOINTR ? IMGCR_TASK_RESTART_NOINTR :
+				ret == -ERESTARTNOHAND ? IMGCR_TASK_RESTART_NOHAND : 0;
 		r[IMGCR_REG_RAX] = r[IMGCR_REG_ORIG_RAX];
 		r[IMGCR_REG_RIP] -= 2;
 		th->th.flags |= IMGCR_TASK_RESTARTED_SYSCALL;

@@ -693,13 +693,48 @@ struct img_resume {
 	int stop_sig;			/* stop the group by it once it is whole (0: not) */
 };
 
-/* rax, rseq and the mask: what exec would undo, so set on the way out. */
+/* The -ERESTART* code an interrupted call had returned, or 0. */
+static long img_restart_code(u32 flags)
+{
+	switch (flags & IMGCR_TASK_RESTART_CODES) {
+	case IMGCR_TASK_RESTART_SYS:
+		return -ERESTARTSYS;
+	case IMGCR_TASK_RESTART_NOINTR:
+		return -ERESTARTNOINTR;
+	case IMGCR_TASK_RESTART_NOHAND:
+		return -ERESTARTNOHAND;
+	}
+	return 0;	/* checked by img_parse(): one code at most */
+}
+
+/*
+ * rax, rseq and the mask: what exec would undo, so set on the way out.
+ *
+ * A call the dump found interrupted (an -ERESTART* code in the flags) is
+ * put back as the kernel left it: rip after the syscall instruction,
+ * orig_ax its number, ax the code, as the dumped thread had them in
+ * get_signal().  TIF_SIGPENDING makes exit_to_user_mode_loop() go
+ * through arch_do_signal_or_restart() after this (run from get_signal()
+ * or from resume_user_mode_work(), the loop reads the flags again) and
+ * before any user instruction: with no signal it restarts the call
+ * (ax = orig_ax, ip -= 2: the registers of the image), with a signal
+ * handle_signal() returns EINTR or restarts, as for the original task.
+ * The flag is cleared by get_signal() when nothing is pending.
+ */
 void img_set_late_fields(u64 ax, const struct imgcr_thread *t)
 {
 	struct pt_regs *regs = current_pt_regs();
+	long code = img_restart_code(t->flags);
 
-	regs->ax = ax;
-	regs->orig_ax = -1;	/* not in a syscall: no restart on signals */
+	if (code) {
+		regs->ip += 2;
+		regs->orig_ax = ax;
+		regs->ax = code;
+		set_thread_flag(TIF_SIGPENDING);
+	} else {
+		regs->ax = ax;
+		regs->orig_ax = -1;	/* not in a syscall: no restart */
+	}
 #ifdef CONFIG_RSEQ
 	if (t->rseq)
 		imgcr_rseq_register(t->rseq, t->rseq_len, t->rseq_sig);

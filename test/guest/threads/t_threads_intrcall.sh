@@ -1,0 +1,92 @@
+#!/bin/sh
+# A signal sent to a restored task before it runs again is handled as the
+# kernel handles one sent to the stopped original (progs/intrcall.c): the
+# main thread sits in pause() (-ERESTARTNOHAND) with a SIGUSR1 handler,
+# the other thread in read() of a FIFO (-ERESTARTSYS) with an SA_RESTART
+# SIGUSR2 handler.  Stopped, dumped, restored stopped (--imgcr-stop: no
+# user instruction runs), SIGUSR1 and SIGUSR2 sent, then SIGCONT: pause()
+# returns -1 EINTR after its handler (not restarted), the read goes on and
+# returns what is written afterwards.  Outside, before the signals: each
+# restored thread's /proc/PID/task/TID/syscall (number, arguments, sp,
+# ip) is the original's.  A control run without a dump gives the kernel's
+# own answer first.
+. /imgcr/guest/lib.sh
+. /imgcr/guest/threadlib.sh
+require_modules
+
+mkfifo in.fifo || fail "mkfifo"
+exec 3<> in.fifo
+
+# syscalls PID: each thread's /proc/PID/task/TID/syscall, main thread first
+syscalls() {
+	cat "/proc/$1/task/$1/syscall"
+	for _t in $(tids "$1"); do
+		[ "$_t" = "$1" ] || cat "/proc/$1/task/$_t/syscall"
+	done
+}
+
+# sleeping PID: both threads asleep in their calls
+sleeping() {
+	_n=250
+	until [ "$(nthreads "$1")" = 2 ] && all_state "$1" S; do
+		_n=$((_n - 1))
+		[ "$_n" -gt 0 ] || fail "intrcall $1 not asleep: $(thread_states "$1")"
+		usleep 20000
+	done
+}
+
+# signal_and_check PID FILE WHAT: the signals while PID is stopped, then
+# the answers in FILE.
+signal_and_check() {
+	kill -USR1 "$1" && kill -USR2 "$1" || fail "$3: kill"
+	usleep 100000
+	all_state "$1" tT || fail "$3: a signal woke the stopped task: $(thread_states "$1")"
+	kill -CONT "$1"
+	wait_line "$2" '^pause ' 10 ||
+		fail "$3: pause() did not return after its handler (restarted?): $(tr '\n' '|' < "$2")$(rerr)"
+	grep -q '^pause -1 Interrupted system call handler=1$' "$2" ||
+		fail "$3: $(grep '^pause' "$2")"
+	usleep 200000
+	grep -q '^read' "$2" && fail "$3: read() returned before any data: $(grep '^read' "$2")"
+	echo data >&3
+	wait_exit "$1" 10
+	[ "$RC" = 0 ] || fail "$3: exit $RC: $(tr '\n' '|' < "$2")$(rerr)"
+	grep -q '^read 4 data handler=1$' "$2" || fail "$3: $(grep '^read' "$2")"
+	grep -q '^intrcall ok$' "$2" || fail "$3: $(tr '\n' '|' < "$2")"
+}
+
+# Control: the original kernel's answer, without a dump.
+intrcall <&3 > ref &
+p=$!
+track $p
+wait_line ref '^ready' 10 || fail "control intrcall did not start"
+sleeping $p
+stop_all $p
+signal_and_check $p ref "control"
+
+intrcall <&3 > out &
+pid=$!
+track $pid
+wait_line out '^ready' 10 || fail "intrcall did not start"
+sleeping $pid
+stop_all $pid
+syscalls $pid > before
+dump $pid i.img
+kill9 $pid
+
+chmod +x i.img
+./i.img --imgcr-stop <&3 >> out 2> restore.err &
+rpid=$!
+track $rpid
+_n=1500
+until [ "$(nthreads $rpid)" = 2 ] && all_state $rpid tT; do
+	_n=$((_n - 1))
+	[ "$_n" -gt 0 ] || fail "restored task not stopped: $(thread_states $rpid)$(rerr)"
+	usleep 20000
+done
+syscalls $rpid > after
+cmp -s before after ||
+	fail "threads' calls: before '$(tr '\n' '|' < before)' after '$(tr '\n' '|' < after)'"
+info "calls: $(cut -d' ' -f1 after | tr '\n' ' ')"
+signal_and_check $rpid out "restored"
+pass
