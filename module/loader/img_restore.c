@@ -713,13 +713,8 @@ static long img_restart_code(u32 flags)
  * A call the dump found interrupted (an -ERESTART* code in the flags) is
  * put back as the kernel left it: rip after the syscall instruction,
  * orig_ax its number, ax the code, as the dumped thread had them in
- * get_signal().  TIF_SIGPENDING makes exit_to_user_mode_loop() go
- * through arch_do_signal_or_restart() after this (run from get_signal()
- * or from resume_user_mode_work(), the loop reads the flags again) and
- * before any user instruction: with no signal it restarts the call
- * (ax = orig_ax, ip -= 2: the registers of the image), with a signal
- * handle_signal() returns EINTR or restarts, as for the original task.
- * The flag is cleared by get_signal() when nothing is pending.
+ * get_signal().  img_restart_pending() then makes the kernel's signal
+ * code decide before the first user instruction.
  */
 void img_set_late_fields(u64 ax, const struct imgcr_thread *t)
 {
@@ -730,7 +725,6 @@ void img_set_late_fields(u64 ax, const struct imgcr_thread *t)
 		regs->ip += 2;
 		regs->orig_ax = ax;
 		regs->ax = code;
-		set_thread_flag(TIF_SIGPENDING);
 	} else {
 		regs->ax = ax;
 		regs->orig_ax = -1;	/* not in a syscall: no restart */
@@ -739,6 +733,23 @@ void img_set_late_fields(u64 ax, const struct imgcr_thread *t)
 	if (t->rseq)
 		imgcr_rseq_register(t->rseq, t->rseq_len, t->rseq_sig);
 #endif
+}
+
+/*
+ * The last thing a thread's task_work does, once the mask is its own.
+ * TIF_NOTIFY_SIGNAL, which no recalc_sigpending() clears (the mask's
+ * would clear TIF_SIGPENDING with nothing pending), makes
+ * exit_to_user_mode_loop() call arch_do_signal_or_restart() before any
+ * user instruction: from get_signal(), which ran this task_work, or in
+ * its next pass, as it reads the flags again after resume_user_mode_work().
+ * With no signal to deliver it restarts the call (ax = orig_ax, ip -= 2:
+ * the image's registers); with one, handle_signal() returns EINTR or
+ * restarts as for the original task.
+ */
+void img_restart_pending(const struct imgcr_thread *t)
+{
+	if (img_restart_code(t->flags))
+		set_thread_flag(TIF_NOTIFY_SIGNAL);
 }
 
 /* Runs on the way back to user space, after exec stored its own rax. */
@@ -752,8 +763,10 @@ static void img_resume(struct callback_head *work)
 	 * all-blocked until they are all there.  On failure the group is
 	 * being killed and the mask does not matter.
 	 */
-	if (!img_group_run(r->group, r->stop_sig))
+	if (!img_group_run(r->group, r->stop_sig)) {
 		sigprocmask(SIG_SETMASK, &r->blocked, NULL);
+		img_restart_pending(r->th);
+	}
 	kfree(r);
 	module_put(THIS_MODULE);
 }

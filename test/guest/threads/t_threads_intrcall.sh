@@ -35,13 +35,15 @@ sleeping() {
 	done
 }
 
-# signal_and_check PID FILE WHAT: the signals while PID is stopped, then
-# the answers in FILE.
+# signal_and_check PID FILE WHAT [stopped]: the signals (while PID is
+# stopped, then SIGCONT), then the answers in FILE.
 signal_and_check() {
 	kill -USR1 "$1" && kill -USR2 "$1" || fail "$3: kill"
-	usleep 100000
-	all_state "$1" tT || fail "$3: a signal woke the stopped task: $(thread_states "$1")"
-	kill -CONT "$1"
+	if [ "$4" = stopped ]; then
+		usleep 100000
+		all_state "$1" tT || fail "$3: a signal woke the stopped task: $(thread_states "$1")"
+		kill -CONT "$1"
+	fi
 	wait_line "$2" '^pause ' 10 ||
 		fail "$3: pause() did not return after its handler (restarted?): $(tr '\n' '|' < "$2")$(rerr)"
 	grep -q '^pause -1 Interrupted system call handler=1$' "$2" ||
@@ -62,7 +64,7 @@ track $p
 wait_line ref '^ready' 10 || fail "control intrcall did not start"
 sleeping $p
 stop_all $p
-signal_and_check $p ref "control"
+signal_and_check $p ref "control" stopped
 
 intrcall <&3 > out &
 pid=$!
@@ -75,6 +77,27 @@ dump $pid i.img
 kill9 $pid
 
 chmod +x i.img
+# Restored running, no signal: both calls go on (the kernel restarts
+# them, as for the original continued), then signals answer as usual.
+cp out out2
+./i.img <&3 >> out2 2> restore.err &
+rpid=$!
+track $rpid
+_n=500
+until [ "$(nthreads $rpid)" = 2 ] && all_state $rpid S; do
+	_n=$((_n - 1))
+	[ "$_n" -gt 0 ] || fail "restored (running): not asleep: $(thread_states $rpid)$(rerr)"
+	usleep 20000
+done
+usleep 300000
+all_state $rpid S || fail "restored (running): left its calls: $(thread_states $rpid)$(rerr)"
+grep -qE '^(pause|read)' out2 && fail "restored (running): a call returned: $(tr '\n' '|' < out2)"
+syscalls $rpid > after
+cmp -s before after ||
+	fail "restored (running): calls before '$(tr '\n' '|' < before)' after '$(tr '\n' '|' < after)'"
+signal_and_check $rpid out2 "restored (running)"
+
+# Restored stopped: no user instruction runs before the signals.
 ./i.img --imgcr-stop <&3 >> out 2> restore.err &
 rpid=$!
 track $rpid
@@ -88,5 +111,5 @@ syscalls $rpid > after
 cmp -s before after ||
 	fail "threads' calls: before '$(tr '\n' '|' < before)' after '$(tr '\n' '|' < after)'"
 info "calls: $(cut -d' ' -f1 after | tr '\n' ' ')"
-signal_and_check $rpid out "restored"
+signal_and_check $rpid out "restored (stopped)" stopped
 pass
