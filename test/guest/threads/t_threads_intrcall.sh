@@ -49,11 +49,11 @@ signal_and_check() {
 	grep -q '^pause -1 Interrupted system call handler=1$' "$2" ||
 		fail "$3: $(grep '^pause' "$2")"
 	usleep 200000
-	grep -q '^read' "$2" && fail "$3: read() returned before any data: $(grep '^read' "$2")"
+	grep -q '^read ' "$2" && fail "$3: read() returned before any data: $(grep '^read ' "$2")"
 	echo data >&3
 	wait_exit "$1" 10
 	[ "$RC" = 0 ] || fail "$3: exit $RC: $(tr '\n' '|' < "$2")$(rerr)"
-	grep -q '^read 4 data handler=1$' "$2" || fail "$3: $(grep '^read' "$2")"
+	grep -q '^read 4 data handler=1$' "$2" || fail "$3: $(grep '^read ' "$2")"
 	grep -q '^intrcall ok$' "$2" || fail "$3: $(tr '\n' '|' < "$2")"
 }
 
@@ -91,7 +91,7 @@ until [ "$(nthreads $rpid)" = 2 ] && all_state $rpid S; do
 done
 usleep 300000
 all_state $rpid S || fail "restored (running): left its calls: $(thread_states $rpid)$(rerr)"
-grep -qE '^(pause|read)' out2 && fail "restored (running): a call returned: $(tr '\n' '|' < out2)"
+grep -qE '^(pause|read) ' out2 && fail "restored (running): a call returned: $(tr '\n' '|' < out2)"
 syscalls $rpid > after
 cmp -s before after ||
 	fail "restored (running): calls before '$(tr '\n' '|' < before)' after '$(tr '\n' '|' < after)'"
