@@ -39,7 +39,7 @@ sleeping() {
 # stopped, then SIGCONT), then the answers in FILE.
 signal_and_check() {
 	kill -USR1 "$1" && kill -USR2 "$1" || fail "$3: kill"
-	if [ "$4" = stopped ]; then
+	if [ "${4:-}" = stopped ]; then
 		usleep 100000
 		all_state "$1" tT || fail "$3: a signal woke the stopped task: $(thread_states "$1")"
 		kill -CONT "$1"
