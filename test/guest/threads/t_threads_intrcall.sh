@@ -108,8 +108,8 @@ until [ "$(nthreads $rpid)" = 2 ] && all_state $rpid tT; do
 	usleep 20000
 done
 syscalls $rpid > after
-cmp -s before after ||
-	fail "threads' calls: before '$(tr '\n' '|' < before)' after '$(tr '\n' '|' < after)'"
-info "calls: $(cut -d' ' -f1 after | tr '\n' ' ')"
 signal_and_check $rpid out "restored (stopped)" stopped
+cmp -s before after ||
+	fail "restored (stopped): calls before '$(tr '\n' '|' < before)' after '$(tr '\n' '|' < after)'"
+info "calls: $(cut -d' ' -f1 after | tr '\n' ' ')"
 pass
