@@ -8,7 +8,10 @@
 # returns -1 EINTR after its handler (not restarted), the read goes on and
 # returns what is written afterwards.  Outside, before the signals: each
 # restored thread's /proc/PID/task/TID/syscall (number, arguments, sp,
-# ip) is the original's.  A control run without a dump gives the kernel's
+# ip) is the original's.  The same image restored running, no signal:
+# both calls go on (restarted), signals then answer the same.  Signals
+# sent to the stopped original before its dump (pending in the image)
+# answer the same too.  A control run without a dump gives the kernel's
 # own answer first.
 . /imgcr/guest/lib.sh
 . /imgcr/guest/threadlib.sh
@@ -35,10 +38,13 @@ sleeping() {
 	done
 }
 
-# signal_and_check PID FILE WHAT [stopped]: the signals (while PID is
-# stopped, then SIGCONT), then the answers in FILE.
+# signal_and_check PID FILE WHAT [stopped|pending]: the signals (while PID
+# is stopped, then SIGCONT; pending: none, they came with the image), then
+# the answers in FILE.
 signal_and_check() {
-	kill -USR1 "$1" && kill -USR2 "$1" || fail "$3: kill"
+	if [ "${4:-}" != pending ]; then
+		kill -USR1 "$1" && kill -USR2 "$1" || fail "$3: kill"
+	fi
 	if [ "${4:-}" = stopped ]; then
 		usleep 100000
 		all_state "$1" tT || fail "$3: a signal woke the stopped task: $(thread_states "$1")"
@@ -112,4 +118,22 @@ signal_and_check $rpid out "restored (stopped)" stopped
 cmp -s before after ||
 	fail "restored (stopped): calls before '$(tr '\n' '|' < before)' after '$(tr '\n' '|' < after)'"
 info "calls: $(cut -d' ' -f1 after | tr '\n' ' ')"
+
+# Signals sent to the stopped original before the dump: pending in the
+# image, delivered before the restored task runs.
+intrcall <&3 > out3 &
+pid=$!
+track $pid
+wait_line out3 '^ready' 10 || fail "intrcall (pending) did not start"
+sleeping $pid
+stop_all $pid
+kill -USR1 $pid && kill -USR2 $pid || fail "kill"
+usleep 100000
+dump $pid j.img
+kill9 $pid
+chmod +x j.img
+./j.img <&3 >> out3 2> restore.err &
+rpid=$!
+track $rpid
+signal_and_check $rpid out3 "restored with the signals pending" pending
 pass
