@@ -216,6 +216,19 @@ static const struct user_regset *find_regset(const struct user_regset_view *v,
  * call is kept in the flags: the loader puts it back, and the kernel's
  * signal code decides on the way out, as it would have for this task.
  */
+static u32 restart_code_flag(long ret)
+{
+	switch (ret) {
+	case -ERESTARTSYS:
+		return IMGCR_TASK_RESTART_SYS;
+	case -ERESTARTNOINTR:
+		return IMGCR_TASK_RESTART_NOINTR;
+	case -ERESTARTNOHAND:
+		return IMGCR_TASK_RESTART_NOHAND;
+	}
+	return 0;	/* -ENOSYS: a syscall-entry stop, the call never ran */
+}
+
 static void fixup_syscall_restart(struct dump_thread *th)
 {
 	u64 *r = th->prstatus.regs;
@@ -231,12 +244,9 @@ static void fixup_syscall_restart(struct dump_thread *th)
 	case -ERESTARTNOHAND:
 	case -ERESTARTSYS:
 	case -ERESTARTNOINTR:
-		th->th.flags |= ret == -ERESTARTSYS ? IMGCR_TASK_RESTART_SYS :
-				ret == -ERESTARTNOINTR ? IMGCR_TASK_RESTART_NOINTR :
-				ret == -ERESTARTNOHAND ? IMGCR_TASK_RESTART_NOHAND : 0;
 		r[IMGCR_REG_RAX] = r[IMGCR_REG_ORIG_RAX];
 		r[IMGCR_REG_RIP] -= 2;
-		th->th.flags |= IMGCR_TASK_RESTARTED_SYSCALL;
+		th->th.flags |= IMGCR_TASK_RESTARTED_SYSCALL | restart_code_flag(ret);
 		break;
 	case -ERESTART_RESTARTBLOCK:
 		r[IMGCR_REG_RAX] = (u64)-EINTR;

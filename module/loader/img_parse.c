@@ -369,11 +369,11 @@ static bool rseq_ok(const struct imgcr_thread *t)
  */
 static const char *thread_field_bad(const struct imgcr_thread *t)
 {
+	u32 code = t->flags & IMGCR_TASK_RESTART_CODES;
+
 	BUILD_BUG_ON(sizeof(current->timer_slack_ns) != sizeof(t->timer_slack_ns) ||
 		     sizeof(current->default_timer_slack_ns) !=
 		     sizeof(t->default_timer_slack_ns));
-	u32 code = t->flags & IMGCR_TASK_RESTART_CODES;
-
 	if (t->flags & ~(IMGCR_TASK_RESTARTED_SYSCALL |
 			 IMGCR_TASK_INTERRUPTED_SYSCALL |
 			 IMGCR_TASK_RESTART_CODES))
