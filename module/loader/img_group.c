@@ -684,7 +684,9 @@ static bool group_needs_scratch(const struct img_group *g)
  * exit_to_user_mode_loop() goes through get_signal() before the first
  * user instruction: the first thread there dequeues SIGSTOP and starts the
  * group stop (under siglock), the others join it.  A spurious
- * TIF_SIGPENDING is harmless: orig_ax is -1, no syscall is restarted.
+ * TIF_SIGPENDING is harmless: orig_ax is -1, no syscall is restarted,
+ * unless the thread is put back in an interrupted call, whose restart
+ * img_restart_pending() asks for anyway.
  * SEND_SIG_PRIV (kill_pid's priv) is not ignored even by the init of a
  * PID namespace.
  */
