@@ -217,6 +217,18 @@ static void thread_fields(const struct image *img, unsigned int i, char comm[17]
 	}
 }
 
+/* What a signal sent before it runs again does to a restarted call. */
+static const char *restart_how(uint32_t flags)
+{
+	if (flags & IMGCR_TASK_RESTART_SYS)
+		return ", or EINTR after a handler without SA_RESTART (ERESTARTSYS)";
+	if (flags & IMGCR_TASK_RESTART_NOHAND)
+		return ", or EINTR after a handler (ERESTARTNOHAND)";
+	if (flags & IMGCR_TASK_RESTART_NOINTR)
+		return " even after a handler (ERESTARTNOINTR)";
+	return "";
+}
+
 static const char *clock_name(int clock)
 {
 	switch (clock) {
@@ -266,7 +278,7 @@ static void show_threads_text(const struct image *img)
 		printf("  tid %u%s \"%s\": rip %#" PRIx64 " rsp %#" PRIx64 " blocked %#" PRIx64,
 		       tid, i ? "" : " (main)", comm, r[IMGCR_REG_RIP], r[IMGCR_REG_RSP], blocked);
 		if (flags & IMGCR_TASK_RESTARTED_SYSCALL)
-			printf(", syscall restarted");
+			printf(", syscall restarted%s", restart_how(flags));
 		if (flags & IMGCR_TASK_INTERRUPTED_SYSCALL)
 			printf(", sleep interrupted (EINTR)");
 		putchar('\n');
@@ -406,8 +418,8 @@ static void show_text(const struct image *img)
 	printf("task:     pid %u, comm \"%.16s\", personality %#x\n", t->pid, t->comm,
 	       t->personality);
 	if (t->flags & IMGCR_TASK_RESTARTED_SYSCALL)
-		printf("syscall:  stopped in system call %" PRIu64 ", restarted on resume\n",
-		       (uint64_t)img->prstatus->regs[IMGCR_REG_RAX]);
+		printf("syscall:  stopped in system call %" PRIu64 ", restarted on resume%s\n",
+		       (uint64_t)img->prstatus->regs[IMGCR_REG_RAX], restart_how(t->flags));
 	if (t->flags & IMGCR_TASK_INTERRUPTED_SYSCALL)
 		printf("syscall:  stopped in a restartable sleep, returns EINTR on resume\n");
 	for (i = 0; i < IMGCR_NR_REGS; i++)

@@ -215,8 +215,23 @@ static const struct user_regset *find_regset(const struct user_regset_view *v,
  * A stopped task sits in get_signal() before the syscall-restart fixup.
  * Do that fixup here, as CRIU does, so no -ERESTART* reaches user space
  * after restore: restartable calls are re-executed, restart blocks (whose
- * state lives in the kernel) become -EINTR.
+ * state lives in the kernel) become -EINTR.  The code of a restartable
+ * call is kept in the flags: the loader puts it back, and the kernel's
+ * signal code decides on the way out, as it would have for this task.
  */
+static u32 restart_code_flag(long ret)
+{
+	switch (ret) {
+	case -ERESTARTSYS:
+		return IMGCR_TASK_RESTART_SYS;
+	case -ERESTARTNOINTR:
+		return IMGCR_TASK_RESTART_NOINTR;
+	case -ERESTARTNOHAND:
+		return IMGCR_TASK_RESTART_NOHAND;
+	}
+	return 0;	/* -ENOSYS: a syscall-entry stop, the call never ran */
+}
+
 static void fixup_syscall_restart(struct dump_thread *th)
 {
 	u64 *r = th->prstatus.regs;
@@ -234,7 +249,7 @@ static void fixup_syscall_restart(struct dump_thread *th)
 	case -ERESTARTNOINTR:
 		r[IMGCR_REG_RAX] = r[IMGCR_REG_ORIG_RAX];
 		r[IMGCR_REG_RIP] -= 2;
-		th->th.flags |= IMGCR_TASK_RESTARTED_SYSCALL;
+		th->th.flags |= IMGCR_TASK_RESTARTED_SYSCALL | restart_code_flag(ret);
 		break;
 	case -ERESTART_RESTARTBLOCK:
 		r[IMGCR_REG_RAX] = (u64)-EINTR;

@@ -244,6 +244,7 @@ static void img_thread_resume(struct callback_head *cb)
 		set_thread_flag(TIF_SIGPENDING);
 	if (t->seccomp_strict && enter_strict())
 		send_sig(SIGKILL, current, 1);	/* the whole group */
+	img_restart_pending(&t->th);
 out:
 	thread_creds_done(g, &creds_done);
 	img_group_put(g);
@@ -683,7 +684,9 @@ static bool group_needs_scratch(const struct img_group *g)
  * exit_to_user_mode_loop() goes through get_signal() before the first
  * user instruction: the first thread there dequeues SIGSTOP and starts the
  * group stop (under siglock), the others join it.  A spurious
- * TIF_SIGPENDING is harmless: orig_ax is -1, no syscall is restarted.
+ * TIF_SIGPENDING is harmless: orig_ax is -1, no syscall is restarted,
+ * unless the thread is put back in an interrupted call, whose restart
+ * img_restart_pending() asks for anyway.
  * SEND_SIG_PRIV (kill_pid's priv) is not ignored even by the init of a
  * PID namespace.
  */

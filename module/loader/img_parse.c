@@ -299,7 +299,8 @@ static int img_copy_note(struct img *img, const struct note_slot *s,
  * General registers of any thread; @who names it in messages ("" for the
  * main thread).
  */
-static int img_check_regs(struct img *img, const u64 *r, const char *who)
+static int img_check_regs(struct img *img, const u64 *r, u32 flags,
+			  const char *who)
 {
 	if (r[IMGCR_REG_CS] != __USER_CS || r[IMGCR_REG_SS] != __USER_DS ||
 	    r[IMGCR_REG_DS] || r[IMGCR_REG_ES] || r[IMGCR_REG_FS] ||
@@ -311,6 +312,18 @@ static int img_check_regs(struct img *img, const u64 *r, const char *who)
 	    !user_addr_ok(r[IMGCR_REG_FS_BASE]) ||
 	    !user_addr_ok(r[IMGCR_REG_GS_BASE])) {
 		img_err(img, "%sregister outside user space", who);
+		return -EINVAL;
+	}
+	/*
+	 * An interrupted call is put back with rip after its instruction
+	 * and rax (its number) in orig_rax: a system call number (as the
+	 * int syscall_get_nr() makes of it), or the kernel would take it for
+	 * no call and return the -ERESTART* code to the program.
+	 */
+	if ((flags & IMGCR_TASK_RESTART_CODES) &&
+	    (r[IMGCR_REG_RAX] > INT_MAX || !user_addr_ok(r[IMGCR_REG_RIP] + 2))) {
+		img_err(img, "%sinterrupted system call with a bad number or address",
+			who);
 		return -EINVAL;
 	}
 	return 0;
@@ -357,12 +370,19 @@ static bool rseq_ok(const struct imgcr_thread *t)
  */
 static const char *thread_field_bad(const struct imgcr_thread *t)
 {
+	u32 code = t->flags & IMGCR_TASK_RESTART_CODES;
+
 	BUILD_BUG_ON(sizeof(current->timer_slack_ns) != sizeof(t->timer_slack_ns) ||
 		     sizeof(current->default_timer_slack_ns) !=
 		     sizeof(t->default_timer_slack_ns));
 	if (t->flags & ~(IMGCR_TASK_RESTARTED_SYSCALL |
-			 IMGCR_TASK_INTERRUPTED_SYSCALL))
+			 IMGCR_TASK_INTERRUPTED_SYSCALL |
+			 IMGCR_TASK_RESTART_CODES))
 		return "unknown task flags";
+	/* one code, and only for a call moved back onto its instruction */
+	if (code && ((code & (code - 1)) ||
+		     !(t->flags & IMGCR_TASK_RESTARTED_SYSCALL)))
+		return "syscall-restart flags";
 	if (!sigaltstack_ok(t))
 		return "alternate signal stack";
 	if (!user_addr_ok(t->clear_child_tid))
@@ -1513,7 +1533,7 @@ static int img_read_thread(struct img *img, unsigned int n,
 	if (!ret && img->has_creds)
 		ret = img_check_creds(img, &t->creds, who);
 	if (!ret)
-		ret = img_check_regs(img, t->prstatus.regs, who);
+		ret = img_check_regs(img, t->prstatus.regs, t->th.flags, who);
 	if (!ret)
 		ret = img_check_xstate(img, g[T_XSTATE].desc, g[T_XSTATE].len,
 				       who, &t->xstate, &t->pkru);
@@ -2199,7 +2219,7 @@ int img_parse(struct img *img)
 			ret = img_check_creds(img, &img->creds, "");
 	}
 	if (!ret)
-		ret = img_check_regs(img, img->prstatus.regs, "");
+		ret = img_check_regs(img, img->prstatus.regs, img->task.flags, "");
 	if (!ret)
 		ret = img_read_threads(img, &nt);
 	if (!ret)

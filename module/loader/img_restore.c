@@ -703,17 +703,63 @@ struct img_resume {
 	int stop_sig;			/* stop the group by it once it is whole (0: not) */
 };
 
-/* rax, rseq and the mask: what exec would undo, so set on the way out. */
+/* The -ERESTART* code an interrupted call had returned, or 0. */
+static long img_restart_code(u32 flags)
+{
+	switch (flags & IMGCR_TASK_RESTART_CODES) {
+	case IMGCR_TASK_RESTART_SYS:
+		return -ERESTARTSYS;
+	case IMGCR_TASK_RESTART_NOINTR:
+		return -ERESTARTNOINTR;
+	case IMGCR_TASK_RESTART_NOHAND:
+		return -ERESTARTNOHAND;
+	}
+	return 0;	/* checked by img_parse(): one code at most */
+}
+
+/*
+ * rax, rseq and the mask: what exec would undo, so set on the way out.
+ *
+ * A call the dump found interrupted (an -ERESTART* code in the flags) is
+ * put back as the kernel left it: rip after the syscall instruction,
+ * orig_ax its number, ax the code, as the dumped thread had them in
+ * get_signal().  img_restart_pending() then makes the kernel's signal
+ * code decide before the first user instruction.
+ */
 void img_set_late_fields(u64 ax, const struct imgcr_thread *t)
 {
 	struct pt_regs *regs = current_pt_regs();
+	long code = img_restart_code(t->flags);
 
-	regs->ax = ax;
-	regs->orig_ax = -1;	/* not in a syscall: no restart on signals */
+	if (code) {
+		regs->ip += 2;
+		regs->orig_ax = ax;
+		regs->ax = code;
+	} else {
+		regs->ax = ax;
+		regs->orig_ax = -1;	/* not in a syscall: no restart */
+	}
 #ifdef CONFIG_RSEQ
 	if (t->rseq)
 		imgcr_rseq_register(t->rseq, t->rseq_len, t->rseq_sig);
 #endif
+}
+
+/*
+ * The last thing a thread's task_work does, once the mask is its own.
+ * TIF_NOTIFY_SIGNAL, which no recalc_sigpending() clears (the mask's
+ * would clear TIF_SIGPENDING with nothing pending), makes
+ * exit_to_user_mode_loop() call arch_do_signal_or_restart() before any
+ * user instruction: from get_signal(), which ran this task_work, or in
+ * its next pass, as it reads the flags again after resume_user_mode_work().
+ * With no signal to deliver it restarts the call (ax = orig_ax, ip -= 2:
+ * the image's registers); with one, handle_signal() returns EINTR or
+ * restarts as for the original task.
+ */
+void img_restart_pending(const struct imgcr_thread *t)
+{
+	if (img_restart_code(t->flags))
+		set_thread_flag(TIF_NOTIFY_SIGNAL);
 }
 
 /* Runs on the way back to user space, after exec stored its own rax. */
@@ -727,8 +773,10 @@ static void img_resume(struct callback_head *work)
 	 * all-blocked until they are all there.  On failure the group is
 	 * being killed and the mask does not matter.
 	 */
-	if (!img_group_run(r->group, r->stop_sig))
+	if (!img_group_run(r->group, r->stop_sig)) {
 		sigprocmask(SIG_SETMASK, &r->blocked, NULL);
+		img_restart_pending(r->th);
+	}
 	kfree(r);
 	module_put(THIS_MODULE);
 }

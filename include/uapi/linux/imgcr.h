@@ -170,6 +170,22 @@ struct imgcr_prpsinfo {
 /* imgcr_task.flags */
 #define IMGCR_TASK_RESTARTED_SYSCALL	0x1	/* ip was moved back onto a syscall */
 #define IMGCR_TASK_INTERRUPTED_SYSCALL	0x2	/* a restart block became -EINTR */
+/*
+ * With IMGCR_TASK_RESTARTED_SYSCALL, at most one: the -ERESTART* code the
+ * call had returned (rax holds the call's number, rip its syscall
+ * instruction).  The loader puts the call back as it was interrupted
+ * (rip after the instruction, orig_rax the number, rax the code), so that
+ * a signal that comes before the thread runs again is handled as the
+ * kernel would have: the call returns EINTR or is restarted.  Without
+ * one (images of format 4 before these flags, a ptrace syscall-entry
+ * stop) the call is restarted whatever comes.
+ */
+#define IMGCR_TASK_RESTART_SYS		0x4	/* -ERESTARTSYS (512) */
+#define IMGCR_TASK_RESTART_NOINTR	0x8	/* -ERESTARTNOINTR (513) */
+#define IMGCR_TASK_RESTART_NOHAND	0x10	/* -ERESTARTNOHAND (514) */
+#define IMGCR_TASK_RESTART_CODES	(IMGCR_TASK_RESTART_SYS | \
+					 IMGCR_TASK_RESTART_NOINTR | \
+					 IMGCR_TASK_RESTART_NOHAND)
 
 /*
  * NT_IMGCR_TASK: everything about the process and its main thread that is
