@@ -65,8 +65,8 @@
 #                       the veth with its client on the host; restored:
 #                       both streams go on to their end, the listeners
 #                       answer new clients, the programs' own checks, a
-#                       socket's owner outside and inside and the
-#                       listener's uid in /proc/net/tcp as before.
+#                       socket's owner and the listener's uid in
+#                       /proc/net/tcp (outside and inside) as before.
 #   ct_userns-maps-netsk-refuse  a netlink socket there: refused at dump,
 #                       naming the pid and the fd.
 #   ct_userns-nested    a user namespace in a user namespace: refused,
@@ -490,9 +490,9 @@ refused_left_running() {
 # streams go on to their end (the same connections, nothing lost), the
 # listeners answer new clients (TCP and the abstract name in the
 # namespace, the path from the host), the UDP socket echoes; a socket's
-# owner is 100000:100000 outside and 0:0 inside (stat of /proc/PID/fd/N)
-# and the listener's uid in /proc/PID/net/tcp 100000, as before; the state
-# check compares every fd (owners, SO_PEERCRED, options).
+# owner is 100000:100000 (stat of /proc/PID/fd/N) and the listener's uid
+# in /proc/PID/net/tcp 100000 outside and 0 read in the user namespace, as
+# before; the state check compares every fd (owners, SO_PEERCRED, options).
 NP=7330	# sknet's ports (UDP: NP + 1)
 SP=7340	# tcpstream pair, on the container's loopback
 OP=7350	# tcpstream srv on the veth, its client on the host
@@ -505,16 +505,21 @@ kid() {
 	return 1
 }
 
-# sk_owner PID: the owner of PID's first socket fd, outside and inside
+# sk_owner PID: the owner of PID's first socket fd (stat of /proc/PID/fd/N)
 sk_owner() {
 	for _f in /proc/$1/fd/*; do
 		case "$(readlink $_f)" in socket:*) break ;; esac
 	done
-	echo "$(stat -L -c %u:%g $_f) $(/usr/sbin/nsenter -t $1 -U --preserve-credentials stat -L -c %u:%g $_f)"
+	stat -L -c %u:%g $_f
 }
 
-# tcp_uid PID PORT: the uid of the listener on PORT in /proc/PID/net/tcp
-tcp_uid() { awk -v p=":$(printf '%04X' $2)" 'substr($2, length($2) - 4) == p && $4 == "0A" { print $8; exit }' /proc/$1/net/tcp; }
+# tcp_uid PID PORT [-U]: the uid of the listener on PORT in /proc/PID/net/tcp
+# (the kernel translates it into the reader's user namespace: with -U, read
+# in PID's)
+tcp_uid() {
+	${3:+/usr/sbin/nsenter -t $1 -U --preserve-credentials} cat /proc/$1/net/tcp |
+		awk -v p=":$(printf '%04X' $2)" 'substr($2, length($2) - 4) == p && $4 == "0A" { print $8; exit }'
+}
 
 netsk_dumped() {
 	net_gone
@@ -538,9 +543,10 @@ netsk_after() {
 	[ "$r" = hello ] || fail "a new client of $W/srv.sock on the host got '$r'"
 	r=$(timeout 20 $N sknet cli udp $((NP + 1)) 2>&1)
 	[ "$r" = "udp echo" ] || fail "UDP echo after the restore: '$r'"
-	[ "$(tcp_uid $NEW $NP)" = "$uid_before" ] || fail "the listener's uid in /proc/net/tcp: $(tcp_uid $NEW $NP), was $uid_before"
+	[ "$(tcp_uid $NEW $NP) $(tcp_uid $NEW $NP -U)" = "$uid_before" ] ||
+		fail "the listener's uid in /proc/net/tcp (outside, inside): $(tcp_uid $NEW $NP) $(tcp_uid $NEW $NP -U), was $uid_before"
 	s=$(kid $NEW "sknet tree") || fail "no sknet after the restore"
-	[ "$(sk_owner $s)" = "$own_before" ] || fail "a socket's owner (outside, inside): $(sk_owner $s), was $own_before"
+	[ "$(sk_owner $s)" = "$own_before" ] || fail "a socket's owner: $(sk_owner $s), was $own_before"
 	# each program's verdict
 	wait_line $W/sk.out "server done" 240 || fail "the exchange did not finish: $(tail -n 3 $W/sk.out | tr '\n' '|')"
 	grep -q BAD $W/sk.out && fail "$(grep BAD $W/sk.out | head -n3 | tr '\n' '|')"
@@ -589,18 +595,18 @@ maps_netsk() {
 	wait_progress tso-cli.txt 100000 30 || fail "the stream to the host does not flow: $(tail -n 2 tso-cli.txt | tr '\n' '|') $(cat tso-cli.err)"
 	grep -q "server done" $W/sk.out && fail "the exchange ended before the dump"
 	owned_net $CT
-	uid_before=$(tcp_uid $CT $NP)
-	[ "$uid_before" = 100000 ] || fail "the listener's uid before: $uid_before"
+	uid_before="$(tcp_uid $CT $NP) $(tcp_uid $CT $NP -U)"
+	[ "$uid_before" = "100000 0" ] || fail "the listener's uid before (outside, inside): $uid_before"
 	s=$(kid $CT "sknet tree") || fail "no sknet"
 	own_before=$(sk_owner $s)
-	[ "$own_before" = "100000:100000 0:0" ] || fail "a socket's owner before (outside, inside): $own_before"
+	[ "$own_before" = "100000:100000" ] || fail "a socket's owner before: $own_before"
 	AFTER_DUMP=netsk_dumped AFTER_RESTORE=netsk_after dump_restore
 	nsk=$(grep -c '^sk ' d/tree)
 	ntcp=$(ls d/sk-*.tcp 2>/dev/null | wc -l)
 	[ "$ntcp" = 3 ] || fail "$ntcp established connections saved, expected 3"
 	rm -rf $W
 	net_gone
-	pass "$nsk sockets, $ntcp established; streams went on (loopback $lb bytes, to the host $ob bytes); listeners answered; owner $own_before"
+	pass "$nsk sockets, $ntcp established; streams went on (loopback $lb bytes, to the host $ob bytes); listeners answered; owner $own_before, listener uid $uid_before"
 }
 
 # the same maps and network namespace, a netlink socket in the tree: refused
