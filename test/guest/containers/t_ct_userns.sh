@@ -575,7 +575,7 @@ maps_netsk() {
 	R="runas -k 0 0"
 	O="< /dev/null > /dev/null 2>> $W/ct.err"
 	# in W: a cwd uid 100000 reaches (the restore looks it up as the task)
-	CTFLAGS=--net NOGO=1 CTPRE="cd $W && $R sknet tree $W $NP 400 $W/sk.out $O & $R tcpstream pair 127.0.0.1 $SP $W/ts.txt $O &
+	CTFLAGS=--net NOGO=1 CTPRE="cd $W; $R sknet tree $W $NP 400 $W/sk.out $O & $R tcpstream pair 127.0.0.1 $SP $W/ts.txt $O &
 		$R tcpstream srv 10.77.0.2 $OP $W/tso.txt $O &" lxc_start netsk
 	CT=$(cat ct.pid)
 	track $CT
@@ -615,7 +615,7 @@ maps_netsk() {
 # opener's credentials), naming the pid and the fd; the container runs on
 maps_netsk_refuse() {
 	W=/tmp/ct_userns-netskr.$$
-	CTFLAGS=--net CTPRE="cd $W && runas -k 0 0 sknet hold netlink < /dev/null > /dev/null 2>> $W/ct.err &" lxc_start netskr
+	CTFLAGS=--net CTPRE="cd $W; runas -k 0 0 sknet hold netlink < /dev/null > /dev/null 2>> $W/ct.err &" lxc_start netskr
 	n=0
 	until h=$(kid $CT "sknet hold") && ls -l /proc/$h/fd 2>/dev/null | grep -q socket:; do
 		n=$((n + 1))
