@@ -109,9 +109,10 @@ dump_restore() {
 	grep -q "setgroups=$before_sg " userns.rec || fail "userns record: $(cat userns.rec), setgroups was $before_sg"
 	step "restore"
 	rm -f rp
-	timeout -s KILL 60 imgcr restore -v4 -D d --detach --pidfile "$PWD/rp" > r.out 2> restore.err
+	# RTIMEOUT: the restore's deadline in seconds (sockets: slower under TCG)
+	timeout -s KILL ${RTIMEOUT:-60} imgcr restore -v4 -D d --detach --pidfile "$PWD/rp" > r.out 2> restore.err
 	RC=$?
-	[ "$RC" = 0 ] || fail "restore: exit $RC: $(tail -n 3 r.out | tr "\n" "|") $(grep -v '^imgcr: debug' restore.err | tail -n 6 | tr "\n" "|") $(grep -i 'fail\|cannot\|refus' restore.err | tail -n 3 | tr "\n" "|")"
+	[ "$RC" = 0 ] || fail "restore: exit $RC: $(tail -n 3 r.out | tr "\n" "|") $(grep -v '^imgcr: debug' restore.err | tail -n 6 | tr "\n" "|") $(grep -i 'fail\|cannot\|refus' restore.err | tail -n 3 | tr "\n" "|") [last: $(tail -n 4 restore.err | tr "\n" "|" | cut -c1-600)]"
 	NEW=$(cat rp)
 	track $NEW
 	c=$(grep -c '^tick ' out)
@@ -601,7 +602,7 @@ maps_netsk() {
 	s=$(kid $CT "sknet tree") || fail "no sknet"
 	own_before=$(sk_owner $s)
 	[ "$own_before" = "100000:100000" ] || fail "a socket's owner before: $own_before"
-	AFTER_DUMP=netsk_dumped AFTER_RESTORE=netsk_after dump_restore
+	RTIMEOUT=150 AFTER_DUMP=netsk_dumped AFTER_RESTORE=netsk_after dump_restore
 	nsk=$(grep -c '^sk ' d/tree)
 	ntcp=$(ls d/sk-*.tcp 2>/dev/null | wc -l)
 	[ "$ntcp" = 3 ] || fail "$ntcp established connections saved, expected 3"
