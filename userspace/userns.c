@@ -176,11 +176,15 @@ static int proc_net_path(const char *p)
 
 int userns_files_check(const struct tree *t)
 {
-	int i, net;
+	int i, net, init = t->root;
 
 	if (!userns_moves(t) || (t->ns->own & NS_BIT(NS_MNT)))
 		return 0;
 	net = !!(t->ns->own & NS_BIT(NS_NET));
+	/* the root's pid at the dump (the restore's tree has the pids inside: tree_use_vpids) */
+	for (i = 0; i < t->ntasks; i++)
+		if (t->tasks[i].pid == t->root && t->tasks[i].dump_pid)
+			init = t->tasks[i].dump_pid;
 	for (i = 0; i < t->nfiles; i++) {
 		const struct tree_file *f = &t->files[i];
 		const struct tree_sk *s = f->kind == TK_SK ? tree_sk_find(t, f->ino) : NULL;
@@ -197,6 +201,17 @@ int userns_files_check(const struct tree *t)
 		 * a packet socket needs CAP_NET_RAW at its creation only but is
 		 * not made as its task either
 		 */
+		/*
+		 * imgcr makes the sockets outside the tree's PID namespace,
+		 * whose pid 1 is the ns-root then: a connection the init made
+		 * (its peer credentials' pid) would name imgcr (0 inside)
+		 */
+		if (s && net && (t->ns->own & NS_BIT(NS_PID)) && s->family == AF_UNIX &&
+		    sk_peercred_pid(s) > 0 && sk_peercred_pid(s) == init) {
+			pr_err("pid %d: fd %d: a unix socket whose peer credentials name the container's init (pid %d, 1 inside), in its own network namespace with a user namespace whose maps move ids: not supported yet (imgcr makes the sockets outside the container's PID namespace, whose pid 1 is its restorer then)",
+			       f->pid, f->fd, init);
+			return -1;
+		}
 		if (s && (s->family == AF_NETLINK || s->family == AF_PACKET)) {
 			pr_err("pid %d: fd %d: a %s socket, with a user namespace whose maps move ids: not supported yet (imgcr makes the tree's sockets as host root: the kernel keeps the credentials of a socket's opener, host root's, not its task's)",
 			       f->pid, f->fd, s->family == AF_NETLINK ? "netlink" : "packet");
