@@ -1201,8 +1201,10 @@ static int sk_late_open(struct rctx *c, pid_t top)
 	    ns_enter_of(top, "pid", CLONE_NEWPID, &pid, "/proc/self/ns/pid_for_children"))
 		goto back;
 	unix_sk_peer_pidns(!!(c->own & NS_BIT(NS_PID)));
+	pr_debug("the sockets, in the tree's network namespace");
 	ret = open_files(c, OPEN_SK);
 	unix_sk_peer_pidns(0);
+	pr_debug("the sockets made (%d), passed to the ns-root", ret);
 back:
 	if (ns_back(&pid, CLONE_NEWPID, "PID") | ns_back(&net, CLONE_NEWNET, "network"))
 		ret = -1;

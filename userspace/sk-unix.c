@@ -996,7 +996,7 @@ static int peer_as_pid(pid_t pid, const struct tree_sk *s, struct peer_op *o, in
 	close(p[0]);
 	o->sv[0] = out.sv[0];
 	o->sv[1] = out.sv[1];
-	o->maker = pid;
+	o->maker = c;	/* its pid as the restorer sees it (SO_PEERCRED here) */
 	*res = out.ret;
 	errno = out.err;
 	return 1;
