@@ -1103,12 +1103,6 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 	task_fail(c, k, task_exec(c, &r));
 }
 
-/*
- * The ns-root (the tree's root task, cloned into the tree's new
- * namespaces): once imgcr ran every kind's outside(), every kind's
- * inside() in enum order (uts: the names; time: a new time namespace with
- * the offsets, joined before any child exists), then it is the root task.
- */
 /* open_files()' passes: every file, all but the sockets (before the clone), the sockets */
 enum { OPEN_ALL, OPEN_NOT_SK, OPEN_SK };
 
@@ -1270,6 +1264,12 @@ out:
 	return ret;
 }
 
+/*
+ * The ns-root (the tree's root task, cloned into the tree's new
+ * namespaces): once imgcr ran every kind's outside(), every kind's
+ * inside() in enum order (uts: the names; time: a new time namespace with
+ * the offsets, joined before any child exists), then it is the root task.
+ */
 static void run_nsroot(struct rctx *c) __attribute__((noreturn));
 static void run_nsroot(struct rctx *c)
 {
