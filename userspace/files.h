@@ -81,6 +81,8 @@ struct fd_restore {
 	int *desc;		/* per file: opened by the driver (-1: not yet) */
 	int *early;		/* per file: opened before its turn by another kind (files in
 				 * flight, sk-queue.c), taken by the driver; NULL: none */
+	int moves;		/* a user namespace whose maps move ids: the sockets are made
+				 * by root, a unix socket bound by path as its holder (sk-unix.c) */
 };
 
 /* What a kind's dump callback made of an fd. */

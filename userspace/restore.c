@@ -93,6 +93,7 @@
 #include <sys/fsuid.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -145,6 +146,13 @@ struct rctx {
 	int *desc;		/* per file: the restorer's fd */
 	int *hostfd;		/* per file: a host file (host=1) opened before the namespaces
 				 * (files_inside; -1: none), taken by open_files() */
+	/*
+	 * Maps that move ids with a network namespace of the tree's own: its
+	 * sockets are made by imgcr in that namespace once the ns-root set it
+	 * up (sk_late_open), and passed to the ns-root on sk_pass (SCM_RIGHTS).
+	 */
+	int sk_late, sk_pass[2];
+	struct fd_restore fr;	/* open_files()' state, kept between its passes */
 	int status_r, status_w, go_r, go_w;
 	int base;
 	struct rlimit nofile;
@@ -1095,13 +1103,173 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 	task_fail(c, k, task_exec(c, &r));
 }
 
+/* open_files()' passes: every file, all but the sockets (before the clone), the sockets */
+enum { OPEN_ALL, OPEN_NOT_SK, OPEN_SK };
+
+static int open_files(struct rctx *c, int pass);
+
+/*
+ * Maps that move ids with a network namespace of the tree's own
+ * (c->sk_late): imgcr makes the tree's sockets in that namespace, which
+ * the ns-root made with the new user namespace (it owns it) and set up
+ * (addresses, routes: a connection is bound and connected again there).
+ * imgcr, host root outside the new user namespace, enters the new network
+ * namespace and, for the pids of the peer credentials, its PID namespace
+ * (for its children: peer_as_pid in sk-unix.c), makes every socket there
+ * as open_files() does, comes back, and passes each to the ns-root on
+ * c->sk_pass: a message of the file's index with the socket (SCM_RIGHTS),
+ * then one of -1.  0, or -1 (printed).
+ */
+static int sk_pass_send(int sk, int idx, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &idx, sizeof(idx) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cm;
+
+	if (fd >= 0) {
+		memset(cbuf, 0, sizeof(cbuf));
+		m.msg_control = cbuf;
+		m.msg_controllen = sizeof(cbuf);
+		cm = CMSG_FIRSTHDR(&m);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	}
+	return sendmsg(sk, &m, MSG_NOSIGNAL) == (ssize_t)sizeof(idx) ? 0 : -1;
+}
+
+static int ns_enter_of(pid_t pid, const char *name, int type, int *back, const char *mine)
+{
+	char path[64];
+	int fd, ret;
+
+	*back = open(mine, O_RDONLY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "/proc/%d/ns/%s", pid, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*back < 0 || fd < 0) {
+		pr_perror("%s", *back < 0 ? mine : path);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	ret = setns(fd, type);
+	if (ret)
+		pr_perror("cannot enter %s, the tree's new namespace", path);
+	close(fd);
+	return ret;
+}
+
+static int ns_back(int *fd, int type, const char *what)
+{
+	int ret = 0;
+
+	if (*fd < 0)
+		return 0;
+	if (setns(*fd, type)) {
+		pr_perror("cannot go back to imgcr's own %s namespace", what);
+		ret = -1;
+	}
+	close(*fd);
+	*fd = -1;
+	return ret;
+}
+
+static int sk_late_open(struct rctx *c, pid_t top)
+{
+	int net = -1, pid = -1, ret = -1, i;
+	ssize_t n;
+	char b;
+
+	/* the ns-root set its network namespace up (ns_inside) */
+	while ((n = read(c->sk_pass[0], &b, 1)) < 0 && errno == EINTR)
+		;
+	if (n != 1) {
+		pr_err("the ns-root ended before it set its network namespace up (the reason is above)");
+		goto out;
+	}
+	if (ns_enter_of(top, "net", CLONE_NEWNET, &net, "/proc/self/ns/net"))
+		goto back;
+	if ((c->own & NS_BIT(NS_PID)) &&
+	    ns_enter_of(top, "pid", CLONE_NEWPID, &pid, "/proc/self/ns/pid_for_children"))
+		goto back;
+	unix_sk_peer_pidns(!!(c->own & NS_BIT(NS_PID)));
+	pr_debug("the sockets, in the tree's network namespace");
+	ret = open_files(c, OPEN_SK);
+	unix_sk_peer_pidns(0);
+	pr_debug("the sockets made (%d), passed to the ns-root", ret);
+back:
+	if (ns_back(&pid, CLONE_NEWPID, "PID") | ns_back(&net, CLONE_NEWNET, "network"))
+		ret = -1;
+	for (i = 0; !ret && i < c->t.nfiles; i++)
+		if (c->t.files[i].kind == TK_SK && c->desc[i] >= 0 && sk_pass_send(c->sk_pass[0], i, c->desc[i])) {
+			pr_perror("cannot pass socket %d to the ns-root", i);
+			ret = -1;
+		}
+	if (!ret && sk_pass_send(c->sk_pass[0], -1, -1)) {
+		pr_perror("cannot pass the sockets to the ns-root");
+		ret = -1;
+	}
+out:
+	close(c->sk_pass[0]);
+	return ret;
+}
+
+/* The ns-root: its network namespace set up, it takes the sockets imgcr made there.  0 or -1 (printed). */
+static int sk_late_take(struct rctx *c)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	int idx, fd, ret = -1;
+
+	if (write(c->sk_pass[1], "n", 1) != 1) {
+		pr_perror("cannot tell imgcr the network namespace is set up");
+		goto out;
+	}
+	for (;;) {
+		struct iovec iov = { &idx, sizeof(idx) };
+		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+				    .msg_controllen = sizeof(cbuf) };
+		struct cmsghdr *cm;
+		ssize_t n = recvmsg(c->sk_pass[1], &m, MSG_CMSG_CLOEXEC);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n != (ssize_t)sizeof(idx)) {
+			pr_err("imgcr did not pass the tree's sockets (the reason is above)");
+			goto out;
+		}
+		cm = CMSG_FIRSTHDR(&m);
+		fd = -1;
+		if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+		    cm->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+		if (idx == -1 && fd < 0)
+			break;
+		if (idx < 0 || idx >= c->t.nfiles || fd < 0 || c->desc[idx] >= 0) {
+			pr_err("a socket passed by imgcr for file %d: not one it should pass", idx);
+			if (fd >= 0)
+				close(fd);
+			goto out;
+		}
+		c->desc[idx] = fd_high(fd, c->base);
+		if (c->desc[idx] < 0) {
+			pr_perror("file %d: F_DUPFD", idx);
+			goto out;
+		}
+	}
+	ret = 0;
+out:
+	close(c->sk_pass[1]);
+	return ret;
+}
+
 /*
  * The ns-root (the tree's root task, cloned into the tree's new
  * namespaces): once imgcr ran every kind's outside(), every kind's
  * inside() in enum order (uts: the names; time: a new time namespace with
  * the offsets, joined before any child exists), then it is the root task.
  */
-static int open_files(struct rctx *c);
 static void run_nsroot(struct rctx *c) __attribute__((noreturn));
 static void run_nsroot(struct rctx *c)
 {
@@ -1124,6 +1292,8 @@ static void run_nsroot(struct rctx *c)
 	if (getppid() != (c->own & NS_BIT(NS_PID) ? 0 : c->restorer))
 		_exit(1);
 	close(c->ns_sync[1]);
+	if (c->sk_late)
+		close(c->sk_pass[0]);
 	while ((n = read(c->ns_sync[0], &go, 1)) < 0 && errno == EINTR)
 		;
 	if (n != 1)
@@ -1133,8 +1303,12 @@ static void run_nsroot(struct rctx *c)
 		report(c, c->t.root, "the tree's namespaces could not be set up (the reason is above)");
 		_exit(1);
 	}
-	if (c->files_inside && open_files(c)) {
+	if (c->files_inside && open_files(c, 0)) {
 		report(c, c->t.root, "the tree's files could not be opened in its namespaces (the reason is above)");
+		_exit(1);
+	}
+	if (c->sk_late && sk_late_take(c)) {
+		report(c, c->t.root, "the tree's sockets were not made in its network namespace (the reason is above)");
 		_exit(1);
 	}
 	run_task(c, tidx(&c->t, c->t.root), c->own & NS_BIT(NS_PID) ? 0 : c->restorer);
@@ -1300,11 +1474,10 @@ static int open_host_files(struct rctx *c)
 	return 0;
 }
 
-static int open_files(struct rctx *c)
+static int open_files(struct rctx *c, int pass)
 {
 	struct tree *t = &c->t;
-	struct fd_restore r = { .t = t, .dir = c->dir, .dirfd = c->dirfd, .base = c->base,
-				.allow_changed = c->allow_changed };
+	struct fd_restore *rp = &c->fr;
 	char what[PATH_MAX + 64];
 	int i, ret = -1, moves = userns_moves(t);
 
@@ -1312,18 +1485,28 @@ static int open_files(struct rctx *c)
 		pr_err("a user namespace whose maps move ids: its files are opened by imgcr, root, outside it");
 		return -1;
 	}
-	r.keep = calloc(t->nfiles + 1, sizeof(*r.keep));
-	c->desc = calloc(t->nfiles + 1, sizeof(int));
-	for (i = 0; i < t->nfiles; i++) {
-		c->desc[i] = -1;
-		r.keep[i][0] = r.keep[i][1] = -1;
+	if (pass != OPEN_SK) {
+		*rp = (struct fd_restore){ .t = t, .dir = c->dir, .dirfd = c->dirfd, .base = c->base,
+					   .allow_changed = c->allow_changed, .moves = moves };
+		rp->keep = calloc(t->nfiles + 1, sizeof(*rp->keep));
+		c->desc = calloc(t->nfiles + 1, sizeof(int));
+		if (!rp->keep || !c->desc) {
+			pr_err("out of memory");
+			return -1;
+		}
+		for (i = 0; i < t->nfiles; i++) {
+			c->desc[i] = -1;
+			rp->keep[i][0] = rp->keep[i][1] = -1;
+		}
+		rp->desc = c->desc;	/* files in flight (sk-queue.c) may open others early */
 	}
-	r.desc = c->desc;	/* files in flight (sk-queue.c) may open others early */
 	for (i = 0; i < t->nfiles; i++) {
 		const struct tree_file *f = &t->files[i];
 		const struct fd_kind *kind = fd_kind_of(f->kind);
 		int fd;
 
+		if ((pass == OPEN_NOT_SK && f->kind == TK_SK) || (pass == OPEN_SK && f->kind != TK_SK))
+			continue;
 		if (!kind || !kind->open) {
 			pr_err("file %d: no kind of file restores it", i);
 			goto out;
@@ -1334,17 +1517,20 @@ static int open_files(struct rctx *c)
 			snprintf(what, sizeof(what), "%s:[%lu] (file %d)", kind->name, f->ino, i);
 		else
 			snprintf(what, sizeof(what), "%s (file %d)", kind->name, i);
-		if (r.early && r.early[i] >= 0) {	/* opened early, for a socket's queue */
-			fd = r.early[i];
-			r.early[i] = -1;
+		if (rp->early && rp->early[i] >= 0) {	/* opened early, for a socket's queue */
+			fd = rp->early[i];
+			rp->early[i] = -1;
 		} else if (c->hostfd && c->hostfd[i] >= 0) {	/* the host's, opened outside */
 			fd = c->hostfd[i];
 			c->hostfd[i] = -1;
-		} else if (moves) {
+		} else if (moves && f->kind != TK_SK) {
 			/*
 			 * The maps move ids: opened, made, bound, connected
 			 * with the rights of a task that holds it, not as root
-			 * (docs/containers.md "Maps that move ids").
+			 * (docs/containers.md "Maps that move ids").  Sockets:
+			 * made by root with their owners and peer credentials,
+			 * a unix one bound or connected by path as its holder
+			 * (sk-unix.c, fd_restore.moves).
 			 */
 			const struct tree_task *k = file_holder(t, i);
 			struct trust_as as;
@@ -1356,7 +1542,7 @@ static int open_files(struct rctx *c)
 			}
 			if (trust_enter(k, &as, what))
 				goto out;
-			fd = kind->open(&r, i, what);
+			fd = kind->open(rp, i, what);
 			if (trust_leave(&as)) {
 				if (fd >= 0)
 					close(fd);
@@ -1366,7 +1552,7 @@ static int open_files(struct rctx *c)
 				pr_err("pid %d: %s: not restored with the rights of this task, which holds it (uid %u gid %u; its user namespace's maps move ids, so it is never opened as root for it)",
 				       k->pid, what, k->uid[1], k->gid[1]);
 		} else {
-			fd = kind->open(&r, i, what);
+			fd = kind->open(rp, i, what);
 		}
 		if (fd < 0)
 			goto out;
@@ -1385,26 +1571,41 @@ static int open_files(struct rctx *c)
 	for (i = 0; i < t->nfiles && c->setcreds; i++) {
 		const struct tree_file *f = &t->files[i];
 
+		if ((pass == OPEN_NOT_SK && f->kind == TK_SK) || (pass == OPEN_SK && f->kind != TK_SK))
+			continue;
 		if (f->has_owner && fchown(c->desc[i], f->owner_uid, f->owner_gid)) {
 			pr_perror("file %d (%s): cannot give it its owner %u:%u", i,
 				  tree_kind_names[f->kind], f->owner_uid, f->owner_gid);
 			goto out;
 		}
 	}
-	if (locks_restore_files(t, c->desc))	/* OFD locks: locks.c */
+	if (pass != OPEN_NOT_SK && locks_restore_files(t, c->desc))	/* OFD locks: locks.c */
 		goto out;
 	ret = 0;
 out:
-	for (i = 0; fd_kinds[i]; i++)
-		if (fd_kinds[i]->after && fd_kinds[i]->after(&r, !ret))
-			ret = -1;
-	for (i = 0; i < t->nfiles; i++) {
-		if (r.keep[i][0] >= 0)
-			close(r.keep[i][0]);
-		if (r.keep[i][1] >= 0)
-			close(r.keep[i][1]);
+	/*
+	 * Every kind's after() once every file is open: the sockets' (TCP
+	 * repair mode off...) after the sockets' pass, the others' (which
+	 * need no socket) after the first pass; all of them on a failure.
+	 */
+	for (i = 0; fd_kinds[i]; i++) {
+		int sk = fd_kinds[i]->type == TK_SK;
+
+		if (pass == OPEN_ALL || (pass == OPEN_NOT_SK && (!sk || ret)) || (pass == OPEN_SK && sk))
+			if (fd_kinds[i]->after && fd_kinds[i]->after(rp, !ret))
+				ret = -1;
 	}
-	free(r.keep);
+	for (i = 0; rp->keep && i < t->nfiles; i++) {
+		if (rp->keep[i][0] >= 0)
+			close(rp->keep[i][0]);
+		if (rp->keep[i][1] >= 0)
+			close(rp->keep[i][1]);
+		rp->keep[i][0] = rp->keep[i][1] = -1;
+	}
+	if (pass != OPEN_NOT_SK || ret) {
+		free(rp->keep);
+		rp->keep = NULL;
+	}
 	return ret;
 }
 
@@ -2385,11 +2586,17 @@ int cmd_restore(int argc, char **argv)
 	 * opened by the ns-root, once it has made them (paths, sockets).
 	 */
 	c.files_inside = !!(c.own & (NS_BIT(NS_MNT) | NS_BIT(NS_NET)));
-	/* moving maps, a network namespace: the files opened outside, as their tasks; no socket (userns.c) */
+	/*
+	 * moving maps, a network namespace: the files opened outside, as
+	 * their tasks; the sockets made by imgcr in the new network namespace
+	 * once the ns-root set it up (sk_late_open; refused kinds: userns.c)
+	 */
 	if (userns_moves(&c.t) && !(c.own & NS_BIT(NS_MNT))) {
 		if (userns_files_check(&c.t))
 			return 1;
 		c.files_inside = 0;
+		for (i = 0; (c.own & NS_BIT(NS_NET)) && i < c.t.nfiles && !c.sk_late; i++)
+			c.sk_late = c.t.files[i].kind == TK_SK;
 	}
 	for (i = 0; c.files_inside && i < c.t.nghosts; i++)
 		if (c.t.ghosts[i].mapped) {
@@ -2421,15 +2628,20 @@ int cmd_restore(int argc, char **argv)
 		tty_orphan_end();
 		return 1;
 	}
-	if (!c.files_inside && open_files(&c)) {
+	if (!c.files_inside && open_files(&c, c.sk_late ? OPEN_NOT_SK : OPEN_ALL)) {
 		ghost_unlink_mapped(&c.t);
 		tty_orphan_end();
 		return 1;
 	}
-	if (pipe2(p, O_CLOEXEC) || pipe2(g, O_CLOEXEC) || (c.own && pipe2(c.ns_sync, O_CLOEXEC))) {
+	if (pipe2(p, O_CLOEXEC) || pipe2(g, O_CLOEXEC) || (c.own && pipe2(c.ns_sync, O_CLOEXEC)) ||
+	    (c.sk_late && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, c.sk_pass))) {
 		pr_perror("pipe");
 		ghost_unlink_mapped(&c.t);
 		return 1;
+	}
+	if (c.sk_late) {
+		c.sk_pass[0] = fd_high(c.sk_pass[0], c.base);
+		c.sk_pass[1] = fd_high(c.sk_pass[1], c.base);
 	}
 	c.status_r = fd_high(p[0], c.base);
 	c.status_w = fd_high(p[1], c.base);
@@ -2473,6 +2685,8 @@ int cmd_restore(int argc, char **argv)
 	}
 	close(c.status_w);
 	close(c.go_r);
+	if (c.sk_late)
+		close(c.sk_pass[1]);
 	tty_orphan_parent();
 	for (i = 0; c.hostfd && i < c.t.nfiles; i++)	/* the ns-root's now */
 		if (c.hostfd[i] >= 0)
@@ -2491,6 +2705,12 @@ int cmd_restore(int argc, char **argv)
 			return 1;
 		}
 		close(c.ns_sync[1]);
+		if (c.sk_late && sk_late_open(&c, top)) {
+			kill_undo(&c, top, 0);
+			ghost_unlink_mapped(&c.t);
+			pr_err("restore failed: the tree's sockets could not be made in its network namespace; nothing of the tree was left running");
+			return 1;
+		}
 	}
 	for (i = 0; c.desc && i < c.t.nfiles; i++)
 		close(c.desc[i]);

@@ -702,6 +702,7 @@ static int bind_addr(struct sk_restore *r, int fd, const unsigned char *a, int a
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	char path[PATH_MAX], *slash, nm[256];
+	struct trust_as as = { 0 };
 	const char *sp, *base;
 	int n, dirfd, cwd, ret = -1;
 
@@ -750,7 +751,13 @@ static int bind_addr(struct sk_restore *r, int fd, const unsigned char *a, int a
 		pr_perror("%s: cannot enter the directory %s", what, path);
 		goto out;
 	}
-	if (hide) {
+	/*
+	 * maps that move ids: the sockets are made by root, a name bound by
+	 * the task that holds the socket, with its rights (docs/containers.md)
+	 */
+	if (r->fr && r->fr->moves && s && trust_enter(trust_sk_holder(r->t, s->ino), &as, what)) {
+		n = -1;
+	} else if (hide) {
 		n = bind_hidden(dirfd, path, base, fd, &sun, sk, what);
 	} else {
 		*slash = '/';
@@ -761,6 +768,8 @@ static int bind_addr(struct sk_restore *r, int fd, const unsigned char *a, int a
 				pr_perror("%s: cannot bind to %s", what, path);
 		}
 	}
+	if (trust_leave(&as))
+		n = -1;
 	*slash = '/';
 	if (fchdir(cwd)) {
 		pr_perror("cannot go back to the restorer's cwd");
@@ -922,6 +931,14 @@ static int peer_call(struct peer_op *o)
 	return connect(o->fd, o->sa, o->salen);
 }
 
+/* imgcr's children are in the tree's new PID namespace (restore.c, sk_late_open) */
+static int peer_pidns;
+
+void unix_sk_peer_pidns(int on)
+{
+	peer_pidns = on;
+}
+
 /* Are the restorer's children in its own PID namespace? */
 static int same_pidns(void)
 {
@@ -979,7 +996,7 @@ static int peer_as_pid(pid_t pid, const struct tree_sk *s, struct peer_op *o, in
 	close(p[0]);
 	o->sv[0] = out.sv[0];
 	o->sv[1] = out.sv[1];
-	o->maker = pid;
+	o->maker = c;	/* its pid as the restorer sees it (SO_PEERCRED here) */
 	*res = out.ret;
 	errno = out.err;
 	return 1;
@@ -998,7 +1015,15 @@ static int peer_do(const struct tree *t, const struct tree_sk *s, const char *wh
 	int k, r, e;
 
 	o->sv[0] = o->sv[1] = -1;
-	if (pid > 0 && geteuid() == 0 && same_pidns())
+	if (pid > 0 && geteuid() == 0 && peer_pidns)
+		/* imgcr's children in the tree's PID namespace: the pid kept is the task's at the dump */
+		for (k = 0; k < t->ntasks; k++)
+			if ((t->tasks[k].dump_pid ? t->tasks[k].dump_pid : t->tasks[k].pid) == pid) {
+				if (peer_as_pid(t->tasks[k].pid, s, o, &r))
+					return r;
+				break;
+			}
+	if (pid > 0 && geteuid() == 0 && !peer_pidns && same_pidns())
 		for (k = 0; k < t->ntasks; k++)
 			if (t->tasks[k].pid == pid) {
 				if (peer_as_pid(pid, s, o, &r))

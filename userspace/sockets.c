@@ -691,18 +691,23 @@ static int sk_restore_all(struct fd_restore *fr)
 	for (i = 0; i < t->nsks; i++)
 		rs->fds[i] = rs->dead[i] = -1;
 	/* established TCP connections last: bound after the listeners of their ports */
+	pr_debug("sockets: making %d", t->nsks);
 	for (i = 0; i < t->nsks; i++)
 		if (!sk_tcp_will_repair(&t->sks[i]) && sk_family_of(&t->sks[i])->make(rs, i))
 			return -1;
+	pr_debug("sockets: established connections");
 	for (i = 0; i < t->nsks; i++)
 		if (sk_tcp_will_repair(&t->sks[i]) && inet_sk_ops.make(rs, i))
 			return -1;
+	pr_debug("sockets: unix queues");
 	for (i = 0; i < t->nsks; i++)
 		if (t->sks[i].family == AF_UNIX && unix_sk_fill(rs, i))
 			return -1;
+	pr_debug("sockets: unix connections by name");
 	for (i = 0; i < t->nsks; i++)
 		if (t->sks[i].family == AF_UNIX && unix_sk_connect(rs, i))
 			return -1;
+	pr_debug("sockets: options");
 	for (i = 0; i < t->nsks; i++)
 		if (sk_opts_restore(rs->fds[i], &t->sks[i], sk_what(&t->sks[i], what, sizeof(what))))
 			return -1;

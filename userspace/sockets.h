@@ -148,6 +148,8 @@ int unix_sk_fill(struct sk_restore *r, int i);
 int unix_sk_connect(struct sk_restore *r, int i);
 /* sk-unix.c: the socket files kept at a temporary name until every socket is connected, removed */
 void unix_sk_hidden_free(void);
+/* sk-unix.c: the restorer's children are in the tree's new PID namespace (1) or not (0) */
+void unix_sk_peer_pidns(int on);
 /* restore: set the options of sk_opts_dump on @fd.  0 or -1 (printed, naming @what). */
 int sk_opts_restore(int fd, const struct tree_sk *s, const char *what);
 /* A name for messages: "unix stream socket:[INO]" etc. */

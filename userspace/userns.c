@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -44,6 +45,7 @@
 #include "ns.h"
 #include "proc.h"
 #include "record.h"
+#include "sockets.h"
 #include "tree.h"
 #include "userns.h"
 
@@ -119,9 +121,10 @@ static int maps_identity(const struct ns_userns *u)
  * them).  The ipc kind makes each object in a child with the creator's ids
  * (ipc.c, as_child()), its owners translated (userns_inner()); a network
  * namespace is made by the clone (owned by the new user namespace) and
- * filled by the ns-root, the files still opened outside: sockets, which
- * would be made in imgcr's network namespace, are refused
- * (userns_files_check()).
+ * filled by the ns-root, the files still opened outside; the sockets are
+ * made by imgcr inside that network namespace once it is set up (setns,
+ * restore.c sk_late_open) and passed to the ns-root; netlink and packet
+ * sockets are refused (userns_files_check()).
  */
 #define MOVES_REFUSED	(NS_BIT(NS_CGROUP) | NS_BIT(NS_MNT))
 
@@ -173,18 +176,47 @@ static int proc_net_path(const char *p)
 
 int userns_files_check(const struct tree *t)
 {
-	int i;
+	int i, net, init = t->root;
 
-	if (!userns_moves(t) || !(t->ns->own & NS_BIT(NS_NET)) || (t->ns->own & NS_BIT(NS_MNT)))
+	if (!userns_moves(t) || (t->ns->own & NS_BIT(NS_MNT)))
 		return 0;
+	net = !!(t->ns->own & NS_BIT(NS_NET));
+	/* the root's pid at the dump (the restore's tree has the pids inside: tree_use_vpids) */
+	for (i = 0; i < t->ntasks; i++)
+		if (t->tasks[i].pid == t->root && t->tasks[i].dump_pid)
+			init = t->tasks[i].dump_pid;
 	for (i = 0; i < t->nfiles; i++) {
 		const struct tree_file *f = &t->files[i];
+		const struct tree_sk *s = f->kind == TK_SK ? tree_sk_find(t, f->ino) : NULL;
 
-		if (f->kind != TK_SK && !(f->path && proc_net_path(f->path)))
-			continue;
-		pr_err("pid %d: fd %d: %s%s: in its own network namespace, with a user namespace whose maps move ids: not supported yet (imgcr makes the tree's files outside the new namespaces, as the tasks that hold them: it would be made in imgcr's network namespace)",
-		       f->pid, f->fd, f->kind == TK_SK ? "a socket" : "", f->kind == TK_SK ? "" : f->path);
-		return -1;
+		if (net && f->kind != TK_SK && f->path && proc_net_path(f->path)) {
+			pr_err("pid %d: fd %d: %s: in its own network namespace, with a user namespace whose maps move ids: not supported yet (imgcr opens the tree's files outside the new namespaces, as the tasks that hold them: it would be opened in imgcr's network namespace)",
+			       f->pid, f->fd, f->path);
+			return -1;
+		}
+		/*
+		 * The sockets are made by host root (restore.c open_files): a
+		 * netlink socket keeps its opener's credentials, which the
+		 * kernel checks for what is sent through it (netlink_ns_capable),
+		 * a packet socket needs CAP_NET_RAW at its creation only but is
+		 * not made as its task either
+		 */
+		/*
+		 * imgcr makes the sockets outside the tree's PID namespace,
+		 * whose pid 1 is the ns-root then: a connection the init made
+		 * (its peer credentials' pid) would name imgcr (0 inside)
+		 */
+		if (s && net && (t->ns->own & NS_BIT(NS_PID)) && s->family == AF_UNIX &&
+		    sk_peercred_pid(s) > 0 && sk_peercred_pid(s) == init) {
+			pr_err("pid %d: fd %d: a unix socket whose peer credentials name the container's init (pid %d, 1 inside), in its own network namespace with a user namespace whose maps move ids: not supported yet (imgcr makes the sockets outside the container's PID namespace, whose pid 1 is its restorer then)",
+			       f->pid, f->fd, init);
+			return -1;
+		}
+		if (s && (s->family == AF_NETLINK || s->family == AF_PACKET)) {
+			pr_err("pid %d: fd %d: a %s socket, with a user namespace whose maps move ids: not supported yet (imgcr makes the tree's sockets as host root: the kernel keeps the credentials of a socket's opener, host root's, not its task's)",
+			       f->pid, f->fd, s->family == AF_NETLINK ? "netlink" : "packet");
+			return -1;
+		}
 	}
 	return 0;
 }

@@ -12,9 +12,11 @@ int userns_restore_check(const struct tree *t);
 /* the tree has a user namespace of its own whose maps move ids (0 100000 65536) */
 int userns_moves(const struct tree *t);
 /*
- * With moving maps and a network namespace of the tree's own (not a mount
- * one), the files are opened outside it: no socket, no /proc/.../net file
- * (their network namespace would be imgcr's).  0, or -1 after naming the
+ * With moving maps (not a mount namespace of the tree's own), the files
+ * are opened outside the new namespaces and the sockets made by host root
+ * (in the tree's network namespace if it has one: restore.c sk_late_open):
+ * no netlink or packet socket, and with a network namespace no
+ * /proc/.../net file (it would be imgcr's).  0, or -1 after naming the
  * pid, the fd and the file.
  */
 int userns_files_check(const struct tree *t);
