@@ -229,14 +229,14 @@ static int huge(int memfd)
 }
 
 /*
- * "memprivate hugebig": 64 GiB of private MAP_HUGETLB|MAP_NORESERVE memory
+ * "memprivate hugebig": 256 GiB of private MAP_HUGETLB|MAP_NORESERVE memory
  * with one huge page written in its middle (the dump skips the holes a
  * huge page at a time).  "memprivate sparse": a 64 MiB memfd with only its
  * first page written, mapped privately with that page copied on write
  * (the dump must not fill the holes).  Both check their contents after
  * the restore; "sparse" also that the memfd's blocks are as before.
  */
-#define BIG	(64L << 30)
+#define BIG	(256L << 30)
 #define SPARSE	(64L << 20)
 static int big(int sparse)
 {
