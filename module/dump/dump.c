@@ -96,6 +96,7 @@ static void dump_free(struct dump_image *img)
 	kvfree(img->runs);
 	kvfree(img->files);
 	kvfree(img->file_off);
+	kvfree(img->file_held);
 	kvfree(img->file_next);
 	kvfree(img->file_bucket);
 	kvfree(img->vmas);
@@ -757,8 +758,23 @@ static int check_shmem_private(struct dump_image *img,
 	const struct imgcr_file *rec =
 		(const void *)(img->filerecs + img->file_off[idx]);
 	const struct inode *inode = file_inode(vma->vm_file);
+	size_t old = img->cap_file_held;
 	int held = 0;
+	int ret;
 
+	/*
+	 * Each memfd's fd table scan once, not once a mapping: it runs with
+	 * preemption off, over up to nr_open slots.  Not found is refused.
+	 */
+	ret = grow((void **)&img->file_held, &img->cap_file_held,
+		   BITS_TO_LONGS(idx + 1), sizeof(*img->file_held));
+	if (ret)
+		return ret;
+	if (img->cap_file_held > old)
+		memset(img->file_held + old, 0,
+		       (img->cap_file_held - old) * sizeof(*img->file_held));
+	if (test_bit(idx, img->file_held))
+		return 0;
 	if (!strncmp(rec->path, "memfd:", 6)) {
 		/* as __do_SAK(): the fd table under task_lock() */
 		task_lock(img->task);
@@ -767,8 +783,10 @@ static int check_shmem_private(struct dump_image *img,
 					  inode);
 		task_unlock(img->task);
 	}
-	if (held)
+	if (held) {
+		__set_bit(idx, img->file_held);
 		return 0;
+	}
 	dump_refuse(img, task_pid_nr(img->task),
 		    "private mapping at %#lx of %s, of which it holds no fd open for reading (its contents would be lost); not supported",
 		    vma->vm_start, rec->path);
@@ -1122,6 +1140,8 @@ static int capture_mm(struct dump_image *img)
 		ret = dump_one_vma(img, vma);
 		if (ret)
 			goto out;
+		/* up to 65530 of them; sleeping under mmap_read_lock is fine */
+		cond_resched();
 	}
 	/*
 	 * No ring was mapped (that is refused above), yet io_setup() ran: a

@@ -70,6 +70,9 @@ struct dump_image {
 	unsigned int file_hash_bits;
 	u32 *file_next;
 	size_t cap_file_next;
+	/* by file index: an fd of it found (check_shmem_private()) */
+	unsigned long *file_held;
+	size_t cap_file_held;		/* in longs */
 	char *filerecs;			/* NT_IMGCR_FILES payload */
 	size_t filerecs_len, cap_filerecs;
 	struct page **pages;

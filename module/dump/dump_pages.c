@@ -97,20 +97,47 @@ static bool wanted_page(bool anon_vma, struct page *page)
 #define GUP_CHUNK 1024
 
 /*
+ * A private mapping of shared memory (a memfd): whether the object has a
+ * page or a swap entry at @addr.  Only there may GUP fault: on a hole
+ * shmem_fault() would allocate a page in the object (the dump would fill
+ * every hole of a sparse memfd, and change it).
+ */
+static bool shmem_has_entry(struct vm_area_struct *vma, unsigned long addr)
+{
+	return xa_load(&vma->vm_file->f_mapping->i_pages,
+		       linear_page_index(vma, addr));
+}
+
+/*
  * Pin the pages of @vma that the image must carry (see wanted_page()).  A
  * VMA without an anon_vma has never had such a page.  GUP puts each batch
  * at the end of dump_image.pages, and the pages kept move down over the
  * ones let go.
+ *
+ * A private mapping of shared memory needs only the task's own pages (the
+ * copy-on-write copies); the object comes back from the memfd, restored
+ * apart.  GUP runs there with FOLL_NOFAULT, which takes the pages mapped;
+ * where that fails it faults only over a page or swap entry of the object
+ * (mapping it or reading back a swapped-out copy, never allocating).  Not
+ * seen: a copy swapped out over a hole punched in the object afterwards
+ * (FALLOC_FL_PUNCH_HOLE keeps copies); no interface short of a page
+ * table walk tells it from a hole.
  */
 int dump_vma_pages(struct dump_image *img, struct vm_area_struct *vma)
 {
 	bool anon = vma_is_anonymous(vma);
 	/* anonymous huge pages: as anonymous memory, shared ones too */
 	bool hugetlb = is_vm_hugetlb_page(vma);
+	bool shmem = !anon && !hugetlb && vma->vm_file &&
+		     shmem_file(vma->vm_file);
+	unsigned int gup_flags = FOLL_FORCE | FOLL_DUMP;
 	unsigned long addr = vma->vm_start;
 	struct page **batch;
 	long n, i;
 	int ret;
+
+	if (shmem)
+		gup_flags |= FOLL_NOFAULT;
 
 	if (!vma->anon_vma && !hugetlb)
 		return 0;
@@ -130,12 +157,23 @@ int dump_vma_pages(struct dump_image *img, struct vm_area_struct *vma)
 		 * It does not look at VM_DONTDUMP (the core dumper's
 		 * vma_dump_size() does): MADV_DONTDUMP pages are in the image.
 		 */
-		n = imgcr_gup_remote(img->mm, addr, n, FOLL_FORCE | FOLL_DUMP,
-				     batch);
+		n = imgcr_gup_remote(img->mm, addr, n, gup_flags, batch);
+		if (n <= 0 && shmem && shmem_has_entry(vma, addr))
+			n = imgcr_gup_remote(img->mm, addr, 1,
+					     FOLL_FORCE | FOLL_DUMP, batch);
 		if (n <= 0) {	/* a hole, the zero page or an error: skip it */
-			addr += PAGE_SIZE;
+			/*
+			 * a hugetlb hole is a whole huge page (FOLL_DUMP):
+			 * 4 KiB steps over a huge MAP_NORESERVE mapping would
+			 * take hours (and 6.1's GUP never reschedules there)
+			 */
+			if (hugetlb)
+				addr = ALIGN(addr + 1, vma_kernel_pagesize(vma));
+			else
+				addr += PAGE_SIZE;
 			if (fatal_signal_pending(current))
 				return -EINTR;
+			cond_resched();
 			continue;
 		}
 		ret = 0;

@@ -746,8 +746,12 @@ static int img_check_vmas(struct img *img)
 			    (!shared || !(f->id.flags & IMGCR_FILE_SHMEM) ||
 			     v->prot & IMGCR_PROT_WRITE))
 				goto bad;
-			/* mapped after the seals (uapi imgcr.h) */
-			if (f->id.flags & IMGCR_FILE_SEALS &&
+			/*
+			 * mapped after the seals (uapi imgcr.h); they restrict
+			 * shared mappings only: a private one of a write-sealed
+			 * memfd may be writable, as the kernel allows
+			 */
+			if (shared && f->id.flags & IMGCR_FILE_SEALS &&
 			    f->id.seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE) &&
 			    v->prot & IMGCR_PROT_WRITE) {
 				img_err(img, "shared memory %s: sealed against writes (seals %#x) but mapped writable at %#llx",
@@ -756,7 +760,7 @@ static int img_check_vmas(struct img *img)
 			}
 			/* the read-only file, also for map_one()'s fallback */
 			if ((v->flags & IMGCR_VMA_RDONLY_FILE ||
-			     (f->id.flags & IMGCR_FILE_SEALS &&
+			     (shared && f->id.flags & IMGCR_FILE_SEALS &&
 			      f->id.seals & F_SEAL_WRITE)) && !f->rofile) {
 				f->rofile = dentry_open(&f->file->f_path,
 							O_RDONLY | O_LARGEFILE,

@@ -228,6 +228,65 @@ static int huge(int memfd)
 	return bad;
 }
 
+/*
+ * "memprivate hugebig": 256 GiB of private MAP_HUGETLB|MAP_NORESERVE memory
+ * with one huge page written in its middle (the dump skips the holes a
+ * huge page at a time).  "memprivate sparse": a 64 MiB memfd with only its
+ * first page written, mapped privately with that page copied on write
+ * (the dump must not fill the holes).  Both check their contents after
+ * the restore; "sparse" also that the memfd's blocks are as before.
+ */
+#define BIG	(256L << 30)
+#define SPARSE	(64L << 20)
+static int big(int sparse)
+{
+	int fd = sparse ? memfd_create("sparse", 0) : -1;
+	char *b, buf[8] = "";
+	struct stat st;
+	long blocks = -1;
+
+	if (sparse) {
+		if (fd < 0 || ftruncate(fd, SPARSE) || pwrite(fd, "file", 4, 0) != 4) {
+			say("BAD setup: %s\n", strerror(errno));
+			return 1;
+		}
+		b = mmap(NULL, SPARSE, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	} else {
+		b = mmap(NULL, BIG, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_NORESERVE, -1, 0);
+	}
+	if (b == MAP_FAILED) {
+		say("BAD mmap: %s\n", strerror(errno));
+		return 1;
+	}
+	if (sparse) {
+		b[4096 - 1] = 'c';	/* the first page copied on write */
+		if (fstat(fd, &st)) {
+			say("BAD fstat: %s\n", strerror(errno));
+			return 1;
+		}
+		blocks = st.st_blocks;
+		say("fd %d blocks %ld\n", fd, blocks);
+	} else {
+		memcpy(b + BIG / 2 + 4096, "big", 3);
+	}
+	say("ready\n");
+	while (access("restored", F_OK))
+		usleep(50000);
+	if (sparse) {
+		check(!memcmp(b, "file", 4) && b[4095] == 'c', "sparse private", "contents '%.4s' %d", b, b[4095]);
+		check(pread(fd, buf, 4, 0) == 4 && !memcmp(buf, "file", 4) &&
+		      pread(fd, buf, 1, 4095) == 1 && !buf[0], "sparse memfd", "contents '%.4s'", buf);
+		check(!fstat(fd, &st) && st.st_blocks == blocks, "sparse memfd",
+		      "blocks %ld, before the dump %ld", (long)st.st_blocks, blocks);
+	} else {
+		check(!memcmp(b + BIG / 2 + 4096, "big", 3) && !b[BIG / 2] && !b[BIG / 2 + 4099] &&
+		      !b[BIG / 2 + HUGE - 1], "huge big", "contents '%.3s'", b + BIG / 2 + 4096);
+	}
+	say(bad ? "done BAD\n" : "done ok\n");
+	return bad;
+}
+
 int main(int argc, char **argv)
 {
 	int nofd = argc > 1 && !strcmp(argv[1], "nofd");
@@ -240,6 +299,10 @@ int main(int argc, char **argv)
 		return huge(1);
 	if (argc > 1 && !strcmp(argv[1], "hugefork"))
 		return huge(2);
+	if (argc > 1 && !strcmp(argv[1], "hugebig"))
+		return big(0);
+	if (argc > 1 && !strcmp(argv[1], "sparse"))
+		return big(1);
 	if (fd < 0) {
 		say("BAD memfd_create: %s\n", strerror(errno));
 		return 1;
