@@ -161,7 +161,20 @@ int dump_vma_pages(struct dump_image *img, struct vm_area_struct *vma)
 		if (n <= 0 && shmem && shmem_has_entry(vma, addr))
 			n = imgcr_gup_remote(img->mm, addr, 1,
 					     FOLL_FORCE | FOLL_DUMP, batch);
-		if (n <= 0) {	/* a hole, the zero page or an error: skip it */
+		if (n < 0 && n != -EFAULT) {
+			/*
+			 * not a hole: a page that could not be read (no
+			 * memory to swap it in, a hardware-poisoned page...)
+			 * would come back as zeros
+			 */
+			if (fatal_signal_pending(current))
+				return -EINTR;
+			dump_refuse(img, task_pid_nr(img->task),
+				    "cannot read its page at %#lx (%ld): it would come back as zeros",
+				    addr, n);
+			return n;
+		}
+		if (n <= 0) {	/* a hole or the zero page (FOLL_DUMP): skip it */
 			/*
 			 * a hugetlb hole is a whole huge page (FOLL_DUMP):
 			 * 4 KiB steps over a huge MAP_NORESERVE mapping would
