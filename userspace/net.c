@@ -230,11 +230,7 @@ static int nl_get(int fd, struct nlmsghdr *h, int (*cb)(struct nlmsghdr *, void 
 static int netns_socket(pid_t pid, int domain, int type, int proto)
 {
 	int sv[2], fd = -1, st;
-	char path[64], cbuf[CMSG_SPACE(sizeof(int))];
-	struct msghdr mh = { 0 };
-	struct iovec iov;
-	struct cmsghdr *cm;
-	char byte = 0;
+	char path[64], byte = 0;
 	pid_t child;
 
 	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv)) {
@@ -262,32 +258,14 @@ static int netns_socket(pid_t pid, int domain, int type, int proto)
 			pr_perror("pid %d: cannot make a socket in its network namespace", pid);
 			_exit(1);
 		}
-		iov.iov_base = &byte;
-		iov.iov_len = 1;
-		mh.msg_iov = &iov;
-		mh.msg_iovlen = 1;
-		mh.msg_control = cbuf;
-		mh.msg_controllen = sizeof(cbuf);
-		cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &s, sizeof(int));
-		_exit(sendmsg(sv[1], &mh, 0) == 1 ? 0 : 1);
+		_exit(fd_send(sv[1], &byte, 1, s) ? 1 : 0);
 	}
 	close(sv[1]);
 	if (wait_child(child, &st))
 		st = -1;
-	iov.iov_base = &byte;
-	iov.iov_len = 1;
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	mh.msg_control = cbuf;
-	mh.msg_controllen = sizeof(cbuf);
-	if (WIFEXITED(st) && !WEXITSTATUS(st) && recvmsg(sv[0], &mh, MSG_CMSG_CLOEXEC) == 1) {
-		cm = CMSG_FIRSTHDR(&mh);
-		if (cm && cm->cmsg_type == SCM_RIGHTS)
-			memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	if (WIFEXITED(st) && !WEXITSTATUS(st) && fd_recv(sv[0], &byte, 1, &fd) != 1 && fd >= 0) {
+		close(fd);
+		fd = -1;
 	}
 	close(sv[0]);
 	if (fd < 0)

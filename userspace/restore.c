@@ -1122,22 +1122,7 @@ static int open_files(struct rctx *c, int pass);
  */
 static int sk_pass_send(int sk, int idx, int fd)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { &idx, sizeof(idx) };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *cm;
-
-	if (fd >= 0) {
-		memset(cbuf, 0, sizeof(cbuf));
-		m.msg_control = cbuf;
-		m.msg_controllen = sizeof(cbuf);
-		cm = CMSG_FIRSTHDR(&m);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	}
-	return sendmsg(sk, &m, MSG_NOSIGNAL) == (ssize_t)sizeof(idx) ? 0 : -1;
+	return fd_send(sk, &idx, sizeof(idx), fd);
 }
 
 static int ns_enter_of(pid_t pid, const char *name, int type, int *back, const char *mine)
@@ -1219,7 +1204,6 @@ out:
 /* The ns-root: its network namespace set up, it takes the sockets imgcr made there.  0 or -1 (printed). */
 static int sk_late_take(struct rctx *c)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))];
 	int idx, fd, ret = -1;
 
 	if (write(c->sk_pass[1], "n", 1) != 1) {
@@ -1227,23 +1211,16 @@ static int sk_late_take(struct rctx *c)
 		goto out;
 	}
 	for (;;) {
-		struct iovec iov = { &idx, sizeof(idx) };
-		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-				    .msg_controllen = sizeof(cbuf) };
-		struct cmsghdr *cm;
-		ssize_t n = recvmsg(c->sk_pass[1], &m, MSG_CMSG_CLOEXEC);
+		ssize_t n = fd_recv(c->sk_pass[1], &idx, sizeof(idx), &fd);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n != (ssize_t)sizeof(idx)) {
+			if (fd >= 0)
+				close(fd);
 			pr_err("imgcr did not pass the tree's sockets (the reason is above)");
 			goto out;
 		}
-		cm = CMSG_FIRSTHDR(&m);
-		fd = -1;
-		if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
-		    cm->cmsg_len == CMSG_LEN(sizeof(int)))
-			memcpy(&fd, CMSG_DATA(cm), sizeof(int));
 		if (idx == -1 && fd < 0)
 			break;
 		if (idx < 0 || idx >= c->t.nfiles || fd < 0 || c->desc[idx] >= 0) {

@@ -44,6 +44,10 @@ int sk_peercred_pid(const struct tree_sk *s);
 int sk_opt_index(const char *name);
 /* getsockopt of an int into @v (0 first): 0, or -1 with errno set */
 int sk_getint(int fd, int level, int opt, int *v);
+/* @len bytes of @data on @sk with fd @fd (SCM_RIGHTS; none if < 0): 0, or -1 (errno) */
+int fd_send(int sk, const void *data, size_t len, int fd);
+/* a message of at most @len bytes and the one fd it carries (*@fd, -1 if none): its size, or -1 */
+ssize_t fd_recv(int sk, void *data, size_t len, int *fd);
 
 /* dump: the options that programs set (SKO_*, buffers, timeouts, peek offset); 0 or -1 (printed) */
 int sk_opts_dump(const struct fd_parms *p, int sfd, struct tree_sk *s);
