@@ -756,9 +756,9 @@ void img_set_late_fields(u64 ax, const struct imgcr_thread *t)
  * the image's registers); with one, handle_signal() returns EINTR or
  * restarts as for the original task.
  */
-void img_restart_pending(const struct imgcr_thread *t)
+void img_restart_pending(u32 flags)
 {
-	if (img_restart_code(t->flags))
+	if (img_restart_code(flags))
 		set_thread_flag(TIF_NOTIFY_SIGNAL);
 }
 
@@ -766,6 +766,8 @@ void img_restart_pending(const struct imgcr_thread *t)
 static void img_resume(struct callback_head *work)
 {
 	struct img_resume *r = container_of(work, struct img_resume, work);
+	/* r->th is the group's: img_group_run() drops the group */
+	u32 flags = r->th->flags;
 
 	img_set_late_fields(r->ax, r->th);
 	/*
@@ -775,7 +777,7 @@ static void img_resume(struct callback_head *work)
 	 */
 	if (!img_group_run(r->group, r->stop_sig)) {
 		sigprocmask(SIG_SETMASK, &r->blocked, NULL);
-		img_restart_pending(r->th);
+		img_restart_pending(flags);
 	}
 	kfree(r);
 	module_put(THIS_MODULE);

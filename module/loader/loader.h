@@ -262,7 +262,7 @@ void img_set_fsgs(const u64 *r);
 int img_set_xstate(const void *xstate);
 void img_set_thread_fields(const struct imgcr_thread *t);
 void img_set_late_fields(u64 ax, const struct imgcr_thread *t);
-void img_restart_pending(const struct imgcr_thread *t);
+void img_restart_pending(u32 flags);
 
 /*
  * img_group.c: the other threads, pending signals, timers and process
