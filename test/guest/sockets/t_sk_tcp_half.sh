@@ -12,6 +12,14 @@
 . /imgcr/guest/tcplib.sh
 require_modules
 
+# The servers outside the tree go on after the restore: a feeder's FIN (the
+# end of its stream) can arrive before the state check's snapshot, and the
+# kernel then marks the drainer's socket, shut for writing, shut for
+# reading too (seen on 7.2).
+cp "$IMGCR_STATE_EXPECTED" expected
+echo 'fd */* diag.shutdown -wr -> rdwr  # the server outside the tree closed after the restore: its FIN arrived before the check' >> expected
+export IMGCR_STATE_EXPECTED="$PWD/expected"
+
 last_d() { awk '$1 == "d" {r = $2} END {print r + 0}' drain.txt; }
 
 # start_stream PORT WHAT: a feeder (server, fpid) and a drainer (client,
