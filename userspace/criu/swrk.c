@@ -37,6 +37,7 @@
 #include "log.h"
 #include "notify.h"
 #include "ns.h"
+#include "sockets.h"
 #include "tty.h"
 #include "version.h"
 
@@ -57,36 +58,18 @@ static int send_resp_fd(CriuResp *r, int fd)
 {
 	size_t len = criu_resp__get_packed_size(r);
 	uint8_t *buf = malloc(len ? len : 1);
-	char cbuf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov;
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *cm;
-	ssize_t n;
+	int ret;
 
 	if (!buf) {
 		pr_err("out of memory");
 		return -1;
 	}
 	criu_resp__pack(r, buf);
-	iov.iov_base = buf;
-	iov.iov_len = len;
-	if (fd >= 0) {
-		memset(cbuf, 0, sizeof(cbuf));
-		msg.msg_control = cbuf;
-		msg.msg_controllen = sizeof(cbuf);
-		cm = CMSG_FIRSTHDR(&msg);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd, sizeof(fd));
-	}
-	n = sendmsg(S.sk, &msg, MSG_NOSIGNAL);
+	ret = fd_send(S.sk, buf, len, fd);
 	free(buf);
-	if (n != (ssize_t)len) {
+	if (ret)
 		pr_perror("cannot send the answer to the client");
-		return -1;
-	}
-	return 0;
+	return ret;
 }
 
 static int send_resp(CriuResp *r)
