@@ -863,7 +863,11 @@ static void do_shutdown(const char *scope, int sk, int domain, int type, int pro
 	nsfd = ioctl(sk, SIOCGSKNS);
 	if (nsfd < 0)
 		return;
-	if (!fstat(nsfd, &ns) && diag_find(ns.st_ino, domain, want, 1, 0) < 0)
+	if (fstat(nsfd, &ns)) {
+		close(nsfd);
+		return;
+	}
+	if (diag_find(ns.st_ino, domain, want, 1, 0) < 0)
 		diag_dump(nsfd, ns.st_ino, domain, want);
 	close(nsfd);
 	i = diag_find(ns.st_ino, domain, want, 0, st.st_ino);
