@@ -12,9 +12,9 @@
 #                  the host unit tests of test/unit/ (--only docs)
 #   --keep         keep build/logs even when everything passed
 #   --fuzz N       the fuzz test executes N images (imgcr.fuzz=N on the guest
-#                  command line; default: a CI round of at most a minute); see test/fuzz.sh
+#                  command line; default: a CI round of at most 40 s); see test/fuzz.sh
 #   --race S       the dump race stress t_dump_race runs S seconds
-#                  (imgcr.race=S; default 20); see test/fuzz-long.sh
+#                  (imgcr.race=S; default 10); see test/fuzz-long.sh
 #
 # For every kernel: DKMS build of the modules (dkms-build-K), a busybox
 # initramfs with modules + test programs + test/guest, one QEMU (TCG) boot

@@ -167,6 +167,7 @@ export_file() {
 # tracking and cleanup) and guarantee exactly one RESULT line for it, even
 # if FUNC dies without reporting (e.g. a set -u error).
 subtest() {
+	_st=$(cut -d' ' -f1 /proc/uptime)
 	(
 		T=$1
 		PIDS=""
@@ -177,6 +178,8 @@ subtest() {
 	cat "sub.$1.out"
 	grep -q "^RESULT $1 " "sub.$1.out" ||
 		echo "RESULT $1 FAIL ended without a result (exit $_rc)"
+	# how long it took (guest seconds), as IMGCR-TEST-END for whole tests
+	echo "IMGCR-SUBTEST-END $1 $(awk -v t="$_st" '{ printf "%.1f", $1 - t }' /proc/uptime)s"
 }
 
 # wait_restored PID [TIMEOUT_S] [CALLER]: wait until a backgrounded

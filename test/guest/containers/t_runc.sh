@@ -138,7 +138,7 @@ numbers_ok() {
 # subtest_runc NAME cgns|nocgns
 subtest_runc() {
 	T=$1
-	MAX=300
+	MAX=120
 	bundle $MAX $2 || fail "cannot make the bundle"
 	ct_run c1 $1.out1
 	old=$ct
@@ -204,7 +204,7 @@ restored_ok() {
 # c4 while c3 runs: both count to the end, each in its own PID namespace
 subtest_leave() {
 	T=runc-leave
-	MAX=300
+	MAX=120
 	bundle $MAX || fail "cannot make the bundle"
 	ct_run c3 out3
 	first=$ct
@@ -254,7 +254,7 @@ subtest_leave() {
 # live passes); runc restore -d: the count goes on without gap or repeat
 subtest_predump() {
 	T=runc-predump
-	MAX=300
+	MAX=200
 	bundle $MAX || fail "cannot make the bundle"
 	ct_run c5 out6
 	old=$ct
@@ -431,7 +431,7 @@ subtest_tty() {
 # /dev/null
 subtest_stdio() {
 	T=runc-stdio-file
-	MAX=300
+	MAX=120
 	bundle $MAX || fail "cannot make the bundle"
 	rm -rf ck8 sf.out sf.err && mkdir ck8 && echo "stderr log" > sf.err
 	$R run -d -b $B c8 < /dev/null > sf.out 2>> sf.err || fail "runc run: $(cat sf.err)"

@@ -19,14 +19,14 @@
 . /imgcr/guest/memcheck.sh
 require_modules
 
-CI_N=5000           # ~1 min per kernel under TCG (capped by TLIMIT)
+CI_N=3000           # ~40 s per kernel under TCG (capped by TLIMIT)
 arg() { sed -n "s/.*[[:space:]]$1=\([^[:space:]]*\).*/\1/p" /proc/cmdline; }
 N=$(arg imgcr.fuzz)
 if [ -n "$N" ]; then
 	TLIMIT=0    # an explicit long round runs to the end
 else
 	N=$CI_N
-	TLIMIT=60   # safety net for a loaded host
+	TLIMIT=40   # safety net for a loaded host
 fi
 # A third of the variants for the threaded seed, of which two thirds as
 # root (restores, thread creation) and a third as uid 1000 (the whole

@@ -1,15 +1,15 @@
 #!/bin/sh
-# 30 back-to-back checkpoint/restore cycles of one program (cycler: 4 MiB
+# 16 back-to-back checkpoint/restore cycles of one program (cycler: 4 MiB
 # of data it mutates and re-checksums every step, aborting on a mismatch).
 # Each cycle: let it run a few steps, stop, dump, kill, restore from the
-# image (a new process each time).  At the end the program must report 30
+# image (a new process each time).  At the end the program must report 16
 # restores and as many checksum verifications as steps.  Prints the
 # per-cycle time.
 # timeout: 600
 . /imgcr/guest/lib.sh
 require_modules
 
-CYCLES=30
+CYCLES=16
 cycler 4 > out &
 pid=$!
 track $pid

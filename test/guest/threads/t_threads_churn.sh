@@ -1,6 +1,6 @@
 #!/bin/sh
 # A process whose threads come and go all the time (progs/churn.c: a new
-# short-lived thread every ~2 ms, joined by main) is dumped 10 times in a
+# short-lived thread every ~2 ms, joined by main) is dumped 6 times in a
 # row with `imgcr dump --leave-running` while it runs: every freeze must
 # catch the threads of the moment (threads created or gone during the
 # freeze included) and every dump succeed, the process running on
@@ -18,7 +18,8 @@ pid=$!
 track $pid
 wait_line out '^ready ' 20 || fail "churn did not start: $(cat churn.err)"
 i=1
-while [ $i -le 10 ]; do
+ROUNDS=6
+while [ $i -le $ROUNDS ]; do
 	usleep 100000
 	imgcr dump -t $pid -D d$i --leave-running 2> dump$i.err ||
 		fail "dump $i of the churning process: $(head -n 3 dump$i.err | tr '\n' '|')"
@@ -31,7 +32,7 @@ while [ $i -le 10 ]; do
 	i=$((i + 1))
 done
 # the original went on writing to out: it changed since the dump, by design
-imgcr restore -D d10 --pidns --allow-changed-files > r.out 2> r.err &
+imgcr restore -D d$ROUNDS --pidns --allow-changed-files > r.out 2> r.err &
 rpid=$!
 track $rpid
 wait_exit $rpid 240
@@ -39,4 +40,4 @@ wait_exit $rpid 240
 wait_exit $pid 240
 [ "$RC" = 0 ] || fail "the original churn exited $RC: $(tail -n 1 out)"
 [ "$(grep -c "^churn ok $N\$" out)" = 2 ] || fail "want 'churn ok $N' from the original and the restored process: $(grep churn out | tr '\n' '|')"
-pass "10 dumps while threads came and went; the restored copy finished with the right sum"
+pass "$ROUNDS dumps while threads came and went; the restored copy finished with the right sum"
