@@ -259,7 +259,7 @@ static int make_own(int fd, const struct cow_task *ct, const struct cow_vma *v,
 }
 
 /* Map one of the task's own mappings at its place and fill it; 0 if taken. */
-static int map_own(int fd, const struct cow_task *ct, const struct cow_vma *v)
+static int map_own(int fd, const struct cow_task *ct, const struct cow_vma *v, int pid)
 {
 	size_t len = v->end - v->start;
 	void *p;
@@ -267,10 +267,15 @@ static int map_own(int fd, const struct cow_task *ct, const struct cow_vma *v)
 
 	p = mmap((void *)v->start, len, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-	if (p == MAP_FAILED)
-		return 1;	/* imgcr is there: this one is copied */
-	if (p != (void *)v->start) {
+	if (p != MAP_FAILED && p != (void *)v->start) {
 		munmap(p, len);
+		p = MAP_FAILED;
+		errno = EEXIST;
+	}
+	if (p == MAP_FAILED) {
+		/* imgcr is there: this one is copied (more memory, same data) */
+		pr_info("pid %d: %#lx-%#lx is copied, not shared with the children that have it (%s)", pid,
+			v->start, v->end, errno == EEXIST ? "imgcr's restorer uses that address" : strerror(errno));
 		return 1;
 	}
 	/* as the module will advise it: the faults below follow it */
@@ -338,7 +343,7 @@ const char *cow_prepare(const struct tree *t, int ti, int dirfd,
 			have |= kept[j].start == v->start;
 		if (have || !has_child_with(t, ti, v))
 			continue;
-		ret = map_own(fd, ct, v);
+		ret = map_own(fd, ct, v, TASK_IMG_PID(&t->tasks[ti]));
 		if (ret < 0) {
 			snprintf(err, len, "cannot fill %#lx-%#lx from %s: %s",
 				 v->start, v->end, path, strerror(errno));

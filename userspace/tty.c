@@ -79,6 +79,7 @@
 #include "proc.h"
 #include "tty.h"
 #include "record.h"
+#include "sockets.h"
 
 struct tree_tty *tree_tty_find(const struct tree *t, int index)
 {
@@ -1030,19 +1031,13 @@ static int open_peer(int m, int flags)
 /* Receive one fd over socket @sk, or -1. */
 static int recv_fd(int sk)
 {
-	char c, cbuf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { &c, 1 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			      .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *cm;
+	char c;
 	int fd;
 
-	if (recvmsg(sk, &msg, MSG_CMSG_CLOEXEC) != 1)
-		return -1;
-	cm = CMSG_FIRSTHDR(&msg);
-	if (!cm || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-		return -1;
-	memcpy(&fd, CMSG_DATA(cm), sizeof(fd));
+	if (fd_recv(sk, &c, 1, &fd) != 1 && fd >= 0) {
+		close(fd);
+		fd = -1;
+	}
 	return fd;
 }
 
@@ -1067,11 +1062,6 @@ static int open_devtty(int m, int flags, const char *what)
 		return -1;
 	}
 	if (!pid) {
-		char c = 't', cbuf[CMSG_SPACE(sizeof(int))];
-		struct iovec iov = { &c, 1 };
-		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-				      .msg_controllen = sizeof(cbuf) };
-		struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
 		int s;
 
 		s = setsid() < 0 ? -1 : open_peer(m, O_RDWR | O_NOCTTY | O_CLOEXEC);
@@ -1080,11 +1070,7 @@ static int open_devtty(int m, int flags, const char *what)
 		fd = open("/dev/tty", flags | O_NOCTTY);
 		if (fd < 0)
 			_exit(2);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd, sizeof(fd));
-		_exit(sendmsg(sk[1], &msg, 0) == 1 ? 0 : 3);
+		_exit(fd_send(sk[1], "t", 1, fd) ? 3 : 0);
 	}
 	close(sk[1]);
 	fd = recv_fd(sk[0]);
@@ -1280,21 +1266,6 @@ void tty_orphan_end(void)
 	orphan_pre_m = -1;
 }
 
-static int send_fd(int sk, int fd)
-{
-	char c = 'm', cbuf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = { &c, 1 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-			      .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &fd, sizeof(fd));
-	return sendmsg(sk, &msg, MSG_NOSIGNAL) == 1 ? 0 : -1;
-}
-
 /* every file is open: the orphan pair's master goes to imgcr, none stays here */
 static int tty_after(struct fd_restore *r, int ok)
 {
@@ -1304,7 +1275,7 @@ static int tty_after(struct fd_restore *r, int ok)
 	for (i = 0; i < nrpairs; i++) {
 		if (!rpairs[i].orphan || rpairs[i].m < 0)
 			continue;
-		if (ok && (orphan_sk[1] < 0 || send_fd(orphan_sk[1], rpairs[i].m))) {
+		if (ok && (orphan_sk[1] < 0 || fd_send(orphan_sk[1], "m", 1, rpairs[i].m))) {
 			pr_perror("pty /dev/pts/%d: cannot hand its new master to imgcr", rpairs[i].index);
 			ret = -1;
 		}

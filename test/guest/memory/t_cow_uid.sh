@@ -56,7 +56,7 @@ uid_case() {
 	info "Pss after: parent + child $pc KiB, grandchild $g KiB"
 	# parent + child: the 48 MiB region shared but [0,4M) and the three
 	# 4 MiB advised regions: about 66 MiB with the programs (copied: 120)
-	[ "$pc" -lt $((80 * 1024)) ] || fail "parent and child no longer share: Pss $pc KiB"
+	[ "$pc" -lt $((80 * 1024)) ] || fail "parent and child no longer share: Pss $pc KiB; region at $region: p $(region_info $P) c $(region_info $C); restore: $(tr '\n' '|' < restore.err)"
 	[ "$g" -ge $((48 * 1024)) ] || fail "grandchild Pss $g KiB: still sharing with its parent"
 	cow_finish
 	pass "p: $(grep '^shared' w/p) c: $(grep '^shared' w/c) g: $(grep '^shared' w/g)"
