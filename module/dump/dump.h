@@ -34,7 +34,7 @@ struct dump_thread {
 	struct imgcr_thread th;		/* per-thread state, main included */
 	struct imgcr_creds creds;	/* its credentials */
 	struct imgcr_seccomp seccomp;	/* its entry of NT_IMGCR_SECCOMP */
-	struct imgcr_sleep sleep;	/* with IMGCR_TASK_RESTART_BLOCK: its NT_IMGCR_SLEEPS entry */
+	struct imgcr_sleep sleep;	/* IMGCR_TASK_RESTART_BLOCK: its NT_IMGCR_SLEEPS entry */
 	/* its SysV semaphore undo list and the list's users, read under the siglock */
 	const void *sem_ulp;
 	unsigned int sem_users;

@@ -19,7 +19,7 @@ require_modules
 S=7000
 
 # plain: no handler
-rbsleep plain $S > out &
+rbsleep plain $S > out 2> rb.err < /dev/null &
 pid=$!
 track $pid
 started() { [ "$(grep -c "^go " out)" = 5 ]; }
