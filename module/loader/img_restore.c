@@ -777,7 +777,12 @@ static void img_set_restart_block(const struct imgcr_sleep *s)
  * until the new expiry); with one, handle_signal() returns EINTR or
  * restarts as for the original task.  Nothing between here and the
  * restart can run a handler or clear the flag: everything is blocked but
- * SIGKILL and SIGSTOP, and only get_signal() clears it.
+ * SIGKILL and SIGSTOP, and only get_signal() clears it.  Task_works queued
+ * before this one (the deferred fput()s of the files exec closed) run
+ * after it, with signal_pending() true, as with a signal that came then:
+ * an interruptible wait in their ->release() may end early.  rseq's ip
+ * fixup runs before the restart moves ip back; only a syscall instruction
+ * inside a critical section, which the rseq ABI forbids, would see it.
  */
 void img_restart_pending(u32 flags, u64 nr, const struct imgcr_sleep *s)
 {
