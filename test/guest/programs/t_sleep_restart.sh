@@ -3,8 +3,8 @@
 # (progs/rbsleep.c).  A program with no signal handler whose five threads
 # sleep 8 s (nanosleep; clock_nanosleep on MONOTONIC, REALTIME, BOOTTIME,
 # relative; REALTIME with TIMER_ABSTIME, which the kernel re-executes
-# instead), stopped 4 s into it, dumped (imgcr dump: the state check
-# runs), kept away 1.5 s and restored (imgcr restore): no call returns
+# instead), dumped 4 s into it (imgcr dump, which freezes it; the state
+# check runs), kept away 1.5 s and restored (imgcr restore): no call returns
 # EINTR, each relative sleep lasts about the time it had left at the dump
 # after the restore began (not 0, not the whole 8 s again, not shortened
 # by the 1.5 s the process was away), the absolute one ends at its
@@ -31,7 +31,8 @@ until started && [ "$(nthreads $pid)" = 5 ] && all_state $pid S; do
 	usleep 20000
 done
 usleep 4000000
-stop_all $pid
+# imgcr dump freezes the tree itself (ptrace): a task stopped by SIGSTOP
+# would be restored stopped
 td1=$(nowms)
 imgcr dump -t $pid -D d 2> dump.err || fail "dump: $(cat dump.err)"
 td2=$(nowms)
