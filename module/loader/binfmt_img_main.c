@@ -60,7 +60,8 @@ static struct imgcr_ksym loader_ksyms[] = {
 	{ "__x64_sys_setresgid", &imgcr_sys_setresgid },
 	{ "__x64_sys_seccomp", &imgcr_sys_seccomp },
 	{ "__x64_sys_shmat", &imgcr_sys_shmat, .optional = true },
-	{ "hrtimer_nanosleep_restart", &imgcr_hrtimer_nanosleep_restart },
+	{ "hrtimer_nanosleep_restart", &imgcr_hrtimer_nanosleep_restart,
+	  .optional = true },
 	IMGCR_COMPAT_LOADER_KSYMS
 };
 

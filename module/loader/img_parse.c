@@ -2104,6 +2104,10 @@ static int img_check_sleeps(struct img *img, const struct note_slot *s)
 	}
 	if (!n && !s->desc)
 		return 0;
+	if (n && !imgcr_hrtimer_nanosleep_restart) {
+		img_err(img, "a thread was stopped in a nanosleep, and this kernel's restart function for it (hrtimer_nanosleep_restart) was not found when the module was loaded");
+		return -EOPNOTSUPP;
+	}
 	if (!s->desc || s->len != n * sizeof(*e)) {
 		img_err(img, "invalid image: NT_IMGCR_SLEEPS %s (%u threads in a nanosleep)",
 			s->desc ? "of wrong size" : "missing", n);
