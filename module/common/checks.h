@@ -9,6 +9,7 @@
 #include <linux/mm_types.h>
 #include <linux/rcupdate.h>
 #include <linux/time.h>
+#include <linux/timekeeping.h>
 #include <linux/types.h>
 
 /* A POSIX timer clock an image may hold (the others are refused at dump). */
@@ -16,6 +17,30 @@ static inline bool timer_clock_ok(clockid_t c)
 {
 	return c == CLOCK_REALTIME || c == CLOCK_MONOTONIC ||
 	       c == CLOCK_BOOTTIME || c == CLOCK_TAI;
+}
+
+/*
+ * Now on a clock a nanosleep's restart block may name and an image may
+ * hold (the timer clocks); false for any other.  The dump takes the time
+ * left from it, the loader the new expiry.
+ */
+static inline bool sleep_clock_now(clockid_t c, ktime_t *now)
+{
+	switch (c) {
+	case CLOCK_REALTIME:
+		*now = ktime_get_real();
+		return true;
+	case CLOCK_MONOTONIC:
+		*now = ktime_get();
+		return true;
+	case CLOCK_BOOTTIME:
+		*now = ktime_get_boottime();
+		return true;
+	case CLOCK_TAI:
+		*now = ktime_get_clocktai();
+		return true;
+	}
+	return false;
 }
 
 /*

@@ -122,7 +122,7 @@ static inline int imgcr_ksyms_resolve(const char *mod, struct imgcr_ksym *tab,
  *   proc_pid_status         - the original /proc/<pid>/status, called from
  *                             the hook that appends "Children:" (a pid_entry
  *                             show function)
- * binfmt_img (all sys_call_table entries):
+ * binfmt_img (sys_call_table entries, then one both modules use):
  *   __x64_sys_arch_prctl    - ARCH_MAP_VDSO_64 maps the vdso at a chosen
  *                             address
  *   __x64_sys_mprotect      - drops write access from a mapping filled while
@@ -166,6 +166,15 @@ static inline int imgcr_ksyms_resolve(const char *mod, struct imgcr_ksym *tab,
  *                             included.  Optional (a kernel without
  *                             CONFIG_SYSVIPC has none): without it an image
  *                             with a SysV shm mapping is refused
+ *
+ *   hrtimer_nanosleep_restart - (both modules) never called: the dump
+ *                             compares a stopped thread's restart_block.fn
+ *                             with it, the loader sets it as a restored
+ *                             sleep's restart_block.fn, which
+ *                             restart_syscall() calls (address-taken: keeps
+ *                             its ENDBR64).  Optional: without it a sleep
+ *                             is dumped as EINTR, and an image with one is
+ *                             refused
  *
  * Tracepoint (exported API, found with for_each_kernel_tracepoint()):
  *   sched_process_fork      - hands each recreated thread the task_work that

@@ -43,6 +43,7 @@
 #include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
+#include <linux/timekeeping.h>
 #include <linux/uaccess.h>
 #include <linux/uio.h>
 #include <linux/tracepoint.h>
@@ -110,6 +111,7 @@ static void dump_free(struct dump_image *img)
 	kvfree(img->sigq);
 	kvfree(img->timers);
 	kvfree(img->seccomp);
+	kvfree(img->sleeps);
 	if (img->mm)
 		mmput(img->mm);
 	if (img->mem)
@@ -216,9 +218,10 @@ static const struct user_regset *find_regset(const struct user_regset_view *v,
  * A stopped task sits in get_signal() before the syscall-restart fixup.
  * Do that fixup here, as CRIU does, so no -ERESTART* reaches user space
  * after restore: restartable calls are re-executed, restart blocks (whose
- * state lives in the kernel) become -EINTR.  The code of a restartable
- * call is kept in the flags: the loader puts it back, and the kernel's
- * signal code decides on the way out, as it would have for this task.
+ * state lives in the kernel) become -EINTR, but for a relative nanosleep
+ * (dump_sleep()).  The code of a restartable call is kept in the flags:
+ * the loader puts it back, and the kernel's signal code decides on the
+ * way out, as it would have for this task.
  */
 static u32 restart_code_flag(long ret)
 {
@@ -231,6 +234,43 @@ static u32 restart_code_flag(long ret)
 		return IMGCR_TASK_RESTART_NOHAND;
 	}
 	return 0;	/* -ENOSYS: a syscall-entry stop, the call never ran */
+}
+
+/*
+ * The restart block of a relative nanosleep() or clock_nanosleep() on a
+ * clock of the hrtimer (set by hrtimer_nanosleep(), the only one that sets
+ * hrtimer_nanosleep_restart), in a 64-bit call: its clock, rmtp and the
+ * time left.  False for any other restart block (poll, futex waits, CPU
+ * and alarm clocks, a 32-bit call): that one returns EINTR.  The thread
+ * is stopped: only it changes its restart block.
+ */
+static bool dump_sleep(struct dump_thread *th)
+{
+	const struct restart_block *rb = &th->task->restart_block;
+	struct imgcr_sleep *s = &th->sleep;
+	ktime_t now, left;
+
+	if (!imgcr_hrtimer_nanosleep_restart ||
+	    (unsigned long)READ_ONCE(rb->fn) != imgcr_hrtimer_nanosleep_restart)
+		return false;
+#ifdef CONFIG_COMPAT
+	if (rb->arch_data & TS_COMPAT)
+		return false;
+#endif
+	if (rb->nanosleep.type != TT_NONE && rb->nanosleep.type != TT_NATIVE)
+		return false;
+	if (!sleep_clock_now(rb->nanosleep.clockid, &now))
+		return false;
+	memset(s, 0, sizeof(*s));
+	s->clock = rb->nanosleep.clockid;
+	if (rb->nanosleep.type == TT_NATIVE) {
+		s->flags = IMGCR_SLEEP_RMTP;
+		s->rmtp = (unsigned long)rb->nanosleep.rmtp;
+	}
+	/* over already: the restart returns 0 at once, as it would have */
+	left = ktime_sub((ktime_t)rb->nanosleep.expires, now);
+	s->remaining_ns = left > 0 ? left : 0;
+	return true;
 }
 
 static void fixup_syscall_restart(struct dump_thread *th)
@@ -253,6 +293,13 @@ static void fixup_syscall_restart(struct dump_thread *th)
 		th->th.flags |= IMGCR_TASK_RESTARTED_SYSCALL | restart_code_flag(ret);
 		break;
 	case -ERESTART_RESTARTBLOCK:
+		if (dump_sleep(th)) {
+			r[IMGCR_REG_RAX] = r[IMGCR_REG_ORIG_RAX];
+			r[IMGCR_REG_RIP] -= 2;
+			th->th.flags |= IMGCR_TASK_RESTARTED_SYSCALL |
+					IMGCR_TASK_RESTART_BLOCK;
+			break;
+		}
 		r[IMGCR_REG_RAX] = (u64)-EINTR;
 		th->th.flags |= IMGCR_TASK_INTERRUPTED_SYSCALL;
 		break;
@@ -444,6 +491,30 @@ static int dump_seccomp(struct dump_image *img)
 		return -ENOMEM;
 	for (i = 0; i < img->nr_threads; i++)
 		img->seccomp[i] = img->threads[i].seccomp;
+	return 0;
+}
+
+/* NT_IMGCR_SLEEPS: the sleep of each thread in a nanosleep, in thread order. */
+static int dump_sleeps(struct dump_image *img)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < img->nr_threads; i++)
+		if (img->threads[i].th.flags & IMGCR_TASK_RESTART_BLOCK)
+			n++;
+	if (!n)
+		return 0;
+	img->sleeps = kvcalloc(n, sizeof(*img->sleeps), GFP_KERNEL_ACCOUNT);
+	if (!img->sleeps)
+		return -ENOMEM;
+	for (i = 0; i < img->nr_threads; i++) {
+		struct dump_thread *th = &img->threads[i];
+
+		if (!(th->th.flags & IMGCR_TASK_RESTART_BLOCK))
+			continue;
+		th->sleep.tid = th->th.tid;
+		img->sleeps[img->nr_sleeps++] = th->sleep;
+	}
 	return 0;
 }
 
@@ -1258,6 +1329,9 @@ static size_t notes_size(const struct dump_image *img)
 	if (img->seccomp)
 		notes += note_size(IMGCR_NOTE_OWNER,
 				   img->nr_threads * sizeof(*img->seccomp));
+	if (img->nr_sleeps)
+		notes += note_size(IMGCR_NOTE_OWNER,
+				   img->nr_sleeps * sizeof(*img->sleeps));
 	for (i = 1; i < img->nr_threads; i++)
 		notes += thread_notes_size(&img->threads[i]);
 	return notes;
@@ -1305,6 +1379,9 @@ static void put_notes(struct dump_image *img, char *p)
 	if (img->seccomp)
 		p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_SECCOMP, img->seccomp,
 			     img->nr_threads * sizeof(*img->seccomp));
+	if (img->nr_sleeps)
+		p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_SLEEPS, img->sleeps,
+			     img->nr_sleeps * sizeof(*img->sleeps));
 	for (i = 1; i < img->nr_threads; i++) {
 		const struct dump_thread *th = &img->threads[i];
 
@@ -1675,6 +1752,8 @@ static int dump_build(struct dump_image *img)
 	if (ret)
 		return ret;
 	ret = dump_seccomp(img);
+	if (!ret)
+		ret = dump_sleeps(img);
 	if (ret)
 		return ret;
 	dump_main_state(img);

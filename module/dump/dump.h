@@ -34,6 +34,7 @@ struct dump_thread {
 	struct imgcr_thread th;		/* per-thread state, main included */
 	struct imgcr_creds creds;	/* its credentials */
 	struct imgcr_seccomp seccomp;	/* its entry of NT_IMGCR_SECCOMP */
+	struct imgcr_sleep sleep;	/* IMGCR_TASK_RESTART_BLOCK: its NT_IMGCR_SLEEPS entry */
 	/* its SysV semaphore undo list and the list's users, read under the siglock */
 	const void *sem_ulp;
 	unsigned int sem_users;
@@ -58,6 +59,8 @@ struct dump_image {
 	unsigned int auxv_bytes;
 	const void *vdso_text;		/* the kernel's vdso image: NT_IMGCR_VDSO */
 	struct imgcr_seccomp *seccomp;	/* NT_IMGCR_SECCOMP, or NULL: none under seccomp */
+	struct imgcr_sleep *sleeps;	/* NT_IMGCR_SLEEPS, or NULL: no thread in a nanosleep */
+	unsigned int nr_sleeps;
 	struct imgcr_vma *vmas;
 	size_t nr_vmas, cap_vmas;
 	unsigned int nr_sysvshm;	/* IMGCR_VMA_SYSVSHM mappings */

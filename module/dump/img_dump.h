@@ -10,6 +10,9 @@
 int imgcr_proc_hook_init(const struct file_operations *fops);
 void imgcr_proc_hook_exit(void);
 
+/* proc_hook.c: the address of the kernel's hrtimer_nanosleep_restart */
+extern unsigned long imgcr_hrtimer_nanosleep_restart;
+
 /* dump.c: the file behind /proc/<pid>/dump */
 extern const struct file_operations imgcr_dump_fops;
 /* dump.c: the exit probe that lets an open dump's pages go with its process */

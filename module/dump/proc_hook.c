@@ -46,10 +46,18 @@ static unsigned long addr_proc_pident_instantiate;
 static unsigned long addr_proc_tgid_base_readdir;
 static unsigned long addr_proc_pid_status;
 
+/*
+ * only compared with a stopped thread's restart block (dump.c); without
+ * it a sleep's restart block is dumped as EINTR, as before
+ */
+unsigned long imgcr_hrtimer_nanosleep_restart;
+
 static struct imgcr_ksym dump_ksyms[] = {
 	{ "proc_pident_instantiate", &addr_proc_pident_instantiate },
 	{ "proc_tgid_base_readdir", &addr_proc_tgid_base_readdir },
 	{ "proc_pid_status", &addr_proc_pid_status },
+	{ "hrtimer_nanosleep_restart", &imgcr_hrtimer_nanosleep_restart,
+	  .optional = true },
 };
 
 static struct imgcr_pid_entry dump_entry = {

@@ -36,6 +36,8 @@ unsigned long imgcr_sys_setresuid;
 unsigned long imgcr_sys_setresgid;
 unsigned long imgcr_sys_seccomp;
 unsigned long imgcr_sys_shmat;
+/* not called: set as a restored thread's restart_block.fn (img_restore.c) */
+unsigned long imgcr_hrtimer_nanosleep_restart;
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
 unsigned long imgcr_fpu_copy_uabi_to_guest;	/* compat.h */
 #endif
@@ -58,6 +60,8 @@ static struct imgcr_ksym loader_ksyms[] = {
 	{ "__x64_sys_setresgid", &imgcr_sys_setresgid },
 	{ "__x64_sys_seccomp", &imgcr_sys_seccomp },
 	{ "__x64_sys_shmat", &imgcr_sys_shmat, .optional = true },
+	{ "hrtimer_nanosleep_restart", &imgcr_hrtimer_nanosleep_restart,
+	  .optional = true },
 	IMGCR_COMPAT_LOADER_KSYMS
 };
 

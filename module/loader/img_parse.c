@@ -117,7 +117,8 @@ struct note_slot {
 /* The main thread's notes, and the process-wide ones: at most one of each. */
 enum {
 	N_PRSTATUS, N_XSTATE, N_AUXV, N_TASK, N_SIGACT, N_VMAS, N_FILES,
-	N_PROC, N_SIGQUEUE, N_TIMERS, N_VDSO, N_CREDS, N_SECCOMP, N_MAX
+	N_PROC, N_SIGQUEUE, N_TIMERS, N_VDSO, N_CREDS, N_SECCOMP, N_SLEEPS,
+	N_MAX
 };
 
 static const struct note_slot note_kinds[N_MAX] = {
@@ -134,6 +135,7 @@ static const struct note_slot note_kinds[N_MAX] = {
 	[N_VDSO] = { IMGCR_NOTE_OWNER, NT_IMGCR_VDSO },
 	[N_CREDS] = { IMGCR_NOTE_OWNER, NT_IMGCR_CREDS },
 	[N_SECCOMP] = { IMGCR_NOTE_OWNER, NT_IMGCR_SECCOMP },
+	[N_SLEEPS] = { IMGCR_NOTE_OWNER, NT_IMGCR_SLEEPS },
 };
 
 /*
@@ -379,9 +381,13 @@ static const char *thread_field_bad(const struct imgcr_thread *t)
 			 IMGCR_TASK_INTERRUPTED_SYSCALL |
 			 IMGCR_TASK_RESTART_CODES))
 		return "unknown task flags";
-	/* one code, and only for a call moved back onto its instruction */
+	/*
+	 * One code, only for a call moved back onto its instruction, and
+	 * never for one the dump made return EINTR
+	 */
 	if (code && ((code & (code - 1)) ||
-		     !(t->flags & IMGCR_TASK_RESTARTED_SYSCALL)))
+		     !(t->flags & IMGCR_TASK_RESTARTED_SYSCALL) ||
+		     (t->flags & IMGCR_TASK_INTERRUPTED_SYSCALL)))
 		return "syscall-restart flags";
 	if (!sigaltstack_ok(t))
 		return "alternate signal stack";
@@ -2077,6 +2083,62 @@ static int img_check_rights(struct img *img)
  * here; filters come from the seccomp file (img_seccomp.c), without which
  * a thread that was under filters is refused.
  */
+/*
+ * NT_IMGCR_SLEEPS: an entry for each thread with IMGCR_TASK_RESTART_BLOCK,
+ * in thread order, and for no other; each one a sleep hrtimer_nanosleep()
+ * could have left: a clock it sleeps on, rmtp a user address (or none),
+ * the time left within ktime_t.  The restart function is the loader's
+ * choice (img_restart_pending()), never the image's.
+ */
+static int img_check_sleeps(struct img *img, const struct note_slot *s)
+{
+	unsigned int i, n = 0, nr = 1 + img->proc.nr_threads;
+	const struct imgcr_sleep *e = s->desc;
+
+	for (i = 0; i < nr; i++) {
+		const struct imgcr_thread *t = i ? &img->threads[i - 1].th :
+						   &img->main_th;
+
+		if (t->flags & IMGCR_TASK_RESTART_BLOCK)
+			n++;
+	}
+	if (!n && !s->desc)
+		return 0;
+	if (n && !imgcr_hrtimer_nanosleep_restart) {
+		img_err(img, "a thread was stopped in a nanosleep, and this kernel's restart function for it (hrtimer_nanosleep_restart) was not found when the module was loaded");
+		return -EOPNOTSUPP;
+	}
+	if (!s->desc || s->len != n * sizeof(*e)) {
+		img_err(img, "invalid image: NT_IMGCR_SLEEPS %s (%u threads in a nanosleep)",
+			s->desc ? "of wrong size" : "missing", n);
+		return -EINVAL;
+	}
+	for (i = 0; i < nr; i++) {
+		const struct imgcr_thread *t = i ? &img->threads[i - 1].th :
+						   &img->main_th;
+		struct imgcr_sleep *d = i ? &img->threads[i - 1].sleep :
+					    &img->main_sleep;
+		bool rmtp;
+
+		if (!(t->flags & IMGCR_TASK_RESTART_BLOCK))
+			continue;
+		memcpy(d, e++, sizeof(*d));
+		rmtp = d->flags & IMGCR_SLEEP_RMTP;
+		if (d->tid != t->tid || d->pad0 || (d->flags & ~IMGCR_SLEEP_RMTP) ||
+		    !timer_clock_ok(d->clock) ||
+		    (rmtp ? !user_range_ok(d->rmtp, sizeof(struct __kernel_timespec)) :
+			    d->rmtp) ||
+		    d->remaining_ns > KTIME_MAX) {
+			img_err(img, "invalid image: thread %u: its NT_IMGCR_SLEEPS entry (TID %u, clock %d, flags %#x, rmtp %#llx, %llu ns left)",
+				t->tid, d->tid, d->clock, d->flags,
+				(unsigned long long)d->rmtp,
+				(unsigned long long)d->remaining_ns);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 static int img_check_seccomp(struct img *img, const struct note_slot *s)
 {
 	unsigned int i, n = img->proc.nr_threads + 1;
@@ -2230,6 +2292,8 @@ int img_parse(struct img *img)
 		ret = img_check_group(img, &nt);
 	if (!ret)
 		ret = img_check_seccomp(img, &slots[N_SECCOMP]);
+	if (!ret)
+		ret = img_check_sleeps(img, &slots[N_SLEEPS]);
 	if (ret)
 		return ret;
 

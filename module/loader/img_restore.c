@@ -31,6 +31,7 @@
 #include <asm/prctl.h>
 #include <asm/msr.h>
 
+#include "checks.h"
 #include "compat.h"
 #include "loader.h"
 
@@ -699,6 +700,7 @@ struct img_resume {
 	struct img_group *group;	/* the other threads, signals, timers */
 	u64 ax;
 	const struct imgcr_thread *th;	/* in group: the main thread's */
+	struct imgcr_sleep sleep;	/* the main thread's, if in a nanosleep */
 	sigset_t blocked;
 	int stop_sig;			/* stop the group by it once it is whole (0: not) */
 };
@@ -713,32 +715,24 @@ static long img_restart_code(u32 flags)
 		return -ERESTARTNOINTR;
 	case IMGCR_TASK_RESTART_NOHAND:
 		return -ERESTARTNOHAND;
+	case IMGCR_TASK_RESTART_BLOCK:
+		return -ERESTART_RESTARTBLOCK;
 	}
 	return 0;	/* checked by img_parse(): one code at most */
 }
 
 /*
  * rax, rseq and the mask: what exec would undo, so set on the way out.
- *
- * A call the dump found interrupted (an -ERESTART* code in the flags) is
- * put back as the kernel left it: rip after the syscall instruction,
- * orig_ax its number, ax the code, as the dumped thread had them in
- * get_signal().  img_restart_pending() then makes the kernel's signal
- * code decide before the first user instruction.
+ * The thread is not in a system call while the rest of its task_work runs
+ * (orig_ax -1: clone3() copies these registers, in_x32_syscall() reads
+ * orig_ax): an interrupted call is put back by img_restart_pending(), last.
  */
 void img_set_late_fields(u64 ax, const struct imgcr_thread *t)
 {
 	struct pt_regs *regs = current_pt_regs();
-	long code = img_restart_code(t->flags);
 
-	if (code) {
-		regs->ip += 2;
-		regs->orig_ax = ax;
-		regs->ax = code;
-	} else {
-		regs->ax = ax;
-		regs->orig_ax = -1;	/* not in a syscall: no restart */
-	}
+	regs->ax = ax;
+	regs->orig_ax = -1;	/* not in a syscall: no restart */
 #ifdef CONFIG_RSEQ
 	if (t->rseq)
 		imgcr_rseq_register(t->rseq, t->rseq_len, t->rseq_sig);
@@ -746,20 +740,63 @@ void img_set_late_fields(u64 ax, const struct imgcr_thread *t)
 }
 
 /*
- * The last thing a thread's task_work does, once the mask is its own.
- * TIF_NOTIFY_SIGNAL, which no recalc_sigpending() clears (the mask's
- * would clear TIF_SIGPENDING with nothing pending), makes
- * exit_to_user_mode_loop() call arch_do_signal_or_restart() before any
- * user instruction: from get_signal(), which ran this task_work, or in
- * its next pass, as it reads the flags again after resume_user_mode_work().
- * With no signal to deliver it restarts the call (ax = orig_ax, ip -= 2:
- * the image's registers); with one, handle_signal() returns EINTR or
- * restarts as for the original task.
+ * The restart block hrtimer_nanosleep() had left (img_parse() checked
+ * @s): its own function (the image never names one), a 64-bit call
+ * (arch_data without TS_COMPAT: restart_syscall() is the 64-bit one), the
+ * clock and rmtp, and the expiry the time left from now on that clock.
  */
-void img_restart_pending(u32 flags)
+static void img_set_restart_block(const struct imgcr_sleep *s)
 {
-	if (img_restart_code(flags))
-		set_thread_flag(TIF_NOTIFY_SIGNAL);
+	struct restart_block *rb = &current->restart_block;
+	ktime_t now = 0;
+
+	sleep_clock_now(s->clock, &now);
+	rb->arch_data = 0;
+	rb->nanosleep.clockid = s->clock;
+	rb->nanosleep.type = s->flags & IMGCR_SLEEP_RMTP ? TT_NATIVE : TT_NONE;
+	rb->nanosleep.rmtp = (struct __kernel_timespec __user *)(unsigned long)s->rmtp;
+	rb->nanosleep.expires = ktime_add_safe(now, (ktime_t)s->remaining_ns);
+	rb->fn = (long (*)(struct restart_block *))imgcr_hrtimer_nanosleep_restart;
+}
+
+/*
+ * The last thing a thread's task_work does, once the mask is its own.
+ *
+ * A call the dump found interrupted (an -ERESTART* code in the flags) is
+ * put back as the kernel left it: rip after the syscall instruction,
+ * orig_ax its number (@nr, the image's rax), ax the code, as the dumped
+ * thread had them in get_signal(), and for -ERESTART_RESTARTBLOCK the
+ * restart block of its nanosleep.  TIF_NOTIFY_SIGNAL, which no
+ * recalc_sigpending() clears (the mask's would clear TIF_SIGPENDING with
+ * nothing pending), makes exit_to_user_mode_loop() call
+ * arch_do_signal_or_restart() before any user instruction: from
+ * get_signal(), which ran this task_work, or in its next pass, as it reads
+ * the flags again after resume_user_mode_work().  With no signal to
+ * deliver it restarts the call (ax = orig_ax, ip -= 2: the image's
+ * registers; a restart block through restart_syscall(), which sleeps
+ * until the new expiry); with one, handle_signal() returns EINTR or
+ * restarts as for the original task.  Nothing between here and the
+ * restart can run a handler or clear the flag: everything is blocked but
+ * SIGKILL and SIGSTOP, and only get_signal() clears it.  Task_works queued
+ * before this one (the deferred fput()s of the files exec closed) run
+ * after it, with signal_pending() true, as with a signal that came then:
+ * an interruptible wait in their ->release() may end early.  rseq's ip
+ * fixup runs before the restart moves ip back; only a syscall instruction
+ * inside a critical section, which the rseq ABI forbids, would see it.
+ */
+void img_restart_pending(u32 flags, u64 nr, const struct imgcr_sleep *s)
+{
+	struct pt_regs *regs = current_pt_regs();
+	long code = img_restart_code(flags);
+
+	if (!code)
+		return;
+	if (code == -ERESTART_RESTARTBLOCK)
+		img_set_restart_block(s);
+	regs->ip += 2;
+	regs->orig_ax = nr;
+	regs->ax = code;
+	set_thread_flag(TIF_NOTIFY_SIGNAL);
 }
 
 /* Runs on the way back to user space, after exec stored its own rax. */
@@ -777,7 +814,7 @@ static void img_resume(struct callback_head *work)
 	 */
 	if (!img_group_run(r->group, r->stop_sig)) {
 		sigprocmask(SIG_SETMASK, &r->blocked, NULL);
-		img_restart_pending(flags);
+		img_restart_pending(flags, r->ax, &r->sleep);
 	}
 	kfree(r);
 	module_put(THIS_MODULE);
@@ -922,6 +959,7 @@ int img_restore_task(struct img *img, struct img_group *group)
 	sigprocmask(SIG_SETMASK, &all, NULL);
 
 	r->ax = ir[IMGCR_REG_RAX];
+	r->sleep = img->main_sleep;
 	r->group = group;
 	r->stop_sig = img->stop_sig;
 	r->th = img_group_main(group);

@@ -183,28 +183,34 @@ static int cmp_patch(const void *a, const void *b)
  * A thread inside the old vdso continues in its copy: at a patched entry
  * it takes the jump; elsewhere only at a system call (on it, or right
  * after it), where the code has read all it needs from the data page, or
- * needs nothing from it -- and never inside a jump's 13 bytes.
+ * needs nothing from it -- and never inside a jump's 13 bytes.  A thread
+ * put back in an interrupted call (@flags with an -ERESTART* code) returns
+ * after its syscall instruction or onto it: its rip must be on one, whole
+ * and outside every jump.
  */
-static int check_rip(struct img *img, const u64 *regs, u32 tid)
+static int check_rip(struct img *img, const u64 *regs, u32 flags, u32 tid)
 {
+	bool in_call = flags & IMGCR_TASK_RESTART_CODES;
 	u64 rip = regs[IMGCR_REG_RIP], off;
 	const u8 *code = img->vdso.old;
+	bool on_syscall;
 	unsigned int i;
 
 	if (rip < img->task.vdso || rip >= img->task.vdso + img->task.vdso_size)
 		return 0;
 	off = rip - img->task.vdso;
+	on_syscall = off + 2 <= img->task.vdso_size && code[off] == 0x0f &&
+		     code[off + 1] == 0x05;
 	for (i = 0; i < img->vdso.nr; i++) {
 		u32 p = img->vdso.patch[i].old_off;
 
-		if (off == p)
+		if (off == p && !in_call)
 			return 0;
-		if (off > p && off < p + JUMP_LEN)
+		if (off + (in_call ? 2 : 1) > p && off < p + JUMP_LEN)
 			goto refuse;
 	}
-	if ((off + 2 <= img->task.vdso_size && code[off] == 0x0f &&
-	     code[off + 1] == 0x05) ||
-	    (off >= 2 && code[off - 2] == 0x0f && code[off - 1] == 0x05))
+	if (on_syscall ||
+	    (!in_call && off >= 2 && code[off - 2] == 0x0f && code[off - 1] == 0x05))
 		return 0;
 refuse:
 	img_err(img, "thread %u was stopped inside the vdso (offset %#llx), not at a system call: this kernel's vdso differs from the dumping kernel's, so it can only continue there on that kernel (or dump it again)",
@@ -311,10 +317,11 @@ int img_vdso_plan(struct img *img, const struct vdso_image *vi,
 	}
 	p->vi = vi;
 
-	ret = check_rip(img, img->prstatus.regs, img->main_th.tid);
+	ret = check_rip(img, img->prstatus.regs, img->main_th.flags,
+			img->main_th.tid);
 	for (i = 0; !ret && i < img->proc.nr_threads; i++)
 		ret = check_rip(img, img->threads[i].prstatus.regs,
-				img->threads[i].th.tid);
+				img->threads[i].th.flags, img->threads[i].th.tid);
 	return ret;
 }
 

@@ -25,7 +25,8 @@
  *          sigaltstack, robust list, rseq, timer slack, registers, FXSAVE
  *          and xstate header), a pending signal's (TID, signo, siginfo,
  *          padding) or a POSIX timer's (id, clock, notify, signo, target
- *          TID, overrun, times), half of the field variants among these
+ *          TID, overrun, times) or a sleep's (TID, clock, flags, rmtp,
+ *          time left), half of the field variants among these
  *   sem    structure-aware lies: counts vs sizes, overlapping, kernel-space
  *          or huge VMAs, bad file records, descriptor sizes, phnum, an
  *          auxiliary vector without AT_NULL, ...; in an image with threads
@@ -387,6 +388,15 @@ static void parse_seed(void)
 					TMF(signo, F_SIG); TMF(value, F_PLAIN); TMF(tid, F_TID);
 					TMF(overrun, F_PLAIN); TMF(value_ns, F_NS);
 					TMF(interval_ns, F_NS);
+					addb(desc + e);
+				}
+			} else if (imgcr && n->n_type == NT_IMGCR_SLEEPS) {
+				for (size_t e = 0; e + sizeof(struct imgcr_sleep) <= n->n_descsz;
+				     e += sizeof(struct imgcr_sleep)) {
+#define SLF(m, k) addf(desc + e + offsetof(struct imgcr_sleep, m), sizeof(((struct imgcr_sleep *)0)->m), k)
+					SLF(tid, F_TID); SLF(clock, F_SMALL); SLF(flags, F_PLAIN);
+					SLF(pad0, F_PLAIN); SLF(rmtp, F_ADDR);
+					SLF(remaining_ns, F_NS);
 					addb(desc + e);
 				}
 			} else if (core && n->n_type == NT_AUXV) {

@@ -22,7 +22,9 @@
  *       SIGUSR2 (tgkill) for the last thread (or main); POSIX timers
  *       SIGEV_THREAD_ID to the first thread (CLOCK_MONOTONIC, 1 h), SIGEV_SIGNAL
  *       (CLOCK_REALTIME, never armed), SIGEV_NONE (CLOCK_BOOTTIME, 1 h);
- *       ITIMER_REAL at 1 h (SIGALRM blocked).
+ *       ITIMER_REAL at 1 h (SIGALRM blocked); and the last thread (with
+ *       -t) sleeps in nanosleep(1 h) instead of the futex, a restart block
+ *       (NT_IMGCR_SLEEPS) once stopped.
  * Without options the program is the single-threaded seed it always was.
  */
 #define _GNU_SOURCE
@@ -67,6 +69,7 @@ static void read_self(void)
 static int tids[MAXTHR];
 static int nstarted;
 static int never;	/* the futex the threads wait on: never woken */
+static int sleeper = -1;	/* -q: the thread in nanosleep */
 
 static void *waiter(void *arg)
 {
@@ -78,8 +81,14 @@ static void *waiter(void *arg)
 		sigaltstack(&ss, NULL);
 	tids[i] = (int)syscall(SYS_gettid);
 	__atomic_add_fetch(&nstarted, 1, __ATOMIC_SEQ_CST);
-	for (;;)
-		syscall(SYS_futex, &never, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+	for (;;) {
+		struct timespec hour = { 3600, 0 }, rem;
+
+		if (i == sleeper)
+			syscall(SYS_nanosleep, &hour, &rem);
+		else
+			syscall(SYS_futex, &never, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+	}
 	return NULL;
 }
 
@@ -148,6 +157,8 @@ int main(int argc, char **argv)
 			sigaddset(&s, SIGRTMIN + i);
 		sigprocmask(SIG_BLOCK, &s, NULL);
 	}
+	if (queue && nthr)
+		sleeper = nthr - 1;
 	for (int i = 0; i < nthr; i++) {
 		pthread_t th;
 

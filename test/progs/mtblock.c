@@ -57,7 +57,8 @@
  * clock_nanosleep: now >= its deadline), the mutex got only after mholder
  * let it go, EOWNERDEAD, the join value, the signal in this thread.  Calls
  * the kernel restarts after a stop without a restart block (ERESTARTSYS,
- * ERESTARTNOHAND: all but futex_to, poll, poll_inf, epoll, nanosleep) must
+ * ERESTARTNOHAND: all but futex_to, poll, poll_inf, epoll, nanosleep) and
+ * the relative nanosleep (whose restart block a restore makes again) must
  * never return EINTR: a restore re-executes them (see may_eintr).  It
  * prints "ok NAME tid T eintr=N [...]" or "BAD NAME: reasons".  main then
  * joins every thread, checks itself (gettid() == getpid(), comm, mask,
@@ -108,13 +109,14 @@ static const char *const names[NT] = {
 };
 /*
  * Calls that may see EINTR after a restore: those the kernel restarts
- * through a restart block after a stop (a futex wait with a timeout, poll --
- * with or without a timeout: sys_poll always sets do_restart_poll -- and a
- * relative nanosleep; an absolute clock_nanosleep is ERESTARTNOHAND) and
+ * through a restart block after a stop that imgcr does not restore (a
+ * futex wait with a timeout, poll -- with or without a timeout: sys_poll
+ * always sets do_restart_poll; not the relative nanosleep, whose restart
+ * block comes back; an absolute clock_nanosleep is ERESTARTNOHAND) and
  * epoll_wait, which returns EINTR after a stop even without a restore.
  */
 static const int may_eintr[NT] = {
-	[T_FUTEX_TO] = 1, [T_POLL] = 1, [T_POLL_INF] = 1, [T_EPOLL] = 1, [T_NANOSLEEP] = 1,
+	[T_FUTEX_TO] = 1, [T_POLL] = 1, [T_POLL_INF] = 1, [T_EPOLL] = 1,
 };
 
 #define JOIN_MAGIC ((void *)0x6a6f696eL)

@@ -22,6 +22,7 @@
  *     "IMGCR" NT_IMGCR_VDSO    a copy of the vdso (imgcr_task.vdso_size bytes)
  *     "IMGCR" NT_IMGCR_CREDS   struct imgcr_creds (the main thread's)
  *     "IMGCR" NT_IMGCR_SECCOMP struct imgcr_seccomp[1 + imgcr_proc.nr_threads]
+ *     "IMGCR" NT_IMGCR_SLEEPS  struct imgcr_sleep[] (threads in a nanosleep)
  *   then for each further thread, in the order of its notes:
  *     "CORE"  NT_PRSTATUS   its registers (pid = its TID)
  *     "CORE"  NT_PRFPREG
@@ -39,6 +40,8 @@
  * imgcr versions (every thread or none has one): such images restore with
  * the caller's credentials.  NT_IMGCR_SECCOMP is present exactly in
  * version 3 images, and in version 4 images with a thread under seccomp.
+ * NT_IMGCR_SLEEPS is present exactly when a thread has
+ * IMGCR_TASK_RESTART_BLOCK.
  *
  * PT_LOAD segments carry only pages the task had present and private to it:
  * p_filesz == p_memsz, both multiples of the page size, sorted by address,
@@ -90,6 +93,8 @@
 #define NT_IMGCR_CREDS		0x494d430b
 /* Each thread's seccomp mode and filter count (version 3). */
 #define NT_IMGCR_SECCOMP	0x494d430a
+/* The sleeps of threads with IMGCR_TASK_RESTART_BLOCK: struct imgcr_sleep[] */
+#define NT_IMGCR_SLEEPS		0x494d430c
 
 /* Standard note types the image uses (same values as <elf.h>). */
 #define IMGCR_NT_PRSTATUS	1
@@ -183,9 +188,22 @@ struct imgcr_prpsinfo {
 #define IMGCR_TASK_RESTART_SYS		0x4	/* -ERESTARTSYS (512) */
 #define IMGCR_TASK_RESTART_NOINTR	0x8	/* -ERESTARTNOINTR (513) */
 #define IMGCR_TASK_RESTART_NOHAND	0x10	/* -ERESTARTNOHAND (514) */
+/*
+ * -ERESTART_RESTARTBLOCK (516) of a relative nanosleep() or
+ * clock_nanosleep() (the kernel's hrtimer_nanosleep_restart): the thread's
+ * entry of NT_IMGCR_SLEEPS says what its restart block held.  The loader
+ * makes the kernel's restart block again (the function chosen by the
+ * loader, never by the image), so that with no signal the sleep goes on
+ * for its remaining time through restart_syscall(), and a handled signal
+ * makes it return EINTR.  Other restart blocks (poll, futex waits, CPU
+ * clocks, alarm clocks, 32-bit calls) are dumped as
+ * IMGCR_TASK_INTERRUPTED_SYSCALL.  Loaders before it refuse the flag.
+ */
+#define IMGCR_TASK_RESTART_BLOCK	0x20
 #define IMGCR_TASK_RESTART_CODES	(IMGCR_TASK_RESTART_SYS | \
 					 IMGCR_TASK_RESTART_NOINTR | \
-					 IMGCR_TASK_RESTART_NOHAND)
+					 IMGCR_TASK_RESTART_NOHAND | \
+					 IMGCR_TASK_RESTART_BLOCK)
 
 /*
  * NT_IMGCR_TASK: everything about the process and its main thread that is
@@ -523,6 +541,29 @@ struct imgcr_thread {
 	__u64 default_timer_slack_ns;
 	__u64 xfeatures;	/* XSTATE_BV of its NT_X86_XSTATE */
 	char comm[16];
+};
+
+/*
+ * NT_IMGCR_SLEEPS: one entry per thread with IMGCR_TASK_RESTART_BLOCK, in
+ * the order of the threads (the main thread first, then the others in the
+ * order of their notes): a relative nanosleep() or clock_nanosleep() the
+ * thread was stopped in, as the kernel's restart block kept it.  The
+ * kernel keeps an absolute expiry on the clock; the image keeps the time
+ * that was left at the dump, so that the time between dump and restore
+ * does not count (as for timers) and the sleep is right on another boot,
+ * whose clocks differ.  The loader sets the expiry to that clock's now +
+ * remaining_ns.  (A sleep with TIMER_ABSTIME has no restart block: it is
+ * an IMGCR_TASK_RESTART_NOHAND call, re-executed with its absolute time.)
+ */
+#define IMGCR_SLEEP_RMTP	0x1	/* rmtp is a native struct timespec * */
+
+struct imgcr_sleep {
+	__u32 tid;		/* the thread's, as in its imgcr_thread */
+	__s32 clock;		/* CLOCK_REALTIME, _MONOTONIC, _BOOTTIME or _TAI */
+	__u32 flags;		/* IMGCR_SLEEP_* */
+	__u32 pad0;		/* 0 */
+	__u64 rmtp;		/* where EINTR stores the time left; 0 without _RMTP */
+	__u64 remaining_ns;	/* left at the dump, at most KTIME_MAX */
 };
 
 /* imgcr_creds.flags */

@@ -1,0 +1,126 @@
+#!/bin/sh
+# Sleeps the kernel restarts through its restart block come back as such
+# (progs/rbsleep.c).  A program with no signal handler whose five threads
+# sleep 8 s (nanosleep; clock_nanosleep on MONOTONIC, REALTIME, BOOTTIME,
+# relative; REALTIME with TIMER_ABSTIME, which the kernel re-executes
+# instead), dumped 4 s into it (imgcr dump, which freezes it; the state
+# check runs), kept away 1.5 s and restored (imgcr restore): no call returns
+# EINTR, each relative sleep lasts about the time it had left at the dump
+# after the restore began (not 0, not the whole 8 s again, not shortened
+# by the 1.5 s the process was away), the absolute one ends at its
+# deadline.  Then a
+# program with a SIGUSR1 handler stopped in nanosleep: restored running it
+# sleeps on (in restart_syscall, 219) until a signal, then returns EINTR
+# with the time left in rem; restored stopped, a SIGUSR1 sent before SIGCONT
+# makes it return EINTR at once, as the kernel does for the original.
+. /imgcr/guest/lib.sh
+. /imgcr/guest/threadlib.sh
+require_modules
+
+S=8000
+
+# plain: no handler
+rbsleep plain $S > out 2> rb.err < /dev/null &
+pid=$!
+track $pid
+started() { [ "$(grep -c "^go " out)" = 5 ]; }
+n=250
+until started && [ "$(nthreads $pid)" = 5 ] && all_state $pid S; do
+	n=$((n - 1))
+	[ "$n" -gt 0 ] || fail "rbsleep did not start: $(tr '\n' '|' < out) $(thread_states $pid)"
+	usleep 20000
+done
+usleep 4000000
+# imgcr dump freezes the tree itself (ptrace): a task stopped by SIGSTOP
+# would be restored stopped
+td1=$(nowms)
+imgcr dump -t $pid -D d 2> dump.err || fail "dump: $(cat dump.err)"
+td2=$(nowms)
+wait_dumped_gone $pid
+grep -qE '^[a-z]+ ret=' out && fail "a call returned before the dump: $(tr '\n' '|' < out)"
+usleep 1500000
+tr=$(nowms)
+imgcr restore -D d > restore.out 2> restore.err &
+rpid=$!
+track $rpid
+wait_line out '^rbsleep done' 20 ||
+	fail "not done 20 s after the restore: $(tr '\n' '|' < out)$(rerr) [$(thread_states $pid); $(cat /proc/$pid/task/*/syscall 2>/dev/null | cut -d' ' -f1,9 | tr '\n' ' '); out: $(head -c 200 restore.out); now $(nowms); $(grep -B1 -A1 hrtimer_wakeup /proc/timer_list 2>/dev/null | tr -s ' \n' ' ' | head -c 600)]"
+wait_exit $rpid 10
+[ "$RC" = 0 ] || fail "imgcr restore exit $RC$(rerr)"
+for name in nano mono real boot abs; do
+	line=$(grep "^$name ret=" out)
+	[ -n "$line" ] || fail "$name: no result: $(tr '\n' '|' < out)"
+	case "$line" in
+	*" ret=0 errno=0 "*" early=0") ;;
+	*) fail "$name: $line (a program without a handler never sees EINTR from a sleep)" ;;
+	esac
+	[ "$name" = abs ] && continue
+	t0=$(echo "$line" | sed 's/.* t0=\([0-9]*\) .*/\1/')
+	t1=$(echo "$line" | sed 's/.* t1=\([0-9]*\) .*/\1/')
+	# left at the dump: between S - (td2 - t0) and S - (td1 - t0), 4 s
+	# less than S; the whole S again would end S or more after tr
+	lo=$((S - (td2 - t0)))
+	hi=$((S - (td1 - t0)))
+	after=$((t1 - tr))
+	info "$name: $after ms after the restore began (left at the dump: $lo..$hi ms)"
+	[ "$after" -ge $((lo - 100)) ] ||
+		fail "$name: slept $after ms after the restore began, less than the $lo ms left at the dump"
+	[ "$after" -lt $((S - 200)) ] ||
+		fail "$name: slept $after ms after the restore began, about the whole $S ms again (left at the dump: $hi ms)"
+done
+
+# handler, restored running, then SIGUSR1
+rbsleep handler $S > hout &
+pid=$!
+track $pid
+wait_line hout '^go' 10 || fail "rbsleep handler did not start"
+wait_state $pid S 10 || fail "rbsleep handler not asleep"
+usleep 2000000
+stop_task $pid
+dump $pid h.img
+kill9 $pid
+chmod +x h.img
+cp hout hout2
+./h.img >> hout2 2> restore.err &
+rpid=$!
+track $rpid
+wait_restored $rpid 30 || fail "handler: restored task not asleep (state '$(state $rpid)')$(rerr)"
+usleep 300000
+grep -q '^handler ' hout2 && fail "handler: the sleep returned without a signal: $(grep '^handler' hout2)"
+nr=$(cut -d' ' -f1 /proc/$rpid/syscall)
+[ "$nr" = 219 ] || fail "handler: restored task in syscall $nr, not restart_syscall (219)"
+kill -USR1 $rpid
+wait_exit $rpid 10
+[ "$RC" = 0 ] || fail "handler: exit $RC$(rerr)"
+line=$(grep '^handler ' hout2)
+case "$line" in
+"handler ret=-1 errno=EINTR handled=1 rem_ms="*) ;;
+*) fail "handler (running): $line" ;;
+esac
+rem=$(echo "$line" | sed 's/.* rem_ms=\([0-9]*\) .*/\1/')
+[ "$rem" -gt 1000 ] && [ "$rem" -lt $((S - 2000)) ] ||
+	fail "handler (running): rem $rem ms, not the time left ($line)"
+info "handler (running): $line"
+
+# handler, restored stopped, SIGUSR1 then SIGCONT
+cp hout hout3
+./h.img --imgcr-stop >> hout3 2> restore.err &
+rpid=$!
+track $rpid
+wait_state $rpid T 30 || fail "handler: restored task not stopped (state '$(state $rpid)')$(rerr)"
+kill -USR1 $rpid
+usleep 100000
+[ "$(state $rpid)" = T ] || fail "handler (stopped): SIGUSR1 woke the stopped task"
+kill -CONT $rpid
+wait_exit $rpid 10
+[ "$RC" = 0 ] || fail "handler (stopped): exit $RC$(rerr)"
+line=$(grep '^handler ' hout3)
+case "$line" in
+"handler ret=-1 errno=EINTR handled=1 rem_ms="*) ;;
+*) fail "handler (stopped): $line" ;;
+esac
+rem=$(echo "$line" | sed 's/.* rem_ms=\([0-9]*\) .*/\1/')
+# rem is what the kernel wrote when SIGSTOP interrupted the original
+[ "$rem" -gt 1000 ] && [ "$rem" -le $((S - 2000)) ] ||
+	fail "handler (stopped): rem $rem ms, not the time left at the stop ($line)"
+pass

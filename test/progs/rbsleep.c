@@ -1,0 +1,145 @@
+/*
+ * rbsleep: sleeps that the kernel restarts through its restart block,
+ * across a dump and restore (t_sleep_restart).
+ *
+ *   rbsleep plain MS    no signal handler anywhere.  The main thread and
+ *                       four more each make one call, raw (no libc retry):
+ *                         nano  nanosleep(MS, &rem)
+ *                         mono  clock_nanosleep(MONOTONIC, 0, MS, &rem)
+ *                         real  clock_nanosleep(REALTIME, 0, MS, &rem)
+ *                         boot  clock_nanosleep(BOOTTIME, 0, MS, NULL)
+ *                         abs   clock_nanosleep(REALTIME, TIMER_ABSTIME,
+ *                               its start + MS, NULL)
+ *                       Each prints "go NAME" before its call and, when
+ *                       the call returns, "NAME ret=R errno=E t0=A t1=B
+ *                       early=N" (A, B: CLOCK_MONOTONIC ms before and
+ *                       after; N: 1 if its own clock says the sleep ended
+ *                       before its deadline, measured from its start).
+ *                       Then "rbsleep done" (exit 0).  A program without a
+ *                       handler never sees EINTR from a sleep.
+ *   rbsleep handler MS  a SIGUSR1 handler (no SA_RESTART): the main thread
+ *                       nanosleep(MS, &rem), once; prints "go nano", then
+ *                       "handler ret=R errno=E handled=H rem_ms=M t1=B".
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+
+#include "common.h"
+
+static long ms;
+static volatile sig_atomic_t handled;
+
+static long long ts_ms(const struct timespec *t)
+{
+	return (long long)t->tv_sec * 1000 + t->tv_nsec / 1000000;
+}
+
+static long long clk_ms(clockid_t c)
+{
+	struct timespec t;
+
+	clock_gettime(c, &t);
+	return ts_ms(&t);
+}
+
+struct sleeper {
+	const char *name;
+	clockid_t clock;
+	int abs;	/* TIMER_ABSTIME */
+	int rmtp;	/* pass &rem */
+	int nanosleep;	/* nanosleep() rather than clock_nanosleep() */
+};
+
+static const struct sleeper sleepers[] = {
+	{ "nano", CLOCK_MONOTONIC, 0, 1, 1 },
+	{ "mono", CLOCK_MONOTONIC, 0, 1, 0 },
+	{ "real", CLOCK_REALTIME, 0, 1, 0 },
+	{ "boot", CLOCK_BOOTTIME, 0, 0, 0 },
+	{ "abs", CLOCK_REALTIME, 1, 0, 0 },
+};
+#define NS (sizeof(sleepers) / sizeof(sleepers[0]))
+
+static void *run(void *arg)
+{
+	const struct sleeper *s = arg;
+	struct timespec req, rem = { 0, 0 }, start;
+	long long t0, t1;
+	long ret;
+	int err;
+
+	clock_gettime(s->clock, &start);
+	if (s->abs) {
+		req.tv_sec = start.tv_sec + ms / 1000;
+		req.tv_nsec = start.tv_nsec + (ms % 1000) * 1000000L;
+		if (req.tv_nsec >= 1000000000L) {
+			req.tv_sec++;
+			req.tv_nsec -= 1000000000L;
+		}
+	} else {
+		req.tv_sec = ms / 1000;
+		req.tv_nsec = (ms % 1000) * 1000000L;
+	}
+	t0 = clk_ms(CLOCK_MONOTONIC);
+	say("go %s\n", s->name);
+	if (s->nanosleep)
+		ret = syscall(SYS_nanosleep, &req, s->rmtp ? &rem : NULL);
+	else
+		ret = syscall(SYS_clock_nanosleep, s->clock,
+			      s->abs ? TIMER_ABSTIME : 0, &req,
+			      s->rmtp ? &rem : NULL);
+	err = ret ? errno : 0;
+	t1 = clk_ms(CLOCK_MONOTONIC);
+	say("%s ret=%ld errno=%s t0=%lld t1=%lld early=%d\n", s->name, ret,
+	    err ? errname(err) : "0", t0, t1,
+	    clk_ms(s->clock) < ts_ms(&start) + ms);
+	return NULL;
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	handled++;
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t th[NS];
+	unsigned int i;
+
+	if (argc != 3)
+		return 2;
+	ms = atol(argv[2]);
+	if (!strcmp(argv[1], "handler")) {
+		struct sigaction sa;
+		struct timespec req = { ms / 1000, (ms % 1000) * 1000000L };
+		struct timespec rem = { 0, 0 };
+		long ret;
+		int err;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_usr1;
+		sigaction(SIGUSR1, &sa, NULL);
+		say("go nano\n");
+		ret = syscall(SYS_nanosleep, &req, &rem);
+		err = ret ? errno : 0;
+		say("handler ret=%ld errno=%s handled=%d rem_ms=%lld t1=%lld\n",
+		    ret, err ? errname(err) : "0", (int)handled, ts_ms(&rem),
+		    clk_ms(CLOCK_MONOTONIC));
+		return 0;
+	}
+	if (strcmp(argv[1], "plain"))
+		return 2;
+	for (i = 1; i < NS; i++)
+		if (pthread_create(&th[i], NULL, run, (void *)&sleepers[i]))
+			return 1;
+	run((void *)&sleepers[0]);
+	for (i = 1; i < NS; i++)
+		pthread_join(th[i], NULL);
+	say("rbsleep done\n");
+	return 0;
+}
