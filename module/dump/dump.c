@@ -1031,14 +1031,14 @@ static int dump_hugetlb(struct dump_image *img, struct vm_area_struct *vma,
 		what = d->d_name.name;
 	if (d && is_hugetlb_memfd(vma->vm_file)) {
 		if (!shared)
-			why = "a private mapping of an MFD_HUGETLB memfd (its written pages on top of the memfd's) is not";
+			why = "a private mapping of an MFD_HUGETLB memfd is not";
 		else if (vma_kernel_pagesize(vma) != SZ_2M)
 			why = "only 2048 kB pages are";
 		else
 			return dump_hugetlb_memfd(img, vma, v);
 	} else if (!d || !IS_ROOT(d) || d == d->d_sb->s_root ||
 		   strcmp(what, IMGCR_HUGETLB_ANON_FILE))
-		why = "only anonymous huge pages (MAP_HUGETLB) and shared mappings of MFD_HUGETLB memfds are";
+		why = "only MAP_HUGETLB memory and shared MFD_HUGETLB memfds are";
 	else if (vma_kernel_pagesize(vma) != SZ_2M)
 		why = "only 2048 kB pages are";
 	else if (vma->vm_pgoff ||

@@ -4,8 +4,8 @@
 # memfd_huge: memfd "huge buf", 4 MiB, mode 0640, seals F_SEAL_SHRINK |
 # F_SEAL_GROW, mapped read-write whole and its second page read-only, marked
 # in three places.  Outside, before the dump and after the restore: its
-# mappings' lines (range, perms, offset, name, smaps KernelPageSize 2048 kB)
-# are the same, and of the inode the fd names (one object).  Inside: marks
+# mappings' lines (range, perms, offset, smaps KernelPageSize 2048 kB) are
+# the same, and of the inode the fd names (one object).  Inside: marks
 # and zeros, name, mode, seals, size, hugetlbfs of 2048 kB pages; a write
 # through the mapping shows in the other mapping, through the fd (pread)
 # and in a new mapping of the fd.  Before: refused at dump.
@@ -52,7 +52,7 @@ outside() {
 
 run() {
 	mkdir $1 && cd $1 || fail "mkdir $1"
-	start $2
+	start ${2:-}
 	for p in $pid $kid; do outside $p before; done
 	imgcr dump -t $pid -D d 2> dump.err || fail "dump: $(tr '\n' '|' < dump.err)"
 	for p in $pid $kid; do wait_gone $p 10 || fail "task $p survived the dump"; done
@@ -71,7 +71,8 @@ run() {
 	wait_tasks_restored $pid $kid
 	for p in $pid $kid; do
 		outside $p after
-		cmp -s before.$p after.$p ||
+		# the same but the inode (a new memfd; outside checked it is the fd's)
+		[ "$(cut -d' ' -f1-3,5 before.$p)" = "$(cut -d' ' -f1-3,5 after.$p)" ] ||
 			fail "$p's mappings after: $(tr '\n' '|' < after.$p) before: $(tr '\n' '|' < before.$p)"
 	done
 	[ -z "$kid" ] || [ "$(stat -L -c %i /proc/$kid/fd/$fd)" = "$(stat -L -c %i /proc/$pid/fd/$fd)" ] ||
@@ -90,7 +91,7 @@ private() {
 	start private
 	addr=$(sed -n 's/^fd .* private 0x\([0-9a-f]*\)$/\1/p' out)
 	imgcr dump -t $pid -D d 2> dump.err && fail "the dump of a private mapping of an MFD_HUGETLB memfd succeeded"
-	grep -q "pid $pid.*hugetlb mapping at 0x$addr (private, memfd:huge buf, 2048 kB pages): a private mapping of an MFD_HUGETLB memfd .* is not supported" dump.err ||
+	grep -q "pid $pid.*hugetlb mapping at 0x$addr (private, memfd:huge buf, 2048 kB pages): a private mapping of an MFD_HUGETLB memfd is not supported" dump.err ||
 		fail "message: $(tr '\n' '|' < dump.err)"
 	case "$(state $pid)" in
 	t | T) fail "task $pid left stopped" ;;
