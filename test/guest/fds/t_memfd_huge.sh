@@ -31,7 +31,7 @@ hugelines() {
 # start [ARG]: hugememfd in the background; sets pid, fd, kid (or empty)
 start() {
 	echo 4 > /proc/sys/vm/nr_hugepages
-	hugememfd $1 > out 2> hm.err &
+	hugememfd ${1:-} > out 2> hm.err &
 	pid=$!
 	track $pid
 	wait_line out '^ready' 20 ||
