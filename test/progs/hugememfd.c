@@ -8,8 +8,9 @@
  * 2 MiB + 5000 through the mapping (the rest stays zero), sets its mode
  * 0640 and the seals F_SEAL_SHRINK | F_SEAL_GROW.  "hugememfd fork": a
  * child (forked after, with the fd and both mappings) shares it.
- * "hugememfd private": the memfd mapped MAP_PRIVATE as well (the dump must
- * refuse it).  Prints "fd N map ADDR ro ADDR [child PID]", "ready", waits
+ * "hugememfd private": the memfd mapped MAP_PRIVATE as well; "hugememfd file
+ * PATH": a file PATH of a hugetlbfs mount instead, no seals (the dump must
+ * refuse both).  Prints "fd N map ADDR ro ADDR [child PID]", "ready", waits
  * until the file "restored" appears, then checks (ok/BAD), in each task:
  * the marks and zeros; the mappings' inode (/proc/self/maps) is the fd's;
  * name, mode, seals, size, hugetlbfs of 2048 kB pages (fstatfs); a write
@@ -97,7 +98,9 @@ int main(int argc, char **argv)
 {
 	int forked = argc > 1 && !strcmp(argv[1], "fork");
 	int private = argc > 1 && !strcmp(argv[1], "private");
-	int fd = memfd_create("huge buf", MFD_HUGETLB | MFD_ALLOW_SEALING), st, sync[2], back[2];
+	const char *file = argc > 2 && !strcmp(argv[1], "file") ? argv[2] : NULL;
+	int fd = file ? open(file, O_RDWR | O_CREAT, 0640) :
+			memfd_create("huge buf", MFD_HUGETLB | MFD_ALLOW_SEALING), st, sync[2], back[2];
 	char *map, *ro, *priv = NULL, *again, buf[16], c;
 	pid_t kid = 0;
 
@@ -110,7 +113,7 @@ int main(int argc, char **argv)
 	if (private)
 		priv = mmap(NULL, HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
 	if (map == MAP_FAILED || ro == MAP_FAILED || priv == MAP_FAILED || fchmod(fd, 0640) ||
-	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW)) {
+	    (!file && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW))) {
 		say("BAD setup: %s\n", strerror(errno));
 		return 1;
 	}

@@ -16,6 +16,8 @@
 # pages back the same image restores.
 # memfd_huge-private: the memfd also mapped MAP_PRIVATE: refused at dump,
 # naming pid, address, memfd and reason; the task goes on.
+# memfd_huge-hugefile: a file of a hugetlbfs mount mapped shared the same
+# way: refused at dump, naming pid, address, kind and reason.
 # timeout: 300
 . /imgcr/guest/lib.sh
 require_modules
@@ -102,8 +104,27 @@ private() {
 	pass "$(head -n 1 dump.err | cut -c1-200)"
 }
 
+hugefile() {
+	mkdir hugefile && cd hugefile || fail "mkdir hugefile"
+	mkdir mnt && mount -t hugetlbfs -o pagesize=2M none mnt || fail "cannot mount hugetlbfs"
+	start "file $PWD/mnt/f"
+	addr=$(sed -n 's/^fd [0-9]* map 0x\([0-9a-f]*\) .*/\1/p' out)
+	imgcr dump -t $pid -D d 2> dump.err && fail "the dump of a mapped file of a hugetlbfs mount succeeded"
+	grep -q "pid $pid.*hugetlb mapping at 0x$addr (shared, a hugetlbfs file, 2048 kB pages): only MAP_HUGETLB memory and shared MFD_HUGETLB memfds are supported" dump.err ||
+		fail "message: $(tr '\n' '|' < dump.err)"
+	case "$(state $pid)" in
+	t | T) fail "task $pid left stopped" ;;
+	"") fail "task $pid died" ;;
+	esac
+	touch restored
+	wait_gone $pid 10
+	umount mnt
+	pass "$(head -n 1 dump.err | cut -c1-200)"
+}
+
 subtest memfd_huge "run main"
 subtest memfd_huge-fork "run fork fork"
 subtest memfd_huge-nopages "run nopages"
 subtest memfd_huge-private private
+subtest memfd_huge-hugefile hugefile
 echo $OLDHP > /proc/sys/vm/nr_hugepages
