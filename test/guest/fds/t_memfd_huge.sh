@@ -108,7 +108,8 @@ hugefile() {
 	mkdir hugefile && cd hugefile || fail "mkdir hugefile"
 	mkdir mnt && mount -t hugetlbfs -o pagesize=2M none mnt || fail "cannot mount hugetlbfs"
 	start "file $PWD/mnt/f"
-	addr=$(sed -n 's/^fd [0-9]* map 0x\([0-9a-f]*\) .*/\1/p' out)
+	# the lowest mapping, the first refused: the read-only one, made last
+	addr=$(sed -n 's/^fd [0-9]* map 0x[0-9a-f]* ro 0x\([0-9a-f]*\) .*/\1/p' out)
 	imgcr dump -t $pid -D d 2> dump.err && fail "the dump of a mapped file of a hugetlbfs mount succeeded"
 	grep -q "pid $pid.*hugetlb mapping at 0x$addr (shared, a hugetlbfs file, 2048 kB pages): only MAP_HUGETLB memory and shared MFD_HUGETLB memfds are supported" dump.err ||
 		fail "message: $(tr '\n' '|' < dump.err)"
