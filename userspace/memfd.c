@@ -35,7 +35,14 @@
  * shared, its fd closed everywhere, is the module's and works; mapped
  * privately, the module refuses it: its contents would be lost.)
  *
- * Refused: hugetlbfs memfds (MFD_HUGETLB).
+ * A memfd of 2 MiB huge pages (MFD_HUGETLB, "huge=1"): hugetlbfs has no
+ * write() and no SEEK_DATA (a hole reads as zeros): dump saves only its
+ * non-zero blocks; restore makes it with MFD_HUGETLB | MFD_HUGE_2MB, sizes
+ * it and writes the data through a shared mapping of it, which reserves
+ * its huge pages (no free ones: the restore fails, naming pid, fd and the
+ * pages it needs).  The module records only its shared mappings (no
+ * pages) and refuses one not held as an fd; the loader maps the memfd
+ * given.  Refused: other huge page sizes, private mappings (the module).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -59,15 +66,28 @@
 #define F_SEAL_EXEC 0x0020
 #endif
 #define HUGETLBFS_MAGIC_ 0x958458f6UL
+#ifndef MFD_HUGE_2MB
+#define MFD_HUGE_2MB (21U << 26)
+#endif
 
 static const char deleted[] = " (deleted)";
 
-/* Copy the data segments of @in (@size bytes) to @out at the same offsets; 0 or -1 (errno). */
-static int copy_sparse(int in, int out, off_t size)
+/* @n bytes at @p all zero */
+static int all_zero(const char *p, size_t n)
+{
+	return !n || (!p[0] && !memcmp(p, p + 1, n - 1));
+}
+
+/*
+ * Copy the data segments of @in (@size bytes) to @out at the same offsets;
+ * 0 or -1 (errno).  @skip0: leave out 4 KiB blocks of zeros (a hugetlbfs
+ * memfd, whose holes read as data).
+ */
+static int copy_sparse(int in, int out, off_t size, int skip0)
 {
 	static char buf[1 << 16];
 	off_t data = 0, hole, o;
-	ssize_t n;
+	ssize_t n, b;
 
 	while (data < size) {
 		data = lseek(in, data, SEEK_DATA);
@@ -82,7 +102,13 @@ static int copy_sparse(int in, int out, off_t size)
 			n = pread(in, buf, want, o);
 			if (n <= 0)
 				return n < 0 ? -1 : 0;
-			if (pwrite(out, buf, n, o) != n)
+			for (b = 0; skip0 && b < n; b += 4096) {
+				size_t l = n - b < 4096 ? (size_t)(n - b) : 4096;
+
+				if (!all_zero(buf + b, l) && pwrite(out, buf + b, l, o + b) != (ssize_t)l)
+					return -1;
+			}
+			if (!skip0 && pwrite(out, buf, n, o) != n)
 				return -1;
 		}
 		data = hole;
@@ -109,8 +135,16 @@ static int memfd_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f
 		return FD_FAILED;
 	}
 	p->file_fd = fd;	/* the driver closes it */
-	if (!fstatfs(fd, &sfs) && (unsigned long)sfs.f_type == HUGETLBFS_MAGIC_)
-		return fd_refuse(p, "memfd %s: hugetlbfs memfds are not supported", p->link);
+	if (fstatfs(fd, &sfs)) {
+		pr_perror("pid %d fd %d: memfd: fstatfs", p->pid, p->fd);
+		return FD_FAILED;
+	}
+	if ((unsigned long)sfs.f_type == HUGETLBFS_MAGIC_) {
+		if (sfs.f_bsize != 2 << 20)
+			return fd_refuse(p, "memfd %s: of huge pages of %ld kB (MFD_HUGETLB): only 2048 kB pages are supported",
+					 p->link, (long)sfs.f_bsize >> 10);
+		f->huge = 1;
+	}
 	seals = fcntl(fd, F_GET_SEALS);
 	if (seals < 0) {
 		pr_perror("pid %d fd %d: memfd: F_GET_SEALS", p->pid, p->fd);
@@ -136,7 +170,7 @@ static int memfd_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f
 		return FD_FAILED;
 	}
 	/* SEEK_DATA/SEEK_HOLE move the task's offset too (one description): put it back */
-	if (ftruncate(out, f->size) || copy_sparse(fd, out, f->size) ||
+	if (ftruncate(out, f->size) || copy_sparse(fd, out, f->size, f->huge) ||
 	    lseek(fd, p->pos, SEEK_SET) != p->pos || fsync(out)) {
 		pr_perror("pid %d fd %d: memfd: cannot save its data in %s", p->pid, p->fd, path);
 		lseek(fd, p->pos, SEEK_SET);
@@ -242,6 +276,70 @@ static struct {
 } made[256];
 static int nmade;
 
+/*
+ * Size the MFD_HUGETLB memfd @fd and write its data from @in (no write() on
+ * hugetlbfs): through a shared mapping, which reserves all its huge pages.
+ * 0, or -1 with a message naming its task, fd and the pages it needs.
+ */
+static int huge_fill(int fd, int in, const struct tree_file *f, const char *what)
+{
+	static char buf[1 << 16];
+	unsigned long pages = f->size >> 21;
+	off_t data = 0, hole, o;
+	char *free_txt, *m;
+	ssize_t n;
+
+	if (f->size & ((2 << 20) - 1)) {
+		pr_err("%s: size %lld is not a multiple of the huge page size 2048 kB", what, f->size);
+		return -1;
+	}
+	if (ftruncate(fd, f->size)) {
+		pr_perror("%s: cannot set its size %lld", what, f->size);
+		return -1;
+	}
+	if (!f->size)
+		return 0;
+	m = mmap(NULL, f->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED) {
+		int e = errno;
+
+		free_txt = read_text("/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages", NULL);
+		if (free_txt)
+			free_txt[strcspn(free_txt, "\n")] = 0;
+		pr_err("%s (MFD_HUGETLB): cannot get its %lu huge page(s) of 2048 kB (%s; %s free): reserve them (sysctl vm.nr_hugepages) before the restore",
+		       what, pages, strerror(e), free_txt ? free_txt : "?");
+		free(free_txt);
+		return -1;
+	}
+	while (data < f->size) {
+		data = lseek(in, data, SEEK_DATA);
+		if (data < 0 && errno == ENXIO)
+			break;
+		hole = data < 0 ? -1 : lseek(in, data, SEEK_HOLE);
+		if (hole < 0)
+			goto fail;
+		if (hole > f->size)
+			hole = f->size;
+		for (o = data; o < hole; o += n) {
+			n = pread(in, buf, hole - o < (off_t)sizeof(buf) ? (size_t)(hole - o) : sizeof(buf), o);
+			if (n <= 0) {
+				if (!n)
+					errno = EIO;
+				goto fail;
+			}
+			if (!all_zero(buf, n))
+				memcpy(m + o, buf, n);
+		}
+		data = hole;
+	}
+	munmap(m, f->size);
+	return 0;
+fail:
+	pr_perror("%s: cannot write its data", what);
+	munmap(m, f->size);
+	return -1;
+}
+
 static int memfd_create_one(struct fd_restore *r, const struct tree_file *f, const char *what)
 {
 	int fd, in, i;
@@ -257,9 +355,11 @@ static int memfd_create_one(struct fd_restore *r, const struct tree_file *f, con
 	}
 	if (f->seals != F_SEAL_SEAL)
 		flags |= MFD_ALLOW_SEALING;
+	if (f->huge)
+		flags |= MFD_HUGETLB | MFD_HUGE_2MB;
 	fd = memfd_create(f->path + 7, flags);
 	if (fd < 0) {
-		pr_perror("%s: memfd_create", what);
+		pr_perror("%s: memfd_create%s", what, f->huge ? " (MFD_HUGETLB, 2048 kB pages)" : "");
 		return -1;
 	}
 	snprintf(path, sizeof(path), "memfd-%lu.data", f->ino);
@@ -268,8 +368,10 @@ static int memfd_create_one(struct fd_restore *r, const struct tree_file *f, con
 		pr_perror("%s: cannot open its data %s", what, path);
 		goto fail;
 	}
-	if (ftruncate(fd, f->size) || copy_sparse(in, fd, f->size)) {
-		pr_perror("%s: cannot write its data from %s", what, path);
+	if (f->huge ? huge_fill(fd, in, f, what) :
+	    ftruncate(fd, f->size) || copy_sparse(in, fd, f->size, 0)) {
+		if (!f->huge)
+			pr_perror("%s: cannot write its data from %s", what, path);
 		close(in);
 		goto fail;
 	}
@@ -300,10 +402,25 @@ fail:
 static int memfd_open(struct fd_restore *r, int i, const char *what)
 {
 	const struct tree_file *f = &r->t->files[i];
-	char path[64];
+	char path[64], who[PATH_MAX + 64];
 	int mfd, fd, first, j;
 
-	mfd = memfd_create_one(r, f, what);
+	if (f->huge) {
+		/* its messages name a task and fd holding it */
+		const struct tree_task *k;
+		int n;
+
+		for (k = r->t->tasks; k < r->t->tasks + r->t->ntasks; k++)
+			for (n = 0; n < k->nfds; n++)
+				if (k->fds[n].file == i) {
+					snprintf(who, sizeof(who), "pid %d fd %d: %s", k->pid,
+						 k->fds[n].fd, what);
+					goto named;
+				}
+	}
+	snprintf(who, sizeof(who), "%s", what);
+named:
+	mfd = memfd_create_one(r, f, who);
 	if (mfd < 0)
 		return -1;
 	/* the memfd itself for the first read-write description of it, else opened again */
@@ -366,6 +483,8 @@ fail:
 static void memfd_rec_write(FILE *f, const struct tree_file *x)
 {
 	fprintf(f, " ino=%lu seals=0x%x size=%lld", x->ino, x->seals, x->size);
+	if (x->huge)
+		fprintf(f, " huge=1");
 	fd_rec_path(f, x->path);
 	if (x->has_mode)
 		fprintf(f, " mode=0%o uid=%u gid=%u", x->mode, x->uid, x->gid);
@@ -385,6 +504,8 @@ static const char *memfd_rec_read(struct tree *t, struct tree_file *x, struct re
 			return "bad memfd record";
 		x->has_mode = 1;
 	}
+	if (rec_has(r, "huge") && REC_NUM(r, "huge", 0, 1, x->huge))
+		return "bad memfd record";
 	if (strncmp(x->path, "/memfd:", 7))
 		return "bad memfd record";
 	return NULL;
@@ -396,11 +517,12 @@ static void memfd_rec_show(const struct tree *t, int i, const char *mode, char *
 	const struct tree_file *f = &t->files[i];
 
 	if (f->has_mode)
-		snprintf(out, size, "memfd %s ino %lu size %lld mode %04o owner %u:%u seals 0x%x %s",
-			 f->path + 7, f->ino, f->size, f->mode, f->uid, f->gid, f->seals, mode);
+		snprintf(out, size, "memfd %s ino %lu size %lld mode %04o owner %u:%u seals 0x%x%s %s",
+			 f->path + 7, f->ino, f->size, f->mode, f->uid, f->gid, f->seals,
+			 f->huge ? " hugetlb 2048 kB" : "", mode);
 	else
-		snprintf(out, size, "memfd %s ino %lu size %lld seals 0x%x %s", f->path + 7,
-			 f->ino, f->size, f->seals, mode);
+		snprintf(out, size, "memfd %s ino %lu size %lld seals 0x%x%s %s", f->path + 7,
+			 f->ino, f->size, f->seals, f->huge ? " hugetlb 2048 kB" : "", mode);
 }
 
 static void memfd_rec_json(const struct tree *t, int i)
@@ -408,6 +530,8 @@ static void memfd_rec_json(const struct tree *t, int i)
 	const struct tree_file *f = &t->files[i];
 
 	printf(",\"ino\":%lu,\"seals\":%u,\"size\":%lld", f->ino, f->seals, f->size);
+	if (f->huge)
+		printf(",\"huge\":1");
 	if (f->has_mode)
 		printf(",\"mode\":%u,\"uid\":%u,\"gid\":%u", f->mode, f->uid, f->gid);
 	fd_json_path(f->path);

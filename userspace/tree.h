@@ -77,6 +77,7 @@ struct tree_file {
 	int tty_role;			/* TK_TTY: enum tree_tty_role */
 	int tty_index;			/* TK_TTY: its pty pair's index, -1: the job's terminal */
 	unsigned int seals;		/* TK_MEMFD: F_GET_SEALS; ino: its inode (data file) */
+	int huge;			/* TK_MEMFD: of 2 MiB huge pages (MFD_HUGETLB) */
 	int has_mode;			/* TK_MEMFD: its inode's mode and owner are known: */
 	unsigned int mode, uid, gid;	/* st_mode & 07777, st_uid, st_gid */
 	unsigned int fan_flags, fan_event_flags;	/* TK_FANOTIFY: fanotify_init's flags */

@@ -24,6 +24,8 @@
 #include <linux/namei.h>
 #include <linux/posix-timers.h>
 #include <linux/shmem_fs.h>
+#include <linux/hugetlb.h>
+#include <linux/magic.h>
 #include <linux/fcntl.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/coredump.h>
@@ -415,8 +417,16 @@ static inline struct file *imgcr_shmem_file_setup(const char *name, loff_t size)
 #define IMGCR_SEALS_HERE	(IMGCR_SEALS_KNOWN & ~0x20)
 #endif
 
+/*
+ * Of a tmpfs object, or of a hugetlbfs one (an MFD_HUGETLB memfd: struct
+ * hugetlbfs_inode_info.seals, likewise on 6.1, 6.12 and 7.2).
+ */
 static inline unsigned int imgcr_shmem_seals(struct inode *inode)
 {
+#ifdef CONFIG_HUGETLBFS
+	if (inode->i_sb->s_magic == HUGETLBFS_MAGIC)
+		return READ_ONCE(HUGETLBFS_I(inode)->seals);
+#endif
 	return READ_ONCE(SHMEM_I(inode)->seals);
 }
 

@@ -598,6 +598,16 @@ static bool is_shmem_object(struct file *file)
 	       strncmp(d->d_name.name, "SYSV", 4);
 }
 
+/* An MFD_HUGETLB memfd: "memfd:NAME" of the kernel's hugetlbfs mount. */
+static bool is_hugetlb_memfd(struct file *file)
+{
+	const struct dentry *d = file->f_path.dentry;
+
+	return file_inode(file)->i_sb->s_magic == HUGETLBFS_MAGIC &&
+	       IS_ROOT(d) && d != d->d_sb->s_root &&
+	       !strncmp(d->d_name.name, "memfd:", 6);
+}
+
 #define DELETED_SUFFIX " (deleted)"
 
 /*
@@ -648,6 +658,8 @@ static int dump_file(struct dump_image *img, struct file *file, u32 flags)
 	}
 	if (is_shmem_object(file)) {
 		flags |= IMGCR_FILE_SHMEM;
+	} else if (is_hugetlb_memfd(file)) {
+		flags |= IMGCR_FILE_SHMEM | IMGCR_FILE_HUGETLB;
 	} else if (is_deleted_file(file)) {
 		/* recreated at its path by imgcr restore, from its dump */
 		flags |= IMGCR_FILE_DELETED;
@@ -814,7 +826,8 @@ static int readable_fd_of(const void *p, struct file *file, unsigned int fd)
 }
 
 /*
- * A private mapping of shared memory object @idx: the image carries the
+ * A private mapping of shared memory object @idx, or a shared one of an
+ * MFD_HUGETLB memfd (whose pages the image never carries): the image carries the
  * pages the task wrote (copy-on-write copies), as for any private file
  * mapping, but not the object's own, which the other pages show.  Those
  * come back only with a memfd the task holds an fd of (readable): imgcr
@@ -858,9 +871,14 @@ static int check_shmem_private(struct dump_image *img,
 		__set_bit(idx, img->file_held);
 		return 0;
 	}
-	dump_refuse(img, task_pid_nr(img->task),
-		    "private mapping at %#lx of %s, of which it holds no fd open for reading (its contents would be lost); not supported",
-		    vma->vm_start, rec->path);
+	if (rec->flags & IMGCR_FILE_HUGETLB)
+		dump_refuse(img, task_pid_nr(img->task),
+			    "shared hugetlb mapping at %#lx of %s (MFD_HUGETLB), of which it holds no fd open for reading (only imgcr restore can make a huge page memfd again, from an fd); not supported",
+			    vma->vm_start, rec->path);
+	else
+		dump_refuse(img, task_pid_nr(img->task),
+			    "private mapping at %#lx of %s, of which it holds no fd open for reading (its contents would be lost); not supported",
+			    vma->vm_start, rec->path);
 	return -EOPNOTSUPP;
 }
 
@@ -1013,9 +1031,62 @@ static int dump_sysvshm(struct dump_image *img, struct vm_area_struct *vma,
  * VMA (a fresh one has offset 0 and the mapping's size: one partly
  * unmapped or split by mprotect() does not), and a shared one mapped by
  * this VMA alone (another process's, after fork(), would become another
- * object).  Refused, saying which kind it is and why: hugetlbfs files and
- * MFD_HUGETLB memfds, other page sizes, madvise() state.
+ * object).  A shared mapping of an MFD_HUGETLB memfd: dump_hugetlb_memfd().
+ * Refused, saying which kind it is and why: hugetlbfs files, private
+ * mappings of MFD_HUGETLB memfds, other page sizes, madvise() state.
  */
+/*
+ * A shared mapping of an MFD_HUGETLB memfd of 2 MiB pages: IMGCR_VMA_FILE
+ * of an IMGCR_FILE_HUGETLB object, without its pages: imgcr restore makes
+ * the memfd again from the fd the task holds (checked here; the dump tool
+ * saves its contents through that fd) and gives it to the loader, which
+ * maps it.  Only within its size (hugetlbfs's mmap() would grow it).
+ */
+static int dump_hugetlb_memfd(struct dump_image *img,
+			      struct vm_area_struct *vma, struct imgcr_vma *v)
+{
+	loff_t size = i_size_read(file_inode(vma->vm_file));
+	u64 end = ((u64)vma->vm_pgoff << PAGE_SHIFT) +
+		  (vma->vm_end - vma->vm_start);
+	int ret;
+
+	if (end > size) {
+		dump_refuse(img, task_pid_nr(img->task),
+			    "hugetlb mapping at %#lx of %s (MFD_HUGETLB) goes past its size %lld; not supported",
+			    vma->vm_start, vma->vm_file->f_path.dentry->d_name.name,
+			    size);
+		return -EOPNOTSUPP;
+	}
+	v->kind = IMGCR_VMA_FILE;
+	v->pgoff = vma->vm_pgoff;
+	v->flags |= IMGCR_VMA_SHARED;
+	ret = dump_file(img, vma->vm_file, vma->vm_flags & VM_MAYWRITE ?
+			IMGCR_FILE_WRITE : 0);
+	if (ret < 0)
+		return ret;
+	v->file = ret;
+	ret = check_shmem_private(img, vma, v->file);
+	if (ret)
+		return ret;
+	ret = vma_advice(img, vma, v);
+	if (ret)
+		return ret;
+	if (v->flags & ~(IMGCR_VMA_SHARED | IMGCR_VMA_NORESERVE)) {
+		dump_refuse(img, task_pid_nr(img->task),
+			    "hugetlb mapping at %#lx of %s (MFD_HUGETLB) with madvise() state or flags that cannot be given back; not supported",
+			    vma->vm_start, vma->vm_file->f_path.dentry->d_name.name);
+		return -EOPNOTSUPP;
+	}
+	/* mapped through a file not open for writing */
+	if (!(vma->vm_flags & VM_SHARED))
+		v->flags |= IMGCR_VMA_RDONLY_FILE;
+	ret = check_shmem_seals(img, vma, v->file);
+	if (ret)
+		return ret;
+	img->nr_vmas++;
+	return 0;
+}
+
 static int dump_hugetlb(struct dump_image *img, struct vm_area_struct *vma,
 			struct imgcr_vma *v)
 {
@@ -1029,9 +1100,16 @@ static int dump_hugetlb(struct dump_image *img, struct vm_area_struct *vma,
 		what = "no file";
 	else if (IS_ROOT(d) && d != d->d_sb->s_root)
 		what = d->d_name.name;
-	if (!d || !IS_ROOT(d) || d == d->d_sb->s_root ||
-	    strcmp(what, IMGCR_HUGETLB_ANON_FILE))
-		why = "only anonymous huge pages (MAP_HUGETLB) are";
+	if (d && is_hugetlb_memfd(vma->vm_file)) {
+		if (!shared)
+			why = "a private mapping of an MFD_HUGETLB memfd is not";
+		else if (vma_kernel_pagesize(vma) != SZ_2M)
+			why = "only 2048 kB pages are";
+		else
+			return dump_hugetlb_memfd(img, vma, v);
+	} else if (!d || !IS_ROOT(d) || d == d->d_sb->s_root ||
+		   strcmp(what, IMGCR_HUGETLB_ANON_FILE))
+		why = "only MAP_HUGETLB memory and shared MFD_HUGETLB memfds are";
 	else if (vma_kernel_pagesize(vma) != SZ_2M)
 		why = "only 2048 kB pages are";
 	else if (vma->vm_pgoff ||

@@ -743,6 +743,22 @@ static int img_check_vmas(struct img *img)
 					v->start, f->path);
 				return -EINVAL;
 			}
+			/*
+			 * an MFD_HUGETLB memfd (given: img_open_file()):
+			 * shared, 2 MiB aligned, within its size (mmap()
+			 * would refuse, or grow it), no advice
+			 */
+			if (f->id.flags & IMGCR_FILE_HUGETLB &&
+			    (!shared || !IS_ALIGNED(v->start, SZ_2M) ||
+			     !IS_ALIGNED(v->end, SZ_2M) ||
+			     !IS_ALIGNED(v->pgoff, SZ_2M >> PAGE_SHIFT) ||
+			     v->flags & ~(IMGCR_VMA_SHARED |
+					  IMGCR_VMA_NORESERVE |
+					  IMGCR_VMA_RDONLY_FILE) ||
+			     v->pgoff > (f->id.size >> PAGE_SHIFT) ||
+			     (v->end - v->start) >> PAGE_SHIFT >
+			     (f->id.size >> PAGE_SHIFT) - v->pgoff))
+				goto bad;
 			/* writes need a writable file */
 			if ((shared && v->flags & IMGCR_VMA_ACCOUNT) ||
 			    (shared && v->prot & IMGCR_PROT_WRITE &&
@@ -1088,9 +1104,13 @@ static int img_check_loads(struct img *img)
 		if (v == vend || ph->p_vaddr < v->start || prev_end > v->end ||
 		    v->kind > IMGCR_VMA_FILE)
 			goto bad;
-		/* a shared file's contents are the file's, not the image's */
+		/*
+		 * a shared file's contents are the file's, not the image's;
+		 * so are an MFD_HUGETLB memfd's (given filled)
+		 */
 		if (v->kind == IMGCR_VMA_FILE && v->flags & IMGCR_VMA_SHARED &&
-		    !(img->files[v->file].id.flags & IMGCR_FILE_SHMEM))
+		    (img->files[v->file].id.flags &
+		     (IMGCR_FILE_SHMEM | IMGCR_FILE_HUGETLB)) != IMGCR_FILE_SHMEM)
 			goto bad;
 	}
 	return 0;
@@ -1151,10 +1171,24 @@ static int img_shm_fd(struct img *img, unsigned int idx)
 	return -1;
 }
 
+/* @file is of hugetlbfs, of 2 MiB pages. */
+static bool img_given_huge_2m(struct file *file)
+{
+#ifdef CONFIG_HUGETLBFS
+	struct inode *inode = file_inode(file);
+
+	return inode->i_sb->s_magic == HUGETLBFS_MAGIC &&
+	       huge_page_size(hstate_inode(inode)) == SZ_2M;
+#else
+	return false;
+#endif
+}
+
 /*
  * Shared memory file @f is the caller's memfd on @fd: the same name
- * ("memfd:NAME"), a tmpfs object without a path, the size the image
- * records, open for writing if a mapping writes it.
+ * ("memfd:NAME"), a tmpfs object without a path (of hugetlbfs, of 2 MiB
+ * pages, for IMGCR_FILE_HUGETLB), the size the image records, open for
+ * writing if a mapping writes it.
  */
 static int img_open_given(struct img *img, struct img_file *f, int fd)
 {
@@ -1166,7 +1200,10 @@ static int img_open_given(struct img *img, struct img_file *f, int fd)
 		return -EBADF;
 	}
 	d = file->f_path.dentry;
-	if (file_inode(file)->i_sb->s_magic != TMPFS_MAGIC || !IS_ROOT(d) ||
+	if (file_inode(file)->i_sb->s_magic !=
+	    (f->id.flags & IMGCR_FILE_HUGETLB ? HUGETLBFS_MAGIC : TMPFS_MAGIC) ||
+	    !img_given_huge_2m(file) != !(f->id.flags & IMGCR_FILE_HUGETLB) ||
+	    !IS_ROOT(d) ||
 	    d == d->d_sb->s_root || strcmp(d->d_name.name, f->path) ||
 	    i_size_read(file_inode(file)) != f->id.size ||
 	    !(file->f_mode & FMODE_READ) ||
@@ -1197,6 +1234,11 @@ static int img_open_file(struct img *img, struct img_file *f)
 			return img_open_given(img, f, ret);
 		if (ret != -1)
 			return ret;
+		if (f->id.flags & IMGCR_FILE_HUGETLB) {
+			img_err(img, "huge page memfd %s (MFD_HUGETLB) is not given (--imgcr-shmfd): the loader cannot make one",
+				f->path);
+			return -EOPNOTSUPP;
+		}
 		/* Recreated empty; PT_LOAD segments refill it after the exec. */
 		if (f->id.size > MAX_LFS_FILESIZE)
 			return -EINVAL;
@@ -1312,7 +1354,10 @@ static int img_open_files(struct img *img, const struct note_slot *s)
 		    f->id.path_len < 2 || f->id.path_len > IMGCR_MAX_PATH ||
 		    f->id.reclen < sizeof(f->id) + f->id.path_len ||
 		    f->id.flags & ~(IMGCR_FILE_WRITE | IMGCR_FILE_SHMEM |
-				    IMGCR_FILE_DELETED | IMGCR_FILE_SEALS) ||
+				    IMGCR_FILE_DELETED | IMGCR_FILE_SEALS |
+				    IMGCR_FILE_HUGETLB) ||
+		    (f->id.flags & IMGCR_FILE_HUGETLB &&
+		     !(f->id.flags & IMGCR_FILE_SHMEM)) ||
 		    (f->id.flags & IMGCR_FILE_SHMEM &&
 		     f->id.flags & IMGCR_FILE_DELETED) ||
 		    (f->id.flags & IMGCR_FILE_SEALS &&

@@ -127,6 +127,8 @@ static void file(const struct tree_file *x)
 	case TK_MEMFD:
 		printf(" ino=%lu seals=0x%x size=%lld has_mode=%d mode=0%o uid=%u gid=%u", x->ino,
 		       x->seals, x->size, x->has_mode, x->mode, x->uid, x->gid);
+		if (x->huge)	/* only then: the models before it stay */
+			printf(" huge=%d", x->huge);
 		break;
 	case TK_PIDFD:
 		printf(" target=%d start=%llu", x->target, x->start);

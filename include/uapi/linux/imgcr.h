@@ -395,11 +395,19 @@ struct imgcr_vma {
  * (F_SEAL_*, as F_GET_SEALS gives them), set again on the new object after
  * its contents and before its mappings are made.  Without it (images of
  * older dumps) the object keeps what the kernel gives a new one: F_SEAL_SEAL.
+ * IMGCR_FILE_HUGETLB (IMGCR_FILE_SHMEM only): a memfd of 2 MiB huge pages
+ * (memfd_create(MFD_HUGETLB)), mapped shared only.  The image carries none
+ * of its pages: imgcr restore restores it from the fd the task holds (it
+ * must hold one) and gives it to the loader (--imgcr-shmfd), which checks
+ * it and maps it; without it the loader refuses the image (it cannot make
+ * a hugetlbfs object itself).  Its shared mappings are 2 MiB aligned, in
+ * start, end and offset, and within its size.
  */
 #define IMGCR_FILE_WRITE	0x1
 #define IMGCR_FILE_SHMEM	0x2
 #define IMGCR_FILE_DELETED	0x4
 #define IMGCR_FILE_SEALS	0x8
+#define IMGCR_FILE_HUGETLB	0x10
 
 /*
  * The seals IMGCR_FILE_SEALS may name: F_SEAL_SEAL, _SHRINK, _GROW, _WRITE,

@@ -22,7 +22,8 @@
 # a child's write reaches the shared mapping, not the private one.
 # Before: refused at dump ("device or hugetlb mapping").
 # shm_private-hugefd: an MFD_HUGETLB memfd mapped shared, its fd closed:
-# refused at dump, naming pid, address, kind and page size; the task goes on.
+# refused at dump, naming pid, address and memfd (only imgcr restore makes
+# one again, from an fd: t_memfd_huge); the task goes on.
 # shm_private-hugefork: a shared MAP_HUGETLB mapping shared with a child
 # (fork()): refused at dump (restored, the two would map two objects).
 # shm_private-hugebig: 256 GiB of private MAP_HUGETLB|MAP_NORESERVE memory,
@@ -131,7 +132,7 @@ hugefd() {
 	wait_line out '^ready' 20 || fail "memprivate hugefd did not start: $(cat out mp.err | tr '\n' '|')"
 	addr=$(sed -n 's/^shared 0x\([0-9a-f]*\)$/\1/p' out)
 	imgcr dump -t $pid -D d 2> dump.err && fail "the dump of a MFD_HUGETLB memfd mapping succeeded"
-	grep -q "pid $pid.*hugetlb mapping at 0x$addr (shared, memfd:huge, 2048 kB pages): only anonymous huge pages (MAP_HUGETLB) are supported" dump.err ||
+	grep -q "pid $pid.*shared hugetlb mapping at 0x$addr of memfd:huge (MFD_HUGETLB), of which it holds no fd open for reading" dump.err ||
 		fail "message: $(tr '\n' '|' < dump.err)"
 	case "$(state $pid)" in
 	t | T) fail "task $pid left stopped" ;;

@@ -1,0 +1,131 @@
+#!/bin/sh
+# A memfd of 2 MiB huge pages (MFD_HUGETLB) held as an fd and mapped shared
+# (test/progs/hugememfd.c; 4 huge pages reserved here: vm.nr_hugepages).
+# memfd_huge: memfd "huge buf", 4 MiB, mode 0640, seals F_SEAL_SHRINK |
+# F_SEAL_GROW, mapped read-write whole and its second page read-only, marked
+# in three places.  Outside, before the dump and after the restore: its
+# mappings' lines (range, perms, offset, smaps KernelPageSize 2048 kB) are
+# the same, and of the inode the fd names (one object).  Inside: marks
+# and zeros, name, mode, seals, size, hugetlbfs of 2048 kB pages; a write
+# through the mapping shows in the other mapping, through the fd (pread)
+# and in a new mapping of the fd.  Before: refused at dump.
+# memfd_huge-fork: the same, with a child sharing the fd and the mappings
+# (one memfd for both after the restore; the child sees the parent's write).
+# memfd_huge-nopages: dumped, then no huge page free: the restore fails,
+# naming pid, fd, memfd and the pages it needs, and leaves no task; with the
+# pages back the same image restores.
+# memfd_huge-private: the memfd also mapped MAP_PRIVATE: refused at dump,
+# naming pid, address, memfd and reason; the task goes on.
+# memfd_huge-hugefile: a file of a hugetlbfs mount mapped shared the same
+# way: refused at dump, naming pid, address, kind and reason.
+# timeout: 300
+. /imgcr/guest/lib.sh
+require_modules
+
+OLDHP=$(cat /proc/sys/vm/nr_hugepages)
+
+# "START-END PERMS OFFSET INODE KernelPageSize" of PID's "huge buf" mappings
+hugelines() {
+	awk '/^[0-9a-f]+-[0-9a-f]+ / { m = ($0 ~ /\/memfd:huge buf/) ? $1 " " $2 " " $3 " " $5 : "" }
+	     /^KernelPageSize:/ && m != "" { print m " " $2 }' /proc/$1/smaps
+}
+
+# start [ARG]: hugememfd in the background; sets pid, fd, kid (or empty)
+start() {
+	echo 4 > /proc/sys/vm/nr_hugepages
+	hugememfd ${1:-} > out 2> hm.err &
+	pid=$!
+	track $pid
+	wait_line out '^ready' 20 ||
+		fail "hugememfd did not start (nr_hugepages $(cat /proc/sys/vm/nr_hugepages)): $(cat out hm.err | tr '\n' '|')"
+	fd=$(sed -n 's/^fd \([0-9]*\) .*/\1/p' out)
+	kid=$(sed -n 's/^fd .* child \([0-9]*\)$/\1/p' out)
+	[ -n "$kid" ] && track $kid
+}
+
+# outside PID WHEN: its huge buf mappings (2, 2048 kB pages, of its fd's inode)
+outside() {
+	ino=$(stat -L -c %i /proc/$1/fd/$fd)
+	hugelines $1 > $2.$1
+	[ "$(grep -c ' 2048$' $2.$1)" = 2 ] || fail "$2: $1's huge page mappings: $(tr '\n' '|' < $2.$1)"
+	awk -v i=$ino '$4 != i { exit 1 }' $2.$1 ||
+		fail "$2: $1 maps another inode than its fd's ($ino): $(tr '\n' '|' < $2.$1)"
+}
+
+run() {
+	mkdir $1 && cd $1 || fail "mkdir $1"
+	start ${2:-}
+	for p in $pid $kid; do outside $p before; done
+	imgcr dump -t $pid -D d 2> dump.err || fail "dump: $(tr '\n' '|' < dump.err)"
+	for p in $pid $kid; do wait_gone $p 10 || fail "task $p survived the dump"; done
+	if [ "$1" = nopages ]; then
+		echo 0 > /proc/sys/vm/nr_hugepages
+		imgcr restore -D d > restore.out 2> restore.err && fail "the restore without huge pages succeeded"
+		grep -q "pid $pid fd $fd: /memfd:huge buf (MFD_HUGETLB): cannot get its 2 huge page(s) of 2048 kB" restore.err ||
+			fail "message: $(tr '\n' '|' < restore.err)"
+		[ -d /proc/$pid ] && fail "a task $pid is left after the failed restore"
+		info "$(grep -m1 'huge page' restore.err | cut -c1-200)"
+		echo 4 > /proc/sys/vm/nr_hugepages
+	fi
+	imgcr restore -D d > restore.out 2> restore.err &
+	rpid=$!
+	track $rpid
+	wait_tasks_restored $pid $kid
+	for p in $pid $kid; do
+		outside $p after
+		# the same but the inode (a new memfd; outside checked it is the fd's)
+		[ "$(cut -d' ' -f1-3,5 before.$p)" = "$(cut -d' ' -f1-3,5 after.$p)" ] ||
+			fail "$p's mappings after: $(tr '\n' '|' < after.$p) before: $(tr '\n' '|' < before.$p)"
+	done
+	[ -z "$kid" ] || [ "$(stat -L -c %i /proc/$kid/fd/$fd)" = "$(stat -L -c %i /proc/$pid/fd/$fd)" ] ||
+		fail "after: the fds of $pid and $kid are two memfds"
+	info "$(tr '\n' '|' < after.$pid)"
+	touch restored
+	wait_exit $rpid 120
+	[ "$RC" = 0 ] || fail "imgcr restore exit status $RC: $(grep BAD out | tr '\n' '|')$(rerr)"
+	grep -q BAD out && fail "$(grep BAD out | tr '\n' '|')"
+	grep -q '^done ok' out || fail "no 'done ok': $(tail -n 3 out | tr '\n' '|')"
+	pass "one huge page memfd; $(grep -c '^ok' out) checks ok"
+}
+
+private() {
+	mkdir private && cd private || fail "mkdir private"
+	start private
+	addr=$(sed -n 's/^fd .* private 0x\([0-9a-f]*\)$/\1/p' out)
+	imgcr dump -t $pid -D d 2> dump.err && fail "the dump of a private mapping of an MFD_HUGETLB memfd succeeded"
+	grep -q "pid $pid.*hugetlb mapping at 0x$addr (private, memfd:huge buf, 2048 kB pages): a private mapping of an MFD_HUGETLB memfd is not supported" dump.err ||
+		fail "message: $(tr '\n' '|' < dump.err)"
+	case "$(state $pid)" in
+	t | T) fail "task $pid left stopped" ;;
+	"") fail "task $pid died" ;;
+	esac
+	touch restored
+	wait_gone $pid 10
+	pass "$(head -n 1 dump.err | cut -c1-200)"
+}
+
+hugefile() {
+	mkdir hugefile && cd hugefile || fail "mkdir hugefile"
+	mkdir mnt && mount -t hugetlbfs -o pagesize=2M none mnt || fail "cannot mount hugetlbfs"
+	start "file $PWD/mnt/f"
+	# the lowest mapping, the first refused: the read-only one, made last
+	addr=$(sed -n 's/^fd [0-9]* map 0x[0-9a-f]* ro 0x\([0-9a-f]*\) .*/\1/p' out)
+	imgcr dump -t $pid -D d 2> dump.err && fail "the dump of a mapped file of a hugetlbfs mount succeeded"
+	grep -q "pid $pid.*hugetlb mapping at 0x$addr (shared, a hugetlbfs file, 2048 kB pages): only MAP_HUGETLB memory and shared MFD_HUGETLB memfds are supported" dump.err ||
+		fail "message: $(tr '\n' '|' < dump.err)"
+	case "$(state $pid)" in
+	t | T) fail "task $pid left stopped" ;;
+	"") fail "task $pid died" ;;
+	esac
+	touch restored
+	wait_gone $pid 10
+	umount mnt
+	pass "$(head -n 1 dump.err | cut -c1-200)"
+}
+
+subtest memfd_huge "run main"
+subtest memfd_huge-fork "run fork fork"
+subtest memfd_huge-nopages "run nopages"
+subtest memfd_huge-private private
+subtest memfd_huge-hugefile hugefile
+echo $OLDHP > /proc/sys/vm/nr_hugepages

@@ -1,0 +1,163 @@
+/*
+ * hugememfd: a memfd of 2 MiB huge pages (MFD_HUGETLB) held as an fd and
+ * mapped shared, across dump + restore (test/guest/fds/t_memfd_huge.sh).
+ *
+ * The parent creates memfd "huge buf" (MFD_HUGETLB | MFD_ALLOW_SEALING) of
+ * two huge pages (4 MiB), maps it MAP_SHARED read-write whole and its
+ * second page again read-only (offset 2 MiB), writes marks at 0, 8192 and
+ * 2 MiB + 5000 through the mapping (the rest stays zero), sets its mode
+ * 0640 and the seals F_SEAL_SHRINK | F_SEAL_GROW.  "hugememfd fork": a
+ * child (forked after, with the fd and both mappings) shares it.
+ * "hugememfd private": the memfd mapped MAP_PRIVATE as well; "hugememfd file
+ * PATH": a file PATH of a hugetlbfs mount instead, no seals (the dump must
+ * refuse both).  Prints "fd N map ADDR ro ADDR [child PID]", "ready", waits
+ * until the file "restored" appears, then checks (ok/BAD), in each task:
+ * the marks and zeros; the mappings' inode (/proc/self/maps) is the fd's;
+ * name, mode, seals, size, hugetlbfs of 2048 kB pages (fstatfs); a write
+ * through the read-write mapping shows in the read-only one, through the
+ * fd (pread) and in a new mapping of the fd; the child sees the parent's
+ * write.  Prints "done ok" and exits 0 if all passed.
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/statfs.h>
+#include <sys/wait.h>
+
+#define COMMON_CHECK
+#include "common.h"
+
+#define HUGE	(2L << 20)
+#define SIZE	(2 * HUGE)
+#define HUGETLBFS_MAGIC_ 0x958458f6L
+
+/* the inode of the mapping at @addr in /proc/self/maps, 0 if none */
+static unsigned long map_ino(void *addr)
+{
+	char buf[65536], *l;
+	unsigned long start, ino;
+	ssize_t n;
+	int fd = open("/proc/self/maps", O_RDONLY);
+
+	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	for (l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (sscanf(l, "%lx-%*x %*s %*x %*s %lu", &start, &ino) == 2 && start == (unsigned long)addr)
+			return ino;
+	return 0;
+}
+
+/* bytes of @p (@n) that are not zero, skipping the marks' places */
+static long nonzero(const char *p, long n, long base)
+{
+	long i, c = 0;
+
+	for (i = 0; i < n; i += 64) {
+		long o = base + i;
+
+		if (o < 64 || (o >= 8192 && o < 8192 + 64) || (o >= HUGE + 4992 && o < HUGE + 5056))
+			continue;
+		c += p[i] != 0;
+	}
+	return c;
+}
+
+static void same(const char *who, int fd, char *map, char *ro)
+{
+	struct statfs sfs;
+	struct stat st;
+	char link[256], path[64];
+	ssize_t n;
+	int seals;
+
+	check(!memcmp(map, "huge one", 8) && !memcmp(map + 8192, "third", 5) &&
+	      !memcmp(map + HUGE + 5000, "second", 6), who, "marks '%.8s' '%.5s' '%.6s'", map,
+	      map + 8192, map + HUGE + 5000);
+	check(!memcmp(ro + 5000, "second", 6), who, "read-only mapping of page 2: '%.6s'", ro + 5000);
+	check(!nonzero(map, SIZE, 0), who, "zeros elsewhere (%ld nonzero samples)", nonzero(map, SIZE, 0));
+	fstat(fd, &st);
+	check(map_ino(map) == st.st_ino && map_ino(ro) == st.st_ino, who,
+	      "mapping inodes %lu %lu, fd inode %lu", map_ino(map), map_ino(ro), (unsigned long)st.st_ino);
+	check((st.st_mode & 07777) == 0640 && st.st_size == SIZE, who, "mode 0%o size %lld",
+	      st.st_mode & 07777, (long long)st.st_size);
+	check(!fstatfs(fd, &sfs) && sfs.f_type == HUGETLBFS_MAGIC_ && sfs.f_bsize == HUGE, who,
+	      "fstatfs type %#lx block %ld", (long)sfs.f_type, (long)sfs.f_bsize);
+	seals = fcntl(fd, F_GET_SEALS);
+	check(seals == (F_SEAL_SHRINK | F_SEAL_GROW), who, "seals 0x%x", seals);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, link, sizeof(link) - 1);
+	link[n > 0 ? n : 0] = 0;
+	check(!strcmp(link, "/memfd:huge buf (deleted)"), who, "name %s", link);
+}
+
+int main(int argc, char **argv)
+{
+	int forked = argc > 1 && !strcmp(argv[1], "fork");
+	int private = argc > 1 && !strcmp(argv[1], "private");
+	const char *file = argc > 2 && !strcmp(argv[1], "file") ? argv[2] : NULL;
+	int fd = file ? open(file, O_RDWR | O_CREAT, 0640) :
+			memfd_create("huge buf", MFD_HUGETLB | MFD_ALLOW_SEALING), st, sync[2], back[2];
+	char *map, *ro, *priv = NULL, *again, buf[16], c;
+	pid_t kid = 0;
+
+	if (fd < 0 || pipe(sync) || pipe(back) || ftruncate(fd, SIZE)) {
+		say("BAD setup: %s\n", strerror(errno));
+		return 1;
+	}
+	map = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ro = mmap(NULL, HUGE, PROT_READ, MAP_SHARED, fd, HUGE);
+	if (private)
+		priv = mmap(NULL, HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED || ro == MAP_FAILED || priv == MAP_FAILED || fchmod(fd, 0640) ||
+	    (!file && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW))) {
+		say("BAD setup: %s\n", strerror(errno));
+		return 1;
+	}
+	memcpy(map, "huge one", 8);
+	memcpy(map + 8192, "third", 5);
+	memcpy(map + HUGE + 5000, "second", 6);
+	if (forked) {
+		kid = fork();
+		if (kid == 0) {
+			while (access("restored", F_OK))
+				usleep(50000);
+			same("child", fd, map, ro);
+			if (write(back[1], "x", 1) != 1)
+				_exit(1);
+			if (read(sync[0], &c, 1) != 1)
+				_exit(1);
+			check(!memcmp(ro + 100, "by parent", 9), "child sees", "'%.9s' in its mapping",
+			      ro + 100);
+			_exit(bad);
+		}
+		say("fd %d map %p ro %p child %d\nready\n", fd, (void *)map, (void *)ro, kid);
+	} else {
+		say("fd %d map %p ro %p%s%p\nready\n", fd, (void *)map, (void *)ro,
+		    private ? " private " : " none ", (void *)priv);
+	}
+	while (access("restored", F_OK))
+		usleep(50000);
+	same("parent", fd, map, ro);
+	if (kid && read(back[0], &c, 1) != 1)	/* the child has checked */
+		return 1;
+	memcpy(map + HUGE + 100, "by parent", 9);
+	check(!memcmp(ro + 100, "by parent", 9), "map to map", "'%.9s' in the read-only mapping", ro + 100);
+	memset(buf, 0, sizeof(buf));
+	if (pread(fd, buf, 9, HUGE + 100) != 9)
+		say("BAD pread: %s\n", strerror(errno));
+	check(!memcmp(buf, "by parent", 9), "map to fd", "'%s' read through the fd", buf);
+	again = mmap(NULL, SIZE, PROT_READ, MAP_SHARED, fd, 0);
+	check(again != MAP_FAILED && !memcmp(again + HUGE + 100, "by parent", 9) &&
+	      !memcmp(again, "huge one", 8), "new mapping", "of the fd sees the writes");
+	if (kid) {
+		if (write(sync[1], "x", 1) != 1 || waitpid(kid, &st, 0) != kid)
+			return 1;
+		check(WIFEXITED(st) && !WEXITSTATUS(st), "child", "status 0x%x", st);
+	}
+	say(bad ? "done BAD\n" : "done ok\n");
+	return bad;
+}
