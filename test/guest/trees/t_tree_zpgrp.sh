@@ -98,14 +98,15 @@ zr() {
 				imgcr restore --pidns -D dz > rp.out 2> rp.err &
 				rp=$!
 				track $rp
-				n=0
+				t0=$(now_ms)
 				while :; do
 					op=$(outer $pid)
 					[ -n "$op" ] && [ "$(state $op)" = S ] && [ "$(readlink /proc/$op/exe)" = /imgcr/bin/zpgrp ] && break
-					n=$((n + 1))
-					[ $n -lt 1500 ] || fail "--pidns: task $pid not restored: $(tr '\n' '|' < rp.err)"
-					usleep 20000
+					[ $(($(now_ms) - t0)) -lt 30000 ] ||
+						fail "--pidns: task $pid not restored (our pid '$op', '$(state $op)', exe '$(readlink /proc/$op/exe 2>&1)'): $(tr '\n' '|' < rp.err)"
+					usleep 50000
 				done
+				info "--pidns: restored as our pid $op in $(($(now_ms) - t0)) ms"
 				track $op
 				oz=$(outer $z)
 				[ -n "$oz" ] && [ "$(state $oz)" = Z ] && [ "$(nspgid $oz)" = $g ] ||
