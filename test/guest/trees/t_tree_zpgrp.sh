@@ -95,6 +95,8 @@ zr() {
 					fail "message: $(tr '\n' '|' < r0.err)"
 				[ -e /proc/$pid ] || [ -e /proc/$z ] && fail "the refused restore created a task"
 				# meanwhile in a new PID namespace, where pid G is free
+				# (out as at the dump afterwards: this copy writes to it)
+				cp -p out out.dump
 				imgcr restore --pidns -D dz > rp.out 2> rp.err &
 				rp=$!
 				track $rp
@@ -114,6 +116,8 @@ zr() {
 				kill -USR1 $op
 				wait_exit $rp 20
 				[ "$RC" = 0 ] || fail "--pidns: imgcr restore exit $RC: $(tr '\n' '|' < rp.err)"
+				grep -q '^reaped ok$' out || fail "--pidns: $(tail -n 1 out)"
+				cp -p out.dump out
 				kill9 $3
 			fi
 			imgcr restore -D dz > restore.out 2> restore.err &
