@@ -17,8 +17,9 @@
 #                    the group of L, a process outside the tree in the
 #                    same session: the restore is refused while L runs
 #                    (pid G in use: message naming the group, nothing
-#                    created) but done with --pidns (the zombie in group
-#                    G there), and restores the group once L is gone
+#                    created), a --leave-running dump of it is restored
+#                    with --pidns meanwhile (the zombie in group G
+#                    there), and the host restore works once L is gone
 #   tree_zpgrp-out   a zombie left in the shell's group after the root
 #                    made a group of its own, here a group numbered 0
 #                    (led outside imgcr's PID namespace): refused at dump
@@ -86,18 +87,13 @@ zr() {
 	[ -n "$w" ] && track $w
 	for when in "before the dump" "after the restore"; do
 		if [ "$when" != "before the dump" ]; then
-			imgcr dump -t $pid -D dz > dump.out 2> dump.err || fail "dump: $(tr '\n' '|' < dump.err)"
-			wait_dumped_gone $pid $z $w
 			if [ -n "$3" ]; then
-				imgcr restore -D dz > r0.out 2> r0.err &&
-					fail "restore while group $g's leader $3 runs succeeded"
-				grep -q "^imgcr: pid [0-9]* (zpgrp): its process group $g, led by no task of the tree, is kept by a task of pid $g during the restore, and pid $g is in use" r0.err ||
-					fail "message: $(tr '\n' '|' < r0.err)"
-				[ -e /proc/$pid ] || [ -e /proc/$z ] && fail "the refused restore created a task"
-				# meanwhile in a new PID namespace, where pid G is free
-				# (out as at the dump afterwards: this copy writes to it)
-				cp -p out out.dump
-				imgcr restore --pidns -D dz > rp.out 2> rp.err &
+				# a --leave-running dump restored in a new PID
+				# namespace, where pid G is free, while L and the
+				# tree run (its root's "reaped ok" goes to out before
+				# the dump below)
+				imgcr dump --leave-running -t $pid -D dp > dp.out 2> dp.err || fail "dump -R: $(tr '\n' '|' < dp.err)"
+				imgcr restore --pidns -D dp > rp.out 2> rp.err &
 				rp=$!
 				track $rp
 				t0=$(now_ms)
@@ -117,7 +113,15 @@ zr() {
 				wait_exit $rp 20
 				[ "$RC" = 0 ] || fail "--pidns: imgcr restore exit $RC: $(tr '\n' '|' < rp.err)"
 				grep -q '^reaped ok$' out || fail "--pidns: $(tail -n 1 out)"
-				cp -p out.dump out
+			fi
+			imgcr dump -t $pid -D dz > dump.out 2> dump.err || fail "dump: $(tr '\n' '|' < dump.err)"
+			wait_dumped_gone $pid $z $w
+			if [ -n "$3" ]; then
+				imgcr restore -D dz > r0.out 2> r0.err &&
+					fail "restore while group $g's leader $3 runs succeeded"
+				grep -q "^imgcr: pid [0-9]* (zpgrp): its process group $g, led by no task of the tree, is kept by a task of pid $g during the restore, and pid $g is in use" r0.err ||
+					fail "message: $(tr '\n' '|' < r0.err)"
+				[ -e /proc/$pid ] || [ -e /proc/$z ] && fail "the refused restore created a task"
 				kill9 $3
 			fi
 			imgcr restore -D dz > restore.out 2> restore.err &
