@@ -308,13 +308,17 @@ static int userns_error(void)
 
 /*
  * Process groups and sessions: imgcr restore recreates a group or session
- * only with its leader in the tree, or as the root's when the root's is led
- * from outside (the restorer's then, restore.c restored_ids()).  A task in
- * another group or session whose leader is outside the tree (a child left
- * in the shell's job when the root made a group of its own), or exited and
- * reaped (the group outlives its leader while a member is alive or a
- * zombie), cannot be put back in it: refused here, with or without
- * --leave-running, naming the task, the group and where its leader is.
+ * with its leader in the tree, or as the root's when the root's is led
+ * from outside (the restorer's then, restore.c restored_ids()).  Another
+ * group whose leader is outside the tree (a child left in the shell's job
+ * when the root made a group of its own, a task that joined an outside
+ * group with setpgid()) or exited and was reaped (the group outlives its
+ * leader while a member is alive or a zombie) is recreated with its number
+ * by a keeper task (restore.c task_keepers()), unless it is numbered 0
+ * here (led outside imgcr's PID namespace).  A session led by no task of
+ * the tree and not the root's cannot be: refused here, with or without
+ * --leave-running, naming the task, the group or session and where its
+ * leader is.
  */
 static int pgrp_check(const struct tree *t)
 {
@@ -327,7 +331,7 @@ static int pgrp_check(const struct tree *t)
 		char where[64];
 		pid_t id = 0;
 
-		if (k->pgid != k->pid && k->pgid != root->pgid && !tree_find(t, k->pgid)) {
+		if (k->pgid != k->pid && k->pgid != root->pgid && !tree_find(t, k->pgid) && k->pgid <= 0) {
 			what = "process group";
 			id = k->pgid;
 		} else if (k->sid != k->pid && k->sid != root->sid && !tree_find(t, k->sid)) {

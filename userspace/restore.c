@@ -16,6 +16,8 @@
  *   setsid() if it leads a session (and takes its controlling terminal
  *   again, tty.c), else setpgid(0, 0) if it leads a group;
  *   maps the memory it shares copy-on-write with its children (cow.c);
+ *   makes the keeper of a group led by no task of the tree that its child
+ *   is the first of (task_keepers(), killed and reaped after the go);
  *   creates its children with clone3(set_tid) (they inherit everything);
  *   joins its process group (waiting for the leader if needed), and puts
  *   it in the foreground of its terminal if it was (tty.c);
@@ -656,11 +658,113 @@ static const char *task_cow(struct rctx *c, struct task_run *r)
 	return cow_prepare(&c->t, r->ti, c->dirfd, r->err, TASK_ERR);
 }
 
+/*
+ * Process groups led by no task of the tree (issue 22): a member left in a
+ * group whose leader is outside the tree (not the root's group, which
+ * becomes the restorer's), or exited and reaped while a member (live or a
+ * zombie) kept the group.  As CRIU does, a keeper task is made with the
+ * group's number as its pid (clone3 set_tid), by the parent of the group's
+ * first task (tree order: it is in the members' session, check_tree()),
+ * before that parent's children; it leads the group, which the members
+ * join (task_pgrp()), and puts it in the foreground of its terminal if it
+ * was.  It holds nothing (no fds), sends no SIGCHLD (exit signal 0) and is
+ * killed and reaped (__WALL) by its parent once every task is ready, before
+ * that parent's exec: the group lives on in its members with its number,
+ * without a leader, as it did at the dump.
+ */
+static int keeper_group(const struct tree *t, const struct tree_task *k)
+{
+	const struct tree_task *root = tree_find(t, t->root);
+
+	return root && k->pid != t->root && k->pgid != k->pid && k->pgid != root->pgid &&
+	       !tree_find(t, k->pgid);
+}
+
+/* task @i is the first of a group that needs a keeper: its parent makes the keeper */
+static int keeper_first(const struct tree *t, int i)
+{
+	int j;
+
+	if (!keeper_group(t, &t->tasks[i]))
+		return 0;
+	for (j = 0; j < i; j++)
+		if (t->tasks[j].pgid == t->tasks[i].pgid)
+			return 0;
+	return 1;
+}
+
+static const char *task_keepers(struct rctx *c, struct task_run *r)
+{
+	const struct tree_task *k = r->k;
+	struct tree_task lead;
+	struct imgcr_clone_args a;
+	const char *why;
+	sigset_t all;
+	pid_t g, p, me = getpid();
+	int i;
+
+	for (i = 0; i < c->t.ntasks; i++) {
+		if (c->t.tasks[i].ppid != k->pid || !keeper_first(&c->t, i))
+			continue;
+		g = c->t.tasks[i].pgid;
+		memset(&a, 0, sizeof(a));
+		a.set_tid = (uintptr_t)&g;
+		a.set_tid_size = 1;
+		p = syscall(SYS_clone3, &a, sizeof(a));
+		if (p < 0) {
+			int e = errno;
+
+			return task_msg(r, "cannot create the keeper of process group %d (pid %d, its leader at the dump, not in the tree) with clone3(set_tid): %s%s",
+					g, g, strerror(e), pid_hint(e));
+		}
+		if (p == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (getppid() != me)
+				_exit(1);
+			prctl(PR_SET_NAME, "imgcr-pgrp");
+			sigfillset(&all);
+			sigprocmask(SIG_BLOCK, &all, NULL);
+			syscall(SYS_close_range, 0, ~0U, 0);
+			for (;;)
+				pause();
+		}
+		if (setpgid(p, p))
+			return task_msg(r, "cannot make process group %d for its keeper: %s", g,
+					strerror(errno));
+		lead = c->t.tasks[i];
+		lead.pid = lead.pgid = g;
+		if ((why = tty_restore_pgrp(&c->t, &lead)))
+			return task_msg(r, "process group %d (kept for task %d): %s", g,
+					c->t.tasks[i].pid, why);
+	}
+	return NULL;
+}
+
+/* Once every task is ready: the keepers @k made are killed and reaped. */
+static void keepers_end(struct rctx *c, const struct tree_task *k)
+{
+	int i, st;
+
+	for (i = 0; i < c->t.ntasks; i++) {
+		pid_t g = c->t.tasks[i].pgid;
+
+		if (c->t.tasks[i].ppid != k->pid || !keeper_first(&c->t, i))
+			continue;
+		kill(g, SIGKILL);
+		while (waitpid(g, &st, __WALL) < 0 && errno == EINTR)
+			;
+	}
+}
+
 /* children, with the same pids: each runs run_task() */
 static const char *task_children(struct rctx *c, struct task_run *r)
 {
 	const struct tree_task *k = r->k;
+	const char *why;
 	int i;
+
+	if ((why = task_keepers(c, r)))
+		return why;
 
 	for (i = 0; i < c->t.ntasks; i++) {
 		const struct tree_task *ch = &c->t.tasks[i];
@@ -685,10 +789,10 @@ static const char *task_children(struct rctx *c, struct task_run *r)
 static const char *task_pgrp(struct rctx *c, struct task_run *r)
 {
 	const struct tree_task *k = r->k;
-	int n, in_tree_pgid = tidx(&c->t, k->pgid) >= 0;
+	int n, own_pgid = tidx(&c->t, k->pgid) >= 0 || keeper_group(&c->t, k);
 
 	if (k->pgid != k->pid) {
-		pid_t target = in_tree_pgid ? k->pgid : c->ext_pgid;
+		pid_t target = own_pgid ? k->pgid : c->ext_pgid;
 
 		/* target 0: imgcr's group, outside the new PID namespace */
 		for (n = 0; target && getpgid(0) != target; n++) {
@@ -1098,6 +1202,7 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 	if ((why = task_exec_args(c, &r)))
 		task_fail(c, k, why);
 	task_ready(c, &r);
+	keepers_end(c, k);
 	if ((why = task_owners(c, &r)))
 		task_fail(c, k, why);
 	task_fail(c, k, task_exec(c, &r));
@@ -1741,7 +1846,9 @@ static int has_cap_checkpoint_restore(void)
 /* The process group and session task @k is restored in (imgcr's when outside the tree). */
 static void restored_ids(const struct tree *t, const struct tree_task *k, pid_t *pgid, pid_t *sid)
 {
-	*pgid = tree_find(t, k->pgid) ? k->pgid : getpgrp();
+	const struct tree_task *root = tree_find(t, t->root);
+
+	*pgid = tree_find(t, k->pgid) || (root && k->pgid != root->pgid) ? k->pgid : getpgrp();
 	*sid = tree_find(t, k->sid) ? k->sid : getsid(0);
 }
 
@@ -1817,8 +1924,19 @@ static int check_tree(struct rctx *c)
 				pr_err("pid %d: process group %d is in another session: not supported", k->pid, k->pgid);
 				return -1;
 			}
-			if (!g && k->pgid != root->pgid) {
-				pr_err("pid %d: process group %d has no leader in the tree: not supported", k->pid, k->pgid);
+			/* a keeper takes the group's number as its pid (task_keepers()) */
+			if (!g && k->pgid != root->pgid && (k->pgid <= 0 || (c->pidns && k->pgid == 1))) {
+				pr_err("pid %d: process group %d has no leader in the tree and is not the root's: not supported", k->pid, k->pgid);
+				return -1;
+			}
+			if (!g && k->pgid != root->pgid && tree_find_tid(t, k->pgid)) {
+				pr_err("pid %d: process group %d, led by no task of the tree, has the number of a thread of the tree", k->pid, k->pgid);
+				return -1;
+			}
+			if (!g && k->pgid != root->pgid && !c->pidns &&
+			    (tid_in_use(k->pgid) || !kill(-k->pgid, 0) || errno == EPERM)) {
+				pr_err("pid %d (%s): its process group %d, led by no task of the tree, is kept by a task of pid %d during the restore, and pid %d is in use by another process or group (its leader at the dump?): restore into a new PID namespace with --pidns",
+				       k->pid, k->comm, k->pgid, k->pgid, k->pgid);
 				return -1;
 			}
 		}

@@ -8,9 +8,15 @@
  *         joins L's group and exits with code 3 (a zombie); L then exits
  *         and is reaped: Z's group has no leader any more.
  *   live  as gone, but Z lives on (pause()) instead of exiting.
- * Prints "pids Z G" (G: Z's group) and "ready" once Z is set up.  On
- * SIGUSR1 it reaps Z (live: kills it first) and prints "reaped ok" if its
- * status is as expected (exit 3; live: SIGTERM), "reaped BAD ..." if not.
+ *   ext L Z joins with setpgid() the group of L, a process outside the
+ *         tree in the same session (zpgrp lead), and exits with code 3
+ *         (a zombie); a second child W joins it too and lives on.
+ *   lead  (not a tree) makes a group of its own, prints "lead L" and
+ *         sleeps until killed.
+ * Prints "pids Z G [W]" (G: Z's group) and "ready" once Z is set up.  On
+ * SIGUSR1 it checks getpgid() of Z (and W) is G still, reaps Z (live: kills
+ * it first; ext: W too) and prints "reaped ok" if its status is as expected
+ * (exit 3; live: SIGTERM), "reaped BAD ..." if not.
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -39,15 +45,41 @@ int main(int argc, char **argv)
 {
 	int out = argc == 2 && !strcmp(argv[1], "out");
 	int live = argc == 2 && !strcmp(argv[1], "live");
+	int ext = argc == 3 && !strcmp(argv[1], "ext");
 	int pfd[2], st, n;
-	pid_t z, l = 0, g;
+	pid_t z, l = 0, g, w = 0;
 
-	if (argc != 2 || (!out && !live && strcmp(argv[1], "gone"))) {
-		outf(2, "usage: zpgrp out|gone|live\n");
+	if (argc == 2 && !strcmp(argv[1], "lead")) {
+		if (setpgid(0, 0))
+			return 1;
+		say("lead %d\n", (int)getpid());
+		for (;;)
+			pause();
+	}
+	if (!ext && (argc != 2 || (!out && !live && strcmp(argv[1], "gone")))) {
+		outf(2, "usage: zpgrp out|gone|live|lead|ext L\n");
 		return 64;
 	}
 	signal(SIGUSR1, on_usr1);
-	if (out) {
+	if (ext) {
+		g = l = atoi(argv[2]);
+		w = fork();
+		if (w == 0) {
+			if (setpgid(0, l))
+				_exit(99);
+			for (;;)
+				pause();
+		}
+		z = fork();
+		if (z == 0)
+			_exit(setpgid(0, l) ? 99 : 3);
+		for (n = 0; n < 1000 && (getpgid(w) != l || task_state(z) != 'Z'); n++)
+			nap(10);
+		if (getpgid(w) != l) {
+			outf(2, "W did not join group %d\n", (int)l);
+			return 1;
+		}
+	} else if (out) {
 		z = fork();
 		if (z == 0)
 			_exit(3);
@@ -89,17 +121,32 @@ int main(int argc, char **argv)
 			break;
 		nap(10);
 	}
-	if (!out) {
+	if (!out && !ext) {
 		close(pfd[1]);
 		if (waitpid(l, &st, 0) != l) {
 			outf(2, "waitpid L: %s\n", errname(errno));
 			return 1;
 		}
 	}
-	say("pids %d %d\n", (int)z, (int)g);
+	if (ext)
+		say("pids %d %d %d\n", (int)z, (int)g, (int)w);
+	else
+		say("pids %d %d\n", (int)z, (int)g);
 	say("ready\n");
 	while (!go)
 		pause();
+	if (getpgid(z) != g || (ext && getpgid(w) != g)) {
+		say("reaped BAD group of Z %d, of W %d, want %d\n", (int)getpgid(z),
+		    ext ? (int)getpgid(w) : 0, (int)g);
+		return 1;
+	}
+	if (ext) {
+		kill(w, SIGTERM);
+		if (waitpid(w, &st, 0) != w || !WIFSIGNALED(st) || WTERMSIG(st) != SIGTERM) {
+			say("reaped BAD W status %#x\n", st);
+			return 1;
+		}
+	}
 	if (live)
 		kill(z, SIGTERM);
 	if (waitpid(z, &st, 0) != z) {

@@ -1,20 +1,31 @@
 #!/bin/sh
-# A task of the tree in a process group whose leader is not in the tree,
+# Tasks of the tree in a process group whose leader is not in the tree,
 # and which is not the root's group (issue 22, "a zombie whose process
 # group leader is not in the tree"; test/progs/zpgrp.c).  imgcr restore
-# cannot put a task back in such a group (restore.c check_tree(): "has no
-# leader in the tree"), so imgcr dump refuses it before killing anything,
-# naming the task, the group and where its leader is; the tree runs on and
-# its parent then reaps the child with the status it had ("reaped ok").
-#   tree_zpgrp-out   a zombie left in the shell's group (led outside the
-#                    tree) after the root made a group of its own
+# recreates such a group with its number by a keeper task (restore.c
+# task_keepers(): pid G by clone3 set_tid, leads the group while the
+# members join it, killed and reaped before the tree runs), as CRIU does
+# with its helpers; before, imgcr dump refused the tree (and before that
+# the dump killed it and the restore refused it).
 #   tree_zpgrp-gone  a zombie in a group whose leader exited and was
-#                    reaped (the group lives on in its zombie member)
+#                    reaped (the group lives on in its zombie member):
+#                    dumped, restored, the zombie back in group G, no task
+#                    of pid G left, reaped by the restored parent with its
+#                    status
 #   tree_zpgrp-live  the same with a live member instead of a zombie
+#   tree_zpgrp-ext   a zombie and a live child that joined with setpgid()
+#                    the group of L, a process outside the tree in the
+#                    same session: the restore is refused while L runs
+#                    (pid G in use: message naming the group, nothing
+#                    created), a --leave-running dump of it is restored
+#                    with --pidns meanwhile (the zombie in group G
+#                    there), and the host restore works once L is gone
+#   tree_zpgrp-out   a zombie left in the shell's group after the root
+#                    made a group of its own, here a group numbered 0
+#                    (led outside imgcr's PID namespace): refused at dump
+#                    with and without --leave-running, the tree runs on
 #   tree_zpgrp-thread  dump -t TID of a thread that is not its process's
 #                    leader: refused naming the process (the tree runs on)
-# Each is refused with and without --leave-running.  Before the check the
-# dump succeeded (and killed the tree) and only the restore refused it.
 # timeout: 180
 . /imgcr/guest/lib.sh
 . /imgcr/guest/threadlib.sh
@@ -50,19 +61,106 @@ zp() {
 	pass "$(grep -o 'pid [0-9]* (zpgrp.*not the root.s' dump.err | head -n 1)"
 }
 
-# the shell's group: led from outside the tree, or by no task any more
+# outer INNER: our pid of the task whose pid is INNER in a child PID namespace
+outer() {
+	for _s in /proc/[0-9]*/status; do
+		case "$(sed -n 's/^NSpid:[[:space:]]*//p' $_s 2>/dev/null | tr '\t' ' ')" in
+		*" $1") _o=${_s#/proc/}; echo ${_o%/status}; return ;;
+		esac
+	done
+}
+
+# nspgid PID: its process group in its own PID namespace
+nspgid() { sed -n 's/^NSpgid:.*[[:space:]]//p' /proc/$1/status 2>/dev/null; }
+
+# zr MODE ZSTATE [L]: zpgrp MODE [L] dumped and restored: its child Z
+# back in state ZSTATE in its group G (W too, for ext), no task of pid G
+# left (the keeper), and the restored root reaps Z with its status
+zr() {
+	zpgrp $1 ${3:-} > out 2> zp.err &
+	pid=$!
+	track $pid
+	wait_line out '^ready' 20 || fail "zpgrp $1 did not start: $(cat out zp.err | tr '\n' '|')"
+	set -- $1 $2 "${3:-}" $(sed -n 's/^pids //p' out)
+	z=$4 g=$5 w=${6:-}
+	track $z
+	[ -n "$w" ] && track $w
+	for when in "before the dump" "after the restore"; do
+		if [ "$when" != "before the dump" ]; then
+			if [ -n "$3" ]; then
+				# a --leave-running dump restored in a new PID
+				# namespace, where pid G is free, while L and the
+				# tree run (its root's "reaped ok" goes to out before
+				# the dump below)
+				imgcr dump --leave-running -t $pid -D dp > dp.out 2> dp.err || fail "dump -R: $(tr '\n' '|' < dp.err)"
+				imgcr restore --pidns -D dp > rp.out 2> rp.err &
+				rp=$!
+				track $rp
+				t0=$(now_ms)
+				while :; do
+					op=$(outer $pid)
+					[ -n "$op" ] && [ "$(state $op)" = S ] && [ "$(readlink /proc/$op/exe)" = /imgcr/bin/zpgrp ] && break
+					[ $(($(now_ms) - t0)) -lt 30000 ] ||
+						fail "--pidns: task $pid not restored (our pid '$op', '$(state $op)', exe '$(readlink /proc/$op/exe 2>&1)'): $(tr '\n' '|' < rp.err)"
+					usleep 50000
+				done
+				info "--pidns: restored as our pid $op in $(($(now_ms) - t0)) ms"
+				track $op
+				oz=$(outer $z)
+				[ -n "$oz" ] && [ "$(state $oz)" = Z ] && [ "$(nspgid $oz)" = $g ] ||
+					fail "--pidns: zombie $z (our pid '$oz') is '$(state $oz)' in group '$(nspgid $oz)' there, want Z in $g"
+				kill -USR1 $op
+				wait_exit $rp 20
+				[ "$RC" = 0 ] || fail "--pidns: imgcr restore exit $RC: $(tr '\n' '|' < rp.err)"
+				grep -q '^reaped ok$' out || fail "--pidns: $(tail -n 1 out)"
+			fi
+			imgcr dump -t $pid -D dz > dump.out 2> dump.err || fail "dump: $(tr '\n' '|' < dump.err)"
+			wait_dumped_gone $pid $z $w
+			if [ -n "$3" ]; then
+				imgcr restore -D dz > r0.out 2> r0.err &&
+					fail "restore while group $g's leader $3 runs succeeded"
+				grep -q "^imgcr: pid [0-9]* (zpgrp): its process group $g, led by no task of the tree, is kept by a task of pid $g during the restore, and pid $g is in use" r0.err ||
+					fail "message: $(tr '\n' '|' < r0.err)"
+				[ -e /proc/$pid ] || [ -e /proc/$z ] && fail "the refused restore created a task"
+				kill9 $3
+			fi
+			imgcr restore -D dz > restore.out 2> restore.err &
+			rpid=$!
+			track $rpid
+			wait_tasks_restored $pid
+			[ -n "$w" ] && wait_tasks_restored $w
+		fi
+		[ "$(state $z)" = $2 ] || fail "$when: child $z is '$(state $z)', want $2$(rerr)"
+		[ "$(stat_field $z 3)" = $g ] || fail "$when: child $z is in group '$(stat_field $z 3)', want $g$(rerr)"
+		[ "$(stat_field $z 2)" = $pid ] || fail "$when: child $z has parent '$(stat_field $z 2)', want $pid"
+		[ -z "$w" ] || [ "$(stat_field $w 3)" = $g ] || fail "$when: child $w is in group '$(stat_field $w 3)', want $g"
+		[ "$(stat_field $pid 3)" != $g ] || fail "$when: the root $pid is in the child's group $g"
+		[ -n "$3" ] && [ "$when" = "before the dump" ] || [ ! -e /proc/$g ] ||
+			fail "$when: a task of pid $g is there: $(cat /proc/$g/comm) $(state $g)"
+	done
+	kill -USR1 $pid
+	wait_exit $rpid 20
+	[ "$RC" = 0 ] && grep -q '^reaped ok$' out || fail "after the restore: imgcr restore exit $RC, $(tail -n 1 out)$(rerr)"
+	pass "group $g restored with $([ $2 = Z ] && echo 'a zombie' || echo 'a live task')${w:+ and a live task} in it"
+}
+
+sub_gone() { zr gone Z; }
+sub_live() { zr live S; }
+sub_ext() {
+	zpgrp lead > lead.out 2>&1 &
+	l=$!
+	track $l
+	wait_line lead.out "^lead $l" 20 || fail "zpgrp lead did not start: $(cat lead.out)"
+	zr ext Z $l
+}
+
+# the shell's group: here numbered 0, led outside this PID namespace,
+# which no keeper can recreate
 sub_out() {
 	_g=$(stat_field $$ 3)
-	if [ "$_g" = 0 ]; then
-		zp out Z "outside this PID namespace"
-	elif [ -e /proc/$_g ]; then
-		zp out Z "pid $_g, outside the tree"
-	else
-		zp out Z exited
-	fi
+	[ "$_g" = 0 ] || fail "the guest shell's group is $_g, not 0: this subtest needs it led outside the PID namespace"
+	zp out Z "outside this PID namespace"
 }
-sub_gone() { zp gone Z exited; }
-sub_live() { zp live S exited; }
 
 # -t naming a thread that is not its process's leader (/proc/TID works as
 # a process directory too): refused, naming the process to dump instead
@@ -87,4 +185,5 @@ sub_thread() {
 subtest tree_zpgrp-out sub_out
 subtest tree_zpgrp-gone sub_gone
 subtest tree_zpgrp-live sub_live
+subtest tree_zpgrp-ext sub_ext
 subtest tree_zpgrp-thread sub_thread
