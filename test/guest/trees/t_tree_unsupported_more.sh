@@ -13,7 +13,6 @@
 #               and not its init
 #   pipeout     a pipe also open in a process outside the tree
 #   memfdpath   an O_PATH fd of a memfd
-#   memfdhuge   a hugetlbfs memfd (MFD_HUGETLB)
 #   aio         an AIO context (io_setup): refused by the module, naming
 #               the ring's address
 #   aiounmap    an AIO context whose ring the program unmapped
@@ -136,7 +135,6 @@ run pidfdns 'pid [0-9]+ fd [0-9]+: pidfd: its process is in another PID namespac
 run pidns 'pid [0-9]+: its PID namespace.s init \(pid [0-9]+\) is not in the tree' ''
 run pipeout 'pid [0-9]+ fd [0-9]+: pipe:\[[0-9]+\] is also open in pid [0-9]+ fd [0-9]+, outside the tree: pipes shared with other processes are not supported' 'pipe:\[[0-9]+\]'
 run memfdpath 'pid [0-9]+ fd [0-9]+: memfd /memfd:holder \(deleted\): O_PATH descriptors of memfds are not supported' '/memfd:holder \(deleted\)'
-run memfdhuge 'pid [0-9]+ fd [0-9]+: memfd /memfd:holder \(deleted\): hugetlbfs memfds are not supported' '/memfd:holder \(deleted\)'
 run aio 'pid [0-9]+: cannot open /proc/[0-9]+/dump: Operation not supported: an AIO context \(io_setup\) whose ring is mapped at 0x[0-9a-f]+; not supported' ''
 run aiounmap 'pid [0-9]+: cannot open /proc/[0-9]+/dump: Operation not supported: has an AIO context \(io_setup\) whose ring is not mapped, or had one; not supported' ''
 run uringreg 'pid [0-9]+: cannot open /proc/[0-9]+/dump: Operation not supported: an io_uring registered with IORING_REGISTER_RING_FDS; not supported' ''
