@@ -159,10 +159,19 @@ static int memfd_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f
 	f->mode = p->st.st_mode & 07777;
 	f->uid = p->st.st_uid;
 	f->gid = p->st.st_gid;
-	/* the data, once per inode */
-	for (i = 0; i < c->t->nfiles; i++)
-		if (c->t->files[i].kind == TK_MEMFD && c->t->files[i].ino == f->ino)
-			return FD_DESCRIBED;
+	/*
+	 * The data, once per inode.  tmpfs and hugetlbfs number their inodes
+	 * apart, and memfds are known by the number alone (the data file, the
+	 * mappings' records): two of one number would become one.
+	 */
+	for (i = 0; i < c->t->nfiles; i++) {
+		if (c->t->files[i].kind != TK_MEMFD || c->t->files[i].ino != f->ino)
+			continue;
+		if (c->t->files[i].huge != f->huge)
+			return fd_refuse(p, "memfd %s: its inode number %lu is also that of another memfd of the tree (one of huge pages, one not): not supported",
+					 f->path, f->ino);
+		return FD_DESCRIBED;
+	}
 	snprintf(path, sizeof(path), "%s/memfd-%lu.data", c->dir, f->ino);
 	out = img_create(path, 0600);
 	if (out < 0) {
