@@ -21,15 +21,14 @@ static inline bool timer_clock_ok(clockid_t c)
 
 /*
  * Now on a clock a nanosleep's restart block may name and an image may
- * hold (the timer clocks); false for any other.  The dump takes the time
- * left from it, the loader the new expiry.
+ * hold; false for any other.  The dump takes the time left from it, the
+ * loader the new expiry.  Not CLOCK_REALTIME: only a relative sleep has a
+ * restart block, and the kernel runs a relative CLOCK_REALTIME one on
+ * CLOCK_MONOTONIC (__hrtimer_init()).
  */
 static inline bool sleep_clock_now(clockid_t c, ktime_t *now)
 {
 	switch (c) {
-	case CLOCK_REALTIME:
-		*now = ktime_get_real();
-		return true;
 	case CLOCK_MONOTONIC:
 		*now = ktime_get();
 		return true;

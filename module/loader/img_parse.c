@@ -2163,6 +2163,7 @@ static int img_check_sleeps(struct img *img, const struct note_slot *s)
 						   &img->main_th;
 		struct imgcr_sleep *d = i ? &img->threads[i - 1].sleep :
 					    &img->main_sleep;
+		ktime_t now;
 		bool rmtp;
 
 		if (!(t->flags & IMGCR_TASK_RESTART_BLOCK))
@@ -2170,8 +2171,9 @@ static int img_check_sleeps(struct img *img, const struct note_slot *s)
 		memcpy(d, e++, sizeof(*d));
 		rmtp = d->flags & IMGCR_SLEEP_RMTP;
 		if (d->tid != t->tid || d->pad0 || (d->flags & ~IMGCR_SLEEP_RMTP) ||
-		    !timer_clock_ok(d->clock) ||
-		    (rmtp ? !user_range_ok(d->rmtp, sizeof(struct __kernel_timespec)) :
+		    !sleep_clock_now(d->clock, &now) ||
+		    (rmtp ? !d->rmtp ||
+			    !user_range_ok(d->rmtp, sizeof(struct __kernel_timespec)) :
 			    d->rmtp) ||
 		    d->remaining_ns > KTIME_MAX) {
 			img_err(img, "invalid image: thread %u: its NT_IMGCR_SLEEPS entry (TID %u, clock %d, flags %#x, rmtp %#llx, %llu ns left)",

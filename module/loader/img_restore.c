@@ -776,8 +776,9 @@ static void img_set_restart_block(const struct imgcr_sleep *s)
  * registers; a restart block through restart_syscall(), which sleeps
  * until the new expiry); with one, handle_signal() returns EINTR or
  * restarts as for the original task.  Nothing between here and the
- * restart can run a handler or clear the flag: everything is blocked but
- * SIGKILL and SIGSTOP, and only get_signal() clears it.  Task_works queued
+ * restart can run a handler or clear the flag: no handler frame is set up
+ * before this task_work returns (the image's own mask is in place by
+ * now), and only get_signal() clears it.  Task_works queued
  * before this one (the deferred fput()s of the files exec closed) run
  * after it, with signal_pending() true, as with a signal that came then:
  * an interruptible wait in their ->release() may end early.  rseq's ip

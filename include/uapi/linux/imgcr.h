@@ -567,7 +567,7 @@ struct imgcr_thread {
 
 struct imgcr_sleep {
 	__u32 tid;		/* the thread's, as in its imgcr_thread */
-	__s32 clock;		/* CLOCK_REALTIME, _MONOTONIC, _BOOTTIME or _TAI */
+	__s32 clock;		/* CLOCK_MONOTONIC, _BOOTTIME or _TAI */
 	__u32 flags;		/* IMGCR_SLEEP_* */
 	__u32 pad0;		/* 0 */
 	__u64 rmtp;		/* where EINTR stores the time left; 0 without _RMTP */
