@@ -116,12 +116,36 @@ static int copy_sparse(int in, int out, off_t size, int skip0)
 	return 0;
 }
 
+/*
+ * A memfd of huge pages that could never be given back: one whose size is
+ * not whole pages (fallocate() without FALLOC_FL_KEEP_SIZE makes one; the
+ * restore fills it through a mapping of whole pages), or one larger than
+ * the 2 MiB pool could ever hold (hugetlbfs has no SEEK_DATA: its dump
+ * would read every byte, and its restore reserves the whole size).
+ */
+static int huge_size_check(struct fd_parms *p, long long size)
+{
+	char *n = read_text("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages", NULL);
+	char *o = read_text("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_overcommit_hugepages", NULL);
+	long long pool = (n ? atoll(n) : 0) + (o ? atoll(o) : 0);
+
+	free(n);
+	free(o);
+	if (size % (2 << 20))
+		return fd_refuse(p, "memfd %s: of huge pages (MFD_HUGETLB), its size %lld is not whole pages of 2048 kB (as fallocate() without FALLOC_FL_KEEP_SIZE leaves it): not supported",
+				 p->link, size);
+	if (size / (2 << 20) > pool)
+		return fd_refuse(p, "memfd %s: of huge pages (MFD_HUGETLB), its size %lld needs %lld pages of 2048 kB, more than this system's pool can hold (nr_hugepages + nr_overcommit_hugepages: %lld): its restore could never get them: not supported",
+				 p->link, size, size / (2 << 20), pool);
+	return 0;
+}
+
 static int memfd_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 {
 	size_t len = strlen(p->link);
 	char path[4096];
 	struct statfs sfs;
-	int fd, out, i, seals;
+	int fd, out, i, seals, ret;
 
 	if (strncmp(p->link, "/memfd:", 7) || len < 7 + sizeof(deleted) - 1 ||
 	    strcmp(p->link + len - (sizeof(deleted) - 1), deleted) || !S_ISREG(p->st.st_mode) ||
@@ -144,6 +168,9 @@ static int memfd_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f
 			return fd_refuse(p, "memfd %s: of huge pages of %ld kB (MFD_HUGETLB): only 2048 kB pages are supported",
 					 p->link, (long)sfs.f_bsize >> 10);
 		f->huge = 1;
+		ret = huge_size_check(p, p->st.st_size);
+		if (ret)
+			return ret;
 	}
 	seals = fcntl(fd, F_GET_SEALS);
 	if (seals < 0) {

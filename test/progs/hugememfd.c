@@ -9,8 +9,10 @@
  * 0640 and the seals F_SEAL_SHRINK | F_SEAL_GROW.  "hugememfd fork": a
  * child (forked after, with the fd and both mappings) shares it.
  * "hugememfd private": the memfd mapped MAP_PRIVATE as well; "hugememfd file
- * PATH": a file PATH of a hugetlbfs mount instead, no seals (the dump must
- * refuse both).  Prints "fd N map ADDR ro ADDR [child PID]", "ready", waits
+ * PATH": a file PATH of a hugetlbfs mount instead, no seals; "hugememfd
+ * big": also a memfd "big" of 1 TiB, no page in it; "hugememfd odd": also
+ * a memfd "odd" of 2 MiB + 4 KiB (fallocate() without KEEP_SIZE) (the dump
+ * must refuse all four).  Prints "fd N map ADDR ro ADDR [child PID]", "ready", waits
  * until the file "restored" appears, then checks (ok/BAD), in each task:
  * the marks and zeros; the mappings' inode (/proc/self/maps) is the fd's;
  * name, mode, seals, size, hugetlbfs of 2048 kB pages (fstatfs); a write
@@ -103,10 +105,20 @@ int main(int argc, char **argv)
 			memfd_create("huge buf", MFD_HUGETLB | MFD_ALLOW_SEALING), st, sync[2], back[2];
 	char *map, *ro, *priv = NULL, *again, buf[16], c;
 	pid_t kid = 0;
+	int extra;
 
 	if (fd < 0 || pipe(sync) || pipe(back) || ftruncate(fd, SIZE)) {
 		say("BAD setup: %s\n", strerror(errno));
 		return 1;
+	}
+	/* "big": also a 1 TiB memfd with no page; "odd": one of 2 MiB + 4 KiB */
+	if (argc > 1 && (!strcmp(argv[1], "big") || !strcmp(argv[1], "odd"))) {
+		extra = memfd_create(argv[1], MFD_HUGETLB);
+		if (extra < 0 || (argv[1][0] == 'b' ? ftruncate(extra, 1L << 40) :
+			     fallocate(extra, 0, 0, HUGE + 4096))) {
+			say("BAD setup of %s: %s\n", argv[1], strerror(errno));
+			return 1;
+		}
 	}
 	map = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	ro = mmap(NULL, HUGE, PROT_READ, MAP_SHARED, fd, HUGE);

@@ -18,6 +18,9 @@
 # naming pid, address, memfd and reason; the task goes on.
 # memfd_huge-hugefile: a file of a hugetlbfs mount mapped shared the same
 # way: refused at dump, naming pid, address, kind and reason.
+# memfd_huge-big, -odd: also a huge page memfd of 1 TiB (no page: more
+# than the pool could hold; its dump would read it all) or of 2 MiB + 4 KiB
+# (not whole pages): refused at dump, naming pid, fd and size; the task goes on.
 # timeout: 300
 . /imgcr/guest/lib.sh
 require_modules
@@ -123,9 +126,30 @@ hugefile() {
 	pass "$(head -n 1 dump.err | cut -c1-200)"
 }
 
+# refused KIND WHAT: hugememfd KIND's extra memfd refused at dump (the
+# message WHAT after "of huge pages (MFD_HUGETLB), "), the task running on
+refused() {
+	mkdir $1 && cd $1 || fail "mkdir $1"
+	start $1
+	imgcr dump -t $pid -D d 2> dump.err && fail "the dump with the memfd '$1' succeeded"
+	grep -q "pid $pid fd [0-9]*: memfd /memfd:$1 (deleted): of huge pages (MFD_HUGETLB), $2" dump.err ||
+		fail "message: $(tr '\n' '|' < dump.err)"
+	case "$(state $pid)" in
+	t | T) fail "task $pid left stopped" ;;
+	"") fail "task $pid died" ;;
+	esac
+	touch restored
+	wait_gone $pid 10
+	pass "$(head -n 1 dump.err | cut -c1-200)"
+}
+big() { refused big "its size 1099511627776 needs 524288 pages of 2048 kB, more than this system's pool can hold"; }
+odd() { refused odd "its size 2101248 is not whole pages of 2048 kB"; }
+
 subtest memfd_huge "run main"
 subtest memfd_huge-fork "run fork fork"
 subtest memfd_huge-nopages "run nopages"
 subtest memfd_huge-private private
 subtest memfd_huge-hugefile hugefile
+subtest memfd_huge-big big
+subtest memfd_huge-odd odd
 echo $OLDHP > /proc/sys/vm/nr_hugepages
