@@ -238,6 +238,31 @@ static int tally_end(const char *prog)
 }
 #endif
 
+#ifdef COMMON_MAP_INO
+/*
+ * map_ino(): the inode of a mapping, from /proc/self/maps.  Define
+ * COMMON_MAP_INO before including.
+ */
+static unsigned long map_ino(void *addr)
+{
+	char buf[65536], *l;
+	unsigned long start, ino;
+	ssize_t n;
+	int fd = open("/proc/self/maps", O_RDONLY);
+
+	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	for (l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (sscanf(l, "%lx-%*x %*s %*x %*s %lu", &start, &ino) == 2 && start == (unsigned long)addr)
+			return ino;
+	return 0;
+}
+#endif
+
 #ifdef COMMON_CHECK
 /*
  * For the programs that report their checks one a line, as the tests grep

@@ -27,31 +27,12 @@
 #include <sys/wait.h>
 
 #define COMMON_CHECK
+#define COMMON_MAP_INO
 #include "common.h"
 
 #define HUGE	(2L << 20)
 #define SIZE	(2 * HUGE)
 #define HUGETLBFS_MAGIC_ 0x958458f6L
-
-/* the inode of the mapping at @addr in /proc/self/maps, 0 if none */
-static unsigned long map_ino(void *addr)
-{
-	char buf[65536], *l;
-	unsigned long start, ino;
-	ssize_t n;
-	int fd = open("/proc/self/maps", O_RDONLY);
-
-	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-	if (fd >= 0)
-		close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	for (l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
-		if (sscanf(l, "%lx-%*x %*s %*x %*s %lu", &start, &ino) == 2 && start == (unsigned long)addr)
-			return ino;
-	return 0;
-}
 
 /* bytes of @p (@n) that are not zero, skipping the marks' places */
 static long nonzero(const char *p, long n, long base)

@@ -91,12 +91,11 @@ run() {
 	pass "one huge page memfd; $(grep -c '^ok' out) checks ok"
 }
 
-private() {
-	mkdir private && cd private || fail "mkdir private"
-	start private
-	addr=$(sed -n 's/^fd .* private 0x\([0-9a-f]*\)$/\1/p' out)
-	imgcr dump -t $pid -D d 2> dump.err && fail "the dump of a private mapping of an MFD_HUGETLB memfd succeeded"
-	grep -q "pid $pid.*hugetlb mapping at 0x$addr (private, memfd:huge buf, 2048 kB pages): a private mapping of an MFD_HUGETLB memfd is not supported" dump.err ||
+# dump_refused WHAT PATTERN: the dump of $pid (WHAT) fails with PATTERN
+# (grep) in its message, and leaves the task running; it is then let end
+dump_refused() {
+	imgcr dump -t $pid -D d 2> dump.err && fail "the dump $1 succeeded"
+	grep -q "$2" dump.err ||
 		fail "message: $(tr '\n' '|' < dump.err)"
 	case "$(state $pid)" in
 	t | T) fail "task $pid left stopped" ;;
@@ -104,6 +103,14 @@ private() {
 	esac
 	touch restored
 	wait_gone $pid 10
+}
+
+private() {
+	mkdir private && cd private || fail "mkdir private"
+	start private
+	addr=$(sed -n 's/^fd .* private 0x\([0-9a-f]*\)$/\1/p' out)
+	dump_refused "of a private mapping of an MFD_HUGETLB memfd" \
+		"pid $pid.*hugetlb mapping at 0x$addr (private, memfd:huge buf, 2048 kB pages): a private mapping of an MFD_HUGETLB memfd is not supported"
 	pass "$(head -n 1 dump.err | cut -c1-200)"
 }
 
@@ -113,15 +120,8 @@ hugefile() {
 	start "file $PWD/mnt/f"
 	# the lowest mapping, the first refused: the read-only one, made last
 	addr=$(sed -n 's/^fd [0-9]* map 0x[0-9a-f]* ro 0x\([0-9a-f]*\) .*/\1/p' out)
-	imgcr dump -t $pid -D d 2> dump.err && fail "the dump of a mapped file of a hugetlbfs mount succeeded"
-	grep -q "pid $pid.*hugetlb mapping at 0x$addr (shared, a hugetlbfs file, 2048 kB pages): only MAP_HUGETLB memory and shared MFD_HUGETLB memfds are supported" dump.err ||
-		fail "message: $(tr '\n' '|' < dump.err)"
-	case "$(state $pid)" in
-	t | T) fail "task $pid left stopped" ;;
-	"") fail "task $pid died" ;;
-	esac
-	touch restored
-	wait_gone $pid 10
+	dump_refused "of a mapped file of a hugetlbfs mount" \
+		"pid $pid.*hugetlb mapping at 0x$addr (shared, a hugetlbfs file, 2048 kB pages): only MAP_HUGETLB memory and shared MFD_HUGETLB memfds are supported"
 	umount mnt
 	pass "$(head -n 1 dump.err | cut -c1-200)"
 }
@@ -131,15 +131,8 @@ hugefile() {
 refused() {
 	mkdir $1 && cd $1 || fail "mkdir $1"
 	start $1
-	imgcr dump -t $pid -D d 2> dump.err && fail "the dump with the memfd '$1' succeeded"
-	grep -q "pid $pid fd [0-9]*: memfd /memfd:$1 (deleted): of huge pages (MFD_HUGETLB), $2" dump.err ||
-		fail "message: $(tr '\n' '|' < dump.err)"
-	case "$(state $pid)" in
-	t | T) fail "task $pid left stopped" ;;
-	"") fail "task $pid died" ;;
-	esac
-	touch restored
-	wait_gone $pid 10
+	dump_refused "with the memfd '$1'" \
+		"pid $pid fd [0-9]*: memfd /memfd:$1 (deleted): of huge pages (MFD_HUGETLB), $2"
 	pass "$(head -n 1 dump.err | cut -c1-200)"
 }
 big() { refused big "its size 1099511627776 needs 524288 pages of 2048 kB, more than this system's pool can hold"; }
