@@ -1846,9 +1846,7 @@ static int has_cap_checkpoint_restore(void)
 /* The process group and session task @k is restored in (imgcr's when outside the tree). */
 static void restored_ids(const struct tree *t, const struct tree_task *k, pid_t *pgid, pid_t *sid)
 {
-	const struct tree_task *root = tree_find(t, t->root);
-
-	*pgid = tree_find(t, k->pgid) || (root && k->pgid != root->pgid) ? k->pgid : getpgrp();
+	*pgid = tree_find(t, k->pgid) || keeper_group(t, k) ? k->pgid : getpgrp();
 	*sid = tree_find(t, k->sid) ? k->sid : getsid(0);
 }
 
