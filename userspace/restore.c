@@ -171,11 +171,18 @@ static pid_t clone_tid_flags(pid_t tid, uint64_t flags)
 	return clone_ns(flags, tid);
 }
 
-/* The same into new namespaces (CLONE_NEW* @flags; with CLONE_NEWPID, @tid 0). */
+/*
+ * The same into new namespaces (CLONE_NEW* @flags; with CLONE_NEWPID, @tid 0).
+ * The child starts with every signal blocked and keeps them so through the
+ * exec of its image (binfmt_img sets the image's mask): a signal sent to
+ * the pid while it is being restored waits for the task, rather than
+ * killing imgcr's restorer by the default action.
+ */
 pid_t clone_ns(unsigned long flags, pid_t tid)
 {
 	struct imgcr_clone_args a;
-	pid_t t = tid;
+	sigset_t all, old;
+	pid_t t = tid, p;
 
 	memset(&a, 0, sizeof(a));
 	a.flags = flags;
@@ -185,7 +192,12 @@ pid_t clone_ns(unsigned long flags, pid_t tid)
 		a.set_tid = (uintptr_t)&t;
 		a.set_tid_size = 1;
 	}
-	return syscall(SYS_clone3, &a, sizeof(a));
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
+	p = syscall(SYS_clone3, &a, sizeof(a));
+	if (p)
+		sigprocmask(SIG_SETMASK, &old, NULL);
+	return p;
 }
 
 /* clone3 like fork(), with the pid @tid in the innermost namespace (0: any). */
@@ -319,6 +331,7 @@ static void zombie_dispositions(const struct tree_task *k)
 static void zombie_exit(struct rctx *c, const struct tree_task *k) __attribute__((noreturn));
 static void zombie_exit(struct rctx *c, const struct tree_task *k)
 {
+	const struct timespec now = { 0, 0 };
 	int sig = k->exit_status & 0x7f;
 	char msg[32];
 	sigset_t set;
@@ -332,12 +345,19 @@ static void zombie_exit(struct rctx *c, const struct tree_task *k)
 	/* no core file: not dumpable (its limits are the zombie's, restored) */
 	prctl(PR_SET_DUMPABLE, 0);
 	zombie_dispositions(k);
+	/*
+	 * What was sent to the pid while every signal was blocked
+	 * (clone_ns()) never reaches a zombie: dropped, and the mask empty
+	 * again as the restorer's was.
+	 */
+	sigfillset(&set);
+	while (sigtimedwait(&set, NULL, &now) > 0)
+		;
+	sigemptyset(&set);
+	sigprocmask(SIG_SETMASK, &set, NULL);
 	if (!sig)
 		_exit((k->exit_status >> 8) & 0xff);
 	signal(sig, SIG_DFL);
-	sigemptyset(&set);
-	sigaddset(&set, sig);
-	sigprocmask(SIG_UNBLOCK, &set, NULL);
 	kill(getpid(), sig);
 	_exit(127);	/* check_tree() only lets through signals that kill */
 }
@@ -1124,6 +1144,24 @@ static const char *task_owners(struct rctx *c, struct task_run *r)
 	return NULL;
 }
 
+/*
+ * A SIGCHLD pending now is the restore's own: children of ours that ended
+ * as the zombies they were (zombie_exit()) or helpers that exited, while
+ * every signal was blocked (clone_ns()).  The task never had it; what the
+ * task had pending is in its image.  Other signals pending now were sent
+ * to the pid during the restore: the task gets them once it runs.
+ */
+static void drop_restore_sigchld(void)
+{
+	const struct timespec now = { 0, 0 };
+	sigset_t chld;
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	while (sigtimedwait(&chld, NULL, &now) == SIGCHLD)
+		;
+}
+
 /* The exec of its image: returns only why it failed. */
 static const char *task_exec(struct rctx *c, struct task_run *r)
 {
@@ -1131,6 +1169,7 @@ static const char *task_exec(struct rctx *c, struct task_run *r)
 	char reason[320];
 	int i, n;
 
+	drop_restore_sigchld();
 	for (i = 0;; i++) {
 		syscall(SYS_execveat, r->fd, "", r->argv, environ, AT_EMPTY_PATH);
 		if (keep_arg[0] && (errno == EINVAL || (errno == EBUSY && i == 2000))) {

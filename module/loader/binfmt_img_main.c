@@ -65,10 +65,28 @@ static struct imgcr_ksym loader_ksyms[] = {
 	IMGCR_COMPAT_LOADER_KSYMS
 };
 
+/*
+ * From the point of no return until img_resume() sets the image's mask,
+ * signals wait.  The handlers then are exec's defaults (it flushed the
+ * caller's) or, in place, the caller's: a signal whose action is to kill
+ * would kill the task as it arrives (complete_signal()) rather than reach
+ * the image's handler once the task runs.  Blocked before the point of no
+ * return, so that no moment is left open; a refused exec gets its own mask
+ * back.
+ */
+static void block_signals(sigset_t *saved)
+{
+	sigset_t all;
+
+	siginitsetinv(&all, sigmask(SIGKILL) | sigmask(SIGSTOP));
+	sigprocmask(SIG_SETMASK, &all, saved);
+}
+
 static int load_img_binary(struct linux_binprm *bprm)
 {
 	struct img_group *group;
 	struct img *img;
+	sigset_t saved;
 	int ret;
 
 	/* a kernel thread's execve (init, usermode helpers): no image of ours */
@@ -90,6 +108,7 @@ static int load_img_binary(struct linux_binprm *bprm)
 	}
 
 	/* the point of no return */
+	block_signals(&saved);
 	if (img_in_place(img)) {
 		ret = img_inplace_begin(img);
 	} else {
@@ -98,6 +117,8 @@ static int load_img_binary(struct linux_binprm *bprm)
 			bprm->interp_flags |= BINPRM_FLAGS_ENFORCE_NONDUMP;
 		ret = begin_new_exec(bprm);
 	}
+	if (ret && !bprm->point_of_no_return)
+		sigprocmask(SIG_SETMASK, &saved, NULL);
 	if (!ret)
 		ret = img_restore_mm(img);
 	if (ret) {

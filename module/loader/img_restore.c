@@ -934,7 +934,6 @@ int img_restore_task(struct img *img, struct img_group *group)
 	struct pt_regs *regs = current_pt_regs();
 	const u64 *ir = img->prstatus.regs;
 	struct img_resume *r;
-	sigset_t all;
 	int ret;
 
 	r = kzalloc(sizeof(*r), GFP_KERNEL);
@@ -954,10 +953,11 @@ int img_restore_task(struct img *img, struct img_group *group)
 	img_set_thread_fields(&img->main_th);
 	set_sigactions(img);
 
-	/* No handler may run before img_resume() has fixed rax. */
-	siginitsetinv(&all, sigmask(SIGKILL) | sigmask(SIGSTOP));
+	/*
+	 * No handler may run before img_resume() has fixed rax: the mask
+	 * stays all-blocked (load_img_binary()) until then.
+	 */
 	siginitset(&r->blocked, img->main_th.blocked);
-	sigprocmask(SIG_SETMASK, &all, NULL);
 
 	r->ax = ir[IMGCR_REG_RAX];
 	r->sleep = img->main_sleep;
