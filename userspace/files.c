@@ -151,7 +151,9 @@ char *fd_info(const struct fd_parms *p)
  * thread or process group that O_ASYNC's SIGIO and SIGURG go to) and its
  * F_SETSIG signal ("fown" records).  Dump reads both through a copy of
  * the fd; an owner outside the tree is refused (fown_check), as its pid
- * would mean another process after the restore.  Restore sets them in
+ * would mean another process after the restore (a process group led from
+ * outside is the tree's when a keeper recreates it: tree_group_kept()).
+ * Restore sets them in
  * the restorer of the first task holding the description, once every
  * task of the tree exists (after the go byte) and with that task's
  * credentials, which the kernel keeps with the owner to decide whether it
@@ -202,8 +204,10 @@ int fown_check(const struct tree *t)
 		else if (f->own_type == F_OWNER_PID)
 			ok = tree_find(t, f->own_pid) != NULL;
 		else if (f->own_type == F_OWNER_PGRP)
+			/* a group of the tree: led by a task of it, or kept */
 			for (j = 0; j < t->ntasks && !ok; j++)
-				ok = t->tasks[j].pgid == f->own_pid && tree_find(t, f->own_pid);
+				ok = t->tasks[j].pgid == f->own_pid &&
+				     (tree_find(t, f->own_pid) || tree_group_kept(t, f->own_pid));
 		if (!ok) {
 			pr_err("pid %d fd %d: its owner (F_SETOWN), %s %d, is not in the tree: the owner cannot be restored",
 			       f->pid, f->fd, f->own_type >= 0 && f->own_type <= 2 ? what[f->own_type] : "?",

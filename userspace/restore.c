@@ -694,10 +694,7 @@ static const char *task_cow(struct rctx *c, struct task_run *r)
  */
 static int keeper_group(const struct tree *t, const struct tree_task *k)
 {
-	const struct tree_task *root = tree_find(t, t->root);
-
-	return root && k->pid != t->root && k->pgid != k->pid && k->pgid != root->pgid &&
-	       !tree_find(t, k->pgid);
+	return tree_group_kept(t, k->pgid);
 }
 
 /* task @i is the first of a group that needs a keeper: its parent makes the keeper */

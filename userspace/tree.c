@@ -230,6 +230,19 @@ struct tree_task *tree_find(const struct tree *t, pid_t pid)
 	return NULL;
 }
 
+int tree_group_kept(const struct tree *t, pid_t pgid)
+{
+	const struct tree_task *root = tree_find(t, t->root);
+	int i;
+
+	if (!root || pgid <= 0 || pgid == root->pgid || tree_find(t, pgid))
+		return 0;
+	for (i = 0; i < t->ntasks; i++)
+		if (t->tasks[i].pgid == pgid)
+			return 1;
+	return 0;
+}
+
 int tree_index(const struct tree *t, pid_t pid)
 {
 	int i;

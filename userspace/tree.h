@@ -217,6 +217,12 @@ int tree_index(const struct tree *t, pid_t pid);
  * inherited) becomes 0 (none in the new namespace).
  */
 void tree_use_vpids(struct tree *t);
+/*
+ * Process group @pgid has tasks of the tree but is led by none of them and
+ * is not the root's: imgcr restore recreates it with a keeper task
+ * (restore.c task_keepers()).
+ */
+int tree_group_kept(const struct tree *t, pid_t pgid);
 /* The task that has @tid as its pid or as one of its threads' tids. */
 struct tree_task *tree_find_tid(const struct tree *t, pid_t tid);
 int tree_thread_add(struct tree_task *task, pid_t tid);

@@ -5,6 +5,10 @@
  * then checks the pattern and prints "sigstorm ok usr1=N" (exit 0) or
  * "sigstorm BAD ..." (exit 1).  A SIGUSR1 that killed it would show as the
  * task gone, with no line.
+ *
+ * sigstorm --exec IMAGE: catch SIGUSR1 (doing nothing), print "exec", then
+ * execve() IMAGE with no signal blocked: the restore of an image whose
+ * caller neither blocks nor ignores the signals it is sent.
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -28,12 +32,20 @@ static void on_usr2(int sig)
 	usr2 = 1;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = SA_RESTART };
-	unsigned char *m = malloc(SIZE);
+	unsigned char *m;
 	size_t bad = 0;
 
+	if (argc == 3 && !strcmp(argv[1], "--exec")) {
+		sigaction(SIGUSR1, &sa, NULL);
+		say("exec\n");
+		execv(argv[2], argv + 2);
+		say("sigstorm: execve failed: %s\n", errname(errno));
+		return 2;
+	}
+	m = malloc(SIZE);
 	if (!m)
 		return 2;
 	for (size_t i = 0; i < SIZE; i++)

@@ -7,16 +7,19 @@
  *   gone  the parent forks L (leads a group of its own) and Z, which
  *         joins L's group and exits with code 3 (a zombie); L then exits
  *         and is reaped: Z's group has no leader any more.
- *   live  as gone, but Z lives on (pause()) instead of exiting.
+ *   live  as gone, but Z lives on (pause()) instead of exiting; the
+ *         parent holds a pipe whose read end sends SIGIO to group G
+ *         (O_ASYNC, F_SETOWN -G), which makes Z exit with code 5.
  *   ext L Z joins with setpgid() the group of L, a process outside the
  *         tree in the same session (zpgrp lead), and exits with code 3
  *         (a zombie); a second child W joins it too and lives on.
  *   lead  (not a tree) makes a group of its own, prints "lead L" and
  *         sleeps until killed.
  * Prints "pids Z G [W]" (G: Z's group) and "ready" once Z is set up.  On
- * SIGUSR1 it checks getpgid() of Z (and W) is G still, reaps Z (live: kills
- * it first; ext: W too) and prints "reaped ok" if its status is as expected
- * (exit 3; live: SIGTERM), "reaped BAD ..." if not.
+ * SIGUSR1 it checks getpgid() of Z (and W) is G still, reaps Z (live: the
+ * pipe's owner is still -G and a byte written to it ends Z by SIGIO, else
+ * SIGTERM after 5 s; ext: W too) and prints "reaped ok" if its status is as
+ * expected (exit 3; live: exit 5), "reaped BAD ..." if not.
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -34,6 +37,12 @@ static void on_usr1(int sig)
 	go = 1;
 }
 
+static void on_io(int sig)
+{
+	(void)sig;
+	_exit(5);
+}
+
 static void nap(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
@@ -46,7 +55,7 @@ int main(int argc, char **argv)
 	int out = argc == 2 && !strcmp(argv[1], "out");
 	int live = argc == 2 && !strcmp(argv[1], "live");
 	int ext = argc == 3 && !strcmp(argv[1], "ext");
-	int pfd[2], st, n;
+	int pfd[2], io[2] = { -1, -1 }, st, n;
 	pid_t z, l = 0, g, w = 0;
 
 	if (argc == 2 && !strcmp(argv[1], "lead")) {
@@ -107,9 +116,11 @@ int main(int argc, char **argv)
 			close(pfd[1]);
 			if (setpgid(0, l))
 				_exit(99);
-			if (live)
+			if (live) {
+				signal(SIGIO, on_io);
 				for (;;)
 					pause();
+			}
 			_exit(3);
 		}
 		setpgid(z, l);
@@ -127,6 +138,11 @@ int main(int argc, char **argv)
 			outf(2, "waitpid L: %s\n", errname(errno));
 			return 1;
 		}
+	}
+	if (live && (pipe(io) || fcntl(io[0], F_SETOWN, -g) ||
+		     fcntl(io[0], F_SETFL, O_ASYNC | O_NONBLOCK))) {
+		outf(2, "SIGIO pipe: %s\n", errname(errno));
+		return 1;
 	}
 	if (ext)
 		say("pids %d %d %d\n", (int)z, (int)g, (int)w);
@@ -147,14 +163,34 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (live)
-		kill(z, SIGTERM);
+	if (live) {
+		if (fcntl(io[0], F_GETOWN) != -g) {
+			say("reaped BAD owner of the SIGIO pipe %d, want %d\n",
+			    fcntl(io[0], F_GETOWN), (int)-g);
+			kill(z, SIGTERM);
+			return 1;
+		}
+		(void)!write(io[1], "x", 1);
+		for (n = 0; n < 500 && waitpid(z, &st, WNOHANG) == 0; n++)
+			nap(10);
+		if (n == 500) {
+			kill(z, SIGTERM);
+			waitpid(z, &st, 0);
+			say("reaped BAD no SIGIO reached Z in 5 s\n");
+			return 1;
+		}
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 5) {
+			say("reaped ok\n");
+			return 0;
+		}
+		say("reaped BAD status %#x\n", st);
+		return 1;
+	}
 	if (waitpid(z, &st, 0) != z) {
 		say("reaped BAD waitpid: %s\n", errname(errno));
 		return 1;
 	}
-	if (live ? WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM :
-		   WIFEXITED(st) && WEXITSTATUS(st) == 3) {
+	if (!live && WIFEXITED(st) && WEXITSTATUS(st) == 3) {
 		say("reaped ok\n");
 		return 0;
 	}

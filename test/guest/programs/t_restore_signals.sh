@@ -1,8 +1,10 @@
 #!/bin/sh
-# Signals sent to a task while imgcr restores it wait for the task: a
-# SIGUSR1 it catches reaches its handler once it runs again, whether it
-# came to imgcr's restorer before the exec of the image or during the
-# exec (the kernel's default action, to end the task, never applies).
+# Signals sent to a task while it is restored wait for the task: a SIGUSR1
+# it catches reaches its handler once it runs again, whether it came to
+# imgcr's restorer before the exec of the image or during the exec (the
+# kernel's default action, to end the task, never applies).  The second
+# part executes the image from a caller that blocks no signal: there
+# binfmt_img alone keeps them waiting.
 . /imgcr/guest/lib.sh
 require_modules
 
@@ -33,4 +35,24 @@ hits=$(grep -c hit hits)
 kill -USR2 $pid
 wait_gone $pid 20 || fail "the restored task did not end on SIGUSR2: $(tr '\n' '|' < out)"
 grep -q '^sigstorm ok usr1=[1-9]' out || fail "$(grep sigstorm out || echo 'no sigstorm line'): $(tr '\n' '|' < out)"
-pass "$hits SIGUSR1 during the restore, $(sed -n 's/^sigstorm ok usr1=//p' out) caught"
+caught=$(sed -n 's/^sigstorm ok usr1=//p' out)
+
+# The image executed directly by a caller that catches SIGUSR1 (exec resets
+# that to the default action, which ends the task), signalled for 3 s.
+chmod +x d/core-$pid.img
+sigstorm --exec d/core-$pid.img > out2 2>&1 &
+q=$!
+track $q
+wait_line out2 '^exec' 20 || fail "sigstorm --exec did not start: $(tr '\n' '|' < out2)"
+end=$(($(now_ms) + 3000))
+n=0
+while [ "$(now_ms)" -lt $end ]; do
+	kill -USR1 $q 2>/dev/null && n=$((n + 1))
+done
+[ -d /proc/$q ] && [ "$(state $q)" != Z ] ||
+	fail "the task executing its image died ($n SIGUSR1 sent): $(tr '\n' '|' < out2)"
+kill -USR2 $q
+wait_exit $q 20
+[ "$RC" = 0 ] || fail "exec'd image: exit status $RC: $(tr '\n' '|' < out2)"
+grep -q '^sigstorm ok usr1=[1-9]' out2 || fail "exec'd image: $(tr '\n' '|' < out2)"
+pass "$hits SIGUSR1 during imgcr restore, $caught caught; $n during an exec of the image, $(sed -n 's/^sigstorm ok usr1=//p' out2) caught"

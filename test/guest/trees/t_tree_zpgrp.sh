@@ -12,7 +12,10 @@
 #                    dumped, restored, the zombie back in group G, no task
 #                    of pid G left, reaped by the restored parent with its
 #                    status
-#   tree_zpgrp-live  the same with a live member instead of a zombie
+#   tree_zpgrp-live  the same with a live member instead of a zombie, and
+#                    a pipe of the root that sends SIGIO to group G
+#                    (F_SETOWN -G): its owner restored, the member ends
+#                    by the SIGIO of a byte written after the restore
 #   tree_zpgrp-ext   a zombie and a live child that joined with setpgid()
 #                    the group of L, a process outside the tree in the
 #                    same session: the restore is refused while L runs
