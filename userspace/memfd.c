@@ -285,15 +285,14 @@ static int memfd_check(const struct tree *t)
 					pr_err("pid %d fd %d: memfd %s: sealed against writes (seals 0x%x) and also mapped shared (%s) by pid %d at 0x%lx: the mapping cannot be made again under that seal: not supported",
 					       f->pid, f->fd, f->path, f->seals, perms, t->tasks[i].pid, at);
 				else if (perms[3] == 's' &&
-					 task_memfd_fd(t, &t->tasks[i], f->ino, perms[1] == 'w') >= 0)
+					 task_memfd_fd(t, &t->tasks[i], f->ino, 0) >= 0)
 					break;	/* restored as one object: memfd_shm_arg */
 				else if (perms[3] != 's' &&
 					 task_memfd_fd(t, &t->tasks[i], f->ino, 0) >= 0)
 					break;	/* the same memfd, its written pages on top */
 				else if (perms[3] == 's')
-					pr_err("pid %d fd %d: memfd %s: also mapped (%s) by pid %d at 0x%lx, which holds no fd of it%s: the mapping would be restored as a separate memfd: not supported",
-					       f->pid, f->fd, f->path, perms, t->tasks[i].pid, at,
-					       perms[1] == 'w' ? " open read-write" : " open for reading");
+					pr_err("pid %d fd %d: memfd %s: also mapped (%s) by pid %d at 0x%lx, which holds no fd of it open for reading: the mapping would be restored as a separate memfd: not supported",
+					       f->pid, f->fd, f->path, perms, t->tasks[i].pid, at);
 				else
 					pr_err("pid %d fd %d: memfd %s: also mapped privately (%s) by pid %d at 0x%lx, which holds no fd of it open for reading: the mapping would show another memfd: not supported",
 					       f->pid, f->fd, f->path, perms, t->tasks[i].pid, at);
@@ -586,8 +585,36 @@ const struct fd_kind memfd_fd_kind = {
 	.rec_json = memfd_rec_json,
 };
 
+/*
+ * The memfd of inode @ino itself (made read-write by memfd_create_one) on
+ * a spare fd of this process, close-on-exec: between task @k's highest fd
+ * and the restorer's (MEMFD_SPARE_FDS of them), a number none of its fds
+ * takes, so that it stays open until the exec and goes with it.  The fd,
+ * or -1 (printed).
+ */
+static int memfd_rw_copy(const struct tree_task *k, unsigned long ino, int base)
+{
+	int i, n, fd;
+
+	for (i = 0; i < nmade && made[i].ino != ino; i++)
+		;
+	if (i == nmade) {
+		pr_err("pid %d: memfd of inode %lu: not made", k->pid, ino);
+		return -1;
+	}
+	for (fd = 3; fd < base; fd++) {
+		for (n = 0; n < k->nfds && k->fds[n].fd != fd; n++)
+			;
+		if (n == k->nfds && fcntl(fd, F_GETFD) < 0 && errno == EBADF)
+			return dup3(made[i].fd, fd, O_CLOEXEC) < 0 ? -1 : fd;
+	}
+	pr_err("pid %d: more than %d memfds it maps writable but holds open read-only: not supported",
+	       k->pid, MEMFD_SPARE_FDS);
+	return -1;
+}
+
 int memfd_shm_arg(const struct tree *t, const struct tree_task *k, int dirfd, const char *name,
-		  char *out, size_t size)
+		  int base, char *out, size_t size)
 {
 	char path[4096];
 	struct imgcr_file rec;
@@ -608,6 +635,19 @@ int memfd_shm_arg(const struct tree *t, const struct tree_task *k, int dirfd, co
 		if (!(rec.flags & IMGCR_FILE_SHMEM) || strncmp(path, "memfd:", 6))
 			continue;
 		fd = task_memfd_fd(t, k, rec.ino, rec.flags & IMGCR_FILE_WRITE);
+		if (fd < 0 && rec.flags & IMGCR_FILE_WRITE && task_memfd_fd(t, k, rec.ino, 0) >= 0) {
+			/*
+			 * Mapped so that it may be written (VM_MAYWRITE: made
+			 * through a read-write fd) but held open read-only
+			 * now: the loader maps the memfd itself (as CRIU
+			 * opens it by its own path), the task's fd as it was.
+			 */
+			fd = memfd_rw_copy(k, rec.ino, base);
+			if (fd < 0) {
+				ret = -1;
+				break;
+			}
+		}
 		if (fd < 0)
 			continue;	/* a memfd only mapped: the module's */
 		if (off + 40 >= size) {

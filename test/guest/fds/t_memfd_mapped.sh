@@ -8,6 +8,11 @@
 # the same name.  The restored programs check the contents, the name, mode,
 # seals and size, that writes through the fd show in the mappings and
 # writes through a mapping through the fd and in the other task's mapping.
+# memfd_mapped-rdonly: the same, the parent's mapping made read-only
+# (mprotect) and its fd opened again read-only in its place before the
+# fork: the mapping may still become writable (VM_MAYWRITE), and the
+# restore gives the loader the memfd itself (imgcr restore's read-write
+# one), the fds staying read-only; the program checks that too.
 # memfd_mapped-fwseal: the same with F_SEAL_FUTURE_WRITE added after the
 # mapping: refused at dump (the seals are back before the exec, and the
 # kernel refuses a new shared mapping under that seal), naming pid, fd,
@@ -22,8 +27,12 @@ objs() {
 	awk '/\/memfd:shared buf/ { print $3 " " $5 }' /proc/$1/maps | sort
 }
 
+# main [rdonly]: memshare [rdonly], in its own directory if rdonly
 main() {
-	memshare > out 2> ms.err &
+	if [ -n "${1:-}" ]; then
+		mkdir $1 && cd $1 || fail "mkdir $1"
+	fi
+	memshare ${1:-} > out 2> ms.err &
 	pid=$!
 	track $pid
 	wait_line out '^ready' 20 || fail "memshare did not start: $(cat out ms.err | tr '\n' '|')"
@@ -82,4 +91,5 @@ fwseal() {
 }
 
 subtest memfd_mapped main
+subtest memfd_mapped-rdonly "main rdonly"
 subtest memfd_mapped-fwseal fwseal
