@@ -1795,6 +1795,7 @@ static int huge_pages_needed(struct rctx *c, const char *name, unsigned long *ne
  */
 static unsigned long huge_memfd_pages(const struct tree *t, char *who, size_t size)
 {
+	const struct tree_task *k;
 	unsigned long need = 0;
 	int i, j;
 
@@ -1810,9 +1811,13 @@ static unsigned long huge_memfd_pages(const struct tree *t, char *who, size_t si
 				break;
 		if (j < i)
 			continue;
-		if (!who[0])
-			snprintf(who, size, ": pid %d fd %d: %s (MFD_HUGETLB) needs %lld of them",
-				 f->pid, f->fd, f->path, f->size >> 21);
+		for (k = t->tasks; !who[0] && k < t->tasks + t->ntasks; k++)
+			for (j = 0; j < k->nfds; j++)
+				if (k->fds[j].file == i) {
+					snprintf(who, size, ": pid %d fd %d: %s (MFD_HUGETLB) needs %lld of them",
+						 k->pid, k->fds[j].fd, f->path, f->size >> 21);
+					break;
+				}
 		need += f->size >> 21;
 	}
 	return need;

@@ -17,6 +17,9 @@
 # mapping: refused at dump (the seals are back before the exec, and the
 # kernel refuses a new shared mapping under that seal), naming pid, fd,
 # memfd and seal; both tasks left running.
+# memfd_mapped-outside: the memfd also held by a process outside the tree
+# (sleep, fd 7): refused at dump naming pid, fd, memfd, the other process
+# and why; both tasks left running.
 # timeout: 300
 . /imgcr/guest/lib.sh
 require_modules
@@ -90,6 +93,33 @@ fwseal() {
 	pass "$(head -n 1 dump.err | cut -c1-160)"
 }
 
+outside() {
+	mkdir outside && cd outside || fail "mkdir outside"
+	memshare > out 2> ms.err &
+	pid=$!
+	track $pid
+	wait_line out '^ready' 20 || fail "memshare did not start: $(cat out ms.err | tr '\n' '|')"
+	set -- $(sed -n 's/^fd \([0-9]*\) map \(0x[0-9a-f]*\) child \([0-9]*\)$/\1 \2 \3/p' out)
+	fd=$1 kid=$3
+	track $kid
+	# a process outside the tree holding the memfd (opened again through /proc)
+	sleep 600 7< /proc/$pid/fd/$fd &
+	sl=$!
+	track $sl
+	imgcr dump -t $pid -D d 2> dump.err && fail "the dump of a memfd held outside the tree succeeded"
+	grep -q "pid $pid fd $fd: /memfd:shared buf: also held (fd 7) by pid $sl (sleep), which is outside the tree" dump.err ||
+		fail "message: $(tr '\n' '|' < dump.err)"
+	for p in $pid $kid; do
+		case "$(state $p)" in
+		t | T) fail "task $p left stopped" ;;
+		"") fail "task $p died" ;;
+		esac
+	done
+	kill $sl
+	pass "$(head -n 1 dump.err | cut -c1-200)"
+}
+
 subtest memfd_mapped main
 subtest memfd_mapped-rdonly "main rdonly"
 subtest memfd_mapped-fwseal fwseal
+subtest memfd_mapped-outside outside
