@@ -17,6 +17,10 @@
  * mappings, made through the read-write fd, may still be written
  * (VM_MAYWRITE); checked after: the fd is read-only, the read-only
  * mapping can be made writable (mprotect) and writes show through it.
+ * "hugememfd give PROG ARGS...": a caller other than imgcr restore giving
+ * the loader a memfd it did not fill: memfd "huge buf" made the same way
+ * (size, mode, seals) but with no page written nor reserved, on fd 9,
+ * then exec PROG ARGS (tryexec IMAGE --imgcr-shmfd=...).
  * Prints "fd N map ADDR ro ADDR [child PID]", "ready", waits
  * until the file "restored" appears, then checks (ok/BAD), in each task:
  * the marks and zeros; the mappings' inode (/proc/self/maps) is the fd's;
@@ -96,6 +100,16 @@ int main(int argc, char **argv)
 
 	if (fd < 0 || pipe(sync) || pipe(back) || ftruncate(fd, SIZE)) {
 		say("BAD setup: %s\n", strerror(errno));
+		return 1;
+	}
+	if (argc > 2 && !strcmp(argv[1], "give")) {
+		if (fchmod(fd, 0640) || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) ||
+		    dup2(fd, 9) != 9) {
+			say("BAD setup: %s\n", strerror(errno));
+			return 1;
+		}
+		execvp(argv[2], argv + 2);
+		say("BAD exec %s: %s\n", argv[2], strerror(errno));
 		return 1;
 	}
 	/* "big": also a 1 TiB memfd with no page; "odd": one of 2 MiB + 4 KiB */
