@@ -267,6 +267,7 @@ static int seen_map(struct memfd_seen **v, int *n, int *cap, pid_t pid, const ch
 	unsigned int ma, mi;
 	unsigned long at, ino;
 	int off = 0, i;
+	char *c;
 
 	if (sscanf(line, "%lx-%*x %*s %*x %x:%x %lu %n", &at, &ma, &mi, &ino, &off) != 4 || !off ||
 	    strncmp(line + off, "/memfd:", 7))
@@ -284,7 +285,9 @@ static int seen_map(struct memfd_seen **v, int *n, int *cap, pid_t pid, const ch
 	(*v)[*n] = (struct memfd_seen){ .dev = makedev(ma, mi), .ino = ino, .pid = pid, .fd = -1,
 				       .at = at };
 	snprintf((*v)[*n].name, sizeof((*v)[*n].name), "%s", line + off + 1);
-	(*v)[*n].name[strcspn((*v)[*n].name, "\n")] = 0;
+	c = strstr((*v)[*n].name, deleted);
+	if (c)
+		*c = 0;
 	(*n)++;
 	return 0;
 }
