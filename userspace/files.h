@@ -172,10 +172,14 @@ extern const struct fd_kind epoll_fd_kind, inotify_fd_kind, memfd_fd_kind, pidfd
 /*
  * memfd.c: the argument "--imgcr-shmfd=I:FD,..." for task @k's image
  * @name in @dirfd (into @out, "" if none): the memfds it maps that it
- * also holds as fds.  0, or -1 (printed).
+ * also holds as fds.  One it maps writable (VM_MAYWRITE) but holds only
+ * read-only is given as the memfd itself, on a spare fd below @base (the
+ * restorer's fds; at most MEMFD_SPARE_FDS), close-on-exec.  0, or -1
+ * (printed).
  */
+#define MEMFD_SPARE_FDS	16
 int memfd_shm_arg(const struct tree *t, const struct tree_task *k, int dirfd, const char *name,
-		  char *out, size_t size);
+		  int base, char *out, size_t size);
 extern const struct fd_kind ghost_fd_kind, socket_fd_kind, fanotify_fd_kind, bpfmap_fd_kind;
 
 /*

@@ -29,9 +29,12 @@
  * name and mode: the loader maps that one (checking its name, size and
  * access) and does not refill it.  A private mapping of a memfd is made
  * again the same way, of that memfd, the pages the task wrote on top of it
- * (from the image, as for any private file mapping).  Refused at dump: a
- * task that maps such a memfd without holding an fd on it (readable;
- * read-write for a writable shared mapping) itself.  (A memfd only mapped
+ * (from the image, as for any private file mapping).  A shared mapping
+ * that may be written (VM_MAYWRITE) of a memfd the task holds only
+ * read-only now: the loader is given the memfd itself, imgcr restore's
+ * read-write one (memfd_rw_copy), the task's fds as they were.  Refused
+ * at dump: a task that maps such a memfd without holding a readable fd on
+ * it itself; a memfd also held or mapped outside the tree (memfd_outside).  (A memfd only mapped
  * shared, its fd closed everywhere, is the module's and works; mapped
  * privately, the module refuses it: its contents would be lost.)
  *
@@ -44,6 +47,7 @@
  * pages) and refuses one not held as an fd; the loader maps the memfd
  * given.  Refused: other huge page sizes, private mappings (the module).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -247,9 +251,184 @@ static int task_memfd_fd(const struct tree *t, const struct tree_task *k, unsign
 	return -1;
 }
 
+/* a memfd of the tree (held or mapped), for memfd_outside() */
+struct memfd_seen {
+	dev_t dev;
+	unsigned long ino;
+	pid_t pid;
+	int fd;			/* -1: mapped (at) */
+	unsigned long at;
+	char name[64];
+};
+
+/* Add the memfd of /proc/PID/maps line @line, if it is one, to @v (@n of @cap). */
+static int seen_map(struct memfd_seen **v, int *n, int *cap, pid_t pid, const char *line)
+{
+	unsigned int ma, mi;
+	unsigned long at, ino;
+	int off = 0, i;
+	char *c;
+
+	if (sscanf(line, "%lx-%*x %*s %*x %x:%x %lu %n", &at, &ma, &mi, &ino, &off) != 4 || !off ||
+	    strncmp(line + off, "/memfd:", 7))
+		return 0;
+	for (i = 0; i < *n; i++)
+		if ((*v)[i].ino == ino && (*v)[i].dev == makedev(ma, mi))
+			return 0;
+	if (*n == *cap) {
+		struct memfd_seen *x = realloc(*v, (*cap = *cap * 2 + 8) * sizeof(**v));
+
+		if (!x)
+			return -1;
+		*v = x;
+	}
+	(*v)[*n] = (struct memfd_seen){ .dev = makedev(ma, mi), .ino = ino, .pid = pid, .fd = -1,
+				       .at = at };
+	snprintf((*v)[*n].name, sizeof((*v)[*n].name), "%s", line + off + 1);
+	c = strstr((*v)[*n].name, deleted);
+	if (c)
+		*c = 0;
+	(*n)++;
+	return 0;
+}
+
+/* The memfd of @v (@n) of device @dev and inode @ino, or NULL. */
+static const struct memfd_seen *seen_find(const struct memfd_seen *v, int n, dev_t dev,
+					  unsigned long ino)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (v[i].dev == dev && v[i].ino == ino)
+			return &v[i];
+	return NULL;
+}
+
+static int seen_refuse(const struct memfd_seen *m, pid_t pid, const char *how)
+{
+	char comm[64] = "?", path[64], *c;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	c = read_text(path, NULL);
+	if (c) {
+		c[strcspn(c, "\n")] = 0;
+		snprintf(comm, sizeof(comm), "%s", c);
+		free(c);
+	}
+	if (m->fd >= 0)
+		pr_err("pid %d fd %d: /%s: also %s by pid %d (%s), which is outside the tree: the restored tree would have a memfd of its own, no longer shared with it: not supported",
+		       m->pid, m->fd, m->name, how, pid, comm);
+	else
+		pr_err("pid %d: /%s mapped at 0x%lx: also %s by pid %d (%s), which is outside the tree: the restored tree would have a memfd of its own, no longer shared with it: not supported",
+		       m->pid, m->name, m->at, how, pid, comm);
+	return -1;
+}
+
+/*
+ * The memfds the tree holds or maps, held or mapped by no process outside
+ * it: the restore makes each again, for the tree alone (CRIU does not
+ * check this).  Seen through /proc: every process's maps and fds (those
+ * of a thread with an fd table of its own, an fd in flight in a unix
+ * socket, an io_uring's files are not seen, nor, for a dump that is not
+ * root's, the processes it may not inspect).  0, or -1 (printed).
+ */
+static int memfd_outside(const struct tree *t)
+{
+	struct memfd_seen *v = NULL;
+	int n = 0, cap = 0, i, ret = -1;
+	DIR *proc = NULL;
+	struct dirent *e;
+
+	for (i = 0; i < t->nfiles; i++) {
+		const struct tree_file *f = &t->files[i];
+
+		if (f->kind != TK_MEMFD || seen_find(v, n, f->dev, f->ino))
+			continue;
+		if (n == cap) {
+			struct memfd_seen *x = realloc(v, (cap = cap * 2 + 8) * sizeof(*v));
+
+			if (!x)
+				goto oom;
+			v = x;
+		}
+		v[n] = (struct memfd_seen){ .dev = f->dev, .ino = f->ino, .pid = f->pid, .fd = f->fd };
+		snprintf(v[n].name, sizeof(v[n].name), "%s", f->path + 1);
+		n++;
+	}
+	for (i = 0; i < t->ntasks; i++) {
+		char path[64], *maps, *line, *save = NULL;
+
+		snprintf(path, sizeof(path), "/proc/%d/maps", t->tasks[i].pid);
+		maps = read_text(path, NULL);
+		for (line = maps ? strtok_r(maps, "\n", &save) : NULL; line;
+		     line = strtok_r(NULL, "\n", &save))
+			if (seen_map(&v, &n, &cap, t->tasks[i].pid, line)) {
+				free(maps);
+				goto oom;
+			}
+		free(maps);
+	}
+	ret = 0;
+	if (!n)
+		goto out;
+	proc = opendir("/proc");
+	while (proc && !ret && (e = readdir(proc))) {
+		pid_t pid = atoi(e->d_name);
+		char path[64], link[64], how[300], *maps, *line, *save = NULL;
+		const struct memfd_seen *m;
+		struct dirent *d;
+		struct stat st;
+		DIR *fds;
+
+		if (pid <= 0 || pid == getpid())
+			continue;
+		for (i = 0; i < t->ntasks && t->tasks[i].pid != pid; i++)
+			;
+		if (i < t->ntasks)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+		maps = read_text(path, NULL);
+		for (line = maps ? strtok_r(maps, "\n", &save) : NULL; line && !ret;
+		     line = strtok_r(NULL, "\n", &save)) {
+			unsigned int ma, mi;
+			unsigned long at, ino;
+
+			if (sscanf(line, "%lx-%*x %*s %*x %x:%x %lu", &at, &ma, &mi, &ino) == 4 &&
+			    ino && (m = seen_find(v, n, makedev(ma, mi), ino))) {
+				snprintf(how, sizeof(how), "mapped (at 0x%lx)", at);
+				ret = seen_refuse(m, pid, how);
+			}
+		}
+		free(maps);
+		snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+		fds = ret ? NULL : opendir(path);
+		while (fds && !ret && (d = readdir(fds))) {
+			ssize_t l = readlinkat(dirfd(fds), d->d_name, link, sizeof(link) - 1);
+
+			if (l < 7 || strncmp(link, "/memfd:", 7) ||
+			    fstatat(dirfd(fds), d->d_name, &st, 0) ||
+			    !(m = seen_find(v, n, st.st_dev, st.st_ino)))
+				continue;
+			snprintf(how, sizeof(how), "held (fd %s)", d->d_name);
+			ret = seen_refuse(m, pid, how);
+		}
+		if (fds)
+			closedir(fds);
+	}
+	if (proc)
+		closedir(proc);
+	goto out;
+oom:
+	pr_err("out of memory");
+out:
+	free(v);
+	return ret;
+}
+
 /*
  * A memfd open as an fd and mapped: each task mapping it must hold an fd
  * of it itself (the loader maps that fd's memfd, shared or privately).
+ * And no memfd of the tree is another process's too (memfd_outside).
  */
 static int memfd_check(const struct tree *t)
 {
@@ -285,15 +464,14 @@ static int memfd_check(const struct tree *t)
 					pr_err("pid %d fd %d: memfd %s: sealed against writes (seals 0x%x) and also mapped shared (%s) by pid %d at 0x%lx: the mapping cannot be made again under that seal: not supported",
 					       f->pid, f->fd, f->path, f->seals, perms, t->tasks[i].pid, at);
 				else if (perms[3] == 's' &&
-					 task_memfd_fd(t, &t->tasks[i], f->ino, perms[1] == 'w') >= 0)
+					 task_memfd_fd(t, &t->tasks[i], f->ino, 0) >= 0)
 					break;	/* restored as one object: memfd_shm_arg */
 				else if (perms[3] != 's' &&
 					 task_memfd_fd(t, &t->tasks[i], f->ino, 0) >= 0)
 					break;	/* the same memfd, its written pages on top */
 				else if (perms[3] == 's')
-					pr_err("pid %d fd %d: memfd %s: also mapped (%s) by pid %d at 0x%lx, which holds no fd of it%s: the mapping would be restored as a separate memfd: not supported",
-					       f->pid, f->fd, f->path, perms, t->tasks[i].pid, at,
-					       perms[1] == 'w' ? " open read-write" : " open for reading");
+					pr_err("pid %d fd %d: memfd %s: also mapped (%s) by pid %d at 0x%lx, which holds no fd of it open for reading: the mapping would be restored as a separate memfd: not supported",
+					       f->pid, f->fd, f->path, perms, t->tasks[i].pid, at);
 				else
 					pr_err("pid %d fd %d: memfd %s: also mapped privately (%s) by pid %d at 0x%lx, which holds no fd of it open for reading: the mapping would show another memfd: not supported",
 					       f->pid, f->fd, f->path, perms, t->tasks[i].pid, at);
@@ -302,7 +480,7 @@ static int memfd_check(const struct tree *t)
 			}
 		free(maps);
 	}
-	return 0;
+	return memfd_outside(t);
 }
 
 /* restore: the memfd of each inode, created once (the restorer is one process) */
@@ -586,8 +764,36 @@ const struct fd_kind memfd_fd_kind = {
 	.rec_json = memfd_rec_json,
 };
 
+/*
+ * The memfd of inode @ino itself (made read-write by memfd_create_one) on
+ * a spare fd of this process, close-on-exec: between task @k's highest fd
+ * and the restorer's (MEMFD_SPARE_FDS of them), a number none of its fds
+ * takes, so that it stays open until the exec and goes with it.  The fd,
+ * or -1 (printed).
+ */
+static int memfd_rw_copy(const struct tree_task *k, unsigned long ino, int base)
+{
+	int i, n, fd;
+
+	for (i = 0; i < nmade && made[i].ino != ino; i++)
+		;
+	if (i == nmade) {
+		pr_err("pid %d: memfd of inode %lu: not made", k->pid, ino);
+		return -1;
+	}
+	for (fd = 3; fd < base; fd++) {
+		for (n = 0; n < k->nfds && k->fds[n].fd != fd; n++)
+			;
+		if (n == k->nfds && fcntl(fd, F_GETFD) < 0 && errno == EBADF)
+			return dup3(made[i].fd, fd, O_CLOEXEC) < 0 ? -1 : fd;
+	}
+	pr_err("pid %d: more than %d memfds it maps writable but holds open read-only: not supported",
+	       k->pid, MEMFD_SPARE_FDS);
+	return -1;
+}
+
 int memfd_shm_arg(const struct tree *t, const struct tree_task *k, int dirfd, const char *name,
-		  char *out, size_t size)
+		  int base, char *out, size_t size)
 {
 	char path[4096];
 	struct imgcr_file rec;
@@ -608,6 +814,19 @@ int memfd_shm_arg(const struct tree *t, const struct tree_task *k, int dirfd, co
 		if (!(rec.flags & IMGCR_FILE_SHMEM) || strncmp(path, "memfd:", 6))
 			continue;
 		fd = task_memfd_fd(t, k, rec.ino, rec.flags & IMGCR_FILE_WRITE);
+		if (fd < 0 && rec.flags & IMGCR_FILE_WRITE && task_memfd_fd(t, k, rec.ino, 0) >= 0) {
+			/*
+			 * Mapped so that it may be written (VM_MAYWRITE: made
+			 * through a read-write fd) but held open read-only
+			 * now: the loader maps the memfd itself (as CRIU
+			 * opens it by its own path), the task's fd as it was.
+			 */
+			fd = memfd_rw_copy(k, rec.ino, base);
+			if (fd < 0) {
+				ret = -1;
+				break;
+			}
+		}
 		if (fd < 0)
 			continue;	/* a memfd only mapped: the module's */
 		if (off + 40 >= size) {

@@ -874,8 +874,9 @@ static const char *task_open_image(struct rctx *c, struct task_run *r)
 	if (image_creds_read(c->dirfd, r->name, &r->creds))
 		return task_msg(r, "cannot read the credentials in %s", r->img);
 	/* the memfds it maps and holds as fds (memfd.c), for task_exec_args */
-	if (memfd_shm_arg(&c->t, k, c->dirfd, r->name, r->shm_arg, sizeof(r->shm_arg)))
-		return task_msg(r, "cannot read the file table of %s", r->img);
+	if (memfd_shm_arg(&c->t, k, c->dirfd, r->name, c->base, r->shm_arg, sizeof(r->shm_arg)))
+		return task_msg(r, "cannot give the memfds it maps and holds (file table of %s)",
+				r->img);
 	return NULL;
 }
 
@@ -1823,11 +1824,49 @@ static int huge_pages_needed(struct rctx *c, const char *name, unsigned long *ne
 }
 
 /*
+ * The 2 MiB huge pages the MFD_HUGETLB memfds of tree @t need: all of
+ * each (memfd.c's huge_fill reserves the whole memfd before any task
+ * runs; its mappings need no more), each inode once.  The first one's
+ * holder and name in @who.
+ */
+static unsigned long huge_memfd_pages(const struct tree *t, char *who, size_t size)
+{
+	const struct tree_task *k;
+	unsigned long need = 0;
+	int i, j;
+
+	who[0] = 0;
+	for (i = 0; i < t->nfiles; i++) {
+		const struct tree_file *f = &t->files[i];
+
+		if (f->kind != TK_MEMFD || !f->huge)
+			continue;
+		for (j = 0; j < i; j++)
+			if (t->files[j].kind == TK_MEMFD && t->files[j].huge &&
+			    t->files[j].ino == f->ino)
+				break;
+		if (j < i)
+			continue;
+		for (k = t->tasks; !who[0] && k < t->tasks + t->ntasks; k++)
+			for (j = 0; j < k->nfds; j++)
+				if (k->fds[j].file == i) {
+					snprintf(who, size, ": pid %d fd %d: %s (MFD_HUGETLB) needs %lld of them",
+						 k->pid, k->fds[j].fd, f->path, f->size >> 21);
+					break;
+				}
+		need += f->size >> 21;
+	}
+	return need;
+}
+
+/*
  * The loader maps huge pages after its point of no return: without free
  * ones there (HugePages_Free less HugePages_Rsvd of 2 MiB, /proc/meminfo)
- * the restored task would die.  Refused before.  0, or -1 (printed).
+ * the restored task would die; the restore of a huge page memfd would
+ * fail.  Refused before.  @need of them, @memfd of which for the memfds
+ * (the first one in @who).  0, or -1 (printed).
  */
-static int huge_pages_check(unsigned long need)
+static int huge_pages_check(unsigned long need, unsigned long memfd, const char *who)
 {
 	unsigned long fr = 0, rsvd = 0, size = 0;
 	char *m, *l;
@@ -1848,8 +1887,8 @@ static int huge_pages_check(unsigned long need)
 	free(m);
 	if (size == 2048 && fr >= rsvd && fr - rsvd >= need)
 		return 0;
-	pr_err("the tree maps %lu huge page(s) of 2048 kB (MAP_HUGETLB) and %lu are free (default size %lu kB): reserve them (sysctl vm.nr_hugepages) before the restore",
-	       need, size == 2048 && fr >= rsvd ? fr - rsvd : 0, size);
+	pr_err("the tree needs %lu huge page(s) of 2048 kB (%lu for MAP_HUGETLB mappings, %lu for MFD_HUGETLB memfds%s) and %lu are free (default size %lu kB): reserve them (sysctl vm.nr_hugepages) before the restore",
+	       need, need - memfd, memfd, who, size == 2048 && fr >= rsvd ? fr - rsvd : 0, size);
 	return -1;
 }
 
@@ -1928,7 +1967,8 @@ static int check_tree(struct rctx *c)
 	gid_t gid = getegid();
 	char path[PATH_MAX + 64];
 	int j, privileged = has_cap_checkpoint_restore();
-	unsigned long huge = 0;
+	unsigned long huge = 0, hugefd;
+	char who[PATH_MAX + 128];
 
 	for (i = 0; i < t->ntasks; i++) {
 		const struct tree_task *k = &t->tasks[i], *p = tree_find(t, k->ppid);
@@ -2055,7 +2095,8 @@ static int check_tree(struct rctx *c)
 			}
 		}
 	}
-	if (huge_pages_check(huge))
+	hugefd = huge_memfd_pages(t, who, sizeof(who));
+	if (huge_pages_check(huge + hugefd, hugefd, who))
 		return -1;
 	if (root->sid != root->pid && tree_find(t, root->sid) == NULL)
 		pr_info("session %d is outside the tree: the tree joins imgcr's session",
@@ -2679,7 +2720,8 @@ int cmd_restore(int argc, char **argv)
 		for (int j = 0; j < c.t.tasks[i].nfds; j++)
 			if (c.t.tasks[i].fds[j].fd > maxfd)
 				maxfd = c.t.tasks[i].fds[j].fd;
-	c.base = maxfd + 1;
+	/* above the tasks' fds, spare ones for the memfds' read-write copies (memfd_shm_arg) */
+	c.base = maxfd + 1 + MEMFD_SPARE_FDS;
 	getrlimit(RLIMIT_NOFILE, &c.nofile);
 	rl = c.nofile;
 	if (rl.rlim_cur < (rlim_t)(c.base + 2 * c.t.nfiles + 64)) {

@@ -769,6 +769,28 @@ static int img_check_vmas(struct img *img)
 			     v->prot & IMGCR_PROT_WRITE))
 				goto bad;
 			/*
+			 * the caller's memfd (--imgcr-shmfd) as it is, not one
+			 * made here read-write without seals: a shared
+			 * writable mapping needs it open for writing, and no
+			 * write seal the image does not record (mmap() would
+			 * fail after the point of no return, or the mapping
+			 * lose VM_MAYWRITE)
+			 */
+			if (shared && f->given &&
+			    ((v->prot & IMGCR_PROT_WRITE &&
+			      !(f->file->f_mode & FMODE_WRITE)) ||
+			     (!(f->id.flags & IMGCR_FILE_SEALS) &&
+			      imgcr_shmem_seals(file_inode(f->file)) &
+			      (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)))) {
+				img_err(img, "shared memory %s: the memfd given (--imgcr-shmfd) is not open for writing or is sealed against writes (seals %#x), but mapped shared at %#llx%s",
+					f->path,
+					imgcr_shmem_seals(file_inode(f->file)),
+					v->start,
+					v->prot & IMGCR_PROT_WRITE ?
+					" writable" : "");
+				return -EINVAL;
+			}
+			/*
 			 * mapped after the seals (uapi imgcr.h); they restrict
 			 * shared mappings only: a private one of a write-sealed
 			 * memfd may be writable, as the kernel allows
@@ -1122,6 +1144,45 @@ bad:
 }
 
 /* A file the image maps, opened with the caller's rights as it was. */
+/*
+ * The huge pages of the shared mappings of the given MFD_HUGETLB memfds
+ * (but MAP_NORESERVE ones) reserved now, before the point of no return:
+ * a shared mapping reserves them on the inode, where they stay after
+ * munmap(), so the loader's mmap() needs no more.  imgcr restore
+ * reserved them all when it filled the memfd; another caller may not
+ * have, and without free pages the mmap() after begin_new_exec() would
+ * fail.  Mapped PROT_NONE at any free address of the caller, then
+ * unmapped.
+ */
+static int img_reserve_huge(struct img *img)
+{
+	unsigned int i;
+
+	for (i = 0; i < img->task.nr_vmas; i++) {
+		const struct imgcr_vma *v = &img->vmas[i];
+		unsigned long len = v->end - v->start, addr;
+		struct img_file *f;
+
+		if (v->kind != IMGCR_VMA_FILE ||
+		    v->flags & IMGCR_VMA_NORESERVE)
+			continue;
+		f = &img->files[v->file];
+		if (!(f->id.flags & IMGCR_FILE_HUGETLB) || !f->given)
+			continue;
+		addr = vm_mmap(f->file, 0, len, PROT_NONE, MAP_SHARED,
+			       v->pgoff << PAGE_SHIFT);
+		if (IS_ERR_VALUE(addr)) {
+			img_err(img, "huge page memfd %s (MFD_HUGETLB): cannot reserve the %lu huge page(s) of its mapping at %#llx (%ld): reserve them (vm.nr_hugepages)",
+				f->path, len >> 21, v->start, (long)addr);
+			return (long)addr;
+		}
+		vm_munmap(addr, len);
+		if (fatal_signal_pending(current))
+			return -EINTR;
+	}
+	return 0;
+}
+
 /* 0 if @name (under img->root, if given) is a regular file. */
 static int img_lookup_reg(struct img *img, const char *name)
 {
@@ -2373,6 +2434,8 @@ int img_parse(struct img *img)
 		ret = img_take_exe(img);
 	if (!ret)
 		ret = img_check_loads(img);
+	if (!ret)
+		ret = img_reserve_huge(img);
 	if (!ret)
 		ret = img_check_vdso(img, &slots[N_VDSO]);
 	if (!ret)

@@ -12,7 +12,16 @@
  * PATH": a file PATH of a hugetlbfs mount instead, no seals; "hugememfd
  * big": also a memfd "big" of 1 TiB, no page in it; "hugememfd odd": also
  * a memfd "odd" of 2 MiB + 4 KiB (fallocate() without KEEP_SIZE) (the dump
- * must refuse all four).  Prints "fd N map ADDR ro ADDR [child PID]", "ready", waits
+ * must refuse all four).  "hugememfd rdonly": the fd opened again
+ * read-only (through /proc/self/fd) in its place once mapped: the
+ * mappings, made through the read-write fd, may still be written
+ * (VM_MAYWRITE); checked after: the fd is read-only, the read-only
+ * mapping can be made writable (mprotect) and writes show through it.
+ * "hugememfd give PROG ARGS...": a caller other than imgcr restore giving
+ * the loader a memfd it did not fill: memfd "huge buf" made the same way
+ * (size, mode, seals) but with no page written nor reserved, on fd 9,
+ * then exec PROG ARGS (tryexec IMAGE --imgcr-shmfd=...).
+ * Prints "fd N map ADDR ro ADDR [child PID]", "ready", waits
  * until the file "restored" appears, then checks (ok/BAD), in each task:
  * the marks and zeros; the mappings' inode (/proc/self/maps) is the fd's;
  * name, mode, seals, size, hugetlbfs of 2048 kB pages (fstatfs); a write
@@ -81,6 +90,7 @@ int main(int argc, char **argv)
 {
 	int forked = argc > 1 && !strcmp(argv[1], "fork");
 	int private = argc > 1 && !strcmp(argv[1], "private");
+	int rdonly = argc > 1 && !strcmp(argv[1], "rdonly");
 	const char *file = argc > 2 && !strcmp(argv[1], "file") ? argv[2] : NULL;
 	int fd = file ? open(file, O_RDWR | O_CREAT, 0640) :
 			memfd_create("huge buf", MFD_HUGETLB | MFD_ALLOW_SEALING), st, sync[2], back[2];
@@ -90,6 +100,16 @@ int main(int argc, char **argv)
 
 	if (fd < 0 || pipe(sync) || pipe(back) || ftruncate(fd, SIZE)) {
 		say("BAD setup: %s\n", strerror(errno));
+		return 1;
+	}
+	if (argc > 2 && !strcmp(argv[1], "give")) {
+		if (fchmod(fd, 0640) || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) ||
+		    dup2(fd, 9) != 9) {
+			say("BAD setup: %s\n", strerror(errno));
+			return 1;
+		}
+		execvp(argv[2], argv + 2);
+		say("BAD exec %s: %s\n", argv[2], strerror(errno));
 		return 1;
 	}
 	/* "big": also a 1 TiB memfd with no page; "odd": one of 2 MiB + 4 KiB */
@@ -113,6 +133,17 @@ int main(int argc, char **argv)
 	memcpy(map, "huge one", 8);
 	memcpy(map + 8192, "third", 5);
 	memcpy(map + HUGE + 5000, "second", 6);
+	if (rdonly) {
+		char path[64];
+		int r;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		r = open(path, O_RDONLY);
+		if (r < 0 || dup2(r, fd) != fd || close(r)) {
+			say("BAD setup: read-only fd: %s\n", strerror(errno));
+			return 1;
+		}
+	}
 	if (forked) {
 		kid = fork();
 		if (kid == 0) {
@@ -137,6 +168,16 @@ int main(int argc, char **argv)
 	same("parent", fd, map, ro);
 	if (kid && read(back[0], &c, 1) != 1)	/* the child has checked */
 		return 1;
+	if (rdonly) {
+		check((fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDONLY, "rdonly", "fd flags %#x",
+		      fcntl(fd, F_GETFL));
+		check(!mprotect(ro, HUGE, PROT_READ | PROT_WRITE), "rdonly",
+		      "read-only mapping made writable: %s", strerror(errno));
+		memcpy(ro + 200, "via ro", 6);
+		check(!memcmp(map + HUGE + 200, "via ro", 6), "rdonly", "'%.6s' in the other mapping",
+		      map + HUGE + 200);
+		mprotect(ro, HUGE, PROT_READ);
+	}
 	memcpy(map + HUGE + 100, "by parent", 9);
 	check(!memcmp(ro + 100, "by parent", 9), "map to map", "'%.9s' in the read-only mapping", ro + 100);
 	memset(buf, 0, sizeof(buf));

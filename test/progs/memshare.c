@@ -12,7 +12,11 @@
  * is the fd's; name, mode, seals, size.  Then the parent writes through the
  * fd and sees it in its mapping, writes through the mapping and reads it
  * through the fd, and the child sees both in its own mapping.  Prints
- * "done ok" and exits 0 if all passed.
+ * "done ok" and exits 0 if all passed.  "memshare rdonly": the parent's
+ * mapping made read-only (mprotect: it may become writable again) and its
+ * fd opened again read-only in its place (through /proc/self/fd) before
+ * the fork: checked after, the fd is read-only and the mapping can be
+ * made writable again; the parent writes through the mapping, not the fd.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -56,6 +60,7 @@ static void same(const char *who, int fd, char *map)
 int main(int argc, char **argv)
 {
 	int fwseal = argc > 1 && !strcmp(argv[1], "fwseal");
+	int rdonly = argc > 1 && !strcmp(argv[1], "rdonly");
 	int fd = memfd_create("shared buf", MFD_ALLOW_SEALING), i, st, sync[2], back[2];
 	char *map, *ro, buf[16], c;
 	pid_t kid;
@@ -74,6 +79,17 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	memcpy(map, "mapped", 6);
+	if (rdonly) {
+		char path[64];
+		int r;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		r = open(path, O_RDONLY);
+		if (r < 0 || dup2(r, fd) != fd || close(r) || mprotect(map, SIZE, PROT_READ)) {
+			say("BAD setup: read-only: %s\n", strerror(errno));
+			return 1;
+		}
+	}
 	kid = fork();
 	if (kid == 0) {
 		ro = mmap(NULL, SIZE, PROT_READ, MAP_SHARED, fd, 0);
@@ -97,8 +113,15 @@ int main(int argc, char **argv)
 	same("parent", fd, map);
 	if (read(back[0], &c, 1) != 1)	/* the child has checked the contents */
 		return 1;
-	if (pwrite(fd, "via fd", 6, 4096) != 6)
+	if (rdonly) {
+		check((fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDONLY, "rdonly", "fd flags %#x",
+		      fcntl(fd, F_GETFL));
+		check(!mprotect(map, SIZE, PROT_READ | PROT_WRITE), "rdonly",
+		      "mapping made writable again: %s", strerror(errno));
+		memcpy(map + 4096, "via fd", 6);
+	} else if (pwrite(fd, "via fd", 6, 4096) != 6) {
 		say("BAD pwrite: %s\n", strerror(errno));
+	}
 	check(!memcmp(map + 4096, "via fd", 6), "fd to map", "'%.6s' in the mapping", map + 4096);
 	memcpy(map + 8192, "via map", 7);
 	memset(buf, 0, sizeof(buf));

@@ -11,9 +11,18 @@
 # and in a new mapping of the fd.  Before: refused at dump.
 # memfd_huge-fork: the same, with a child sharing the fd and the mappings
 # (one memfd for both after the restore; the child sees the parent's write).
+# memfd_huge-rdonly: the same, its fd opened again read-only in its place
+# once mapped (the mappings may still be written: VM_MAYWRITE): restored,
+# the loader given imgcr restore's read-write memfd, the fd read-only; the
+# read-only mapping can be made writable (mprotect) and writes through it
+# show in the other.
 # memfd_huge-nopages: dumped, then no huge page free: the restore fails,
-# naming pid, fd, memfd and the pages it needs, and leaves no task; with the
-# pages back the same image restores.
+# naming pid, fd, memfd and the pages it needs (checked before any task
+# runs), and leaves no task; with the pages back the same image restores.
+# Then the image exec'd by another caller (tryexec) giving the loader a
+# memfd of that name, size and seals it did not fill, no page free: refused
+# before the point of no return (the caller goes on), its reason in the
+# kernel log.
 # memfd_huge-private: the memfd also mapped MAP_PRIVATE: refused at dump,
 # naming pid, address, memfd and reason; the task goes on.
 # memfd_huge-hugefile: a file of a hugetlbfs mount mapped shared the same
@@ -64,10 +73,19 @@ run() {
 	if [ "$1" = nopages ]; then
 		echo 0 > /proc/sys/vm/nr_hugepages
 		imgcr restore -D d > restore.out 2> restore.err && fail "the restore without huge pages succeeded"
-		grep -q "pid $pid fd $fd: /memfd:huge buf (MFD_HUGETLB): cannot get its 2 huge page(s) of 2048 kB" restore.err ||
+		grep -q "the tree needs 2 huge page(s) of 2048 kB (0 for MAP_HUGETLB mappings, 2 for MFD_HUGETLB memfds: pid $pid fd $fd: /memfd:huge buf (MFD_HUGETLB) needs 2 of them) and 0 are free" restore.err ||
 			fail "message: $(tr '\n' '|' < restore.err)"
 		[ -d /proc/$pid ] && fail "a task $pid is left after the failed restore"
 		info "$(grep -m1 'huge page' restore.err | cut -c1-200)"
+		# another caller gives the loader the memfd unfilled, no page
+		# free: refused before the point of no return, the caller goes on
+		chmod +x d/core-$pid.img
+		dmesg_mark
+		hugememfd give tryexec d/core-$pid.img --imgcr-shmfd=0:9,1:9,2:9,3:9,4:9,5:9,6:9,7:9,8:9,9:9 > give.out 2>&1
+		grep -q '^tryexec: execve failed' give.out || fail "exec with an unreserved memfd: $(tr '\n' '|' < give.out)"
+		dmesg_since | grep -q 'huge page memfd memfd:huge buf (MFD_HUGETLB): cannot reserve the [12] huge page(s) of its mapping' ||
+			fail "exec with an unreserved memfd: no reason in the kernel log: $(dmesg_since | tail -n 3 | tr '\n' '|')"
+		[ -d /proc/$pid ] && fail "a task $pid is left after the refused exec"
 		echo 4 > /proc/sys/vm/nr_hugepages
 	fi
 	imgcr restore -D d > restore.out 2> restore.err &
@@ -140,6 +158,7 @@ odd() { refused odd "its size 2101248 is not whole pages of 2048 kB"; }
 
 subtest memfd_huge "run main"
 subtest memfd_huge-fork "run fork fork"
+subtest memfd_huge-rdonly "run rdonly rdonly"
 subtest memfd_huge-nopages "run nopages"
 subtest memfd_huge-private private
 subtest memfd_huge-hugefile hugefile

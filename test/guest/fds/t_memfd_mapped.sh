@@ -8,10 +8,18 @@
 # the same name.  The restored programs check the contents, the name, mode,
 # seals and size, that writes through the fd show in the mappings and
 # writes through a mapping through the fd and in the other task's mapping.
+# memfd_mapped-rdonly: the same, the parent's mapping made read-only
+# (mprotect) and its fd opened again read-only in its place before the
+# fork: the mapping may still become writable (VM_MAYWRITE), and the
+# restore gives the loader the memfd itself (imgcr restore's read-write
+# one), the fds staying read-only; the program checks that too.
 # memfd_mapped-fwseal: the same with F_SEAL_FUTURE_WRITE added after the
 # mapping: refused at dump (the seals are back before the exec, and the
 # kernel refuses a new shared mapping under that seal), naming pid, fd,
 # memfd and seal; both tasks left running.
+# memfd_mapped-outside: the memfd also held by a process outside the tree
+# (sleep, fd 7): refused at dump naming pid, fd, memfd, the other process
+# and why; both tasks left running.
 # timeout: 300
 . /imgcr/guest/lib.sh
 require_modules
@@ -22,8 +30,12 @@ objs() {
 	awk '/\/memfd:shared buf/ { print $3 " " $5 }' /proc/$1/maps | sort
 }
 
+# main [rdonly]: memshare [rdonly], in its own directory if rdonly
 main() {
-	memshare > out 2> ms.err &
+	if [ -n "${1:-}" ]; then
+		mkdir $1 && cd $1 || fail "mkdir $1"
+	fi
+	memshare ${1:-} > out 2> ms.err &
 	pid=$!
 	track $pid
 	wait_line out '^ready' 20 || fail "memshare did not start: $(cat out ms.err | tr '\n' '|')"
@@ -81,5 +93,33 @@ fwseal() {
 	pass "$(head -n 1 dump.err | cut -c1-160)"
 }
 
+outside() {
+	mkdir outside && cd outside || fail "mkdir outside"
+	memshare > out 2> ms.err &
+	pid=$!
+	track $pid
+	wait_line out '^ready' 20 || fail "memshare did not start: $(cat out ms.err | tr '\n' '|')"
+	set -- $(sed -n 's/^fd \([0-9]*\) map \(0x[0-9a-f]*\) child \([0-9]*\)$/\1 \2 \3/p' out)
+	fd=$1 kid=$3
+	track $kid
+	# a process outside the tree holding the memfd (opened again through /proc)
+	sleep 600 7< /proc/$pid/fd/$fd &
+	sl=$!
+	track $sl
+	imgcr dump -t $pid -D d 2> dump.err && fail "the dump of a memfd held outside the tree succeeded"
+	grep -q "pid $pid fd $fd: /memfd:shared buf: also held (fd 7) by pid $sl (sleep), which is outside the tree" dump.err ||
+		fail "message: $(tr '\n' '|' < dump.err)"
+	for p in $pid $kid; do
+		case "$(state $p)" in
+		t | T) fail "task $p left stopped" ;;
+		"") fail "task $p died" ;;
+		esac
+	done
+	kill $sl
+	pass "$(head -n 1 dump.err | cut -c1-200)"
+}
+
 subtest memfd_mapped main
+subtest memfd_mapped-rdonly "main rdonly"
 subtest memfd_mapped-fwseal fwseal
+subtest memfd_mapped-outside outside
