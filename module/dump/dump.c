@@ -112,6 +112,7 @@ static void dump_free(struct dump_image *img)
 	kvfree(img->timers);
 	kvfree(img->seccomp);
 	kvfree(img->sleeps);
+	kvfree(img->sigwaits);
 	if (img->mm)
 		mmput(img->mm);
 	if (img->mem)
@@ -396,13 +397,16 @@ static void dump_thread_state(struct dump_thread *th)
 	/*
 	 * In sigsuspend(), ppoll(), pselect6() and epoll_pwait() the
 	 * thread's own mask waits in saved_sigmask while the call's is
-	 * in blocked; the call is restarted or returns EINTR after the
-	 * restore, and the thread must end up with its own mask.
+	 * in blocked, until the call returns or a handler's frame saves
+	 * the own one: both are kept (NT_IMGCR_SIGWAITS), blocked the own.
 	 */
-	if (test_tsk_restore_sigmask(t))
+	if (test_tsk_restore_sigmask(t)) {
 		ts->blocked = t->saved_sigmask.sig[0];
-	else
+		ts->flags |= IMGCR_TASK_TEMP_SIGMASK;
+		th->temp_mask = t->blocked.sig[0];
+	} else {
 		ts->blocked = t->blocked.sig[0];
+	}
 	ts->sas_ss_sp = t->sas_ss_sp;
 	ts->sas_ss_size = t->sas_ss_size;
 	ts->sas_ss_flags = t->sas_ss_flags;
@@ -514,6 +518,32 @@ static int dump_sleeps(struct dump_image *img)
 			continue;
 		th->sleep.tid = th->th.tid;
 		img->sleeps[img->nr_sleeps++] = th->sleep;
+	}
+	return 0;
+}
+
+/* NT_IMGCR_SIGWAITS: each temporary mask, in thread order. */
+static int dump_sigwaits(struct dump_image *img)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < img->nr_threads; i++)
+		if (img->threads[i].th.flags & IMGCR_TASK_TEMP_SIGMASK)
+			n++;
+	if (!n)
+		return 0;
+	img->sigwaits = kvcalloc(n, sizeof(*img->sigwaits), GFP_KERNEL_ACCOUNT);
+	if (!img->sigwaits)
+		return -ENOMEM;
+	for (i = 0; i < img->nr_threads; i++) {
+		const struct dump_thread *th = &img->threads[i];
+		struct imgcr_sigwait *w = &img->sigwaits[img->nr_sigwaits];
+
+		if (!(th->th.flags & IMGCR_TASK_TEMP_SIGMASK))
+			continue;
+		w->tid = th->th.tid;
+		w->mask = th->temp_mask;
+		img->nr_sigwaits++;
 	}
 	return 0;
 }
@@ -1410,6 +1440,9 @@ static size_t notes_size(const struct dump_image *img)
 	if (img->nr_sleeps)
 		notes += note_size(IMGCR_NOTE_OWNER,
 				   img->nr_sleeps * sizeof(*img->sleeps));
+	if (img->nr_sigwaits)
+		notes += note_size(IMGCR_NOTE_OWNER,
+				   img->nr_sigwaits * sizeof(*img->sigwaits));
 	for (i = 1; i < img->nr_threads; i++)
 		notes += thread_notes_size(&img->threads[i]);
 	return notes;
@@ -1460,6 +1493,10 @@ static void put_notes(struct dump_image *img, char *p)
 	if (img->nr_sleeps)
 		p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_SLEEPS, img->sleeps,
 			     img->nr_sleeps * sizeof(*img->sleeps));
+	if (img->nr_sigwaits)
+		p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_SIGWAITS,
+			     img->sigwaits,
+			     img->nr_sigwaits * sizeof(*img->sigwaits));
 	for (i = 1; i < img->nr_threads; i++) {
 		const struct dump_thread *th = &img->threads[i];
 
@@ -1832,6 +1869,8 @@ static int dump_build(struct dump_image *img)
 	ret = dump_seccomp(img);
 	if (!ret)
 		ret = dump_sleeps(img);
+	if (!ret)
+		ret = dump_sigwaits(img);
 	if (ret)
 		return ret;
 	dump_main_state(img);

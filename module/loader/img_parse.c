@@ -118,7 +118,7 @@ struct note_slot {
 enum {
 	N_PRSTATUS, N_XSTATE, N_AUXV, N_TASK, N_SIGACT, N_VMAS, N_FILES,
 	N_PROC, N_SIGQUEUE, N_TIMERS, N_VDSO, N_CREDS, N_SECCOMP, N_SLEEPS,
-	N_MAX
+	N_SIGWAITS, N_MAX
 };
 
 static const struct note_slot note_kinds[N_MAX] = {
@@ -136,6 +136,7 @@ static const struct note_slot note_kinds[N_MAX] = {
 	[N_CREDS] = { IMGCR_NOTE_OWNER, NT_IMGCR_CREDS },
 	[N_SECCOMP] = { IMGCR_NOTE_OWNER, NT_IMGCR_SECCOMP },
 	[N_SLEEPS] = { IMGCR_NOTE_OWNER, NT_IMGCR_SLEEPS },
+	[N_SIGWAITS] = { IMGCR_NOTE_OWNER, NT_IMGCR_SIGWAITS },
 };
 
 /*
@@ -379,7 +380,8 @@ static const char *thread_field_bad(const struct imgcr_thread *t)
 		     sizeof(t->default_timer_slack_ns));
 	if (t->flags & ~(IMGCR_TASK_RESTARTED_SYSCALL |
 			 IMGCR_TASK_INTERRUPTED_SYSCALL |
-			 IMGCR_TASK_RESTART_CODES))
+			 IMGCR_TASK_RESTART_CODES |
+			 IMGCR_TASK_TEMP_SIGMASK))
 		return "unknown task flags";
 	/*
 	 * One code, only for a call moved back onto its instruction, and
@@ -2161,8 +2163,8 @@ static int img_check_sleeps(struct img *img, const struct note_slot *s)
 	for (i = 0; i < nr; i++) {
 		const struct imgcr_thread *t = i ? &img->threads[i - 1].th :
 						   &img->main_th;
-		struct imgcr_sleep *d = i ? &img->threads[i - 1].sleep :
-					    &img->main_sleep;
+		struct imgcr_sleep *d = i ? &img->threads[i - 1].call.sleep :
+					    &img->main_call.sleep;
 		ktime_t now;
 		bool rmtp;
 
@@ -2182,6 +2184,51 @@ static int img_check_sleeps(struct img *img, const struct note_slot *s)
 				(unsigned long long)d->remaining_ns);
 			return -EINVAL;
 		}
+	}
+	return 0;
+}
+
+/*
+ * NT_IMGCR_SIGWAITS: an entry for each thread with IMGCR_TASK_TEMP_SIGMASK,
+ * in thread order, and for no other: the temporary mask of the call it
+ * was stopped in, which set_current_blocked() never lets hold SIGKILL or
+ * SIGSTOP.
+ */
+static int img_check_sigwaits(struct img *img, const struct note_slot *s)
+{
+	unsigned int i, n = 0, nr = 1 + img->proc.nr_threads;
+	const struct imgcr_sigwait *e = s->desc;
+
+	for (i = 0; i < nr; i++) {
+		const struct imgcr_thread *t = i ? &img->threads[i - 1].th :
+						   &img->main_th;
+
+		if (t->flags & IMGCR_TASK_TEMP_SIGMASK)
+			n++;
+	}
+	if (!n && !s->desc)
+		return 0;
+	if (!s->desc || s->len != n * sizeof(*e)) {
+		img_err(img, "invalid image: NT_IMGCR_SIGWAITS %s (%u threads with a temporary signal mask)",
+			s->desc ? "of wrong size" : "missing", n);
+		return -EINVAL;
+	}
+	for (i = 0; i < nr; i++) {
+		const struct imgcr_thread *t = i ? &img->threads[i - 1].th :
+						   &img->main_th;
+		u64 *d = i ? &img->threads[i - 1].call.temp_mask :
+			     &img->main_call.temp_mask;
+
+		if (!(t->flags & IMGCR_TASK_TEMP_SIGMASK))
+			continue;
+		if (e->tid != t->tid || e->pad0 ||
+		    (e->mask & (sigmask(SIGKILL) | sigmask(SIGSTOP)))) {
+			img_err(img, "invalid image: thread %u: its NT_IMGCR_SIGWAITS entry (TID %u, pad %#x, mask %#llx)",
+				t->tid, e->tid, e->pad0,
+				(unsigned long long)e->mask);
+			return -EINVAL;
+		}
+		*d = e++->mask;
 	}
 	return 0;
 }
@@ -2341,6 +2388,8 @@ int img_parse(struct img *img)
 		ret = img_check_seccomp(img, &slots[N_SECCOMP]);
 	if (!ret)
 		ret = img_check_sleeps(img, &slots[N_SLEEPS]);
+	if (!ret)
+		ret = img_check_sigwaits(img, &slots[N_SIGWAITS]);
 	if (ret)
 		return ret;
 

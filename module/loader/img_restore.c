@@ -700,7 +700,7 @@ struct img_resume {
 	struct img_group *group;	/* the other threads, signals, timers */
 	u64 ax;
 	const struct imgcr_thread *th;	/* in group: the main thread's */
-	struct imgcr_sleep sleep;	/* the main thread's, if in a nanosleep */
+	struct img_call call;		/* the main thread's interrupted call */
 	sigset_t blocked;
 	int stop_sig;			/* stop the group by it once it is whole (0: not) */
 };
@@ -760,13 +760,34 @@ static void img_set_restart_block(const struct imgcr_sleep *s)
 }
 
 /*
+ * The temporary mask of the sigsuspend(), ppoll(), pselect6() or
+ * epoll_pwait() the thread was stopped in, over its own (just set), which
+ * waits in saved_sigmask as the kernel had it: a handler's frame saves the
+ * own mask, and with no handler arch_do_signal_or_restart() puts it back
+ * (restore_saved_sigmask()) before the call is restarted or returns.
+ * TIF_NOTIFY_SIGNAL makes that run even for a call that returns at once
+ * (epoll_pwait()'s EINTR, no restart code).
+ */
+static void img_set_temp_mask(u64 mask)
+{
+	sigset_t temp;
+
+	siginitset(&temp, mask);
+	current->saved_sigmask = current->blocked;
+	sigprocmask(SIG_SETMASK, &temp, NULL);
+	set_restore_sigmask();
+	set_thread_flag(TIF_NOTIFY_SIGNAL);
+}
+
+/*
  * The last thing a thread's task_work does, once the mask is its own.
  *
  * A call the dump found interrupted (an -ERESTART* code in the flags) is
  * put back as the kernel left it: rip after the syscall instruction,
  * orig_ax its number (@nr, the image's rax), ax the code, as the dumped
  * thread had them in get_signal(), and for -ERESTART_RESTARTBLOCK the
- * restart block of its nanosleep.  TIF_NOTIFY_SIGNAL, which no
+ * restart block of its nanosleep; a call's temporary mask first
+ * (img_set_temp_mask()).  TIF_NOTIFY_SIGNAL, which no
  * recalc_sigpending() clears (the mask's would clear TIF_SIGPENDING with
  * nothing pending), makes exit_to_user_mode_loop() call
  * arch_do_signal_or_restart() before any user instruction: from
@@ -785,15 +806,17 @@ static void img_set_restart_block(const struct imgcr_sleep *s)
  * fixup runs before the restart moves ip back; only a syscall instruction
  * inside a critical section, which the rseq ABI forbids, would see it.
  */
-void img_restart_pending(u32 flags, u64 nr, const struct imgcr_sleep *s)
+void img_restart_pending(u32 flags, u64 nr, const struct img_call *c)
 {
 	struct pt_regs *regs = current_pt_regs();
 	long code = img_restart_code(flags);
 
+	if (flags & IMGCR_TASK_TEMP_SIGMASK)
+		img_set_temp_mask(c->temp_mask);
 	if (!code)
 		return;
 	if (code == -ERESTART_RESTARTBLOCK)
-		img_set_restart_block(s);
+		img_set_restart_block(&c->sleep);
 	regs->ip += 2;
 	regs->orig_ax = nr;
 	regs->ax = code;
@@ -815,7 +838,7 @@ static void img_resume(struct callback_head *work)
 	 */
 	if (!img_group_run(r->group, r->stop_sig)) {
 		sigprocmask(SIG_SETMASK, &r->blocked, NULL);
-		img_restart_pending(flags, r->ax, &r->sleep);
+		img_restart_pending(flags, r->ax, &r->call);
 	}
 	kfree(r);
 	module_put(THIS_MODULE);
@@ -960,7 +983,7 @@ int img_restore_task(struct img *img, struct img_group *group)
 	sigprocmask(SIG_SETMASK, &all, NULL);
 
 	r->ax = ir[IMGCR_REG_RAX];
-	r->sleep = img->main_sleep;
+	r->call = img->main_call;
 	r->group = group;
 	r->stop_sig = img->stop_sig;
 	r->th = img_group_main(group);

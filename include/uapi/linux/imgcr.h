@@ -23,6 +23,8 @@
  *     "IMGCR" NT_IMGCR_CREDS   struct imgcr_creds (the main thread's)
  *     "IMGCR" NT_IMGCR_SECCOMP struct imgcr_seccomp[1 + imgcr_proc.nr_threads]
  *     "IMGCR" NT_IMGCR_SLEEPS  struct imgcr_sleep[] (threads in a nanosleep)
+ *     "IMGCR" NT_IMGCR_SIGWAITS struct imgcr_sigwait[] (threads with a
+ *                           call's temporary signal mask)
  *   then for each further thread, in the order of its notes:
  *     "CORE"  NT_PRSTATUS   its registers (pid = its TID)
  *     "CORE"  NT_PRFPREG
@@ -41,7 +43,8 @@
  * the caller's credentials.  NT_IMGCR_SECCOMP is present exactly in
  * version 3 images, and in version 4 images with a thread under seccomp.
  * NT_IMGCR_SLEEPS is present exactly when a thread has
- * IMGCR_TASK_RESTART_BLOCK.
+ * IMGCR_TASK_RESTART_BLOCK, NT_IMGCR_SIGWAITS exactly when a thread has
+ * IMGCR_TASK_TEMP_SIGMASK.
  *
  * PT_LOAD segments carry only pages the task had present and private to it:
  * p_filesz == p_memsz, both multiples of the page size, sorted by address,
@@ -95,6 +98,8 @@
 #define NT_IMGCR_SECCOMP	0x494d430a
 /* The sleeps of threads with IMGCR_TASK_RESTART_BLOCK: struct imgcr_sleep[] */
 #define NT_IMGCR_SLEEPS		0x494d430c
+/* The temporary masks of threads with IMGCR_TASK_TEMP_SIGMASK: struct imgcr_sigwait[] */
+#define NT_IMGCR_SIGWAITS	0x494d430d
 
 /* Standard note types the image uses (same values as <elf.h>). */
 #define IMGCR_NT_PRSTATUS	1
@@ -200,6 +205,16 @@ struct imgcr_prpsinfo {
  * IMGCR_TASK_INTERRUPTED_SYSCALL.  Loaders before it refuse the flag.
  */
 #define IMGCR_TASK_RESTART_BLOCK	0x20
+/*
+ * The thread was stopped in sigsuspend(), ppoll(), pselect6() or
+ * epoll_pwait() (the kernel's TS_RESTORE_SIGMASK): the call's temporary
+ * mask is in force and the thread's own one (imgcr_thread.blocked, which
+ * older loaders restore alone) comes back when the call returns, or in
+ * the frame of the handler that interrupts it.  The thread's entry of
+ * NT_IMGCR_SIGWAITS holds the temporary mask; the loader sets both and the
+ * flag again.  Loaders before it refuse the flag.
+ */
+#define IMGCR_TASK_TEMP_SIGMASK		0x40
 #define IMGCR_TASK_RESTART_CODES	(IMGCR_TASK_RESTART_SYS | \
 					 IMGCR_TASK_RESTART_NOINTR | \
 					 IMGCR_TASK_RESTART_NOHAND | \
@@ -572,6 +587,17 @@ struct imgcr_sleep {
 	__u32 pad0;		/* 0 */
 	__u64 rmtp;		/* where EINTR stores the time left; 0 without _RMTP */
 	__u64 remaining_ns;	/* left at the dump, at most KTIME_MAX */
+};
+
+/*
+ * NT_IMGCR_SIGWAITS: one entry per thread with IMGCR_TASK_TEMP_SIGMASK, in
+ * the order of the threads (as NT_IMGCR_SLEEPS): the temporary mask of the
+ * call it was stopped in.  Its own mask is imgcr_thread.blocked.
+ */
+struct imgcr_sigwait {
+	__u32 tid;		/* the thread's, as in its imgcr_thread */
+	__u32 pad0;		/* 0 */
+	__u64 mask;		/* bit n-1 is signal n; never SIGKILL or SIGSTOP */
 };
 
 /* imgcr_creds.flags */
