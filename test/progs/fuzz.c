@@ -399,6 +399,14 @@ static void parse_seed(void)
 					SLF(remaining_ns, F_NS);
 					addb(desc + e);
 				}
+			} else if (imgcr && n->n_type == NT_IMGCR_SIGWAITS) {
+				for (size_t e = 0; e + sizeof(struct imgcr_sigwait) <= n->n_descsz;
+				     e += sizeof(struct imgcr_sigwait)) {
+					addf(desc + e, 4, F_TID);	/* tid */
+					addf(desc + e + 4, 4, F_PLAIN);	/* pad0 */
+					addf(desc + e + 8, 8, F_PLAIN);	/* mask */
+					addb(desc + e);
+				}
 			} else if (core && n->n_type == NT_AUXV) {
 				auxv_off = desc;
 				auxv_len = n->n_descsz;

@@ -10,7 +10,9 @@
 # its own mask afterwards.  Restored running: each thread is back in its
 # call (its /proc syscall number) under the temporary mask, and the same
 # signals end it the same way; epoll_pwait, which a stop makes return EINTR,
-# returns it at once, with the thread's own mask.
+# returns it at once, with the thread's own mask.  Last, the sigsuspend
+# image with its NT_IMGCR_SIGWAITS damaged one way at a time
+# (progs/corrupt.c): each is refused (EINVAL).
 . /imgcr/guest/lib.sh
 . /imgcr/guest/threadlib.sh
 require_modules
@@ -109,5 +111,15 @@ for mode in suspend ppoll pselect epoll; do
 	[ "$RC" = 0 ] || fail "$mode (running): exit $RC$(rerr) $(tr '\n' '|' < r.out)"
 	ended_ok $mode r.out running
 	info "$mode: $(grep '^main ret' r.out)"
+done
+# damaged temporary masks: struct imgcr_sigwait is tid, pad0 (4 bytes
+# each), mask (8); the main thread's entry is the first
+W=494d430d
+for m in nset:$W:0:4:1 nset:$W:4:4:1 nset:$W:8:8:0x100 nset:$W:8:8:0x40000 \
+	nretype:$W:494d43ff nretype:494d430b:$W tflags-40; do
+	corrupt suspend.img bad.img $m || fail "corrupt $m failed"
+	r=$(tryexec_expect bad.img)
+	[ -z "$r" ] || fail "$m: $r"
+	[ "$(cat te.errno)" = EINVAL ] || fail "$m: $(cat te.errno), want EINVAL"
 done
 pass

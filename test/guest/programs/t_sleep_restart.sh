@@ -13,6 +13,8 @@
 # sleeps on (in restart_syscall, 219) until a signal, then returns EINTR
 # with the time left in rem; restored stopped, a SIGUSR1 sent before SIGCONT
 # makes it return EINTR at once, as the kernel does for the original.
+# Last, that image with its NT_IMGCR_SLEEPS entry or the flags that call
+# for it damaged one at a time (progs/corrupt.c): each is refused (EINVAL).
 . /imgcr/guest/lib.sh
 . /imgcr/guest/threadlib.sh
 require_modules
@@ -123,4 +125,16 @@ rem=$(echo "$line" | sed 's/.* rem_ms=\([0-9]*\) .*/\1/')
 # rem is what the kernel wrote when SIGSTOP interrupted the original
 [ "$rem" -gt 1000 ] && [ "$rem" -le $((S - 2000)) ] ||
 	fail "handler (stopped): rem $rem ms, not the time left at the stop ($line)"
+# damaged sleeps: struct imgcr_sleep is tid, clock, flags, pad0 (4 bytes
+# each), rmtp, remaining_ns (8 each); h.img's has rmtp (flags 1)
+S=494d430c
+for m in nset:$S:4:4:5 nset:$S:4:4:-1 nset:$S:4:4:0 nset:$S:12:4:1 \
+	nset:$S:8:4:3 nset:$S:16:8:0 nset:$S:16:8:0xffff888000000000 \
+	nset:$S:24:8:0x8000000000000000 nset:$S:0:4:1 nretype:$S:494d43ff \
+	nretype:494d430b:$S tflags-20 tflags+2 tflags+4; do
+	corrupt h.img bad.img $m || fail "corrupt $m failed"
+	r=$(tryexec_expect bad.img)
+	[ -z "$r" ] || fail "$m: $r"
+	[ "$(cat te.errno)" = EINVAL ] || fail "$m: $(cat te.errno), want EINVAL"
+done
 pass
