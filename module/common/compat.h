@@ -779,4 +779,33 @@ static inline kernel_cap_t imgcr_u64_cap(u64 v)
 	return c;
 }
 
+/*
+ * poll()'s restart block keeps its end time (CLOCK_MONOTONIC): as a
+ * timespec's two fields up to 6.12, as a struct timespec64 in 7.2.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
+static inline ktime_t imgcr_poll_end(const struct restart_block *rb)
+{
+	return timespec64_to_ktime(rb->poll.end_time);
+}
+
+static inline void imgcr_poll_set_end(struct restart_block *rb, ktime_t t)
+{
+	rb->poll.end_time = ktime_to_timespec64(t);
+}
+#else
+static inline ktime_t imgcr_poll_end(const struct restart_block *rb)
+{
+	return ktime_set(rb->poll.tv_sec, rb->poll.tv_nsec);
+}
+
+static inline void imgcr_poll_set_end(struct restart_block *rb, ktime_t t)
+{
+	struct timespec64 ts = ktime_to_timespec64(t);
+
+	rb->poll.tv_sec = ts.tv_sec;
+	rb->poll.tv_nsec = ts.tv_nsec;
+}
+#endif
+
 #endif /* IMGCR_COMPAT_H */

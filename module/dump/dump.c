@@ -220,7 +220,7 @@ static const struct user_regset *find_regset(const struct user_regset_view *v,
  * Do that fixup here, as CRIU does, so no -ERESTART* reaches user space
  * after restore: restartable calls are re-executed, restart blocks (whose
  * state lives in the kernel) become -EINTR, but for a relative nanosleep
- * (dump_sleep()).  The code of a restartable call is kept in the flags:
+ * (dump_sleep()) and a poll (dump_poll()).  The code of a restartable call is kept in the flags:
  * the loader puts it back, and the kernel's signal code decides on the
  * way out, as it would have for this task.
  */
@@ -274,6 +274,39 @@ static bool dump_sleep(struct dump_thread *th)
 	return true;
 }
 
+/*
+ * The restart block of a poll() (sys_poll(), the only one that sets
+ * do_restart_poll), in a 64-bit call: its fds and the time left, if it
+ * has a timeout (an end time on CLOCK_MONOTONIC).
+ */
+static bool dump_poll(struct dump_thread *th)
+{
+	const struct restart_block *rb = &th->task->restart_block;
+	struct imgcr_sleep *s = &th->sleep;
+	ktime_t left;
+
+	if (!imgcr_do_restart_poll ||
+	    (unsigned long)READ_ONCE(rb->fn) != imgcr_do_restart_poll)
+		return false;
+#ifdef CONFIG_COMPAT
+	if (rb->arch_data & TS_COMPAT)
+		return false;
+#endif
+	if (rb->poll.nfds < 0)
+		return false;
+	memset(s, 0, sizeof(*s));
+	s->clock = CLOCK_MONOTONIC;
+	s->flags = IMGCR_SLEEP_POLL;
+	s->nfds = rb->poll.nfds;
+	s->rmtp = (unsigned long)rb->poll.ufds;
+	if (rb->poll.has_timeout) {
+		s->flags |= IMGCR_SLEEP_TIMEOUT;
+		left = ktime_sub(imgcr_poll_end(rb), ktime_get());
+		s->remaining_ns = left > 0 ? left : 0;
+	}
+	return true;
+}
+
 static void fixup_syscall_restart(struct dump_thread *th)
 {
 	u64 *r = th->prstatus.regs;
@@ -294,7 +327,7 @@ static void fixup_syscall_restart(struct dump_thread *th)
 		th->th.flags |= IMGCR_TASK_RESTARTED_SYSCALL | restart_code_flag(ret);
 		break;
 	case -ERESTART_RESTARTBLOCK:
-		if (dump_sleep(th)) {
+		if (dump_sleep(th) || dump_poll(th)) {
 			r[IMGCR_REG_RAX] = r[IMGCR_REG_ORIG_RAX];
 			r[IMGCR_REG_RIP] -= 2;
 			th->th.flags |= IMGCR_TASK_RESTARTED_SYSCALL |

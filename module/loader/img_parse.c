@@ -13,6 +13,7 @@
 #include <linux/mount.h>
 #include <linux/namei.h>
 #include <linux/personality.h>
+#include <linux/poll.h>
 #include <linux/ptrace.h>
 #include <linux/regset.h>
 #include <linux/sched/mm.h>
@@ -2131,11 +2132,33 @@ static int img_check_rights(struct img *img)
  * a thread that was under filters is refused.
  */
 /*
+ * An entry as hrtimer_nanosleep() could have left it: a clock it sleeps
+ * on, rmtp a user address (or none); or sys_poll(): on CLOCK_MONOTONIC,
+ * nfds an int (poll() itself checks it against RLIMIT_NOFILE again) and
+ * the array in user space; the time left within ktime_t.
+ */
+static bool sleep_entry_ok(const struct imgcr_sleep *d)
+{
+	ktime_t now;
+
+	if (d->remaining_ns > KTIME_MAX)
+		return false;
+	if (d->flags & IMGCR_SLEEP_POLL)
+		return imgcr_do_restart_poll && d->clock == CLOCK_MONOTONIC &&
+		       !(d->flags & ~(IMGCR_SLEEP_POLL | IMGCR_SLEEP_TIMEOUT)) &&
+		       d->nfds <= INT_MAX &&
+		       user_range_ok(d->rmtp, (u64)d->nfds * sizeof(struct pollfd)) &&
+		       (d->flags & IMGCR_SLEEP_TIMEOUT || !d->remaining_ns);
+	return imgcr_hrtimer_nanosleep_restart && !d->nfds &&
+	       !(d->flags & ~IMGCR_SLEEP_RMTP) && sleep_clock_now(d->clock, &now) &&
+	       (d->flags & IMGCR_SLEEP_RMTP ? d->rmtp &&
+		user_range_ok(d->rmtp, sizeof(struct __kernel_timespec)) : !d->rmtp);
+}
+
+/*
  * NT_IMGCR_SLEEPS: an entry for each thread with IMGCR_TASK_RESTART_BLOCK,
- * in thread order, and for no other; each one a sleep hrtimer_nanosleep()
- * could have left: a clock it sleeps on, rmtp a user address (or none),
- * the time left within ktime_t.  The restart function is the loader's
- * choice (img_restart_pending()), never the image's.
+ * in thread order, and for no other.  The restart function is the
+ * loader's choice (img_restart_pending()), never the image's.
  */
 static int img_check_sleeps(struct img *img, const struct note_slot *s)
 {
@@ -2151,12 +2174,8 @@ static int img_check_sleeps(struct img *img, const struct note_slot *s)
 	}
 	if (!n && !s->desc)
 		return 0;
-	if (n && !imgcr_hrtimer_nanosleep_restart) {
-		img_err(img, "a thread was stopped in a nanosleep, and this kernel's restart function for it (hrtimer_nanosleep_restart) was not found when the module was loaded");
-		return -EOPNOTSUPP;
-	}
 	if (!s->desc || s->len != n * sizeof(*e)) {
-		img_err(img, "invalid image: NT_IMGCR_SLEEPS %s (%u threads in a nanosleep)",
+		img_err(img, "invalid image: NT_IMGCR_SLEEPS %s (%u threads in a nanosleep or poll)",
 			s->desc ? "of wrong size" : "missing", n);
 		return -EINVAL;
 	}
@@ -2165,21 +2184,21 @@ static int img_check_sleeps(struct img *img, const struct note_slot *s)
 						   &img->main_th;
 		struct imgcr_sleep *d = i ? &img->threads[i - 1].call.sleep :
 					    &img->main_call.sleep;
-		ktime_t now;
-		bool rmtp;
+		bool poll;
 
 		if (!(t->flags & IMGCR_TASK_RESTART_BLOCK))
 			continue;
 		memcpy(d, e++, sizeof(*d));
-		rmtp = d->flags & IMGCR_SLEEP_RMTP;
-		if (d->tid != t->tid || d->pad0 || (d->flags & ~IMGCR_SLEEP_RMTP) ||
-		    !sleep_clock_now(d->clock, &now) ||
-		    (rmtp ? !d->rmtp ||
-			    !user_range_ok(d->rmtp, sizeof(struct __kernel_timespec)) :
-			    d->rmtp) ||
-		    d->remaining_ns > KTIME_MAX) {
-			img_err(img, "invalid image: thread %u: its NT_IMGCR_SLEEPS entry (TID %u, clock %d, flags %#x, rmtp %#llx, %llu ns left)",
-				t->tid, d->tid, d->clock, d->flags,
+		poll = d->flags & IMGCR_SLEEP_POLL;
+		if (!(poll ? imgcr_do_restart_poll : imgcr_hrtimer_nanosleep_restart)) {
+			img_err(img, "thread %u was stopped in a %s, and this kernel's restart function for it (%s) was not found when the module was loaded",
+				t->tid, poll ? "poll" : "nanosleep",
+				poll ? "do_restart_poll" : "hrtimer_nanosleep_restart");
+			return -EOPNOTSUPP;
+		}
+		if (d->tid != t->tid || !sleep_entry_ok(d)) {
+			img_err(img, "invalid image: thread %u: its NT_IMGCR_SLEEPS entry (TID %u, clock %d, flags %#x, nfds %u, rmtp %#llx, %llu ns left)",
+				t->tid, d->tid, d->clock, d->flags, d->nfds,
 				(unsigned long long)d->rmtp,
 				(unsigned long long)d->remaining_ns);
 			return -EINVAL;

@@ -16,6 +16,7 @@
 #include <linux/mman.h>
 #include <linux/module.h>
 #include <linux/personality.h>
+#include <linux/poll.h>
 #include <linux/ptrace.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
@@ -740,10 +741,11 @@ void img_set_late_fields(u64 ax, const struct imgcr_thread *t)
 }
 
 /*
- * The restart block hrtimer_nanosleep() had left (img_parse() checked
- * @s): its own function (the image never names one), a 64-bit call
- * (arch_data without TS_COMPAT: restart_syscall() is the 64-bit one), the
- * clock and rmtp, and the expiry the time left from now on that clock.
+ * The restart block hrtimer_nanosleep() or sys_poll() had left
+ * (img_parse() checked @s): its own function (the image never names
+ * one), a 64-bit call (arch_data without TS_COMPAT: restart_syscall() is
+ * the 64-bit one), the clock and rmtp (poll: the fds), and the expiry the
+ * time left from now on that clock.
  */
 static void img_set_restart_block(const struct imgcr_sleep *s)
 {
@@ -752,6 +754,15 @@ static void img_set_restart_block(const struct imgcr_sleep *s)
 
 	sleep_clock_now(s->clock, &now);
 	rb->arch_data = 0;
+	if (s->flags & IMGCR_SLEEP_POLL) {
+		/* sys_poll()'s: the end time on CLOCK_MONOTONIC (now) */
+		rb->poll.ufds = (struct pollfd __user *)(unsigned long)s->rmtp;
+		rb->poll.nfds = s->nfds;
+		rb->poll.has_timeout = !!(s->flags & IMGCR_SLEEP_TIMEOUT);
+		imgcr_poll_set_end(rb, ktime_add_safe(now, (ktime_t)s->remaining_ns));
+		rb->fn = (long (*)(struct restart_block *))imgcr_do_restart_poll;
+		return;
+	}
 	rb->nanosleep.clockid = s->clock;
 	rb->nanosleep.type = s->flags & IMGCR_SLEEP_RMTP ? TT_NATIVE : TT_NONE;
 	rb->nanosleep.rmtp = (struct __kernel_timespec __user *)(unsigned long)s->rmtp;

@@ -395,7 +395,7 @@ static void parse_seed(void)
 				     e += sizeof(struct imgcr_sleep)) {
 #define SLF(m, k) addf(desc + e + offsetof(struct imgcr_sleep, m), sizeof(((struct imgcr_sleep *)0)->m), k)
 					SLF(tid, F_TID); SLF(clock, F_SMALL); SLF(flags, F_PLAIN);
-					SLF(pad0, F_PLAIN); SLF(rmtp, F_ADDR);
+					SLF(nfds, F_PLAIN); SLF(rmtp, F_ADDR);
 					SLF(remaining_ns, F_NS);
 					addb(desc + e);
 				}

@@ -17,11 +17,21 @@
  *                       before its deadline, measured from its start).
  *                       Then "rbsleep done" (exit 0).  A program without a
  *                       handler never sees EINTR from a sleep.
+ *   rbsleep poll MS     no signal handler; polls that the kernel restarts
+ *                       through do_restart_poll.  Another thread:
+ *                         pollt  poll(empty pipe, 1, MS)
+ *                       the main thread:
+ *                         pollw  poll(another pipe, 1, -1), which pollt
+ *                                writes to once its poll returned
+ *                       Each prints "go NAME" and its result as above
+ *                       (pollt: early=1 if it ended before MS; pollw's
+ *                       ret is 1), then "rbsleep done".
  *   rbsleep handler MS  a SIGUSR1 handler (no SA_RESTART): the main thread
  *                       nanosleep(MS, &rem), once; prints "go nano", then
  *                       "handler ret=R errno=E handled=H rem_ms=M t1=B".
  */
 #define _GNU_SOURCE
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -100,6 +110,34 @@ static void *run(void *arg)
 	return NULL;
 }
 
+static int pipe_t[2], pipe_w[2];
+
+/* poll() with @ms (-1: none) on @fd for POLLIN, reported as NAME. */
+static void poll_one(const char *name, int fd, long tmo)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	long long t0, t1;
+	long ret;
+	int err;
+
+	t0 = clk_ms(CLOCK_MONOTONIC);
+	say("go %s\n", name);
+	ret = syscall(SYS_poll, &p, 1, (int)tmo);
+	err = ret < 0 ? errno : 0;
+	t1 = clk_ms(CLOCK_MONOTONIC);
+	say("%s ret=%ld errno=%s t0=%lld t1=%lld early=%d\n", name, ret,
+	    err ? errname(err) : "0", t0, t1, tmo >= 0 && t1 < t0 + tmo);
+}
+
+static void *pollt(void *arg)
+{
+	(void)arg;
+	poll_one("pollt", pipe_t[0], ms);
+	if (write(pipe_w[1], "x", 1) != 1)
+		return NULL;
+	return NULL;
+}
+
 static void on_usr1(int sig)
 {
 	(void)sig;
@@ -130,6 +168,15 @@ int main(int argc, char **argv)
 		say("handler ret=%ld errno=%s handled=%d rem_ms=%lld t1=%lld\n",
 		    ret, err ? errname(err) : "0", (int)handled, ts_ms(&rem),
 		    clk_ms(CLOCK_MONOTONIC));
+		return 0;
+	}
+	if (!strcmp(argv[1], "poll")) {
+		if (pipe(pipe_t) || pipe(pipe_w) ||
+		    pthread_create(&th[0], NULL, pollt, NULL))
+			return 1;
+		poll_one("pollw", pipe_w[0], -1);
+		pthread_join(th[0], NULL);
+		say("rbsleep done\n");
 		return 0;
 	}
 	if (strcmp(argv[1], "plain"))

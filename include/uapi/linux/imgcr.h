@@ -22,7 +22,8 @@
  *     "IMGCR" NT_IMGCR_VDSO    a copy of the vdso (imgcr_task.vdso_size bytes)
  *     "IMGCR" NT_IMGCR_CREDS   struct imgcr_creds (the main thread's)
  *     "IMGCR" NT_IMGCR_SECCOMP struct imgcr_seccomp[1 + imgcr_proc.nr_threads]
- *     "IMGCR" NT_IMGCR_SLEEPS  struct imgcr_sleep[] (threads in a nanosleep)
+ *     "IMGCR" NT_IMGCR_SLEEPS  struct imgcr_sleep[] (threads in a nanosleep
+ *                           or a poll)
  *     "IMGCR" NT_IMGCR_SIGWAITS struct imgcr_sigwait[] (threads with a
  *                           call's temporary signal mask)
  *   then for each further thread, in the order of its notes:
@@ -96,7 +97,7 @@
 #define NT_IMGCR_CREDS		0x494d430b
 /* Each thread's seccomp mode and filter count (version 3). */
 #define NT_IMGCR_SECCOMP	0x494d430a
-/* The sleeps of threads with IMGCR_TASK_RESTART_BLOCK: struct imgcr_sleep[] */
+/* The restart blocks of threads with IMGCR_TASK_RESTART_BLOCK: struct imgcr_sleep[] */
 #define NT_IMGCR_SLEEPS		0x494d430c
 /* The temporary masks of threads with IMGCR_TASK_TEMP_SIGMASK: struct imgcr_sigwait[] */
 #define NT_IMGCR_SIGWAITS	0x494d430d
@@ -200,9 +201,11 @@ struct imgcr_prpsinfo {
  * makes the kernel's restart block again (the function chosen by the
  * loader, never by the image), so that with no signal the sleep goes on
  * for its remaining time through restart_syscall(), and a handled signal
- * makes it return EINTR.  Other restart blocks (poll, futex waits, CPU
+ * makes it return EINTR.  The same for a poll() (do_restart_poll, entry
+ * with IMGCR_SLEEP_POLL).  Other restart blocks (futex waits, CPU
  * clocks, alarm clocks, 32-bit calls) are dumped as
- * IMGCR_TASK_INTERRUPTED_SYSCALL.  Loaders before it refuse the flag.
+ * IMGCR_TASK_INTERRUPTED_SYSCALL.  Loaders before it refuse the flag
+ * (and loaders before IMGCR_SLEEP_POLL refuse that entry flag).
  */
 #define IMGCR_TASK_RESTART_BLOCK	0x20
 /*
@@ -577,14 +580,22 @@ struct imgcr_thread {
  * whose clocks differ.  The loader sets the expiry to that clock's now +
  * remaining_ns.  (A sleep with TIMER_ABSTIME has no restart block: it is
  * an IMGCR_TASK_RESTART_NOHAND call, re-executed with its absolute time.)
+ *
+ * With IMGCR_SLEEP_POLL the entry is a poll() instead (the kernel's
+ * do_restart_poll): clock CLOCK_MONOTONIC, on which poll() keeps its end
+ * time, nfds and the pollfd array in rmtp; with IMGCR_SLEEP_TIMEOUT the
+ * time left in remaining_ns (without, it waits with no timeout and
+ * remaining_ns is 0).
  */
 #define IMGCR_SLEEP_RMTP	0x1	/* rmtp is a native struct timespec * */
+#define IMGCR_SLEEP_POLL	0x2	/* a poll(): rmtp is its struct pollfd * */
+#define IMGCR_SLEEP_TIMEOUT	0x4	/* IMGCR_SLEEP_POLL with a timeout */
 
 struct imgcr_sleep {
 	__u32 tid;		/* the thread's, as in its imgcr_thread */
 	__s32 clock;		/* CLOCK_MONOTONIC, _BOOTTIME or _TAI */
 	__u32 flags;		/* IMGCR_SLEEP_* */
-	__u32 pad0;		/* 0 */
+	__u32 nfds;		/* IMGCR_SLEEP_POLL: poll()'s nfds; else 0 */
 	__u64 rmtp;		/* where EINTR stores the time left; 0 without _RMTP */
 	__u64 remaining_ns;	/* left at the dump, at most KTIME_MAX */
 };

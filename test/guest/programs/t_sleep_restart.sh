@@ -13,6 +13,10 @@
 # sleeps on (in restart_syscall, 219) until a signal, then returns EINTR
 # with the time left in rem; restored stopped, a SIGUSR1 sent before SIGCONT
 # makes it return EINTR at once, as the kernel does for the original.
+# A poll() with a timeout (another thread) and one without (the main
+# thread), dumped and restored the same way: no EINTR, the timed one ends
+# after the time it had left, the other when the first writes to its pipe
+# (skipped if the kernel's do_restart_poll cannot be used).
 # Last, that image with its NT_IMGCR_SLEEPS entry or the flags that call
 # for it damaged one at a time (progs/corrupt.c): each is refused (EINVAL).
 . /imgcr/guest/lib.sh
@@ -71,6 +75,56 @@ for name in nano mono real boot abs; do
 		fail "$name: slept $after ms after the restore began, about the whole $S ms again (left at the dump: $hi ms)"
 done
 
+# poll: the thread with a timeout sleeps on for the time it had left,
+# the one without waits on; neither sees EINTR (no handler)
+if dmesg | grep -qE 'do_restart_poll (not found|has no ENDBR)'; then
+	info "poll: this kernel's do_restart_poll is not usable: poll part skipped"
+else
+	P=6000
+	rbsleep poll $P > pout 2> rb.err < /dev/null &
+	pid=$!
+	track $pid
+	n=250
+	until [ "$(grep -c "^go " pout)" = 2 ] && [ "$(nthreads $pid)" = 2 ] && all_state $pid S; do
+		n=$((n - 1))
+		[ "$n" -gt 0 ] || fail "rbsleep poll did not start: $(tr '\n' '|' < pout) $(thread_states $pid)"
+		usleep 20000
+	done
+	usleep 3000000
+	td1=$(nowms)
+	imgcr dump -t $pid -D dp 2> dump.err || fail "poll: dump: $(cat dump.err)"
+	td2=$(nowms)
+	wait_dumped_gone $pid
+	usleep 1000000
+	tr=$(nowms)
+	imgcr restore -D dp > restore.out 2> restore.err &
+	rpid=$!
+	track $rpid
+	wait_line pout '^rbsleep done' 20 ||
+		fail "poll: not done 20 s after the restore: $(tr '\n' '|' < pout)$(rerr) [$(thread_states $pid)]"
+	wait_exit $rpid 10
+	[ "$RC" = 0 ] || fail "poll: imgcr restore exit $RC$(rerr)"
+	line=$(grep '^pollt ret=' pout)
+	case "$line" in
+	*" ret=0 errno=0 "*" early=0") ;;
+	*) fail "pollt: $line (want 0 after its whole timeout, no EINTR)" ;;
+	esac
+	t0=$(echo "$line" | sed 's/.* t0=\([0-9]*\) .*/\1/')
+	t1=$(echo "$line" | sed 's/.* t1=\([0-9]*\) .*/\1/')
+	lo=$((P - (td2 - t0)))
+	after=$((t1 - tr))
+	info "pollt: $after ms after the restore began (left at the dump: $lo.. ms)"
+	[ "$after" -ge $((lo - 100)) ] ||
+		fail "pollt: polled $after ms after the restore began, less than the $lo ms left at the dump"
+	[ "$after" -lt $((P - 200)) ] ||
+		fail "pollt: polled $after ms after the restore began, about the whole $P ms again"
+	line=$(grep '^pollw ret=' pout)
+	case "$line" in
+	"pollw ret=1 errno=0 "*) ;;
+	*) fail "pollw: $line (want 1: the fd pollt wrote to, no EINTR)" ;;
+	esac
+fi
+
 # handler, restored running, then SIGUSR1
 rbsleep handler $S > hout &
 pid=$!
@@ -125,11 +179,11 @@ rem=$(echo "$line" | sed 's/.* rem_ms=\([0-9]*\) .*/\1/')
 # rem is what the kernel wrote when SIGSTOP interrupted the original
 [ "$rem" -gt 1000 ] && [ "$rem" -le $((S - 2000)) ] ||
 	fail "handler (stopped): rem $rem ms, not the time left at the stop ($line)"
-# damaged sleeps: struct imgcr_sleep is tid, clock, flags, pad0 (4 bytes
+# damaged sleeps: struct imgcr_sleep is tid, clock, flags, nfds (4 bytes
 # each), rmtp, remaining_ns (8 each); h.img's has rmtp (flags 1)
 S=494d430c
 for m in nset:$S:4:4:5 nset:$S:4:4:-1 nset:$S:4:4:0 nset:$S:12:4:1 \
-	nset:$S:8:4:3 nset:$S:16:8:0 nset:$S:16:8:0xffff888000000000 \
+	nset:$S:8:4:3 nset:$S:8:4:2 nset:$S:8:4:8 nset:$S:16:8:0 nset:$S:16:8:0xffff888000000000 \
 	nset:$S:24:8:0x8000000000000000 nset:$S:0:4:1 nretype:$S:494d43ff \
 	nretype:494d430b:$S tflags-20 tflags+2 tflags+4; do
 	corrupt h.img bad.img $m || fail "corrupt $m failed"
