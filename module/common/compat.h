@@ -808,4 +808,21 @@ static inline void imgcr_poll_set_end(struct restart_block *rb, ktime_t t)
 }
 #endif
 
+/*
+ * The flags futex_wait() keeps in its restart block (kernel/futex/futex.h,
+ * private): a 32-bit futex waited on with FUTEX_WAIT(_BITSET) has
+ * FLAGS_SIZE_32 from 6.7 on, and the other bits moved then.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+#define IMGCR_FUTEX_SIZE_32	0x02
+#define IMGCR_FUTEX_SHARED	0x10
+#define IMGCR_FUTEX_CLOCKRT	0x20
+#define IMGCR_FUTEX_HAS_TIMEOUT	0x40
+#else
+#define IMGCR_FUTEX_SIZE_32	0x00
+#define IMGCR_FUTEX_SHARED	0x01
+#define IMGCR_FUTEX_CLOCKRT	0x02
+#define IMGCR_FUTEX_HAS_TIMEOUT	0x04
+#endif
+
 #endif /* IMGCR_COMPAT_H */

@@ -220,9 +220,10 @@ static const struct user_regset *find_regset(const struct user_regset_view *v,
  * Do that fixup here, as CRIU does, so no -ERESTART* reaches user space
  * after restore: restartable calls are re-executed, restart blocks (whose
  * state lives in the kernel) become -EINTR, but for a relative nanosleep
- * (dump_sleep()) and a poll (dump_poll()).  The code of a restartable call is kept in the flags:
- * the loader puts it back, and the kernel's signal code decides on the
- * way out, as it would have for this task.
+ * (dump_sleep()), a poll (dump_poll()) and a futex wait (dump_futex()).
+ * The code of a restartable call is kept in the flags: the loader puts it
+ * back, and the kernel's signal code decides on the way out, as it would
+ * have for this task.
  */
 static u32 restart_code_flag(long ret)
 {
@@ -307,6 +308,48 @@ static bool dump_poll(struct dump_thread *th)
 	return true;
 }
 
+/*
+ * The restart block of a futex wait with a timeout (futex_wait(), the only
+ * one that sets futex_wait_restart), in a 64-bit call, on a 32-bit futex
+ * with no bitset (FUTEX_WAIT, or FUTEX_WAIT_BITSET with MATCH_ANY) and no
+ * flag but shared and CLOCK_REALTIME: the word, the value, and the time
+ * left (CLOCK_MONOTONIC) or the absolute expiry (CLOCK_REALTIME).
+ */
+static bool dump_futex(struct dump_thread *th)
+{
+	const struct restart_block *rb = &th->task->restart_block;
+	struct imgcr_sleep *s = &th->sleep;
+	u32 f = rb->futex.flags;
+	ktime_t t = (ktime_t)rb->futex.time, left;
+
+	if (!imgcr_futex_wait_restart ||
+	    (unsigned long)READ_ONCE(rb->fn) != imgcr_futex_wait_restart)
+		return false;
+#ifdef CONFIG_COMPAT
+	if (rb->arch_data & TS_COMPAT)
+		return false;
+#endif
+	if ((f & ~(IMGCR_FUTEX_SHARED | IMGCR_FUTEX_CLOCKRT)) !=
+	    (IMGCR_FUTEX_SIZE_32 | IMGCR_FUTEX_HAS_TIMEOUT) ||
+	    rb->futex.bitset != FUTEX_BITSET_MATCH_ANY || t < 0)
+		return false;
+	memset(s, 0, sizeof(*s));
+	s->flags = IMGCR_SLEEP_FUTEX;
+	if (f & IMGCR_FUTEX_SHARED)
+		s->flags |= IMGCR_SLEEP_SHARED;
+	s->nfds = rb->futex.val;
+	s->rmtp = (unsigned long)rb->futex.uaddr;
+	if (f & IMGCR_FUTEX_CLOCKRT) {
+		s->clock = CLOCK_REALTIME;
+		s->remaining_ns = t;
+	} else {
+		s->clock = CLOCK_MONOTONIC;
+		left = ktime_sub(t, ktime_get());
+		s->remaining_ns = left > 0 ? left : 0;
+	}
+	return true;
+}
+
 static void fixup_syscall_restart(struct dump_thread *th)
 {
 	u64 *r = th->prstatus.regs;
@@ -327,7 +370,7 @@ static void fixup_syscall_restart(struct dump_thread *th)
 		th->th.flags |= IMGCR_TASK_RESTARTED_SYSCALL | restart_code_flag(ret);
 		break;
 	case -ERESTART_RESTARTBLOCK:
-		if (dump_sleep(th) || dump_poll(th)) {
+		if (dump_sleep(th) || dump_poll(th) || dump_futex(th)) {
 			r[IMGCR_REG_RAX] = r[IMGCR_REG_ORIG_RAX];
 			r[IMGCR_REG_RIP] -= 2;
 			th->th.flags |= IMGCR_TASK_RESTARTED_SYSCALL |

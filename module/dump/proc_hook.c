@@ -52,6 +52,7 @@ static unsigned long addr_proc_pid_status;
  */
 unsigned long imgcr_hrtimer_nanosleep_restart;
 unsigned long imgcr_do_restart_poll;	/* the same for poll() */
+unsigned long imgcr_futex_wait_restart;	/* and for futex waits */
 
 static struct imgcr_ksym dump_ksyms[] = {
 	{ "proc_pident_instantiate", &addr_proc_pident_instantiate },
@@ -60,6 +61,7 @@ static struct imgcr_ksym dump_ksyms[] = {
 	{ "hrtimer_nanosleep_restart", &imgcr_hrtimer_nanosleep_restart,
 	  .optional = true },
 	{ "do_restart_poll", &imgcr_do_restart_poll, .optional = true },
+	{ "futex_wait_restart", &imgcr_futex_wait_restart, .optional = true },
 };
 
 static struct imgcr_pid_entry dump_entry = {

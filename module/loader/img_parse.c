@@ -2135,7 +2135,9 @@ static int img_check_rights(struct img *img)
  * An entry as hrtimer_nanosleep() could have left it: a clock it sleeps
  * on, rmtp a user address (or none); or sys_poll(): on CLOCK_MONOTONIC,
  * nfds an int (poll() itself checks it against RLIMIT_NOFILE again) and
- * the array in user space; the time left within ktime_t.
+ * the array in user space; or futex_wait(): an aligned word in user
+ * space, on CLOCK_MONOTONIC (the time left) or CLOCK_REALTIME (the
+ * expiry); the time within ktime_t.
  */
 static bool sleep_entry_ok(const struct imgcr_sleep *d)
 {
@@ -2143,13 +2145,18 @@ static bool sleep_entry_ok(const struct imgcr_sleep *d)
 
 	if (d->remaining_ns > KTIME_MAX)
 		return false;
+	if (d->flags & IMGCR_SLEEP_FUTEX)
+		return (d->clock == CLOCK_MONOTONIC || d->clock == CLOCK_REALTIME) &&
+		       !(d->flags & ~(IMGCR_SLEEP_FUTEX | IMGCR_SLEEP_SHARED)) &&
+		       IS_ALIGNED(d->rmtp, sizeof(u32)) &&
+		       user_range_ok(d->rmtp, sizeof(u32));
 	if (d->flags & IMGCR_SLEEP_POLL)
-		return imgcr_do_restart_poll && d->clock == CLOCK_MONOTONIC &&
+		return d->clock == CLOCK_MONOTONIC &&
 		       !(d->flags & ~(IMGCR_SLEEP_POLL | IMGCR_SLEEP_TIMEOUT)) &&
 		       d->nfds <= INT_MAX &&
 		       user_range_ok(d->rmtp, (u64)d->nfds * sizeof(struct pollfd)) &&
 		       (d->flags & IMGCR_SLEEP_TIMEOUT || !d->remaining_ns);
-	return imgcr_hrtimer_nanosleep_restart && !d->nfds &&
+	return !d->nfds &&
 	       !(d->flags & ~IMGCR_SLEEP_RMTP) && sleep_clock_now(d->clock, &now) &&
 	       (d->flags & IMGCR_SLEEP_RMTP ? d->rmtp &&
 		user_range_ok(d->rmtp, sizeof(struct __kernel_timespec)) : !d->rmtp);
@@ -2184,16 +2191,24 @@ static int img_check_sleeps(struct img *img, const struct note_slot *s)
 						   &img->main_th;
 		struct imgcr_sleep *d = i ? &img->threads[i - 1].call.sleep :
 					    &img->main_call.sleep;
-		bool poll;
+		const char *call = "nanosleep", *fn = "hrtimer_nanosleep_restart";
+		unsigned long addr = imgcr_hrtimer_nanosleep_restart;
 
 		if (!(t->flags & IMGCR_TASK_RESTART_BLOCK))
 			continue;
 		memcpy(d, e++, sizeof(*d));
-		poll = d->flags & IMGCR_SLEEP_POLL;
-		if (!(poll ? imgcr_do_restart_poll : imgcr_hrtimer_nanosleep_restart)) {
+		if (d->flags & IMGCR_SLEEP_POLL) {
+			call = "poll";
+			fn = "do_restart_poll";
+			addr = imgcr_do_restart_poll;
+		} else if (d->flags & IMGCR_SLEEP_FUTEX) {
+			call = "futex wait";
+			fn = "futex_wait_restart";
+			addr = imgcr_futex_wait_restart;
+		}
+		if (!addr) {
 			img_err(img, "thread %u was stopped in a %s, and this kernel's restart function for it (%s) was not found when the module was loaded",
-				t->tid, poll ? "poll" : "nanosleep",
-				poll ? "do_restart_poll" : "hrtimer_nanosleep_restart");
+				t->tid, call, fn);
 			return -EOPNOTSUPP;
 		}
 		if (d->tid != t->tid || !sleep_entry_ok(d)) {

@@ -12,6 +12,7 @@
 #include <linux/fdtable.h>
 #include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/futex.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/module.h>
@@ -742,7 +743,7 @@ void img_set_late_fields(u64 ax, const struct imgcr_thread *t)
 
 /*
  * The restart block hrtimer_nanosleep() or sys_poll() had left
- * (img_parse() checked @s): its own function (the image never names
+ * (or futex_wait()) (img_parse() checked @s): its own function (the image never names
  * one), a 64-bit call (arch_data without TS_COMPAT: restart_syscall() is
  * the 64-bit one), the clock and rmtp (poll: the fds), and the expiry the
  * time left from now on that clock.
@@ -761,6 +762,23 @@ static void img_set_restart_block(const struct imgcr_sleep *s)
 		rb->poll.has_timeout = !!(s->flags & IMGCR_SLEEP_TIMEOUT);
 		imgcr_poll_set_end(rb, ktime_add_safe(now, (ktime_t)s->remaining_ns));
 		rb->fn = (long (*)(struct restart_block *))imgcr_do_restart_poll;
+		return;
+	}
+	if (s->flags & IMGCR_SLEEP_FUTEX) {
+		/* futex_wait()'s: an expiry on CLOCK_MONOTONIC or _REALTIME */
+		rb->futex.uaddr = (u32 __user *)(unsigned long)s->rmtp;
+		rb->futex.val = s->nfds;
+		rb->futex.bitset = FUTEX_BITSET_MATCH_ANY;
+		rb->futex.flags = IMGCR_FUTEX_SIZE_32 | IMGCR_FUTEX_HAS_TIMEOUT;
+		if (s->flags & IMGCR_SLEEP_SHARED)
+			rb->futex.flags |= IMGCR_FUTEX_SHARED;
+		if (s->clock == CLOCK_REALTIME) {
+			rb->futex.flags |= IMGCR_FUTEX_CLOCKRT;
+			rb->futex.time = s->remaining_ns;
+		} else {
+			rb->futex.time = ktime_add_safe(now, (ktime_t)s->remaining_ns);
+		}
+		rb->fn = (long (*)(struct restart_block *))imgcr_futex_wait_restart;
 		return;
 	}
 	rb->nanosleep.clockid = s->clock;

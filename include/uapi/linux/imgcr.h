@@ -202,7 +202,8 @@ struct imgcr_prpsinfo {
  * loader, never by the image), so that with no signal the sleep goes on
  * for its remaining time through restart_syscall(), and a handled signal
  * makes it return EINTR.  The same for a poll() (do_restart_poll, entry
- * with IMGCR_SLEEP_POLL).  Other restart blocks (futex waits, CPU
+ * with IMGCR_SLEEP_POLL) and a futex wait with a timeout
+ * (futex_wait_restart, IMGCR_SLEEP_FUTEX).  Other restart blocks (CPU
  * clocks, alarm clocks, 32-bit calls) are dumped as
  * IMGCR_TASK_INTERRUPTED_SYSCALL.  Loaders before it refuse the flag
  * (and loaders before IMGCR_SLEEP_POLL refuse that entry flag).
@@ -586,16 +587,26 @@ struct imgcr_thread {
  * time, nfds and the pollfd array in rmtp; with IMGCR_SLEEP_TIMEOUT the
  * time left in remaining_ns (without, it waits with no timeout and
  * remaining_ns is 0).
+ *
+ * With IMGCR_SLEEP_FUTEX it is a futex wait with a timeout (the kernel's
+ * futex_wait_restart; FUTEX_WAIT, or FUTEX_WAIT_BITSET with
+ * FUTEX_BITSET_MATCH_ANY, on a 32-bit futex): rmtp is the futex word's
+ * address, nfds the value waited for, IMGCR_SLEEP_SHARED for a futex not
+ * FUTEX_PRIVATE_FLAG; clock CLOCK_MONOTONIC with the time left in
+ * remaining_ns, or CLOCK_REALTIME (FUTEX_CLOCK_REALTIME) with the absolute
+ * expiry in remaining_ns, kept as the kernel keeps it.
  */
 #define IMGCR_SLEEP_RMTP	0x1	/* rmtp is a native struct timespec * */
 #define IMGCR_SLEEP_POLL	0x2	/* a poll(): rmtp is its struct pollfd * */
 #define IMGCR_SLEEP_TIMEOUT	0x4	/* IMGCR_SLEEP_POLL with a timeout */
+#define IMGCR_SLEEP_FUTEX	0x8	/* a futex wait: rmtp is its u32 * */
+#define IMGCR_SLEEP_SHARED	0x10	/* IMGCR_SLEEP_FUTEX, not private */
 
 struct imgcr_sleep {
 	__u32 tid;		/* the thread's, as in its imgcr_thread */
 	__s32 clock;		/* CLOCK_MONOTONIC, _BOOTTIME or _TAI */
 	__u32 flags;		/* IMGCR_SLEEP_* */
-	__u32 nfds;		/* IMGCR_SLEEP_POLL: poll()'s nfds; else 0 */
+	__u32 nfds;		/* IMGCR_SLEEP_POLL: poll()'s nfds; _FUTEX: val; else 0 */
 	__u64 rmtp;		/* where EINTR stores the time left; 0 without _RMTP */
 	__u64 remaining_ns;	/* left at the dump, at most KTIME_MAX */
 };
