@@ -227,7 +227,7 @@ static const char *restart_how(uint32_t flags)
 	if (flags & IMGCR_TASK_RESTART_NOINTR)
 		return " even after a handler (ERESTARTNOINTR)";
 	if (flags & IMGCR_TASK_RESTART_BLOCK)
-		return " as a sleep for the time it had left, or EINTR after a handler (ERESTART_RESTARTBLOCK)";
+		return " as a sleep, poll or futex wait for the time it had left, or EINTR after a handler (ERESTART_RESTARTBLOCK)";
 	return "";
 }
 

@@ -191,7 +191,7 @@ rem=$(echo "$line" | sed 's/.* rem_ms=\([0-9]*\) .*/\1/')
 # each), rmtp, remaining_ns (8 each); h.img's has rmtp (flags 1)
 S=494d430c
 for m in nset:$S:4:4:5 nset:$S:4:4:-1 nset:$S:4:4:0 nset:$S:12:4:1 \
-	nset:$S:8:4:3 nset:$S:8:4:2 nset:$S:8:4:8 nset:$S:16:8:0 nset:$S:16:8:0xffff888000000000 \
+	nset:$S:8:4:3 nset:$S:8:4:2 nset:$S:8:4:32 nset:$S:8:4:10 nset:$S:16:8:0 nset:$S:16:8:0xffff888000000000 \
 	nset:$S:24:8:0x8000000000000000 nset:$S:0:4:1 nretype:$S:494d43ff \
 	nretype:494d430b:$S tflags-20 tflags+2 tflags+4; do
 	corrupt h.img bad.img $m || fail "corrupt $m failed"
