@@ -742,11 +742,12 @@ void img_set_late_fields(u64 ax, const struct imgcr_thread *t)
 }
 
 /*
- * The restart block hrtimer_nanosleep() or sys_poll() had left
- * (or futex_wait()) (img_parse() checked @s): its own function (the image never names
+ * The restart block hrtimer_nanosleep(), sys_poll() or futex_wait() had
+ * left (img_parse() checked @s): its own function (the image never names
  * one), a 64-bit call (arch_data without TS_COMPAT: restart_syscall() is
- * the 64-bit one), the clock and rmtp (poll: the fds), and the expiry the
- * time left from now on that clock.
+ * the 64-bit one), the clock and rmtp (poll: the fds; futex: the word),
+ * and the expiry the time left from now on that clock (a CLOCK_REALTIME
+ * futex wait: the expiry itself).
  */
 static void img_set_restart_block(const struct imgcr_sleep *s)
 {
