@@ -227,7 +227,7 @@ static const char *restart_how(uint32_t flags)
 	if (flags & IMGCR_TASK_RESTART_NOINTR)
 		return " even after a handler (ERESTARTNOINTR)";
 	if (flags & IMGCR_TASK_RESTART_BLOCK)
-		return " as a sleep for the time it had left, or EINTR after a handler (ERESTART_RESTARTBLOCK)";
+		return " as a sleep, poll or futex wait for the time it had left, or EINTR after a handler (ERESTART_RESTARTBLOCK)";
 	return "";
 }
 
@@ -283,6 +283,8 @@ static void show_threads_text(const struct image *img)
 			printf(", syscall restarted%s", restart_how(flags));
 		if (flags & IMGCR_TASK_INTERRUPTED_SYSCALL)
 			printf(", sleep interrupted (EINTR)");
+		if (flags & IMGCR_TASK_TEMP_SIGMASK)
+			printf(", in a call with a temporary signal mask");
 		putchar('\n');
 		if (img->threads[i].has_creds) {
 			const struct imgcr_creds *c = &img->threads[i].creds;

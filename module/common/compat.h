@@ -779,4 +779,50 @@ static inline kernel_cap_t imgcr_u64_cap(u64 v)
 	return c;
 }
 
+/*
+ * poll()'s restart block keeps its end time (CLOCK_MONOTONIC): as a
+ * timespec's two fields up to 6.12, as a struct timespec64 in 7.2.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
+static inline ktime_t imgcr_poll_end(const struct restart_block *rb)
+{
+	return timespec64_to_ktime(rb->poll.end_time);
+}
+
+static inline void imgcr_poll_set_end(struct restart_block *rb, ktime_t t)
+{
+	rb->poll.end_time = ktime_to_timespec64(t);
+}
+#else
+static inline ktime_t imgcr_poll_end(const struct restart_block *rb)
+{
+	return ktime_set(rb->poll.tv_sec, rb->poll.tv_nsec);
+}
+
+static inline void imgcr_poll_set_end(struct restart_block *rb, ktime_t t)
+{
+	struct timespec64 ts = ktime_to_timespec64(t);
+
+	rb->poll.tv_sec = ts.tv_sec;
+	rb->poll.tv_nsec = ts.tv_nsec;
+}
+#endif
+
+/*
+ * The flags futex_wait() keeps in its restart block (kernel/futex/futex.h,
+ * private): a 32-bit futex waited on with FUTEX_WAIT(_BITSET) has
+ * FLAGS_SIZE_32 from 6.7 on, and the other bits moved then.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+#define IMGCR_FUTEX_SIZE_32	0x02
+#define IMGCR_FUTEX_SHARED	0x10
+#define IMGCR_FUTEX_CLOCKRT	0x20
+#define IMGCR_FUTEX_HAS_TIMEOUT	0x40
+#else
+#define IMGCR_FUTEX_SIZE_32	0x00
+#define IMGCR_FUTEX_SHARED	0x01
+#define IMGCR_FUTEX_CLOCKRT	0x02
+#define IMGCR_FUTEX_HAS_TIMEOUT	0x04
+#endif
+
 #endif /* IMGCR_COMPAT_H */

@@ -175,6 +175,9 @@ static inline int imgcr_ksyms_resolve(const char *mod, struct imgcr_ksym *tab,
  *                             its ENDBR64).  Optional: without it a sleep
  *                             is dumped as EINTR, and an image with one is
  *                             refused
+ *   do_restart_poll         - (both modules) the same for poll()
+ *   futex_wait_restart      - (both modules) the same for a futex wait
+ *                             with a timeout
  *
  * Tracepoint (exported API, found with for_each_kernel_tracepoint()):
  *   sched_process_fork      - hands each recreated thread the task_work that

@@ -112,6 +112,7 @@ static void dump_free(struct dump_image *img)
 	kvfree(img->timers);
 	kvfree(img->seccomp);
 	kvfree(img->sleeps);
+	kvfree(img->sigwaits);
 	if (img->mm)
 		mmput(img->mm);
 	if (img->mem)
@@ -219,9 +220,10 @@ static const struct user_regset *find_regset(const struct user_regset_view *v,
  * Do that fixup here, as CRIU does, so no -ERESTART* reaches user space
  * after restore: restartable calls are re-executed, restart blocks (whose
  * state lives in the kernel) become -EINTR, but for a relative nanosleep
- * (dump_sleep()).  The code of a restartable call is kept in the flags:
- * the loader puts it back, and the kernel's signal code decides on the
- * way out, as it would have for this task.
+ * (dump_sleep()), a poll (dump_poll()) and a futex wait (dump_futex()).
+ * The code of a restartable call is kept in the flags: the loader puts it
+ * back, and the kernel's signal code decides on the way out, as it would
+ * have for this task.
  */
 static u32 restart_code_flag(long ret)
 {
@@ -273,6 +275,81 @@ static bool dump_sleep(struct dump_thread *th)
 	return true;
 }
 
+/*
+ * The restart block of a poll() (sys_poll(), the only one that sets
+ * do_restart_poll), in a 64-bit call: its fds and the time left, if it
+ * has a timeout (an end time on CLOCK_MONOTONIC).
+ */
+static bool dump_poll(struct dump_thread *th)
+{
+	const struct restart_block *rb = &th->task->restart_block;
+	struct imgcr_sleep *s = &th->sleep;
+	ktime_t left;
+
+	if (!imgcr_do_restart_poll ||
+	    (unsigned long)READ_ONCE(rb->fn) != imgcr_do_restart_poll)
+		return false;
+#ifdef CONFIG_COMPAT
+	if (rb->arch_data & TS_COMPAT)
+		return false;
+#endif
+	if (rb->poll.nfds < 0)
+		return false;
+	memset(s, 0, sizeof(*s));
+	s->clock = CLOCK_MONOTONIC;
+	s->flags = IMGCR_SLEEP_POLL;
+	s->nfds = rb->poll.nfds;
+	s->rmtp = (unsigned long)rb->poll.ufds;
+	if (rb->poll.has_timeout) {
+		s->flags |= IMGCR_SLEEP_TIMEOUT;
+		left = ktime_sub(imgcr_poll_end(rb), ktime_get());
+		s->remaining_ns = left > 0 ? left : 0;
+	}
+	return true;
+}
+
+/*
+ * The restart block of a futex wait with a timeout (futex_wait(), the only
+ * one that sets futex_wait_restart), in a 64-bit call, on a 32-bit futex
+ * with no bitset (FUTEX_WAIT, or FUTEX_WAIT_BITSET with MATCH_ANY) and no
+ * flag but shared and CLOCK_REALTIME: the word, the value, and the time
+ * left (CLOCK_MONOTONIC) or the absolute expiry (CLOCK_REALTIME).
+ */
+static bool dump_futex(struct dump_thread *th)
+{
+	const struct restart_block *rb = &th->task->restart_block;
+	struct imgcr_sleep *s = &th->sleep;
+	u32 f = rb->futex.flags;
+	ktime_t t = (ktime_t)rb->futex.time, left;
+
+	if (!imgcr_futex_wait_restart ||
+	    (unsigned long)READ_ONCE(rb->fn) != imgcr_futex_wait_restart)
+		return false;
+#ifdef CONFIG_COMPAT
+	if (rb->arch_data & TS_COMPAT)
+		return false;
+#endif
+	if ((f & ~(IMGCR_FUTEX_SHARED | IMGCR_FUTEX_CLOCKRT)) !=
+	    (IMGCR_FUTEX_SIZE_32 | IMGCR_FUTEX_HAS_TIMEOUT) ||
+	    rb->futex.bitset != FUTEX_BITSET_MATCH_ANY || t < 0)
+		return false;
+	memset(s, 0, sizeof(*s));
+	s->flags = IMGCR_SLEEP_FUTEX;
+	if (f & IMGCR_FUTEX_SHARED)
+		s->flags |= IMGCR_SLEEP_SHARED;
+	s->nfds = rb->futex.val;
+	s->rmtp = (unsigned long)rb->futex.uaddr;
+	if (f & IMGCR_FUTEX_CLOCKRT) {
+		s->clock = CLOCK_REALTIME;
+		s->remaining_ns = t;
+	} else {
+		s->clock = CLOCK_MONOTONIC;
+		left = ktime_sub(t, ktime_get());
+		s->remaining_ns = left > 0 ? left : 0;
+	}
+	return true;
+}
+
 static void fixup_syscall_restart(struct dump_thread *th)
 {
 	u64 *r = th->prstatus.regs;
@@ -293,7 +370,7 @@ static void fixup_syscall_restart(struct dump_thread *th)
 		th->th.flags |= IMGCR_TASK_RESTARTED_SYSCALL | restart_code_flag(ret);
 		break;
 	case -ERESTART_RESTARTBLOCK:
-		if (dump_sleep(th)) {
+		if (dump_sleep(th) || dump_poll(th) || dump_futex(th)) {
 			r[IMGCR_REG_RAX] = r[IMGCR_REG_ORIG_RAX];
 			r[IMGCR_REG_RIP] -= 2;
 			th->th.flags |= IMGCR_TASK_RESTARTED_SYSCALL |
@@ -396,13 +473,16 @@ static void dump_thread_state(struct dump_thread *th)
 	/*
 	 * In sigsuspend(), ppoll(), pselect6() and epoll_pwait() the
 	 * thread's own mask waits in saved_sigmask while the call's is
-	 * in blocked; the call is restarted or returns EINTR after the
-	 * restore, and the thread must end up with its own mask.
+	 * in blocked, until the call returns or a handler's frame saves
+	 * the own one: both are kept (NT_IMGCR_SIGWAITS), blocked the own.
 	 */
-	if (test_tsk_restore_sigmask(t))
+	if (test_tsk_restore_sigmask(t)) {
 		ts->blocked = t->saved_sigmask.sig[0];
-	else
+		ts->flags |= IMGCR_TASK_TEMP_SIGMASK;
+		th->temp_mask = t->blocked.sig[0];
+	} else {
 		ts->blocked = t->blocked.sig[0];
+	}
 	ts->sas_ss_sp = t->sas_ss_sp;
 	ts->sas_ss_size = t->sas_ss_size;
 	ts->sas_ss_flags = t->sas_ss_flags;
@@ -514,6 +594,32 @@ static int dump_sleeps(struct dump_image *img)
 			continue;
 		th->sleep.tid = th->th.tid;
 		img->sleeps[img->nr_sleeps++] = th->sleep;
+	}
+	return 0;
+}
+
+/* NT_IMGCR_SIGWAITS: each temporary mask, in thread order. */
+static int dump_sigwaits(struct dump_image *img)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < img->nr_threads; i++)
+		if (img->threads[i].th.flags & IMGCR_TASK_TEMP_SIGMASK)
+			n++;
+	if (!n)
+		return 0;
+	img->sigwaits = kvcalloc(n, sizeof(*img->sigwaits), GFP_KERNEL_ACCOUNT);
+	if (!img->sigwaits)
+		return -ENOMEM;
+	for (i = 0; i < img->nr_threads; i++) {
+		const struct dump_thread *th = &img->threads[i];
+		struct imgcr_sigwait *w = &img->sigwaits[img->nr_sigwaits];
+
+		if (!(th->th.flags & IMGCR_TASK_TEMP_SIGMASK))
+			continue;
+		w->tid = th->th.tid;
+		w->mask = th->temp_mask;
+		img->nr_sigwaits++;
 	}
 	return 0;
 }
@@ -1410,6 +1516,9 @@ static size_t notes_size(const struct dump_image *img)
 	if (img->nr_sleeps)
 		notes += note_size(IMGCR_NOTE_OWNER,
 				   img->nr_sleeps * sizeof(*img->sleeps));
+	if (img->nr_sigwaits)
+		notes += note_size(IMGCR_NOTE_OWNER,
+				   img->nr_sigwaits * sizeof(*img->sigwaits));
 	for (i = 1; i < img->nr_threads; i++)
 		notes += thread_notes_size(&img->threads[i]);
 	return notes;
@@ -1460,6 +1569,10 @@ static void put_notes(struct dump_image *img, char *p)
 	if (img->nr_sleeps)
 		p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_SLEEPS, img->sleeps,
 			     img->nr_sleeps * sizeof(*img->sleeps));
+	if (img->nr_sigwaits)
+		p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_SIGWAITS,
+			     img->sigwaits,
+			     img->nr_sigwaits * sizeof(*img->sigwaits));
 	for (i = 1; i < img->nr_threads; i++) {
 		const struct dump_thread *th = &img->threads[i];
 
@@ -1832,6 +1945,8 @@ static int dump_build(struct dump_image *img)
 	ret = dump_seccomp(img);
 	if (!ret)
 		ret = dump_sleeps(img);
+	if (!ret)
+		ret = dump_sigwaits(img);
 	if (ret)
 		return ret;
 	dump_main_state(img);

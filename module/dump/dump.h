@@ -35,6 +35,7 @@ struct dump_thread {
 	struct imgcr_creds creds;	/* its credentials */
 	struct imgcr_seccomp seccomp;	/* its entry of NT_IMGCR_SECCOMP */
 	struct imgcr_sleep sleep;	/* IMGCR_TASK_RESTART_BLOCK: its NT_IMGCR_SLEEPS entry */
+	u64 temp_mask;			/* IMGCR_TASK_TEMP_SIGMASK: its call's mask */
 	/* its SysV semaphore undo list and the list's users, read under the siglock */
 	const void *sem_ulp;
 	unsigned int sem_users;
@@ -61,6 +62,8 @@ struct dump_image {
 	struct imgcr_seccomp *seccomp;	/* NT_IMGCR_SECCOMP, or NULL: none under seccomp */
 	struct imgcr_sleep *sleeps;	/* NT_IMGCR_SLEEPS, or NULL: no thread in a nanosleep */
 	unsigned int nr_sleeps;
+	struct imgcr_sigwait *sigwaits;	/* NT_IMGCR_SIGWAITS, or NULL: no temporary mask */
+	unsigned int nr_sigwaits;
 	struct imgcr_vma *vmas;
 	size_t nr_vmas, cap_vmas;
 	unsigned int nr_sysvshm;	/* IMGCR_VMA_SYSVSHM mappings */

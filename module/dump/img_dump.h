@@ -12,6 +12,8 @@ void imgcr_proc_hook_exit(void);
 
 /* proc_hook.c: the address of the kernel's hrtimer_nanosleep_restart */
 extern unsigned long imgcr_hrtimer_nanosleep_restart;
+extern unsigned long imgcr_do_restart_poll;
+extern unsigned long imgcr_futex_wait_restart;
 
 /* dump.c: the file behind /proc/<pid>/dump */
 extern const struct file_operations imgcr_dump_fops;

@@ -51,6 +51,8 @@ static unsigned long addr_proc_pid_status;
  * it a sleep's restart block is dumped as EINTR, as before
  */
 unsigned long imgcr_hrtimer_nanosleep_restart;
+unsigned long imgcr_do_restart_poll;	/* the same for poll() */
+unsigned long imgcr_futex_wait_restart;	/* and for futex waits */
 
 static struct imgcr_ksym dump_ksyms[] = {
 	{ "proc_pident_instantiate", &addr_proc_pident_instantiate },
@@ -58,6 +60,8 @@ static struct imgcr_ksym dump_ksyms[] = {
 	{ "proc_pid_status", &addr_proc_pid_status },
 	{ "hrtimer_nanosleep_restart", &imgcr_hrtimer_nanosleep_restart,
 	  .optional = true },
+	{ "do_restart_poll", &imgcr_do_restart_poll, .optional = true },
+	{ "futex_wait_restart", &imgcr_futex_wait_restart, .optional = true },
 };
 
 static struct imgcr_pid_entry dump_entry = {

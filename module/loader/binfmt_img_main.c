@@ -38,6 +38,8 @@ unsigned long imgcr_sys_seccomp;
 unsigned long imgcr_sys_shmat;
 /* not called: set as a restored thread's restart_block.fn (img_restore.c) */
 unsigned long imgcr_hrtimer_nanosleep_restart;
+unsigned long imgcr_do_restart_poll;
+unsigned long imgcr_futex_wait_restart;
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
 unsigned long imgcr_fpu_copy_uabi_to_guest;	/* compat.h */
 #endif
@@ -62,6 +64,8 @@ static struct imgcr_ksym loader_ksyms[] = {
 	{ "__x64_sys_shmat", &imgcr_sys_shmat, .optional = true },
 	{ "hrtimer_nanosleep_restart", &imgcr_hrtimer_nanosleep_restart,
 	  .optional = true },
+	{ "do_restart_poll", &imgcr_do_restart_poll, .optional = true },
+	{ "futex_wait_restart", &imgcr_futex_wait_restart, .optional = true },
 	IMGCR_COMPAT_LOADER_KSYMS
 };
 

@@ -244,7 +244,7 @@ static void img_thread_resume(struct callback_head *cb)
 		set_thread_flag(TIF_SIGPENDING);
 	if (t->seccomp_strict && enter_strict())
 		send_sig(SIGKILL, current, 1);	/* the whole group */
-	img_restart_pending(t->th.flags, r[IMGCR_REG_RAX], &t->sleep);
+	img_restart_pending(t->th.flags, r[IMGCR_REG_RAX], &t->call);
 out:
 	thread_creds_done(g, &creds_done);
 	img_group_put(g);

@@ -13,6 +13,7 @@
 #include <linux/mount.h>
 #include <linux/namei.h>
 #include <linux/personality.h>
+#include <linux/poll.h>
 #include <linux/ptrace.h>
 #include <linux/regset.h>
 #include <linux/sched/mm.h>
@@ -118,7 +119,7 @@ struct note_slot {
 enum {
 	N_PRSTATUS, N_XSTATE, N_AUXV, N_TASK, N_SIGACT, N_VMAS, N_FILES,
 	N_PROC, N_SIGQUEUE, N_TIMERS, N_VDSO, N_CREDS, N_SECCOMP, N_SLEEPS,
-	N_MAX
+	N_SIGWAITS, N_MAX
 };
 
 static const struct note_slot note_kinds[N_MAX] = {
@@ -136,6 +137,7 @@ static const struct note_slot note_kinds[N_MAX] = {
 	[N_CREDS] = { IMGCR_NOTE_OWNER, NT_IMGCR_CREDS },
 	[N_SECCOMP] = { IMGCR_NOTE_OWNER, NT_IMGCR_SECCOMP },
 	[N_SLEEPS] = { IMGCR_NOTE_OWNER, NT_IMGCR_SLEEPS },
+	[N_SIGWAITS] = { IMGCR_NOTE_OWNER, NT_IMGCR_SIGWAITS },
 };
 
 /*
@@ -379,7 +381,8 @@ static const char *thread_field_bad(const struct imgcr_thread *t)
 		     sizeof(t->default_timer_slack_ns));
 	if (t->flags & ~(IMGCR_TASK_RESTARTED_SYSCALL |
 			 IMGCR_TASK_INTERRUPTED_SYSCALL |
-			 IMGCR_TASK_RESTART_CODES))
+			 IMGCR_TASK_RESTART_CODES |
+			 IMGCR_TASK_TEMP_SIGMASK))
 		return "unknown task flags";
 	/*
 	 * One code, only for a call moved back onto its instruction, and
@@ -2190,11 +2193,40 @@ static int img_check_rights(struct img *img)
  * a thread that was under filters is refused.
  */
 /*
+ * An entry as hrtimer_nanosleep() could have left it: a clock it sleeps
+ * on, rmtp a user address (or none); or sys_poll(): on CLOCK_MONOTONIC,
+ * nfds an int (poll() itself checks it against RLIMIT_NOFILE again) and
+ * the array in user space; or futex_wait(): an aligned word in user
+ * space, on CLOCK_MONOTONIC (the time left) or CLOCK_REALTIME (the
+ * expiry); the time within ktime_t.
+ */
+static bool sleep_entry_ok(const struct imgcr_sleep *d)
+{
+	ktime_t now;
+
+	if (d->remaining_ns > KTIME_MAX)
+		return false;
+	if (d->flags & IMGCR_SLEEP_FUTEX)
+		return (d->clock == CLOCK_MONOTONIC || d->clock == CLOCK_REALTIME) &&
+		       !(d->flags & ~(IMGCR_SLEEP_FUTEX | IMGCR_SLEEP_SHARED)) &&
+		       IS_ALIGNED(d->rmtp, sizeof(u32)) &&
+		       user_range_ok(d->rmtp, sizeof(u32));
+	if (d->flags & IMGCR_SLEEP_POLL)
+		return d->clock == CLOCK_MONOTONIC &&
+		       !(d->flags & ~(IMGCR_SLEEP_POLL | IMGCR_SLEEP_TIMEOUT)) &&
+		       d->nfds <= INT_MAX &&
+		       user_range_ok(d->rmtp, (u64)d->nfds * sizeof(struct pollfd)) &&
+		       (d->flags & IMGCR_SLEEP_TIMEOUT || !d->remaining_ns);
+	return !d->nfds &&
+	       !(d->flags & ~IMGCR_SLEEP_RMTP) && sleep_clock_now(d->clock, &now) &&
+	       (d->flags & IMGCR_SLEEP_RMTP ? d->rmtp &&
+		user_range_ok(d->rmtp, sizeof(struct __kernel_timespec)) : !d->rmtp);
+}
+
+/*
  * NT_IMGCR_SLEEPS: an entry for each thread with IMGCR_TASK_RESTART_BLOCK,
- * in thread order, and for no other; each one a sleep hrtimer_nanosleep()
- * could have left: a clock it sleeps on, rmtp a user address (or none),
- * the time left within ktime_t.  The restart function is the loader's
- * choice (img_restart_pending()), never the image's.
+ * in thread order, and for no other.  The restart function is the
+ * loader's choice (img_restart_pending()), never the image's.
  */
 static int img_check_sleeps(struct img *img, const struct note_slot *s)
 {
@@ -2210,39 +2242,88 @@ static int img_check_sleeps(struct img *img, const struct note_slot *s)
 	}
 	if (!n && !s->desc)
 		return 0;
-	if (n && !imgcr_hrtimer_nanosleep_restart) {
-		img_err(img, "a thread was stopped in a nanosleep, and this kernel's restart function for it (hrtimer_nanosleep_restart) was not found when the module was loaded");
-		return -EOPNOTSUPP;
-	}
 	if (!s->desc || s->len != n * sizeof(*e)) {
-		img_err(img, "invalid image: NT_IMGCR_SLEEPS %s (%u threads in a nanosleep)",
+		img_err(img, "invalid image: NT_IMGCR_SLEEPS %s (%u threads in a nanosleep or poll)",
 			s->desc ? "of wrong size" : "missing", n);
 		return -EINVAL;
 	}
 	for (i = 0; i < nr; i++) {
 		const struct imgcr_thread *t = i ? &img->threads[i - 1].th :
 						   &img->main_th;
-		struct imgcr_sleep *d = i ? &img->threads[i - 1].sleep :
-					    &img->main_sleep;
-		ktime_t now;
-		bool rmtp;
+		struct imgcr_sleep *d = i ? &img->threads[i - 1].call.sleep :
+					    &img->main_call.sleep;
+		const char *call = "nanosleep", *fn = "hrtimer_nanosleep_restart";
+		unsigned long addr = imgcr_hrtimer_nanosleep_restart;
 
 		if (!(t->flags & IMGCR_TASK_RESTART_BLOCK))
 			continue;
 		memcpy(d, e++, sizeof(*d));
-		rmtp = d->flags & IMGCR_SLEEP_RMTP;
-		if (d->tid != t->tid || d->pad0 || (d->flags & ~IMGCR_SLEEP_RMTP) ||
-		    !sleep_clock_now(d->clock, &now) ||
-		    (rmtp ? !d->rmtp ||
-			    !user_range_ok(d->rmtp, sizeof(struct __kernel_timespec)) :
-			    d->rmtp) ||
-		    d->remaining_ns > KTIME_MAX) {
-			img_err(img, "invalid image: thread %u: its NT_IMGCR_SLEEPS entry (TID %u, clock %d, flags %#x, rmtp %#llx, %llu ns left)",
-				t->tid, d->tid, d->clock, d->flags,
+		if (d->flags & IMGCR_SLEEP_POLL) {
+			call = "poll";
+			fn = "do_restart_poll";
+			addr = imgcr_do_restart_poll;
+		} else if (d->flags & IMGCR_SLEEP_FUTEX) {
+			call = "futex wait";
+			fn = "futex_wait_restart";
+			addr = imgcr_futex_wait_restart;
+		}
+		if (!addr) {
+			img_err(img, "thread %u was stopped in a %s, and this kernel's restart function for it (%s) was not found when the module was loaded",
+				t->tid, call, fn);
+			return -EOPNOTSUPP;
+		}
+		if (d->tid != t->tid || !sleep_entry_ok(d)) {
+			img_err(img, "invalid image: thread %u: its NT_IMGCR_SLEEPS entry (TID %u, clock %d, flags %#x, nfds %u, rmtp %#llx, %llu ns left)",
+				t->tid, d->tid, d->clock, d->flags, d->nfds,
 				(unsigned long long)d->rmtp,
 				(unsigned long long)d->remaining_ns);
 			return -EINVAL;
 		}
+	}
+	return 0;
+}
+
+/*
+ * NT_IMGCR_SIGWAITS: an entry for each thread with IMGCR_TASK_TEMP_SIGMASK,
+ * in thread order, and for no other: the temporary mask of the call it
+ * was stopped in, which set_current_blocked() never lets hold SIGKILL or
+ * SIGSTOP.
+ */
+static int img_check_sigwaits(struct img *img, const struct note_slot *s)
+{
+	unsigned int i, n = 0, nr = 1 + img->proc.nr_threads;
+	const struct imgcr_sigwait *e = s->desc;
+
+	for (i = 0; i < nr; i++) {
+		const struct imgcr_thread *t = i ? &img->threads[i - 1].th :
+						   &img->main_th;
+
+		if (t->flags & IMGCR_TASK_TEMP_SIGMASK)
+			n++;
+	}
+	if (!n && !s->desc)
+		return 0;
+	if (!s->desc || s->len != n * sizeof(*e)) {
+		img_err(img, "invalid image: NT_IMGCR_SIGWAITS %s (%u threads with a temporary signal mask)",
+			s->desc ? "of wrong size" : "missing", n);
+		return -EINVAL;
+	}
+	for (i = 0; i < nr; i++) {
+		const struct imgcr_thread *t = i ? &img->threads[i - 1].th :
+						   &img->main_th;
+		u64 *d = i ? &img->threads[i - 1].call.temp_mask :
+			     &img->main_call.temp_mask;
+
+		if (!(t->flags & IMGCR_TASK_TEMP_SIGMASK))
+			continue;
+		if (e->tid != t->tid || e->pad0 ||
+		    (e->mask & (sigmask(SIGKILL) | sigmask(SIGSTOP)))) {
+			img_err(img, "invalid image: thread %u: its NT_IMGCR_SIGWAITS entry (TID %u, pad %#x, mask %#llx)",
+				t->tid, e->tid, e->pad0,
+				(unsigned long long)e->mask);
+			return -EINVAL;
+		}
+		*d = e++->mask;
 	}
 	return 0;
 }
@@ -2402,6 +2483,8 @@ int img_parse(struct img *img)
 		ret = img_check_seccomp(img, &slots[N_SECCOMP]);
 	if (!ret)
 		ret = img_check_sleeps(img, &slots[N_SLEEPS]);
+	if (!ret)
+		ret = img_check_sigwaits(img, &slots[N_SIGWAITS]);
 	if (ret)
 		return ret;
 

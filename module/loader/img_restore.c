@@ -12,10 +12,12 @@
 #include <linux/fdtable.h>
 #include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/futex.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/module.h>
 #include <linux/personality.h>
+#include <linux/poll.h>
 #include <linux/ptrace.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
@@ -700,7 +702,7 @@ struct img_resume {
 	struct img_group *group;	/* the other threads, signals, timers */
 	u64 ax;
 	const struct imgcr_thread *th;	/* in group: the main thread's */
-	struct imgcr_sleep sleep;	/* the main thread's, if in a nanosleep */
+	struct img_call call;		/* the main thread's interrupted call */
 	sigset_t blocked;
 	int stop_sig;			/* stop the group by it once it is whole (0: not) */
 };
@@ -740,10 +742,12 @@ void img_set_late_fields(u64 ax, const struct imgcr_thread *t)
 }
 
 /*
- * The restart block hrtimer_nanosleep() had left (img_parse() checked
- * @s): its own function (the image never names one), a 64-bit call
- * (arch_data without TS_COMPAT: restart_syscall() is the 64-bit one), the
- * clock and rmtp, and the expiry the time left from now on that clock.
+ * The restart block hrtimer_nanosleep(), sys_poll() or futex_wait() had
+ * left (img_parse() checked @s): its own function (the image never names
+ * one), a 64-bit call (arch_data without TS_COMPAT: restart_syscall() is
+ * the 64-bit one), the clock and rmtp (poll: the fds; futex: the word),
+ * and the expiry the time left from now on that clock (a CLOCK_REALTIME
+ * futex wait: the expiry itself).
  */
 static void img_set_restart_block(const struct imgcr_sleep *s)
 {
@@ -752,11 +756,57 @@ static void img_set_restart_block(const struct imgcr_sleep *s)
 
 	sleep_clock_now(s->clock, &now);
 	rb->arch_data = 0;
+	if (s->flags & IMGCR_SLEEP_POLL) {
+		/* sys_poll()'s: the end time on CLOCK_MONOTONIC (now) */
+		rb->poll.ufds = (struct pollfd __user *)(unsigned long)s->rmtp;
+		rb->poll.nfds = s->nfds;
+		rb->poll.has_timeout = !!(s->flags & IMGCR_SLEEP_TIMEOUT);
+		imgcr_poll_set_end(rb, ktime_add_safe(now, (ktime_t)s->remaining_ns));
+		rb->fn = (long (*)(struct restart_block *))imgcr_do_restart_poll;
+		return;
+	}
+	if (s->flags & IMGCR_SLEEP_FUTEX) {
+		/* futex_wait()'s: an expiry on CLOCK_MONOTONIC or _REALTIME */
+		rb->futex.uaddr = (u32 __user *)(unsigned long)s->rmtp;
+		rb->futex.val = s->nfds;
+		rb->futex.bitset = FUTEX_BITSET_MATCH_ANY;
+		rb->futex.flags = IMGCR_FUTEX_SIZE_32 | IMGCR_FUTEX_HAS_TIMEOUT;
+		if (s->flags & IMGCR_SLEEP_SHARED)
+			rb->futex.flags |= IMGCR_FUTEX_SHARED;
+		if (s->clock == CLOCK_REALTIME) {
+			rb->futex.flags |= IMGCR_FUTEX_CLOCKRT;
+			rb->futex.time = s->remaining_ns;
+		} else {
+			rb->futex.time = ktime_add_safe(now, (ktime_t)s->remaining_ns);
+		}
+		rb->fn = (long (*)(struct restart_block *))imgcr_futex_wait_restart;
+		return;
+	}
 	rb->nanosleep.clockid = s->clock;
 	rb->nanosleep.type = s->flags & IMGCR_SLEEP_RMTP ? TT_NATIVE : TT_NONE;
 	rb->nanosleep.rmtp = (struct __kernel_timespec __user *)(unsigned long)s->rmtp;
 	rb->nanosleep.expires = ktime_add_safe(now, (ktime_t)s->remaining_ns);
 	rb->fn = (long (*)(struct restart_block *))imgcr_hrtimer_nanosleep_restart;
+}
+
+/*
+ * The temporary mask of the sigsuspend(), ppoll(), pselect6() or
+ * epoll_pwait() the thread was stopped in, over its own (just set), which
+ * waits in saved_sigmask as the kernel had it: a handler's frame saves the
+ * own mask, and with no handler arch_do_signal_or_restart() puts it back
+ * (restore_saved_sigmask()) before the call is restarted or returns.
+ * TIF_NOTIFY_SIGNAL makes that run even for a call that returns at once
+ * (epoll_pwait()'s EINTR, no restart code).
+ */
+static void img_set_temp_mask(u64 mask)
+{
+	sigset_t temp;
+
+	siginitset(&temp, mask);
+	current->saved_sigmask = current->blocked;
+	sigprocmask(SIG_SETMASK, &temp, NULL);
+	set_restore_sigmask();
+	set_thread_flag(TIF_NOTIFY_SIGNAL);
 }
 
 /*
@@ -766,7 +816,8 @@ static void img_set_restart_block(const struct imgcr_sleep *s)
  * put back as the kernel left it: rip after the syscall instruction,
  * orig_ax its number (@nr, the image's rax), ax the code, as the dumped
  * thread had them in get_signal(), and for -ERESTART_RESTARTBLOCK the
- * restart block of its nanosleep.  TIF_NOTIFY_SIGNAL, which no
+ * restart block of its nanosleep; a call's temporary mask first
+ * (img_set_temp_mask()).  TIF_NOTIFY_SIGNAL, which no
  * recalc_sigpending() clears (the mask's would clear TIF_SIGPENDING with
  * nothing pending), makes exit_to_user_mode_loop() call
  * arch_do_signal_or_restart() before any user instruction: from
@@ -785,15 +836,17 @@ static void img_set_restart_block(const struct imgcr_sleep *s)
  * fixup runs before the restart moves ip back; only a syscall instruction
  * inside a critical section, which the rseq ABI forbids, would see it.
  */
-void img_restart_pending(u32 flags, u64 nr, const struct imgcr_sleep *s)
+void img_restart_pending(u32 flags, u64 nr, const struct img_call *c)
 {
 	struct pt_regs *regs = current_pt_regs();
 	long code = img_restart_code(flags);
 
+	if (flags & IMGCR_TASK_TEMP_SIGMASK)
+		img_set_temp_mask(c->temp_mask);
 	if (!code)
 		return;
 	if (code == -ERESTART_RESTARTBLOCK)
-		img_set_restart_block(s);
+		img_set_restart_block(&c->sleep);
 	regs->ip += 2;
 	regs->orig_ax = nr;
 	regs->ax = code;
@@ -815,7 +868,7 @@ static void img_resume(struct callback_head *work)
 	 */
 	if (!img_group_run(r->group, r->stop_sig)) {
 		sigprocmask(SIG_SETMASK, &r->blocked, NULL);
-		img_restart_pending(flags, r->ax, &r->sleep);
+		img_restart_pending(flags, r->ax, &r->call);
 	}
 	kfree(r);
 	module_put(THIS_MODULE);
@@ -960,7 +1013,7 @@ int img_restore_task(struct img *img, struct img_group *group)
 	siginitset(&r->blocked, img->main_th.blocked);
 
 	r->ax = ir[IMGCR_REG_RAX];
-	r->sleep = img->main_sleep;
+	r->call = img->main_call;
 	r->group = group;
 	r->stop_sig = img->stop_sig;
 	r->th = img_group_main(group);

@@ -54,6 +54,12 @@ struct img_keep {
 	u64 start, end;
 };
 
+/* What a thread's interrupted call needs back, besides its registers. */
+struct img_call {
+	struct imgcr_sleep sleep;	/* IMGCR_TASK_RESTART_BLOCK: its sleep */
+	u64 temp_mask;			/* IMGCR_TASK_TEMP_SIGMASK: the call's mask */
+};
+
 /* One thread of the image: the main thread's comes from the task note. */
 struct img_thread {
 	struct imgcr_prstatus prstatus;	/* registers */
@@ -62,7 +68,7 @@ struct img_thread {
 	u32 pkru;			/* from xstate, if it has PKRU */
 	struct imgcr_creds creds;	/* if img->has_creds */
 	bool seccomp_strict;		/* enters seccomp strict mode last */
-	struct imgcr_sleep sleep;	/* IMGCR_TASK_RESTART_BLOCK: its sleep */
+	struct img_call call;		/* its sleep, its call's mask */
 };
 
 /* img_vdso.c: a jump at the old vdso's @old_off to the new one's @new_off */
@@ -91,7 +97,7 @@ struct img {
 	struct imgcr_task task;
 	struct imgcr_proc proc;
 	struct imgcr_thread main_th;	/* the main thread, from task and proc */
-	struct imgcr_sleep main_sleep;	/* IMGCR_TASK_RESTART_BLOCK: its sleep */
+	struct img_call main_call;	/* the main thread's sleep, call's mask */
 	struct img_thread *threads;	/* proc.nr_threads further threads */
 	struct imgcr_sigqueue *sigq;	/* proc.nr_sigqueue */
 	struct imgcr_posix_timer *timers;	/* proc.nr_timers */
@@ -215,6 +221,8 @@ extern unsigned long imgcr_sys_seccomp;
 extern unsigned long imgcr_sys_shmat;
 extern unsigned long imgcr_sys_mmap;
 extern unsigned long imgcr_hrtimer_nanosleep_restart;
+extern unsigned long imgcr_do_restart_poll;
+extern unsigned long imgcr_futex_wait_restart;
 
 /* Call a syscall body resolved at load; see ksyms.h. */
 static inline long img_call_sys(unsigned long fn, unsigned long a0,
@@ -265,7 +273,7 @@ void img_set_fsgs(const u64 *r);
 int img_set_xstate(const void *xstate);
 void img_set_thread_fields(const struct imgcr_thread *t);
 void img_set_late_fields(u64 ax, const struct imgcr_thread *t);
-void img_restart_pending(u32 flags, u64 nr, const struct imgcr_sleep *s);
+void img_restart_pending(u32 flags, u64 nr, const struct img_call *c);
 
 /*
  * img_group.c: the other threads, pending signals, timers and process

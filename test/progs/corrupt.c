@@ -40,6 +40,14 @@
  *   vdsocrc    a change in the copy, crc not updated
  * and one that only a later kernel than 6.1 takes:
  *   rseq64     NT_IMGCR_TASK: an rseq registration of 64 bytes
+ * and, for targeted cases of one field:
+ *   nset:TYPE:OFF:WIDTH:VAL  the first "IMGCR" note of type TYPE (hex):
+ *              WIDTH bytes (1, 2, 4 or 8) at OFF of its descriptor = VAL
+ *              (strtoull, base 0: -1 sets all bits)
+ *   nretype:FROM:TO  the first "IMGCR" note of type FROM (hex) gets type
+ *              TO (hex): an unknown TO drops it, a present one doubles it
+ *   tflags+HEX, tflags-HEX  NT_IMGCR_TASK: set (clear) these bits of its
+ *              flags (the main thread's IMGCR_TASK_*)
  * Prints nothing on success; exit 1 if IN is not an ELF64 file (or has no
  * such note).
  */
@@ -305,6 +313,40 @@ int main(int argc, char **argv)
 		done = rseq != 0;
 		if (done)
 			memcpy(d + 216, &l, sizeof(l));
+	} else if (!strncmp(m, "nset:", 5)) {
+		char *p;
+		uint32_t type = (uint32_t)strtoul(m + 5, &p, 16);
+		size_t off = *p == ':' ? strtoul(p + 1, &p, 10) : 0;
+		size_t w = *p == ':' ? strtoul(p + 1, &p, 10) : 0;
+		uint64_t v = *p == ':' ? strtoull(p + 1, NULL, 0) : 0;
+		size_t len = 0;
+		unsigned char *d = find_note(b, size, ph, nph, "IMGCR", type, &len);
+
+		done = d && (w == 1 || w == 2 || w == 4 || w == 8) && off + w <= len;
+		if (done)
+			memcpy(d + off, &v, w);	/* little-endian */
+	} else if (!strncmp(m, "nretype:", 8)) {
+		char *p;
+		uint32_t from = (uint32_t)strtoul(m + 8, &p, 16);
+		uint32_t to = *p == ':' ? (uint32_t)strtoul(p + 1, NULL, 16) : 0;
+		size_t len = 0;
+		unsigned char *d = find_note(b, size, ph, nph, "IMGCR", from, &len);
+
+		/* the name "IMGCR\0" takes 8 bytes before the descriptor */
+		done = d && to;
+		if (done)
+			((Elf64_Nhdr *)(d - 8 - sizeof(Elf64_Nhdr)))->n_type = to;
+	} else if (!strncmp(m, "tflags", 6) && (m[6] == '+' || m[6] == '-')) {
+		size_t len = 0;
+		unsigned char *d = find_note(b, size, ph, nph, "IMGCR", 0x494d4301, &len);
+		uint32_t f, bits = (uint32_t)strtoul(m + 7, NULL, 16);
+		/* struct imgcr_task: flags at 4 */
+		done = d && len >= 8 && bits;
+		if (done) {
+			memcpy(&f, d + 4, sizeof(f));
+			f = m[6] == '+' ? f | bits : f & ~bits;
+			memcpy(d + 4, &f, sizeof(f));
+		}
 	} else if (!strcmp(m, "othervdso") || !strncmp(m, "vdso", 4)) {
 		done = !damage_vdso(b, size, ph, nph, m);
 	} else {

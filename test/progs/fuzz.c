@@ -395,8 +395,16 @@ static void parse_seed(void)
 				     e += sizeof(struct imgcr_sleep)) {
 #define SLF(m, k) addf(desc + e + offsetof(struct imgcr_sleep, m), sizeof(((struct imgcr_sleep *)0)->m), k)
 					SLF(tid, F_TID); SLF(clock, F_SMALL); SLF(flags, F_PLAIN);
-					SLF(pad0, F_PLAIN); SLF(rmtp, F_ADDR);
+					SLF(nfds, F_PLAIN); SLF(rmtp, F_ADDR);
 					SLF(remaining_ns, F_NS);
+					addb(desc + e);
+				}
+			} else if (imgcr && n->n_type == NT_IMGCR_SIGWAITS) {
+				for (size_t e = 0; e + sizeof(struct imgcr_sigwait) <= n->n_descsz;
+				     e += sizeof(struct imgcr_sigwait)) {
+					addf(desc + e, 4, F_TID);	/* tid */
+					addf(desc + e + 4, 4, F_PLAIN);	/* pad0 */
+					addf(desc + e + 8, 8, F_PLAIN);	/* mask */
 					addb(desc + e);
 				}
 			} else if (core && n->n_type == NT_AUXV) {

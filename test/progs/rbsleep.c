@@ -17,11 +17,34 @@
  *                       before its deadline, measured from its start).
  *                       Then "rbsleep done" (exit 0).  A program without a
  *                       handler never sees EINTR from a sleep.
+ *   rbsleep poll MS     no signal handler; polls that the kernel restarts
+ *                       through do_restart_poll.  Another thread:
+ *                         pollt  poll(empty pipe, 1, MS)
+ *                       the main thread:
+ *                         pollw  poll(another pipe, 1, -1), which pollt
+ *                                writes to once its poll returned
+ *                       Each prints "go NAME" and its result as above
+ *                       (pollt: early=1 if it ended before MS; pollw's
+ *                       ret is 1), then "rbsleep done".
+ *   rbsleep futex MS    no signal handler; futex waits with a timeout,
+ *                       which the kernel restarts through
+ *                       futex_wait_restart.  Another thread:
+ *                         futext  FUTEX_WAIT_PRIVATE, MS from now
+ *                       the main thread:
+ *                         futexw  FUTEX_WAIT_BITSET | FUTEX_CLOCK_REALTIME
+ *                                 (shared), until 3 * MS from now on
+ *                                 CLOCK_REALTIME; futext wakes it once its
+ *                                 wait timed out
+ *                       Each prints "go NAME" and "NAME ret=R errno=E
+ *                       t0=A t1=B early=N" (futext: ETIMEDOUT, early=1 if
+ *                       before MS; futexw: 0), then "rbsleep done".
  *   rbsleep handler MS  a SIGUSR1 handler (no SA_RESTART): the main thread
  *                       nanosleep(MS, &rem), once; prints "go nano", then
  *                       "handler ret=R errno=E handled=H rem_ms=M t1=B".
  */
 #define _GNU_SOURCE
+#include <poll.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -100,6 +123,74 @@ static void *run(void *arg)
 	return NULL;
 }
 
+static int pipe_t[2], pipe_w[2];
+
+/* poll() with @ms (-1: none) on @fd for POLLIN, reported as NAME. */
+static void poll_one(const char *name, int fd, long tmo)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	long long t0, t1;
+	long ret;
+	int err;
+
+	t0 = clk_ms(CLOCK_MONOTONIC);
+	say("go %s\n", name);
+	ret = syscall(SYS_poll, &p, 1, (int)tmo);
+	err = ret < 0 ? errno : 0;
+	t1 = clk_ms(CLOCK_MONOTONIC);
+	say("%s ret=%ld errno=%s t0=%lld t1=%lld early=%d\n", name, ret,
+	    err ? errname(err) : "0", t0, t1, tmo >= 0 && t1 < t0 + tmo);
+}
+
+static void *pollt(void *arg)
+{
+	(void)arg;
+	poll_one("pollt", pipe_t[0], ms);
+	if (write(pipe_w[1], "x", 1) != 1)
+		return NULL;
+	return NULL;
+}
+
+static unsigned int word_t, word_w;
+
+static void futex_report(const char *name, long ret, int err, long long t0,
+			 long tmo)
+{
+	long long t1 = clk_ms(CLOCK_MONOTONIC);
+
+	say("%s ret=%ld errno=%s t0=%lld t1=%lld early=%d\n", name, ret,
+	    err ? errname(err) : "0", t0, t1, tmo >= 0 && t1 < t0 + tmo);
+}
+
+static void *futext(void *arg)
+{
+	struct timespec rel = { ms / 1000, (ms % 1000) * 1000000L };
+	long long t0 = clk_ms(CLOCK_MONOTONIC);
+	long ret;
+
+	(void)arg;
+	say("go futext\n");
+	ret = syscall(SYS_futex, &word_t, FUTEX_WAIT_PRIVATE, 0, &rel, NULL, 0);
+	futex_report("futext", ret, ret ? errno : 0, t0, ms);
+	__atomic_store_n(&word_w, 1, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, &word_w, FUTEX_WAKE, 1, NULL, NULL, 0);
+	return NULL;
+}
+
+static void futexw(void)
+{
+	struct timespec end;
+	long long t0 = clk_ms(CLOCK_MONOTONIC);
+	long ret;
+
+	clock_gettime(CLOCK_REALTIME, &end);
+	end.tv_sec += 3 * ms / 1000;
+	say("go futexw\n");
+	ret = syscall(SYS_futex, &word_w, FUTEX_WAIT_BITSET | FUTEX_CLOCK_REALTIME,
+		      0, &end, NULL, FUTEX_BITSET_MATCH_ANY);
+	futex_report("futexw", ret, ret ? errno : 0, t0, -1);
+}
+
 static void on_usr1(int sig)
 {
 	(void)sig;
@@ -130,6 +221,23 @@ int main(int argc, char **argv)
 		say("handler ret=%ld errno=%s handled=%d rem_ms=%lld t1=%lld\n",
 		    ret, err ? errname(err) : "0", (int)handled, ts_ms(&rem),
 		    clk_ms(CLOCK_MONOTONIC));
+		return 0;
+	}
+	if (!strcmp(argv[1], "futex")) {
+		if (pthread_create(&th[0], NULL, futext, NULL))
+			return 1;
+		futexw();
+		pthread_join(th[0], NULL);
+		say("rbsleep done\n");
+		return 0;
+	}
+	if (!strcmp(argv[1], "poll")) {
+		if (pipe(pipe_t) || pipe(pipe_w) ||
+		    pthread_create(&th[0], NULL, pollt, NULL))
+			return 1;
+		poll_one("pollw", pipe_w[0], -1);
+		pthread_join(th[0], NULL);
+		say("rbsleep done\n");
 		return 0;
 	}
 	if (strcmp(argv[1], "plain"))

@@ -22,7 +22,10 @@
  *     "IMGCR" NT_IMGCR_VDSO    a copy of the vdso (imgcr_task.vdso_size bytes)
  *     "IMGCR" NT_IMGCR_CREDS   struct imgcr_creds (the main thread's)
  *     "IMGCR" NT_IMGCR_SECCOMP struct imgcr_seccomp[1 + imgcr_proc.nr_threads]
- *     "IMGCR" NT_IMGCR_SLEEPS  struct imgcr_sleep[] (threads in a nanosleep)
+ *     "IMGCR" NT_IMGCR_SLEEPS  struct imgcr_sleep[] (threads in a nanosleep
+ *                           or a poll)
+ *     "IMGCR" NT_IMGCR_SIGWAITS struct imgcr_sigwait[] (threads with a
+ *                           call's temporary signal mask)
  *   then for each further thread, in the order of its notes:
  *     "CORE"  NT_PRSTATUS   its registers (pid = its TID)
  *     "CORE"  NT_PRFPREG
@@ -41,7 +44,8 @@
  * the caller's credentials.  NT_IMGCR_SECCOMP is present exactly in
  * version 3 images, and in version 4 images with a thread under seccomp.
  * NT_IMGCR_SLEEPS is present exactly when a thread has
- * IMGCR_TASK_RESTART_BLOCK.
+ * IMGCR_TASK_RESTART_BLOCK, NT_IMGCR_SIGWAITS exactly when a thread has
+ * IMGCR_TASK_TEMP_SIGMASK.
  *
  * PT_LOAD segments carry only pages the task had present and private to it:
  * p_filesz == p_memsz, both multiples of the page size, sorted by address,
@@ -93,8 +97,10 @@
 #define NT_IMGCR_CREDS		0x494d430b
 /* Each thread's seccomp mode and filter count (version 3). */
 #define NT_IMGCR_SECCOMP	0x494d430a
-/* The sleeps of threads with IMGCR_TASK_RESTART_BLOCK: struct imgcr_sleep[] */
+/* The restart blocks of threads with IMGCR_TASK_RESTART_BLOCK: struct imgcr_sleep[] */
 #define NT_IMGCR_SLEEPS		0x494d430c
+/* The temporary masks of threads with IMGCR_TASK_TEMP_SIGMASK: struct imgcr_sigwait[] */
+#define NT_IMGCR_SIGWAITS	0x494d430d
 
 /* Standard note types the image uses (same values as <elf.h>). */
 #define IMGCR_NT_PRSTATUS	1
@@ -195,11 +201,24 @@ struct imgcr_prpsinfo {
  * makes the kernel's restart block again (the function chosen by the
  * loader, never by the image), so that with no signal the sleep goes on
  * for its remaining time through restart_syscall(), and a handled signal
- * makes it return EINTR.  Other restart blocks (poll, futex waits, CPU
+ * makes it return EINTR.  The same for a poll() (do_restart_poll, entry
+ * with IMGCR_SLEEP_POLL) and a futex wait with a timeout
+ * (futex_wait_restart, IMGCR_SLEEP_FUTEX).  Other restart blocks (CPU
  * clocks, alarm clocks, 32-bit calls) are dumped as
- * IMGCR_TASK_INTERRUPTED_SYSCALL.  Loaders before it refuse the flag.
+ * IMGCR_TASK_INTERRUPTED_SYSCALL.  Loaders before it refuse the flag
+ * (and loaders before IMGCR_SLEEP_POLL refuse that entry flag).
  */
 #define IMGCR_TASK_RESTART_BLOCK	0x20
+/*
+ * The thread was stopped in sigsuspend(), ppoll(), pselect6() or
+ * epoll_pwait() (the kernel's TS_RESTORE_SIGMASK): the call's temporary
+ * mask is in force and the thread's own one (imgcr_thread.blocked, which
+ * older loaders restore alone) comes back when the call returns, or in
+ * the frame of the handler that interrupts it.  The thread's entry of
+ * NT_IMGCR_SIGWAITS holds the temporary mask; the loader sets both and the
+ * flag again.  Loaders before it refuse the flag.
+ */
+#define IMGCR_TASK_TEMP_SIGMASK		0x40
 #define IMGCR_TASK_RESTART_CODES	(IMGCR_TASK_RESTART_SYS | \
 					 IMGCR_TASK_RESTART_NOINTR | \
 					 IMGCR_TASK_RESTART_NOHAND | \
@@ -562,16 +581,45 @@ struct imgcr_thread {
  * whose clocks differ.  The loader sets the expiry to that clock's now +
  * remaining_ns.  (A sleep with TIMER_ABSTIME has no restart block: it is
  * an IMGCR_TASK_RESTART_NOHAND call, re-executed with its absolute time.)
+ *
+ * With IMGCR_SLEEP_POLL the entry is a poll() instead (the kernel's
+ * do_restart_poll): clock CLOCK_MONOTONIC, on which poll() keeps its end
+ * time, nfds and the pollfd array in rmtp; with IMGCR_SLEEP_TIMEOUT the
+ * time left in remaining_ns (without, it waits with no timeout and
+ * remaining_ns is 0).
+ *
+ * With IMGCR_SLEEP_FUTEX it is a futex wait with a timeout (the kernel's
+ * futex_wait_restart; FUTEX_WAIT, or FUTEX_WAIT_BITSET with
+ * FUTEX_BITSET_MATCH_ANY, on a 32-bit futex): rmtp is the futex word's
+ * address, nfds the value waited for, IMGCR_SLEEP_SHARED for a futex not
+ * FUTEX_PRIVATE_FLAG; clock CLOCK_MONOTONIC with the time left in
+ * remaining_ns, or CLOCK_REALTIME (FUTEX_CLOCK_REALTIME) with the absolute
+ * expiry in remaining_ns, kept as the kernel keeps it.
  */
 #define IMGCR_SLEEP_RMTP	0x1	/* rmtp is a native struct timespec * */
+#define IMGCR_SLEEP_POLL	0x2	/* a poll(): rmtp is its struct pollfd * */
+#define IMGCR_SLEEP_TIMEOUT	0x4	/* IMGCR_SLEEP_POLL with a timeout */
+#define IMGCR_SLEEP_FUTEX	0x8	/* a futex wait: rmtp is its u32 * */
+#define IMGCR_SLEEP_SHARED	0x10	/* IMGCR_SLEEP_FUTEX, not private */
 
 struct imgcr_sleep {
 	__u32 tid;		/* the thread's, as in its imgcr_thread */
 	__s32 clock;		/* CLOCK_MONOTONIC, _BOOTTIME or _TAI */
 	__u32 flags;		/* IMGCR_SLEEP_* */
-	__u32 pad0;		/* 0 */
+	__u32 nfds;		/* IMGCR_SLEEP_POLL: poll()'s nfds; _FUTEX: val; else 0 */
 	__u64 rmtp;		/* where EINTR stores the time left; 0 without _RMTP */
 	__u64 remaining_ns;	/* left at the dump, at most KTIME_MAX */
+};
+
+/*
+ * NT_IMGCR_SIGWAITS: one entry per thread with IMGCR_TASK_TEMP_SIGMASK, in
+ * the order of the threads (as NT_IMGCR_SLEEPS): the temporary mask of the
+ * call it was stopped in.  Its own mask is imgcr_thread.blocked.
+ */
+struct imgcr_sigwait {
+	__u32 tid;		/* the thread's, as in its imgcr_thread */
+	__u32 pad0;		/* 0 */
+	__u64 mask;		/* bit n-1 is signal n; never SIGKILL or SIGSTOP */
 };
 
 /* imgcr_creds.flags */
