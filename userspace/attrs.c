@@ -436,7 +436,8 @@ static int dump_mempolicy(struct tree_task *k)
 			pr_perror("pid %d tid %d: cannot read its numa_maps", k->pid, k->threads[j]);
 			return -1;
 		}
-		if (at || strcmp(pol, main_pol)) {
+		/* an exited thread has no mm: nothing shown */
+		if (pol[0] && (at || strcmp(pol, main_pol))) {
 			pr_err("pid %d tid %d: its NUMA memory policy %s differs from the main thread's %s: per-thread values are not supported",
 			       k->pid, k->threads[j], at ? other : pol, main_pol);
 			return -1;
