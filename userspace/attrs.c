@@ -462,7 +462,7 @@ static int dump_mempolicy(struct tree_task *k)
  * main thread's: a thread whose value differs is refused.
  */
 static const struct {
-	const char *field, *sysfs;	/* the status field; how imgcr's own shows "per thread" */
+	const char *field, *chosen;	/* the status field; the start of its per-thread values */
 	const char *force, *disable, *enable;	/* its values */
 	unsigned int bit;
 } spec_kinds[] = {
@@ -524,7 +524,7 @@ static int dump_spec(struct tree_task *k)
 			k->attr_set |= spec_kinds[i].bit;
 		} else if (!ret && !strcmp(m, "vulnerable")) {
 			own = thread_status(0, 0, spec_kinds[i].field);
-			if (own && !strncmp(own, spec_kinds[i].sysfs, strlen(spec_kinds[i].sysfs))) {
+			if (own && !strncmp(own, spec_kinds[i].chosen, strlen(spec_kinds[i].chosen))) {
 				pr_err("pid %d: its %s is disabled until its next exec (PR_SPEC_DISABLE_NOEXEC, shown as \"vulnerable\"): the exec of the restore would end it: not supported",
 				       k->pid, spec_kinds[i].field);
 				ret = -1;
@@ -891,6 +891,13 @@ static int set_spec(const struct tree_task *k, char *err, size_t size)
 		want = w[i].bit == ATTR_SPEC_SSB ? k->spec_ssb : k->spec_ib;
 		now = prctl(PR_GET_SPECULATION_CTRL, w[i].which, 0, 0, 0);
 		if (now >= 0 && (now & PR_SPEC_PRCTL) && (now & ~(int)PR_SPEC_PRCTL) == want)
+			continue;
+		/*
+		 * Enabled is the default the task did not choose: a machine
+		 * where no task can choose, speculation enabled or not
+		 * affected, gives the same.
+		 */
+		if (want == PR_SPEC_ENABLE && (now == PR_SPEC_ENABLE || now == PR_SPEC_NOT_AFFECTED))
 			continue;
 		if (!prctl(PR_SET_SPECULATION_CTRL, w[i].which, want, 0, 0))
 			continue;
