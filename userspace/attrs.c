@@ -51,6 +51,11 @@
 #include "record.h"
 
 #define IOPRIO_WHO_PROCESS	1
+/* linux/mempolicy.h, without its dependence on the kernel headers' version */
+#define IMGCR_MPOL_DEFAULT	0
+#define IMGCR_MPOL_LOCAL	4
+#define IMGCR_MPOL_F_NUMA_BALANCING	(1 << 13)
+#define IMGCR_MAX_NODES		1024	/* Debian's CONFIG_NODES_SHIFT=10 */
 #ifndef SCHED_DEADLINE
 #define SCHED_DEADLINE		6
 #endif
@@ -207,6 +212,327 @@ static int uid_val(const char *s, unsigned int *out)
 	return 0;
 }
 
+/*
+ * coredump_filter: per mm, kept by exec (the new mm takes the old one's
+ * MMF_DUMP_FILTER bits), so the restorer writes it for the image.
+ */
+static int dump_coredump_filter(struct tree_task *k)
+{
+	char path[64], *text, *end;
+
+	snprintf(path, sizeof(path), "/proc/%d/coredump_filter", k->pid);
+	text = read_text(path, NULL);
+	if (!text) {
+		pr_perror("pid %d: cannot read %s", k->pid, path);
+		return -1;
+	}
+	errno = 0;
+	k->coredump_filter = strtoul(text, &end, 16);
+	if (errno || end == text) {
+		pr_err("pid %d: cannot parse %s", k->pid, path);
+		free(text);
+		return -1;
+	}
+	free(text);
+	k->attr_set |= ATTR_COREDUMP;
+	return 0;
+}
+
+/* the NUMA policy modes as numa_maps names them (mm/mempolicy.c policy_modes), by MPOL_* */
+static const char *const mpol_modes[] = {
+	"default", "prefer", "bind", "interleave", "local", "prefer (many)", "weighted interleave",
+};
+/* and as the tree file does (no spaces) */
+static const char *const mpol_names[] = {
+	"default", "prefer", "bind", "interleave", "local", "prefer-many", "weighted-interleave",
+};
+#define NR_MPOL_MODES	(int)(sizeof(mpol_modes) / sizeof(mpol_modes[0]))
+
+/* "0-3,6" into the bitmap @m (IMGCR_MAX_NODES bits); 0 or -1 */
+static int parse_node_list(const char *l, unsigned long *m)
+{
+	const int bits = 8 * sizeof(long);
+	char *end;
+	long a, b;
+
+	memset(m, 0, IMGCR_MAX_NODES / 8);
+	while (*l) {
+		a = strtol(l, &end, 10);
+		if (end == l || a < 0 || a >= IMGCR_MAX_NODES)
+			return -1;
+		b = a;
+		l = end;
+		if (*l == '-') {
+			b = strtol(l + 1, &end, 10);
+			if (end == l + 1 || b < a || b >= IMGCR_MAX_NODES)
+				return -1;
+			l = end;
+		}
+		for (; a <= b; a++)
+			m[a / bits] |= 1UL << (a % bits);
+		if (*l == ',')
+			l++;
+		else if (*l)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * A policy as numa_maps shows it ("bind=balancing:0-1", "local") into
+ * mode, flags and node list (strdup'ed, NULL for none); 0, or -1 with
+ * the reason in @why.
+ */
+static int parse_mpol(const char *s, int *mode, int *flags, char **nodes, const char **why)
+{
+	unsigned long m[IMGCR_MAX_NODES / (8 * sizeof(long))];
+	size_t n;
+	int i;
+
+	*why = "cannot parse it";
+	for (i = NR_MPOL_MODES - 1; i >= 0; i--) {
+		n = strlen(mpol_modes[i]);
+		if (!strncmp(s, mpol_modes[i], n) && (!s[n] || s[n] == '=' || s[n] == ':'))
+			break;
+	}
+	if (i < 0)
+		return -1;
+	*mode = i;
+	*flags = 0;
+	*nodes = NULL;
+	s += n;
+	if (*s == '=') {
+		if (strncmp(s, "=balancing", 10)) {
+			*why = "its nodes are static or relative (MPOL_F_STATIC_NODES, MPOL_F_RELATIVE_NODES): the node mask it asked for is not shown in /proc";
+			return -1;
+		}
+		*flags = IMGCR_MPOL_F_NUMA_BALANCING;
+		s += 10;
+	}
+	if (*s == ':') {
+		if (parse_node_list(s + 1, m))
+			return -1;
+		*nodes = strdup(s + 1);
+		if (!*nodes)
+			return -1;
+	} else if (*s) {
+		return -1;
+	}
+	return 0;
+}
+
+/* the length of the policy at the start of @s, a numa_maps line after its address */
+static size_t mpol_len(const char *s)
+{
+	const char *sp;
+	size_t n;
+	int i;
+
+	/* "prefer (many):0" and "weighted interleave" have a space */
+	for (i = NR_MPOL_MODES - 1; i >= 0; i--) {
+		n = strlen(mpol_modes[i]);
+		if (!strncmp(s, mpol_modes[i], n))
+			break;
+	}
+	sp = strchr(s + (i < 0 ? 0 : n), ' ');
+	return sp ? (size_t)(sp - s) : strlen(s);
+}
+
+/*
+ * The policy field of the numa_maps lines of thread @tid: the one of its
+ * first mapping in @first (@size), and whether every mapping read shows
+ * the same (@same_at: the start of the first that does not, else 0).  A
+ * mapping with a policy of its own (mbind) shows that one, the others the
+ * thread's (set_mempolicy).  @all: read them all, else the first read()'s
+ * worth.  0, or -1 (errno; ENOENT: no NUMA).
+ */
+static int numa_policies(pid_t pid, pid_t tid, int all, char *first, size_t size,
+			 unsigned long *same_at, char *other, size_t osize)
+{
+	char path[64], *text, *line, *save = NULL, *pol;
+	size_t len;
+	int fd;
+
+	*same_at = 0;
+	first[0] = 0;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/numa_maps", pid, tid);
+	if (all) {
+		text = read_text(path, &len);
+		if (!text)
+			return -1;
+	} else {
+		ssize_t n;
+
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -1;
+		text = malloc(4097);
+		n = text ? read(fd, text, 4096) : -1;
+		close(fd);
+		if (n < 0) {
+			free(text);
+			return -1;
+		}
+		text[n] = 0;
+		/* the last line may be cut */
+		line = strrchr(text, '\n');
+		if (line)
+			line[1] = 0;
+	}
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *sp = strchr(line, ' ');
+		size_t pl;
+
+		if (!sp)
+			continue;
+		pol = sp + 1;
+		pl = mpol_len(pol);
+		if (!first[0]) {
+			snprintf(first, size, "%.*s", (int)pl, pol);
+		} else if (!*same_at && (strlen(first) != pl || strncmp(first, pol, pl))) {
+			*same_at = strtoul(line, NULL, 16);
+			snprintf(other, osize, "%.*s", (int)pl, pol);
+		}
+	}
+	free(text);
+	return 0;
+}
+
+/*
+ * The task's NUMA memory policy (set_mempolicy), per thread: numa_maps
+ * shows it for every mapping without one of its own.  Exec keeps it and
+ * the image's threads inherit the main thread's: a thread whose policy
+ * differs is refused, and so is a mapping with a policy of its own
+ * (mbind), which nothing restores.  The main thread's numa_maps is read
+ * whole, the other threads' first page (their mappings are the same).
+ */
+static int dump_mempolicy(struct tree_task *k)
+{
+	char main_pol[128], pol[128], other[128];
+	unsigned long at;
+	const char *why;
+	int j;
+
+	if (numa_policies(k->pid, k->pid, 1, main_pol, sizeof(main_pol), &at, other,
+			  sizeof(other))) {
+		if (errno == ENOENT)
+			return 0;	/* a kernel without NUMA: nothing to keep */
+		pr_perror("pid %d: cannot read /proc/%d/numa_maps", k->pid, k->pid);
+		return -1;
+	}
+	if (!main_pol[0])
+		return 0;
+	if (at) {
+		pr_err("pid %d: its mapping at %#lx has the NUMA memory policy %s, its first %s: a mapping's own memory policy (mbind) is not supported",
+		       k->pid, at, other, main_pol);
+		return -1;
+	}
+	for (j = 0; j < k->nthreads; j++) {
+		if (numa_policies(k->pid, k->threads[j], 0, pol, sizeof(pol), &at, other,
+				  sizeof(other))) {
+			pr_perror("pid %d tid %d: cannot read its numa_maps", k->pid, k->threads[j]);
+			return -1;
+		}
+		/* an exited thread has no mm: nothing shown */
+		if (pol[0] && (at || strcmp(pol, main_pol))) {
+			pr_err("pid %d tid %d: its NUMA memory policy %s differs from the main thread's %s: per-thread values are not supported",
+			       k->pid, k->threads[j], at ? other : pol, main_pol);
+			return -1;
+		}
+	}
+	if (parse_mpol(main_pol, &k->mpol_mode, &k->mpol_flags, &k->mpol_nodes, &why)) {
+		pr_err("pid %d: NUMA memory policy %s: %s: not supported", k->pid, main_pol, why);
+		return -1;
+	}
+	k->attr_set |= ATTR_MEMPOLICY;
+	return 0;
+}
+
+/*
+ * Speculation control (PR_SET_SPECULATION_CTRL), per thread, as
+ * /proc/PID/task/TID/status shows it: only a value the thread chose
+ * itself is kept ("thread ..."/"conditional ..."); the others are the
+ * machine's (not vulnerable, globally mitigated...).  Exec keeps it,
+ * except PR_SPEC_DISABLE_NOEXEC, which status shows as "vulnerable" when
+ * the thread could choose (imgcr's own shows "thread ..."): refused, as
+ * the exec of the image would end it.  The image's threads inherit the
+ * main thread's: a thread whose value differs is refused.
+ */
+static const struct {
+	const char *field, *chosen;	/* the status field; the start of its per-thread values */
+	const char *force, *disable, *enable;	/* its values */
+	unsigned int bit;
+} spec_kinds[] = {
+	{ "Speculation_Store_Bypass", "thread ", "thread force mitigated", "thread mitigated",
+	  "thread vulnerable", ATTR_SPEC_SSB },
+	{ "SpeculationIndirectBranch", "conditional ", "conditional force disabled",
+	  "conditional disabled", "conditional enabled", ATTR_SPEC_IB },
+};
+
+/* the status field @f of thread @tid as a string (malloc'ed), NULL: absent */
+static char *thread_status(pid_t pid, pid_t tid, const char *f)
+{
+	char path[64], *text, *v = NULL, *nl;
+	const char *x;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/status");
+	text = read_text(path, NULL);
+	x = text ? status_field(text, f) : NULL;
+	if (x) {
+		v = strdup(x);
+		nl = v ? strchr(v, '\n') : NULL;
+		if (nl)
+			*nl = 0;
+	}
+	free(text);
+	return v;
+}
+
+static int dump_spec(struct tree_task *k)
+{
+	size_t i;
+	int j, ret = 0;
+
+	for (i = 0; i < sizeof(spec_kinds) / sizeof(spec_kinds[0]) && !ret; i++) {
+		char *m = thread_status(k->pid, k->pid, spec_kinds[i].field), *own, *v;
+		int *val = spec_kinds[i].bit == ATTR_SPEC_SSB ? &k->spec_ssb : &k->spec_ib;
+
+		if (!m)
+			continue;	/* not x86 */
+		for (j = 0; j < k->nthreads && !ret; j++) {
+			v = thread_status(k->pid, k->threads[j], spec_kinds[i].field);
+			if (v && strcmp(v, m)) {
+				pr_err("pid %d tid %d: its %s (%s) differs from the main thread's (%s): per-thread values are not supported",
+				       k->pid, k->threads[j], spec_kinds[i].field, v, m);
+				ret = -1;
+			}
+			free(v);
+		}
+		if (!strcmp(m, spec_kinds[i].force))
+			*val = PR_SPEC_FORCE_DISABLE;
+		else if (!strcmp(m, spec_kinds[i].disable))
+			*val = PR_SPEC_DISABLE;
+		else if (!strcmp(m, spec_kinds[i].enable))
+			*val = PR_SPEC_ENABLE;
+		if (*val) {
+			k->attr_set |= spec_kinds[i].bit;
+		} else if (!ret && !strcmp(m, "vulnerable")) {
+			own = thread_status(0, 0, spec_kinds[i].field);
+			if (own && !strncmp(own, spec_kinds[i].chosen, strlen(spec_kinds[i].chosen))) {
+				pr_err("pid %d: its %s is disabled until its next exec (PR_SPEC_DISABLE_NOEXEC, shown as \"vulnerable\"): the exec of the restore would end it: not supported",
+				       k->pid, spec_kinds[i].field);
+				ret = -1;
+			}
+			free(own);
+		}
+		free(m);
+	}
+	return ret;
+}
+
 int attrs_dump_limits(struct tree_task *k)
 {
 	struct rlimit rl;
@@ -298,7 +624,7 @@ int attrs_dump(struct tree_task *k)
 		k->attr_set |= ATTR_LOGINUID;
 		free(text);
 	}
-	return 0;
+	return dump_coredump_filter(k) || dump_mempolicy(k) || dump_spec(k) ? -1 : 0;
 }
 
 /*
@@ -492,16 +818,108 @@ static int set_sched(const struct tree_task *k, char *err, size_t size)
 	return 0;
 }
 
+/* coredump_filter, for the image's mm: exec copies it into the new mm */
+static int set_coredump_filter(const struct tree_task *k, char *err, size_t size)
+{
+	char buf[32];
+	int fd, n, e;
+
+	if (!(k->attr_set & ATTR_COREDUMP))
+		return 0;
+	n = snprintf(buf, sizeof(buf), "0x%lx", k->coredump_filter);
+	fd = open("/proc/self/coredump_filter", O_WRONLY | O_CLOEXEC);
+	if (fd >= 0 && write(fd, buf, n) == n) {
+		close(fd);
+		return 0;
+	}
+	e = errno;
+	if (fd >= 0)
+		close(fd);
+	snprintf(err, size, "cannot set its coredump_filter %s: %s", buf, strerror(e));
+	return -1;
+}
+
+/* the NUMA memory policy, kept by exec and inherited by the image's threads */
+static int set_mempolicy_attr(const struct tree_task *k, char *err, size_t size)
+{
+	unsigned long m[IMGCR_MAX_NODES / (8 * sizeof(long))];
+	int e;
+
+	if (!(k->attr_set & ATTR_MEMPOLICY))
+		return 0;
+	if (parse_node_list(k->mpol_nodes ? k->mpol_nodes : "", m)) {
+		snprintf(err, size, "bad node list %s", k->mpol_nodes);
+		return -1;
+	}
+	if (!syscall(SYS_set_mempolicy, k->mpol_mode | k->mpol_flags,
+		     k->mpol_nodes ? m : NULL, k->mpol_nodes ? IMGCR_MAX_NODES + 1 : 0))
+		return 0;
+	e = errno;
+	snprintf(err, size, "cannot set its NUMA memory policy %s%s%s%s: %s%s",
+		 mpol_names[k->mpol_mode], k->mpol_flags ? "=balancing" : "",
+		 k->mpol_nodes ? ":" : "", k->mpol_nodes ? k->mpol_nodes : "", strerror(e),
+		 e == EINVAL ? " (nodes outside the restorer's cpuset, or a mode this kernel lacks)" : "");
+	return -1;
+}
+
+static const char *spec_name(int v)
+{
+	return v == PR_SPEC_FORCE_DISABLE ? "force-disable" : v == PR_SPEC_DISABLE ? "disable" :
+	       v == PR_SPEC_ENABLE ? "enable" : "?";
+}
+
+/* speculation control, kept by exec and inherited by the image's threads */
+static int set_spec(const struct tree_task *k, char *err, size_t size)
+{
+	static const struct {
+		unsigned int bit;
+		int which;
+		const char *name;
+	} w[] = {
+		{ ATTR_SPEC_SSB, PR_SPEC_STORE_BYPASS, "Speculation_Store_Bypass" },
+		{ ATTR_SPEC_IB, PR_SPEC_INDIRECT_BRANCH, "SpeculationIndirectBranch" },
+	};
+	size_t i;
+	int now, want, e;
+
+	for (i = 0; i < sizeof(w) / sizeof(w[0]); i++) {
+		if (!(k->attr_set & w[i].bit))
+			continue;
+		want = w[i].bit == ATTR_SPEC_SSB ? k->spec_ssb : k->spec_ib;
+		now = prctl(PR_GET_SPECULATION_CTRL, w[i].which, 0, 0, 0);
+		if (now >= 0 && (now & PR_SPEC_PRCTL) && (now & ~(int)PR_SPEC_PRCTL) == want)
+			continue;
+		/*
+		 * Enabled is the default the task did not choose: a machine
+		 * where no task can choose, speculation enabled or not
+		 * affected, gives the same.
+		 */
+		if (want == PR_SPEC_ENABLE && (now == PR_SPEC_ENABLE || now == PR_SPEC_NOT_AFFECTED))
+			continue;
+		if (!prctl(PR_SET_SPECULATION_CTRL, w[i].which, want, 0, 0))
+			continue;
+		e = errno;
+		snprintf(err, size, "cannot set its %s control to %s (PR_SET_SPECULATION_CTRL, now %#x): %s%s",
+			 w[i].name, spec_name(want), now, strerror(e),
+			 e == ENXIO ? " (this machine does not let a task choose it)" :
+			 e == EPERM ? " (the restorer's is force-disabled)" : "");
+		return -1;
+	}
+	return 0;
+}
+
 int attrs_set(const struct tree_task *k, int nnp_in_image, char *err, size_t size)
 {
 	/*
-	 * oom_score_adj and the loginuid first: they open files, which a low
+	 * oom_score_adj, the loginuid and coredump_filter first: they open files, which a low
 	 * RLIMIT_NOFILE (sshd's sandboxed child has 1) would forbid; the
 	 * limits before the scheduling, which RLIMIT_NICE and RLIMIT_RTPRIO
 	 * allow.
 	 */
 	if (set_oom(k, err, size) || set_loginuid(k, err, size) ||
-	    set_rlimits(k, err, size) || set_sched(k, err, size))
+	    set_coredump_filter(k, err, size) || set_rlimits(k, err, size) ||
+	    set_sched(k, err, size) || set_spec(k, err, size) ||
+	    set_mempolicy_attr(k, err, size))
 		return -1;
 	/* an image with credentials has each thread's: the module sets them */
 	if (!nnp_in_image && (k->attr_set & ATTR_NNP) && k->no_new_privs &&
@@ -545,6 +963,20 @@ void attrs_write(FILE *f, const struct tree_task *k)
 		fprintf(f, "nnp pid=%d value=%d\n", k->pid, k->no_new_privs);
 	if (k->attr_set & ATTR_LOGINUID)
 		fprintf(f, "loginuid pid=%d uid=%u\n", k->pid, k->loginuid);
+	if (k->attr_set & ATTR_COREDUMP)
+		fprintf(f, "coredump pid=%d filter=0x%lx\n", k->pid, k->coredump_filter);
+	if (k->attr_set & ATTR_MEMPOLICY) {
+		fprintf(f, "mempolicy pid=%d mode=%s", k->pid, mpol_names[k->mpol_mode]);
+		if (k->mpol_flags)
+			fprintf(f, " balancing=1");
+		if (k->mpol_nodes)
+			fprintf(f, " nodes=%s", k->mpol_nodes);
+		fputc('\n', f);
+	}
+	if (k->attr_set & ATTR_SPEC_SSB)
+		fprintf(f, "spec pid=%d which=ssb ctrl=%s\n", k->pid, spec_name(k->spec_ssb));
+	if (k->attr_set & ATTR_SPEC_IB)
+		fprintf(f, "spec pid=%d which=ib ctrl=%s\n", k->pid, spec_name(k->spec_ib));
 	if (k->cwd_deleted) {
 		fprintf(f, "cwd-deleted pid=%d", k->pid);
 		/* written when not the default: 0700, root's */
@@ -643,6 +1075,52 @@ static const char *attr_record_read(struct tree *t, struct rec *r)
 		if (!(v = rec_val(r, "uid")) || uid_val(v, &k->loginuid))
 			return bad;
 		k->attr_set |= ATTR_LOGINUID;
+	} else if (!strcmp(r->name, "coredump")) {
+		char *end;
+
+		if (!(v = rec_val(r, "filter")) || strncmp(v, "0x", 2) || !v[2] ||
+		    (k->attr_set & ATTR_COREDUMP))
+			return bad;
+		errno = 0;
+		k->coredump_filter = strtoul(v + 2, &end, 16);
+		if (errno || *end || k->coredump_filter > 0xffffffffUL)
+			return bad;
+		k->attr_set |= ATTR_COREDUMP;
+	} else if (!strcmp(r->name, "mempolicy")) {
+		unsigned long m[IMGCR_MAX_NODES / (8 * sizeof(long))];
+		int bal = 0;
+
+		v = rec_val(r, "mode");
+		for (i = 0; v && i < NR_MPOL_MODES && strcmp(v, mpol_names[i]); i++)
+			;
+		if (!v || i == NR_MPOL_MODES || (k->attr_set & ATTR_MEMPOLICY) ||
+		    (rec_has(r, "balancing") && rec_int(r, "balancing", 0, 1, &bal)))
+			return bad;
+		w = rec_val(r, "nodes");
+		/* default and local have no nodes, the others some */
+		if ((!w) != (i == IMGCR_MPOL_DEFAULT || i == IMGCR_MPOL_LOCAL) ||
+		    (w && (parse_node_list(w, m) || !*w || !(k->mpol_nodes = strdup(w)))))
+			return bad;
+		k->mpol_mode = i;
+		k->mpol_flags = bal ? IMGCR_MPOL_F_NUMA_BALANCING : 0;
+		k->attr_set |= ATTR_MEMPOLICY;
+	} else if (!strcmp(r->name, "spec")) {
+		static const int ctl[] = { PR_SPEC_ENABLE, PR_SPEC_DISABLE, PR_SPEC_FORCE_DISABLE };
+		unsigned int bit;
+		int *val;
+
+		v = rec_val(r, "which");
+		w = rec_val(r, "ctrl");
+		if (!v || !w || (strcmp(v, "ssb") && strcmp(v, "ib")))
+			return bad;
+		bit = !strcmp(v, "ssb") ? ATTR_SPEC_SSB : ATTR_SPEC_IB;
+		val = bit == ATTR_SPEC_SSB ? &k->spec_ssb : &k->spec_ib;
+		for (i = 0; i < 3 && strcmp(w, spec_name(ctl[i])); i++)
+			;
+		if (i == 3 || (k->attr_set & bit))
+			return bad;
+		*val = ctl[i];
+		k->attr_set |= bit;
 	} else if (!strcmp(r->name, "cwd-deleted")) {
 		k->cwd_deleted = 1;
 		k->cwd_has_mode = 1;
@@ -664,6 +1142,9 @@ const struct tree_record attrs_records[] = {
 	{ "ioprio", attr_record_read, NULL, NULL },
 	{ "nnp", attr_record_read, NULL, NULL },
 	{ "loginuid", attr_record_read, NULL, NULL },
+	{ "coredump", attr_record_read, NULL, NULL },
+	{ "mempolicy", attr_record_read, NULL, NULL },
+	{ "spec", attr_record_read, NULL, NULL },
 	{ "cwd-deleted", attr_record_read, NULL, NULL },
 	{ NULL, NULL, NULL, NULL }
 };
@@ -703,6 +1184,16 @@ void attrs_show_text(const struct tree_task *k)
 	}
 	if ((k->attr_set & ATTR_LOGINUID) && k->loginuid != 0xffffffffu)
 		printf("  audit loginuid %u\n", k->loginuid);
+	if (k->attr_set & ATTR_COREDUMP)
+		printf("  coredump_filter 0x%lx\n", k->coredump_filter);
+	if ((k->attr_set & ATTR_MEMPOLICY) && k->mpol_mode != IMGCR_MPOL_DEFAULT)
+		printf("  NUMA memory policy %s%s%s%s\n", mpol_names[k->mpol_mode],
+		       k->mpol_flags ? "=balancing" : "", k->mpol_nodes ? ":" : "",
+		       k->mpol_nodes ? k->mpol_nodes : "");
+	if (k->attr_set & (ATTR_SPEC_SSB | ATTR_SPEC_IB))
+		printf("  speculation control: store bypass %s, indirect branch %s\n",
+		       k->attr_set & ATTR_SPEC_SSB ? spec_name(k->spec_ssb) : "-",
+		       k->attr_set & ATTR_SPEC_IB ? spec_name(k->spec_ib) : "-");
 }
 
 void attrs_show_json(const struct tree_task *k)
@@ -724,4 +1215,14 @@ void attrs_show_json(const struct tree_task *k)
 	       k->affinity ? k->affinity : "");
 	if (k->attr_set & ATTR_LOGINUID)
 		printf(",\"loginuid\":%u", k->loginuid);
+	if (k->attr_set & ATTR_COREDUMP)
+		printf(",\"coredump_filter\":%lu", k->coredump_filter);
+	if (k->attr_set & ATTR_MEMPOLICY)
+		printf(",\"mempolicy\":{\"mode\":\"%s\",\"balancing\":%s,\"nodes\":\"%s\"}",
+		       mpol_names[k->mpol_mode], k->mpol_flags ? "true" : "false",
+		       k->mpol_nodes ? k->mpol_nodes : "");
+	if (k->attr_set & ATTR_SPEC_SSB)
+		printf(",\"spec_store_bypass\":\"%s\"", spec_name(k->spec_ssb));
+	if (k->attr_set & ATTR_SPEC_IB)
+		printf(",\"spec_indirect_branch\":\"%s\"", spec_name(k->spec_ib));
 }

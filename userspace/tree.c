@@ -94,8 +94,8 @@
  * The attribute records (rlimit .. cwd-deleted, attrs.c) follow a task's
  * thread records.  Each is optional: a missing one leaves the attribute
  * as the restored task inherits it.  Scheduling, affinity and I/O
- * priority are the main thread's (the dump refuses threads whose values
- * differ).  Other process state the kernel keeps across the exec of the
+ * priority, the NUMA memory policy and speculation control are the main
+ * thread's (the dump refuses threads whose values differ).  Other process state the kernel keeps across the exec of the
  * image (personality, parent-death signal, child subreaper, THP disable,
  * dumpable, membarrier registrations) is in the image, NT_IMGCR_PROC.
  * They were added to version 2 without a version bump, like the anon
@@ -399,6 +399,7 @@ void tree_free(struct tree *t)
 		free(t->tasks[i].threads);
 		free(t->tasks[i].vthreads);
 		free(t->tasks[i].affinity);
+		free(t->tasks[i].mpol_nodes);
 	}
 	for (i = 0; i < t->nfiles; i++) {
 		free(t->files[i].path);
@@ -855,7 +856,7 @@ static const struct tree_record fd_records[] = {
  *   root pid                       (here, tree.c)
  *   task pid ppid pgid sid comm, then its cred, fs, thread, attribute
  *     (attrs.c: rlimit oom sched affinity ioprio nnp loginuid
- *     cwd-deleted), exit, zombie-sig and stopped records
+ *     coredump mempolicy spec cwd-deleted), exit, zombie-sig and stopped records
  *   ghost, ghost-mapped            deleted files (files-ghost.c)
  *   bpfmap                         bpf maps, before their files (bpfmap.c)
  *   file id kind flags pos + the kind's fields (files.h: rec_write, rec_read)

@@ -46,6 +46,10 @@ const char *tree_kind_json(enum tree_kind kind);
 #define ATTR_IOPRIO	(1u << 19)
 #define ATTR_NNP	(1u << 20)
 #define ATTR_LOGINUID	(1u << 21)
+#define ATTR_COREDUMP	(1u << 22)
+#define ATTR_MEMPOLICY	(1u << 23)
+#define ATTR_SPEC_SSB	(1u << 24)
+#define ATTR_SPEC_IB	(1u << 25)
 /* TK_TTY: what the file is on its terminal (tty.c) */
 enum tree_tty_role {
 	TTY_MASTER,	/* /dev/ptmx: the master of a pty pair in the tree */
@@ -132,6 +136,10 @@ struct tree_task {
 	char *affinity;		/* CPU list ("0-3,6") */
 	int no_new_privs;
 	unsigned int loginuid;	/* /proc/PID/loginuid; 4294967295: unset */
+	unsigned long coredump_filter;	/* /proc/PID/coredump_filter (per mm) */
+	int mpol_mode, mpol_flags;	/* NUMA memory policy: MPOL_*, MPOL_F_NUMA_BALANCING */
+	char *mpol_nodes;	/* its node list ("0-1"), NULL: none */
+	int spec_ssb, spec_ib;	/* PR_SPEC_ENABLE/DISABLE/FORCE_DISABLE (ATTR_SPEC_*) */
 	int cwd_deleted;	/* cwd was deleted: recreated, entered, removed */
 	int cwd_has_mode;	/* its mode and owner known (else 0700, the restorer's) */
 	unsigned int cwd_mode, cwd_uid, cwd_gid;

@@ -30,6 +30,7 @@
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/magic.h>
+#include <linux/mempolicy.h>
 #include <linux/shmem_fs.h>
 #include <linux/module.h>
 #include <linux/namei.h>
@@ -1252,6 +1253,17 @@ static int dump_one_vma(struct dump_image *img, struct vm_area_struct *vma)
 	struct imgcr_vma *v;
 	int ret;
 
+	/*
+	 * A NUMA memory policy of the mapping's own (mbind): the loader
+	 * gives none back.  numa_maps cannot tell one equal to the task's
+	 * policy from none, so userspace cannot see it.
+	 */
+	if (vma_policy(vma)) {
+		dump_refuse(img, task_pid_nr(img->task),
+			    "mapping at %#lx has a NUMA memory policy of its own (mbind); not supported",
+			    vma->vm_start);
+		return -EOPNOTSUPP;
+	}
 	ret = grow((void **)&img->vmas, &img->cap_vmas, img->nr_vmas + 1,
 		   sizeof(*img->vmas));
 	if (ret)

@@ -517,11 +517,16 @@ static void do_timers(const char *scope, pid_t pid)
 static const char *const smaps_keep[] = { "VmFlags", "THPeligible", "ProtectionKey", "KernelPageSize",
 					  NULL };
 
+/* the mappings' ranges of the task do_smaps read last, for do_numa */
+static char (*ranges)[64];
+static int nranges;
+
 static void do_smaps(pid_t pid, pid_t tp)
 {
 	char path[64], *text, *line, *save = NULL, scope[96] = "";
 	int count = 0;
 
+	nranges = 0;
 	snprintf(path, sizeof(path), "/proc/%d/smaps", pid);
 	text = readfile(path, NULL);
 	if (!text)
@@ -534,6 +539,9 @@ static void do_smaps(pid_t pid, pid_t tp)
 		if (sscanf(line, "%63s %7s %llx %15s %llu %n", range, perms, &off, dev, &ino, &n) >= 5 &&
 		    strchr(range, '-') && n > 0) {
 			name = line + n;
+			if (!(nranges & 63) && !(ranges = realloc(ranges, (nranges + 64) * sizeof(*ranges))))
+				exit(2);
+			snprintf(ranges[nranges++], sizeof(*ranges), "%s", range);
 			snprintf(scope, sizeof(scope), "map %d/%s", tp, range);
 			add(scope, "perms", "%s", perms);
 			add(scope, "offset", "%llx", off);
@@ -565,6 +573,67 @@ static void do_smaps(pid_t pid, pid_t tp)
 	free(text);
 	snprintf(scope, sizeof(scope), "task %d", tp);
 	add(scope, "maps.count", "%d", count);
+}
+
+/*
+ * NUMA memory policies (numa_maps): per mapping of the task, the policy
+ * of its own (mbind) or else the main thread's (set_mempolicy); per
+ * thread, the distinct policies its numa_maps shows, in order (its own
+ * for the mappings without one).  Absent without CONFIG_NUMA.
+ */
+static size_t mpol_len(const char *s)
+{
+	/* "prefer (many):0" and "weighted interleave:0" have a space */
+	static const char *const spaced[] = { "prefer (many)", "weighted interleave" };
+	const char *sp;
+	size_t n = 0;
+
+	for (size_t i = 0; i < 2; i++)
+		if (!strncmp(s, spaced[i], strlen(spaced[i])))
+			n = strlen(spaced[i]);
+	sp = strchr(s + n, ' ');
+	return sp ? (size_t)(sp - s) : strlen(s);
+}
+
+static void do_numa(pid_t pid, pid_t tid, pid_t tp, const char *tscope)
+{
+	char path[80], *text, *line, *save = NULL, list[512] = "", scope[96];
+	size_t k = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/numa_maps", pid, tid);
+	text = readfile(path, NULL);
+	if (!text)
+		return;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *pol = strchr(line, ' '), one[128], start[32];
+		size_t pl;
+
+		if (!pol)
+			continue;
+		pol++;
+		pl = mpol_len(pol);
+		snprintf(one, sizeof(one), "%.*s", (int)pl, pol);
+		if (!tscope) {
+			snprintf(start, sizeof(start), "%.*s-", (int)(pol - 1 - line), line);
+			for (int i = 0; i < nranges; i++)
+				if (!strncmp(ranges[i], start, strlen(start))) {
+					snprintf(scope, sizeof(scope), "map %d/%s", tp, ranges[i]);
+					add(scope, "mempolicy", "%s", one);
+					break;
+				}
+			continue;
+		}
+		/* distinct, in order */
+		char *hit = strstr(list, one);
+
+		if (hit && (hit == list || hit[-1] == ',') && (!hit[strlen(one)] || hit[strlen(one)] == ','))
+			continue;
+		if (k + strlen(one) + 2 < sizeof(list))
+			k += snprintf(list + k, sizeof(list) - k, "%s%s", k ? "," : "", one);
+	}
+	free(text);
+	if (tscope)
+		add(tscope, "mempolicy", "%s", list);
 }
 
 /* ---- sockets ---- */
@@ -1333,6 +1402,7 @@ static void snapshot_task(int ti)
 	do_timers(scope, pid);
 	do_shared(scope, ti);
 	do_smaps(pid, tp);
+	do_numa(pid, pid, tp, NULL);
 
 	snprintf(path, sizeof(path), "/proc/%d/task", pid);
 	n = scandir(path, &ents, NULL, versionsort);
@@ -1354,6 +1424,7 @@ static void snapshot_task(int ti)
 		do_status(tscope, path);
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
 		do_stat(tscope, path, 1);
+		do_numa(pid, tid, tp, tscope);
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tid);
 		t = readfile(path, NULL);
 		if (t)

@@ -67,6 +67,17 @@ static void task(const struct tree_task *k)
 	printf(" nnp=%d loginuid=%u cwd_deleted=%d zombie=%d exit_status=%d stopped=%d",
 	       k->no_new_privs, k->loginuid, k->cwd_deleted, k->zombie, k->exit_status,
 	       !!k->stopped);
+	/* only where present, as the tree file */
+	if (k->attr_set & ATTR_COREDUMP)
+		printf(" coredump_filter=0x%lx", k->coredump_filter);
+	if (k->attr_set & ATTR_MEMPOLICY) {
+		printf(" mpol=%d,0x%x", k->mpol_mode, k->mpol_flags);
+		str("mpol_nodes", k->mpol_nodes);
+	}
+	if (k->attr_set & ATTR_SPEC_SSB)
+		printf(" spec_ssb=%d", k->spec_ssb);
+	if (k->attr_set & ATTR_SPEC_IB)
+		printf(" spec_ib=%d", k->spec_ib);
 	/* only where they are not the defaults (SIGSTOP; none), as the tree file */
 	if (k->stopped && k->stopped != SIGSTOP)
 		printf(" stop_sig=%d", k->stopped);
