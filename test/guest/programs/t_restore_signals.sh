@@ -6,7 +6,7 @@
 # part executes the image from a caller that blocks no signal: there
 # binfmt_img alone keeps them waiting.  The third restores it with --pidns:
 # imgcr-init, the namespace's pid 1, which never executes an image, has
-# imgcr's mask back, so a SIGTERM from here ends the namespace.
+# imgcr's signal mask back (none blocked), not the restorers'.
 . /imgcr/guest/lib.sh
 require_modules
 
@@ -71,8 +71,10 @@ until init=$(child_of $rp) && [ -n "$init" ] && [ "$(cat /proc/$init/comm 2>/dev
 done
 track $init
 track $inner
-kill -TERM $init
+blk=$(sed -n 's/^SigBlk:[[:space:]]*//p' /proc/$init/status)
+[ "$blk" = 0000000000000000 ] || fail "--pidns: imgcr-init ($init) blocks signals $blk"
+kill -KILL $init
 wait_exit $rp 20
-[ "$RC" != timeout ] || fail "--pidns: SIGTERM to imgcr-init ($init) did not end the namespace"
+[ "$RC" != timeout ] || fail "--pidns: imgcr restore did not end with imgcr-init ($init)"
 wait_gone $inner 10 || fail "--pidns: the restored task $inner outlived its namespace's init"
-pass "$hits SIGUSR1 during imgcr restore, $caught caught; $n during an exec of the image, $r2 caught; --pidns: SIGTERM ends imgcr-init"
+pass "$hits SIGUSR1 during imgcr restore, $caught caught; $n during an exec of the image, $r2 caught; --pidns: imgcr-init blocks nothing"
