@@ -13,6 +13,11 @@ int cmd_ipc(int argc, char **argv);
 pid_t clone_tid(pid_t tid);
 /* The same into new namespaces (CLONE_NEW* @flags; with CLONE_NEWPID, @tid 0). */
 pid_t clone_ns(unsigned long flags, pid_t tid);
+/*
+ * In a process clone_ns() made (every signal blocked) that will not exec
+ * an image: the signal mask imgcr had (imgcr-init, programs it runs).
+ */
+void clone_mask_restore(void);
 int usage_error(const char *why);
 /* COMMAND --help: its usage on stdout; returns 0 */
 int command_help(const char *name);

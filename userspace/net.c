@@ -49,6 +49,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
+#include "commands.h"
 #include "log.h"
 #include "ns.h"
 #include "proc.h"
@@ -704,6 +705,7 @@ static int run_nft(int in, int out, const char *a1, const char *a2)
 		if (dup2(in, 0) < 0 || (out >= 0 && dup2(out, 1) < 0) ||
 		    syscall(SYS_close_range, 3, ~0U, 0))
 			_exit(127);
+		clone_mask_restore();
 		execl(path, "nft", a1, a2, (char *)NULL);
 		_exit(127);
 	}

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "commands.h"
 #include "log.h"
 #include "notify.h"
 
@@ -38,6 +39,7 @@ static int env_script(const char *script, pid_t pid)
 		snprintf(num, sizeof(num), "%d", (int)pid);
 		if (setenv("CRTOOLS_SCRIPT_ACTION", script, 1) || setenv("CRTOOLS_INIT_PID", num, 1))
 			_exit(127);
+		clone_mask_restore();
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}

@@ -171,12 +171,23 @@ static pid_t clone_tid_flags(pid_t tid, uint64_t flags)
 	return clone_ns(flags, tid);
 }
 
+/* imgcr's own signal mask, as the first clone_ns() found it */
+static sigset_t imgcr_mask;
+static int imgcr_mask_saved;
+
+void clone_mask_restore(void)
+{
+	if (imgcr_mask_saved)
+		sigprocmask(SIG_SETMASK, &imgcr_mask, NULL);
+}
+
 /*
  * The same into new namespaces (CLONE_NEW* @flags; with CLONE_NEWPID, @tid 0).
  * The child starts with every signal blocked and keeps them so through the
  * exec of its image (binfmt_img sets the image's mask): a signal sent to
  * the pid while it is being restored waits for the task, rather than
- * killing imgcr's restorer by the default action.
+ * killing imgcr's restorer by the default action.  A child that does not
+ * exec an image takes imgcr's mask back (clone_mask_restore()).
  */
 pid_t clone_ns(unsigned long flags, pid_t tid)
 {
@@ -197,6 +208,10 @@ pid_t clone_ns(unsigned long flags, pid_t tid)
 	p = syscall(SYS_clone3, &a, sizeof(a));
 	if (p)
 		sigprocmask(SIG_SETMASK, &old, NULL);
+	else if (!imgcr_mask_saved) {
+		imgcr_mask = old;
+		imgcr_mask_saved = 1;
+	}
 	return p;
 }
 
@@ -1167,8 +1182,8 @@ static const char *task_exec(struct rctx *c, struct task_run *r)
 	char reason[320];
 	int i, n;
 
-	drop_restore_sigchld();
 	for (i = 0;; i++) {
+		drop_restore_sigchld();
 		syscall(SYS_execveat, r->fd, "", r->argv, environ, AT_EMPTY_PATH);
 		if (keep_arg[0] && (errno == EINVAL || (errno == EBUSY && i == 2000))) {
 			/*
@@ -1219,8 +1234,12 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != want_ppid)
 		_exit(1);
-	/* our zombie children must not be reaped by the kernel (SIG_IGN) */
-	signal(SIGCHLD, SIG_DFL);
+	/*
+	 * our zombie children must not be reaped by the kernel (SIG_IGN);
+	 * no SIGCHLD for a child restored stopped (the image has its own)
+	 */
+	sigaction(SIGCHLD, &(struct sigaction){ .sa_handler = SIG_DFL, .sa_flags = SA_NOCLDSTOP },
+		  NULL);
 	if (k->pid == c->t.root)
 		c->ext_pgid = getpgid(0);
 	if ((why = task_session(c, &r)) || (why = task_cow(c, &r)) ||
@@ -1450,6 +1469,8 @@ static void run_init(struct rctx *c)
 	}
 	if (root == 0)
 		run_task(c, tidx(&c->t, c->t.root), 1);
+	/* the namespace's init for the tree's life: signals from the host end it, as before */
+	clone_mask_restore();
 	for (i = 0; i < c->t.nfiles; i++)
 		close(c->desc[i]);
 	close(c->status_w);

@@ -76,6 +76,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
+#include "commands.h"
 #include "log.h"
 #include "ns.h"
 #include "proc.h"
@@ -269,6 +270,7 @@ static int run_nft(const char *script, char *err, size_t size)
 		dup2(in[0], 0);
 		dup2(out[1], 1);
 		dup2(out[1], 2);
+		clone_mask_restore();
 		execl(path, "nft", "-f", "-", (char *)NULL);
 		dprintf(2, "cannot run %s: %s", path, strerror(errno));
 		_exit(127);

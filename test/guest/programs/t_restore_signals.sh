@@ -4,7 +4,9 @@
 # imgcr's restorer before the exec of the image or during the exec (the
 # kernel's default action, to end the task, never applies).  The second
 # part executes the image from a caller that blocks no signal: there
-# binfmt_img alone keeps them waiting.
+# binfmt_img alone keeps them waiting.  The third restores it with --pidns:
+# imgcr-init, the namespace's pid 1, which never executes an image, has
+# imgcr's signal mask back (none blocked), not the restorers'.
 . /imgcr/guest/lib.sh
 require_modules
 
@@ -55,4 +57,24 @@ kill -USR2 $q
 wait_exit $q 20
 [ "$RC" = 0 ] || fail "exec'd image: exit status $RC: $(tr '\n' '|' < out2)"
 grep -q '^sigstorm ok usr1=[1-9]' out2 || fail "exec'd image: $(tr '\n' '|' < out2)"
-pass "$hits SIGUSR1 during imgcr restore, $caught caught; $n during an exec of the image, $(sed -n 's/^sigstorm ok usr1=//p' out2) caught"
+r2=$(sed -n 's/^sigstorm ok usr1=//p' out2)
+
+imgcr restore --pidns --allow-changed-files -D d > r3.out 2> r3.err &
+rp=$!
+track $rp
+w=0
+until init=$(child_of $rp) && [ -n "$init" ] && [ "$(cat /proc/$init/comm 2>/dev/null)" = imgcr-init ] &&
+	inner=$(child_of $init) && [ -n "$inner" ] && [ "$(state $inner)" = S ]; do
+	w=$((w + 1))
+	[ $w -lt 100 ] || fail "--pidns: no imgcr-init with a running task under imgcr restore $rp: $(tr '\n' '|' < r3.err)"
+	usleep 200000
+done
+track $init
+track $inner
+blk=$(sed -n 's/^SigBlk:[[:space:]]*//p' /proc/$init/status)
+[ "$blk" = 0000000000000000 ] || fail "--pidns: imgcr-init ($init) blocks signals $blk"
+kill -KILL $init
+wait_exit $rp 20
+[ "$RC" != timeout ] || fail "--pidns: imgcr restore did not end with imgcr-init ($init)"
+wait_gone $inner 10 || fail "--pidns: the restored task $inner outlived its namespace's init"
+pass "$hits SIGUSR1 during imgcr restore, $caught caught; $n during an exec of the image, $r2 caught; --pidns: imgcr-init blocks nothing"
