@@ -118,16 +118,6 @@ static int pid_dump(struct ns_ctx *c)
 			return -1;
 		}
 		k->vpid = v != k->pid ? v : 0;
-		/* a group no task leads: its keeper needs its number in here */
-		if (tree_group_kept(t, k->pgid)) {
-			v = ns_inner_id(k->pid, 0, "NSpgid");
-			if (v <= 0) {
-				pr_err("pid %d: cannot read its process group in its PID namespace (NSpgid)",
-				       k->pid);
-				return -1;
-			}
-			k->vpgid = v != k->pgid ? v : 0;
-		}
 		for (j = 0; j < k->nthreads; j++) {
 			v = ns_inner_pid(k->pid, k->threads[j]);
 			if (v <= 0) {
@@ -154,6 +144,29 @@ static int pid_dump(struct ns_ctx *c)
 		return -1;
 	}
 	return pid_outsiders(t);
+}
+
+int ns_pid_kept_groups(struct tree *t)
+{
+	int i;
+
+	if (!t->ns || !(t->ns->own & NS_BIT(NS_PID)))
+		return 0;
+	for (i = 0; i < t->ntasks; i++) {
+		struct tree_task *k = &t->tasks[i];
+		pid_t v;
+
+		if (!tree_group_kept(t, k->pgid))
+			continue;
+		v = ns_inner_id(k->pid, 0, "NSpgid");
+		if (v <= 0) {
+			pr_err("pid %d: cannot read its process group in its PID namespace (NSpgid)",
+			       k->pid);
+			return -1;
+		}
+		k->vpgid = v != k->pgid ? v : 0;
+	}
+	return 0;
 }
 
 const struct ns_ops ns_pid_ops = { .name = "pid", .clone_flag = CLONE_NEWPID, .dump = pid_dump };

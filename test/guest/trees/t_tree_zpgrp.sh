@@ -173,11 +173,11 @@ sub_ns() {
 	[ -n "$z" ] || fail "no child of $ct"
 	track $z
 	[ "$(nspgid $z)" = "$gi" ] || fail "Z ($z) is in group '$(nspgid $z)' in its namespace, want $gi"
-	imgcr dump -t $ct -D d > dump.out 2> dump.err || fail "dump: $(tr '\n' '|' < dump.err)"
+	imgcr dump -t $ct -D dn > dump.out 2> dump.err || fail "dump: $(tr '\n' '|' < dump.err)"
 	wait_dumped_gone $ct $z
-	grep -q "^task pid=$z .* vpgid=$gi\$" d/tree ||
-		fail "Z's task record has no vpgid=$gi: $(grep "^task pid=$z " d/tree)"
-	imgcr restore -D d --detach --pidfile "$PWD/rp" > r.out 2> restore.err ||
+	grep -q "^task pid=$z .* vpgid=$gi\$" dn/tree ||
+		fail "Z's task record has no vpgid=$gi: $(grep "^task pid=$z " dn/tree)"
+	imgcr restore -D dn --detach --pidfile "$PWD/rp" > r.out 2> restore.err ||
 		fail "restore: $(tr '\n' '|' < restore.err)"
 	new=$(cat rp)
 	track $new
