@@ -1586,7 +1586,7 @@ int cmd_dump(int argc, char **argv)
 	for (i = 0; fd_kinds[i]; i++)
 		if (fd_kinds[i]->check && fd_kinds[i]->check(&c.t))
 			goto out;
-	if (pgrp_check(&c.t) || fown_check(&c.t) || userns_dump_check(&c.t) ||
+	if (pgrp_check(&c.t) || ns_pid_kept_groups(&c.t) || fown_check(&c.t) || userns_dump_check(&c.t) ||
 	    userns_files_check(&c.t) || restore_check(&c))
 		goto out;
 	for (i = 0; i < c.t.ntasks; i++)

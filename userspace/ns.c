@@ -32,7 +32,8 @@
 
 /* ---- the pid kind: the tree holds its namespace's init, tasks get vpids ---- */
 
-pid_t ns_inner_pid(pid_t pid, pid_t tid)
+/* The last number of @field (NSpid, NSpgid) in the status of @pid (thread @tid), or -1. */
+static pid_t ns_inner_id(pid_t pid, pid_t tid, const char *field)
 {
 	char path[96], *text, *end;
 	const char *v;
@@ -43,7 +44,7 @@ pid_t ns_inner_pid(pid_t pid, pid_t tid)
 	else
 		snprintf(path, sizeof(path), "/proc/%d/status", pid);
 	text = read_text(path, NULL);
-	v = text ? status_field(text, "NSpid") : NULL;
+	v = text ? status_field(text, field) : NULL;
 	while (v && *v && *v != '\n') {
 		x = strtol(v, &end, 10);
 		if (end == v)
@@ -53,6 +54,11 @@ pid_t ns_inner_pid(pid_t pid, pid_t tid)
 	}
 	free(text);
 	return id;
+}
+
+pid_t ns_inner_pid(pid_t pid, pid_t tid)
+{
+	return ns_inner_id(pid, tid, "NSpid");
 }
 
 /* The pid namespace's init, an ancestor of @pid (host pid), or -1. */
@@ -138,6 +144,29 @@ static int pid_dump(struct ns_ctx *c)
 		return -1;
 	}
 	return pid_outsiders(t);
+}
+
+int ns_pid_kept_groups(struct tree *t)
+{
+	int i;
+
+	if (!t->ns || !(t->ns->own & NS_BIT(NS_PID)))
+		return 0;
+	for (i = 0; i < t->ntasks; i++) {
+		struct tree_task *k = &t->tasks[i];
+		pid_t v;
+
+		if (!tree_group_kept(t, k->pgid))
+			continue;
+		v = ns_inner_id(k->pid, 0, "NSpgid");
+		if (v <= 0) {
+			pr_err("pid %d: cannot read its process group in its PID namespace (NSpgid)",
+			       k->pid);
+			return -1;
+		}
+		k->vpgid = v != k->pgid ? v : 0;
+	}
+	return 0;
 }
 
 const struct ns_ops ns_pid_ops = { .name = "pid", .clone_flag = CLONE_NEWPID, .dump = pid_dump };

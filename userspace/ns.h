@@ -84,6 +84,11 @@ void ns_model(const struct tree *t);
 unsigned long long ns_ino(pid_t pid, const char *name);
 /* The last field of NSpid of @pid (thread @tid; 0: the main one): its id in its own PID namespace; -1. */
 pid_t ns_inner_pid(pid_t pid, pid_t tid);
+/*
+ * A tree with a PID namespace of its own, once its tasks' groups are read:
+ * the number in there of each group no task of the tree leads (vpgid).
+ */
+int ns_pid_kept_groups(struct tree *t);
 
 /*
  * dump, every task frozen and in the root's namespaces: the kinds in which

@@ -270,6 +270,22 @@ static pid_t vpid_of(const struct tree *t, pid_t pid)
 	return 0;
 }
 
+/*
+ * The number in the tree's PID namespace of process group @pgid (host):
+ * its leader's vpid, or the number recorded for a group that no task of
+ * the tree leads (a keeper recreates it), or 0.
+ */
+static pid_t vpgid_of(const struct tree *t, pid_t pgid)
+{
+	pid_t v = vpid_of(t, pgid);
+	int i;
+
+	for (i = 0; !v && pgid > 0 && i < t->ntasks; i++)
+		if (t->tasks[i].pgid == pgid && t->tasks[i].vpgid)
+			v = t->tasks[i].vpgid;
+	return v;
+}
+
 void tree_use_vpids(struct tree *t)
 {
 	struct tree v = *t;	/* the host pids, while t's are replaced */
@@ -297,7 +313,8 @@ void tree_use_vpids(struct tree *t)
 		k->dump_pid = host[i].pid;
 		k->pid = vpid_of(&v, host[i].pid);
 		k->ppid = vpid_of(&v, host[i].ppid);
-		k->pgid = vpid_of(&v, host[i].pgid);
+		k->pgid = vpgid_of(&v, host[i].pgid);
+		k->vpgid = 0;
 		k->sid = vpid_of(&v, host[i].sid);
 		for (j = 0; j < k->nthreads; j++)
 			k->threads[j] = vpid_of(&v, host[i].threads[j]);
@@ -311,7 +328,8 @@ void tree_use_vpids(struct tree *t)
 		if (f->kind == TK_PIDFD && !f->start)
 			f->target = vpid_of(&v, f->target);
 		if (f->own_pid)
-			f->own_pid = vpid_of(&v, f->own_pid);
+			f->own_pid = f->own_type == F_OWNER_PGRP ? vpgid_of(&v, f->own_pid) :
+				     vpid_of(&v, f->own_pid);
 	}
 	for (i = 0; i < t->nitems; i++)
 		if (t->items[i].kind == IT_EPOLL)
@@ -321,7 +339,7 @@ void tree_use_vpids(struct tree *t)
 			t->locks[i].pid = vpid_of(&v, t->locks[i].pid);
 	for (i = 0; i < t->nttys; i++) {
 		t->ttys[i].sid = t->ttys[i].sid ? vpid_of(&v, t->ttys[i].sid) : 0;
-		t->ttys[i].fg = t->ttys[i].fg ? vpid_of(&v, t->ttys[i].fg) : 0;
+		t->ttys[i].fg = t->ttys[i].fg ? vpgid_of(&v, t->ttys[i].fg) : 0;
 	}
 	for (i = 0; i < t->ntasks; i++)
 		free(host[i].threads);
@@ -498,6 +516,8 @@ static void task_write(FILE *f, const struct tree *t)
 			k->sid, e1);
 		if (k->vpid && k->vpid != k->pid)
 			fprintf(f, " vpid=%d", k->vpid);
+		if (k->vpgid && k->vpgid != k->pgid)
+			fprintf(f, " vpgid=%d", k->vpgid);
 		fputc('\n', f);
 		fprintf(f, "cred pid=%d ruid=%u euid=%u suid=%u fsuid=%u rgid=%u egid=%u sgid=%u fsgid=%u groups=",
 			k->pid, k->uid[0], k->uid[1], k->uid[2], k->uid[3], k->gid[0], k->gid[1],
@@ -552,7 +572,8 @@ static const char *task_read(struct tree *t, struct rec *r)
 	    REC_NUM(r, "pgid", LLONG_MIN, LLONG_MAX, k->pgid) ||
 	    REC_NUM(r, "sid", LLONG_MIN, LLONG_MAX, k->sid) || rec_str(r, "comm", &c))
 		return "bad task record";
-	if (rec_has(r, "vpid") && REC_NUM(r, "vpid", 1, TREE_PID_MAX, k->vpid)) {
+	if ((rec_has(r, "vpid") && REC_NUM(r, "vpid", 1, TREE_PID_MAX, k->vpid)) ||
+	    (rec_has(r, "vpgid") && REC_NUM(r, "vpgid", 1, TREE_PID_MAX, k->vpgid))) {
 		free(c);
 		return "bad task record";
 	}

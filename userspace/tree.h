@@ -155,6 +155,13 @@ struct tree_task {
 	 */
 	pid_t vpid;
 	pid_t *vthreads;
+	/*
+	 * A tree with a PID namespace of its own: the number in it of the
+	 * task's process group when no task of the tree leads that group
+	 * (tree_group_kept(): its keeper takes that pid; "vpgid" field;
+	 * 0: none or the same)
+	 */
+	pid_t vpgid;
 	pid_t dump_pid;		/* restore, after tree_use_vpids(): the pid at the dump
 				 * (its files: core-PID.img...); 0: pid */
 };

@@ -27,11 +27,16 @@
 #                    made a group of its own, here a group numbered 0
 #                    (led outside imgcr's PID namespace): refused at dump
 #                    with and without --leave-running, the tree runs on
+#   tree_zpgrp-ns    live as the init of a PID namespace of its own: the
+#                    tree records G's number in there (vpgid), the keeper
+#                    takes it in the new namespace, the SIGIO owner is
+#                    that group again
 #   tree_zpgrp-thread  dump -t TID of a thread that is not its process's
 #                    leader: refused naming the process (the tree runs on)
 # timeout: 180
 . /imgcr/guest/lib.sh
 . /imgcr/guest/threadlib.sh
+. /imgcr/guest/ctlib.sh
 require_modules
 
 # zp MODE ZSTATE WHERE: zpgrp MODE, its child's state ZSTATE, its
@@ -157,6 +162,36 @@ sub_ext() {
 	zr ext Z $l
 }
 
+sub_ns() {
+	ct_start ct.pid --pid -- zpgrp live > out 2> zp.err || fail "ct_start: $(cat zp.err)"
+	ct=$(cat ct.pid)
+	track $ct
+	wait_line out '^ready' 20 || fail "zpgrp live did not start as an init: $(cat out zp.err | tr '\n' '|')"
+	set -- $(sed -n 's/^pids //p' out)
+	gi=$2
+	z=$(child_of $ct)
+	[ -n "$z" ] || fail "no child of $ct"
+	track $z
+	[ "$(nspgid $z)" = "$gi" ] || fail "Z ($z) is in group '$(nspgid $z)' in its namespace, want $gi"
+	imgcr dump -t $ct -D dn > dump.out 2> dump.err || fail "dump: $(tr '\n' '|' < dump.err)"
+	wait_dumped_gone $ct $z
+	grep -q "^task pid=$z .* vpgid=$gi\$" dn/tree ||
+		fail "Z's task record has no vpgid=$gi: $(grep "^task pid=$z " dn/tree)"
+	# unshare, the init's parent, writes to zp.err when the dump ends it
+	imgcr restore -D dn --allow-changed-files --detach --pidfile "$PWD/rp" > r.out 2> restore.err ||
+		fail "restore: $(tr '\n' '|' < restore.err)"
+	new=$(cat rp)
+	track $new
+	nz=$(child_of $new)
+	[ -n "$nz" ] || fail "the restored init $new has no child"
+	track $nz
+	[ "$(nspgid $nz)" = "$gi" ] || fail "restored Z ($nz) is in group '$(nspgid $nz)' in its namespace, want $gi"
+	kill -USR1 $new
+	wait_gone $new 20 || fail "the restored init did not end on SIGUSR1: $(tail -n 1 out)"
+	grep -q '^reaped ok$' out || fail "after the restore: $(tail -n 1 out)"
+	pass "group $gi inside the PID namespace kept, Z back in it, the SIGIO owner that group"
+}
+
 # the shell's group: here numbered 0, led outside this PID namespace,
 # which no keeper can recreate
 sub_out() {
@@ -189,4 +224,5 @@ subtest tree_zpgrp-out sub_out
 subtest tree_zpgrp-gone sub_gone
 subtest tree_zpgrp-live sub_live
 subtest tree_zpgrp-ext sub_ext
+subtest tree_zpgrp-ns sub_ns
 subtest tree_zpgrp-thread sub_thread
