@@ -422,6 +422,12 @@ static int dump_mempolicy(struct tree_task *k)
 	}
 	if (!main_pol[0])
 		return 0;
+	/* numa_maps prints a policy into 64 bytes: a longer one is cut */
+	if (strlen(main_pol) >= 63) {
+		pr_err("pid %d: its NUMA memory policy %s may be cut short in /proc/%d/numa_maps (63 characters shown at most): not supported",
+		       k->pid, main_pol, k->pid);
+		return -1;
+	}
 	if (at) {
 		pr_err("pid %d: its mapping at %#lx has the NUMA memory policy %s, its first %s: a mapping's own memory policy (mbind) is not supported",
 		       k->pid, at, other, main_pol);
@@ -839,11 +845,18 @@ static int set_coredump_filter(const struct tree_task *k, char *err, size_t size
 	return -1;
 }
 
-/* the NUMA memory policy, kept by exec and inherited by the image's threads */
+/*
+ * The NUMA memory policy, kept by exec and inherited by the image's
+ * threads; read back, as the kernel may set less than asked without a
+ * word (nodes outside the caller's cpuset are dropped) or change it later
+ * (a cpuset's mems changing rebinds it): set before the exec, and again
+ * once the tree is in its cgroups (attrs_mempolicy_again()).
+ */
 static int set_mempolicy_attr(const struct tree_task *k, char *err, size_t size)
 {
 	unsigned long m[IMGCR_MAX_NODES / (8 * sizeof(long))];
-	int e;
+	unsigned long got[IMGCR_MAX_NODES / (8 * sizeof(long))];
+	int e, mode;
 
 	if (!(k->attr_set & ATTR_MEMPOLICY))
 		return 0;
@@ -852,8 +865,21 @@ static int set_mempolicy_attr(const struct tree_task *k, char *err, size_t size)
 		return -1;
 	}
 	if (!syscall(SYS_set_mempolicy, k->mpol_mode | k->mpol_flags,
-		     k->mpol_nodes ? m : NULL, k->mpol_nodes ? IMGCR_MAX_NODES + 1 : 0))
-		return 0;
+		     k->mpol_nodes ? m : NULL, k->mpol_nodes ? IMGCR_MAX_NODES + 1 : 0)) {
+		memset(got, 0, sizeof(got));
+		if (syscall(SYS_get_mempolicy, &mode, got, IMGCR_MAX_NODES + 1, NULL, 0UL)) {
+			snprintf(err, size, "cannot read back its NUMA memory policy: %s",
+				 strerror(errno));
+			return -1;
+		}
+		if (mode == (k->mpol_mode | k->mpol_flags) &&
+		    (!k->mpol_nodes || !memcmp(got, m, sizeof(m))))
+			return 0;
+		snprintf(err, size, "its NUMA memory policy %s%s%s%s came back as mode %#x with other nodes or flags (nodes outside the restorer's cpuset?)",
+			 mpol_names[k->mpol_mode], k->mpol_flags ? "=balancing" : "",
+			 k->mpol_nodes ? ":" : "", k->mpol_nodes ? k->mpol_nodes : "", mode);
+		return -1;
+	}
 	e = errno;
 	snprintf(err, size, "cannot set its NUMA memory policy %s%s%s%s: %s%s",
 		 mpol_names[k->mpol_mode], k->mpol_flags ? "=balancing" : "",
@@ -906,6 +932,11 @@ static int set_spec(const struct tree_task *k, char *err, size_t size)
 		return -1;
 	}
 	return 0;
+}
+
+int attrs_mempolicy_again(const struct tree_task *k, char *err, size_t size)
+{
+	return set_mempolicy_attr(k, err, size);
 }
 
 int attrs_set(const struct tree_task *k, int nnp_in_image, char *err, size_t size)
@@ -1083,7 +1114,8 @@ static const char *attr_record_read(struct tree *t, struct rec *r)
 			return bad;
 		errno = 0;
 		k->coredump_filter = strtoul(v + 2, &end, 16);
-		if (errno || *end || k->coredump_filter > 0xffffffffUL)
+		/* the kernels keep 9 bits (MMF_DUMP_FILTER_BITS) */
+		if (errno || *end || k->coredump_filter > 0x1ffUL)
 			return bad;
 		k->attr_set |= ATTR_COREDUMP;
 	} else if (!strcmp(r->name, "mempolicy")) {

@@ -28,6 +28,11 @@ int attrs_dump_limits(struct tree_task *k);
 int attrs_chdir(const struct tree_task *k, char *err, size_t size);
 /* @nnp_in_image: the image has each thread's no_new_privs (NT_IMGCR_CREDS) */
 int attrs_set(const struct tree_task *k, int nnp_in_image, char *err, size_t size);
+/*
+ * Once the tree is in its cgroups (after the go byte): the NUMA memory
+ * policy set and read back again, as a cpuset's mems moving rebinds it.
+ */
+int attrs_mempolicy_again(const struct tree_task *k, char *err, size_t size);
 
 /* DIR/tree records (format: tree.c) */
 void attrs_write(FILE *f, const struct tree_task *k);

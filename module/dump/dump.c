@@ -459,6 +459,24 @@ static int dump_regs(struct dump_image *img, struct dump_thread *th)
 	return 0;
 }
 
+/*
+ * What a thread has that no image field keeps and /proc does not show:
+ * refused, as the restored thread would lack it.
+ */
+static int dump_thread_unkept(struct dump_image *img, struct dump_thread *th)
+{
+#ifdef TIF_SPEC_L1D_FLUSH
+	/* prctl(PR_SET_SPECULATION_CTRL, PR_SPEC_L1D_FLUSH): a flush on each switch */
+	if (test_tsk_thread_flag(th->task, TIF_SPEC_L1D_FLUSH)) {
+		dump_refuse(img, task_pid_nr(th->task),
+			    "thread %d flushes the L1D cache when it leaves a CPU (PR_SPEC_L1D_FLUSH); not supported",
+			    task_pid_nr(th->task));
+		return -EOPNOTSUPP;
+	}
+#endif
+	return 0;
+}
+
 /* What the kernel keeps for one thread besides its registers. */
 static void dump_thread_state(struct dump_thread *th)
 {
@@ -740,6 +758,26 @@ static char *shmem_name(struct file *file, char *buf)
 }
 
 /*
+ * A tmpfs object (memfd, shared anonymous memory, a file) with a NUMA
+ * memory policy of its own: mbind() on a shared mapping keeps it in the
+ * inode's shared_policy tree too, which outlives the mapping and covers
+ * ranges no mapping starts at (numa_maps shows neither), and imgcr
+ * restore makes the object anew.  (hugetlbfs never used its inode's.)
+ * One pointer read, as a hint: the tree is stopped, another process
+ * could mbind().
+ */
+static bool shmem_own_policy(struct file *file)
+{
+#ifdef CONFIG_NUMA
+	struct inode *inode = file_inode(file);
+
+	if (inode->i_sb->s_magic == TMPFS_MAGIC)
+		return READ_ONCE(SHMEM_I(inode)->policy.root.rb_node);
+#endif
+	return false;
+}
+
+/*
  * Index of @file in the image's file table, adding it if new; @flags
  * (IMGCR_FILE_WRITE) accumulate over the mappings of one file.
  */
@@ -762,6 +800,15 @@ static int dump_file(struct dump_image *img, struct file *file, u32 flags)
 		rec = (struct imgcr_file *)(img->filerecs + img->file_off[i - 1]);
 		rec->flags |= flags;
 		return i - 1;
+	}
+	if (shmem_own_policy(file)) {
+		/*
+		 * mbind() on a shared mapping of a tmpfs object keeps its
+		 * policy with the object, which imgcr restore makes anew
+		 */
+		dump_refuse(img, task_pid_nr(img->task),
+			    "maps a memfd, shared memory or tmpfs file that has a NUMA memory policy of its own (mbind on a shared mapping, or a tmpfs mounted with mpol=); not supported");
+		return -EOPNOTSUPP;
 	}
 	if (is_shmem_object(file)) {
 		flags |= IMGCR_FILE_SHMEM;
@@ -1947,6 +1994,8 @@ static int dump_build(struct dump_image *img)
 	ret = dump_gpregs(img);
 	for (i = 0; i < img->nr_threads && !ret; i++) {
 		ret = dump_regs(img, &img->threads[i]);
+		if (!ret)
+			ret = dump_thread_unkept(img, &img->threads[i]);
 		if (!ret) {
 			dump_thread_state(&img->threads[i]);
 			dump_thread_creds(&img->threads[i]);

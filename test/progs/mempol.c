@@ -14,6 +14,9 @@
  *   vma       a mapping with a policy of its own (mbind MPOL_BIND node 0)
  *   vmasame   the same, the task's policy being that one too (numa_maps
  *             shows no difference: the module refuses it)
+ *   shmpol    a memfd whose second half has a policy of its own (mbind on
+ *             a shared mapping, since unmapped), its first half mapped:
+ *             numa_maps shows nothing, the module refuses it
  *   thread    a thread whose policy (MPOL_PREFERRED node 0) is not the
  *             main thread's (default)
  *   static    the task's policy MPOL_BIND|MPOL_F_STATIC_NODES
@@ -153,6 +156,23 @@ int main(int argc, char **argv)
 		if (p == MAP_FAILED || syscall(SYS_mbind, p, 1 << 16, MPOL_BIND, &mask, 64, 0))
 			die("mbind");
 		memset(p, 1, 1 << 16);
+		start_thread(0);
+	} else if (!strcmp(mode, "shmpol")) {
+		unsigned long mask = 1;
+		int fd = memfd_create("shmpol", 0);
+		char *p;
+
+		if (fd < 0 || ftruncate(fd, 1 << 17))
+			die("memfd");
+		p = mmap(NULL, 1 << 17, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED ||
+		    syscall(SYS_mbind, p + (1 << 16), 1 << 16, MPOL_BIND, &mask, 64, 0))
+			die("mbind");
+		memset(p, 1, 1 << 17);
+		munmap(p, 1 << 17);
+		p = mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED)
+			die("mmap");
 		start_thread(0);
 	} else if (!strcmp(mode, "thread")) {
 		start_thread(1);

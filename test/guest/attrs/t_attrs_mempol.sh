@@ -13,6 +13,9 @@
 #   attrs_mempol-vma     a mapping with a policy of its own (mbind)
 #   attrs_mempol-vmasame  the same, equal to the task's policy (numa_maps
 #                        shows none: refused by the module)
+#   attrs_mempol-shmpol  a memfd with a policy of its own on a range no
+#                        mapping shows (mbind on a shared mapping, since
+#                        unmapped; the object keeps it): the module
 #   attrs_mempol-thread  a thread whose policy is not the main thread's
 #   attrs_mempol-static  a policy with static nodes (its mask is not shown)
 #   attrs_mempol-noexec  store bypass disabled until exec (only where the
@@ -89,6 +92,7 @@ refused() {
 
 t_vma() { start vma; refused vma "pid $pid: its mapping at 0x[0-9a-f]+ has the NUMA memory policy bind:0, its first default: a mapping's own memory policy \\(mbind\\) is not supported"; }
 t_vmasame() { start vmasame; refused vmasame "pid $pid: cannot open /proc/$pid/dump: Operation not supported: mapping at 0x[0-9a-f]+ has a NUMA memory policy of its own \\(mbind\\); not supported"; }
+t_shmpol() { start shmpol; refused shmpol "pid $pid: cannot open /proc/$pid/dump: Operation not supported: maps a memfd, shared memory or tmpfs file that has a NUMA memory policy of its own"; }
 t_thread() { start thread; refused thread "pid $pid tid $tid: its NUMA memory policy prefer:0 differs from the main thread's default: per-thread values are not supported"; }
 t_static() { start static; refused static "pid $pid: NUMA memory policy bind=static:0: its nodes are static or relative .*: not supported"; }
 t_noexec() {
@@ -105,6 +109,7 @@ t_noexec() {
 subtest attrs_mempol-keep t_keep
 subtest attrs_mempol-vma t_vma
 subtest attrs_mempol-vmasame t_vmasame
+subtest attrs_mempol-shmpol t_shmpol
 subtest attrs_mempol-thread t_thread
 subtest attrs_mempol-static t_static
 subtest attrs_mempol-noexec t_noexec
