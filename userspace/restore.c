@@ -2169,6 +2169,18 @@ static void kill_tree(struct rctx *c, pid_t top, int all)
 	if (top > 0)
 		while (waitpid(top, &st, 0) < 0 && errno == EINTR)
 			;
+	/*
+	 * Nothing left when imgcr exits: the others, orphaned, are reaped by
+	 * init (up to 2 s each; a reused pid is waited for in vain only)
+	 */
+	for (i = 0; all && !c->pidns && i < c->t.ntasks; i++) {
+		char path[32];
+		int n;
+
+		snprintf(path, sizeof(path), "/proc/%d", c->t.tasks[i].pid);
+		for (n = 0; n < 200 && !access(path, F_OK); n++)
+			usleep(10000);
+	}
 }
 
 /*
