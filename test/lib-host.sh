@@ -199,6 +199,41 @@ add_runc() {
 	copy_elf "$root" "$x/usr/sbin/runc" /usr/sbin/runc
 }
 
+# add_podman ROOT: Debian 12's podman (t_podman) with conmon, its
+# libraries the host lacks (libgpgme11, libsubid4) and the configuration
+# files it reads (containers-common's containers.conf and seccomp.json,
+# containers-image's policy.json), from apt's cache (setup-host.sh
+# downloads them; runc is add_runc's).  The rest of the ldd closure is
+# the host's.  podman is 32 MB (15.6 MB more of the gzip'ed initramfs:
+# 76.9 -> 92.5 MB): added only when t_podman is selected ($GUEST_SEL,
+# run.sh's; bench.sh and demo.sh never add it).  Skipped, with a note, if
+# a package is missing: t_podman then reports itself skipped.
+add_podman() {
+	local root=$1 x=$BUILD/podman d p lib
+	grep -qx podman <<< "${GUEST_SEL:-}" || return 0
+	rm -rf "$x"
+	mkdir -p "$x"
+	for p in podman conmon golang-github-containers-common golang-github-containers-image libgpgme11 libsubid4; do
+		d=$(ls /var/cache/apt/archives/${p}_*_*.deb 2>/dev/null | tail -n 1)
+		if [ -z "$d" ]; then
+			warn "no $p package in /var/cache/apt/archives: t_podman skips"
+			return 0
+		fi
+		dpkg -x "$d" "$x" || die "cannot unpack $d"
+	done
+	LD_LIBRARY_PATH=$x/usr/lib/x86_64-linux-gnu copy_elf "$root" "$x/usr/bin/podman" /usr/bin/podman
+	copy_elf "$root" "$x/usr/bin/conmon" /usr/bin/conmon
+	for lib in libgpgme.so.11 libsubid.so.4; do
+		cp -L --preserve=timestamps "$x/usr/lib/x86_64-linux-gnu/$lib" "$root/usr/lib/x86_64-linux-gnu/" ||
+			die "cannot copy $lib"
+	done
+	mkdir -p "$root/etc/containers" "$root/usr/share/containers"
+	cp "$x/etc/containers/policy.json" "$root/etc/containers/" &&
+		cp "$x/usr/share/containers/containers.conf" "$x/usr/share/containers/seccomp.json" "$root/usr/share/containers/" ||
+		die "cannot copy podman's configuration files"
+	rm -rf "$root$x"	# copy_elf's copies of the packages' libraries at the unpacked path
+}
+
 # add_python ROOT: Debian's python3 (t_python) as /usr/bin/python3, with its
 # libraries and its standard library minus tests, GUIs, the static
 # libpython and other things the guest never imports.
@@ -382,6 +417,7 @@ make_initrd() {
 		copy_elf "$root" "$a" "/usr/sbin/${a##*/}"
 	done
 	add_runc "$root"
+	add_podman "$root"
 	printf 'root:x:0:0:root:/root:/bin/sh\nuser:x:1000:1000:user:/tmp:/bin/sh\n' > "$root/etc/passwd"
 	printf 'root:x:0:\nuser:x:1000:\n' > "$root/etc/group"
 	(cd "$root" && find . | cpio -o -H newc --quiet) | gzip -1 > "$out"

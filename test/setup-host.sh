@@ -40,16 +40,18 @@ if [ -n "$need" ]; then
 fi
 # Debian's daemons that t_daemon_user runs in the guests as their own users
 # (lib-host.sh add_daemons unpacks them) and runc (the runtime tests,
-# add_runc): downloaded, never installed here.
+# add_runc) and podman with what it needs that the host lacks (t_podman,
+# add_podman): downloaded, never installed here.
 dl=""
-for p in redis-server redis-tools memcached libjemalloc2 liblzf1 runc; do
-	ls /var/cache/apt/archives/${p}_*_amd64.deb >/dev/null 2>&1 || dl="$dl $p"
+for p in redis-server redis-tools memcached libjemalloc2 liblzf1 runc \
+	 podman conmon golang-github-containers-common golang-github-containers-image libgpgme11 libsubid4; do
+	ls /var/cache/apt/archives/${p}_*_*.deb >/dev/null 2>&1 || dl="$dl $p"
 done
 if [ -n "$dl" ]; then
 	(cd /var/cache/apt/archives && apt-get download -q $dl) >/dev/null 2>&1 ||
 		{ apt-get update -q >/dev/null 2>&1
 		  (cd /var/cache/apt/archives && apt-get download -q $dl) >/dev/null 2>&1; } ||
-		say "could not download$dl: t_daemon_user and the runc tests will skip them"
+		say "could not download$dl: t_daemon_user, the runc tests and t_podman will skip them"
 fi
 
 # snapshot_deb PKG VERSION DIR: PKG_VERSION from snapshot.debian.org (for a

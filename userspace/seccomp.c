@@ -154,10 +154,14 @@ static const char *notify_reason(const struct sock_filter *f, long n)
 	return NULL;
 }
 
-/* Thread @tid's @n filters, oldest first, appended to @b. */
-static int dump_chain(pid_t pid, pid_t tid, long n, struct sc_buf *b)
+/*
+ * Thread @tid's @n filters, oldest first, appended to @b; @vtid the TID
+ * the image holds (in the task's own PID namespace), which the loader
+ * matches the chain with.
+ */
+static int dump_chain(pid_t pid, pid_t tid, pid_t vtid, long n, struct sc_buf *b)
 {
-	struct imgcr_seccomp_chain ch = { .tid = tid, .nr_filters = n };
+	struct imgcr_seccomp_chain ch = { .tid = vtid, .nr_filters = n };
 	struct sock_filter *f = NULL;
 	long i;
 	int ret = -1;
@@ -269,23 +273,22 @@ int seccomp_dump(const struct tree_task *k, const char *dir)
 		goto oom;
 	for (i = -1; i < k->nthreads; i++) {
 		pid_t tid = i < 0 ? k->pid : k->threads[i];
+		/* the TID the image holds: in the task's own PID namespace (ns.c) */
+		pid_t vtid = i < 0 ? (k->vpid ? k->vpid : tid) :
+				     (k->vthreads ? k->vthreads[i] : tid);
 
 		if (thread_seccomp(k->pid, tid, &mode, &filters))
 			goto out;
 		if (mode <= 1 || filters <= 0) {
 			/* none, or strict mode (restored by binfmt_img) */
-			/* the TID the image holds: in the task's own PID namespace (ns.c) */
-			struct imgcr_seccomp_chain ch = {
-				.tid = i < 0 ? (k->vpid ? k->vpid : tid) :
-				       (k->vthreads ? k->vthreads[i] : tid)
-			};
+			struct imgcr_seccomp_chain ch = { .tid = vtid };
 
 			if (put(&b, &ch, sizeof(ch)))
 				goto oom;
 			continue;
 		}
 		any = 1;
-		if (dump_chain(k->pid, tid, filters, &b))
+		if (dump_chain(k->pid, tid, vtid, filters, &b))
 			goto out;
 	}
 	if (!any) {

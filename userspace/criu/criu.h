@@ -26,6 +26,14 @@ enum {
 
 /* PRE_DUMP writes only this file into the images directory (swrk.c) */
 #define PREDUMP_MARK	"imgcr-predump"
+/*
+ * DUMP also writes this one: podman (4.3) restores only a checkpoint whose
+ * directory holds CRIU's inventory.img (it stat()s it).  Ours is a line of
+ * text saying what the directory holds, not CRIU's image: crit and
+ * checkpointctl refuse it (no CRIU magic), as they would our images.
+ */
+#define INVENTORY_MARK	"inventory.img"
+#define INVENTORY_TEXT	"imgcr images, not CRIU's: imgcr show DIR reads them (written by imgcr-criu for podman)\n"
 
 #define INHERIT_MAX	8	/* inherit_fd entries (runc: stdio pipes, 3) */
 #define ARGS_MAX	(32 + 2 * INHERIT_MAX)

@@ -317,6 +317,26 @@ static int serve_predump(CriuReq *req)
 	return send_resp(&r);
 }
 
+/*
+ * INVENTORY_MARK into the images directory, before the dump touches the
+ * tree (a directory we cannot write refuses it); a failed dump removes it.
+ */
+static int inventory_mark(int dirfd)
+{
+	size_t n = strlen(INVENTORY_TEXT);
+	int fd, ok;
+
+	fd = openat(dirfd, INVENTORY_MARK, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	ok = fd >= 0 && write(fd, INVENTORY_TEXT, n) == (ssize_t)n;
+	if (!ok)
+		pr_perror("DUMP: cannot write %s into the images directory", INVENTORY_MARK);
+	if (fd >= 0 && close(fd) && ok) {
+		pr_perror("DUMP: cannot write %s into the images directory", INVENTORY_MARK);
+		ok = 0;
+	}
+	return ok ? 0 : 1;
+}
+
 /* DUMP or RESTORE, in this process; the answer is sent.  0 if it succeeded. */
 static int serve_op(CriuReq *req)
 {
@@ -342,10 +362,15 @@ static int serve_op(CriuReq *req)
 	for (int i = 0; i < a.argc; i++)
 		pr_debug("argv[%d] %s", i, a.argv[i]);
 	optind = 0;
-	if (req->type == REQ_DUMP)
-		ret = cmd_dump(a.argc, a.argv);
-	else
+	if (req->type == REQ_DUMP) {
+		ret = inventory_mark(a.images_fd);
+		if (!ret)
+			ret = cmd_dump(a.argc, a.argv);
+		if (ret)
+			unlinkat(a.images_fd, INVENTORY_MARK, 0);
+	} else {
 		ret = cmd_restore(a.argc, a.argv);
+	}
 	if (ret && !*log_first_error())
 		pr_err("%s failed (imgcr %s exited with %d)", req_names[req->type], a.argv[0], ret);
 	if (!ret && req->type == REQ_RESTORE && S.restored <= 0) {
