@@ -842,7 +842,7 @@ const struct fd_kind memfd_fd_kind = {
  */
 static int memfd_rw_copy(const struct tree_task *k, unsigned long ino, int base)
 {
-	int i, n, fd;
+	int i, fd;
 
 	for (i = 0; i < nmade && made[i].ino != ino; i++)
 		;
@@ -850,12 +850,10 @@ static int memfd_rw_copy(const struct tree_task *k, unsigned long ino, int base)
 		pr_err("pid %d: memfd of inode %lu: not made", k->pid, ino);
 		return -1;
 	}
-	for (fd = 3; fd < base; fd++) {
-		for (n = 0; n < k->nfds && k->fds[n].fd != fd; n++)
-			;
-		if (n == k->nfds && fcntl(fd, F_GETFD) < 0 && errno == EBADF)
+	/* above every task's fds (restore: base = their highest + 1 + MEMFD_SPARE_FDS) */
+	for (fd = base - MEMFD_SPARE_FDS; fd < base; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF)
 			return dup3(made[i].fd, fd, O_CLOEXEC) < 0 ? -1 : fd;
-	}
 	pr_err("pid %d: more than %d memfds it maps writable but holds open read-only: not supported",
 	       k->pid, MEMFD_SPARE_FDS);
 	return -1;
