@@ -2196,9 +2196,9 @@ static int img_check_rights(struct img *img)
  * An entry as hrtimer_nanosleep() could have left it: a clock it sleeps
  * on, rmtp a user address (or none); or sys_poll(): on CLOCK_MONOTONIC,
  * nfds an int (poll() itself checks it against RLIMIT_NOFILE again) and
- * the array in user space; or futex_wait(): an aligned word in user
- * space, on CLOCK_MONOTONIC (the time left) or CLOCK_REALTIME (the
- * expiry); the time within ktime_t.
+ * the array in user space (with no fd any pointer: never read); or
+ * futex_wait(): an aligned word in user space, on CLOCK_MONOTONIC (the
+ * time left) or CLOCK_REALTIME (the expiry); the time within ktime_t.
  */
 static bool sleep_entry_ok(const struct imgcr_sleep *d)
 {
@@ -2215,7 +2215,8 @@ static bool sleep_entry_ok(const struct imgcr_sleep *d)
 		return d->clock == CLOCK_MONOTONIC &&
 		       !(d->flags & ~(IMGCR_SLEEP_POLL | IMGCR_SLEEP_TIMEOUT)) &&
 		       d->nfds <= INT_MAX &&
-		       user_range_ok(d->rmtp, (u64)d->nfds * sizeof(struct pollfd)) &&
+		       (!d->nfds ||
+			user_range_ok(d->rmtp, (u64)d->nfds * sizeof(struct pollfd))) &&
 		       (d->flags & IMGCR_SLEEP_TIMEOUT || !d->remaining_ns);
 	return !d->nfds &&
 	       !(d->flags & ~IMGCR_SLEEP_RMTP) && sleep_clock_now(d->clock, &now) &&

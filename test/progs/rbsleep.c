@@ -26,6 +26,9 @@
  *                       Each prints "go NAME" and its result as above
  *                       (pollt: early=1 if it ended before MS; pollw's
  *                       ret is 1), then "rbsleep done".
+ *   rbsleep poll0 MS    the same, but pollt polls no fd, its array
+ *                       pointer a kernel address (legal: the kernel never
+ *                       reads it): poll(0xffff888000000000, 0, MS)
  *   rbsleep futex MS    no signal handler; futex waits with a timeout,
  *                       which the kernel restarts through
  *                       futex_wait_restart.  Another thread:
@@ -125,7 +128,12 @@ static void *run(void *arg)
 
 static int pipe_t[2], pipe_w[2];
 
-/* poll() with @ms (-1: none) on @fd for POLLIN, reported as NAME. */
+static int poll0;	/* rbsleep poll0 */
+
+/*
+ * poll() with @ms (-1: none) on @fd for POLLIN, reported as NAME; @fd -1:
+ * on no fd, the array a kernel address.
+ */
 static void poll_one(const char *name, int fd, long tmo)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -135,7 +143,10 @@ static void poll_one(const char *name, int fd, long tmo)
 
 	t0 = clk_ms(CLOCK_MONOTONIC);
 	say("go %s\n", name);
-	ret = syscall(SYS_poll, &p, 1, (int)tmo);
+	if (fd < 0)
+		ret = syscall(SYS_poll, (void *)0xffff888000000000UL, 0, (int)tmo);
+	else
+		ret = syscall(SYS_poll, &p, 1, (int)tmo);
 	err = ret < 0 ? errno : 0;
 	t1 = clk_ms(CLOCK_MONOTONIC);
 	say("%s ret=%ld errno=%s t0=%lld t1=%lld early=%d\n", name, ret,
@@ -145,7 +156,7 @@ static void poll_one(const char *name, int fd, long tmo)
 static void *pollt(void *arg)
 {
 	(void)arg;
-	poll_one("pollt", pipe_t[0], ms);
+	poll_one("pollt", poll0 ? -1 : pipe_t[0], ms);
 	if (write(pipe_w[1], "x", 1) != 1)
 		return NULL;
 	return NULL;
@@ -231,7 +242,8 @@ int main(int argc, char **argv)
 		say("rbsleep done\n");
 		return 0;
 	}
-	if (!strcmp(argv[1], "poll")) {
+	poll0 = !strcmp(argv[1], "poll0");
+	if (poll0 || !strcmp(argv[1], "poll")) {
 		if (pipe(pipe_t) || pipe(pipe_w) ||
 		    pthread_create(&th[0], NULL, pollt, NULL))
 			return 1;

@@ -14,7 +14,8 @@
 # with the time left in rem; restored stopped, a SIGUSR1 sent before SIGCONT
 # makes it return EINTR at once, as the kernel does for the original.
 # A poll() with a timeout (another thread) and one without (the main
-# thread), then futex waits with a relative timeout (another thread) and
+# thread), again with the timed one polling no fd, its array pointer a
+# kernel address (legal: never read), then futex waits with a relative timeout (another thread) and
 # an absolute CLOCK_REALTIME one (the main thread), dumped and restored the
 # same way: no EINTR, the timed one ends after the time it had left, the
 # other when the first is done (each part skipped if the kernel's
@@ -131,6 +132,7 @@ pair() {
 	esac
 }
 pair poll do_restart_poll pollt "0 errno=0" pollw "1 errno=0"
+pair poll0 do_restart_poll pollt "0 errno=0" pollw "1 errno=0"
 pair futex futex_wait_restart futext "-1 errno=ETIMEDOUT" futexw "0 errno=0"
 
 # handler, restored running, then SIGUSR1
