@@ -774,13 +774,14 @@ static int img_check_vmas(struct img *img)
 			/*
 			 * the caller's memfd (--imgcr-shmfd) as it is, not one
 			 * made here read-write without seals: a shared
-			 * writable mapping needs it open for writing, and no
+			 * mapping that may be written (no RDONLY_FILE:
+			 * VM_MAYWRITE) needs it open for writing, and no
 			 * write seal the image does not record (mmap() would
 			 * fail after the point of no return, or the mapping
 			 * lose VM_MAYWRITE)
 			 */
 			if (shared && f->given &&
-			    ((v->prot & IMGCR_PROT_WRITE &&
+			    ((!(v->flags & IMGCR_VMA_RDONLY_FILE) &&
 			      !(f->file->f_mode & FMODE_WRITE)) ||
 			     (!(f->id.flags & IMGCR_FILE_SEALS) &&
 			      imgcr_shmem_seals(file_inode(f->file)) &
