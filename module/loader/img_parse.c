@@ -1156,11 +1156,16 @@ bad:
  * reserved them all when it filled the memfd; another caller may not
  * have, and without free pages the mmap() after begin_new_exec() would
  * fail.  Mapped PROT_NONE at any free address of the caller, then
- * unmapped.
+ * unmapped; so refused if the caller's memory is another process's too
+ * (vfork, CLONE_VM without CLONE_THREAD), which could move that mapping
+ * or keep it if the unmap fails (killed).  The last check before the
+ * point of no return (load_img_binary()): a later refusal would leave the
+ * caller's memfd with the reservation.
  */
-static int img_reserve_huge(struct img *img)
+int img_reserve_huge(struct img *img)
 {
 	unsigned int i;
+	int ret;
 
 	for (i = 0; i < img->task.nr_vmas; i++) {
 		const struct imgcr_vma *v = &img->vmas[i];
@@ -1173,6 +1178,11 @@ static int img_reserve_huge(struct img *img)
 		f = &img->files[v->file];
 		if (!(f->id.flags & IMGCR_FILE_HUGETLB) || !f->given)
 			continue;
+		if (current->vfork_done || imgcr_mm_multiprocess(current->mm)) {
+			img_err(img, "huge page memfd %s (MFD_HUGETLB) given: its huge pages are reserved through a mapping in the caller's memory, which another process shares (vfork or CLONE_VM): not supported",
+				f->path);
+			return -EINVAL;
+		}
 		addr = vm_mmap(f->file, 0, len, PROT_NONE, MAP_SHARED,
 			       v->pgoff << PAGE_SHIFT);
 		if (IS_ERR_VALUE(addr)) {
@@ -1180,7 +1190,12 @@ static int img_reserve_huge(struct img *img)
 				f->path, len >> 21, v->start, (long)addr);
 			return (long)addr;
 		}
-		vm_munmap(addr, len);
+		ret = vm_munmap(addr, len);
+		if (ret) {
+			img_err(img, "huge page memfd %s (MFD_HUGETLB): cannot unmap its reservation mapping at %#lx (%d)",
+				f->path, addr, ret);
+			return ret;
+		}
 		if (fatal_signal_pending(current))
 			return -EINTR;
 	}
@@ -2519,8 +2534,6 @@ int img_parse(struct img *img)
 		ret = img_take_exe(img);
 	if (!ret)
 		ret = img_check_loads(img);
-	if (!ret)
-		ret = img_reserve_huge(img);
 	if (!ret)
 		ret = img_check_vdso(img, &slots[N_VDSO]);
 	if (!ret)
