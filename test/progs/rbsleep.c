@@ -27,8 +27,12 @@
  *                       (pollt: early=1 if it ended before MS; pollw's
  *                       ret is 1), then "rbsleep done".
  *   rbsleep poll0 MS    the same, but pollt polls no fd, its array
- *                       pointer a kernel address (legal: the kernel never
- *                       reads it): poll(0xffff888000000000, 0, MS)
+ *                       pointer just past user space (TASK_SIZE_MAX with
+ *                       4-level paging; never read, and access_ok(p, 0)
+ *                       takes it on 6.1): poll(0x7ffffffff000, 0, MS)
+ *   rbsleep poll0probe 0  prints "poll0probe ret=R errno=E" of
+ *                       poll(0x7ffffffff000, 0, 0): EFAULT where this
+ *                       kernel refuses that pointer (6.12 and later)
  *   rbsleep futex MS    no signal handler; futex waits with a timeout,
  *                       which the kernel restarts through
  *                       futex_wait_restart.  Another thread:
@@ -129,10 +133,11 @@ static void *run(void *arg)
 static int pipe_t[2], pipe_w[2];
 
 static int poll0;	/* rbsleep poll0 */
+#define POLL0_PTR	0x7ffffffff000UL
 
 /*
  * poll() with @ms (-1: none) on @fd for POLLIN, reported as NAME; @fd -1:
- * on no fd, the array a kernel address.
+ * on no fd, the array at POLL0_PTR.
  */
 static void poll_one(const char *name, int fd, long tmo)
 {
@@ -144,7 +149,7 @@ static void poll_one(const char *name, int fd, long tmo)
 	t0 = clk_ms(CLOCK_MONOTONIC);
 	say("go %s\n", name);
 	if (fd < 0)
-		ret = syscall(SYS_poll, (void *)0xffff888000000000UL, 0, (int)tmo);
+		ret = syscall(SYS_poll, (void *)POLL0_PTR, 0, (int)tmo);
 	else
 		ret = syscall(SYS_poll, &p, 1, (int)tmo);
 	err = ret < 0 ? errno : 0;
@@ -240,6 +245,12 @@ int main(int argc, char **argv)
 		futexw();
 		pthread_join(th[0], NULL);
 		say("rbsleep done\n");
+		return 0;
+	}
+	if (!strcmp(argv[1], "poll0probe")) {
+		long ret = syscall(SYS_poll, (void *)POLL0_PTR, 0, 0);
+
+		say("poll0probe ret=%ld errno=%s\n", ret, ret < 0 ? errname(errno) : "0");
 		return 0;
 	}
 	poll0 = !strcmp(argv[1], "poll0");
