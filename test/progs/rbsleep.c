@@ -27,12 +27,13 @@
  *                       (pollt: early=1 if it ended before MS; pollw's
  *                       ret is 1), then "rbsleep done".
  *   rbsleep poll0 MS    the same, but pollt polls no fd, its array
- *                       pointer just past user space (TASK_SIZE_MAX with
- *                       4-level paging; never read, and access_ok(p, 0)
- *                       takes it on 6.1): poll(0x7ffffffff000, 0, MS)
- *   rbsleep poll0probe 0  prints "poll0probe ret=R errno=E" of
- *                       poll(0x7ffffffff000, 0, 0): EFAULT where this
- *                       kernel refuses that pointer (6.12 and later)
+ *                       pointer just past user space (TASK_SIZE_MAX:
+ *                       0xfffffffffff000 with 5-level paging, else
+ *                       0x7ffffffff000; never read, and 6.1's
+ *                       access_ok(p, 0) takes it): poll(P, 0, MS), P the
+ *                       first of those two that poll(P, 0, 0) takes
+ *   rbsleep poll0probe 0  prints "poll0probe ptr=P" (that P) or
+ *                       "poll0probe none" (the kernel takes neither)
  *   rbsleep futex MS    no signal handler; futex waits with a timeout,
  *                       which the kernel restarts through
  *                       futex_wait_restart.  Another thread:
@@ -133,11 +134,21 @@ static void *run(void *arg)
 static int pipe_t[2], pipe_w[2];
 
 static int poll0;	/* rbsleep poll0 */
-#define POLL0_PTR	0x7ffffffff000UL
+
+/* TASK_SIZE_MAX with 5-level paging, then 4-level, if poll(P, 0) takes it; or 0 */
+static unsigned long poll0_ptr(void)
+{
+	static const unsigned long p[] = { 0xfffffffffff000UL, 0x7ffffffff000UL };
+
+	for (unsigned int i = 0; i < 2; i++)
+		if (!syscall(SYS_poll, (void *)p[i], 0, 0))
+			return p[i];
+	return 0;
+}
 
 /*
  * poll() with @ms (-1: none) on @fd for POLLIN, reported as NAME; @fd -1:
- * on no fd, the array at POLL0_PTR.
+ * on no fd, the array at poll0_ptr().
  */
 static void poll_one(const char *name, int fd, long tmo)
 {
@@ -149,7 +160,7 @@ static void poll_one(const char *name, int fd, long tmo)
 	t0 = clk_ms(CLOCK_MONOTONIC);
 	say("go %s\n", name);
 	if (fd < 0)
-		ret = syscall(SYS_poll, (void *)POLL0_PTR, 0, (int)tmo);
+		ret = syscall(SYS_poll, (void *)poll0_ptr(), 0, (int)tmo);
 	else
 		ret = syscall(SYS_poll, &p, 1, (int)tmo);
 	err = ret < 0 ? errno : 0;
@@ -248,9 +259,12 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "poll0probe")) {
-		long ret = syscall(SYS_poll, (void *)POLL0_PTR, 0, 0);
+		unsigned long p = poll0_ptr();
 
-		say("poll0probe ret=%ld errno=%s\n", ret, ret < 0 ? errname(errno) : "0");
+		if (p)
+			say("poll0probe ptr=%#lx\n", p);
+		else
+			say("poll0probe none\n");
 		return 0;
 	}
 	poll0 = !strcmp(argv[1], "poll0");
