@@ -61,11 +61,16 @@ wait_blocked() {
 # signals it waits for while it waits: the stopped main, out of the call,
 # blocks SIGUSR1, the restored one, back in it, does not) and without the
 # sleepers' syscall (once their time is over, which may be before the
-# release, they wait on a futex for main's go to report).
+# release, they wait on a futex for main's go to report).  The timed futex
+# wait and both polls come back with their restart blocks: restored, they
+# wait in restart_syscall (219), which stands for their own call.
 norm() {
 	sed -e 's/^\(MAIN comm=[^ ]*\) blk=[0-9a-f]*/\1 blk=-/' \
 		-e "s/^\($t_ns .*\) syscall=[0-9]*\$/\1 syscall=-/" \
-		-e "s/^\($t_cn .*\) syscall=[0-9]*\$/\1 syscall=-/" "$1" > "$1.n"
+		-e "s/^\($t_cn .*\) syscall=[0-9]*\$/\1 syscall=-/" \
+		-e "s/^\($t_fto .*\) syscall=219\$/\1 syscall=202/" \
+		-e "s/^\($t_po .*\) syscall=219\$/\1 syscall=7/" \
+		-e "s/^\($t_poi .*\) syscall=219\$/\1 syscall=7/" "$1" > "$1.n"
 }
 
 # show_out: the program's output after the "blocked" lines, on the console
@@ -92,6 +97,9 @@ done
 otids=${otids# }
 t_ns=$(sed -n "s/^blocked nanosleep tid //p" out)
 t_cn=$(sed -n "s/^blocked clock_ns tid //p" out)
+t_fto=$(sed -n "s/^blocked futex_to tid //p" out)
+t_po=$(sed -n "s/^blocked poll tid //p" out)
+t_poi=$(sed -n "s/^blocked poll_inf tid //p" out)
 t_ready=$(now_ms)
 [ "$(echo $otids | tr ' ' '\n' | sort -u | wc -l)" = 16 ] || fail "16 distinct TIDs wanted: $otids"
 [ "$(tids $pid | tr '\n' ' ')" = "$(echo $pid $otids | tr ' ' '\n' | sort -n | tr '\n' ' ')" ] ||
