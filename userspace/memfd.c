@@ -62,6 +62,7 @@
 
 #include "files.h"
 #include "image.h"
+#include "locks.h"
 #include "log.h"
 #include "proc.h"
 #include "record.h"
@@ -425,6 +426,70 @@ out:
 	return ret;
 }
 
+/* The shared mapping at @at of task @pid may be made writable (VM_MAYWRITE: smaps' "mw"); -1: unreadable */
+static int vma_maywrite(pid_t pid, unsigned long at)
+{
+	char path[64], *smaps, *line, *save = NULL;
+	unsigned long start;
+	int in = 0, ret = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps", pid);
+	smaps = read_text(path, NULL);
+	if (!smaps) {
+		pr_perror("pid %d: cannot read %s", pid, path);
+		return -1;
+	}
+	for (line = strtok_r(smaps, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(line, "VmFlags:", 8) && in) {
+			ret = strstr(line + 8, " mw") != NULL;
+			break;
+		}
+		if (sscanf(line, "%lx-%*x ", &start) == 1 && strchr(line, '-') &&
+		    strspn(line, "0123456789abcdef") == (size_t)(strchr(line, '-') - line))
+			in = start == at;
+	}
+	free(smaps);
+	if (ret < 0)
+		pr_err("pid %d: no VmFlags for the mapping at 0x%lx in %s", pid, at, path);
+	return ret;
+}
+
+/*
+ * Task @k maps memfd @f shared at @at, holds it open for reading: refuse
+ * (1, printed) if the restore would give the loader a spare fd of the memfd
+ * (memfd_rw_copy: mapped VM_MAYWRITE, no read-write fd) while @k holds
+ * POSIX locks on it: the exec closes the spare, and closing any fd of a
+ * file drops all of the process's POSIX locks on it (OFD and flock locks
+ * belong to the open file description and stay).  -1 on an error (printed).
+ */
+static int spare_drops_locks(const struct tree *t, const struct tree_task *k,
+			     const struct tree_file *f, unsigned long at)
+{
+	const struct tree_lock *l = NULL;
+	char end[32];
+	int i, mw;
+
+	if (task_memfd_fd(t, k, f->ino, 1) >= 0)
+		return 0;
+	for (i = 0; i < t->nlocks && !l; i++)
+		if (t->locks[i].kind == TL_POSIX && t->locks[i].pid == k->pid &&
+		    t->files[t->locks[i].file].kind == TK_MEMFD &&
+		    t->files[t->locks[i].file].ino == f->ino)
+			l = &t->locks[i];
+	if (!l)
+		return 0;
+	mw = vma_maywrite(k->pid, at);
+	if (mw <= 0)
+		return mw;
+	if (l->end < 0)
+		snprintf(end, sizeof(end), "EOF");
+	else
+		snprintf(end, sizeof(end), "%lld", l->end);
+	pr_err("pid %d fd %d: memfd %s: POSIX %s lock (bytes %lld-%s) held by pid %d, which maps the memfd shared at 0x%lx so that the mapping may become writable but holds it open only read-only: the restore would give the loader a read-write fd of it, and the exec closing that fd would drop the lock: not supported",
+	       k->pid, l->fd, f->path, l->write ? "write" : "read", l->start, end, k->pid, at);
+	return 1;
+}
+
 /*
  * A memfd open as an fd and mapped: each task mapping it must hold an fd
  * of it itself (the loader maps that fd's memfd, shared or privately).
@@ -463,6 +528,10 @@ static int memfd_check(const struct tree *t)
 				    (f->seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)))
 					pr_err("pid %d fd %d: memfd %s: sealed against writes (seals 0x%x) and also mapped shared (%s) by pid %d at 0x%lx: the mapping cannot be made again under that seal: not supported",
 					       f->pid, f->fd, f->path, f->seals, perms, t->tasks[i].pid, at);
+				else if (perms[3] == 's' &&
+					 task_memfd_fd(t, &t->tasks[i], f->ino, 0) >= 0 &&
+					 spare_drops_locks(t, &t->tasks[i], f, at))
+					;	/* printed */
 				else if (perms[3] == 's' &&
 					 task_memfd_fd(t, &t->tasks[i], f->ino, 0) >= 0)
 					break;	/* restored as one object: memfd_shm_arg */
@@ -773,7 +842,7 @@ const struct fd_kind memfd_fd_kind = {
  */
 static int memfd_rw_copy(const struct tree_task *k, unsigned long ino, int base)
 {
-	int i, n, fd;
+	int i, fd;
 
 	for (i = 0; i < nmade && made[i].ino != ino; i++)
 		;
@@ -781,12 +850,10 @@ static int memfd_rw_copy(const struct tree_task *k, unsigned long ino, int base)
 		pr_err("pid %d: memfd of inode %lu: not made", k->pid, ino);
 		return -1;
 	}
-	for (fd = 3; fd < base; fd++) {
-		for (n = 0; n < k->nfds && k->fds[n].fd != fd; n++)
-			;
-		if (n == k->nfds && fcntl(fd, F_GETFD) < 0 && errno == EBADF)
+	/* above every task's fds (restore: base = their highest + 1 + MEMFD_SPARE_FDS) */
+	for (fd = base - MEMFD_SPARE_FDS; fd < base; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF)
 			return dup3(made[i].fd, fd, O_CLOEXEC) < 0 ? -1 : fd;
-	}
 	pr_err("pid %d: more than %d memfds it maps writable but holds open read-only: not supported",
 	       k->pid, MEMFD_SPARE_FDS);
 	return -1;

@@ -1884,34 +1884,34 @@ static unsigned long huge_memfd_pages(const struct tree *t, char *who, size_t si
 
 /*
  * The loader maps huge pages after its point of no return: without free
- * ones there (HugePages_Free less HugePages_Rsvd of 2 MiB, /proc/meminfo)
+ * ones there (free_hugepages less resv_hugepages of the 2 MiB pool, sysfs)
  * the restored task would die; the restore of a huge page memfd would
  * fail.  Refused before.  @need of them, @memfd of which for the memfds
  * (the first one in @who).  0, or -1 (printed).
  */
 static int huge_pages_check(unsigned long need, unsigned long memfd, const char *who)
 {
-	unsigned long fr = 0, rsvd = 0, size = 0;
-	char *m, *l;
+	static const char dir[] = "/sys/kernel/mm/hugepages/hugepages-2048kB";
+	unsigned long fr = 0, rsvd = 0;
+	char path[96], *v;
 
 	if (!need)
 		return 0;
-	m = read_text("/proc/meminfo", NULL);
-	if (!m) {
-		pr_perror("/proc/meminfo");
-		return -1;
+	/* the 2 MiB pool, whatever the default huge page size (as memfd.c's huge_fill) */
+	snprintf(path, sizeof(path), "%s/free_hugepages", dir);
+	if ((v = read_text(path, NULL))) {
+		fr = strtoul(v, NULL, 10);
+		free(v);
 	}
-	if ((l = strstr(m, "HugePages_Free:")))
-		sscanf(l, "HugePages_Free: %lu", &fr);
-	if ((l = strstr(m, "HugePages_Rsvd:")))
-		sscanf(l, "HugePages_Rsvd: %lu", &rsvd);
-	if ((l = strstr(m, "Hugepagesize:")))
-		sscanf(l, "Hugepagesize: %lu", &size);
-	free(m);
-	if (size == 2048 && fr >= rsvd && fr - rsvd >= need)
+	snprintf(path, sizeof(path), "%s/resv_hugepages", dir);
+	if ((v = read_text(path, NULL))) {
+		rsvd = strtoul(v, NULL, 10);
+		free(v);
+	}
+	if (fr >= rsvd && fr - rsvd >= need)
 		return 0;
-	pr_err("the tree needs %lu huge page(s) of 2048 kB (%lu for MAP_HUGETLB mappings, %lu for MFD_HUGETLB memfds%s) and %lu are free (default size %lu kB): reserve them (sysctl vm.nr_hugepages) before the restore",
-	       need, need - memfd, memfd, who, size == 2048 && fr >= rsvd ? fr - rsvd : 0, size);
+	pr_err("the tree needs %lu huge page(s) of 2048 kB (%lu for MAP_HUGETLB mappings, %lu for MFD_HUGETLB memfds%s) and %lu are free (%s/{free,resv}_hugepages): reserve them (sysctl vm.nr_hugepages, or %s/nr_hugepages) before the restore",
+	       need, need - memfd, memfd, who, fr >= rsvd ? fr - rsvd : 0, dir, dir);
 	return -1;
 }
 

@@ -110,6 +110,12 @@ static int load_img_binary(struct linux_binprm *bprm)
 		ret = PTR_ERR(group);
 		goto refused;
 	}
+	/* the last check: it reserves huge pages on the caller's memfds */
+	ret = img_reserve_huge(img);
+	if (ret) {
+		img_group_put(group);
+		goto refused;
+	}
 
 	/* the point of no return */
 	block_signals(&saved);

@@ -774,13 +774,14 @@ static int img_check_vmas(struct img *img)
 			/*
 			 * the caller's memfd (--imgcr-shmfd) as it is, not one
 			 * made here read-write without seals: a shared
-			 * writable mapping needs it open for writing, and no
+			 * mapping that may be written (no RDONLY_FILE:
+			 * VM_MAYWRITE) needs it open for writing, and no
 			 * write seal the image does not record (mmap() would
 			 * fail after the point of no return, or the mapping
 			 * lose VM_MAYWRITE)
 			 */
 			if (shared && f->given &&
-			    ((v->prot & IMGCR_PROT_WRITE &&
+			    ((!(v->flags & IMGCR_VMA_RDONLY_FILE) &&
 			      !(f->file->f_mode & FMODE_WRITE)) ||
 			     (!(f->id.flags & IMGCR_FILE_SEALS) &&
 			      imgcr_shmem_seals(file_inode(f->file)) &
@@ -1155,11 +1156,16 @@ bad:
  * reserved them all when it filled the memfd; another caller may not
  * have, and without free pages the mmap() after begin_new_exec() would
  * fail.  Mapped PROT_NONE at any free address of the caller, then
- * unmapped.
+ * unmapped; so refused if the caller's memory is another process's too
+ * (vfork, CLONE_VM without CLONE_THREAD), which could move that mapping
+ * or keep it if the unmap fails (killed).  The last check before the
+ * point of no return (load_img_binary()): a later refusal would leave the
+ * caller's memfd with the reservation.
  */
-static int img_reserve_huge(struct img *img)
+int img_reserve_huge(struct img *img)
 {
 	unsigned int i;
+	int ret;
 
 	for (i = 0; i < img->task.nr_vmas; i++) {
 		const struct imgcr_vma *v = &img->vmas[i];
@@ -1172,6 +1178,11 @@ static int img_reserve_huge(struct img *img)
 		f = &img->files[v->file];
 		if (!(f->id.flags & IMGCR_FILE_HUGETLB) || !f->given)
 			continue;
+		if (current->vfork_done || imgcr_mm_multiprocess(current->mm)) {
+			img_err(img, "huge page memfd %s (MFD_HUGETLB) given: its huge pages are reserved through a mapping in the caller's memory, which another process shares (vfork or CLONE_VM): not supported",
+				f->path);
+			return -EINVAL;
+		}
 		addr = vm_mmap(f->file, 0, len, PROT_NONE, MAP_SHARED,
 			       v->pgoff << PAGE_SHIFT);
 		if (IS_ERR_VALUE(addr)) {
@@ -1179,7 +1190,12 @@ static int img_reserve_huge(struct img *img)
 				f->path, len >> 21, v->start, (long)addr);
 			return (long)addr;
 		}
-		vm_munmap(addr, len);
+		ret = vm_munmap(addr, len);
+		if (ret) {
+			img_err(img, "huge page memfd %s (MFD_HUGETLB): cannot unmap its reservation mapping at %#lx (%d)",
+				f->path, addr, ret);
+			return ret;
+		}
 		if (fatal_signal_pending(current))
 			return -EINTR;
 	}
@@ -2196,9 +2212,9 @@ static int img_check_rights(struct img *img)
  * An entry as hrtimer_nanosleep() could have left it: a clock it sleeps
  * on, rmtp a user address (or none); or sys_poll(): on CLOCK_MONOTONIC,
  * nfds an int (poll() itself checks it against RLIMIT_NOFILE again) and
- * the array in user space; or futex_wait(): an aligned word in user
- * space, on CLOCK_MONOTONIC (the time left) or CLOCK_REALTIME (the
- * expiry); the time within ktime_t.
+ * the array in user space (with no fd any pointer: never read); or
+ * futex_wait(): an aligned word in user space, on CLOCK_MONOTONIC (the
+ * time left) or CLOCK_REALTIME (the expiry); the time within ktime_t.
  */
 static bool sleep_entry_ok(const struct imgcr_sleep *d)
 {
@@ -2215,7 +2231,8 @@ static bool sleep_entry_ok(const struct imgcr_sleep *d)
 		return d->clock == CLOCK_MONOTONIC &&
 		       !(d->flags & ~(IMGCR_SLEEP_POLL | IMGCR_SLEEP_TIMEOUT)) &&
 		       d->nfds <= INT_MAX &&
-		       user_range_ok(d->rmtp, (u64)d->nfds * sizeof(struct pollfd)) &&
+		       (!d->nfds ||
+			user_range_ok(d->rmtp, (u64)d->nfds * sizeof(struct pollfd))) &&
 		       (d->flags & IMGCR_SLEEP_TIMEOUT || !d->remaining_ns);
 	return !d->nfds &&
 	       !(d->flags & ~IMGCR_SLEEP_RMTP) && sleep_clock_now(d->clock, &now) &&
@@ -2517,8 +2534,6 @@ int img_parse(struct img *img)
 		ret = img_take_exe(img);
 	if (!ret)
 		ret = img_check_loads(img);
-	if (!ret)
-		ret = img_reserve_huge(img);
 	if (!ret)
 		ret = img_check_vdso(img, &slots[N_VDSO]);
 	if (!ret)

@@ -139,6 +139,7 @@ struct img {
 
 /* img_parse.c */
 int img_parse(struct img *img);
+int img_reserve_huge(struct img *img);
 bool img_sysvshm_piece(const struct img *img, unsigned int i);
 bool img_exec_keeps_label(struct linux_binprm *bprm);
 void img_free(struct img *img);

@@ -56,11 +56,16 @@ static void same(const char *who, int fd, char *map)
 #define F_SEAL_FUTURE_WRITE 0x0010
 #endif
 
-/* "memshare fwseal": F_SEAL_FUTURE_WRITE added after the mapping (a dump must refuse it) */
+/*
+ * "memshare fwseal": F_SEAL_FUTURE_WRITE added after the mapping (a dump must
+ * refuse it).  "memshare rdlock": rdonly, and a POSIX read lock on bytes
+ * 0-4095 through the read-only fd (a dump must refuse it).
+ */
 int main(int argc, char **argv)
 {
 	int fwseal = argc > 1 && !strcmp(argv[1], "fwseal");
-	int rdonly = argc > 1 && !strcmp(argv[1], "rdonly");
+	int rdlock = argc > 1 && !strcmp(argv[1], "rdlock");
+	int rdonly = rdlock || (argc > 1 && !strcmp(argv[1], "rdonly"));
 	int fd = memfd_create("shared buf", MFD_ALLOW_SEALING), i, st, sync[2], back[2];
 	char *map, *ro, buf[16], c;
 	pid_t kid;
@@ -87,6 +92,14 @@ int main(int argc, char **argv)
 		r = open(path, O_RDONLY);
 		if (r < 0 || dup2(r, fd) != fd || close(r) || mprotect(map, SIZE, PROT_READ)) {
 			say("BAD setup: read-only: %s\n", strerror(errno));
+			return 1;
+		}
+	}
+	if (rdlock) {
+		struct flock fl = { .l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 4096 };
+
+		if (fcntl(fd, F_SETLK, &fl)) {
+			say("BAD setup: lock: %s\n", strerror(errno));
 			return 1;
 		}
 	}

@@ -26,6 +26,14 @@
  *                       Each prints "go NAME" and its result as above
  *                       (pollt: early=1 if it ended before MS; pollw's
  *                       ret is 1), then "rbsleep done".
+ *   rbsleep poll0 MS    the same, but pollt polls no fd, its array
+ *                       pointer just past user space (TASK_SIZE_MAX:
+ *                       0xfffffffffff000 with 5-level paging, else
+ *                       0x7ffffffff000; never read, and 6.1's
+ *                       access_ok(p, 0) takes it): poll(P, 0, MS), P the
+ *                       first of those two that poll(P, 0, 0) takes
+ *   rbsleep poll0probe 0  prints "poll0probe ptr=P" (that P) or
+ *                       "poll0probe none" (the kernel takes neither)
  *   rbsleep futex MS    no signal handler; futex waits with a timeout,
  *                       which the kernel restarts through
  *                       futex_wait_restart.  Another thread:
@@ -125,7 +133,23 @@ static void *run(void *arg)
 
 static int pipe_t[2], pipe_w[2];
 
-/* poll() with @ms (-1: none) on @fd for POLLIN, reported as NAME. */
+static int poll0;	/* rbsleep poll0 */
+
+/* TASK_SIZE_MAX with 5-level paging, then 4-level, if poll(P, 0) takes it; or 0 */
+static unsigned long poll0_ptr(void)
+{
+	static const unsigned long p[] = { 0xfffffffffff000UL, 0x7ffffffff000UL };
+
+	for (unsigned int i = 0; i < 2; i++)
+		if (!syscall(SYS_poll, (void *)p[i], 0, 0))
+			return p[i];
+	return 0;
+}
+
+/*
+ * poll() with @ms (-1: none) on @fd for POLLIN, reported as NAME; @fd -1:
+ * on no fd, the array at poll0_ptr().
+ */
 static void poll_one(const char *name, int fd, long tmo)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -135,7 +159,10 @@ static void poll_one(const char *name, int fd, long tmo)
 
 	t0 = clk_ms(CLOCK_MONOTONIC);
 	say("go %s\n", name);
-	ret = syscall(SYS_poll, &p, 1, (int)tmo);
+	if (fd < 0)
+		ret = syscall(SYS_poll, (void *)poll0_ptr(), 0, (int)tmo);
+	else
+		ret = syscall(SYS_poll, &p, 1, (int)tmo);
 	err = ret < 0 ? errno : 0;
 	t1 = clk_ms(CLOCK_MONOTONIC);
 	say("%s ret=%ld errno=%s t0=%lld t1=%lld early=%d\n", name, ret,
@@ -145,7 +172,7 @@ static void poll_one(const char *name, int fd, long tmo)
 static void *pollt(void *arg)
 {
 	(void)arg;
-	poll_one("pollt", pipe_t[0], ms);
+	poll_one("pollt", poll0 ? -1 : pipe_t[0], ms);
 	if (write(pipe_w[1], "x", 1) != 1)
 		return NULL;
 	return NULL;
@@ -231,7 +258,17 @@ int main(int argc, char **argv)
 		say("rbsleep done\n");
 		return 0;
 	}
-	if (!strcmp(argv[1], "poll")) {
+	if (!strcmp(argv[1], "poll0probe")) {
+		unsigned long p = poll0_ptr();
+
+		if (p)
+			say("poll0probe ptr=%#lx\n", p);
+		else
+			say("poll0probe none\n");
+		return 0;
+	}
+	poll0 = !strcmp(argv[1], "poll0");
+	if (poll0 || !strcmp(argv[1], "poll")) {
 		if (pipe(pipe_t) || pipe(pipe_w) ||
 		    pthread_create(&th[0], NULL, pollt, NULL))
 			return 1;

@@ -22,7 +22,10 @@
 # Then the image exec'd by another caller (tryexec) giving the loader a
 # memfd of that name, size and seals it did not fill, no page free: refused
 # before the point of no return (the caller goes on), its reason in the
-# kernel log.
+# kernel log.  With pages free, the same refused by a later check
+# (--imgcr-ids alone) leaves no page reserved on the caller's memfd; and
+# from a vfork child (the loader's reservation mapping would be in the
+# parent's memory) refused, its reason in the kernel log.
 # memfd_huge-private: the memfd also mapped MAP_PRIVATE: refused at dump,
 # naming pid, address, memfd and reason; the task goes on.
 # memfd_huge-hugefile: a file of a hugetlbfs mount mapped shared the same
@@ -87,6 +90,24 @@ run() {
 			fail "exec with an unreserved memfd: no reason in the kernel log: $(dmesg_since | tail -n 3 | tr '\n' '|')"
 		[ -d /proc/$pid ] && fail "a task $pid is left after the refused exec"
 		echo 4 > /proc/sys/vm/nr_hugepages
+		# pages free, refused by a later check (--imgcr-ids without
+		# --imgcr-creds): no page left reserved on the caller's memfd
+		dmesg_mark
+		hugememfd give tryexec --resv d/core-$pid.img --imgcr-shmfd=0:9,1:9,2:9,3:9,4:9,5:9,6:9,7:9,8:9,9:9 --imgcr-ids > give2.out 2>&1
+		grep -q '^tryexec: execve failed' give2.out || fail "exec with --imgcr-ids alone: $(tr '\n' '|' < give2.out)"
+		dmesg_since | grep -q -- '--imgcr-ids is only taken with --imgcr-creds' ||
+			fail "exec with --imgcr-ids alone: no reason in the kernel log: $(dmesg_since | tail -n 3 | tr '\n' '|')"
+		r=$(sed -n 's/^tryexec: resv_hugepages //p' give2.out)
+		[ -n "$r" ] && [ "${r% *}" = "${r#* }" ] ||
+			fail "a refused exec left huge pages reserved on the caller's memfd (resv_hugepages before and after: $r)"
+		# a vfork child: the reservation mapping would be in its
+		# parent's memory too: refused before the point of no return
+		dmesg_mark
+		hugememfd give tryexec --vfork d/core-$pid.img --imgcr-shmfd=0:9,1:9,2:9,3:9,4:9,5:9,6:9,7:9,8:9,9:9 > give3.out 2>&1
+		grep -q '^tryexec: execve failed' give3.out || fail "exec from a vfork child: $(tr '\n' '|' < give3.out)"
+		dmesg_since | grep -q "huge page memfd memfd:huge buf (MFD_HUGETLB) given: its huge pages are reserved through a mapping in the caller's memory, which another process shares (vfork or CLONE_VM)" ||
+			fail "exec from a vfork child: no reason in the kernel log: $(dmesg_since | tail -n 3 | tr '\n' '|')"
+		[ -d /proc/$pid ] && fail "a task $pid is left after the refused exec"
 	fi
 	imgcr restore -D d > restore.out 2> restore.err &
 	rpid=$!

@@ -13,6 +13,10 @@
 # fork: the mapping may still become writable (VM_MAYWRITE), and the
 # restore gives the loader the memfd itself (imgcr restore's read-write
 # one), the fds staying read-only; the program checks that too.
+# memfd_mapped-rdonly-lock: rdonly, the parent also holding a POSIX read
+# lock on the memfd through its read-only fd: refused at dump (the exec
+# would close the loader's read-write fd and drop the lock), naming pid,
+# fd, memfd and lock; both tasks left running, the lock still held.
 # memfd_mapped-fwseal: the same with F_SEAL_FUTURE_WRITE added after the
 # mapping: refused at dump (the seals are back before the exec, and the
 # kernel refuses a new shared mapping under that seal), naming pid, fd,
@@ -93,6 +97,32 @@ fwseal() {
 	pass "$(head -n 1 dump.err | cut -c1-160)"
 }
 
+rdlock() {
+	mkdir rdlock && cd rdlock || fail "mkdir rdlock"
+	memshare rdlock > out 2> ms.err &
+	pid=$!
+	track $pid
+	wait_line out '^ready' 20 || fail "memshare did not start: $(cat out ms.err | tr '\n' '|')"
+	set -- $(sed -n 's/^fd \([0-9]*\) map \(0x[0-9a-f]*\) child \([0-9]*\)$/\1 \2 \3/p' out)
+	fd=$1 kid=$3
+	track $kid
+	ino=$(stat -L -c %i /proc/$pid/fd/$fd)
+	grep -q "POSIX  *ADVISORY  *READ  *$pid [0-9a-f:]*:$ino 0 4095\$" /proc/locks ||
+		fail "no POSIX lock of $pid on inode $ino: $(grep POSIX /proc/locks | tr '\n' '|')"
+	imgcr dump -t $pid -D d 2> dump.err && fail "the dump of a POSIX lock on a memfd mapped writable but held read-only succeeded"
+	grep -q "pid $pid fd $fd: memfd /memfd:shared buf: POSIX read lock (bytes 0-4095) held by pid $pid, which maps the memfd shared at $2 so that the mapping may become writable" dump.err ||
+		fail "message: $(tr '\n' '|' < dump.err)"
+	for p in $pid $kid; do
+		case "$(state $p)" in
+		t | T) fail "task $p left stopped" ;;
+		"") fail "task $p died" ;;
+		esac
+	done
+	grep -q "POSIX  *ADVISORY  *READ  *$pid [0-9a-f:]*:$ino 0 4095\$" /proc/locks ||
+		fail "the lock is gone after the refused dump"
+	pass "$(head -n 1 dump.err | cut -c1-200)"
+}
+
 outside() {
 	mkdir outside && cd outside || fail "mkdir outside"
 	memshare > out 2> ms.err &
@@ -121,5 +151,6 @@ outside() {
 
 subtest memfd_mapped main
 subtest memfd_mapped-rdonly "main rdonly"
+subtest memfd_mapped-rdonly-lock rdlock
 subtest memfd_mapped-fwseal fwseal
 subtest memfd_mapped-outside outside

@@ -1,6 +1,16 @@
 #!/bin/sh
 # Sleeps the kernel restarts through its restart block come back as such
-# (progs/rbsleep.c).  A program with no signal handler whose five threads
+# (progs/rbsleep.c).  First a poll() with a timeout (another thread) and
+# one without (the main thread), again with the timed one polling no fd,
+# its array pointer TASK_SIZE_MAX (never read; 6.1's access_ok takes
+# it), then futex waits
+# with a relative timeout (another thread) and an absolute CLOCK_REALTIME
+# one (the main thread), dumped 3 s into them and restored 1 s later: no
+# EINTR, the timed one ends after the time it had left, the other when the
+# first is done (each part skipped if the kernel's do_restart_poll or
+# futex_wait_restart cannot be used).  The rest is skipped (the test
+# passes as SKIP) if its hrtimer_nanosleep_restart cannot be used: a
+# program with no signal handler whose five threads
 # sleep 8 s (nanosleep; clock_nanosleep on MONOTONIC, REALTIME, BOOTTIME,
 # relative; REALTIME with TIMER_ABSTIME, which the kernel re-executes
 # instead), dumped 4 s into it (imgcr dump, which freezes it; the state
@@ -13,12 +23,6 @@
 # sleeps on (in restart_syscall, 219) until a signal, then returns EINTR
 # with the time left in rem; restored stopped, a SIGUSR1 sent before SIGCONT
 # makes it return EINTR at once, as the kernel does for the original.
-# A poll() with a timeout (another thread) and one without (the main
-# thread), then futex waits with a relative timeout (another thread) and
-# an absolute CLOCK_REALTIME one (the main thread), dumped and restored the
-# same way: no EINTR, the timed one ends after the time it had left, the
-# other when the first is done (each part skipped if the kernel's
-# do_restart_poll or futex_wait_restart cannot be used).
 # Last, that image with its NT_IMGCR_SLEEPS entry or the flags that call
 # for it damaged one at a time (progs/corrupt.c): each is refused (EINVAL).
 . /imgcr/guest/lib.sh
@@ -26,6 +30,83 @@
 require_modules
 
 S=8000
+
+# unusable SYMBOL: the modules logged that the kernel function SYMBOL (a
+# restart block's) cannot be used (not found, or sealed by IBT)
+unusable() {
+	dmesg | grep -qE "$1 (not found|has no ENDBR)"
+}
+
+# pair MODE SYMBOL TIMED WANT WAITER WANT: rbsleep MODE, whose thread
+# TIMED waits with a timeout (its result line must match WANT, after
+# about the time it had left) and whose main thread WAITER waits until
+# TIMED is done (WANT), dumped 3 s into it and restored 1 s later; skipped
+# if the kernel's restart function SYMBOL cannot be used
+pair() {
+	if unusable $2; then
+		info "$1: this kernel's $2 is not usable: $1 part skipped"
+		return
+	fi
+	P=6000
+	rbsleep $1 $P > pout 2> rb.err < /dev/null &
+	pid=$!
+	track $pid
+	n=250
+	until [ "$(grep -c "^go " pout)" = 2 ] && [ "$(nthreads $pid)" = 2 ] && all_state $pid S; do
+		n=$((n - 1))
+		[ "$n" -gt 0 ] || fail "rbsleep $1 did not start: $(tr '\n' '|' < pout) $(thread_states $pid)"
+		usleep 20000
+	done
+	usleep 3000000
+	imgcr dump -t $pid -D d$1 2> dump.err || fail "$1: dump: $(cat dump.err)"
+	td2=$(nowms)
+	wait_dumped_gone $pid
+	usleep 1000000
+	tr=$(nowms)
+	imgcr restore -D d$1 > restore.out 2> restore.err &
+	rpid=$!
+	track $rpid
+	wait_line pout '^rbsleep done' 20 ||
+		fail "$1: not done 20 s after the restore: $(tr '\n' '|' < pout)$(rerr) [$(thread_states $pid)]"
+	wait_exit $rpid 10
+	[ "$RC" = 0 ] || fail "$1: imgcr restore exit $RC$(rerr)"
+	line=$(grep "^$3 ret=" pout)
+	case "$line" in
+	"$3 ret=$4 "*" early=0") ;;
+	*) fail "$3: $line (want ret=$4 after its whole timeout, no EINTR)" ;;
+	esac
+	t0=$(echo "$line" | sed 's/.* t0=\([0-9]*\) .*/\1/')
+	t1=$(echo "$line" | sed 's/.* t1=\([0-9]*\) .*/\1/')
+	lo=$((P - (td2 - t0)))
+	after=$((t1 - tr))
+	info "$3: $after ms after the restore began (left at the dump: $lo.. ms)"
+	[ "$after" -ge $((lo - 100)) ] ||
+		fail "$3: waited $after ms after the restore began, less than the $lo ms left at the dump"
+	[ "$after" -lt $((P - 200)) ] ||
+		fail "$3: waited $after ms after the restore began, about the whole $P ms again"
+	line=$(grep "^$5 ret=" pout)
+	case "$line" in
+	"$5 ret=$6 "*) ;;
+	*) fail "$5: $line (want ret=$6: woken by $3, no EINTR)" ;;
+	esac
+}
+pair poll do_restart_poll pollt "0 errno=0" pollw "1 errno=0"
+# poll0: where the kernel takes such a pointer (poll() checks
+# access_ok(ufds, 0): 6.1 takes TASK_SIZE_MAX itself, 6.12 does not; with
+# 5-level paging 6.12 takes 0x7ffffffff000, an ordinary address there)
+p0=$(rbsleep poll0probe 0)
+if [ "${p0#poll0probe ptr=}" != "$p0" ]; then
+	info "poll0: $p0"
+	pair poll0 do_restart_poll pollt "0 errno=0" pollw "1 errno=0"
+else
+	info "poll0: this kernel takes no pointer past user space ($p0): part skipped"
+fi
+pair futex futex_wait_restart futext "-1 errno=ETIMEDOUT" futexw "0 errno=0"
+
+if unusable hrtimer_nanosleep_restart; then
+	pass "SKIP: this kernel's hrtimer_nanosleep_restart is not usable (dmesg): the nanosleep parts skipped"
+	exit 0
+fi
 
 # plain: no handler
 rbsleep plain $S > out 2> rb.err < /dev/null &
@@ -77,61 +158,6 @@ for name in nano mono real boot abs; do
 		fail "$name: slept $after ms after the restore began, about the whole $S ms again (left at the dump: $hi ms)"
 done
 
-# pair MODE SYMBOL TIMED WANT WAITER WANT: rbsleep MODE, whose thread
-# TIMED waits with a timeout (its result line must match WANT, after
-# about the time it had left) and whose main thread WAITER waits until
-# TIMED is done (WANT), dumped 3 s into it and restored 1 s later; skipped
-# if the kernel's restart function SYMBOL cannot be used
-pair() {
-	if dmesg | grep -qE "$2 (not found|has no ENDBR)"; then
-		info "$1: this kernel's $2 is not usable: $1 part skipped"
-		return
-	fi
-	P=6000
-	rbsleep $1 $P > pout 2> rb.err < /dev/null &
-	pid=$!
-	track $pid
-	n=250
-	until [ "$(grep -c "^go " pout)" = 2 ] && [ "$(nthreads $pid)" = 2 ] && all_state $pid S; do
-		n=$((n - 1))
-		[ "$n" -gt 0 ] || fail "rbsleep $1 did not start: $(tr '\n' '|' < pout) $(thread_states $pid)"
-		usleep 20000
-	done
-	usleep 3000000
-	imgcr dump -t $pid -D d$1 2> dump.err || fail "$1: dump: $(cat dump.err)"
-	td2=$(nowms)
-	wait_dumped_gone $pid
-	usleep 1000000
-	tr=$(nowms)
-	imgcr restore -D d$1 > restore.out 2> restore.err &
-	rpid=$!
-	track $rpid
-	wait_line pout '^rbsleep done' 20 ||
-		fail "$1: not done 20 s after the restore: $(tr '\n' '|' < pout)$(rerr) [$(thread_states $pid)]"
-	wait_exit $rpid 10
-	[ "$RC" = 0 ] || fail "$1: imgcr restore exit $RC$(rerr)"
-	line=$(grep "^$3 ret=" pout)
-	case "$line" in
-	"$3 ret=$4 "*" early=0") ;;
-	*) fail "$3: $line (want ret=$4 after its whole timeout, no EINTR)" ;;
-	esac
-	t0=$(echo "$line" | sed 's/.* t0=\([0-9]*\) .*/\1/')
-	t1=$(echo "$line" | sed 's/.* t1=\([0-9]*\) .*/\1/')
-	lo=$((P - (td2 - t0)))
-	after=$((t1 - tr))
-	info "$3: $after ms after the restore began (left at the dump: $lo.. ms)"
-	[ "$after" -ge $((lo - 100)) ] ||
-		fail "$3: waited $after ms after the restore began, less than the $lo ms left at the dump"
-	[ "$after" -lt $((P - 200)) ] ||
-		fail "$3: waited $after ms after the restore began, about the whole $P ms again"
-	line=$(grep "^$5 ret=" pout)
-	case "$line" in
-	"$5 ret=$6 "*) ;;
-	*) fail "$5: $line (want ret=$6: woken by $3, no EINTR)" ;;
-	esac
-}
-pair poll do_restart_poll pollt "0 errno=0" pollw "1 errno=0"
-pair futex futex_wait_restart futext "-1 errno=ETIMEDOUT" futexw "0 errno=0"
 
 # handler, restored running, then SIGUSR1
 rbsleep handler $S > hout &
