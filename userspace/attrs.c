@@ -122,32 +122,48 @@ static char *cpu_list(const cpu_set_t *s)
 	return strdup(buf);
 }
 
-/* "0-3,6" into @s; 0 or -1 */
-static int parse_cpu_list(const char *l, cpu_set_t *s)
+/* "0-3,6" into the bitmap @m of @nbits (a multiple of the bits of a long); 0 or -1 */
+static int parse_id_list(const char *l, unsigned long *m, long nbits)
 {
+	const int bits = 8 * sizeof(long);
 	char *end;
 	long a, b;
 
-	CPU_ZERO(s);
+	memset(m, 0, nbits / 8);
 	while (*l) {
 		a = strtol(l, &end, 10);
-		if (end == l || a < 0 || a >= CPU_SETSIZE)
+		if (end == l || a < 0 || a >= nbits)
 			return -1;
 		b = a;
 		l = end;
 		if (*l == '-') {
 			b = strtol(l + 1, &end, 10);
-			if (end == l + 1 || b < a || b >= CPU_SETSIZE)
+			if (end == l + 1 || b < a || b >= nbits)
 				return -1;
 			l = end;
 		}
 		for (; a <= b; a++)
-			CPU_SET(a, s);
+			m[a / bits] |= 1UL << (a % bits);
 		if (*l == ',')
 			l++;
 		else if (*l)
 			return -1;
 	}
+	return 0;
+}
+
+/* "0-3,6" into @s, at least one CPU; 0 or -1 */
+static int parse_cpu_list(const char *l, cpu_set_t *s)
+{
+	unsigned long m[CPU_SETSIZE / (8 * sizeof(long))];
+	long i;
+
+	if (parse_id_list(l, m, CPU_SETSIZE))
+		return -1;
+	CPU_ZERO(s);
+	for (i = 0; i < CPU_SETSIZE; i++)
+		if (m[i / (8 * sizeof(long))] & 1UL << (i % (8 * sizeof(long))))
+			CPU_SET(i, s);
 	return CPU_COUNT(s) ? 0 : -1;
 }
 
@@ -251,31 +267,7 @@ static const char *const mpol_names[] = {
 /* "0-3,6" into the bitmap @m (IMGCR_MAX_NODES bits); 0 or -1 */
 static int parse_node_list(const char *l, unsigned long *m)
 {
-	const int bits = 8 * sizeof(long);
-	char *end;
-	long a, b;
-
-	memset(m, 0, IMGCR_MAX_NODES / 8);
-	while (*l) {
-		a = strtol(l, &end, 10);
-		if (end == l || a < 0 || a >= IMGCR_MAX_NODES)
-			return -1;
-		b = a;
-		l = end;
-		if (*l == '-') {
-			b = strtol(l + 1, &end, 10);
-			if (end == l + 1 || b < a || b >= IMGCR_MAX_NODES)
-				return -1;
-			l = end;
-		}
-		for (; a <= b; a++)
-			m[a / bits] |= 1UL << (a % bits);
-		if (*l == ',')
-			l++;
-		else if (*l)
-			return -1;
-	}
-	return 0;
+	return parse_id_list(l, m, IMGCR_MAX_NODES);
 }
 
 /*

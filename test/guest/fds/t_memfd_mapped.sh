@@ -29,6 +29,16 @@
 require_modules
 
 # one NAME INODE line per memfd mapping of PID, and "fd INODE" of its fd FD
+# running_on PID...: after a refused dump, each runs on (not stopped, not dead)
+running_on() {
+	for _p in "$@"; do
+		case "$(state $_p)" in
+		t | T) fail "task $_p left stopped" ;;
+		"") fail "task $_p died" ;;
+		esac
+	done
+}
+
 objs() {
 	echo "fd $(stat -L -c %i /proc/$1/fd/$2)"
 	awk '/\/memfd:shared buf/ { print $3 " " $5 }' /proc/$1/maps | sort
@@ -88,12 +98,7 @@ fwseal() {
 	imgcr dump -t $pid -D d 2> dump.err && fail "the dump of a write-sealed memfd mapped shared succeeded"
 	grep -q "pid $pid fd [0-9]*: memfd /memfd:shared buf: sealed against writes (seals 0x1[0-9a-f]) and also mapped shared" dump.err ||
 		fail "message: $(tr '\n' '|' < dump.err)"
-	for p in $pid $kid; do
-		case "$(state $p)" in
-		t | T) fail "task $p left stopped" ;;
-		"") fail "task $p died" ;;
-		esac
-	done
+	running_on $pid $kid
 	pass "$(head -n 1 dump.err | cut -c1-160)"
 }
 
@@ -112,12 +117,7 @@ rdlock() {
 	imgcr dump -t $pid -D d 2> dump.err && fail "the dump of a POSIX lock on a memfd mapped writable but held read-only succeeded"
 	grep -q "pid $pid fd $fd: memfd /memfd:shared buf: POSIX read lock (bytes 0-4095) held by pid $pid, which maps the memfd shared at $2 so that the mapping may become writable" dump.err ||
 		fail "message: $(tr '\n' '|' < dump.err)"
-	for p in $pid $kid; do
-		case "$(state $p)" in
-		t | T) fail "task $p left stopped" ;;
-		"") fail "task $p died" ;;
-		esac
-	done
+	running_on $pid $kid
 	grep -q "POSIX  *ADVISORY  *READ  *$pid [0-9a-f:]*:$ino 0 4095\$" /proc/locks ||
 		fail "the lock is gone after the refused dump"
 	pass "$(head -n 1 dump.err | cut -c1-200)"
@@ -139,12 +139,7 @@ outside() {
 	imgcr dump -t $pid -D d 2> dump.err && fail "the dump of a memfd held outside the tree succeeded"
 	grep -q "pid $pid fd $fd: /memfd:shared buf: also held (fd 7) by pid $sl (sleep), which is outside the tree" dump.err ||
 		fail "message: $(tr '\n' '|' < dump.err)"
-	for p in $pid $kid; do
-		case "$(state $p)" in
-		t | T) fail "task $p left stopped" ;;
-		"") fail "task $p died" ;;
-		esac
-	done
+	running_on $pid $kid
 	kill $sl
 	pass "$(head -n 1 dump.err | cut -c1-200)"
 }
