@@ -47,13 +47,14 @@ do_restore() {
 }
 
 # fdsnap PID: every fd's target and its fdinfo, without what moves by
-# itself (time left, positions, inode numbers of anon inodes, ids)
+# itself (time left, expirations not read yet, positions, inode numbers of
+# anon inodes, ids)
 fdsnap() {
 	for f in $(ls /proc/$1/fd | sort -n); do
 		# pipes are made anew: their inode numbers change
 		echo "fd $f -> $(readlink /proc/$1/fd/$f | sed 's/^pipe:\[[0-9]*\]$/pipe/')"
 		sed -e '/^pos:/d' -e '/^mnt_id:/d' -e '/^ino:/d' -e '/^it_value:/d' \
-			-e '/^eventfd-id:/d' -e 's/ pos:[0-9a-fx]*//' -e 's/ ino:[0-9a-f]*//' \
+			-e '/^ticks:/d' -e '/^eventfd-id:/d' -e 's/ pos:[0-9a-fx]*//' -e 's/ ino:[0-9a-f]*//' \
 			-e 's/ sdev:[0-9a-f]*//' /proc/$1/fdinfo/$f | sort	# epoll items: no fixed order
 	done
 }
