@@ -625,6 +625,22 @@ int attrs_dump(struct tree_task *k)
 	return dump_coredump_filter(k) || dump_mempolicy(k) || dump_spec(k) ? -1 : 0;
 }
 
+/* Write @n bytes of @buf to /proc/self/@file: 0, or the errno */
+static int write_self(const char *file, const char *buf, int n)
+{
+	char path[64];
+	int fd, e = 0;
+
+	snprintf(path, sizeof(path), "/proc/self/%s", file);
+	errno = 0;
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, buf, n) != n)
+		e = errno ? errno : EIO;	/* a short write sets none */
+	if (fd >= 0)
+		close(fd);
+	return e;
+}
+
 /*
  * The audit login uid, before the credentials change: writing it needs
  * CAP_AUDIT_CONTROL unless it is the caller's already (the kernel then
@@ -633,7 +649,7 @@ int attrs_dump(struct tree_task *k)
 static int set_loginuid(const struct tree_task *k, char *err, size_t size)
 {
 	char *now, buf[16];
-	int fd, n, e;
+	int n, e;
 
 	if (!(k->attr_set & ATTR_LOGINUID))
 		return 0;
@@ -644,14 +660,9 @@ static int set_loginuid(const struct tree_task *k, char *err, size_t size)
 	}
 	free(now);
 	n = snprintf(buf, sizeof(buf), "%u", k->loginuid);
-	fd = open("/proc/self/loginuid", O_WRONLY | O_CLOEXEC);
-	if (fd >= 0 && write(fd, buf, n) == n) {
-		close(fd);
+	e = write_self("loginuid", buf, n);
+	if (!e)
 		return 0;
-	}
-	e = errno;
-	if (fd >= 0)
-		close(fd);
 	snprintf(err, size, "cannot set its audit loginuid %u: %s%s", k->loginuid, strerror(e),
 		 e == EPERM ? " (needs CAP_AUDIT_CONTROL: restore as root)" : "");
 	return -1;
@@ -745,23 +756,19 @@ static int set_rlimits(const struct tree_task *k, char *err, size_t size)
 static int set_oom(const struct tree_task *k, char *err, size_t size)
 {
 	char *text = read_text("/proc/self/oom_score_adj", NULL), buf[16];
-	int known = !!text, now = text ? atoi(text) : 0, n, fd, e;
+	int known = !!text, now = text ? atoi(text) : 0, n, e;
 
 	free(text);
 	if (!(k->attr_set & ATTR_OOM) || (known && now == k->oom_score_adj))
 		return 0;
 	n = snprintf(buf, sizeof(buf), "%d", k->oom_score_adj);
-	fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
-	if (fd < 0 || write(fd, buf, n) != n) {
-		e = errno;
-		if (fd >= 0)
-			close(fd);
+	e = write_self("oom_score_adj", buf, n);
+	if (e) {
 		snprintf(err, size, "cannot set its oom_score_adj to %d (now %d): %s%s",
 			 k->oom_score_adj, now, strerror(e),
 			 k->oom_score_adj < now ? cap_hint(e, "CAP_SYS_RESOURCE to lower it") : "");
 		return -1;
 	}
-	close(fd);
 	return 0;
 }
 
@@ -820,19 +827,14 @@ static int set_sched(const struct tree_task *k, char *err, size_t size)
 static int set_coredump_filter(const struct tree_task *k, char *err, size_t size)
 {
 	char buf[32];
-	int fd, n, e;
+	int n, e;
 
 	if (!(k->attr_set & ATTR_COREDUMP))
 		return 0;
 	n = snprintf(buf, sizeof(buf), "0x%lx", k->coredump_filter);
-	fd = open("/proc/self/coredump_filter", O_WRONLY | O_CLOEXEC);
-	if (fd >= 0 && write(fd, buf, n) == n) {
-		close(fd);
+	e = write_self("coredump_filter", buf, n);
+	if (!e)
 		return 0;
-	}
-	e = errno;
-	if (fd >= 0)
-		close(fd);
 	snprintf(err, size, "cannot set its coredump_filter %s: %s", buf, strerror(e));
 	return -1;
 }
