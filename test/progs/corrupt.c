@@ -276,11 +276,14 @@ int main(int argc, char **argv)
 			n++;
 			memcpy(d, &n, sizeof(n));
 		}
-	} else if (!strncmp(m, "pflags", 6) && (m[6] == '+' || m[6] == '-')) {
+	} else if ((!strncmp(m, "pflags", 6) || !strncmp(m, "tflags", 6)) &&
+		   (m[6] == '+' || m[6] == '-')) {
 		size_t len = 0;
-		unsigned char *d = find_note(b, size, ph, nph, "IMGCR", 0x494d4305, &len);
+		/* struct imgcr_proc (p) or imgcr_task (t): flags at 4 */
+		unsigned char *d = find_note(b, size, ph, nph, "IMGCR",
+					     m[0] == 'p' ? 0x494d4305 : 0x494d4301, &len);
 		uint32_t f, bits = (uint32_t)strtoul(m + 7, NULL, 16);
-		/* struct imgcr_proc: flags at 4 */
+
 		done = d && len >= 8 && bits;
 		if (done) {
 			memcpy(&f, d + 4, sizeof(f));
@@ -336,17 +339,6 @@ int main(int argc, char **argv)
 		done = d && to;
 		if (done)
 			((Elf64_Nhdr *)(d - 8 - sizeof(Elf64_Nhdr)))->n_type = to;
-	} else if (!strncmp(m, "tflags", 6) && (m[6] == '+' || m[6] == '-')) {
-		size_t len = 0;
-		unsigned char *d = find_note(b, size, ph, nph, "IMGCR", 0x494d4301, &len);
-		uint32_t f, bits = (uint32_t)strtoul(m + 7, NULL, 16);
-		/* struct imgcr_task: flags at 4 */
-		done = d && len >= 8 && bits;
-		if (done) {
-			memcpy(&f, d + 4, sizeof(f));
-			f = m[6] == '+' ? f | bits : f & ~bits;
-			memcpy(d + 4, &f, sizeof(f));
-		}
 	} else if (!strcmp(m, "othervdso") || !strncmp(m, "vdso", 4)) {
 		done = !damage_vdso(b, size, ph, nph, m);
 	} else {
