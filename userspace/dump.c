@@ -66,6 +66,7 @@
 #include "pipes.h"
 #include "proc.h"
 #include "seccomp.h"
+#include "shmmaps.h"
 #include "sockets.h"
 #include "statehook.h"
 #include "tree.h"
@@ -87,6 +88,7 @@ struct dctx {
 	struct live lv;
 	struct live_fill *fills;	/* images with pages still to write */
 	int nfills;
+	struct shm_maps shm;		/* shared memory objects mapped (shmmaps.c) */
 };
 
 /* An image written with pages left out, to fill from the live copy. */
@@ -1254,6 +1256,8 @@ written:
 		pr_perror("cannot chown %s", dst);
 		goto fail;
 	}
+	if (shm_maps_add(&c->shm, k->pid, in, dst))
+		goto fail;
 	close(in);
 	close(out);
 	return 0;
@@ -1595,7 +1599,7 @@ int cmd_dump(int argc, char **argv)
 		     check_image_outside(&c, &c.t.tasks[i]) ||
 		     dump_mapped_ghosts(&c, &c.t.tasks[i])))
 			goto out;
-	if (tree_write(&c.t, c.dir))
+	if (shm_maps_check(&c.shm) || tree_write(&c.t, c.dir))
 		goto out;
 	chown_dir(&c, created);
 	/* images still to fill after the release: no tree file until they are */
@@ -1639,6 +1643,7 @@ out:
 			c.lv.precopy_ms, c.lv.max_stop_ms, st_open, st_ranges, st_write,
 			st_fill_late, st_images, st_bytes);
 	live_free(&c.lv);
+	shm_maps_free(&c.shm);
 	freeze_free(&c.fz);
 	tree_free(&c.t);
 	return ok ? 0 : 1;

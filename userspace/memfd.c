@@ -34,7 +34,8 @@
  * read-only now: the loader is given the memfd itself, imgcr restore's
  * read-write one (memfd_rw_copy), the task's fds as they were.  Refused
  * at dump: a task that maps such a memfd without holding a readable fd on
- * it itself; a memfd also held or mapped outside the tree (memfd_outside).  (A memfd only mapped
+ * it itself; a memfd also held outside the tree (memfd_outside) or mapped
+ * outside it (shmmaps.c).  (A memfd only mapped
  * shared, its fd closed everywhere, is the module's and works; mapped
  * privately, the module refuses it: its contents would be lost.)
  *
@@ -326,12 +327,14 @@ static int seen_refuse(const struct memfd_seen *m, pid_t pid, const char *how)
 }
 
 /*
- * The memfds the tree holds or maps, held or mapped by no process outside
- * it: the restore makes each again, for the tree alone (CRIU does not
- * check this).  Seen through /proc: every process's maps and fds (those
- * of a thread with an fd table of its own, an fd in flight in a unix
- * socket, an io_uring's files are not seen, nor, for a dump that is not
- * root's, the processes it may not inspect).  0, or -1 (printed).
+ * The memfds the tree holds or maps, held by no process outside it: the
+ * restore makes each again, for the tree alone (CRIU does not check
+ * this).  Seen through every process's /proc/PID/fd, which takes no mm
+ * lock (those of a thread with an fd table of its own, an fd in flight in
+ * a unix socket, an io_uring's files and kernel holders such as a loop
+ * device are not seen, nor, for a dump that is not root's, the processes
+ * it may not inspect).  Mappings outside the tree, of any shared memory
+ * object, are counted by the module (shmmaps.c).  0, or -1 (printed).
  */
 static int memfd_outside(const struct tree *t)
 {
@@ -373,9 +376,13 @@ static int memfd_outside(const struct tree *t)
 	if (!n)
 		goto out;
 	proc = opendir("/proc");
+	if (!proc) {
+		pr_perror("cannot list /proc (to find memfds of the tree held outside it)");
+		ret = -1;
+	}
 	while (proc && !ret && (e = readdir(proc))) {
 		pid_t pid = atoi(e->d_name);
-		char path[64], link[64], how[300], *maps, *line, *save = NULL;
+		char path[64], link[64], how[300];
 		const struct memfd_seen *m;
 		struct dirent *d;
 		struct stat st;
@@ -387,22 +394,8 @@ static int memfd_outside(const struct tree *t)
 			;
 		if (i < t->ntasks)
 			continue;
-		snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-		maps = read_text(path, NULL);
-		for (line = maps ? strtok_r(maps, "\n", &save) : NULL; line && !ret;
-		     line = strtok_r(NULL, "\n", &save)) {
-			unsigned int ma, mi;
-			unsigned long at, ino;
-
-			if (sscanf(line, "%lx-%*x %*s %*x %x:%x %lu", &at, &ma, &mi, &ino) == 4 &&
-			    ino && (m = seen_find(v, n, makedev(ma, mi), ino))) {
-				snprintf(how, sizeof(how), "mapped (at 0x%lx)", at);
-				ret = seen_refuse(m, pid, how);
-			}
-		}
-		free(maps);
 		snprintf(path, sizeof(path), "/proc/%d/fd", pid);
-		fds = ret ? NULL : opendir(path);
+		fds = opendir(path);
 		while (fds && !ret && (d = readdir(fds))) {
 			ssize_t l = readlinkat(dirfd(fds), d->d_name, link, sizeof(link) - 1);
 

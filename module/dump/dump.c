@@ -939,6 +939,33 @@ static bool file_is_shmem_object(struct dump_image *img, u32 idx)
 }
 
 /*
+ * IMGCR_IOC_FILE_MAPS: the VMAs of every mm on the i_mmap tree of shared
+ * memory object @file, counted under i_mmap_rwsem alone (no mm's lock:
+ * a process outside the tree can make no dump wait).  A hint as any
+ * reading of another process is: the tree is stopped, others are not.
+ */
+static long dump_ioctl_file_maps(struct dump_image *img, void __user *uarg)
+{
+	struct imgcr_file_maps arg;
+	struct address_space *mapping;
+	struct rb_node *nd;
+	u64 n = 0;
+
+	if (copy_from_user(&arg, uarg, sizeof(arg)))
+		return -EFAULT;
+	if (arg.flags || arg.file >= img->nr_files ||
+	    !file_is_shmem_object(img, arg.file))
+		return -EINVAL;
+	mapping = img->files[arg.file]->f_mapping;
+	i_mmap_lock_read(mapping);
+	for (nd = rb_first_cached(&mapping->i_mmap); nd; nd = rb_next(nd))
+		n++;
+	i_mmap_unlock_read(mapping);
+	arg.mappings = n;
+	return copy_to_user(uarg, &arg, sizeof(arg)) ? -EFAULT : 0;
+}
+
+/*
  * A shared mapping of shared memory object @idx: its seals come back
  * exactly (IMGCR_FILE_SEALS), set before the loader maps it again, so the
  * mapping must be one the kernel would make under them: under F_SEAL_WRITE
@@ -2289,12 +2316,14 @@ static long dump_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	long ret;
 
 	if (cmd != IMGCR_IOC_DUMP_TO && cmd != IMGCR_IOC_DUMP_TO_SKIP &&
-	    cmd != IMGCR_IOC_PRECOPY)
+	    cmd != IMGCR_IOC_PRECOPY && cmd != IMGCR_IOC_FILE_MAPS)
 		return -ENOTTY;
 	if (!dump_get(img))
 		return -ESRCH;
 	if (cmd == IMGCR_IOC_PRECOPY)
 		ret = dump_ioctl_precopy(img, uarg);
+	else if (cmd == IMGCR_IOC_FILE_MAPS)
+		ret = dump_ioctl_file_maps(img, uarg);
 	else
 		ret = dump_ioctl_dump_to(img, uarg,
 					 cmd == IMGCR_IOC_DUMP_TO_SKIP);

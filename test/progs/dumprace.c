@@ -49,10 +49,10 @@
 #define KEEP 8
 
 enum op { OP_OPEN, OP_READ, OP_DUMPTO, OP_SKIP, OP_PRECOPY, OP_BADCMD,
-	  OP_BADPTR, OP_BADRANGE, OP_LATEREAD, NOPS };
+	  OP_BADPTR, OP_BADRANGE, OP_LATEREAD, OP_FILEMAPS, NOPS };
 static const char *op_name[NOPS] = {
 	"open", "read", "dump_to", "dump_to_skip", "precopy", "bad_cmd",
-	"bad_ptr", "bad_range", "late_read",
+	"bad_ptr", "bad_range", "late_read", "file_maps",
 };
 
 struct shared {
@@ -348,6 +348,12 @@ static void one_op(int fd, int pid, char *outpath)
 		note(OP_BADCMD, ioctl(fd, _IO(0xcc, 0x7f), 0) ? errno : 0);
 		note(OP_BADPTR, ioctl(fd, rnd() % 2 ? IMGCR_IOC_DUMP_TO :
 				      IMGCR_IOC_PRECOPY, (void *)16) ? errno : 0);
+		{
+			/* a file index that may be past the table or not shared memory */
+			struct imgcr_file_maps fm = { .file = rnd() % 8 };
+
+			note(OP_FILEMAPS, ioctl(fd, IMGCR_IOC_FILE_MAPS, &fm) ? errno : 0);
+		}
 		break;
 	case 7: {
 		struct imgcr_precopy pc = {
@@ -437,7 +443,7 @@ static int expected(enum op op, int err)
 	case EFAULT:
 		return op == OP_BADPTR;
 	case EINVAL:
-		return op == OP_BADRANGE;
+		return op == OP_BADRANGE || op == OP_FILEMAPS;
 	case ENOTTY:
 		return op == OP_BADCMD;
 	case EACCES: case EPERM:

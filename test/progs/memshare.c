@@ -61,6 +61,34 @@ static void same(const char *who, int fd, char *map)
  * refuse it).  "memshare rdlock": rdonly, and a POSIX read lock on bytes
  * 0-4095 through the read-only fd (a dump must refuse it).
  */
+/*
+ * "memshare mapout": the memfd mapped shared by the parent and, after a
+ * fork, by its child, neither holding an fd of it; "memshare anonout": the
+ * same with shared anonymous memory.  Prints "map ADDR child PID" and
+ * "ready", and both wait: a dump of the child alone must refuse it (the
+ * parent, outside that tree, maps the object too).
+ */
+static int map_outside(int anon)
+{
+	int fd = anon ? -1 : memfd_create("shared buf", 0);
+	char *map;
+	pid_t kid;
+
+	if (!anon && (fd < 0 || ftruncate(fd, SIZE)))
+		return 1;
+	map = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | (anon ? MAP_ANONYMOUS : 0), fd, 0);
+	if (map == MAP_FAILED || (!anon && close(fd)))
+		return 1;
+	memcpy(map, "outside", 7);
+	kid = fork();
+	if (kid == 0)
+		for (;;)
+			pause();
+	say("map %p child %d\nready\n", (void *)map, kid);
+	for (;;)
+		pause();
+}
+
 int main(int argc, char **argv)
 {
 	int fwseal = argc > 1 && !strcmp(argv[1], "fwseal");
@@ -70,6 +98,8 @@ int main(int argc, char **argv)
 	char *map, *ro, buf[16], c;
 	pid_t kid;
 
+	if (argc > 1 && (!strcmp(argv[1], "mapout") || !strcmp(argv[1], "anonout")))
+		return map_outside(!strcmp(argv[1], "anonout"));
 	if (fd < 0 || pipe(sync) || pipe(back))
 		return 1;
 	for (i = 0; i < SIZE; i++) {

@@ -807,4 +807,20 @@ struct imgcr_precopy {
 
 #define IMGCR_IOC_PRECOPY	_IOWR(0xcc, 0x03, struct imgcr_precopy)
 
+/*
+ * The mappings of shared memory object @file (its index in the image's
+ * file table: a memfd or shared anonymous memory, IMGCR_FILE_SHMEM) in
+ * every process, as the kernel counts them now (the VMAs on its inode's
+ * i_mmap tree).  imgcr dump compares them with the tree's own: one more
+ * is a process outside the tree (or the kernel) sharing the object, which
+ * a restore would no longer share.  EINVAL for another kind of file.
+ */
+struct imgcr_file_maps {
+	__u32 file;
+	__u32 flags;		/* 0 */
+	__u64 mappings;		/* out */
+};
+
+#define IMGCR_IOC_FILE_MAPS	_IOWR(0xcc, 0x04, struct imgcr_file_maps)
+
 #endif /* _UAPI_LINUX_IMGCR_H */

@@ -24,6 +24,11 @@
 # memfd_mapped-outside: the memfd also held by a process outside the tree
 # (sleep, fd 7): refused at dump naming pid, fd, memfd, the other process
 # and why; both tasks left running.
+# memfd_mapped-mapout: a memfd mapped shared by a parent and its child, no
+# fd of it left anywhere; the child dumped alone: refused at dump (the
+# module counts the parent's mapping, outside the tree), naming the child,
+# the memfd and where it maps it; both left running.  -anonout: the same
+# with shared anonymous memory ("dev/zero").
 # timeout: 300
 . /imgcr/guest/lib.sh
 require_modules
@@ -144,8 +149,28 @@ outside() {
 	pass "$(head -n 1 dump.err | cut -c1-200)"
 }
 
+# mapout memfd|anon: the child of memshare mapout/anonout dumped alone
+mapout() {
+	case $1 in memfd) mode=mapout obj="/memfd:shared buf" ;; anon) mode=anonout obj=/dev/zero ;; esac
+	mkdir $mode && cd $mode || fail "mkdir $mode"
+	memshare $mode > out 2> ms.err &
+	pid=$!
+	track $pid
+	wait_line out '^ready' 20 || fail "memshare did not start: $(cat out ms.err | tr '\n' '|')"
+	set -- $1 $(sed -n 's/^map 0x\([0-9a-f]*\) child \([0-9]*\)$/\1 \2/p' out)
+	at=$2 kid=$3
+	track $kid
+	imgcr dump -t $kid -D d 2> dump.err && fail "the dump of an object mapped outside the tree succeeded"
+	grep -q "pid $kid: $obj mapped at 0x$at: the kernel counts 2 mappings of it, the tree has 1: a process outside the tree" dump.err ||
+		fail "message: $(tr '\n' '|' < dump.err)"
+	running_on $pid $kid
+	pass "$(head -n 1 dump.err | cut -c1-200)"
+}
+
 subtest memfd_mapped main
 subtest memfd_mapped-rdonly "main rdonly"
 subtest memfd_mapped-rdonly-lock rdlock
 subtest memfd_mapped-fwseal fwseal
 subtest memfd_mapped-outside outside
+subtest memfd_mapped-mapout "mapout memfd"
+subtest memfd_mapped-anonout "mapout anon"
