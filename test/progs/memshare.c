@@ -94,12 +94,13 @@ int main(int argc, char **argv)
 	int fwseal = argc > 1 && !strcmp(argv[1], "fwseal");
 	int rdlock = argc > 1 && !strcmp(argv[1], "rdlock");
 	int rdonly = rdlock || (argc > 1 && !strcmp(argv[1], "rdonly"));
-	int fd = memfd_create("shared buf", MFD_ALLOW_SEALING), i, st, sync[2], back[2];
+	int fd, i, st, sync[2], back[2];
 	char *map, *ro, buf[16], c;
 	pid_t kid;
 
 	if (argc > 1 && (!strcmp(argv[1], "mapout") || !strcmp(argv[1], "anonout")))
 		return map_outside(!strcmp(argv[1], "anonout"));
+	fd = memfd_create("shared buf", MFD_ALLOW_SEALING);
 	if (fd < 0 || pipe(sync) || pipe(back))
 		return 1;
 	for (i = 0; i < SIZE; i++) {
