@@ -1432,7 +1432,7 @@ static void chown_dir(struct dctx *c, int created)
 
 int cmd_dump(int argc, char **argv)
 {
-	struct dctx c = { .have_kcmp = 1, .ghost_limit = GHOST_LIMIT_DEFAULT };
+	struct dctx c = { .have_kcmp = 1, .ghost_limit = GHOST_LIMIT_DEFAULT, .shm.dump_fd = -1 };
 	const char *spid = NULL;
 	int i, created = 0, ok = 0, stats = 0;
 	long long t0 = now_ms(), tf = 0, tr = 0;
@@ -1599,7 +1599,7 @@ int cmd_dump(int argc, char **argv)
 		     check_image_outside(&c, &c.t.tasks[i]) ||
 		     dump_mapped_ghosts(&c, &c.t.tasks[i])))
 			goto out;
-	if (shm_maps_check(&c.shm) || tree_write(&c.t, c.dir))
+	if (shm_maps_check(&c.shm, &c.t) || tree_write(&c.t, c.dir))
 		goto out;
 	chown_dir(&c, created);
 	/* images still to fill after the release: no tree file until they are */

@@ -365,6 +365,31 @@ int image_openat(struct image *img, int dirfd, const char *path)
 	return check_threads(img);
 }
 
+int image_files_each(const struct image *img,
+		     int (*fn)(unsigned int idx, const struct imgcr_file *rec, const char *path, void *arg),
+		     void *arg)
+{
+	const unsigned char *p = img->files, *end = p + img->files_len;
+	struct imgcr_file rec;
+	unsigned int i;
+	int ret;
+
+	for (i = 0; p && (size_t)(end - p) >= sizeof(rec); i++) {
+		const char *name = (const char *)p + sizeof(rec);
+
+		memcpy(&rec, p, sizeof(rec));
+		if (rec.reclen < sizeof(rec) + rec.path_len ||
+		    rec.reclen > (size_t)(end - p) || !rec.path_len ||
+		    name[rec.path_len - 1])
+			return -1;
+		ret = fn(i, &rec, name, arg);
+		if (ret)
+			return ret;
+		p += rec.reclen;
+	}
+	return 0;
+}
+
 int image_file(const struct image *img, unsigned int idx,
 	       struct imgcr_file *out, char *path, size_t path_size)
 {

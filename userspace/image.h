@@ -68,5 +68,12 @@ void image_close(struct image *img);
 /* Record @i of the file table copied to @out (path truncated to fit); 0 or -1. */
 int image_file(const struct image *img, unsigned int i, struct imgcr_file *out,
 	       char *path, size_t path_size);
+/*
+ * @fn on each record of the file table in order, with its index and path,
+ * until it returns nonzero (returned); -1 for a malformed table.
+ */
+int image_files_each(const struct image *img,
+		     int (*fn)(unsigned int idx, const struct imgcr_file *rec, const char *path, void *arg),
+		     void *arg);
 
 #endif

@@ -34,6 +34,7 @@
 #include <linux/shmem_fs.h>
 #include <linux/module.h>
 #include <linux/namei.h>
+#include <linux/nospec.h>
 #include <linux/nsproxy.h>
 #include <linux/ptrace.h>
 #include <linux/regset.h>
@@ -948,19 +949,37 @@ static long dump_ioctl_file_maps(struct dump_image *img, void __user *uarg)
 {
 	struct imgcr_file_maps arg;
 	struct address_space *mapping;
+	struct file *file;
 	struct rb_node *nd;
 	u64 n = 0;
 
 	if (copy_from_user(&arg, uarg, sizeof(arg)))
 		return -EFAULT;
-	if (arg.flags || arg.file >= img->nr_files ||
-	    !file_is_shmem_object(img, arg.file))
+	if (arg.flags & ~IMGCR_FILE_MAPS_FD)
 		return -EINVAL;
-	mapping = img->files[arg.file]->f_mapping;
+	if (arg.flags & IMGCR_FILE_MAPS_FD) {
+		/* a memfd of the caller's (one the tree holds, dup'ed) */
+		file = fget(arg.file);
+		if (!file)
+			return -EBADF;
+		if (!is_shmem_object(file) && !is_hugetlb_memfd(file)) {
+			fput(file);
+			return -EINVAL;
+		}
+	} else {
+		if (arg.file >= img->nr_files)
+			return -EINVAL;
+		arg.file = array_index_nospec(arg.file, img->nr_files);
+		if (!file_is_shmem_object(img, arg.file))
+			return -EINVAL;
+		file = get_file(img->files[arg.file]);
+	}
+	mapping = file->f_mapping;
 	i_mmap_lock_read(mapping);
 	for (nd = rb_first_cached(&mapping->i_mmap); nd; nd = rb_next(nd))
 		n++;
 	i_mmap_unlock_read(mapping);
+	fput(file);
 	arg.mappings = n;
 	return copy_to_user(uarg, &arg, sizeof(arg)) ? -EFAULT : 0;
 }
@@ -1443,6 +1462,41 @@ static int dump_one_vma(struct dump_image *img, struct vm_area_struct *vma)
 	return 0;
 }
 
+/*
+ * Another process using @mm (clone() with CLONE_VM but neither
+ * CLONE_THREAD nor CLONE_VFORK, which marks the mm MMF_MULTIPROCESS for
+ * good): its pid in the opener's namespace (or -1 if numbered outside it),
+ * or 0.  The restore makes one mm per process, so the sharing would be
+ * lost; oom_kill.c's process_shares_mm() walks the same way.  vfork
+ * parents never stop for the freezer (imgcr refuses them there).
+ */
+static pid_t mm_shared_with(struct task_struct *leader, struct mm_struct *mm)
+{
+	struct task_struct *p, *t;
+	pid_t found = 0;
+
+	if (!imgcr_mm_multiprocess(mm))
+		return 0;
+	rcu_read_lock();
+	for_each_process(p) {
+		if (same_thread_group(p, leader) || (p->flags & PF_KTHREAD))
+			continue;
+		for_each_thread(p, t) {
+			struct mm_struct *t_mm = READ_ONCE(t->mm);
+
+			if (!t_mm)
+				continue;
+			if (t_mm == mm)
+				found = task_tgid_vnr(p) ?: -1;
+			break;
+		}
+		if (found)
+			break;
+	}
+	rcu_read_unlock();
+	return found;
+}
+
 static int capture_mm(struct dump_image *img)
 {
 	struct mm_struct *mm = img->mm;
@@ -1452,6 +1506,14 @@ static int capture_mm(struct dump_image *img)
 	int ret = 0;
 
 	VMA_ITERATOR(vmi, mm, 0);
+	pid_t other = mm_shared_with(img->task, mm);
+
+	if (other) {
+		dump_refuse(img, task_pid_nr(img->task),
+			    "shares its memory with another process (pid %d: clone with CLONE_VM, not a thread); a restore would give each its own; not supported",
+			    other);
+		return -EOPNOTSUPP;
+	}
 	if (mmap_read_lock_killable(mm))
 		return -EINTR;
 	if (mm->map_count > IMGCR_MAX_VMAS) {

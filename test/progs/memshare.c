@@ -19,6 +19,7 @@
  * made writable again; the parent writes through the mapping, not the fd.
  */
 #define _GNU_SOURCE
+#include <sched.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -64,27 +65,64 @@ static void same(const char *who, int fd, char *map)
 /*
  * "memshare mapout": the memfd mapped shared by the parent and, after a
  * fork, by its child, neither holding an fd of it; "memshare anonout": the
- * same with shared anonymous memory.  Prints "map ADDR child PID" and
- * "ready", and both wait: a dump of the child alone must refuse it (the
- * parent, outside that tree, maps the object too).
+ * same with shared anonymous memory; "memshare heldout": the child holds
+ * the memfd as fd 3 and does not map it, the parent maps it and holds no
+ * fd.  Prints "map ADDR child PID" and "ready", and both wait: a dump of
+ * the child alone must refuse it (the parent, outside that tree, maps the
+ * object too).
  */
-static int map_outside(int anon)
+static int map_outside(const char *mode)
 {
+	int anon = !strcmp(mode, "anonout"), held = !strcmp(mode, "heldout");
 	int fd = anon ? -1 : memfd_create("shared buf", 0);
 	char *map;
 	pid_t kid;
 
-	if (!anon && (fd < 0 || ftruncate(fd, SIZE)))
+	if (!anon && (fd < 0 || (held && fd != 3) || ftruncate(fd, SIZE)))
 		return 1;
 	map = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | (anon ? MAP_ANONYMOUS : 0), fd, 0);
-	if (map == MAP_FAILED || (!anon && close(fd)))
+	if (map == MAP_FAILED)
 		return 1;
 	memcpy(map, "outside", 7);
+	if (held)
+		munmap(map, SIZE);	/* mapped again after the fork, by the parent alone */
+	else if (!anon && close(fd))
+		return 1;
 	kid = fork();
 	if (kid == 0)
 		for (;;)
 			pause();
+	if (held) {
+		map = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (map == MAP_FAILED || close(fd))
+			return 1;
+	}
 	say("map %p child %d\nready\n", (void *)map, kid);
+	for (;;)
+		pause();
+}
+
+static int clone_vm_child(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return 0;
+}
+
+/*
+ * "memshare clonevm": a child made with clone(CLONE_VM) (not a thread, not
+ * vfork) shares the parent's memory.  Prints "child PID" and "ready" and
+ * waits: a dump of the parent (and so of both) must refuse it.
+ */
+static int clone_vm(void)
+{
+	static char stack[64 * 1024] __attribute__((aligned(16)));
+	pid_t kid = clone(clone_vm_child, stack + sizeof(stack), CLONE_VM | SIGCHLD, NULL);
+
+	if (kid < 0)
+		return 1;
+	say("child %d\nready\n", kid);
 	for (;;)
 		pause();
 }
@@ -98,8 +136,11 @@ int main(int argc, char **argv)
 	char *map, *ro, buf[16], c;
 	pid_t kid;
 
-	if (argc > 1 && (!strcmp(argv[1], "mapout") || !strcmp(argv[1], "anonout")))
-		return map_outside(!strcmp(argv[1], "anonout"));
+	if (argc > 1 && (!strcmp(argv[1], "mapout") || !strcmp(argv[1], "anonout") ||
+			 !strcmp(argv[1], "heldout")))
+		return map_outside(argv[1]);
+	if (argc > 1 && !strcmp(argv[1], "clonevm"))
+		return clone_vm();
 	fd = memfd_create("shared buf", MFD_ALLOW_SEALING);
 	if (fd < 0 || pipe(sync) || pipe(back))
 		return 1;

@@ -809,17 +809,20 @@ struct imgcr_precopy {
 
 /*
  * The mappings of shared memory object @file (its index in the image's
- * file table: a memfd or shared anonymous memory, IMGCR_FILE_SHMEM) in
- * every process, as the kernel counts them now (the VMAs on its inode's
- * i_mmap tree).  imgcr dump compares them with the tree's own: one more
- * is a process outside the tree (or the kernel) sharing the object, which
- * a restore would no longer share.  EINVAL for another kind of file.
+ * file table: a memfd or shared anonymous memory, IMGCR_FILE_SHMEM; with
+ * IMGCR_FILE_MAPS_FD, a memfd open as fd @file of the caller) in every
+ * process, as the kernel counts them now (the VMAs on its inode's i_mmap
+ * tree).  imgcr dump compares them with the tree's own: one more is a
+ * process outside the tree (or the kernel) sharing the object, which a
+ * restore would no longer share.  EINVAL for another kind of file.
  */
 struct imgcr_file_maps {
 	__u32 file;
-	__u32 flags;		/* 0 */
+	__u32 flags;		/* IMGCR_FILE_MAPS_* */
 	__u64 mappings;		/* out */
 };
+
+#define IMGCR_FILE_MAPS_FD	0x1
 
 #define IMGCR_IOC_FILE_MAPS	_IOWR(0xcc, 0x04, struct imgcr_file_maps)
 

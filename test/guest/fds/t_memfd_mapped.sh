@@ -28,7 +28,12 @@
 # fd of it left anywhere; the child dumped alone: refused at dump (the
 # module counts the parent's mapping, outside the tree), naming the child,
 # the memfd and where it maps it; both left running.  -anonout: the same
-# with shared anonymous memory ("dev/zero").
+# with shared anonymous memory ("dev/zero").  -heldout: the child holds the
+# memfd as fd 3 and does not map it, the parent maps it and holds no fd:
+# refused naming the child's fd (the module counts the mappings of the
+# memfd the fd names).  -clonevm: a child made with clone(CLONE_VM), not a
+# thread, shares its parent's memory: the dump of the parent (and child)
+# refused by the module naming the other pid; both left running.
 # timeout: 300
 . /imgcr/guest/lib.sh
 require_modules
@@ -151,7 +156,11 @@ outside() {
 
 # mapout memfd|anon: the child of memshare mapout/anonout dumped alone
 mapout() {
-	case $1 in memfd) mode=mapout obj="/memfd:shared buf" ;; anon) mode=anonout obj=/dev/zero ;; esac
+	case $1 in
+	memfd) mode=mapout obj="/memfd:shared buf" ;;
+	anon) mode=anonout obj=/dev/zero ;;
+	held) mode=heldout ;;
+	esac
 	mkdir $mode && cd $mode || fail "mkdir $mode"
 	memshare $mode > out 2> ms.err &
 	pid=$!
@@ -161,7 +170,26 @@ mapout() {
 	at=$2 kid=$3
 	track $kid
 	imgcr dump -t $kid -D d 2> dump.err && fail "the dump of an object mapped outside the tree succeeded"
-	grep -q "pid $kid: $obj mapped at 0x$at: the kernel counts 2 mappings of it, the tree has 1: a process outside the tree" dump.err ||
+	if [ $mode = heldout ]; then
+		grep -q "pid $kid fd 3: /memfd:shared buf: mapped 1 time by processes outside the tree (no task of the tree maps it)" dump.err
+	else
+		grep -q "pid $kid: $obj (mapped at 0x$at): the kernel counts 2 mappings of it, the tree has 1: a process outside the tree" dump.err
+	fi || fail "message: $(tr '\n' '|' < dump.err)"
+	running_on $pid $kid
+	pass "$(head -n 1 dump.err | cut -c1-200)"
+}
+
+# clonevm: memshare clonevm's parent (and child, sharing its memory) dumped
+clonevm() {
+	mkdir clonevm && cd clonevm || fail "mkdir clonevm"
+	memshare clonevm > out 2> ms.err &
+	pid=$!
+	track $pid
+	wait_line out '^ready' 20 || fail "memshare did not start: $(cat out ms.err | tr '\n' '|')"
+	kid=$(sed -n 's/^child \([0-9]*\)$/\1/p' out)
+	track $kid
+	imgcr dump -t $pid -D d 2> dump.err && fail "the dump of processes sharing one mm succeeded"
+	grep -Eq "pid ($pid|$kid): .*shares its memory with another process \(pid ($pid|$kid): clone with CLONE_VM, not a thread\)" dump.err ||
 		fail "message: $(tr '\n' '|' < dump.err)"
 	running_on $pid $kid
 	pass "$(head -n 1 dump.err | cut -c1-200)"
@@ -174,3 +202,5 @@ subtest memfd_mapped-fwseal fwseal
 subtest memfd_mapped-outside outside
 subtest memfd_mapped-mapout "mapout memfd"
 subtest memfd_mapped-anonout "mapout anon"
+subtest memfd_mapped-heldout "mapout held"
+subtest memfd_mapped-clonevm clonevm
