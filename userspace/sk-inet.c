@@ -25,7 +25,8 @@
  * Each must arrive (its memory on the socket, SO_MEMINFO) or the restore
  * fails.  Refused: datagrams queued on a socket with an option that adds
  * data of their arrival to a receive (SO_TIMESTAMP*, IP_PKTINFO,
- * IP_RECVTTL...: sk_xopts_rx_cmsg), or with an error pending (a peek takes
+ * IP_RECVTTL...: sk_xopts_rx_cmsg, checked by sockets.c once the options
+ * are read), or with an error pending (a peek takes
  * it), and a zero-length datagram at the head already peeked at (a peek
  * with an offset no longer sees it).
  *
@@ -364,7 +365,7 @@ static ssize_t peek_head(int sfd, struct sockaddr_storage *from, socklen_t *from
  */
 static int udp_queue_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s)
 {
-	const char *v = s->family == AF_INET ? "IPv4" : "IPv6", *opt;
+	const char *v = s->family == AF_INET ? "IPv4" : "IPv6";
 	struct pollfd pf = { .fd = sfd, .events = POLLIN };
 	struct sockaddr_storage from;
 	socklen_t fromlen;
@@ -389,7 +390,6 @@ static int udp_queue_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct
 	 * with an offset passes it: the head, peeked at without an offset
 	 * after sk_queue_dump (which marks it too), tells
 	 */
-	opt = sk_xopts_rx_cmsg(s);
 	r = sk_queue_dump(c, p, sfd, s, -1);
 	if (r != FD_DESCRIBED)
 		return r;
@@ -401,9 +401,6 @@ static int udp_queue_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct
 	}
 	if (head < 0 && !s->qlen)
 		return FD_DESCRIBED;	/* a shutdown for reading, nothing queued */
-	if (opt)
-		return fd_refuse(p, "%s: %s UDP socket %s: datagrams queued (%d) on a socket with %s set: not supported (a receive shows data of their arrival that a datagram queued again would not have)",
-				 p->link, v, nm, s->nskq, opt);
 	if (s->qlen >= sizeof(first)) {
 		snprintf(path, sizeof(path), "%s/sk-%lu.data", c->dir, s->ino);
 		fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -535,10 +532,9 @@ static int inet_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct t
 			       p->pid, p->fd, p->link);
 			return FD_FAILED;
 		}
-		/* the options first: those that a receive shows refuse the queue */
-		if (sk_opts_dump(p, sfd, s))
-			return FD_FAILED;
-		return udp_queue_dump(c, p, sfd, s);
+		n = udp_queue_dump(c, p, sfd, s);
+		if (n != FD_DESCRIBED)
+			return n;
 	} else {
 		n = dgram_dump(p, sfd, s, kind);
 		if (n != FD_DESCRIBED)
@@ -869,7 +865,7 @@ static int inet_sk_make(struct sk_restore *r, int i)
 		return -1;
 	}
 	/* UDP: the queued datagrams, before connect() (they may come from others than its peer) */
-	if (s->qlen && sk_is_udp(s) && udp_fill(r, i, fd, what))
+	if (s->qlen && s->type == SOCK_DGRAM && s->proto == IPPROTO_UDP && udp_fill(r, i, fd, what))
 		return -1;
 	if (sk_is_tcp(s) && s->state == SK_ST_LISTEN && listen(fd, s->backlog)) {
 		pr_perror("%s: listen(%d) on %s", what, s->backlog,

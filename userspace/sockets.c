@@ -677,6 +677,15 @@ static int sk_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 	/* the options of sk-opts.c's table, for every family */
 	if (r == FD_DESCRIBED)
 		r = sk_xopts_dump(p, sfd, &s);
+	/* UDP datagrams queued: refused if a receive shows what a send cannot make (sk-inet.c) */
+	if (r == FD_DESCRIBED && s.qlen && sk_is_udp(&s) && sk_xopts_rx_cmsg(&s)) {
+		char nm[128];
+
+		r = fd_refuse(p, "%s: %s UDP socket %s: datagrams queued (%d) on a socket with %s set: not supported (a receive shows data of their arrival that a datagram queued again would not have)",
+			      p->link, fam == AF_INET ? "IPv4" : "IPv6",
+			      sk_addr_str(s.name, s.namelen, nm, sizeof(nm)), s.nskq,
+			      sk_xopts_rx_cmsg(&s));
+	}
 	if (inside && sk_netns_switch(0) < 0)
 		r = FD_FAILED;
 	close(sfd);
