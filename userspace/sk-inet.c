@@ -333,6 +333,19 @@ static int dgram_dump(struct fd_parms *p, int sfd, struct tree_sk *s, const char
 	return FD_DESCRIBED;
 }
 
+/* SO_MEMINFO: the memory of the datagrams queued (SK_MEMINFO_RMEM_ALLOC) and the drops */
+static int meminfo(int fd, uint32_t *rmem, uint32_t *drops)
+{
+	uint32_t m[16] = { 0 };
+	socklen_t l = sizeof(m);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_MEMINFO, m, &l) || l < 9 * sizeof(uint32_t))
+		return -1;
+	*rmem = m[0];	/* SK_MEMINFO_RMEM_ALLOC */
+	*drops = m[8];	/* SK_MEMINFO_DROPS */
+	return 0;
+}
+
 /* a peek at the head of @sfd's queue (no peek offset): its size (MSG_TRUNC) and sender, or -1 (errno) */
 static ssize_t peek_head(int sfd, struct sockaddr_storage *from, socklen_t *fromlen)
 {
@@ -369,21 +382,27 @@ static int udp_queue_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct
 	struct pollfd pf = { .fd = sfd, .events = POLLIN };
 	struct sockaddr_storage from;
 	socklen_t fromlen;
+	const struct tree_skq *q;
 	char nm[128], path[PATH_MAX];
-	uint32_t first = 0;
+	uint32_t first = 0, rmem, drops;
 	ssize_t head;
 	int r, fd;
 
-	/* poll() consumes nothing (a receive, even a peek, takes a pending error) */
+	/* the memory of its datagrams (SO_MEMINFO and poll() consume nothing) */
+	if (meminfo(sfd, &rmem, &drops)) {
+		pr_perror("pid %d fd %d: %s: SO_MEMINFO", p->pid, p->fd, p->link);
+		return FD_FAILED;
+	}
+	if (!rmem)
+		return FD_DESCRIBED;
 	if (poll(&pf, 1, 0) < 0) {
 		pr_perror("pid %d fd %d: %s: poll", p->pid, p->fd, p->link);
 		return FD_FAILED;
 	}
-	if (!(pf.revents & POLLIN))
-		return FD_DESCRIBED;
 	sk_addr_str(s->name, s->namelen, nm, sizeof(nm));
+	/* a receive, even a peek, takes a pending error */
 	if (pf.revents & POLLERR)
-		return fd_refuse(p, "%s: %s UDP socket %s: datagrams queued (or a shutdown for reading) and an error pending (SO_ERROR, or an ICMP error queued by IP_RECVERR/IPV6_RECVERR): not supported (a peek at the datagrams would take the error)",
+		return fd_refuse(p, "%s: %s UDP socket %s: datagrams queued and an error pending (SO_ERROR, or an ICMP error queued by IP_RECVERR/IPV6_RECVERR): not supported (a peek at the datagrams would take the error)",
 				 p->link, v, nm);
 	/*
 	 * a zero-length datagram that was peeked at is marked so, and a peek
@@ -412,11 +431,11 @@ static int udp_queue_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct
 		}
 		close(fd);
 	}
-	if (head < 0 || (head == 0 && (!s->qlen || first != 0)) ||
-	    (head > 0 && (!s->qlen || first != (uint32_t)head))) {
-		return fd_refuse(p, "%s: %s UDP socket %s: its queue as a peek with an offset sees it (%d datagrams, the first of %u bytes) is not its queue (the first of %zd bytes): a zero-length datagram already peeked at (MSG_PEEK, or an earlier dump of the tree left running) is passed by such a peek: not supported",
-				 p->link, v, nm, s->nskq, first, head);
-	}
+	q = skq_find(s, 0);
+	if (head < 0 || !s->qlen || first != (uint32_t)head || !q || q->fromlen != (int)fromlen ||
+	    memcmp(q->from, &from, fromlen))
+		return fd_refuse(p, "%s: %s UDP socket %s: the first datagram a peek with an offset reads (%u bytes) is not the head of its queue (%zd bytes): a zero-length datagram at the head already peeked at (MSG_PEEK) is passed by such a peek: not supported",
+				 p->link, v, nm, s->qlen ? first : 0, head);
 	if (!s->namelen) {
 		pr_err("pid %d fd %d: %s: datagrams queued on a UDP socket with no name", p->pid,
 		       p->fd, p->link);
@@ -648,19 +667,6 @@ static int raw_send(int *raw, const struct sockaddr_storage *from, const struct 
 		return -1;
 	}
 	return w < 0 ? -1 : 0;
-}
-
-/* SO_MEMINFO: the memory of the datagrams queued (SK_MEMINFO_RMEM_ALLOC) and the drops */
-static int meminfo(int fd, uint32_t *rmem, uint32_t *drops)
-{
-	uint32_t m[16] = { 0 };
-	socklen_t l = sizeof(m);
-
-	if (getsockopt(fd, SOL_SOCKET, SO_MEMINFO, m, &l) || l < 9 * sizeof(uint32_t))
-		return -1;
-	*rmem = m[0];	/* SK_MEMINFO_RMEM_ALLOC */
-	*drops = m[8];	/* SK_MEMINFO_DROPS */
-	return 0;
 }
 
 /*
