@@ -14,6 +14,8 @@
  *                           port into OUT, "eph PORT"); then waits to be killed
  *   sk_udpq refuse PORT OUT a receiver with SO_TIMESTAMP and a datagram queued:
  *                           "fd N ready"
+ *   sk_udpq peek0 PORT OUT  a receiver with a zero-length datagram, peeked at,
+ *                           and another queued: "fd N ready"
  *
  * Ports: PORT 127.0.0.1 receiver, PORT+1 127.0.0.1 receiver connected to
  * PORT+2 (the sender inside for IPv4), PORT+3 [::] receiver, PORT+4 [::1]
@@ -254,11 +256,19 @@ int main(int argc, char **argv)
 		for (;;)
 			pause();
 	}
-	if (!strcmp(argv[1], "refuse")) {
+	if (!strcmp(argv[1], "refuse") || !strcmp(argv[1], "peek0")) {
 		int r = mk(AF_INET, "127.0.0.1", port), on = 1;
 
-		setsockopt(r, SOL_SOCKET, SO_TIMESTAMP, &on, sizeof(on));
-		snd(r, AF_INET, "127.0.0.1", port, 12, 1);
+		if (argv[1][0] == 'r') {
+			setsockopt(r, SOL_SOCKET, SO_TIMESTAMP, &on, sizeof(on));
+			snd(r, AF_INET, "127.0.0.1", port, 12, 1);
+		} else {
+			/* a zero-length datagram peeked at: a peek with an offset passes it */
+			snd(r, AF_INET, "127.0.0.1", port, 0, 1);
+			snd(r, AF_INET, "127.0.0.1", port, 12, 2);
+			if (recv(r, buf, 1, MSG_PEEK) != 0)
+				outf(out, "FAIL the head is not the zero-length datagram\n");
+		}
 		outf(out, "fd %d ready\n", r);
 		for (;;)
 			pause();

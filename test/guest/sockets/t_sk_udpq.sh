@@ -9,8 +9,9 @@
 # the queues the restore made), then the program receives every datagram
 # and checks its size, bytes, source address and port and order, and that
 # nothing more is queued; /proc/net/udp{,6} show the same receive queues
-# from outside before the check.  Subtest: datagrams queued on a socket
-# with SO_TIMESTAMP are refused, naming pid, fd and the option.
+# from outside before the check.  Subtests: datagrams queued on a
+# socket with SO_TIMESTAMP are refused, naming pid, fd and the option; so is
+# a queue whose zero-length head was peeked at (a peek with an offset passes it).
 # timeout: 120
 . /imgcr/guest/lib.sh
 require_modules
@@ -70,17 +71,20 @@ wait_line out.txt '^check ' 10 || fail "no check: $(tail -n3 out.txt | tr '\n' '
 grep -q "^check ok 14 fail 0" out.txt || fail "$(grep -E 'FAIL|check' out.txt | head -n5 | tr '\n' '|')"
 pass "14 datagrams (0 to 65507 bytes, IPv4 and IPv6, bound and connected receivers, senders inside and outside the tree) received with their sources and order after 2 restores"
 
-refused() {
-	setsid sk_udpq refuse $((PORT + 20)) "$PWD/ts.out" </dev/null >/dev/null 2>ts.prog &
+refused() {	# MODE PORT PATTERN
+	setsid sk_udpq $1 $2 "$PWD/$1.out" </dev/null >/dev/null 2>$1.prog &
 	p=$!
 	track $p
-	wait_line ts.out 'ready' 10 || fail "sk_udpq refuse did not start: $(cat ts.out ts.prog | tr '\n' '|')"
-	fd=$(sed -n 's/^fd \([0-9]*\) ready/\1/p' ts.out)
-	imgcr dump -t $p -D d.ts 2> ts.err && fail "the dump succeeded"
-	grep -q "pid $p fd $fd: .*UDP socket .*datagrams queued (1) on a socket with SO_TIMESTAMP set: not supported" ts.err ||
-		fail "unclear refusal: $(cat ts.err)"
+	wait_line $1.out 'ready' 10 || fail "sk_udpq $1 did not start: $(cat $1.out $1.prog | tr '\n' '|')"
+	grep -q FAIL $1.out && fail "$(cat $1.out)"
+	fd=$(sed -n 's/^fd \([0-9]*\) ready/\1/p' $1.out)
+	imgcr dump -t $p -D d.$1 2> $1.err && fail "the dump succeeded"
+	grep -q "pid $p fd $fd: .*UDP socket .*$3" $1.err || fail "unclear refusal: $(cat $1.err)"
 	left_running $p || fail "the task was not left running"
-	pass "$(grep "pid $p fd $fd" ts.err | head -n1)"
+	pass "$(grep "pid $p fd $fd" $1.err | head -n1)"
 }
-subtest sk_udpq_timestamp refused
+timestamp() { refused refuse $((PORT + 20)) "datagrams queued (1) on a socket with SO_TIMESTAMP set: not supported"; }
+peek0() { refused peek0 $((PORT + 21)) "(0 bytes): a zero-length datagram at the head already peeked at (MSG_PEEK) is passed by such a peek: not supported"; }
+subtest sk_udpq_timestamp timestamp
+subtest sk_udpq_peek0 peek0
 exit 0
