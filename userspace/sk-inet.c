@@ -721,7 +721,7 @@ static int udp_fill(struct sk_restore *r, int i, int fd, const char *what)
 		struct sockaddr_storage from;
 		struct sockaddr_in f4;
 		uint32_t rmem, drops, rmem2, drops2;
-		int k, tmp, e;
+		int k, tmp, e, viaraw = 0;
 
 		memcpy(&n, data + off, sizeof(n));
 		off += sizeof(n);
@@ -760,6 +760,7 @@ static int udp_fill(struct sk_restore *r, int i, int fd, const char *what)
 		} else {
 			/* taken (a socket of the tree made before, or a live one), or not local */
 			e = errno;
+			viaraw = 1;
 			k = raw_send(from.ss_family == AF_INET ? &raw4 : &raw6, &from, to, data + off, n);
 			if (k && (errno == EPERM || errno == EACCES)) {
 				pr_err("%s: datagram %d (%u bytes) came from %s, where no socket can be bound now (%s) and a raw socket cannot be made (%s: it needs CAP_NET_RAW)",
@@ -771,6 +772,9 @@ static int udp_fill(struct sk_restore *r, int i, int fd, const char *what)
 			}
 		}
 		e = errno;
+		pr_debug("%s: datagram %d (%u bytes) from %s: sent again by a %s", what, seq, n,
+			 sk_addr_str(q->from, q->fromlen, nm, sizeof(nm)),
+			 viaraw ? "raw socket" : "socket bound to it");
 		if (tmp >= 0)
 			close(tmp);
 		if (k) {

@@ -50,7 +50,14 @@ for i in 1 2; do
 	q=$(grep -c 'UDP socket.*(data queued)' show$i.txt)
 	[ "$q" = 4 ] || fail "dump $i: imgcr show lists $q UDP sockets with data queued, not 4: $(grep socket show$i.txt | tr '\n' '|')"
 	[ $i = 1 ] && export_file sk_udpq.tree d1/tree
-	imgcr restore -D d$i --detach > r$i.out 2> restore$i.err || fail "restore $i: $(cat restore$i.err)"
+	imgcr restore -v4 -D d$i --detach > r$i.out 2> restore$i.err ||
+		fail "restore $i: $(grep -v '^imgcr: debug' restore$i.err | tr '\n' '|')"
+	# both ways of sending: a socket bound to the source, a raw socket where it is taken
+	for how in "socket bound to it" "raw socket"; do
+		grep -q "datagram .* sent again by a $how" restore$i.err ||
+			fail "restore $i: no datagram sent again by a $how: $(grep 'sent again' restore$i.err | tr '\n' '|')"
+	done
+	info "restore $i: $(grep -c 'sent again by a raw' restore$i.err) of 14 datagrams sent by a raw socket"
 	n=0
 	until [ -d /proc/$pid ] && grep -q sk_udpq /proc/$pid/comm 2>/dev/null && [ "$(state $pid)" = S ]; do
 		n=$((n + 1))
