@@ -11,9 +11,11 @@
 # nothing more is queued; /proc/net/udp{,6} show the same receive queues
 # from outside before the check.  Subtests: datagrams queued on a
 # socket with SO_TIMESTAMP are refused, naming pid, fd and the option; so is
-# a queue whose zero-length head was peeked at (a peek with an offset passes it).
+# a queue whose zero-length head was peeked at (a peek with an offset passes
+# it); the datagrams come back in a tree with its own network namespace.
 # timeout: 120
 . /imgcr/guest/lib.sh
+. /imgcr/guest/ctlib.sh
 require_modules
 
 PORT=7760
@@ -92,6 +94,41 @@ refused() {	# MODE PORT PATTERN
 }
 timestamp() { refused refuse $((PORT + 20)) "datagrams queued (1) on a socket with SO_TIMESTAMP set: not supported"; }
 peek0() { refused peek0 $((PORT + 21)) "(0 bytes): a zero-length datagram at the head already peeked at (MSG_PEEK) is passed by such a peek: not supported"; }
+# the same in a tree with its own network namespace (unshare --net, lo up):
+# the restore makes a new one and sends the datagrams in it; the outside
+# sender (nsenter -n) stays in the old one
+netns() {
+	P=$((PORT + 40))
+	ct_start ct.pid --net -- sh -c "ip link set lo up || exit 1; exec sk_udpq run $P $PWD/ns.out" \
+		> unshare.out 2> unshare.err || fail "ct_start: $(cat unshare.err)"
+	CT=$(cat ct.pid)
+	track $CT
+	wait_line ns.out '^ready' 10 || fail "sk_udpq did not start: $(cat ns.out unshare.err | tr '\n' '|')"
+	/usr/sbin/nsenter -t $CT -n sk_udpq send $P "$PWD/ns.out.send" </dev/null >/dev/null 2>nssend.err &
+	track $!
+	wait_line ns.out.send '^eph ' 10 || fail "the outside sender did not send: $(cat ns.out.send nssend.err | tr '\n' '|')"
+	kill -USR1 $CT
+	wait_line ns.out '^queued' 10 || fail "sk_udpq did not queue: $(tr '\n' '|' < ns.out)"
+	imgcr dump -t $CT -D d.ns 2> nsdump.err || fail "dump: $(cat nsdump.err)"
+	wait_gone $CT 10 || fail "the task survived the dump"
+	grep -q '^ns kind=net ' d.ns/tree || fail "no 'ns kind=net' record"
+	imgcr restore -v4 -D d.ns --detach --pidfile "$PWD/rp" > nsr.out 2> nsrestore.err ||
+		fail "restore: $(grep -v '^imgcr: debug' nsrestore.err | tr '\n' '|')"
+	NEW=$(cat rp)
+	track $NEW
+	n=0
+	until [ "$(state $NEW)" = S ] && grep -q sk_udpq /proc/$NEW/comm 2>/dev/null; do
+		n=$((n + 1))
+		[ $n -lt 200 ] || fail "sk_udpq not back"
+		usleep 50000
+	done
+	[ "$(readlink /proc/$NEW/ns/net)" != "$(readlink /proc/$$/ns/net)" ] || fail "restored in the host's network namespace"
+	kill -USR1 $NEW
+	wait_line ns.out '^check ' 10 || fail "no check: $(tail -n3 ns.out | tr '\n' '|')"
+	grep -q "^check ok 14 fail 0" ns.out || fail "$(grep -E 'FAIL|check' ns.out | head -n5 | tr '\n' '|')"
+	pass "14 datagrams back in the tree's new network namespace ($(grep -c 'sent again by a raw' nsrestore.err) by a raw socket)"
+}
 subtest sk_udpq_timestamp timestamp
+subtest sk_udpq_netns netns
 subtest sk_udpq_peek0 peek0
 exit 0
