@@ -99,7 +99,7 @@ peek0() { refused peek0 $((PORT + 21)) "(0 bytes): a zero-length datagram at the
 # sender (nsenter -n) stays in the old one
 netns() {
 	P=$((PORT + 40))
-	ct_start ct.pid --net -- sh -c "ip link set lo up || exit 1; exec sk_udpq run $P $PWD/ns.out" \
+	ct_start ct.pid --net -- sh -c "ip link set lo up || exit 1; exec sk_udpq run $P $PWD/ns.out </dev/null >/dev/null 2>&1" \
 		> unshare.out 2> unshare.err || fail "ct_start: $(cat unshare.err)"
 	CT=$(cat ct.pid)
 	track $CT
