@@ -12,9 +12,23 @@
  * TIME-WAIT) is refused, naming the state.
  *
  * UDP: bound and connected again to the same addresses, and shut down
- * again as it was (sock_diag's INET_DIAG_SHUTDOWN, udp_diag).  Datagrams queued
- * in it at the dump are dropped (their sender's address could not be given
- * back; UDP may lose datagrams anyway): imgcr says how many bytes.
+ * again as it was (sock_diag's INET_DIAG_SHUTDOWN, udp_diag).  The datagrams
+ * queued in it at the dump come back (udp_queue_dump, udp_fill): peeked
+ * (sockets.c, SO_PEEK_OFF stepping, nothing consumed) into DIR/sk-INO.data
+ * with their sizes, and their source addresses into "skq" records; at the
+ * restore they are sent again to it, in order, before it is connected (a
+ * connected socket takes datagrams from its peer alone) and before its
+ * filter (the datagrams passed it once) and buffer sizes are set, from a
+ * temporary socket bound to the source address and port, or, where that
+ * is taken (by a socket of the tree made before it, or a live one), from
+ * a raw socket that writes the IP and UDP headers (IP_HDRINCL; root).
+ * Each must arrive (its memory on the socket, SO_MEMINFO) or the restore
+ * fails.  Refused: datagrams queued on a socket with an option that adds
+ * data of their arrival to a receive (SO_TIMESTAMP*, IP_PKTINFO,
+ * IP_RECVTTL...: sk_xopts_rx_cmsg, checked by sockets.c once the options
+ * are read), or with an error pending (a peek takes
+ * it), and a zero-length datagram at the head already peeked at (a peek
+ * with an offset no longer sees it).
  *
  * UDP-Lite (udp_diag too), ICMP "ping" sockets (SOCK_DGRAM, IPPROTO_ICMP
  * or IPPROTO_ICMPV6; the ident is the bound port) and raw sockets
@@ -32,6 +46,8 @@
  * SCTP and MPTCP are refused.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -44,9 +60,13 @@
 #include <linux/rtnetlink.h>
 #include <linux/sockios.h>
 #include <netinet/in.h>
+#include <netinet/ip.h>
+#include <netinet/ip6.h>
 #include <netinet/tcp.h>
+#include <netinet/udp.h>
 
 #include "log.h"
+#include "proc.h"
 #include "sockets.h"
 
 #define SK_ST_ESTABLISHED	1
@@ -313,6 +333,119 @@ static int dgram_dump(struct fd_parms *p, int sfd, struct tree_sk *s, const char
 	return FD_DESCRIBED;
 }
 
+/* SO_MEMINFO: the memory of the datagrams queued (SK_MEMINFO_RMEM_ALLOC) and the drops */
+static int meminfo(int fd, uint32_t *rmem, uint32_t *drops)
+{
+	uint32_t m[16] = { 0 };
+	socklen_t l = sizeof(m);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_MEMINFO, m, &l) || l < 9 * sizeof(uint32_t))
+		return -1;
+	*rmem = m[0];	/* SK_MEMINFO_RMEM_ALLOC */
+	*drops = m[8];	/* SK_MEMINFO_DROPS */
+	return 0;
+}
+
+/* a peek at the head of @sfd's queue (no peek offset): its size (MSG_TRUNC) and sender, or -1 (errno) */
+static ssize_t peek_head(int sfd, struct sockaddr_storage *from, socklen_t *fromlen)
+{
+	char b[1];
+	ssize_t n;
+	int old = -1, off = -1;
+
+	if (sk_getint(sfd, SOL_SOCKET, SO_PEEK_OFF, &old))
+		return -1;
+	if (old >= 0 && setsockopt(sfd, SOL_SOCKET, SO_PEEK_OFF, &off, sizeof(off)))
+		return -1;
+	do {
+		*fromlen = sizeof(*from);
+		n = recvfrom(sfd, b, sizeof(b), MSG_PEEK | MSG_DONTWAIT | MSG_TRUNC,
+			     (struct sockaddr *)from, fromlen);
+	} while (n < 0 && errno == EINTR);
+	if (old >= 0) {
+		int e = errno;
+
+		if (setsockopt(sfd, SOL_SOCKET, SO_PEEK_OFF, &old, sizeof(old)))
+			return -1;
+		errno = e;
+	}
+	return n;
+}
+
+/*
+ * UDP: the datagrams queued (sockets.c's sk_queue_dump: one frame and one
+ * skq record with the source address each), or a refusal.  FD_*.
+ */
+static int udp_queue_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s)
+{
+	const char *v = s->family == AF_INET ? "IPv4" : "IPv6";
+	struct pollfd pf = { .fd = sfd, .events = POLLIN };
+	struct sockaddr_storage from;
+	socklen_t fromlen;
+	const struct tree_skq *q;
+	char nm[128], path[PATH_MAX];
+	uint32_t first = 0, rmem, drops;
+	ssize_t head;
+	int r, fd;
+
+	/* the memory of its datagrams (SO_MEMINFO and poll() consume nothing) */
+	if (meminfo(sfd, &rmem, &drops)) {
+		pr_perror("pid %d fd %d: %s: SO_MEMINFO", p->pid, p->fd, p->link);
+		return FD_FAILED;
+	}
+	if (!rmem)
+		return FD_DESCRIBED;
+	if (poll(&pf, 1, 0) < 0) {
+		pr_perror("pid %d fd %d: %s: poll", p->pid, p->fd, p->link);
+		return FD_FAILED;
+	}
+	sk_addr_str(s->name, s->namelen, nm, sizeof(nm));
+	/* a receive, even a peek, takes a pending error */
+	if (pf.revents & POLLERR)
+		return fd_refuse(p, "%s: %s UDP socket %s: datagrams queued and an error pending (SO_ERROR, or an ICMP error queued by IP_RECVERR/IPV6_RECVERR): not supported (a peek at the datagrams would take the error)",
+				 p->link, v, nm);
+	/*
+	 * a zero-length datagram that was peeked at is marked so, and a peek
+	 * with an offset passes it: the head, peeked at without an offset
+	 * after sk_queue_dump (which marks it too), tells
+	 */
+	r = sk_queue_dump(c, p, sfd, s, -1);
+	if (r != FD_DESCRIBED)
+		return r;
+	head = peek_head(sfd, &from, &fromlen);
+	if (head < 0 && errno != EAGAIN) {
+		pr_perror("pid %d fd %d: %s: peeking at the head of its queue", p->pid, p->fd,
+			  p->link);
+		return FD_FAILED;
+	}
+	if (head < 0 && !s->qlen)
+		return FD_DESCRIBED;	/* a shutdown for reading, nothing queued */
+	if (s->qlen >= sizeof(first)) {
+		snprintf(path, sizeof(path), "%s/sk-%lu.data", c->dir, s->ino);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || pread(fd, &first, sizeof(first), 0) != sizeof(first)) {
+			pr_perror("cannot read %s", path);
+			if (fd >= 0)
+				close(fd);
+			return FD_FAILED;
+		}
+		close(fd);
+	}
+	q = skq_find(s, 0);
+	if (head < 0 || !s->qlen || first != (uint32_t)head || !q || q->fromlen != (int)fromlen ||
+	    memcmp(q->from, &from, fromlen))
+		return fd_refuse(p, "%s: %s UDP socket %s: the first datagram a peek with an offset reads (%u bytes) is not the head of its queue (%zd bytes): a zero-length datagram at the head already peeked at (MSG_PEEK) is passed by such a peek: not supported",
+				 p->link, v, nm, s->qlen ? first : 0, head);
+	if (!s->namelen) {
+		pr_err("pid %d fd %d: %s: datagrams queued on a UDP socket with no name", p->pid,
+		       p->fd, p->link);
+		return FD_FAILED;
+	}
+	pr_debug("pid %d fd %d: %s: %d datagram(s) queued, %zu bytes with their sizes", p->pid,
+		 p->fd, p->link, s->nskq, s->qlen);
+	return FD_DESCRIBED;
+}
+
 static int inet_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s)
 {
 	const char *v = s->family == AF_INET ? "IPv4" : "IPv6";
@@ -418,9 +551,9 @@ static int inet_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct t
 			       p->pid, p->fd, p->link);
 			return FD_FAILED;
 		}
-		if (!ioctl(sfd, SIOCINQ, &n) && n > 0)
-			pr_err("pid %d fd %d: note: the datagrams queued on the UDP socket %s are dropped (the first has %d bytes)",
-			       p->pid, p->fd, sk_addr_str(s->name, s->namelen, nm, sizeof(nm)), n);
+		n = udp_queue_dump(c, p, sfd, s);
+		if (n != FD_DESCRIBED)
+			return n;
 	} else {
 		n = dgram_dump(p, sfd, s, kind);
 		if (n != FD_DESCRIBED)
@@ -429,6 +562,260 @@ static int inet_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct t
 	if (sk_opts_dump(p, sfd, s))
 		return FD_FAILED;
 	return FD_DESCRIBED;
+}
+
+/* ---- restore: a UDP socket's queued datagrams sent again ---- */
+
+/* an IPv4 address as an IPv6 socket gives it (::ffff:a.b.c.d) into @sin; 1 if it is one */
+static int v4mapped(const struct sockaddr_storage *ss, struct sockaddr_in *sin)
+{
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+
+	if (ss->ss_family != AF_INET6 || !IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr))
+		return 0;
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	sin->sin_port = s6->sin6_port;
+	memcpy(&sin->sin_addr, &s6->sin6_addr.s6_addr[12], 4);
+	return 1;
+}
+
+static uint32_t csum_add(uint32_t sum, const void *p, size_t len)
+{
+	const unsigned char *b = p;
+	size_t k;
+
+	for (k = 0; k + 1 < len; k += 2)
+		sum += (b[k] << 8) | b[k + 1];
+	if (len & 1)
+		sum += b[len - 1] << 8;
+	return sum;
+}
+
+/*
+ * One datagram of @n bytes from @from to @to (same family) by a raw
+ * socket that writes the IP (IPv6) and UDP headers itself; 0 or -1 (errno).
+ */
+static int raw_send(int *raw, const struct sockaddr_storage *from, const struct sockaddr_storage *to,
+		    const char *data, uint32_t n)
+{
+	int v6 = from->ss_family == AF_INET6;
+	size_t hl = v6 ? sizeof(struct ip6_hdr) : sizeof(struct iphdr);
+	size_t len = hl + sizeof(struct udphdr) + n;
+	static unsigned char *buf;
+	struct udphdr *u;
+	uint32_t sum = 0, ulen = sizeof(struct udphdr) + n;
+	struct sockaddr_storage dst = *to;
+	ssize_t w;
+
+	if (ulen > 0xffff || (!v6 && len > 0xffff)) {
+		errno = EMSGSIZE;
+		return -1;
+	}
+	if (!buf && !(buf = malloc(0x10000 + 64)))
+		return -1;
+	if (*raw < 0)
+		*raw = socket(from->ss_family, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW);
+	if (*raw < 0)
+		return -1;
+	memset(buf, 0, hl + sizeof(*u));
+	u = (struct udphdr *)(buf + hl);
+	if (v6) {
+		struct ip6_hdr *h = (struct ip6_hdr *)buf;
+		const struct sockaddr_in6 *f = (const struct sockaddr_in6 *)from;
+		struct sockaddr_in6 *d = (struct sockaddr_in6 *)&dst;
+
+		h->ip6_flow = htonl(6U << 28);
+		h->ip6_plen = htons(ulen);
+		h->ip6_nxt = IPPROTO_UDP;
+		h->ip6_hlim = 64;
+		h->ip6_src = f->sin6_addr;
+		h->ip6_dst = d->sin6_addr;
+		u->source = f->sin6_port;
+		u->dest = d->sin6_port;
+		sum = csum_add(sum, &h->ip6_src, 32);
+		d->sin6_port = 0;
+	} else {
+		struct iphdr *h = (struct iphdr *)buf;
+		const struct sockaddr_in *f = (const struct sockaddr_in *)from;
+		struct sockaddr_in *d = (struct sockaddr_in *)&dst;
+
+		/* the kernel fills in the total length, the id and the checksum */
+		h->version = 4;
+		h->ihl = 5;
+		h->ttl = 64;
+		h->protocol = IPPROTO_UDP;
+		h->tot_len = htons(len);
+		h->saddr = f->sin_addr.s_addr;
+		h->daddr = d->sin_addr.s_addr;
+		u->source = f->sin_port;
+		u->dest = d->sin_port;
+		sum = csum_add(sum, &h->saddr, 8);
+		d->sin_port = 0;
+	}
+	u->len = htons(ulen);
+	memcpy(buf + hl + sizeof(*u), data, n);
+	sum += IPPROTO_UDP + ulen;
+	sum = csum_add(sum, u, ulen);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	u->check = htons(~sum & 0xffff) ? htons(~sum & 0xffff) : 0xffff;
+	w = sendto(*raw, buf, len, 0, (struct sockaddr *)&dst,
+		   v6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
+	if (w >= 0 && (size_t)w != len) {
+		errno = EMSGSIZE;
+		return -1;
+	}
+	return w < 0 ? -1 : 0;
+}
+
+/*
+ * Phase 1, UDP socket @i (made in @fd, bound, not yet connected): its
+ * queued datagrams sent to it again, each from its source address and
+ * port, each waited for; 0 or -1 (printed, naming the socket).
+ */
+static int udp_fill(struct sk_restore *r, int i, int fd, const char *what)
+{
+	const struct tree_sk *s = &r->t->sks[i];
+	struct sockaddr_storage to4, to6, *to;
+	char path[64], nm[128];
+	size_t len, off = 0;
+	char *data;
+	int raw4 = -1, raw6 = -1, seq = 0, ret = -1, v;
+	uint32_t n;
+
+	snprintf(path, sizeof(path), "sk-%lu.data", s->ino);
+	data = read_text_dir(r->dirfd, path, &len);
+	if (!data) {
+		pr_perror("%s: cannot read %s", what, path);
+		return -1;
+	}
+	if (len != s->qlen || !s->namelen) {
+		pr_err("%s: %s has %zu bytes, the tree says %zu%s", what, path, len, s->qlen,
+		       s->namelen ? "" : " (and the socket has no name)");
+		goto out;
+	}
+	/* the destination: its name, or the loopback address for an address of any */
+	memset(&to4, 0, sizeof(to4));
+	memset(&to6, 0, sizeof(to6));
+	memcpy(&to6, s->name, s->namelen);
+	if (!v4mapped(&to6, (struct sockaddr_in *)&to4))
+		memcpy(&to4, s->name, s->namelen);
+	if (to4.ss_family == AF_INET && addr_any(&to4))
+		((struct sockaddr_in *)&to4)->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (to6.ss_family == AF_INET6 && addr_any(&to6))
+		((struct sockaddr_in6 *)&to6)->sin6_addr = in6addr_loopback;
+	if (to4.ss_family == AF_INET6 && addr_any(&to4)) {
+		/* an IPv6 socket bound to [::]: IPv4 datagrams come to 127.0.0.1 */
+		memset(&to4, 0, sizeof(to4));
+		((struct sockaddr_in *)&to4)->sin_family = AF_INET;
+		((struct sockaddr_in *)&to4)->sin_port = ((struct sockaddr_in6 *)&to6)->sin6_port;
+		((struct sockaddr_in *)&to4)->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	}
+	/* room for all of them, whatever their memory here (sk_opts_restore sets SO_RCVBUF again) */
+	v = len * 2 + (len / 4 + 1) * 1024 + s->rcvbuf;
+	if (v < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &v, sizeof(v)))
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
+	while (off + sizeof(n) <= len) {
+		const struct tree_skq *q = skq_find(s, seq);
+		struct sockaddr_storage from;
+		struct sockaddr_in f4;
+		uint32_t rmem, drops, rmem2, drops2;
+		int k, tmp, e, viaraw = 0;
+
+		memcpy(&n, data + off, sizeof(n));
+		off += sizeof(n);
+		if (n > len - off || !q || q->nfds || q->fromlen < (int)sizeof(struct sockaddr_in)) {
+			pr_err("%s: %s, datagram %d: truncated, or no source address", what, path, seq);
+			goto out;
+		}
+		memset(&from, 0, sizeof(from));
+		memcpy(&from, q->from, q->fromlen);
+		if (v4mapped(&from, &f4))
+			memcpy(&from, &f4, sizeof(f4));
+		to = from.ss_family == AF_INET ? &to4 : &to6;
+		if (to->ss_family != from.ss_family) {
+			pr_err("%s: datagram %d came from %s, which it cannot receive from here", what,
+			       seq, sk_addr_str(q->from, q->fromlen, nm, sizeof(nm)));
+			goto out;
+		}
+		if (meminfo(fd, &rmem, &drops)) {
+			pr_perror("%s: SO_MEMINFO", what);
+			goto out;
+		}
+		/* from a socket bound to its source address and port, if they are free */
+		tmp = socket(from.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP);
+		k = 1;
+		if (tmp >= 0 && from.ss_family == AF_INET6)
+			setsockopt(tmp, IPPROTO_IPV6, IPV6_V6ONLY, &k, sizeof(k));
+		if (tmp >= 0 && !bind(tmp, (struct sockaddr *)&from,
+				      from.ss_family == AF_INET ? sizeof(struct sockaddr_in) :
+				      sizeof(struct sockaddr_in6))) {
+			k = len + (1 << 16);
+			if (setsockopt(tmp, SOL_SOCKET, SO_SNDBUFFORCE, &k, sizeof(k)))
+				setsockopt(tmp, SOL_SOCKET, SO_SNDBUF, &k, sizeof(k));
+			k = sendto(tmp, data + off, n, 0, (struct sockaddr *)to,
+				   to->ss_family == AF_INET ? sizeof(struct sockaddr_in) :
+				   sizeof(struct sockaddr_in6)) == (ssize_t)n ? 0 : -1;
+		} else {
+			/* taken (a socket of the tree made before, or a live one), or not local */
+			e = errno;
+			viaraw = 1;
+			k = raw_send(from.ss_family == AF_INET ? &raw4 : &raw6, &from, to, data + off, n);
+			if (k && (errno == EPERM || errno == EACCES)) {
+				pr_err("%s: datagram %d (%u bytes) came from %s, where no socket can be bound now (%s) and a raw socket cannot be made (%s: it needs CAP_NET_RAW)",
+				       what, seq, n, sk_addr_str(q->from, q->fromlen, nm, sizeof(nm)),
+				       strerror(e), strerror(errno));
+				if (tmp >= 0)
+					close(tmp);
+				goto out;
+			}
+		}
+		e = errno;
+		pr_debug("%s: datagram %d (%u bytes) from %s: sent again by a %s", what, seq, n,
+			 sk_addr_str(q->from, q->fromlen, nm, sizeof(nm)),
+			 viaraw ? "raw socket" : "socket bound to it");
+		if (tmp >= 0)
+			close(tmp);
+		if (k) {
+			errno = e;
+			pr_perror("%s: cannot queue datagram %d (%u bytes, from %s) again", what, seq, n,
+				  sk_addr_str(q->from, q->fromlen, nm, sizeof(nm)));
+			goto out;
+		}
+		/* its arrival: its memory on the socket (nothing reads it), or a drop */
+		for (k = 0; k < 2000; k++) {
+			if (meminfo(fd, &rmem2, &drops2)) {
+				pr_perror("%s: SO_MEMINFO", what);
+				goto out;
+			}
+			if (drops2 != drops || rmem2 != rmem)
+				break;
+			usleep(1000);
+		}
+		if (drops2 != drops || rmem2 == rmem) {
+			pr_err("%s: datagram %d (%u bytes, from %s), queued again, %s", what, seq, n,
+			       sk_addr_str(q->from, q->fromlen, nm, sizeof(nm)),
+			       drops2 != drops ? "was dropped (its receive buffer full?)" :
+			       "did not arrive in 2 s");
+			goto out;
+		}
+		off += n;
+		seq++;
+	}
+	if (off != len || seq != s->nskq) {
+		pr_err("%s: %s: %d datagrams, %d skq records", what, path, seq, s->nskq);
+		goto out;
+	}
+	pr_debug("%s: %d datagram(s) queued again", what, seq);
+	ret = 0;
+out:
+	if (raw4 >= 0)
+		close(raw4);
+	if (raw6 >= 0)
+		close(raw6);
+	free(data);
+	return ret;
 }
 
 static int inet_sk_make(struct sk_restore *r, int i)
@@ -487,6 +874,9 @@ static int inet_sk_make(struct sk_restore *r, int i)
 		pr_perror("%s: cannot bind to %s", what, sk_addr_str(s->name, s->namelen, nm, sizeof(nm)));
 		return -1;
 	}
+	/* UDP: the queued datagrams, before connect() (they may come from others than its peer) */
+	if (s->qlen && s->type == SOCK_DGRAM && s->proto == IPPROTO_UDP && udp_fill(r, i, fd, what))
+		return -1;
 	if (sk_is_tcp(s) && s->state == SK_ST_LISTEN && listen(fd, s->backlog)) {
 		pr_perror("%s: listen(%d) on %s", what, s->backlog,
 			  sk_addr_str(s->name, s->namelen, nm, sizeof(nm)));

@@ -715,3 +715,27 @@ void sk_xopts_show(const struct tree_sk *s, char *out, size_t size)
 	if (n >= size && size > 4)
 		memcpy(out + size - 4, "...", 4);
 }
+
+const char *sk_xopts_rx_cmsg(const struct tree_sk *s)
+{
+	/*
+	 * what a receive adds to each datagram from the skb: made by the
+	 * network at its arrival (time, TTL, TOS, destination, interface,
+	 * drops, mark, options...), not by a send from the restorer
+	 */
+	static const char *const rx[] = {
+		"SO_TIMESTAMP", "SO_TIMESTAMPNS", "SO_TIMESTAMPING", "SO_RXQ_OVFL", "SO_RCVMARK",
+		"IP_PKTINFO", "IP_RECVTTL", "IP_RECVTOS", "IP_RECVOPTS", "IP_RETOPTS",
+		"IP_RECVORIGDSTADDR", "IP_RECVFRAGSIZE", "IP_PASSSEC", "IP_CHECKSUM",
+		"IPV6_RECVPKTINFO", "IPV6_RECVHOPLIMIT", "IPV6_RECVTCLASS", "IPV6_RECVPATHMTU",
+		"IPV6_RECVORIGDSTADDR", "IPV6_RECVFRAGSIZE", "UDP_GRO",
+	};
+	int i;
+	size_t k;
+
+	for (i = 0; i < s->nxopts; i++)
+		for (k = 0; k < sizeof(rx) / sizeof(rx[0]); k++)
+			if (!strcmp(sk_opt_name(s->xopts[i].idx), rx[k]))
+				return rx[k];
+	return NULL;
+}

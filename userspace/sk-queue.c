@@ -185,7 +185,8 @@ struct tree_skq *skq_get(struct tree_sk *s, int seq)
 
 /*
  * The sender's name of a queued datagram (recvfrom's address), kept so
- * that the restore sends it again from a socket of that name.
+ * that the restore sends it again from a socket of that name (unix
+ * datagram sockets: sk-unix.c; UDP: its source address and port, sk-inet.c).
  */
 void skq_from_add(struct tree_sk *s, int seq, const void *a, int len)
 {
@@ -293,14 +294,16 @@ const char *skq_record_read(struct tree *t, struct rec *r)
 		s = tree_sk_find(t, ino);
 	if (!s)
 		return "skq record before its sk record";
-	if (s->family != AF_UNIX)
-		return "skq record of a socket that is not a unix socket";
+	if (s->family != AF_UNIX && !sk_is_udp(s))
+		return "skq record of a socket that is neither a unix nor a UDP socket";
 	if (REC_NUM(r, "seq", 0, INT_MAX, seq) || skq_find(s, seq))
 		return "bad skq record";
 	v = rec_val(r, "files");
 	f = rec_val(r, "from");
 	if (!v && !f)
 		return "bad skq record (neither files nor from)";
+	if (v && s->family != AF_UNIX)
+		return "bad skq record (files in flight on a UDP socket)";
 	s->skq = tree_grow(s->skq, s->nskq, sizeof(*s->skq));
 	q = &s->skq[s->nskq];
 	memset(q, 0, sizeof(*q));

@@ -522,12 +522,13 @@ int sk_queue_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk
 					p->link, fds ? "message with fds in flight" : "datagram", n, PEEK_MAX);
 			goto out;
 		}
-		if (n == 0 && (inq < 0 || s->type == SOCK_SEQPACKET)) {
+		/* UDP: a zero-length datagram is one like any other (sk-inet.c) */
+		if (n == 0 && s->family == AF_UNIX && (inq < 0 || s->type == SOCK_SEQPACKET)) {
 			close_rights(&mh);
 			ret = fd_refuse(p, "%s: a queued zero-length message is not supported", p->link);
 			goto out;
 		}
-		if (n == 0) {
+		if (n == 0 && inq >= 0) {
 			pr_err("pid %d fd %d: %s: its queue ended after %ld of %ld bytes", p->pid, p->fd,
 			       p->link, total, inq);
 			goto out;
@@ -544,7 +545,7 @@ int sk_queue_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk
 		ret = FD_FAILED;
 		if (write_frame(out, path, buf, n, s))
 			goto out;
-		if (s->family == AF_UNIX && s->type == SOCK_DGRAM)
+		if ((s->family == AF_UNIX && s->type == SOCK_DGRAM) || sk_is_udp(s))
 			skq_from_add(s, seq, mh.msg_name, mh.msg_namelen);
 		seq++;
 		total += n;
@@ -676,6 +677,15 @@ static int sk_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 	/* the options of sk-opts.c's table, for every family */
 	if (r == FD_DESCRIBED)
 		r = sk_xopts_dump(p, sfd, &s);
+	/* UDP datagrams queued: refused if a receive shows what a send cannot make (sk-inet.c) */
+	if (r == FD_DESCRIBED && s.qlen && sk_is_udp(&s) && sk_xopts_rx_cmsg(&s)) {
+		char nm[128];
+
+		r = fd_refuse(p, "%s: %s UDP socket %s: datagrams queued (%d) on a socket with %s set: not supported (a receive shows data of their arrival that a datagram queued again would not have)",
+			      p->link, fam == AF_INET ? "IPv4" : "IPv6",
+			      sk_addr_str(s.name, s.namelen, nm, sizeof(nm)), s.nskq,
+			      sk_xopts_rx_cmsg(&s));
+	}
 	if (inside && sk_netns_switch(0) < 0)
 		r = FD_FAILED;
 	close(sfd);

@@ -35,6 +35,12 @@ enum { P_BIND, P_AFTER, P_FINAL, P_NONE };	/* P_NONE: kept, never set (SO_PEERCR
 int sk_xopts_dump(struct fd_parms *p, int sfd, struct tree_sk *s);
 /* sk-opts.c, restore: the options of @phase set on @fd; 0 or -1 (printed, naming @what) */
 int sk_xopts_restore(int fd, const struct tree_sk *s, int phase, const char *what);
+/*
+ * sk-opts.c: the name of a kept option that makes a receive add data of
+ * the datagram's arrival (SO_TIMESTAMP, IP_PKTINFO, IP_RECVTTL...), which a
+ * datagram queued again by the restorer would not have; NULL if none
+ */
+const char *sk_xopts_rx_cmsg(const struct tree_sk *s);
 /* sk-opts.c: " NAME=VALUE" per kept option, appended to @out */
 void sk_xopts_show(const struct tree_sk *s, char *out, size_t size);
 /* unix: the uid and gid SO_PEERCRED gave at the dump; 1, or 0 if not kept */
