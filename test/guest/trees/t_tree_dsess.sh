@@ -36,6 +36,7 @@ ns() { sed -n "s/^$1:.*[[:space:]]//p" /proc/$2/status 2>/dev/null; }
 
 # start MODE: dsess MODE, sets pid d1 d2 c
 start() {
+	rm -f out	# the subtests share the directory: no earlier "ready"
 	dsess $1 > out 2> ds.err &
 	pid=$!
 	track $pid
@@ -108,6 +109,7 @@ sub_pidns() {
 }
 
 sub_init() {
+	rm -f out
 	ct_start ct.pid --pid -- dsess init > out 2> ds.err || fail "ct_start: $(cat ds.err)"
 	ct=$(cat ct.pid)
 	track $ct
