@@ -332,7 +332,7 @@ static int session_check(const struct tree *t, const struct tree_task *k)
 	pid_t pp;
 
 	if (kill(k->sid, 0) == 0 || errno == EPERM) {
-		pr_err("pid %d (%s): its session %d is led by no task of the tree (its leader is pid %d, outside the tree) and is not the root's: a restore cannot put it back in that session; not supported",
+		pr_err("pid %d (%s): its session %d is led by no task of the tree and is not the root's, and pid %d runs outside the tree (its leader, or a process that took its number): a restore cannot put it back in that session; not supported",
 		       k->pid, k->comm, k->sid, k->sid);
 		return -1;
 	}
