@@ -8,7 +8,10 @@
  *   unsub  as sub, but R stops being a subreaper once D1 and D2 are its
  *          children (imgcr dump refuses it: the restore could not give
  *          them back to R)
- * Prints "pids D1 D2 C" and "ready" once set up.  On SIGUSR1 it sends
+ *   ztop   as sub, and C forks D3 too, which exits with code 7 at once: a
+ *          zombie at the top of the session (refused by imgcr dump), R
+ *          reaps it after D1 and D2
+ * Prints "pids D1 D2 C [D3]" and "ready" once set up.  On SIGUSR1 it sends
  * SIGUSR1 to D1 and D2, which check getsid() (C), getpgrp() (C, D2) and
  * getppid() (R) and print "D1 ok" or "D1 BAD ..." (D2 too), exit 0 if
  * right, and R prints "reaped ok" if both exited 0 and its own subreaper
@@ -46,13 +49,14 @@ static void daemon_run(const char *name, pid_t c, pid_t g, pid_t r)
 
 int main(int argc, char **argv)
 {
-	int sub = argc == 2 && (!strcmp(argv[1], "sub") || !strcmp(argv[1], "unsub"));
+	int ztop = argc == 2 && !strcmp(argv[1], "ztop");
+	int sub = ztop || (argc == 2 && (!strcmp(argv[1], "sub") || !strcmp(argv[1], "unsub")));
 	int unsub = sub && !strcmp(argv[1], "unsub");
-	pid_t r = getpid(), c, d[2];
+	pid_t r = getpid(), c, d[3] = { 0, 0, 0 };
 	int pfd[2], st, i, bad = 0, flag = -1;
 
 	if (argc != 2 || (!sub && strcmp(argv[1], "init"))) {
-		outf(2, "usage: dsess sub|unsub|init\n");
+		outf(2, "usage: dsess sub|unsub|init|ztop\n");
 		return 64;
 	}
 	signal(SIGUSR1, on_usr1);
@@ -81,6 +85,13 @@ int main(int argc, char **argv)
 			if (i == 1)
 				setpgid(d[1], d[1]);
 		}
+		if (ztop) {
+			d[2] = fork();
+			if (d[2] == 0)
+				_exit(7);
+			while (task_state(d[2]) != 'Z')
+				usleep(10000);
+		}
 		(void)!write(pfd[1], d, sizeof(d));
 		_exit(0);
 	}
@@ -95,7 +106,10 @@ int main(int argc, char **argv)
 		usleep(10000);
 	if (unsub && prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0))
 		return 1;
-	say("pids %d %d %d\n", (int)d[0], (int)d[1], (int)c);
+	if (ztop)
+		say("pids %d %d %d %d\n", (int)d[0], (int)d[1], (int)c, (int)d[2]);
+	else
+		say("pids %d %d %d\n", (int)d[0], (int)d[1], (int)c);
 	say("ready\n");
 	while (!go)
 		pause();
@@ -106,6 +120,10 @@ int main(int argc, char **argv)
 			say("reaped BAD D%d status %#x\n", i + 1, st);
 			bad = 1;
 		}
+	}
+	if (ztop && (waitpid(d[2], &st, 0) != d[2] || !WIFEXITED(st) || WEXITSTATUS(st) != 7)) {
+		say("reaped BAD D3 status %#x\n", st);
+		bad = 1;
 	}
 	if (flag != (sub && !unsub)) {
 		say("reaped BAD subreaper flag %d\n", flag);

@@ -17,6 +17,9 @@
 #                     takes it in the new namespace
 #   tree_dsess-unsub  R no longer a subreaper: refused at dump, with and
 #                     without --leave-running, naming R, the tree runs on
+#   tree_dsess-ztop   a zombie D3 at the top of the session (C's child too):
+#                     refused the same way (a keeper cannot make a zombie
+#                     that R then holds)
 # timeout: 120
 . /imgcr/guest/lib.sh
 . /imgcr/guest/ctlib.sh
@@ -42,7 +45,7 @@ start() {
 	track $pid
 	wait_line out '^ready' 20 || fail "dsess $1 did not start: $(cat out ds.err | tr '\n' '|')"
 	set -- $(sed -n 's/^pids //p' out)
-	d1=$1 d2=$2 c=$3
+	d1=$1 d2=$2 c=$3 d3=${4:-}
 	track $d1
 	track $d2
 }
@@ -143,14 +146,17 @@ sub_init() {
 	pass "session $c without its leader kept inside the PID namespace (vsid), D1 and D2 back in it"
 }
 
-sub_unsub() {
-	start unsub
+# refused MODE WHAT MESSAGE: dsess MODE refused at dump (WHAT), with and
+# without --leave-running, with MESSAGE (a grep pattern, in which $pid and
+# $c are expanded once dsess runs); the tree runs on
+refused() {
+	start $1
+	eval "set -- \"\$1\" \"\$2\" \"$3\""
 	for leave in "" --leave-running; do
 		rm -rf d
 		imgcr dump $leave -t $pid -D d > dump.out 2> dump.err &&
-			fail "dump $leave of a tree whose root is not a subreaper succeeded"
-		grep -q "^imgcr: pid [0-9]* (dsess): its session $c, whose leader exited, is recreated by a keeper task that pid $pid (dsess), its parent, makes, .* only if pid $pid is a child subreaper (PR_SET_CHILD_SUBREAPER) or a PID namespace's init, which it is not: not supported" dump.err ||
-			fail "message: $(tr '\n' '|' < dump.err)"
+			fail "dump $leave of a tree $2 succeeded"
+		grep -q "^imgcr: $3" dump.err || fail "message: $(tr '\n' '|' < dump.err)"
 		grep -q 'the tree was left running' dump.err || fail "no 'left running': $(tr '\n' '|' < dump.err)"
 		[ -e d/tree ] && fail "a tree file was written"
 		left_running $pid && left_running $d1 && left_running $d2 ||
@@ -159,10 +165,19 @@ sub_unsub() {
 	kill -USR1 $pid
 	wait_exit $pid 20
 	[ "$RC" = 0 ] && grep -q '^reaped ok$' out || fail "after the refusals: exit $RC, $(grep -E '^(D|reaped)' out | tr '\n' '|')"
-	pass "$(grep -o 'pid [0-9]* (dsess): its session.*' dump.err | cut -c1-120)"
+	pass "$(grep -o 'pid [0-9]* (dsess.*' dump.err | cut -c1-120)"
+}
+
+sub_unsub() {
+	refused unsub "whose root is not a subreaper" 'pid [0-9]* (dsess): its session $c, whose leader exited, is recreated by a keeper task that pid $pid (dsess), its parent, makes, .* only if pid $pid is a child subreaper (PR_SET_CHILD_SUBREAPER) or a PID namespace'"'"'s init, which it is not: not supported'
+}
+
+sub_ztop() {
+	refused ztop "with a zombie at the top of a session whose leader exited" 'pid $d3 (dsess, a zombie): its session $c, whose leader exited, is recreated by a keeper task that makes the session'"'"'s top tasks, and a zombie cannot be one of them: not supported'
 }
 
 subtest tree_dsess-sub sub_sub
 subtest tree_dsess-pidns sub_pidns
 subtest tree_dsess-init sub_init
 subtest tree_dsess-unsub sub_unsub
+subtest tree_dsess-ztop sub_ztop
