@@ -156,6 +156,15 @@ int ns_pid_kept_groups(struct tree *t)
 		struct tree_task *k = &t->tasks[i];
 		pid_t v;
 
+		if (tree_session_kept(t, k->sid)) {
+			v = ns_inner_id(k->pid, 0, "NSsid");
+			if (v <= 0) {
+				pr_err("pid %d: cannot read its session in its PID namespace (NSsid)",
+				       k->pid);
+				return -1;
+			}
+			k->vsid = v != k->sid ? v : 0;
+		}
 		if (!tree_group_kept(t, k->pgid))
 			continue;
 		v = ns_inner_id(k->pid, 0, "NSpgid");

@@ -86,7 +86,8 @@ unsigned long long ns_ino(pid_t pid, const char *name);
 pid_t ns_inner_pid(pid_t pid, pid_t tid);
 /*
  * A tree with a PID namespace of its own, once its tasks' groups are read:
- * the number in there of each group no task of the tree leads (vpgid).
+ * the number in there of each group (vpgid) and session (vsid) no task of
+ * the tree leads.
  */
 int ns_pid_kept_groups(struct tree *t);
 

@@ -717,7 +717,8 @@ static int keeper_first(const struct tree *t, int i)
 {
 	int j;
 
-	if (!keeper_group(t, &t->tasks[i]))
+	/* a session's own group, led by no task of the tree: its session keeper leads it */
+	if (!keeper_group(t, &t->tasks[i]) || tree_session_kept(t, t->tasks[i].pgid))
 		return 0;
 	for (j = 0; j < i; j++)
 		if (t->tasks[j].pgid == t->tasks[i].pgid)
@@ -788,7 +789,84 @@ static void keepers_end(struct rctx *c, const struct tree_task *k)
 	}
 }
 
-/* children, with the same pids: each runs run_task() */
+/*
+ * Sessions led by no task of the tree (issue 22): the session's leader
+ * exited (a daemon that forked twice) and its top tasks went to their
+ * parent P, a child subreaper or a PID namespace's init (dump.c
+ * session_check()).  As CRIU does with its helpers, P makes a session
+ * keeper with the session's number as its pid (clone3 set_tid, exit
+ * signal 0), which calls setsid() (so it also leads the group of the same
+ * number, which the tasks in it join or inherit), makes the top tasks with
+ * their pids as its children, in tree order, and exits: they go to P, as
+ * they did at the dump, and the session and that group live on without a
+ * leader.  P is made a child subreaper first (the image sets the flag
+ * again), unless it is its PID namespace's init; it reaps the keeper
+ * (__WALL) before making its other children.  The top tasks wait to be
+ * P's before their parent-death signal (run_task()).
+ */
+static int session_top(const struct tree *t, const struct tree_task *k)
+{
+	const struct tree_task *p = tree_find(t, k->ppid);
+
+	return k->pid != t->root && p && p->sid != k->sid && tree_session_kept(t, k->sid);
+}
+
+static const char *session_keeper(struct rctx *c, struct task_run *r, pid_t sid)
+{
+	const struct tree_task *k = r->k;
+	struct imgcr_clone_args a;
+	pid_t s = sid, p, me = getpid();
+	int i, st;
+
+	if (me != 1 && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))
+		return task_msg(r, "PR_SET_CHILD_SUBREAPER (for the keeper of session %d): %s", sid,
+				strerror(errno));
+	memset(&a, 0, sizeof(a));
+	a.set_tid = (uintptr_t)&s;
+	a.set_tid_size = 1;
+	p = syscall(SYS_clone3, &a, sizeof(a));
+	if (p < 0) {
+		int e = errno;
+
+		return task_msg(r, "cannot create the keeper of session %d (pid %d, its leader at the dump, not in the tree) with clone3(set_tid): %s%s",
+				sid, sid, strerror(e), pid_hint(e));
+	}
+	if (p == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != me)
+			_exit(1);
+		prctl(PR_SET_NAME, "imgcr-sess");
+		if (setsid() < 0) {
+			report(c, k->pid, "setsid for the keeper of session %d: %s", sid, strerror(errno));
+			_exit(1);
+		}
+		for (i = 0; i < c->t.ntasks; i++) {
+			const struct tree_task *ch = &c->t.tasks[i];
+			pid_t q;
+
+			if (ch->ppid != k->pid || ch->sid != sid || !session_top(&c->t, ch))
+				continue;
+			q = clone_tid(ch->pid);
+			if (q < 0) {
+				int e = errno;
+
+				report(c, k->pid, "cannot create child pid %d (by the keeper of its session %d) with clone3(set_tid): %s%s",
+				       ch->pid, sid, strerror(e), pid_hint(e));
+				_exit(1);
+			}
+			if (q == 0)
+				run_task(c, i, k->pid);
+		}
+		_exit(0);
+	}
+	while (waitpid(p, &st, __WALL) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		return task_msg(r, "the keeper of session %d failed", sid);
+	return NULL;
+}
+
+/* children, with the same pids: each runs run_task() (a kept session's top tasks: its keeper) */
 static const char *task_children(struct rctx *c, struct task_run *r)
 {
 	const struct tree_task *k = r->k;
@@ -797,12 +875,24 @@ static const char *task_children(struct rctx *c, struct task_run *r)
 
 	if ((why = task_keepers(c, r)))
 		return why;
+	for (i = 0; i < c->t.ntasks; i++) {
+		const struct tree_task *ch = &c->t.tasks[i];
+		int j;
+
+		if (ch->ppid != k->pid || !session_top(&c->t, ch))
+			continue;
+		for (j = 0; j < i; j++)	/* once per session */
+			if (c->t.tasks[j].ppid == k->pid && c->t.tasks[j].sid == ch->sid)
+				break;
+		if (j == i && (why = session_keeper(c, r, ch->sid)))
+			return why;
+	}
 
 	for (i = 0; i < c->t.ntasks; i++) {
 		const struct tree_task *ch = &c->t.tasks[i];
 		pid_t p;
 
-		if (ch->ppid != k->pid || ch->pid == c->t.root)
+		if (ch->ppid != k->pid || ch->pid == c->t.root || session_top(&c->t, ch))
 			continue;
 		p = clone_tid(ch->pid);
 		if (p < 0) {
@@ -1233,6 +1323,10 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 			      .fd = -1, .scfd = -1, .rootfd = -1, .status = { -1, -1 } };
 	const char *why;
 
+	/* a kept session's top task: its keeper's child until the keeper exits */
+	if (session_top(&c->t, k))
+		while (getppid() == k->sid)
+			usleep(1000);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != want_ppid)
 		_exit(1);
@@ -1945,7 +2039,7 @@ static int has_cap_checkpoint_restore(void)
 static void restored_ids(const struct tree *t, const struct tree_task *k, pid_t *pgid, pid_t *sid)
 {
 	*pgid = tree_find(t, k->pgid) || keeper_group(t, k) ? k->pgid : getpgrp();
-	*sid = tree_find(t, k->sid) ? k->sid : getsid(0);
+	*sid = tree_find(t, k->sid) || tree_session_kept(t, k->sid) ? k->sid : getsid(0);
 }
 
 /*
@@ -1980,6 +2074,44 @@ static int pgrp_orphaned(const struct tree *t, const struct tree_task *k)
 	return 1;
 }
 
+/*
+ * Task @k is in a session no task of the tree leads, not the root's: a
+ * session keeper of pid SID recreates it (session_keeper()) for its top
+ * tasks, which must have one parent and be alive, with no group in it but
+ * the session's own led from outside the tree (dump.c session_check()).
+ */
+static int session_check(struct rctx *c, const struct tree_task *k)
+{
+	const struct tree *t = &c->t;
+	const struct tree_task *p = tree_find(t, k->ppid);
+
+	if (k->sid <= 0 || (c->pidns && k->sid == 1) || tree_session_parent(t, k->sid) <= 0) {
+		pr_err("pid %d: session %d has no leader in the tree: not supported", k->pid, k->sid);
+		return -1;
+	}
+	if (p && p->sid != k->sid && k->zombie) {
+		pr_err("pid %d: a zombie at the top of session %d, which has no leader in the tree: not supported",
+		       k->pid, k->sid);
+		return -1;
+	}
+	if (k->pgid != k->sid && !tree_find(t, k->pgid)) {
+		pr_err("pid %d: process group %d, led by no task of the tree, in session %d, which has no leader in the tree: not supported",
+		       k->pid, k->pgid, k->sid);
+		return -1;
+	}
+	if (tree_find_tid(t, k->sid)) {
+		pr_err("pid %d: session %d, led by no task of the tree, has the number of a thread of the tree",
+		       k->pid, k->sid);
+		return -1;
+	}
+	if (!c->pidns && (tid_in_use(k->sid) || !kill(-k->sid, 0) || errno == EPERM)) {
+		pr_err("pid %d (%s): its session %d, led by no task of the tree, is kept by a task of pid %d during the restore, and pid %d is in use by another process or group (its leader at the dump?): restore into a new PID namespace with --pidns",
+		       k->pid, k->comm, k->sid, k->sid, k->sid);
+		return -1;
+	}
+	return 0;
+}
+
 static int check_tree(struct rctx *c)
 {
 	struct tree *t = &c->t;
@@ -2005,7 +2137,8 @@ static int check_tree(struct rctx *c)
 			return -1;
 		}
 		/* sessions are inherited from the parent unless the task leads one */
-		if (k->sid != k->pid && k->pid != t->root && p->sid != k->sid) {
+		if (k->sid != k->pid && k->pid != t->root && p->sid != k->sid &&
+		    !tree_session_kept(t, k->sid)) {
 			pr_err("pid %d: session %d differs from its parent's (%d) without leading it: not supported",
 			       k->pid, k->sid, p->sid);
 			return -1;
@@ -2037,10 +2170,8 @@ static int check_tree(struct rctx *c)
 				return -1;
 			}
 		}
-		if (!tree_find(t, k->sid) && k->sid != root->sid) {
-			pr_err("pid %d: session %d has no leader in the tree: not supported", k->pid, k->sid);
+		if (!tree_find(t, k->sid) && k->sid != root->sid && session_check(c, k))
 			return -1;
-		}
 		if (p && p->zombie) {
 			pr_err("pid %d: its parent %d is a zombie: cannot be restored", k->pid, p->pid);
 			return -1;

@@ -581,6 +581,11 @@ static int show_tree_text(const struct tree *t, const char *dir)
 				printf(" %d", k->vthreads ? k->vthreads[j] : k->threads[j]);
 			putchar('\n');
 		}
+		/* a group or session no task of the tree leads, numbered in the tree's PID namespace */
+		if (k->vpgid)
+			printf("  its process group in its PID namespace: %d (kept)\n", k->vpgid);
+		if (k->vsid)
+			printf("  its session in its PID namespace: %d (kept)\n", k->vsid);
 		for (j = 0; j < k->nfds; j++) {
 			const struct tree_fd *d = &k->fds[j];
 
@@ -622,6 +627,10 @@ static int show_tree_json(const struct tree *t, const char *dir)
 				printf("%s%d", j ? "," : "", k->vthreads ? k->vthreads[j] : k->threads[j]);
 			printf("]");
 		}
+		if (k->vpgid)
+			printf(",\"vpgid\":%d", k->vpgid);
+		if (k->vsid)
+			printf(",\"vsid\":%d", k->vsid);
 		printf(",\"stopped\":%s", k->stopped ? "true" : "false");
 		if (k->zombie)
 			printf(",\"exit_status\":%d", k->exit_status);

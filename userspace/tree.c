@@ -243,6 +243,36 @@ int tree_group_kept(const struct tree *t, pid_t pgid)
 	return 0;
 }
 
+int tree_session_kept(const struct tree *t, pid_t sid)
+{
+	const struct tree_task *root = tree_find(t, t->root);
+	int i;
+
+	if (!root || sid <= 0 || sid == root->sid || tree_find(t, sid))
+		return 0;
+	for (i = 0; i < t->ntasks; i++)
+		if (t->tasks[i].sid == sid)
+			return 1;
+	return 0;
+}
+
+pid_t tree_session_parent(const struct tree *t, pid_t sid)
+{
+	pid_t p = 0;
+	int i;
+
+	for (i = 0; i < t->ntasks; i++) {
+		const struct tree_task *k = &t->tasks[i], *q = tree_find(t, k->ppid);
+
+		if (k->sid != sid || !q || q->sid == sid)
+			continue;
+		if (p && p != q->pid)
+			return -1;
+		p = q->pid;
+	}
+	return p;
+}
+
 int tree_index(const struct tree *t, pid_t pid)
 {
 	int i;
@@ -286,6 +316,18 @@ static pid_t vpgid_of(const struct tree *t, pid_t pgid)
 	return v;
 }
 
+/* The same for session @sid: its leader's vpid, or the number recorded for a kept session, or 0. */
+static pid_t vsid_of(const struct tree *t, pid_t sid)
+{
+	pid_t v = vpid_of(t, sid);
+	int i;
+
+	for (i = 0; !v && sid > 0 && i < t->ntasks; i++)
+		if (t->tasks[i].sid == sid && t->tasks[i].vsid)
+			v = t->tasks[i].vsid;
+	return v;
+}
+
 void tree_use_vpids(struct tree *t)
 {
 	struct tree v = *t;	/* the host pids, while t's are replaced */
@@ -315,7 +357,8 @@ void tree_use_vpids(struct tree *t)
 		k->ppid = vpid_of(&v, host[i].ppid);
 		k->pgid = vpgid_of(&v, host[i].pgid);
 		k->vpgid = 0;
-		k->sid = vpid_of(&v, host[i].sid);
+		k->sid = vsid_of(&v, host[i].sid);
+		k->vsid = 0;
 		for (j = 0; j < k->nthreads; j++)
 			k->threads[j] = vpid_of(&v, host[i].threads[j]);
 		k->vpid = 0;
@@ -518,6 +561,8 @@ static void task_write(FILE *f, const struct tree *t)
 			fprintf(f, " vpid=%d", k->vpid);
 		if (k->vpgid && k->vpgid != k->pgid)
 			fprintf(f, " vpgid=%d", k->vpgid);
+		if (k->vsid && k->vsid != k->sid)
+			fprintf(f, " vsid=%d", k->vsid);
 		fputc('\n', f);
 		fprintf(f, "cred pid=%d ruid=%u euid=%u suid=%u fsuid=%u rgid=%u egid=%u sgid=%u fsgid=%u groups=",
 			k->pid, k->uid[0], k->uid[1], k->uid[2], k->uid[3], k->gid[0], k->gid[1],
@@ -573,7 +618,8 @@ static const char *task_read(struct tree *t, struct rec *r)
 	    REC_NUM(r, "sid", LLONG_MIN, LLONG_MAX, k->sid) || rec_str(r, "comm", &c))
 		return "bad task record";
 	if ((rec_has(r, "vpid") && REC_NUM(r, "vpid", 1, TREE_PID_MAX, k->vpid)) ||
-	    (rec_has(r, "vpgid") && REC_NUM(r, "vpgid", 1, TREE_PID_MAX, k->vpgid))) {
+	    (rec_has(r, "vpgid") && REC_NUM(r, "vpgid", 1, TREE_PID_MAX, k->vpgid)) ||
+	    (rec_has(r, "vsid") && REC_NUM(r, "vsid", 1, TREE_PID_MAX, k->vsid))) {
 		free(c);
 		return "bad task record";
 	}

@@ -162,6 +162,11 @@ struct tree_task {
 	 * 0: none or the same)
 	 */
 	pid_t vpgid;
+	/*
+	 * The same for its session when no task of the tree leads it
+	 * (tree_session_kept(); "vsid" field; 0: none or the same)
+	 */
+	pid_t vsid;
 	pid_t dump_pid;		/* restore, after tree_use_vpids(): the pid at the dump
 				 * (its files: core-PID.img...); 0: pid */
 };
@@ -238,6 +243,18 @@ void tree_use_vpids(struct tree *t);
  * (restore.c task_keepers()).
  */
 int tree_group_kept(const struct tree *t, pid_t pgid);
+/*
+ * Session @sid has tasks of the tree but is led by none of them and is not
+ * the root's (its leader exited): imgcr restore recreates it with a
+ * session keeper (restore.c session_keepers()).
+ */
+int tree_session_kept(const struct tree *t, pid_t sid);
+/*
+ * The parent of the top tasks of kept session @sid (its tasks whose parent
+ * is in another session): the one parent they all have, or -1 if they have
+ * several.
+ */
+pid_t tree_session_parent(const struct tree *t, pid_t sid);
 /* The task that has @tid as its pid or as one of its threads' tids. */
 struct tree_task *tree_find_tid(const struct tree *t, pid_t tid);
 int tree_thread_add(struct tree_task *task, pid_t tid);

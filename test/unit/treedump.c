@@ -86,6 +86,10 @@ static void task(const struct tree_task *k)
 	/* only in a tree with its own PID namespace, as the tree file */
 	if (k->vpid)
 		printf(" vpid=%d", k->vpid);
+	if (k->vpgid)
+		printf(" vpgid=%d", k->vpgid);
+	if (k->vsid)
+		printf(" vsid=%d", k->vsid);
 	if (k->vthreads) {
 		printf(" vthreads=");
 		for (j = 0; j < k->nthreads; j++)

@@ -1,0 +1,135 @@
+/*
+ * dsess MODE: a parent R with two daemons in a session whose leader exited
+ * (issue 22), as a daemon that forks twice makes them: R forks C, which
+ * calls setsid(), forks D1 (left in C's group) and D2 (a group of its own,
+ * setpgid(0, 0)) and exits; R reaps C, and D1 and D2 are R's children.
+ *   sub    R is a child subreaper (PR_SET_CHILD_SUBREAPER) first
+ *   init   R is the init of a PID namespace (started so by the test)
+ *   unsub  as sub, but R stops being a subreaper once D1 and D2 are its
+ *          children (imgcr dump refuses it: the restore could not give
+ *          them back to R)
+ *   ztop   as sub, and C forks D3 too, which exits with code 7 at once: a
+ *          zombie at the top of the session (refused by imgcr dump), R
+ *          reaps it after D1 and D2
+ * Prints "pids D1 D2 C [D3]" and "ready" once set up.  On SIGUSR1 it sends
+ * SIGUSR1 to D1 and D2, which check getsid() (C), getpgrp() (C, D2) and
+ * getppid() (R) and print "D1 ok" or "D1 BAD ..." (D2 too), exit 0 if
+ * right, and R prints "reaped ok" if both exited 0 and its own subreaper
+ * flag is as set, "reaped BAD ..." if not.
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+#include "common.h"
+
+static volatile sig_atomic_t go;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	go = 1;
+}
+
+/* a daemon: wait for SIGUSR1, then check its session, group and parent */
+static void daemon_run(const char *name, pid_t c, pid_t g, pid_t r)
+{
+	while (!go)
+		pause();
+	if (getsid(0) == c && getpgrp() == g && getppid() == r) {
+		say("%s ok sid %d pgrp %d ppid %d\n", name, (int)c, (int)g, (int)r);
+		_exit(0);
+	}
+	say("%s BAD sid %d pgrp %d ppid %d, want %d %d %d\n", name, (int)getsid(0),
+	    (int)getpgrp(), (int)getppid(), (int)c, (int)g, (int)r);
+	_exit(1);
+}
+
+int main(int argc, char **argv)
+{
+	int ztop = argc == 2 && !strcmp(argv[1], "ztop");
+	int sub = ztop || (argc == 2 && (!strcmp(argv[1], "sub") || !strcmp(argv[1], "unsub")));
+	int unsub = sub && !strcmp(argv[1], "unsub");
+	pid_t r = getpid(), c, d[3] = { 0, 0, 0 };
+	int pfd[2], st, i, bad = 0, flag = -1;
+
+	if (argc != 2 || (!sub && strcmp(argv[1], "init"))) {
+		outf(2, "usage: dsess sub|unsub|init|ztop\n");
+		return 64;
+	}
+	signal(SIGUSR1, on_usr1);
+	if (sub && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) {
+		outf(2, "PR_SET_CHILD_SUBREAPER: %s\n", errname(errno));
+		return 1;
+	}
+	if (pipe(pfd))
+		return 1;
+	c = fork();
+	if (c == 0) {
+		pid_t me;
+
+		if (setsid() < 0)
+			_exit(99);
+		me = getpid();
+		for (i = 0; i < 2; i++) {
+			d[i] = fork();
+			if (d[i] == 0) {
+				close(pfd[0]);
+				close(pfd[1]);
+				if (i == 1 && setpgid(0, 0))
+					_exit(98);
+				daemon_run(i ? "D2" : "D1", me, i ? getpid() : me, r);
+			}
+			if (i == 1)
+				setpgid(d[1], d[1]);
+		}
+		if (ztop) {
+			d[2] = fork();
+			if (d[2] == 0)
+				_exit(7);
+			while (task_state(d[2]) != 'Z')
+				usleep(10000);
+		}
+		(void)!write(pfd[1], d, sizeof(d));
+		_exit(0);
+	}
+	close(pfd[1]);
+	if (read(pfd[0], d, sizeof(d)) != sizeof(d) || waitpid(c, &st, 0) != c ||
+	    !WIFEXITED(st) || WEXITSTATUS(st)) {
+		outf(2, "C failed\n");
+		return 1;
+	}
+	close(pfd[0]);
+	for (i = 0; i < 1000 && (task_state(d[0]) == 0 || getpgid(d[1]) != d[1]); i++)
+		usleep(10000);
+	if (unsub && prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0))
+		return 1;
+	if (ztop)
+		say("pids %d %d %d %d\n", (int)d[0], (int)d[1], (int)c, (int)d[2]);
+	else
+		say("pids %d %d %d\n", (int)d[0], (int)d[1], (int)c);
+	say("ready\n");
+	while (!go)
+		pause();
+	prctl(PR_GET_CHILD_SUBREAPER, &flag, 0, 0, 0);
+	for (i = 0; i < 2; i++) {
+		kill(d[i], SIGUSR1);
+		if (waitpid(d[i], &st, 0) != d[i] || !WIFEXITED(st) || WEXITSTATUS(st)) {
+			say("reaped BAD D%d status %#x\n", i + 1, st);
+			bad = 1;
+		}
+	}
+	if (ztop && (waitpid(d[2], &st, 0) != d[2] || !WIFEXITED(st) || WEXITSTATUS(st) != 7)) {
+		say("reaped BAD D3 status %#x\n", st);
+		bad = 1;
+	}
+	if (flag != (sub && !unsub)) {
+		say("reaped BAD subreaper flag %d\n", flag);
+		bad = 1;
+	}
+	if (!bad)
+		say("reaped ok\n");
+	return bad;
+}
