@@ -223,7 +223,9 @@ static const struct user_regset *find_regset(const struct user_regset_view *v,
  * Do that fixup here, as CRIU does, so no -ERESTART* reaches user space
  * after restore: restartable calls are re-executed, restart blocks (whose
  * state lives in the kernel) become -EINTR, but for a relative nanosleep
- * (dump_sleep()), a poll (dump_poll()) and a futex wait (dump_futex()).
+ * (dump_sleep()), one on a CPU or alarm clock (dump_clock_sleep(),
+ * dump_abs_cpu_sleep()), a poll (dump_poll()) and a futex wait
+ * (dump_futex()).
  * The code of a restartable call is kept in the flags: the loader puts it
  * back, and the kernel's signal code decides on the way out, as it would
  * have for this task.
@@ -246,7 +248,7 @@ static u32 restart_code_flag(long ret)
  * clock of the hrtimer (set by hrtimer_nanosleep(), the only one that sets
  * hrtimer_nanosleep_restart), in a 64-bit call: its clock, rmtp and the
  * time left.  False for any other restart block (poll, futex waits, CPU
- * and alarm clocks, a 32-bit call): that one returns EINTR.  The thread
+ * and alarm clocks have theirs, a 32-bit call returns EINTR).  The thread
  * is stopped: only it changes its restart block.
  */
 static bool dump_sleep(struct dump_thread *th)
@@ -358,10 +360,14 @@ static bool dump_futex(struct dump_thread *th)
 }
 
 
-/* A CPU clock's clockid (not a clock fd's, CLOCKFD) */
+/*
+ * A CPU clock's clockid as a call names it: CLOCK_PROCESS_CPUTIME_ID or an
+ * encoded one (not a clock fd's, CLOCKFD)
+ */
 static bool cpu_clockid(clockid_t c)
 {
-	return c < 0 && CPUCLOCK_WHICH(c) != CLOCKFD;
+	return c == CLOCK_PROCESS_CPUTIME_ID ||
+	       (c < 0 && CPUCLOCK_WHICH(c) != CLOCKFD);
 }
 
 /*
@@ -483,6 +489,8 @@ static int dump_abs_cpu_sleep(struct dump_image *img, struct dump_thread *th)
 			    task_pid_nr(th->task), c);
 		return -EOPNOTSUPP;
 	}
+	if (c == CLOCK_PROCESS_CPUTIME_ID)	/* process_cpu_nsleep()'s */
+		c = make_process_cpuclock(0, CPUCLOCK_SCHED);
 	ret = cpu_sleep_clock(img, th, &c, &cnow);
 	if (ret)
 		return ret;

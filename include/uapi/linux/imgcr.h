@@ -203,9 +203,10 @@ struct imgcr_prpsinfo {
  * for its remaining time through restart_syscall(), and a handled signal
  * makes it return EINTR.  The same for a poll() (do_restart_poll, entry
  * with IMGCR_SLEEP_POLL) and a futex wait with a timeout
- * (futex_wait_restart, IMGCR_SLEEP_FUTEX).  Other restart blocks (CPU
- * clocks, alarm clocks, 32-bit calls) are dumped as
- * IMGCR_TASK_INTERRUPTED_SYSCALL.  Loaders before it refuse the flag
+ * (futex_wait_restart, IMGCR_SLEEP_FUTEX), a sleep on the process's CPU
+ * clock (posix_cpu_nsleep_restart; also one with TIMER_ABSTIME) or on an
+ * alarm clock (alarm_timer_nsleep_restart).  Other restart blocks
+ * (32-bit calls) are dumped as IMGCR_TASK_INTERRUPTED_SYSCALL.  Loaders before it refuse the flag
  * (and loaders before IMGCR_SLEEP_POLL refuse that entry flag).
  */
 #define IMGCR_TASK_RESTART_BLOCK	0x20
