@@ -144,7 +144,7 @@ else
 		esac
 		b=${line##*burned=}
 		info "cpu: $name: $b ms of CPU burned while it slept ($C wanted)"
-		[ "$b" -ge $((C - 150)) ] || fail "cpu: $name: woke after $b ms of CPU, before $C"
+		[ "$b" -ge $((C - 300)) ] || fail "cpu: $name: woke after $b ms of CPU, before $C"
 		[ "$b" -lt $((C + 700)) ] || fail "cpu: $name: woke after $b ms of CPU, about $C again after the restore"
 	done
 fi
