@@ -65,6 +65,9 @@
  *                       Each prints "NAME ret=R errno=E burned=B": B the
  *                       ms spin burned while it slept, then
  *                       "rbsleep done".
+ *   rbsleep cputhr MS   the main thread sleeps MS of CPU time on thread
+ *                       spin's clock (pthread_getcpuclockid()), which the
+ *                       dump refuses: "go cputhr", then its result
  *   rbsleep alarm MS    as plain, on alarm clocks (CAP_WAKE_ALARM):
  *                         alreal  CLOCK_REALTIME_ALARM, relative, &rem
  *                         alboot  CLOCK_BOOTTIME_ALARM, relative
@@ -430,6 +433,22 @@ int main(int argc, char **argv)
 		__atomic_store_n(&cpu_done, 1, __ATOMIC_SEQ_CST);
 		pthread_join(sp, NULL);
 		say("rbsleep done\n");
+		return 0;
+	}
+	if (!strcmp(argv[1], "cputhr")) {
+		struct timespec req = { ms / 1000, (ms % 1000) * 1000000L };
+		pthread_t sp;
+		clockid_t clk;
+		long ret;
+
+		if (pthread_create(&sp, NULL, spin, NULL) ||
+		    pthread_getcpuclockid(sp, &clk))
+			return 1;
+		say("go cputhr\n");
+		ret = syscall(SYS_clock_nanosleep, clk, 0, &req, NULL);
+		say("cputhr ret=%ld errno=%s\n", ret, ret ? errname(errno) : "0");
+		__atomic_store_n(&cpu_done, 1, __ATOMIC_SEQ_CST);
+		pthread_join(sp, NULL);
 		return 0;
 	}
 	if (!strcmp(argv[1], "alarm")) {

@@ -28,8 +28,9 @@
 # process's CPU clock (relative, on its clock_getcpuclockid() clockid, and
 # TIMER_ABSTIME) while a thread burns CPU, each ending after the CPU time
 # it asked for in all (the restored process's CPU clock starts again near
-# 0), and relative sleeps on CLOCK_REALTIME_ALARM and _BOOTTIME_ALARM (as
-# root; skipped without an RTC).
+# 0), one on another thread's CPU clock refused by the dump, and relative
+# sleeps on CLOCK_REALTIME_ALARM and _BOOTTIME_ALARM (as root; skipped
+# without an RTC).
 # Last, that image with its NT_IMGCR_SLEEPS entry or the flags that call
 # for it damaged one at a time (progs/corrupt.c): each is refused (EINVAL).
 . /imgcr/guest/lib.sh
@@ -147,6 +148,24 @@ else
 		[ "$b" -ge $((C - 300)) ] || fail "cpu: $name: woke after $b ms of CPU, before $C"
 		[ "$b" -lt $((C + 700)) ] || fail "cpu: $name: woke after $b ms of CPU, about $C again after the restore"
 	done
+fi
+
+# cputhr: a sleep on another thread's CPU clock is refused at the dump,
+# naming it, and the process sleeps on
+if ! unusable posix_cpu_nsleep_restart; then
+	rbsleep cputhr 60000 > tout 2> rb.err < /dev/null &
+	pid=$!
+	track $pid
+	wait_line tout '^burn 500' 60 || fail "cputhr: rbsleep did not start: $(tr '\n' '|' < tout)"
+	imgcr dump -t $pid -D dthr > dump.out 2> dump.err &&
+		fail "cputhr: a sleep on another thread's CPU clock was dumped"
+	grep -q "another thread's CPU clock" dump.err ||
+		fail "cputhr: the refusal does not name the clock: $(head -c 300 dump.err | tr '\n' '|')"
+	info "cputhr: $(grep -m1 "CPU clock" dump.err)"
+	usleep 200000
+	[ -d /proc/$pid ] && ! grep -q '^cputhr ret' tout ||
+		fail "cputhr: the sleep did not go on after the refused dump: $(tr '\n' '|' < tout)"
+	kill -9 $pid
 fi
 
 # alarm: relative sleeps on CLOCK_REALTIME_ALARM (rmtp) and
