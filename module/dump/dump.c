@@ -359,7 +359,6 @@ static bool dump_futex(struct dump_thread *th)
 	return true;
 }
 
-
 /*
  * A CPU clock's clockid as a call names it: CLOCK_PROCESS_CPUTIME_ID or an
  * encoded one (not a clock fd's, CLOCKFD)
@@ -372,10 +371,10 @@ static bool cpu_clockid(clockid_t c)
 
 /*
  * The CPU clock @c a thread of @img sleeps on, which it names with a PID
- * of its PID namespace (0: its own process): true, with @c as the image
- * keeps it, if the loader can make it again, the process's own group
- * clock (CLOCK_PROCESS_CPUTIME_ID) on CPUCLOCK_SCHED; else a refusal
- * naming the clock.
+ * of its PID namespace (0: its own process): 0, with @c as the image
+ * keeps it and @now that clock's now, if the loader can make it again
+ * (the process's own group clock on CPUCLOCK_SCHED:
+ * CLOCK_PROCESS_CPUTIME_ID); else a refusal naming the clock.
  */
 static int cpu_sleep_clock(struct dump_image *img, struct dump_thread *th,
 			   clockid_t *c, u64 *now)
