@@ -306,8 +306,12 @@ static void *spin(void *arg)
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
 		now = (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
 		d = now - prev;
-		/* a restored thread's clock starts again: count no step back */
-		if (prev >= 0 && d > 0 && d < 50000000LL)
+		/*
+		 * a restored thread's clock starts again: count no step back;
+		 * a long step forward (a guest's clock jumping while its CPU
+		 * was away) is CPU time to the kernel's clocks too
+		 */
+		if (prev >= 0 && d > 0)
 			__atomic_add_fetch(&burned, d, __ATOMIC_SEQ_CST);
 		prev = now;
 		if (__atomic_load_n(&burned, __ATOMIC_SEQ_CST) / 1000000 >= next) {
