@@ -8,6 +8,7 @@
 
 #include <linux/mm_types.h>
 #include <linux/rcupdate.h>
+#include <linux/sched/signal.h>
 #include <linux/time.h>
 #include <linux/timekeeping.h>
 #include <linux/types.h>
@@ -37,6 +38,43 @@ static inline bool sleep_clock_now(clockid_t c, ktime_t *now)
 		return true;
 	case CLOCK_TAI:
 		*now = ktime_get_clocktai();
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Now on the group CPU clock (CPUCLOCK_SCHED) of @p's process, as
+ * posix_cpu_nsleep() compares a sleep's expiry with it
+ * (cpu_clock_sample_group(): the group's cputimer while CPU timers are
+ * queued, else the sum over its threads, without the running one's time
+ * since its last tick, as the kernel's own sum).
+ */
+static inline u64 imgcr_group_sched_runtime(struct task_struct *p)
+{
+	struct signal_struct *sig = p->signal;
+	struct task_struct *t;
+	u64 sum;
+
+	if (READ_ONCE(sig->posix_cputimers.timers_active))
+		return atomic64_read(&sig->cputimer.cputime_atomic.sum_exec_runtime);
+	rcu_read_lock();
+	sum = READ_ONCE(sig->sum_sched_runtime);
+	for_each_thread(p, t)
+		sum += READ_ONCE(t->se.sum_exec_runtime);
+	rcu_read_unlock();
+	return sum;
+}
+
+/* Now on the base of an alarm clock (alarm_bases[].get_ktime); false for another clock */
+static inline bool alarm_clock_now(clockid_t c, ktime_t *now)
+{
+	switch (c) {
+	case CLOCK_REALTIME_ALARM:
+		*now = ktime_get_real();
+		return true;
+	case CLOCK_BOOTTIME_ALARM:
+		*now = ktime_get_boottime();
 		return true;
 	}
 	return false;

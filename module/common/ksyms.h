@@ -178,6 +178,11 @@ static inline int imgcr_ksyms_resolve(const char *mod, struct imgcr_ksym *tab,
  *   do_restart_poll         - (both modules) the same for poll()
  *   futex_wait_restart      - (both modules) the same for a futex wait
  *                             with a timeout
+ *   posix_cpu_nsleep_restart - (both modules) the same for a sleep on a
+ *                             CPU clock; without it the dump refuses such
+ *                             a sleep
+ *   alarm_timer_nsleep_restart - (both modules) the same for a sleep on an
+ *                             alarm clock; the same
  *
  * Tracepoint (exported API, found with for_each_kernel_tracepoint()):
  *   sched_process_fork      - hands each recreated thread the task_work that

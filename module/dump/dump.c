@@ -36,6 +36,8 @@
 #include <linux/namei.h>
 #include <linux/nospec.h>
 #include <linux/nsproxy.h>
+#include <linux/posix-timers.h>
+#include <linux/alarmtimer.h>
 #include <linux/ptrace.h>
 #include <linux/regset.h>
 #include <linux/seccomp.h>
@@ -222,7 +224,9 @@ static const struct user_regset *find_regset(const struct user_regset_view *v,
  * Do that fixup here, as CRIU does, so no -ERESTART* reaches user space
  * after restore: restartable calls are re-executed, restart blocks (whose
  * state lives in the kernel) become -EINTR, but for a relative nanosleep
- * (dump_sleep()), a poll (dump_poll()) and a futex wait (dump_futex()).
+ * (dump_sleep()), one on a CPU or alarm clock (dump_clock_sleep(),
+ * dump_abs_cpu_sleep()), a poll (dump_poll()) and a futex wait
+ * (dump_futex()).
  * The code of a restartable call is kept in the flags: the loader puts it
  * back, and the kernel's signal code decides on the way out, as it would
  * have for this task.
@@ -245,7 +249,7 @@ static u32 restart_code_flag(long ret)
  * clock of the hrtimer (set by hrtimer_nanosleep(), the only one that sets
  * hrtimer_nanosleep_restart), in a 64-bit call: its clock, rmtp and the
  * time left.  False for any other restart block (poll, futex waits, CPU
- * and alarm clocks, a 32-bit call): that one returns EINTR.  The thread
+ * and alarm clocks have theirs, a 32-bit call returns EINTR).  The thread
  * is stopped: only it changes its restart block.
  */
 static bool dump_sleep(struct dump_thread *th)
@@ -313,8 +317,8 @@ static bool dump_poll(struct dump_thread *th)
 /*
  * The restart block of a futex wait with a timeout (futex_wait(), the only
  * one that sets futex_wait_restart), in a 64-bit call, on a 32-bit futex
- * with no bitset (FUTEX_WAIT, or FUTEX_WAIT_BITSET with MATCH_ANY) and no
- * flag but shared and CLOCK_REALTIME: the word, the value, and the time
+ * (FUTEX_WAIT, or FUTEX_WAIT_BITSET with its bitset) and no flag but
+ * shared and CLOCK_REALTIME: the word, the value, the bitset, and the time
  * left (CLOCK_MONOTONIC) or the absolute expiry (CLOCK_REALTIME).
  */
 static bool dump_futex(struct dump_thread *th)
@@ -333,10 +337,14 @@ static bool dump_futex(struct dump_thread *th)
 #endif
 	if ((f & ~(IMGCR_FUTEX_SHARED | IMGCR_FUTEX_CLOCKRT)) !=
 	    (IMGCR_FUTEX_SIZE_32 | IMGCR_FUTEX_HAS_TIMEOUT) ||
-	    rb->futex.bitset != FUTEX_BITSET_MATCH_ANY || t < 0)
+	    !rb->futex.bitset || t < 0)
 		return false;
 	memset(s, 0, sizeof(*s));
 	s->flags = IMGCR_SLEEP_FUTEX;
+	if (rb->futex.bitset != FUTEX_BITSET_MATCH_ANY) {
+		s->flags |= IMGCR_SLEEP_BITSET;
+		s->bitset = rb->futex.bitset;
+	}
 	if (f & IMGCR_FUTEX_SHARED)
 		s->flags |= IMGCR_SLEEP_SHARED;
 	s->nfds = rb->futex.val;
@@ -352,13 +360,171 @@ static bool dump_futex(struct dump_thread *th)
 	return true;
 }
 
-static void fixup_syscall_restart(struct dump_thread *th)
+/*
+ * A CPU clock's clockid as a call names it: CLOCK_PROCESS_CPUTIME_ID or an
+ * encoded one (not a clock fd's, CLOCKFD)
+ */
+static bool cpu_clockid(clockid_t c)
+{
+	return c == CLOCK_PROCESS_CPUTIME_ID ||
+	       (c < 0 && CPUCLOCK_WHICH(c) != CLOCKFD);
+}
+
+/*
+ * The CPU clock @c a thread of @img sleeps on, which it names with a PID
+ * of its PID namespace (0: its own process): 0, with @c as the image
+ * keeps it and @now that clock's now, if the loader can make it again
+ * (the process's own group clock on CPUCLOCK_SCHED:
+ * CLOCK_PROCESS_CPUTIME_ID); else a refusal naming the clock.
+ */
+static int cpu_sleep_clock(struct dump_image *img, struct dump_thread *th,
+			   clockid_t *c, u64 *now)
+{
+	struct pid_namespace *ns = task_active_pid_ns(th->task);
+	pid_t pid = CPUCLOCK_PID(*c);
+	const char *why = NULL;
+
+	if (CPUCLOCK_WHICH(*c) != CPUCLOCK_SCHED)
+		why = "a CPU clock other than CPUCLOCK_SCHED";
+	else if (CPUCLOCK_PERTHREAD(*c))
+		why = "another thread's CPU clock (pthread_getcpuclockid())";
+	else if (pid && pid != task_tgid_nr_ns(img->task, ns))
+		why = "another process's CPU clock (clock_getcpuclockid())";
+	if (why) {
+		dump_refuse(img, task_pid_nr(img->task),
+			    "thread %d is in clock_nanosleep() on %s (clock %d); not supported",
+			    task_pid_nr(th->task), why, *c);
+		return -EOPNOTSUPP;
+	}
+	*c = CLOCK_PROCESS_CPUTIME_ID;
+	*now = imgcr_group_sched_runtime(img->task);
+	return 0;
+}
+
+/*
+ * The restart block of a relative clock_nanosleep() on a CPU clock
+ * (posix_cpu_nsleep_restart) or an alarm clock
+ * (alarm_timer_nsleep_restart), in a 64-bit call: 1 with its entry made
+ * (the CPU or alarm-clock time left), 0 if it is neither, or a refusal:
+ * a clock the loader cannot make again, or such a sleep seen (by its
+ * call and clock) on a kernel whose restart function was not found.
+ */
+static int dump_clock_sleep(struct dump_image *img, struct dump_thread *th)
+{
+	const struct restart_block *rb = &th->task->restart_block;
+	unsigned long fn = (unsigned long)READ_ONCE(rb->fn);
+	u64 *r = th->prstatus.regs;
+	struct imgcr_sleep *s = &th->sleep;
+	clockid_t c = rb->nanosleep.clockid;
+	ktime_t now;
+	u64 cnow;
+	s64 left;
+	int ret;
+
+	if (!fn)
+		return 0;
+	if (fn == imgcr_posix_cpu_nsleep_restart) {
+		ret = cpu_sleep_clock(img, th, &c, &cnow);
+		if (ret)
+			return ret;
+		left = (u64)rb->nanosleep.expires > cnow ?
+		       (u64)rb->nanosleep.expires - cnow : 0;
+	} else if (fn == imgcr_alarm_timer_nsleep_restart) {
+		/* it keeps enum alarmtimer_type, not the clockid */
+		c = c == ALARM_REALTIME ? CLOCK_REALTIME_ALARM :
+		    c == ALARM_BOOTTIME ? CLOCK_BOOTTIME_ALARM : -1;
+		if (!alarm_clock_now(c, &now))
+			return 0;
+		left = ktime_sub((ktime_t)rb->nanosleep.expires, now);
+	} else {
+		c = (clockid_t)r[IMGCR_REG_RDI];
+		if (r[IMGCR_REG_ORIG_RAX] != __NR_clock_nanosleep ||
+		    (!cpu_clockid(c) && c != CLOCK_REALTIME_ALARM &&
+		     c != CLOCK_BOOTTIME_ALARM))
+			return 0;
+		dump_refuse(img, task_pid_nr(img->task),
+			    "thread %d is in clock_nanosleep() on clock %d, and this kernel's %s was not found when the module was loaded",
+			    task_pid_nr(th->task), c, cpu_clockid(c) ?
+			    "posix_cpu_nsleep_restart" : "alarm_timer_nsleep_restart");
+		return -EOPNOTSUPP;
+	}
+#ifdef CONFIG_COMPAT
+	if (rb->arch_data & TS_COMPAT)
+		return 0;
+#endif
+	if (rb->nanosleep.type != TT_NONE && rb->nanosleep.type != TT_NATIVE)
+		return 0;
+	memset(s, 0, sizeof(*s));
+	s->clock = c;
+	if (rb->nanosleep.type == TT_NATIVE) {
+		s->flags = IMGCR_SLEEP_RMTP;
+		s->rmtp = (unsigned long)rb->nanosleep.rmtp;
+	}
+	s->remaining_ns = left > 0 ? left : 0;
+	return 1;
+}
+
+/*
+ * A clock_nanosleep() with TIMER_ABSTIME on a CPU clock (-ERESTARTNOHAND,
+ * no restart block): its absolute time is on the old process's CPU
+ * clock, which the restored one does not continue.  1 with an entry made
+ * as for a relative one with the CPU time left to it (no rmtp: the kernel
+ * writes none for it), 0 for any other call, or a refusal.
+ */
+static int dump_abs_cpu_sleep(struct dump_image *img, struct dump_thread *th)
+{
+	u64 *r = th->prstatus.regs;
+	struct imgcr_sleep *s = &th->sleep;
+	clockid_t c = (clockid_t)r[IMGCR_REG_RDI];
+	struct __kernel_timespec ts;
+	u64 cnow, end;
+	int ret;
+
+	if (r[IMGCR_REG_ORIG_RAX] != __NR_clock_nanosleep || !cpu_clockid(c) ||
+	    !(r[IMGCR_REG_RSI] & TIMER_ABSTIME))
+		return 0;
+	if (!imgcr_posix_cpu_nsleep_restart) {
+		dump_refuse(img, task_pid_nr(img->task),
+			    "thread %d is in clock_nanosleep() on clock %d, and this kernel's posix_cpu_nsleep_restart was not found when the module was loaded",
+			    task_pid_nr(th->task), c);
+		return -EOPNOTSUPP;
+	}
+	if (c == CLOCK_PROCESS_CPUTIME_ID)	/* process_cpu_nsleep()'s */
+		c = make_process_cpuclock(0, CPUCLOCK_SCHED);
+	ret = cpu_sleep_clock(img, th, &c, &cnow);
+	if (ret)
+		return ret;
+	if (access_process_vm(th->task, r[IMGCR_REG_RDX], &ts, sizeof(ts),
+			      FOLL_FORCE) != sizeof(ts) ||
+	    ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= NSEC_PER_SEC) {
+		dump_refuse(img, task_pid_nr(img->task),
+			    "thread %d is in clock_nanosleep() on clock %d with TIMER_ABSTIME, and its time could not be read",
+			    task_pid_nr(th->task), c);
+		return -EOPNOTSUPP;
+	}
+	end = ktime_to_ns(timespec64_to_ktime((struct timespec64){
+		.tv_sec = ts.tv_sec, .tv_nsec = ts.tv_nsec }));
+	memset(s, 0, sizeof(*s));
+	s->clock = c;
+	s->remaining_ns = end > cnow ? end - cnow : 0;
+	return 1;
+}
+
+static int fixup_syscall_restart(struct dump_image *img, struct dump_thread *th)
 {
 	u64 *r = th->prstatus.regs;
 	long ret = (long)r[IMGCR_REG_RAX];
+	int rb;
 
 	if ((long)r[IMGCR_REG_ORIG_RAX] < 0)
-		return;
+		return 0;
+	if (ret == -ERESTARTNOHAND) {
+		rb = dump_abs_cpu_sleep(img, th);
+		if (rb < 0)
+			return rb;
+		if (rb)
+			goto restart_block;
+	}
 	switch (ret) {
 	case -ENOSYS:		/* ptrace syscall-entry stop: not run yet */
 		if (!task_is_traced(th->task))
@@ -372,17 +538,21 @@ static void fixup_syscall_restart(struct dump_thread *th)
 		th->th.flags |= IMGCR_TASK_RESTARTED_SYSCALL | restart_code_flag(ret);
 		break;
 	case -ERESTART_RESTARTBLOCK:
-		if (dump_sleep(th) || dump_poll(th) || dump_futex(th)) {
-			r[IMGCR_REG_RAX] = r[IMGCR_REG_ORIG_RAX];
-			r[IMGCR_REG_RIP] -= 2;
-			th->th.flags |= IMGCR_TASK_RESTARTED_SYSCALL |
-					IMGCR_TASK_RESTART_BLOCK;
-			break;
-		}
+		rb = dump_clock_sleep(img, th);
+		if (rb < 0)
+			return rb;
+		if (rb || dump_sleep(th) || dump_poll(th) || dump_futex(th))
+			goto restart_block;
 		r[IMGCR_REG_RAX] = (u64)-EINTR;
 		th->th.flags |= IMGCR_TASK_INTERRUPTED_SYSCALL;
 		break;
 	}
+	return 0;
+restart_block:
+	r[IMGCR_REG_RAX] = r[IMGCR_REG_ORIG_RAX];
+	r[IMGCR_REG_RIP] -= 2;
+	th->th.flags |= IMGCR_TASK_RESTARTED_SYSCALL | IMGCR_TASK_RESTART_BLOCK;
+	return 0;
 }
 
 /*
@@ -435,7 +605,9 @@ static int dump_regs(struct dump_image *img, struct dump_thread *th)
 			    "an io_uring registered with IORING_REGISTER_RING_FDS; not supported");
 		return -EOPNOTSUPP;
 	}
-	fixup_syscall_restart(th);
+	ret = fixup_syscall_restart(img, th);
+	if (ret)
+		return ret;
 
 	rs = find_regset(view, NT_PRFPREG);
 	if (!rs)
@@ -594,10 +766,15 @@ static int dump_seccomp(struct dump_image *img)
 	return 0;
 }
 
-/* NT_IMGCR_SLEEPS: the sleep of each thread in a nanosleep, in thread order. */
+/*
+ * NT_IMGCR_SLEEPS: the sleep of each thread in a nanosleep, in thread
+ * order; entries of IMGCR_SLEEP_SIZE_V1 bytes unless one has a futex
+ * bitset, so that older loaders still take the others.
+ */
 static int dump_sleeps(struct dump_image *img)
 {
 	unsigned int i, n = 0;
+	bool bitset = false;
 
 	for (i = 0; i < img->nr_threads; i++)
 		if (img->threads[i].th.flags & IMGCR_TASK_RESTART_BLOCK)
@@ -613,7 +790,15 @@ static int dump_sleeps(struct dump_image *img)
 		if (!(th->th.flags & IMGCR_TASK_RESTART_BLOCK))
 			continue;
 		th->sleep.tid = th->th.tid;
+		bitset |= th->sleep.flags & IMGCR_SLEEP_BITSET;
 		img->sleeps[img->nr_sleeps++] = th->sleep;
+	}
+	img->sleep_size = sizeof(*img->sleeps);
+	if (!bitset) {
+		for (i = 0; i < img->nr_sleeps; i++)
+			memmove((u8 *)img->sleeps + i * IMGCR_SLEEP_SIZE_V1,
+				&img->sleeps[i], IMGCR_SLEEP_SIZE_V1);
+		img->sleep_size = IMGCR_SLEEP_SIZE_V1;
 	}
 	return 0;
 }
@@ -1663,7 +1848,7 @@ static size_t notes_size(const struct dump_image *img)
 				   img->nr_threads * sizeof(*img->seccomp));
 	if (img->nr_sleeps)
 		notes += note_size(IMGCR_NOTE_OWNER,
-				   img->nr_sleeps * sizeof(*img->sleeps));
+				   img->nr_sleeps * img->sleep_size);
 	if (img->nr_sigwaits)
 		notes += note_size(IMGCR_NOTE_OWNER,
 				   img->nr_sigwaits * sizeof(*img->sigwaits));
@@ -1716,7 +1901,7 @@ static void put_notes(struct dump_image *img, char *p)
 			     img->nr_threads * sizeof(*img->seccomp));
 	if (img->nr_sleeps)
 		p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_SLEEPS, img->sleeps,
-			     img->nr_sleeps * sizeof(*img->sleeps));
+			     img->nr_sleeps * img->sleep_size);
 	if (img->nr_sigwaits)
 		p = put_note(p, IMGCR_NOTE_OWNER, NT_IMGCR_SIGWAITS,
 			     img->sigwaits,

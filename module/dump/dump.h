@@ -61,6 +61,7 @@ struct dump_image {
 	const void *vdso_text;		/* the kernel's vdso image: NT_IMGCR_VDSO */
 	struct imgcr_seccomp *seccomp;	/* NT_IMGCR_SECCOMP, or NULL: none under seccomp */
 	struct imgcr_sleep *sleeps;	/* NT_IMGCR_SLEEPS, or NULL: no thread in a nanosleep */
+	size_t sleep_size;		/* of an entry: IMGCR_SLEEP_SIZE_V1 or the struct's */
 	unsigned int nr_sleeps;
 	struct imgcr_sigwait *sigwaits;	/* NT_IMGCR_SIGWAITS, or NULL: no temporary mask */
 	unsigned int nr_sigwaits;

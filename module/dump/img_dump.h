@@ -14,6 +14,8 @@ void imgcr_proc_hook_exit(void);
 extern unsigned long imgcr_hrtimer_nanosleep_restart;
 extern unsigned long imgcr_do_restart_poll;
 extern unsigned long imgcr_futex_wait_restart;
+extern unsigned long imgcr_posix_cpu_nsleep_restart;
+extern unsigned long imgcr_alarm_timer_nsleep_restart;
 
 /* dump.c: the file behind /proc/<pid>/dump */
 extern const struct file_operations imgcr_dump_fops;

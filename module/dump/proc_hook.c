@@ -53,6 +53,8 @@ static unsigned long addr_proc_pid_status;
 unsigned long imgcr_hrtimer_nanosleep_restart;
 unsigned long imgcr_do_restart_poll;	/* the same for poll() */
 unsigned long imgcr_futex_wait_restart;	/* and for futex waits */
+unsigned long imgcr_posix_cpu_nsleep_restart;	/* CPU-clock sleeps */
+unsigned long imgcr_alarm_timer_nsleep_restart;	/* alarm-clock sleeps */
 
 static struct imgcr_ksym dump_ksyms[] = {
 	{ "proc_pident_instantiate", &addr_proc_pident_instantiate },
@@ -62,6 +64,10 @@ static struct imgcr_ksym dump_ksyms[] = {
 	  .optional = true },
 	{ "do_restart_poll", &imgcr_do_restart_poll, .optional = true },
 	{ "futex_wait_restart", &imgcr_futex_wait_restart, .optional = true },
+	{ "posix_cpu_nsleep_restart", &imgcr_posix_cpu_nsleep_restart,
+	  .optional = true },
+	{ "alarm_timer_nsleep_restart", &imgcr_alarm_timer_nsleep_restart,
+	  .optional = true },
 };
 
 static struct imgcr_pid_entry dump_entry = {

@@ -40,6 +40,8 @@ unsigned long imgcr_sys_shmat;
 unsigned long imgcr_hrtimer_nanosleep_restart;
 unsigned long imgcr_do_restart_poll;
 unsigned long imgcr_futex_wait_restart;
+unsigned long imgcr_posix_cpu_nsleep_restart;
+unsigned long imgcr_alarm_timer_nsleep_restart;
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
 unsigned long imgcr_fpu_copy_uabi_to_guest;	/* compat.h */
 #endif
@@ -66,6 +68,10 @@ static struct imgcr_ksym loader_ksyms[] = {
 	  .optional = true },
 	{ "do_restart_poll", &imgcr_do_restart_poll, .optional = true },
 	{ "futex_wait_restart", &imgcr_futex_wait_restart, .optional = true },
+	{ "posix_cpu_nsleep_restart", &imgcr_posix_cpu_nsleep_restart,
+	  .optional = true },
+	{ "alarm_timer_nsleep_restart", &imgcr_alarm_timer_nsleep_restart,
+	  .optional = true },
 	IMGCR_COMPAT_LOADER_KSYMS
 };
 

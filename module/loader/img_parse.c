@@ -2214,17 +2214,21 @@ static int img_check_rights(struct img *img)
  * nfds an int (poll() itself checks it against RLIMIT_NOFILE again) and
  * the array in user space (with no fd any pointer: never read); or
  * futex_wait(): an aligned word in user space, on CLOCK_MONOTONIC (the
- * time left) or CLOCK_REALTIME (the expiry); the time within ktime_t.
+ * time left) or CLOCK_REALTIME (the expiry), a bitset not 0 with
+ * IMGCR_SLEEP_BITSET; the time within ktime_t.  A nanosleep may also be
+ * on an alarm clock or the process's CPU clock (posix_cpu_nsleep()).
  */
 static bool sleep_entry_ok(const struct imgcr_sleep *d)
 {
 	ktime_t now;
 
-	if (d->remaining_ns > KTIME_MAX)
+	if (d->remaining_ns > KTIME_MAX || d->pad ||
+	    !(d->flags & IMGCR_SLEEP_BITSET) != !d->bitset)
 		return false;
 	if (d->flags & IMGCR_SLEEP_FUTEX)
 		return (d->clock == CLOCK_MONOTONIC || d->clock == CLOCK_REALTIME) &&
-		       !(d->flags & ~(IMGCR_SLEEP_FUTEX | IMGCR_SLEEP_SHARED)) &&
+		       !(d->flags & ~(IMGCR_SLEEP_FUTEX | IMGCR_SLEEP_SHARED |
+				      IMGCR_SLEEP_BITSET)) &&
 		       IS_ALIGNED(d->rmtp, sizeof(u32)) &&
 		       user_range_ok(d->rmtp, sizeof(u32));
 	if (d->flags & IMGCR_SLEEP_POLL)
@@ -2235,7 +2239,10 @@ static bool sleep_entry_ok(const struct imgcr_sleep *d)
 			user_range_ok(d->rmtp, (u64)d->nfds * sizeof(struct pollfd))) &&
 		       (d->flags & IMGCR_SLEEP_TIMEOUT || !d->remaining_ns);
 	return !d->nfds &&
-	       !(d->flags & ~IMGCR_SLEEP_RMTP) && sleep_clock_now(d->clock, &now) &&
+	       !(d->flags & ~IMGCR_SLEEP_RMTP) &&
+	       (sleep_clock_now(d->clock, &now) ||
+		alarm_clock_now(d->clock, &now) ||
+		d->clock == CLOCK_PROCESS_CPUTIME_ID) &&
 	       (d->flags & IMGCR_SLEEP_RMTP ? d->rmtp &&
 		user_range_ok(d->rmtp, sizeof(struct __kernel_timespec)) : !d->rmtp);
 }
@@ -2248,7 +2255,8 @@ static bool sleep_entry_ok(const struct imgcr_sleep *d)
 static int img_check_sleeps(struct img *img, const struct note_slot *s)
 {
 	unsigned int i, n = 0, nr = 1 + img->proc.nr_threads;
-	const struct imgcr_sleep *e = s->desc;
+	const u8 *e = s->desc;
+	size_t size = sizeof(struct imgcr_sleep);
 
 	for (i = 0; i < nr; i++) {
 		const struct imgcr_thread *t = i ? &img->threads[i - 1].th :
@@ -2259,7 +2267,9 @@ static int img_check_sleeps(struct img *img, const struct note_slot *s)
 	}
 	if (!n && !s->desc)
 		return 0;
-	if (!s->desc || s->len != n * sizeof(*e)) {
+	if (s->desc && s->len == n * IMGCR_SLEEP_SIZE_V1)
+		size = IMGCR_SLEEP_SIZE_V1;	/* no entry with a bitset */
+	if (!s->desc || s->len != n * size) {
 		img_err(img, "invalid image: NT_IMGCR_SLEEPS %s (%u threads in a nanosleep or poll)",
 			s->desc ? "of wrong size" : "missing", n);
 		return -EINVAL;
@@ -2271,10 +2281,13 @@ static int img_check_sleeps(struct img *img, const struct note_slot *s)
 					    &img->main_call.sleep;
 		const char *call = "nanosleep", *fn = "hrtimer_nanosleep_restart";
 		unsigned long addr = imgcr_hrtimer_nanosleep_restart;
+		ktime_t now;
 
 		if (!(t->flags & IMGCR_TASK_RESTART_BLOCK))
 			continue;
-		memcpy(d, e++, sizeof(*d));
+		memset(d, 0, sizeof(*d));
+		memcpy(d, e, size);
+		e += size;	/* a short one has no bitset: refused below */
 		if (d->flags & IMGCR_SLEEP_POLL) {
 			call = "poll";
 			fn = "do_restart_poll";
@@ -2283,6 +2296,20 @@ static int img_check_sleeps(struct img *img, const struct note_slot *s)
 			call = "futex wait";
 			fn = "futex_wait_restart";
 			addr = imgcr_futex_wait_restart;
+		} else if (d->clock == CLOCK_PROCESS_CPUTIME_ID) {
+			call = "sleep on the process's CPU clock";
+			fn = "posix_cpu_nsleep_restart";
+			addr = imgcr_posix_cpu_nsleep_restart;
+		} else if (alarm_clock_now(d->clock, &now)) {
+			call = "sleep on an alarm clock";
+			fn = "alarm_timer_nsleep_restart";
+			addr = imgcr_alarm_timer_nsleep_restart;
+			/* as clock_nanosleep() itself: never more than the caller may */
+			if (addr && !capable(CAP_WAKE_ALARM)) {
+				img_err(img, "thread %u was stopped in a sleep on an alarm clock (%d), which needs CAP_WAKE_ALARM",
+					t->tid, d->clock);
+				return -EPERM;
+			}
 		}
 		if (!addr) {
 			img_err(img, "thread %u was stopped in a %s, and this kernel's restart function for it (%s) was not found when the module was loaded",

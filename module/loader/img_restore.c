@@ -18,6 +18,8 @@
 #include <linux/module.h>
 #include <linux/personality.h>
 #include <linux/poll.h>
+#include <linux/posix-timers.h>
+#include <linux/alarmtimer.h>
 #include <linux/ptrace.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
@@ -742,12 +744,14 @@ void img_set_late_fields(u64 ax, const struct imgcr_thread *t)
 }
 
 /*
- * The restart block hrtimer_nanosleep(), sys_poll() or futex_wait() had
- * left (img_parse() checked @s): its own function (the image never names
- * one), a 64-bit call (arch_data without TS_COMPAT: restart_syscall() is
- * the 64-bit one), the clock and rmtp (poll: the fds; futex: the word),
+ * The restart block hrtimer_nanosleep(), posix_cpu_nsleep(),
+ * alarm_timer_nsleep(), sys_poll() or futex_wait() had left (img_parse()
+ * checked @s): its own function (the image never names one), a 64-bit
+ * call (arch_data without TS_COMPAT: restart_syscall() is the 64-bit
+ * one), the clock and rmtp (poll: the fds; futex: the word and bitset),
  * and the expiry the time left from now on that clock (a CLOCK_REALTIME
- * futex wait: the expiry itself).
+ * futex wait: the expiry itself; a CPU clock: the restored process's,
+ * which does not go on from the old one's).
  */
 static void img_set_restart_block(const struct imgcr_sleep *s)
 {
@@ -769,7 +773,8 @@ static void img_set_restart_block(const struct imgcr_sleep *s)
 		/* futex_wait()'s: an expiry on CLOCK_MONOTONIC or _REALTIME */
 		rb->futex.uaddr = (u32 __user *)(unsigned long)s->rmtp;
 		rb->futex.val = s->nfds;
-		rb->futex.bitset = FUTEX_BITSET_MATCH_ANY;
+		rb->futex.bitset = s->flags & IMGCR_SLEEP_BITSET ? s->bitset :
+				   FUTEX_BITSET_MATCH_ANY;
 		rb->futex.flags = IMGCR_FUTEX_SIZE_32 | IMGCR_FUTEX_HAS_TIMEOUT;
 		if (s->flags & IMGCR_SLEEP_SHARED)
 			rb->futex.flags |= IMGCR_FUTEX_SHARED;
@@ -785,8 +790,19 @@ static void img_set_restart_block(const struct imgcr_sleep *s)
 	rb->nanosleep.clockid = s->clock;
 	rb->nanosleep.type = s->flags & IMGCR_SLEEP_RMTP ? TT_NATIVE : TT_NONE;
 	rb->nanosleep.rmtp = (struct __kernel_timespec __user *)(unsigned long)s->rmtp;
-	rb->nanosleep.expires = ktime_add_safe(now, (ktime_t)s->remaining_ns);
 	rb->fn = (long (*)(struct restart_block *))imgcr_hrtimer_nanosleep_restart;
+	if (s->clock == CLOCK_PROCESS_CPUTIME_ID) {
+		/* posix_cpu_nsleep()'s: the group clock, an expiry on it */
+		rb->nanosleep.clockid = make_process_cpuclock(0, CPUCLOCK_SCHED);
+		now = imgcr_group_sched_runtime(current);
+		rb->fn = (long (*)(struct restart_block *))imgcr_posix_cpu_nsleep_restart;
+	} else if (alarm_clock_now(s->clock, &now)) {
+		/* alarm_timer_nsleep()'s: enum alarmtimer_type, not the clockid */
+		rb->nanosleep.clockid = s->clock == CLOCK_REALTIME_ALARM ?
+					ALARM_REALTIME : ALARM_BOOTTIME;
+		rb->fn = (long (*)(struct restart_block *))imgcr_alarm_timer_nsleep_restart;
+	}
+	rb->nanosleep.expires = ktime_add_safe(now, (ktime_t)s->remaining_ns);
 }
 
 /*

@@ -224,6 +224,8 @@ extern unsigned long imgcr_sys_mmap;
 extern unsigned long imgcr_hrtimer_nanosleep_restart;
 extern unsigned long imgcr_do_restart_poll;
 extern unsigned long imgcr_futex_wait_restart;
+extern unsigned long imgcr_posix_cpu_nsleep_restart;
+extern unsigned long imgcr_alarm_timer_nsleep_restart;
 
 /* Call a syscall body resolved at load; see ksyms.h. */
 static inline long img_call_sys(unsigned long fn, unsigned long a0,

@@ -391,12 +391,19 @@ static void parse_seed(void)
 					addb(desc + e);
 				}
 			} else if (imgcr && n->n_type == NT_IMGCR_SLEEPS) {
-				for (size_t e = 0; e + sizeof(struct imgcr_sleep) <= n->n_descsz;
-				     e += sizeof(struct imgcr_sleep)) {
+				/* 32-byte entries, or whole ones when one has a bitset (a guess for fuzzing) */
+				size_t sz = n->n_descsz % IMGCR_SLEEP_SIZE_V1 ?
+					    sizeof(struct imgcr_sleep) : IMGCR_SLEEP_SIZE_V1;
+
+				for (size_t e = 0; e + sz <= n->n_descsz; e += sz) {
 #define SLF(m, k) addf(desc + e + offsetof(struct imgcr_sleep, m), sizeof(((struct imgcr_sleep *)0)->m), k)
 					SLF(tid, F_TID); SLF(clock, F_SMALL); SLF(flags, F_PLAIN);
 					SLF(nfds, F_PLAIN); SLF(rmtp, F_ADDR);
 					SLF(remaining_ns, F_NS);
+					if (sz > IMGCR_SLEEP_SIZE_V1) {
+						SLF(bitset, F_PLAIN);
+						SLF(pad, F_PLAIN);
+					}
 					addb(desc + e);
 				}
 			} else if (imgcr && n->n_type == NT_IMGCR_SIGWAITS) {

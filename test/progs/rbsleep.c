@@ -46,6 +46,33 @@
  *                       Each prints "go NAME" and "NAME ret=R errno=E
  *                       t0=A t1=B early=N" (futext: ETIMEDOUT, early=1 if
  *                       before MS; futexw: 0), then "rbsleep done".
+ *   rbsleep futexb MS   the same with bitsets: futext waits with
+ *                       FUTEX_WAIT_BITSET (bitset 0x2, private) until MS
+ *                       from now on CLOCK_MONOTONIC, futexw with bitset
+ *                       0x4 (CLOCK_REALTIME, 3 * MS); once timed out,
+ *                       futext wakes bitset 0x1 (must wake no one:
+ *                       "miss=N" in its line, N woken) and then 0x4
+ *   rbsleep cpu MS      no signal handler; sleeps on the process's CPU
+ *                       clock (posix_cpu_nsleep_restart), MS of CPU time
+ *                       each, while thread "spin" burns CPU and sums its
+ *                       own thread CPU time in steps (a step backwards,
+ *                       as after a restore, counts 0); every 500 ms of it
+ *                       it prints "burn N" (ms).  Threads:
+ *                         cpurel  clock_nanosleep(PROCESS_CPUTIME, 0, MS, &rem)
+ *                         cpupid  the same on clock_getcpuclockid(getpid())
+ *                         cpuabs  PROCESS_CPUTIME, TIMER_ABSTIME, its
+ *                                 start + MS
+ *                       Each prints "NAME ret=R errno=E burned=B": B the
+ *                       ms spin burned while it slept, then
+ *                       "rbsleep done".
+ *   rbsleep cputhr MS   the main thread sleeps MS of CPU time on thread
+ *                       spin's clock (pthread_getcpuclockid()), which the
+ *                       dump refuses: "go cputhr", then its result
+ *   rbsleep alarm MS    as plain, on alarm clocks (CAP_WAKE_ALARM):
+ *                         alreal  CLOCK_REALTIME_ALARM, relative, &rem
+ *                         alboot  CLOCK_BOOTTIME_ALARM, relative
+ *                       ("alarm ret=-1 errno=E" and exit 3 if a first
+ *                       0-length sleep fails: no RTC, no capability)
  *   rbsleep handler MS  a SIGUSR1 handler (no SA_RESTART): the main thread
  *                       nanosleep(MS, &rem), once; prints "go nano", then
  *                       "handler ret=R errno=E handled=H rem_ms=M t1=B".
@@ -218,6 +245,135 @@ static void futexw(void)
 	futex_report("futexw", ret, ret ? errno : 0, t0, -1);
 }
 
+static void *futextb(void *arg)
+{
+	struct timespec end;
+	long long t0 = clk_ms(CLOCK_MONOTONIC);
+	long ret, miss;
+
+	(void)arg;
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += ms / 1000;
+	end.tv_nsec += (ms % 1000) * 1000000L;
+	if (end.tv_nsec >= 1000000000L) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000L;
+	}
+	say("go futext\n");
+	ret = syscall(SYS_futex, &word_t, FUTEX_WAIT_BITSET_PRIVATE, 0, &end,
+		      NULL, 0x2);
+	{
+		int err = ret ? errno : 0;
+		long long t1 = clk_ms(CLOCK_MONOTONIC);
+
+		miss = syscall(SYS_futex, &word_w, FUTEX_WAKE_BITSET, 1, NULL,
+			       NULL, 0x1);
+		say("futext ret=%ld errno=%s miss=%ld t0=%lld t1=%lld early=%d\n",
+		    ret, err ? errname(err) : "0", miss, t0, t1, t1 < t0 + ms);
+	}
+	__atomic_store_n(&word_w, 1, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, &word_w, FUTEX_WAKE_BITSET, 1, NULL, NULL, 0x4);
+	return NULL;
+}
+
+static void futexwb(void)
+{
+	struct timespec end;
+	long long t0 = clk_ms(CLOCK_MONOTONIC);
+	long ret;
+
+	clock_gettime(CLOCK_REALTIME, &end);
+	end.tv_sec += 3 * ms / 1000;
+	say("go futexw\n");
+	ret = syscall(SYS_futex, &word_w, FUTEX_WAIT_BITSET | FUTEX_CLOCK_REALTIME,
+		      0, &end, NULL, 0x4);
+	futex_report("futexw", ret, ret ? errno : 0, t0, -1);
+}
+
+/* rbsleep cpu: what spin has burned (ns), summed from its own clock */
+static long long burned;
+static int cpu_done;
+
+static void *spin(void *arg)
+{
+	long long prev = -1, next = 500;
+
+	(void)arg;
+	while (!__atomic_load_n(&cpu_done, __ATOMIC_RELAXED)) {
+		struct timespec t;
+		long long now, d;
+
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+		now = (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+		d = now - prev;
+		/*
+		 * a restored thread's clock starts again: count no step back;
+		 * a long step forward (a guest's clock jumping while its CPU
+		 * was away) is CPU time to the kernel's clocks too
+		 */
+		if (prev >= 0 && d > 0)
+			__atomic_add_fetch(&burned, d, __ATOMIC_SEQ_CST);
+		prev = now;
+		if (__atomic_load_n(&burned, __ATOMIC_SEQ_CST) / 1000000 >= next) {
+			say("burn %lld\n", next);
+			next += 500;
+		}
+	}
+	return NULL;
+}
+
+struct cpusleeper {
+	const char *name;
+	int pidclock;
+	int abs;
+};
+
+static const struct cpusleeper cpusleepers[] = {
+	{ "cpurel", 0, 0 },
+	{ "cpupid", 1, 0 },
+	{ "cpuabs", 0, 1 },
+};
+#define NCPU (sizeof(cpusleepers) / sizeof(cpusleepers[0]))
+
+static void *cpu_run(void *arg)
+{
+	const struct cpusleeper *c = arg;
+	struct timespec req, rem = { 0, 0 };
+	clockid_t clk = CLOCK_PROCESS_CPUTIME_ID;
+	long long b0;
+	long ret;
+	int err;
+
+	if (c->pidclock && clock_getcpuclockid(getpid(), &clk))
+		return NULL;
+	if (c->abs) {
+		clock_gettime(clk, &req);
+		req.tv_sec += ms / 1000;
+		req.tv_nsec += (ms % 1000) * 1000000L;
+		if (req.tv_nsec >= 1000000000L) {
+			req.tv_sec++;
+			req.tv_nsec -= 1000000000L;
+		}
+	} else {
+		req.tv_sec = ms / 1000;
+		req.tv_nsec = (ms % 1000) * 1000000L;
+	}
+	b0 = __atomic_load_n(&burned, __ATOMIC_SEQ_CST);
+	say("go %s\n", c->name);
+	ret = syscall(SYS_clock_nanosleep, clk, c->abs ? TIMER_ABSTIME : 0,
+		      &req, c->abs ? NULL : &rem);
+	err = ret ? errno : 0;
+	say("%s ret=%ld errno=%s burned=%lld\n", c->name, ret,
+	    err ? errname(err) : "0",
+	    (__atomic_load_n(&burned, __ATOMIC_SEQ_CST) - b0) / 1000000);
+	return NULL;
+}
+
+static const struct sleeper alarms[] = {
+	{ "alreal", CLOCK_REALTIME_ALARM, 0, 1, 0 },
+	{ "alboot", CLOCK_BOOTTIME_ALARM, 0, 0, 0 },
+};
+
 static void on_usr1(int sig)
 {
 	(void)sig;
@@ -255,6 +411,62 @@ int main(int argc, char **argv)
 			return 1;
 		futexw();
 		pthread_join(th[0], NULL);
+		say("rbsleep done\n");
+		return 0;
+	}
+	if (!strcmp(argv[1], "futexb")) {
+		if (pthread_create(&th[0], NULL, futextb, NULL))
+			return 1;
+		futexwb();
+		pthread_join(th[0], NULL);
+		say("rbsleep done\n");
+		return 0;
+	}
+	if (!strcmp(argv[1], "cpu")) {
+		pthread_t sp;
+
+		if (pthread_create(&sp, NULL, spin, NULL))
+			return 1;
+		for (i = 1; i < NCPU; i++)
+			if (pthread_create(&th[i], NULL, cpu_run,
+					   (void *)&cpusleepers[i]))
+				return 1;
+		cpu_run((void *)&cpusleepers[0]);
+		for (i = 1; i < NCPU; i++)
+			pthread_join(th[i], NULL);
+		__atomic_store_n(&cpu_done, 1, __ATOMIC_SEQ_CST);
+		pthread_join(sp, NULL);
+		say("rbsleep done\n");
+		return 0;
+	}
+	if (!strcmp(argv[1], "cputhr")) {
+		struct timespec req = { ms / 1000, (ms % 1000) * 1000000L };
+		pthread_t sp;
+		clockid_t clk;
+		long ret;
+
+		if (pthread_create(&sp, NULL, spin, NULL) ||
+		    pthread_getcpuclockid(sp, &clk))
+			return 1;
+		say("go cputhr\n");
+		ret = syscall(SYS_clock_nanosleep, clk, 0, &req, NULL);
+		say("cputhr ret=%ld errno=%s\n", ret, ret ? errname(errno) : "0");
+		__atomic_store_n(&cpu_done, 1, __ATOMIC_SEQ_CST);
+		pthread_join(sp, NULL);
+		return 0;
+	}
+	if (!strcmp(argv[1], "alarm")) {
+		struct timespec z = { 0, 0 };
+
+		if (syscall(SYS_clock_nanosleep, CLOCK_BOOTTIME_ALARM, 0, &z,
+			    NULL)) {
+			say("alarm ret=-1 errno=%s\n", errname(errno));
+			return 3;
+		}
+		if (pthread_create(&th[1], NULL, run, (void *)&alarms[1]))
+			return 1;
+		run((void *)&alarms[0]);
+		pthread_join(th[1], NULL);
 		say("rbsleep done\n");
 		return 0;
 	}

@@ -203,9 +203,10 @@ struct imgcr_prpsinfo {
  * for its remaining time through restart_syscall(), and a handled signal
  * makes it return EINTR.  The same for a poll() (do_restart_poll, entry
  * with IMGCR_SLEEP_POLL) and a futex wait with a timeout
- * (futex_wait_restart, IMGCR_SLEEP_FUTEX).  Other restart blocks (CPU
- * clocks, alarm clocks, 32-bit calls) are dumped as
- * IMGCR_TASK_INTERRUPTED_SYSCALL.  Loaders before it refuse the flag
+ * (futex_wait_restart, IMGCR_SLEEP_FUTEX), a sleep on the process's CPU
+ * clock (posix_cpu_nsleep_restart; also one with TIMER_ABSTIME) or on an
+ * alarm clock (alarm_timer_nsleep_restart).  Other restart blocks
+ * (32-bit calls) are dumped as IMGCR_TASK_INTERRUPTED_SYSCALL.  Loaders before it refuse the flag
  * (and loaders before IMGCR_SLEEP_POLL refuse that entry flag).
  */
 #define IMGCR_TASK_RESTART_BLOCK	0x20
@@ -594,22 +595,46 @@ struct imgcr_thread {
  * address, nfds the value waited for, IMGCR_SLEEP_SHARED for a futex not
  * FUTEX_PRIVATE_FLAG; clock CLOCK_MONOTONIC with the time left in
  * remaining_ns, or CLOCK_REALTIME (FUTEX_CLOCK_REALTIME) with the absolute
- * expiry in remaining_ns, kept as the kernel keeps it.
+ * expiry in remaining_ns, kept as the kernel keeps it.  With
+ * IMGCR_SLEEP_BITSET (FUTEX_WAIT_BITSET with another bitset) the bitset
+ * is in bitset; without, the wait is FUTEX_BITSET_MATCH_ANY.
+ *
+ * A nanosleep entry may also be on a CPU clock (the kernel's
+ * posix_cpu_nsleep_restart): clock CLOCK_PROCESS_CPUTIME_ID (the
+ * process's own, whichever clockid named it) or the per-thread CPU clock
+ * of another thread of the process (clockid as clock_getcpuclockid() or
+ * pthread_getcpuclockid() make it, that thread's TID in it), remaining_ns
+ * the CPU time left, which the loader adds to the restored clock's now.
+ * A clock_nanosleep() with TIMER_ABSTIME on such a clock is dumped as
+ * such an entry too (no rmtp): its absolute time is on the old process's
+ * CPU clock, which the restored one does not continue.  Or on an alarm
+ * clock (CLOCK_REALTIME_ALARM, CLOCK_BOOTTIME_ALARM; the kernel's
+ * alarm_timer_nsleep_restart), which the loader restores only for a
+ * caller with CAP_WAKE_ALARM, as clock_nanosleep() itself.
+ *
+ * The entries are the first 32 bytes of struct imgcr_sleep
+ * (IMGCR_SLEEP_SIZE_V1), as loaders before IMGCR_SLEEP_BITSET know them,
+ * unless an entry has IMGCR_SLEEP_BITSET: then all are the whole struct.
  */
 #define IMGCR_SLEEP_RMTP	0x1	/* rmtp is a native struct timespec * */
 #define IMGCR_SLEEP_POLL	0x2	/* a poll(): rmtp is its struct pollfd * */
 #define IMGCR_SLEEP_TIMEOUT	0x4	/* IMGCR_SLEEP_POLL with a timeout */
 #define IMGCR_SLEEP_FUTEX	0x8	/* a futex wait: rmtp is its u32 * */
 #define IMGCR_SLEEP_SHARED	0x10	/* IMGCR_SLEEP_FUTEX, not private */
+#define IMGCR_SLEEP_BITSET	0x20	/* IMGCR_SLEEP_FUTEX with bitset */
 
 struct imgcr_sleep {
 	__u32 tid;		/* the thread's, as in its imgcr_thread */
-	__s32 clock;		/* CLOCK_MONOTONIC, _BOOTTIME or _TAI */
+	__s32 clock;		/* CLOCK_MONOTONIC, _BOOTTIME, _TAI, a CPU or alarm clock */
 	__u32 flags;		/* IMGCR_SLEEP_* */
 	__u32 nfds;		/* IMGCR_SLEEP_POLL: poll()'s nfds; _FUTEX: val; else 0 */
 	__u64 rmtp;		/* where EINTR stores the time left; 0 without _RMTP */
 	__u64 remaining_ns;	/* left at the dump, at most KTIME_MAX */
+	/* only in entries of IMGCR_SLEEP_BITSET images (see above) */
+	__u32 bitset;		/* IMGCR_SLEEP_BITSET: the futex bitset (not 0); else 0 */
+	__u32 pad;		/* 0 */
 };
+#define IMGCR_SLEEP_SIZE_V1	32
 
 /*
  * NT_IMGCR_SIGWAITS: one entry per thread with IMGCR_TASK_TEMP_SIGMASK, in

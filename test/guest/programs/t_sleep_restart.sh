@@ -23,6 +23,14 @@
 # sleeps on (in restart_syscall, 219) until a signal, then returns EINTR
 # with the time left in rem; restored stopped, a SIGUSR1 sent before SIGCONT
 # makes it return EINTR at once, as the kernel does for the original.
+# Then futex waits with bitsets (FUTEX_WAIT_BITSET, as pair futex: a wake
+# of another bitset after the restore wakes no one), sleeps on the
+# process's CPU clock (relative, on its clock_getcpuclockid() clockid, and
+# TIMER_ABSTIME) while a thread burns CPU, each ending after the CPU time
+# it asked for in all (the restored process's CPU clock starts again near
+# 0), one on another thread's CPU clock refused by the dump, and relative
+# sleeps on CLOCK_REALTIME_ALARM and _BOOTTIME_ALARM (as root; skipped
+# without an RTC).
 # Last, that image with its NT_IMGCR_SLEEPS entry or the flags that call
 # for it damaged one at a time (progs/corrupt.c): each is refused (EINVAL).
 . /imgcr/guest/lib.sh
@@ -102,6 +110,112 @@ else
 	info "poll0: this kernel takes no pointer past user space ($p0): part skipped"
 fi
 pair futex futex_wait_restart futext "-1 errno=ETIMEDOUT" futexw "0 errno=0"
+# with bitsets: a wake of another bitset after the restore wakes no one
+pair futexb futex_wait_restart futext "-1 errno=ETIMEDOUT miss=0" futexw "0 errno=0"
+
+# cpu: sleeps on the process's CPU clock (relative, on
+# clock_getcpuclockid(getpid()), TIMER_ABSTIME) of C ms while a thread
+# burns CPU, dumped after 1.5 s of it: each ends after C ms of burned CPU
+# in all (not EINTR, not early, not C again after the restore, whose
+# process's CPU clock starts again near 0)
+if unusable posix_cpu_nsleep_restart; then
+	info "cpu: this kernel's posix_cpu_nsleep_restart is not usable: part skipped"
+else
+	C=3000
+	rbsleep cpu $C > cout 2> rb.err < /dev/null &
+	pid=$!
+	track $pid
+	wait_line cout '^burn 1500' 60 || fail "cpu: rbsleep did not burn 1.5 s of CPU: $(tr '\n' '|' < cout)"
+	[ "$(grep -c '^go ' cout)" = 3 ] || fail "cpu: not all asleep: $(tr '\n' '|' < cout)"
+	grep -q ' ret=' cout && fail "cpu: a sleep ended before the dump: $(tr '\n' '|' < cout)"
+	imgcr dump -t $pid -D dcpu 2> dump.err || fail "cpu: dump: $(cat dump.err)"
+	wait_dumped_gone $pid
+	imgcr restore -D dcpu > restore.out 2> restore.err &
+	rpid=$!
+	track $rpid
+	wait_line cout '^rbsleep done' 60 ||
+		fail "cpu: not done 60 s after the restore: $(tr '\n' '|' < cout)$(rerr)"
+	wait_exit $rpid 10
+	[ "$RC" = 0 ] || fail "cpu: imgcr restore exit $RC$(rerr)"
+	for name in cpurel cpupid cpuabs; do
+		line=$(grep "^$name ret=" cout)
+		case "$line" in
+		"$name ret=0 errno=0 burned="*) ;;
+		*) fail "cpu: $name: '$line' (want ret=0: no EINTR)" ;;
+		esac
+		b=${line##*burned=}
+		info "cpu: $name: $b ms of CPU burned while it slept ($C wanted)"
+		[ "$b" -ge $((C - 300)) ] || fail "cpu: $name: woke after $b ms of CPU, before $C"
+		[ "$b" -lt $((C + 700)) ] || fail "cpu: $name: woke after $b ms of CPU, about $C again after the restore"
+	done
+fi
+
+# cputhr: a sleep on another thread's CPU clock is refused at the dump,
+# naming it, and the process sleeps on
+if ! unusable posix_cpu_nsleep_restart; then
+	rbsleep cputhr 60000 > tout 2> rb.err < /dev/null &
+	pid=$!
+	track $pid
+	wait_line tout '^burn 500' 60 || fail "cputhr: rbsleep did not start: $(tr '\n' '|' < tout)"
+	imgcr dump -t $pid -D dthr > dump.out 2> dump.err &&
+		fail "cputhr: a sleep on another thread's CPU clock was dumped"
+	grep -q "another thread's CPU clock" dump.err ||
+		fail "cputhr: the refusal does not name the clock: $(head -c 300 dump.err | tr '\n' '|')"
+	info "cputhr: $(grep -m1 "CPU clock" dump.err)"
+	usleep 200000
+	[ -d /proc/$pid ] && ! grep -q '^cputhr ret' tout ||
+		fail "cputhr: the sleep did not go on after the refused dump: $(tr '\n' '|' < tout)"
+	kill -9 $pid
+fi
+
+# alarm: relative sleeps on CLOCK_REALTIME_ALARM (rmtp) and
+# CLOCK_BOOTTIME_ALARM, as root, dumped 3 s into A ms: each lasts the time
+# it had left at the dump after the restore began, no EINTR
+if unusable alarm_timer_nsleep_restart; then
+	info "alarm: this kernel's alarm_timer_nsleep_restart is not usable: part skipped"
+elif a=$(rbsleep alarm 0 2>&1); [ -n "$a" ] && [ "${a#alarm ret=-1}" != "$a" ]; then
+	info "alarm: $a: part skipped"
+else
+	A=6000
+	rbsleep alarm $A > aout 2> rb.err < /dev/null &
+	pid=$!
+	track $pid
+	n=250
+	until [ "$(grep -c "^go " aout)" = 2 ] && [ "$(nthreads $pid)" = 2 ] && all_state $pid S; do
+		n=$((n - 1))
+		[ "$n" -gt 0 ] || fail "alarm: rbsleep did not start: $(tr '\n' '|' < aout) $(thread_states $pid)"
+		usleep 20000
+	done
+	usleep 3000000
+	imgcr dump -t $pid -D dal 2> dump.err || fail "alarm: dump: $(cat dump.err)"
+	td2=$(nowms)
+	wait_dumped_gone $pid
+	usleep 1000000
+	tr=$(nowms)
+	imgcr restore -D dal > restore.out 2> restore.err &
+	rpid=$!
+	track $rpid
+	wait_line aout '^rbsleep done' 20 ||
+		fail "alarm: not done 20 s after the restore: $(tr '\n' '|' < aout)$(rerr)"
+	wait_exit $rpid 10
+	[ "$RC" = 0 ] || fail "alarm: imgcr restore exit $RC$(rerr)"
+	for name in alreal alboot; do
+		line=$(grep "^$name ret=" aout)
+		case "$line" in
+		*" ret=0 errno=0 "*" early=0") ;;
+		*) fail "alarm: $name: '$line' (want ret=0, no EINTR, not early)" ;;
+		esac
+		t0=$(echo "$line" | sed 's/.* t0=\([0-9]*\) .*/\1/')
+		t1=$(echo "$line" | sed 's/.* t1=\([0-9]*\) .*/\1/')
+		lo=$((A - (td2 - t0)))
+		after=$((t1 - tr))
+		info "alarm: $name: $after ms after the restore began (left at the dump: $lo.. ms)"
+		[ "$after" -ge $((lo - 100)) ] ||
+			fail "alarm: $name: slept $after ms after the restore began, less than the $lo ms left"
+		[ "$after" -lt $((A - 200)) ] ||
+			fail "alarm: $name: slept $after ms after the restore began, about the whole $A ms again"
+	done
+fi
 
 if unusable hrtimer_nanosleep_restart; then
 	pass "SKIP: this kernel's hrtimer_nanosleep_restart is not usable (dmesg): the nanosleep parts skipped"
@@ -214,11 +328,16 @@ rem=$(echo "$line" | sed 's/.* rem_ms=\([0-9]*\) .*/\1/')
 [ "$rem" -gt 1000 ] && [ "$rem" -le $((S - 2000)) ] ||
 	fail "handler (stopped): rem $rem ms, not the time left at the stop ($line)"
 # damaged sleeps: struct imgcr_sleep is tid, clock, flags, nfds (4 bytes
-# each), rmtp, remaining_ns (8 each); h.img's has rmtp (flags 1)
+# each), rmtp, remaining_ns (8 each), in images with no futex bitset; h.img's
+# has rmtp (flags 1).  Also: a bitset flag (0x20) in such an entry, the
+# thread CPU clock (3) or a raw CPU clockid (-6: the process's, -2: pid 0's
+# thread clock), none of which an image names
 S=494d430c
 for m in nset:$S:4:4:5 nset:$S:4:4:-1 nset:$S:4:4:0 nset:$S:12:4:1 \
 	nset:$S:8:4:3 nset:$S:8:4:2 nset:$S:8:4:32 nset:$S:8:4:10 nset:$S:16:8:0 nset:$S:16:8:0xffff888000000000 \
 	nset:$S:24:8:0x8000000000000000 nset:$S:0:4:1 nretype:$S:494d43ff \
+	nset:$S:8:4:0x21 nset:$S:8:4:0x28 nset:$S:4:4:3 nset:$S:4:4:-6 \
+	nset:$S:4:4:-2 \
 	nretype:494d430b:$S tflags-20 tflags+2 tflags+4; do
 	corrupt h.img bad.img $m || fail "corrupt $m failed"
 	r=$(tryexec_expect bad.img)
