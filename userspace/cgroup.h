@@ -50,4 +50,30 @@ void cg_free_one(struct cg *g);
 void cg_rec_write(FILE *f, const struct cg *g);
 const char *cg_rec_read(struct rec *r, struct cg *g);
 
+
+/* cgmember.c: a tree's cgroups (struct tree's hostcg; each task's is its cg) */
+struct cg_host {
+	int ncgs;
+	struct cg *cgs;		/* absolute paths, parents first; [0] is "/" */
+	char *mnt;		/* restore: imgcr's cgroup2 mount */
+};
+
+/*
+ * cgmember.c: the cgroup of each task of a tree without a cgroup
+ * namespace of its own (tree "hcgroup", "hcg" records).
+ * dump, after ns_dump(): 0, or -1 (printed, naming the task).
+ */
+int cgm_dump(struct tree *t);
+/*
+ * restore, every task made and waiting for its go byte: each task (host
+ * pid @host[i]) put in its cgroup, the missing ones made with their
+ * limits; 0, or -1 (printed, naming the task and the cgroup).
+ */
+int cgm_restore(struct tree *t, const pid_t *host);
+/* a failed restore, the tree killed: the cgroups cgm_restore() made removed */
+void cgm_cleanup(struct tree *t);
+void cgm_free(struct tree *t);
+/* restore --cgroups ignore: the tree stays in the restorer's cgroup */
+extern int cgm_ignore;
+
 #endif
