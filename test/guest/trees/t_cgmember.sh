@@ -45,10 +45,11 @@ start() {
 	CHILD=$(sed -n 's/^ready child //p' out)
 	track $CHILD
 	echo $ROOT > $K/cgroup.procs && echo $CHILD > $G/inner/cgroup.procs || fail "cannot move the tasks"
-	imgcr dump -t $ROOT -D d 2> dump.err || fail "dump: $(cat dump.err)"
+	D=d-$1
+	imgcr dump -t $ROOT -D $D 2> dump.err || fail "dump: $(cat dump.err)"
 	wait_dumped_gone $ROOT $CHILD
-	grep -q "^hcgroup path=/imgcr-$1-gone/inner .*pids.max=40" d/tree ||
-		fail "no hcgroup record with pids.max=40: $(grep '^hcg' d/tree | tr '\n' '|')"
+	grep -q "^hcgroup path=/imgcr-$1-gone/inner .*pids.max=40" $D/tree ||
+		fail "no hcgroup record with pids.max=40: $(grep '^hcg' $D/tree | tr '\n' '|')"
 }
 
 # woken: both tasks woken; their lines in $1
@@ -63,7 +64,7 @@ woken() {
 soft() {
 	start soft
 	rmdir $CG/imgcr-soft-gone/inner $CG/imgcr-soft-gone || fail "cannot remove imgcr-soft-gone"
-	imgcr restore -D d > restore.out 2> restore.err &
+	imgcr restore -D $D > restore.out 2> restore.err &
 	rpid=$!
 	track $rpid
 	wait_tasks_restored $ROOT $CHILD
@@ -86,7 +87,7 @@ soft() {
 
 user() {
 	start user 1000
-	runas 1000 1000 imgcr restore -D d --pidns > restore.out 2> restore.err
+	runas 1000 1000 imgcr restore -D $D --pidns > restore.out 2> restore.err
 	[ $? = 0 ] && fail "an ordinary user's restore into root's cgroups succeeded"
 	grep -q "pid $ROOT: cannot put it back in its cgroup /imgcr-user-keep: Permission denied" restore.err ||
 		fail "message: $(tr '\n' '|' < restore.err)"
@@ -96,7 +97,7 @@ user() {
 	msg=$(grep -m1 'cannot put it back' restore.err | cut -c1-160)
 	cp "$IMGCR_STATE_EXPECTED" expected
 	echo 'task * cgroup 0::/imgcr-user-* -> 0::/  # restore --cgroups ignore: the restorer'"'"'s cgroup' >> expected
-	IMGCR_STATE_EXPECTED=$PWD/expected runas 1000 1000 imgcr restore -D d --pidns --cgroups ignore \
+	IMGCR_STATE_EXPECTED=$PWD/expected runas 1000 1000 imgcr restore -D $D --pidns --cgroups ignore \
 		> restore.out 2> restore.err &
 	rpid=$!
 	track $rpid
