@@ -87,7 +87,8 @@ soft() {
 
 user() {
 	start user 1000
-	runas 1000 1000 imgcr restore -D $D --pidns > restore.out 2> restore.err
+	# --detach: a restore that wrongly succeeds returns (and is said so) rather than waits
+	timeout -s KILL 30 runas 1000 1000 imgcr restore -D $D --pidns --detach > restore.out 2> restore.err
 	[ $? = 0 ] && fail "an ordinary user's restore into root's cgroups succeeded"
 	grep -q "pid $ROOT: cannot put it back in its cgroup /imgcr-user-keep: Permission denied" restore.err ||
 		fail "message: $(tr '\n' '|' < restore.err)"
