@@ -180,7 +180,7 @@ int cgm_dump(struct tree *t)
 
 		if (k->zombie)
 			continue;	/* a zombie keeps no cgroup that matters */
-		if (cg_task_cgroup(k->pid, &cg))
+		if (cg_task_cgroup_host(k->pid, &cg))
 			goto out;
 		for (j = 0; j < k->nthreads; j++) {
 			tcg = thread_cgroup(k->pid, k->threads[j]);
@@ -265,7 +265,7 @@ int cgm_restore(struct tree *t, const pid_t *host)
 		pr_info("--cgroups ignore: the tree is in the restorer's cgroup");
 		return 0;
 	}
-	if (cg_task_cgroup(getpid(), &own))
+	if (cg_task_cgroup_host(getpid(), &own))
 		return -1;
 	free(h->mnt);
 	h->mnt = cg_mount();

@@ -139,7 +139,7 @@ char *cg_read_line(const char *path)
 	return xstrdup(buf);
 }
 
-int cg_task_cgroup(pid_t pid, char **out)
+static int task_cgroup_v2(pid_t pid, char **out, int none_is_root)
 {
 	char path[64], *line = NULL;
 	size_t len = 0;
@@ -168,6 +168,9 @@ int cg_task_cgroup(pid_t pid, char **out)
 			goto out;
 		}
 	}
+	/* no "0::" line: cgroup2 never mounted since boot, every task in its root */
+	if (!*out && none_is_root)
+		*out = xstrdup("/");
 	if (!*out)
 		pr_err("pid %d: not in a version 2 cgroup", pid);
 	ret = *out ? 0 : -1;
@@ -179,6 +182,16 @@ out:
 		*out = NULL;
 	}
 	return ret;
+}
+
+int cg_task_cgroup(pid_t pid, char **out)
+{
+	return task_cgroup_v2(pid, out, 0);
+}
+
+int cg_task_cgroup_host(pid_t pid, char **out)
+{
+	return task_cgroup_v2(pid, out, 1);
 }
 
 /* @pid's pid in its own PID namespace (NSpid's last), or -1 */

@@ -34,6 +34,11 @@ char *cg_read_line(const char *path);
 /* @pid's cgroup v2 path (malloc'ed); -1 (printed) if in a v1 hierarchy's group */
 int cg_task_cgroup(pid_t pid, char **out);
 /*
+ * The same, "/" when /proc/PID/cgroup has no "0::" line (the kernel shows
+ * none until cgroup2 is first mounted: every task is in its root then)
+ */
+int cg_task_cgroup_host(pid_t pid, char **out);
+/*
  * dump: cgroup directory @dir's type (anything but "domain" refused,
  * naming @pid and @name), controllers for children and limits into @g;
  * 0, or -1 (printed).

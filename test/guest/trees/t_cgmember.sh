@@ -14,6 +14,9 @@
 #     nothing of the tree is left; with --cgroups ignore it restores, in
 #     the restorer's cgroup (the root one: the state check's expected
 #     difference), as the tasks see.
+#   cgmember-threaded: a task in a "domain threaded" cgroup (one with a
+#     threaded child) is refused at dump, naming the pid and the cgroup;
+#     the tree runs on.
 # timeout: 120
 . /imgcr/guest/lib.sh
 require_modules
@@ -137,5 +140,28 @@ outer_of() {
 	done
 }
 
+threaded() {
+	P=$CG/imgcr-thr
+	mkdir $P $P/t || fail "mkdir cgroups"
+	echo threaded > $P/t/cgroup.type || fail "cannot make a threaded cgroup"
+	: > out
+	cgmember > out 2>&1 &
+	ROOT=$!
+	track $ROOT
+	wait_line out '^ready child ' 20 || fail "cgmember did not start: $(tr '\n' '|' < out)"
+	CHILD=$(sed -n 's/^ready child //p' out)
+	track $CHILD
+	echo $ROOT > $P/cgroup.procs || fail "cannot move the root into $P ($(cat $P/cgroup.type))"
+	imgcr dump -t $ROOT -D d-thr 2> dump.err && fail "dump of a task in a $(cat $P/cgroup.type) cgroup succeeded"
+	grep -q "pid $ROOT: cgroup /imgcr-thr is domain threaded: not supported" dump.err ||
+		fail "message: $(tr '\n' '|' < dump.err)"
+	left_running $ROOT || fail "the root is not left running ($(state $ROOT))"
+	kill -9 $ROOT $CHILD
+	wait_gone $ROOT 10
+	rmdir $P/t $P || fail "cannot remove the cgroups"
+	pass "$(head -n 1 dump.err | cut -c1-150)"
+}
+
 subtest cgmember-soft soft
 subtest cgmember-user user
+subtest cgmember-threaded threaded
