@@ -31,6 +31,10 @@
  *
  * Not restored: the statistics (memory.stat, cpu.stat...), memory.peak and
  * the events counters, which only the kernel writes.
+ *
+ * A tree without a cgroup namespace of its own: cgmember.c, which shares
+ * the helpers declared in cgroup.h (a task's cgroup, a cgroup's limits
+ * read and written, its controllers, its removal, the record fields).
  */
 #include <dirent.h>
 #include <errno.h>
