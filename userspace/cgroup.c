@@ -31,6 +31,10 @@
  *
  * Not restored: the statistics (memory.stat, cpu.stat...), memory.peak and
  * the events counters, which only the kernel writes.
+ *
+ * A tree without a cgroup namespace of its own: cgmember.c, which shares
+ * the helpers declared in cgroup.h (a task's cgroup, a cgroup's limits
+ * read and written, its controllers, its removal, the record fields).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -46,6 +50,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "log.h"
 #include "ns.h"
 #include "proc.h"
@@ -53,21 +58,11 @@
 #include "tree.h"
 
 #define CG_MAX		1024	/* cgroups of one tree */
-#define CG_VAL_MAX	256
 
-/* the limits kept, in the order they are written back */
-static const char *const cg_files[] = {
+const char *const cg_files[CG_NFILES] = {
 	"cpu.max", "cpu.weight", "cpuset.cpus", "cpuset.mems", "io.weight", "pids.max",
 	"memory.min", "memory.low", "memory.high", "memory.swap.max", "memory.oom.group",
 	"memory.max",
-};
-#define CG_NFILES	(sizeof(cg_files) / sizeof(cg_files[0]))
-
-struct cg {
-	char *path;			/* below the base: "/" for the base itself */
-	char *subtree;			/* cgroup.subtree_control: "+memory +pids..." */
-	char *val[CG_NFILES];		/* NULL: the file does not exist (controller off) */
-	int made;			/* restore: made by outside() */
 };
 
 struct cg_member {
@@ -85,19 +80,25 @@ struct cg_ns {
 
 int cg_caller_base;
 
+void cg_free_one(struct cg *g)
+{
+	size_t j;
+
+	free(g->path);
+	free(g->subtree);
+	for (j = 0; j < CG_NFILES; j++)
+		free(g->val[j]);
+	memset(g, 0, sizeof(*g));
+}
+
 static void cg_ns_free(struct cg_ns *ns)
 {
 	int i;
-	size_t j;
 
 	if (!ns)
 		return;
-	for (i = 0; i < ns->ncgs; i++) {
-		free(ns->cgs[i].path);
-		free(ns->cgs[i].subtree);
-		for (j = 0; j < CG_NFILES; j++)
-			free(ns->cgs[i].val[j]);
-	}
+	for (i = 0; i < ns->ncgs; i++)
+		cg_free_one(&ns->cgs[i]);
 	free(ns->cgs);
 	free(ns->members);
 	free(ns->base);
@@ -105,8 +106,7 @@ static void cg_ns_free(struct cg_ns *ns)
 	free(ns);
 }
 
-/* imgcr's cgroup2 mount point (malloc'ed), or NULL */
-static char *cg_mount(void)
+char *cg_mount(void)
 {
 	char *line = NULL, *mp = NULL, *sep, mpbuf[PATH_MAX], fs[64];
 	size_t len = 0;
@@ -126,8 +126,7 @@ static char *cg_mount(void)
 	return mp;
 }
 
-/* A small file's first line (malloc'ed, no newline), or NULL */
-static char *read_line(const char *path)
+char *cg_read_line(const char *path)
 {
 	char buf[CG_VAL_MAX * 4];
 	ssize_t n;
@@ -144,8 +143,7 @@ static char *read_line(const char *path)
 	return xstrdup(buf);
 }
 
-/* @pid's cgroup v2 path (malloc'ed); -1 (printed) if in a v1 hierarchy's group */
-static int task_cgroup(pid_t pid, char **out)
+static int task_cgroup_v2(pid_t pid, char **out, int none_is_root)
 {
 	char path[64], *line = NULL;
 	size_t len = 0;
@@ -174,6 +172,9 @@ static int task_cgroup(pid_t pid, char **out)
 			goto out;
 		}
 	}
+	/* no "0::" line: cgroup2 never mounted since boot, every task in its root */
+	if (!*out && none_is_root)
+		*out = xstrdup("/");
 	if (!*out)
 		pr_err("pid %d: not in a version 2 cgroup", pid);
 	ret = *out ? 0 : -1;
@@ -185,6 +186,16 @@ out:
 		*out = NULL;
 	}
 	return ret;
+}
+
+int cg_task_cgroup(pid_t pid, char **out)
+{
+	return task_cgroup_v2(pid, out, 0);
+}
+
+int cg_task_cgroup_host(pid_t pid, char **out)
+{
+	return task_cgroup_v2(pid, out, 1);
 }
 
 /* @pid's pid in its own PID namespace (NSpid's last), or -1 */
@@ -266,7 +277,7 @@ static int cgns_rel(void *arg)
 	char *cg;
 	int r;
 
-	if (task_cgroup(a->pid, &cg))
+	if (cg_task_cgroup(a->pid, &cg))
 		return -1;
 	r = write(a->wfd, cg, strlen(cg)) == (ssize_t)strlen(cg) ? 0 : -1;
 	free(cg);
@@ -494,11 +505,37 @@ out:
 	return ret;
 }
 
+int cg_read_dir(struct cg *g, const char *dir, pid_t pid, const char *name)
+{
+	char path[PATH_MAX + 32], *type;
+	size_t j;
+
+	snprintf(path, sizeof(path), "%s/cgroup.type", dir);
+	type = cg_read_line(path);
+	if (type && strcmp(type, "domain")) {
+		pr_err("pid %d: cgroup %s is %s: not supported", pid, name, type);
+		free(type);
+		return -1;
+	}
+	free(type);
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", dir);
+	g->subtree = cg_read_line(path);
+	if (!g->subtree) {
+		pr_perror("pid %d: cannot read %s", pid, path);
+		return -1;
+	}
+	for (j = 0; j < CG_NFILES; j++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, cg_files[j]);
+		g->val[j] = cg_read_line(path);
+	}
+	return 0;
+}
+
 static int cg_dump(struct ns_ctx *c)
 {
 	struct cg_ns *ns = calloc(1, sizeof(*ns));
-	char path[PATH_MAX], *cg, *mnt = cg_mount(), *type;
-	size_t blen, j;
+	char path[PATH_MAX], name[PATH_MAX], *cg, *mnt = cg_mount();
+	size_t blen;
 	int i, g;
 
 	if (!ns) {
@@ -509,7 +546,7 @@ static int cg_dump(struct ns_ctx *c)
 		pr_err("pid %d: has a cgroup namespace of its own, and imgcr sees no cgroup2 mount", c->root);
 		goto fail;
 	}
-	if (task_cgroup(c->root, &cg))
+	if (cg_task_cgroup(c->root, &cg))
 		goto fail;
 	ns->base = cgns_root(c->root, cg);
 	free(cg);
@@ -522,7 +559,7 @@ static int cg_dump(struct ns_ctx *c)
 
 		if (k->zombie)
 			continue;	/* a zombie keeps no cgroup that matters */
-		if (task_cgroup(k->pid, &cg))
+		if (cg_task_cgroup(k->pid, &cg))
 			goto fail;
 		rel = !strcmp(ns->base, "/") ? cg : cg + blen;
 		if ((strcmp(ns->base, "/") && strncmp(cg, ns->base, blen)) ||
@@ -550,28 +587,11 @@ static int cg_dump(struct ns_ctx *c)
 		struct cg *x = &ns->cgs[i];
 		const char *rel = strcmp(x->path, "/") ? x->path : "";
 
-		snprintf(path, sizeof(path), "%s%s%s/cgroup.type", mnt,
-			 strcmp(ns->base, "/") ? ns->base : "", rel);
-		type = read_line(path);
-		if (type && strcmp(type, "domain")) {
-			pr_err("pid %d: cgroup %s%s is %s: not supported", c->root, ns->base, rel,
-			       type);
-			free(type);
+		snprintf(path, sizeof(path), "%s%s%s", mnt, strcmp(ns->base, "/") ? ns->base : "",
+			 rel);
+		snprintf(name, sizeof(name), "%s%s", ns->base, rel);
+		if (cg_read_dir(x, path, c->root, name))
 			goto fail;
-		}
-		free(type);
-		snprintf(path, sizeof(path), "%s%s%s/cgroup.subtree_control", mnt,
-			 strcmp(ns->base, "/") ? ns->base : "", rel);
-		x->subtree = read_line(path);
-		if (!x->subtree) {
-			pr_perror("cannot read %s", path);
-			goto fail;
-		}
-		for (j = 0; j < CG_NFILES; j++) {
-			snprintf(path, sizeof(path), "%s%s%s/%s", mnt,
-				 strcmp(ns->base, "/") ? ns->base : "", rel, cg_files[j]);
-			x->val[j] = read_line(path);
-		}
 	}
 	free(mnt);
 	ns_tree_get(c->t)->data[NS_CGROUP] = ns;
@@ -629,27 +649,37 @@ static int cg_populated(const char *dir)
  * gone (one whose parent was killed last) is killed here, only in a
  * cgroup this restore made (cgroup.kill, 5.14), and waited for (2 s).
  */
+int cg_remove(const char *dir)
+{
+	char path[PATH_MAX + 32];
+	struct timespec ms10 = { 0, 10000000 };
+	int n;
+
+	for (n = 0; n < 200 && cg_populated(dir); n++) {
+		if (!n) {
+			snprintf(path, sizeof(path), "%s/cgroup.kill", dir);
+			write_text(path, "1");
+		}
+		nanosleep(&ms10, NULL);
+	}
+	if (rmdir(dir) && errno != ENOENT) {
+		pr_pwarn("cannot remove cgroup %s, made by this restore", dir);
+		return -1;
+	}
+	return 0;
+}
+
 static void cg_cleanup(struct ns_ctx *c)
 {
 	struct cg_ns *ns = cg_of(c->t);
-	char dir[PATH_MAX], path[PATH_MAX + 32];
-	struct timespec ms10 = { 0, 10000000 };
-	int i, n;
+	char dir[PATH_MAX];
+	int i;
 
 	for (i = ns ? ns->ncgs - 1 : -1; i >= 0; i--) {
 		if (!ns->cgs[i].made)
 			continue;
 		cg_dir(ns, &ns->cgs[i], dir, sizeof(dir));
-		for (n = 0; n < 200 && cg_populated(dir); n++) {
-			if (!n) {
-				snprintf(path, sizeof(path), "%s/cgroup.kill", dir);
-				write_text(path, "1");
-			}
-			nanosleep(&ms10, NULL);
-		}
-		if (rmdir(dir) && errno != ENOENT)
-			pr_pwarn("cannot remove cgroup %s, made by this restore", dir);
-		else
+		if (!cg_remove(dir))
 			ns->cgs[i].made = 0;
 	}
 }
@@ -667,7 +697,7 @@ static int cg_same(const struct cg *g, const char *dir)
 	int same;
 
 	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", dir);
-	cur = read_line(path);
+	cur = cg_read_line(path);
 	if (!cur || *cur || *g->subtree) {
 		pr_err("cgroup %s exists, with the controllers '%s' for its children (the dump's: '%s'): imgcr does not change a cgroup it did not make (remove it first)",
 		       dir, cur ? cur : "?", g->subtree);
@@ -679,7 +709,7 @@ static int cg_same(const struct cg *g, const char *dir)
 		if (!g->val[j])
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, cg_files[j]);
-		cur = read_line(path);
+		cur = cg_read_line(path);
 		same = cur && !strcmp(cur, g->val[j]);
 		if (!same) {
 			pr_err("cgroup %s exists, with %s '%s' (the dump's: '%s'): imgcr does not change a cgroup it did not make (remove it first)",
@@ -709,7 +739,7 @@ static int cg_outside(struct ns_ctx *c)
 	if (cg_caller_base) {
 		char *own;
 
-		if (task_cgroup(getpid(), &own))
+		if (cg_task_cgroup(getpid(), &own))
 			return -1;
 		if (*ns->cgs[0].subtree) {
 			pr_err("the tree's cgroup namespace root %s had the controllers '%s' enabled for its children: not supported in the caller's cgroup %s, which holds imgcr",
@@ -732,9 +762,9 @@ static int cg_outside(struct ns_ctx *c)
 
 			/* an existing one only if unused: no task, no cgroup below */
 			snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-			procs = read_line(path);
+			procs = cg_read_line(path);
 			snprintf(path, sizeof(path), "%s/cgroup.stat", dir);
-			stat = read_line(path);
+			stat = cg_read_line(path);
 			if (!procs || *procs || !stat || strcmp(stat, "nr_descendants 0") ||
 			    cg_populated(dir)) {
 				pr_err("cgroup %s exists with tasks or cgroups in it (the dumped tree still runs?): not restoring into it",
@@ -815,9 +845,8 @@ static pid_t host_pid(pid_t root, pid_t vpid, int depth)
 static int cg_late(struct ns_ctx *c)
 {
 	struct cg_ns *ns = cg_of(c->t);
-	char dir[PATH_MAX], path[PATH_MAX + 32], pid[16], plus[CG_VAL_MAX * 2], *cur;
+	char dir[PATH_MAX], path[PATH_MAX + 32], pid[16];
 	int i;
-	size_t j;
 
 	if (!ns)
 		return 0;
@@ -840,44 +869,61 @@ static int cg_late(struct ns_ctx *c)
 		if (!ns->cgs[i].made)
 			continue;	/* checked equal by outside() */
 		cg_dir(ns, &ns->cgs[i], dir, sizeof(dir));
-		subtree_plus(ns->cgs[i].subtree, plus, sizeof(plus));
-		snprintf(path, sizeof(path), "%s/cgroup.subtree_control", dir);
-		if (*plus && write_text(path, plus)) {
-			pr_perror("cgroup %s: cannot enable the controllers %s", dir, plus);
+		if (cg_enable(&ns->cgs[i], dir))
 			return -1;
-		}
 	}
 	for (i = 0; i < ns->ncgs; i++) {
 		if (!ns->cgs[i].made)
 			continue;
 		cg_dir(ns, &ns->cgs[i], dir, sizeof(dir));
-		for (j = 0; j < CG_NFILES; j++) {
-			if (!ns->cgs[i].val[j])
-				continue;
-			snprintf(path, sizeof(path), "%s/%s", dir, cg_files[j]);
-			if (!strcmp(cg_files[j], "memory.max") && strcmp(ns->cgs[i].val[j], "max")) {
-				snprintf(path, sizeof(path), "%s/memory.current", dir);
-				cur = read_line(path);
-				if (cur && strtoull(cur, NULL, 10) > strtoull(ns->cgs[i].val[j], NULL, 10)) {
-					pr_err("cgroup %s: the restored tree uses %s bytes, more than its memory.max %s",
-					       dir, cur, ns->cgs[i].val[j]);
-					free(cur);
-					return -1;
-				}
+		if (cg_set_limits(&ns->cgs[i], dir))
+			return -1;
+	}
+	return 0;
+}
+
+int cg_enable(const struct cg *g, const char *dir)
+{
+	char path[PATH_MAX + 32], plus[CG_VAL_MAX * 2];
+
+	subtree_plus(g->subtree, plus, sizeof(plus));
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", dir);
+	if (*plus && write_text(path, plus)) {
+		pr_perror("cgroup %s: cannot enable the controllers %s", dir, plus);
+		return -1;
+	}
+	return 0;
+}
+
+int cg_set_limits(const struct cg *g, const char *dir)
+{
+	char path[PATH_MAX + 32], *cur;
+	size_t j;
+
+	for (j = 0; j < CG_NFILES; j++) {
+		if (!g->val[j])
+			continue;
+		if (!strcmp(cg_files[j], "memory.max") && strcmp(g->val[j], "max")) {
+			snprintf(path, sizeof(path), "%s/memory.current", dir);
+			cur = cg_read_line(path);
+			if (cur && strtoull(cur, NULL, 10) > strtoull(g->val[j], NULL, 10)) {
+				pr_err("cgroup %s: the restored tree uses %s bytes, more than its memory.max %s",
+				       dir, cur, g->val[j]);
 				free(cur);
-				snprintf(path, sizeof(path), "%s/%s", dir, cg_files[j]);
-			}
-			cur = read_line(path);
-			if (cur && !strcmp(cur, ns->cgs[i].val[j])) {
-				free(cur);
-				continue;
-			}
-			free(cur);
-			if (write_text(path, ns->cgs[i].val[j])) {
-				pr_perror("cgroup %s: cannot set %s to %s", dir, cg_files[j],
-					  ns->cgs[i].val[j]);
 				return -1;
 			}
+			free(cur);
+		}
+		snprintf(path, sizeof(path), "%s/%s", dir, cg_files[j]);
+		cur = cg_read_line(path);
+		if (cur && !strcmp(cur, g->val[j])) {
+			free(cur);
+			continue;
+		}
+		free(cur);
+		if (write_text(path, g->val[j])) {
+			pr_perror("cgroup %s: cannot set %s to %s", dir, cg_files[j], g->val[j]);
+			return -1;
 		}
 	}
 	return 0;
@@ -885,12 +931,27 @@ static int cg_late(struct ns_ctx *c)
 
 /* ---- records ---- */
 
+void cg_rec_write(FILE *f, const struct cg *g)
+{
+	char e[4 * CG_VAL_MAX + 1];
+	size_t j;
+
+	tree_escape(e, sizeof(e), g->subtree);
+	fprintf(f, " subtree=%s", e);
+	for (j = 0; j < CG_NFILES; j++) {
+		if (!g->val[j])
+			continue;
+		tree_escape(e, sizeof(e), g->val[j]);
+		fprintf(f, " %s=%s", cg_files[j], e);
+	}
+	fputc('\n', f);
+}
+
 static void cg_write(FILE *f, const struct tree *t)
 {
 	struct cg_ns *ns = cg_of(t);
 	char e[4 * PATH_MAX + 1];
 	int i;
-	size_t j;
 
 	if (!ns)
 		return;
@@ -899,15 +960,7 @@ static void cg_write(FILE *f, const struct tree *t)
 	for (i = 0; i < ns->ncgs; i++) {
 		tree_escape(e, sizeof(e), ns->cgs[i].path);
 		fprintf(f, "cgroup path=%s", e);
-		tree_escape(e, sizeof(e), ns->cgs[i].subtree);
-		fprintf(f, " subtree=%s", e);
-		for (j = 0; j < CG_NFILES; j++) {
-			if (!ns->cgs[i].val[j])
-				continue;
-			tree_escape(e, sizeof(e), ns->cgs[i].val[j]);
-			fprintf(f, " %s=%s", cg_files[j], e);
-		}
-		fputc('\n', f);
+		cg_rec_write(f, &ns->cgs[i]);
 	}
 	for (i = 0; i < ns->nmembers; i++)
 		fprintf(f, "cg vpid=%d cgroup=%d\n", ns->members[i].vpid, ns->members[i].cg);
@@ -939,8 +992,8 @@ static const char *cgbase_read(struct tree *t, struct rec *r)
 static const char *cgroup_read(struct tree *t, struct rec *r)
 {
 	struct cg_ns *ns = cg_of(t);
+	const char *err;
 	struct cg *g;
-	size_t j;
 	int i;
 
 	if (!ns)
@@ -951,10 +1004,11 @@ static const char *cgroup_read(struct tree *t, struct rec *r)
 	g = &ns->cgs[i];
 	free(g->path);
 	g->path = NULL;
-	if (rec_str(r, "path", &g->path) || !abs_path_ok(g->path) || rec_str(r, "subtree", &g->subtree) ||
-	    !value_ok(g->subtree) || strspn(g->subtree, "abcdefghijklmnopqrstuvwxyz_ ") !=
-		    strlen(g->subtree))
+	if (rec_str(r, "path", &g->path) || !abs_path_ok(g->path))
 		return "bad cgroup record";
+	err = cg_rec_read(r, g);
+	if (err)
+		return err;
 	if ((i == 0) != !strcmp(g->path, "/"))
 		return "the first cgroup record is not the base (\"/\")";
 	if (cg_find(ns, g->path) != i)
@@ -972,6 +1026,16 @@ static const char *cgroup_read(struct tree *t, struct rec *r)
 		if (cg_find(ns, parent) < 0 || cg_find(ns, parent) >= i)
 			return "cgroup record before its parent's";
 	}
+	return NULL;
+}
+
+const char *cg_rec_read(struct rec *r, struct cg *g)
+{
+	size_t j;
+
+	if (rec_str(r, "subtree", &g->subtree) || !value_ok(g->subtree) ||
+	    strspn(g->subtree, "abcdefghijklmnopqrstuvwxyz_ ") != strlen(g->subtree))
+		return "bad cgroup record";
 	for (j = 0; j < CG_NFILES; j++)
 		if (rec_has(r, cg_files[j]) &&
 		    (rec_str(r, cg_files[j], &g->val[j]) || !value_ok(g->val[j])))

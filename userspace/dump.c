@@ -55,6 +55,7 @@
 #include <linux/kcmp.h>
 
 #include "attrs.h"
+#include "cgroup.h"
 #include "commands.h"
 #include "files.h"
 #include "freeze.h"
@@ -1674,6 +1675,9 @@ int cmd_dump(int argc, char **argv)
 		close(dfd);
 		/* a runtime that puts the restored tree in its cgroups brings their programs */
 		if (i || (!c.caller_cgroups && cg_check_bpf(&c.t)))
+			goto out;
+		/* without a cgroup namespace of its own: each task's cgroup (cgmember.c) */
+		if (!(c.t.ns && (c.t.ns->own & NS_BIT(NS_CGROUP))) && cgm_dump(&c.t))
 			goto out;
 	}
 	for (i = 0; i < c.t.ntasks; i++)

@@ -79,7 +79,7 @@ const struct tree_record *tree_record_find(const char *name);
 extern const struct tree_record attrs_records[], ghost_records[], reg_records[], sk_records[],
 	pipe_records[], tty_records[], epoll_records[], inotify_records[], locks_records[],
 	ns_records[], userns_records[], ipc_records[], mnt_records[], net_records[], cgroup_records[],
-	nl_records[], pkt_records[], fanotify_records[], bpfmap_records[];
+	nl_records[], pkt_records[], fanotify_records[], bpfmap_records[], cgm_records[];
 
 /*
  * tree-v2.c: a version 2 line (modified) into @r, its positional fields

@@ -105,6 +105,7 @@
 #include <linux/close_range.h>
 
 #include "attrs.h"
+#include "cgroup.h"
 #include "cow.h"
 #include "image.h"
 #include "commands.h"
@@ -2322,6 +2323,7 @@ static void kill_tree(struct rctx *c, pid_t top, int all)
 static void kill_undo(struct rctx *c, pid_t top, int all)
 {
 	kill_tree(c, top, all);
+	cgm_cleanup(&c->t);
 	if (c->own) {
 		struct ns_ctx nc = { .t = &c->t, .dirfd = c->dirfd, .hostproc = -1, .root = top,
 				     .own = c->own };
@@ -2723,6 +2725,32 @@ static pid_t root_pid(struct rctx *c)
 	return root;
 }
 
+/*
+ * A tree without a cgroup namespace of its own: each task put back in its
+ * cgroup (cgmember.c), by its pid in imgcr's PID namespace.  0 or -1 (printed).
+ */
+static int host_cgroups(struct rctx *c)
+{
+	pid_t *host;
+	int i, r;
+
+	if (c->own & NS_BIT(NS_CGROUP))
+		return 0;	/* cgroup.c's */
+	host = calloc(c->t.ntasks ? c->t.ntasks : 1, sizeof(*host));
+	if (!host) {
+		pr_err("out of memory");
+		return -1;
+	}
+	if (c->pidns)
+		outer_pids(c, host);
+	else
+		for (i = 0; i < c->t.ntasks; i++)
+			host[i] = c->t.tasks[i].pid;
+	r = cgm_restore(&c->t, host);
+	free(host);
+	return r;
+}
+
 /* The tree has a network namespace of its own (imgcr-criu's network-* notify). */
 static int own_netns(const struct rctx *c)
 {
@@ -2757,6 +2785,7 @@ int cmd_restore(int argc, char **argv)
 	struct rlimit rl;
 
 	memset(&c, 0, sizeof(c));
+	cgm_ignore = 0;		/* imgcr-criu may run several restores in one process */
 	static const struct option opts[] = {
 		{ "images-dir", required_argument, NULL, 'D' },
 		{ "pidns", no_argument, NULL, 'P' },
@@ -2770,6 +2799,7 @@ int cmd_restore(int argc, char **argv)
 		{ "tcp-close", no_argument, NULL, 'X' },
 		{ "stats", no_argument, NULL, 'S' },
 		{ "display-stats", no_argument, NULL, 'S' },
+		{ "cgroups", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		LOG_LONG_OPTS,
 		{ NULL, 0, NULL, 0 }
@@ -2811,6 +2841,15 @@ int cmd_restore(int argc, char **argv)
 			break;
 		case 'X':
 			sk_tcp_close = 1;	/* sk-tcp.c */
+			break;
+		case 'C':
+			/* CRIU's --manage-cgroups modes: soft (its default, ours), ignore */
+			if (!strcmp(optarg, "ignore"))
+				cgm_ignore = 1;
+			else if (!strcmp(optarg, "soft"))
+				cgm_ignore = 0;
+			else
+				return usage_error("restore: --cgroups soft|ignore");
 			break;
 		case 'h':
 			return command_help("restore");
@@ -3084,6 +3123,13 @@ int cmd_restore(int argc, char **argv)
 			pr_err("nothing of the tree was left running");
 			return 1;
 		}
+	}
+	/* each task in its cgroup before it runs, its memory charged there (cgmember.c) */
+	if (host_cgroups(&c)) {
+		kill_undo(&c, top, 0);
+		ghost_unlink_mapped(&c.t);
+		pr_err("nothing of the tree was left running");
+		return 1;
 	}
 	/* the point of no return: one go byte per task (zombies are dead already) */
 	t_exec = log_now_ms();

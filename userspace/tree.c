@@ -166,6 +166,7 @@
 #include <linux/imgcr.h>
 
 #include "attrs.h"
+#include "cgroup.h"
 #include "files.h"
 #include "locks.h"
 #include "pipes.h"
@@ -452,6 +453,7 @@ void tree_free(struct tree *t)
 	int i, j;
 
 	ns_tree_free(t);
+	cgm_free(t);
 	for (i = 0; i < t->ntasks; i++) {
 		free(t->tasks[i].groups);
 		free(t->tasks[i].cwd);
@@ -953,7 +955,7 @@ static const struct tree_record *const record_tables[] = {
 	tree_records, ns_records, userns_records, ipc_records, mnt_records, net_records, cgroup_records,
 	attrs_records, ghost_records, bpfmap_records, file_records, reg_records, fd_records,
 	sk_records, nl_records, pkt_records, pipe_records, tty_records, epoll_records, inotify_records, locks_records,
-	fanotify_records,
+	fanotify_records, cgm_records,
 };
 #define NTABLES (sizeof(record_tables) / sizeof(record_tables[0]))
 

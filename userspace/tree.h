@@ -169,6 +169,8 @@ struct tree_task {
 	pid_t vsid;
 	pid_t dump_pid;		/* restore, after tree_use_vpids(): the pid at the dump
 				 * (its files: core-PID.img...); 0: pid */
+	int cg;			/* a tree without a cgroup namespace of its own: its
+				 * cgroup's index + 1 (cgmember.c); 0: not recorded */
 };
 
 /* The pid that names task @k's files in DIR (core-PID.img, seccomp-PID.img). */
@@ -221,6 +223,7 @@ struct tree {
 	int nbpfmaps;
 	struct tree_bpfmap *bpfmaps;	/* bpfmap.h */
 	struct ns_tree *ns;	/* namespaces of its own (ns.h), NULL if none */
+	struct cg_host *hostcg;	/* the tasks' cgroups, without a cgroup namespace (cgmember.c) */
 };
 
 #define TREE_PID_MAX	(1 << 22)	/* the kernel's PID_MAX_LIMIT on 64-bit */

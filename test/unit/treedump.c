@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "attrs.h"
+#include "cgroup.h"
 #include "files.h"
 #include "locks.h"
 #include "bpfmap.h"
@@ -78,6 +79,8 @@ static void task(const struct tree_task *k)
 		printf(" spec_ssb=%d", k->spec_ssb);
 	if (k->attr_set & ATTR_SPEC_IB)
 		printf(" spec_ib=%d", k->spec_ib);
+	if (k->cg)
+		printf(" cgroup=%d", k->cg - 1);
 	/* only where they are not the defaults (SIGSTOP; none), as the tree file */
 	if (k->stopped && k->stopped != SIGSTOP)
 		printf(" stop_sig=%d", k->stopped);
@@ -289,6 +292,18 @@ static void model(const struct tree *t)
 
 		printf("lock kind=%s file=%d pid=%d fd=%d write=%d start=%lld end=%lld\n",
 		       tree_lock_names[l->kind], l->file, l->pid, l->fd, l->write, l->start, l->end);
+	}
+	for (i = 0; t->hostcg && i < t->hostcg->ncgs; i++) {
+		const struct cg *g = &t->hostcg->cgs[i];
+		size_t j;
+
+		printf("hcgroup");
+		str("path", g->path);
+		str("subtree", g->subtree);
+		for (j = 0; j < CG_NFILES; j++)
+			if (g->val[j])
+				str(cg_files[j], g->val[j]);
+		putchar('\n');
 	}
 }
 

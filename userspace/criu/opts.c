@@ -39,8 +39,10 @@
  *   parent_img                  DUMP: a directory imgcr-criu's PRE_DUMP
  *                               marked for the same pid: imgcr dump --live
  *   track_mem                   accepted (a pre-dump's request for it)
+ *   manage_cgroups_mode         RESTORE: ignore (0) is --cgroups=ignore; soft (3),
+ *                               default (6): imgcr's default; others refused
  *   everything else, when set (lazy_pages, ps,
- *   manage_cgroups_mode, cg_root, external, veths, join_ns, lsm_profile,
+ *   cg_root, external, veths, join_ns, lsm_profile,
  *   exec_cmd, ...):             refused, and any field this file does not know
  */
 #include <errno.h>
@@ -121,7 +123,11 @@ static int refused(CriuOpts *o, int *err)
 	REFUSE(o->ps, "ps: the page server is not supported");
 	REFUSE(o->has_auto_dedup && o->auto_dedup, "auto_dedup: not supported (a pre-dump keeps no images)");
 	REFUSE(o->has_leave_stopped && o->leave_stopped, "leave_stopped: not supported (leave_running or kill)");
-	REFUSE(o->has_manage_cgroups_mode && o->manage_cgroups_mode, "manage_cgroups_mode %d: only the default mode is supported (imgcr restores a cgroup namespace's cgroups with their limits, the rest in the client's cgroup)", o->manage_cgroups_mode);
+	/* CRIU's criu_cg_mode: IGNORE 0, SOFT 3 and DEFAULT 6 (SOFT) are imgcr's --cgroups ignore|soft */
+	REFUSE(o->has_manage_cgroups_mode && o->manage_cgroups_mode != 0 && o->manage_cgroups_mode != 3 &&
+	       o->manage_cgroups_mode != 6,
+	       "manage_cgroups_mode %d: only soft (3, the default) and ignore (0) are supported (imgcr restore --cgroups soft|ignore)",
+	       o->manage_cgroups_mode);
 	REFUSE(o->n_cg_root, "cg_root: cgroups are not restored yet");
 	REFUSE(o->cgroup_props || o->cgroup_props_file || o->n_cgroup_dump_controller || o->cgroup_yard,
 	       "cgroup_props, cgroup_props_file, cgroup_dump_controller, cgroup_yard: cgroups are not dumped yet");
@@ -635,6 +641,9 @@ int opts_to_args(CriuOpts *o, int type, pid_t peer, struct criu_args *a, int *er
 		a->sibling = o->has_rst_sibling && o->rst_sibling;
 		/* runc made the container's cgroup, set it and put us in it: a cgroup namespace's root */
 		a->caller_cgroups = o->has_manage_cgroups && o->manage_cgroups;
+		/* --manage-cgroups-mode ignore: the tasks stay in the client's cgroup (cgmember.c) */
+		if (o->has_manage_cgroups_mode && o->manage_cgroups_mode == 0)
+			add(a, "--cgroups=ignore");
 	}
 	a->notify = o->has_notify_scripts && o->notify_scripts;
 	a->orphan_pts = o->has_orphan_pts_master && o->orphan_pts_master;

@@ -1,0 +1,167 @@
+#!/bin/sh
+# Cgroup membership of a tree without a cgroup namespace of its own
+# (userspace/cgmember.c, issue 20): test/progs/cgmember's root task in
+# cgroup imgcr-S-keep, its child in imgcr-S-gone/inner (pids.max 40,
+# memory.max 64M; imgcr-S-gone memory.max 128M, with the memory and pids
+# controllers for its children).
+#   cgmember-soft: imgcr-S-gone is removed between the dump and the
+#     restore; the restore puts the root back in imgcr-S-keep as it is and
+#     makes imgcr-S-gone/inner again with its limits: seen from outside
+#     (/proc/PID/cgroup, the limits; the state check) and from inside
+#     (each task's /proc/self/cgroup after it is woken).
+#   cgmember-user: an ordinary user restoring the tree (--pidns) may not
+#     write the cgroups: the restore fails naming the pid and the cgroup,
+#     nothing of the tree is left; with --cgroups ignore it restores, in
+#     the restorer's cgroup (the root one: the state check's expected
+#     difference), as the tasks see.
+#   cgmember-threaded: a task in a "domain threaded" cgroup (one with a
+#     threaded child) is refused at dump, naming the pid and the cgroup;
+#     the tree runs on.
+# timeout: 120
+. /imgcr/guest/lib.sh
+require_modules
+chmod 777 .
+CG=/sys/fs/cgroup
+grep -q "^[^ ]* $CG cgroup2 " /proc/mounts || mount -t cgroup2 none $CG || fail "cannot mount cgroup2"
+echo "+memory +pids" > $CG/cgroup.subtree_control || fail "cannot enable memory, pids: $(cat $CG/cgroup.controllers)"
+[ -w /proc/sys/kernel/unprivileged_userns_clone ] &&
+	echo 1 > /proc/sys/kernel/unprivileged_userns_clone
+
+# start S [USER]: cgmember (as uid USER if given) in its two cgroups; pids in ROOT, CHILD
+start() {
+	K=$CG/imgcr-$1-keep
+	G=$CG/imgcr-$1-gone
+	mkdir $K $G $G/inner || fail "mkdir cgroups"
+	echo "+memory +pids" > $G/cgroup.subtree_control || fail "$G: controllers"
+	echo 134217728 > $G/memory.max && echo 40 > $G/inner/pids.max &&
+		echo 67108864 > $G/inner/memory.max || fail "limits"
+	: > out
+	chmod 666 out
+	if [ -n "${2:-}" ]; then
+		runas "$2" "$2" cgmember > out 2>&1 &
+	else
+		cgmember > out 2>&1 &
+	fi
+	ROOT=$!
+	track $ROOT
+	wait_line out '^ready child ' 20 || fail "cgmember did not start: $(tr '\n' '|' < out)"
+	CHILD=$(sed -n 's/^ready child //p' out)
+	track $CHILD
+	echo $ROOT > $K/cgroup.procs && echo $CHILD > $G/inner/cgroup.procs || fail "cannot move the tasks"
+	D=d-$1
+	imgcr dump -t $ROOT -D $D 2> dump.err || fail "dump: $(cat dump.err)"
+	wait_dumped_gone $ROOT $CHILD
+	grep -q "^hcgroup path=/imgcr-$1-gone/inner .*pids.max=40" $D/tree ||
+		fail "no hcgroup record with pids.max=40: $(grep '^hcg' $D/tree | tr '\n' '|')"
+}
+
+# woken: both tasks woken; their lines in $1
+woken() {
+	kill -USR1 $CHILD
+	wait_line out '^child cgroup ' 10 || fail "the child did not say its cgroup: $(tr '\n' '|' < out)"
+	kill -USR1 $ROOT
+	wait_line out '^root cgroup ' 10 || fail "the root did not say its cgroup: $(tr '\n' '|' < out)"
+	IN="$(grep ' cgroup ' out | tr '\n' ' ')"
+}
+
+soft() {
+	start soft
+	rmdir $CG/imgcr-soft-gone/inner $CG/imgcr-soft-gone || fail "cannot remove imgcr-soft-gone"
+	imgcr restore -D $D > restore.out 2> restore.err &
+	rpid=$!
+	track $rpid
+	wait_tasks_restored $ROOT $CHILD
+	r=$(grep '^0::' /proc/$ROOT/cgroup)
+	c=$(grep '^0::' /proc/$CHILD/cgroup)
+	[ "$r" = 0::/imgcr-soft-keep ] && [ "$c" = 0::/imgcr-soft-gone/inner ] ||
+		fail "from outside: root $r, child $c$(rerr)"
+	G=$CG/imgcr-soft-gone
+	lim="$(cat $G/memory.max $G/inner/pids.max $G/inner/memory.max | tr '\n' ' ')"
+	[ "$lim" = "134217728 40 67108864 " ] || fail "limits made again: $lim"
+	grep -qw pids $G/cgroup.subtree_control || fail "controllers: $(cat $G/cgroup.subtree_control)"
+	woken
+	[ "$IN" = "child cgroup /imgcr-soft-gone/inner root cgroup /imgcr-soft-keep " ] ||
+		fail "from inside: $IN"
+	wait_exit $rpid 30
+	[ "$RC" = 0 ] || fail "imgcr restore exit status $RC$(rerr)"
+	rmdir $G/inner $G $CG/imgcr-soft-keep || fail "cannot remove the cgroups"
+	pass "$IN; limits $lim"
+}
+
+user() {
+	start user 1000
+	# --detach: a restore that wrongly succeeds returns (and is said so) rather than waits
+	timeout -s KILL 30 runas 1000 1000 imgcr restore -D $D --pidns --detach > restore.out 2> restore.err
+	[ $? = 0 ] && fail "an ordinary user's restore into root's cgroups succeeded"
+	grep -q "pid $ROOT: cannot put it back in its cgroup /imgcr-user-keep: Permission denied" restore.err ||
+		fail "message: $(tr '\n' '|' < restore.err)"
+	[ -z "$(cat $CG/imgcr-user-keep/cgroup.procs $CG/imgcr-user-gone/inner/cgroup.procs)" ] ||
+		fail "tasks left in the cgroups"
+	grep -q ' cgroup ' out && fail "a task of the failed restore ran: $(tr '\n' '|' < out)"
+	msg=$(grep -m1 'cannot put it back' restore.err | cut -c1-160)
+	cp "$IMGCR_STATE_EXPECTED" expected
+	echo 'task * cgroup 0::/imgcr-user-* -> 0::/  # restore --cgroups ignore: the restorer'"'"'s cgroup' >> expected
+	IMGCR_STATE_EXPECTED=$PWD/expected runas 1000 1000 imgcr restore -D $D --pidns --cgroups ignore \
+		> restore.out 2> restore.err &
+	rpid=$!
+	track $rpid
+	n=0
+	until [ -n "$(outer_of root)" ] && [ -n "$(outer_of child)" ]; do
+		n=$((n + 1))
+		[ $n -lt 1500 ] || fail "no restored tree after 30 s$(rerr)"
+		usleep 20000
+	done
+	ROOT=$(outer_of root)
+	CHILD=$(outer_of child)
+	track $ROOT
+	track $CHILD
+	woken
+	[ "$IN" = "child cgroup / root cgroup / " ] || fail "--cgroups ignore, from inside: $IN"
+	wait_exit $rpid 30
+	[ "$RC" = 0 ] || fail "imgcr restore --cgroups ignore exit status $RC$(rerr)"
+	rmdir $CG/imgcr-user-gone/inner $CG/imgcr-user-gone $CG/imgcr-user-keep || fail "cannot remove the cgroups"
+	pass "$msg; --cgroups ignore: $IN"
+}
+
+# outer_of ROLE: the restored cgmember task (root: the one whose parent is
+# not cgmember) seen from outside its PID namespace, asleep
+outer_of() {
+	for c in /proc/[0-9]*/comm; do
+		p=${c#/proc/}
+		p=${p%/comm}
+		[ "$(cat "$c" 2>/dev/null)" = cgmember ] && [ "$(state $p)" = S ] &&
+			[ "$(readlink /proc/$p/exe)" != "$(command -v imgcr)" ] || continue
+		pp=$(stat_field $p 2)
+		if [ "$(cat /proc/$pp/comm 2>/dev/null)" = cgmember ]; then
+			[ "$1" = child ] && echo $p
+		else
+			[ "$1" = root ] && echo $p
+		fi
+	done
+}
+
+threaded() {
+	P=$CG/imgcr-thr
+	mkdir $P $P/t || fail "mkdir cgroups"
+	echo threaded > $P/t/cgroup.type || fail "cannot make a threaded cgroup"
+	: > out
+	cgmember > out 2>&1 &
+	ROOT=$!
+	track $ROOT
+	wait_line out '^ready child ' 20 || fail "cgmember did not start: $(tr '\n' '|' < out)"
+	CHILD=$(sed -n 's/^ready child //p' out)
+	track $CHILD
+	echo $ROOT > $P/cgroup.procs || fail "cannot move the root into $P ($(cat $P/cgroup.type))"
+	imgcr dump -t $ROOT -D d-thr 2> dump.err && fail "dump of a task in a $(cat $P/cgroup.type) cgroup succeeded"
+	grep -q "pid $ROOT: cgroup /imgcr-thr is domain threaded: not supported" dump.err ||
+		fail "message: $(tr '\n' '|' < dump.err)"
+	left_running $ROOT || fail "the root is not left running ($(state $ROOT))"
+	kill -9 $ROOT $CHILD
+	wait_gone $ROOT 10
+	rmdir $P/t $P || fail "cannot remove the cgroups"
+	pass "$(head -n 1 dump.err | cut -c1-150)"
+}
+
+subtest cgmember-soft soft
+subtest cgmember-user user
+subtest cgmember-threaded threaded

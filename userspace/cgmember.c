@@ -1,0 +1,422 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The cgroup membership of a tree without a cgroup namespace of its own
+ * (one with its own is cgroup.c's): each task's cgroup (version 2), as
+ * imgcr's cgroup namespace shows it, as CRIU's default --manage-cgroups
+ * (soft mode) restores it.
+ *
+ * dump: every task's /proc/PID/cgroup ("0::PATH"; its threads in the same
+ * one).  Each cgroup from the root down to the tasks' is one "hcgroup"
+ * record (its absolute path, the controllers enabled for its children,
+ * its limits: what a restore that has to make it again writes), each task
+ * one "hcg" record (its pid, its cgroup's index).  Refused, naming the
+ * task: a version 1 hierarchy it is not at the root of, a threaded
+ * cgroup, a thread in another cgroup than its task.
+ *
+ * restore (cgm_restore, every task made and waiting for its go byte, so
+ * before any runs and before attrs_mempolicy_again() reads its cpuset):
+ * each task is put in its cgroup at the same path.  A cgroup that exists
+ * is used as it is (its limits are the host's); one that does not is
+ * made, parents first, then (tasks in) its controllers enabled and its
+ * dumped limits written, as cgroup.c does; cgm_cleanup() removes what a
+ * failed restore made.  A task already in its cgroup (imgcr's own: the
+ * usual case) is left there.  A task that cannot be put back (an ordinary
+ * user and a cgroup it cannot write, a cgroup that has controllers for
+ * its children now) fails the restore, naming the task and the cgroup,
+ * unless restore --cgroups ignore (CRIU's --manage-cgroups=ignore) left
+ * the tree in the restorer's cgroup.  With cg_caller_base (imgcr-criu and
+ * a runtime that made the tree's cgroup and runs imgcr in it) the tree is
+ * in imgcr's cgroup, the root's dumped one, as the caller wants; a task
+ * that was in another one is refused.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "log.h"
+#include "ns.h"
+#include "proc.h"
+#include "record.h"
+#include "tree.h"
+
+#define CGM_MAX		1024	/* cgroups of one tree */
+
+int cgm_ignore;
+
+void cgm_free(struct tree *t)
+{
+	int i;
+
+	if (!t->hostcg)
+		return;
+	for (i = 0; i < t->hostcg->ncgs; i++)
+		cg_free_one(&t->hostcg->cgs[i]);
+	free(t->hostcg->cgs);
+	free(t->hostcg->mnt);
+	free(t->hostcg);
+	t->hostcg = NULL;
+}
+
+static struct cg_host *host_get(struct tree *t)
+{
+	if (!t->hostcg) {
+		t->hostcg = calloc(1, sizeof(*t->hostcg));
+		if (!t->hostcg) {
+			pr_err("out of memory");
+			exit(1);
+		}
+	}
+	return t->hostcg;
+}
+
+static int cgm_find(const struct cg_host *h, const char *path)
+{
+	int i;
+
+	for (i = 0; i < h->ncgs; i++)
+		if (!strcmp(h->cgs[i].path, path))
+			return i;
+	return -1;
+}
+
+static int cgm_add(struct cg_host *h, const char *path)
+{
+	struct cg *g;
+
+	if (h->ncgs == CGM_MAX)
+		return -1;
+	h->cgs = tree_grow(h->cgs, h->ncgs, sizeof(*h->cgs));
+	g = &h->cgs[h->ncgs];
+	memset(g, 0, sizeof(*g));
+	g->path = xstrdup(path);
+	return h->ncgs++;
+}
+
+/* "/a/b" -> "/a", "/a" -> "/" (in place) */
+static void parent_of(char *p)
+{
+	char *s = strrchr(p, '/');
+
+	if (s == p)
+		s[1] = 0;
+	else if (s)
+		*s = 0;
+}
+
+static void cg_path(const struct cg_host *h, const struct cg *g, char *out, size_t size)
+{
+	snprintf(out, size, "%s%s", h->mnt, strcmp(g->path, "/") ? g->path : "");
+}
+
+/* dump: @path and every cgroup above it, parents first, read from @mnt; its index, or -1 (printed) */
+static int cgm_add_path(struct cg_host *h, const char *mnt, const char *path, pid_t pid)
+{
+	char buf[PATH_MAX], dir[PATH_MAX * 2];
+	int i, g;
+
+	if (strlen(path) >= sizeof(buf) || !abs_path_ok(path)) {
+		pr_err("pid %d: its cgroup %s: bad path", pid, path);
+		return -1;
+	}
+	g = cgm_find(h, path);
+	if (g >= 0)
+		return g;
+	if (strcmp(path, "/")) {
+		snprintf(buf, sizeof(buf), "%s", path);
+		parent_of(buf);
+		if (cgm_add_path(h, mnt, buf, pid) < 0)
+			return -1;
+	}
+	i = cgm_add(h, path);
+	if (i < 0) {
+		pr_err("pid %d: the tree is in more than %d cgroups", pid, CGM_MAX);
+		return -1;
+	}
+	if (!strcmp(path, "/")) {
+		h->cgs[i].subtree = xstrdup("");	/* never made: it always exists */
+		return i;
+	}
+	if (!mnt) {
+		pr_err("pid %d: in cgroup %s, and imgcr sees no cgroup2 mount to read its limits from: not supported",
+		       pid, path);
+		return -1;
+	}
+	snprintf(dir, sizeof(dir), "%s%s", mnt, path);
+	return cg_read_dir(&h->cgs[i], dir, pid, path) ? -1 : i;
+}
+
+/* @tid's cgroup v2 path (malloc'ed), or NULL */
+static char *thread_cgroup(pid_t pid, pid_t tid)
+{
+	char path[64], *text, *p, *out = NULL;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/cgroup", pid, tid);
+	text = read_text(path, NULL);
+	p = text ? (strncmp(text, "0::", 3) ? strstr(text, "\n0::") : text - 1) : NULL;
+	if (p) {
+		p += 4;
+		p[strcspn(p, "\n")] = 0;
+		out = xstrdup(p);
+	}
+	free(text);
+	return out;
+}
+
+int cgm_dump(struct tree *t)
+{
+	struct cg_host *h;
+	char *mnt = cg_mount(), *cg, *tcg;
+	int i, j, g, ret = -1;
+
+	cgm_free(t);
+	h = host_get(t);
+	for (i = 0; i < t->ntasks; i++) {
+		struct tree_task *k = &t->tasks[i];
+
+		if (k->zombie)
+			continue;	/* a zombie keeps no cgroup that matters */
+		if (cg_task_cgroup_host(k->pid, &cg))
+			goto out;
+		for (j = 0; j < k->nthreads; j++) {
+			tcg = thread_cgroup(k->pid, k->threads[j]);
+			if (tcg && strcmp(tcg, cg)) {
+				pr_err("pid %d: thread %d in cgroup %s, its task in %s (a threaded cgroup): not supported",
+				       k->pid, k->threads[j], tcg, cg);
+				free(tcg);
+				free(cg);
+				goto out;
+			}
+			free(tcg);
+		}
+		g = cgm_add_path(h, mnt, cg, k->pid);
+		free(cg);
+		if (g < 0)
+			goto out;
+		k->cg = g + 1;
+	}
+	ret = 0;
+out:
+	free(mnt);
+	return ret;
+}
+
+/* ---- restore ---- */
+
+static const char *why(int e)
+{
+	switch (e) {
+	case EACCES:
+	case EPERM:
+		return " (the restorer may not write it: an ordinary user, a cgroup not delegated to it)";
+	case EBUSY:
+		return " (it has controllers enabled for its children now, so it holds no task)";
+	case EOPNOTSUPP:
+		return " (a threaded or invalid cgroup now)";
+	default:
+		return "";
+	}
+}
+
+#define IGNORE_HINT	" (imgcr restore --cgroups ignore leaves the tree in the restorer's cgroup)"
+
+/* @g's directory and every one above it that does not exist made, parents first; 0 or -1 (printed) */
+static int cgm_make(struct cg_host *h, int g, pid_t pid)
+{
+	char dir[PATH_MAX * 2], parent[PATH_MAX];
+	struct stat st;
+	int p, e;
+
+	cg_path(h, &h->cgs[g], dir, sizeof(dir));
+	if (!stat(dir, &st))
+		return 0;
+	snprintf(parent, sizeof(parent), "%s", h->cgs[g].path);
+	parent_of(parent);
+	p = cgm_find(h, parent);
+	if (p < 0 || p >= g) {
+		pr_err("cgroup %s: its parent is not in the tree file", h->cgs[g].path);
+		return -1;
+	}
+	if (cgm_make(h, p, pid))
+		return -1;
+	if (mkdir(dir, 0755)) {
+		e = errno;
+		pr_err("restore failed: pid %d: cannot make its cgroup %s again (%s): %s%s" IGNORE_HINT,
+		       pid, h->cgs[g].path, dir, strerror(e), why(e));
+		return -1;
+	}
+	h->cgs[g].made = 1;
+	return 0;
+}
+
+int cgm_restore(struct tree *t, const pid_t *host)
+{
+	struct cg_host *h = t->hostcg;
+	char *own = NULL, dir[PATH_MAX * 2], path[PATH_MAX * 2 + 16], pid[16];
+	int i, g, root = -1, e, ret = -1;
+
+	if (!h || !h->ncgs)
+		return 0;	/* an image made before membership was dumped */
+	if (cgm_ignore) {
+		pr_info("--cgroups ignore: the tree is in the restorer's cgroup");
+		return 0;
+	}
+	if (cg_task_cgroup_host(getpid(), &own))
+		return -1;
+	free(h->mnt);
+	h->mnt = cg_mount();
+	i = tree_index(t, t->root);
+	if (i >= 0)
+		root = t->tasks[i].cg - 1;
+	for (i = 0; i < t->ntasks; i++) {
+		const struct tree_task *k = &t->tasks[i];
+		pid_t dpid = k->dump_pid ? k->dump_pid : k->pid;
+
+		if (k->zombie || !k->cg)
+			continue;
+		g = k->cg - 1;
+		if (cg_caller_base) {
+			if (g == root)
+				continue;	/* in imgcr's: the caller's cgroup for the tree */
+			pr_err("restore failed: pid %d: in cgroup %s at the dump, the root task in %s, which the caller made again as imgcr's cgroup %s: a task in another cgroup is not supported",
+			       dpid, h->cgs[g].path, root >= 0 ? h->cgs[root].path : "?", own);
+			goto out;
+		}
+		if (!strcmp(h->cgs[g].path, own))
+			continue;	/* born there */
+		if (!h->mnt) {
+			pr_err("restore failed: pid %d: in cgroup %s at the dump, and imgcr sees no cgroup2 mount to put it back" IGNORE_HINT,
+			       dpid, h->cgs[g].path);
+			goto out;
+		}
+		if (cgm_make(h, g, dpid))
+			goto out;
+		cg_path(h, &h->cgs[g], dir, sizeof(dir));
+		snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+		snprintf(pid, sizeof(pid), "%d", host[i]);
+		if (host[i] <= 0 || write_text(path, pid)) {
+			e = host[i] <= 0 ? ESRCH : errno;
+			pr_err("restore failed: pid %d: cannot put it back in its cgroup %s: %s%s" IGNORE_HINT,
+			       dpid, h->cgs[g].path, strerror(e), why(e));
+			goto out;
+		}
+		pr_debug("pid %d: in cgroup %s again", dpid, h->cgs[g].path);
+	}
+	/* the cgroups made, their tasks in: controllers parents first, then limits */
+	for (i = 0; i < h->ncgs; i++) {
+		if (!h->cgs[i].made)
+			continue;
+		cg_path(h, &h->cgs[i], dir, sizeof(dir));
+		if (cg_enable(&h->cgs[i], dir))
+			goto out;
+	}
+	for (i = 0; i < h->ncgs; i++) {
+		if (!h->cgs[i].made)
+			continue;
+		cg_path(h, &h->cgs[i], dir, sizeof(dir));
+		if (cg_set_limits(&h->cgs[i], dir))
+			goto out;
+		pr_info("cgroup %s made again, with its dumped limits", h->cgs[i].path);
+	}
+	ret = 0;
+out:
+	free(own);
+	return ret;
+}
+
+void cgm_cleanup(struct tree *t)
+{
+	struct cg_host *h = t->hostcg;
+	char dir[PATH_MAX * 2];
+	int i;
+
+	for (i = h ? h->ncgs - 1 : -1; i >= 0; i--) {
+		if (!h->cgs[i].made)
+			continue;
+		cg_path(h, &h->cgs[i], dir, sizeof(dir));
+		if (!cg_remove(dir))
+			h->cgs[i].made = 0;
+	}
+}
+
+/* ---- records ---- */
+
+static void cgm_write(FILE *f, const struct tree *t)
+{
+	const struct cg_host *h = t->hostcg;
+	char e[4 * PATH_MAX + 1];
+	int i;
+
+	if (!h)
+		return;
+	for (i = 0; i < h->ncgs; i++) {
+		tree_escape(e, sizeof(e), h->cgs[i].path);
+		fprintf(f, "hcgroup path=%s", e);
+		cg_rec_write(f, &h->cgs[i]);
+	}
+	for (i = 0; i < t->ntasks; i++)
+		if (t->tasks[i].cg)
+			fprintf(f, "hcg pid=%d cgroup=%d\n", t->tasks[i].pid, t->tasks[i].cg - 1);
+}
+
+static const char *hcgroup_read(struct tree *t, struct rec *r)
+{
+	struct cg_host *h = host_get(t);
+	char parent[PATH_MAX];
+	const char *err;
+	struct cg *g;
+	int i;
+
+	i = cgm_add(h, "?");
+	if (i < 0)
+		return "too many hcgroup records";
+	g = &h->cgs[i];
+	free(g->path);
+	g->path = NULL;
+	if (rec_str(r, "path", &g->path) || !abs_path_ok(g->path) || strlen(g->path) >= PATH_MAX)
+		return "bad hcgroup record";
+	err = cg_rec_read(r, g);
+	if (err)
+		return err;
+	if ((i == 0) != !strcmp(g->path, "/"))
+		return "the first hcgroup record is not the root (\"/\")";
+	if (cgm_find(h, g->path) != i)
+		return "hcgroup listed twice";
+	if (i) {
+		snprintf(parent, sizeof(parent), "%s", g->path);
+		parent_of(parent);
+		if (cgm_find(h, parent) < 0 || cgm_find(h, parent) >= i)
+			return "hcgroup record before its parent's";
+	}
+	return NULL;
+}
+
+static const char *hcg_read(struct tree *t, struct rec *r)
+{
+	struct tree_task *k;
+	pid_t pid;
+	int g;
+
+	if (!t->hostcg)
+		return "hcg record before the hcgroup records";
+	if (REC_NUM(r, "pid", 1, TREE_PID_MAX, pid) ||
+	    REC_NUM(r, "cgroup", 0, t->hostcg->ncgs - 1, g))
+		return "bad hcg record";
+	k = tree_find(t, pid);
+	if (!k)
+		return "hcg record of a pid that is not a task of the tree";
+	if (k->cg)
+		return "hcg listed twice for one task";
+	k->cg = g + 1;
+	return NULL;
+}
+
+const struct tree_record cgm_records[] = {
+	{ "hcgroup", hcgroup_read, cgm_write, NULL },
+	{ "hcg", hcg_read, NULL, NULL },
+	{ NULL, NULL, NULL, NULL }
+};

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * cgroup version 2 helpers shared by the two owners of cgroups: cgroup.c
+ * (a tree with a cgroup namespace of its own) and cgmember.c (a tree
+ * without one: each task's cgroup in imgcr's cgroup namespace view).
+ */
+#ifndef IMGCR_CGROUP_H
+#define IMGCR_CGROUP_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+struct rec;
+struct tree;
+
+#define CG_VAL_MAX	256
+#define CG_NFILES	12	/* cg_files[] */
+
+/* the limits kept, in the order they are written back */
+extern const char *const cg_files[CG_NFILES];
+
+struct cg {
+	char *path;			/* cgroup.c: below the base ("/": the base); cgmember.c: absolute */
+	char *subtree;			/* cgroup.subtree_control: "memory pids..." */
+	char *val[CG_NFILES];		/* NULL: the file does not exist (controller off) */
+	int made;			/* restore: made by this restore */
+};
+
+/* imgcr's cgroup2 mount point (malloc'ed), or NULL */
+char *cg_mount(void);
+/* A small file's first line (malloc'ed, no newline), or NULL */
+char *cg_read_line(const char *path);
+/* @pid's cgroup v2 path (malloc'ed); -1 (printed) if in a v1 hierarchy's group */
+int cg_task_cgroup(pid_t pid, char **out);
+/*
+ * The same, "/" when /proc/PID/cgroup has no "0::" line (the kernel shows
+ * none until cgroup2 is first mounted: every task is in its root then)
+ */
+int cg_task_cgroup_host(pid_t pid, char **out);
+/*
+ * dump: cgroup directory @dir's type (anything but "domain" refused,
+ * naming @pid and @name), controllers for children and limits into @g;
+ * 0, or -1 (printed).
+ */
+int cg_read_dir(struct cg *g, const char *dir, pid_t pid, const char *name);
+/* restore: @g's controllers for children enabled in @dir (made by the restore); 0 or -1 (printed) */
+int cg_enable(const struct cg *g, const char *dir);
+/* restore: @g's limits written in @dir (memory.max below its use refused); 0 or -1 (printed) */
+int cg_set_limits(const struct cg *g, const char *dir);
+/* A failed restore: cgroup @dir (made by it) emptied (cgroup.kill, 2 s) and removed; 0 or -1 (warned) */
+int cg_remove(const char *dir);
+void cg_free_one(struct cg *g);
+/* " subtree=... cpu.max=..." of a cgroup record; reading them back: NULL, or what is wrong */
+void cg_rec_write(FILE *f, const struct cg *g);
+const char *cg_rec_read(struct rec *r, struct cg *g);
+
+
+/* cgmember.c: a tree's cgroups (struct tree's hostcg; each task's is its cg) */
+struct cg_host {
+	int ncgs;
+	struct cg *cgs;		/* absolute paths, parents first; [0] is "/" */
+	char *mnt;		/* restore: imgcr's cgroup2 mount */
+};
+
+/*
+ * cgmember.c: the cgroup of each task of a tree without a cgroup
+ * namespace of its own (tree "hcgroup", "hcg" records).
+ * dump, after ns_dump(): 0, or -1 (printed, naming the task).
+ */
+int cgm_dump(struct tree *t);
+/*
+ * restore, every task made and waiting for its go byte: each task (host
+ * pid @host[i]) put in its cgroup, the missing ones made with their
+ * limits; 0, or -1 (printed, naming the task and the cgroup).
+ */
+int cgm_restore(struct tree *t, const pid_t *host);
+/* a failed restore, the tree killed: the cgroups cgm_restore() made removed */
+void cgm_cleanup(struct tree *t);
+void cgm_free(struct tree *t);
+/* restore --cgroups ignore: the tree stays in the restorer's cgroup */
+extern int cgm_ignore;
+
+#endif
