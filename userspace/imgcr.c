@@ -36,7 +36,7 @@ static const struct command {
 	  "          --live-check        --live, checked against a plain read\n"
 	  "          --stats, --display-stats  where the time went" LOG_HELP },
 	{ "restore", cmd_restore, "restore -D DIR [--pidns] [-d] [-j] [--allow-changed-files]\n"
-	  "                        [--pidfile FILE] [--tcp-close] [--stats]\n"
+	  "                        [--pidfile FILE] [--tcp-close] [--root DIR] [--stats]\n"
 	  "                        recreate the tree dumped in DIR\n"
 	  "      -D, --images-dir DIR    the dump directory\n"
 	  "          --pidns             in a new PID namespace\n"
@@ -47,6 +47,8 @@ static const struct command {
 	  "          --trust-images-dir  as root: restore DIR even if another user can write it\n"
 	  "          --pidfile FILE      write the root task's pid into FILE\n"
 	  "          --tcp-close         TCP connections restored closed (state CLOSE)\n"
+	  "          --root DIR          the container's root mount bound from DIR (a copy)\n"
+	  "          --external mnt[MP]:PATH  its external mount at MP bound from PATH\n"
 	  "          --stats, --display-stats  the time of each phase, the images' size"
 	  LOG_HELP },
 	{ "show", cmd_show, "show IMAGE|DIR [--json]\n"

@@ -134,4 +134,24 @@ void ns_cleanup(struct ns_ctx *c);	/* reverse order; each kind undoes only what 
  */
 int mnt_file_outside(const struct tree *t, pid_t pid, const char *link, int *mnt_id);
 
+/*
+ * mount.c, restore: --root DIR (the tree's root mount, and the external
+ * mounts below the directory it was bound from, bound from DIR instead)
+ * and --external mnt[MP]:PATH (the external mount at MP bound from PATH):
+ * recorded by the options, 0 or -1 (printed); applied to the tree's mnt
+ * records by mnt_restore_options() after tree_read (0, or -1 printed:
+ * a tree without a mount namespace of its own, a root or MP that is not
+ * an external mount).
+ */
+int mnt_root_option(const char *dir);
+int mnt_ext_option(const char *arg);
+int mnt_restore_options(struct tree *t);
+/*
+ * restore: the mount the tree saw at @mp (a file's fstat record) is bound
+ * from another directory than at the dump (--root, --external mnt[]): its
+ * files are copies, whose device and inode may differ (files-reg.c then
+ * compares their content).  1 or 0.
+ */
+int mnt_moved(const struct tree *t, const char *mp);
+
 #endif
