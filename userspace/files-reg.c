@@ -228,7 +228,7 @@ static void reg_open_failed(const struct tree_file *f, int e)
 	pr_perror("cannot open %s", f->path);
 }
 
-/* "pid P fd N" of a task holding file @i (the first), for messages */
+/* "pid P fd N: " of a task holding file @i (the first), for messages */
 static void reg_holder(const struct tree *t, int i, char *out, size_t size)
 {
 	int j, m;
@@ -236,8 +236,14 @@ static void reg_holder(const struct tree *t, int i, char *out, size_t size)
 	for (j = 0; j < t->ntasks; j++)
 		for (m = 0; m < t->tasks[j].nfds; m++)
 			if (t->tasks[j].fds[m].file == i) {
-				snprintf(out, size, "pid %d fd %d: ", t->tasks[j].pid,
-					 t->tasks[j].fds[m].fd);
+				const struct tree_task *k = &t->tasks[j];
+
+				/* the pid of the dump, and the one in its namespace if they differ */
+				if (k->dump_pid && k->dump_pid != k->pid)
+					snprintf(out, size, "pid %d fd %d (pid %d in its PID namespace): ",
+						 k->dump_pid, k->fds[m].fd, k->pid);
+				else
+					snprintf(out, size, "pid %d fd %d: ", k->pid, k->fds[m].fd);
 				return;
 			}
 	out[0] = 0;

@@ -70,7 +70,12 @@ grep -q '^fstat .* crc=' d/tree || fail "no crc in the fstat records: $(grep '^f
 last=$(tail -n 1 $O/out | cut -d' ' -f1)
 cp -a "$A" "$B" && cp -a "$A" "$C" && rm -rf "$A" || fail "cannot copy $A"
 
+# the files it holds: B's copies, new inodes (checked below: they are B's)
 cp "$IMGCR_STATE_EXPECTED" expected
+cat >> expected << 'EOF'
+fd */0 fdinfo.ino * -> *  # restored with --root into a copy of the container's root: its stdin is the copy's /data (t_ct_root checks the device and inode are B's)
+fd */3 fdinfo.ino * -> *  # likewise its /work/big
+EOF
 export IMGCR_STATE_EXPECTED=$PWD/expected
 
 (
@@ -82,7 +87,7 @@ export IMGCR_STATE_EXPECTED=$PWD/expected
 		fail "the changed copy's size or mtime differs: $(stat -c %s.%y "$C/work/big" "$B/work/big" | tr '\n' ' ')"
 	timeout -s KILL 60 imgcr restore -v4 -D d --detach --pidfile "$PWD/rpc" --root "$C" > rc.out 2> rc.err &&
 		fail "restore --root into a copy with a changed file succeeded"
-	grep -q "pid $CT fd 3: /work/big changed since the dump: .*first page differs" rc.err ||
+	grep -q "pid $CT fd 3 (pid 1 in its PID namespace): /work/big changed since the dump: .*first page differs" rc.err ||
 		fail "not refused for /work/big, fd 3: $(grep -i 'error\|changed\|imgcr:' rc.err | tail -n 4 | tr '\n' '|')"
 	sleep 0.5
 	[ "$(tail -n 1 $O/out | cut -d' ' -f1)" = "$last" ] || fail "the count went on: $(tail -n 1 $O/out)"
