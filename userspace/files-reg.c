@@ -15,7 +15,8 @@
  *
  * A regular file's record also holds the checksum of its first page
  * (crc32 as the module's imgcr_file.head_crc: crc32_le(~0) of the first
- * min(size, 4096) bytes), read at dump through /proc/PID/fd/N.  On a
+ * min(size, 4096) bytes), read at dump through /proc/PID/fd/N in a tree
+ * with a mount namespace of its own (reg_dump_crc).  On a
  * mount restore --root (or --external mnt[]) binds from another directory
  * (mount.c: mnt_moved) the files are copies: a device or inode that
  * differs is not a change there, and such a file is the dump's if its
@@ -35,6 +36,7 @@
  * tmpfs), which is where it was if the directory has not changed.
  */
 #include <limits.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -142,19 +144,69 @@ static int fd_head_crc(int fd, long long size, unsigned int *crc)
 }
 
 /*
- * The first page's checksum of @p's regular file, through /proc/PID/fd/N
- * (O_NOATIME: its access time left alone).  Not read (f->has_crc 0) if the
- * fd holds a lease (opening the file could break it) or the file cannot be
- * opened again: then a restore accepts it only on the same device and inode.
+ * A task of @t holds an inotify or fanotify fd: imgcr's own open and read
+ * of a file it watches would queue events in it (or ask a listener), a
+ * change of the tree's state.  Asked once per tree (the tasks are frozen).
  */
-static void reg_dump_crc(const struct fd_parms *p, struct tree_file *f)
+static int tree_watches(const struct tree *t)
 {
-	char path[64], *info = fd_info(p);
-	struct stat st;
-	int fd, lease = info && strstr(info, "LEASE");
+	static const struct tree *seen;
+	static int watches;
+	char dir[64], link[96], target[64];
+	struct dirent *d;
+	ssize_t n;
+	DIR *fds;
+	int i;
 
+	if (seen == t)
+		return watches;
+	seen = t;
+	watches = 0;
+	for (i = 0; !watches && i < t->ntasks; i++) {
+		snprintf(dir, sizeof(dir), "/proc/%d/fd", t->tasks[i].pid);
+		fds = opendir(dir);
+		if (!fds) {
+			watches = 1;	/* cannot tell: no checksum */
+			break;
+		}
+		while (!watches && (d = readdir(fds))) {
+			if (d->d_name[0] == '.')
+				continue;
+			snprintf(link, sizeof(link), "%s/%.16s", dir, d->d_name);
+			n = readlink(link, target, sizeof(target) - 1);
+			if (n <= 0)
+				continue;
+			target[n] = 0;
+			watches = !strcmp(target, "anon_inode:inotify") ||
+				  !strcmp(target, "anon_inode:[fanotify]");
+		}
+		closedir(fds);
+	}
+	return watches;
+}
+
+/*
+ * The first page's checksum of @p's regular file, through /proc/PID/fd/N
+ * (O_NOATIME: its access time left alone), for a tree with a mount
+ * namespace of its own (the only one restore --root binds elsewhere).  Not
+ * read (f->has_crc 0) if the fd holds a lease (opening the file could
+ * break it), if the tree watches files (tree_watches), or if the file
+ * cannot be opened again: a restore then accepts it only on the same
+ * device and inode.
+ */
+static void reg_dump_crc(struct fd_dump *c, const struct fd_parms *p, struct tree_file *f)
+{
+	char path[64], *info;
+	struct stat st;
+	int fd, lease;
+
+	if (!S_ISREG(p->st.st_mode) || !c->t->ns || !(c->t->ns->own & NS_BIT(NS_MNT)) ||
+	    tree_watches(c->t))
+		return;
+	info = fd_info(p);
+	lease = info && strstr(info, "LEASE");
 	free(info);
-	if (lease || !S_ISREG(p->st.st_mode))
+	if (lease)
 		return;
 	snprintf(path, sizeof(path), "/proc/%d/fd/%d", p->pid, p->fd);
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | O_NOATIME);
@@ -209,7 +261,7 @@ static int reg_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 	snprintf(mnt, sizeof(mnt), "%s", m ? m : "/");
 	free(m);
 	f->mnt = mnt;	/* borrowed, like path: the driver copies it */
-	reg_dump_crc(p, f);
+	reg_dump_crc(c, p, f);
 	return FD_DESCRIBED;
 }
 
@@ -269,7 +321,7 @@ static int reg_copy_same(const struct tree_file *f, int fd, const struct stat *s
 		return -1;
 	}
 	if (!f->has_crc) {
-		snprintf(why, size, "the dump recorded no checksum of its first page (dumped by an older imgcr, or a leased file)");
+		snprintf(why, size, "the dump recorded no checksum of its first page (an older imgcr, a tree that watches files with inotify or fanotify, a leased file)");
 		return -1;
 	}
 	/* its first page, through a read-only open of the same path (@fd may be write-only or O_PATH) */
