@@ -201,7 +201,7 @@ import_ok() {	# CT NAME-OPTION...: restored from pmc.tar as CT, counting on
 		fail "podman container restore --import $*: $(logs rs2.out) restore.log: $(crlog restore.log)"
 	t1=$(nowms)
 	# its log: the one of the dump, or the new container's own
-	_log=$($P inspect --format '{{.LogPath}}' $_ct 2>&1)
+	_log=$($P container inspect --format '{{.HostConfig.LogConfig.Path}}' $_ct 2>&1)
 	[ -f "$_log" ] || fail "podman inspect $_ct: no log file ($_log); status $(status_of $_ct)"
 	if [ "$_log" = "$LOG" ]; then
 		wait_num $LOG $((last + 3)) 60 ||
