@@ -215,6 +215,8 @@ import_ok() {	# CT NAME-OPTION...: restored from pmc.tar as CT, counting on
 		LOG=$_log
 	fi
 	running_ok $_ct
+	# what imgcr-criu made of runc's root and ext_mnt (its log, -v3 from runc's level 4)
+	info "$(find $W/pm-root $W/pm-run -name restore.log -exec grep -ho 'restored with --root\|ext_mnt [^ ]*: bound from' {} + 2>/dev/null | sort | uniq -c | tr -s ' \n' ' |')"
 }
 export_rm pmc $W/pmc.tar
 import_ok pmc
