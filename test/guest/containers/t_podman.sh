@@ -198,7 +198,7 @@ import_ok() {	# CT NAME-OPTION...: restored from pmc.tar as CT, counting on
 	shift
 	t0=$(nowms)
 	$P container restore --import=$W/pmc.tar "$@" > rs2.out 2>&1 ||
-		fail "podman container restore --import $*: $(logs rs2.out) restore.log: $(crlog restore.log)"
+		fail "podman container restore --import $*: $(logs rs2.out) restore.log: $(find $W/pm-root -name restore.log -newer pmc.tar -exec tail -n 12 {} + 2>/dev/null | cut -c1-200 | tr '\n' '|')"
 	t1=$(nowms)
 	# its log: the one of the dump, or the new container's own
 	_log=$($P container inspect --format '{{.HostConfig.LogConfig.Path}}' $_ct 2>&1)
