@@ -924,6 +924,21 @@ int mnt_restore_options(struct tree *t)
 	char *old;
 	int i, j;
 
+	/* a cgroup2 mount of the namespace root restored in the caller's cgroup (cgroup.c) */
+	for (i = 0; ns && cg_caller_base && i < ns->n; i++) {
+		char *n;
+
+		m = &ns->m[i];
+		if (m->how != MNT_EXT || strcmp(m->fs, "cgroup2"))
+			continue;
+		n = cg_caller_mount(t, m->ext, m->root);
+		if (n) {
+			old = xstrdup(m->ext);
+			mnt_move(m, old, n, "/");
+			free(old);
+			free(n);
+		}
+	}
 	if (!opt_root && !opt_next)
 		return 0;
 	if (!ns || !ns->n) {

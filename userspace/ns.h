@@ -111,6 +111,12 @@ int cg_check_bpf(const struct tree *t);
  * limits the caller's; the cgroups below it are made as usual.
  */
 extern int cg_caller_base;
+/*
+ * restore with cg_caller_base: the path the tree's cgroup2 mount bound
+ * from @ext (showing @root) is bound from in the caller's cgroup, or NULL
+ * (malloc'ed; cgroup.c, used by mount.c).
+ */
+char *cg_caller_mount(const struct tree *t, const char *ext, const char *root);
 /* restore, after reading the tree: every own kind can be restored; 0 or -1 (printed). */
 int ns_restore_check(const struct tree *t);
 /* The CLONE_NEW* flags the ns-root is cloned with for the kinds of @own. */
