@@ -118,9 +118,9 @@ wait_num() {	# LOG N SECONDS
 }
 status_of() { $P inspect --format '{{.State.Status}}' "$1" 2>&1; }
 pid_of() { $P inspect --format '{{.State.Pid}}' "$1" 2>/dev/null; }
-# the numbers so far: 1..N (START..N) once each and in order, all by pid 1
-numbers_ok() {	# LOG MIN [START]
-	n=$((${3:-1} - 1))
+# the numbers so far: 1..N once each and in order, all by pid 1
+numbers_ok() {
+	n=0
 	nums "$1" > nums.out
 	while read -r num p rest; do
 		n=$((n + 1))
@@ -128,6 +128,18 @@ numbers_ok() {	# LOG MIN [START]
 		[ "$p" = 1 ] || fail "line $n printed by pid $p, expected 1 (the container's init)"
 	done < nums.out
 	[ "$n" -ge "$2" ] || fail "got $n numbers, expected at least $2"
+}
+# after the line of LAST (or from the start, if the log has none):
+# LAST+1.. once each and in order up to MIN at least, all by pid 1
+numbers_after() {	# LOG LAST MIN
+	nums "$1" | awk -v l="$2" '{ a[NR] = $0 } $1 == l { s = NR } END { for (i = s + 1; i <= NR; i++) print a[i] }' > nums.out
+	n=$2
+	while read -r num p rest; do
+		n=$((n + 1))
+		[ "$num" = "$n" ] || fail "after $2, '$num $p' where $n was expected (gap or repeat)"
+		[ "$p" = 1 ] || fail "$num printed by pid $p, expected 1 (the container's init)"
+	done < nums.out
+	[ "$n" -ge "$3" ] || fail "counted up to $n, expected at least $3"
 }
 logs() { tr '\n' '|' < "$1" | tail -c 400; }
 crlog() {	# the imgcr-criu log runc names
@@ -209,10 +221,11 @@ import_ok() {	# CT NAME-OPTION...: restored from pmc.tar as CT, counting on
 			fail "no count after the import: $(nums $LOG | tail -n 2 | tr '\n' '|') status $(status_of $_ct)"
 		numbers_ok $LOG $((last + 3))
 	else
-		# a new log: it goes on from the number after the last one
+		# a new log (podman's own for the new container; an earlier
+		# import's): it goes on from the number after the last one
 		wait_num "$_log" $((last + 3)) 60 ||
 			fail "no count after the import in $_log: $(logs "$_log") status $(status_of $_ct)"
-		numbers_ok "$_log" $((last + 3)) $((last + 1))
+		numbers_after "$_log" $last $((last + 3))
 		LOG=$_log
 	fi
 	running_ok $_ct
