@@ -722,6 +722,47 @@ static int cg_same(const struct cg *g, const char *dir)
 	return 0;
 }
 
+/*
+ * restore with cg_caller_base (imgcr-criu: runc made the container's
+ * cgroup): a cgroup2 mount of the tree (runc's /sys/fs/cgroup in a cgroup
+ * namespace), recorded as an external mount bound from imgcr's cgroup2
+ * mount at @ext, showing @root, the dumped namespace root or below it, is
+ * bound from the caller's cgroup instead (the namespace root is restored
+ * there, cg_outside), e.g. a container imported under a new id.  The new
+ * path (malloc'ed), or NULL: not such a mount, or the same cgroup.
+ */
+char *cg_caller_mount(const struct tree *t, const char *ext, const char *root)
+{
+	struct cg_ns *ns = cg_of(t);
+	size_t nb, ne, nr;
+	char *own, *out;
+	const char *rest;
+
+	if (!ns || !cg_caller_base || !ns->base)
+		return NULL;
+	nb = strlen(ns->base);
+	nr = strlen(root);
+	ne = strlen(ext);
+	if (!strcmp(ns->base, "/") || strncmp(root, ns->base, nb) || (root[nb] && root[nb] != '/') ||
+	    ne < nr || strcmp(ext + ne - nr, root))
+		return NULL;
+	rest = root + nb;
+	if (task_cgroup(getpid(), &own))
+		return NULL;
+	if (!strcmp(own, ns->base)) {
+		free(own);
+		return NULL;
+	}
+	out = malloc(ne - nr + strlen(own) + strlen(rest) + 1);
+	if (!out) {
+		pr_err("out of memory");
+		exit(1);
+	}
+	sprintf(out, "%.*s%s%s", (int)(ne - nr), ext, own, rest);
+	free(own);
+	return out;
+}
+
 static int cg_outside(struct ns_ctx *c)
 {
 	struct cg_ns *ns = cg_of(c->t);

@@ -11,7 +11,17 @@
  * (an "fstat" record: dev, inode, size, mtime, and the mount point it was
  * under), and a restore refuses a file that differs, naming what changed,
  * unless --allow-changed-files.  Directories: dev and inode only (their
- * size and mtime change with every entry made in them).  Files of /proc,
+ * size and mtime change with every entry made in them).
+ *
+ * A regular file's record also holds the checksum of its first page
+ * (crc32 as the module's imgcr_file.head_crc: crc32_le(~0) of the first
+ * min(size, 4096) bytes), read at dump through /proc/PID/fd/N in a tree
+ * with a mount namespace of its own (reg_dump_crc).  On a
+ * mount restore --root (or --external mnt[]) binds from another directory
+ * (mount.c: mnt_moved) the files are copies: a device or inode that
+ * differs is not a change there, and such a file is the dump's if its
+ * size, mtime and first page are (as the module checks mapped files);
+ * a directory there is found by its path alone.  Files of /proc,
  * /sys and the like: not checked (their inodes are made anew).
  *
  * O_PATH descriptors (fdinfo flags with 010000000) are reopened with their
@@ -26,7 +36,9 @@
  * tmpfs), which is where it was if the directory has not changed.
  */
 #include <limits.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +49,7 @@
 
 #include "files.h"
 #include "log.h"
+#include "ns.h"
 #include "proc.h"
 #include "record.h"
 
@@ -99,6 +112,114 @@ static char *mount_point(const struct fd_parms *p)
 	return mnt;
 }
 
+/* crc32_le(~0) without the final inversion, as the kernel's crc32_le() (file_head.h) */
+static unsigned int head_crc32(const unsigned char *b, size_t n)
+{
+	unsigned int crc = ~0u;
+	size_t i;
+	int k;
+
+	for (i = 0; i < n; i++) {
+		crc ^= b[i];
+		for (k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0xedb88320u & -(crc & 1));
+	}
+	return crc;
+}
+
+/* The checksum of the first min(@size, 4096) bytes of @fd: 0, or -1 if they cannot all be read. */
+static int fd_head_crc(int fd, long long size, unsigned int *crc)
+{
+	unsigned char buf[4096];
+	size_t n = size < (long long)sizeof(buf) ? (size_t)size : sizeof(buf);
+	ssize_t r;
+
+	if (size < 0)
+		return -1;
+	r = pread(fd, buf, n, 0);
+	if (r < 0 || (size_t)r != n)
+		return -1;
+	*crc = head_crc32(buf, n);
+	return 0;
+}
+
+/*
+ * A task of @t holds an inotify or fanotify fd: imgcr's own open and read
+ * of a file it watches would queue events in it (or ask a listener), a
+ * change of the tree's state.  Asked once per tree (the tasks are frozen).
+ */
+static int tree_watches(const struct tree *t)
+{
+	static const struct tree *seen;
+	static int watches;
+	char dir[64], link[96], target[64];
+	struct dirent *d;
+	ssize_t n;
+	DIR *fds;
+	int i;
+
+	if (seen == t)
+		return watches;
+	seen = t;
+	watches = 0;
+	for (i = 0; !watches && i < t->ntasks; i++) {
+		snprintf(dir, sizeof(dir), "/proc/%d/fd", t->tasks[i].pid);
+		fds = opendir(dir);
+		if (!fds) {
+			watches = 1;	/* cannot tell: no checksum */
+			break;
+		}
+		while (!watches && (d = readdir(fds))) {
+			if (d->d_name[0] == '.')
+				continue;
+			snprintf(link, sizeof(link), "%s/%.16s", dir, d->d_name);
+			n = readlink(link, target, sizeof(target) - 1);
+			if (n <= 0)
+				continue;
+			target[n] = 0;
+			watches = !strcmp(target, "anon_inode:inotify") ||
+				  !strcmp(target, "anon_inode:[fanotify]");
+		}
+		closedir(fds);
+	}
+	return watches;
+}
+
+/*
+ * The first page's checksum of @p's regular file, through /proc/PID/fd/N
+ * (O_NOATIME: its access time left alone), for a tree with a mount
+ * namespace of its own (the only one restore --root binds elsewhere).  Not
+ * read (f->has_crc 0) if the fd holds a lease (opening the file could
+ * break it), if the tree watches files (tree_watches), or if the file
+ * cannot be opened again: a restore then accepts it only on the same
+ * device and inode.
+ */
+static void reg_dump_crc(struct fd_dump *c, const struct fd_parms *p, struct tree_file *f)
+{
+	char path[64], *info;
+	struct stat st;
+	int fd, lease;
+
+	if (!S_ISREG(p->st.st_mode) || !c->t->ns || !(c->t->ns->own & NS_BIT(NS_MNT)) ||
+	    tree_watches(c->t))
+		return;
+	info = fd_info(p);
+	lease = info && strstr(info, "LEASE");
+	free(info);
+	if (lease)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", p->pid, p->fd);
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | O_NOATIME);
+	if (fd < 0 && errno == EPERM)
+		fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (!fstat(fd, &st) && st.st_dev == p->st.st_dev && st.st_ino == p->st.st_ino &&
+	    !fd_head_crc(fd, st.st_size, &f->head_crc))
+		f->has_crc = 1;
+	close(fd);
+}
+
 static int reg_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 {
 	static char mnt[4096 + 1];
@@ -140,6 +261,7 @@ static int reg_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 	snprintf(mnt, sizeof(mnt), "%s", m ? m : "/");
 	free(m);
 	f->mnt = mnt;	/* borrowed, like path: the driver copies it */
+	reg_dump_crc(c, p, f);
 	return FD_DESCRIBED;
 }
 
@@ -158,13 +280,81 @@ static void reg_open_failed(const struct tree_file *f, int e)
 	pr_perror("cannot open %s", f->path);
 }
 
-/* @fd, just opened for @f: is it the file of the dump?  0, or -1 (printed). */
-static int reg_check(struct fd_restore *r, const struct tree_file *f, int fd)
+/* "pid P fd N: " of a task holding file @i (the first), for messages */
+static void reg_holder(const struct tree *t, int i, char *out, size_t size)
 {
-	char why[1024];
+	int j, m;
+
+	for (j = 0; j < t->ntasks; j++)
+		for (m = 0; m < t->tasks[j].nfds; m++)
+			if (t->tasks[j].fds[m].file == i) {
+				const struct tree_task *k = &t->tasks[j];
+
+				/* the pid of the dump, and the one in its namespace if they differ */
+				if (k->dump_pid && k->dump_pid != k->pid)
+					snprintf(out, size, "pid %d fd %d (pid %d in its PID namespace): ",
+						 k->dump_pid, k->fds[m].fd, k->pid);
+				else
+					snprintf(out, size, "pid %d fd %d: ", k->pid, k->fds[m].fd);
+				return;
+			}
+	out[0] = 0;
+}
+
+/*
+ * On a moved mount (--root): @fd's file, of the dump's size and mtime, has
+ * another device or inode.  0 if it is the dump's copy (a directory; a
+ * regular file whose first page has the dumped checksum), else -1 and why.
+ */
+static int reg_copy_same(const struct tree_file *f, int fd, const struct stat *st, char *why,
+			 size_t size)
+{
+	unsigned int crc;
+	struct stat st2;
+	int rfd, r;
+
+	if (S_ISDIR(st->st_mode))
+		return 0;
+	if (!S_ISREG(st->st_mode)) {
+		snprintf(why, size, "not a regular file or directory (mode 0%o): only those are compared by content",
+			 st->st_mode & S_IFMT);
+		return -1;
+	}
+	if (!f->has_crc) {
+		snprintf(why, size, "the dump recorded no checksum of its first page (an older imgcr, a tree that watches files with inotify or fanotify, a leased file)");
+		return -1;
+	}
+	/* its first page, through a read-only open of the same path (@fd may be write-only or O_PATH) */
+	rfd = fd_path_open(f->path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+	if (rfd < 0) {
+		snprintf(why, size, "cannot open it to read its first page: %s", strerror(errno));
+		return -1;
+	}
+	r = fstat(rfd, &st2) || st2.st_dev != st->st_dev || st2.st_ino != st->st_ino ||
+	    fd_head_crc(rfd, st->st_size, &crc);
+	close(rfd);
+	(void)fd;
+	if (r) {
+		snprintf(why, size, "cannot read its first page");
+		return -1;
+	}
+	if (crc != f->head_crc) {
+		snprintf(why, size, "another file of the same size and mtime: its first page differs (checksum %08x, was %08x)",
+			 crc, f->head_crc);
+		return -1;
+	}
+	return 0;
+}
+
+/* @fd, just opened for file @i: is it the file of the dump?  0, or -1 (printed). */
+static int reg_check(struct fd_restore *r, int i, int fd)
+{
+	const struct tree_file *f = &r->t->files[i];
+	char why[1024], who[64];
 	long long mtime;
 	struct stat st;
 	size_t off = 0;
+	int moved, other;
 
 	if (!f->has_stat)
 		return 0;
@@ -174,11 +364,14 @@ static int reg_check(struct fd_restore *r, const struct tree_file *f, int fd)
 	}
 	why[0] = 0;
 	mtime = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
-	if (st.st_dev != (dev_t)f->dev)
+	other = st.st_dev != (dev_t)f->dev || st.st_ino != (ino_t)f->sino;
+	/* a copy in the directory restore --root binds from: its content compared below */
+	moved = other && mnt_moved(r->t, f->mnt);
+	if (st.st_dev != (dev_t)f->dev && !moved)
 		off += snprintf(why + off, sizeof(why) - off, ", device %u:%u -> %u:%u (mount %s)",
 				major(f->dev), minor(f->dev), major(st.st_dev), minor(st.st_dev),
 				f->mnt ? f->mnt : "?");
-	if (st.st_ino != (ino_t)f->sino && off < sizeof(why))
+	if (st.st_ino != (ino_t)f->sino && !moved && off < sizeof(why))
 		off += snprintf(why + off, sizeof(why) - off, ", inode %llu -> %llu",
 				f->sino, (unsigned long long)st.st_ino);
 	if (S_ISREG(st.st_mode) && st.st_size != f->size && off < sizeof(why))
@@ -188,15 +381,23 @@ static int reg_check(struct fd_restore *r, const struct tree_file *f, int fd)
 		off += snprintf(why + off, sizeof(why) - off, ", mtime %lld.%09lld -> %lld.%09lld",
 				f->mtime_ns / 1000000000, f->mtime_ns % 1000000000,
 				mtime / 1000000000, mtime % 1000000000);
+	if (!off && moved && off < sizeof(why)) {
+		char how[512];
+
+		if (reg_copy_same(f, fd, &st, how, sizeof(how)))
+			off += snprintf(why + off, sizeof(why) - off, ", %s (mount %s, bound from another directory than at the dump: inode %llu -> %llu)",
+					how, f->mnt, f->sino, (unsigned long long)st.st_ino);
+	}
 	if (!off)
 		return 0;
+	reg_holder(r->t, i, who, sizeof(who));
 	if (r->allow_changed) {
-		pr_info("%s changed since the dump (%s): restored anyway (--allow-changed-files)",
-			f->path, why + 2);
+		pr_info("%s%s changed since the dump (%s): restored anyway (--allow-changed-files)",
+			who, f->path, why + 2);
 		return 0;
 	}
-	pr_err("%s changed since the dump: %s; restore with --allow-changed-files to restore it anyway",
-	       f->path, why + 2);
+	pr_err("%s%s changed since the dump: %s; restore with --allow-changed-files to restore it anyway",
+	       who, f->path, why + 2);
 	return -1;
 }
 
@@ -217,7 +418,7 @@ static int reg_open(struct fd_restore *r, int i, const char *what)
 		return -1;
 	}
 	/* an O_PATH fd takes no F_SETFL and has no offset */
-	if (reg_check(r, f, fd) || (!(f->flags & O_PATH) && fd_set_flags(fd, f->flags, what)))
+	if (reg_check(r, i, fd) || (!(f->flags & O_PATH) && fd_set_flags(fd, f->flags, what)))
 		goto fail;
 	if (f->pos && !(f->flags & O_PATH) && lseek(fd, f->pos, SEEK_SET) != f->pos) {
 		pr_perror("%s: cannot seek to %lld", f->path, f->pos);
@@ -263,8 +464,11 @@ static void reg_rec_json(const struct tree *t, int i)
 	if (f->host)
 		printf(",\"host\":true");
 	if (f->has_stat) {
-		printf(",\"stat\":{\"dev\":%llu,\"ino\":%llu,\"size\":%lld,\"mtime_ns\":%lld,\"mount\":",
+		printf(",\"stat\":{\"dev\":%llu,\"ino\":%llu,\"size\":%lld,\"mtime_ns\":%lld,",
 		       f->dev, f->sino, f->size, f->mtime_ns);
+		if (f->has_crc)
+			printf("\"head_crc\":%u,", f->head_crc);
+		printf("\"mount\":");
 		json_str(f->mnt);
 		putchar('}');
 	}
@@ -294,8 +498,11 @@ static void fstat_records_write(FILE *f, const struct tree *t)
 		if (!x->has_stat)
 			continue;
 		tree_escape(e, sizeof(e), x->mnt ? x->mnt : "/");
-		fprintf(f, "fstat id=%d dev=%llu ino=%llu size=%lld mtime=%lld mnt=%s\n", x->id,
+		fprintf(f, "fstat id=%d dev=%llu ino=%llu size=%lld mtime=%lld mnt=%s", x->id,
 			x->dev, x->sino, x->size, x->mtime_ns, e);
+		if (x->has_crc)
+			fprintf(f, " crc=%u", x->head_crc);
+		fputc('\n', f);
 	}
 }
 
@@ -311,6 +518,11 @@ static const char *fstat_record_read(struct tree *t, struct rec *r)
 	    rec_unum(r, "ino", &x->sino) || REC_NUM(r, "size", 0, LLONG_MAX, x->size) ||
 	    REC_NUM(r, "mtime", LLONG_MIN, LLONG_MAX, x->mtime_ns) || rec_str(r, "mnt", &x->mnt))
 		return "bad fstat record";
+	if (rec_has(r, "crc")) {
+		if (REC_NUM(r, "crc", 0, UINT_MAX, x->head_crc))
+			return "bad fstat record: crc";
+		x->has_crc = 1;
+	}
 	x->has_stat = 1;
 	return NULL;
 }
@@ -323,10 +535,14 @@ static void fstat_records_show(const struct tree *t, int json)
 	for (i = 0; !json && i < t->nfiles; i++) {
 		const struct tree_file *f = &t->files[i];
 
-		if (f->has_stat)
-			printf("file %d: %s dev %llu ino %llu size %lld mtime %lld.%09lld mount %s\n",
+		if (f->has_stat) {
+			printf("file %d: %s dev %llu ino %llu size %lld mtime %lld.%09lld mount %s",
 			       i, f->path, f->dev, f->sino, f->size, f->mtime_ns / 1000000000,
 			       f->mtime_ns % 1000000000, f->mnt);
+			if (f->has_crc)
+				printf(" head_crc %08x", f->head_crc);
+			putchar('\n');
+		}
 	}
 }
 

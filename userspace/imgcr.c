@@ -36,7 +36,7 @@ static const struct command {
 	  "          --live-check        --live, checked against a plain read\n"
 	  "          --stats, --display-stats  where the time went" LOG_HELP },
 	{ "restore", cmd_restore, "restore -D DIR [--pidns] [-d] [-j] [--allow-changed-files]\n"
-	  "                        [--pidfile FILE] [--tcp-close] [--cgroups MODE] [--stats]\n"
+	  "                        [--pidfile FILE] [--tcp-close] [--cgroups MODE] [--root DIR] [--stats]\n"
 	  "                        recreate the tree dumped in DIR\n"
 	  "      -D, --images-dir DIR    the dump directory\n"
 	  "          --pidns             in a new PID namespace\n"
@@ -49,6 +49,8 @@ static const struct command {
 	  "          --tcp-close         TCP connections restored closed (state CLOSE)\n"
 	  "          --cgroups soft|ignore  soft: each task in its dumped cgroup (default);\n"
 	  "                              ignore: the tree in imgcr's cgroup\n"
+	  "          --root DIR          the container's root mount bound from DIR (a copy)\n"
+	  "          --external mnt[MP]:PATH  its external mount at MP bound from PATH\n"
 	  "          --stats, --display-stats  the time of each phase, the images' size"
 	  LOG_HELP },
 	{ "show", cmd_show, "show IMAGE|DIR [--json]\n"

@@ -22,6 +22,14 @@
  * unbindable) are restored; mount IDs and peer group numbers are new, as
  * after any boot.
  *
+ * restore --root DIR (CRIU's --root, runc's and podman's root at restore):
+ * the root mount, an ext one, is bound from DIR instead of its dumped
+ * path, and so is every ext mount below that path (DIR and the rest);
+ * --external mnt[MP]:PATH binds the ext mount at MP from PATH.  Such a
+ * mount is "moved": the files the tree holds on it (and on binds of it)
+ * are found there by path and compared by content where their device or
+ * inode differ (files-reg.c; mapped files and the exe: the module).
+ *
  * restore: outside() (imgcr) makes the "yard" directory, removed by
  * late() or cleanup() only if this restore made it; inside() (the
  * ns-root, which the clone gave a copy of imgcr's mount namespace):
@@ -75,6 +83,7 @@ struct mnt {
 	char *ext;		/* MNT_EXT: the host path */
 	/* restore */
 	char *target;
+	int moved;		/* bound from another directory than at the dump (--root) */
 };
 
 struct mnt_ns {
@@ -830,6 +839,165 @@ static int mnt_late(struct ns_ctx *c)
 static void mnt_cleanup(struct ns_ctx *c)
 {
 	mnt_late(c);
+}
+
+/* ---- restore --root DIR, --external mnt[MP]:PATH ---- */
+
+static char *opt_root;
+static struct mnt_opt_ext {
+	char *mp, *path;
+} *opt_ext;
+static int opt_next;
+
+/* @path as an absolute path without links (bind_nofollow follows none); a directory if @dir */
+static char *real_path(const char *what, const char *path, int dir)
+{
+	char *r = realpath(path, NULL);
+	struct stat st;
+
+	if (r && !stat(r, &st)) {
+		if (!dir || S_ISDIR(st.st_mode))
+			return r;
+		errno = ENOTDIR;
+	}
+	pr_perror("restore: %s %s", what, path);
+	free(r);
+	return NULL;
+}
+
+int mnt_root_option(const char *dir)
+{
+	free(opt_root);
+	opt_root = real_path("--root", dir, 1);
+	return opt_root ? 0 : -1;
+}
+
+int mnt_ext_option(const char *arg)
+{
+	const char *end = strstr(arg, "]:");
+	struct mnt_opt_ext *e;
+	char *mp;
+
+	if (strncmp(arg, "mnt[", 4) || !end || end == arg + 4 || !end[2]) {
+		pr_err("restore: --external %s: not mnt[MOUNTPOINT]:PATH (the only kind a restore takes)",
+		       arg);
+		return -1;
+	}
+	mp = strndup(arg + 4, end - arg - 4);
+	if (!mp || !abs_path_ok(mp)) {
+		pr_err("restore: --external %s: the mount point is not an absolute path", arg);
+		free(mp);
+		return -1;
+	}
+	opt_ext = tree_grow(opt_ext, opt_next, sizeof(*opt_ext));
+	e = &opt_ext[opt_next];
+	e->mp = mp;
+	e->path = real_path("--external", end + 2, 0);
+	if (!e->path) {
+		free(mp);
+		return -1;
+	}
+	opt_next++;
+	return 0;
+}
+
+static void mnt_move(struct mnt *m, const char *from, const char *to, const char *rest)
+{
+	size_t len = strlen(to) + strlen(rest) + 2;
+	char *n = malloc(len);
+
+	if (!n) {
+		pr_err("out of memory");
+		exit(1);
+	}
+	snprintf(n, len, "%s%s", to, strcmp(rest, "/") ? (strcmp(to, "/") ? rest : rest + 1) : "");
+	pr_info("mount at %s: bound from %s (%s at the dump)", m->mp, n, from);
+	free(m->ext);
+	m->ext = n;
+	m->moved = 1;
+}
+
+int mnt_restore_options(struct tree *t)
+{
+	struct mnt_ns *ns = t->ns && (t->ns->own & NS_BIT(NS_MNT)) ? t->ns->data[NS_MNT] : NULL;
+	struct mnt *m, *b;
+	char *old;
+	int i, j;
+
+	/* a cgroup2 mount of the namespace root restored in the caller's cgroup (cgroup.c) */
+	for (i = 0; ns && cg_caller_base && i < ns->n; i++) {
+		char *n;
+
+		m = &ns->m[i];
+		if (m->how != MNT_EXT || strcmp(m->fs, "cgroup2"))
+			continue;
+		n = cg_caller_mount(t, m->ext, m->root);
+		if (n) {
+			old = xstrdup(m->ext);
+			mnt_move(m, old, n, "/");
+			free(old);
+			free(n);
+		}
+	}
+	if (!opt_root && !opt_next)
+		return 0;
+	if (!ns || !ns->n) {
+		pr_err("restore: --root/--external mnt[]: the tree has no mount namespace of its own (its files are the restorer's)");
+		return -1;
+	}
+	if (opt_root) {
+		if (ns->m[0].how != MNT_EXT) {
+			pr_err("restore: --root %s: the tree's root mount is not bound from a directory of imgcr's (it is %s, %s): only such a root can be bound from another one",
+			       opt_root, mnt_how_names[ns->m[0].how], ns->m[0].fs);
+			return -1;
+		}
+		old = xstrdup(ns->m[0].ext);
+		for (i = 0; i < ns->n; i++) {
+			const char *rest;
+			char *was;
+
+			m = &ns->m[i];
+			rest = m->how == MNT_EXT ? below(m->ext, old) : NULL;
+			if (!rest)
+				continue;
+			was = xstrdup(m->ext);
+			mnt_move(m, was, opt_root, rest);
+			free(was);
+		}
+		free(old);
+	}
+	for (j = 0; j < opt_next; j++) {
+		for (i = 0; i < ns->n && strcmp(ns->m[i].mp, opt_ext[j].mp); i++)
+			;
+		if (i == ns->n || ns->m[i].how != MNT_EXT) {
+			pr_err("restore: --external mnt[%s]: %s", opt_ext[j].mp,
+			       i == ns->n ? "the tree has no mount there" :
+			       "that mount is not bound from a directory of imgcr's (not external)");
+			return -1;
+		}
+		old = xstrdup(ns->m[i].ext);
+		mnt_move(&ns->m[i], old, opt_ext[j].path, "/");
+		free(old);
+	}
+	/* binds of a moved mount show its new files (parents and bound mounts first) */
+	for (i = 0; i < ns->n; i++) {
+		m = &ns->m[i];
+		b = m->how == MNT_BIND ? mnt_by_id(ns, m->bind) : NULL;
+		if (b && b->moved)
+			m->moved = 1;
+	}
+	return 0;
+}
+
+int mnt_moved(const struct tree *t, const char *mp)
+{
+	struct mnt_ns *ns = t->ns && (t->ns->own & NS_BIT(NS_MNT)) ? t->ns->data[NS_MNT] : NULL;
+	int i;
+
+	for (i = 0; ns && mp && i < ns->n; i++)
+		if (!strcmp(ns->m[i].mp, mp))
+			return ns->m[i].moved;
+	return 0;
 }
 
 /* ---- records ---- */

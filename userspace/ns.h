@@ -112,6 +112,12 @@ int cg_check_bpf(const struct tree *t);
  * limits the caller's; the cgroups below it are made as usual.
  */
 extern int cg_caller_base;
+/*
+ * restore with cg_caller_base: the path the tree's cgroup2 mount bound
+ * from @ext (showing @root) is bound from in the caller's cgroup, or NULL
+ * (malloc'ed; cgroup.c, used by mount.c).
+ */
+char *cg_caller_mount(const struct tree *t, const char *ext, const char *root);
 /* restore, after reading the tree: every own kind can be restored; 0 or -1 (printed). */
 int ns_restore_check(const struct tree *t);
 /* The CLONE_NEW* flags the ns-root is cloned with for the kinds of @own. */
@@ -134,5 +140,25 @@ void ns_cleanup(struct ns_ctx *c);	/* reverse order; each kind undoes only what 
  * file[MNT_ID:INODE] with --inherit-fd) would accept them there.
  */
 int mnt_file_outside(const struct tree *t, pid_t pid, const char *link, int *mnt_id);
+
+/*
+ * mount.c, restore: --root DIR (the tree's root mount, and the external
+ * mounts below the directory it was bound from, bound from DIR instead)
+ * and --external mnt[MP]:PATH (the external mount at MP bound from PATH):
+ * recorded by the options, 0 or -1 (printed); applied to the tree's mnt
+ * records by mnt_restore_options() after tree_read (0, or -1 printed:
+ * a tree without a mount namespace of its own, a root or MP that is not
+ * an external mount).
+ */
+int mnt_root_option(const char *dir);
+int mnt_ext_option(const char *arg);
+int mnt_restore_options(struct tree *t);
+/*
+ * restore: the mount the tree saw at @mp (a file's fstat record) is bound
+ * from another directory than at the dump (--root, --external mnt[]): its
+ * files are copies, whose device and inode may differ (files-reg.c then
+ * compares their content).  1 or 0.
+ */
+int mnt_moved(const struct tree *t, const char *mp);
 
 #endif

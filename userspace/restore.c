@@ -2796,6 +2796,8 @@ int cmd_restore(int argc, char **argv)
 		{ "trust-images-dir", no_argument, NULL, 'T' },
 		{ "pidfile", required_argument, NULL, 'p' },
 		{ "inherit-fd", required_argument, NULL, 'I' },
+		{ "root", required_argument, NULL, 'r' },
+		{ "external", required_argument, NULL, 'E' },
 		{ "tcp-close", no_argument, NULL, 'X' },
 		{ "stats", no_argument, NULL, 'S' },
 		{ "display-stats", no_argument, NULL, 'S' },
@@ -2839,6 +2841,14 @@ int cmd_restore(int argc, char **argv)
 			if (inherit_fd_option(optarg))
 				return 2;
 			break;
+		case 'r':
+			if (mnt_root_option(optarg))
+				return 2;
+			break;
+		case 'E':
+			if (mnt_ext_option(optarg))
+				return 2;
+			break;
 		case 'X':
 			sk_tcp_close = 1;	/* sk-tcp.c */
 			break;
@@ -2877,6 +2887,9 @@ int cmd_restore(int argc, char **argv)
 		return 1;
 	/* namespaces of its own (ns.c): restored by the ns-root, the root task */
 	if (ns_restore_check(&c.t))
+		return 1;
+	/* --root, --external mnt[]: the mounts bound from elsewhere (mount.c) */
+	if (mnt_restore_options(&c.t))
 		return 1;
 	c.own = c.t.ns ? c.t.ns->own : 0;
 	c.ns_sync[0] = c.ns_sync[1] = -1;

@@ -118,6 +118,8 @@ static void file(const struct tree_file *x)
 			printf(" dev=%llu ino=%llu size=%lld mtime_ns=%lld", x->dev, x->sino,
 			       x->size, x->mtime_ns);
 			str("mnt", x->mnt);
+			if (x->has_crc)	/* only when set: the older cases' models stay */
+				printf(" head_crc=%u", x->head_crc);
 		}
 		break;
 	case TK_PIPE:

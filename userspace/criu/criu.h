@@ -36,7 +36,8 @@ enum {
 #define INVENTORY_TEXT	"imgcr images, not CRIU's: imgcr show DIR reads them (written by imgcr-criu for podman)\n"
 
 #define INHERIT_MAX	8	/* inherit_fd entries (runc: stdio pipes, 3) */
-#define ARGS_MAX	(32 + 2 * INHERIT_MAX)
+#define MNTEXT_MAX	32	/* restore: ext_mnt sources that differ from the dump's */
+#define ARGS_MAX	(34 + 2 * INHERIT_MAX + 2 * MNTEXT_MAX)
 
 /* An imgcr command line made from a DUMP or RESTORE request. */
 struct criu_args {
@@ -50,6 +51,8 @@ struct criu_args {
 	char images[4200], log[4200], pid[16], verbosity[16], ghost[24];
 	char ext[3][96];		/* dump: --external pipe:[INO] or file[MNT:INO], the pid's stdio */
 	char inherit[INHERIT_MAX][96];	/* restore: --inherit-fd fd[N]:pipe:[INO] */
+	char *mntext[MNTEXT_MAX];	/* restore: --external mnt[MP]:PATH (malloc'ed) */
+	int nmntext;
 };
 
 /*

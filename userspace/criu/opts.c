@@ -25,7 +25,9 @@
  *                               orphan-pts-master (SCM_RIGHTS), as CRIU
  *   root, ext_mnt               checked (check_mounts): the pid's root at
  *                               dump; at restore the sources the image's
- *                               external mounts are bound from
+ *                               external mounts are bound from: another
+ *                               root is restore --root, another source
+ *                               --external mnt[MP]:PATH
  *   inherit_fd                  restore --inherit-fd, pipes only; at dump
  *                               the pid's stdio pipes are --external, and
  *                               its stdio files --external file[MNT:INO]
@@ -290,12 +292,18 @@ static int image_mount(int dirfd, const char *mp, char *how, size_t hsize, char 
  * file system imgcr's namespace also has (the root file system, a host
  * directory bound in) is recorded with its host path and bound again from
  * there (docs/containers.md).  So at DUMP root must be the pid's root and
- * ext_mnt (runc: every bind mount, masked paths, devices) needs nothing; at
- * RESTORE root and each ext_mnt's source must be the same files the image's
- * mounts will be bound from: a different source is refused, never ignored.
- * A key that is no mount of the image is unused, as by CRIU.
+ * ext_mnt (runc: every bind mount, masked paths, devices) needs nothing.
+ * At RESTORE a root that is the directory the image's root mount was bound
+ * from needs nothing either; another one (podman's restore --import: the
+ * container made again in a new storage layer) is imgcr restore --root
+ * ROOT, which binds it instead and finds the tree's files there by content
+ * (a copy); an ext_mnt whose source is another file than the image's
+ * mount was bound from (the new container's /etc/hosts...) is --external
+ * mnt[KEY]:VAL.  Only an image's external mount can be given a source: one
+ * imgcr makes itself (a tmpfs, a bind of the tree's own) is refused, never
+ * ignored.  A key that is no mount of the image is unused, as by CRIU.
  */
-static int check_mounts(CriuOpts *o, int type, int dirfd, int *err)
+static int check_mounts(CriuOpts *o, int type, int dirfd, struct criu_args *a, int *err)
 {
 	char how[16], ext[PATH_MAX], path[64];
 	size_t i;
@@ -321,13 +329,15 @@ static int check_mounts(CriuOpts *o, int type, int dirfd, int *err)
 			return -1;
 		}
 		if (!same_file(o->root, ext)) {
-			pr_err("root %s: not the directory the container's root was (%s): restoring into another root is not supported",
-			       o->root, ext);
-			return -1;
+			pr_info("root %s: not the directory the container's root was (%s): restored with --root",
+				o->root, ext);
+			add(a, "--root");
+			add(a, o->root);
 		}
 	}
 	for (i = 0; i < o->n_ext_mnt; i++) {
 		const char *key = o->ext_mnt[i]->key, *val = o->ext_mnt[i]->val;
+		size_t len;
 
 		if (!key || !val || !*key || !*val) {
 			pr_err("ext_mnt %zu: no key or value", i);
@@ -341,16 +351,29 @@ static int check_mounts(CriuOpts *o, int type, int dirfd, int *err)
 			pr_debug("ext_mnt %s: no mount of the image there: unused", key);
 			continue;
 		}
+		if (same_file(val, ext))
+			continue;
 		if (strcmp(how, "ext")) {
 			pr_err("ext_mnt %s:%s: the image's mount at %s is not external (it is restored as %s): a different source is not supported",
 			       key, val, key, how);
 			return -1;
 		}
-		if (!same_file(val, ext)) {
-			pr_err("ext_mnt %s:%s: the image's mount at %s was bound from %s, another file: a different source is not supported",
-			       key, val, key, ext);
+		if (a->nmntext == MNTEXT_MAX) {
+			pr_err("ext_mnt %s:%s: more than %d mounts with another source than at the dump",
+			       key, val, MNTEXT_MAX);
 			return -1;
 		}
+		len = strlen(key) + strlen(val) + 8;
+		a->mntext[a->nmntext] = malloc(len);
+		if (!a->mntext[a->nmntext]) {
+			pr_err("out of memory");
+			*err = ENOMEM;
+			return -1;
+		}
+		snprintf(a->mntext[a->nmntext], len, "mnt[%s]:%s", key, val);
+		pr_info("ext_mnt %s: bound from %s, not %s as at the dump", key, val, ext);
+		add(a, "--external");
+		add(a, a->mntext[a->nmntext++]);
 	}
 	return 0;
 }
@@ -600,7 +623,7 @@ int opts_to_args(CriuOpts *o, int type, pid_t peer, struct criu_args *a, int *er
 	/* CRIU's: at dump, the connections not saved; at restore, made closed */
 	if (o->has_tcp_close && o->tcp_close)
 		add(a, "--tcp-close");
-	if (check_mounts(o, type, a->images_fd, err) || check_empty_ns(o, type, a->images_fd, err))
+	if (check_mounts(o, type, a->images_fd, a, err) || check_empty_ns(o, type, a->images_fd, err))
 		return -1;
 	*err = EINVAL;
 	if (type == REQ_DUMP) {
@@ -654,6 +677,8 @@ int opts_to_args(CriuOpts *o, int type, pid_t peer, struct criu_args *a, int *er
 
 void args_free(struct criu_args *a)
 {
+	while (a->nmntext > 0)
+		free(a->mntext[--a->nmntext]);
 	if (a->images_fd >= 0)
 		close(a->images_fd);
 	if (a->work_fd >= 0)

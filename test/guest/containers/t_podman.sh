@@ -14,14 +14,19 @@
 #                  (its /dev/null stdin, podman's seccomp profile kept)
 #   podman-export  podman container checkpoint --export=F (the archive
 #                  holds the images, inventory.img, config.dump, spec.dump),
-#                  podman rm, podman container restore --import=F: refused
-#                  by imgcr-criu (the import's root is a new directory, a
-#                  new vfs layer: imgcr restores into the dumped root
-#                  only), nothing restored, the count stopped
+#                  podman rm, podman container restore --import=F: podman
+#                  makes the container again with a new root directory (a
+#                  new vfs layer) and new /etc/hosts... files; imgcr-criu
+#                  restores with --root (and --external mnt[] for those):
+#                  podman ps says it runs, the count goes on from where it
+#                  stopped, by pid 1
+#   podman-import-name  the same exported again, podman rm, restore
+#                  --import --name pmc2 (a new container id): pmc2 runs
+#                  and counts on
 # Skipped (PASS "not run: ...") if the guest has no podman (the packages
 # are not in the host's apt cache, or the test was not selected: run.sh
 # adds podman to the initramfs only for it).
-# timeout: 200
+# timeout: 300
 . /imgcr/guest/lib.sh
 . /imgcr/guest/ctlib.sh
 require_modules
@@ -52,6 +57,7 @@ mkdir -p $W/criu-bin $W/pm-tmp
 # checked below)
 cp "$IMGCR_STATE_EXPECTED" expected
 echo 'fd */0 fdinfo.ino * -> *  # the container'"'"'s /dev/null (runc'"'"'s, on its stdin): a node of its /dev tmpfs, made again by the restore (a new inode of the same device, checked by t_podman)' >> expected
+echo 'task * cgroup 0::/libpod_parent/libpod-* -> 0::/libpod_parent/libpod-*  # podman-import-name: imported under a new id, in the cgroup runc made for it (docs/runtimes.md, manage_cgroups)' >> expected
 cat > $W/criu-bin/criu << EOF
 #!/bin/sh
 export IMGCR_STATE_HOOK='${IMGCR_STATE_HOOK:-}' IMGCR_STATE_EXPECTED='$W/expected'
@@ -123,6 +129,18 @@ numbers_ok() {
 	done < nums.out
 	[ "$n" -ge "$2" ] || fail "got $n numbers, expected at least $2"
 }
+# after the line of LAST (or from the start, if the log has none):
+# LAST+1.. once each and in order up to MIN at least, all by pid 1
+numbers_after() {	# LOG LAST MIN
+	nums "$1" | awk -v l="$2" '{ a[NR] = $0 } $1 == l { s = NR } END { for (i = s + 1; i <= NR; i++) print a[i] }' > nums.out
+	n=$2
+	while read -r num p rest; do
+		n=$((n + 1))
+		[ "$num" = "$n" ] || fail "after $2, '$num $p' where $n was expected (gap or repeat)"
+		[ "$p" = 1 ] || fail "$num printed by pid $p, expected 1 (the container's init)"
+	done < nums.out
+	[ "$n" -ge "$3" ] || fail "counted up to $n, expected at least $3"
+}
 logs() { tr '\n' '|' < "$1" | tail -c 400; }
 crlog() {	# the imgcr-criu log runc names
 	for f in $(find $W/pm-root -name "$1" 2>/dev/null); do
@@ -175,32 +193,51 @@ T=podman-export
 # podman's checkpoint archive: the images (and imgcr-criu's inventory.img),
 # podman's config.dump and spec.dump, the rootfs changes.  Its import
 # makes the container again from the image with a new root directory (a
-# new vfs layer): imgcr-criu refuses to restore into another root than
-# the one dumped (docs/runtimes.md), before anything is made
-$P container checkpoint --compress=none --export=$W/pmc.tar pmc > ck2.out 2>&1 ||
-	fail "podman container checkpoint --export: $(logs ck2.out) dump.log: $(crlog dump.log)"
-wait_gone $ct 20 || fail "the container outlived its checkpoint"
-last=$(nums $LOG | tail -n 1 | cut -d' ' -f1)
-tar -tf pmc.tar > tar.out 2>&1 || fail "the archive: $(logs tar.out)"
-for f in checkpoint/tree checkpoint/inventory.img config.dump spec.dump; do
-	grep -Eq "^(\./)?$f\$" tar.out || fail "no $f in the archive: $(logs tar.out)"
-done
-$P rm pmc > rm.out 2>&1 || fail "podman rm: $(logs rm.out)"
-$P container restore --import=$W/pmc.tar > rs2.out 2>&1 &&
-	fail "podman container restore --import succeeded: imgcr-criu restores into the dumped root only (update t_podman and docs/runtimes.md)"
-why=$(crlog restore.log)
-case "$why" in
-*"restoring into another root is not supported"*) ;;
-*) fail "podman container restore --import failed for another reason: $(logs rs2.out) restore.log: $why" ;;
-esac
-grep -q 'criu failed' rs2.out || fail "podman said: $(logs rs2.out)"
-# nothing restored: no counter, the count stopped where it was
-sleep 1
-nums $LOG | tail -n 1 | grep -q "^$last " || fail "the count went on after the refused import: $(nums $LOG | tail -n 1)"
-for d in /proc/[0-9]*; do
-	[ "$(cat $d/cmdline 2>/dev/null | tr '\0' ' ')" = "/counter 100000 " ] && fail "a counter runs after the refused import: ${d#/proc/}"
-done
-[ "$(status_of pmc)" != running ] || fail "podman says the refused import runs"
-$P rm -f pmc > /dev/null 2>&1
-pass "exported at $last ($(wc -l < tar.out) files); the import refused: $(echo "$why" | sed 's/.*imgcr: //; s/|.*//' | cut -c1-160)"
+# new vfs layer): imgcr-criu restores with --root, imgcr finds the
+# container's files there by content (docs/runtimes.md)
+export_rm() {	# CT ARCHIVE: checkpointed into ARCHIVE, then removed
+	$P container checkpoint --compress=none --export=$2 $1 > ck2.out 2>&1 ||
+		fail "podman container checkpoint --export: $(logs ck2.out) dump.log: $(crlog dump.log)"
+	wait_gone $ct 20 || fail "the container outlived its checkpoint"
+	last=$(nums $LOG | tail -n 1 | cut -d' ' -f1)
+	tar -tf $2 > tar.out 2>&1 || fail "the archive: $(logs tar.out)"
+	for f in checkpoint/tree checkpoint/inventory.img config.dump spec.dump; do
+		grep -Eq "^(\./)?$f\$" tar.out || fail "no $f in the archive: $(logs tar.out)"
+	done
+	$P rm $1 > rm.out 2>&1 || fail "podman rm: $(logs rm.out)"
+}
+import_ok() {	# CT NAME-OPTION...: restored from pmc.tar as CT, counting on
+	_ct=$1
+	shift
+	t0=$(nowms)
+	$P container restore --import=$W/pmc.tar "$@" > rs2.out 2>&1 ||
+		fail "podman container restore --import $*: $(logs rs2.out) restore.log: $(find $W/pm-root -name restore.log -newer pmc.tar -exec tail -n 12 {} + 2>/dev/null | cut -c1-200 | tr '\n' '|')"
+	t1=$(nowms)
+	# its log: the one of the dump, or the new container's own
+	_log=$($P container inspect --format '{{.HostConfig.LogConfig.Path}}' $_ct 2>&1)
+	[ -f "$_log" ] || fail "podman inspect $_ct: no log file ($_log); status $(status_of $_ct)"
+	if [ "$_log" = "$LOG" ]; then
+		wait_num $LOG $((last + 3)) 60 ||
+			fail "no count after the import: $(nums $LOG | tail -n 2 | tr '\n' '|') status $(status_of $_ct)"
+		numbers_ok $LOG $((last + 3))
+	else
+		# a new log (podman's own for the new container; an earlier
+		# import's): it goes on from the number after the last one
+		wait_num "$_log" $((last + 3)) 60 ||
+			fail "no count after the import in $_log: $(logs "$_log") status $(status_of $_ct)"
+		numbers_after "$_log" $last $((last + 3))
+		LOG=$_log
+	fi
+	running_ok $_ct
+}
+export_rm pmc $W/pmc.tar
+import_ok pmc
+pass "exported at $last ($(wc -l < tar.out) files), imported in $((t1 - t0)) ms as pid $ct (1 inside), counting on"
+
+T=podman-import-name
+export_rm pmc $W/pmc.tar
+import_ok pmc2 --name pmc2
+$P ps -a --format '{{.Names}}' | grep -qx pmc && fail "podman lists pmc after the import as pmc2"
+$P rm -f pmc2 > /dev/null 2>&1
+pass "imported as pmc2 at $last in $((t1 - t0)) ms, counting on"
 exit 0
