@@ -747,7 +747,7 @@ char *cg_caller_mount(const struct tree *t, const char *ext, const char *root)
 	    ne < nr || strcmp(ext + ne - nr, root))
 		return NULL;
 	rest = root + nb;
-	if (task_cgroup(getpid(), &own))
+	if (cg_task_cgroup(getpid(), &own))
 		return NULL;
 	if (!strcmp(own, ns->base)) {
 		free(own);
