@@ -84,7 +84,7 @@ kill -USR1 $pid
 wait_line out.txt "^round 3 " 20 || fail "--leave-running: no check round: $(tail -n3 out.txt | tr '\n' '|')"
 grep -q "^round 3 ok 49 fail 0" out.txt ||
 	fail "--leave-running: $(sed -n '/^round 2 /,$p' out.txt | grep -E 'FAIL|round' | tr '\n' '|')"
-pass "45 options and states checked by the program after each of 2 restores and a dump --leave-running, listed by imgcr show, addresses as in /proc/net"
+pass "49 options and states checked by the program after each of 2 restores and a dump --leave-running, listed by imgcr show, addresses as in /proc/net"
 
 # refusals
 refused() {	# NAME PATTERN: the dump of skopts refuse NAME fails naming PATTERN
