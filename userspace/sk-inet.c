@@ -23,12 +23,20 @@
  * is taken (by a socket of the tree made before it, or a live one), from
  * a raw socket that writes the IP and UDP headers (IP_HDRINCL; root).
  * Each must arrive (its memory on the socket, SO_MEMINFO) or the restore
- * fails.  Refused: datagrams queued on a socket with an option that adds
+ * fails; before the first send, each destination must be a local unicast
+ * address (local_unicast); after the last, the queue is peeked at and
+ * compared with the image (udp_verify).  Root restoring a user's directory
+ * (trust.c) neither sends by raw socket nor binds below the unprivileged
+ * ports.  Refused at dump, before any peek: an error pending (any UDP
+ * socket: a peek takes it), and with datagrams queued: an option that adds
  * data of their arrival to a receive (SO_TIMESTAMP*, IP_PKTINFO,
- * IP_RECVTTL...: sk_xopts_rx_cmsg, checked by sockets.c once the options
- * are read), or with an error pending (a peek takes
- * it), and a zero-length datagram at the head already peeked at (a peek
- * with an offset no longer sees it).
+ * IP_RECVTTL...: sk_xopts_rx_cmsg, the options read first by sockets.c,
+ * and rx_extra), SO_BINDTODEVICE to other than lo, a multicast or
+ * broadcast name, a port another socket holds (udp_diag); while peeking
+ * (sockets.c): a source of any address or port 0, an IPv6 datagram over
+ * 65488 bytes, a zero-length datagram with SO_PEEK_OFF on.  A zero-length
+ * head already peeked at (a peek with an offset passes it) is written as
+ * the first frame from a peek without an offset.
  *
  * UDP-Lite (udp_diag too), ICMP "ping" sockets (SOCK_DGRAM, IPPROTO_ICMP
  * or IPPROTO_ICMPV6; the ident is the bound port) and raw sockets
@@ -56,6 +64,8 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <linux/inet_diag.h>
 #include <linux/rtnetlink.h>
 #include <linux/sockios.h>
@@ -68,6 +78,7 @@
 #include "log.h"
 #include "proc.h"
 #include "sockets.h"
+#include "trust.h"
 
 #define SK_ST_ESTABLISHED	1
 #define SK_ST_CLOSE	7
@@ -372,78 +383,219 @@ static ssize_t peek_head(int sfd, struct sockaddr_storage *from, socklen_t *from
 	return n;
 }
 
+/* an IPv4 address as an IPv6 socket gives it (::ffff:a.b.c.d) into @sin; 1 if it is one */
+static int v4mapped(const struct sockaddr_storage *ss, struct sockaddr_in *sin)
+{
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+
+	if (ss->ss_family != AF_INET6 || !IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr))
+		return 0;
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	sin->sin_port = s6->sin6_port;
+	memcpy(&sin->sin_addr, &s6->sin6_addr.s6_addr[12], 4);
+	return 1;
+}
+
+/* another UDP socket on a port (udp_diag): the first one found that may take its datagrams */
+struct port_info {
+	unsigned long ino;		/* the socket itself */
+	int family;			/* its family, */
+	unsigned char addr[16];		/* its address (IPv4: 4 bytes; mapped to IPv6 otherwise) */
+	int any;			/* 0.0.0.0 or :: */
+	uint16_t port;			/* network order */
+	unsigned long other;		/* the other socket's inode, 0: none */
+	char desc[160];
+};
+
+/* an address of udp_diag (@fam) as IPv6 (IPv4 mapped); 1 if an address of any */
+static int diag_addr(int fam, const __be32 *a, unsigned char *out)
+{
+	static const unsigned char zero[16];
+
+	if (fam == AF_INET) {
+		memset(out, 0, 10);
+		out[10] = out[11] = 0xff;
+		memcpy(out + 12, a, 4);
+		return !a[0];
+	}
+	memcpy(out, a, 16);
+	return !memcmp(out, zero, 16) ||
+	       (IN6_IS_ADDR_V4MAPPED((const struct in6_addr *)out) && !memcmp(out + 12, zero, 4));
+}
+
+static void port_cb(void *msg, size_t len, void *arg)
+{
+	struct inet_diag_msg *m = msg;
+	struct port_info *pi = arg;
+	unsigned char a[16];
+	int any;
+
+	if (len < sizeof(*m) || m->idiag_inode == pi->ino || pi->other ||
+	    m->id.idiag_sport != pi->port)
+		return;
+	any = diag_addr(m->idiag_family, m->id.idiag_src, a);
+	/* an IPv4 socket and an IPv6 one bound to [::] share IPv4 datagrams (V6ONLY aside) */
+	if (!any && !pi->any && memcmp(a, pi->addr, 16))
+		return;
+	pi->other = m->idiag_inode ? m->idiag_inode : 1;
+	snprintf(pi->desc, sizeof(pi->desc), "socket:[%u]%s", m->idiag_inode,
+		 m->id.idiag_dport ? " (connected)" : "");
+}
+
+/* the extra receive options sk-opts.c's table cannot see: the name of one set, or NULL */
+static const char *rx_extra(int sfd, const struct tree_sk *s)
+{
+	static const struct {
+		int level, opt;
+		const char *name;
+	} o[] = {
+#ifndef SO_TIMESTAMP_NEW
+#define SO_TIMESTAMP_NEW 63
+#define SO_TIMESTAMPNS_NEW 64
+#endif
+#ifndef IPV6_FLOWINFO
+#define IPV6_FLOWINFO 11
+#endif
+		{ SOL_SOCKET, SO_TIMESTAMP_NEW, "SO_TIMESTAMP_NEW" },
+		{ SOL_SOCKET, SO_TIMESTAMPNS_NEW, "SO_TIMESTAMPNS_NEW" },
+		{ SOL_SOCKET, SO_TIMESTAMP, "SO_TIMESTAMP" },
+		{ SOL_SOCKET, SO_TIMESTAMPNS, "SO_TIMESTAMPNS" },
+		{ SOL_SOCKET, SO_TIMESTAMPING, "SO_TIMESTAMPING" },
+		{ IPPROTO_IPV6, IPV6_RECVHOPOPTS, "IPV6_RECVHOPOPTS" },
+		{ IPPROTO_IPV6, IPV6_RECVDSTOPTS, "IPV6_RECVDSTOPTS" },
+		{ IPPROTO_IPV6, IPV6_RECVRTHDR, "IPV6_RECVRTHDR" },
+		{ IPPROTO_IPV6, IPV6_FLOWINFO, "IPV6_FLOWINFO" },
+		{ IPPROTO_IPV6, 2, "IPV6_2292PKTINFO" },
+		{ IPPROTO_IPV6, 3, "IPV6_2292HOPOPTS" },
+		{ IPPROTO_IPV6, 4, "IPV6_2292DSTOPTS" },
+		{ IPPROTO_IPV6, 5, "IPV6_2292RTHDR" },
+		{ IPPROTO_IPV6, 8, "IPV6_2292HOPLIMIT" },
+	};
+	size_t k;
+	int v;
+
+	for (k = 0; k < sizeof(o) / sizeof(o[0]); k++)
+		if ((o[k].level != IPPROTO_IPV6 || s->family == AF_INET6) &&
+		    !sk_getint(sfd, o[k].level, o[k].opt, &v) && v)
+			return o[k].name;
+	return NULL;
+}
+
 /*
  * UDP: the datagrams queued (sockets.c's sk_queue_dump: one frame and one
- * skq record with the source address each), or a refusal.  FD_*.
+ * skq record with the source address each), or a refusal.  FD_*.  What
+ * refuses comes before any peek, so a refused dump changes nothing.
  */
 static int udp_queue_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s)
 {
 	const char *v = s->family == AF_INET ? "IPv4" : "IPv6";
 	struct pollfd pf = { .fd = sfd, .events = POLLIN };
 	struct sockaddr_storage from;
+	struct sockaddr_in n4;
 	socklen_t fromlen;
-	const struct tree_skq *q;
-	char nm[128], path[PATH_MAX];
-	uint32_t first = 0, rmem, drops;
+	char nm[128], dev[IFNAMSIZ + 1];
+	const char *o;
+	uint32_t rmem, drops;
 	ssize_t head;
-	int r, fd;
+	socklen_t l;
+	int fam;
 
-	/* the memory of its datagrams (SO_MEMINFO and poll() consume nothing) */
+	sk_addr_str(s->name, s->namelen, nm, sizeof(nm));
+	/* a receive, even a peek, takes a pending error; poll() consumes nothing */
+	if (poll(&pf, 1, 0) < 0) {
+		pr_perror("pid %d fd %d: %s: poll", p->pid, p->fd, p->link);
+		return FD_FAILED;
+	}
+	if (pf.revents & POLLERR)
+		return fd_refuse(p, "%s: %s UDP socket %s: an error pending (SO_ERROR, e.g. ECONNREFUSED, or an ICMP error queued by IP_RECVERR/IPV6_RECVERR): not supported (it cannot be made again)",
+				 p->link, v, nm);
+	/* the memory of its datagrams (SO_MEMINFO consumes nothing) */
 	if (meminfo(sfd, &rmem, &drops)) {
 		pr_perror("pid %d fd %d: %s: SO_MEMINFO", p->pid, p->fd, p->link);
 		return FD_FAILED;
 	}
 	if (!rmem)
 		return FD_DESCRIBED;
-	if (poll(&pf, 1, 0) < 0) {
-		pr_perror("pid %d fd %d: %s: poll", p->pid, p->fd, p->link);
+	if (!s->namelen) {
+		pr_err("pid %d fd %d: %s: datagrams queued on a UDP socket with no name", p->pid,
+		       p->fd, p->link);
 		return FD_FAILED;
 	}
-	sk_addr_str(s->name, s->namelen, nm, sizeof(nm));
-	/* a receive, even a peek, takes a pending error */
-	if (pf.revents & POLLERR)
-		return fd_refuse(p, "%s: %s UDP socket %s: datagrams queued and an error pending (SO_ERROR, or an ICMP error queued by IP_RECVERR/IPV6_RECVERR): not supported (a peek at the datagrams would take the error)",
+	/* a receive option (sk-opts.c's table, read first by sockets.c, and those it cannot see) */
+	o = sk_xopts_rx_cmsg(s);
+	if (!o)
+		o = rx_extra(sfd, s);
+	if (o)
+		return fd_refuse(p, "%s: %s UDP socket %s: datagrams queued on a socket with %s set: not supported (a receive shows data of their arrival that a datagram queued again would not have)",
+				 p->link, v, nm, o);
+	/* bound to a device other than lo: a datagram sent again over lo would not reach it */
+	l = sizeof(dev) - 1;
+	memset(dev, 0, sizeof(dev));
+	if (!getsockopt(sfd, SOL_SOCKET, SO_BINDTODEVICE, dev, &l) && dev[0] && strcmp(dev, "lo"))
+		return fd_refuse(p, "%s: %s UDP socket %s: datagrams queued on a socket bound to device %s (SO_BINDTODEVICE): not supported (they are sent again over lo)",
+				 p->link, v, nm, dev);
+	/* a multicast or broadcast address: a send to it leaves the host, or reaches others */
+	memset(&from, 0, sizeof(from));
+	memcpy(&from, s->name, s->namelen);
+	if (v4mapped(&from, &n4) || from.ss_family == AF_INET) {
+		uint32_t a = ntohl(from.ss_family == AF_INET ?
+				   ((struct sockaddr_in *)&from)->sin_addr.s_addr : n4.sin_addr.s_addr);
+
+		if (IN_MULTICAST(a) || a == INADDR_BROADCAST)
+			return fd_refuse(p, "%s: %s UDP socket %s: datagrams queued on a socket bound to a multicast or broadcast address: not supported (a send to it reaches other sockets, or leaves the host)",
+					 p->link, v, nm);
+	} else if (IN6_IS_ADDR_MULTICAST(&((struct sockaddr_in6 *)&from)->sin6_addr)) {
+		return fd_refuse(p, "%s: %s UDP socket %s: datagrams queued on a socket bound to a multicast address: not supported (a send to it reaches other sockets, or leaves the host)",
 				 p->link, v, nm);
+	}
+	/* another socket on its port (SO_REUSEPORT/REUSEADDR, connected ones): it may take them */
+	for (fam = AF_INET; fam; fam = fam == AF_INET ? AF_INET6 : 0) {
+		struct inet_diag_req_v2 req = {
+			.sdiag_family = fam,
+			.sdiag_protocol = IPPROTO_UDP,
+			.idiag_states = ~0U,
+		};
+		struct port_info pi = { .ino = s->ino, .family = s->family };
+
+		if (s->family == AF_INET) {
+			const struct sockaddr_in *a = (const struct sockaddr_in *)s->name;
+
+			pi.any = diag_addr(AF_INET, (const __be32 *)&a->sin_addr, pi.addr);
+			pi.port = a->sin_port;
+		} else {
+			const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)s->name;
+
+			pi.any = diag_addr(AF_INET6, (const __be32 *)&a->sin6_addr, pi.addr);
+			pi.port = a->sin6_port;
+		}
+		if (sk_diag_dump(&req, sizeof(req), port_cb, &pi)) {
+			pr_perror("pid %d fd %d: %s: sock_diag (udp_diag), for the other sockets on its port",
+				  p->pid, p->fd, p->link);
+			return FD_FAILED;
+		}
+		if (pi.other)
+			return fd_refuse(p, "%s: %s UDP socket %s (port %u): datagrams queued on a port another socket also holds (%s; SO_REUSEPORT, SO_REUSEADDR or a connected one): not supported (a datagram sent again to the port may reach the other)",
+					 p->link, v, nm, ntohs(pi.port), pi.desc);
+	}
 	/*
-	 * a zero-length datagram that was peeked at is marked so, and a peek
-	 * with an offset passes it: the head, peeked at without an offset
-	 * after sk_queue_dump (which marks it too), tells
+	 * the head, peeked at without an offset: a zero-length one is marked
+	 * so, and the pass with an offset skips it: it is written first
 	 */
-	r = sk_queue_dump(c, p, sfd, s, -1);
-	if (r != FD_DESCRIBED)
-		return r;
 	head = peek_head(sfd, &from, &fromlen);
 	if (head < 0 && errno != EAGAIN) {
 		pr_perror("pid %d fd %d: %s: peeking at the head of its queue", p->pid, p->fd,
 			  p->link);
 		return FD_FAILED;
 	}
-	if (head < 0 && !s->qlen)
+	if (head < 0)
 		return FD_DESCRIBED;	/* a shutdown for reading, nothing queued */
-	if (s->qlen >= sizeof(first)) {
-		snprintf(path, sizeof(path), "%s/sk-%lu.data", c->dir, s->ino);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0 || pread(fd, &first, sizeof(first), 0) != sizeof(first)) {
-			pr_perror("cannot read %s", path);
-			if (fd >= 0)
-				close(fd);
-			return FD_FAILED;
-		}
-		close(fd);
-	}
-	q = skq_find(s, 0);
-	if (head < 0 || !s->qlen || first != (uint32_t)head || !q || q->fromlen != (int)fromlen ||
-	    memcmp(q->from, &from, fromlen))
-		return fd_refuse(p, "%s: %s UDP socket %s: the first datagram a peek with an offset reads (%u bytes) is not the head of its queue (%zd bytes): a zero-length datagram at the head already peeked at (MSG_PEEK) is passed by such a peek: not supported",
-				 p->link, v, nm, s->qlen ? first : 0, head);
-	if (!s->namelen) {
-		pr_err("pid %d fd %d: %s: datagrams queued on a UDP socket with no name", p->pid,
+	if (head == 0 && (fromlen > sizeof(from) || fromlen < sizeof(struct sockaddr_in))) {
+		pr_err("pid %d fd %d: %s: the head of its queue has no source address", p->pid,
 		       p->fd, p->link);
 		return FD_FAILED;
 	}
-	pr_debug("pid %d fd %d: %s: %d datagram(s) queued, %zu bytes with their sizes", p->pid,
-		 p->fd, p->link, s->nskq, s->qlen);
-	return FD_DESCRIBED;
+	return sk_queue_dump_head(c, p, sfd, s, -1, head == 0 ? &from : NULL, fromlen);
 }
 
 static int inet_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s)
@@ -566,20 +718,6 @@ static int inet_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct t
 
 /* ---- restore: a UDP socket's queued datagrams sent again ---- */
 
-/* an IPv4 address as an IPv6 socket gives it (::ffff:a.b.c.d) into @sin; 1 if it is one */
-static int v4mapped(const struct sockaddr_storage *ss, struct sockaddr_in *sin)
-{
-	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
-
-	if (ss->ss_family != AF_INET6 || !IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr))
-		return 0;
-	memset(sin, 0, sizeof(*sin));
-	sin->sin_family = AF_INET;
-	sin->sin_port = s6->sin6_port;
-	memcpy(&sin->sin_addr, &s6->sin6_addr.s6_addr[12], 4);
-	return 1;
-}
-
 static uint32_t csum_add(uint32_t sum, const void *p, size_t len)
 {
 	const unsigned char *b = p;
@@ -670,6 +808,161 @@ static int raw_send(int *raw, const struct sockaddr_storage *from, const struct 
 }
 
 /*
+ * @to, where a UDP socket's datagrams are sent again: a unicast address of
+ * this host (a socket binds it without IP_FREEBIND, and connects to it
+ * without SO_BROADCAST), not a multicast or broadcast one; 0, or -1 printed
+ */
+static int local_unicast(const struct sockaddr_storage *to, const char *what)
+{
+	struct sockaddr_storage a = *to;
+	socklen_t l = to->ss_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+	char nm[128];
+	int fd, ok;
+
+	sk_addr_str((const unsigned char *)to, l, nm, sizeof(nm));
+	if (to->ss_family == AF_INET) {
+		uint32_t v = ntohl(((const struct sockaddr_in *)to)->sin_addr.s_addr);
+
+		ok = !IN_MULTICAST(v) && v != INADDR_BROADCAST;
+		((struct sockaddr_in *)&a)->sin_port = 0;
+	} else {
+		ok = !IN6_IS_ADDR_MULTICAST(&((const struct sockaddr_in6 *)to)->sin6_addr);
+		((struct sockaddr_in6 *)&a)->sin6_port = 0;
+	}
+	/* an address of an interface here, or of the loopback range (net.ipv4.ip_nonlocal_bind aside) */
+	if (ok) {
+		struct ifaddrs *ifs, *f;
+		int found = 0;
+
+		if (to->ss_family == AF_INET)
+			found = (ntohl(((const struct sockaddr_in *)to)->sin_addr.s_addr) >> 24) == 127;
+		else
+			found = IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)to)->sin6_addr);
+		if (!found) {
+			if (getifaddrs(&ifs)) {
+				pr_perror("%s: getifaddrs, to check its address %s", what, nm);
+				return -1;
+			}
+			for (f = ifs; f && !found; f = f->ifa_next)
+				if (f->ifa_addr && f->ifa_addr->sa_family == to->ss_family)
+					found = to->ss_family == AF_INET ?
+						((struct sockaddr_in *)f->ifa_addr)->sin_addr.s_addr ==
+						((const struct sockaddr_in *)to)->sin_addr.s_addr :
+						!memcmp(&((struct sockaddr_in6 *)f->ifa_addr)->sin6_addr,
+							&((const struct sockaddr_in6 *)to)->sin6_addr, 16);
+			freeifaddrs(ifs);
+		}
+		ok = found;
+	}
+	fd = socket(to->ss_family, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP);
+	if (fd < 0) {
+		pr_perror("%s: a socket to check its address %s", what, nm);
+		return -1;
+	}
+	if (ok && bind(fd, (struct sockaddr *)&a, l))
+		ok = 0;
+	if (ok && connect(fd, (const struct sockaddr *)to, l))
+		ok = 0;
+	close(fd);
+	if (!ok) {
+		pr_err("%s: its queued datagrams would be sent again to %s, which is not a unicast address of this host (multicast, broadcast, or not local: IP_FREEBIND?): refused, nothing sent",
+		       what, nm);
+		return -1;
+	}
+	return 0;
+}
+
+/* a UDP source address as the socket of @s reads it: equal to @b (family, port, address) */
+static int same_src(const struct sockaddr_storage *a, socklen_t al, const unsigned char *b, int bl)
+{
+	struct sockaddr_storage x;
+
+	memset(&x, 0, sizeof(x));
+	memcpy(&x, b, bl < (int)sizeof(x) ? bl : (int)sizeof(x));
+	if (a->ss_family != x.ss_family)
+		return 0;
+	if (a->ss_family == AF_INET)
+		return al >= sizeof(struct sockaddr_in) &&
+		       ((const struct sockaddr_in *)a)->sin_port == ((struct sockaddr_in *)&x)->sin_port &&
+		       ((const struct sockaddr_in *)a)->sin_addr.s_addr == ((struct sockaddr_in *)&x)->sin_addr.s_addr;
+	return al >= sizeof(struct sockaddr_in6) &&
+	       ((const struct sockaddr_in6 *)a)->sin6_port == ((struct sockaddr_in6 *)&x)->sin6_port &&
+	       !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr, &((struct sockaddr_in6 *)&x)->sin6_addr, 16);
+}
+
+/*
+ * After the fill: the queue of @fd peeked at (SO_PEEK_OFF stepping) and
+ * compared with the image, datagram by datagram (size, source, bytes), and
+ * nothing more; 0, or -1 printed.  A zero-length datagram after the head
+ * is not peeked at (a peek marks it, and a peek with an offset then passes
+ * it: the next dump would lose it): the check stops before it.
+ */
+static int udp_verify(const struct tree_sk *s, int fd, const char *data, size_t len, const char *what)
+{
+	static char *buf;
+	size_t off = 0;
+	int seq = 0, ret = -1, zero = 0, all = 1;
+	uint32_t n;
+	char nm[128];
+
+	if (!buf && !(buf = malloc(0x10000)))
+		return -1;
+	if (setsockopt(fd, SOL_SOCKET, SO_PEEK_OFF, &zero, sizeof(zero))) {
+		pr_perror("%s: SO_PEEK_OFF, to check its queue", what);
+		return -1;
+	}
+	for (; off + sizeof(n) <= len; seq++) {
+		const struct tree_skq *q = skq_find(s, seq);
+		struct sockaddr_storage from;
+		socklen_t fl = sizeof(from);
+		ssize_t k;
+
+		memcpy(&n, data + off, sizeof(n));
+		off += sizeof(n);
+		if (!n && seq) {
+			all = 0;
+			break;
+		}
+		do {
+			k = recvfrom(fd, buf, 0x10000, MSG_PEEK | MSG_DONTWAIT | MSG_TRUNC,
+				     (struct sockaddr *)&from, &fl);
+		} while (k < 0 && errno == EINTR);
+		if (k < 0) {
+			pr_perror("%s: its queue, checked after the fill: datagram %d (%u bytes) missing",
+				  what, seq, n);
+			goto out;
+		}
+		if ((uint32_t)k != n || !q || !same_src(&from, fl, q->from, q->fromlen) ||
+		    memcmp(buf, data + off, n)) {
+			pr_err("%s: its queue, checked after the fill: datagram %d is %zd bytes from %s, not the image's %u bytes from %s (another datagram arrived, or one went to another socket)",
+			       what, seq, k, sk_addr_str((unsigned char *)&from, fl, nm, 64), n,
+			       q ? sk_addr_str(q->from, q->fromlen, nm + 64, 64) : "?");
+			goto out;
+		}
+		off += n;
+	}
+	if (all) {
+		ssize_t k = recv(fd, buf, 1, MSG_PEEK | MSG_DONTWAIT);
+
+		if (k >= 0 || errno != EAGAIN) {
+			pr_err("%s: its queue, checked after the fill: more than the image's %d datagrams (another arrived meanwhile)",
+			       what, seq);
+			goto out;
+		}
+	}
+	pr_debug("%s: its queue checked after the fill: %d datagram(s) as in the image%s", what, seq,
+		 all ? "" : " (up to a zero-length one)");
+	ret = 0;
+out:
+	zero = -1;
+	if (setsockopt(fd, SOL_SOCKET, SO_PEEK_OFF, &zero, sizeof(zero))) {
+		pr_perror("%s: SO_PEEK_OFF", what);
+		ret = -1;
+	}
+	return ret;
+}
+
+/*
  * Phase 1, UDP socket @i (made in @fd, bound, not yet connected): its
  * queued datagrams sent to it again, each from its source address and
  * port, each waited for; 0 or -1 (printed, naming the socket).
@@ -681,7 +974,8 @@ static int udp_fill(struct sk_restore *r, int i, int fd, const char *what)
 	char path[64], nm[128];
 	size_t len, off = 0;
 	char *data;
-	int raw4 = -1, raw6 = -1, seq = 0, ret = -1, v;
+	int raw4 = -1, raw6 = -1, seq = 0, ret = -1, v, k, chk4 = 0, chk6 = 0;
+	long unpriv;
 	uint32_t n;
 
 	snprintf(path, sizeof(path), "sk-%lu.data", s->ino);
@@ -712,6 +1006,28 @@ static int udp_fill(struct sk_restore *r, int i, int fd, const char *what)
 		((struct sockaddr_in *)&to4)->sin_port = ((struct sockaddr_in6 *)&to6)->sin6_port;
 		((struct sockaddr_in *)&to4)->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	}
+	/* before anything is sent: each destination a local unicast address */
+	for (k = 0; k < s->nskq; k++) {
+		const struct tree_skq *q = skq_find(s, k);
+		struct sockaddr_storage f;
+		struct sockaddr_in f4;
+
+		if (!q || q->fromlen < (int)sizeof(struct sockaddr_in) || q->fromlen > (int)sizeof(f)) {
+			pr_err("%s: %s, datagram %d: no source address", what, path, k);
+			goto out;
+		}
+		memset(&f, 0, sizeof(f));
+		memcpy(&f, q->from, q->fromlen);
+		if (v4mapped(&f, &f4))
+			f.ss_family = AF_INET;
+		if (f.ss_family == AF_INET ? !chk4++ : !chk6++) {
+			to = f.ss_family == AF_INET ? &to4 : &to6;
+			if (to->ss_family == f.ss_family && local_unicast(to, what))
+				goto out;
+		}
+	}
+	/* root restoring a user's directory: only what the user could do (trust.c) */
+	unpriv = sysctl_num("/proc/sys/net/ipv4/ip_unprivileged_port_start");
 	/* room for all of them, whatever their memory here (sk_opts_restore sets SO_RCVBUF again) */
 	v = len * 2 + (len / 4 + 1) * 1024 + s->rcvbuf;
 	if (v < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &v, sizeof(v)))
@@ -721,7 +1037,7 @@ static int udp_fill(struct sk_restore *r, int i, int fd, const char *what)
 		struct sockaddr_storage from;
 		struct sockaddr_in f4;
 		uint32_t rmem, drops, rmem2, drops2;
-		int k, tmp, e, viaraw = 0;
+		int tmp, e, viaraw = 0;
 
 		memcpy(&n, data + off, sizeof(n));
 		off += sizeof(n);
@@ -734,6 +1050,13 @@ static int udp_fill(struct sk_restore *r, int i, int fd, const char *what)
 		if (v4mapped(&from, &f4))
 			memcpy(&from, &f4, sizeof(f4));
 		to = from.ss_family == AF_INET ? &to4 : &to6;
+		if (trust_dir_user != (uid_t)-1 &&
+		    ntohs(((struct sockaddr_in *)&from)->sin_port) < unpriv) {
+			pr_err("%s: datagram %d came from %s, a port below net.ipv4.ip_unprivileged_port_start (%ld) that uid %u could not bind: refused (root restores a user's directory)",
+			       what, seq, sk_addr_str(q->from, q->fromlen, nm, sizeof(nm)), unpriv,
+			       (unsigned int)trust_dir_user);
+			goto out;
+		}
 		if (to->ss_family != from.ss_family) {
 			pr_err("%s: datagram %d came from %s, which it cannot receive from here", what,
 			       seq, sk_addr_str(q->from, q->fromlen, nm, sizeof(nm)));
@@ -761,6 +1084,14 @@ static int udp_fill(struct sk_restore *r, int i, int fd, const char *what)
 			/* taken (a socket of the tree made before, or a live one), or not local */
 			e = errno;
 			viaraw = 1;
+			if (trust_dir_user != (uid_t)-1) {
+				pr_err("%s: datagram %d (%u bytes) came from %s, where no socket can be bound now (%s); a raw socket would send it with root's rights, which the user whose directory root restores (uid %u) has not: refused",
+				       what, seq, n, sk_addr_str(q->from, q->fromlen, nm, sizeof(nm)),
+				       strerror(e), (unsigned int)trust_dir_user);
+				if (tmp >= 0)
+					close(tmp);
+				goto out;
+			}
 			k = raw_send(from.ss_family == AF_INET ? &raw4 : &raw6, &from, to, data + off, n);
 			if (k && (errno == EPERM || errno == EACCES)) {
 				pr_err("%s: datagram %d (%u bytes) came from %s, where no socket can be bound now (%s) and a raw socket cannot be made (%s: it needs CAP_NET_RAW)",
@@ -808,6 +1139,8 @@ static int udp_fill(struct sk_restore *r, int i, int fd, const char *what)
 		goto out;
 	}
 	pr_debug("%s: %d datagram(s) queued again", what, seq);
+	if (udp_verify(s, fd, data, len, what))
+		goto out;
 	ret = 0;
 out:
 	if (raw4 >= 0)

@@ -450,7 +450,43 @@ static int write_frame(int out, const char *path, const char *data, uint32_t len
 	return 0;
 }
 
+/*
+ * a UDP datagram's source a send from it cannot give again: an address of
+ * any or a port 0 (bind() picks them); an IPv6 one larger than a raw send
+ * over lo takes; NULL if none
+ */
+static const char *udp_src_refused(const struct sockaddr_storage *ss, socklen_t len, ssize_t n)
+{
+	static const unsigned char zero[16];
+
+	if (ss->ss_family == AF_INET && len >= sizeof(struct sockaddr_in)) {
+		const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
+
+		if (!a->sin_addr.s_addr || !a->sin_port)
+			return "its source address is 0.0.0.0 or its port 0 (a send cannot give them again: bind() picks them)";
+		return NULL;
+	}
+	if (ss->ss_family == AF_INET6 && len >= sizeof(struct sockaddr_in6)) {
+		const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
+		const unsigned char *b = a->sin6_addr.s6_addr;
+
+		if (!memcmp(b, zero, 16) || !a->sin6_port ||
+		    (IN6_IS_ADDR_V4MAPPED(&a->sin6_addr) && !memcmp(b + 12, zero, 4)))
+			return "its source address is :: (or 0.0.0.0) or its port 0 (a send cannot give them again: bind() picks them)";
+		if (!IN6_IS_ADDR_V4MAPPED(&a->sin6_addr) && n > 65488)
+			return "an IPv6 datagram larger than 65488 bytes (a raw send of it, with its headers, exceeds the loopback MTU)";
+		return NULL;
+	}
+	return "its source address is not an IPv4 or IPv6 one";
+}
+
 int sk_queue_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s, long inq)
+{
+	return sk_queue_dump_head(c, p, sfd, s, inq, NULL, 0);
+}
+
+int sk_queue_dump_head(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s, long inq,
+		       const struct sockaddr_storage *head, socklen_t headlen)
 {
 	char path[PATH_MAX];
 	static char cbuf[CMSG_SPACE(SKQ_MAX_FDS * sizeof(int)) + 256];
@@ -474,6 +510,27 @@ int sk_queue_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk
 		goto out;
 	}
 	set = 1;
+	/* UDP: a zero-length head peeked at (sk-inet.c), which the pass below skips, first */
+	if (head) {
+		if (old_off >= 0) {
+			ret = fd_refuse(p, "%s: a zero-length datagram queued on a socket with a peek offset (SO_PEEK_OFF %d): not supported (a peek with an offset may have passed another one)",
+					p->link, old_off);
+			goto out;
+		}
+		const char *why = udp_src_refused(head, headlen, 0);
+
+		if (why) {
+			char nm[128];
+
+			ret = fd_refuse(p, "%s: UDP socket %s: datagram 0 (0 bytes) from %s: %s: not supported",
+					p->link, sk_addr_str(s->name, s->namelen, nm, sizeof(nm)),
+					sk_addr_str((const unsigned char *)head, headlen, nm + 64, 64), why);
+			goto out;
+		}
+		if (write_frame(out, path, buf, 0, s))
+			goto out;
+		skq_from_add(s, seq++, head, headlen);
+	}
 	while (inq < 0 || total < inq) {
 		struct sockaddr_storage from;
 		struct iovec iov;
@@ -527,6 +584,20 @@ int sk_queue_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk
 			close_rights(&mh);
 			ret = fd_refuse(p, "%s: a queued zero-length message is not supported", p->link);
 			goto out;
+		}
+		if (sk_is_udp(s)) {
+			const char *why = n == 0 && old_off >= 0 ?
+				"a zero-length datagram queued on a socket with a peek offset (SO_PEEK_OFF): not supported (a peek with an offset may have passed another one)" :
+				udp_src_refused(&from, mh.msg_namelen, n);
+
+			if (why) {
+				char nm[128];
+
+				ret = fd_refuse(p, "%s: UDP socket %s: datagram %d (%zd bytes) from %s: %s: not supported",
+						p->link, sk_addr_str(s->name, s->namelen, nm, sizeof(nm)), seq, n,
+						sk_addr_str((const unsigned char *)&from, mh.msg_namelen, nm + 64, 64), why);
+				goto out;
+			}
 		}
 		if (n == 0 && inq >= 0) {
 			pr_err("pid %d fd %d: %s: its queue ended after %ld of %ld bytes", p->pid, p->fd,
@@ -623,7 +694,7 @@ static int sk_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 	unsigned long ino;
 	struct tree_sk s, *old;
 	const struct sk_family_ops *o;
-	int sfd, fam, type, proto, r, inside = 0;
+	int sfd, fam, type, proto, r, inside = 0, early;
 
 	/* an O_PATH fd of a socket file opens nothing: files-reg.c takes it */
 	if (strncmp(p->link, "socket:", 7)) {
@@ -668,24 +739,19 @@ static int sk_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 	s.proto = fam == AF_UNIX ? 0 : proto;
 	s.peek_off = -1;
 	o = sk_family(fam);
-	if (o)
-		r = o->dump(c, p, sfd, &s);
-	else if (family_name(fam))
+	/* UDP: the options first, so a receive option refuses a queue before it is peeked at */
+	early = o && sk_is_udp(&s);
+	r = early ? sk_xopts_dump(p, sfd, &s) : FD_DESCRIBED;
+	if (o) {
+		if (r == FD_DESCRIBED)
+			r = o->dump(c, p, sfd, &s);
+	} else if (family_name(fam))
 		r = fd_refuse(p, "%s: %s sockets are not supported", p->link, family_name(fam));
 	else
 		r = fd_refuse(p, "%s: sockets of family %d are not supported", p->link, fam);
 	/* the options of sk-opts.c's table, for every family */
-	if (r == FD_DESCRIBED)
+	if (r == FD_DESCRIBED && !early)
 		r = sk_xopts_dump(p, sfd, &s);
-	/* UDP datagrams queued: refused if a receive shows what a send cannot make (sk-inet.c) */
-	if (r == FD_DESCRIBED && s.qlen && sk_is_udp(&s) && sk_xopts_rx_cmsg(&s)) {
-		char nm[128];
-
-		r = fd_refuse(p, "%s: %s UDP socket %s: datagrams queued (%d) on a socket with %s set: not supported (a receive shows data of their arrival that a datagram queued again would not have)",
-			      p->link, fam == AF_INET ? "IPv4" : "IPv6",
-			      sk_addr_str(s.name, s.namelen, nm, sizeof(nm)), s.nskq,
-			      sk_xopts_rx_cmsg(&s));
-	}
 	if (inside && sk_netns_switch(0) < 0)
 		r = FD_FAILED;
 	close(sfd);
@@ -722,6 +788,13 @@ int sk_tcp_will_repair(const struct tree_sk *s)
 				s->state == 8 || s->state == 9 || s->state == 11);
 }
 
+/* raw (IPv4, IPv6) and packet sockets: they depend on no other socket of the tree */
+static int sk_made_late(const struct tree_sk *s)
+{
+	return ((s->family == AF_INET || s->family == AF_INET6) && s->type == SOCK_RAW) ||
+	       s->family == AF_PACKET;
+}
+
 static int sk_restore_all(struct fd_restore *fr)
 {
 	const struct tree *t = fr->t;
@@ -742,7 +815,12 @@ static int sk_restore_all(struct fd_restore *fr)
 	/* established TCP connections last: bound after the listeners of their ports */
 	pr_debug("sockets: making %d", t->nsks);
 	for (i = 0; i < t->nsks; i++)
-		if (!sk_tcp_will_repair(&t->sks[i]) && sk_family_of(&t->sks[i])->make(rs, i))
+		if (!sk_tcp_will_repair(&t->sks[i]) && !sk_made_late(&t->sks[i]) &&
+		    sk_family_of(&t->sks[i])->make(rs, i))
+			return -1;
+	/* raw and packet sockets after the UDP queues are filled: they would get a copy */
+	for (i = 0; i < t->nsks; i++)
+		if (sk_made_late(&t->sks[i]) && sk_family_of(&t->sks[i])->make(rs, i))
 			return -1;
 	pr_debug("sockets: established connections");
 	for (i = 0; i < t->nsks; i++)

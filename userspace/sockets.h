@@ -67,6 +67,9 @@ int sk_opts_dump(const struct fd_parms *p, int sfd, struct tree_sk *s);
  * until EAGAIN).  FD_DESCRIBED, FD_REFUSED (p->why) or FD_FAILED.
  */
 int sk_queue_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s, long inq);
+/* the same, with a zero-length frame from @head first (a UDP head a peek with an offset skips) */
+int sk_queue_dump_head(struct fd_dump *c, struct fd_parms *p, int sfd, struct tree_sk *s, long inq,
+		       const struct sockaddr_storage *head, socklen_t headlen);
 
 /*
  * dump: a sock_diag dump request @req (@len bytes) on a NETLINK_SOCK_DIAG

@@ -15,7 +15,17 @@
  *   sk_udpq refuse PORT OUT a receiver with SO_TIMESTAMP and a datagram queued:
  *                           "fd N ready"
  *   sk_udpq peek0 PORT OUT  a receiver with a zero-length datagram, peeked at,
- *                           and another queued: "fd N ready"
+ *                           and another queued: "fd N ready"; on SIGUSR1
+ *                           receives them: "got LEN PORT" each, "end"
+ *   sk_udpq error PORT OUT  a receiver connected to PORT+1, where nothing
+ *                           listens, after a send (ECONNREFUSED pending,
+ *                           nothing queued): "fd N ready"
+ *   sk_udpq sibling PORT OUT two SO_REUSEPORT sockets on PORT, the second
+ *                           connected to PORT+1; a datagram from PORT+2
+ *                           queued on the first: "fd N ready"
+ *   sk_udpq src0 PORT OUT   a datagram from 127.0.0.1 port 0 (a raw
+ *                           IPPROTO_UDP socket writes its UDP header) queued
+ *                           on a receiver: "fd N ready"
  *
  * Ports: PORT 127.0.0.1 receiver, PORT+1 127.0.0.1 receiver connected to
  * PORT+2 (the sender inside for IPv4), PORT+3 [::] receiver, PORT+4 [::1]
@@ -26,6 +36,7 @@
 #endif
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -256,6 +267,57 @@ int main(int argc, char **argv)
 		for (;;)
 			pause();
 	}
+	if (!strcmp(argv[1], "error")) {
+		int r = mk(AF_INET, "127.0.0.1", port);
+		struct sockaddr_storage ss;
+		socklen_t l = sa(AF_INET, "127.0.0.1", port + 1, &ss);
+		struct pollfd pf = { .fd = r, .events = POLLIN };
+
+		if (connect(r, (struct sockaddr *)&ss, l) || send(r, "x", 1, 0) != 1)
+			outf(out, "FAIL connect/send: %s\n", strerror(errno));
+		if (poll(&pf, 1, 2000) != 1 || !(pf.revents & POLLERR))
+			outf(out, "FAIL no error pending (revents %#x)\n", pf.revents);
+		outf(out, "fd %d ready\n", r);
+		for (;;)
+			pause();
+	}
+	if (!strcmp(argv[1], "sibling")) {
+		int on = 1, r = socket(AF_INET, SOCK_DGRAM, 0), r2 = socket(AF_INET, SOCK_DGRAM, 0);
+		int w = mk(AF_INET, "127.0.0.1", port + 2);
+		struct sockaddr_storage ss;
+		socklen_t l = sa(AF_INET, "127.0.0.1", port, &ss);
+		struct pollfd pf = { .fd = r, .events = POLLIN };
+
+		setsockopt(r, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on));
+		setsockopt(r2, SOL_SOCKET, SO_REUSEPORT, &on, sizeof(on));
+		if (bind(r, (struct sockaddr *)&ss, l) || bind(r2, (struct sockaddr *)&ss, l))
+			outf(out, "FAIL bind: %s\n", strerror(errno));
+		l = sa(AF_INET, "127.0.0.1", port + 1, &ss);
+		if (connect(r2, (struct sockaddr *)&ss, l))
+			outf(out, "FAIL connect: %s\n", strerror(errno));
+		snd(w, AF_INET, "127.0.0.1", port, 12, 1);
+		if (poll(&pf, 1, 2000) != 1)
+			outf(out, "FAIL the datagram is not on the first socket\n");
+		outf(out, "fd %d ready\n", r);
+		for (;;)
+			pause();
+	}
+	if (!strcmp(argv[1], "src0")) {
+		int r = mk(AF_INET, "127.0.0.1", port), raw = socket(AF_INET, SOCK_RAW, IPPROTO_UDP);
+		unsigned char pkt[8 + 5] = { 0, 0, port >> 8, port & 0xff, 0, 13, 0, 0, 'h', 'e', 'l', 'l', 'o' };
+		struct sockaddr_storage ss;
+		socklen_t l = sa(AF_INET, "127.0.0.1", 0, &ss);
+		struct pollfd pf = { .fd = r, .events = POLLIN };
+
+		if (raw < 0 || sendto(raw, pkt, sizeof(pkt), 0, (struct sockaddr *)&ss, l) != sizeof(pkt))
+			outf(out, "FAIL raw send: %s\n", strerror(errno));
+		if (poll(&pf, 1, 2000) != 1)
+			outf(out, "FAIL the datagram from port 0 did not arrive\n");
+		close(raw);
+		outf(out, "fd %d ready\n", r);
+		for (;;)
+			pause();
+	}
 	if (!strcmp(argv[1], "refuse") || !strcmp(argv[1], "peek0")) {
 		int r = mk(AF_INET, "127.0.0.1", port), on = 1;
 
@@ -270,6 +332,18 @@ int main(int argc, char **argv)
 				outf(out, "FAIL the head is not the zero-length datagram\n");
 		}
 		outf(out, "fd %d ready\n", r);
+		while (!usr1)
+			pause();
+		for (;;) {
+			struct sockaddr_in f;
+			socklen_t fl = sizeof(f);
+			ssize_t n = recvfrom(r, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&f, &fl);
+
+			if (n < 0)
+				break;
+			outf(out, "got %zd %d\n", n, ntohs(f.sin_port));
+		}
+		outf(out, "end\n");
 		for (;;)
 			pause();
 	}

@@ -16,7 +16,8 @@
  *         TCP_USER_TIMEOUT 5000, TCP_CONGESTION reno, IP_TOS 0x10;
  *     a   c accepted by l: SO_LINGER on 3 s, SO_KEEPALIVE, TCP_KEEPIDLE 300,
  *         TCP_KEEPINTVL 40, TCP_KEEPCNT 6, TCP_NODELAY, SO_REUSEADDR inherited;
- *     v6  UDP IPv6, IPV6_V6ONLY, IPV6_FREEBIND, bound to [2001:db8::1]:PORT+3;
+ *     v6  UDP IPv6, IPV6_V6ONLY, IPV6_FREEBIND, IPV6_RECVHOPOPTS, IPV6_FLOWINFO,
+ *         IPV6_2292RTHDR, SO_TIMESTAMP_NEW, bound to [2001:db8::1]:PORT+3;
  *     un  a unix datagram pair, one end with SO_PASSCRED and SO_PASSSEC.
  *   Records each value as getsockopt reads it, checks them all ("pre"),
  *   prints "ready", then on each SIGUSR1 checks every value again with
@@ -241,6 +242,15 @@ static void setup(void)
 		die("bind v6");
 	rec("v6 IPV6_V6ONLY", v6, SOL_IPV6, IPV6_V6ONLY, 4);
 	rec("v6 IPV6_FREEBIND", v6, SOL_IPV6, IPV6_FREEBIND, 4);
+	/* receive options getsockopt of the older names does not show (sk-opts.c) */
+	seti(v6, SOL_IPV6, IPV6_RECVHOPOPTS, 1, "IPV6_RECVHOPOPTS");
+	seti(v6, SOL_IPV6, 11, 1, "IPV6_FLOWINFO");
+	seti(v6, SOL_IPV6, 5, 1, "IPV6_2292RTHDR");
+	seti(v6, SOL_SOCKET, 63, 1, "SO_TIMESTAMP_NEW");
+	rec("v6 IPV6_RECVHOPOPTS", v6, SOL_IPV6, IPV6_RECVHOPOPTS, 4);
+	rec("v6 IPV6_FLOWINFO", v6, SOL_IPV6, 11, 4);
+	rec("v6 IPV6_2292RTHDR", v6, SOL_IPV6, 5, 4);
+	rec("v6 SO_TIMESTAMP_NEW", v6, SOL_SOCKET, 63, 4);
 
 	/* un */
 	if (socketpair(AF_UNIX, SOCK_DGRAM, 0, un))

@@ -27,7 +27,7 @@ setsid skopts run $PORT "$PWD/out.txt" </dev/null >/dev/null 2>skopts.err &
 pid=$!
 track $pid
 wait_line out.txt '^ready' 20 || fail "skopts did not start: $(cat out.txt skopts.err | tail -n5 | tr '\n' '|')"
-grep -q "^round 0 ok 45 fail 0" out.txt || fail "before the dump: $(grep -E 'FAIL|round' out.txt | tr '\n' '|')"
+grep -q "^round 0 ok 49 fail 0" out.txt || fail "before the dump: $(grep -E 'FAIL|round' out.txt | tr '\n' '|')"
 
 # /proc/net: the sockets bound where they were (hex, as the kernel prints them)
 hport() { printf '%04X' $1; }
@@ -70,7 +70,7 @@ while [ $i -le 2 ]; do
 	sleep 1
 	kill -USR1 $pid
 	wait_line out.txt "^round $i " 20 || fail "restore $i: no check round: $(tail -n3 out.txt | tr '\n' '|')$(cat restore$i.err)"
-	grep -q "^round $i ok 45 fail 0" out.txt ||
+	grep -q "^round $i ok 49 fail 0" out.txt ||
 		fail "restore $i: $(sed -n "/^round $((i - 1)) /,\$p" out.txt | grep -E 'FAIL|round' | tr '\n' '|')"
 	AF=$(procnet $pid)
 	[ "$AF" = "$B4" ] || fail "restore $i: the sockets' addresses in /proc/net differ: before $(echo $B4), after $(echo $AF)"
@@ -82,9 +82,9 @@ done
 imgcr dump -t $pid -D dl --leave-running 2> dumpl.err || fail "dump --leave-running: $(cat dumpl.err)"
 kill -USR1 $pid
 wait_line out.txt "^round 3 " 20 || fail "--leave-running: no check round: $(tail -n3 out.txt | tr '\n' '|')"
-grep -q "^round 3 ok 45 fail 0" out.txt ||
+grep -q "^round 3 ok 49 fail 0" out.txt ||
 	fail "--leave-running: $(sed -n '/^round 2 /,$p' out.txt | grep -E 'FAIL|round' | tr '\n' '|')"
-pass "45 options and states checked by the program after each of 2 restores and a dump --leave-running, listed by imgcr show, addresses as in /proc/net"
+pass "49 options and states checked by the program after each of 2 restores and a dump --leave-running, listed by imgcr show, addresses as in /proc/net"
 
 # refusals
 refused() {	# NAME PATTERN: the dump of skopts refuse NAME fails naming PATTERN

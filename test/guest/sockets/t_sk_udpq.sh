@@ -5,14 +5,17 @@
 # 0 to 65507 bytes from a sender inside the tree (its IPv4 one made before
 # the receivers at the restore: its port taken, a raw socket sends) and
 # from one outside (still running, its bound ports taken, and an unbound
-# socket since closed).  Dumped and restored twice (the second dump reads
+# socket since closed); the restore peeks at each queue after the fill and
+# compares it with the image.  Dumped and restored twice (the second dump reads
 # the queues the restore made), then the program receives every datagram
 # and checks its size, bytes, source address and port and order, and that
 # nothing more is queued; /proc/net/udp{,6} show the same receive queues
 # from outside before the check.  Subtests: datagrams queued on a
-# socket with SO_TIMESTAMP are refused, naming pid, fd and the option; so is
-# a queue whose zero-length head was peeked at (a peek with an offset passes
-# it); the datagrams come back in a tree with its own network namespace.
+# socket with SO_TIMESTAMP are refused, naming pid, fd and the option; so
+# are a pending error (ECONNREFUSED) with nothing queued, datagrams queued
+# on a port another (connected, SO_REUSEPORT) socket holds, and a datagram
+# from port 0; a zero-length head peeked at comes back first; the datagrams
+# come back in a tree with its own network namespace.
 # timeout: 120
 . /imgcr/guest/lib.sh
 . /imgcr/guest/ctlib.sh
@@ -60,6 +63,8 @@ for i in 1 2; do
 			fail "restore $i: no datagram sent again by a $how: $(grep 'sent again' restore$i.err | tr '\n' '|')"
 	done
 	info "restore $i: $(grep -c 'sent again by a raw' restore$i.err) of 14 datagrams sent by a raw socket"
+	[ "$(grep -c 'its queue checked after the fill' restore$i.err)" = 4 ] ||
+		fail "restore $i: not 4 queues checked after the fill: $(grep 'fill' restore$i.err | tr '\n' '|')"
 	n=0
 	until [ -d /proc/$pid ] && grep -q sk_udpq /proc/$pid/comm 2>/dev/null && [ "$(state $pid)" = S ]; do
 		n=$((n + 1))
@@ -92,8 +97,36 @@ refused() {	# MODE PORT PATTERN
 	left_running $p || fail "the task was not left running"
 	pass "$(grep "pid $p fd $fd" $1.err | head -n1)"
 }
-timestamp() { refused refuse $((PORT + 20)) "datagrams queued (1) on a socket with SO_TIMESTAMP set: not supported"; }
-peek0() { refused peek0 $((PORT + 21)) "(0 bytes): a zero-length datagram at the head already peeked at (MSG_PEEK) is passed by such a peek: not supported"; }
+timestamp() { refused refuse $((PORT + 20)) "datagrams queued on a socket with SO_TIMESTAMP set: not supported"; }
+errq() { refused error $((PORT + 22)) "an error pending (SO_ERROR, e.g. ECONNREFUSED"; }
+sibling() { refused sibling $((PORT + 24)) "datagrams queued on a port another socket also holds (socket:\[[0-9]*\] (connected)"; }
+src0() { refused src0 $((PORT + 28)) "datagram 0 (5 bytes) from 127.0.0.1:0: its source address is 0.0.0.0 or its port 0"; }
+# a zero-length head peeked at (MSG_PEEK without an offset) comes back first
+peek0() {
+	P=$((PORT + 21))
+	setsid sk_udpq peek0 $P "$PWD/peek0.out" </dev/null >/dev/null 2>peek0.prog &
+	p=$!
+	track $p
+	wait_line peek0.out 'ready' 10 || fail "sk_udpq peek0 did not start: $(cat peek0.out peek0.prog | tr '\n' '|')"
+	grep -q FAIL peek0.out && fail "$(cat peek0.out)"
+	imgcr dump -t $p -D d.peek0 2> peek0.err || fail "dump: $(cat peek0.err)"
+	wait_gone $p 10 || fail "the task survived the dump"
+	imgcr restore -v4 -D d.peek0 --detach > peek0.r 2> peek0.rerr ||
+		fail "restore: $(grep -v '^imgcr: debug' peek0.rerr | tr '\n' '|')"
+	n=0
+	until [ "$(state $p)" = S ] && grep -q sk_udpq /proc/$p/comm 2>/dev/null; do
+		n=$((n + 1))
+		[ $n -lt 200 ] || fail "sk_udpq not back"
+		usleep 50000
+	done
+	grep -q "its queue checked after the fill: 2 datagram" peek0.rerr ||
+		fail "no check of the queue after the fill: $(grep 'fill' peek0.rerr | tr '\n' '|')"
+	kill -USR1 $p
+	wait_line peek0.out '^end' 10 || fail "no end: $(tr '\n' '|' < peek0.out)"
+	[ "$(grep '^got' peek0.out | tr '\n' '|')" = "got 0 $P|got 12 $P|" ] ||
+		fail "received: $(tr '\n' '|' < peek0.out)"
+	pass "a zero-length head peeked at comes back first, then the 12-byte datagram"
+}
 # the same in a tree with its own network namespace (unshare --net, lo up):
 # the restore makes a new one and sends the datagrams in it; the outside
 # sender (nsenter -n) stays in the old one
@@ -131,4 +164,7 @@ netns() {
 subtest sk_udpq_timestamp timestamp
 subtest sk_udpq_netns netns
 subtest sk_udpq_peek0 peek0
+subtest sk_udpq_error errq
+subtest sk_udpq_sibling sibling
+subtest sk_udpq_src0 src0
 exit 0
