@@ -78,7 +78,7 @@ check() {
 finish() {
 	kill -USR1 $1
 	wait_exit $2 20
-	[ "$RC" = 0 ] || fail "imgcr restore exit $RC$(rerr)"
+	[ "$RC" = 0 ] || fail "imgcr restore exit $RC: $(grep -E '^(D|W|reaped)' out | tr '\n' '|')$(rerr)"
 	grep -q "^D1 ok" out && grep -q "^D2 ok" out && grep -q "^W ok" out && grep -q '^reaped ok$' out ||
 		fail "after the restore: $(grep -E '^(D|W|reaped)' out | tr '\n' '|')"
 }
