@@ -2103,7 +2103,6 @@ static int session_check(struct rctx *c, const struct tree_task *k)
 {
 	const struct tree *t = &c->t;
 	const struct tree_task *p = tree_find(t, k->ppid);
-
 	int i;
 
 	for (i = 0; i < t->ntasks && t->tasks[i].sid != k->sid; i++)
