@@ -16,7 +16,8 @@
  *          could join group C once the session's keeper is gone)
  *   zlead  as sub, but R reaps C only at the end: C, the session's leader,
  *          is a zombie in the tree (refused by imgcr dump)
- * In every mode D1 first forks a worker W, left in group C (as nginx's
+ * In every mode R first forks A, which waits for SIGUSR1 and exits 0 (R's
+ * children are then A, D1, D2 in that order), and D1 first forks a worker W, left in group C (as nginx's
  * master forks its workers).
  * Prints "pids D1 D2 C D3 W E" (0: none) and "ready" once set up.  On
  * SIGUSR1 it sends SIGUSR1 to D1 and D2, which send it to their child
@@ -97,7 +98,7 @@ int main(int argc, char **argv)
 	int zlead = argc == 2 && !strcmp(argv[1], "zlead");
 	int sub = ztop || grp || zlead || (argc == 2 && (!strcmp(argv[1], "sub") || !strcmp(argv[1], "unsub")));
 	int unsub = sub && !strcmp(argv[1], "unsub");
-	pid_t r = getpid(), c, d[5] = { 0, 0, 0, 0, 0 };
+	pid_t r = getpid(), a, c, d[5] = { 0, 0, 0, 0, 0 };
 	int pfd[2], st, i, n, bad = 0, flag = -1, rec[2];
 
 	if (argc != 2 || (!sub && strcmp(argv[1], "init"))) {
@@ -108,6 +109,12 @@ int main(int argc, char **argv)
 	if (sub && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) {
 		outf(2, "PR_SET_CHILD_SUBREAPER: %s\n", errname(errno));
 		return 1;
+	}
+	a = fork();
+	if (a == 0) {
+		while (!go)
+			pause();
+		_exit(0);
 	}
 	if (pipe(pfd))
 		return 1;
@@ -167,6 +174,11 @@ int main(int argc, char **argv)
 	while (!go)
 		pause();
 	prctl(PR_GET_CHILD_SUBREAPER, &flag, 0, 0, 0);
+	kill(a, SIGUSR1);
+	if (waitpid(a, &st, 0) != a || !WIFEXITED(st) || WEXITSTATUS(st)) {
+		say("reaped BAD A status %#x\n", st);
+		bad = 1;
+	}
 	for (i = 0; i < 2; i++) {
 		kill(d[i], SIGUSR1);
 		if (waitpid(d[i], &st, 0) != d[i] || !WIFEXITED(st) || WEXITSTATUS(st)) {

@@ -8,7 +8,8 @@
 # helpers; before, imgcr dump refused the tree.
 #   tree_dsess-sub    R a child subreaper: dumped, restored, D1 and D2 back
 #                     in session C, D1 in group C, D2 in its own, both R's
-#                     children, D1's worker W in group C, no task of pid C
+#                     children after R's first child A (in that order),
+#                     D1's worker W in group C, no task of pid C
 #                     left (checked from here, and by D1, D2 and W with
 #                     getsid, getpgrp, getppid)
 #   tree_dsess-pidns  the same restored with --pidns (the numbers in the
@@ -88,6 +89,7 @@ restored() {
 	start $1
 	check "before the dump" $pid $d1 $d2 $w
 	[ ! -e /proc/$c ] || fail "C $c is still there"
+	kids=$(cat /proc/$pid/task/$pid/children)
 	imgcr dump -t $pid -D d > dump.out 2> dump.err || fail "dump: $(tr '\n' '|' < dump.err)"
 	wait_dumped_gone $pid $d1 $d2 $w
 	imgcr restore -D d > restore.out 2> restore.err &
@@ -96,6 +98,9 @@ restored() {
 	wait_tasks_restored $pid $d1 $d2 $w
 	check "after the restore" $pid $d1 $d2 $w
 	[ ! -e /proc/$c ] || fail "a task of pid $c is there after the restore: $(cat /proc/$c/comm) $(state $c)"
+	# R's children in the same order (A first: the keeper is made at D1's place)
+	[ "$(cat /proc/$pid/task/$pid/children)" = "$kids" ] ||
+		fail "R's children '$(cat /proc/$pid/task/$pid/children)', at the dump '$kids'"
 	finish $pid $rp
 }
 
