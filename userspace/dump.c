@@ -324,22 +324,27 @@ static int userns_error(void)
  * by a session keeper (restore.c session_keeper()) when its top tasks
  * (those whose parent is in another session) have one parent P, none is a
  * zombie, and every group in it is led by a task of the tree or is the
- * session's own (pgid == sid); P must have been a child subreaper or the
- * tree's PID namespace init (sessions_reaper_check(), once the images say
- * so).  Anything else is refused here, with or without --leave-running,
+ * session's own (pgid == sid), and a task in that group that is not a top
+ * task has its parent in it (nothing can join it once the keeper is
+ * gone).  P is a child subreaper during the restore, and its flag is then
+ * as in its image.  Anything else is refused here, with or without --leave-running,
  * naming the task, the group or session and where its leader is.
  */
 static int session_check(const struct tree *t, const struct tree_task *k)
 {
 	const struct tree_task *p;
 	pid_t pp;
+	int i;
 
 	if (kill(k->sid, 0) == 0 || errno == EPERM) {
 		pr_err("pid %d (%s): its session %d is led by no task of the tree and is not the root's, and pid %d runs outside the tree (its leader, or a process that took its number): a restore cannot put it back in that session; not supported",
 		       k->pid, k->comm, k->sid, k->sid);
 		return -1;
 	}
-	pp = tree_session_parent(t, k->sid);
+	for (i = 0; i < t->ntasks && t->tasks[i].sid != k->sid; i++)
+		;
+	/* the top tasks' parent, once per session (its first task in the tree) */
+	pp = &t->tasks[i] == k ? tree_session_parent(t, k->sid) : 1;
 	if (pp <= 0) {
 		pr_err("pid %d (%s): its session %d, whose leader exited, has top tasks (their parent in another session) with different parents: not supported",
 		       k->pid, k->comm, k->sid);
@@ -354,6 +359,15 @@ static int session_check(const struct tree *t, const struct tree_task *k)
 	if (k->pgid != k->sid && !tree_find(t, k->pgid)) {
 		pr_err("pid %d (%s): its process group %d, led by no task of the tree, is in session %d, whose leader exited too: not supported",
 		       k->pid, k->comm, k->pgid, k->sid);
+		return -1;
+	}
+	/*
+	 * the session's own group has no leader once the keeper is reaped: a
+	 * task can only be born in it (from the keeper or a parent in it)
+	 */
+	if (k->pgid == k->sid && p && p->sid == k->sid && p->pgid != k->sid) {
+		pr_err("pid %d (%s): it is in process group %d, the own group of its session, whose leader exited, and its parent pid %d (%s) is in group %d: a restore cannot put it back in group %d, which has no leader to join once pid %d is made; not supported",
+		       k->pid, k->comm, k->sid, p->pid, p->comm, p->pgid, k->sid, k->pid);
 		return -1;
 	}
 	if (tree_find_tid(t, k->sid)) {
@@ -375,6 +389,16 @@ static int pgrp_check(const struct tree *t)
 		char where[64];
 		pid_t id = 0;
 
+		const struct tree_task *p = tree_find(t, k->ppid);
+
+		/* restore.c check_tree(): a session is inherited unless the task leads it */
+		if (p && k->pid != t->root && k->sid != k->pid && p->sid != k->sid &&
+		    !tree_session_kept(t, k->sid)) {
+			pr_err("pid %d (%s%s): its session %d differs from its parent's, pid %d (%s%s, session %d), and it does not lead it: a restore makes it in its parent's session; not supported",
+			       k->pid, k->comm, k->zombie ? ", a zombie" : "", k->sid, p->pid, p->comm,
+			       p->zombie ? ", a zombie" : "", p->sid);
+			return -1;
+		}
 		if (k->pgid != k->pid && k->pgid != root->pgid && !tree_find(t, k->pgid) && k->pgid <= 0) {
 			what = "process group";
 			id = k->pgid;
@@ -400,58 +424,6 @@ static int pgrp_check(const struct tree *t)
 		return -1;
 	}
 	return 0;
-}
-
-/*
- * A kept session's top tasks go to their parent P when the session's
- * keeper exits at restore, as they went to P when the session's leader
- * exited: only right if P was a child subreaper (its image's flags) or the
- * init of the tree's PID namespace.  Checked once the images are written,
- * before the tree is killed.
- */
-static int sessions_reaper_check(struct dctx *c)
-{
-	const struct tree *t = &c->t;
-	int i, j, dfd = -1, ret = 0;
-
-	for (i = 0; !ret && i < t->ntasks; i++) {
-		const struct tree_task *k = &t->tasks[i];
-		const struct tree_task *p = tree_find(t, k->ppid);
-		struct image im;
-		char name[64];
-		int sub;
-
-		if (!p || p->sid == k->sid || !tree_session_kept(t, k->sid))
-			continue;
-		for (j = 0; j < i; j++)	/* once per session */
-			if (t->tasks[j].sid == k->sid && tree_find(t, t->tasks[j].ppid) &&
-			    tree_find(t, t->tasks[j].ppid)->sid != k->sid)
-				break;
-		if (j < i)
-			continue;
-		if (p->pid == t->root && t->ns && (t->ns->own & NS_BIT(NS_PID)))
-			continue;	/* the init of the tree's PID namespace */
-		if (dfd < 0 && (dfd = open(c->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
-			pr_perror("%s", c->dir);
-			return -1;
-		}
-		snprintf(name, sizeof(name), "core-%d.img", p->pid);
-		if (image_openat(&im, dfd, name)) {
-			image_close(&im);
-			ret = -1;
-			break;
-		}
-		sub = im.proc && (im.proc->flags & IMGCR_PROC_CHILD_SUBREAPER);
-		image_close(&im);
-		if (!sub) {
-			pr_err("pid %d (%s): its session %d, whose leader exited, is recreated by a keeper task that pid %d (%s), its parent, makes, and its top tasks go back to pid %d when the keeper exits only if pid %d is a child subreaper (PR_SET_CHILD_SUBREAPER) or a PID namespace's init, which it is not: not supported",
-			       k->pid, k->comm, k->sid, p->pid, p->comm, p->pid, p->pid);
-			ret = -1;
-		}
-	}
-	if (dfd >= 0)
-		close(dfd);
-	return ret;
 }
 
 /*
@@ -1701,7 +1673,7 @@ int cmd_dump(int argc, char **argv)
 		     check_image_outside(&c, &c.t.tasks[i]) ||
 		     dump_mapped_ghosts(&c, &c.t.tasks[i])))
 			goto out;
-	if (sessions_reaper_check(&c) || shm_maps_check(&c.shm, &c.t))
+	if (shm_maps_check(&c.shm, &c.t))
 		goto out;
 	if (tree_write(&c.t, c.dir))
 		goto out;

@@ -812,12 +812,29 @@ static int session_top(const struct tree *t, const struct tree_task *k)
 	return k->pid != t->root && p && p->sid != k->sid && tree_session_kept(t, k->sid);
 }
 
+/* The image of task @k has the child subreaper flag (1), not (0). */
+static int image_subreaper(struct rctx *c, const struct tree_task *k)
+{
+	struct image im;
+	char name[64];
+	int sub;
+
+	snprintf(name, sizeof(name), "core-%d.img", TASK_IMG_PID(k));
+	if (image_openat(&im, c->dirfd, name)) {
+		image_close(&im);
+		return 1;	/* the exec fails on it later */
+	}
+	sub = im.proc && (im.proc->flags & IMGCR_PROC_CHILD_SUBREAPER);
+	image_close(&im);
+	return sub;
+}
+
 static const char *session_keeper(struct rctx *c, struct task_run *r, pid_t sid)
 {
 	const struct tree_task *k = r->k;
 	struct imgcr_clone_args a;
-	pid_t s = sid, p, me = getpid();
-	int i, st;
+	pid_t s = sid, p, q, me = getpid();
+	int i, st = 0;
 
 	if (me != 1 && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))
 		return task_msg(r, "PR_SET_CHILD_SUBREAPER (for the keeper of session %d): %s", sid,
@@ -860,10 +877,14 @@ static const char *session_keeper(struct rctx *c, struct task_run *r, pid_t sid)
 		}
 		_exit(0);
 	}
-	while (waitpid(p, &st, __WALL) < 0 && errno == EINTR)
+	while ((q = waitpid(p, &st, __WALL)) < 0 && errno == EINTR)
 		;
-	if (!WIFEXITED(st) || WEXITSTATUS(st))
+	if (q != p || !WIFEXITED(st) || WEXITSTATUS(st))
 		return task_msg(r, "the keeper of session %d failed", sid);
+	/* the subreaper flag as in the image (the root may have cleared it since) */
+	if (me != 1 && !image_subreaper(c, k) && prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0))
+		return task_msg(r, "PR_SET_CHILD_SUBREAPER 0 (after the keeper of session %d): %s",
+				sid, strerror(errno));
 	return NULL;
 }
 
@@ -876,25 +897,23 @@ static const char *task_children(struct rctx *c, struct task_run *r)
 
 	if ((why = task_keepers(c, r)))
 		return why;
-	for (i = 0; i < c->t.ntasks; i++) {
-		const struct tree_task *ch = &c->t.tasks[i];
-		int j;
-
-		if (ch->ppid != k->pid || !session_top(&c->t, ch))
-			continue;
-		for (j = 0; j < i; j++)	/* once per session */
-			if (c->t.tasks[j].ppid == k->pid && c->t.tasks[j].sid == ch->sid)
-				break;
-		if (j == i && (why = session_keeper(c, r, ch->sid)))
-			return why;
-	}
 
 	for (i = 0; i < c->t.ntasks; i++) {
 		const struct tree_task *ch = &c->t.tasks[i];
 		pid_t p;
+		int j;
 
-		if (ch->ppid != k->pid || ch->pid == c->t.root || session_top(&c->t, ch))
+		if (ch->ppid != k->pid || ch->pid == c->t.root)
 			continue;
+		if (session_top(&c->t, ch)) {
+			/* its session's keeper, at its first top task's place in the order */
+			for (j = 0; j < i; j++)
+				if (c->t.tasks[j].ppid == k->pid && c->t.tasks[j].sid == ch->sid)
+					break;
+			if (j == i && (why = session_keeper(c, r, ch->sid)))
+				return why;
+			continue;
+		}
 		p = clone_tid(ch->pid);
 		if (p < 0) {
 			int e = errno;
@@ -2085,8 +2104,13 @@ static int session_check(struct rctx *c, const struct tree_task *k)
 {
 	const struct tree *t = &c->t;
 	const struct tree_task *p = tree_find(t, k->ppid);
+	int i;
 
-	if (k->sid <= 0 || (c->pidns && k->sid == 1) || tree_session_parent(t, k->sid) <= 0) {
+	for (i = 0; i < t->ntasks && t->tasks[i].sid != k->sid; i++)
+		;
+	/* the top tasks' parent: once per session (its first task in the tree) */
+	if (k->sid <= 0 || (c->pidns && k->sid == 1) ||
+	    (&t->tasks[i] == k && tree_session_parent(t, k->sid) <= 0)) {
 		pr_err("pid %d: session %d has no leader in the tree: not supported", k->pid, k->sid);
 		return -1;
 	}
@@ -2098,6 +2122,11 @@ static int session_check(struct rctx *c, const struct tree_task *k)
 	if (k->pgid != k->sid && !tree_find(t, k->pgid)) {
 		pr_err("pid %d: process group %d, led by no task of the tree, in session %d, which has no leader in the tree: not supported",
 		       k->pid, k->pgid, k->sid);
+		return -1;
+	}
+	if (k->pgid == k->sid && p && p->sid == k->sid && p->pgid != k->sid) {
+		pr_err("pid %d: in group %d, the own group of session %d, which has no leader in the tree, and its parent %d is in group %d: it cannot join group %d once the session's keeper is gone; not supported",
+		       k->pid, k->sid, k->sid, p->pid, p->pgid, k->sid);
 		return -1;
 	}
 	if (tree_find_tid(t, k->sid)) {
@@ -2173,6 +2202,11 @@ static int check_tree(struct rctx *c)
 		}
 		if (!tree_find(t, k->sid) && k->sid != root->sid && session_check(c, k))
 			return -1;
+		if (k->pgid != k->sid && !tree_find(t, k->pgid) && tree_session_kept(t, k->pgid)) {
+			pr_err("pid %d: process group %d is the number of session %d, which has no leader in the tree, and pid %d is in session %d: not supported",
+			       k->pid, k->pgid, k->pgid, k->pid, k->sid);
+			return -1;
+		}
 		if (p && p->zombie) {
 			pr_err("pid %d: its parent %d is a zombie: cannot be restored", k->pid, p->pid);
 			return -1;

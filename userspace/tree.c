@@ -263,9 +263,12 @@ pid_t tree_session_parent(const struct tree *t, pid_t sid)
 	int i;
 
 	for (i = 0; i < t->ntasks; i++) {
-		const struct tree_task *k = &t->tasks[i], *q = tree_find(t, k->ppid);
+		const struct tree_task *k = &t->tasks[i], *q;
 
-		if (k->sid != sid || !q || q->sid == sid)
+		if (k->sid != sid || (p && k->ppid == p))
+			continue;
+		q = tree_find(t, k->ppid);
+		if (!q || q->sid == sid)
 			continue;
 		if (p && p != q->pid)
 			return -1;
@@ -314,6 +317,9 @@ static pid_t vpgid_of(const struct tree *t, pid_t pgid)
 	for (i = 0; !v && pgid > 0 && i < t->ntasks; i++)
 		if (t->tasks[i].pgid == pgid && t->tasks[i].vpgid)
 			v = t->tasks[i].vpgid;
+	/* kept, with the same number inside and outside (no vpgid recorded) */
+	if (!v && tree_group_kept(t, pgid))
+		v = pgid;
 	return v;
 }
 
@@ -326,6 +332,9 @@ static pid_t vsid_of(const struct tree *t, pid_t sid)
 	for (i = 0; !v && sid > 0 && i < t->ntasks; i++)
 		if (t->tasks[i].sid == sid && t->tasks[i].vsid)
 			v = t->tasks[i].vsid;
+	/* kept, with the same number inside and outside (no vsid recorded) */
+	if (!v && tree_session_kept(t, sid))
+		v = sid;
 	return v;
 }
 

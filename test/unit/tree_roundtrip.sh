@@ -7,6 +7,9 @@
 #  test/unit/tree/CASE/model       what treedump prints of it (every field)
 #  test/unit/tree/CASE/show        imgcr show CASE
 #  test/unit/tree/CASE/show.json   imgcr show --json CASE
+#  test/unit/tree/CASE/vpids       (optional) treedump --vpids CASE: the
+#                                  pids restore uses in the tree's PID
+#                                  namespace
 #  test/unit/tree/bad/NAME.tree    a malformed tree file: refused, with the
 #                                  message in bad/NAME.err
 # For each case: read -> model, show and show --json equal the golden files;
@@ -84,6 +87,15 @@ for d in "$DATA"/*/; do
 	golden "$name" "$d/show" "$tmp/in.$name.show" || ok=0
 	golden "$name" "$d/show.json" "$tmp/in.$name.json" || ok=0
 	if [ $ok = 1 ]; then result "$name-read" PASS; else result "$name-read" FAIL "differs from the golden files"; fi
+	# CASE/vpids: the model with the pids in the tree's PID namespace (restore.c tree_use_vpids)
+	if [ -f "$d/vpids" ] || { [ "$UPDATE" = 1 ] && [ -f "$d/vpids.update" ]; }; then
+		(cd "$tmp/in" && "$tmp/treedump" --vpids "$name") > "$tmp/in.$name.vpids" 2>&1
+		if golden "$name" "$d/vpids" "$tmp/in.$name.vpids"; then
+			result "$name-vpids" PASS
+		else
+			result "$name-vpids" FAIL "differs from the golden file"
+		fi
+	fi
 	# the round trip: written in the current format, read back the same
 	if ! "$tmp/treedump" "$tmp/in/$name" "$tmp/rt/$name" 2> "$tmp/err"; then
 		result "$name-roundtrip" FAIL "write: $(cat "$tmp/err")"

@@ -312,15 +312,18 @@ static void model(const struct tree *t)
 int main(int argc, char **argv)
 {
 	struct tree t;
-	int rc = 0;
+	int rc = 0, vpids = argc == 3 && !strcmp(argv[1], "--vpids");
 
 	if (argc != 2 && argc != 3) {
-		fprintf(stderr, "usage: treedump DIR [OUTDIR]\n");
+		fprintf(stderr, "usage: treedump [--vpids] DIR | treedump DIR OUTDIR\n");
 		return 2;
 	}
-	if (tree_read(&t, argv[1]))
+	if (tree_read(&t, argv[1 + vpids]))
 		return 1;
-	if (argc == 3)
+	if (vpids) {	/* the pids restore uses for a tree with a PID namespace of its own */
+		tree_use_vpids(&t);
+		model(&t);
+	} else if (argc == 3)
 		rc = tree_write(&t, argv[2]) ? 1 : 0;
 	else
 		model(&t);

@@ -8,18 +8,27 @@
 # helpers; before, imgcr dump refused the tree.
 #   tree_dsess-sub    R a child subreaper: dumped, restored, D1 and D2 back
 #                     in session C, D1 in group C, D2 in its own, both R's
-#                     children, no task of pid C left (checked from here,
-#                     and by D1 and D2 with getsid, getpgrp, getppid)
+#                     children after R's first child A (in that order),
+#                     D1's worker W in group C, no task of pid C
+#                     left (checked from here, and by D1, D2 and W with
+#                     getsid, getpgrp, getppid)
 #   tree_dsess-pidns  the same restored with --pidns (the numbers in the
 #                     new PID namespace)
 #   tree_dsess-init   R the init of a PID namespace of its own: the tree
 #                     records C's number in there (vsid), the keeper
 #                     takes it in the new namespace
-#   tree_dsess-unsub  R no longer a subreaper: refused at dump, with and
-#                     without --leave-running, naming R, the tree runs on
+#   tree_dsess-unsub  R no longer a subreaper: restored as sub, and R's
+#                     flag is off again after the restore (dsess checks it)
 #   tree_dsess-ztop   a zombie D3 at the top of the session (C's child too):
-#                     refused the same way (a keeper cannot make a zombie
-#                     that R then holds)
+#                     refused at dump, with and without --leave-running,
+#                     the tree runs on (a keeper cannot make a zombie that
+#                     R then holds)
+#   tree_dsess-grp    D2's child E in group C, D2 in its own: refused the
+#                     same way (E could not join group C, which has no
+#                     leader once the keeper is gone)
+#   tree_dsess-zlead  C exited but R has not reaped it: refused the same
+#                     way (D1 and D2 are in a session that is not their
+#                     parent's, and C's pid is a zombie in the tree)
 # timeout: 120
 . /imgcr/guest/lib.sh
 . /imgcr/guest/ctlib.sh
@@ -45,9 +54,10 @@ start() {
 	track $pid
 	wait_line out '^ready' 20 || fail "dsess $1 did not start: $(cat out ds.err | tr '\n' '|')"
 	set -- $(sed -n 's/^pids //p' out)
-	d1=$1 d2=$2 c=$3 d3=${4:-}
+	d1=$1 d2=$2 c=$3 d3=$4 w=$5 e=$6
 	track $d1
 	track $d2
+	track $w
 }
 
 # check WHEN R D1 D2: D1 and D2 in session C, groups C and D2, parent R
@@ -59,6 +69,9 @@ check() {
 		fail "$1: D1 $3, D2 $4 in groups '$(ns NSpgid $3)' '$(ns NSpgid $4)', want $c $d2$(rerr)"
 	[ "$(stat_field $3 2)" = $2 ] && [ "$(stat_field $4 2)" = $2 ] ||
 		fail "$1: D1 $3, D2 $4 have parents '$(stat_field $3 2)' '$(stat_field $4 2)', want $2$(rerr)"
+	[ -z "${5:-}" ] || { [ "$(ns NSsid $5)" = $c ] && [ "$(ns NSpgid $5)" = $c ] &&
+		[ "$(stat_field $5 2)" = $3 ]; } ||
+		fail "$1: W $5 in session '$(ns NSsid $5)' group '$(ns NSpgid $5)' parent '$(stat_field $5 2)', want $c $c $3$(rerr)"
 }
 
 # finish R RP: SIGUSR1 to the restored R; the restorer RP ends with 0, and
@@ -66,25 +79,34 @@ check() {
 finish() {
 	kill -USR1 $1
 	wait_exit $2 20
-	[ "$RC" = 0 ] || fail "imgcr restore exit $RC$(rerr)"
-	grep -q "^D1 ok" out && grep -q "^D2 ok" out && grep -q '^reaped ok$' out ||
-		fail "after the restore: $(grep -E '^(D|reaped)' out | tr '\n' '|')"
+	[ "$RC" = 0 ] || fail "imgcr restore exit $RC: $(grep -E '^(D|W|reaped)' out | tr '\n' '|')$(rerr)"
+	grep -q "^D1 ok" out && grep -q "^D2 ok" out && grep -q "^W ok" out && grep -q '^reaped ok$' out ||
+		fail "after the restore: $(grep -E '^(D|W|reaped)' out | tr '\n' '|')"
 }
 
-sub_sub() {
-	start sub
-	check "before the dump" $pid $d1 $d2
+# restored MODE: dsess MODE dumped and restored, R the parent of D1 and D2 again
+restored() {
+	start $1
+	check "before the dump" $pid $d1 $d2 $w
 	[ ! -e /proc/$c ] || fail "C $c is still there"
+	kids=$(cat /proc/$pid/task/$pid/children)
 	imgcr dump -t $pid -D d > dump.out 2> dump.err || fail "dump: $(tr '\n' '|' < dump.err)"
-	wait_dumped_gone $pid $d1 $d2
+	wait_dumped_gone $pid $d1 $d2 $w
 	imgcr restore -D d > restore.out 2> restore.err &
 	rp=$!
 	track $rp
-	wait_tasks_restored $pid $d1 $d2
-	check "after the restore" $pid $d1 $d2
+	wait_tasks_restored $pid $d1 $d2 $w
+	check "after the restore" $pid $d1 $d2 $w
 	[ ! -e /proc/$c ] || fail "a task of pid $c is there after the restore: $(cat /proc/$c/comm) $(state $c)"
+	# R's children in the same order (A first: the keeper is made at D1's place)
+	[ "$(cat /proc/$pid/task/$pid/children)" = "$kids" ] ||
+		fail "R's children '$(cat /proc/$pid/task/$pid/children)', at the dump '$kids'"
 	finish $pid $rp
-	pass "session $c without its leader restored, D1 in group $c, D2 in group $d2, both children of the subreaper $pid"
+}
+
+sub_sub() {
+	restored sub
+	pass "session $c without its leader restored, D1 and its worker in group $c, D2 in group $d2, D1 and D2 children of the subreaper $pid"
 }
 
 sub_pidns() {
@@ -169,11 +191,20 @@ refused() {
 }
 
 sub_unsub() {
-	refused unsub "whose root is not a subreaper" 'pid [0-9]* (dsess): its session $c, whose leader exited, is recreated by a keeper task that pid $pid (dsess), its parent, makes, .* only if pid $pid is a child subreaper (PR_SET_CHILD_SUBREAPER) or a PID namespace'"'"'s init, which it is not: not supported'
+	restored unsub
+	pass "session $c without its leader restored under $pid, which is no longer a subreaper, and its flag is off again"
 }
 
 sub_ztop() {
 	refused ztop "with a zombie at the top of a session whose leader exited" 'pid $d3 (dsess, a zombie): its session $c, whose leader exited, is recreated by a keeper task that makes the session'"'"'s top tasks, and a zombie cannot be one of them: not supported'
+}
+
+sub_grp() {
+	refused grp "with a task in the session's own group born in another group" 'pid $e (dsess): it is in process group $c, the own group of its session, whose leader exited, and its parent pid $d2 (dsess) is in group $d2: .*not supported'
+}
+
+sub_zlead() {
+	refused zlead "whose session leader is a zombie" 'pid [0-9]* (dsess): its session $c differs from its parent'"'"'s, pid $pid (dsess, session [0-9]*), and it does not lead it: .*not supported'
 }
 
 subtest tree_dsess-sub sub_sub
@@ -181,3 +212,5 @@ subtest tree_dsess-pidns sub_pidns
 subtest tree_dsess-init sub_init
 subtest tree_dsess-unsub sub_unsub
 subtest tree_dsess-ztop sub_ztop
+subtest tree_dsess-grp sub_grp
+subtest tree_dsess-zlead sub_zlead
