@@ -2626,6 +2626,7 @@ int cmd_restore(int argc, char **argv)
 	struct rlimit rl;
 
 	memset(&c, 0, sizeof(c));
+	mnt_options_reset();
 	static const struct option opts[] = {
 		{ "images-dir", required_argument, NULL, 'D' },
 		{ "pidns", no_argument, NULL, 'P' },
