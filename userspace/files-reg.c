@@ -313,6 +313,11 @@ static int reg_copy_same(const struct tree_file *f, int fd, const struct stat *s
 	struct stat st2;
 	int rfd, r;
 
+	/* a directory: found by its path; one where a regular file (with a checksum) was is not it */
+	if (S_ISDIR(st->st_mode) && f->has_crc) {
+		snprintf(why, size, "a directory, where the dump had a regular file");
+		return -1;
+	}
 	if (S_ISDIR(st->st_mode))
 		return 0;
 	if (!S_ISREG(st->st_mode)) {

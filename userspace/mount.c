@@ -865,6 +865,22 @@ static char *real_path(const char *what, const char *path, int dir)
 	return NULL;
 }
 
+/* a restore starts with neither (imgcr-criu runs several in one process) */
+void mnt_options_reset(void)
+{
+	int i;
+
+	for (i = 0; i < opt_next; i++) {
+		free(opt_ext[i].mp);
+		free(opt_ext[i].path);
+	}
+	free(opt_ext);
+	free(opt_root);
+	opt_ext = NULL;
+	opt_root = NULL;
+	opt_next = 0;
+}
+
 int mnt_root_option(const char *dir)
 {
 	free(opt_root);

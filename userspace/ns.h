@@ -150,6 +150,7 @@ int mnt_file_outside(const struct tree *t, pid_t pid, const char *link, int *mnt
  * a tree without a mount namespace of its own, a root or MP that is not
  * an external mount).
  */
+void mnt_options_reset(void);
 int mnt_root_option(const char *dir);
 int mnt_ext_option(const char *arg);
 int mnt_restore_options(struct tree *t);

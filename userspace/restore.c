@@ -2820,6 +2820,7 @@ int cmd_restore(int argc, char **argv)
 
 	memset(&c, 0, sizeof(c));
 	cgm_ignore = 0;		/* imgcr-criu may run several restores in one process */
+	mnt_options_reset();
 	static const struct option opts[] = {
 		{ "images-dir", required_argument, NULL, 'D' },
 		{ "pidns", no_argument, NULL, 'P' },

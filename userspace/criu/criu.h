@@ -53,6 +53,7 @@ struct criu_args {
 	char inherit[INHERIT_MAX][96];	/* restore: --inherit-fd fd[N]:pipe:[INO] */
 	char *mntext[MNTEXT_MAX];	/* restore: --external mnt[MP]:PATH (malloc'ed) */
 	int nmntext;
+	int overflow;		/* more than ARGS_MAX arguments: refused */
 };
 
 /*

@@ -69,10 +69,13 @@ const char *const req_names[REQ_NR] = {
 	"PAGE_SERVER_CHLD", "SINGLE_PRE_DUMP",
 };
 
+/* past ARGS_MAX the request fails (opts_to_args() checks overflow), never a dropped option */
 static void add(struct criu_args *a, char *arg)
 {
 	if (a->argc < ARGS_MAX)
 		a->argv[a->argc++] = arg;
+	else
+		a->overflow = 1;
 }
 
 /* The client's fd @n, a directory, as our own fd: -1 (printed) if not. */
@@ -671,6 +674,10 @@ int opts_to_args(CriuOpts *o, int type, pid_t peer, struct criu_args *a, int *er
 	a->notify = o->has_notify_scripts && o->notify_scripts;
 	a->orphan_pts = o->has_orphan_pts_master && o->orphan_pts_master;
 	a->argv[a->argc] = NULL;
+	if (a->overflow) {
+		pr_err("%s: more than %d arguments for imgcr", req_names[type], ARGS_MAX);
+		return -1;
+	}
 	*err = 0;
 	return 0;
 }

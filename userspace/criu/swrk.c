@@ -350,6 +350,7 @@ static int serve_op(CriuReq *req)
 		return answer_op(0), -1;
 	}
 	if (opts_to_args(req->opts, req->type, S.peer, &a, &err)) {
+		args_free(&a);
 		S.err = err;
 		return answer_op(0), -1;
 	}
