@@ -193,7 +193,7 @@ else
 	wait_dumped_gone $pid
 	# uid 1000's exec of the image: the restored threads would not have
 	# CAP_WAKE_ALARM, refused before the point of no return
-	chmod +x dal dal/core-$pid.img
+	chmod 755 . && chmod +x dal dal/core-$pid.img	# uid 1000 reaches it
 	dmesg_mark
 	t0=$(nowms)
 	timeout -s KILL 10 runas 1000 1000 tryexec ./dal/core-$pid.img > te.out 2>&1
