@@ -402,6 +402,24 @@ static int cpu_sleep_clock(struct dump_image *img, struct dump_thread *th,
 }
 
 /*
+ * Whether the thread was stopped in a 32-bit call (int 0x80 from a 64-bit
+ * task): TS_COMPAT is still set while it waits in get_signal(), and its
+ * number and arguments are i386's, not those of the 64-bit call.
+ */
+static bool in_compat_call(struct dump_thread *th)
+{
+#ifdef CONFIG_COMPAT
+	return task_thread_info(th->task)->status & TS_COMPAT;
+#else
+	return false;
+#endif
+}
+
+/* i386's clock_nanosleep and clock_nanosleep_time64 */
+#define IMGCR_NR_IA32_CLOCK_NANOSLEEP		267
+#define IMGCR_NR_IA32_CLOCK_NANOSLEEP_TIME64	407
+
+/*
  * The restart block of a relative clock_nanosleep() on a CPU clock
  * (posix_cpu_nsleep_restart) or an alarm clock
  * (alarm_timer_nsleep_restart), in a 64-bit call: 1 with its entry made
@@ -438,7 +456,9 @@ static int dump_clock_sleep(struct dump_image *img, struct dump_thread *th)
 		left = ktime_sub((ktime_t)rb->nanosleep.expires, now);
 	} else {
 		c = (clockid_t)r[IMGCR_REG_RDI];
-		if (r[IMGCR_REG_ORIG_RAX] != __NR_clock_nanosleep ||
+		/* a 32-bit call's restart block gives EINTR anyway, below */
+		if (in_compat_call(th) ||
+		    r[IMGCR_REG_ORIG_RAX] != __NR_clock_nanosleep ||
 		    (!cpu_clockid(c) && c != CLOCK_REALTIME_ALARM &&
 		     c != CLOCK_BOOTTIME_ALARM))
 			return 0;
@@ -480,6 +500,22 @@ static int dump_abs_cpu_sleep(struct dump_image *img, struct dump_thread *th)
 	u64 cnow, end;
 	int ret;
 
+	if (in_compat_call(th)) {
+		/*
+		 * i386: clock in EBX, flags in ECX.  Made again, it would sleep
+		 * to its old absolute time on the new process's CPU clock, and
+		 * its timespec is a 32-bit one: refused.
+		 */
+		c = (clockid_t)r[IMGCR_REG_RBX];
+		if ((r[IMGCR_REG_ORIG_RAX] != IMGCR_NR_IA32_CLOCK_NANOSLEEP &&
+		     r[IMGCR_REG_ORIG_RAX] != IMGCR_NR_IA32_CLOCK_NANOSLEEP_TIME64) ||
+		    !cpu_clockid(c) || !(r[IMGCR_REG_RCX] & TIMER_ABSTIME))
+			return 0;
+		dump_refuse(img, task_pid_nr(img->task),
+			    "thread %d is in a 32-bit (int 0x80) clock_nanosleep() on CPU clock %d with TIMER_ABSTIME, which cannot be restored",
+			    task_pid_nr(th->task), c);
+		return -EOPNOTSUPP;
+	}
 	if (r[IMGCR_REG_ORIG_RAX] != __NR_clock_nanosleep || !cpu_clockid(c) ||
 	    !(r[IMGCR_REG_RSI] & TIMER_ABSTIME))
 		return 0;
@@ -494,6 +530,16 @@ static int dump_abs_cpu_sleep(struct dump_image *img, struct dump_thread *th)
 	ret = cpu_sleep_clock(img, th, &c, &cnow);
 	if (ret)
 		return ret;
+	/*
+	 * Read as ptrace would, through the thread's mm (img->mm, which the
+	 * group's threads share): access_remote_vm() is not exported, and a
+	 * get_user_pages_remote(FOLL_NOFAULT) copy of 16 bytes that may span
+	 * two pages is more code than the contrived cases need.  It may
+	 * fault the page in (e.g. a hole punched in a memfd since the call
+	 * began): only what the restarted call does first anyway, as it reads
+	 * the same timespec again; a userfaultfd page gives -EFAULT (no
+	 * FAULT_FLAG_ALLOW_RETRY without "locked"), refused below.
+	 */
 	if (access_process_vm(th->task, r[IMGCR_REG_RDX], &ts, sizeof(ts),
 			      FOLL_FORCE) != sizeof(ts) ||
 	    ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= NSEC_PER_SEC) {

@@ -1070,6 +1070,61 @@ static bool img_can_ipc_lock(struct img *img)
 }
 
 /*
+ * Would the restored thread whose image credentials are @tc have @cap in
+ * the initial user namespace (capable())?  As img_can_ipc_lock(), for any
+ * thread: with --imgcr-creds, its own effective set (img_check_all_creds()
+ * checks the caller may give it); otherwise what exec leaves the caller
+ * (img_capable_after_exec()), or in place the caller's own (which
+ * img_inplace_check() found exec keeps), within the image's effective set
+ * if it has credentials (img_set_creds() intersects them).
+ */
+static bool img_can_cap(struct img *img, const struct imgcr_creds *tc,
+			int cap)
+{
+	const struct cred *c = current_cred();
+
+	if (c->user_ns != &init_user_ns ||
+	    !ns_capable_noaudit(&init_user_ns, cap))
+		return false;
+	if (img->has_creds && img->set_creds)
+		return tc->cap_effective & BIT_ULL(cap);
+	if (img->has_creds && !(tc->cap_effective & BIT_ULL(cap)))
+		return false;
+	return img_in_place(img) || img_capable_after_exec(&init_user_ns, cap);
+}
+
+/*
+ * A sleep on an alarm clock goes on after the restore in its restart
+ * function, which never checks CAP_WAKE_ALARM: as clock_nanosleep() itself
+ * asks it of the sleeper, the restored thread must have it.
+ */
+static int img_check_alarm_caps(struct img *img)
+{
+	unsigned int i, nr = 1 + img->proc.nr_threads;
+	ktime_t now;
+
+	for (i = 0; i < nr; i++) {
+		const struct imgcr_thread *t = i ? &img->threads[i - 1].th :
+						   &img->main_th;
+		const struct imgcr_sleep *d = i ? &img->threads[i - 1].call.sleep :
+						  &img->main_call.sleep;
+		const struct imgcr_creds *tc = i ? &img->threads[i - 1].creds :
+						   &img->creds;
+
+		if (!(t->flags & IMGCR_TASK_RESTART_BLOCK) ||
+		    d->flags & (IMGCR_SLEEP_POLL | IMGCR_SLEEP_FUTEX) ||
+		    !alarm_clock_now(d->clock, &now))
+			continue;
+		if (!img_can_cap(img, tc, CAP_WAKE_ALARM)) {
+			img_err(img, "thread %u was stopped in a sleep on an alarm clock (%d), which needs CAP_WAKE_ALARM, and the restored thread would not have it",
+				t->tid, d->clock);
+			return -EPERM;
+		}
+	}
+	return 0;
+}
+
+/*
  * Locked memory is locked again after the pages are filled in, past the
  * point of no return: refuse here what mlock() and mlockall() would refuse
  * then, by the kernel's own rules (mm/mlock.c): every locked page within
@@ -2304,12 +2359,7 @@ static int img_check_sleeps(struct img *img, const struct note_slot *s)
 			call = "sleep on an alarm clock";
 			fn = "alarm_timer_nsleep_restart";
 			addr = imgcr_alarm_timer_nsleep_restart;
-			/* as clock_nanosleep() itself: never more than the caller may */
-			if (addr && !capable(CAP_WAKE_ALARM)) {
-				img_err(img, "thread %u was stopped in a sleep on an alarm clock (%d), which needs CAP_WAKE_ALARM",
-					t->tid, d->clock);
-				return -EPERM;
-			}
+			/* CAP_WAKE_ALARM: img_check_alarm_caps(), once the options are known */
 		}
 		if (!addr) {
 			img_err(img, "thread %u was stopped in a %s, and this kernel's restart function for it (%s) was not found when the module was loaded",
@@ -2557,6 +2607,8 @@ int img_parse(struct img *img)
 		ret = img_check_sysvshm(img);
 	if (!ret)
 		ret = img_check_mlock(img);
+	if (!ret)
+		ret = img_check_alarm_caps(img);
 	if (!ret)
 		ret = img_take_exe(img);
 	if (!ret)

@@ -120,6 +120,7 @@ static Elf64_Ehdr *eh;
 static size_t ph_off;
 static int nph;
 static size_t task_off, vmas_off, files_off, files_len, note_off, note_len;
+static size_t sleeps_off, sleeps_len;	/* NT_IMGCR_SLEEPS's desc */
 static size_t task_nhdr, vmas_nhdr, files_nhdr;
 static size_t auxv_off, auxv_len;
 static uint32_t nr_vmas;
@@ -391,21 +392,9 @@ static void parse_seed(void)
 					addb(desc + e);
 				}
 			} else if (imgcr && n->n_type == NT_IMGCR_SLEEPS) {
-				/* 32-byte entries, or whole ones when one has a bitset (a guess for fuzzing) */
-				size_t sz = n->n_descsz % IMGCR_SLEEP_SIZE_V1 ?
-					    sizeof(struct imgcr_sleep) : IMGCR_SLEEP_SIZE_V1;
-
-				for (size_t e = 0; e + sz <= n->n_descsz; e += sz) {
-#define SLF(m, k) addf(desc + e + offsetof(struct imgcr_sleep, m), sizeof(((struct imgcr_sleep *)0)->m), k)
-					SLF(tid, F_TID); SLF(clock, F_SMALL); SLF(flags, F_PLAIN);
-					SLF(nfds, F_PLAIN); SLF(rmtp, F_ADDR);
-					SLF(remaining_ns, F_NS);
-					if (sz > IMGCR_SLEEP_SIZE_V1) {
-						SLF(bitset, F_PLAIN);
-						SLF(pad, F_PLAIN);
-					}
-					addb(desc + e);
-				}
+				/* its fields once the threads' flags are known, below */
+				sleeps_off = desc;
+				sleeps_len = n->n_descsz;
 			} else if (imgcr && n->n_type == NT_IMGCR_SIGWAITS) {
 				for (size_t e = 0; e + sizeof(struct imgcr_sigwait) <= n->n_descsz;
 				     e += sizeof(struct imgcr_sigwait)) {
@@ -433,6 +422,34 @@ static void parse_seed(void)
 		}
 	}
 	in_v2 = 0;
+	if (sleeps_off) {
+		/*
+		 * An entry for each thread with IMGCR_TASK_RESTART_BLOCK: 40
+		 * bytes, or 32 when none has a bitset (img_check_sleeps())
+		 */
+		size_t nrb = 0, sz = sizeof(struct imgcr_sleep);
+		if (task_off && ((struct imgcr_task *)(seed + task_off))->flags &
+				IMGCR_TASK_RESTART_BLOCK)
+			nrb++;
+		for (int i = 0; i < nthr; i++)
+			if (thr[i].desc[T_THREAD] &&
+			    ((struct imgcr_thread *)(seed + thr[i].desc[T_THREAD]))->flags &
+			    IMGCR_TASK_RESTART_BLOCK)
+				nrb++;
+		if (nrb && sleeps_len == nrb * IMGCR_SLEEP_SIZE_V1)
+			sz = IMGCR_SLEEP_SIZE_V1;
+		for (size_t e = 0, desc = sleeps_off; e + sz <= sleeps_len; e += sz) {
+#define SLF(m, k) addf(desc + e + offsetof(struct imgcr_sleep, m), sizeof(((struct imgcr_sleep *)0)->m), k)
+			SLF(tid, F_TID); SLF(clock, F_SMALL); SLF(flags, F_PLAIN);
+			SLF(nfds, F_PLAIN); SLF(rmtp, F_ADDR);
+			SLF(remaining_ns, F_NS);
+			if (sz > IMGCR_SLEEP_SIZE_V1) {
+				SLF(bitset, F_PLAIN);
+				SLF(pad, F_PLAIN);
+			}
+			addb(desc + e);
+		}
+	}
 	addb(seed_size - 1);
 	if (!task_off || !vmas_off) {
 		outf(2, "fuzz: seed has no imgcr task/vma notes\n");

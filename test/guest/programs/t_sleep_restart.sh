@@ -30,7 +30,7 @@
 # it asked for in all (the restored process's CPU clock starts again near
 # 0), one on another thread's CPU clock refused by the dump, and relative
 # sleeps on CLOCK_REALTIME_ALARM and _BOOTTIME_ALARM (as root; skipped
-# without an RTC).
+# without an RTC), which uid 1000 may not restore (EPERM).
 # Last, that image with its NT_IMGCR_SLEEPS entry or the flags that call
 # for it damaged one at a time (progs/corrupt.c): each is refused (EINVAL).
 . /imgcr/guest/lib.sh
@@ -169,8 +169,9 @@ if ! unusable posix_cpu_nsleep_restart; then
 fi
 
 # alarm: relative sleeps on CLOCK_REALTIME_ALARM (rmtp) and
-# CLOCK_BOOTTIME_ALARM, as root, dumped 3 s into A ms: each lasts the time
-# it had left at the dump after the restore began, no EINTR
+# CLOCK_BOOTTIME_ALARM, as root, dumped 3 s into A ms: uid 1000's exec of
+# the image is refused (EPERM, CAP_WAKE_ALARM); root's restore: each lasts
+# the time it had left at the dump after the restore began, no EINTR
 if unusable alarm_timer_nsleep_restart; then
 	info "alarm: this kernel's alarm_timer_nsleep_restart is not usable: part skipped"
 elif a=$(rbsleep alarm 0 2>&1); [ -n "$a" ] && [ "${a#alarm ret=-1}" != "$a" ]; then
@@ -190,7 +191,18 @@ else
 	imgcr dump -t $pid -D dal 2> dump.err || fail "alarm: dump: $(cat dump.err)"
 	td2=$(nowms)
 	wait_dumped_gone $pid
-	usleep 1000000
+	# uid 1000's exec of the image: the restored threads would not have
+	# CAP_WAKE_ALARM, refused before the point of no return
+	chmod 755 . && chmod +x dal dal/core-$pid.img	# uid 1000 reaches it
+	dmesg_mark
+	t0=$(nowms)
+	timeout -s KILL 10 runas 1000 1000 tryexec ./dal/core-$pid.img > te.out 2>&1
+	grep -q 'execve failed: EPERM' te.out ||
+		fail "alarm: exec as uid 1000: not refused with EPERM: $(tr '\n' '|' < te.out)"
+	dmesg_since | grep -q 'alarm clock.*CAP_WAKE_ALARM' ||
+		fail "alarm: exec as uid 1000: kernel log: $(dmesg_since | tail -n 3 | tr '\n' '|')"
+	t0=$((1000 - ($(nowms) - t0)))
+	[ "$t0" -le 0 ] || usleep $((t0 * 1000))
 	tr=$(nowms)
 	imgcr restore -D dal > restore.out 2> restore.err &
 	rpid=$!
