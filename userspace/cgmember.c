@@ -253,6 +253,43 @@ static int cgm_make(struct cg_host *h, int g, pid_t pid)
 	return 0;
 }
 
+/*
+ * Root restoring a user's directory (trust.c): what the user could do,
+ * no more.  Root may write any cgroup, so a tree whose tasks cgm_restore()
+ * would move or whose cgroups it would make is refused: each live task's
+ * cgroup must be the restorer's own (nothing moved, nothing made).
+ */
+int cgm_user_ok(const struct tree *t, char *why, size_t size)
+{
+	const struct cg_host *h = t->hostcg;
+	char *own = NULL;
+	int i, ok = 1;
+
+	if (!h || !h->ncgs || cgm_ignore)
+		return 1;
+	if (cg_task_cgroup_host(getpid(), &own)) {
+		snprintf(why, size, "imgcr's own cgroup is unknown");
+		return 0;
+	}
+	for (i = 0; i < t->ntasks && ok; i++) {
+		const struct tree_task *k = &t->tasks[i];
+
+		if (k->zombie)
+			continue;
+		if (!k->cg) {
+			snprintf(why, size, "pid %d has no hcg record", k->pid);
+			ok = 0;
+		} else if (strcmp(h->cgs[k->cg - 1].path, own)) {
+			snprintf(why, size,
+				 "pid %d goes to cgroup %s, not the restorer's %s (root would move it or make the cgroup for the user; --cgroups ignore leaves the tree in the restorer's cgroup)",
+				 k->pid, h->cgs[k->cg - 1].path, own);
+			ok = 0;
+		}
+	}
+	free(own);
+	return ok;
+}
+
 int cgm_restore(struct tree *t, const pid_t *host)
 {
 	struct cg_host *h = t->hostcg;
@@ -276,8 +313,13 @@ int cgm_restore(struct tree *t, const pid_t *host)
 		const struct tree_task *k = &t->tasks[i];
 		pid_t dpid = k->dump_pid ? k->dump_pid : k->pid;
 
-		if (k->zombie || !k->cg)
+		if (k->zombie)
 			continue;
+		if (!k->cg) {
+			pr_err("restore failed: pid %d: no hcg record (its cgroup), where the tree has hcgroup records",
+			       dpid);
+			goto out;
+		}
 		g = k->cg - 1;
 		if (cg_caller_base) {
 			if (g == root)

@@ -75,6 +75,12 @@ int cgm_dump(struct tree *t);
  * limits; 0, or -1 (printed, naming the task and the cgroup).
  */
 int cgm_restore(struct tree *t, const pid_t *host);
+/*
+ * trust.c, root restoring a user's directory: 1 if no task would be moved
+ * and no cgroup made (each live task in the restorer's cgroup, or
+ * --cgroups ignore), else 0 with the reason in @why.
+ */
+int cgm_user_ok(const struct tree *t, char *why, size_t size);
 /* a failed restore, the tree killed: the cgroups cgm_restore() made removed */
 void cgm_cleanup(struct tree *t);
 void cgm_free(struct tree *t);

@@ -13,7 +13,8 @@
 #     write the cgroups: the restore fails naming the pid and the cgroup,
 #     nothing of the tree is left; with --cgroups ignore it restores, in
 #     the restorer's cgroup (the root one: the state check's expected
-#     difference), as the tasks see.
+#     difference), as the tasks see.  Root restoring the user's directory
+#     is refused too (trust.c: root moves no task for the user).
 #   cgmember-threaded: a task in a "domain threaded" cgroup (one with a
 #     threaded child) is refused at dump, naming the pid and the cgroup;
 #     the tree runs on.
@@ -99,6 +100,13 @@ user() {
 		fail "tasks left in the cgroups"
 	grep -q ' cgroup ' out && fail "a task of the failed restore ran: $(tr '\n' '|' < out)"
 	msg=$(grep -m1 'cannot put it back' restore.err | cut -c1-160)
+	# root restoring the user's directory does no more than the user could (trust.c)
+	timeout -s KILL 30 imgcr restore -D $D --detach > restore.out 2> restore.err
+	[ $? = 0 ] && fail "root restored the user's tree into cgroups the user may not write"
+	grep -q "pid $ROOT goes to cgroup /imgcr-user-keep, not the restorer's /" restore.err ||
+		fail "root's message: $(tr '\n' '|' < restore.err)"
+	[ -z "$(cat $CG/imgcr-user-keep/cgroup.procs $CG/imgcr-user-gone/inner/cgroup.procs)" ] ||
+		fail "tasks left in the cgroups after root's restore"
 	cp "$IMGCR_STATE_EXPECTED" expected
 	echo 'task * cgroup 0::/imgcr-user-* -> 0::/  # restore --cgroups ignore: the restorer'"'"'s cgroup' >> expected
 	IMGCR_STATE_EXPECTED=$PWD/expected runas 1000 1000 imgcr restore -D $D --pidns --cgroups ignore \
