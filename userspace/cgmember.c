@@ -11,7 +11,9 @@
  * its limits: what a restore that has to make it again writes), each task
  * one "hcg" record (its pid, its cgroup's index).  Refused, naming the
  * task: a version 1 hierarchy it is not at the root of, a threaded
- * cgroup, a thread in another cgroup than its task.
+ * cgroup, a thread in another cgroup than its task.  dump --cgroups ignore
+ * (a hybrid or legacy v1 host) records none: the restore leaves the tree
+ * in the restorer's cgroup.
  *
  * restore (cgm_restore, every task made and waiting for its go byte, so
  * before any runs and before attrs_mempolicy_again() reads its cpuset):
@@ -174,14 +176,22 @@ int cgm_dump(struct tree *t)
 	int i, j, g, ret = -1;
 
 	cgm_free(t);
+	if (cgm_ignore) {
+		pr_info("--cgroups ignore: no cgroup membership recorded (the restore leaves the tree in the restorer's cgroup)");
+		free(mnt);
+		return 0;
+	}
 	h = host_get(t);
 	for (i = 0; i < t->ntasks; i++) {
 		struct tree_task *k = &t->tasks[i];
 
 		if (k->zombie)
 			continue;	/* a zombie keeps no cgroup that matters */
-		if (cg_task_cgroup_host(k->pid, &cg))
+		if (cg_task_cgroup_host(k->pid, &cg)) {
+			pr_err("pid %d: its cgroup cannot be recorded (imgcr dump --cgroups ignore records no cgroup membership: the restore leaves the tree in the restorer's cgroup)",
+			       k->pid);
 			goto out;
+		}
 		for (j = 0; j < k->nthreads; j++) {
 			tcg = thread_cgroup(k->pid, k->threads[j]);
 			if (tcg && strcmp(tcg, cg)) {
@@ -302,8 +312,10 @@ int cgm_restore(struct tree *t, const pid_t *host)
 		pr_info("--cgroups ignore: the tree is in the restorer's cgroup");
 		return 0;
 	}
-	if (cg_task_cgroup_host(getpid(), &own))
+	if (cg_task_cgroup_host(getpid(), &own)) {
+		pr_err("restore failed: imgcr's own cgroup cannot be read" IGNORE_HINT);
 		return -1;
+	}
 	free(h->mnt);
 	h->mnt = cg_mount();
 	i = tree_index(t, t->root);

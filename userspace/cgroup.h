@@ -84,7 +84,7 @@ int cgm_user_ok(const struct tree *t, char *why, size_t size);
 /* a failed restore, the tree killed: the cgroups cgm_restore() made removed */
 void cgm_cleanup(struct tree *t);
 void cgm_free(struct tree *t);
-/* restore --cgroups ignore: the tree stays in the restorer's cgroup */
+/* restore --cgroups ignore: the tree stays in the restorer's cgroup; dump --cgroups ignore: none recorded */
 extern int cgm_ignore;
 
 #endif

@@ -1451,10 +1451,12 @@ int cmd_dump(int argc, char **argv)
 		{ "ghost-limit", required_argument, NULL, 'G' },
 		{ "external", required_argument, NULL, 'E' },
 		{ "caller-cgroups", no_argument, NULL, 'K' },
+		{ "cgroups", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
 		LOG_LONG_OPTS,
 		{ NULL, 0, NULL, 0 }
 	};
+	cgm_ignore = 0;		/* imgcr-criu may run several dumps in one process */
 	while ((i = getopt_long(argc, argv, ":t:D:Rjh" LOG_OPTS, opts, NULL)) != -1) {
 		switch (i) {
 		case 'o':
@@ -1504,6 +1506,15 @@ int cmd_dump(int argc, char **argv)
 			break;
 		case 'K':
 			c.caller_cgroups = 1;
+			break;
+		case 'g':
+			/* ignore: no cgroup membership recorded (a hybrid or legacy v1 host) */
+			if (!strcmp(optarg, "ignore"))
+				cgm_ignore = 1;
+			else if (!strcmp(optarg, "soft"))
+				cgm_ignore = 0;
+			else
+				return usage_error("dump: --cgroups soft|ignore");
 			break;
 		case 'E':
 			if (!strncmp(optarg, "file[", 5) ? fd_external_file_add(optarg) :

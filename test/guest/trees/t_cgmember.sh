@@ -17,7 +17,8 @@
 #     is refused too (trust.c: root moves no task for the user).
 #   cgmember-threaded: a task in a "domain threaded" cgroup (one with a
 #     threaded child) is refused at dump, naming the pid and the cgroup;
-#     the tree runs on.
+#     the tree runs on; dump -R --cgroups ignore goes through, recording
+#     no hcgroup or hcg.
 # timeout: 120
 . /imgcr/guest/lib.sh
 require_modules
@@ -164,6 +165,10 @@ threaded() {
 	grep -q "pid $ROOT: cgroup /imgcr-thr is domain threaded: not supported" dump.err ||
 		fail "message: $(tr '\n' '|' < dump.err)"
 	left_running $ROOT || fail "the root is not left running ($(state $ROOT))"
+	# --cgroups ignore: no membership recorded, so the dump goes through
+	imgcr dump -t $ROOT -D d-thr2 -R --cgroups ignore 2> dump.err || fail "dump --cgroups ignore: $(cat dump.err)"
+	grep -q '^hcg' d-thr2/tree && fail "dump --cgroups ignore recorded cgroups"
+	left_running $ROOT || fail "the root is not left running after -R ($(state $ROOT))"
 	kill -9 $ROOT $CHILD
 	wait_gone $ROOT 10
 	rmdir $P/t $P || fail "cannot remove the cgroups"
