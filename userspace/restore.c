@@ -1150,7 +1150,8 @@ static const char *task_owners(struct rctx *c, struct task_run *r)
 {
 	if (fown_restore(&c->t, r->k, r->err, TASK_ERR))
 		return r->err;
-	if (attrs_mempolicy_again(r->k, r->err, TASK_ERR))
+	if (attrs_mempolicy_again(r->k, r->err, TASK_ERR) ||
+	    attrs_affinity_again(r->k, r->err, TASK_ERR))
 		return r->err;
 	if (c->userns && r->k->nthreads && keep_checkpoint_cap())
 		return task_msg(r, "cannot keep CAP_CHECKPOINT_RESTORE for the exec: %s", strerror(errno));
