@@ -106,23 +106,37 @@ static void cg_ns_free(struct cg_ns *ns)
 	free(ns);
 }
 
+int cg_mount_other;
+
 char *cg_mount(void)
 {
-	char *line = NULL, *mp = NULL, *sep, mpbuf[PATH_MAX], fs[64];
+	char *line = NULL, *mp = NULL, *sep, mpbuf[PATH_MAX], root[PATH_MAX], fs[64];
 	size_t len = 0;
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 
+	cg_mount_other = 0;
 	if (!f)
 		return NULL;
 	while (!mp && getline(&line, &len, f) > 0) {
 		sep = strstr(line, " - ");
 		if (!sep || sscanf(sep + 3, "%63s", fs) != 1 || strcmp(fs, "cgroup2"))
 			continue;
-		if (sscanf(line, "%*d %*d %*s %*s %4095s", mpbuf) == 1)
-			mp = xstrdup(mpbuf);
+		if (sscanf(line, "%*d %*d %*s %4095s %4095s", root, mpbuf) != 2)
+			continue;
+		/* a mount of a subtree, or of another cgroup namespace's: paths would be wrong */
+		if (strcmp(root, "/")) {
+			if (!cg_mount_other)
+				pr_warn("cgroup2 at %s is mounted with root %s (a subtree, or another cgroup namespace's): not used (imgcr needs the whole hierarchy mounted)",
+					mpbuf, root);
+			cg_mount_other = 1;
+			continue;
+		}
+		mp = xstrdup(mpbuf);
 	}
 	free(line);
 	fclose(f);
+	if (mp)
+		cg_mount_other = 0;
 	return mp;
 }
 
@@ -470,6 +484,10 @@ int cg_check_bpf(const struct tree *t)
 	char *mnt = cg_mount(), *ref = NULL, *cg, *s;
 	int i, ret = -1;
 
+	if (!mnt && cg_mount_other) {
+		pr_err("cannot check the tasks' cgroup BPF programs: no cgroup2 mount of the whole hierarchy");
+		return -1;
+	}
 	if (!mnt)
 		return 0;	/* no cgroup v2: no cgroup BPF program either */
 	if (ns) {

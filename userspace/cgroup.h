@@ -27,8 +27,13 @@ struct cg {
 	int made;			/* restore: made by this restore */
 };
 
-/* imgcr's cgroup2 mount point (malloc'ed), or NULL */
+/*
+ * imgcr's cgroup2 mount point (malloc'ed) whose root is the hierarchy's
+ * ("/", mountinfo field 4), or NULL; cg_mount_other set (and warned) if
+ * only mounts of a subtree or of another cgroup namespace's were seen.
+ */
 char *cg_mount(void);
+extern int cg_mount_other;
 /* A small file's first line (malloc'ed, no newline), or NULL */
 char *cg_read_line(const char *path);
 /* @pid's cgroup v2 path (malloc'ed); -1 (printed) if in a v1 hierarchy's group */
