@@ -47,6 +47,7 @@
 #include "tree.h"
 
 #define CGM_MAX		1024	/* cgroups of one tree */
+#define CGM_DEPTH	128	/* levels below the root */
 
 int cgm_ignore;
 
@@ -115,25 +116,23 @@ static void cg_path(const struct cg_host *h, const struct cg *g, char *out, size
 	snprintf(out, size, "%s%s", h->mnt, strcmp(g->path, "/") ? g->path : "");
 }
 
-/* dump: @path and every cgroup above it, parents first, read from @mnt; its index, or -1 (printed) */
-static int cgm_add_path(struct cg_host *h, const char *mnt, const char *path, pid_t pid)
+/* "/" 0, "/a" 1, "/a/b" 2: the depth of an absolute path */
+static int depth_of(const char *p)
 {
-	char buf[PATH_MAX], dir[PATH_MAX * 2];
-	int i, g;
+	int n = 0;
 
-	if (strlen(path) >= sizeof(buf) || !abs_path_ok(path)) {
-		pr_err("pid %d: its cgroup %s: bad path", pid, path);
-		return -1;
-	}
-	g = cgm_find(h, path);
-	if (g >= 0)
-		return g;
-	if (strcmp(path, "/")) {
-		snprintf(buf, sizeof(buf), "%s", path);
-		parent_of(buf);
-		if (cgm_add_path(h, mnt, buf, pid) < 0)
-			return -1;
-	}
+	for (; *p; p++)
+		n += *p == '/' && p[1];
+	return n;
+}
+
+/* dump: cgroup @path (its parent in @h) added and read from @mnt; its index, or -1 (printed) */
+static int cgm_add_one(struct cg_host *h, const char *mnt, const char *path, pid_t pid, char *dir)
+{
+	int i = cgm_find(h, path);
+
+	if (i >= 0)
+		return i;
 	i = cgm_add(h, path);
 	if (i < 0) {
 		pr_err("pid %d: the tree is in more than %d cgroups", pid, CGM_MAX);
@@ -148,8 +147,51 @@ static int cgm_add_path(struct cg_host *h, const char *mnt, const char *path, pi
 		       pid, path);
 		return -1;
 	}
-	snprintf(dir, sizeof(dir), "%s%s", mnt, path);
+	sprintf(dir, "%s%s", mnt, path);
 	return cg_read_dir(&h->cgs[i], dir, pid, path) ? -1 : i;
+}
+
+/*
+ * dump: @path and every cgroup above it, parents first, read from @mnt;
+ * its index, or -1 (printed).  A loop over the path's prefixes ("/",
+ * "/a", "/a/b"), not a recursion, and the depth capped.
+ */
+static int cgm_add_path(struct cg_host *h, const char *mnt, const char *path, pid_t pid)
+{
+	size_t n, len = strlen(path);
+	char *buf, *dir, *next, c;
+	int i;
+
+	if (len >= PATH_MAX || !abs_path_ok(path)) {
+		pr_err("pid %d: its cgroup %s: bad path", pid, path);
+		return -1;
+	}
+	if (depth_of(path) > CGM_DEPTH) {
+		pr_err("pid %d: its cgroup %s is more than %d levels deep: not supported", pid, path,
+		       CGM_DEPTH);
+		return -1;
+	}
+	i = cgm_find(h, path);
+	if (i >= 0)
+		return i;
+	buf = xstrdup(path);
+	dir = malloc(len + (mnt ? strlen(mnt) : 0) + 1);
+	if (!dir) {
+		pr_err("out of memory");
+		exit(1);
+	}
+	for (n = 1;; n = next ? (size_t)(next - path) : len) {
+		c = buf[n];
+		buf[n] = 0;
+		i = cgm_add_one(h, mnt, buf, pid, dir);
+		buf[n] = c;
+		if (i < 0 || n >= len)
+			break;
+		next = strchr(path + n + (n > 1), '/');
+	}
+	free(dir);
+	free(buf);
+	return i;
 }
 
 /* @tid's cgroup v2 path (malloc'ed), or NULL */
@@ -234,33 +276,59 @@ static const char *why(int e)
 
 #define IGNORE_HINT	" (imgcr restore --cgroups ignore leaves the tree in the restorer's cgroup)"
 
-/* @g's directory and every one above it that does not exist made, parents first; 0 or -1 (printed) */
+/*
+ * @g's directory and every one above it that does not exist made, parents
+ * first (a loop: the chain up to the first that exists, then made down);
+ * 0 or -1 (printed)
+ */
 static int cgm_make(struct cg_host *h, int g, pid_t pid)
 {
-	char dir[PATH_MAX * 2], parent[PATH_MAX];
+	char *dir, *parent;
+	int *chain, n = 0, p, e, ret = -1;
 	struct stat st;
-	int p, e;
 
-	cg_path(h, &h->cgs[g], dir, sizeof(dir));
-	if (!stat(dir, &st))
-		return 0;
-	snprintf(parent, sizeof(parent), "%s", h->cgs[g].path);
-	parent_of(parent);
-	p = cgm_find(h, parent);
-	if (p < 0 || p >= g) {
-		pr_err("cgroup %s: its parent is not in the tree file", h->cgs[g].path);
-		return -1;
+	dir = malloc(strlen(h->mnt) + PATH_MAX + 1);
+	parent = malloc(PATH_MAX);
+	chain = malloc((CGM_DEPTH + 1) * sizeof(*chain));
+	if (!dir || !parent || !chain) {
+		pr_err("out of memory");
+		exit(1);
 	}
-	if (cgm_make(h, p, pid))
-		return -1;
-	if (mkdir(dir, 0755)) {
-		e = errno;
-		pr_err("restore failed: pid %d: cannot make its cgroup %s again (%s): %s%s" IGNORE_HINT,
-		       pid, h->cgs[g].path, dir, strerror(e), why(e));
-		return -1;
+	for (;;) {
+		cg_path(h, &h->cgs[g], dir, strlen(h->mnt) + PATH_MAX + 1);
+		if (!stat(dir, &st))
+			break;
+		if (n > CGM_DEPTH) {
+			pr_err("cgroup %s: more than %d levels deep", h->cgs[g].path, CGM_DEPTH);
+			goto out;
+		}
+		chain[n++] = g;
+		snprintf(parent, PATH_MAX, "%s", h->cgs[g].path);
+		parent_of(parent);
+		p = cgm_find(h, parent);
+		if (p < 0 || p >= g) {
+			pr_err("cgroup %s: its parent is not in the tree file", h->cgs[g].path);
+			goto out;
+		}
+		g = p;
 	}
-	h->cgs[g].made = 1;
-	return 0;
+	while (n > 0) {
+		g = chain[--n];
+		cg_path(h, &h->cgs[g], dir, strlen(h->mnt) + PATH_MAX + 1);
+		if (mkdir(dir, 0755)) {
+			e = errno;
+			pr_err("restore failed: pid %d: cannot make its cgroup %s again (%s): %s%s" IGNORE_HINT,
+			       pid, h->cgs[g].path, dir, strerror(e), why(e));
+			goto out;
+		}
+		h->cgs[g].made = 1;
+	}
+	ret = 0;
+out:
+	free(chain);
+	free(parent);
+	free(dir);
+	return ret;
 }
 
 /*
@@ -433,6 +501,8 @@ static const char *hcgroup_read(struct tree *t, struct rec *r)
 	g->path = NULL;
 	if (rec_str(r, "path", &g->path) || !abs_path_ok(g->path) || strlen(g->path) >= PATH_MAX)
 		return "bad hcgroup record";
+	if (depth_of(g->path) > CGM_DEPTH)
+		return "hcgroup more than 128 levels deep";
 	err = cg_rec_read(r, g);
 	if (err)
 		return err;
