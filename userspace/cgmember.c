@@ -18,7 +18,9 @@
  * restore (cgm_restore, every task made and waiting for its go byte, so
  * before any runs and before attrs_mempolicy_again() reads its cpuset):
  * each task is put in its cgroup at the same path.  A cgroup that exists
- * is used as it is (its limits are the host's); one that does not is
+ * is used as it is, if its limits are the dumped ones (it and those above
+ * it below the cgroup it shares with the restorer; else refused, naming
+ * the file and both values); one that does not is
  * made, parents first, then (tasks in) its controllers enabled and its
  * dumped limits written, as cgroup.c does; cgm_cleanup() removes what a
  * failed restore made.  A task already in its cgroup (imgcr's own: the
@@ -368,10 +370,49 @@ int cgm_user_ok(const struct tree *t, char *why, size_t size)
 	return ok;
 }
 
+/* @a is @b or a cgroup above it */
+static int is_above(const char *a, const char *b)
+{
+	size_t n = strlen(a);
+
+	return !strcmp(a, "/") || (!strncmp(a, b, n) && (!b[n] || b[n] == '/'));
+}
+
+/*
+ * Cgroup @g and those above it below the one it shares with the restorer
+ * (@own), those not made by this restore: their limits the dump's
+ * (@checked: done already); 0, or -1 (printed)
+ */
+static int cgm_same(struct cg_host *h, int g, const char *own, char *checked, pid_t pid)
+{
+	char *dir = malloc(strlen(h->mnt) + PATH_MAX + 1), parent[PATH_MAX];
+	int ret = -1;
+
+	if (!dir) {
+		pr_err("out of memory");
+		exit(1);
+	}
+	while (g > 0 && !is_above(h->cgs[g].path, own) && !checked[g]) {
+		checked[g] = 1;
+		if (!h->cgs[g].made) {
+			cg_path(h, &h->cgs[g], dir, strlen(h->mnt) + PATH_MAX + 1);
+			if (cg_limits_same(&h->cgs[g], dir, pid, h->cgs[g].path))
+				goto out;
+		}
+		snprintf(parent, sizeof(parent), "%s", h->cgs[g].path);
+		parent_of(parent);
+		g = cgm_find(h, parent);
+	}
+	ret = 0;
+out:
+	free(dir);
+	return ret;
+}
+
 int cgm_restore(struct tree *t, const pid_t *host)
 {
 	struct cg_host *h = t->hostcg;
-	char *own = NULL, dir[PATH_MAX * 2], path[PATH_MAX * 2 + 16], pid[16];
+	char *own = NULL, *checked = NULL, dir[PATH_MAX * 2], path[PATH_MAX * 2 + 16], pid[16];
 	int i, g, root = -1, e, ret = -1;
 
 	if (!h || !h->ncgs)
@@ -386,6 +427,11 @@ int cgm_restore(struct tree *t, const pid_t *host)
 	}
 	free(h->mnt);
 	h->mnt = cg_mount();
+	checked = calloc(h->ncgs, 1);
+	if (!checked) {
+		pr_err("out of memory");
+		exit(1);
+	}
 	i = tree_index(t, t->root);
 	if (i >= 0)
 		root = t->tasks[i].cg - 1;
@@ -415,7 +461,7 @@ int cgm_restore(struct tree *t, const pid_t *host)
 			       dpid, h->cgs[g].path);
 			goto out;
 		}
-		if (cgm_make(h, g, dpid))
+		if (cgm_make(h, g, dpid) || cgm_same(h, g, own, checked, dpid))
 			goto out;
 		cg_path(h, &h->cgs[g], dir, sizeof(dir));
 		snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
@@ -446,6 +492,7 @@ int cgm_restore(struct tree *t, const pid_t *host)
 	}
 	ret = 0;
 out:
+	free(checked);
 	free(own);
 	return ret;
 }

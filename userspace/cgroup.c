@@ -708,6 +708,28 @@ static void cg_cleanup(struct ns_ctx *c)
  * limits and no controllers enabled for children (else the tasks could
  * not be put in it).  0, or -1 (printed).
  */
+int cg_limits_same(const struct cg *g, const char *dir, pid_t pid, const char *name)
+{
+	char path[PATH_MAX + 32], *cur;
+	size_t j;
+	int same;
+
+	for (j = 0; j < CG_NFILES; j++) {
+		if (!g->val[j])
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, cg_files[j]);
+		cur = cg_read_line(path);
+		same = cur && !strcmp(cur, g->val[j]);
+		if (!same)
+			pr_err("restore failed: pid %d: its cgroup %s exists with %s '%s' (the dump's: '%s'): imgcr does not change a cgroup it did not make (set it back, or remove the cgroup; restore --cgroups ignore leaves the tree in the restorer's cgroup)",
+			       pid, name, cg_files[j], cur ? cur : "(none: controller off)", g->val[j]);
+		free(cur);
+		if (!same)
+			return -1;
+	}
+	return 0;
+}
+
 static int cg_same(const struct cg *g, const char *dir)
 {
 	char path[PATH_MAX + 32], *cur;

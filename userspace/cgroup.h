@@ -49,6 +49,11 @@ int cg_task_cgroup_host(pid_t pid, char **out);
  * 0, or -1 (printed).
  */
 int cg_read_dir(struct cg *g, const char *dir, pid_t pid, const char *name);
+/*
+ * restore: cgroup @dir (@name, not made by the restore) has @g's dumped
+ * limits; 0, or -1 (printed, naming @pid, the file and both values).
+ */
+int cg_limits_same(const struct cg *g, const char *dir, pid_t pid, const char *name);
 /* restore: @g's controllers for children enabled in @dir (made by the restore); 0 or -1 (printed) */
 int cg_enable(const struct cg *g, const char *dir);
 /* restore: @g's limits written in @dir (memory.max below its use refused); 0 or -1 (printed) */
