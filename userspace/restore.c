@@ -2994,7 +2994,11 @@ int cmd_restore(int argc, char **argv)
 			return 1;
 		}
 	}
-	/* each task in its cgroup before it runs (its image pages charged there at the exec; what the restorer allocated for it before stays in the restorer's: cgmember.c) */
+	/*
+	 * each task in its cgroup before it runs: its image pages are charged
+	 * there at the exec; what the restorer allocated for it before stays
+	 * charged to the restorer's (cgmember.c)
+	 */
 	if (host_cgroups(&c)) {
 		kill_undo(&c, top, 0);
 		ghost_unlink_mapped(&c.t);
