@@ -8,7 +8,9 @@
 #     restore; the restore puts the root back in imgcr-S-keep as it is and
 #     makes imgcr-S-gone/inner again with its limits: seen from outside
 #     (/proc/PID/cgroup, the limits; the state check) and from inside
-#     (each task's /proc/self/cgroup after it is woken).
+#     (each task's /proc/self/cgroup after it is woken).  Before, with
+#     imgcr-soft-keep's pids.max changed, the restore is refused naming
+#     the file and both values.
 #   cgmember-user: an ordinary user restoring the tree (--pidns) may not
 #     write the cgroups: the restore fails naming the pid and the cgroup,
 #     nothing of the tree is left; with --cgroups ignore it restores, in
@@ -69,6 +71,14 @@ woken() {
 soft() {
 	start soft
 	rmdir $CG/imgcr-soft-gone/inner $CG/imgcr-soft-gone || fail "cannot remove imgcr-soft-gone"
+	# an existing cgroup whose limit changed since the dump: refused, naming both values
+	echo 50 > $CG/imgcr-soft-keep/pids.max || fail "cannot set pids.max"
+	timeout -s KILL 30 imgcr restore -D $D --detach > restore.out 2> restore.err
+	[ $? = 0 ] && fail "restored into a cgroup whose pids.max changed"
+	grep -q "pid $ROOT: its cgroup /imgcr-soft-keep exists with pids.max '50' (the dump's: 'max')" restore.err ||
+		fail "changed limit, message: $(tr '\n' '|' < restore.err)"
+	[ -d $CG/imgcr-soft-gone ] && fail "imgcr-soft-gone made by the refused restore"
+	echo max > $CG/imgcr-soft-keep/pids.max || fail "cannot set pids.max back"
 	imgcr restore -D $D > restore.out 2> restore.err &
 	rpid=$!
 	track $rpid
