@@ -9,7 +9,9 @@
  * one).  Each cgroup from the root down to the tasks' is one "hcgroup"
  * record (its absolute path, the controllers enabled for its children,
  * its limits: what a restore that has to make it again writes), each task
- * one "hcg" record (its pid, its cgroup's index).  Refused, naming the
+ * one "hcg" record (its pid, its cgroup's index); the number of cgroup
+ * BPF programs attached to a cgroup ("bpf", refused at restore if it has
+ * to be made again).  Refused, naming the
  * task: a version 1 hierarchy it is not at the root of, a threaded
  * cgroup, a thread in another cgroup than its task.  dump --cgroups ignore
  * (a hybrid or legacy v1 host) records none: the restore leaves the tree
@@ -150,7 +152,10 @@ static int cgm_add_one(struct cg_host *h, const char *mnt, const char *path, pid
 		return -1;
 	}
 	sprintf(dir, "%s%s", mnt, path);
-	return cg_read_dir(&h->cgs[i], dir, pid, path) ? -1 : i;
+	if (cg_read_dir(&h->cgs[i], dir, pid, path))
+		return -1;
+	h->cgs[i].bpf = cg_bpf_attached(dir, pid, path);
+	return h->cgs[i].bpf < 0 ? -1 : i;
 }
 
 /*
@@ -317,6 +322,11 @@ static int cgm_make(struct cg_host *h, int g, pid_t pid)
 	while (n > 0) {
 		g = chain[--n];
 		cg_path(h, &h->cgs[g], dir, strlen(h->mnt) + PATH_MAX + 1);
+		if (h->cgs[g].bpf) {
+			pr_err("restore failed: pid %d: its cgroup %s is gone, and had %d cgroup BPF program%s attached (device, socket, sysctl filters...) that imgcr cannot attach again: not supported" IGNORE_HINT,
+			       pid, h->cgs[g].path, h->cgs[g].bpf, h->cgs[g].bpf > 1 ? "s" : "");
+			goto out;
+		}
 		if (mkdir(dir, 0755)) {
 			e = errno;
 			pr_err("restore failed: pid %d: cannot make its cgroup %s again (%s): %s%s" IGNORE_HINT,
@@ -331,6 +341,48 @@ out:
 	free(parent);
 	free(dir);
 	return ret;
+}
+
+/* @a is @b or a cgroup above it */
+static int is_above(const char *a, const char *b)
+{
+	size_t n = strlen(a);
+
+	return !strcmp(a, "/") || (!strncmp(a, b, n) && (!b[n] || b[n] == '/'));
+}
+
+/*
+ * --cgroups ignore: the tree in the restorer's cgroup would lose the BPF
+ * programs attached to its cgroups below the one shared with the restorer
+ * (the dump checked them only for dump --cgroups ignore); 0 or -1 (printed)
+ */
+static int cgm_ignore_ok(const struct tree *t)
+{
+	const struct cg_host *h = t->hostcg;
+	char *own = NULL, parent[PATH_MAX];
+	int i, g;
+
+	if (cg_task_cgroup_host(getpid(), &own))
+		own = xstrdup("/");
+	for (i = 0; i < t->ntasks; i++) {
+		const struct tree_task *k = &t->tasks[i];
+
+		for (g = k->zombie ? 0 : k->cg - 1; g > 0 && !is_above(h->cgs[g].path, own);) {
+			if (h->cgs[g].bpf) {
+				pr_err("restore failed: pid %d: its cgroup %s had %d cgroup BPF program%s attached at the dump, which --cgroups ignore would leave it without (in %s): not supported",
+				       k->dump_pid ? k->dump_pid : k->pid, h->cgs[g].path, h->cgs[g].bpf,
+				       h->cgs[g].bpf > 1 ? "s" : "", own);
+				free(own);
+				return -1;
+			}
+			snprintf(parent, sizeof(parent), "%s", h->cgs[g].path);
+			parent_of(parent);
+			g = cgm_find(h, parent);
+		}
+	}
+	free(own);
+	pr_info("--cgroups ignore: the tree is in the restorer's cgroup");
+	return 0;
 }
 
 /*
@@ -368,14 +420,6 @@ int cgm_user_ok(const struct tree *t, char *why, size_t size)
 	}
 	free(own);
 	return ok;
-}
-
-/* @a is @b or a cgroup above it */
-static int is_above(const char *a, const char *b)
-{
-	size_t n = strlen(a);
-
-	return !strcmp(a, "/") || (!strncmp(a, b, n) && (!b[n] || b[n] == '/'));
 }
 
 /*
@@ -417,10 +461,8 @@ int cgm_restore(struct tree *t, const pid_t *host)
 
 	if (!h || !h->ncgs)
 		return 0;	/* an image made before membership was dumped */
-	if (cgm_ignore) {
-		pr_info("--cgroups ignore: the tree is in the restorer's cgroup");
-		return 0;
-	}
+	if (cgm_ignore)
+		return cgm_ignore_ok(t);
 	if (cg_task_cgroup_host(getpid(), &own)) {
 		pr_err("restore failed: imgcr's own cgroup cannot be read" IGNORE_HINT);
 		return -1;
@@ -525,6 +567,8 @@ static void cgm_write(FILE *f, const struct tree *t)
 	for (i = 0; i < h->ncgs; i++) {
 		tree_escape(e, sizeof(e), h->cgs[i].path);
 		fprintf(f, "hcgroup path=%s", e);
+		if (h->cgs[i].bpf)
+			fprintf(f, " bpf=%d", h->cgs[i].bpf);
 		cg_rec_write(f, &h->cgs[i]);
 	}
 	for (i = 0; i < t->ntasks; i++)
@@ -550,6 +594,8 @@ static const char *hcgroup_read(struct tree *t, struct rec *r)
 		return "bad hcgroup record";
 	if (depth_of(g->path) > CGM_DEPTH)
 		return "hcgroup more than 128 levels deep";
+	if (rec_has(r, "bpf") && REC_NUM(r, "bpf", 1, 1 << 20, g->bpf))
+		return "bad hcgroup record";
 	err = cg_rec_read(r, g);
 	if (err)
 		return err;

@@ -398,7 +398,7 @@ static int cmp_u32(const void *a, const void *b)
  * @ids (CG_BPF_MAX); their number, 0 if the kernel has no cgroup BPF, -1
  * (errno) if they cannot be listed.
  */
-static int cg_progs(const char *dir, unsigned int type, __u32 *ids)
+static int cg_progs_q(const char *dir, unsigned int type, __u32 *ids, __u32 flags)
 {
 	union bpf_attr a;
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), r, e;
@@ -408,7 +408,7 @@ static int cg_progs(const char *dir, unsigned int type, __u32 *ids)
 	memset(&a, 0, sizeof(a));
 	a.query.target_fd = fd;
 	a.query.attach_type = type;
-	a.query.query_flags = BPF_F_QUERY_EFFECTIVE;
+	a.query.query_flags = flags;
 	a.query.prog_ids = (__u64)(unsigned long)ids;
 	a.query.prog_cnt = CG_BPF_MAX;
 	r = syscall(SYS_bpf, BPF_PROG_QUERY, &a, sizeof(a));
@@ -426,6 +426,38 @@ static int cg_progs(const char *dir, unsigned int type, __u32 *ids)
 	}
 	qsort(ids, a.query.prog_cnt, sizeof(*ids), cmp_u32);
 	return a.query.prog_cnt;
+}
+
+static int cg_progs(const char *dir, unsigned int type, __u32 *ids)
+{
+	return cg_progs_q(dir, type, ids, BPF_F_QUERY_EFFECTIVE);
+}
+
+int cg_bpf_attached(const char *dir, pid_t pid, const char *name)
+{
+	__u32 *ids = malloc(CG_BPF_MAX * sizeof(*ids));
+	size_t k;
+	int n, sum = 0;
+
+	if (!ids) {
+		pr_err("out of memory");
+		exit(1);
+	}
+	for (k = 0; k < sizeof(cg_bpf_types) / sizeof(cg_bpf_types[0]); k++) {
+		n = cg_progs_q(dir, cg_bpf_types[k].type, ids, 0);
+		if (n < 0 && errno == EPERM) {
+			sum = 0;	/* not root: none can be listed (see docs/containers.md) */
+			break;
+		}
+		if (n < 0) {
+			pr_perror("pid %d: cannot list the BPF programs of its cgroup %s", pid, name);
+			sum = -1;
+			break;
+		}
+		sum += n;
+	}
+	free(ids);
+	return sum;
 }
 
 /* @pid's cgroup in the version 2 hierarchy (malloc'ed; v1 ones aside), or NULL */

@@ -25,6 +25,7 @@ struct cg {
 	char *subtree;			/* cgroup.subtree_control: "memory pids..." */
 	char *val[CG_NFILES];		/* NULL: the file does not exist (controller off) */
 	int made;			/* restore: made by this restore */
+	int bpf;			/* cgmember.c: BPF programs attached to it */
 };
 
 /*
@@ -54,6 +55,12 @@ int cg_read_dir(struct cg *g, const char *dir, pid_t pid, const char *name);
  * limits; 0, or -1 (printed, naming @pid, the file and both values).
  */
 int cg_limits_same(const struct cg *g, const char *dir, pid_t pid, const char *name);
+/*
+ * dump: the number of cgroup BPF programs attached to cgroup @dir itself
+ * (not inherited), all types; 0 for an ordinary user (none can be listed);
+ * -1 (printed, naming @pid and @name) if they cannot be listed.
+ */
+int cg_bpf_attached(const char *dir, pid_t pid, const char *name);
 /* restore: @g's controllers for children enabled in @dir (made by the restore); 0 or -1 (printed) */
 int cg_enable(const struct cg *g, const char *dir);
 /* restore: @g's limits written in @dir (memory.max below its use refused); 0 or -1 (printed) */

@@ -1582,8 +1582,14 @@ int cmd_dump(int argc, char **argv)
 		}
 		i = ns_dump(&c.t, c.t.root, dfd);
 		close(dfd);
-		/* a runtime that puts the restored tree in its cgroups brings their programs */
-		if (i || (!c.caller_cgroups && cg_check_bpf(&c.t)))
+		/*
+		 * a runtime that puts the restored tree in its cgroups brings their
+		 * programs; a tree put back in its own cgroups (cgmember.c) finds
+		 * them there, or is refused if one must be made again
+		 */
+		if (i || (!c.caller_cgroups &&
+			  ((c.t.ns && (c.t.ns->own & NS_BIT(NS_CGROUP))) || cgm_ignore) &&
+			  cg_check_bpf(&c.t)))
 			goto out;
 		/* without a cgroup namespace of its own: each task's cgroup (cgmember.c) */
 		if (!(c.t.ns && (c.t.ns->own & NS_BIT(NS_CGROUP))) && cgm_dump(&c.t))
