@@ -35,6 +35,7 @@
  * in imgcr's cgroup, the root's dumped one, as the caller wants; a task
  * that was in another one is refused.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -61,8 +62,10 @@ void cgm_free(struct tree *t)
 
 	if (!t->hostcg)
 		return;
-	for (i = 0; i < t->hostcg->ncgs; i++)
+	for (i = 0; i < t->hostcg->ncgs; i++) {
+		free(t->hostcg->cgs[i].unkept);
 		cg_free_one(&t->hostcg->cgs[i]);
+	}
 	free(t->hostcg->cgs);
 	free(t->hostcg->mnt);
 	free(t->hostcg);
@@ -130,6 +133,59 @@ static int depth_of(const char *p)
 	return n;
 }
 
+/*
+ * The files cgroup.c does not keep, at their defaults: a made cgroup has
+ * those; one set otherwise is recorded (its name) and refused if the
+ * cgroup has to be made again.
+ */
+static const struct {
+	const char *file, *dflt;
+} unkept[] = {
+	{ "io.max", "" }, { "io.latency", "" }, { "cpu.idle", "0" },
+	{ "cpu.uclamp.min", "0.00" }, { "cpu.uclamp.max", "max" },
+	{ "memory.swap.high", "max" }, { "memory.zswap.max", "max" },
+	{ "cpuset.cpus.partition", "member" }, { "cgroup.max.descendants", "max" },
+	{ "cgroup.max.depth", "max" }, { "cgroup.freeze", "0" },
+};
+
+/* @dir's first file not at its default (malloc'ed "NAME=VALUE"), or NULL */
+static char *cgm_unkept(const char *dir)
+{
+	char path[PATH_MAX * 2 + 64], *v, *out = NULL;
+	struct dirent *d;
+	size_t k, n;
+	DIR *ls;
+
+	for (k = 0; k < sizeof(unkept) / sizeof(unkept[0]) && !out; k++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, unkept[k].file);
+		v = cg_read_line(path);
+		if (v && strcmp(v, unkept[k].dflt)) {
+			out = malloc(strlen(unkept[k].file) + strlen(v) + 2);
+			if (out)
+				sprintf(out, "%s=%s", unkept[k].file, v);
+		}
+		free(v);
+	}
+	ls = out ? NULL : opendir(dir);
+	while (ls && !out && (d = readdir(ls))) {
+		/* hugetlb.2MB.max, hugetlb.2MB.rsvd.max... */
+		n = strlen(d->d_name);
+		if (strncmp(d->d_name, "hugetlb.", 8) || n < 12 || strcmp(d->d_name + n - 4, ".max"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
+		v = cg_read_line(path);
+		if (v && strcmp(v, "max")) {
+			out = malloc(n + strlen(v) + 2);
+			if (out)
+				sprintf(out, "%s=%s", d->d_name, v);
+		}
+		free(v);
+	}
+	if (ls)
+		closedir(ls);
+	return out;
+}
+
 /* dump: cgroup @path (its parent in @h) added and read from @mnt; its index, or -1 (printed) */
 static int cgm_add_one(struct cg_host *h, const char *mnt, const char *path, pid_t pid, char *dir)
 {
@@ -155,6 +211,7 @@ static int cgm_add_one(struct cg_host *h, const char *mnt, const char *path, pid
 	if (cg_read_dir(&h->cgs[i], dir, pid, path))
 		return -1;
 	h->cgs[i].bpf = cg_bpf_attached(dir, pid, path);
+	h->cgs[i].unkept = cgm_unkept(dir);
 	return h->cgs[i].bpf < 0 ? -1 : i;
 }
 
@@ -322,6 +379,11 @@ static int cgm_make(struct cg_host *h, int g, pid_t pid)
 	while (n > 0) {
 		g = chain[--n];
 		cg_path(h, &h->cgs[g], dir, strlen(h->mnt) + PATH_MAX + 1);
+		if (h->cgs[g].unkept) {
+			pr_err("restore failed: pid %d: its cgroup %s is gone, and had %s, which imgcr does not set: not supported" IGNORE_HINT,
+			       pid, h->cgs[g].path, h->cgs[g].unkept);
+			goto out;
+		}
 		if (h->cgs[g].bpf) {
 			pr_err("restore failed: pid %d: its cgroup %s is gone, and had %d cgroup BPF program%s attached (device, socket, sysctl filters...) that imgcr cannot attach again: not supported" IGNORE_HINT,
 			       pid, h->cgs[g].path, h->cgs[g].bpf, h->cgs[g].bpf > 1 ? "s" : "");
@@ -569,6 +631,10 @@ static void cgm_write(FILE *f, const struct tree *t)
 		fprintf(f, "hcgroup path=%s", e);
 		if (h->cgs[i].bpf)
 			fprintf(f, " bpf=%d", h->cgs[i].bpf);
+		if (h->cgs[i].unkept) {
+			tree_escape(e, sizeof(e), h->cgs[i].unkept);
+			fprintf(f, " unkept=%s", e);
+		}
 		cg_rec_write(f, &h->cgs[i]);
 	}
 	for (i = 0; i < t->ntasks; i++)
@@ -595,6 +661,9 @@ static const char *hcgroup_read(struct tree *t, struct rec *r)
 	if (depth_of(g->path) > CGM_DEPTH)
 		return "hcgroup more than 128 levels deep";
 	if (rec_has(r, "bpf") && REC_NUM(r, "bpf", 1, 1 << 20, g->bpf))
+		return "bad hcgroup record";
+	if (rec_has(r, "unkept") && (rec_str(r, "unkept", &g->unkept) || !*g->unkept ||
+				     strlen(g->unkept) > 2 * CG_VAL_MAX))
 		return "bad hcgroup record";
 	err = cg_rec_read(r, g);
 	if (err)

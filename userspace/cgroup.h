@@ -26,6 +26,7 @@ struct cg {
 	char *val[CG_NFILES];		/* NULL: the file does not exist (controller off) */
 	int made;			/* restore: made by this restore */
 	int bpf;			/* cgmember.c: BPF programs attached to it */
+	char *unkept;			/* cgmember.c: "FILE=VALUE" not kept, not default */
 };
 
 /*

@@ -20,7 +20,9 @@
 #   cgmember-threaded: a task in a "domain threaded" cgroup (one with a
 #     threaded child) is refused at dump, naming the pid and the cgroup;
 #     the tree runs on; dump -R --cgroups ignore goes through, recording
-#     no hcgroup or hcg.
+#     no hcgroup or hcg.  Then in imgcr-unkept (cgroup.max.depth 5, a file
+#     imgcr does not keep) dumped, the cgroup removed: the restore refuses
+#     to make it again, naming the file and its value.
 # timeout: 120
 . /imgcr/guest/lib.sh
 require_modules
@@ -175,14 +177,25 @@ threaded() {
 	grep -q "pid $ROOT: cgroup /imgcr-thr is domain threaded: not supported" dump.err ||
 		fail "message: $(tr '\n' '|' < dump.err)"
 	left_running $ROOT || fail "the root is not left running ($(state $ROOT))"
+	msg=$(head -n 1 dump.err | cut -c1-150)
 	# --cgroups ignore: no membership recorded, so the dump goes through
 	imgcr dump -t $ROOT -D d-thr2 -R --cgroups ignore 2> dump.err || fail "dump --cgroups ignore: $(cat dump.err)"
 	grep -q '^hcg' d-thr2/tree && fail "dump --cgroups ignore recorded cgroups"
 	left_running $ROOT || fail "the root is not left running after -R ($(state $ROOT))"
-	kill -9 $ROOT $CHILD
-	wait_gone $ROOT 10
-	rmdir $P/t $P || fail "cannot remove the cgroups"
-	pass "$(head -n 1 dump.err | cut -c1-150)"
+	# a file imgcr does not keep, set: recorded, and the cgroup not made again
+	U=$CG/imgcr-unkept
+	mkdir $U && echo 5 > $U/cgroup.max.depth && echo $ROOT > $U/cgroup.procs || fail "imgcr-unkept"
+	imgcr dump -t $ROOT -D d-unk 2> dump.err || fail "dump in imgcr-unkept: $(cat dump.err)"
+	wait_dumped_gone $ROOT $CHILD
+	grep -q "^hcgroup path=/imgcr-unkept unkept=cgroup.max.depth=5 " d-unk/tree ||
+		fail "no unkept: $(grep '^hcgroup' d-unk/tree | tr '\n' '|')"
+	rmdir $U $P/t $P || fail "cannot remove the cgroups"
+	timeout -s KILL 30 imgcr restore -D d-unk --detach > restore.out 2> restore.err &&
+		fail "imgcr-unkept made again without its cgroup.max.depth"
+	grep -q "pid $ROOT: its cgroup /imgcr-unkept is gone, and had cgroup.max.depth=5, which imgcr does not set" restore.err ||
+		fail "unkept message: $(tr '\n' '|' < restore.err)"
+	[ -d $U ] && fail "imgcr-unkept made by the refused restore"
+	pass "$msg; $(grep -m1 'is gone' restore.err | cut -c1-120)"
 }
 
 subtest cgmember-soft soft
