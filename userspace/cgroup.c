@@ -21,7 +21,9 @@
  * each task in its cgroup, then enables the controllers parents first (a
  * cgroup with controllers for its children holds no task, so this comes
  * after) and writes the limits, refusing a memory limit below what the
- * tree already uses (never an OOM kill during a restore).  cleanup()
+ * tree already uses (memory.current before the go byte: the image's
+ * pages, charged at the exec, are not in it yet, so a tree bigger than
+ * its limit can still be OOM-killed after the go byte).  cleanup()
  * removes what outside() made.  With cg_caller_base (imgcr-criu for a
  * runtime that made the container's cgroup and put imgcr in it, as runc
  * does for CRIU) the base is imgcr's own cgroup, whatever its path, used

@@ -64,7 +64,10 @@ int cg_limits_same(const struct cg *g, const char *dir, pid_t pid, const char *n
 int cg_bpf_attached(const char *dir, pid_t pid, const char *name);
 /* restore: @g's controllers for children enabled in @dir (made by the restore); 0 or -1 (printed) */
 int cg_enable(const struct cg *g, const char *dir);
-/* restore: @g's limits written in @dir (memory.max below its use refused); 0 or -1 (printed) */
+/*
+ * restore: @g's limits written in @dir (memory.max below its use before
+ * the exec refused: the image's pages are not counted); 0 or -1 (printed)
+ */
 int cg_set_limits(const struct cg *g, const char *dir);
 /* A failed restore: cgroup @dir (made by it) emptied (cgroup.kill, 2 s) and removed; 0 or -1 (warned) */
 int cg_remove(const char *dir);
