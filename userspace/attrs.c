@@ -933,6 +933,51 @@ int attrs_mempolicy_again(const struct tree_task *k, char *err, size_t size)
 	return set_mempolicy_attr(k, err, size);
 }
 
+/*
+ * Moving a task into another cpuset, or writing a cpuset's cpus, resets
+ * its affinity to the cpuset's CPUs on 6.1 (cpuset_attach_task and
+ * update_tasks_cpumask call set_cpus_allowed_ptr() without the task's
+ * own mask): set again once the tree is in its cgroups, and read back.
+ */
+int attrs_affinity_again(const struct tree_task *k, char *err, size_t size)
+{
+	cpu_set_t want, got;
+	char *l;
+
+	if (!(k->attr_set & ATTR_AFFINITY) || !k->affinity)
+		return 0;
+	if (parse_cpu_list(k->affinity, &want)) {
+		snprintf(err, size, "bad CPU list %s", k->affinity);
+		return -1;
+	}
+	CPU_ZERO(&got);
+	if (sched_getaffinity(0, sizeof(got), &got)) {
+		snprintf(err, size, "cannot read its CPU affinity: %s", strerror(errno));
+		return -1;
+	}
+	if (CPU_EQUAL(&want, &got))
+		return 0;
+	if (sched_setaffinity(0, sizeof(want), &want)) {
+		int e = errno;
+
+		snprintf(err, size, "cannot set its CPU affinity %s again in its cgroup: %s%s",
+			 k->affinity, strerror(e), e == EINVAL ? " (no CPU of it in its cpuset)" : "");
+		return -1;
+	}
+	CPU_ZERO(&got);
+	if (sched_getaffinity(0, sizeof(got), &got)) {
+		snprintf(err, size, "cannot read back its CPU affinity: %s", strerror(errno));
+		return -1;
+	}
+	if (CPU_EQUAL(&want, &got))
+		return 0;
+	l = cpu_list(&got);
+	snprintf(err, size, "its CPU affinity %s came back as %s in its cgroup (CPUs outside its cpuset)",
+		 k->affinity, l ? l : "?");
+	free(l);
+	return -1;
+}
+
 int attrs_set(const struct tree_task *k, int nnp_in_image, char *err, size_t size)
 {
 	/*

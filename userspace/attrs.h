@@ -33,6 +33,11 @@ int attrs_set(const struct tree_task *k, int nnp_in_image, char *err, size_t siz
  * policy set and read back again, as a cpuset's mems moving rebinds it.
  */
 int attrs_mempolicy_again(const struct tree_task *k, char *err, size_t size);
+/*
+ * The same for the CPU affinity (a cpuset move resets it on 6.1): set
+ * again if it differs, read back; 0, or -1 with the reason in @err.
+ */
+int attrs_affinity_again(const struct tree_task *k, char *err, size_t size);
 
 /* DIR/tree records (format: tree.c) */
 void attrs_write(FILE *f, const struct tree_task *k);

@@ -9,14 +9,20 @@
  * one).  Each cgroup from the root down to the tasks' is one "hcgroup"
  * record (its absolute path, the controllers enabled for its children,
  * its limits: what a restore that has to make it again writes), each task
- * one "hcg" record (its pid, its cgroup's index).  Refused, naming the
+ * one "hcg" record (its pid, its cgroup's index); the number of cgroup
+ * BPF programs attached to a cgroup ("bpf", refused at restore if it has
+ * to be made again).  Refused, naming the
  * task: a version 1 hierarchy it is not at the root of, a threaded
- * cgroup, a thread in another cgroup than its task.
+ * cgroup, a thread in another cgroup than its task.  dump --cgroups ignore
+ * (a hybrid or legacy v1 host) records none: the restore leaves the tree
+ * in the restorer's cgroup.
  *
  * restore (cgm_restore, every task made and waiting for its go byte, so
  * before any runs and before attrs_mempolicy_again() reads its cpuset):
  * each task is put in its cgroup at the same path.  A cgroup that exists
- * is used as it is (its limits are the host's); one that does not is
+ * is used as it is, if its limits are the dumped ones (it and those above
+ * it below the cgroup it shares with the restorer; else refused, naming
+ * the file and both values); one that does not is
  * made, parents first, then (tasks in) its controllers enabled and its
  * dumped limits written, as cgroup.c does; cgm_cleanup() removes what a
  * failed restore made.  A task already in its cgroup (imgcr's own: the
@@ -29,6 +35,7 @@
  * in imgcr's cgroup, the root's dumped one, as the caller wants; a task
  * that was in another one is refused.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -45,6 +52,7 @@
 #include "tree.h"
 
 #define CGM_MAX		1024	/* cgroups of one tree */
+#define CGM_DEPTH	128	/* levels below the root */
 
 int cgm_ignore;
 
@@ -54,8 +62,10 @@ void cgm_free(struct tree *t)
 
 	if (!t->hostcg)
 		return;
-	for (i = 0; i < t->hostcg->ncgs; i++)
+	for (i = 0; i < t->hostcg->ncgs; i++) {
+		free(t->hostcg->cgs[i].unkept);
 		cg_free_one(&t->hostcg->cgs[i]);
+	}
 	free(t->hostcg->cgs);
 	free(t->hostcg->mnt);
 	free(t->hostcg);
@@ -113,25 +123,76 @@ static void cg_path(const struct cg_host *h, const struct cg *g, char *out, size
 	snprintf(out, size, "%s%s", h->mnt, strcmp(g->path, "/") ? g->path : "");
 }
 
-/* dump: @path and every cgroup above it, parents first, read from @mnt; its index, or -1 (printed) */
-static int cgm_add_path(struct cg_host *h, const char *mnt, const char *path, pid_t pid)
+/* "/" 0, "/a" 1, "/a/b" 2: the depth of an absolute path */
+static int depth_of(const char *p)
 {
-	char buf[PATH_MAX], dir[PATH_MAX * 2];
-	int i, g;
+	int n = 0;
 
-	if (strlen(path) >= sizeof(buf) || !abs_path_ok(path)) {
-		pr_err("pid %d: its cgroup %s: bad path", pid, path);
-		return -1;
+	for (; *p; p++)
+		n += *p == '/' && p[1];
+	return n;
+}
+
+/*
+ * The files cgroup.c does not keep, at their defaults: a made cgroup has
+ * those; one set otherwise is recorded (its name) and refused if the
+ * cgroup has to be made again.
+ */
+static const struct {
+	const char *file, *dflt;
+} unkept[] = {
+	{ "io.max", "" }, { "io.latency", "" }, { "cpu.idle", "0" },
+	{ "cpu.uclamp.min", "0.00" }, { "cpu.uclamp.max", "max" },
+	{ "memory.swap.high", "max" }, { "memory.zswap.max", "max" },
+	{ "cpuset.cpus.partition", "member" }, { "cgroup.max.descendants", "max" },
+	{ "cgroup.max.depth", "max" }, { "cgroup.freeze", "0" },
+};
+
+/* @dir's first file not at its default (malloc'ed "NAME=VALUE"), or NULL */
+static char *cgm_unkept(const char *dir)
+{
+	char path[PATH_MAX * 2 + 64], *v, *out = NULL;
+	struct dirent *d;
+	size_t k, n;
+	DIR *ls;
+
+	for (k = 0; k < sizeof(unkept) / sizeof(unkept[0]) && !out; k++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, unkept[k].file);
+		v = cg_read_line(path);
+		if (v && strcmp(v, unkept[k].dflt)) {
+			out = malloc(strlen(unkept[k].file) + strlen(v) + 2);
+			if (out)
+				sprintf(out, "%s=%s", unkept[k].file, v);
+		}
+		free(v);
 	}
-	g = cgm_find(h, path);
-	if (g >= 0)
-		return g;
-	if (strcmp(path, "/")) {
-		snprintf(buf, sizeof(buf), "%s", path);
-		parent_of(buf);
-		if (cgm_add_path(h, mnt, buf, pid) < 0)
-			return -1;
+	ls = out ? NULL : opendir(dir);
+	while (ls && !out && (d = readdir(ls))) {
+		/* hugetlb.2MB.max, hugetlb.2MB.rsvd.max... */
+		n = strlen(d->d_name);
+		if (strncmp(d->d_name, "hugetlb.", 8) || n < 12 || strcmp(d->d_name + n - 4, ".max"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
+		v = cg_read_line(path);
+		if (v && strcmp(v, "max")) {
+			out = malloc(n + strlen(v) + 2);
+			if (out)
+				sprintf(out, "%s=%s", d->d_name, v);
+		}
+		free(v);
 	}
+	if (ls)
+		closedir(ls);
+	return out;
+}
+
+/* dump: cgroup @path (its parent in @h) added and read from @mnt; its index, or -1 (printed) */
+static int cgm_add_one(struct cg_host *h, const char *mnt, const char *path, pid_t pid, char *dir)
+{
+	int i = cgm_find(h, path);
+
+	if (i >= 0)
+		return i;
 	i = cgm_add(h, path);
 	if (i < 0) {
 		pr_err("pid %d: the tree is in more than %d cgroups", pid, CGM_MAX);
@@ -146,8 +207,55 @@ static int cgm_add_path(struct cg_host *h, const char *mnt, const char *path, pi
 		       pid, path);
 		return -1;
 	}
-	snprintf(dir, sizeof(dir), "%s%s", mnt, path);
-	return cg_read_dir(&h->cgs[i], dir, pid, path) ? -1 : i;
+	sprintf(dir, "%s%s", mnt, path);
+	if (cg_read_dir(&h->cgs[i], dir, pid, path))
+		return -1;
+	h->cgs[i].bpf = cg_bpf_attached(dir, pid, path);
+	h->cgs[i].unkept = cgm_unkept(dir);
+	return h->cgs[i].bpf < 0 ? -1 : i;
+}
+
+/*
+ * dump: @path and every cgroup above it, parents first, read from @mnt;
+ * its index, or -1 (printed).  A loop over the path's prefixes ("/",
+ * "/a", "/a/b"), not a recursion, and the depth capped.
+ */
+static int cgm_add_path(struct cg_host *h, const char *mnt, const char *path, pid_t pid)
+{
+	size_t n, len = strlen(path);
+	char *buf, *dir, *next, c;
+	int i;
+
+	if (len >= PATH_MAX || !abs_path_ok(path)) {
+		pr_err("pid %d: its cgroup %s: bad path", pid, path);
+		return -1;
+	}
+	if (depth_of(path) > CGM_DEPTH) {
+		pr_err("pid %d: its cgroup %s is more than %d levels deep: not supported", pid, path,
+		       CGM_DEPTH);
+		return -1;
+	}
+	i = cgm_find(h, path);
+	if (i >= 0)
+		return i;
+	buf = xstrdup(path);
+	dir = malloc(len + (mnt ? strlen(mnt) : 0) + 1);
+	if (!dir) {
+		pr_err("out of memory");
+		exit(1);
+	}
+	for (n = 1;; n = next ? (size_t)(next - path) : len) {
+		c = buf[n];
+		buf[n] = 0;
+		i = cgm_add_one(h, mnt, buf, pid, dir);
+		buf[n] = c;
+		if (i < 0 || n >= len)
+			break;
+		next = strchr(path + n + (n > 1), '/');
+	}
+	free(dir);
+	free(buf);
+	return i;
 }
 
 /* @tid's cgroup v2 path (malloc'ed), or NULL */
@@ -174,14 +282,22 @@ int cgm_dump(struct tree *t)
 	int i, j, g, ret = -1;
 
 	cgm_free(t);
+	if (cgm_ignore) {
+		pr_info("--cgroups ignore: no cgroup membership recorded (the restore leaves the tree in the restorer's cgroup)");
+		free(mnt);
+		return 0;
+	}
 	h = host_get(t);
 	for (i = 0; i < t->ntasks; i++) {
 		struct tree_task *k = &t->tasks[i];
 
 		if (k->zombie)
 			continue;	/* a zombie keeps no cgroup that matters */
-		if (cg_task_cgroup_host(k->pid, &cg))
+		if (cg_task_cgroup_host(k->pid, &cg)) {
+			pr_err("pid %d: its cgroup cannot be recorded (imgcr dump --cgroups ignore records no cgroup membership: the restore leaves the tree in the restorer's cgroup)",
+			       k->pid);
 			goto out;
+		}
 		for (j = 0; j < k->nthreads; j++) {
 			tcg = thread_cgroup(k->pid, k->threads[j]);
 			if (tcg && strcmp(tcg, cg)) {
@@ -224,51 +340,202 @@ static const char *why(int e)
 
 #define IGNORE_HINT	" (imgcr restore --cgroups ignore leaves the tree in the restorer's cgroup)"
 
-/* @g's directory and every one above it that does not exist made, parents first; 0 or -1 (printed) */
+/*
+ * @g's directory and every one above it that does not exist made, parents
+ * first (a loop: the chain up to the first that exists, then made down);
+ * 0 or -1 (printed)
+ */
 static int cgm_make(struct cg_host *h, int g, pid_t pid)
 {
-	char dir[PATH_MAX * 2], parent[PATH_MAX];
+	char *dir, *parent;
+	int *chain, n = 0, p, e, ret = -1;
 	struct stat st;
-	int p, e;
 
-	cg_path(h, &h->cgs[g], dir, sizeof(dir));
-	if (!stat(dir, &st))
-		return 0;
-	snprintf(parent, sizeof(parent), "%s", h->cgs[g].path);
-	parent_of(parent);
-	p = cgm_find(h, parent);
-	if (p < 0 || p >= g) {
-		pr_err("cgroup %s: its parent is not in the tree file", h->cgs[g].path);
-		return -1;
+	dir = malloc(strlen(h->mnt) + PATH_MAX + 1);
+	parent = malloc(PATH_MAX);
+	chain = malloc((CGM_DEPTH + 1) * sizeof(*chain));
+	if (!dir || !parent || !chain) {
+		pr_err("out of memory");
+		exit(1);
 	}
-	if (cgm_make(h, p, pid))
-		return -1;
-	if (mkdir(dir, 0755)) {
-		e = errno;
-		pr_err("restore failed: pid %d: cannot make its cgroup %s again (%s): %s%s" IGNORE_HINT,
-		       pid, h->cgs[g].path, dir, strerror(e), why(e));
-		return -1;
+	for (;;) {
+		cg_path(h, &h->cgs[g], dir, strlen(h->mnt) + PATH_MAX + 1);
+		if (!stat(dir, &st))
+			break;
+		if (n > CGM_DEPTH) {
+			pr_err("cgroup %s: more than %d levels deep", h->cgs[g].path, CGM_DEPTH);
+			goto out;
+		}
+		chain[n++] = g;
+		snprintf(parent, PATH_MAX, "%s", h->cgs[g].path);
+		parent_of(parent);
+		p = cgm_find(h, parent);
+		if (p < 0 || p >= g) {
+			pr_err("cgroup %s: its parent is not in the tree file", h->cgs[g].path);
+			goto out;
+		}
+		g = p;
 	}
-	h->cgs[g].made = 1;
+	while (n > 0) {
+		g = chain[--n];
+		cg_path(h, &h->cgs[g], dir, strlen(h->mnt) + PATH_MAX + 1);
+		if (h->cgs[g].unkept) {
+			pr_err("restore failed: pid %d: its cgroup %s is gone, and had %s, which imgcr does not set: not supported" IGNORE_HINT,
+			       pid, h->cgs[g].path, h->cgs[g].unkept);
+			goto out;
+		}
+		if (h->cgs[g].bpf) {
+			pr_err("restore failed: pid %d: its cgroup %s is gone, and had %d cgroup BPF program%s attached (device, socket, sysctl filters...) that imgcr cannot attach again: not supported" IGNORE_HINT,
+			       pid, h->cgs[g].path, h->cgs[g].bpf, h->cgs[g].bpf > 1 ? "s" : "");
+			goto out;
+		}
+		if (mkdir(dir, 0755)) {
+			e = errno;
+			pr_err("restore failed: pid %d: cannot make its cgroup %s again (%s): %s%s" IGNORE_HINT,
+			       pid, h->cgs[g].path, dir, strerror(e), why(e));
+			goto out;
+		}
+		h->cgs[g].made = 1;
+	}
+	ret = 0;
+out:
+	free(chain);
+	free(parent);
+	free(dir);
+	return ret;
+}
+
+/* @a is @b or a cgroup above it */
+static int is_above(const char *a, const char *b)
+{
+	size_t n = strlen(a);
+
+	return !strcmp(a, "/") || (!strncmp(a, b, n) && (!b[n] || b[n] == '/'));
+}
+
+/*
+ * --cgroups ignore: the tree in the restorer's cgroup would lose the BPF
+ * programs attached to its cgroups below the one shared with the restorer
+ * (the dump checked them only for dump --cgroups ignore); 0 or -1 (printed)
+ */
+static int cgm_ignore_ok(const struct tree *t)
+{
+	const struct cg_host *h = t->hostcg;
+	char *own = NULL, parent[PATH_MAX];
+	int i, g;
+
+	if (cg_task_cgroup_host(getpid(), &own))
+		own = xstrdup("/");
+	for (i = 0; i < t->ntasks; i++) {
+		const struct tree_task *k = &t->tasks[i];
+
+		for (g = k->zombie ? 0 : k->cg - 1; g > 0 && !is_above(h->cgs[g].path, own);) {
+			if (h->cgs[g].bpf) {
+				pr_err("restore failed: pid %d: its cgroup %s had %d cgroup BPF program%s attached at the dump, which --cgroups ignore would leave it without (in %s): not supported",
+				       k->dump_pid ? k->dump_pid : k->pid, h->cgs[g].path, h->cgs[g].bpf,
+				       h->cgs[g].bpf > 1 ? "s" : "", own);
+				free(own);
+				return -1;
+			}
+			snprintf(parent, sizeof(parent), "%s", h->cgs[g].path);
+			parent_of(parent);
+			g = cgm_find(h, parent);
+		}
+	}
+	free(own);
+	pr_info("--cgroups ignore: the tree is in the restorer's cgroup");
 	return 0;
+}
+
+/*
+ * Root restoring a user's directory (trust.c): what the user could do,
+ * no more.  Root may write any cgroup, so a tree whose tasks cgm_restore()
+ * would move or whose cgroups it would make is refused: each live task's
+ * cgroup must be the restorer's own (nothing moved, nothing made).
+ */
+int cgm_user_ok(const struct tree *t, char *why, size_t size)
+{
+	const struct cg_host *h = t->hostcg;
+	char *own = NULL;
+	int i, ok = 1;
+
+	if (!h || !h->ncgs || cgm_ignore)
+		return 1;
+	if (cg_task_cgroup_host(getpid(), &own)) {
+		snprintf(why, size, "imgcr's own cgroup is unknown");
+		return 0;
+	}
+	for (i = 0; i < t->ntasks && ok; i++) {
+		const struct tree_task *k = &t->tasks[i];
+
+		if (k->zombie)
+			continue;
+		if (!k->cg) {
+			snprintf(why, size, "pid %d has no hcg record", k->pid);
+			ok = 0;
+		} else if (strcmp(h->cgs[k->cg - 1].path, own)) {
+			snprintf(why, size,
+				 "pid %d goes to cgroup %s, not the restorer's %s (root would move it or make the cgroup for the user; --cgroups ignore leaves the tree in the restorer's cgroup)",
+				 k->pid, h->cgs[k->cg - 1].path, own);
+			ok = 0;
+		}
+	}
+	free(own);
+	return ok;
+}
+
+/*
+ * Cgroup @g and those above it below the one it shares with the restorer
+ * (@own), those not made by this restore: their limits the dump's
+ * (@checked: done already); 0, or -1 (printed)
+ */
+static int cgm_same(struct cg_host *h, int g, const char *own, char *checked, pid_t pid)
+{
+	char *dir = malloc(strlen(h->mnt) + PATH_MAX + 1), parent[PATH_MAX];
+	int ret = -1;
+
+	if (!dir) {
+		pr_err("out of memory");
+		exit(1);
+	}
+	while (g > 0 && !is_above(h->cgs[g].path, own) && !checked[g]) {
+		checked[g] = 1;
+		if (!h->cgs[g].made) {
+			cg_path(h, &h->cgs[g], dir, strlen(h->mnt) + PATH_MAX + 1);
+			if (cg_limits_same(&h->cgs[g], dir, pid, h->cgs[g].path))
+				goto out;
+		}
+		snprintf(parent, sizeof(parent), "%s", h->cgs[g].path);
+		parent_of(parent);
+		g = cgm_find(h, parent);
+	}
+	ret = 0;
+out:
+	free(dir);
+	return ret;
 }
 
 int cgm_restore(struct tree *t, const pid_t *host)
 {
 	struct cg_host *h = t->hostcg;
-	char *own = NULL, dir[PATH_MAX * 2], path[PATH_MAX * 2 + 16], pid[16];
+	char *own = NULL, *checked = NULL, dir[PATH_MAX * 2], path[PATH_MAX * 2 + 16], pid[16];
 	int i, g, root = -1, e, ret = -1;
 
 	if (!h || !h->ncgs)
 		return 0;	/* an image made before membership was dumped */
-	if (cgm_ignore) {
-		pr_info("--cgroups ignore: the tree is in the restorer's cgroup");
-		return 0;
-	}
-	if (cg_task_cgroup_host(getpid(), &own))
+	if (cgm_ignore)
+		return cgm_ignore_ok(t);
+	if (cg_task_cgroup_host(getpid(), &own)) {
+		pr_err("restore failed: imgcr's own cgroup cannot be read" IGNORE_HINT);
 		return -1;
+	}
 	free(h->mnt);
 	h->mnt = cg_mount();
+	checked = calloc(h->ncgs, 1);
+	if (!checked) {
+		pr_err("out of memory");
+		exit(1);
+	}
 	i = tree_index(t, t->root);
 	if (i >= 0)
 		root = t->tasks[i].cg - 1;
@@ -276,8 +543,13 @@ int cgm_restore(struct tree *t, const pid_t *host)
 		const struct tree_task *k = &t->tasks[i];
 		pid_t dpid = k->dump_pid ? k->dump_pid : k->pid;
 
-		if (k->zombie || !k->cg)
+		if (k->zombie)
 			continue;
+		if (!k->cg) {
+			pr_err("restore failed: pid %d: no hcg record (its cgroup), where the tree has hcgroup records",
+			       dpid);
+			goto out;
+		}
 		g = k->cg - 1;
 		if (cg_caller_base) {
 			if (g == root)
@@ -293,7 +565,7 @@ int cgm_restore(struct tree *t, const pid_t *host)
 			       dpid, h->cgs[g].path);
 			goto out;
 		}
-		if (cgm_make(h, g, dpid))
+		if (cgm_make(h, g, dpid) || cgm_same(h, g, own, checked, dpid))
 			goto out;
 		cg_path(h, &h->cgs[g], dir, sizeof(dir));
 		snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
@@ -324,6 +596,7 @@ int cgm_restore(struct tree *t, const pid_t *host)
 	}
 	ret = 0;
 out:
+	free(checked);
 	free(own);
 	return ret;
 }
@@ -356,6 +629,12 @@ static void cgm_write(FILE *f, const struct tree *t)
 	for (i = 0; i < h->ncgs; i++) {
 		tree_escape(e, sizeof(e), h->cgs[i].path);
 		fprintf(f, "hcgroup path=%s", e);
+		if (h->cgs[i].bpf)
+			fprintf(f, " bpf=%d", h->cgs[i].bpf);
+		if (h->cgs[i].unkept) {
+			tree_escape(e, sizeof(e), h->cgs[i].unkept);
+			fprintf(f, " unkept=%s", e);
+		}
 		cg_rec_write(f, &h->cgs[i]);
 	}
 	for (i = 0; i < t->ntasks; i++)
@@ -378,6 +657,13 @@ static const char *hcgroup_read(struct tree *t, struct rec *r)
 	free(g->path);
 	g->path = NULL;
 	if (rec_str(r, "path", &g->path) || !abs_path_ok(g->path) || strlen(g->path) >= PATH_MAX)
+		return "bad hcgroup record";
+	if (depth_of(g->path) > CGM_DEPTH)
+		return "hcgroup more than 128 levels deep";
+	if (rec_has(r, "bpf") && REC_NUM(r, "bpf", 1, 1 << 20, g->bpf))
+		return "bad hcgroup record";
+	if (rec_has(r, "unkept") && (rec_str(r, "unkept", &g->unkept) || !*g->unkept ||
+				     strlen(g->unkept) > 2 * CG_VAL_MAX))
 		return "bad hcgroup record";
 	err = cg_rec_read(r, g);
 	if (err)

@@ -21,7 +21,9 @@
  * each task in its cgroup, then enables the controllers parents first (a
  * cgroup with controllers for its children holds no task, so this comes
  * after) and writes the limits, refusing a memory limit below what the
- * tree already uses (never an OOM kill during a restore).  cleanup()
+ * tree already uses (memory.current before the go byte: the image's
+ * pages, charged at the exec, are not in it yet, so a tree bigger than
+ * its limit can still be OOM-killed after the go byte).  cleanup()
  * removes what outside() made.  With cg_caller_base (imgcr-criu for a
  * runtime that made the container's cgroup and put imgcr in it, as runc
  * does for CRIU) the base is imgcr's own cgroup, whatever its path, used
@@ -106,23 +108,37 @@ static void cg_ns_free(struct cg_ns *ns)
 	free(ns);
 }
 
+int cg_mount_other;
+
 char *cg_mount(void)
 {
-	char *line = NULL, *mp = NULL, *sep, mpbuf[PATH_MAX], fs[64];
+	char *line = NULL, *mp = NULL, *sep, mpbuf[PATH_MAX], root[PATH_MAX], fs[64];
 	size_t len = 0;
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 
+	cg_mount_other = 0;
 	if (!f)
 		return NULL;
 	while (!mp && getline(&line, &len, f) > 0) {
 		sep = strstr(line, " - ");
 		if (!sep || sscanf(sep + 3, "%63s", fs) != 1 || strcmp(fs, "cgroup2"))
 			continue;
-		if (sscanf(line, "%*d %*d %*s %*s %4095s", mpbuf) == 1)
-			mp = xstrdup(mpbuf);
+		if (sscanf(line, "%*d %*d %*s %4095s %4095s", root, mpbuf) != 2)
+			continue;
+		/* a mount of a subtree, or of another cgroup namespace's: paths would be wrong */
+		if (strcmp(root, "/")) {
+			if (!cg_mount_other)
+				pr_warn("cgroup2 at %s is mounted with root %s (a subtree, or another cgroup namespace's): not used (imgcr needs the whole hierarchy mounted)",
+					mpbuf, root);
+			cg_mount_other = 1;
+			continue;
+		}
+		mp = xstrdup(mpbuf);
 	}
 	free(line);
 	fclose(f);
+	if (mp)
+		cg_mount_other = 0;
 	return mp;
 }
 
@@ -384,7 +400,7 @@ static int cmp_u32(const void *a, const void *b)
  * @ids (CG_BPF_MAX); their number, 0 if the kernel has no cgroup BPF, -1
  * (errno) if they cannot be listed.
  */
-static int cg_progs(const char *dir, unsigned int type, __u32 *ids)
+static int cg_progs_q(const char *dir, unsigned int type, __u32 *ids, __u32 flags)
 {
 	union bpf_attr a;
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), r, e;
@@ -394,7 +410,7 @@ static int cg_progs(const char *dir, unsigned int type, __u32 *ids)
 	memset(&a, 0, sizeof(a));
 	a.query.target_fd = fd;
 	a.query.attach_type = type;
-	a.query.query_flags = BPF_F_QUERY_EFFECTIVE;
+	a.query.query_flags = flags;
 	a.query.prog_ids = (__u64)(unsigned long)ids;
 	a.query.prog_cnt = CG_BPF_MAX;
 	r = syscall(SYS_bpf, BPF_PROG_QUERY, &a, sizeof(a));
@@ -412,6 +428,38 @@ static int cg_progs(const char *dir, unsigned int type, __u32 *ids)
 	}
 	qsort(ids, a.query.prog_cnt, sizeof(*ids), cmp_u32);
 	return a.query.prog_cnt;
+}
+
+static int cg_progs(const char *dir, unsigned int type, __u32 *ids)
+{
+	return cg_progs_q(dir, type, ids, BPF_F_QUERY_EFFECTIVE);
+}
+
+int cg_bpf_attached(const char *dir, pid_t pid, const char *name)
+{
+	__u32 *ids = malloc(CG_BPF_MAX * sizeof(*ids));
+	size_t k;
+	int n, sum = 0;
+
+	if (!ids) {
+		pr_err("out of memory");
+		exit(1);
+	}
+	for (k = 0; k < sizeof(cg_bpf_types) / sizeof(cg_bpf_types[0]); k++) {
+		n = cg_progs_q(dir, cg_bpf_types[k].type, ids, 0);
+		if (n < 0 && errno == EPERM) {
+			sum = 0;	/* not root: none can be listed (see docs/containers.md) */
+			break;
+		}
+		if (n < 0) {
+			pr_perror("pid %d: cannot list the BPF programs of its cgroup %s", pid, name);
+			sum = -1;
+			break;
+		}
+		sum += n;
+	}
+	free(ids);
+	return sum;
 }
 
 /* @pid's cgroup in the version 2 hierarchy (malloc'ed; v1 ones aside), or NULL */
@@ -470,6 +518,10 @@ int cg_check_bpf(const struct tree *t)
 	char *mnt = cg_mount(), *ref = NULL, *cg, *s;
 	int i, ret = -1;
 
+	if (!mnt && cg_mount_other) {
+		pr_err("cannot check the tasks' cgroup BPF programs: no cgroup2 mount of the whole hierarchy");
+		return -1;
+	}
 	if (!mnt)
 		return 0;	/* no cgroup v2: no cgroup BPF program either */
 	if (ns) {
@@ -690,6 +742,28 @@ static void cg_cleanup(struct ns_ctx *c)
  * limits and no controllers enabled for children (else the tasks could
  * not be put in it).  0, or -1 (printed).
  */
+int cg_limits_same(const struct cg *g, const char *dir, pid_t pid, const char *name)
+{
+	char path[PATH_MAX + 32], *cur;
+	size_t j;
+	int same;
+
+	for (j = 0; j < CG_NFILES; j++) {
+		if (!g->val[j])
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, cg_files[j]);
+		cur = cg_read_line(path);
+		same = cur && !strcmp(cur, g->val[j]);
+		if (!same)
+			pr_err("restore failed: pid %d: its cgroup %s exists with %s '%s' (the dump's: '%s'): imgcr does not change a cgroup it did not make (set it back, or remove the cgroup; restore --cgroups ignore leaves the tree in the restorer's cgroup)",
+			       pid, name, cg_files[j], cur ? cur : "(none: controller off)", g->val[j]);
+		free(cur);
+		if (!same)
+			return -1;
+	}
+	return 0;
+}
+
 static int cg_same(const struct cg *g, const char *dir)
 {
 	char path[PATH_MAX + 32], *cur;

@@ -25,10 +25,17 @@ struct cg {
 	char *subtree;			/* cgroup.subtree_control: "memory pids..." */
 	char *val[CG_NFILES];		/* NULL: the file does not exist (controller off) */
 	int made;			/* restore: made by this restore */
+	int bpf;			/* cgmember.c: BPF programs attached to it */
+	char *unkept;			/* cgmember.c: "FILE=VALUE" not kept, not default */
 };
 
-/* imgcr's cgroup2 mount point (malloc'ed), or NULL */
+/*
+ * imgcr's cgroup2 mount point (malloc'ed) whose root is the hierarchy's
+ * ("/", mountinfo field 4), or NULL; cg_mount_other set (and warned) if
+ * only mounts of a subtree or of another cgroup namespace's were seen.
+ */
 char *cg_mount(void);
+extern int cg_mount_other;
 /* A small file's first line (malloc'ed, no newline), or NULL */
 char *cg_read_line(const char *path);
 /* @pid's cgroup v2 path (malloc'ed); -1 (printed) if in a v1 hierarchy's group */
@@ -44,9 +51,23 @@ int cg_task_cgroup_host(pid_t pid, char **out);
  * 0, or -1 (printed).
  */
 int cg_read_dir(struct cg *g, const char *dir, pid_t pid, const char *name);
+/*
+ * restore: cgroup @dir (@name, not made by the restore) has @g's dumped
+ * limits; 0, or -1 (printed, naming @pid, the file and both values).
+ */
+int cg_limits_same(const struct cg *g, const char *dir, pid_t pid, const char *name);
+/*
+ * dump: the number of cgroup BPF programs attached to cgroup @dir itself
+ * (not inherited), all types; 0 for an ordinary user (none can be listed);
+ * -1 (printed, naming @pid and @name) if they cannot be listed.
+ */
+int cg_bpf_attached(const char *dir, pid_t pid, const char *name);
 /* restore: @g's controllers for children enabled in @dir (made by the restore); 0 or -1 (printed) */
 int cg_enable(const struct cg *g, const char *dir);
-/* restore: @g's limits written in @dir (memory.max below its use refused); 0 or -1 (printed) */
+/*
+ * restore: @g's limits written in @dir (memory.max below its use before
+ * the exec refused: the image's pages are not counted); 0 or -1 (printed)
+ */
 int cg_set_limits(const struct cg *g, const char *dir);
 /* A failed restore: cgroup @dir (made by it) emptied (cgroup.kill, 2 s) and removed; 0 or -1 (warned) */
 int cg_remove(const char *dir);
@@ -75,10 +96,16 @@ int cgm_dump(struct tree *t);
  * limits; 0, or -1 (printed, naming the task and the cgroup).
  */
 int cgm_restore(struct tree *t, const pid_t *host);
+/*
+ * trust.c, root restoring a user's directory: 1 if no task would be moved
+ * and no cgroup made (each live task in the restorer's cgroup, or
+ * --cgroups ignore), else 0 with the reason in @why.
+ */
+int cgm_user_ok(const struct tree *t, char *why, size_t size);
 /* a failed restore, the tree killed: the cgroups cgm_restore() made removed */
 void cgm_cleanup(struct tree *t);
 void cgm_free(struct tree *t);
-/* restore --cgroups ignore: the tree stays in the restorer's cgroup */
+/* restore --cgroups ignore: the tree stays in the restorer's cgroup; dump --cgroups ignore: none recorded */
 extern int cgm_ignore;
 
 #endif

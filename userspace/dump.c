@@ -1525,10 +1525,12 @@ int cmd_dump(int argc, char **argv)
 		{ "ghost-limit", required_argument, NULL, 'G' },
 		{ "external", required_argument, NULL, 'E' },
 		{ "caller-cgroups", no_argument, NULL, 'K' },
+		{ "cgroups", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
 		LOG_LONG_OPTS,
 		{ NULL, 0, NULL, 0 }
 	};
+	cgm_ignore = 0;		/* imgcr-criu may run several dumps in one process */
 	while ((i = getopt_long(argc, argv, ":t:D:Rjh" LOG_OPTS, opts, NULL)) != -1) {
 		switch (i) {
 		case 'o':
@@ -1578,6 +1580,15 @@ int cmd_dump(int argc, char **argv)
 			break;
 		case 'K':
 			c.caller_cgroups = 1;
+			break;
+		case 'g':
+			/* ignore: no cgroup membership recorded (a hybrid or legacy v1 host) */
+			if (!strcmp(optarg, "ignore"))
+				cgm_ignore = 1;
+			else if (!strcmp(optarg, "soft"))
+				cgm_ignore = 0;
+			else
+				return usage_error("dump: --cgroups soft|ignore");
 			break;
 		case 'E':
 			if (!strncmp(optarg, "file[", 5) ? fd_external_file_add(optarg) :
@@ -1645,8 +1656,14 @@ int cmd_dump(int argc, char **argv)
 		}
 		i = ns_dump(&c.t, c.t.root, dfd);
 		close(dfd);
-		/* a runtime that puts the restored tree in its cgroups brings their programs */
-		if (i || (!c.caller_cgroups && cg_check_bpf(&c.t)))
+		/*
+		 * a runtime that puts the restored tree in its cgroups brings their
+		 * programs; a tree put back in its own cgroups (cgmember.c) finds
+		 * them there, or is refused if one must be made again
+		 */
+		if (i || (!c.caller_cgroups &&
+			  ((c.t.ns && (c.t.ns->own & NS_BIT(NS_CGROUP))) || cgm_ignore) &&
+			  cg_check_bpf(&c.t)))
 			goto out;
 		/* without a cgroup namespace of its own: each task's cgroup (cgmember.c) */
 		if (!(c.t.ns && (c.t.ns->own & NS_BIT(NS_CGROUP))) && cgm_dump(&c.t))

@@ -22,7 +22,7 @@ static const struct command {
 } commands[] = {
 	{ "dump", cmd_dump, "dump -t PID -D DIR [-R] [-j] [--ghost-limit BYTES]\n"
 	  "                        [--ext-unix-sk] [--tcp-close] [--caller-cgroups] [--live] [--live-check]\n"
-	  "                        [--stats]\n"
+	  "                        [--cgroups MODE] [--stats]\n"
 	  "                        checkpoint PID and its descendants into DIR\n"
 	  "      -t, --tree PID          the root of the tree\n"
 	  "      -D, --images-dir DIR    where the images go (made if missing)\n"
@@ -32,6 +32,8 @@ static const struct command {
 	  "          --ext-unix-sk       unix sockets connected outside the tree\n"
 	  "          --tcp-close         TCP connections not saved (closed at the dump, restored closed)\n"
 	  "          --caller-cgroups    the caller puts the restored tree in its cgroups\n"
+	  "          --cgroups soft|ignore  soft: each task's cgroup recorded (default);\n"
+	  "                              ignore: none (a v1 host; restored in imgcr's cgroup)\n"
 	  "          --live              copy memory while the tree runs\n"
 	  "          --live-check        --live, checked against a plain read\n"
 	  "          --stats, --display-stats  where the time went" LOG_HELP },

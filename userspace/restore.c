@@ -1259,7 +1259,8 @@ static const char *task_owners(struct rctx *c, struct task_run *r)
 {
 	if (fown_restore(&c->t, r->k, r->err, TASK_ERR))
 		return r->err;
-	if (attrs_mempolicy_again(r->k, r->err, TASK_ERR))
+	if (attrs_mempolicy_again(r->k, r->err, TASK_ERR) ||
+	    attrs_affinity_again(r->k, r->err, TASK_ERR))
 		return r->err;
 	if (c->userns && r->k->nthreads && keep_checkpoint_cap())
 		return task_msg(r, "cannot keep CAP_CHECKPOINT_RESTORE for the exec: %s", strerror(errno));
@@ -3172,7 +3173,11 @@ int cmd_restore(int argc, char **argv)
 			return 1;
 		}
 	}
-	/* each task in its cgroup before it runs, its memory charged there (cgmember.c) */
+	/*
+	 * each task in its cgroup before it runs: its image pages are charged
+	 * there at the exec; what the restorer allocated for it before stays
+	 * charged to the restorer's (cgmember.c)
+	 */
 	if (host_cgroups(&c)) {
 		kill_undo(&c, top, 0);
 		ghost_unlink_mapped(&c.t);

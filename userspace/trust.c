@@ -20,7 +20,9 @@
  *   - the owners the restore gives (pipes and sockets, a bound socket's
  *     file, a deleted file it recreates, a memfd, a pty) and the peer
  *     credentials it connects with (SO_PEERCRED) are U's (or root's where
- *     the dump found root: a root-owned terminal).
+ *     the dump found root: a root-owned terminal);
+ *   - every live task's cgroup (hcg) is the restorer's own: root moves
+ *     none and makes no cgroup for U (cgmember.c), unless --cgroups ignore.
  * What U could do itself, root then does for U: no more.  A directory
  * writable by a group or by everyone, or files of two users, are refused
  * outright.  --trust-images-dir lifts the check: root vouches for DIR.
@@ -42,6 +44,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "files.h"
 #include "image.h"
 #include "log.h"
@@ -259,6 +262,9 @@ static int tree_is_user(struct trust *tr, const struct tree *t, int dirfd, const
 		if (y->has_mode && !owner_ok(tr, y->uid, y->gid))
 			return not_user(tr, "pty %d is given the owner %u:%u", y->index, y->uid, y->gid);
 	}
+	/* hcgroup, hcg: root moves tasks and makes cgroups the user may not */
+	if (!cgm_user_ok(t, tr->why, sizeof(tr->why)))
+		return 0;
 	return 1;
 }
 

@@ -41,8 +41,9 @@
  *   parent_img                  DUMP: a directory imgcr-criu's PRE_DUMP
  *                               marked for the same pid: imgcr dump --live
  *   track_mem                   accepted (a pre-dump's request for it)
- *   manage_cgroups_mode         RESTORE: ignore (0) is --cgroups=ignore; soft (3),
- *                               default (6): imgcr's default; others refused
+ *   manage_cgroups_mode         DUMP and RESTORE: ignore (0) is --cgroups=ignore;
+ *                               soft (3), default (6): imgcr's default; others
+ *                               refused
  *   everything else, when set (lazy_pages, ps,
  *   cg_root, external, veths, join_ns, lsm_profile,
  *   exec_cmd, ...):             refused, and any field this file does not know
@@ -131,9 +132,9 @@ static int refused(CriuOpts *o, int *err)
 	/* CRIU's criu_cg_mode: IGNORE 0, SOFT 3 and DEFAULT 6 (SOFT) are imgcr's --cgroups ignore|soft */
 	REFUSE(o->has_manage_cgroups_mode && o->manage_cgroups_mode != 0 && o->manage_cgroups_mode != 3 &&
 	       o->manage_cgroups_mode != 6,
-	       "manage_cgroups_mode %d: only soft (3, the default) and ignore (0) are supported (imgcr restore --cgroups soft|ignore)",
+	       "manage_cgroups_mode %d: only soft (3, the default) and ignore (0) are supported (imgcr dump, restore --cgroups soft|ignore)",
 	       o->manage_cgroups_mode);
-	REFUSE(o->n_cg_root, "cg_root: cgroups are not restored yet");
+	REFUSE(o->n_cg_root, "cg_root: another root for the tree's cgroups is not supported");
 	REFUSE(o->cgroup_props || o->cgroup_props_file || o->n_cgroup_dump_controller || o->cgroup_yard,
 	       "cgroup_props, cgroup_props_file, cgroup_dump_controller, cgroup_yard: cgroups are not dumped yet");
 	REFUSE(o->n_external, "external %s: external resources are not supported yet", o->external[0]);
@@ -639,6 +640,9 @@ int opts_to_args(CriuOpts *o, int type, pid_t peer, struct criu_args *a, int *er
 		/* runc puts the restored container in the cgroup it made again, with its device rules */
 		if (o->has_manage_cgroups && o->manage_cgroups)
 			add(a, "--caller-cgroups");
+		/* --manage-cgroups-mode ignore: no membership recorded (a v1 host), none restored */
+		if (o->has_manage_cgroups_mode && o->manage_cgroups_mode == 0)
+			add(a, "--cgroups=ignore");
 		if (o->has_leave_running && o->leave_running)
 			add(a, "-R");
 		/*

@@ -7,8 +7,11 @@
 #   ct_devcg-ns     a container with its own PID and cgroup namespaces in
 #                   cgroup /devcg-ns: refused, naming its pid and cgroup; it
 #                   keeps running.
-#   ct_devcg-plain  a task without namespaces in /devcg, imgcr in the
-#                   root cgroup: refused the same way; it keeps running.
+#   ct_devcg-plain  a task without namespaces in /devcg-plain, imgcr in the
+#                   root cgroup: dump --cgroups ignore (restored in imgcr's
+#                   cgroup) refused the same way, it keeps running; dumped
+#                   (soft: put back in its cgroup, bpf=1 recorded), the
+#                   cgroup removed: the restore refuses to make it again.
 #   ct_devcg-cleanup  (no program) a container with its own PID and cgroup
 #                   namespaces in /devcg-cleanup, dumped, its tree file's
 #                   memory.max lowered below what the restored tree uses:
@@ -61,12 +64,25 @@ sub_plain() {
 	track $p
 	sleep 0.3
 	grep -qx "0::$CG" /proc/$p/cgroup || fail "not in $CG: $(cat /proc/$p/cgroup)"
-	timeout -s KILL 60 imgcr dump -t $p -D d > dump.out 2> dump.err &&
+	# --cgroups ignore: restored in imgcr's cgroup, without the program
+	timeout -s KILL 60 imgcr dump -t $p -D d --cgroups ignore > dump.out 2> dump.err &&
 		fail "dumped: $(tr '\n' '|' < dump.err)"
 	grep -q "^imgcr: pid $p: its cgroup $CG has 1 device access (BPF_CGROUP_DEVICE) BPF program.*(in cgroup /)" dump.err ||
 		fail "message: $(tr '\n' '|' < dump.err)"
 	still_runs $p
-	pass "$(head -n 1 dump.err | cut -c1-200)"
+	msg=$(head -n 1 dump.err | cut -c1-150)
+	# soft: put back in $CG, which keeps its program; the count recorded
+	timeout -s KILL 60 imgcr dump -t $p -D d2 > dump.out 2> dump.err ||
+		fail "dump: $(tail -n 5 dump.err | tr '\n' '|')"
+	wait_gone $p 20 || fail "the task outlived its dump"
+	grep -q "^hcgroup path=$CG bpf=1 " d2/tree || fail "no bpf=1: $(grep '^hcgroup' d2/tree | tr '\n' '|')"
+	rmdir $G || fail "cannot remove $G"
+	timeout -s KILL 60 imgcr restore -D d2 --detach > restore.out 2> restore.err &&
+		fail "restored into $CG made again without its program"
+	grep -q "pid $p: its cgroup $CG is gone, and had 1 cgroup BPF program attached" restore.err ||
+		fail "restore message: $(tr '\n' '|' < restore.err)"
+	[ -d $G ] && fail "$G made by the refused restore"
+	pass "$msg; $(grep -m1 'is gone' restore.err | cut -c1-120)"
 }
 
 sub_same() {

@@ -8,15 +8,21 @@
 #     restore; the restore puts the root back in imgcr-S-keep as it is and
 #     makes imgcr-S-gone/inner again with its limits: seen from outside
 #     (/proc/PID/cgroup, the limits; the state check) and from inside
-#     (each task's /proc/self/cgroup after it is woken).
+#     (each task's /proc/self/cgroup after it is woken).  Before, with
+#     imgcr-soft-keep's pids.max changed, the restore is refused naming
+#     the file and both values.
 #   cgmember-user: an ordinary user restoring the tree (--pidns) may not
 #     write the cgroups: the restore fails naming the pid and the cgroup,
 #     nothing of the tree is left; with --cgroups ignore it restores, in
 #     the restorer's cgroup (the root one: the state check's expected
-#     difference), as the tasks see.
+#     difference), as the tasks see.  Root restoring the user's directory
+#     is refused too (trust.c: root moves no task for the user).
 #   cgmember-threaded: a task in a "domain threaded" cgroup (one with a
 #     threaded child) is refused at dump, naming the pid and the cgroup;
-#     the tree runs on.
+#     the tree runs on; dump -R --cgroups ignore goes through, recording
+#     no hcgroup or hcg.  Then in imgcr-unkept (cgroup.max.depth 5, a file
+#     imgcr does not keep) dumped, the cgroup removed: the restore refuses
+#     to make it again, naming the file and its value.
 # timeout: 120
 . /imgcr/guest/lib.sh
 require_modules
@@ -67,6 +73,14 @@ woken() {
 soft() {
 	start soft
 	rmdir $CG/imgcr-soft-gone/inner $CG/imgcr-soft-gone || fail "cannot remove imgcr-soft-gone"
+	# an existing cgroup whose limit changed since the dump: refused, naming both values
+	echo 50 > $CG/imgcr-soft-keep/pids.max || fail "cannot set pids.max"
+	timeout -s KILL 30 imgcr restore -D $D --detach > restore.out 2> restore.err
+	[ $? = 0 ] && fail "restored into a cgroup whose pids.max changed"
+	grep -q "pid $ROOT: its cgroup /imgcr-soft-keep exists with pids.max '50' (the dump's: 'max')" restore.err ||
+		fail "changed limit, message: $(tr '\n' '|' < restore.err)"
+	[ -d $CG/imgcr-soft-gone ] && fail "imgcr-soft-gone made by the refused restore"
+	echo max > $CG/imgcr-soft-keep/pids.max || fail "cannot set pids.max back"
 	imgcr restore -D $D > restore.out 2> restore.err &
 	rpid=$!
 	track $rpid
@@ -99,6 +113,13 @@ user() {
 		fail "tasks left in the cgroups"
 	grep -q ' cgroup ' out && fail "a task of the failed restore ran: $(tr '\n' '|' < out)"
 	msg=$(grep -m1 'cannot put it back' restore.err | cut -c1-160)
+	# root restoring the user's directory does no more than the user could (trust.c)
+	timeout -s KILL 30 imgcr restore -D $D --detach > restore.out 2> restore.err
+	[ $? = 0 ] && fail "root restored the user's tree into cgroups the user may not write"
+	grep -q "pid $ROOT goes to cgroup /imgcr-user-keep, not the restorer's /" restore.err ||
+		fail "root's message: $(tr '\n' '|' < restore.err)"
+	[ -z "$(cat $CG/imgcr-user-keep/cgroup.procs $CG/imgcr-user-gone/inner/cgroup.procs)" ] ||
+		fail "tasks left in the cgroups after root's restore"
 	cp "$IMGCR_STATE_EXPECTED" expected
 	echo 'task * cgroup 0::/imgcr-user-* -> 0::/  # restore --cgroups ignore: the restorer'"'"'s cgroup' >> expected
 	IMGCR_STATE_EXPECTED=$PWD/expected runas 1000 1000 imgcr restore -D $D --pidns --cgroups ignore \
@@ -156,10 +177,25 @@ threaded() {
 	grep -q "pid $ROOT: cgroup /imgcr-thr is domain threaded: not supported" dump.err ||
 		fail "message: $(tr '\n' '|' < dump.err)"
 	left_running $ROOT || fail "the root is not left running ($(state $ROOT))"
-	kill -9 $ROOT $CHILD
-	wait_gone $ROOT 10
-	rmdir $P/t $P || fail "cannot remove the cgroups"
-	pass "$(head -n 1 dump.err | cut -c1-150)"
+	msg=$(head -n 1 dump.err | cut -c1-150)
+	# --cgroups ignore: no membership recorded, so the dump goes through
+	imgcr dump -t $ROOT -D d-thr2 -R --cgroups ignore 2> dump.err || fail "dump --cgroups ignore: $(cat dump.err)"
+	grep -q '^hcg' d-thr2/tree && fail "dump --cgroups ignore recorded cgroups"
+	left_running $ROOT || fail "the root is not left running after -R ($(state $ROOT))"
+	# a file imgcr does not keep, set: recorded, and the cgroup not made again
+	U=$CG/imgcr-unkept
+	mkdir $U && echo 5 > $U/cgroup.max.depth && echo $ROOT > $U/cgroup.procs || fail "imgcr-unkept"
+	imgcr dump -t $ROOT -D d-unk 2> dump.err || fail "dump in imgcr-unkept: $(cat dump.err)"
+	wait_dumped_gone $ROOT $CHILD
+	grep -q "^hcgroup path=/imgcr-unkept unkept=cgroup.max.depth=5 " d-unk/tree ||
+		fail "no unkept: $(grep '^hcgroup' d-unk/tree | tr '\n' '|')"
+	rmdir $U $P/t $P || fail "cannot remove the cgroups"
+	timeout -s KILL 30 imgcr restore -D d-unk --detach > restore.out 2> restore.err &&
+		fail "imgcr-unkept made again without its cgroup.max.depth"
+	grep -q "pid $ROOT: its cgroup /imgcr-unkept is gone, and had cgroup.max.depth=5, which imgcr does not set" restore.err ||
+		fail "unkept message: $(tr '\n' '|' < restore.err)"
+	[ -d $U ] && fail "imgcr-unkept made by the refused restore"
+	pass "$msg; $(grep -m1 'is gone' restore.err | cut -c1-120)"
 }
 
 subtest cgmember-soft soft
