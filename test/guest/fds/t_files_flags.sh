@@ -100,8 +100,9 @@ changed() {
 	IMGCR_STATE_HOOK=
 	restore_wait --allow-changed-files
 	IMGCR_STATE_HOOK=$hook
-	grep -q "note: $PWD/ap.dat changed since the dump (size 5 -> 10" restore.err &&
-		grep -q "note: $PWD/nb.dat changed since the dump (inode" restore.err || fail "notes: $(cat restore.err | tr '\n' '|')"
+	# each note names the task and fd holding the file
+	grep -q "note: pid $pid fd [0-9]*: $PWD/ap.dat changed since the dump (size 5 -> 10" restore.err &&
+		grep -q "note: pid $pid fd [0-9]*: $PWD/nb.dat changed since the dump (inode" restore.err || fail "notes: $(cat restore.err | tr '\n' '|')"
 	finish
 	pass "refused: $(grep changed r2.err | cut -c1-110)...; restored with --allow-changed-files"
 }
