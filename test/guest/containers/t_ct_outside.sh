@@ -28,6 +28,10 @@
 #                   the same watch descriptor.  A second inowatch, chrooted
 #                   to /jail, watches its /w: recorded as /jail/w (the
 #                   namespace root's path) and restored the same way.
+# The shell reads with -u 9, not <&9: a redirection moves its stdin to a
+# spare fd for the read, and a restored shell that finished its read
+# before the state check had its stdin back (seen once on 7.2: fd 0
+# /tick.fifo -> /dev/null, fd 11 gone).
 # The shell ticks with a builtin (read -t from a FIFO nobody writes), not
 # a forked usleep: a dump that catches such a child between fork and its
 # exec (busybox runs usleep in the forked child, resetting the traps and
@@ -67,7 +71,7 @@ n=0
 while :; do
 	n=$((n + 1))
 	echo "tick $n"
-	read -t 0.1 _ <&9
+	read -t 0.1 -u 9 _
 done
 W
 	cat > ct.sh <<CT
