@@ -86,25 +86,12 @@ static struct cg_host *host_get(struct tree *t)
 
 static int cgm_find(const struct cg_host *h, const char *path)
 {
-	int i;
-
-	for (i = 0; i < h->ncgs; i++)
-		if (!strcmp(h->cgs[i].path, path))
-			return i;
-	return -1;
+	return cg_list_find(h->cgs, h->ncgs, path);
 }
 
 static int cgm_add(struct cg_host *h, const char *path)
 {
-	struct cg *g;
-
-	if (h->ncgs == CGM_MAX)
-		return -1;
-	h->cgs = tree_grow(h->cgs, h->ncgs, sizeof(*h->cgs));
-	g = &h->cgs[h->ncgs];
-	memset(g, 0, sizeof(*g));
-	g->path = xstrdup(path);
-	return h->ncgs++;
+	return cg_list_add(&h->cgs, &h->ncgs, CGM_MAX, path);
 }
 
 /* "/a/b" -> "/a", "/a" -> "/" (in place) */

@@ -237,27 +237,37 @@ static pid_t task_vpid(pid_t pid)
 	return v;
 }
 
-static int cg_find(struct cg_ns *ns, const char *rel)
+int cg_list_find(const struct cg *cgs, int n, const char *path)
 {
 	int i;
 
-	for (i = 0; i < ns->ncgs; i++)
-		if (!strcmp(ns->cgs[i].path, rel))
+	for (i = 0; i < n; i++)
+		if (!strcmp(cgs[i].path, path))
 			return i;
 	return -1;
 }
 
-static int cg_add(struct cg_ns *ns, const char *rel)
+int cg_list_add(struct cg **cgs, int *n, int max, const char *path)
 {
 	struct cg *g;
 
-	if (ns->ncgs == CG_MAX)
+	if (*n == max)
 		return -1;
-	ns->cgs = tree_grow(ns->cgs, ns->ncgs, sizeof(*ns->cgs));
-	g = &ns->cgs[ns->ncgs];
+	*cgs = tree_grow(*cgs, *n, sizeof(**cgs));
+	g = &(*cgs)[*n];
 	memset(g, 0, sizeof(*g));
-	g->path = xstrdup(rel);
-	return ns->ncgs++;
+	g->path = xstrdup(path);
+	return (*n)++;
+}
+
+static int cg_find(struct cg_ns *ns, const char *rel)
+{
+	return cg_list_find(ns->cgs, ns->ncgs, rel);
+}
+
+static int cg_add(struct cg_ns *ns, const char *rel)
+{
+	return cg_list_add(&ns->cgs, &ns->ncgs, CG_MAX, rel);
 }
 
 /* @rel and every cgroup between the base and it, parents first */

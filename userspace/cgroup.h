@@ -108,4 +108,8 @@ void cgm_free(struct tree *t);
 /* restore --cgroups ignore: the tree stays in the restorer's cgroup; dump --cgroups ignore: none recorded */
 extern int cgm_ignore;
 
+/* In an array of @n cgroups: the index of @path, or -1; add @path (at most @max), its index or -1 */
+int cg_list_find(const struct cg *cgs, int n, const char *path);
+int cg_list_add(struct cg **cgs, int *n, int max, const char *path);
+
 #endif
