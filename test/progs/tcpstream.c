@@ -4,7 +4,8 @@
  * The client sends the stream byte(0), byte(1), ... (byte(i) depends on
  * i alone: a byte lost, duplicated or reordered breaks every check after
  * it) as fast as the echo server sends it back, with up to 256 kB
- * outstanding, so data is queued both ways nearly all the time; the
+ * outstanding, reading the echo at half the rate it writes (so the
+ * window stays full and data is queued nearly all the time); the
  * server checks what it reads and echoes it, the client checks the echo.
  * Every 200 ms each writes a line "c SENT RECV" / "s RECV" to OUT (one
  * write(2) per line, O_APPEND); a check failing or the connection failing
@@ -256,7 +257,14 @@ static int client(const char *addr, int port)
 				sent += w;
 		}
 		if (p.revents & (POLLIN | POLLHUP | POLLERR)) {
-			ssize_t n = read(fd, buf, sizeof(buf));
+			/*
+			 * Half as much read as written per round while
+			 * the stream runs: the echo piles up to
+			 * OUTSTANDING in the queues, so a dump at any
+			 * moment finds data queued (a loopback echo read
+			 * as fast as it comes was often all caught up).
+			 */
+			ssize_t n = read(fd, buf, shut ? sizeof(buf) : 8192);
 
 			if (n < 0 && errno != EAGAIN && errno != EINTR)
 				bad("client", "read", recvd);
