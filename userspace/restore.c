@@ -1344,9 +1344,15 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 			      .fd = -1, .scfd = -1, .rootfd = -1, .status = { -1, -1 } };
 	const char *why;
 
-	/* a kept session's top task: its keeper's child until the keeper exits */
+	/*
+	 * a kept session's top task: its keeper's child until the keeper
+	 * exits, and the keeper not yet reaped (ESRCH) until its exit_notify()
+	 * is over: forget_original_parent() sets our parent to P before it
+	 * sends the parent-death signal, which would kill us if we set it
+	 * in between (review s19 #4)
+	 */
 	if (session_top(&c->t, k))
-		while (getppid() == k->sid)
+		while (getppid() == k->sid || kill(k->sid, 0) == 0 || errno != ESRCH)
 			usleep(1000);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != want_ppid)
