@@ -182,6 +182,36 @@ subtest() {
 	echo "IMGCR-SUBTEST-END $1 $(awk -v t="$_st" '{ printf "%.1f", $1 - t }' /proc/uptime)s"
 }
 
+# parts FUNC...: run the independent parts FUNC... of a test at the same
+# time, each in a subshell of its own (own PID tracking and cleanup) in its
+# own directory part.FUNC (its files apart from the others'); wait for all
+# of them, print their output in order, and fail with the first failed
+# part's message (a part that ends without returning 0 is one).  For parts
+# that mostly sleep or wait: a test takes as long as its longest part.
+parts() {
+	_pp=
+	for _pf in "$@"; do
+		mkdir -p "part.$_pf"
+		(
+			cd "part.$_pf" || exit 1
+			PIDS=""
+			trap cleanup EXIT
+			$_pf && echo "PART-OK $_pf"
+		) > "part.$_pf.out" 2>&1 &
+		_pp="$_pp $!"
+	done
+	for _p in $_pp; do
+		wait "$_p"
+	done
+	_pbad=
+	for _pf in "$@"; do
+		grep -v '^RESULT \|^PART-OK ' "part.$_pf.out"
+		grep -q "^PART-OK $_pf\$" "part.$_pf.out" || _pbad=${_pbad:-$_pf}
+	done
+	[ -z "$_pbad" ] || fail "$_pbad: $(sed -n "s/^RESULT [^ ]* FAIL //p" "part.$_pbad.out" |
+		head -n 1)$(grep -q "^RESULT " "part.$_pbad.out" || echo "ended without a result")"
+}
+
 # wait_restored PID [TIMEOUT_S] [CALLER]: wait until a backgrounded
 # "./image" has really been exec'd (its /proc/PID/exe no longer is CALLER,
 # default busybox -- the forked shell) and is asleep (state S), i.e. the
