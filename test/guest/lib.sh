@@ -182,6 +182,39 @@ subtest() {
 	echo "IMGCR-SUBTEST-END $1 $(awk -v t="$_st" '{ printf "%.1f", $1 - t }' /proc/uptime)s"
 }
 
+# running_on PID...: after a refused dump, each runs on (not stopped, not dead)
+running_on() {
+	for _p in "$@"; do
+		case "$(state $_p)" in
+		t | T) fail "task $_p left stopped" ;;
+		"") fail "task $_p died" ;;
+		esac
+	done
+}
+
+# dump_refused PID WHAT RE [PID...]: "imgcr dump -t PID -D d" fails ("the
+# dump WHAT succeeded" otherwise) with a message (dump.err) matching RE
+# (grep), and PID and the other PIDs run on (running_on)
+dump_refused() {
+	_dp=$1 _dw=$2 _dre=$3
+	shift 3
+	imgcr dump -t $_dp -D d 2> dump.err && fail "the dump $_dw succeeded"
+	grep -q -- "$_dre" dump.err || fail "message: $(tr '\n' '|' < dump.err)"
+	running_on $_dp "$@"
+}
+
+# outer INNER: our pid of the task whose pid is INNER in a child PID namespace
+outer() {
+	for _s in /proc/[0-9]*/status; do
+		case "$(sed -n 's/^NSpid:[[:space:]]*//p' $_s 2>/dev/null | tr '\t' ' ')" in
+		*" $1") _o=${_s#/proc/}; echo ${_o%/status}; return ;;
+		esac
+	done
+}
+
+# ns_id FIELD PID: NSpid, NSpgid or NSsid of PID: its number in its own PID namespace
+ns_id() { sed -n "s/^$1:.*[[:space:]]//p" /proc/$2/status 2>/dev/null; }
+
 # parts FUNC...: run the independent parts FUNC... of a test at the same
 # time, each in a subshell of its own (own PID tracking and cleanup) in its
 # own directory part.FUNC (its files apart from the others'); wait for all
