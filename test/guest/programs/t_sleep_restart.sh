@@ -47,6 +47,48 @@ unusable() {
 	dmesg | grep -qE "$1 (not found|has no ENDBR)"
 }
 
+# asleep OUT N WHAT: rbsleep $pid said "go" N times in OUT and its N
+# threads are asleep (S)
+asleep() {
+	n=250
+	until [ "$(grep -c "^go " $1)" = $2 ] && [ "$(nthreads $pid)" = $2 ] && all_state $pid S; do
+		n=$((n - 1))
+		[ "$n" -gt 0 ] || fail "$3: rbsleep did not start: $(tr '\n' '|' < $1) $(thread_states $pid)"
+		usleep 20000
+	done
+}
+
+# restore_done WHAT DIR OUT: imgcr restore -D DIR; the restored rbsleep
+# $pid says "rbsleep done" in OUT within 20 s and the restorer exits 0
+restore_done() {
+	imgcr restore -D $2 > restore.out 2> restore.err &
+	rpid=$!
+	track $rpid
+	wait_line $3 '^rbsleep done' 20 ||
+		fail "$1: not done 20 s after the restore: $(tr '\n' '|' < $3)$(rerr) [$(thread_states $pid); $(cat /proc/$pid/task/*/syscall 2>/dev/null | cut -d' ' -f1,9 | tr '\n' ' '); out: $(head -c 200 restore.out); now $(nowms); $(grep -B1 -A1 hrtimer_wakeup /proc/timer_list 2>/dev/null | tr -s ' \n' ' ' | head -c 600)]"
+	wait_exit $rpid 10
+	[ "$RC" = 0 ] || fail "$1: imgcr restore exit $RC$(rerr)"
+}
+
+# left_ok NAME LINE LEN TD2 TR [TD1]: the sleep NAME of LEN ms (its result
+# LINE has t0=, its start, and t1=, its end), dumped by a dump that began
+# at TD1 and ended at TD2, restored by a restore that began at TR: it
+# lasted after TR at least the LEN - (TD2 - t0) ms it had left at the dump
+# (not shortened by the time the process was away), and not about the
+# whole LEN again
+left_ok() {
+	_t0=$(echo "$2" | sed 's/.* t0=\([0-9]*\) .*/\1/')
+	_t1=$(echo "$2" | sed 's/.* t1=\([0-9]*\) .*/\1/')
+	_lo=$(($3 - ($4 - _t0)))
+	_hi=${6:+$(($3 - ($6 - _t0)))}
+	_after=$((_t1 - $5))
+	info "$1: $_after ms after the restore began (left at the dump: $_lo..$_hi ms)"
+	[ "$_after" -ge $((_lo - 100)) ] ||
+		fail "$1: slept $_after ms after the restore began, less than the $_lo ms left at the dump"
+	[ "$_after" -lt $(($3 - 200)) ] ||
+		fail "$1: slept $_after ms after the restore began, about the whole $3 ms again"
+}
+
 # pair MODE SYMBOL TIMED WANT WAITER WANT: rbsleep MODE, whose thread
 # TIMED waits with a timeout (its result line must match WANT, after
 # about the time it had left) and whose main thread WAITER waits until
@@ -58,43 +100,24 @@ pair() {
 		return
 	fi
 	P=6000
-	rbsleep $1 $P > pout 2> rb.err < /dev/null &
+	rbsleep $1 $P > out 2> rb.err < /dev/null &
 	pid=$!
 	track $pid
-	n=250
-	until [ "$(grep -c "^go " pout)" = 2 ] && [ "$(nthreads $pid)" = 2 ] && all_state $pid S; do
-		n=$((n - 1))
-		[ "$n" -gt 0 ] || fail "rbsleep $1 did not start: $(tr '\n' '|' < pout) $(thread_states $pid)"
-		usleep 20000
-	done
+	asleep out 2 $1
 	usleep 3000000
-	imgcr dump -t $pid -D d$1 2> dump.err || fail "$1: dump: $(cat dump.err)"
+	imgcr dump -t $pid -D d 2> dump.err || fail "$1: dump: $(cat dump.err)"
 	td2=$(nowms)
 	wait_dumped_gone $pid
 	usleep 1000000
 	tr=$(nowms)
-	imgcr restore -D d$1 > restore.out 2> restore.err &
-	rpid=$!
-	track $rpid
-	wait_line pout '^rbsleep done' 20 ||
-		fail "$1: not done 20 s after the restore: $(tr '\n' '|' < pout)$(rerr) [$(thread_states $pid)]"
-	wait_exit $rpid 10
-	[ "$RC" = 0 ] || fail "$1: imgcr restore exit $RC$(rerr)"
-	line=$(grep "^$3 ret=" pout)
+	restore_done $1 d out
+	line=$(grep "^$3 ret=" out)
 	case "$line" in
 	"$3 ret=$4 "*" early=0") ;;
 	*) fail "$3: $line (want ret=$4 after its whole timeout, no EINTR)" ;;
 	esac
-	t0=$(echo "$line" | sed 's/.* t0=\([0-9]*\) .*/\1/')
-	t1=$(echo "$line" | sed 's/.* t1=\([0-9]*\) .*/\1/')
-	lo=$((P - (td2 - t0)))
-	after=$((t1 - tr))
-	info "$3: $after ms after the restore began (left at the dump: $lo.. ms)"
-	[ "$after" -ge $((lo - 100)) ] ||
-		fail "$3: waited $after ms after the restore began, less than the $lo ms left at the dump"
-	[ "$after" -lt $((P - 200)) ] ||
-		fail "$3: waited $after ms after the restore began, about the whole $P ms again"
-	line=$(grep "^$5 ret=" pout)
+	left_ok $3 "$line" $P $td2 $tr
+	line=$(grep "^$5 ret=" out)
 	case "$line" in
 	"$5 ret=$6 "*) ;;
 	*) fail "$5: $line (want ret=$6: woken by $3, no EINTR)" ;;
@@ -192,12 +215,7 @@ part_alarm() {
 		rbsleep alarm $A > aout 2> rb.err < /dev/null &
 		pid=$!
 		track $pid
-		n=250
-		until [ "$(grep -c "^go " aout)" = 2 ] && [ "$(nthreads $pid)" = 2 ] && all_state $pid S; do
-			n=$((n - 1))
-			[ "$n" -gt 0 ] || fail "alarm: rbsleep did not start: $(tr '\n' '|' < aout) $(thread_states $pid)"
-			usleep 20000
-		done
+		asleep aout 2 alarm
 		usleep 3000000
 		imgcr dump -t $pid -D dal 2> dump.err || fail "alarm: dump: $(cat dump.err)"
 		td2=$(nowms)
@@ -215,28 +233,14 @@ part_alarm() {
 		t0=$((1000 - ($(nowms) - t0)))
 		[ "$t0" -le 0 ] || usleep $((t0 * 1000))
 		tr=$(nowms)
-		imgcr restore -D dal > restore.out 2> restore.err &
-		rpid=$!
-		track $rpid
-		wait_line aout '^rbsleep done' 20 ||
-			fail "alarm: not done 20 s after the restore: $(tr '\n' '|' < aout)$(rerr)"
-		wait_exit $rpid 10
-		[ "$RC" = 0 ] || fail "alarm: imgcr restore exit $RC$(rerr)"
+		restore_done alarm dal aout
 		for name in alreal alboot; do
 			line=$(grep "^$name ret=" aout)
 			case "$line" in
 			*" ret=0 errno=0 "*" early=0") ;;
 			*) fail "alarm: $name: '$line' (want ret=0, no EINTR, not early)" ;;
 			esac
-			t0=$(echo "$line" | sed 's/.* t0=\([0-9]*\) .*/\1/')
-			t1=$(echo "$line" | sed 's/.* t1=\([0-9]*\) .*/\1/')
-			lo=$((A - (td2 - t0)))
-			after=$((t1 - tr))
-			info "alarm: $name: $after ms after the restore began (left at the dump: $lo.. ms)"
-			[ "$after" -ge $((lo - 100)) ] ||
-				fail "alarm: $name: slept $after ms after the restore began, less than the $lo ms left"
-			[ "$after" -lt $((A - 200)) ] ||
-				fail "alarm: $name: slept $after ms after the restore began, about the whole $A ms again"
+			left_ok "alarm: $name" "$line" $A $td2 $tr
 		done
 	fi
 }
@@ -246,13 +250,7 @@ part_plain() {
 	rbsleep plain $S > out 2> rb.err < /dev/null &
 	pid=$!
 	track $pid
-	started() { [ "$(grep -c "^go " out)" = 5 ]; }
-	n=250
-	until started && [ "$(nthreads $pid)" = 5 ] && all_state $pid S; do
-		n=$((n - 1))
-		[ "$n" -gt 0 ] || fail "rbsleep did not start: $(tr '\n' '|' < out) $(thread_states $pid)"
-		usleep 20000
-	done
+	asleep out 5 plain
 	usleep 3000000
 	# imgcr dump freezes the tree itself (ptrace): a task stopped by SIGSTOP
 	# would be restored stopped
@@ -263,13 +261,7 @@ part_plain() {
 	grep -qE '^[a-z]+ ret=' out && fail "a call returned before the dump: $(tr '\n' '|' < out)"
 	usleep 1000000
 	tr=$(nowms)
-	imgcr restore -D d > restore.out 2> restore.err &
-	rpid=$!
-	track $rpid
-	wait_line out '^rbsleep done' 20 ||
-		fail "not done 20 s after the restore: $(tr '\n' '|' < out)$(rerr) [$(thread_states $pid); $(cat /proc/$pid/task/*/syscall 2>/dev/null | cut -d' ' -f1,9 | tr '\n' ' '); out: $(head -c 200 restore.out); now $(nowms); $(grep -B1 -A1 hrtimer_wakeup /proc/timer_list 2>/dev/null | tr -s ' \n' ' ' | head -c 600)]"
-	wait_exit $rpid 10
-	[ "$RC" = 0 ] || fail "imgcr restore exit $RC$(rerr)"
+	restore_done plain d out
 	for name in nano mono real boot abs; do
 		line=$(grep "^$name ret=" out)
 		[ -n "$line" ] || fail "$name: no result: $(tr '\n' '|' < out)"
@@ -278,18 +270,7 @@ part_plain() {
 		*) fail "$name: $line (a program without a handler never sees EINTR from a sleep)" ;;
 		esac
 		[ "$name" = abs ] && continue
-		t0=$(echo "$line" | sed 's/.* t0=\([0-9]*\) .*/\1/')
-		t1=$(echo "$line" | sed 's/.* t1=\([0-9]*\) .*/\1/')
-		# left at the dump: between S - (td2 - t0) and S - (td1 - t0), 3 s
-		# less than S; the whole S again would end S or more after tr
-		lo=$((S - (td2 - t0)))
-		hi=$((S - (td1 - t0)))
-		after=$((t1 - tr))
-		info "$name: $after ms after the restore began (left at the dump: $lo..$hi ms)"
-		[ "$after" -ge $((lo - 100)) ] ||
-			fail "$name: slept $after ms after the restore began, less than the $lo ms left at the dump"
-		[ "$after" -lt $((S - 200)) ] ||
-			fail "$name: slept $after ms after the restore began, about the whole $S ms again (left at the dump: $hi ms)"
+		left_ok $name "$line" $S $td2 $tr $td1
 	done
 }
 
