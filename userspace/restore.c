@@ -802,8 +802,8 @@ static void keepers_end(struct rctx *c, const struct tree_task *k)
  * they did at the dump, and the session and that group live on without a
  * leader.  P is made a child subreaper first (the image sets the flag
  * again), unless it is its PID namespace's init; it reaps the keeper
- * (__WALL) before making its other children.  The top tasks wait to be
- * P's before their parent-death signal (run_task()).
+ * (__WALL) before making its other children.  The top tasks wait until it is
+ * reaped before their parent-death signal (run_task()).
  */
 static int session_top(const struct tree *t, const struct tree_task *k)
 {
