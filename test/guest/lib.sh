@@ -203,13 +203,13 @@ dump_refused() {
 	running_on $_dp "$@"
 }
 
-# outer INNER: our pid of the task whose pid is INNER in a child PID namespace
+# outer INNER: our pid of the task whose pid is INNER in a child PID
+# namespace (the first in /proc whose NSpid has two numbers or more and
+# ends with INNER; one grep for all, not a sed per process: a waiting loop
+# calls it often)
 outer() {
-	for _s in /proc/[0-9]*/status; do
-		case "$(sed -n 's/^NSpid:[[:space:]]*//p' $_s 2>/dev/null | tr '\t' ' ')" in
-		*" $1") _o=${_s#/proc/}; echo ${_o%/status}; return ;;
-		esac
-	done
+	grep -H '^NSpid:' /proc/[0-9]*/status 2>/dev/null |
+		awk -v v="$1" 'NF > 2 && $NF == v { sub("^/proc/", "", $1); sub("/.*", "", $1); print $1; exit }'
 }
 
 # ns_id FIELD PID: NSpid, NSpgid or NSsid of PID: its number in its own PID namespace
