@@ -221,6 +221,7 @@ ns_id() { sed -n "s/^$1:.*[[:space:]]//p" /proc/$2/status 2>/dev/null; }
 # of them, print their output in order, and fail with the first failed
 # part's message (a part that ends without returning 0 is one).  For parts
 # that mostly sleep or wait: a test takes as long as its longest part.
+# Each part's end leaves part.FUNC.end (for parts that wait for another).
 parts() {
 	_pp=
 	for _pf in "$@"; do
@@ -228,7 +229,7 @@ parts() {
 		(
 			cd "part.$_pf" || exit 1
 			PIDS=""
-			trap cleanup EXIT
+			trap "cleanup; : > ../part.$_pf.end" EXIT
 			$_pf && echo "PART-OK $_pf"
 		) > "part.$_pf.out" 2>&1 &
 		_pp="$_pp $!"

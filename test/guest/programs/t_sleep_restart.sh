@@ -5,7 +5,7 @@
 # its array pointer TASK_SIZE_MAX (never read; 6.1's access_ok takes
 # it), then futex waits
 # with a relative timeout (another thread) and an absolute CLOCK_REALTIME
-# one (the main thread), dumped 3 s into them and restored 1 s later: no
+# one (the main thread), dumped 1.5 s into them and restored 0.5 s later: no
 # EINTR, the timed one ends after the time it had left, the other when the
 # first is done (each part skipped if the kernel's do_restart_poll or
 # futex_wait_restart cannot be used).  The rest is skipped (the test
@@ -13,11 +13,11 @@
 # program with no signal handler whose five threads
 # sleep 6 s (nanosleep; clock_nanosleep on MONOTONIC, REALTIME, BOOTTIME,
 # relative; REALTIME with TIMER_ABSTIME, which the kernel re-executes
-# instead), dumped 3 s into it (imgcr dump, which freezes it; the state
-# check runs), kept away 1 s and restored (imgcr restore): no call returns
+# instead), dumped 1.5 s into it (imgcr dump, which freezes it; the state
+# check runs), kept away 0.5 s and restored (imgcr restore): no call returns
 # EINTR, each relative sleep lasts about the time it had left at the dump
 # after the restore began (not 0, not the whole 6 s again, not shortened
-# by the 1 s the process was away), the absolute one ends at its
+# by the 0.5 s the process was away), the absolute one ends at its
 # deadline.  Then a
 # program with a SIGUSR1 handler stopped in nanosleep: restored running it
 # sleeps on (in restart_syscall, 219) until a signal, then returns EINTR
@@ -34,12 +34,29 @@
 # Last, that image with its NT_IMGCR_SLEEPS entry or the flags that call
 # for it damaged one at a time (progs/corrupt.c): each is refused (EINVAL).
 # The parts run at the same time (lib.sh parts), each in its own
-# directory: the test takes as long as its longest part, not their sum.
+# directory, but take turns from the start of their process to the end of
+# its restore (turn): a dump or restore beside another is slower (one vCPU
+# under TCG) and the sleeps must outlast them, while a part's remaining
+# sleep or burn overlaps the next part's start, dump and restore.
 . /imgcr/guest/lib.sh
 . /imgcr/guest/threadlib.sh
 require_modules
 
 S=6000
+H=8000	# the handler part's sleep (interrupted: its length costs no time)
+
+# turn PART: wait until the part PART (its function) has its process
+# restored (next_turn) or has ended
+turn() {
+	_n=0
+	until [ -e ../turn.$1 ] || [ -e ../part.$1.end ]; do
+		_n=$((_n + 1))
+		[ $_n -lt 6000 ] || fail "part $1 did not end or restore its process in 120 s"
+		usleep 20000
+	done
+}
+# next_turn: this part's process is restored, the next part may start
+next_turn() { : > "../turn.${PWD##*/part.}"; }
 
 # unusable SYMBOL: the modules logged that the kernel function SYMBOL (a
 # restart block's) cannot be used (not found, or sealed by IBT)
@@ -58,12 +75,15 @@ asleep() {
 	done
 }
 
-# restore_done WHAT DIR OUT: imgcr restore -D DIR; the restored rbsleep
-# $pid says "rbsleep done" in OUT within 20 s and the restorer exits 0
+# restore_done WHAT DIR OUT: imgcr restore -D DIR; once the rbsleep $pid
+# is restored the next part goes on (next_turn); it says "rbsleep done" in
+# OUT within 20 s and the restorer exits 0
 restore_done() {
 	imgcr restore -D $2 > restore.out 2> restore.err &
 	rpid=$!
 	track $rpid
+	wait_tasks_restored $pid
+	next_turn
 	wait_line $3 '^rbsleep done' 20 ||
 		fail "$1: not done 20 s after the restore: $(tr '\n' '|' < $3)$(rerr) [$(thread_states $pid); $(cat /proc/$pid/task/*/syscall 2>/dev/null | cut -d' ' -f1,9 | tr '\n' ' '); out: $(head -c 200 restore.out); now $(nowms); $(grep -B1 -A1 hrtimer_wakeup /proc/timer_list 2>/dev/null | tr -s ' \n' ' ' | head -c 600)]"
 	wait_exit $rpid 10
@@ -92,7 +112,7 @@ left_ok() {
 # pair MODE SYMBOL TIMED WANT WAITER WANT: rbsleep MODE, whose thread
 # TIMED waits with a timeout (its result line must match WANT, after
 # about the time it had left) and whose main thread WAITER waits until
-# TIMED is done (WANT), dumped 3 s into it and restored 1 s later; skipped
+# TIMED is done (WANT), dumped 1.5 s into it and restored 0.5 s later; skipped
 # if the kernel's restart function SYMBOL cannot be used
 pair() {
 	if unusable $2; then
@@ -104,11 +124,11 @@ pair() {
 	pid=$!
 	track $pid
 	asleep out 2 $1
-	usleep 3000000
+	usleep 1500000
 	imgcr dump -t $pid -D d 2> dump.err || fail "$1: dump: $(cat dump.err)"
 	td2=$(nowms)
 	wait_dumped_gone $pid
-	usleep 1000000
+	usleep 500000
 	tr=$(nowms)
 	restore_done $1 d out
 	line=$(grep "^$3 ret=" out)
@@ -128,6 +148,7 @@ part_poll() { pair poll do_restart_poll pollt "0 errno=0" pollw "1 errno=0"; }
 # access_ok(ufds, 0): 6.1 takes TASK_SIZE_MAX itself, 6.12 does not; with
 # 5-level paging 6.12 takes 0x7ffffffff000, an ordinary address there)
 part_poll0() {
+	turn part_poll
 	p0=$(rbsleep poll0probe 0)
 	if [ "${p0#poll0probe ptr=}" != "$p0" ]; then
 		info "poll0: $p0"
@@ -136,9 +157,13 @@ part_poll0() {
 		info "poll0: this kernel takes no pointer past user space ($p0): part skipped"
 	fi
 }
-part_futex() { pair futex futex_wait_restart futext "-1 errno=ETIMEDOUT" futexw "0 errno=0"; }
+part_futex() {
+	turn part_poll0
+	pair futex futex_wait_restart futext "-1 errno=ETIMEDOUT" futexw "0 errno=0"
+}
 # with bitsets: a wake of another bitset after the restore wakes no one
 part_futexb() {
+	turn part_futex
 	pair futexb futex_wait_restart futext "-1 errno=ETIMEDOUT miss=0" futexw "0 errno=0"
 }
 
@@ -148,6 +173,7 @@ part_futexb() {
 # in all (not EINTR, not early, not C again after the restore, whose
 # process's CPU clock starts again near 0)
 part_cpu() {
+	turn part_handler
 	if unusable posix_cpu_nsleep_restart; then
 		info "cpu: this kernel's posix_cpu_nsleep_restart is not usable: part skipped"
 	else
@@ -184,6 +210,7 @@ part_cpu() {
 # cputhr: a sleep on another thread's CPU clock is refused at the dump,
 # naming it, and the process sleeps on
 part_cputhr() {
+	turn part_handler
 	if ! unusable posix_cpu_nsleep_restart; then
 		rbsleep cputhr 60000 > tout 2> rb.err < /dev/null &
 		pid=$!
@@ -202,10 +229,11 @@ part_cputhr() {
 }
 
 # alarm: relative sleeps on CLOCK_REALTIME_ALARM (rmtp) and
-# CLOCK_BOOTTIME_ALARM, as root, dumped 3 s into A ms: uid 1000's exec of
+# CLOCK_BOOTTIME_ALARM, as root, dumped 1.5 s into A ms: uid 1000's exec of
 # the image is refused (EPERM, CAP_WAKE_ALARM); root's restore: each lasts
 # the time it had left at the dump after the restore began, no EINTR
 part_alarm() {
+	turn part_futexb
 	if unusable alarm_timer_nsleep_restart; then
 		info "alarm: this kernel's alarm_timer_nsleep_restart is not usable: part skipped"
 	elif a=$(rbsleep alarm 0 2>&1); [ -n "$a" ] && [ "${a#alarm ret=-1}" != "$a" ]; then
@@ -216,7 +244,7 @@ part_alarm() {
 		pid=$!
 		track $pid
 		asleep aout 2 alarm
-		usleep 3000000
+		usleep 1500000
 		imgcr dump -t $pid -D dal 2> dump.err || fail "alarm: dump: $(cat dump.err)"
 		td2=$(nowms)
 		wait_dumped_gone $pid
@@ -247,11 +275,13 @@ part_alarm() {
 
 # plain: no handler
 part_plain() {
+	turn part_alarm
+	unusable hrtimer_nanosleep_restart && return
 	rbsleep plain $S > out 2> rb.err < /dev/null &
 	pid=$!
 	track $pid
 	asleep out 5 plain
-	usleep 3000000
+	usleep 1500000
 	# imgcr dump freezes the tree itself (ptrace): a task stopped by SIGSTOP
 	# would be restored stopped
 	td1=$(nowms)
@@ -259,7 +289,7 @@ part_plain() {
 	td2=$(nowms)
 	wait_dumped_gone $pid
 	grep -qE '^[a-z]+ ret=' out && fail "a call returned before the dump: $(tr '\n' '|' < out)"
-	usleep 1000000
+	usleep 500000
 	tr=$(nowms)
 	restore_done plain d out
 	for name in nano mono real boot abs; do
@@ -275,8 +305,10 @@ part_plain() {
 }
 
 part_handler() {
+	turn part_plain
+	unusable hrtimer_nanosleep_restart && return
 	# handler, restored running, then SIGUSR1
-	rbsleep handler $S > hout &
+	rbsleep handler $H > hout &
 	pid=$!
 	track $pid
 	wait_line hout '^go' 10 || fail "rbsleep handler did not start"
@@ -304,7 +336,7 @@ part_handler() {
 	*) fail "handler (running): $line" ;;
 	esac
 	rem=$(echo "$line" | sed 's/.* rem_ms=\([0-9]*\) .*/\1/')
-	[ "$rem" -gt 1000 ] && [ "$rem" -lt $((S - 2000)) ] ||
+	[ "$rem" -gt 1000 ] && [ "$rem" -lt $((H - 2000)) ] ||
 		fail "handler (running): rem $rem ms, not the time left ($line)"
 	info "handler (running): $line"
 
@@ -327,20 +359,21 @@ part_handler() {
 	esac
 	rem=$(echo "$line" | sed 's/.* rem_ms=\([0-9]*\) .*/\1/')
 	# rem is what the kernel wrote when SIGSTOP interrupted the original
-	[ "$rem" -gt 1000 ] && [ "$rem" -le $((S - 2000)) ] ||
+	[ "$rem" -gt 1000 ] && [ "$rem" -le $((H - 2000)) ] ||
 		fail "handler (stopped): rem $rem ms, not the time left at the stop ($line)"
+	next_turn
 	# damaged sleeps: struct imgcr_sleep is tid, clock, flags, nfds (4 bytes
 	# each), rmtp, remaining_ns (8 each), in images with no futex bitset; h.img's
 	# has rmtp (flags 1).  Also: a bitset flag (0x20) in such an entry, the
 	# thread CPU clock (3) or a raw CPU clockid (-6: the process's, -2: pid 0's
 	# thread clock), none of which an image names
-	S=494d430c
-	for m in nset:$S:4:4:5 nset:$S:4:4:-1 nset:$S:4:4:0 nset:$S:12:4:1 \
-		nset:$S:8:4:3 nset:$S:8:4:2 nset:$S:8:4:32 nset:$S:8:4:10 nset:$S:16:8:0 nset:$S:16:8:0xffff888000000000 \
-		nset:$S:24:8:0x8000000000000000 nset:$S:0:4:1 nretype:$S:494d43ff \
-		nset:$S:8:4:0x21 nset:$S:8:4:0x28 nset:$S:4:4:3 nset:$S:4:4:-6 \
-		nset:$S:4:4:-2 \
-		nretype:494d430b:$S tflags-20 tflags+2 tflags+4; do
+	N=494d430c	# NT_IMGCR_SLEEPS
+	for m in nset:$N:4:4:5 nset:$N:4:4:-1 nset:$N:4:4:0 nset:$N:12:4:1 \
+		nset:$N:8:4:3 nset:$N:8:4:2 nset:$N:8:4:32 nset:$N:8:4:10 nset:$N:16:8:0 nset:$N:16:8:0xffff888000000000 \
+		nset:$N:24:8:0x8000000000000000 nset:$N:0:4:1 nretype:$N:494d43ff \
+		nset:$N:8:4:0x21 nset:$N:8:4:0x28 nset:$N:4:4:3 nset:$N:4:4:-6 \
+		nset:$N:4:4:-2 \
+		nretype:494d430b:$N tflags-20 tflags+2 tflags+4; do
 		corrupt h.img bad.img $m || fail "corrupt $m failed"
 		r=$(tryexec_expect bad.img)
 		[ -z "$r" ] || fail "$m: $r"
@@ -350,8 +383,8 @@ part_handler() {
 
 nano=1
 unusable hrtimer_nanosleep_restart && nano=
-parts part_poll part_poll0 part_futex part_futexb part_cpu part_cputhr part_alarm \
-	${nano:+part_plain part_handler}
+parts part_poll part_poll0 part_futex part_futexb part_alarm part_plain part_handler \
+	part_cpu part_cputhr
 if [ -z "$nano" ]; then
 	pass "SKIP: this kernel's hrtimer_nanosleep_restart is not usable (dmesg): the nanosleep parts skipped"
 	exit 0
