@@ -304,6 +304,22 @@ part_plain() {
 	done
 }
 
+# handler_eintr WHEN OUT OP: the restored handler $rpid exits 0, its sleep
+# returned EINTR after the handler ran (line in OUT) with rem_ms above 1 s
+# and OP (-lt, -le) the H - 2000 ms left after the 2 s it slept before
+handler_eintr() {
+	wait_exit $rpid 10
+	[ "$RC" = 0 ] || fail "handler ($1): exit $RC$(rerr)"
+	line=$(grep '^handler ' $2)
+	case "$line" in
+	"handler ret=-1 errno=EINTR handled=1 rem_ms="*) ;;
+	*) fail "handler ($1): $line" ;;
+	esac
+	rem=$(echo "$line" | sed 's/.* rem_ms=\([0-9]*\) .*/\1/')
+	[ "$rem" -gt 1000 ] && [ "$rem" $3 $((H - 2000)) ] ||
+		fail "handler ($1): rem $rem ms, not the time left ($line)"
+}
+
 part_handler() {
 	turn part_plain
 	unusable hrtimer_nanosleep_restart && return
@@ -328,16 +344,7 @@ part_handler() {
 	nr=$(cut -d' ' -f1 /proc/$rpid/syscall)
 	[ "$nr" = 219 ] || fail "handler: restored task in syscall $nr, not restart_syscall (219)"
 	kill -USR1 $rpid
-	wait_exit $rpid 10
-	[ "$RC" = 0 ] || fail "handler: exit $RC$(rerr)"
-	line=$(grep '^handler ' hout2)
-	case "$line" in
-	"handler ret=-1 errno=EINTR handled=1 rem_ms="*) ;;
-	*) fail "handler (running): $line" ;;
-	esac
-	rem=$(echo "$line" | sed 's/.* rem_ms=\([0-9]*\) .*/\1/')
-	[ "$rem" -gt 1000 ] && [ "$rem" -lt $((H - 2000)) ] ||
-		fail "handler (running): rem $rem ms, not the time left ($line)"
+	handler_eintr running hout2 -lt
 	info "handler (running): $line"
 
 	# handler, restored stopped, SIGUSR1 then SIGCONT
@@ -350,17 +357,8 @@ part_handler() {
 	usleep 100000
 	[ "$(state $rpid)" = T ] || fail "handler (stopped): SIGUSR1 woke the stopped task"
 	kill -CONT $rpid
-	wait_exit $rpid 10
-	[ "$RC" = 0 ] || fail "handler (stopped): exit $RC$(rerr)"
-	line=$(grep '^handler ' hout3)
-	case "$line" in
-	"handler ret=-1 errno=EINTR handled=1 rem_ms="*) ;;
-	*) fail "handler (stopped): $line" ;;
-	esac
-	rem=$(echo "$line" | sed 's/.* rem_ms=\([0-9]*\) .*/\1/')
 	# rem is what the kernel wrote when SIGSTOP interrupted the original
-	[ "$rem" -gt 1000 ] && [ "$rem" -le $((H - 2000)) ] ||
-		fail "handler (stopped): rem $rem ms, not the time left at the stop ($line)"
+	handler_eintr stopped hout3 -le
 	next_turn
 	# damaged sleeps: struct imgcr_sleep is tid, clock, flags, nfds (4 bytes
 	# each), rmtp, remaining_ns (8 each), in images with no futex bitset; h.img's
