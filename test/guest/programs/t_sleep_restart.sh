@@ -64,6 +64,13 @@ unusable() {
 	dmesg | grep -qE "$1 (not found|has no ENDBR)"
 }
 
+# rb MODE ARG OUT: rbsleep MODE ARG started as $pid (tracked), its output in OUT
+rb() {
+	rbsleep $1 $2 > $3 2> rb.err < /dev/null &
+	pid=$!
+	track $pid
+}
+
 # asleep OUT N WHAT: rbsleep $pid said "go" N times in OUT and its N
 # threads are asleep (S)
 asleep() {
@@ -120,9 +127,7 @@ pair() {
 		return
 	fi
 	P=6000
-	rbsleep $1 $P > out 2> rb.err < /dev/null &
-	pid=$!
-	track $pid
+	rb $1 $P out
 	asleep out 2 $1
 	usleep 1500000
 	imgcr dump -t $pid -D d 2> dump.err || fail "$1: dump: $(cat dump.err)"
@@ -178,9 +183,7 @@ part_cpu() {
 		info "cpu: this kernel's posix_cpu_nsleep_restart is not usable: part skipped"
 	else
 		C=3000
-		rbsleep cpu $C > cout 2> rb.err < /dev/null &
-		pid=$!
-		track $pid
+		rb cpu $C cout
 		wait_line cout '^burn 1500' 60 || fail "cpu: rbsleep did not burn 1.5 s of CPU: $(tr '\n' '|' < cout)"
 		[ "$(grep -c '^go ' cout)" = 3 ] || fail "cpu: not all asleep: $(tr '\n' '|' < cout)"
 		grep -q ' ret=' cout && fail "cpu: a sleep ended before the dump: $(tr '\n' '|' < cout)"
@@ -212,9 +215,7 @@ part_cpu() {
 part_cputhr() {
 	turn part_handler
 	if ! unusable posix_cpu_nsleep_restart; then
-		rbsleep cputhr 60000 > tout 2> rb.err < /dev/null &
-		pid=$!
-		track $pid
+		rb cputhr 60000 tout
 		wait_line tout '^burn 500' 60 || fail "cputhr: rbsleep did not start: $(tr '\n' '|' < tout)"
 		imgcr dump -t $pid -D dthr > dump.out 2> dump.err &&
 			fail "cputhr: a sleep on another thread's CPU clock was dumped"
@@ -240,9 +241,7 @@ part_alarm() {
 		info "alarm: $a: part skipped"
 	else
 		A=6000
-		rbsleep alarm $A > aout 2> rb.err < /dev/null &
-		pid=$!
-		track $pid
+		rb alarm $A aout
 		asleep aout 2 alarm
 		usleep 1500000
 		imgcr dump -t $pid -D dal 2> dump.err || fail "alarm: dump: $(cat dump.err)"
@@ -277,9 +276,7 @@ part_alarm() {
 part_plain() {
 	turn part_alarm
 	unusable hrtimer_nanosleep_restart && return
-	rbsleep plain $S > out 2> rb.err < /dev/null &
-	pid=$!
-	track $pid
+	rb plain $S out
 	asleep out 5 plain
 	usleep 1500000
 	# imgcr dump freezes the tree itself (ptrace): a task stopped by SIGSTOP
