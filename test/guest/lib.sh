@@ -215,16 +215,25 @@ outer() {
 # ns_id FIELD PID: NSpid, NSpgid or NSsid of PID: its number in its own PID namespace
 ns_id() { sed -n "s/^$1:.*[[:space:]]//p" /proc/$2/status 2>/dev/null; }
 
-# parts FUNC...: run the independent parts FUNC... of a test at the same
-# time, each in a subshell of its own (own PID tracking and cleanup) in its
-# own directory part.FUNC (its files apart from the others'); wait for all
-# of them, print their output in order, and fail with the first failed
-# part's message (a part that ends without returning 0 is one).  For parts
-# that mostly sleep or wait: a test takes as long as its longest part.
-# Each part's end leaves part.FUNC.end (for parts that wait for another).
+# parts [--turns] FUNC...: run the independent parts FUNC... of a test at
+# the same time, each in a subshell of its own (own PID tracking and
+# cleanup) in its own directory part.FUNC (its files apart from the
+# others'); wait for all of them, print their output in order, and fail
+# with the first failed part's message (a part that ends without returning
+# 0 is one).  For parts that mostly sleep or wait: a test takes as long as
+# its longest part.  With --turns each part starts when the one before it
+# has called next_part (say, once its process is restored) or has ended:
+# the steps before that point never overlap another part's.
 parts() {
-	_pp=
+	_pp= _pprev= _pturns=
+	[ "$1" = --turns ] && { _pturns=1; shift; }
 	for _pf in "$@"; do
+		if [ -n "$_pturns" ] && [ -n "$_pprev" ]; then
+			until [ -e "part.$_pprev.next" ] || [ -e "part.$_pprev.end" ]; do
+				usleep 50000
+			done
+		fi
+		_pprev=$_pf
 		mkdir -p "part.$_pf"
 		(
 			cd "part.$_pf" || exit 1
@@ -245,6 +254,8 @@ parts() {
 	[ -z "$_pbad" ] || fail "$_pbad: $(sed -n "s/^RESULT [^ ]* FAIL //p" "part.$_pbad.out" |
 		head -n 1)$(grep -q "^RESULT " "part.$_pbad.out" || echo "ended without a result")"
 }
+# next_part: in a part of parts --turns, let the next part start
+next_part() { : > "../part.${PWD##*/part.}.next"; }
 
 # wait_restored PID [TIMEOUT_S] [CALLER]: wait until a backgrounded
 # "./image" has really been exec'd (its /proc/PID/exe no longer is CALLER,

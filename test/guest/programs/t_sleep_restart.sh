@@ -33,30 +33,17 @@
 # without an RTC), which uid 1000 may not restore (EPERM).
 # Last, that image with its NT_IMGCR_SLEEPS entry or the flags that call
 # for it damaged one at a time (progs/corrupt.c): each is refused (EINVAL).
-# The parts run at the same time (lib.sh parts), each in its own
-# directory, but take turns from the start of their process to the end of
-# its restore (turn): a dump or restore beside another is slower (one vCPU
-# under TCG) and the sleeps must outlast them, while a part's remaining
-# sleep or burn overlaps the next part's start, dump and restore.
+# The parts run at the same time (lib.sh parts --turns), each in its own
+# directory, but one starts when the one before it has restored its
+# process (next_part): a dump or restore beside another is slower (one
+# vCPU under TCG) and the sleeps must outlast them, while a part's
+# remaining sleep or burn overlaps the next part's start, dump and restore.
 . /imgcr/guest/lib.sh
 . /imgcr/guest/threadlib.sh
 require_modules
 
 S=6000
 H=8000	# the handler part's sleep (interrupted: its length costs no time)
-
-# turn PART: wait until the part PART (its function) has its process
-# restored (next_turn) or has ended
-turn() {
-	_n=0
-	until [ -e ../turn.$1 ] || [ -e ../part.$1.end ]; do
-		_n=$((_n + 1))
-		[ $_n -lt 6000 ] || fail "part $1 did not end or restore its process in 120 s"
-		usleep 20000
-	done
-}
-# next_turn: this part's process is restored, the next part may start
-next_turn() { : > "../turn.${PWD##*/part.}"; }
 
 # unusable SYMBOL: the modules logged that the kernel function SYMBOL (a
 # restart block's) cannot be used (not found, or sealed by IBT)
@@ -83,14 +70,19 @@ asleep() {
 }
 
 # restore_done WHAT DIR OUT: imgcr restore -D DIR; once the rbsleep $pid
-# is restored the next part goes on (next_turn); it says "rbsleep done" in
-# OUT within 20 s and the restorer exits 0
+# runs its image again (or is done) the next part starts (next_part); it
+# says "rbsleep done" in OUT within 20 s and the restorer exits 0
 restore_done() {
 	imgcr restore -D $2 > restore.out 2> restore.err &
 	rpid=$!
 	track $rpid
-	wait_tasks_restored $pid
-	next_turn
+	n=0
+	until grep -q '^rbsleep done' $3 || { e=$(readlink /proc/$pid/exe) && [ "${e##*/}" != imgcr ]; }; do
+		n=$((n + 1))
+		[ $n -lt 1000 ] || fail "$1: not restored 20 s after the restore began$(rerr)"
+		usleep 20000
+	done 2> /dev/null
+	next_part
 	wait_line $3 '^rbsleep done' 20 ||
 		fail "$1: not done 20 s after the restore: $(tr '\n' '|' < $3)$(rerr) [$(thread_states $pid); $(cat /proc/$pid/task/*/syscall 2>/dev/null | cut -d' ' -f1,9 | tr '\n' ' '); out: $(head -c 200 restore.out); now $(nowms); $(grep -B1 -A1 hrtimer_wakeup /proc/timer_list 2>/dev/null | tr -s ' \n' ' ' | head -c 600)]"
 	wait_exit $rpid 10
@@ -153,7 +145,6 @@ part_poll() { pair poll do_restart_poll pollt "0 errno=0" pollw "1 errno=0"; }
 # access_ok(ufds, 0): 6.1 takes TASK_SIZE_MAX itself, 6.12 does not; with
 # 5-level paging 6.12 takes 0x7ffffffff000, an ordinary address there)
 part_poll0() {
-	turn part_poll
 	p0=$(rbsleep poll0probe 0)
 	if [ "${p0#poll0probe ptr=}" != "$p0" ]; then
 		info "poll0: $p0"
@@ -163,12 +154,10 @@ part_poll0() {
 	fi
 }
 part_futex() {
-	turn part_poll0
 	pair futex futex_wait_restart futext "-1 errno=ETIMEDOUT" futexw "0 errno=0"
 }
 # with bitsets: a wake of another bitset after the restore wakes no one
 part_futexb() {
-	turn part_futex
 	pair futexb futex_wait_restart futext "-1 errno=ETIMEDOUT miss=0" futexw "0 errno=0"
 }
 
@@ -178,7 +167,7 @@ part_futexb() {
 # in all (not EINTR, not early, not C again after the restore, whose
 # process's CPU clock starts again near 0)
 part_cpu() {
-	turn part_handler
+	next_part	# cputhr's refusal does not mind a dump beside it
 	if unusable posix_cpu_nsleep_restart; then
 		info "cpu: this kernel's posix_cpu_nsleep_restart is not usable: part skipped"
 	else
@@ -213,7 +202,6 @@ part_cpu() {
 # cputhr: a sleep on another thread's CPU clock is refused at the dump,
 # naming it, and the process sleeps on
 part_cputhr() {
-	turn part_handler
 	if ! unusable posix_cpu_nsleep_restart; then
 		rb cputhr 60000 tout
 		wait_line tout '^burn 500' 60 || fail "cputhr: rbsleep did not start: $(tr '\n' '|' < tout)"
@@ -234,7 +222,6 @@ part_cputhr() {
 # the image is refused (EPERM, CAP_WAKE_ALARM); root's restore: each lasts
 # the time it had left at the dump after the restore began, no EINTR
 part_alarm() {
-	turn part_futexb
 	if unusable alarm_timer_nsleep_restart; then
 		info "alarm: this kernel's alarm_timer_nsleep_restart is not usable: part skipped"
 	elif a=$(rbsleep alarm 0 2>&1); [ -n "$a" ] && [ "${a#alarm ret=-1}" != "$a" ]; then
@@ -274,7 +261,6 @@ part_alarm() {
 
 # plain: no handler
 part_plain() {
-	turn part_alarm
 	unusable hrtimer_nanosleep_restart && return
 	rb plain $S out
 	asleep out 5 plain
@@ -318,7 +304,6 @@ handler_eintr() {
 }
 
 part_handler() {
-	turn part_plain
 	unusable hrtimer_nanosleep_restart && return
 	# handler, restored running, then SIGUSR1
 	rbsleep handler $H > hout &
@@ -356,7 +341,7 @@ part_handler() {
 	kill -CONT $rpid
 	# rem is what the kernel wrote when SIGSTOP interrupted the original
 	handler_eintr stopped hout3 -le
-	next_turn
+	next_part
 	# damaged sleeps: struct imgcr_sleep is tid, clock, flags, nfds (4 bytes
 	# each), rmtp, remaining_ns (8 each), in images with no futex bitset; h.img's
 	# has rmtp (flags 1).  Also: a bitset flag (0x20) in such an entry, the
@@ -378,7 +363,7 @@ part_handler() {
 
 nano=1
 unusable hrtimer_nanosleep_restart && nano=
-parts part_poll part_poll0 part_futex part_futexb part_alarm part_plain part_handler \
+parts --turns part_poll part_poll0 part_futex part_futexb part_alarm part_plain part_handler \
 	part_cpu part_cputhr
 if [ -z "$nano" ]; then
 	pass "SKIP: this kernel's hrtimer_nanosleep_restart is not usable (dmesg): the nanosleep parts skipped"
