@@ -78,20 +78,27 @@ restore_done() {
 	imgcr restore -D $2 > restore.out 2> restore.err &
 	rpid=$!
 	track $rpid
-	n=0
+	n=0 rgone=
 	tp=$(nowms)
 	until grep -q '^rbsleep done' $3 || { e=$(readlink /proc/$pid/exe) && [ "${e##*/}" != imgcr ]; }; do
 		n=$((n + 1))
 		[ $n -lt 1000 ] || fail "$1: not restored 20 s after the restore began$(rerr)"
+		# the restorer waits for its root: gone before the image ran
+		# means it failed (or the rbsleep just ended: wait_line sees it)
+		case "$(state $rpid)" in '' | Z) rgone=1; break ;; esac
 		tp=$(nowms)
 		usleep 20000
 	done 2> /dev/null
 	tx=$(nowms)
 	txlag=$((tx - tp))
 	next_part
+	if [ -n "$rgone" ]; then
+		wait_exit $rpid 10
+		[ "$RC" = 0 ] || fail "$1: imgcr restore exit $RC before the image ran$(rerr)"
+	fi
 	wait_line $3 '^rbsleep done' 20 ||
 		fail "$1: not done 20 s after the restore: $(tr '\n' '|' < $3)$(rerr) [$(thread_states $pid); $(cat /proc/$pid/task/*/syscall 2>/dev/null | cut -d' ' -f1,9 | tr '\n' ' '); out: $(head -c 200 restore.out); now $(nowms); $(grep -B1 -A1 hrtimer_wakeup /proc/timer_list 2>/dev/null | tr -s ' \n' ' ' | head -c 600)]"
-	wait_exit $rpid 10
+	[ -n "$rgone" ] || wait_exit $rpid 10
 	[ "$RC" = 0 ] || fail "$1: imgcr restore exit $RC$(rerr)"
 }
 
