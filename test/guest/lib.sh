@@ -223,25 +223,29 @@ ns_id() { sed -n "s/^$1:.*[[:space:]]//p" /proc/$2/status 2>/dev/null; }
 # 0 is one).  For parts that mostly sleep or wait: a test takes as long as
 # its longest part.  With --turns each part starts when the one before it
 # has called next_part (say, once its process is restored) or has ended:
-# the steps before that point never overlap another part's.
+# the steps before that point never overlap another part's (or its
+# subshell is gone, even without its exit trap).
 parts() {
-	_pp= _pprev= _pturns=
+	_pp= _pprev= _pturns= _pdir=$PWD
 	[ "$1" = --turns ] && { _pturns=1; shift; }
 	for _pf in "$@"; do
 		if [ -n "$_pturns" ] && [ -n "$_pprev" ]; then
 			until [ -e "part.$_pprev.next" ] || [ -e "part.$_pprev.end" ]; do
+				case "$(state $_plast)" in '' | Z) break ;; esac
 				usleep 50000
 			done
 		fi
 		_pprev=$_pf
 		mkdir -p "part.$_pf"
 		(
-			cd "part.$_pf" || exit 1
+			_ppart=$_pdir/part.$_pf
+			cd "$_ppart" || exit 1
 			PIDS=""
-			trap "cleanup; : > ../part.$_pf.end" EXIT
+			trap "cleanup; : > '$_ppart.end'" EXIT
 			$_pf && echo "PART-OK $_pf"
 		) > "part.$_pf.out" 2>&1 &
-		_pp="$_pp $!"
+		_plast=$!
+		_pp="$_pp $_plast"
 	done
 	for _p in $_pp; do
 		wait "$_p"
@@ -254,8 +258,9 @@ parts() {
 	[ -z "$_pbad" ] || fail "$_pbad: $(sed -n "s/^RESULT [^ ]* FAIL //p" "part.$_pbad.out" |
 		head -n 1)$(grep -q "^RESULT " "part.$_pbad.out" || echo "ended without a result")"
 }
-# next_part: in a part of parts --turns, let the next part start
-next_part() { : > "../part.${PWD##*/part.}.next"; }
+# next_part: in a part of parts --turns, let the next part start (an
+# absolute path: the part may have changed its directory)
+next_part() { : > "$_ppart.next"; }
 
 # wait_restored PID [TIMEOUT_S] [CALLER]: wait until a backgrounded
 # "./image" has really been exec'd (its /proc/PID/exe no longer is CALLER,
