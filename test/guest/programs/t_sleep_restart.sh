@@ -80,25 +80,26 @@ uptime_ms() {
 # restore_done WHAT DIR OUT: imgcr restore -D DIR; once the rbsleep $pid
 # runs its image again (or is done) the next part starts (next_part); it
 # says "rbsleep done" in OUT within 20 s and the restorer exits 0.  Sets
-# tx, when the poll saw the image run (at most txlag ms after it did: the
-# time since the poll before)
+# tx, when the last poll that had not seen the image run was (the image
+# ran after it), and txlag, how long before the poll that saw it (on a
+# loaded guest: 200-600 ms)
 restore_done() {
+	uptime_ms; tp=$up
 	imgcr restore -D $2 > restore.out 2> restore.err &
 	rpid=$!
 	track $rpid
 	n=0 rgone=
-	uptime_ms; tp=$up
-	until grep -q '^rbsleep done' $3 || { e=$(readlink /proc/$pid/exe) && [ "${e##*/}" != imgcr ]; }; do
+	until uptime_ms; grep -q '^rbsleep done' $3 || { e=$(readlink /proc/$pid/exe) && [ "${e##*/}" != imgcr ]; }; do
+		tp=$up	# this poll began before the image ran
 		n=$((n + 1))
 		[ $n -lt 1000 ] || fail "$1: not restored 20 s after the restore began$(rerr)"
 		# the restorer waits for its root: gone before the image ran
 		# means it failed (or the rbsleep just ended: wait_line sees it)
 		case "$(state $rpid)" in '' | Z) rgone=1; break ;; esac
-		uptime_ms; tp=$up
 		usleep 20000
 	done 2> /dev/null
-	tx=$(nowms)
-	txlag=$((tx - tp))
+	tx=$tp
+	uptime_ms; txlag=$((up - tp))
 	next_part
 	if [ -n "$rgone" ]; then
 		wait_exit $rpid 10
@@ -113,11 +114,12 @@ restore_done() {
 # left_ok NAME LINE LEN TD2 TR [TD1]: the sleep NAME of LEN ms (its result
 # LINE has t0=, its start, and t1=, its end), dumped by a dump that began
 # at TD1 and ended at TD2, restored by a restore that began at TR and
-# whose image ran again at tx (restore_done): it lasted after TR at least
-# the LEN - (TD2 - t0) ms it had left at the dump (not shortened by the
-# time the process was away), and after tx less than LEN - 200 ms, not
-# the whole LEN again (the restore's own time is not in that bound: a
-# loaded guest may take seconds; tx is at most txlag ms late)
+# whose image ran again after tx (restore_done): it lasted after TR at
+# least the LEN - (TD2 - t0) ms it had left at the dump (not shortened by
+# the time the process was away), and after tx less than LEN - 200 ms,
+# not the whole LEN again (which would end more than LEN after tx); the
+# restore's own time is not in that bound (a loaded guest may take
+# seconds), only the poll's lag (txlag)
 left_ok() {
 	_t0=$(echo "$2" | sed 's/.* t0=\([0-9]*\) .*/\1/')
 	_t1=$(echo "$2" | sed 's/.* t1=\([0-9]*\) .*/\1/')
@@ -125,11 +127,11 @@ left_ok() {
 	_hi=${6:+$(($3 - ($6 - _t0)))}
 	_after=$((_t1 - $5))
 	_run=$((_t1 - tx))
-	info "$1: $_after ms after the restore began, $_run ms after its image ran (poll lag <= $txlag ms; left at the dump: $_lo..$_hi ms)"
+	info "$1: $_after ms after the restore began, $_run ms after the last poll before its image ran (poll lag $txlag ms; left at the dump: $_lo..$_hi ms)"
 	[ "$_after" -ge $((_lo - 100)) ] ||
 		fail "$1: slept $_after ms after the restore began, less than the $_lo ms left at the dump"
 	[ "$_run" -lt $(($3 - 200)) ] ||
-		fail "$1: slept $_run ms after the restored image ran (poll lag <= $txlag ms), about the whole $3 ms again"
+		fail "$1: slept $_run ms after the last poll before the restored image ran (poll lag $txlag ms), about the whole $3 ms again"
 }
 
 # pair MODE SYMBOL TIMED WANT WAITER WANT: rbsleep MODE, whose thread
