@@ -1261,6 +1261,8 @@ static int root_restores(const struct tree *t)
 	return t->ns && (t->ns->own & NS_BIT(NS_USER));
 }
 
+static int image_written(struct dctx *c, const struct tree_task *k, int in, const char *path);
+
 static int save_image(struct dctx *c, const struct tree_task *k)
 {
 	char src[64], dst[4096], buf[1 << 16];
@@ -1327,7 +1329,7 @@ written:
 		pr_perror("cannot chown %s", dst);
 		goto fail;
 	}
-	if (shm_maps_add(&c->shm, k->pid, in, dst))
+	if (image_written(c, k, in, dst))
 		goto fail;
 	close(in);
 	close(out);
@@ -1363,25 +1365,21 @@ static void tid_list(char *out, size_t size, const pid_t *tids, int n)
  * The image must hold exactly the threads the tree records for the task:
  * a restore recreates the TIDs the tree lists and checks them against these.
  */
-static int check_image_threads(struct dctx *c, const struct tree_task *k)
+static int check_image_threads(const struct tree_task *k, const struct image *img)
 {
-	char path[4096], a[256], b[256];
-	struct image img;
+	char a[256], b[256];
 	pid_t *tids = NULL, *want = NULL;
 	unsigned int i;
 	int ret = -1;
 
-	snprintf(path, sizeof(path), "%s/core-%d.img", c->dir, k->pid);
-	if (image_open(&img, path))
-		goto out;
-	tids = calloc(img.nr_threads + 1, sizeof(*tids));
+	tids = calloc(img->nr_threads + 1, sizeof(*tids));
 	if (!tids) {
 		pr_err("out of memory");
 		goto out;
 	}
-	for (i = 1; i < img.nr_threads; i++)
-		tids[i - 1] = img.threads[i].thread.tid;
-	qsort(tids, img.nr_threads - 1, sizeof(*tids), cmp_tid);
+	for (i = 1; i < img->nr_threads; i++)
+		tids[i - 1] = img->threads[i].thread.tid;
+	qsort(tids, img->nr_threads - 1, sizeof(*tids), cmp_tid);
 	/* a task in its own PID namespace: the image holds the TIDs in it (ns.c) */
 	want = calloc(k->nthreads + 1, sizeof(*want));
 	if (!want) {
@@ -1390,19 +1388,18 @@ static int check_image_threads(struct dctx *c, const struct tree_task *k)
 	}
 	memcpy(want, k->vthreads ? k->vthreads : k->threads, k->nthreads * sizeof(*want));
 	qsort(want, k->nthreads, sizeof(*want), cmp_tid);
-	if (img.nr_threads - 1 != (unsigned int)k->nthreads ||
+	if (img->nr_threads - 1 != (unsigned int)k->nthreads ||
 	    (k->nthreads && memcmp(tids, want, k->nthreads * sizeof(*tids)))) {
-		tid_list(a, sizeof(a), tids, img.nr_threads - 1);
+		tid_list(a, sizeof(a), tids, img->nr_threads - 1);
 		tid_list(b, sizeof(b), want, k->nthreads);
 		pr_err("pid %d: the image %s holds the threads %s besides the main one, the frozen task has %s",
-		       k->pid, path, a, b);
+		       k->pid, img->path, a, b);
 		goto out;
 	}
 	ret = 0;
 out:
 	free(tids);
 	free(want);
-	image_close(&img);
 	return ret;
 }
 
@@ -1411,29 +1408,25 @@ out:
  * maps or runs (the loader opens it by its path, inside the container) on
  * one of the container's mounts (outside_refuse()).  0, or -1 (printed).
  */
-static int check_image_outside(struct dctx *c, const struct tree_task *k)
+static int check_image_outside(struct dctx *c, const struct tree_task *k, const struct image *img)
 {
-	char path[4096], img_path[4096], link[96], what[96];
+	char path[4096], link[96], what[96];
 	struct imgcr_file rec;
-	struct image img;
 	unsigned int i, j;
 	int ret = -1;
 
 	if (!c->t.ns || !(c->t.ns->own & NS_BIT(NS_MNT)))
 		return 0;
-	snprintf(img_path, sizeof(img_path), "%s/core-%d.img", c->dir, k->pid);
-	if (image_open(&img, img_path))
-		return -1;
-	for (i = 0; i < img.task->nr_files; i++) {
-		if (image_file(&img, i, &rec, path, sizeof(path))) {
-			pr_err("%s: bad file table", img_path);
+	for (i = 0; i < img->task->nr_files; i++) {
+		if (image_file(img, i, &rec, path, sizeof(path))) {
+			pr_err("%s: bad file table", img->path);
 			goto out;
 		}
 		if (rec.flags & IMGCR_FILE_SHMEM)
 			continue;	/* shared anonymous memory, a memfd: no path */
 		link[0] = 0;
-		for (j = 0; !link[0] && j < img.task->nr_vmas; j++) {
-			const struct imgcr_vma *v = &img.vmas[j];
+		for (j = 0; !link[0] && j < img->task->nr_vmas; j++) {
+			const struct imgcr_vma *v = &img->vmas[j];
 
 			if (v->kind != IMGCR_VMA_FILE || v->file != i)
 				continue;
@@ -1442,7 +1435,7 @@ static int check_image_outside(struct dctx *c, const struct tree_task *k)
 			snprintf(what, sizeof(what), "mapping %llx-%llx",
 				 (unsigned long long)v->start, (unsigned long long)v->end);
 		}
-		if (!link[0] && i == img.task->exe_file) {
+		if (!link[0] && i == img->task->exe_file) {
 			snprintf(link, sizeof(link), "exe");
 			snprintf(what, sizeof(what), "exe");
 		}
@@ -1451,19 +1444,32 @@ static int check_image_outside(struct dctx *c, const struct tree_task *k)
 	}
 	ret = 0;
 out:
-	image_close(&img);
 	return ret;
 }
 
-/* The deleted files task @k's image maps, saved as ghosts (files-ghost.c). */
-static int dump_mapped_ghosts(struct dctx *c, const struct tree_task *k)
+/* The deleted files task @k's image @img maps, saved as ghosts (files-ghost.c). */
+static int dump_mapped_ghosts(struct dctx *c, const struct tree_task *k, const struct image *img)
 {
 	struct fd_dump fc = { .t = &c->t, .dir = c->dir, .ghost_limit = c->ghost_limit,
 			       .ext_unix_sk = c->ext_unix_sk };
-	char path[4096];
 
-	snprintf(path, sizeof(path), "%s/core-%d.img", c->dir, k->pid);
-	return ghost_dump_mapped(&fc, k->pid, path);
+	return ghost_dump_mapped(&fc, k->pid, img);
+}
+
+/*
+ * The head of task @k's image @path, written from the dump fd @in (still
+ * open), read once for what the tree needs from it (the memory it shares,
+ * its threads, files outside a container, its mapped deleted files).
+ */
+static int image_written(struct dctx *c, const struct tree_task *k, int in, const char *path)
+{
+	struct image img;
+	int ret = image_open(&img, path) || shm_maps_add(&c->shm, k->pid, in, &img) ||
+		  check_image_threads(k, &img) || check_image_outside(c, k, &img) ||
+		  dump_mapped_ghosts(c, k, &img) ? -1 : 0;
+
+	image_close(&img);
+	return ret;
 }
 
 static void chown_dir(struct dctx *c, int created)
@@ -1686,9 +1692,7 @@ int cmd_dump(int argc, char **argv)
 		goto out;
 	for (i = 0; i < c.t.ntasks; i++)
 		if (!c.t.tasks[i].zombie &&
-		    (save_image(&c, &c.t.tasks[i]) || check_image_threads(&c, &c.t.tasks[i]) ||
-		     check_image_outside(&c, &c.t.tasks[i]) ||
-		     dump_mapped_ghosts(&c, &c.t.tasks[i])))
+		    save_image(&c, &c.t.tasks[i]))
 			goto out;
 	if (shm_maps_check(&c.shm, &c.t))
 		goto out;

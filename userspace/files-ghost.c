@@ -370,30 +370,27 @@ static int ghost_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f
 }
 
 /*
- * dump: the deleted files that task @pid's image @image maps or runs
+ * dump: the deleted files that task @pid's image @img (open) maps or runs
  * (IMGCR_FILE_DELETED records: the loader opens them by their path) are
  * ghosts marked "mapped", which restore recreates at their own path.  A
  * ghost the fds already saved is only marked; the others are read through
  * /proc/PID/map_files/START-END of one of their mappings (or /proc/PID/exe).
  * 0, or -1 after printing why.
  */
-int ghost_dump_mapped(struct fd_dump *c, pid_t pid, const char *image)
+int ghost_dump_mapped(struct fd_dump *c, pid_t pid, const struct image *img)
 {
 	char path[PATH_MAX], src[96], what[PATH_MAX + 64];
 	struct imgcr_file rec;
-	struct image img;
 	unsigned int i, j;
 	int ret = -1;
 
-	if (image_open(&img, image))
-		return -1;
-	for (i = 0; i < img.task->nr_files; i++) {
+	for (i = 0; i < img->task->nr_files; i++) {
 		struct tree_ghost *g;
 		struct stat st;
 		int in = -1, r;
 
-		if (image_file(&img, i, &rec, path, sizeof(path))) {
-			pr_err("%s: bad file table", image);
+		if (image_file(img, i, &rec, path, sizeof(path))) {
+			pr_err("%s: bad file table", img->path);
 			goto out;
 		}
 		if (!(rec.flags & IMGCR_FILE_DELETED))
@@ -408,8 +405,8 @@ int ghost_dump_mapped(struct fd_dump *c, pid_t pid, const char *image)
 			g->mapped = 1;
 			continue;
 		}
-		for (j = 0; in < 0 && j < img.task->nr_vmas; j++) {
-			const struct imgcr_vma *v = &img.vmas[j];
+		for (j = 0; in < 0 && j < img->task->nr_vmas; j++) {
+			const struct imgcr_vma *v = &img->vmas[j];
 
 			if (v->kind != IMGCR_VMA_FILE || v->file != i)
 				continue;
@@ -417,7 +414,7 @@ int ghost_dump_mapped(struct fd_dump *c, pid_t pid, const char *image)
 				 (unsigned long long)v->start, (unsigned long long)v->end);
 			in = open(src, O_RDONLY | O_CLOEXEC);
 		}
-		if (in < 0 && i == img.task->exe_file) {
+		if (in < 0 && i == img->task->exe_file) {
 			snprintf(src, sizeof(src), "/proc/%d/exe", pid);
 			in = open(src, O_RDONLY | O_CLOEXEC);
 		}
@@ -465,7 +462,6 @@ int ghost_dump_mapped(struct fd_dump *c, pid_t pid, const char *image)
 	}
 	ret = 0;
 out:
-	image_close(&img);
 	return ret;
 }
 

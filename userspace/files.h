@@ -220,7 +220,8 @@ struct tree_ghost *tree_ghost_add(struct tree *t);
  * deleted files it maps (or runs) saved as "mapped" ghosts; 0 or -1
  * (printed).
  */
-int ghost_dump_mapped(struct fd_dump *c, pid_t pid, const char *image);
+struct image;
+int ghost_dump_mapped(struct fd_dump *c, pid_t pid, const struct image *img);
 /*
  * files-ghost.c: ghost @g (GHOST_FIFO, GHOST_DIR) made again if it is not
  * yet (restore): 0, or -1 (printed).  fifo.c opens the FIFO through

@@ -802,8 +802,8 @@ static void keepers_end(struct rctx *c, const struct tree_task *k)
  * they did at the dump, and the session and that group live on without a
  * leader.  P is made a child subreaper first (the image sets the flag
  * again), unless it is its PID namespace's init; it reaps the keeper
- * (__WALL) before making its other children.  The top tasks wait to be
- * P's before their parent-death signal (run_task()).
+ * (__WALL) before making its other children.  The top tasks wait until it is
+ * reaped before their parent-death signal (run_task()).
  */
 static int session_top(const struct tree *t, const struct tree_task *k)
 {
@@ -1344,9 +1344,15 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 			      .fd = -1, .scfd = -1, .rootfd = -1, .status = { -1, -1 } };
 	const char *why;
 
-	/* a kept session's top task: its keeper's child until the keeper exits */
+	/*
+	 * a kept session's top task: its keeper's child until the keeper
+	 * exits, and the keeper not yet reaped (ESRCH) until its exit_notify()
+	 * is over: forget_original_parent() sets our parent to P before it
+	 * sends the parent-death signal, which would kill us if we set it
+	 * in between (review s19 #4)
+	 */
 	if (session_top(&c->t, k))
-		while (getppid() == k->sid)
+		while (getppid() == k->sid || kill(k->sid, 0) == 0 || errno != ESRCH)
 			usleep(1000);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != want_ppid)

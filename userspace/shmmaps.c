@@ -121,25 +121,22 @@ static int add_file(unsigned int idx, const struct imgcr_file *rec, const char *
 	return 0;
 }
 
-int shm_maps_add(struct shm_maps *m, pid_t pid, int dump_fd, const char *path)
+int shm_maps_add(struct shm_maps *m, pid_t pid, int dump_fd, const struct image *img)
 {
-	struct image img;
 	unsigned int *vmas = NULL, j;
 	unsigned long long *first = NULL;
 	int ret = -1;
 
-	if (image_open(&img, path))
-		goto out;
-	vmas = calloc(img.task->nr_files + 1, sizeof(*vmas));
-	first = calloc(img.task->nr_files + 1, sizeof(*first));
+	vmas = calloc(img->task->nr_files + 1, sizeof(*vmas));
+	first = calloc(img->task->nr_files + 1, sizeof(*first));
 	if (!vmas || !first) {
 		pr_err("out of memory");
 		goto out;
 	}
-	for (j = 0; j < img.task->nr_vmas; j++) {
-		const struct imgcr_vma *v = &img.vmas[j];
+	for (j = 0; j < img->task->nr_vmas; j++) {
+		const struct imgcr_vma *v = &img->vmas[j];
 
-		if (v->kind != IMGCR_VMA_FILE || v->file >= img.task->nr_files)
+		if (v->kind != IMGCR_VMA_FILE || v->file >= img->task->nr_files)
 			continue;
 		if (!vmas[v->file]++)
 			first[v->file] = v->start;
@@ -147,15 +144,14 @@ int shm_maps_add(struct shm_maps *m, pid_t pid, int dump_fd, const char *path)
 	struct add_ctx a = { .m = m, .vmas = vmas, .first = first, .pid = pid,
 			     .dump_fd = dump_fd };
 
-	ret = image_files_each(&img, add_file, &a);
+	ret = image_files_each(img, add_file, &a);
 	if (ret == -1)
-		pr_err("%s: bad file table", path);
+		pr_err("%s: bad file table", img->path);
 	if (ret)
 		ret = -1;
 out:
 	free(vmas);
 	free(first);
-	image_close(&img);
 	if (!ret) {
 		if (m->dump_fd >= 0)
 			close(m->dump_fd);

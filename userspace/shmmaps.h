@@ -20,7 +20,8 @@ void shm_maps_init(struct shm_maps *m);
  * objects it maps or runs (IMGCR_FILE_SHMEM), its mappings of each and
  * the kernel's count of everyone's.  0, or -1 (printed).
  */
-int shm_maps_add(struct shm_maps *m, pid_t pid, int dump_fd, const char *path);
+struct image;
+int shm_maps_add(struct shm_maps *m, pid_t pid, int dump_fd, const struct image *img);
 /*
  * Every image added: refuse an object mapped outside the tree, and a memfd
  * of @t held as an fd and mapped by no task of the tree that a process

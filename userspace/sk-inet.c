@@ -718,18 +718,6 @@ static int inet_sk_dump(struct fd_dump *c, struct fd_parms *p, int sfd, struct t
 
 /* ---- restore: a UDP socket's queued datagrams sent again ---- */
 
-static uint32_t csum_add(uint32_t sum, const void *p, size_t len)
-{
-	const unsigned char *b = p;
-	size_t k;
-
-	for (k = 0; k + 1 < len; k += 2)
-		sum += (b[k] << 8) | b[k + 1];
-	if (len & 1)
-		sum += b[len - 1] << 8;
-	return sum;
-}
-
 /*
  * One datagram of @n bytes from @from to @to (same family) by a raw
  * socket that writes the IP (IPv6) and UDP headers itself; 0 or -1 (errno).
@@ -794,10 +782,8 @@ static int raw_send(int *raw, const struct sockaddr_storage *from, const struct 
 	u->len = htons(ulen);
 	memcpy(buf + hl + sizeof(*u), data, n);
 	sum += IPPROTO_UDP + ulen;
-	sum = csum_add(sum, u, ulen);
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	u->check = htons(~sum & 0xffff) ? htons(~sum & 0xffff) : 0xffff;
+	sum = csum_fold(csum_add(sum, u, ulen));
+	u->check = sum ? htons(sum) : 0xffff;	/* 0: no checksum (UDP over IPv4) */
 	w = sendto(*raw, buf, len, 0, (struct sockaddr *)&dst,
 		   v6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
 	if (w >= 0 && (size_t)w != len) {

@@ -757,25 +757,6 @@ static int shut_wr(int fd, const char *what)
 	return 0;
 }
 
-static uint32_t csum_add(uint32_t sum, const void *p, size_t len)
-{
-	const unsigned char *b = p;
-	size_t i;
-
-	for (i = 0; i + 1 < len; i += 2)
-		sum += (b[i] << 8) | b[i + 1];
-	if (len & 1)
-		sum += b[len - 1] << 8;
-	return sum;
-}
-
-static uint16_t csum_fold(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
-
 static void put32(unsigned char *b, uint32_t v)
 {
 	b[0] = v >> 24;

@@ -207,6 +207,25 @@ int sk_getint(int fd, int level, int opt, int *v)
 	return getsockopt(fd, level, opt, v, &l);
 }
 
+uint32_t csum_add(uint32_t sum, const void *p, size_t len)
+{
+	const unsigned char *b = p;
+	size_t i;
+
+	for (i = 0; i + 1 < len; i += 2)
+		sum += (b[i] << 8) | b[i + 1];
+	if (len & 1)
+		sum += b[len - 1] << 8;
+	return sum;
+}
+
+uint16_t csum_fold(uint32_t sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
 static int setint(int fd, int level, int opt, int v)
 {
 	return setsockopt(fd, level, opt, &v, sizeof(v));

@@ -10,6 +10,7 @@
 #define IMGCR_SOCKETS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/socket.h>
 
 #include "files.h"
@@ -270,6 +271,14 @@ int sk_xopt_format(const struct tree_skopt *x, char *buf, size_t size);	/* 0, -1
 int sk_xopt_parse(struct tree_sk *s, const char *name, const char *val);	/* 0, -1: bad */
 struct tree_sk *tree_sk_find(const struct tree *t, unsigned long ino);
 struct tree_sk *tree_sk_add(struct tree *t, unsigned long ino);
+
+/*
+ * The Internet checksum (RFC 1071) of the raw packets sk-inet.c (UDP) and
+ * sk-tcp.c send: csum_add sums @len bytes at @p as big-endian 16-bit words
+ * into @sum; csum_fold folds the sum and returns its complement (host order).
+ */
+uint32_t csum_add(uint32_t sum, const void *p, size_t len);
+uint16_t csum_fold(uint32_t sum);
 
 /* The nft command (PATH, then /usr/sbin, /sbin...) into @path: 0, or -1 if none. */
 int nft_path(char *path, size_t size);

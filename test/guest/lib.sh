@@ -182,6 +182,86 @@ subtest() {
 	echo "IMGCR-SUBTEST-END $1 $(awk -v t="$_st" '{ printf "%.1f", $1 - t }' /proc/uptime)s"
 }
 
+# running_on PID...: after a refused dump, each runs on (not stopped, not dead)
+running_on() {
+	for _p in "$@"; do
+		case "$(state $_p)" in
+		t | T) fail "task $_p left stopped" ;;
+		"") fail "task $_p died" ;;
+		esac
+	done
+}
+
+# dump_refused PID WHAT RE [PID...]: "imgcr dump -t PID -D d" fails ("the
+# dump WHAT succeeded" otherwise) with a message (dump.err) matching RE
+# (grep), and PID and the other PIDs run on (running_on)
+dump_refused() {
+	_dp=$1 _dw=$2 _dre=$3
+	shift 3
+	imgcr dump -t $_dp -D d 2> dump.err && fail "the dump $_dw succeeded"
+	grep -q -- "$_dre" dump.err || fail "message: $(tr '\n' '|' < dump.err)"
+	running_on $_dp "$@"
+}
+
+# outer INNER: our pid of the task whose pid is INNER in a child PID
+# namespace (the first in /proc whose NSpid has two numbers or more and
+# ends with INNER; one grep for all, not a sed per process: a waiting loop
+# calls it often)
+outer() {
+	grep -H '^NSpid:' /proc/[0-9]*/status 2>/dev/null |
+		awk -v v="$1" 'NF > 2 && $NF == v { sub("^/proc/", "", $1); sub("/.*", "", $1); print $1; exit }'
+}
+
+# ns_id FIELD PID: NSpid, NSpgid or NSsid of PID: its number in its own PID namespace
+ns_id() { sed -n "s/^$1:.*[[:space:]]//p" /proc/$2/status 2>/dev/null; }
+
+# parts [--turns] FUNC...: run the independent parts FUNC... of a test at
+# the same time, each in a subshell of its own (own PID tracking and
+# cleanup) in its own directory part.FUNC (its files apart from the
+# others'); wait for all of them, print their output in order, and fail
+# with the first failed part's message (a part that ends without returning
+# 0 is one).  For parts that mostly sleep or wait: a test takes as long as
+# its longest part.  With --turns each part starts when the one before it
+# has called next_part (say, once its process is restored) or has ended:
+# the steps before that point never overlap another part's (or its
+# subshell is gone, even without its exit trap).
+parts() {
+	_pp= _pprev= _pturns= _pdir=$PWD
+	[ "$1" = --turns ] && { _pturns=1; shift; }
+	for _pf in "$@"; do
+		if [ -n "$_pturns" ] && [ -n "$_pprev" ]; then
+			until [ -e "part.$_pprev.next" ] || [ -e "part.$_pprev.end" ]; do
+				case "$(state $_plast)" in '' | Z) break ;; esac
+				usleep 50000
+			done
+		fi
+		_pprev=$_pf
+		mkdir -p "part.$_pf"
+		(
+			_ppart=$_pdir/part.$_pf
+			cd "$_ppart" || exit 1
+			PIDS=""
+			trap "cleanup; : > '$_ppart.end'" EXIT
+			$_pf && echo "PART-OK $_pf"
+		) > "part.$_pf.out" 2>&1 &
+		_plast=$!
+		_pp="$_pp $_plast"
+	done
+	for _p in $_pp; do
+		wait "$_p"
+	done
+	_pbad=
+	for _pf in "$@"; do
+		grep -v '^RESULT \|^PART-OK ' "part.$_pf.out"
+		grep -q "^PART-OK $_pf\$" "part.$_pf.out" || _pbad=${_pbad:-$_pf}
+	done
+	[ -z "$_pbad" ] || fail "$_pbad: $(sed -n "s/^RESULT [^ ]* FAIL //p" "part.$_pbad.out" |
+		head -n 1)$(grep -q "^RESULT " "part.$_pbad.out" || echo "ended without a result")"
+}
+# next_part: in a part of parts --turns, let the next part start (an
+# absolute path: the part may have changed its directory)
+next_part() { : > "$_ppart.next"; }
+
 # wait_restored PID [TIMEOUT_S] [CALLER]: wait until a backgrounded
 # "./image" has really been exec'd (its /proc/PID/exe no longer is CALLER,
 # default busybox -- the forked shell) and is asleep (state S), i.e. the

@@ -130,16 +130,10 @@ run() {
 	pass "one huge page memfd; $(grep -c '^ok' out) checks ok"
 }
 
-# dump_refused WHAT PATTERN: the dump of $pid (WHAT) fails with PATTERN
+# huge_refused WHAT PATTERN: the dump of $pid (WHAT) fails with PATTERN
 # (grep) in its message, and leaves the task running; it is then let end
-dump_refused() {
-	imgcr dump -t $pid -D d 2> dump.err && fail "the dump $1 succeeded"
-	grep -q "$2" dump.err ||
-		fail "message: $(tr '\n' '|' < dump.err)"
-	case "$(state $pid)" in
-	t | T) fail "task $pid left stopped" ;;
-	"") fail "task $pid died" ;;
-	esac
+huge_refused() {
+	dump_refused $pid "$1" "$2"
 	touch restored
 	wait_gone $pid 10
 }
@@ -148,7 +142,7 @@ private() {
 	mkdir private && cd private || fail "mkdir private"
 	start private
 	addr=$(sed -n 's/^fd .* private 0x\([0-9a-f]*\)$/\1/p' out)
-	dump_refused "of a private mapping of an MFD_HUGETLB memfd" \
+	huge_refused "of a private mapping of an MFD_HUGETLB memfd" \
 		"pid $pid.*hugetlb mapping at 0x$addr (private, memfd:huge buf, 2048 kB pages): a private mapping of an MFD_HUGETLB memfd is not supported"
 	pass "$(head -n 1 dump.err | cut -c1-200)"
 }
@@ -159,7 +153,7 @@ hugefile() {
 	start "file $PWD/mnt/f"
 	# the lowest mapping, the first refused: the read-only one, made last
 	addr=$(sed -n 's/^fd [0-9]* map 0x[0-9a-f]* ro 0x\([0-9a-f]*\) .*/\1/p' out)
-	dump_refused "of a mapped file of a hugetlbfs mount" \
+	huge_refused "of a mapped file of a hugetlbfs mount" \
 		"pid $pid.*hugetlb mapping at 0x$addr (shared, a hugetlbfs file, 2048 kB pages): only MAP_HUGETLB memory and shared MFD_HUGETLB memfds are supported"
 	umount mnt
 	pass "$(head -n 1 dump.err | cut -c1-200)"
@@ -170,7 +164,7 @@ hugefile() {
 refused() {
 	mkdir $1 && cd $1 || fail "mkdir $1"
 	start $1
-	dump_refused "with the memfd '$1'" \
+	huge_refused "with the memfd '$1'" \
 		"pid $pid fd [0-9]*: memfd /memfd:$1 (deleted): of huge pages (MFD_HUGETLB), $2"
 	pass "$(head -n 1 dump.err | cut -c1-200)"
 }

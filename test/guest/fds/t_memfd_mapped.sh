@@ -39,16 +39,6 @@
 require_modules
 
 # one NAME INODE line per memfd mapping of PID, and "fd INODE" of its fd FD
-# running_on PID...: after a refused dump, each runs on (not stopped, not dead)
-running_on() {
-	for _p in "$@"; do
-		case "$(state $_p)" in
-		t | T) fail "task $_p left stopped" ;;
-		"") fail "task $_p died" ;;
-		esac
-	done
-}
-
 objs() {
 	echo "fd $(stat -L -c %i /proc/$1/fd/$2)"
 	awk '/\/memfd:shared buf/ { print $3 " " $5 }' /proc/$1/maps | sort
@@ -105,10 +95,8 @@ fwseal() {
 	wait_line out '^ready' 20 || fail "memshare did not start: $(cat out ms.err | tr '\n' '|')"
 	kid=$(sed -n 's/^fd [0-9]* map 0x[0-9a-f]* child \([0-9]*\)$/\1/p' out)
 	track $kid
-	imgcr dump -t $pid -D d 2> dump.err && fail "the dump of a write-sealed memfd mapped shared succeeded"
-	grep -q "pid $pid fd [0-9]*: memfd /memfd:shared buf: sealed against writes (seals 0x1[0-9a-f]) and also mapped shared" dump.err ||
-		fail "message: $(tr '\n' '|' < dump.err)"
-	running_on $pid $kid
+	dump_refused $pid "of a write-sealed memfd mapped shared" \
+		"pid $pid fd [0-9]*: memfd /memfd:shared buf: sealed against writes (seals 0x1[0-9a-f]) and also mapped shared" $kid
 	pass "$(head -n 1 dump.err | cut -c1-160)"
 }
 
@@ -124,10 +112,8 @@ rdlock() {
 	ino=$(stat -L -c %i /proc/$pid/fd/$fd)
 	grep -q "POSIX  *ADVISORY  *READ  *$pid [0-9a-f:]*:$ino 0 4095\$" /proc/locks ||
 		fail "no POSIX lock of $pid on inode $ino: $(grep POSIX /proc/locks | tr '\n' '|')"
-	imgcr dump -t $pid -D d 2> dump.err && fail "the dump of a POSIX lock on a memfd mapped writable but held read-only succeeded"
-	grep -q "pid $pid fd $fd: memfd /memfd:shared buf: POSIX read lock (bytes 0-4095) held by pid $pid, which maps the memfd shared at $2 so that the mapping may become writable" dump.err ||
-		fail "message: $(tr '\n' '|' < dump.err)"
-	running_on $pid $kid
+	dump_refused $pid "of a POSIX lock on a memfd mapped writable but held read-only" \
+		"pid $pid fd $fd: memfd /memfd:shared buf: POSIX read lock (bytes 0-4095) held by pid $pid, which maps the memfd shared at $2 so that the mapping may become writable" $kid
 	grep -q "POSIX  *ADVISORY  *READ  *$pid [0-9a-f:]*:$ino 0 4095\$" /proc/locks ||
 		fail "the lock is gone after the refused dump"
 	pass "$(head -n 1 dump.err | cut -c1-200)"
@@ -146,10 +132,8 @@ outside() {
 	sleep 600 7< /proc/$pid/fd/$fd &
 	sl=$!
 	track $sl
-	imgcr dump -t $pid -D d 2> dump.err && fail "the dump of a memfd held outside the tree succeeded"
-	grep -q "pid $pid fd $fd: /memfd:shared buf: also held (fd 7) by pid $sl (sleep), which is outside the tree" dump.err ||
-		fail "message: $(tr '\n' '|' < dump.err)"
-	running_on $pid $kid
+	dump_refused $pid "of a memfd held outside the tree" \
+		"pid $pid fd $fd: /memfd:shared buf: also held (fd 7) by pid $sl (sleep), which is outside the tree" $kid
 	kill $sl
 	pass "$(head -n 1 dump.err | cut -c1-200)"
 }
@@ -169,13 +153,12 @@ mapout() {
 	set -- $1 $(sed -n 's/^map 0x\([0-9a-f]*\) child \([0-9]*\)$/\1 \2/p' out)
 	at=$2 kid=$3
 	track $kid
-	imgcr dump -t $kid -D d 2> dump.err && fail "the dump of an object mapped outside the tree succeeded"
 	if [ $mode = heldout ]; then
-		grep -q "pid $kid fd 3: /memfd:shared buf: mapped 1 time by processes outside the tree (no task of the tree maps it)" dump.err
+		re="pid $kid fd 3: /memfd:shared buf: mapped 1 time by processes outside the tree (no task of the tree maps it)"
 	else
-		grep -q "pid $kid: $obj (mapped at 0x$at): the kernel counts 2 mappings of it, the tree has 1: a process outside the tree" dump.err
-	fi || fail "message: $(tr '\n' '|' < dump.err)"
-	running_on $pid $kid
+		re="pid $kid: $obj (mapped at 0x$at): the kernel counts 2 mappings of it, the tree has 1: a process outside the tree"
+	fi
+	dump_refused $kid "of an object mapped outside the tree" "$re" $pid
 	pass "$(head -n 1 dump.err | cut -c1-200)"
 }
 

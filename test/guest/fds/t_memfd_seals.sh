@@ -72,12 +72,7 @@ refused() {
 	pid=$!
 	track $pid
 	wait_line out '^ready' 20 || fail "memseal did not start: $(cat out ms.err | tr '\n' '|')"
-	imgcr dump -t $pid -D d 2> dump.err && fail "the dump succeeded"
-	grep -q "pid $pid.*$2" dump.err || fail "message: $(tr '\n' '|' < dump.err)"
-	case "$(state $pid)" in
-	t | T) fail "task $pid left stopped" ;;
-	"") fail "task $pid died" ;;
-	esac
+	dump_refused $pid "of memseal $1" "pid $pid.*$2"
 	pass "$(grep -m 1 "$2" dump.err | cut -c1-200)"
 }
 

@@ -79,13 +79,8 @@ nofd() {
 	track $pid
 	wait_line out '^ready' 20 || fail "memprivate did not start: $(cat out mp.err | tr '\n' '|')"
 	addr=$(sed -n 's/^fd [0-9]* memfd 0x\([0-9a-f]*\) .*/\1/p' out)
-	imgcr dump -t $pid -D d 2> dump.err && fail "the dump of a memfd mapped only privately succeeded"
-	grep -q "pid $pid.*private mapping at 0x$addr of memfd:priv buf, of which it holds no fd" dump.err ||
-		fail "message: $(tr '\n' '|' < dump.err)"
-	case "$(state $pid)" in
-	t | T) fail "task $pid left stopped" ;;
-	"") fail "task $pid died" ;;
-	esac
+	dump_refused $pid "of a memfd mapped only privately" \
+		"pid $pid.*private mapping at 0x$addr of memfd:priv buf, of which it holds no fd"
 	pass "$(head -n 1 dump.err | cut -c1-160)"
 }
 
@@ -131,13 +126,8 @@ hugefd() {
 	track $pid
 	wait_line out '^ready' 20 || fail "memprivate hugefd did not start: $(cat out mp.err | tr '\n' '|')"
 	addr=$(sed -n 's/^shared 0x\([0-9a-f]*\)$/\1/p' out)
-	imgcr dump -t $pid -D d 2> dump.err && fail "the dump of a MFD_HUGETLB memfd mapping succeeded"
-	grep -q "pid $pid.*shared hugetlb mapping at 0x$addr of memfd:huge (MFD_HUGETLB), of which it holds no fd open for reading" dump.err ||
-		fail "message: $(tr '\n' '|' < dump.err)"
-	case "$(state $pid)" in
-	t | T) fail "task $pid left stopped" ;;
-	"") fail "task $pid died" ;;
-	esac
+	dump_refused $pid "of a MFD_HUGETLB memfd mapping" \
+		"pid $pid.*shared hugetlb mapping at 0x$addr of memfd:huge (MFD_HUGETLB), of which it holds no fd open for reading"
 	touch restored
 	wait_gone $pid 10
 	echo $old > /proc/sys/vm/nr_hugepages
@@ -154,15 +144,8 @@ hugefork() {
 	wait_line out '^ready' 20 || fail "memprivate hugefork did not start: $(cat out mp.err | tr '\n' '|')"
 	set -- $(sed -n 's/^shared 0x\([0-9a-f]*\) child \([0-9]*\)$/\1 \2/p' out)
 	track $2
-	imgcr dump -t $pid -D d 2> dump.err && fail "the dump of huge pages shared with a child succeeded"
-	grep -q "pid $pid.*hugetlb mapping at 0x$1 (shared, anon_hugepage, 2048 kB pages): shared with another process or open elsewhere: not supported" dump.err ||
-		fail "message: $(tr '\n' '|' < dump.err)"
-	for p in $pid $2; do
-		case "$(state $p)" in
-		t | T) fail "task $p left stopped" ;;
-		"") fail "task $p died" ;;
-		esac
-	done
+	dump_refused $pid "of huge pages shared with a child" \
+		"pid $pid.*hugetlb mapping at 0x$1 (shared, anon_hugepage, 2048 kB pages): shared with another process or open elsewhere: not supported" $2
 	touch restored
 	wait_gone $pid 10
 	echo $old > /proc/sys/vm/nr_hugepages

@@ -34,18 +34,6 @@
 . /imgcr/guest/ctlib.sh
 require_modules
 
-# outer INNER: our pid of the task whose pid is INNER in a child PID namespace
-outer() {
-	for _s in /proc/[0-9]*/status; do
-		case "$(sed -n 's/^NSpid:[[:space:]]*//p' $_s 2>/dev/null | tr '\t' ' ')" in
-		*" $1") _o=${_s#/proc/}; echo ${_o%/status}; return ;;
-		esac
-	done
-}
-
-# ns FIELD PID: NSpgid or NSsid of PID, its number in its own PID namespace
-ns() { sed -n "s/^$1:.*[[:space:]]//p" /proc/$2/status 2>/dev/null; }
-
 # start MODE: dsess MODE, sets pid d1 d2 c
 start() {
 	rm -f out	# the subtests share the directory: no earlier "ready"
@@ -63,15 +51,15 @@ start() {
 # check WHEN R D1 D2: D1 and D2 in session C, groups C and D2, parent R
 # (our pids; the numbers in their PID namespace: NS* fields)
 check() {
-	[ "$(ns NSsid $3)" = $c ] && [ "$(ns NSsid $4)" = $c ] ||
-		fail "$1: D1 $3, D2 $4 in sessions '$(ns NSsid $3)' '$(ns NSsid $4)', want $c$(rerr)"
-	[ "$(ns NSpgid $3)" = $c ] && [ "$(ns NSpgid $4)" = $d2 ] ||
-		fail "$1: D1 $3, D2 $4 in groups '$(ns NSpgid $3)' '$(ns NSpgid $4)', want $c $d2$(rerr)"
+	[ "$(ns_id NSsid $3)" = $c ] && [ "$(ns_id NSsid $4)" = $c ] ||
+		fail "$1: D1 $3, D2 $4 in sessions '$(ns_id NSsid $3)' '$(ns_id NSsid $4)', want $c$(rerr)"
+	[ "$(ns_id NSpgid $3)" = $c ] && [ "$(ns_id NSpgid $4)" = $d2 ] ||
+		fail "$1: D1 $3, D2 $4 in groups '$(ns_id NSpgid $3)' '$(ns_id NSpgid $4)', want $c $d2$(rerr)"
 	[ "$(stat_field $3 2)" = $2 ] && [ "$(stat_field $4 2)" = $2 ] ||
 		fail "$1: D1 $3, D2 $4 have parents '$(stat_field $3 2)' '$(stat_field $4 2)', want $2$(rerr)"
-	[ -z "${5:-}" ] || { [ "$(ns NSsid $5)" = $c ] && [ "$(ns NSpgid $5)" = $c ] &&
+	[ -z "${5:-}" ] || { [ "$(ns_id NSsid $5)" = $c ] && [ "$(ns_id NSpgid $5)" = $c ] &&
 		[ "$(stat_field $5 2)" = $3 ]; } ||
-		fail "$1: W $5 in session '$(ns NSsid $5)' group '$(ns NSpgid $5)' parent '$(stat_field $5 2)', want $c $c $3$(rerr)"
+		fail "$1: W $5 in session '$(ns_id NSsid $5)' group '$(ns_id NSpgid $5)' parent '$(stat_field $5 2)', want $c $c $3$(rerr)"
 }
 
 # finish R RP: SIGUSR1 to the restored R; the restorer RP ends with 0, and
@@ -156,7 +144,7 @@ sub_init() {
 	track $new
 	o1=$(outer $d1)
 	o2=$(outer $d2)
-	[ -n "$o1" ] && [ -n "$o2" ] && [ "$(ns NSpid $o1)" = $d1 ] ||
+	[ -n "$o1" ] && [ -n "$o2" ] && [ "$(ns_id NSpid $o1)" = $d1 ] ||
 		fail "the restored init $new has no D1 $d1 / D2 $d2 ($o1 $o2)$(rerr)"
 	track $o1
 	track $o2

@@ -30,15 +30,6 @@ f() {
 	echo "$s" | cut -d' ' -f$(($2 - 2))
 }
 
-# outer INNER: our pid of the task whose pid is INNER in a child PID namespace
-outer() {
-	for _s in /proc/[0-9]*/status; do
-		case "$(sed -n 's/^NSpid:[[:space:]]*//p' $_s 2>/dev/null | tr '\t' ' ')" in
-		*" $1") _o=${_s#/proc/}; echo ${_o%/status}; return ;;
-		esac
-	done
-}
-
 # zsig PID: what /proc shows of a zombie's dispositions and limits
 zsig() {
 	grep -E '^Sig(Ign|Cgt):' /proc/$1/status | tr -s '\t ' ' ' | tr '\n' ' '

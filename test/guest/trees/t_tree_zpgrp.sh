@@ -69,18 +69,6 @@ zp() {
 	pass "$(grep -o 'pid [0-9]* (zpgrp.*not the root.s' dump.err | head -n 1)"
 }
 
-# outer INNER: our pid of the task whose pid is INNER in a child PID namespace
-outer() {
-	for _s in /proc/[0-9]*/status; do
-		case "$(sed -n 's/^NSpid:[[:space:]]*//p' $_s 2>/dev/null | tr '\t' ' ')" in
-		*" $1") _o=${_s#/proc/}; echo ${_o%/status}; return ;;
-		esac
-	done
-}
-
-# nspgid PID: its process group in its own PID namespace
-nspgid() { sed -n 's/^NSpgid:.*[[:space:]]//p' /proc/$1/status 2>/dev/null; }
-
 # zr MODE ZSTATE [L]: zpgrp MODE [L] dumped and restored: its child Z
 # back in state ZSTATE in its group G (W too, for ext), no task of pid G
 # left (the keeper), and the restored root reaps Z with its status
@@ -115,8 +103,8 @@ zr() {
 				info "--pidns: restored as our pid $op in $(($(now_ms) - t0)) ms"
 				track $op
 				oz=$(outer $z)
-				[ -n "$oz" ] && [ "$(state $oz)" = Z ] && [ "$(nspgid $oz)" = $g ] ||
-					fail "--pidns: zombie $z (our pid '$oz') is '$(state $oz)' in group '$(nspgid $oz)' there, want Z in $g"
+				[ -n "$oz" ] && [ "$(state $oz)" = Z ] && [ "$(ns_id NSpgid $oz)" = $g ] ||
+					fail "--pidns: zombie $z (our pid '$oz') is '$(state $oz)' in group '$(ns_id NSpgid $oz)' there, want Z in $g"
 				kill -USR1 $op
 				wait_exit $rp 20
 				[ "$RC" = 0 ] || fail "--pidns: imgcr restore exit $RC: $(tr '\n' '|' < rp.err)"
@@ -172,7 +160,7 @@ sub_ns() {
 	z=$(child_of $ct)
 	[ -n "$z" ] || fail "no child of $ct"
 	track $z
-	[ "$(nspgid $z)" = "$gi" ] || fail "Z ($z) is in group '$(nspgid $z)' in its namespace, want $gi"
+	[ "$(ns_id NSpgid $z)" = "$gi" ] || fail "Z ($z) is in group '$(ns_id NSpgid $z)' in its namespace, want $gi"
 	imgcr dump -t $ct -D dn > dump.out 2> dump.err || fail "dump: $(tr '\n' '|' < dump.err)"
 	wait_dumped_gone $ct $z
 	grep -q "^task pid=$z .* vpgid=$gi\$" dn/tree ||
@@ -185,7 +173,7 @@ sub_ns() {
 	nz=$(child_of $new)
 	[ -n "$nz" ] || fail "the restored init $new has no child"
 	track $nz
-	[ "$(nspgid $nz)" = "$gi" ] || fail "restored Z ($nz) is in group '$(nspgid $nz)' in its namespace, want $gi"
+	[ "$(ns_id NSpgid $nz)" = "$gi" ] || fail "restored Z ($nz) is in group '$(ns_id NSpgid $nz)' in its namespace, want $gi"
 	kill -USR1 $new
 	wait_gone $new 20 || fail "the restored init did not end on SIGUSR1: $(tail -n 1 out)"
 	grep -q '^reaped ok$' out || fail "after the restore: $(tail -n 1 out)"
