@@ -130,6 +130,14 @@ int dump_vma_pages(struct dump_image *img, struct vm_area_struct *vma)
 	bool hugetlb = is_vm_hugetlb_page(vma);
 	bool shmem = !anon && !hugetlb && vma->vm_file &&
 		     shmem_file(vma->vm_file);
+	/*
+	 * but a private mapping of an MFD_HUGETLB memfd: its copy-on-write
+	 * copies, each whole (the loader writes them over the memfd's
+	 * pages, which a zero page left out would show)
+	 */
+	bool cow_only = hugetlb && !(vma->vm_flags & VM_MAYSHARE) &&
+			strcmp(vma->vm_file->f_path.dentry->d_name.name,
+			       IMGCR_HUGETLB_ANON_FILE);
 	unsigned int gup_flags = FOLL_FORCE | FOLL_DUMP;
 	unsigned long addr = vma->vm_start;
 	struct page **batch;
@@ -192,7 +200,8 @@ int dump_vma_pages(struct dump_image *img, struct vm_area_struct *vma)
 		ret = 0;
 		for (i = 0; i < n; i++) {
 			struct page *page = batch[i];
-			bool keep = !ret && wanted_page(anon || hugetlb, page);
+			bool keep = !ret && wanted_page((anon || hugetlb) &&
+						   !cow_only, page);
 
 			if (keep)
 				ret = dump_run_at(img, addr + i * PAGE_SIZE);

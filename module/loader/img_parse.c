@@ -748,11 +748,11 @@ static int img_check_vmas(struct img *img)
 			}
 			/*
 			 * an MFD_HUGETLB memfd (given: img_open_file()):
-			 * shared, 2 MiB aligned, within its size (mmap()
-			 * would refuse, or grow it), no advice
+			 * 2 MiB aligned, within its size (mmap() would
+			 * refuse, or grow it), no advice
 			 */
 			if (f->id.flags & IMGCR_FILE_HUGETLB &&
-			    (!shared || !IS_ALIGNED(v->start, SZ_2M) ||
+			    (!IS_ALIGNED(v->start, SZ_2M) ||
 			     !IS_ALIGNED(v->end, SZ_2M) ||
 			     !IS_ALIGNED(v->pgoff, SZ_2M >> PAGE_SHIFT) ||
 			     v->flags & ~(IMGCR_VMA_SHARED |
@@ -1227,7 +1227,9 @@ int img_reserve_huge(struct img *img)
 		unsigned long len = v->end - v->start, addr;
 		struct img_file *f;
 
+		/* a private one reserves its own, checked by imgcr restore */
 		if (v->kind != IMGCR_VMA_FILE ||
+		    !(v->flags & IMGCR_VMA_SHARED) ||
 		    v->flags & IMGCR_VMA_NORESERVE)
 			continue;
 		f = &img->files[v->file];

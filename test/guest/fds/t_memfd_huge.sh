@@ -26,8 +26,12 @@
 # (--imgcr-ids alone) leaves no page reserved on the caller's memfd; and
 # from a vfork child (the loader's reservation mapping would be in the
 # parent's memory) refused, its reason in the kernel log.
-# memfd_huge-private: the memfd also mapped MAP_PRIVATE: refused at dump,
-# naming pid, address, memfd and reason; the task goes on.
+# memfd_huge-private: the same, the memfd also mapped MAP_PRIVATE whole (a
+# third mapping, outside: made read-only, the same after): the huge page
+# written through it (a copy-on-write copy with 4 KiB of zeros over the
+# memfd's data, and a write through the memfd after the copy) comes back
+# as it was, the other still the memfd's (a write through the memfd shows
+# in it); made writable again its writes stay private.
 # memfd_huge-hugefile: a file of a hugetlbfs mount mapped shared the same
 # way: refused at dump, naming pid, address, kind and reason.
 # memfd_huge-big, -odd: also a huge page memfd of 1 TiB (no page: more
@@ -58,17 +62,19 @@ start() {
 	[ -n "$kid" ] && track $kid
 }
 
-# outside PID WHEN: its huge buf mappings (2, 2048 kB pages, of its fd's inode)
+# outside PID WHEN: its huge buf mappings ($nmaps, 2048 kB pages, of its fd's inode)
 outside() {
 	ino=$(stat -L -c %i /proc/$1/fd/$fd)
 	hugelines $1 > $2.$1
-	[ "$(grep -c ' 2048$' $2.$1)" = 2 ] || fail "$2: $1's huge page mappings: $(tr '\n' '|' < $2.$1)"
+	[ "$(grep -c ' 2048$' $2.$1)" = $nmaps ] || fail "$2: $1's huge page mappings: $(tr '\n' '|' < $2.$1)"
 	awk -v i=$ino '$4 != i { exit 1 }' $2.$1 ||
 		fail "$2: $1 maps another inode than its fd's ($ino): $(tr '\n' '|' < $2.$1)"
 }
 
 run() {
 	mkdir $1 && cd $1 || fail "mkdir $1"
+	nmaps=2
+	[ "$1" = private ] && nmaps=3
 	start ${2:-}
 	for p in $pid $kid; do outside $p before; done
 	imgcr dump -t $pid -D d 2> dump.err || fail "dump: $(tr '\n' '|' < dump.err)"
@@ -76,7 +82,7 @@ run() {
 	if [ "$1" = nopages ]; then
 		echo 0 > /proc/sys/vm/nr_hugepages
 		imgcr restore -D d > restore.out 2> restore.err && fail "the restore without huge pages succeeded"
-		grep -q "the tree needs 2 huge page(s) of 2048 kB (0 for MAP_HUGETLB mappings, 2 for MFD_HUGETLB memfds: pid $pid fd $fd: /memfd:huge buf (MFD_HUGETLB) needs 2 of them) and 0 are free" restore.err ||
+		grep -q "the tree needs 2 huge page(s) of 2048 kB (0 for MAP_HUGETLB and private MFD_HUGETLB mappings, 2 for MFD_HUGETLB memfds: pid $pid fd $fd: /memfd:huge buf (MFD_HUGETLB) needs 2 of them) and 0 are free" restore.err ||
 			fail "message: $(tr '\n' '|' < restore.err)"
 		[ -d /proc/$pid ] && fail "a task $pid is left after the failed restore"
 		info "$(grep -m1 'huge page' restore.err | cut -c1-200)"
@@ -144,15 +150,6 @@ dump_refused() {
 	wait_gone $pid 10
 }
 
-private() {
-	mkdir private && cd private || fail "mkdir private"
-	start private
-	addr=$(sed -n 's/^fd .* private 0x\([0-9a-f]*\)$/\1/p' out)
-	dump_refused "of a private mapping of an MFD_HUGETLB memfd" \
-		"pid $pid.*hugetlb mapping at 0x$addr (private, memfd:huge buf, 2048 kB pages): a private mapping of an MFD_HUGETLB memfd is not supported"
-	pass "$(head -n 1 dump.err | cut -c1-200)"
-}
-
 hugefile() {
 	mkdir hugefile && cd hugefile || fail "mkdir hugefile"
 	mkdir mnt && mount -t hugetlbfs -o pagesize=2M none mnt || fail "cannot mount hugetlbfs"
@@ -160,7 +157,7 @@ hugefile() {
 	# the lowest mapping, the first refused: the read-only one, made last
 	addr=$(sed -n 's/^fd [0-9]* map 0x[0-9a-f]* ro 0x\([0-9a-f]*\) .*/\1/p' out)
 	dump_refused "of a mapped file of a hugetlbfs mount" \
-		"pid $pid.*hugetlb mapping at 0x$addr (shared, a hugetlbfs file, 2048 kB pages): only MAP_HUGETLB memory and shared MFD_HUGETLB memfds are supported"
+		"pid $pid.*hugetlb mapping at 0x$addr (shared, a hugetlbfs file, 2048 kB pages): only MAP_HUGETLB memory and MFD_HUGETLB memfds are supported"
 	umount mnt
 	pass "$(head -n 1 dump.err | cut -c1-200)"
 }
@@ -181,7 +178,7 @@ subtest memfd_huge "run main"
 subtest memfd_huge-fork "run fork fork"
 subtest memfd_huge-rdonly "run rdonly rdonly"
 subtest memfd_huge-nopages "run nopages"
-subtest memfd_huge-private private
+subtest memfd_huge-private "run private private"
 subtest memfd_huge-hugefile hugefile
 subtest memfd_huge-big big
 subtest memfd_huge-odd odd
