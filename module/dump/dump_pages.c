@@ -78,6 +78,46 @@ static bool page_is_zero(struct page *page)
 }
 
 /*
+ * The position in the file of @addr of a hugetlb mapping (6.1's
+ * linear_page_index() gives hugetlb mappings a huge page index).
+ */
+static loff_t hugetlb_file_pos(struct vm_area_struct *vma, unsigned long addr)
+{
+	return ((loff_t)vma->vm_pgoff << PAGE_SHIFT) + (addr - vma->vm_start);
+}
+
+/* A huge page all zeros (a whole folio of 2 MiB: 512 pages to look at). */
+static bool folio_is_zero(struct folio *folio)
+{
+	long i;
+
+	for (i = 0; i < folio_nr_pages(folio); i++)
+		if (!page_is_zero(folio_page(folio, i)))
+			return false;
+	return true;
+}
+
+/*
+ * A private mapping of an MFD_HUGETLB memfd showing at @addr the memfd's
+ * huge page @folio, present but all zeros: refused.  The restored memfd
+ * leaves zeros out (a hole), over which the mapping would make a private
+ * zero page of its own on its next fault, and no longer show what is
+ * written to the memfd there afterwards (as the original does).
+ */
+static int refuse_zero_memfd_page(struct dump_image *img,
+				  struct vm_area_struct *vma,
+				  unsigned long addr, struct folio *folio)
+{
+	if (!folio_is_zero(folio))
+		return 0;
+	dump_refuse(img, task_pid_nr(img->task),
+		    "private mapping at %#lx of %s (MFD_HUGETLB) shows at %#lx a huge page of the memfd (offset %#llx) that is present but all zeros: a restored memfd would have a hole there, and the mapping would stop showing the memfd's later writes; not supported",
+		    vma->vm_start, vma->vm_file->f_path.dentry->d_name.name,
+		    addr, (unsigned long long)hugetlb_file_pos(vma, addr));
+	return -EOPNOTSUPP;
+}
+
+/*
  * Anonymous memory: every page but those still all zero, which read back
  * the same from a fresh mapping (a transparent huge page makes a whole 2 MiB
  * present for one byte written; mlock(), MAP_POPULATE and
@@ -202,6 +242,13 @@ int dump_vma_pages(struct dump_image *img, struct vm_area_struct *vma)
 			struct page *page = batch[i];
 			bool keep = !ret && wanted_page((anon || hugetlb) &&
 						   !cow_only, page);
+
+			/* the memfd's own page: once per huge page */
+			if (!ret && cow_only && !PageAnon(page) &&
+			    IS_ALIGNED(addr + i * PAGE_SIZE, SZ_2M))
+				ret = refuse_zero_memfd_page(img, vma,
+							     addr + i * PAGE_SIZE,
+							     page_folio(page));
 
 			if (keep)
 				ret = dump_run_at(img, addr + i * PAGE_SIZE);

@@ -128,6 +128,31 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	/*
+	 * "privzero": also a memfd "privzero" of 4 MiB mapped MAP_PRIVATE,
+	 * its first huge page written through that mapping (a copy), its
+	 * second fallocate()d (present, all zeros); "privread": the same, no
+	 * copy, the second page read through a shared mapping instead (which
+	 * makes it present): the dump must refuse both
+	 */
+	if (argc > 1 && (!strcmp(argv[1], "privzero") || !strcmp(argv[1], "privread"))) {
+		int z = !strcmp(argv[1], "privzero");
+		char *zs, *zp;
+
+		extra = memfd_create(argv[1], MFD_HUGETLB);
+		zs = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, extra, 0);
+		zp = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE, extra, 0);
+		if (extra < 0 || ftruncate(extra, SIZE) || zs == MAP_FAILED || zp == MAP_FAILED ||
+		    (z && fallocate(extra, FALLOC_FL_KEEP_SIZE, HUGE, HUGE))) {
+			say("BAD setup of %s: %s\n", argv[1], strerror(errno));
+			return 1;
+		}
+		if (z)
+			memcpy(zp, "copy", 4);
+		else if (*(volatile char *)(zs + HUGE))
+			return 1;
+		say("%s %p\n", argv[1], (void *)zp);
+	}
 	map = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	ro = mmap(NULL, HUGE, PROT_READ, MAP_SHARED, fd, HUGE);
 	if (private)

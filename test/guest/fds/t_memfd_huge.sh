@@ -34,6 +34,10 @@
 # in it); made writable again its writes stay private.
 # memfd_huge-hugefile: a file of a hugetlbfs mount mapped shared the same
 # way: refused at dump, naming pid, address, kind and reason.
+# memfd_huge-privzero, -privread: a private mapping of another memfd over
+# its huge page present but all zeros (fallocate()d; read through a shared
+# mapping, no copy in the private one): refused at dump, naming pid,
+# address and offset (a restored memfd would have a hole there).
 # memfd_huge-big, -odd: also a huge page memfd of 1 TiB (no page: more
 # than the pool could hold; its dump would read it all) or of 2 MiB + 4 KiB
 # (not whole pages): refused at dump, naming pid, fd and size; the task goes on.
@@ -171,6 +175,19 @@ refused() {
 		"pid $pid fd [0-9]*: memfd /memfd:$1 (deleted): of huge pages (MFD_HUGETLB), $2"
 	pass "$(head -n 1 dump.err | cut -c1-200)"
 }
+# privzero/privread: a private mapping showing a present all-zero huge page
+# of the memfd (fallocate()d, or read through a shared mapping), which a
+# restored memfd (zeros left out) would not have: the mapping would stop
+# following the memfd there.  Refused at dump, naming pid, address, offset.
+privzero() {
+	mkdir $1 && cd $1 || fail "mkdir $1"
+	start $1
+	addr=$(sed -n "s/^$1 0x\([0-9a-f]*\)$/\1/p" out)
+	[ -n "$addr" ] || fail "no address: $(tr '\n' '|' < out)"
+	dump_refused "with the memfd '$1' mapped privately" \
+		"pid $pid.*private mapping at 0x$addr of memfd:$1 (MFD_HUGETLB) shows at 0x[0-9a-f]* a huge page of the memfd (offset 0x200000) that is present but all zeros"
+	pass "$(head -n 1 dump.err | cut -c1-200)"
+}
 big() { refused big "its size 1099511627776 needs 524288 pages of 2048 kB, more than this system's pool can hold"; }
 odd() { refused odd "its size 2101248 is not whole pages of 2048 kB"; }
 
@@ -180,6 +197,8 @@ subtest memfd_huge-rdonly "run rdonly rdonly"
 subtest memfd_huge-nopages "run nopages"
 subtest memfd_huge-private "run private private"
 subtest memfd_huge-hugefile hugefile
+subtest memfd_huge-privzero "privzero privzero"
+subtest memfd_huge-privread "privzero privread"
 subtest memfd_huge-big big
 subtest memfd_huge-odd odd
 echo $OLDHP > /proc/sys/vm/nr_hugepages
