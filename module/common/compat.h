@@ -50,6 +50,30 @@ static inline long imgcr_gup_remote(struct mm_struct *mm, unsigned long addr,
 #endif
 }
 
+/*
+ * The page cache index of the huge page of a hugetlbfs file at @pos, and
+ * the position of the one at @index: 6.7 indexed hugetlbfs's page cache
+ * in base pages (each huge page at the index of its first), before in
+ * huge pages.
+ */
+static inline pgoff_t imgcr_hugetlb_index(struct hstate *h, loff_t pos)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+	return (pos & huge_page_mask(h)) >> PAGE_SHIFT;
+#else
+	return pos >> huge_page_shift(h);
+#endif
+}
+
+static inline loff_t imgcr_hugetlb_pos(struct hstate *h, pgoff_t index)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+	return (loff_t)index << PAGE_SHIFT;
+#else
+	return (loff_t)index << huge_page_shift(h);
+#endif
+}
+
 /* 6.7 hid inode->i_mtime behind accessors. */
 static inline struct timespec64 imgcr_inode_mtime(struct inode *inode)
 {

@@ -118,6 +118,17 @@ static int refuse_zero_memfd_page(struct dump_image *img,
 }
 
 /*
+ * A private mapping of an MFD_HUGETLB memfd: whether the memfd has the
+ * huge page the mapping shows at @addr where it has no copy of its own.
+ */
+static bool hugetlb_has_page(struct vm_area_struct *vma, unsigned long addr)
+{
+	return xa_load(&vma->vm_file->f_mapping->i_pages,
+		       imgcr_hugetlb_index(hstate_vma(vma),
+					   hugetlb_file_pos(vma, addr)));
+}
+
+/*
  * Anonymous memory: every page but those still all zero, which read back
  * the same from a fresh mapping (a transparent huge page makes a whole 2 MiB
  * present for one byte written; mlock(), MAP_POPULATE and
@@ -220,6 +231,21 @@ int dump_vma_pages(struct dump_image *img, struct vm_area_struct *vma)
 			dump_refuse(img, task_pid_nr(img->task),
 				    "cannot read its page at %#lx (%ld): it would come back as zeros",
 				    addr, n);
+			return n;
+		}
+		if (n == -EFAULT && cow_only && hugetlb_has_page(vma, addr)) {
+			/*
+			 * not a hole: the fault refused to show the memfd's
+			 * page (its copy lost to a failed copy-on-write in
+			 * the parent after fork(), HPAGE_RESV_UNMAPPED: the
+			 * task gets SIGBUS there), or a copy that could not
+			 * be read: restored, the memfd's page would show
+			 */
+			dump_refuse(img, task_pid_nr(img->task),
+				    "private mapping at %#lx of %s (MFD_HUGETLB): cannot read its page at %#lx, over a huge page of the memfd (offset %#llx) that it would show after a restore (its copy lost to a failed copy-on-write after fork(), or unreadable); not supported",
+				    vma->vm_start,
+				    vma->vm_file->f_path.dentry->d_name.name, addr,
+				    (unsigned long long)hugetlb_file_pos(vma, addr));
 			return n;
 		}
 		if (n <= 0) {	/* a hole or the zero page (FOLL_DUMP): skip it */
