@@ -9,6 +9,7 @@
 #include <linux/highmem.h>
 #include <linux/hugetlb.h>
 #include <linux/mm.h>
+#include <linux/pagevec.h>
 #include <linux/shmem_fs.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -129,6 +130,44 @@ static bool hugetlb_has_page(struct vm_area_struct *vma, unsigned long addr)
 }
 
 /*
+ * A private mapping of an MFD_HUGETLB memfd without an anon_vma has no
+ * copy of its own (hugetlb's copies always prepare one): it shows every
+ * huge page the memfd has, and the image carries none.  The memfd's page
+ * cache is looked at instead of faulting all of it into the task; one all
+ * zeros is refused (refuse_zero_memfd_page()).
+ */
+static int check_memfd_pages(struct dump_image *img,
+			     struct vm_area_struct *vma)
+{
+	struct hstate *h = hstate_vma(vma);
+	loff_t first = hugetlb_file_pos(vma, vma->vm_start);
+	pgoff_t idx = imgcr_hugetlb_index(h, first);
+	pgoff_t last = imgcr_hugetlb_index(h, hugetlb_file_pos(vma, vma->vm_end - 1));
+	struct folio_batch fbatch;
+	unsigned int i, n;
+	int ret = 0;
+
+	folio_batch_init(&fbatch);
+	while (!ret && (n = filemap_get_folios(vma->vm_file->f_mapping, &idx,
+					       last, &fbatch))) {
+		for (i = 0; i < n && !ret; i++) {
+			struct folio *folio = fbatch.folios[i];
+			loff_t pos = imgcr_hugetlb_pos(h, folio->index);
+
+			if (pos >= first && pos - first < vma->vm_end - vma->vm_start)
+				ret = refuse_zero_memfd_page(img, vma,
+							     vma->vm_start + (pos - first),
+							     folio);
+		}
+		folio_batch_release(&fbatch);
+		if (!ret && fatal_signal_pending(current))
+			ret = -EINTR;
+		cond_resched();
+	}
+	return ret;
+}
+
+/*
  * Anonymous memory: every page but those still all zero, which read back
  * the same from a fresh mapping (a transparent huge page makes a whole 2 MiB
  * present for one byte written; mlock(), MAP_POPULATE and
@@ -200,6 +239,8 @@ int dump_vma_pages(struct dump_image *img, struct vm_area_struct *vma)
 
 	if (!vma->anon_vma && !hugetlb)
 		return 0;
+	if (!vma->anon_vma && cow_only)
+		return check_memfd_pages(img, vma);
 	img->new_run = true;	/* a PT_LOAD never spans two VMAs */
 	/* not what imgcr dump --live copies ahead (dump_skip_page()) */
 	img->run_anon = anon;
