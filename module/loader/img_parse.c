@@ -1166,6 +1166,9 @@ static int img_check_loads(struct img *img)
 	u64 prev_end = 0;
 	unsigned int i;
 
+	img->loaded = bitmap_zalloc(img->task.nr_vmas, GFP_KERNEL);
+	if (!img->loaded)
+		return -ENOMEM;
 	for (i = 0; i < img->nphdrs; i++) {
 		const struct elf64_phdr *ph = &img->phdrs[i];
 
@@ -1185,6 +1188,7 @@ static int img_check_loads(struct img *img)
 		if (v == vend || ph->p_vaddr < v->start || prev_end > v->end ||
 		    v->kind > IMGCR_VMA_FILE)
 			goto bad;
+		__set_bit(v - img->vmas, img->loaded);
 		/*
 		 * a shared file's contents are the file's, not the image's;
 		 * so are an MFD_HUGETLB memfd's (given filled)
@@ -2649,6 +2653,7 @@ void img_free(struct img *img)
 		path_put(&img->root);
 	kvfree(img->keep);
 	bitmap_free(img->kept);
+	bitmap_free(img->loaded);
 	kvfree(img->vmas);
 	kvfree(img->xstate);
 	if (img->threads)	/* allocated with proc.nr_threads entries */

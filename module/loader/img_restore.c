@@ -70,8 +70,15 @@ static bool map_writable_first(const struct img *img, const struct imgcr_vma *v)
 		     !(v->flags & IMGCR_VMA_SHARED) &&
 		     img->files[v->file].id.flags & IMGCR_FILE_HUGETLB);
 
-	return (huge || v->flags & IMGCR_VMA_ACCOUNT) &&
-	       !(v->prot & IMGCR_PROT_WRITE);
+	if (v->prot & IMGCR_PROT_WRITE)
+		return false;
+	/*
+	 * huge pages only if there are pages to write: mprotect() would
+	 * count the mapping in VmData (RLIMIT_DATA), which the original
+	 * did not
+	 */
+	return v->flags & IMGCR_VMA_ACCOUNT ||
+	       (huge && test_bit(v - img->vmas, img->loaded));
 }
 
 /* Give a fresh anonymous VMA the page offset the original had. */
