@@ -1188,6 +1188,15 @@ static int img_check_loads(struct img *img)
 		if (v == vend || ph->p_vaddr < v->start || prev_end > v->end ||
 		    v->kind > IMGCR_VMA_FILE)
 			goto bad;
+		/*
+		 * a private MFD_HUGETLB memfd mapping's copies: whole huge
+		 * pages (a part would mix the memfd's page with the image's)
+		 */
+		if (v->kind == IMGCR_VMA_FILE && !(v->flags & IMGCR_VMA_SHARED) &&
+		    img->files[v->file].id.flags & IMGCR_FILE_HUGETLB &&
+		    (!IS_ALIGNED(ph->p_vaddr, SZ_2M) ||
+		     !IS_ALIGNED(ph->p_filesz, SZ_2M)))
+			goto bad;
 		__set_bit(v - img->vmas, img->loaded);
 		/*
 		 * a shared file's contents are the file's, not the image's;

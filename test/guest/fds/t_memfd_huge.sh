@@ -31,7 +31,9 @@
 # written through it (a copy-on-write copy with 4 KiB of zeros over the
 # memfd's data, and a write through the memfd after the copy) comes back
 # as it was, the other still the memfd's (a write through the memfd shows
-# in it); made writable again its writes stay private.
+# in it); made writable again its writes stay private.  Its image with that
+# page's PT_LOAD cut to half a huge page (corrupt phalf): refused by the
+# loader (invalid memory segment), the caller going on.
 # memfd_huge-hugefile: a file of a hugetlbfs mount mapped shared the same
 # way: refused at dump, naming pid, address, kind and reason.
 # memfd_huge-privzero, -privread: a private mapping of another memfd over
@@ -118,6 +120,18 @@ run() {
 		dmesg_since | grep -q "huge page memfd memfd:huge buf (MFD_HUGETLB) given: its huge pages are reserved through a mapping in the caller's memory, which another process shares (vfork or CLONE_VM)" ||
 			fail "exec from a vfork child: no reason in the kernel log: $(dmesg_since | tail -n 3 | tr '\n' '|')"
 		[ -d /proc/$pid ] && fail "a task $pid is left after the refused exec"
+	fi
+	if [ "$1" = private ]; then
+		# the copy's PT_LOAD cut to half a huge page: the loader refuses
+		# it before the point of no return, the caller goes on
+		priv=$(sed -n 's/^fd .* private \(0x[0-9a-f]*\)$/\1/p' out)
+		corrupt d/core-$pid.img c.img phalf:$priv 2> c.err || fail "corrupt phalf:$priv: $(cat c.err)"
+		chmod +x c.img
+		dmesg_mark
+		hugememfd give tryexec c.img --imgcr-shmfd=0:9,1:9,2:9,3:9,4:9,5:9,6:9,7:9,8:9,9:9 > give.out 2>&1
+		grep -q '^tryexec: execve failed' give.out || fail "exec with half a huge page: $(tr '\n' '|' < give.out)"
+		dmesg_since | grep -q "invalid memory segment (program header [0-9]*, $priv+0x100000 " ||
+			fail "exec with half a huge page: no reason in the kernel log: $(dmesg_since | tail -n 3 | tr '\n' '|')"
 	fi
 	imgcr restore -D d > restore.out 2> restore.err &
 	rpid=$!
