@@ -33,7 +33,9 @@
 # as it was, the other still the memfd's (a write through the memfd shows
 # in it); made writable again its writes stay private.  Its image with that
 # page's PT_LOAD cut to half a huge page (corrupt phalf): refused by the
-# loader (invalid memory segment), the caller going on.
+# loader (invalid memory segment), the caller going on; the image with
+# one huge page free (the private mapping reserves 2): refused by the
+# loader before the point of no return, naming the pages.
 # memfd_huge-hugefile: a file of a hugetlbfs mount mapped shared the same
 # way: refused at dump, naming pid, address, kind and reason.
 # memfd_huge-privzero, -privread: a private mapping of another memfd over
@@ -132,6 +134,16 @@ run() {
 		grep -q '^tryexec: execve failed' give.out || fail "exec with half a huge page: $(tr '\n' '|' < give.out)"
 		dmesg_since | grep -q "invalid memory segment (program header [0-9]*, $priv+0x100000 " ||
 			fail "exec with half a huge page: no reason in the kernel log: $(dmesg_since | tail -n 3 | tr '\n' '|')"
+		# one huge page free, the private mapping reserves 2 at mmap()
+		# after the point of no return: refused before it
+		echo 1 > /proc/sys/vm/nr_hugepages
+		chmod +x d/core-$pid.img
+		dmesg_mark
+		hugememfd give tryexec d/core-$pid.img --imgcr-shmfd=0:9,1:9,2:9,3:9,4:9,5:9,6:9,7:9,8:9,9:9 > give2.out 2>&1
+		grep -q '^tryexec: execve failed' give2.out || fail "exec with 1 huge page free: $(tr '\n' '|' < give2.out)"
+		dmesg_since | grep -q "private MFD_HUGETLB memfd and MAP_HUGETLB mappings need 2 huge page(s) of 2048 kB, and 1 are free and not reserved" ||
+			fail "exec with 1 huge page free: no reason in the kernel log: $(dmesg_since | tail -n 3 | tr '\n' '|')"
+		echo 4 > /proc/sys/vm/nr_hugepages
 	fi
 	imgcr restore -D d > restore.out 2> restore.err &
 	rpid=$!
