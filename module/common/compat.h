@@ -32,6 +32,12 @@
 #include <asm/fpu/types.h>
 #include <asm/msr.h>
 #include <asm/vdso.h>
+/* struct folio_batch: linux/pagevec.h, renamed linux/folio_batch.h (7.x) */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
+#include <linux/folio_batch.h>
+#else
+#include <linux/pagevec.h>
+#endif
 #include <linux/rseq.h>	/* 6.1: the uapi one (its helpers are in sched.h) */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
 #include <linux/sched/exec_state.h>

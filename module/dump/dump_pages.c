@@ -9,7 +9,6 @@
 #include <linux/highmem.h>
 #include <linux/hugetlb.h>
 #include <linux/mm.h>
-#include <linux/pagevec.h>
 #include <linux/shmem_fs.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
