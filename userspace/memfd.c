@@ -44,9 +44,10 @@
  * non-zero blocks; restore makes it with MFD_HUGETLB | MFD_HUGE_2MB, sizes
  * it and writes the data through a shared mapping of it, which reserves
  * its huge pages (no free ones: the restore fails, naming pid, fd and the
- * pages it needs).  The module records only its shared mappings (no
- * pages) and refuses one not held as an fd; the loader maps the memfd
- * given.  Refused: other huge page sizes, private mappings (the module).
+ * pages it needs).  The module records its shared mappings without
+ * pages, its private ones with the huge pages the task wrote, and refuses
+ * one not held as an fd; the loader maps the memfd given.  Refused: other
+ * huge page sizes.
  */
 #include <dirent.h>
 #include <errno.h>

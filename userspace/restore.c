@@ -1923,10 +1923,11 @@ static int mapped_write_refuse(struct rctx *c, const struct tree_task *k, const 
 }
 
 /*
- * The 2 MiB huge pages the anonymous MAP_HUGETLB mappings of image @name
- * need, added to *@need: all of a reserved one's (mmap() reserves them),
- * those the image has data in of one made with MAP_NORESERVE.  -1 if the
- * image cannot be read.
+ * The 2 MiB huge pages the anonymous MAP_HUGETLB mappings and the private
+ * mappings of MFD_HUGETLB memfds of image @name need, added to *@need: all
+ * of a reserved one's (mmap() reserves them, a private one of a memfd
+ * too, for its copy-on-write copies), those the image has data in of one
+ * made with MAP_NORESERVE.  -1 if the image cannot be read.
  */
 static int huge_pages_needed(struct rctx *c, const char *name, unsigned long *need)
 {
@@ -1939,8 +1940,19 @@ static int huge_pages_needed(struct rctx *c, const char *name, unsigned long *ne
 		const struct imgcr_vma *v = &img.vmas[i];
 		unsigned long next = 0;	/* the first huge page not yet counted */
 
-		if (v->kind != IMGCR_VMA_ANON || !(v->flags & IMGCR_VMA_HUGETLB))
+		if (v->kind == IMGCR_VMA_FILE && !(v->flags & IMGCR_VMA_SHARED)) {
+			struct imgcr_file rec;
+			char path[16];
+
+			if (image_file(&img, v->file, &rec, path, sizeof(path))) {
+				image_close(&img);
+				return -1;
+			}
+			if (!(rec.flags & IMGCR_FILE_HUGETLB))
+				continue;
+		} else if (v->kind != IMGCR_VMA_ANON || !(v->flags & IMGCR_VMA_HUGETLB)) {
 			continue;
+		}
 		if (!(v->flags & IMGCR_VMA_NORESERVE)) {
 			*need += (v->end - v->start) >> 21;
 			continue;
@@ -2031,7 +2043,7 @@ static int huge_pages_check(unsigned long need, unsigned long memfd, const char 
 	}
 	if (fr >= rsvd && fr - rsvd >= need)
 		return 0;
-	pr_err("the tree needs %lu huge page(s) of 2048 kB (%lu for MAP_HUGETLB mappings, %lu for MFD_HUGETLB memfds%s) and %lu are free (%s/{free,resv}_hugepages): reserve them (sysctl vm.nr_hugepages, or %s/nr_hugepages) before the restore",
+	pr_err("the tree needs %lu huge page(s) of 2048 kB (%lu for MAP_HUGETLB and private MFD_HUGETLB mappings, %lu for MFD_HUGETLB memfds%s) and %lu are free (%s/{free,resv}_hugepages): reserve them (sysctl vm.nr_hugepages, or %s/nr_hugepages) before the restore",
 	       need, need - memfd, memfd, who, fr >= rsvd ? fr - rsvd : 0, dir, dir);
 	return -1;
 }

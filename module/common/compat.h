@@ -32,6 +32,12 @@
 #include <asm/fpu/types.h>
 #include <asm/msr.h>
 #include <asm/vdso.h>
+/* struct folio_batch: linux/pagevec.h, renamed linux/folio_batch.h (7.x) */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
+#include <linux/folio_batch.h>
+#else
+#include <linux/pagevec.h>
+#endif
 #include <linux/rseq.h>	/* 6.1: the uapi one (its helpers are in sched.h) */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(7, 0, 0)
 #include <linux/sched/exec_state.h>
@@ -47,6 +53,30 @@ static inline long imgcr_gup_remote(struct mm_struct *mm, unsigned long addr,
 	return get_user_pages_remote(mm, addr, n, flags, pages, NULL);
 #else
 	return get_user_pages_remote(mm, addr, n, flags, pages, NULL, NULL);
+#endif
+}
+
+/*
+ * The page cache index of the huge page of a hugetlbfs file at @pos, and
+ * the position of the one at @index: 6.7 indexed hugetlbfs's page cache
+ * in base pages (each huge page at the index of its first), before in
+ * huge pages.
+ */
+static inline pgoff_t imgcr_hugetlb_index(struct hstate *h, loff_t pos)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+	return (pos & huge_page_mask(h)) >> PAGE_SHIFT;
+#else
+	return pos >> huge_page_shift(h);
+#endif
+}
+
+static inline loff_t imgcr_hugetlb_pos(struct hstate *h, pgoff_t index)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+	return (loff_t)index << PAGE_SHIFT;
+#else
+	return (loff_t)index << huge_page_shift(h);
 #endif
 }
 

@@ -1257,8 +1257,8 @@ static int readable_fd_of(const void *p, struct file *file, unsigned int fd)
 }
 
 /*
- * A private mapping of shared memory object @idx, or a shared one of an
- * MFD_HUGETLB memfd (whose pages the image never carries): the image carries the
+ * A private mapping of shared memory object @idx, or any of an MFD_HUGETLB
+ * memfd (whose own pages the image never carries): the image carries the
  * pages the task wrote (copy-on-write copies), as for any private file
  * mapping, but not the object's own, which the other pages show.  Those
  * come back only with a memfd the task holds an fd of (readable): imgcr
@@ -1304,7 +1304,8 @@ static int check_shmem_private(struct dump_image *img,
 	}
 	if (rec->flags & IMGCR_FILE_HUGETLB)
 		dump_refuse(img, task_pid_nr(img->task),
-			    "shared hugetlb mapping at %#lx of %s (MFD_HUGETLB), of which it holds no fd open for reading (only imgcr restore can make a huge page memfd again, from an fd); not supported",
+			    "%s hugetlb mapping at %#lx of %s (MFD_HUGETLB), of which it holds no fd open for reading (only imgcr restore can make a huge page memfd again, from an fd); not supported",
+			    vma->vm_flags & VM_MAYSHARE ? "shared" : "private",
 			    vma->vm_start, rec->path);
 	else
 		dump_refuse(img, task_pid_nr(img->task),
@@ -1451,9 +1452,6 @@ static int dump_sysvshm(struct dump_image *img, struct vm_area_struct *vma,
 #endif
 }
 
-/* The name alloc_file_pseudo() gave MAP_HUGETLB's file (HUGETLB_ANON_FILE). */
-#define IMGCR_HUGETLB_ANON_FILE	"anon_hugepage"
-
 /*
  * A mapping of huge pages of hugetlbfs.  Anonymous memory (MAP_HUGETLB,
  * private or shared) of 2 MiB pages is IMGCR_VMA_ANON with
@@ -1462,20 +1460,24 @@ static int dump_sysvshm(struct dump_image *img, struct vm_area_struct *vma,
  * VMA (a fresh one has offset 0 and the mapping's size: one partly
  * unmapped or split by mprotect() does not), and a shared one mapped by
  * this VMA alone (another process's, after fork(), would become another
- * object).  A shared mapping of an MFD_HUGETLB memfd: dump_hugetlb_memfd().
- * Refused, saying which kind it is and why: hugetlbfs files, private
- * mappings of MFD_HUGETLB memfds, other page sizes, madvise() state.
+ * object).  A mapping of an MFD_HUGETLB memfd: dump_hugetlb_memfd().
+ * Refused, saying which kind it is and why: hugetlbfs files, other page
+ * sizes, madvise() state.
  */
 /*
- * A shared mapping of an MFD_HUGETLB memfd of 2 MiB pages: IMGCR_VMA_FILE
- * of an IMGCR_FILE_HUGETLB object, without its pages: imgcr restore makes
- * the memfd again from the fd the task holds (checked here; the dump tool
- * saves its contents through that fd) and gives it to the loader, which
- * maps it.  Only within its size (hugetlbfs's mmap() would grow it).
+ * A mapping of an MFD_HUGETLB memfd of 2 MiB pages: IMGCR_VMA_FILE of an
+ * IMGCR_FILE_HUGETLB object: imgcr restore makes the memfd again from the
+ * fd the task holds (checked here; the dump tool saves its contents
+ * through that fd) and gives it to the loader, which maps it.  A shared
+ * mapping without its pages; a private one with the huge pages the task
+ * wrote (its copy-on-write copies, dump_vma_pages(): each whole, zeros
+ * too, since the loader writes them over the memfd's), the others showing
+ * the memfd's.  Only within its size (hugetlbfs's mmap() would grow it).
  */
 static int dump_hugetlb_memfd(struct dump_image *img,
 			      struct vm_area_struct *vma, struct imgcr_vma *v)
 {
+	bool shared = vma->vm_flags & VM_MAYSHARE;
 	loff_t size = i_size_read(file_inode(vma->vm_file));
 	u64 end = ((u64)vma->vm_pgoff << PAGE_SHIFT) +
 		  (vma->vm_end - vma->vm_start);
@@ -1490,8 +1492,10 @@ static int dump_hugetlb_memfd(struct dump_image *img,
 	}
 	v->kind = IMGCR_VMA_FILE;
 	v->pgoff = vma->vm_pgoff;
-	v->flags |= IMGCR_VMA_SHARED;
-	ret = dump_file(img, vma->vm_file, vma->vm_flags & VM_MAYWRITE ?
+	if (shared)
+		v->flags |= IMGCR_VMA_SHARED;
+	ret = dump_file(img, vma->vm_file,
+			shared && vma->vm_flags & VM_MAYWRITE ?
 			IMGCR_FILE_WRITE : 0);
 	if (ret < 0)
 		return ret;
@@ -1508,14 +1512,16 @@ static int dump_hugetlb_memfd(struct dump_image *img,
 			    vma->vm_start, vma->vm_file->f_path.dentry->d_name.name);
 		return -EOPNOTSUPP;
 	}
-	/* mapped through a file not open for writing */
-	if (!(vma->vm_flags & VM_SHARED))
-		v->flags |= IMGCR_VMA_RDONLY_FILE;
-	ret = check_shmem_seals(img, vma, v->file);
-	if (ret)
-		return ret;
+	if (shared) {
+		/* mapped through a file not open for writing */
+		if (!(vma->vm_flags & VM_SHARED))
+			v->flags |= IMGCR_VMA_RDONLY_FILE;
+		ret = check_shmem_seals(img, vma, v->file);
+		if (ret)
+			return ret;
+	}
 	img->nr_vmas++;
-	return 0;
+	return shared ? 0 : dump_vma_pages(img, vma);
 }
 
 static int dump_hugetlb(struct dump_image *img, struct vm_area_struct *vma,
@@ -1532,15 +1538,13 @@ static int dump_hugetlb(struct dump_image *img, struct vm_area_struct *vma,
 	else if (IS_ROOT(d) && d != d->d_sb->s_root)
 		what = d->d_name.name;
 	if (d && is_hugetlb_memfd(vma->vm_file)) {
-		if (!shared)
-			why = "a private mapping of an MFD_HUGETLB memfd is not";
-		else if (vma_kernel_pagesize(vma) != SZ_2M)
+		if (vma_kernel_pagesize(vma) != SZ_2M)
 			why = "only 2048 kB pages are";
 		else
 			return dump_hugetlb_memfd(img, vma, v);
 	} else if (!d || !IS_ROOT(d) || d == d->d_sb->s_root ||
 		   strcmp(what, IMGCR_HUGETLB_ANON_FILE))
-		why = "only MAP_HUGETLB memory and shared MFD_HUGETLB memfds are";
+		why = "only MAP_HUGETLB memory and MFD_HUGETLB memfds are";
 	else if (vma_kernel_pagesize(vma) != SZ_2M)
 		why = "only 2048 kB pages are";
 	else if (vma->vm_pgoff ||

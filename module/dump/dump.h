@@ -152,6 +152,9 @@ static inline struct sighand_struct *dump_lock_sighand(struct task_struct *t,
 int grow(void **arr, size_t *cap, size_t need, size_t elem);
 bool dump_unchanged(struct dump_image *img);
 
+/* The name alloc_file_pseudo() gave MAP_HUGETLB's file (HUGETLB_ANON_FILE). */
+#define IMGCR_HUGETLB_ANON_FILE	"anon_hugepage"
+
 /* dump_pages.c: the pages open() pins, and read() and the ioctls */
 int dump_vma_pages(struct dump_image *img, struct vm_area_struct *vma);
 int dump_shmem_pages(struct dump_image *img, struct vm_area_struct *vma);

@@ -78,6 +78,95 @@ static bool page_is_zero(struct page *page)
 }
 
 /*
+ * The position in the file of @addr of a hugetlb mapping (6.1's
+ * linear_page_index() gives hugetlb mappings a huge page index).
+ */
+static loff_t hugetlb_file_pos(struct vm_area_struct *vma, unsigned long addr)
+{
+	return ((loff_t)vma->vm_pgoff << PAGE_SHIFT) + (addr - vma->vm_start);
+}
+
+/* A huge page all zeros (a whole folio of 2 MiB: 512 pages to look at). */
+static bool folio_is_zero(struct folio *folio)
+{
+	long i;
+
+	for (i = 0; i < folio_nr_pages(folio); i++)
+		if (!page_is_zero(folio_page(folio, i)))
+			return false;
+	return true;
+}
+
+/*
+ * A private mapping of an MFD_HUGETLB memfd showing at @addr the memfd's
+ * huge page @folio, present but all zeros: refused.  The restored memfd
+ * leaves zeros out (a hole), over which the mapping would make a private
+ * zero page of its own on its next fault, and no longer show what is
+ * written to the memfd there afterwards (as the original does).
+ */
+static int refuse_zero_memfd_page(struct dump_image *img,
+				  struct vm_area_struct *vma,
+				  unsigned long addr, struct folio *folio)
+{
+	if (!folio_is_zero(folio))
+		return 0;
+	dump_refuse(img, task_pid_nr(img->task),
+		    "private mapping at %#lx of %s (MFD_HUGETLB) shows at %#lx a huge page of the memfd (offset %#llx) that is present but all zeros: a restored memfd would have a hole there, and the mapping would stop showing the memfd's later writes; not supported",
+		    vma->vm_start, vma->vm_file->f_path.dentry->d_name.name,
+		    addr, (unsigned long long)hugetlb_file_pos(vma, addr));
+	return -EOPNOTSUPP;
+}
+
+/*
+ * A private mapping of an MFD_HUGETLB memfd: whether the memfd has the
+ * huge page the mapping shows at @addr where it has no copy of its own.
+ */
+static bool hugetlb_has_page(struct vm_area_struct *vma, unsigned long addr)
+{
+	return xa_load(&vma->vm_file->f_mapping->i_pages,
+		       imgcr_hugetlb_index(hstate_vma(vma),
+					   hugetlb_file_pos(vma, addr)));
+}
+
+/*
+ * A private mapping of an MFD_HUGETLB memfd without an anon_vma has no
+ * copy of its own (hugetlb's copies always prepare one): it shows every
+ * huge page the memfd has, and the image carries none.  The memfd's page
+ * cache is looked at instead of faulting all of it into the task; one all
+ * zeros is refused (refuse_zero_memfd_page()).
+ */
+static int check_memfd_pages(struct dump_image *img,
+			     struct vm_area_struct *vma)
+{
+	struct hstate *h = hstate_vma(vma);
+	loff_t first = hugetlb_file_pos(vma, vma->vm_start);
+	pgoff_t idx = imgcr_hugetlb_index(h, first);
+	pgoff_t last = imgcr_hugetlb_index(h, hugetlb_file_pos(vma, vma->vm_end - 1));
+	struct folio_batch fbatch;
+	unsigned int i, n;
+	int ret = 0;
+
+	folio_batch_init(&fbatch);
+	while (!ret && (n = filemap_get_folios(vma->vm_file->f_mapping, &idx,
+					       last, &fbatch))) {
+		for (i = 0; i < n && !ret; i++) {
+			struct folio *folio = fbatch.folios[i];
+			loff_t pos = imgcr_hugetlb_pos(h, folio->index);
+
+			if (pos >= first && pos - first < vma->vm_end - vma->vm_start)
+				ret = refuse_zero_memfd_page(img, vma,
+							     vma->vm_start + (pos - first),
+							     folio);
+		}
+		folio_batch_release(&fbatch);
+		if (!ret && fatal_signal_pending(current))
+			ret = -EINTR;
+		cond_resched();
+	}
+	return ret;
+}
+
+/*
  * Anonymous memory: every page but those still all zero, which read back
  * the same from a fresh mapping (a transparent huge page makes a whole 2 MiB
  * present for one byte written; mlock(), MAP_POPULATE and
@@ -130,6 +219,14 @@ int dump_vma_pages(struct dump_image *img, struct vm_area_struct *vma)
 	bool hugetlb = is_vm_hugetlb_page(vma);
 	bool shmem = !anon && !hugetlb && vma->vm_file &&
 		     shmem_file(vma->vm_file);
+	/*
+	 * but a private mapping of an MFD_HUGETLB memfd: its copy-on-write
+	 * copies, each whole (the loader writes them over the memfd's
+	 * pages, which a zero page left out would show)
+	 */
+	bool cow_only = hugetlb && !(vma->vm_flags & VM_MAYSHARE) &&
+			strcmp(vma->vm_file->f_path.dentry->d_name.name,
+			       IMGCR_HUGETLB_ANON_FILE);
 	unsigned int gup_flags = FOLL_FORCE | FOLL_DUMP;
 	unsigned long addr = vma->vm_start;
 	struct page **batch;
@@ -141,6 +238,8 @@ int dump_vma_pages(struct dump_image *img, struct vm_area_struct *vma)
 
 	if (!vma->anon_vma && !hugetlb)
 		return 0;
+	if (!vma->anon_vma && cow_only)
+		return check_memfd_pages(img, vma);
 	img->new_run = true;	/* a PT_LOAD never spans two VMAs */
 	/* not what imgcr dump --live copies ahead (dump_skip_page()) */
 	img->run_anon = anon;
@@ -174,6 +273,21 @@ int dump_vma_pages(struct dump_image *img, struct vm_area_struct *vma)
 				    addr, n);
 			return n;
 		}
+		if (n == -EFAULT && cow_only && hugetlb_has_page(vma, addr)) {
+			/*
+			 * not a hole: the fault refused to show the memfd's
+			 * page (its copy lost to a failed copy-on-write in
+			 * the parent after fork(), HPAGE_RESV_UNMAPPED: the
+			 * task gets SIGBUS there), or a copy that could not
+			 * be read: restored, the memfd's page would show
+			 */
+			dump_refuse(img, task_pid_nr(img->task),
+				    "private mapping at %#lx of %s (MFD_HUGETLB): cannot read its page at %#lx, over a huge page of the memfd (offset %#llx) that it would show after a restore (its copy lost to a failed copy-on-write after fork(), or unreadable); not supported",
+				    vma->vm_start,
+				    vma->vm_file->f_path.dentry->d_name.name, addr,
+				    (unsigned long long)hugetlb_file_pos(vma, addr));
+			return n;
+		}
 		if (n <= 0) {	/* a hole or the zero page (FOLL_DUMP): skip it */
 			/*
 			 * a hugetlb hole is a whole huge page (FOLL_DUMP):
@@ -192,7 +306,15 @@ int dump_vma_pages(struct dump_image *img, struct vm_area_struct *vma)
 		ret = 0;
 		for (i = 0; i < n; i++) {
 			struct page *page = batch[i];
-			bool keep = !ret && wanted_page(anon || hugetlb, page);
+			bool keep = !ret && wanted_page((anon || hugetlb) &&
+						   !cow_only, page);
+
+			/* the memfd's own page: once per huge page */
+			if (!ret && cow_only && !PageAnon(page) &&
+			    IS_ALIGNED(addr + i * PAGE_SIZE, SZ_2M))
+				ret = refuse_zero_memfd_page(img, vma,
+							     addr + i * PAGE_SIZE,
+							     page_folio(page));
 
 			if (keep)
 				ret = dump_run_at(img, addr + i * PAGE_SIZE);

@@ -748,11 +748,11 @@ static int img_check_vmas(struct img *img)
 			}
 			/*
 			 * an MFD_HUGETLB memfd (given: img_open_file()):
-			 * shared, 2 MiB aligned, within its size (mmap()
-			 * would refuse, or grow it), no advice
+			 * 2 MiB aligned, within its size (mmap() would
+			 * refuse, or grow it), no advice
 			 */
 			if (f->id.flags & IMGCR_FILE_HUGETLB &&
-			    (!shared || !IS_ALIGNED(v->start, SZ_2M) ||
+			    (!IS_ALIGNED(v->start, SZ_2M) ||
 			     !IS_ALIGNED(v->end, SZ_2M) ||
 			     !IS_ALIGNED(v->pgoff, SZ_2M >> PAGE_SHIFT) ||
 			     v->flags & ~(IMGCR_VMA_SHARED |
@@ -1166,6 +1166,9 @@ static int img_check_loads(struct img *img)
 	u64 prev_end = 0;
 	unsigned int i;
 
+	img->loaded = bitmap_zalloc(img->task.nr_vmas, GFP_KERNEL);
+	if (!img->loaded)
+		return -ENOMEM;
 	for (i = 0; i < img->nphdrs; i++) {
 		const struct elf64_phdr *ph = &img->phdrs[i];
 
@@ -1186,6 +1189,16 @@ static int img_check_loads(struct img *img)
 		    v->kind > IMGCR_VMA_FILE)
 			goto bad;
 		/*
+		 * a private MFD_HUGETLB memfd mapping's copies: whole huge
+		 * pages (a part would mix the memfd's page with the image's)
+		 */
+		if (v->kind == IMGCR_VMA_FILE && !(v->flags & IMGCR_VMA_SHARED) &&
+		    img->files[v->file].id.flags & IMGCR_FILE_HUGETLB &&
+		    (!IS_ALIGNED(ph->p_vaddr, SZ_2M) ||
+		     !IS_ALIGNED(ph->p_filesz, SZ_2M)))
+			goto bad;
+		__set_bit(v - img->vmas, img->loaded);
+		/*
 		 * a shared file's contents are the file's, not the image's;
 		 * so are an MFD_HUGETLB memfd's (given filled)
 		 */
@@ -1200,6 +1213,68 @@ bad:
 		i, img->phdrs[i].p_vaddr, img->phdrs[i].p_filesz,
 		img->phdrs[i].p_offset);
 	return -EINVAL;
+}
+
+/*
+ * The huge pages a private mapping of an MFD_HUGETLB memfd, and a
+ * MAP_HUGETLB one (private or shared), reserve at their mmap() after the
+ * point of no return: all of them, or for MAP_NORESERVE those the image
+ * fills.  More than the pool has free and unreserved: refused now, as
+ * imgcr restore does (free_hugepages less resv_hugepages), rather than the
+ * task killed.  Only an early check (another process may take them in
+ * between).  The pool is found through a given memfd (2 MiB pages, the
+ * only size an image has): without one, MAP_HUGETLB mappings are left to
+ * imgcr restore's check.  Kept mappings (in place) are not mapped again.
+ */
+static int img_check_huge_pool(struct img *img)
+{
+	const struct elf64_phdr *ph = img->phdrs, *phend = ph + img->nphdrs;
+	unsigned long need = 0, free, resv, first, last, prev;
+	struct hstate *h = NULL;
+	unsigned int i;
+
+	for (i = 0; i < img->nr_files && !h; i++)
+		if (img->files[i].id.flags & IMGCR_FILE_HUGETLB &&
+		    img->files[i].file)
+			h = hstate_file(img->files[i].file);
+	if (!h)
+		return 0;
+	for (i = 0; i < img->task.nr_vmas; i++) {
+		const struct imgcr_vma *v = &img->vmas[i];
+		bool memfd = v->kind == IMGCR_VMA_FILE &&
+			     !(v->flags & IMGCR_VMA_SHARED) &&
+			     img->files[v->file].id.flags & IMGCR_FILE_HUGETLB;
+
+		if ((!memfd && !(v->flags & IMGCR_VMA_HUGETLB)) ||
+		    (img->kept && test_bit(i, img->kept)))
+			continue;
+		if (!(v->flags & IMGCR_VMA_NORESERVE)) {
+			need += (v->end - v->start) >> huge_page_shift(h);
+			continue;
+		}
+		/* the huge pages the PT_LOADs in it touch (sorted) */
+		prev = ULONG_MAX;
+		for (; ph < phend && (ph->p_type != PT_LOAD ||
+				      ph->p_vaddr < v->end); ph++) {
+			if (ph->p_type != PT_LOAD || ph->p_vaddr < v->start)
+				continue;
+			first = ph->p_vaddr >> huge_page_shift(h);
+			last = (ph->p_vaddr + ph->p_filesz - 1) >>
+			       huge_page_shift(h);
+			if (prev != ULONG_MAX && first <= prev)
+				first = prev + 1;
+			if (last >= first)
+				need += last - first + 1;
+			prev = last;
+		}
+	}
+	free = READ_ONCE(h->free_huge_pages);
+	resv = READ_ONCE(h->resv_huge_pages);
+	if (need <= free - min(free, resv))
+		return 0;
+	img_err(img, "its private MFD_HUGETLB memfd and MAP_HUGETLB mappings need %lu huge page(s) of %lu kB, and %lu are free and not reserved",
+		need, huge_page_size(h) >> 10, free - min(free, resv));
+	return -ENOMEM;
 }
 
 /* A file the image maps, opened with the caller's rights as it was. */
@@ -1227,7 +1302,9 @@ int img_reserve_huge(struct img *img)
 		unsigned long len = v->end - v->start, addr;
 		struct img_file *f;
 
+		/* a private one reserves its own, checked by imgcr restore */
 		if (v->kind != IMGCR_VMA_FILE ||
+		    !(v->flags & IMGCR_VMA_SHARED) ||
 		    v->flags & IMGCR_VMA_NORESERVE)
 			continue;
 		f = &img->files[v->file];
@@ -2614,6 +2691,8 @@ int img_parse(struct img *img)
 	if (!ret)
 		ret = img_check_loads(img);
 	if (!ret)
+		ret = img_check_huge_pool(img);
+	if (!ret)
 		ret = img_check_vdso(img, &slots[N_VDSO]);
 	if (!ret)
 		ret = img_check_xstate(img, slots[N_XSTATE].desc,
@@ -2647,6 +2726,7 @@ void img_free(struct img *img)
 		path_put(&img->root);
 	kvfree(img->keep);
 	bitmap_free(img->kept);
+	bitmap_free(img->loaded);
 	kvfree(img->vmas);
 	kvfree(img->xstate);
 	if (img->threads)	/* allocated with proc.nr_threads entries */

@@ -59,11 +59,26 @@ static unsigned long vma_mmap_prot(const struct imgcr_vma *v)
  * then mprotect()ed, as the task did: it keeps VM_ACCOUNT like the
  * original, so it does not merge with neighbours the original kept apart.
  */
-static bool map_writable_first(const struct imgcr_vma *v)
+static bool map_writable_first(const struct img *img, const struct imgcr_vma *v)
 {
-	/* shared huge pages: a write through FOLL_FORCE is refused */
-	return v->flags & (IMGCR_VMA_ACCOUNT | IMGCR_VMA_HUGETLB) &&
-	       !(v->prot & IMGCR_PROT_WRITE);
+	/*
+	 * huge pages (anonymous, or a private mapping of an MFD_HUGETLB
+	 * memfd): a write through FOLL_FORCE is refused
+	 */
+	bool huge = v->flags & IMGCR_VMA_HUGETLB ||
+		    (v->kind == IMGCR_VMA_FILE &&
+		     !(v->flags & IMGCR_VMA_SHARED) &&
+		     img->files[v->file].id.flags & IMGCR_FILE_HUGETLB);
+
+	if (v->prot & IMGCR_PROT_WRITE)
+		return false;
+	/*
+	 * huge pages only if there are pages to write: mprotect() would
+	 * count the mapping in VmData (RLIMIT_DATA), which the original
+	 * did not
+	 */
+	return v->flags & IMGCR_VMA_ACCOUNT ||
+	       (huge && test_bit(v - img->vmas, img->loaded));
 }
 
 /* Give a fresh anonymous VMA the page offset the original had. */
@@ -220,7 +235,7 @@ static int map_one(struct img *img, const struct imgcr_vma *v)
 		flags |= MAP_PRIVATE;
 	if (v->flags & IMGCR_VMA_NORESERVE)
 		flags |= MAP_NORESERVE;
-	if (map_writable_first(v))
+	if (map_writable_first(img, v))
 		prot |= PROT_WRITE;
 	if (v->kind == IMGCR_VMA_FILE) {
 		rofile = img->files[v->file].rofile;
@@ -383,7 +398,7 @@ static int fill_pages(struct img *img, bool shm_pass)
 		      img->files[v->file].file : NULL;
 		if (shm && img->files[v->file].given)
 			continue;	/* the caller's memfd, filled already */
-		writable = v->prot & IMGCR_PROT_WRITE || map_writable_first(v);
+		writable = v->prot & IMGCR_PROT_WRITE || map_writable_first(img, v);
 		kept = img->kept && test_bit(v - img->vmas, img->kept);
 		if (shm_pass != (shm && !kept))
 			continue;
@@ -531,7 +546,7 @@ static int drop_fill_write(struct img *img)
 		bool kept = img->kept && test_bit(i, img->kept);
 
 		/* a kept one gets exactly its protection (and loses the caller's) */
-		if (v->kind > IMGCR_VMA_FILE || (!map_writable_first(v) && !kept))
+		if (v->kind > IMGCR_VMA_FILE || (!map_writable_first(img, v) && !kept))
 			continue;
 		ret = img_call_sys(imgcr_sys_mprotect, v->start,
 				   v->end - v->start, vma_mmap_prot(v), 0);

@@ -128,6 +128,7 @@ struct img {
 	struct img_keep *keep;		/* argv "--imgcr-keep=", sorted */
 	unsigned int nr_keep;		/* non-zero: restore in place */
 	unsigned long *kept;		/* bitmap over vmas: the kept ones */
+	unsigned long *loaded;		/* bitmap over vmas: those with a PT_LOAD */
 	struct path root;		/* argv "--imgcr-root=": where mapped files are */
 	bool has_root;
 	struct file *exe;		/* denied writes until it becomes mm->exe_file */

@@ -11,6 +11,8 @@
  *   nophdr     e_phnum = 0
  *   poffset    every segment's p_offset points past the end of the file
  *   pfilesz    every segment's p_filesz is huge
+ *   phalf:ADDR the PT_LOAD at p_vaddr ADDR (strtoull, base 0) gets half its
+ *              size (a page multiple): no longer whole huge pages
  *   namesz     first note of every PT_NOTE: n_namesz = 0xffffffff
  *   descsz     first note of every PT_NOTE: n_descsz = 0xfffffff0
  * and two that keep the file well-formed but ask for what no loader here
@@ -227,6 +229,16 @@ int main(int argc, char **argv)
 				ph[i].p_offset = size + ((uint64_t)1 << 40);
 			else
 				ph[i].p_filesz = (uint64_t)1 << 60;
+			done = 1;
+		}
+	} else if (!strncmp(m, "phalf:", 6)) {
+		uint64_t at = strtoull(m + 6, NULL, 0);
+
+		done = 0;
+		for (int i = 0; i < nph; i++) {
+			if (ph[i].p_type != PT_LOAD || ph[i].p_vaddr != at || ph[i].p_filesz < 8192)
+				continue;
+			ph[i].p_filesz = ph[i].p_memsz = (ph[i].p_filesz / 2) & ~(uint64_t)4095;
 			done = 1;
 		}
 	} else if (!strcmp(m, "namesz") || !strcmp(m, "descsz")) {

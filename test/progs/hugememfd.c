@@ -8,11 +8,18 @@
  * 2 MiB + 5000 through the mapping (the rest stays zero), sets its mode
  * 0640 and the seals F_SEAL_SHRINK | F_SEAL_GROW.  "hugememfd fork": a
  * child (forked after, with the fd and both mappings) shares it.
- * "hugememfd private": the memfd mapped MAP_PRIVATE as well; "hugememfd file
+ * "hugememfd private": the memfd mapped MAP_PRIVATE as well, whole: its
+ * first huge page written through it ("private" at 100, the 4 KiB at 8192
+ * zeroed: a copy-on-write copy, one piece all zeros over the memfd's
+ * "third"), then "after cow" written through the shared mapping at 300 (the
+ * memfd's alone), the private mapping made read-only; checked after: the
+ * copy as it was (not the memfd's 300 nor its 8192), the second page still
+ * the memfd's (a write through the shared mapping shows in it), made
+ * writable again a write stays private.  "hugememfd file
  * PATH": a file PATH of a hugetlbfs mount instead, no seals; "hugememfd
  * big": also a memfd "big" of 1 TiB, no page in it; "hugememfd odd": also
  * a memfd "odd" of 2 MiB + 4 KiB (fallocate() without KEEP_SIZE) (the dump
- * must refuse all four).  "hugememfd rdonly": the fd opened again
+ * must refuse these three).  "hugememfd rdonly": the fd opened again
  * read-only (through /proc/self/fd) in its place once mapped: the
  * mappings, made through the read-write fd, may still be written
  * (VM_MAYWRITE); checked after: the fd is read-only, the read-only
@@ -121,10 +128,35 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	/*
+	 * "privzero": also a memfd "privzero" of 4 MiB mapped MAP_PRIVATE,
+	 * its first huge page written through that mapping (a copy), its
+	 * second fallocate()d (present, all zeros); "privread": the same, no
+	 * copy, the second page read through a shared mapping instead (which
+	 * makes it present): the dump must refuse both
+	 */
+	if (argc > 1 && (!strcmp(argv[1], "privzero") || !strcmp(argv[1], "privread"))) {
+		int z = !strcmp(argv[1], "privzero");
+		char *zs, *zp;
+
+		extra = memfd_create(argv[1], MFD_HUGETLB);
+		zs = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, extra, 0);
+		zp = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE, extra, 0);
+		if (extra < 0 || ftruncate(extra, SIZE) || zs == MAP_FAILED || zp == MAP_FAILED ||
+		    (z && fallocate(extra, FALLOC_FL_KEEP_SIZE, HUGE, HUGE))) {
+			say("BAD setup of %s: %s\n", argv[1], strerror(errno));
+			return 1;
+		}
+		if (z)
+			memcpy(zp, "copy", 4);
+		else if (*(volatile char *)(zs + HUGE))
+			return 1;
+		say("%s %p\n", argv[1], (void *)zp);
+	}
 	map = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	ro = mmap(NULL, HUGE, PROT_READ, MAP_SHARED, fd, HUGE);
 	if (private)
-		priv = mmap(NULL, HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+		priv = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
 	if (map == MAP_FAILED || ro == MAP_FAILED || priv == MAP_FAILED || fchmod(fd, 0640) ||
 	    (!file && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW))) {
 		say("BAD setup: %s\n", strerror(errno));
@@ -133,6 +165,16 @@ int main(int argc, char **argv)
 	memcpy(map, "huge one", 8);
 	memcpy(map + 8192, "third", 5);
 	memcpy(map + HUGE + 5000, "second", 6);
+	if (private) {
+		/* a copy of the first huge page; its 4 KiB at 8192 all zeros */
+		memcpy(priv + 100, "private", 7);
+		memset(priv + 8192, 0, 4096);
+		memcpy(map + 300, "after cow", 9);
+		if (mprotect(priv, SIZE, PROT_READ)) {
+			say("BAD setup: mprotect: %s\n", strerror(errno));
+			return 1;
+		}
+	}
 	if (rdonly) {
 		char path[64];
 		int r;
@@ -165,6 +207,27 @@ int main(int argc, char **argv)
 	}
 	while (access("restored", F_OK))
 		usleep(50000);
+	if (private) {
+		/* the memfd's "after cow" at 300 is not in the private copy */
+		check(!memcmp(map + 300, "after cow", 9), "memfd", "'%.9s' at 300", map + 300);
+		memcpy(map + 300, "\0\0\0\0\0\0\0\0\0", 9);
+		check(!memcmp(priv, "huge one", 8) && !memcmp(priv + 100, "private", 7) &&
+		      !nonzero(priv, HUGE, 0) && !priv[300] && !priv[8192], "private copy",
+		      "'%.8s' '%.7s', %ld nonzero samples, at 300 '%.9s', at 8192 '%.5s'", priv,
+		      priv + 100, nonzero(priv, HUGE, 0), priv + 300, priv + 8192);
+		check(!memcmp(priv + HUGE + 5000, "second", 6), "private shared page",
+		      "'%.6s' at 2 MiB + 5000", priv + HUGE + 5000);
+		memcpy(map + HUGE + 400, "shared on", 9);
+		check(!memcmp(priv + HUGE + 400, "shared on", 9), "private shared page",
+		      "a write through the memfd: '%.9s'", priv + HUGE + 400);
+		memset(map + HUGE + 400, 0, 9);
+		check(!mprotect(priv, SIZE, PROT_READ | PROT_WRITE), "private", "mprotect: %s",
+		      strerror(errno));
+		memcpy(priv + 600, "mine", 4);
+		memcpy(priv + HUGE + 600, "mine too", 8);
+		check(map[600] == 0 && map[HUGE + 600] == 0, "private", "writes stay private: '%.4s' '%.8s'",
+		      map + 600, map + HUGE + 600);
+	}
 	same("parent", fd, map, ro);
 	if (kid && read(back[0], &c, 1) != 1)	/* the child has checked */
 		return 1;

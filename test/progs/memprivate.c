@@ -151,17 +151,20 @@ static long huge_diff(const char *p, char tag)
  * MAP_HUGETLB mapping, marked; after the restore checks the marks, the
  * page size and kind (smaps), then that a child's write reaches the shared
  * one and not the private one.  "memprivate hugefd": an MFD_HUGETLB memfd
- * mapped shared, its fd closed; "hugefork": the shared one only, shared
- * with a child (the dump must refuse both).
+ * mapped shared, its fd closed; "hugefdpriv": the same mapped private;
+ * "hugefork": the shared one only, shared with a child (the dump must
+ * refuse these three).
  */
 static int huge(int memfd)
 {
-	int fd = memfd == 1 ? memfd_create("huge", MFD_HUGETLB) : -1, st = 0;
-	int sized = memfd != 1 || (fd >= 0 && !ftruncate(fd, HUGE));
+	int file = memfd == 1 || memfd == 3;
+	int fd = file ? memfd_create("huge", MFD_HUGETLB) : -1, st = 0;
+	int sized = !file || (fd >= 0 && !ftruncate(fd, HUGE));
 	char *p = memfd ? NULL : mmap(NULL, HUGE, PROT_READ | PROT_WRITE,
 				      MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
 	char *s = mmap(NULL, HUGE, PROT_READ | PROT_WRITE,
-		       MAP_SHARED | (memfd == 1 ? 0 : MAP_ANONYMOUS | MAP_HUGETLB), fd, 0);
+		       (memfd == 3 ? MAP_PRIVATE : MAP_SHARED) |
+		       (file ? 0 : MAP_ANONYMOUS | MAP_HUGETLB), fd, 0);
 	char line[512];
 	long d;
 	pid_t kid;
@@ -297,6 +300,8 @@ int main(int argc, char **argv)
 		return huge(0);
 	if (argc > 1 && !strcmp(argv[1], "hugefd"))
 		return huge(1);
+	if (argc > 1 && !strcmp(argv[1], "hugefdpriv"))
+		return huge(3);
 	if (argc > 1 && !strcmp(argv[1], "hugefork"))
 		return huge(2);
 	if (argc > 1 && !strcmp(argv[1], "hugebig"))

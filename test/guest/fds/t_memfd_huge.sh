@@ -26,10 +26,22 @@
 # (--imgcr-ids alone) leaves no page reserved on the caller's memfd; and
 # from a vfork child (the loader's reservation mapping would be in the
 # parent's memory) refused, its reason in the kernel log.
-# memfd_huge-private: the memfd also mapped MAP_PRIVATE: refused at dump,
-# naming pid, address, memfd and reason; the task goes on.
+# memfd_huge-private: the same, the memfd also mapped MAP_PRIVATE whole (a
+# third mapping, outside: made read-only, the same after): the huge page
+# written through it (a copy-on-write copy with 4 KiB of zeros over the
+# memfd's data, and a write through the memfd after the copy) comes back
+# as it was, the other still the memfd's (a write through the memfd shows
+# in it); made writable again its writes stay private.  Its image with that
+# page's PT_LOAD cut to half a huge page (corrupt phalf): refused by the
+# loader (invalid memory segment), the caller going on; the image with
+# one huge page free (the private mapping reserves 2): refused by the
+# loader before the point of no return, naming the pages.
 # memfd_huge-hugefile: a file of a hugetlbfs mount mapped shared the same
 # way: refused at dump, naming pid, address, kind and reason.
+# memfd_huge-privzero, -privread: a private mapping of another memfd over
+# its huge page present but all zeros (fallocate()d; read through a shared
+# mapping, no copy in the private one): refused at dump, naming pid,
+# address and offset (a restored memfd would have a hole there).
 # memfd_huge-big, -odd: also a huge page memfd of 1 TiB (no page: more
 # than the pool could hold; its dump would read it all) or of 2 MiB + 4 KiB
 # (not whole pages): refused at dump, naming pid, fd and size; the task goes on.
@@ -58,17 +70,19 @@ start() {
 	[ -n "$kid" ] && track $kid
 }
 
-# outside PID WHEN: its huge buf mappings (2, 2048 kB pages, of its fd's inode)
+# outside PID WHEN: its huge buf mappings ($nmaps, 2048 kB pages, of its fd's inode)
 outside() {
 	ino=$(stat -L -c %i /proc/$1/fd/$fd)
 	hugelines $1 > $2.$1
-	[ "$(grep -c ' 2048$' $2.$1)" = 2 ] || fail "$2: $1's huge page mappings: $(tr '\n' '|' < $2.$1)"
+	[ "$(grep -c ' 2048$' $2.$1)" = $nmaps ] || fail "$2: $1's huge page mappings: $(tr '\n' '|' < $2.$1)"
 	awk -v i=$ino '$4 != i { exit 1 }' $2.$1 ||
 		fail "$2: $1 maps another inode than its fd's ($ino): $(tr '\n' '|' < $2.$1)"
 }
 
 run() {
 	mkdir $1 && cd $1 || fail "mkdir $1"
+	nmaps=2
+	[ "$1" = private ] && nmaps=3
 	start ${2:-}
 	for p in $pid $kid; do outside $p before; done
 	imgcr dump -t $pid -D d 2> dump.err || fail "dump: $(tr '\n' '|' < dump.err)"
@@ -76,7 +90,7 @@ run() {
 	if [ "$1" = nopages ]; then
 		echo 0 > /proc/sys/vm/nr_hugepages
 		imgcr restore -D d > restore.out 2> restore.err && fail "the restore without huge pages succeeded"
-		grep -q "the tree needs 2 huge page(s) of 2048 kB (0 for MAP_HUGETLB mappings, 2 for MFD_HUGETLB memfds: pid $pid fd $fd: /memfd:huge buf (MFD_HUGETLB) needs 2 of them) and 0 are free" restore.err ||
+		grep -q "the tree needs 2 huge page(s) of 2048 kB (0 for MAP_HUGETLB and private MFD_HUGETLB mappings, 2 for MFD_HUGETLB memfds: pid $pid fd $fd: /memfd:huge buf (MFD_HUGETLB) needs 2 of them) and 0 are free" restore.err ||
 			fail "message: $(tr '\n' '|' < restore.err)"
 		[ -d /proc/$pid ] && fail "a task $pid is left after the failed restore"
 		info "$(grep -m1 'huge page' restore.err | cut -c1-200)"
@@ -109,6 +123,28 @@ run() {
 			fail "exec from a vfork child: no reason in the kernel log: $(dmesg_since | tail -n 3 | tr '\n' '|')"
 		[ -d /proc/$pid ] && fail "a task $pid is left after the refused exec"
 	fi
+	if [ "$1" = private ]; then
+		# the copy's PT_LOAD cut to half a huge page: the loader refuses
+		# it before the point of no return, the caller goes on
+		priv=$(sed -n 's/^fd .* private \(0x[0-9a-f]*\)$/\1/p' out)
+		corrupt d/core-$pid.img c.img phalf:$priv 2> c.err || fail "corrupt phalf:$priv: $(cat c.err)"
+		chmod +x c.img
+		dmesg_mark
+		hugememfd give tryexec c.img --imgcr-shmfd=0:9,1:9,2:9,3:9,4:9,5:9,6:9,7:9,8:9,9:9 > give.out 2>&1
+		grep -q '^tryexec: execve failed' give.out || fail "exec with half a huge page: $(tr '\n' '|' < give.out)"
+		dmesg_since | grep -q "invalid memory segment (program header [0-9]*, $priv+0x100000 " ||
+			fail "exec with half a huge page: no reason in the kernel log: $(dmesg_since | tail -n 3 | tr '\n' '|')"
+		# one huge page free, the private mapping reserves 2 at mmap()
+		# after the point of no return: refused before it
+		echo 1 > /proc/sys/vm/nr_hugepages
+		chmod +x d/core-$pid.img
+		dmesg_mark
+		hugememfd give tryexec d/core-$pid.img --imgcr-shmfd=0:9,1:9,2:9,3:9,4:9,5:9,6:9,7:9,8:9,9:9 > give2.out 2>&1
+		grep -q '^tryexec: execve failed' give2.out || fail "exec with 1 huge page free: $(tr '\n' '|' < give2.out)"
+		dmesg_since | grep -q "private MFD_HUGETLB memfd and MAP_HUGETLB mappings need 2 huge page(s) of 2048 kB, and 1 are free and not reserved" ||
+			fail "exec with 1 huge page free: no reason in the kernel log: $(dmesg_since | tail -n 3 | tr '\n' '|')"
+		echo 4 > /proc/sys/vm/nr_hugepages
+	fi
 	imgcr restore -D d > restore.out 2> restore.err &
 	rpid=$!
 	track $rpid
@@ -138,15 +174,6 @@ huge_refused() {
 	wait_gone $pid 10
 }
 
-private() {
-	mkdir private && cd private || fail "mkdir private"
-	start private
-	addr=$(sed -n 's/^fd .* private 0x\([0-9a-f]*\)$/\1/p' out)
-	huge_refused "of a private mapping of an MFD_HUGETLB memfd" \
-		"pid $pid.*hugetlb mapping at 0x$addr (private, memfd:huge buf, 2048 kB pages): a private mapping of an MFD_HUGETLB memfd is not supported"
-	pass "$(head -n 1 dump.err | cut -c1-200)"
-}
-
 hugefile() {
 	mkdir hugefile && cd hugefile || fail "mkdir hugefile"
 	mkdir mnt && mount -t hugetlbfs -o pagesize=2M none mnt || fail "cannot mount hugetlbfs"
@@ -154,7 +181,7 @@ hugefile() {
 	# the lowest mapping, the first refused: the read-only one, made last
 	addr=$(sed -n 's/^fd [0-9]* map 0x[0-9a-f]* ro 0x\([0-9a-f]*\) .*/\1/p' out)
 	huge_refused "of a mapped file of a hugetlbfs mount" \
-		"pid $pid.*hugetlb mapping at 0x$addr (shared, a hugetlbfs file, 2048 kB pages): only MAP_HUGETLB memory and shared MFD_HUGETLB memfds are supported"
+		"pid $pid.*hugetlb mapping at 0x$addr (shared, a hugetlbfs file, 2048 kB pages): only MAP_HUGETLB memory and MFD_HUGETLB memfds are supported"
 	umount mnt
 	pass "$(head -n 1 dump.err | cut -c1-200)"
 }
@@ -168,6 +195,19 @@ refused() {
 		"pid $pid fd [0-9]*: memfd /memfd:$1 (deleted): of huge pages (MFD_HUGETLB), $2"
 	pass "$(head -n 1 dump.err | cut -c1-200)"
 }
+# privzero/privread: a private mapping showing a present all-zero huge page
+# of the memfd (fallocate()d, or read through a shared mapping), which a
+# restored memfd (zeros left out) would not have: the mapping would stop
+# following the memfd there.  Refused at dump, naming pid, address, offset.
+privzero() {
+	mkdir $1 && cd $1 || fail "mkdir $1"
+	start $1
+	addr=$(sed -n "s/^$1 0x\([0-9a-f]*\)$/\1/p" out)
+	[ -n "$addr" ] || fail "no address: $(tr '\n' '|' < out)"
+	huge_refused "with the memfd '$1' mapped privately" \
+		"pid $pid.*private mapping at 0x$addr of memfd:$1 (MFD_HUGETLB) shows at 0x[0-9a-f]* a huge page of the memfd (offset 0x200000) that is present but all zeros"
+	pass "$(head -n 1 dump.err | cut -c1-200)"
+}
 big() { refused big "its size 1099511627776 needs 524288 pages of 2048 kB, more than this system's pool can hold"; }
 odd() { refused odd "its size 2101248 is not whole pages of 2048 kB"; }
 
@@ -175,8 +215,10 @@ subtest memfd_huge "run main"
 subtest memfd_huge-fork "run fork fork"
 subtest memfd_huge-rdonly "run rdonly rdonly"
 subtest memfd_huge-nopages "run nopages"
-subtest memfd_huge-private private
+subtest memfd_huge-private "run private private"
 subtest memfd_huge-hugefile hugefile
+subtest memfd_huge-privzero "privzero privzero"
+subtest memfd_huge-privread "privzero privread"
 subtest memfd_huge-big big
 subtest memfd_huge-odd odd
 echo $OLDHP > /proc/sys/vm/nr_hugepages

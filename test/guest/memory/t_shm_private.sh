@@ -24,6 +24,8 @@
 # shm_private-hugefd: an MFD_HUGETLB memfd mapped shared, its fd closed:
 # refused at dump, naming pid, address and memfd (only imgcr restore makes
 # one again, from an fd: t_memfd_huge); the task goes on.
+# shm_private-hugefdpriv: the same mapped private (its contents would be
+# lost): refused at dump the same way.
 # shm_private-hugefork: a shared MAP_HUGETLB mapping shared with a child
 # (fork()): refused at dump (restored, the two would map two objects).
 # shm_private-hugebig: 256 GiB of private MAP_HUGETLB|MAP_NORESERVE memory,
@@ -117,17 +119,21 @@ huge() {
 	pass "$(grep -c '^ok' out) checks ok; $(tr '\n' '|' < after.maps)"
 }
 
+# hugefd [hugefdpriv]: the memfd mapped shared (private), its fd closed
 hugefd() {
-	mkdir hugefd && cd hugefd || fail "mkdir hugefd"
+	kind=${1:-hugefd}
+	mkdir $kind && cd $kind || fail "mkdir $kind"
 	old=$(cat /proc/sys/vm/nr_hugepages)
 	echo 2 > /proc/sys/vm/nr_hugepages
-	memprivate hugefd > out 2> mp.err &
+	memprivate $kind > out 2> mp.err &
 	pid=$!
 	track $pid
-	wait_line out '^ready' 20 || fail "memprivate hugefd did not start: $(cat out mp.err | tr '\n' '|')"
+	wait_line out '^ready' 20 || fail "memprivate $kind did not start: $(cat out mp.err | tr '\n' '|')"
 	addr=$(sed -n 's/^shared 0x\([0-9a-f]*\)$/\1/p' out)
+	how=shared
+	[ $kind = hugefdpriv ] && how=private
 	dump_refused $pid "of a MFD_HUGETLB memfd mapping" \
-		"pid $pid.*shared hugetlb mapping at 0x$addr of memfd:huge (MFD_HUGETLB), of which it holds no fd open for reading"
+		"pid $pid.*$how hugetlb mapping at 0x$addr of memfd:huge (MFD_HUGETLB), of which it holds no fd open for reading"
 	touch restored
 	wait_gone $pid 10
 	echo $old > /proc/sys/vm/nr_hugepages
@@ -209,6 +215,7 @@ subtest shm_private main
 subtest shm_private-nofd nofd
 subtest shm_private-huge huge
 subtest shm_private-hugefd hugefd
+subtest shm_private-hugefdpriv "hugefd hugefdpriv"
 subtest shm_private-hugefork hugefork
 subtest shm_private-hugebig hugebig
 subtest shm_private-sparse sparse
