@@ -37,6 +37,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +69,7 @@ void cgm_free(struct tree *t)
 	}
 	free(t->hostcg->cgs);
 	free(t->hostcg->mnt);
+	free(t->hostcg->fd);
 	free(t->hostcg);
 	t->hostcg = NULL;
 }
@@ -502,11 +504,30 @@ out:
 	return ret;
 }
 
-int cgm_restore(struct tree *t, const pid_t *host)
+/* the cgroup task @i is born in: its parent's (moved first), the restorer's for the root */
+static int born_in(const struct tree *t, int i, int own)
+{
+	const struct tree_task *p = t->tasks[i].pid == t->root ? NULL : tree_find(t, t->tasks[i].ppid);
+
+	return p && p->cg ? p->cg - 1 : own;
+}
+
+static void cgm_close(struct cg_host *h)
+{
+	int i;
+
+	for (i = 0; h->fd && i < h->ncgs; i++)
+		if (h->fd[i] >= 0)
+			close(h->fd[i]);
+	free(h->fd);
+	h->fd = NULL;
+}
+
+int cgm_prepare(struct tree *t, int base)
 {
 	struct cg_host *h = t->hostcg;
-	char *own = NULL, *checked = NULL, dir[PATH_MAX * 2], path[PATH_MAX * 2 + 16], pid[16];
-	int i, g, root = -1, e, ret = -1;
+	char *own = NULL, *checked = NULL, dir[PATH_MAX * 2], path[PATH_MAX * 2 + 16];
+	int i, g, root = -1, ownidx, fd, e, ret = -1;
 
 	if (!h || !h->ncgs)
 		return 0;	/* an image made before membership was dumped */
@@ -516,13 +537,17 @@ int cgm_restore(struct tree *t, const pid_t *host)
 		pr_err("restore failed: imgcr's own cgroup cannot be read" IGNORE_HINT);
 		return -1;
 	}
+	ownidx = cgm_find(h, own);
 	free(h->mnt);
 	h->mnt = cg_mount();
 	checked = calloc(h->ncgs, 1);
-	if (!checked) {
+	h->fd = malloc(h->ncgs * sizeof(*h->fd));
+	if (!checked || !h->fd) {
 		pr_err("out of memory");
 		exit(1);
 	}
+	for (i = 0; i < h->ncgs; i++)
+		h->fd[i] = -1;
 	i = tree_index(t, t->root);
 	if (i >= 0)
 		root = t->tasks[i].cg - 1;
@@ -545,7 +570,7 @@ int cgm_restore(struct tree *t, const pid_t *host)
 			       dpid, h->cgs[g].path, root >= 0 ? h->cgs[root].path : "?", own);
 			goto out;
 		}
-		if (!strcmp(h->cgs[g].path, own))
+		if (g == born_in(t, i, ownidx) || (born_in(t, i, ownidx) < 0 && !strcmp(h->cgs[g].path, own)))
 			continue;	/* born there */
 		if (!h->mnt) {
 			pr_err("restore failed: pid %d: in cgroup %s at the dump, and imgcr sees no cgroup2 mount to put it back" IGNORE_HINT,
@@ -554,18 +579,32 @@ int cgm_restore(struct tree *t, const pid_t *host)
 		}
 		if (cgm_make(h, g, dpid) || cgm_same(h, g, own, checked, dpid))
 			goto out;
+		if (h->fd[g] >= 0)
+			continue;
+		/* the task writes "0" (itself) to it first thing (cgm_enter) */
 		cg_path(h, &h->cgs[g], dir, sizeof(dir));
 		snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-		snprintf(pid, sizeof(pid), "%d", host[i]);
-		if (host[i] <= 0 || write_text(path, pid)) {
-			e = host[i] <= 0 ? ESRCH : errno;
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd >= 0 && fd < base) {
+			h->fd[g] = fcntl(fd, F_DUPFD_CLOEXEC, base);
+			e = errno;
+			close(fd);
+			fd = h->fd[g];
+			errno = e;
+		}
+		h->fd[g] = fd;
+		if (fd < 0) {
+			e = errno;
 			pr_err("restore failed: pid %d: cannot put it back in its cgroup %s: %s%s" IGNORE_HINT,
 			       dpid, h->cgs[g].path, strerror(e), why(e));
 			goto out;
 		}
-		pr_debug("pid %d: in cgroup %s again", dpid, h->cgs[g].path);
 	}
-	/* the cgroups made, their tasks in: controllers parents first, then limits */
+	/*
+	 * the cgroups made, no task in them yet: controllers parents first,
+	 * then the limits (but pids.max, cgm_restore()), so that each task's
+	 * memory is charged under them from its first page
+	 */
 	for (i = 0; i < h->ncgs; i++) {
 		if (!h->cgs[i].made)
 			continue;
@@ -577,14 +616,172 @@ int cgm_restore(struct tree *t, const pid_t *host)
 		if (!h->cgs[i].made)
 			continue;
 		cg_path(h, &h->cgs[i], dir, sizeof(dir));
-		if (cg_set_limits(&h->cgs[i], dir))
+		if (cg_set_limits_some(&h->cgs[i], dir, CG_LIM_NOT_PIDS))
 			goto out;
-		pr_info("cgroup %s made again, with its dumped limits", h->cgs[i].path);
 	}
 	ret = 0;
 out:
+	if (ret)
+		cgm_cleanup(t);
 	free(checked);
 	free(own);
+	return ret;
+}
+
+int cgm_enter(const struct tree *t, int ti, char *err, size_t len)
+{
+	const struct cg_host *h = t->hostcg;
+	const struct tree_task *k = &t->tasks[ti];
+	static pid_t entered;
+
+	if (!h || !h->fd || k->zombie || !k->cg || h->fd[k->cg - 1] < 0 || entered == getpid())
+		return 0;
+	if (write(h->fd[k->cg - 1], "0", 1) != 1) {
+		snprintf(err, len, "cannot enter its cgroup %s: %s", h->cgs[k->cg - 1].path,
+			 strerror(errno));
+		return -1;
+	}
+	entered = getpid();
+	return 0;
+}
+
+/* a cgroup file's number; @dflt if absent, ULLONG_MAX for "max" */
+static unsigned long long cg_num(const char *dir, const char *file, unsigned long long dflt)
+{
+	char path[PATH_MAX * 2 + 32], *v;
+	unsigned long long n = dflt;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	v = cg_read_line(path);
+	if (v)
+		n = strcmp(v, "max") ? strtoull(v, NULL, 10) : ULLONG_MAX;
+	free(v);
+	return n;
+}
+
+/* free swap, bytes (/proc/meminfo SwapFree) */
+static unsigned long long swap_free(void)
+{
+	char *text = read_text("/proc/meminfo", NULL), *p;
+	unsigned long long kb = 0;
+
+	p = text ? strstr(text, "\nSwapFree:") : NULL;
+	if (p)
+		kb = strtoull(p + 10, NULL, 10);
+	free(text);
+	return kb * 1024;
+}
+
+static unsigned long long sub0(unsigned long long a, unsigned long long b)
+{
+	return a > b ? a - b : 0;
+}
+
+/*
+ * Every cgroup a task is in or below (but "/"): what it holds now plus the
+ * image data its tasks have still to load must fit under its memory.max
+ * with the swap it may use (memory.swap.max, the free swap); 0, or -1
+ * (printed, naming the cgroup and the sizes)
+ */
+static int cgm_fits(const struct tree *t, const pid_t *host, const unsigned long long *pending)
+{
+	const struct cg_host *h = t->hostcg;
+	unsigned long long *need, max, cur, smax, scur, sw = 0, avail;
+	char dir[PATH_MAX * 2], parent[PATH_MAX];
+	int i, g, *who, ret = -1, sw_read = 0;
+
+	need = calloc(h->ncgs, sizeof(*need));
+	who = calloc(h->ncgs, sizeof(*who));
+	if (!need || !who) {
+		pr_err("out of memory");
+		exit(1);
+	}
+	for (i = 0; i < t->ntasks; i++) {
+		const struct tree_task *k = &t->tasks[i];
+
+		for (g = k->zombie ? 0 : k->cg - 1; g > 0;) {
+			need[g] += pending[i];
+			if (!who[g])
+				who[g] = k->dump_pid ? k->dump_pid : k->pid;
+			snprintf(parent, sizeof(parent), "%s", h->cgs[g].path);
+			parent_of(parent);
+			g = cgm_find(h, parent);
+		}
+	}
+	for (g = 1; g < h->ncgs; g++) {
+		if (!need[g])
+			continue;
+		cg_path(h, &h->cgs[g], dir, sizeof(dir));
+		max = cg_num(dir, "memory.max", ULLONG_MAX);
+		if (max == ULLONG_MAX)
+			continue;
+		cur = cg_num(dir, "memory.current", 0);
+		smax = cg_num(dir, "memory.swap.max", ULLONG_MAX);
+		scur = cg_num(dir, "memory.swap.current", 0);
+		if (!sw_read) {
+			sw = swap_free();
+			sw_read = 1;
+		}
+		avail = sub0(max, cur) + (smax == ULLONG_MAX ? sw : (sub0(smax, scur) < sw ? sub0(smax, scur) : sw));
+		pr_debug("cgroup %s: memory.max %llu, current %llu, the images' data to load %llu, swap it may use %llu",
+			 h->cgs[g].path, max, cur, need[g], avail - sub0(max, cur));
+		if (need[g] > avail) {
+			pr_err("restore failed: cgroup %s (pid %d's): memory.max is %llu bytes, %llu in use, and the tree's images there have %llu bytes of data still to load (swap it may use: %llu bytes): the tree cannot fit",
+			       h->cgs[g].path, who[g], max, cur, need[g], avail - sub0(max, cur));
+			goto out;
+		}
+	}
+	(void)host;
+	ret = 0;
+out:
+	free(need);
+	free(who);
+	return ret;
+}
+
+int cgm_restore(struct tree *t, const pid_t *host, const unsigned long long *pending)
+{
+	struct cg_host *h = t->hostcg;
+	char dir[PATH_MAX * 2], *cg;
+	int i, g, ret = -1;
+
+	if (!h || !h->ncgs || cgm_ignore)
+		return 0;
+	/* every task where it belongs: it moved itself (cgm_enter) or was born there */
+	for (i = 0; i < t->ntasks && !cg_caller_base; i++) {
+		const struct tree_task *k = &t->tasks[i];
+		pid_t dpid = k->dump_pid ? k->dump_pid : k->pid;
+
+		if (k->zombie || !k->cg)
+			continue;
+		g = k->cg - 1;
+		if (host[i] <= 0 || cg_task_cgroup_host(host[i], &cg)) {
+			pr_err("restore failed: pid %d: its cgroup cannot be read", dpid);
+			goto out;
+		}
+		if (strcmp(cg, h->cgs[g].path)) {
+			pr_err("restore failed: pid %d: in cgroup %s, not its %s" IGNORE_HINT, dpid, cg,
+			       h->cgs[g].path);
+			free(cg);
+			goto out;
+		}
+		free(cg);
+		pr_debug("pid %d: in cgroup %s again", dpid, h->cgs[g].path);
+	}
+	/* the tasks in: pids.max (the restore's keepers are gone after the go byte) */
+	for (i = 0; i < h->ncgs; i++) {
+		if (!h->cgs[i].made)
+			continue;
+		cg_path(h, &h->cgs[i], dir, sizeof(dir));
+		if (cg_set_limits_some(&h->cgs[i], dir, CG_LIM_PIDS))
+			goto out;
+		pr_info("cgroup %s made again, with its dumped limits", h->cgs[i].path);
+	}
+	if (h->mnt && pending && cgm_fits(t, host, pending))
+		goto out;
+	ret = 0;
+out:
+	cgm_close(h);
 	return ret;
 }
 
@@ -594,6 +791,8 @@ void cgm_cleanup(struct tree *t)
 	char dir[PATH_MAX * 2];
 	int i;
 
+	if (h)
+		cgm_close(h);
 	for (i = h ? h->ncgs - 1 : -1; i >= 0; i--) {
 		if (!h->cgs[i].made)
 			continue;

@@ -69,6 +69,13 @@ int cg_enable(const struct cg *g, const char *dir);
  * the exec refused: the image's pages are not counted); 0 or -1 (printed)
  */
 int cg_set_limits(const struct cg *g, const char *dir);
+/*
+ * The same, some of them: cgmember.c writes all but pids.max before the
+ * tasks are forked into the cgroup (the restore's keepers count too), and
+ * pids.max once every task is in
+ */
+enum { CG_LIM_ALL, CG_LIM_NOT_PIDS, CG_LIM_PIDS };
+int cg_set_limits_some(const struct cg *g, const char *dir, int which);
 /* A failed restore: cgroup @dir (made by it) emptied (cgroup.kill, 2 s) and removed; 0 or -1 (warned) */
 int cg_remove(const char *dir);
 void cg_free_one(struct cg *g);
@@ -82,6 +89,7 @@ struct cg_host {
 	int ncgs;
 	struct cg *cgs;		/* absolute paths, parents first; [0] is "/" */
 	char *mnt;		/* restore: imgcr's cgroup2 mount */
+	int *fd;		/* restore: per cgroup, its cgroup.procs open for the tasks to enter (-1) */
 };
 
 /*
@@ -91,18 +99,36 @@ struct cg_host {
  */
 int cgm_dump(struct tree *t);
 /*
- * restore, every task made and waiting for its go byte: each task (host
- * pid @host[i]) put in its cgroup, the missing ones made with their
- * limits; 0, or -1 (printed, naming the task and the cgroup).
+ * restore, before the tasks are forked: the cgroups the tasks go to that
+ * are gone made (with their controllers and limits, but pids.max), those
+ * that exist checked, and the cgroup.procs of each one a task has to
+ * enter opened (an fd at or above @base, close-on-exec); 0, or -1
+ * (printed, naming the task and the cgroup; what it made removed).
  */
-int cgm_restore(struct tree *t, const pid_t *host);
+int cgm_prepare(struct tree *t, int base);
+/*
+ * In task @ti's restorer, first thing, before it allocates anything: into
+ * its cgroup (writing "0" to the cgroup.procs cgm_prepare() opened), so
+ * that its memory is charged there (cgroup v2 does not move charges); 0,
+ * or -1 with the reason in @err.
+ */
+int cgm_enter(const struct tree *t, int ti, char *err, size_t len);
+/*
+ * restore, every task made and waiting for its go byte: each task (host
+ * pid @host[i]) checked in its cgroup, pids.max of the cgroups made
+ * written, and each cgroup's memory.max (with the swap it may use) checked
+ * to hold what it holds now plus @pending[i] bytes of image data each of
+ * its tasks still has to load at the exec; 0, or -1 (printed, naming the
+ * task or the cgroup and the sizes).
+ */
+int cgm_restore(struct tree *t, const pid_t *host, const unsigned long long *pending);
 /*
  * trust.c, root restoring a user's directory: 1 if no task would be moved
  * and no cgroup made (each live task in the restorer's cgroup, or
  * --cgroups ignore), else 0 with the reason in @why.
  */
 int cgm_user_ok(const struct tree *t, char *why, size_t size);
-/* a failed restore, the tree killed: the cgroups cgm_restore() made removed */
+/* a failed restore, the tree killed: the cgroups cgm_prepare() made removed */
 void cgm_cleanup(struct tree *t);
 void cgm_free(struct tree *t);
 /* restore --cgroups ignore: the tree stays in the restorer's cgroup; dump --cgroups ignore: none recorded */

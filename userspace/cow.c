@@ -369,6 +369,18 @@ fail:
 	return err;
 }
 
+unsigned long long cow_kept_bytes(int ti)
+{
+	const struct cow_task *ct = plan ? &plan[ti] : NULL;
+	unsigned long long n = 0;
+	int i, j;
+
+	for (i = 0; ct && i < ct->nv; i++)
+		for (j = 0; j < ct->v[i].nseg; j++)
+			n += ct->segs[ct->v[i].seg + j].len;
+	return n;
+}
+
 void cow_keep_arg(char *buf, size_t len)
 {
 	size_t off;

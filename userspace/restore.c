@@ -1351,6 +1351,9 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != want_ppid)
 		_exit(1);
+	/* into its cgroup before anything of its memory is allocated (cgmember.c) */
+	if (cgm_enter(&c->t, ti, r.err, TASK_ERR))
+		task_fail(c, k, r.err);
 	/*
 	 * our zombie children must not be reaped by the kernel (SIG_IGN);
 	 * no SIGCHLD for a child restored stopped (the image has its own)
@@ -1530,7 +1533,7 @@ static void run_nsroot(struct rctx *c)
 {
 	struct ns_ctx nc = { .t = &c->t, .dirfd = c->dirfd, .hostproc = -1, .root = getpid(),
 			     .own = c->own };
-	char go;
+	char go, err[PATH_MAX + 64];
 	ssize_t n;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -1544,6 +1547,11 @@ static void run_nsroot(struct rctx *c)
 	 */
 	if ((c->own & NS_BIT(NS_USER)) && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0))
 		_exit(1);
+	/* the root task's cgroup, before the files it may open and fill (cgmember.c) */
+	if (cgm_enter(&c->t, tidx(&c->t, c->t.root), err, sizeof(err))) {
+		report(c, c->t.root, "%s", err);
+		_exit(1);
+	}
 	if (getppid() != (c->own & NS_BIT(NS_PID) ? 0 : c->restorer))
 		_exit(1);
 	close(c->ns_sync[1]);
@@ -2766,13 +2774,17 @@ static pid_t root_pid(struct rctx *c)
  */
 static int host_cgroups(struct rctx *c)
 {
+	unsigned long long *pending;
+	char path[64];
+	struct stat st;
 	pid_t *host;
 	int i, r;
 
 	if (c->own & NS_BIT(NS_CGROUP))
 		return 0;	/* cgroup.c's */
 	host = calloc(c->t.ntasks ? c->t.ntasks : 1, sizeof(*host));
-	if (!host) {
+	pending = calloc(c->t.ntasks ? c->t.ntasks : 1, sizeof(*pending));
+	if (!host || !pending) {
 		pr_err("out of memory");
 		return -1;
 	}
@@ -2781,7 +2793,16 @@ static int host_cgroups(struct rctx *c)
 	else
 		for (i = 0; i < c->t.ntasks; i++)
 			host[i] = c->t.tasks[i].pid;
-	r = cgm_restore(&c->t, host);
+	/* what each exec still has to load: its image's data, but what cow.c put in place */
+	for (i = 0; i < c->t.ntasks; i++) {
+		snprintf(path, sizeof(path), "core-%d.img", TASK_IMG_PID(&c->t.tasks[i]));
+		if (c->t.tasks[i].zombie || fstatat(c->dirfd, path, &st, AT_SYMLINK_NOFOLLOW))
+			continue;
+		pending[i] = (unsigned long long)st.st_blocks * 512;
+		pending[i] -= pending[i] < cow_kept_bytes(i) ? pending[i] : cow_kept_bytes(i);
+	}
+	r = cgm_restore(&c->t, host, pending);
+	free(pending);
 	free(host);
 	return r;
 }
@@ -3079,6 +3100,11 @@ int cmd_restore(int argc, char **argv)
 	fflush(stdout);
 	fflush(stderr);
 
+	/* the tasks' cgroups made before they exist: each one enters its own first (cgmember.c) */
+	if (!(c.own & NS_BIT(NS_CGROUP)) && cgm_prepare(&c.t, c.base)) {
+		ghost_unlink_mapped(&c.t);
+		return 1;
+	}
 	t_fork = log_now_ms();
 	pr_debug("%d tasks to create, %d files open", c.t.ntasks, c.t.nfiles);
 	image_sizes(&c, &bytes, &pages);
@@ -3097,6 +3123,7 @@ int cmd_restore(int argc, char **argv)
 		pr_err("restore failed: pid %d: cannot create it with clone3(set_tid): %s%s",
 		       c.t.root, strerror(e), pid_hint(e));
 		ghost_unlink_mapped(&c.t);
+		cgm_cleanup(&c.t);
 		return 1;
 	}
 	if (top == 0) {
@@ -3174,9 +3201,9 @@ int cmd_restore(int argc, char **argv)
 		}
 	}
 	/*
-	 * each task in its cgroup before it runs: its image pages are charged
-	 * there at the exec; what the restorer allocated for it before stays
-	 * charged to the restorer's (cgmember.c)
+	 * each task in its cgroup (it entered it before allocating anything),
+	 * and each cgroup's memory.max holding what the execs will load
+	 * (cgmember.c): refused here, before any task runs
 	 */
 	if (host_cgroups(&c)) {
 		kill_undo(&c, top, 0);

@@ -23,6 +23,18 @@
 #     no hcgroup or hcg.  Then in imgcr-unkept (cgroup.max.depth 5, a file
 #     imgcr does not keep) dumped, the cgroup removed: the restore refuses
 #     to make it again, naming the file and its value.
+#   cgmember-charge: cgmember 16 (16 MiB the root wrote, shared
+#     copy-on-write with its child: cow.c puts them in place before the
+#     fork) in imgcr-chg, removed after the dump; restored by an imgcr in
+#     a cgroup of its own: the tree's memory is charged to imgcr-chg
+#     (memory.current >= 16 MiB), not to imgcr's (< 8 MiB): each task
+#     enters its cgroup before anything of it is allocated (issue 20).
+#   cgmember-limit: cgmember 16 solo in imgcr-lim, memory.max 8 MiB and
+#     memory.swap.max 0 set once the tasks are in (their memory charged
+#     where they wrote it): the restore that makes imgcr-lim again refuses
+#     before the go byte, naming the cgroup and the sizes; nothing of the
+#     tree ran or is left, imgcr-lim is removed; the image is intact: with
+#     --cgroups ignore it restores, the data as written.
 # timeout: 120
 . /imgcr/guest/lib.sh
 require_modules
@@ -198,6 +210,79 @@ threaded() {
 	pass "$msg; $(grep -m1 'is gone' restore.err | cut -c1-120)"
 }
 
+# cgtree ARGS...: cgmember ARGS in the test's cgroup; ROOT, CHILD
+cgtree() {
+	: > out
+	cgmember "$@" > out 2>&1 &
+	ROOT=$!
+	track $ROOT
+	wait_line out '^ready child ' 20 || fail "cgmember did not start: $(tr '\n' '|' < out)"
+	CHILD=$(sed -n 's/^ready child //p' out)
+	track $CHILD
+}
+
+charge() {
+	C=$CG/imgcr-chg
+	R=$CG/imgcr-chg-rst
+	mkdir $C $R || fail "mkdir cgroups"
+	echo 268435456 > $C/memory.max || fail "memory.max"
+	cgtree 16
+	echo $ROOT > $C/cgroup.procs && echo $CHILD > $C/cgroup.procs || fail "cannot move the tasks"
+	imgcr dump -t $ROOT -D d-chg 2> dump.err || fail "dump: $(cat dump.err)"
+	wait_dumped_gone $ROOT $CHILD
+	rmdir $C || fail "cannot remove imgcr-chg"
+	sh -c "echo \$\$ > $R/cgroup.procs && exec imgcr restore -D d-chg" > restore.out 2> restore.err &
+	rpid=$!
+	track $rpid
+	wait_tasks_restored $ROOT $CHILD
+	tree=$(cat $C/memory.current)
+	rst=$(cat $R/memory.current)
+	[ "$tree" -ge 16777216 ] ||
+		fail "the tree's cgroup holds $tree bytes, less than its 16 MiB of data; the restorer's $rst$(rerr)"
+	[ "$rst" -lt 8388608 ] || fail "the restorer's cgroup holds $rst bytes (the tree's $tree)"
+	woken
+	[ "$IN" = "child cgroup /imgcr-chg root cgroup /imgcr-chg " ] || fail "from inside: $IN"
+	[ "$(grep -c '^[a-z]* data ok$' out)" = 2 ] || fail "data: $(tr '\n' '|' < out)"
+	wait_exit $rpid 30
+	[ "$RC" = 0 ] || fail "imgcr restore exit status $RC$(rerr)"
+	rmdir $C $R || fail "cannot remove the cgroups"
+	pass "memory.current: the tree's cgroup $tree, the restorer's $rst"
+}
+
+limit() {
+	L=$CG/imgcr-lim
+	mkdir $L || fail "mkdir imgcr-lim"
+	cgtree 16 solo
+	echo $ROOT > $L/cgroup.procs && echo $CHILD > $L/cgroup.procs || fail "cannot move the tasks"
+	echo 0 > $L/memory.swap.max
+	echo 8388608 > $L/memory.max || fail "memory.max"
+	imgcr dump -t $ROOT -D d-lim 2> dump.err || fail "dump: $(cat dump.err)"
+	wait_dumped_gone $ROOT $CHILD
+	rmdir $L || fail "cannot remove imgcr-lim"
+	timeout -s KILL 60 imgcr restore -D d-lim --detach > restore.out 2> restore.err
+	[ $? = 0 ] && fail "a tree with 16 MiB of data restored under a memory.max of 8 MiB"
+	grep -q "cgroup /imgcr-lim (pid $ROOT's): memory.max is 8388608 bytes, .* the tree cannot fit" restore.err ||
+		fail "message: $(tr '\n' '|' < restore.err)"
+	[ -d $L ] && fail "imgcr-lim left by the refused restore"
+	[ -e /proc/$ROOT ] || [ -e /proc/$CHILD ] && fail "a task of the refused restore is left"
+	grep -q ' cgroup ' out && fail "a task of the refused restore ran: $(tr '\n' '|' < out)"
+	msg=$(grep -m1 'cannot fit' restore.err | cut -c1-170)
+	# the image as it was: restored in the restorer's cgroup
+	cp "$IMGCR_STATE_EXPECTED" expected
+	echo 'task * cgroup 0::/imgcr-lim -> 0::/  # restore --cgroups ignore: the restorer'"'"'s cgroup' >> expected
+	IMGCR_STATE_EXPECTED=$PWD/expected imgcr restore -D d-lim --cgroups ignore > restore.out 2> restore.err &
+	rpid=$!
+	track $rpid
+	wait_tasks_restored $ROOT $CHILD
+	woken
+	grep -q '^root data ok$' out || fail "data after the retry: $(tr '\n' '|' < out)"
+	wait_exit $rpid 30
+	[ "$RC" = 0 ] || fail "imgcr restore --cgroups ignore exit status $RC$(rerr)"
+	pass "$msg"
+}
+
 subtest cgmember-soft soft
 subtest cgmember-user user
 subtest cgmember-threaded threaded
+subtest cgmember-charge charge
+subtest cgmember-limit limit
