@@ -17,16 +17,23 @@
  * (a hybrid or legacy v1 host) records none: the restore leaves the tree
  * in the restorer's cgroup.
  *
- * restore (cgm_restore, every task made and waiting for its go byte, so
- * before any runs and before attrs_mempolicy_again() reads its cpuset):
- * each task is put in its cgroup at the same path.  A cgroup that exists
- * is used as it is, if its limits are the dumped ones (it and those above
- * it below the cgroup it shares with the restorer; else refused, naming
- * the file and both values); one that does not is
- * made, parents first, then (tasks in) its controllers enabled and its
- * dumped limits written, as cgroup.c does; cgm_cleanup() removes what a
- * failed restore made.  A task already in its cgroup (imgcr's own: the
- * usual case) is left there.  A task that cannot be put back (an ordinary
+ * restore, in three steps, so that each task's memory is charged to its
+ * cgroup (cgroup v2 does not move charges when a task moves):
+ * cgm_prepare(), before any task is forked: a cgroup a task goes to that
+ * exists is used as it is, if its limits are the dumped ones (it and those
+ * above it below the cgroup it shares with the restorer; else refused,
+ * naming the file and both values); one that does not is made, parents
+ * first, then its controllers enabled and its dumped limits written (but
+ * pids.max), as cgroup.c does; the cgroup.procs of each one a task has to
+ * enter opened.  cgm_enter(), each task's restorer first thing (before
+ * its kept COW mappings, children, files): "0" written there, itself.
+ * cgm_restore(), every task made and waiting for its go byte (so before
+ * any runs and before attrs_mempolicy_again() reads its cpuset): each task
+ * checked in its cgroup, pids.max written, and each cgroup's memory.max
+ * checked to hold the images' data still to load (cgm_fits).
+ * cgm_cleanup() removes what a
+ * failed restore made.  A task already in its cgroup when born (its
+ * parent's; imgcr's own for the root: the usual case) is left there.  A task that cannot be put back (an ordinary
  * user and a cgroup it cannot write, a cgroup that has controllers for
  * its children now) fails the restore, naming the task and the cgroup,
  * unless restore --cgroups ignore (CRIU's --manage-cgroups=ignore) left

@@ -13,6 +13,8 @@
  * every fd the tree uses, all close-on-exec, then creates the root task
  * with clone3(set_tid).
  * Every task, in itself:
+ *   enters its cgroup (cgmember.c, a tree without a cgroup namespace of
+ *   its own), before anything of it is allocated;
  *   setsid() if it leads a session (and takes its controlling terminal
  *   again, tty.c), else setpgid(0, 0) if it leads a group;
  *   maps the memory it shares copy-on-write with its children (cow.c);
