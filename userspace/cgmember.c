@@ -511,6 +511,100 @@ out:
 	return ret;
 }
 
+/* a cgroup file's number; @dflt if absent, ULLONG_MAX for "max" */
+static unsigned long long cg_num(const char *dir, const char *file, unsigned long long dflt)
+{
+	char path[PATH_MAX * 2 + 32], *v;
+	unsigned long long n = dflt;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	v = cg_read_line(path);
+	if (v)
+		n = strcmp(v, "max") ? strtoull(v, NULL, 10) : ULLONG_MAX;
+	free(v);
+	return n;
+}
+
+/* free swap, bytes (/proc/meminfo SwapFree) */
+static unsigned long long swap_free(void)
+{
+	char *text = read_text("/proc/meminfo", NULL), *p;
+	unsigned long long kb = 0;
+
+	p = text ? strstr(text, "\nSwapFree:") : NULL;
+	if (p)
+		kb = strtoull(p + 10, NULL, 10);
+	free(text);
+	return kb * 1024;
+}
+
+static unsigned long long sub0(unsigned long long a, unsigned long long b)
+{
+	return a > b ? a - b : 0;
+}
+
+/*
+ * Every cgroup a task is in or below (but "/"): what it holds now plus the
+ * image data its tasks have still to @when (@pending[i] of task i) must
+ * fit under its memory.max with the swap it may use (memory.swap.max, the free swap); 0, or -1
+ * (printed, naming the cgroup and the sizes)
+ */
+static int cgm_fits(const struct tree *t, const unsigned long long *pending, const char *when)
+{
+	const struct cg_host *h = t->hostcg;
+	unsigned long long *need, max, cur, smax, scur, sw = 0, avail;
+	char dir[PATH_MAX * 2], parent[PATH_MAX];
+	int i, g, *who, ret = -1, sw_read = 0;
+
+	need = calloc(h->ncgs, sizeof(*need));
+	who = calloc(h->ncgs, sizeof(*who));
+	if (!need || !who) {
+		pr_err("out of memory");
+		exit(1);
+	}
+	for (i = 0; i < t->ntasks; i++) {
+		const struct tree_task *k = &t->tasks[i];
+
+		for (g = k->zombie ? 0 : k->cg - 1; g > 0;) {
+			need[g] += pending[i];
+			if (!who[g])
+				who[g] = k->dump_pid ? k->dump_pid : k->pid;
+			snprintf(parent, sizeof(parent), "%s", h->cgs[g].path);
+			parent_of(parent);
+			g = cgm_find(h, parent);
+		}
+	}
+	for (g = 1; g < h->ncgs; g++) {
+		if (!need[g])
+			continue;
+		cg_path(h, &h->cgs[g], dir, sizeof(dir));
+		max = cg_num(dir, "memory.max", ULLONG_MAX);
+		if (max == ULLONG_MAX)
+			continue;
+		cur = cg_num(dir, "memory.current", 0);
+		smax = cg_num(dir, "memory.swap.max", ULLONG_MAX);
+		scur = cg_num(dir, "memory.swap.current", 0);
+		if (!sw_read) {
+			sw = swap_free();
+			sw_read = 1;
+		}
+		smax = smax == ULLONG_MAX || sub0(smax, scur) > sw ? sw : sub0(smax, scur);
+		avail = sub0(max, cur) + smax;
+		pr_debug("cgroup %s: memory.max %llu, current %llu, the images' data to %s %llu, swap it may use %llu",
+			 h->cgs[g].path, max, cur, when, need[g], smax);
+		if (need[g] > avail) {
+			pr_err("restore failed: cgroup %s (pid %d's): memory.max is %llu bytes, %llu in use, and the tree's images there have %llu bytes of data still to %s (swap it may use: %llu bytes): the tree cannot fit",
+			       h->cgs[g].path, who[g], max, cur, need[g], when, smax);
+			goto out;
+		}
+	}
+	ret = 0;
+out:
+	free(need);
+	free(who);
+	return ret;
+}
+
 /* the cgroup task @i is born in: its parent's (moved first), the restorer's for the root */
 static int born_in(const struct tree *t, int i, int own)
 {
@@ -530,7 +624,7 @@ static void cgm_close(struct cg_host *h)
 	h->fd = NULL;
 }
 
-int cgm_prepare(struct tree *t, int base)
+int cgm_prepare(struct tree *t, int base, const unsigned long long *pending)
 {
 	struct cg_host *h = t->hostcg;
 	char *own = NULL, *checked = NULL, dir[PATH_MAX * 2], path[PATH_MAX * 2 + 16];
@@ -626,6 +720,8 @@ int cgm_prepare(struct tree *t, int base)
 		if (cg_set_limits_some(&h->cgs[i], dir, CG_LIM_NOT_PIDS))
 			goto out;
 	}
+	if (h->mnt && pending && cgm_fits(t, pending, "allocate"))
+		goto out;
 	ret = 0;
 out:
 	if (ret)
@@ -650,100 +746,6 @@ int cgm_enter(const struct tree *t, int ti, char *err, size_t len)
 	}
 	entered = getpid();
 	return 0;
-}
-
-/* a cgroup file's number; @dflt if absent, ULLONG_MAX for "max" */
-static unsigned long long cg_num(const char *dir, const char *file, unsigned long long dflt)
-{
-	char path[PATH_MAX * 2 + 32], *v;
-	unsigned long long n = dflt;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	v = cg_read_line(path);
-	if (v)
-		n = strcmp(v, "max") ? strtoull(v, NULL, 10) : ULLONG_MAX;
-	free(v);
-	return n;
-}
-
-/* free swap, bytes (/proc/meminfo SwapFree) */
-static unsigned long long swap_free(void)
-{
-	char *text = read_text("/proc/meminfo", NULL), *p;
-	unsigned long long kb = 0;
-
-	p = text ? strstr(text, "\nSwapFree:") : NULL;
-	if (p)
-		kb = strtoull(p + 10, NULL, 10);
-	free(text);
-	return kb * 1024;
-}
-
-static unsigned long long sub0(unsigned long long a, unsigned long long b)
-{
-	return a > b ? a - b : 0;
-}
-
-/*
- * Every cgroup a task is in or below (but "/"): what it holds now plus the
- * image data its tasks have still to load must fit under its memory.max
- * with the swap it may use (memory.swap.max, the free swap); 0, or -1
- * (printed, naming the cgroup and the sizes)
- */
-static int cgm_fits(const struct tree *t, const pid_t *host, const unsigned long long *pending)
-{
-	const struct cg_host *h = t->hostcg;
-	unsigned long long *need, max, cur, smax, scur, sw = 0, avail;
-	char dir[PATH_MAX * 2], parent[PATH_MAX];
-	int i, g, *who, ret = -1, sw_read = 0;
-
-	need = calloc(h->ncgs, sizeof(*need));
-	who = calloc(h->ncgs, sizeof(*who));
-	if (!need || !who) {
-		pr_err("out of memory");
-		exit(1);
-	}
-	for (i = 0; i < t->ntasks; i++) {
-		const struct tree_task *k = &t->tasks[i];
-
-		for (g = k->zombie ? 0 : k->cg - 1; g > 0;) {
-			need[g] += pending[i];
-			if (!who[g])
-				who[g] = k->dump_pid ? k->dump_pid : k->pid;
-			snprintf(parent, sizeof(parent), "%s", h->cgs[g].path);
-			parent_of(parent);
-			g = cgm_find(h, parent);
-		}
-	}
-	for (g = 1; g < h->ncgs; g++) {
-		if (!need[g])
-			continue;
-		cg_path(h, &h->cgs[g], dir, sizeof(dir));
-		max = cg_num(dir, "memory.max", ULLONG_MAX);
-		if (max == ULLONG_MAX)
-			continue;
-		cur = cg_num(dir, "memory.current", 0);
-		smax = cg_num(dir, "memory.swap.max", ULLONG_MAX);
-		scur = cg_num(dir, "memory.swap.current", 0);
-		if (!sw_read) {
-			sw = swap_free();
-			sw_read = 1;
-		}
-		avail = sub0(max, cur) + (smax == ULLONG_MAX ? sw : (sub0(smax, scur) < sw ? sub0(smax, scur) : sw));
-		pr_debug("cgroup %s: memory.max %llu, current %llu, the images' data to load %llu, swap it may use %llu",
-			 h->cgs[g].path, max, cur, need[g], avail - sub0(max, cur));
-		if (need[g] > avail) {
-			pr_err("restore failed: cgroup %s (pid %d's): memory.max is %llu bytes, %llu in use, and the tree's images there have %llu bytes of data still to load (swap it may use: %llu bytes): the tree cannot fit",
-			       h->cgs[g].path, who[g], max, cur, need[g], avail - sub0(max, cur));
-			goto out;
-		}
-	}
-	(void)host;
-	ret = 0;
-out:
-	free(need);
-	free(who);
-	return ret;
 }
 
 int cgm_restore(struct tree *t, const pid_t *host, const unsigned long long *pending)
@@ -784,7 +786,7 @@ int cgm_restore(struct tree *t, const pid_t *host, const unsigned long long *pen
 			goto out;
 		pr_info("cgroup %s made again, with its dumped limits", h->cgs[i].path);
 	}
-	if (h->mnt && pending && cgm_fits(t, host, pending))
+	if (h->mnt && pending && cgm_fits(t, pending, "load"))
 		goto out;
 	ret = 0;
 out:

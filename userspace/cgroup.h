@@ -102,10 +102,13 @@ int cgm_dump(struct tree *t);
  * restore, before the tasks are forked: the cgroups the tasks go to that
  * are gone made (with their controllers and limits, but pids.max), those
  * that exist checked, and the cgroup.procs of each one a task has to
- * enter opened (an fd at or above @base, close-on-exec); 0, or -1
- * (printed, naming the task and the cgroup; what it made removed).
+ * enter opened (an fd at or above @base, close-on-exec); each cgroup's
+ * memory.max checked to hold the @pending[i] bytes of data each of its
+ * tasks i will allocate from its image (cgm_restore() checks again); 0,
+ * or -1 (printed, naming the task or the cgroup and the sizes; what it
+ * made removed).
  */
-int cgm_prepare(struct tree *t, int base);
+int cgm_prepare(struct tree *t, int base, const unsigned long long *pending);
 /*
  * In task @ti's restorer, first thing, before it allocates anything: into
  * its cgroup (writing "0" to the cgroup.procs cgm_prepare() opened), so

@@ -2771,14 +2771,37 @@ static pid_t root_pid(struct rctx *c)
 }
 
 /*
+ * What each task's exec will load from its image (its allocated size, but
+ * the mappings cow.c put in place before: @filled, also those the task
+ * fills itself before its fork), in bytes
+ */
+static void image_pending(struct rctx *c, unsigned long long *pending, int filled)
+{
+	unsigned long long kept;
+	char path[64];
+	struct stat st;
+	int i;
+
+	for (i = 0; i < c->t.ntasks; i++) {
+		pending[i] = 0;
+		snprintf(path, sizeof(path), "core-%d.img", TASK_IMG_PID(&c->t.tasks[i]));
+		if (c->t.tasks[i].zombie || fstatat(c->dirfd, path, &st, AT_SYMLINK_NOFOLLOW))
+			continue;
+		pending[i] = (unsigned long long)st.st_blocks * 512;
+		kept = cow_kept_bytes(&c->t, i, 0);
+		pending[i] -= pending[i] < kept ? pending[i] : kept;
+		if (filled)
+			pending[i] += cow_kept_bytes(&c->t, i, 1);
+	}
+}
+
+/*
  * A tree without a cgroup namespace of its own: each task put back in its
  * cgroup (cgmember.c), by its pid in imgcr's PID namespace.  0 or -1 (printed).
  */
 static int host_cgroups(struct rctx *c)
 {
 	unsigned long long *pending;
-	char path[64];
-	struct stat st;
 	pid_t *host;
 	int i, r;
 
@@ -2795,14 +2818,7 @@ static int host_cgroups(struct rctx *c)
 	else
 		for (i = 0; i < c->t.ntasks; i++)
 			host[i] = c->t.tasks[i].pid;
-	/* what each exec still has to load: its image's data, but what cow.c put in place */
-	for (i = 0; i < c->t.ntasks; i++) {
-		snprintf(path, sizeof(path), "core-%d.img", TASK_IMG_PID(&c->t.tasks[i]));
-		if (c->t.tasks[i].zombie || fstatat(c->dirfd, path, &st, AT_SYMLINK_NOFOLLOW))
-			continue;
-		pending[i] = (unsigned long long)st.st_blocks * 512;
-		pending[i] -= pending[i] < cow_kept_bytes(i) ? pending[i] : cow_kept_bytes(i);
-	}
+	image_pending(c, pending, 0);
 	r = cgm_restore(&c->t, host, pending);
 	free(pending);
 	free(host);
@@ -3103,9 +3119,20 @@ int cmd_restore(int argc, char **argv)
 	fflush(stderr);
 
 	/* the tasks' cgroups made before they exist: each one enters its own first (cgmember.c) */
-	if (!(c.own & NS_BIT(NS_CGROUP)) && cgm_prepare(&c.t, c.base)) {
-		ghost_unlink_mapped(&c.t);
-		return 1;
+	if (!(c.own & NS_BIT(NS_CGROUP))) {
+		unsigned long long *pending = calloc(c.t.ntasks ? c.t.ntasks : 1, sizeof(*pending));
+
+		if (!pending) {
+			pr_err("out of memory");
+			return 1;
+		}
+		image_pending(&c, pending, 1);
+		if (cgm_prepare(&c.t, c.base, pending)) {
+			free(pending);
+			ghost_unlink_mapped(&c.t);
+			return 1;
+		}
+		free(pending);
 	}
 	t_fork = log_now_ms();
 	pr_debug("%d tasks to create, %d files open", c.t.ntasks, c.t.nfiles);
