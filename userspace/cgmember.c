@@ -543,8 +543,27 @@ static unsigned long long sub0(unsigned long long a, unsigned long long b)
 	return a > b ? a - b : 0;
 }
 
+/* a cgroup's page cache on its file LRU lists (memory.stat): reclaimable, not in the way */
+static unsigned long long cg_file_lru(const char *dir)
+{
+	char path[PATH_MAX * 2 + 32], *text, *p;
+	unsigned long long n = 0;
+
+	snprintf(path, sizeof(path), "%s/memory.stat", dir);
+	text = read_text(path, NULL);
+	p = text ? strstr(text, "\nactive_file ") : NULL;
+	if (p)
+		n += strtoull(p + 13, NULL, 10);
+	p = text ? strstr(text, "\ninactive_file ") : NULL;
+	if (p)
+		n += strtoull(p + 15, NULL, 10);
+	free(text);
+	return n;
+}
+
 /*
- * Every cgroup a task is in or below (but "/"): what it holds now plus the
+ * Every cgroup a task is in or below (but "/"): what it holds now (but its
+ * page cache on the file LRU lists, which reclaim would make room of) plus the
  * image data its tasks have still to @when (@pending[i] of task i) must
  * fit under its memory.max with the swap it may use (memory.swap.max, the free swap); 0, or -1
  * (printed, naming the cgroup and the sizes)
@@ -581,7 +600,7 @@ static int cgm_fits(const struct tree *t, const unsigned long long *pending, con
 		max = cg_num(dir, "memory.max", ULLONG_MAX);
 		if (max == ULLONG_MAX)
 			continue;
-		cur = cg_num(dir, "memory.current", 0);
+		cur = sub0(cg_num(dir, "memory.current", 0), cg_file_lru(dir));
 		smax = cg_num(dir, "memory.swap.max", ULLONG_MAX);
 		scur = cg_num(dir, "memory.swap.current", 0);
 		if (!sw_read) {
@@ -593,7 +612,7 @@ static int cgm_fits(const struct tree *t, const unsigned long long *pending, con
 		pr_debug("cgroup %s: memory.max %llu, current %llu, the images' data to %s %llu, swap it may use %llu",
 			 h->cgs[g].path, max, cur, when, need[g], smax);
 		if (need[g] > avail) {
-			pr_err("restore failed: cgroup %s (pid %d's): memory.max is %llu bytes, %llu in use, and the tree's images there have %llu bytes of data still to %s (swap it may use: %llu bytes): the tree cannot fit",
+			pr_err("restore failed: cgroup %s (pid %d's): memory.max is %llu bytes, %llu in use (not counting page cache), and the tree's images there have %llu bytes of data still to %s (swap it may use: %llu bytes): the tree cannot fit",
 			       h->cgs[g].path, who[g], max, cur, need[g], when, smax);
 			goto out;
 		}
