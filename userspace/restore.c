@@ -2771,7 +2771,47 @@ static pid_t root_pid(struct rctx *c)
 }
 
 /*
- * What each task's exec will load from its image (its allocated size, but
+ * The image data task @k's exec charges to its cgroup, in bytes: the
+ * PT_LOAD data of its mappings, but those of MAP_HUGETLB (hugetlb is not
+ * charged to memory.current) and of the memfds the loader is given
+ * (filled before the fork, memfd_shm_arg()); never more than the image's
+ * size (its metadata and preallocated blocks are not counted).
+ */
+static unsigned long long task_image_data(struct rctx *c, const struct tree_task *k, const char *name)
+{
+	unsigned long long n = 0;
+	struct imgcr_file rec;
+	struct image img;
+	struct stat st;
+	char path[4096];
+	unsigned int i, j;
+
+	if (fstatat(c->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) || image_openat(&img, c->dirfd, name))
+		return 0;
+	for (i = 0; i < img.task->nr_vmas; i++) {
+		const struct imgcr_vma *v = &img.vmas[i];
+
+		if (v->flags & IMGCR_VMA_HUGETLB)
+			continue;
+		if (v->kind == IMGCR_VMA_FILE && v->file != IMGCR_NO_FILE &&
+		    !image_file(&img, v->file, &rec, path, sizeof(path)) &&
+		    rec.flags & IMGCR_FILE_SHMEM && !strncmp(path, "memfd:", 6) &&
+		    memfd_given(&c->t, k, rec.ino, !!(rec.flags & IMGCR_FILE_WRITE)))
+			continue;
+		for (j = 0; j < img.eh->e_phnum; j++) {
+			const Elf64_Phdr *ph = &img.ph[j];
+
+			if (ph->p_type == PT_LOAD && ph->p_filesz && ph->p_vaddr >= v->start &&
+			    ph->p_vaddr < v->end)
+				n += ph->p_filesz;
+		}
+	}
+	image_close(&img);
+	return n < (unsigned long long)st.st_size ? n : (unsigned long long)st.st_size;
+}
+
+/*
+ * What each task's exec will load from its image (task_image_data(), but
  * the mappings cow.c put in place before: @filled, also those the task
  * fills itself before its fork), in bytes
  */
@@ -2779,15 +2819,14 @@ static void image_pending(struct rctx *c, unsigned long long *pending, int fille
 {
 	unsigned long long kept;
 	char path[64];
-	struct stat st;
 	int i;
 
 	for (i = 0; i < c->t.ntasks; i++) {
 		pending[i] = 0;
 		snprintf(path, sizeof(path), "core-%d.img", TASK_IMG_PID(&c->t.tasks[i]));
-		if (c->t.tasks[i].zombie || fstatat(c->dirfd, path, &st, AT_SYMLINK_NOFOLLOW))
+		if (c->t.tasks[i].zombie)
 			continue;
-		pending[i] = (unsigned long long)st.st_blocks * 512;
+		pending[i] = task_image_data(c, &c->t.tasks[i], path);
 		kept = cow_kept_bytes(&c->t, i, 0);
 		pending[i] -= pending[i] < kept ? pending[i] : kept;
 		if (filled)
