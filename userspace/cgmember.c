@@ -76,6 +76,7 @@ void cgm_free(struct tree *t)
 	}
 	free(t->hostcg->cgs);
 	free(t->hostcg->mnt);
+	free(t->hostcg->own);
 	free(t->hostcg->fd);
 	free(t->hostcg);
 	t->hostcg = NULL;
@@ -562,19 +563,88 @@ static unsigned long long cg_file_lru(const char *dir)
 }
 
 /*
- * Every cgroup a task is in or below (but "/"): what it holds now (but its
- * page cache on the file LRU lists, which reclaim would make room of) plus the
- * image data its tasks have still to @when (@pending[i] of task i) must
- * fit under its memory.max with the swap it may use (memory.swap.max, the free swap); 0, or -1
- * (printed, naming the cgroup and the sizes)
+ * The swap cgroup @path (a path under h->mnt) may still use: the least of
+ * memory.swap.max - memory.swap.current over it and every cgroup above it
+ * (but "/"), whatever their memory.max, and the free swap
+ */
+static unsigned long long cg_swap_room(const struct cg_host *h, const char *path)
+{
+	char p[PATH_MAX], dir[PATH_MAX * 2];
+	unsigned long long room = swap_free(), smax;
+
+	snprintf(p, sizeof(p), "%s", path);
+	while (strcmp(p, "/") && room) {
+		snprintf(dir, sizeof(dir), "%s%s", h->mnt, p);
+		smax = cg_num(dir, "memory.swap.max", ULLONG_MAX);
+		if (smax != ULLONG_MAX)
+			smax = sub0(smax, cg_num(dir, "memory.swap.current", 0));
+		if (smax < room)
+			room = smax;
+		parent_of(p);
+	}
+	return room;
+}
+
+/*
+ * Cgroup @path (under h->mnt, not "/"): what it holds now (but its page
+ * cache on the file LRU lists, which reclaim would make room of) plus @need
+ * bytes of image data still to @when must fit under its memory.max with the
+ * swap it may use (cg_swap_room()); 0, or -1 (printed, naming the cgroup,
+ * @who and the sizes)
+ */
+static int cg_fits_one(const struct cg_host *h, const char *path, unsigned long long need,
+		       pid_t who, const char *when)
+{
+	unsigned long long max, cur, sw, avail;
+	char dir[PATH_MAX * 2];
+
+	snprintf(dir, sizeof(dir), "%s%s", h->mnt, path);
+	max = cg_num(dir, "memory.max", ULLONG_MAX);
+	if (max == ULLONG_MAX)
+		return 0;
+	cur = sub0(cg_num(dir, "memory.current", 0), cg_file_lru(dir));
+	sw = cg_swap_room(h, path);
+	avail = sub0(max, cur) + sw;
+	pr_debug("cgroup %s: memory.max %llu, current %llu, the images' data to %s %llu, swap it may use %llu",
+		 path, max, cur, when, need, sw);
+	if (need <= avail)
+		return 0;
+	pr_err("restore failed: cgroup %s (pid %d's): memory.max is %llu bytes, %llu in use (not counting page cache), and the tree's images there have %llu bytes of data still to %s (swap it may use: %llu bytes): the tree cannot fit",
+	       path, who, max, cur, need, when, sw);
+	return -1;
+}
+
+/*
+ * Every cgroup a task is in or below (but "/"): cg_fits_one() with the
+ * image data its tasks have still to @when (@pending[i] of task i).  With
+ * cg_caller_base the tasks are in imgcr's own cgroup (the caller's, its
+ * path maybe not the dumped one): that one and those above it.  0, or -1
+ * (printed).
  */
 static int cgm_fits(const struct tree *t, const unsigned long long *pending, const char *when)
 {
 	const struct cg_host *h = t->hostcg;
-	unsigned long long *need, max, cur, smax, scur, sw = 0, avail;
-	char dir[PATH_MAX * 2], parent[PATH_MAX];
-	int i, g, *who, ret = -1, sw_read = 0;
+	unsigned long long *need, all = 0;
+	char parent[PATH_MAX];
+	int i, g, *who, ret = -1;
+	pid_t first = 0;
 
+	if (cg_caller_base) {
+		for (i = 0; i < t->ntasks; i++) {
+			if (t->tasks[i].zombie)
+				continue;
+			all += pending[i];
+			if (!first)
+				first = t->tasks[i].dump_pid ? t->tasks[i].dump_pid : t->tasks[i].pid;
+		}
+		if (!h->own)
+			return 0;
+		snprintf(parent, sizeof(parent), "%s", h->own);
+		for (; strcmp(parent, "/"); parent_of(parent))
+			if (cg_fits_one(h, parent, all, first, when))
+				return -1;
+		return 0;
+	}
 	need = calloc(h->ncgs, sizeof(*need));
 	who = calloc(h->ncgs, sizeof(*who));
 	if (!need || !who) {
@@ -593,30 +663,9 @@ static int cgm_fits(const struct tree *t, const unsigned long long *pending, con
 			g = cgm_find(h, parent);
 		}
 	}
-	for (g = 1; g < h->ncgs; g++) {
-		if (!need[g])
-			continue;
-		cg_path(h, &h->cgs[g], dir, sizeof(dir));
-		max = cg_num(dir, "memory.max", ULLONG_MAX);
-		if (max == ULLONG_MAX)
-			continue;
-		cur = sub0(cg_num(dir, "memory.current", 0), cg_file_lru(dir));
-		smax = cg_num(dir, "memory.swap.max", ULLONG_MAX);
-		scur = cg_num(dir, "memory.swap.current", 0);
-		if (!sw_read) {
-			sw = swap_free();
-			sw_read = 1;
-		}
-		smax = smax == ULLONG_MAX || sub0(smax, scur) > sw ? sw : sub0(smax, scur);
-		avail = sub0(max, cur) + smax;
-		pr_debug("cgroup %s: memory.max %llu, current %llu, the images' data to %s %llu, swap it may use %llu",
-			 h->cgs[g].path, max, cur, when, need[g], smax);
-		if (need[g] > avail) {
-			pr_err("restore failed: cgroup %s (pid %d's): memory.max is %llu bytes, %llu in use (not counting page cache), and the tree's images there have %llu bytes of data still to %s (swap it may use: %llu bytes): the tree cannot fit",
-			       h->cgs[g].path, who[g], max, cur, need[g], when, smax);
+	for (g = 1; g < h->ncgs; g++)
+		if (need[g] && cg_fits_one(h, h->cgs[g].path, need[g], who[g], when))
 			goto out;
-		}
-	}
 	ret = 0;
 out:
 	free(need);
@@ -658,6 +707,8 @@ int cgm_prepare(struct tree *t, int base, const unsigned long long *pending)
 		return -1;
 	}
 	ownidx = cgm_find(h, own);
+	free(h->own);
+	h->own = strdup(own);
 	free(h->mnt);
 	h->mnt = cg_mount();
 	checked = calloc(h->ncgs, 1);

@@ -89,6 +89,7 @@ struct cg_host {
 	int ncgs;
 	struct cg *cgs;		/* absolute paths, parents first; [0] is "/" */
 	char *mnt;		/* restore: imgcr's cgroup2 mount */
+	char *own;		/* restore: imgcr's own cgroup */
 	int *fd;		/* restore: per cgroup, its cgroup.procs open for the tasks to enter (-1) */
 };
 
