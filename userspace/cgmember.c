@@ -685,6 +685,9 @@ static void cgm_close(struct cg_host *h)
 {
 	int i;
 
+	if (h->fd && h->ownfd >= 0)
+		close(h->ownfd);
+	h->ownfd = -1;
 	for (i = 0; h->fd && i < h->ncgs; i++)
 		if (h->fd[i] >= 0)
 			close(h->fd[i]);
@@ -719,6 +722,7 @@ int cgm_prepare(struct tree *t, int base, const unsigned long long *pending)
 	}
 	for (i = 0; i < h->ncgs; i++)
 		h->fd[i] = -1;
+	h->ownfd = -1;
 	i = tree_index(t, t->root);
 	if (i >= 0)
 		root = t->tasks[i].cg - 1;
@@ -771,6 +775,16 @@ int cgm_prepare(struct tree *t, int base, const unsigned long long *pending)
 			goto out;
 		}
 	}
+	/* a task enters another cgroup: imgcr's own for the pgrp keepers (restore.c) */
+	for (g = 0; g < h->ncgs && h->fd[g] < 0; g++)
+		;
+	if (g < h->ncgs) {
+		snprintf(dir, sizeof(dir), "%s%s", h->mnt, strcmp(own, "/") ? own : "");
+		fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		h->ownfd = fd >= 0 && fd < base ? fcntl(fd, F_DUPFD_CLOEXEC, base) : fd;
+		if (fd >= 0 && fd < base)
+			close(fd);
+	}
 	/*
 	 * the cgroups made, no task in them yet: controllers parents first,
 	 * then the limits (but pids.max, cgm_restore()), so that each task's
@@ -816,6 +830,11 @@ int cgm_enter(const struct tree *t, int ti, char *err, size_t len)
 	}
 	entered = getpid();
 	return 0;
+}
+
+int cgm_own_fd(const struct tree *t)
+{
+	return t->hostcg && t->hostcg->fd ? t->hostcg->ownfd : -1;
 }
 
 int cgm_restore(struct tree *t, const pid_t *host, const unsigned long long *pending)

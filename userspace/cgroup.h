@@ -91,6 +91,7 @@ struct cg_host {
 	char *mnt;		/* restore: imgcr's cgroup2 mount */
 	char *own;		/* restore: imgcr's own cgroup */
 	int *fd;		/* restore: per cgroup, its cgroup.procs open for the tasks to enter (-1) */
+	int ownfd;		/* restore: imgcr's own cgroup (a directory), if a task enters another, or -1 */
 };
 
 /*
@@ -117,6 +118,12 @@ int cgm_prepare(struct tree *t, int base, const unsigned long long *pending);
  * or -1 with the reason in @err.
  */
 int cgm_enter(const struct tree *t, int ti, char *err, size_t len);
+/*
+ * imgcr's own cgroup, open (O_DIRECTORY, at or above cgm_prepare()'s
+ * base, close-on-exec) if a task enters another one, for the pgrp
+ * keepers' clone3(CLONE_INTO_CGROUP); else -1
+ */
+int cgm_own_fd(const struct tree *t);
 /*
  * restore, every task made and waiting for its go byte: each task (host
  * pid @host[i]) checked in its cgroup, pids.max of the cgroups made

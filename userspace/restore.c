@@ -127,11 +127,14 @@
 
 extern char **environ;
 
-/* struct clone_args of <linux/sched.h>, up to set_tid_size (CLONE_ARGS_SIZE_VER1) */
+/* struct clone_args of <linux/sched.h>, up to cgroup (CLONE_ARGS_SIZE_VER2, Linux 5.7) */
 struct imgcr_clone_args {
 	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal;
-	uint64_t stack, stack_size, tls, set_tid, set_tid_size;
+	uint64_t stack, stack_size, tls, set_tid, set_tid_size, cgroup;
 };
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP 0x200000000ULL
+#endif
 
 struct rctx {
 	struct tree t;
@@ -736,8 +739,8 @@ static const char *task_keepers(struct rctx *c, struct task_run *r)
 	struct imgcr_clone_args a;
 	const char *why;
 	sigset_t all;
-	pid_t g, p, me = getpid();
-	int i;
+	pid_t g, p = -1, me = getpid();
+	int i, cg;
 
 	for (i = 0; i < c->t.ntasks; i++) {
 		if (c->t.tasks[i].ppid != k->pid || !keeper_first(&c->t, i))
@@ -746,7 +749,20 @@ static const char *task_keepers(struct rctx *c, struct task_run *r)
 		memset(&a, 0, sizeof(a));
 		a.set_tid = (uintptr_t)&g;
 		a.set_tid_size = 1;
-		p = syscall(SYS_clone3, &a, sizeof(a));
+		/*
+		 * into imgcr's cgroup, as when it was made before its parent
+		 * entered its own (cgmember.c): it must not count against the
+		 * pids.max written there before the go byte; if that cannot be
+		 * (no permission), in its parent's
+		 */
+		if ((cg = cgm_own_fd(&c->t)) >= 0) {
+			a.flags = CLONE_INTO_CGROUP;
+			a.cgroup = cg;
+			p = syscall(SYS_clone3, &a, sizeof(a));
+			a.flags = a.cgroup = 0;
+		}
+		if (cg < 0 || p < 0)
+			p = syscall(SYS_clone3, &a, sizeof(a));
 		if (p < 0) {
 			int e = errno;
 
