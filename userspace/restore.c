@@ -1618,6 +1618,8 @@ static void run_init(struct rctx *c)
 		close(c->desc[i]);
 	close(c->status_w);
 	close(c->go_r);
+	/* nothing of the restorer's kept for the tree's life: the cgroup.procs fds (cgmember.c) and the rest */
+	syscall(SYS_close_range, c->base, ~0U, 0);
 	for (;;) {
 		p = waitpid(-1, &st, 0);
 		if (p < 0 && errno == EINTR)
