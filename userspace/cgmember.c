@@ -46,10 +46,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cgroup.h"
@@ -883,20 +885,82 @@ out:
 	return ret;
 }
 
+/* pid @p (in imgcr's PID namespace) is one of the tree's tasks or its keepers' */
+static int tree_pid(const struct tree *t, pid_t p)
+{
+	if (t->hostcg->pidns)
+		return 0;	/* all gone with its init (kill_tree()), whatever is left is not the tree's */
+	return tree_find(t, p) || tree_group_kept(t, p) || tree_session_kept(t, p);
+}
+
+/*
+ * Cgroup @dir (@path) made by the failed restore emptied: the tree's
+ * tasks left in it killed (not cgroup.kill: another process may have
+ * joined it since it was made, a unit restarted into it); 0, or -1 if a
+ * process not of the tree is in it (warned: the cgroup is left)
+ */
+static int cgm_empty(const struct tree *t, const char *dir, const char *path)
+{
+	struct timespec ms10 = { 0, 10000000 };
+	char procs[PATH_MAX * 2 + 16], *text, *p, *end;
+	pid_t pid;
+	int n;
+
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
+	for (n = 0; n < 200; n++) {
+		text = read_text(procs, NULL);
+		if ((!text || !*text) && !cg_populated(dir)) {
+			free(text);
+			return 0;
+		}
+		for (p = text; p && *p; p = end) {
+			pid = strtol(p, &end, 10);
+			if (end == p)
+				break;
+			if (pid <= 0)
+				continue;
+			if (!tree_pid(t, pid)) {
+				pr_warn("cgroup %s, made by this failed restore, left in place with the cgroups above it it made: pid %d, not of the tree, is in it",
+					path, pid);
+				free(text);
+				return -1;
+			}
+			kill(pid, SIGKILL);
+		}
+		free(text);
+		nanosleep(&ms10, NULL);
+	}
+	pr_warn("cgroup %s, made by this failed restore, left in place: still not empty after 2 s", path);
+	return -1;
+}
+
 void cgm_cleanup(struct tree *t)
 {
 	struct cg_host *h = t->hostcg;
 	char dir[PATH_MAX * 2];
-	int i;
+	size_t len;
+	int i, j, left;
 
 	if (h)
 		cgm_close(h);
 	for (i = h ? h->ncgs - 1 : -1; i >= 0; i--) {
 		if (!h->cgs[i].made)
 			continue;
+		/* one below it left: it stays too */
+		len = strlen(h->cgs[i].path);
+		for (j = i + 1, left = 0; j < h->ncgs && !left; j++)
+			left = h->cgs[j].made && !strncmp(h->cgs[j].path, h->cgs[i].path, len) &&
+			       h->cgs[j].path[len] == '/';
+		if (left)
+			continue;
 		cg_path(h, &h->cgs[i], dir, sizeof(dir));
-		if (!cg_remove(dir))
-			h->cgs[i].made = 0;
+		if (cgm_empty(t, dir, h->cgs[i].path))
+			continue;
+		if (rmdir(dir) && errno != ENOENT) {
+			pr_pwarn("cannot remove cgroup %s, made by this restore", dir);
+			continue;
+		}
+		h->cgs[i].made = 0;
 	}
 }
 

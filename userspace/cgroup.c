@@ -690,7 +690,7 @@ static void subtree_plus(const char *in, char *out, size_t size)
 }
 
 /* Whether cgroup @dir (or one below it) still holds a task: cgroup.events "populated 1". */
-static int cg_populated(const char *dir)
+int cg_populated(const char *dir)
 {
 	char path[PATH_MAX + 32], *text, *p;
 	int r;

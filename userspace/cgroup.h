@@ -76,6 +76,8 @@ int cg_set_limits(const struct cg *g, const char *dir);
  */
 enum { CG_LIM_ALL, CG_LIM_NOT_PIDS, CG_LIM_PIDS };
 int cg_set_limits_some(const struct cg *g, const char *dir, int which);
+/* Whether cgroup @dir (or one below it) still holds a task (cgroup.events) */
+int cg_populated(const char *dir);
 /* A failed restore: cgroup @dir (made by it) emptied (cgroup.kill, 2 s) and removed; 0 or -1 (warned) */
 int cg_remove(const char *dir);
 void cg_free_one(struct cg *g);
@@ -92,6 +94,7 @@ struct cg_host {
 	char *own;		/* restore: imgcr's own cgroup */
 	int *fd;		/* restore: per cgroup, its cgroup.procs open for the tasks to enter (-1) */
 	int ownfd;		/* restore: imgcr's own cgroup (a directory), if a task enters another, or -1 */
+	int pidns;		/* restore: the tree's pids are in a PID namespace of its own (not ours) */
 };
 
 /*
@@ -139,7 +142,12 @@ int cgm_restore(struct tree *t, const pid_t *host, const unsigned long long *pen
  * --cgroups ignore), else 0 with the reason in @why.
  */
 int cgm_user_ok(const struct tree *t, char *why, size_t size);
-/* a failed restore, the tree killed: the cgroups cgm_prepare() made removed */
+/*
+ * a failed restore, the tree killed: the cgroups cgm_prepare() made
+ * removed, children first, once the tree's tasks and keepers left in them
+ * are killed and gone (2 s); one another process joined is left in place
+ * (warned), with those above it, and nothing in it killed
+ */
 void cgm_cleanup(struct tree *t);
 void cgm_free(struct tree *t);
 /* restore --cgroups ignore: the tree stays in the restorer's cgroup; dump --cgroups ignore: none recorded */

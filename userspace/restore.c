@@ -3184,6 +3184,8 @@ int cmd_restore(int argc, char **argv)
 			return 1;
 		}
 		image_pending(&c, pending, 1);
+		if (c.t.hostcg)
+			c.t.hostcg->pidns = c.pidns || (c.own & NS_BIT(NS_PID));
 		if (cgm_prepare(&c.t, c.base, pending)) {
 			free(pending);
 			ghost_unlink_mapped(&c.t);
