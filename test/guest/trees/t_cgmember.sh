@@ -38,6 +38,11 @@
 #   cgmember-limit-kept: the same with the 16 MiB shared by the root and
 #     its child (cow.c fills them before the fork, in imgcr-lim): refused
 #     before any task is forked.
+#   cgmember-joined: the tree in imgcr-join, removed after the dump; the
+#     restore makes it again, and its action script (post-restore) puts
+#     another process in it and fails the restore: that process is not
+#     killed and imgcr-join is left (warned, naming it); the tree's tasks
+#     are gone.
 # timeout: 120
 . /imgcr/guest/lib.sh
 require_modules
@@ -286,9 +291,41 @@ limit() {
 	pass "$msg"
 }
 
+joined() {
+	J=$CG/imgcr-join
+	mkdir $J || fail "mkdir imgcr-join"
+	cgtree 1 solo
+	echo $ROOT > $J/cgroup.procs && echo $CHILD > $J/cgroup.procs || fail "cannot move the tasks"
+	imgcr dump -t $ROOT -D d-join 2> dump.err || fail "dump: $(cat dump.err)"
+	wait_dumped_gone $ROOT $CHILD
+	rmdir $J || fail "cannot remove imgcr-join"
+	cat > join.sh <<EOS
+[ "\$CRTOOLS_SCRIPT_ACTION" = post-restore ] || exit 0
+sleep 600 < /dev/null > /dev/null 2>&1 &
+echo \$! > $PWD/joiner
+echo \$! > $J/cgroup.procs
+exit 1
+EOS
+	IMGCR_ACTION_SCRIPT="sh $PWD/join.sh" timeout -s KILL 60 imgcr restore -D d-join --detach > restore.out 2> restore.err
+	[ $? = 0 ] && fail "restored though the action script failed"
+	j=$(cat joiner 2>/dev/null)
+	[ -n "$j" ] || fail "the action script did not run: $(tr '\n' '|' < restore.err)"
+	track $j
+	kill -0 $j 2>/dev/null || fail "pid $j, which joined imgcr-join, was killed by the failed restore$(rerr)"
+	[ "$(cat $J/cgroup.procs)" = "$j" ] || fail "imgcr-join: $(cat $J/cgroup.procs 2>&1 | tr '\n' ' ')"
+	grep -q "cgroup /imgcr-join, made by this failed restore, left in place .*: pid $j, not of the tree, is in it" restore.err ||
+		fail "message: $(tr '\n' '|' < restore.err)"
+	[ -e /proc/$ROOT ] || [ -e /proc/$CHILD ] && fail "a task of the failed restore is left"
+	kill $j
+	wait_gone $j
+	rmdir $J || fail "cannot remove imgcr-join"
+	pass "$(grep -m1 'left in place' restore.err | cut -c1-170)"
+}
+
 subtest cgmember-soft soft
 subtest cgmember-user user
 subtest cgmember-threaded threaded
 subtest cgmember-charge charge
 subtest cgmember-limit "limit solo"
 subtest cgmember-limit-kept "limit kept"
+subtest cgmember-joined joined
