@@ -826,8 +826,10 @@ int cgm_enter(const struct tree *t, int ti, char *err, size_t len)
 	if (!h || !h->fd || k->zombie || !k->cg || h->fd[k->cg - 1] < 0 || entered == getpid())
 		return 0;
 	if (write(h->fd[k->cg - 1], "0", 1) != 1) {
-		snprintf(err, len, "cannot enter its cgroup %s: %s", h->cgs[k->cg - 1].path,
-			 strerror(errno));
+		int e = errno;
+
+		snprintf(err, len, "cannot enter its cgroup %s: %s%s" IGNORE_HINT,
+			 h->cgs[k->cg - 1].path, strerror(e), why(e));
 		return -1;
 	}
 	entered = getpid();

@@ -1551,7 +1551,7 @@ static void run_nsroot(struct rctx *c)
 {
 	struct ns_ctx nc = { .t = &c->t, .dirfd = c->dirfd, .hostproc = -1, .root = getpid(),
 			     .own = c->own };
-	char go, err[PATH_MAX + 64];
+	char go, err[PATH_MAX + 512];
 	ssize_t n;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
