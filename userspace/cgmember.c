@@ -594,7 +594,7 @@ static unsigned long long cg_swap_room(const struct cg_host *h, const char *path
  * swap it may use (cg_swap_room()); 0, or -1 (printed, naming the cgroup,
  * @who and the sizes)
  */
-static int cg_fits_one(const struct cg_host *h, const char *path, unsigned long long need,
+static int cg_fits_one(const struct cg_host *h, const char *path, struct cg_pending need,
 		       pid_t who, const char *when)
 {
 	unsigned long long max, cur, sw, avail;
@@ -606,13 +606,16 @@ static int cg_fits_one(const struct cg_host *h, const char *path, unsigned long 
 		return 0;
 	cur = sub0(cg_num(dir, "memory.current", 0), cg_file_lru(dir));
 	sw = cg_swap_room(h, path);
+	/* mlocked data is never swapped out */
+	if (sw > sub0(need.data, need.locked))
+		sw = sub0(need.data, need.locked);
 	avail = sub0(max, cur) + sw;
-	pr_debug("cgroup %s: memory.max %llu, current %llu, the images' data to %s %llu, swap it may use %llu",
-		 path, max, cur, when, need, sw);
-	if (need <= avail)
+	pr_debug("cgroup %s: memory.max %llu, current %llu, the images' data to %s %llu (%llu mlocked), swap it may use %llu",
+		 path, max, cur, when, need.data, need.locked, sw);
+	if (need.data <= avail)
 		return 0;
-	pr_err("restore failed: cgroup %s (pid %d's): memory.max is %llu bytes, %llu in use (not counting page cache), and the tree's images there have %llu bytes of data still to %s (swap it may use: %llu bytes): the tree cannot fit",
-	       path, who, max, cur, need, when, sw);
+	pr_err("restore failed: cgroup %s (pid %d's): memory.max is %llu bytes, %llu in use (not counting page cache), and the tree's images there have %llu bytes of data still to %s (%llu mlocked; swap it may use for the rest: %llu bytes): the tree cannot fit",
+	       path, who, max, cur, need.data, when, need.locked, sw);
 	return -1;
 }
 
@@ -623,10 +626,10 @@ static int cg_fits_one(const struct cg_host *h, const char *path, unsigned long 
  * path maybe not the dumped one): that one and those above it.  0, or -1
  * (printed).
  */
-static int cgm_fits(const struct tree *t, const unsigned long long *pending, const char *when)
+static int cgm_fits(const struct tree *t, const struct cg_pending *pending, const char *when)
 {
 	const struct cg_host *h = t->hostcg;
-	unsigned long long *need, all = 0;
+	struct cg_pending *need, all = { 0, 0 };
 	char parent[PATH_MAX];
 	int i, g, *who, ret = -1;
 	pid_t first = 0;
@@ -635,7 +638,8 @@ static int cgm_fits(const struct tree *t, const unsigned long long *pending, con
 		for (i = 0; i < t->ntasks; i++) {
 			if (t->tasks[i].zombie)
 				continue;
-			all += pending[i];
+			all.data += pending[i].data;
+			all.locked += pending[i].locked;
 			if (!first)
 				first = t->tasks[i].dump_pid ? t->tasks[i].dump_pid : t->tasks[i].pid;
 		}
@@ -657,7 +661,8 @@ static int cgm_fits(const struct tree *t, const unsigned long long *pending, con
 		const struct tree_task *k = &t->tasks[i];
 
 		for (g = k->zombie ? 0 : k->cg - 1; g > 0;) {
-			need[g] += pending[i];
+			need[g].data += pending[i].data;
+			need[g].locked += pending[i].locked;
 			if (!who[g])
 				who[g] = k->dump_pid ? k->dump_pid : k->pid;
 			snprintf(parent, sizeof(parent), "%s", h->cgs[g].path);
@@ -666,7 +671,7 @@ static int cgm_fits(const struct tree *t, const unsigned long long *pending, con
 		}
 	}
 	for (g = 1; g < h->ncgs; g++)
-		if (need[g] && cg_fits_one(h, h->cgs[g].path, need[g], who[g], when))
+		if (need[g].data && cg_fits_one(h, h->cgs[g].path, need[g], who[g], when))
 			goto out;
 	ret = 0;
 out:
@@ -697,7 +702,7 @@ static void cgm_close(struct cg_host *h)
 	h->fd = NULL;
 }
 
-int cgm_prepare(struct tree *t, int base, const unsigned long long *pending)
+int cgm_prepare(struct tree *t, int base, const struct cg_pending *pending)
 {
 	struct cg_host *h = t->hostcg;
 	char *own = NULL, *checked = NULL, dir[PATH_MAX * 2], path[PATH_MAX * 2 + 16];
@@ -841,7 +846,7 @@ int cgm_own_fd(const struct tree *t)
 	return t->hostcg && t->hostcg->fd ? t->hostcg->ownfd : -1;
 }
 
-int cgm_restore(struct tree *t, const pid_t *host, const unsigned long long *pending)
+int cgm_restore(struct tree *t, const pid_t *host, const struct cg_pending *pending)
 {
 	struct cg_host *h = t->hostcg;
 	char dir[PATH_MAX * 2], *cg;

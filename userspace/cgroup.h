@@ -113,7 +113,11 @@ int cgm_dump(struct tree *t);
  * or -1 (printed, naming the task or the cgroup and the sizes; what it
  * made removed).
  */
-int cgm_prepare(struct tree *t, int base, const unsigned long long *pending);
+/* a task's image data still to allocate or load, in bytes: all of it, and of that mlocked (never swapped) */
+struct cg_pending {
+	unsigned long long data, locked;
+};
+int cgm_prepare(struct tree *t, int base, const struct cg_pending *pending);
 /*
  * In task @ti's restorer, first thing, before it allocates anything: into
  * its cgroup (writing "0" to the cgroup.procs cgm_prepare() opened), so
@@ -135,7 +139,7 @@ int cgm_own_fd(const struct tree *t);
  * its tasks still has to load at the exec; 0, or -1 (printed, naming the
  * task or the cgroup and the sizes).
  */
-int cgm_restore(struct tree *t, const pid_t *host, const unsigned long long *pending);
+int cgm_restore(struct tree *t, const pid_t *host, const struct cg_pending *pending);
 /*
  * trust.c, root restoring a user's directory: 1 if no task would be moved
  * and no cgroup made (each live task in the restorer's cgroup, or

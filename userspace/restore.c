@@ -2795,7 +2795,8 @@ static pid_t root_pid(struct rctx *c)
  * (filled before the fork, memfd_shm_arg()); never more than the image's
  * size (its metadata and preallocated blocks are not counted).
  */
-static unsigned long long task_image_data(struct rctx *c, const struct tree_task *k, const char *name)
+static unsigned long long task_image_data(struct rctx *c, const struct tree_task *k, const char *name,
+					  unsigned long long *locked)
 {
 	unsigned long long n = 0;
 	struct imgcr_file rec;
@@ -2819,13 +2820,20 @@ static unsigned long long task_image_data(struct rctx *c, const struct tree_task
 		for (j = 0; j < img.eh->e_phnum; j++) {
 			const Elf64_Phdr *ph = &img.ph[j];
 
-			if (ph->p_type == PT_LOAD && ph->p_filesz && ph->p_vaddr >= v->start &&
-			    ph->p_vaddr < v->end)
-				n += ph->p_filesz;
+			if (ph->p_type != PT_LOAD || !ph->p_filesz || ph->p_vaddr < v->start ||
+			    ph->p_vaddr >= v->end)
+				continue;
+			n += ph->p_filesz;
+			if (v->flags & IMGCR_VMA_LOCKED)
+				*locked += ph->p_filesz;
 		}
 	}
 	image_close(&img);
-	return n < (unsigned long long)st.st_size ? n : (unsigned long long)st.st_size;
+	if (n > (unsigned long long)st.st_size)
+		n = st.st_size;
+	if (*locked > n)
+		*locked = n;
+	return n;
 }
 
 /*
@@ -2833,22 +2841,26 @@ static unsigned long long task_image_data(struct rctx *c, const struct tree_task
  * the mappings cow.c put in place before: @filled, also those the task
  * fills itself before its fork), in bytes
  */
-static void image_pending(struct rctx *c, unsigned long long *pending, int filled)
+static void image_pending(struct rctx *c, struct cg_pending *pending, int filled)
 {
 	unsigned long long kept;
 	char path[64];
 	int i;
 
 	for (i = 0; i < c->t.ntasks; i++) {
-		pending[i] = 0;
+		struct cg_pending *p = &pending[i];
+
+		p->data = p->locked = 0;
 		snprintf(path, sizeof(path), "core-%d.img", TASK_IMG_PID(&c->t.tasks[i]));
 		if (c->t.tasks[i].zombie)
 			continue;
-		pending[i] = task_image_data(c, &c->t.tasks[i], path);
+		p->data = task_image_data(c, &c->t.tasks[i], path, &p->locked);
 		kept = cow_kept_bytes(&c->t, i, 0);
-		pending[i] -= pending[i] < kept ? pending[i] : kept;
+		p->data -= p->data < kept ? p->data : kept;
 		if (filled)
-			pending[i] += cow_kept_bytes(&c->t, i, 1);
+			p->data += cow_kept_bytes(&c->t, i, 1);
+		if (p->locked > p->data)
+			p->locked = p->data;
 	}
 }
 
@@ -2858,7 +2870,7 @@ static void image_pending(struct rctx *c, unsigned long long *pending, int fille
  */
 static int host_cgroups(struct rctx *c)
 {
-	unsigned long long *pending;
+	struct cg_pending *pending;
 	pid_t *host;
 	int i, r;
 
@@ -3177,7 +3189,7 @@ int cmd_restore(int argc, char **argv)
 
 	/* the tasks' cgroups made before they exist: each one enters its own first (cgmember.c) */
 	if (!(c.own & NS_BIT(NS_CGROUP))) {
-		unsigned long long *pending = calloc(c.t.ntasks ? c.t.ntasks : 1, sizeof(*pending));
+		struct cg_pending *pending = calloc(c.t.ntasks ? c.t.ntasks : 1, sizeof(*pending));
 
 		if (!pending) {
 			pr_err("out of memory");
