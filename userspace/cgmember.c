@@ -17,16 +17,23 @@
  * (a hybrid or legacy v1 host) records none: the restore leaves the tree
  * in the restorer's cgroup.
  *
- * restore (cgm_restore, every task made and waiting for its go byte, so
- * before any runs and before attrs_mempolicy_again() reads its cpuset):
- * each task is put in its cgroup at the same path.  A cgroup that exists
- * is used as it is, if its limits are the dumped ones (it and those above
- * it below the cgroup it shares with the restorer; else refused, naming
- * the file and both values); one that does not is
- * made, parents first, then (tasks in) its controllers enabled and its
- * dumped limits written, as cgroup.c does; cgm_cleanup() removes what a
- * failed restore made.  A task already in its cgroup (imgcr's own: the
- * usual case) is left there.  A task that cannot be put back (an ordinary
+ * restore, in three steps, so that each task's memory is charged to its
+ * cgroup (cgroup v2 does not move charges when a task moves):
+ * cgm_prepare(), before any task is forked: a cgroup a task goes to that
+ * exists is used as it is, if its limits are the dumped ones (it and those
+ * above it below the cgroup it shares with the restorer; else refused,
+ * naming the file and both values); one that does not is made, parents
+ * first, then its controllers enabled and its dumped limits written (but
+ * pids.max), as cgroup.c does; the cgroup.procs of each one a task has to
+ * enter opened.  cgm_enter(), each task's restorer first thing (before
+ * its kept COW mappings, children, files): "0" written there, itself.
+ * cgm_restore(), every task made and waiting for its go byte (so before
+ * any runs and before attrs_mempolicy_again() reads its cpuset): each task
+ * checked in its cgroup, pids.max written, and each cgroup's memory.max
+ * checked to hold the images' data still to load (cgm_fits).
+ * cgm_cleanup() removes what a
+ * failed restore made.  A task already in its cgroup when born (its
+ * parent's; imgcr's own for the root: the usual case) is left there.  A task that cannot be put back (an ordinary
  * user and a cgroup it cannot write, a cgroup that has controllers for
  * its children now) fails the restore, naming the task and the cgroup,
  * unless restore --cgroups ignore (CRIU's --manage-cgroups=ignore) left
@@ -37,11 +44,14 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cgroup.h"
@@ -68,6 +78,8 @@ void cgm_free(struct tree *t)
 	}
 	free(t->hostcg->cgs);
 	free(t->hostcg->mnt);
+	free(t->hostcg->own);
+	free(t->hostcg->fd);
 	free(t->hostcg);
 	t->hostcg = NULL;
 }
@@ -502,11 +514,199 @@ out:
 	return ret;
 }
 
-int cgm_restore(struct tree *t, const pid_t *host)
+/* a cgroup file's number; @dflt if absent, ULLONG_MAX for "max" */
+static unsigned long long cg_num(const char *dir, const char *file, unsigned long long dflt)
+{
+	char path[PATH_MAX * 2 + 32], *v;
+	unsigned long long n = dflt;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	v = cg_read_line(path);
+	if (v)
+		n = strcmp(v, "max") ? strtoull(v, NULL, 10) : ULLONG_MAX;
+	free(v);
+	return n;
+}
+
+/* free swap, bytes (/proc/meminfo SwapFree) */
+static unsigned long long swap_free(void)
+{
+	char *text = read_text("/proc/meminfo", NULL), *p;
+	unsigned long long kb = 0;
+
+	p = text ? strstr(text, "\nSwapFree:") : NULL;
+	if (p)
+		kb = strtoull(p + 10, NULL, 10);
+	free(text);
+	return kb * 1024;
+}
+
+static unsigned long long sub0(unsigned long long a, unsigned long long b)
+{
+	return a > b ? a - b : 0;
+}
+
+/* a cgroup's page cache on its file LRU lists (memory.stat): reclaimable, not in the way */
+static unsigned long long cg_file_lru(const char *dir)
+{
+	char path[PATH_MAX * 2 + 32], *text, *p;
+	unsigned long long n = 0;
+
+	snprintf(path, sizeof(path), "%s/memory.stat", dir);
+	text = read_text(path, NULL);
+	p = text ? strstr(text, "\nactive_file ") : NULL;
+	if (p)
+		n += strtoull(p + 13, NULL, 10);
+	p = text ? strstr(text, "\ninactive_file ") : NULL;
+	if (p)
+		n += strtoull(p + 15, NULL, 10);
+	free(text);
+	return n;
+}
+
+/*
+ * The swap cgroup @path (a path under h->mnt) may still use: the least of
+ * memory.swap.max - memory.swap.current over it and every cgroup above it
+ * (but "/"), whatever their memory.max, and the free swap
+ */
+static unsigned long long cg_swap_room(const struct cg_host *h, const char *path)
+{
+	char p[PATH_MAX], dir[PATH_MAX * 2];
+	unsigned long long room = swap_free(), smax;
+
+	snprintf(p, sizeof(p), "%s", path);
+	while (strcmp(p, "/") && room) {
+		snprintf(dir, sizeof(dir), "%s%s", h->mnt, p);
+		smax = cg_num(dir, "memory.swap.max", ULLONG_MAX);
+		if (smax != ULLONG_MAX)
+			smax = sub0(smax, cg_num(dir, "memory.swap.current", 0));
+		if (smax < room)
+			room = smax;
+		parent_of(p);
+	}
+	return room;
+}
+
+/*
+ * Cgroup @path (under h->mnt, not "/"): what it holds now (but its page
+ * cache on the file LRU lists, which reclaim would make room of) plus @need
+ * bytes of image data still to @when must fit under its memory.max with the
+ * swap it may use (cg_swap_room()); 0, or -1 (printed, naming the cgroup,
+ * @who and the sizes)
+ */
+static int cg_fits_one(const struct cg_host *h, const char *path, struct cg_pending need,
+		       pid_t who, const char *when)
+{
+	unsigned long long max, cur, sw, avail;
+	char dir[PATH_MAX * 2];
+
+	snprintf(dir, sizeof(dir), "%s%s", h->mnt, path);
+	max = cg_num(dir, "memory.max", ULLONG_MAX);
+	if (max == ULLONG_MAX)
+		return 0;
+	cur = sub0(cg_num(dir, "memory.current", 0), cg_file_lru(dir));
+	sw = cg_swap_room(h, path);
+	/* mlocked data is never swapped out */
+	if (sw > sub0(need.data, need.locked))
+		sw = sub0(need.data, need.locked);
+	avail = sub0(max, cur) + sw;
+	pr_debug("cgroup %s: memory.max %llu, current %llu, the images' data to %s %llu (%llu mlocked), swap it may use %llu",
+		 path, max, cur, when, need.data, need.locked, sw);
+	if (need.data <= avail)
+		return 0;
+	pr_err("restore failed: cgroup %s (pid %d's): memory.max is %llu bytes, %llu in use (not counting page cache), and the tree's images there have %llu bytes of data still to %s (%llu mlocked; swap it may use for the rest: %llu bytes): the tree cannot fit",
+	       path, who, max, cur, need.data, when, need.locked, sw);
+	return -1;
+}
+
+/*
+ * Every cgroup a task is in or below (but "/"): cg_fits_one() with the
+ * image data its tasks have still to @when (@pending[i] of task i).  With
+ * cg_caller_base the tasks are in imgcr's own cgroup (the caller's, its
+ * path maybe not the dumped one): that one and those above it.  0, or -1
+ * (printed).
+ */
+static int cgm_fits(const struct tree *t, const struct cg_pending *pending, const char *when)
+{
+	const struct cg_host *h = t->hostcg;
+	struct cg_pending *need, all = { 0, 0 };
+	char parent[PATH_MAX];
+	int i, g, *who, ret = -1;
+	pid_t first = 0;
+
+	if (cg_caller_base) {
+		for (i = 0; i < t->ntasks; i++) {
+			if (t->tasks[i].zombie)
+				continue;
+			all.data += pending[i].data;
+			all.locked += pending[i].locked;
+			if (!first)
+				first = t->tasks[i].dump_pid ? t->tasks[i].dump_pid : t->tasks[i].pid;
+		}
+		if (!h->own)
+			return 0;
+		snprintf(parent, sizeof(parent), "%s", h->own);
+		for (; strcmp(parent, "/"); parent_of(parent))
+			if (cg_fits_one(h, parent, all, first, when))
+				return -1;
+		return 0;
+	}
+	need = calloc(h->ncgs, sizeof(*need));
+	who = calloc(h->ncgs, sizeof(*who));
+	if (!need || !who) {
+		pr_err("out of memory");
+		exit(1);
+	}
+	for (i = 0; i < t->ntasks; i++) {
+		const struct tree_task *k = &t->tasks[i];
+
+		for (g = k->zombie ? 0 : k->cg - 1; g > 0;) {
+			need[g].data += pending[i].data;
+			need[g].locked += pending[i].locked;
+			if (!who[g])
+				who[g] = k->dump_pid ? k->dump_pid : k->pid;
+			snprintf(parent, sizeof(parent), "%s", h->cgs[g].path);
+			parent_of(parent);
+			g = cgm_find(h, parent);
+		}
+	}
+	for (g = 1; g < h->ncgs; g++)
+		if (need[g].data && cg_fits_one(h, h->cgs[g].path, need[g], who[g], when))
+			goto out;
+	ret = 0;
+out:
+	free(need);
+	free(who);
+	return ret;
+}
+
+/* the cgroup task @i is born in: its parent's (moved first), the restorer's for the root */
+static int born_in(const struct tree *t, int i, int own)
+{
+	const struct tree_task *p = t->tasks[i].pid == t->root ? NULL : tree_find(t, t->tasks[i].ppid);
+
+	return p && p->cg ? p->cg - 1 : own;
+}
+
+static void cgm_close(struct cg_host *h)
+{
+	int i;
+
+	if (h->fd && h->ownfd >= 0)
+		close(h->ownfd);
+	h->ownfd = -1;
+	for (i = 0; h->fd && i < h->ncgs; i++)
+		if (h->fd[i] >= 0)
+			close(h->fd[i]);
+	free(h->fd);
+	h->fd = NULL;
+}
+
+int cgm_prepare(struct tree *t, int base, const struct cg_pending *pending)
 {
 	struct cg_host *h = t->hostcg;
-	char *own = NULL, *checked = NULL, dir[PATH_MAX * 2], path[PATH_MAX * 2 + 16], pid[16];
-	int i, g, root = -1, e, ret = -1;
+	char *own = NULL, *checked = NULL, dir[PATH_MAX * 2], path[PATH_MAX * 2 + 16];
+	int i, g, root = -1, ownidx, fd, e, ret = -1;
 
 	if (!h || !h->ncgs)
 		return 0;	/* an image made before membership was dumped */
@@ -516,13 +716,20 @@ int cgm_restore(struct tree *t, const pid_t *host)
 		pr_err("restore failed: imgcr's own cgroup cannot be read" IGNORE_HINT);
 		return -1;
 	}
+	ownidx = cgm_find(h, own);
+	free(h->own);
+	h->own = strdup(own);
 	free(h->mnt);
 	h->mnt = cg_mount();
 	checked = calloc(h->ncgs, 1);
-	if (!checked) {
+	h->fd = malloc(h->ncgs * sizeof(*h->fd));
+	if (!checked || !h->fd) {
 		pr_err("out of memory");
 		exit(1);
 	}
+	for (i = 0; i < h->ncgs; i++)
+		h->fd[i] = -1;
+	h->ownfd = -1;
 	i = tree_index(t, t->root);
 	if (i >= 0)
 		root = t->tasks[i].cg - 1;
@@ -545,7 +752,7 @@ int cgm_restore(struct tree *t, const pid_t *host)
 			       dpid, h->cgs[g].path, root >= 0 ? h->cgs[root].path : "?", own);
 			goto out;
 		}
-		if (!strcmp(h->cgs[g].path, own))
+		if (g == born_in(t, i, ownidx) || (born_in(t, i, ownidx) < 0 && !strcmp(h->cgs[g].path, own)))
 			continue;	/* born there */
 		if (!h->mnt) {
 			pr_err("restore failed: pid %d: in cgroup %s at the dump, and imgcr sees no cgroup2 mount to put it back" IGNORE_HINT,
@@ -554,18 +761,42 @@ int cgm_restore(struct tree *t, const pid_t *host)
 		}
 		if (cgm_make(h, g, dpid) || cgm_same(h, g, own, checked, dpid))
 			goto out;
+		if (h->fd[g] >= 0)
+			continue;
+		/* the task writes "0" (itself) to it first thing (cgm_enter) */
 		cg_path(h, &h->cgs[g], dir, sizeof(dir));
 		snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-		snprintf(pid, sizeof(pid), "%d", host[i]);
-		if (host[i] <= 0 || write_text(path, pid)) {
-			e = host[i] <= 0 ? ESRCH : errno;
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd >= 0 && fd < base) {
+			h->fd[g] = fcntl(fd, F_DUPFD_CLOEXEC, base);
+			e = errno;
+			close(fd);
+			fd = h->fd[g];
+			errno = e;
+		}
+		h->fd[g] = fd;
+		if (fd < 0) {
+			e = errno;
 			pr_err("restore failed: pid %d: cannot put it back in its cgroup %s: %s%s" IGNORE_HINT,
 			       dpid, h->cgs[g].path, strerror(e), why(e));
 			goto out;
 		}
-		pr_debug("pid %d: in cgroup %s again", dpid, h->cgs[g].path);
 	}
-	/* the cgroups made, their tasks in: controllers parents first, then limits */
+	/* a task enters another cgroup: imgcr's own for the pgrp keepers (restore.c) */
+	for (g = 0; g < h->ncgs && h->fd[g] < 0; g++)
+		;
+	if (g < h->ncgs) {
+		snprintf(dir, sizeof(dir), "%s%s", h->mnt, strcmp(own, "/") ? own : "");
+		fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		h->ownfd = fd >= 0 && fd < base ? fcntl(fd, F_DUPFD_CLOEXEC, base) : fd;
+		if (fd >= 0 && fd < base)
+			close(fd);
+	}
+	/*
+	 * the cgroups made, no task in them yet: controllers parents first,
+	 * then the limits (but pids.max, cgm_restore()), so that each task's
+	 * memory is charged under them from its first page
+	 */
 	for (i = 0; i < h->ncgs; i++) {
 		if (!h->cgs[i].made)
 			continue;
@@ -577,29 +808,166 @@ int cgm_restore(struct tree *t, const pid_t *host)
 		if (!h->cgs[i].made)
 			continue;
 		cg_path(h, &h->cgs[i], dir, sizeof(dir));
-		if (cg_set_limits(&h->cgs[i], dir))
+		if (cg_set_limits_some(&h->cgs[i], dir, CG_LIM_NOT_PIDS))
 			goto out;
-		pr_info("cgroup %s made again, with its dumped limits", h->cgs[i].path);
 	}
+	if (h->mnt && pending && cgm_fits(t, pending, "allocate"))
+		goto out;
 	ret = 0;
 out:
+	if (ret)
+		cgm_cleanup(t);
 	free(checked);
 	free(own);
 	return ret;
+}
+
+int cgm_enter(const struct tree *t, int ti, char *err, size_t len)
+{
+	const struct cg_host *h = t->hostcg;
+	const struct tree_task *k = &t->tasks[ti];
+	static pid_t entered;
+
+	if (!h || !h->fd || k->zombie || !k->cg || h->fd[k->cg - 1] < 0 || entered == getpid())
+		return 0;
+	if (write(h->fd[k->cg - 1], "0", 1) != 1) {
+		int e = errno;
+
+		snprintf(err, len, "cannot enter its cgroup %s: %s%s" IGNORE_HINT,
+			 h->cgs[k->cg - 1].path, strerror(e), why(e));
+		return -1;
+	}
+	entered = getpid();
+	return 0;
+}
+
+int cgm_own_fd(const struct tree *t)
+{
+	return t->hostcg && t->hostcg->fd ? t->hostcg->ownfd : -1;
+}
+
+int cgm_restore(struct tree *t, const pid_t *host, const struct cg_pending *pending)
+{
+	struct cg_host *h = t->hostcg;
+	char dir[PATH_MAX * 2], *cg;
+	int i, g, ret = -1;
+
+	if (!h || !h->ncgs || cgm_ignore)
+		return 0;
+	/* every task where it belongs: it moved itself (cgm_enter) or was born there */
+	for (i = 0; i < t->ntasks && !cg_caller_base; i++) {
+		const struct tree_task *k = &t->tasks[i];
+		pid_t dpid = k->dump_pid ? k->dump_pid : k->pid;
+
+		if (k->zombie || !k->cg)
+			continue;
+		g = k->cg - 1;
+		if (host[i] <= 0 || cg_task_cgroup_host(host[i], &cg)) {
+			pr_err("restore failed: pid %d: its cgroup cannot be read", dpid);
+			goto out;
+		}
+		if (strcmp(cg, h->cgs[g].path)) {
+			pr_err("restore failed: pid %d: in cgroup %s, not its %s" IGNORE_HINT, dpid, cg,
+			       h->cgs[g].path);
+			free(cg);
+			goto out;
+		}
+		free(cg);
+		pr_debug("pid %d: in cgroup %s again", dpid, h->cgs[g].path);
+	}
+	/* the tasks in: pids.max (the restore's keepers are gone after the go byte) */
+	for (i = 0; i < h->ncgs; i++) {
+		if (!h->cgs[i].made)
+			continue;
+		cg_path(h, &h->cgs[i], dir, sizeof(dir));
+		if (cg_set_limits_some(&h->cgs[i], dir, CG_LIM_PIDS))
+			goto out;
+		pr_info("cgroup %s made again, with its dumped limits", h->cgs[i].path);
+	}
+	if (h->mnt && pending && cgm_fits(t, pending, "load"))
+		goto out;
+	ret = 0;
+out:
+	cgm_close(h);
+	return ret;
+}
+
+/* pid @p (in imgcr's PID namespace) is one of the tree's tasks or its keepers' */
+static int tree_pid(const struct tree *t, pid_t p)
+{
+	if (t->hostcg->pidns)
+		return 0;	/* all gone with its init (kill_tree()), whatever is left is not the tree's */
+	return tree_find(t, p) || tree_group_kept(t, p) || tree_session_kept(t, p);
+}
+
+/*
+ * Cgroup @dir (@path) made by the failed restore emptied: the tree's
+ * tasks left in it killed (not cgroup.kill: another process may have
+ * joined it since it was made, a unit restarted into it); 0, or -1 if a
+ * process not of the tree is in it (warned: the cgroup is left)
+ */
+static int cgm_empty(const struct tree *t, const char *dir, const char *path)
+{
+	struct timespec ms10 = { 0, 10000000 };
+	char procs[PATH_MAX * 2 + 16], *text, *p, *end;
+	pid_t pid;
+	int n;
+
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
+	for (n = 0; n < 200; n++) {
+		text = read_text(procs, NULL);
+		if ((!text || !*text) && !cg_populated(dir)) {
+			free(text);
+			return 0;
+		}
+		for (p = text; p && *p; p = end) {
+			pid = strtol(p, &end, 10);
+			if (end == p)
+				break;
+			if (pid <= 0)
+				continue;
+			if (!tree_pid(t, pid)) {
+				pr_warn("cgroup %s, made by this failed restore, left in place with the cgroups above it it made: pid %d, not of the tree, is in it",
+					path, pid);
+				free(text);
+				return -1;
+			}
+			kill(pid, SIGKILL);
+		}
+		free(text);
+		nanosleep(&ms10, NULL);
+	}
+	pr_warn("cgroup %s, made by this failed restore, left in place: still not empty after 2 s", path);
+	return -1;
 }
 
 void cgm_cleanup(struct tree *t)
 {
 	struct cg_host *h = t->hostcg;
 	char dir[PATH_MAX * 2];
-	int i;
+	size_t len;
+	int i, j, left;
 
+	if (h)
+		cgm_close(h);
 	for (i = h ? h->ncgs - 1 : -1; i >= 0; i--) {
 		if (!h->cgs[i].made)
 			continue;
+		/* one below it left: it stays too */
+		len = strlen(h->cgs[i].path);
+		for (j = i + 1, left = 0; j < h->ncgs && !left; j++)
+			left = h->cgs[j].made && !strncmp(h->cgs[j].path, h->cgs[i].path, len) &&
+			       h->cgs[j].path[len] == '/';
+		if (left)
+			continue;
 		cg_path(h, &h->cgs[i], dir, sizeof(dir));
-		if (!cg_remove(dir))
-			h->cgs[i].made = 0;
+		if (cgm_empty(t, dir, h->cgs[i].path))
+			continue;
+		if (rmdir(dir) && errno != ENOENT) {
+			pr_pwarn("cannot remove cgroup %s, made by this restore", dir);
+			continue;
+		}
+		h->cgs[i].made = 0;
 	}
 }
 

@@ -690,7 +690,7 @@ static void subtree_plus(const char *in, char *out, size_t size)
 }
 
 /* Whether cgroup @dir (or one below it) still holds a task: cgroup.events "populated 1". */
-static int cg_populated(const char *dir)
+int cg_populated(const char *dir)
 {
 	char path[PATH_MAX + 32], *text, *p;
 	int r;
@@ -1022,11 +1022,20 @@ int cg_enable(const struct cg *g, const char *dir)
 
 int cg_set_limits(const struct cg *g, const char *dir)
 {
+	return cg_set_limits_some(g, dir, CG_LIM_ALL);
+}
+
+int cg_set_limits_some(const struct cg *g, const char *dir, int which)
+{
 	char path[PATH_MAX + 32], *cur;
 	size_t j;
+	int pids;
 
 	for (j = 0; j < CG_NFILES; j++) {
 		if (!g->val[j])
+			continue;
+		pids = !strcmp(cg_files[j], "pids.max");
+		if ((which == CG_LIM_NOT_PIDS && pids) || (which == CG_LIM_PIDS && !pids))
 			continue;
 		if (!strcmp(cg_files[j], "memory.max") && strcmp(g->val[j], "max")) {
 			snprintf(path, sizeof(path), "%s/memory.current", dir);

@@ -69,6 +69,15 @@ int cg_enable(const struct cg *g, const char *dir);
  * the exec refused: the image's pages are not counted); 0 or -1 (printed)
  */
 int cg_set_limits(const struct cg *g, const char *dir);
+/*
+ * The same, some of them: cgmember.c writes all but pids.max before the
+ * tasks are forked into the cgroup (the restore's keepers count too), and
+ * pids.max once every task is in
+ */
+enum { CG_LIM_ALL, CG_LIM_NOT_PIDS, CG_LIM_PIDS };
+int cg_set_limits_some(const struct cg *g, const char *dir, int which);
+/* Whether cgroup @dir (or one below it) still holds a task (cgroup.events) */
+int cg_populated(const char *dir);
 /* A failed restore: cgroup @dir (made by it) emptied (cgroup.kill, 2 s) and removed; 0 or -1 (warned) */
 int cg_remove(const char *dir);
 void cg_free_one(struct cg *g);
@@ -82,6 +91,10 @@ struct cg_host {
 	int ncgs;
 	struct cg *cgs;		/* absolute paths, parents first; [0] is "/" */
 	char *mnt;		/* restore: imgcr's cgroup2 mount */
+	char *own;		/* restore: imgcr's own cgroup */
+	int *fd;		/* restore: per cgroup, its cgroup.procs open for the tasks to enter (-1) */
+	int ownfd;		/* restore: imgcr's own cgroup (a directory), if a task enters another, or -1 */
+	int pidns;		/* restore: the tree's pids are in a PID namespace of its own (not ours) */
 };
 
 /*
@@ -91,18 +104,54 @@ struct cg_host {
  */
 int cgm_dump(struct tree *t);
 /*
- * restore, every task made and waiting for its go byte: each task (host
- * pid @host[i]) put in its cgroup, the missing ones made with their
- * limits; 0, or -1 (printed, naming the task and the cgroup).
+ * restore, before the tasks are forked: the cgroups the tasks go to that
+ * are gone made (with their controllers and limits, but pids.max), those
+ * that exist checked, and the cgroup.procs of each one a task has to
+ * enter opened (an fd at or above @base, close-on-exec); each cgroup's
+ * memory.max checked to hold the @pending[i] bytes of data each of its
+ * tasks i will allocate from its image (cgm_restore() checks again); 0,
+ * or -1 (printed, naming the task or the cgroup and the sizes; what it
+ * made removed).
  */
-int cgm_restore(struct tree *t, const pid_t *host);
+/* a task's image data still to allocate or load, in bytes: all of it, and of that mlocked (never swapped) */
+struct cg_pending {
+	unsigned long long data, locked;
+};
+int cgm_prepare(struct tree *t, int base, const struct cg_pending *pending);
+/*
+ * In task @ti's restorer, first thing, before it allocates anything: into
+ * its cgroup (writing "0" to the cgroup.procs cgm_prepare() opened), so
+ * that its memory is charged there (cgroup v2 does not move charges); 0,
+ * or -1 with the reason in @err.
+ */
+int cgm_enter(const struct tree *t, int ti, char *err, size_t len);
+/*
+ * imgcr's own cgroup, open (O_DIRECTORY, at or above cgm_prepare()'s
+ * base, close-on-exec) if a task enters another one, for the pgrp
+ * keepers' clone3(CLONE_INTO_CGROUP); else -1
+ */
+int cgm_own_fd(const struct tree *t);
+/*
+ * restore, every task made and waiting for its go byte: each task (host
+ * pid @host[i]) checked in its cgroup, pids.max of the cgroups made
+ * written, and each cgroup's memory.max (with the swap it may use) checked
+ * to hold what it holds now plus @pending[i] bytes of image data each of
+ * its tasks still has to load at the exec; 0, or -1 (printed, naming the
+ * task or the cgroup and the sizes).
+ */
+int cgm_restore(struct tree *t, const pid_t *host, const struct cg_pending *pending);
 /*
  * trust.c, root restoring a user's directory: 1 if no task would be moved
  * and no cgroup made (each live task in the restorer's cgroup, or
  * --cgroups ignore), else 0 with the reason in @why.
  */
 int cgm_user_ok(const struct tree *t, char *why, size_t size);
-/* a failed restore, the tree killed: the cgroups cgm_restore() made removed */
+/*
+ * a failed restore, the tree killed: the cgroups cgm_prepare() made
+ * removed, children first, once the tree's tasks and keepers left in them
+ * are killed and gone (2 s); one another process joined is left in place
+ * (warned), with those above it, and nothing in it killed
+ */
 void cgm_cleanup(struct tree *t);
 void cgm_free(struct tree *t);
 /* restore --cgroups ignore: the tree stays in the restorer's cgroup; dump --cgroups ignore: none recorded */

@@ -369,6 +369,24 @@ fail:
 	return err;
 }
 
+unsigned long long cow_kept_bytes(const struct tree *t, int ti, int filled)
+{
+	const struct cow_task *ct = plan ? &plan[ti] : NULL;
+	const struct tree_task *p = tree_find(t, t->tasks[ti].ppid);
+	const struct cow_task *pt = p && plan ? &plan[p - t->tasks] : NULL;
+	unsigned long long n = 0;
+	int i, j;
+
+	for (i = 0; ct && i < ct->nv; i++) {
+		if (filled && pt && same_creds(p, &t->tasks[ti]) &&
+		    find_vma(pt, ct->v[i].start, ct->v[i].end))
+			continue;	/* its parent's */
+		for (j = 0; j < ct->v[i].nseg; j++)
+			n += ct->segs[ct->v[i].seg + j].len;
+	}
+	return n;
+}
+
 void cow_keep_arg(char *buf, size_t len)
 {
 	size_t off;

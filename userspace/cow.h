@@ -25,6 +25,14 @@ const char *cow_prepare(const struct tree *t, int ti, int dirfd,
 			char *err, size_t len);
 
 /*
+ * In the restorer: the bytes of task @ti's image data in the mappings it
+ * shares with its parent or a child (put in place before the go byte and
+ * shared), which its exec does not load again; @filled: only those it
+ * fills itself before its fork (its parent has not got them).
+ */
+unsigned long long cow_kept_bytes(const struct tree *t, int ti, int filled);
+
+/*
  * "--imgcr-keep=START-END,..." for the exec of the image (what this
  * process holds for itself), or "" if nothing: a normal exec.
  */

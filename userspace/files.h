@@ -178,6 +178,11 @@ extern const struct fd_kind epoll_fd_kind, inotify_fd_kind, memfd_fd_kind, pidfd
  * (printed).
  */
 #define MEMFD_SPARE_FDS	16
+/*
+ * 1 if memfd_shm_arg() gives task @k's loader the memfd of inode @ino
+ * (mapped writable: @write): it holds it as an fd, filled before the fork
+ */
+int memfd_given(const struct tree *t, const struct tree_task *k, unsigned long ino, int write);
 int memfd_shm_arg(const struct tree *t, const struct tree_task *k, int dirfd, const char *name,
 		  int base, char *out, size_t size);
 extern const struct fd_kind ghost_fd_kind, socket_fd_kind, fanotify_fd_kind, bpfmap_fd_kind;

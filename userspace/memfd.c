@@ -254,6 +254,11 @@ static int task_memfd_fd(const struct tree *t, const struct tree_task *k, unsign
 	return -1;
 }
 
+int memfd_given(const struct tree *t, const struct tree_task *k, unsigned long ino, int write)
+{
+	return task_memfd_fd(t, k, ino, write) >= 0 || (write && task_memfd_fd(t, k, ino, 0) >= 0);
+}
+
 /* a memfd of the tree (held or mapped), for memfd_outside() */
 struct memfd_seen {
 	dev_t dev;

@@ -13,6 +13,8 @@
  * every fd the tree uses, all close-on-exec, then creates the root task
  * with clone3(set_tid).
  * Every task, in itself:
+ *   enters its cgroup (cgmember.c, a tree without a cgroup namespace of
+ *   its own), before anything of it is allocated;
  *   setsid() if it leads a session (and takes its controlling terminal
  *   again, tty.c), else setpgid(0, 0) if it leads a group;
  *   maps the memory it shares copy-on-write with its children (cow.c);
@@ -125,11 +127,14 @@
 
 extern char **environ;
 
-/* struct clone_args of <linux/sched.h>, up to set_tid_size (CLONE_ARGS_SIZE_VER1) */
+/* struct clone_args of <linux/sched.h>, up to cgroup (CLONE_ARGS_SIZE_VER2, Linux 5.7) */
 struct imgcr_clone_args {
 	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal;
-	uint64_t stack, stack_size, tls, set_tid, set_tid_size;
+	uint64_t stack, stack_size, tls, set_tid, set_tid_size, cgroup;
 };
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP 0x200000000ULL
+#endif
 
 struct rctx {
 	struct tree t;
@@ -734,8 +739,8 @@ static const char *task_keepers(struct rctx *c, struct task_run *r)
 	struct imgcr_clone_args a;
 	const char *why;
 	sigset_t all;
-	pid_t g, p, me = getpid();
-	int i;
+	pid_t g, p = -1, me = getpid();
+	int i, cg;
 
 	for (i = 0; i < c->t.ntasks; i++) {
 		if (c->t.tasks[i].ppid != k->pid || !keeper_first(&c->t, i))
@@ -744,7 +749,20 @@ static const char *task_keepers(struct rctx *c, struct task_run *r)
 		memset(&a, 0, sizeof(a));
 		a.set_tid = (uintptr_t)&g;
 		a.set_tid_size = 1;
-		p = syscall(SYS_clone3, &a, sizeof(a));
+		/*
+		 * into imgcr's cgroup, as when it was made before its parent
+		 * entered its own (cgmember.c): it must not count against the
+		 * pids.max written there before the go byte; if that cannot be
+		 * (no permission), in its parent's
+		 */
+		if ((cg = cgm_own_fd(&c->t)) >= 0) {
+			a.flags = CLONE_INTO_CGROUP;
+			a.cgroup = cg;
+			p = syscall(SYS_clone3, &a, sizeof(a));
+			a.flags = a.cgroup = 0;
+		}
+		if (cg < 0 || p < 0)
+			p = syscall(SYS_clone3, &a, sizeof(a));
 		if (p < 0) {
 			int e = errno;
 
@@ -1357,6 +1375,9 @@ static void run_task(struct rctx *c, int ti, pid_t want_ppid)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != want_ppid)
 		_exit(1);
+	/* into its cgroup before anything of its memory is allocated (cgmember.c) */
+	if (cgm_enter(&c->t, ti, r.err, TASK_ERR))
+		task_fail(c, k, r.err);
 	/*
 	 * our zombie children must not be reaped by the kernel (SIG_IGN);
 	 * no SIGCHLD for a child restored stopped (the image has its own)
@@ -1536,7 +1557,7 @@ static void run_nsroot(struct rctx *c)
 {
 	struct ns_ctx nc = { .t = &c->t, .dirfd = c->dirfd, .hostproc = -1, .root = getpid(),
 			     .own = c->own };
-	char go;
+	char go, err[PATH_MAX + 512];
 	ssize_t n;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -1550,6 +1571,11 @@ static void run_nsroot(struct rctx *c)
 	 */
 	if ((c->own & NS_BIT(NS_USER)) && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0))
 		_exit(1);
+	/* the root task's cgroup, before the files it may open and fill (cgmember.c) */
+	if (cgm_enter(&c->t, tidx(&c->t, c->t.root), err, sizeof(err))) {
+		report(c, c->t.root, "%s", err);
+		_exit(1);
+	}
 	if (getppid() != (c->own & NS_BIT(NS_PID) ? 0 : c->restorer))
 		_exit(1);
 	close(c->ns_sync[1]);
@@ -1598,6 +1624,8 @@ static void run_init(struct rctx *c)
 		close(c->desc[i]);
 	close(c->status_w);
 	close(c->go_r);
+	/* nothing of the restorer's kept for the tree's life: the cgroup.procs fds (cgmember.c) and the rest */
+	syscall(SYS_close_range, c->base, ~0U, 0);
 	for (;;) {
 		p = waitpid(-1, &st, 0);
 		if (p < 0 && errno == EINTR)
@@ -2779,18 +2807,96 @@ static pid_t root_pid(struct rctx *c)
 }
 
 /*
+ * The image data task @k's exec charges to its cgroup, in bytes: the
+ * PT_LOAD data of its mappings, but those of MAP_HUGETLB (hugetlb is not
+ * charged to memory.current) and of the memfds the loader is given
+ * (filled before the fork, memfd_shm_arg()); never more than the image's
+ * size (its metadata and preallocated blocks are not counted).
+ */
+static unsigned long long task_image_data(struct rctx *c, const struct tree_task *k, const char *name,
+					  unsigned long long *locked)
+{
+	unsigned long long n = 0;
+	struct imgcr_file rec;
+	struct image img;
+	struct stat st;
+	char path[4096];
+	unsigned int i, j;
+
+	if (fstatat(c->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) || image_openat(&img, c->dirfd, name))
+		return 0;
+	for (i = 0; i < img.task->nr_vmas; i++) {
+		const struct imgcr_vma *v = &img.vmas[i];
+
+		if (v->flags & IMGCR_VMA_HUGETLB)
+			continue;
+		if (v->kind == IMGCR_VMA_FILE && v->file != IMGCR_NO_FILE &&
+		    !image_file(&img, v->file, &rec, path, sizeof(path)) &&
+		    rec.flags & IMGCR_FILE_SHMEM && !strncmp(path, "memfd:", 6) &&
+		    memfd_given(&c->t, k, rec.ino, !!(rec.flags & IMGCR_FILE_WRITE)))
+			continue;
+		for (j = 0; j < img.eh->e_phnum; j++) {
+			const Elf64_Phdr *ph = &img.ph[j];
+
+			if (ph->p_type != PT_LOAD || !ph->p_filesz || ph->p_vaddr < v->start ||
+			    ph->p_vaddr >= v->end)
+				continue;
+			n += ph->p_filesz;
+			if (v->flags & IMGCR_VMA_LOCKED)
+				*locked += ph->p_filesz;
+		}
+	}
+	image_close(&img);
+	if (n > (unsigned long long)st.st_size)
+		n = st.st_size;
+	if (*locked > n)
+		*locked = n;
+	return n;
+}
+
+/*
+ * What each task's exec will load from its image (task_image_data(), but
+ * the mappings cow.c put in place before: @filled, also those the task
+ * fills itself before its fork), in bytes
+ */
+static void image_pending(struct rctx *c, struct cg_pending *pending, int filled)
+{
+	unsigned long long kept;
+	char path[64];
+	int i;
+
+	for (i = 0; i < c->t.ntasks; i++) {
+		struct cg_pending *p = &pending[i];
+
+		p->data = p->locked = 0;
+		snprintf(path, sizeof(path), "core-%d.img", TASK_IMG_PID(&c->t.tasks[i]));
+		if (c->t.tasks[i].zombie)
+			continue;
+		p->data = task_image_data(c, &c->t.tasks[i], path, &p->locked);
+		kept = cow_kept_bytes(&c->t, i, 0);
+		p->data -= p->data < kept ? p->data : kept;
+		if (filled)
+			p->data += cow_kept_bytes(&c->t, i, 1);
+		if (p->locked > p->data)
+			p->locked = p->data;
+	}
+}
+
+/*
  * A tree without a cgroup namespace of its own: each task put back in its
  * cgroup (cgmember.c), by its pid in imgcr's PID namespace.  0 or -1 (printed).
  */
 static int host_cgroups(struct rctx *c)
 {
+	struct cg_pending *pending;
 	pid_t *host;
 	int i, r;
 
 	if (c->own & NS_BIT(NS_CGROUP))
 		return 0;	/* cgroup.c's */
 	host = calloc(c->t.ntasks ? c->t.ntasks : 1, sizeof(*host));
-	if (!host) {
+	pending = calloc(c->t.ntasks ? c->t.ntasks : 1, sizeof(*pending));
+	if (!host || !pending) {
 		pr_err("out of memory");
 		return -1;
 	}
@@ -2799,7 +2905,9 @@ static int host_cgroups(struct rctx *c)
 	else
 		for (i = 0; i < c->t.ntasks; i++)
 			host[i] = c->t.tasks[i].pid;
-	r = cgm_restore(&c->t, host);
+	image_pending(c, pending, 0);
+	r = cgm_restore(&c->t, host, pending);
+	free(pending);
 	free(host);
 	return r;
 }
@@ -3097,6 +3205,24 @@ int cmd_restore(int argc, char **argv)
 	fflush(stdout);
 	fflush(stderr);
 
+	/* the tasks' cgroups made before they exist: each one enters its own first (cgmember.c) */
+	if (!(c.own & NS_BIT(NS_CGROUP))) {
+		struct cg_pending *pending = calloc(c.t.ntasks ? c.t.ntasks : 1, sizeof(*pending));
+
+		if (!pending) {
+			pr_err("out of memory");
+			return 1;
+		}
+		image_pending(&c, pending, 1);
+		if (c.t.hostcg)
+			c.t.hostcg->pidns = c.pidns || (c.own & NS_BIT(NS_PID));
+		if (cgm_prepare(&c.t, c.base, pending)) {
+			free(pending);
+			ghost_unlink_mapped(&c.t);
+			return 1;
+		}
+		free(pending);
+	}
 	t_fork = log_now_ms();
 	pr_debug("%d tasks to create, %d files open", c.t.ntasks, c.t.nfiles);
 	image_sizes(&c, &bytes, &pages);
@@ -3115,6 +3241,7 @@ int cmd_restore(int argc, char **argv)
 		pr_err("restore failed: pid %d: cannot create it with clone3(set_tid): %s%s",
 		       c.t.root, strerror(e), pid_hint(e));
 		ghost_unlink_mapped(&c.t);
+		cgm_cleanup(&c.t);
 		return 1;
 	}
 	if (top == 0) {
@@ -3192,9 +3319,9 @@ int cmd_restore(int argc, char **argv)
 		}
 	}
 	/*
-	 * each task in its cgroup before it runs: its image pages are charged
-	 * there at the exec; what the restorer allocated for it before stays
-	 * charged to the restorer's (cgmember.c)
+	 * each task in its cgroup (it entered it before allocating anything),
+	 * and each cgroup's memory.max holding what the execs will load
+	 * (cgmember.c): refused here, before any task runs
 	 */
 	if (host_cgroups(&c)) {
 		kill_undo(&c, top, 0);

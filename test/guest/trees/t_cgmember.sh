@@ -23,6 +23,26 @@
 #     no hcgroup or hcg.  Then in imgcr-unkept (cgroup.max.depth 5, a file
 #     imgcr does not keep) dumped, the cgroup removed: the restore refuses
 #     to make it again, naming the file and its value.
+#   cgmember-charge: cgmember 16 (16 MiB the root wrote, shared
+#     copy-on-write with its child: cow.c puts them in place before the
+#     fork) in imgcr-chg, removed after the dump; restored by an imgcr in
+#     a cgroup of its own: the tree's memory is charged to imgcr-chg
+#     (memory.current >= 16 MiB), not to imgcr's (< 8 MiB): each task
+#     enters its cgroup before anything of it is allocated (issue 20).
+#   cgmember-limit: cgmember 16 solo in imgcr-lim, memory.max 8 MiB and
+#     memory.swap.max 0 set once the tasks are in (their memory charged
+#     where they wrote it): the restore that makes imgcr-lim again refuses
+#     before the go byte, naming the cgroup and the sizes; nothing of the
+#     tree ran or is left, imgcr-lim is removed; the image is intact: with
+#     --cgroups ignore it restores, the data as written.
+#   cgmember-limit-kept: the same with the 16 MiB shared by the root and
+#     its child (cow.c fills them before the fork, in imgcr-lim): refused
+#     before any task is forked.
+#   cgmember-joined: the tree in imgcr-join, removed after the dump; the
+#     restore makes it again, and its action script (post-restore) puts
+#     another process in it and fails the restore: that process is not
+#     killed and imgcr-join is left (warned, naming it); the tree's tasks
+#     are gone.
 # timeout: 120
 . /imgcr/guest/lib.sh
 require_modules
@@ -198,6 +218,114 @@ threaded() {
 	pass "$msg; $(grep -m1 'is gone' restore.err | cut -c1-120)"
 }
 
+# cgtree ARGS...: cgmember ARGS in the test's cgroup; ROOT, CHILD
+cgtree() {
+	: > out
+	cgmember "$@" > out 2>&1 &
+	ROOT=$!
+	track $ROOT
+	wait_line out '^ready child ' 20 || fail "cgmember did not start: $(tr '\n' '|' < out)"
+	CHILD=$(sed -n 's/^ready child //p' out)
+	track $CHILD
+}
+
+charge() {
+	C=$CG/imgcr-chg
+	R=$CG/imgcr-chg-rst
+	mkdir $C $R || fail "mkdir cgroups"
+	echo 268435456 > $C/memory.max || fail "memory.max"
+	cgtree 16
+	echo $ROOT > $C/cgroup.procs && echo $CHILD > $C/cgroup.procs || fail "cannot move the tasks"
+	imgcr dump -t $ROOT -D d-chg 2> dump.err || fail "dump: $(cat dump.err)"
+	wait_dumped_gone $ROOT $CHILD
+	rmdir $C || fail "cannot remove imgcr-chg"
+	sh -c "echo \$\$ > $R/cgroup.procs && exec imgcr restore -D d-chg" > restore.out 2> restore.err &
+	rpid=$!
+	track $rpid
+	wait_tasks_restored $ROOT $CHILD
+	tree=$(cat $C/memory.current)
+	rst=$(cat $R/memory.current)
+	[ "$tree" -ge 16777216 ] ||
+		fail "the tree's cgroup holds $tree bytes, less than its 16 MiB of data; the restorer's $rst$(rerr)"
+	[ "$rst" -lt 8388608 ] || fail "the restorer's cgroup holds $rst bytes (the tree's $tree)"
+	woken
+	[ "$IN" = "child cgroup /imgcr-chg root cgroup /imgcr-chg " ] || fail "from inside: $IN"
+	[ "$(grep -c '^[a-z]* data ok$' out)" = 2 ] || fail "data: $(tr '\n' '|' < out)"
+	wait_exit $rpid 30
+	[ "$RC" = 0 ] || fail "imgcr restore exit status $RC$(rerr)"
+	rmdir $C $R || fail "cannot remove the cgroups"
+	pass "memory.current: the tree's cgroup $tree, the restorer's $rst"
+}
+
+# limit solo|kept
+limit() {
+	L=$CG/imgcr-lim
+	mkdir $L || fail "mkdir imgcr-lim"
+	if [ $1 = solo ]; then cgtree 16 solo; else cgtree 16; fi
+	echo $ROOT > $L/cgroup.procs && echo $CHILD > $L/cgroup.procs || fail "cannot move the tasks"
+	echo 0 > $L/memory.swap.max
+	echo 8388608 > $L/memory.max || fail "memory.max"
+	imgcr dump -t $ROOT -D d-lim-$1 2> dump.err || fail "dump: $(cat dump.err)"
+	wait_dumped_gone $ROOT $CHILD
+	rmdir $L || fail "cannot remove imgcr-lim"
+	timeout -s KILL 60 imgcr restore -D d-lim-$1 --detach > restore.out 2> restore.err
+	[ $? = 0 ] && fail "a tree with 16 MiB of data restored under a memory.max of 8 MiB"
+	grep -q "cgroup /imgcr-lim (pid $ROOT's): memory.max is 8388608 bytes, .* the tree cannot fit" restore.err ||
+		fail "message: $(tr '\n' '|' < restore.err)"
+	[ -d $L ] && fail "imgcr-lim left by the refused restore"
+	[ -e /proc/$ROOT ] || [ -e /proc/$CHILD ] && fail "a task of the refused restore is left"
+	grep -q ' cgroup ' out && fail "a task of the refused restore ran: $(tr '\n' '|' < out)"
+	msg=$(grep -m1 'cannot fit' restore.err | cut -c1-170)
+	# the image as it was: restored in the restorer's cgroup
+	cp "$IMGCR_STATE_EXPECTED" expected
+	echo 'task * cgroup 0::/imgcr-lim -> 0::/  # restore --cgroups ignore: the restorer'"'"'s cgroup' >> expected
+	IMGCR_STATE_EXPECTED=$PWD/expected imgcr restore -D d-lim-$1 --cgroups ignore > restore.out 2> restore.err &
+	rpid=$!
+	track $rpid
+	wait_tasks_restored $ROOT $CHILD
+	woken
+	[ "$(grep -c '^[a-z]* data ok$' out)" = $([ $1 = solo ] && echo 1 || echo 2) ] ||
+		fail "data after the retry: $(tr '\n' '|' < out)"
+	wait_exit $rpid 30
+	[ "$RC" = 0 ] || fail "imgcr restore --cgroups ignore exit status $RC$(rerr)"
+	pass "$msg"
+}
+
+joined() {
+	J=$CG/imgcr-join
+	mkdir $J || fail "mkdir imgcr-join"
+	cgtree 1 solo
+	echo $ROOT > $J/cgroup.procs && echo $CHILD > $J/cgroup.procs || fail "cannot move the tasks"
+	imgcr dump -t $ROOT -D d-join 2> dump.err || fail "dump: $(cat dump.err)"
+	wait_dumped_gone $ROOT $CHILD
+	rmdir $J || fail "cannot remove imgcr-join"
+	cat > join.sh <<EOS
+[ "\$CRTOOLS_SCRIPT_ACTION" = post-restore ] || exit 0
+sleep 600 < /dev/null > /dev/null 2>&1 &
+echo \$! > $PWD/joiner
+echo \$! > $J/cgroup.procs
+exit 1
+EOS
+	IMGCR_ACTION_SCRIPT="sh $PWD/join.sh" timeout -s KILL 60 imgcr restore -D d-join --detach > restore.out 2> restore.err
+	[ $? = 0 ] && fail "restored though the action script failed"
+	j=$(cat joiner 2>/dev/null)
+	[ -n "$j" ] || fail "the action script did not run: $(tr '\n' '|' < restore.err)"
+	track $j
+	kill -0 $j 2>/dev/null || fail "pid $j, which joined imgcr-join, was killed by the failed restore$(rerr)"
+	[ "$(cat $J/cgroup.procs)" = "$j" ] || fail "imgcr-join: $(cat $J/cgroup.procs 2>&1 | tr '\n' ' ')"
+	grep -q "cgroup /imgcr-join, made by this failed restore, left in place .*: pid $j, not of the tree, is in it" restore.err ||
+		fail "message: $(tr '\n' '|' < restore.err)"
+	[ -e /proc/$ROOT ] || [ -e /proc/$CHILD ] && fail "a task of the failed restore is left"
+	kill $j
+	wait_gone $j
+	rmdir $J || fail "cannot remove imgcr-join"
+	pass "$(grep -m1 'left in place' restore.err | cut -c1-170)"
+}
+
 subtest cgmember-soft soft
 subtest cgmember-user user
 subtest cgmember-threaded threaded
+subtest cgmember-charge charge
+subtest cgmember-limit "limit solo"
+subtest cgmember-limit-kept "limit kept"
+subtest cgmember-joined joined
