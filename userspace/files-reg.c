@@ -43,9 +43,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include <linux/magic.h>
+#include <linux/openat2.h>
 
 #include "files.h"
 #include "log.h"
@@ -190,9 +192,9 @@ static int tree_watches(const struct tree *t)
  * (O_NOATIME: its access time left alone), for a tree with a mount
  * namespace of its own (the only one restore --root binds elsewhere).  Not
  * read (f->has_crc 0) if the fd holds a lease (opening the file could
- * break it), if the tree watches files (tree_watches), or if the file
- * cannot be opened again: a restore then accepts it only on the same
- * device and inode.
+ * break it), if the tree watches files (tree_watches), if the file
+ * cannot be opened again with O_NOATIME, or if its size or mtime changed
+ * meanwhile: a restore then accepts it only on the same device and inode.
  */
 static void reg_dump_crc(struct fd_dump *c, const struct fd_parms *p, struct tree_file *f)
 {
@@ -209,13 +211,15 @@ static void reg_dump_crc(struct fd_dump *c, const struct fd_parms *p, struct tre
 	if (lease)
 		return;
 	snprintf(path, sizeof(path), "/proc/%d/fd/%d", p->pid, p->fd);
+	/* without O_NOATIME (not the file's owner, no CAP_FOWNER): no checksum, atime untouched */
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | O_NOATIME);
-	if (fd < 0 && errno == EPERM)
-		fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return;
+	/* the size and mtime recorded (p->st) are the ones the checksum is of */
 	if (!fstat(fd, &st) && st.st_dev == p->st.st_dev && st.st_ino == p->st.st_ino &&
-	    !fd_head_crc(fd, st.st_size, &f->head_crc))
+	    st.st_size == p->st.st_size && st.st_mtim.tv_sec == p->st.st_mtim.tv_sec &&
+	    st.st_mtim.tv_nsec == p->st.st_mtim.tv_nsec &&
+	    !fd_head_crc(fd, p->st.st_size, &f->head_crc))
 		f->has_crc = 1;
 	close(fd);
 }
@@ -255,6 +259,7 @@ static int reg_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 		return FD_DESCRIBED;
 	}
 	f->has_stat = 1;
+	f->dir = S_ISDIR(p->st.st_mode);
 	f->size = p->st.st_size;
 	f->mtime_ns = p->st.st_mtim.tv_sec * 1000000000LL + p->st.st_mtim.tv_nsec;
 	m = mount_point(p);
@@ -278,6 +283,49 @@ static void reg_open_failed(const struct tree_file *f, int e)
 	}
 	errno = e;
 	pr_perror("cannot open %s", f->path);
+}
+
+/*
+ * @f's path opened on the mount it was on at the dump, for a mount bound
+ * from another directory (--root, --external mnt[]): from its mount
+ * point (the mount seen there), beneath it, following no symbolic link
+ * and crossing no mount.  The dumped path (/proc/PID/fd) has none, so a
+ * link or mount on the way in the copy (that could lead out of it, to the
+ * host's files or another mount) is a difference: -1, errno ELOOP or
+ * EXDEV.  Before openat2 (5.6): the path as it is.
+ */
+static int reg_mnt_open(const struct tree_file *f, int flags)
+{
+	struct open_how how = {
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV |
+			   RESOLVE_NO_MAGICLINKS,
+	};
+	const char *mnt = f->mnt ? f->mnt : "/", *rest;
+	size_t n = strlen(mnt);
+	int dfd, fd, e;
+
+	if (strcmp(mnt, "/") && (strncmp(f->path, mnt, n) || (f->path[n] && f->path[n] != '/'))) {
+		errno = EXDEV;	/* not below its mount point: not a dumped path */
+		return -1;
+	}
+	rest = strcmp(mnt, "/") ? f->path + n : f->path;
+	while (*rest == '/')
+		rest++;
+	if (!*rest)	/* the mount's root (a directory or a bound file) */
+		return fd_path_open(mnt, flags);
+	dfd = fd_path_open(mnt, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -1;
+	if (flags & O_PATH)
+		flags &= O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+	how.flags = (unsigned int)flags;
+	fd = syscall(SYS_openat2, dfd, rest, &how, sizeof(how));
+	if (fd < 0 && errno == ENOSYS)
+		fd = open(f->path, flags);
+	e = errno;
+	close(dfd);
+	errno = e;
+	return fd;
 }
 
 /* "pid P fd N: " of a task holding file @i (the first), for messages */
@@ -313,9 +361,15 @@ static int reg_copy_same(const struct tree_file *f, int fd, const struct stat *s
 	struct stat st2;
 	int rfd, r;
 
-	/* a directory: found by its path; one where a regular file (with a checksum) was is not it */
-	if (S_ISDIR(st->st_mode) && f->has_crc) {
-		snprintf(why, size, "a directory, where the dump had a regular file");
+	/*
+	 * a directory: found by its path, if the dump had one (dir=1; an older
+	 * imgcr's image has no dir=1: a directory there is not taken)
+	 */
+	if (S_ISDIR(st->st_mode) != !!f->dir) {
+		snprintf(why, size, f->dir ? "not a directory (mode 0%o), where the dump had one" :
+			 f->has_crc ? "a directory, where the dump had a regular file" :
+			 "a directory, where the dump had a regular file (or, an image of an older imgcr, whose records do not say)",
+			 st->st_mode & S_IFMT);
 		return -1;
 	}
 	if (S_ISDIR(st->st_mode))
@@ -329,16 +383,26 @@ static int reg_copy_same(const struct tree_file *f, int fd, const struct stat *s
 		snprintf(why, size, "the dump recorded no checksum of its first page (an older imgcr, a tree that watches files with inotify or fanotify, a leased file)");
 		return -1;
 	}
-	/* its first page, through a read-only open of the same path (@fd may be write-only or O_PATH) */
-	rfd = fd_path_open(f->path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
-	if (rfd < 0) {
-		snprintf(why, size, "cannot open it to read its first page: %s", strerror(errno));
-		return -1;
+	/*
+	 * its first page: through @fd if it reads (pread: the offset stays),
+	 * else (write-only, O_PATH) a read-only open of the same path on the
+	 * same mount, without following links, checked to be the same inode
+	 */
+	if ((f->flags & O_PATH) || (f->flags & O_ACCMODE) == O_WRONLY) {
+		rfd = reg_mnt_open(f, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOATIME);
+		if (rfd < 0 && errno == EPERM)
+			rfd = reg_mnt_open(f, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+		if (rfd < 0) {
+			snprintf(why, size, "cannot open it to read its first page: %s", strerror(errno));
+			return -1;
+		}
+	} else {
+		rfd = fd;
 	}
 	r = fstat(rfd, &st2) || st2.st_dev != st->st_dev || st2.st_ino != st->st_ino ||
 	    fd_head_crc(rfd, st->st_size, &crc);
-	close(rfd);
-	(void)fd;
+	if (rfd != fd)
+		close(rfd);
 	if (r) {
 		snprintf(why, size, "cannot read its first page");
 		return -1;
@@ -346,6 +410,46 @@ static int reg_copy_same(const struct tree_file *f, int fd, const struct stat *s
 	if (crc != f->head_crc) {
 		snprintf(why, size, "another file of the same size and mtime: its first page differs (checksum %08x, was %08x)",
 			 crc, f->head_crc);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Hard links on a mount bound from a copy (--root, --external mnt[]): file
+ * @i (found: @st) and each file opened before it were one inode at the
+ * dump (dev, inode) exactly if they are one now.  A copy that broke a
+ * link (cp without -a, rsync without -H) would make one file two: writes
+ * through one no longer seen through the other; one that joined two,
+ * two files one.  0, or -1 and why (naming the other file).
+ */
+static int reg_links(const struct fd_restore *r, int i, const struct stat *st, char *why,
+		     size_t size)
+{
+	const struct tree_file *f = &r->t->files[i];
+	int mi = mnt_moved(r->t, f->mnt), j;
+
+	for (j = 0; j < r->t->nfiles; j++) {
+		const struct tree_file *g = &r->t->files[j];
+		int fd = r->desc && r->desc[j] >= 0 ? r->desc[j] :
+			 r->early && r->early[j] >= 0 ? r->early[j] : -1;
+		int was, is;
+		struct stat sg;
+		char who[64];
+
+		if (j == i || fd < 0 || g->kind != TK_REG || !g->has_stat ||
+		    (!mi && !mnt_moved(r->t, g->mnt)) || fstat(fd, &sg))
+			continue;
+		was = g->dev == f->dev && g->sino == f->sino;
+		is = sg.st_dev == st->st_dev && sg.st_ino == st->st_ino;
+		if (was == is)
+			continue;
+		reg_holder(r->t, j, who, sizeof(who));
+		snprintf(why, size, was ?
+			 "it and %s%s were one file at the dump (inode %llu), in the copy they are two (inodes %llu and %llu): a hard link the copy broke" :
+			 "it and %s%s were two files at the dump (inodes %llu and %llu), in the copy they are one (inode %llu)",
+			 who, g->path, f->sino, was ? (unsigned long long)st->st_ino : g->sino,
+			 was ? (unsigned long long)sg.st_ino : (unsigned long long)st->st_ino);
 		return -1;
 	}
 	return 0;
@@ -393,6 +497,12 @@ static int reg_check(struct fd_restore *r, int i, int fd)
 			off += snprintf(why + off, sizeof(why) - off, ", %s (mount %s, bound from another directory than at the dump: inode %llu -> %llu)",
 					how, f->mnt, f->sino, (unsigned long long)st.st_ino);
 	}
+	if (!off && off < sizeof(why)) {
+		char how[1024];
+
+		if (reg_links(r, i, &st, how, sizeof(how)))
+			off += snprintf(why + off, sizeof(why) - off, ", %s", how);
+	}
 	if (!off)
 		return 0;
 	reg_holder(r->t, i, who, sizeof(who));
@@ -416,8 +526,20 @@ static int reg_open(struct fd_restore *r, int i, const char *what)
 	 * saw the file (a FIFO or tty put at the path must not block or
 	 * become the controlling terminal), fd_set_flags() sets the dumped ones
 	 */
-	fd = fd_path_open(f->path, fd_open_flags(f->flags) |
-				   (f->flags & O_PATH ? 0 : O_NONBLOCK | O_NOCTTY));
+	int flags = fd_open_flags(f->flags) | (f->flags & O_PATH ? 0 : O_NONBLOCK | O_NOCTTY);
+	int moved = f->has_stat && mnt_moved(r->t, f->mnt);
+
+	/* on a mount bound from a copy: found on that mount, by no link (reg_mnt_open) */
+	fd = moved ? reg_mnt_open(f, flags) : fd_path_open(f->path, flags);
+	if (fd < 0 && moved && (errno == ELOOP || errno == EXDEV)) {
+		char who[64];
+
+		reg_holder(r->t, i, who, sizeof(who));
+		pr_err("%s%s: in the copy its path has %s (mount %s, bound from another directory than at the dump): it would not be the file on that mount; restore refused",
+		       who, f->path, errno == ELOOP ? "a symbolic link (the dumped path had none)" :
+		       "another mount on the way, or leads off the mount", f->mnt);
+		return -1;
+	}
 	if (fd < 0) {
 		reg_open_failed(f, errno);
 		return -1;
@@ -473,6 +595,8 @@ static void reg_rec_json(const struct tree *t, int i)
 		       f->dev, f->sino, f->size, f->mtime_ns);
 		if (f->has_crc)
 			printf("\"head_crc\":%u,", f->head_crc);
+		if (f->dir)
+			printf("\"dir\":true,");
 		printf("\"mount\":");
 		json_str(f->mnt);
 		putchar('}');
@@ -507,6 +631,8 @@ static void fstat_records_write(FILE *f, const struct tree *t)
 			x->dev, x->sino, x->size, x->mtime_ns, e);
 		if (x->has_crc)
 			fprintf(f, " crc=%u", x->head_crc);
+		if (x->dir)
+			fprintf(f, " dir=1");
 		fputc('\n', f);
 	}
 }
@@ -528,6 +654,8 @@ static const char *fstat_record_read(struct tree *t, struct rec *r)
 			return "bad fstat record: crc";
 		x->has_crc = 1;
 	}
+	if (rec_has(r, "dir") && REC_NUM(r, "dir", 0, 1, x->dir))
+		return "bad fstat record: dir";
 	x->has_stat = 1;
 	return NULL;
 }
@@ -546,6 +674,8 @@ static void fstat_records_show(const struct tree *t, int json)
 			       f->mtime_ns % 1000000000, f->mnt);
 			if (f->has_crc)
 				printf(" head_crc %08x", f->head_crc);
+			if (f->dir)
+				printf(" directory");
 			putchar('\n');
 		}
 	}

@@ -917,6 +917,28 @@ int mnt_ext_option(const char *arg)
 	return 0;
 }
 
+/*
+ * The mount of @ns at @mp that is seen there: of several stacked at one
+ * mount point, the one no other of them is mounted on (the last mounted);
+ * NULL if none is at @mp.
+ */
+static struct mnt *mnt_top(struct mnt_ns *ns, const char *mp)
+{
+	struct mnt *top = NULL;
+	int i, j;
+
+	for (i = 0; ns && mp && i < ns->n; i++) {
+		if (strcmp(ns->m[i].mp, mp))
+			continue;
+		for (j = 0; j < ns->n; j++)
+			if (j != i && ns->m[j].parent == ns->m[i].id && !strcmp(ns->m[j].mp, mp))
+				break;
+		if (j == ns->n)
+			top = &ns->m[i];
+	}
+	return top;
+}
+
 static void mnt_move(struct mnt *m, const char *from, const char *to, const char *rest)
 {
 	size_t len = strlen(to) + strlen(rest) + 2;
@@ -982,17 +1004,17 @@ int mnt_restore_options(struct tree *t)
 		}
 		free(old);
 	}
+	/* of mounts stacked at MP, the one seen there (the top one) */
 	for (j = 0; j < opt_next; j++) {
-		for (i = 0; i < ns->n && strcmp(ns->m[i].mp, opt_ext[j].mp); i++)
-			;
-		if (i == ns->n || ns->m[i].how != MNT_EXT) {
+		m = mnt_top(ns, opt_ext[j].mp);
+		if (!m || m->how != MNT_EXT) {
 			pr_err("restore: --external mnt[%s]: %s", opt_ext[j].mp,
-			       i == ns->n ? "the tree has no mount there" :
-			       "that mount is not bound from a directory of imgcr's (not external)");
+			       !m ? "the tree has no mount there" :
+			       "that mount (the top one there) is not bound from a directory of imgcr's (not external)");
 			return -1;
 		}
-		old = xstrdup(ns->m[i].ext);
-		mnt_move(&ns->m[i], old, opt_ext[j].path, "/");
+		old = xstrdup(m->ext);
+		mnt_move(m, old, opt_ext[j].path, "/");
 		free(old);
 	}
 	/* binds of a moved mount show its new files (parents and bound mounts first) */
@@ -1008,12 +1030,10 @@ int mnt_restore_options(struct tree *t)
 int mnt_moved(const struct tree *t, const char *mp)
 {
 	struct mnt_ns *ns = t->ns && (t->ns->own & NS_BIT(NS_MNT)) ? t->ns->data[NS_MNT] : NULL;
-	int i;
+	struct mnt *m = mnt_top(ns, mp);
 
-	for (i = 0; ns && mp && i < ns->n; i++)
-		if (!strcmp(ns->m[i].mp, mp))
-			return ns->m[i].moved;
-	return 0;
+	/* a file's path leads to the mount seen at its mount point (files-reg.c opens it there) */
+	return m ? m->moved : 0;
 }
 
 /* ---- records ---- */
