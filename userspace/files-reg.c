@@ -20,8 +20,10 @@
  * mount restore --root (or --external mnt[]) binds from another directory
  * (mount.c: mnt_moved) the files are copies: a device or inode that
  * differs is not a change there, and such a file is the dump's if its
- * size, mtime and first page are (as the module checks mapped files);
- * a directory there is found by its path alone.  Files of /proc,
+ * size, mtime and first page are (as the module checks mapped files),
+ * found on that mount without symbolic links (reg_mnt_open), and files
+ * that were one inode are one there (reg_links); a directory there is
+ * found by its path alone, where the dump had one (dir=1).  Files of /proc,
  * /sys and the like: not checked (their inodes are made anew).
  *
  * O_PATH descriptors (fdinfo flags with 010000000) are reopened with their
