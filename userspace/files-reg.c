@@ -387,10 +387,11 @@ static int reg_copy_same(const struct tree_file *f, int fd, const struct stat *s
 	}
 	/*
 	 * its first page: through @fd if it reads (pread: the offset stays),
-	 * else (write-only, O_PATH) a read-only open of the same path on the
-	 * same mount, without following links, checked to be the same inode
+	 * else (write-only, O_PATH, O_DIRECT's alignment) a read-only open of
+	 * the same path on the same mount, without following links, checked
+	 * to be the same inode
 	 */
-	if ((f->flags & O_PATH) || (f->flags & O_ACCMODE) == O_WRONLY) {
+	if ((f->flags & (O_PATH | O_DIRECT)) || (f->flags & O_ACCMODE) == O_WRONLY) {
 		rfd = reg_mnt_open(f, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOATIME);
 		if (rfd < 0 && errno == EPERM)
 			rfd = reg_mnt_open(f, O_RDONLY | O_NONBLOCK | O_NOCTTY);
