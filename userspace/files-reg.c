@@ -147,46 +147,68 @@ static int fd_head_crc(int fd, long long size, unsigned int *crc)
 	return 0;
 }
 
-/*
- * A task of @t holds an inotify or fanotify fd: imgcr's own open and read
- * of a file it watches would queue events in it (or ask a listener), a
- * change of the tree's state.  Asked once per tree (the tasks are frozen).
- */
-static int tree_watches(const struct tree *t)
+/* @dir (a /proc/PID/task/TID/fd) holds an inotify or fanotify fd: 1, 0, or 1 if it cannot tell */
+static int fds_watch(const char *dir)
 {
-	static const struct tree *seen;
-	static int watches;
-	char dir[64], link[96], target[64];
+	char link[160], target[64];
 	struct dirent *d;
+	int watches = 0;
 	ssize_t n;
 	DIR *fds;
-	int i;
 
-	if (seen == t)
-		return watches;
-	seen = t;
-	watches = 0;
-	for (i = 0; !watches && i < t->ntasks; i++) {
-		snprintf(dir, sizeof(dir), "/proc/%d/fd", t->tasks[i].pid);
-		fds = opendir(dir);
-		if (!fds) {
-			watches = 1;	/* cannot tell: no checksum */
+	fds = opendir(dir);
+	if (!fds)
+		return 1;
+	while (!watches && (d = readdir(fds))) {
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(link, sizeof(link), "%s/%.16s", dir, d->d_name);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = 0;
+		watches = !strcmp(target, "anon_inode:inotify") ||
+			  !strcmp(target, "anon_inode:[fanotify]");
+	}
+	closedir(fds);
+	return watches;
+}
+
+/*
+ * A thread of a task of the tree holds an inotify or fanotify fd (each
+ * thread's table: one may have its own, unshare(CLONE_FILES)): imgcr's own
+ * open and read of a file it watches would queue events in it (or ask a
+ * listener), a change of the tree's state.  Asked once per dump (c, the
+ * tasks frozen).  Not seen: such an fd only in flight (SCM_RIGHTS).
+ */
+static int tree_watches(struct fd_dump *c)
+{
+	const struct tree *t = c->t;
+	char dir[128];
+	struct dirent *d;
+	int i, w = 0;
+	DIR *tasks;
+
+	if (c->watches)
+		return c->watches == 2;
+	for (i = 0; !w && i < t->ntasks; i++) {
+		snprintf(dir, sizeof(dir), "/proc/%d/task", t->tasks[i].pid);
+		tasks = opendir(dir);
+		if (!tasks) {
+			w = 1;	/* cannot tell: no checksum */
 			break;
 		}
-		while (!watches && (d = readdir(fds))) {
+		while (!w && (d = readdir(tasks))) {
 			if (d->d_name[0] == '.')
 				continue;
-			snprintf(link, sizeof(link), "%s/%.16s", dir, d->d_name);
-			n = readlink(link, target, sizeof(target) - 1);
-			if (n <= 0)
-				continue;
-			target[n] = 0;
-			watches = !strcmp(target, "anon_inode:inotify") ||
-				  !strcmp(target, "anon_inode:[fanotify]");
+			snprintf(dir, sizeof(dir), "/proc/%d/task/%.16s/fd", t->tasks[i].pid,
+				 d->d_name);
+			w = fds_watch(dir);
 		}
-		closedir(fds);
+		closedir(tasks);
 	}
-	return watches;
+	c->watches = w ? 2 : 1;
+	return w;
 }
 
 /*
@@ -205,7 +227,7 @@ static void reg_dump_crc(struct fd_dump *c, const struct fd_parms *p, struct tre
 	int fd, lease;
 
 	if (!S_ISREG(p->st.st_mode) || !c->t->ns || !(c->t->ns->own & NS_BIT(NS_MNT)) ||
-	    tree_watches(c->t))
+	    tree_watches(c))
 		return;
 	info = fd_info(p);
 	lease = info && strstr(info, "LEASE");

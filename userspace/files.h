@@ -67,6 +67,7 @@ struct fd_dump {
 	 */
 	int (*describe)(struct fd_dump *c, int fd);
 	void *priv;		/* the driver's */
+	int watches;		/* files-reg.c: a task watches files: 0 not asked yet, 1 no, 2 yes */
 };
 
 /* The restorer opening every file description of the tree, in itself. */
