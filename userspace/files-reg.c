@@ -214,7 +214,9 @@ static int tree_watches(struct fd_dump *c)
 /*
  * The first page's checksum of @p's regular file, through /proc/PID/fd/N
  * (O_NOATIME: its access time left alone), for a tree with a mount
- * namespace of its own (the only one restore --root binds elsewhere).  Not
+ * namespace of its own (the only one restore --root binds elsewhere), on
+ * a mount that could be bound from elsewhere (mnt_may_move: not a tmpfs,
+ * not FUSE, whose daemon may be a frozen task of the tree).  Not
  * read (f->has_crc 0) if the fd holds a lease (opening the file could
  * break it), if the tree watches files (tree_watches), if the file
  * cannot be opened again with O_NOATIME, or if its size or mtime changed
@@ -227,7 +229,7 @@ static void reg_dump_crc(struct fd_dump *c, const struct fd_parms *p, struct tre
 	int fd, lease;
 
 	if (!S_ISREG(p->st.st_mode) || !c->t->ns || !(c->t->ns->own & NS_BIT(NS_MNT)) ||
-	    tree_watches(c))
+	    !mnt_may_move(c->t, f->mnt) || tree_watches(c))
 		return;
 	info = fd_info(p);
 	lease = info && strstr(info, "LEASE");

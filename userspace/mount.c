@@ -1038,6 +1038,16 @@ int mnt_restore_options(struct tree *t)
 	return 0;
 }
 
+int mnt_may_move(const struct tree *t, const char *mp)
+{
+	struct mnt_ns *ns = t->ns && (t->ns->own & NS_BIT(NS_MNT)) ? t->ns->data[NS_MNT] : NULL;
+	struct mnt *m = mnt_top(ns, mp);
+
+	if (m && m->how == MNT_BIND)
+		m = mnt_by_id(ns, m->bind);
+	return m && m->how == MNT_EXT && strncmp(m->fs, "fuse", 4);
+}
+
 int mnt_moved(const struct tree *t, const char *mp)
 {
 	struct mnt_ns *ns = t->ns && (t->ns->own & NS_BIT(NS_MNT)) ? t->ns->data[NS_MNT] : NULL;

@@ -162,4 +162,12 @@ int mnt_restore_options(struct tree *t);
  */
 int mnt_moved(const struct tree *t, const char *mp);
 
+/*
+ * dump (after ns_dump): the mount the tree sees at @mp could be bound from
+ * another directory at restore (--root, --external mnt[]): an external
+ * mount or a bind of one, not FUSE (whose daemon may be a frozen task of
+ * the tree).  1 or 0: files-reg.c reads a file's first page only there.
+ */
+int mnt_may_move(const struct tree *t, const char *mp);
+
 #endif
