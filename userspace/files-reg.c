@@ -456,6 +456,8 @@ static int reg_links(const struct fd_restore *r, int i, const struct stat *st, c
 	const struct tree_file *f = &r->t->files[i];
 	int mi = mnt_moved(r->t, f->mnt), j;
 
+	if (!mnt_moved(r->t, NULL))
+		return 0;	/* no mount bound from elsewhere: dev and inode compared */
 	for (j = 0; j < r->t->nfiles; j++) {
 		const struct tree_file *g = &r->t->files[j];
 		int fd = r->desc && r->desc[j] >= 0 ? r->desc[j] :

@@ -1051,9 +1051,14 @@ int mnt_may_move(const struct tree *t, const char *mp)
 int mnt_moved(const struct tree *t, const char *mp)
 {
 	struct mnt_ns *ns = t->ns && (t->ns->own & NS_BIT(NS_MNT)) ? t->ns->data[NS_MNT] : NULL;
-	struct mnt *m = mnt_top(ns, mp);
+	struct mnt *m;
+	int i;
 
+	for (i = 0; !mp && ns && i < ns->n; i++)
+		if (ns->m[i].moved)
+			return 1;
 	/* a file's path leads to the mount seen at its mount point (files-reg.c opens it there) */
+	m = mnt_top(ns, mp);
 	return m ? m->moved : 0;
 }
 

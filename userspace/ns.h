@@ -158,7 +158,7 @@ int mnt_restore_options(struct tree *t);
  * restore: the mount the tree saw at @mp (a file's fstat record) is bound
  * from another directory than at the dump (--root, --external mnt[]): its
  * files are copies, whose device and inode may differ (files-reg.c then
- * compares their content).  1 or 0.
+ * compares their content).  1 or 0.  @mp NULL: any mount is.
  */
 int mnt_moved(const struct tree *t, const char *mp);
 
