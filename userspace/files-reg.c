@@ -49,6 +49,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include <linux/magic.h>
+#include <linux/kcmp.h>
 #include <linux/openat2.h>
 
 #include "files.h"
@@ -176,10 +177,12 @@ static int fds_watch(const char *dir)
 
 /*
  * A thread of a task of the tree holds an inotify or fanotify fd (each
- * thread's table: one may have its own, unshare(CLONE_FILES)): imgcr's own
- * open and read of a file it watches would queue events in it (or ask a
- * listener), a change of the tree's state.  Asked once per dump (c, the
- * tasks frozen).  Not seen: such an fd only in flight (SCM_RIGHTS).
+ * fd table once: a thread may have its own, unshare(CLONE_FILES); one
+ * sharing its leader's, kcmp KCMP_FILES, is not read again; tasks do not
+ * share one, shared_check refuses that): imgcr's own open and read of a
+ * file it watches would queue events in it (or ask a listener), a change
+ * of the tree's state.  Asked once per dump (*c->watches, the driver's,
+ * the tasks frozen).  Not seen: such an fd only in flight (SCM_RIGHTS).
  */
 static int tree_watches(struct fd_dump *c)
 {
@@ -187,12 +190,14 @@ static int tree_watches(struct fd_dump *c)
 	char dir[128];
 	struct dirent *d;
 	int i, w = 0;
+	pid_t pid, tid;
 	DIR *tasks;
 
-	if (c->watches)
-		return c->watches == 2;
+	if (c->watches && *c->watches)
+		return *c->watches == 2;
 	for (i = 0; !w && i < t->ntasks; i++) {
-		snprintf(dir, sizeof(dir), "/proc/%d/task", t->tasks[i].pid);
+		pid = t->tasks[i].pid;
+		snprintf(dir, sizeof(dir), "/proc/%d/task", pid);
 		tasks = opendir(dir);
 		if (!tasks) {
 			w = 1;	/* cannot tell: no checksum */
@@ -201,13 +206,16 @@ static int tree_watches(struct fd_dump *c)
 		while (!w && (d = readdir(tasks))) {
 			if (d->d_name[0] == '.')
 				continue;
-			snprintf(dir, sizeof(dir), "/proc/%d/task/%.16s/fd", t->tasks[i].pid,
-				 d->d_name);
+			tid = atoi(d->d_name);
+			if (tid != pid && syscall(SYS_kcmp, pid, tid, KCMP_FILES, 0, 0) == 0)
+				continue;	/* the leader's table, read with it */
+			snprintf(dir, sizeof(dir), "/proc/%d/task/%d/fd", pid, tid);
 			w = fds_watch(dir);
 		}
 		closedir(tasks);
 	}
-	c->watches = w ? 2 : 1;
+	if (c->watches)
+		*c->watches = w ? 2 : 1;
 	return w;
 }
 

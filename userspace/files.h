@@ -67,7 +67,8 @@ struct fd_dump {
 	 */
 	int (*describe)(struct fd_dump *c, int fd);
 	void *priv;		/* the driver's */
-	int watches;		/* files-reg.c: a task watches files: 0 not asked yet, 1 no, 2 yes */
+	int *watches;		/* files-reg.c: a task watches files: 0 not asked yet, 1 no,
+				 * 2 yes; the driver's, kept for the whole dump */
 };
 
 /* The restorer opening every file description of the tree, in itself. */
