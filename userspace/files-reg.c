@@ -462,7 +462,7 @@ static int reg_links(const struct fd_restore *r, int i, const struct stat *st, c
 		     size_t size)
 {
 	const struct tree_file *f = &r->t->files[i];
-	int mi = mnt_moved(r->t, f->mnt), j;
+	int mi = !f->host && mnt_moved(r->t, f->mnt), j;
 
 	if (!mnt_moved(r->t, NULL))
 		return 0;	/* no mount bound from elsewhere: dev and inode compared */
@@ -475,7 +475,7 @@ static int reg_links(const struct fd_restore *r, int i, const struct stat *st, c
 		char who[64];
 
 		if (j == i || fd < 0 || g->kind != TK_REG || !g->has_stat ||
-		    (!mi && !mnt_moved(r->t, g->mnt)) || fstat(fd, &sg))
+		    (!mi && (g->host || !mnt_moved(r->t, g->mnt))) || fstat(fd, &sg))
 			continue;
 		was = g->dev == f->dev && g->sino == f->sino;
 		is = sg.st_dev == st->st_dev && sg.st_ino == st->st_ino;
@@ -512,7 +512,7 @@ static int reg_check(struct fd_restore *r, int i, int fd)
 	mtime = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
 	other = st.st_dev != (dev_t)f->dev || st.st_ino != (ino_t)f->sino;
 	/* a copy in the directory restore --root binds from: its content compared below */
-	moved = other && mnt_moved(r->t, f->mnt);
+	moved = other && !f->host && mnt_moved(r->t, f->mnt);
 	if (st.st_dev != (dev_t)f->dev && !moved)
 		off += snprintf(why + off, sizeof(why) - off, ", device %u:%u -> %u:%u (mount %s)",
 				major(f->dev), minor(f->dev), major(st.st_dev), minor(st.st_dev),
@@ -564,7 +564,7 @@ static int reg_open(struct fd_restore *r, int i, const char *what)
 	 * become the controlling terminal), fd_set_flags() sets the dumped ones
 	 */
 	int flags = fd_open_flags(f->flags) | (f->flags & O_PATH ? 0 : O_NONBLOCK | O_NOCTTY);
-	int moved = f->has_stat && mnt_moved(r->t, f->mnt);
+	int moved = f->has_stat && !f->host && mnt_moved(r->t, f->mnt);
 
 	/* on a mount bound from a copy: found on that mount, by no link (reg_mnt_open) */
 	fd = moved ? reg_mnt_open(f, flags) : fd_path_open(f->path, flags);

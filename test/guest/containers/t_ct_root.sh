@@ -6,12 +6,15 @@
 # /host; its pid 1 the test's counter (/counter, A's copy), stdin A's
 # /data, fd 3 A's /work/big (two pages), fd 4 /work/link (a hard link of
 # it), fd 5 /sub/f (A's sub bound there: a mount moved with the root),
-# cwd /work, numbers into /host/out.  Dumped, A copied to B, C, D, E (cp
+# cwd /work, numbers into /host/out, fd 6 a host file on a tmpfs mounted
+# outside (opened before unshare: --external file[MNT:INO], host=1, not on
+# a moved mount: reopened from the host's root, crossing its mount).  Dumped, A copied to B, C, D, E (cp
 # -a: new inodes, same sizes and mtimes, hard links kept), A removed.
 #   ct_root          imgcr restore --root B: the count goes on from where
 #                    it stopped, by pid 1; the restored tree's root, cwd,
 #                    exe, fds 0 and 3 are B's files (their device and
-#                    inode); without --root the restore fails (A is gone).
+#                    inode), fd 6 the host's file; without --root the
+#                    restore fails (A is gone).
 #   ct_root-changed  C's /work/big with another first page, the same size
 #                    and mtime: restore --root C refused, naming pid, fd 3,
 #                    the path and the first page; nothing restored.
@@ -41,7 +44,10 @@ W=$(pwd)
 A=$W/ctA B=$W/ctB C=$W/ctC D=$W/ctD E=$W/ctE O=$W/ctout
 
 # A: busybox (the setup's applets after the pivot), the counter, data
-rm -rf "$A" "$B" "$C" "$D" "$E" "$O" &&
+H=$W/cthost
+umount "$H" 2>/dev/null
+rm -rf "$A" "$B" "$C" "$D" "$E" "$O" "$H" && mkdir "$H" && mount -t tmpfs tmpfs "$H" &&
+	echo "a host log" > "$H/log" &&
 	mkdir -p "$A/bin" "$A/proc" "$A/host" "$A/work" "$A/old" "$A/sub" "$A/subsrc" "$O" ||
 	fail "cannot make $A"
 cp /bin/busybox /imgcr/bin/counter "$A/bin/" && ln -s busybox "$A/bin/sh" &&
@@ -63,7 +69,7 @@ cd $A
 pivot_root . old
 exec /bin/sh -c 'umount -l /old && rmdir /old && cd /work && exec /counter 100000 < /data 3< /work/big 4< /work/link 5< /sub/f > /host/out 2>&1'
 CT
-/usr/sbin/unshare --fork --pid --mount sh ct.sh > unshare.err 2>&1 &
+/usr/sbin/unshare --fork --pid --mount sh ct.sh > unshare.err 2>&1 6>> "$H/log" &
 u=$!
 track $u
 for i in $(seq 1 200); do
@@ -75,10 +81,13 @@ done
 track $CT
 [ "$(readlink /proc/$CT/cwd)" = /work ] || fail "cwd of the container: $(readlink /proc/$CT/cwd)"
 
-timeout -s KILL 60 imgcr dump -v4 -t $CT -D d > dump.out 2> dump.err ||
+hmnt=$(sed -n 's/^mnt_id:[[:space:]]*//p' /proc/$CT/fdinfo/6)
+[ -n "$hmnt" ] && [ "$(stat -L -c %i /proc/$CT/fd/6)" = "$(stat -c %i "$H/log")" ] || fail "fd 6 is not $H/log: $(readlink /proc/$CT/fd/6)"
+timeout -s KILL 60 imgcr dump -v4 -t $CT -D d --external "file[$(printf %x "$hmnt"):$(printf %x "$(stat -c %i "$H/log")")]" > dump.out 2> dump.err ||
 	fail "dump: $(tail -n 8 dump.err | tr '\n' '|')"
 wait_gone $CT 20 || fail "the container outlived its dump"
 grep -q "^mnt .* mp=/ .*how=ext ext=$A\( \|\$\)" d/tree || fail "no ext root mount from $A: $(grep '^mnt' d/tree | tr '\n' '|')"
+grep -q '^file .*host=1' d/tree || fail "fd 6 not recorded as a host file: $(grep '^file' d/tree | tr '\n' '|')"
 grep -q '^fstat .* crc=' d/tree || fail "no crc in the fstat records: $(grep '^fstat' d/tree | tr '\n' '|')"
 last=$(tail -n 1 $O/out | cut -d' ' -f1)
 for x in "$B" "$C" "$D" "$E"; do cp -a "$A" "$x" || fail "cannot copy $A"; done
@@ -156,6 +165,7 @@ same /proc/$NEW/fd/0 "$B/data"
 same /proc/$NEW/fd/3 "$B/work/big"
 same /proc/$NEW/fd/4 "$B/work/big"
 same /proc/$NEW/fd/5 "$B/subsrc/f"
+same /proc/$NEW/fd/6 "$H/log"
 grep -q " $B/counter\$" /proc/$NEW/maps 2>/dev/null || grep -q ' /counter$' /proc/$NEW/maps ||
 	fail "the counter's mapping: $(grep counter /proc/$NEW/maps | head -n 2 | tr '\n' '|')"
 [ "$(sed -n 's/^NSpid:[[:space:]]*//p' /proc/$NEW/status | awk '{print $NF}')" = 1 ] || fail "not pid 1 in its namespace"
