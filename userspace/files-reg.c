@@ -334,6 +334,7 @@ static int reg_mnt_open(const struct tree_file *f, int flags)
 		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV |
 			   RESOLVE_NO_MAGICLINKS,
 	};
+	struct open_how mhow = { .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
 	const char *mnt = f->mnt ? f->mnt : "/", *rest;
 	size_t n = strlen(mnt);
 	int dfd, fd, e;
@@ -345,13 +346,18 @@ static int reg_mnt_open(const struct tree_file *f, int flags)
 	rest = strcmp(mnt, "/") ? f->path + n : f->path;
 	while (*rest == '/')
 		rest++;
-	if (!*rest)	/* the mount's root (a directory or a bound file) */
-		return fd_path_open(mnt, flags);
-	dfd = fd_path_open(mnt, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -1;
 	if (flags & O_PATH)
 		flags &= O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+	/*
+	 * the mount point itself without symbolic links too (mountinfo's path
+	 * has none; mount.c made the mount there without following any)
+	 */
+	mhow.flags = *rest ? O_PATH | O_DIRECTORY | O_CLOEXEC : (unsigned int)flags;
+	dfd = syscall(SYS_openat2, AT_FDCWD, mnt, &mhow, sizeof(mhow));
+	if (dfd < 0 && errno == ENOSYS)
+		dfd = fd_path_open(mnt, (int)mhow.flags);
+	if (dfd < 0 || !*rest)	/* the mount's root (a directory or a bound file) */
+		return dfd;
 	how.flags = (unsigned int)flags;
 	fd = syscall(SYS_openat2, dfd, rest, &how, sizeof(how));
 	if (fd < 0 && errno == ENOSYS)

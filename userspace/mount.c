@@ -608,9 +608,54 @@ static int bind_nofollow(const char *src, const char *target)
 	return r;
 }
 
+static int mnt_make_at(struct ns_ctx *c, struct mnt_ns *ns, struct mnt *m, const char *yard,
+		       int *tfd);
+
+/*
+ * Mount point @mp's directory in the yard, O_PATH: looked up from the yard
+ * (its root) following no symbolic link.  A mount point's path from
+ * mountinfo has none; one in the restored tree (a copy's `sub -> subsrc`,
+ * or `run -> /proc`) would move the mount elsewhere, even out of the yard.
+ * -1: errno ELOOP for such a link.  Before openat2 (5.6): lstat only, and
+ * AT_FDCWD (the path mounted on as it is).
+ */
+static int mnt_target_open(const char *yard, const char *mp)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_CLOEXEC,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	int yfd, fd, e;
+
+	yfd = open(yard, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (yfd < 0)
+		return -1;
+	fd = syscall(SYS_openat2, yfd, mp, &how, sizeof(how));
+	e = errno;
+	close(yfd);
+	errno = e;
+	return fd;
+}
+
 static int mnt_make_one(struct ns_ctx *c, struct mnt_ns *ns, struct mnt *m, const char *yard)
 {
-	char data[1024], src[PATH_MAX], name[64];
+	int tfd = -1, r;
+
+	r = mnt_make_at(c, ns, m, yard, &tfd);
+	if (tfd >= 0)
+		close(tfd);
+	return r;
+}
+
+/*
+ * mnt_make_one: the mount made on its mount point, opened by
+ * mnt_target_open (*@tfd, closed by the caller) and mounted on through
+ * /proc/self/fd (that very directory, no lookup again).
+ */
+static int mnt_make_at(struct ns_ctx *c, struct mnt_ns *ns, struct mnt *m, const char *yard,
+		       int *tfd)
+{
+	char data[1024], src[PATH_MAX], name[64], tpath[PATH_MAX];
 	unsigned long sbfl, fl = mnt_flags(m->mopts);
 	struct mnt *b;
 	struct stat st;
@@ -631,12 +676,27 @@ static int mnt_make_one(struct ns_ctx *c, struct mnt_ns *ns, struct mnt *m, cons
 		pr_perror("mount at %s: its mount point is missing", m->mp);
 		return -1;
 	}
+	snprintf(tpath, sizeof(tpath), "%s", m->target);
+	if (strcmp(m->mp, "/")) {
+		*tfd = mnt_target_open(yard, m->mp);
+		if (*tfd < 0 && errno == ELOOP) {
+			pr_err("mount at %s: in the restored tree (the root's copy, --root/--external, or a mount's content) its mount point's path has a symbolic link (mountinfo's had none): the mount would be made elsewhere; restore refused",
+			       m->mp);
+			return -1;
+		}
+		if (*tfd < 0 && errno != ENOSYS) {
+			pr_perror("mount at %s: cannot open its mount point", m->mp);
+			return -1;
+		}
+		if (*tfd >= 0)
+			snprintf(tpath, sizeof(tpath), "/proc/self/fd/%d", *tfd);
+	}
 	switch (m->how) {
 	case MNT_FRESH:
 	case MNT_TMPFS:
 		sb_data(m, data, sizeof(data), &sbfl);
 		/* a read-only tmpfs (runc's masked directories): made read-only once filled */
-		if (mount(m->src, m->target, m->fs,
+		if (mount(m->src, tpath, m->fs,
 			  (m->how == MNT_TMPFS ? sbfl & ~MS_RDONLY : sbfl) | (fl & ~MS_RDONLY), data)) {
 			pr_perror("mount at %s: cannot mount %s (%s)", m->mp, m->fs, data);
 			return -1;
@@ -682,13 +742,13 @@ static int mnt_make_one(struct ns_ctx *c, struct mnt_ns *ns, struct mnt *m, cons
 			    tty_devpts_prepare(c->t, b->target, idx))
 				return -1;
 		}
-		if (bind_nofollow(src, m->target)) {
+		if (bind_nofollow(src, tpath)) {
 			pr_perror("mount at %s: cannot bind %s%s", m->mp, b->mp, m->root);
 			return -1;
 		}
 		break;
 	case MNT_EXT:
-		if (bind_nofollow(m->ext, m->target)) {
+		if (bind_nofollow(m->ext, tpath)) {
 			pr_perror("mount at %s: cannot bind %s from imgcr's mount namespace", m->mp,
 				  m->ext);
 			return -1;
