@@ -330,42 +330,7 @@ static void reg_open_failed(const struct tree_file *f, int e)
  */
 static int reg_mnt_open(const struct tree_file *f, int flags)
 {
-	struct open_how how = {
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV |
-			   RESOLVE_NO_MAGICLINKS,
-	};
-	struct open_how mhow = { .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
-	const char *mnt = f->mnt ? f->mnt : "/", *rest;
-	size_t n = strlen(mnt);
-	int dfd, fd, e;
-
-	if (strcmp(mnt, "/") && (strncmp(f->path, mnt, n) || (f->path[n] && f->path[n] != '/'))) {
-		errno = EXDEV;	/* not below its mount point: not a dumped path */
-		return -1;
-	}
-	rest = strcmp(mnt, "/") ? f->path + n : f->path;
-	while (*rest == '/')
-		rest++;
-	if (flags & O_PATH)
-		flags &= O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-	/*
-	 * the mount point itself without symbolic links too (mountinfo's path
-	 * has none; mount.c made the mount there without following any)
-	 */
-	mhow.flags = *rest ? O_PATH | O_DIRECTORY | O_CLOEXEC : (unsigned int)flags;
-	dfd = syscall(SYS_openat2, AT_FDCWD, mnt, &mhow, sizeof(mhow));
-	if (dfd < 0 && errno == ENOSYS)
-		dfd = fd_path_open(mnt, (int)mhow.flags);
-	if (dfd < 0 || !*rest)	/* the mount's root (a directory or a bound file) */
-		return dfd;
-	how.flags = (unsigned int)flags;
-	fd = syscall(SYS_openat2, dfd, rest, &how, sizeof(how));
-	if (fd < 0 && errno == ENOSYS)
-		fd = open(f->path, flags);
-	e = errno;
-	close(dfd);
-	errno = e;
-	return fd;
+	return mnt_path_open(f->mnt ? f->mnt : "/", f->path, flags);
 }
 
 /* "pid P fd N: " of a task holding file @i (the first), for messages */

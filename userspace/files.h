@@ -228,7 +228,7 @@ int ghost_dump_mapped(struct fd_dump *c, pid_t pid, const char *image);
  * yet (restore): 0, or -1 (printed).  fifo.c opens the FIFO through
  * g->made_fd; attrs.c enters a deleted cwd through it.
  */
-int ghost_make_now(int dirfd, struct tree_ghost *g);
+int ghost_make_now(const struct tree *t, int dirfd, struct tree_ghost *g);
 /* files-ghost.c, dump: deleted FIFO @p as a ghost record of type fifo (fd_kind.dump's returns) */
 int ghost_dump_fifo(struct fd_dump *c, struct fd_parms *p);
 /*

@@ -1122,6 +1122,66 @@ int mnt_moved(const struct tree *t, const char *mp)
 	return m ? m->moved : 0;
 }
 
+const char *mnt_moved_path(const struct tree *t, const char *path)
+{
+	struct mnt_ns *ns = t->ns && (t->ns->own & NS_BIT(NS_MNT)) ? t->ns->data[NS_MNT] : NULL;
+	const char *best = NULL;
+	size_t n, bn = 0;
+	int i;
+
+	for (i = 0; ns && i < ns->n; i++) {
+		const char *mp = ns->m[i].mp;
+
+		n = strcmp(mp, "/") ? strlen(mp) : 0;
+		if ((!n || (!strncmp(path, mp, n) && (path[n] == '/' || !path[n]))) &&
+		    (!best || n > bn)) {
+			best = mp;
+			bn = n;
+		}
+	}
+	return best && mnt_moved(t, best) ? best : NULL;
+}
+
+int mnt_path_open(const char *mnt, const char *path, int flags)
+{
+	struct open_how how = {
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV |
+			   RESOLVE_NO_MAGICLINKS,
+	};
+	struct open_how mhow = { .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	const char *rest;
+	size_t n = strlen(mnt);
+	int dfd, fd, e;
+
+	if (strcmp(mnt, "/") && (strncmp(path, mnt, n) || (path[n] && path[n] != '/'))) {
+		errno = EXDEV;	/* not below its mount point: not a dumped path */
+		return -1;
+	}
+	rest = strcmp(mnt, "/") ? path + n : path;
+	while (*rest == '/')
+		rest++;
+	if (flags & O_PATH)
+		flags &= O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+	/*
+	 * the mount point itself without symbolic links too (mountinfo's path
+	 * has none; mnt_make_one made the mount there without following any)
+	 */
+	mhow.flags = *rest ? O_PATH | O_DIRECTORY | O_CLOEXEC : (unsigned int)flags;
+	dfd = syscall(SYS_openat2, AT_FDCWD, mnt, &mhow, sizeof(mhow));
+	if (dfd < 0 && errno == ENOSYS)
+		dfd = open(mnt, (int)mhow.flags);
+	if (dfd < 0 || !*rest)	/* the mount's root (a directory or a bound file) */
+		return dfd;
+	how.flags = (unsigned int)flags;
+	fd = syscall(SYS_openat2, dfd, rest, &how, sizeof(how));
+	if (fd < 0 && errno == ENOSYS)
+		fd = open(path, flags);
+	e = errno;
+	close(dfd);
+	errno = e;
+	return fd;
+}
+
 /* ---- records ---- */
 
 static void mnt_write(FILE *f, const struct tree *t)

@@ -161,6 +161,20 @@ int mnt_restore_options(struct tree *t);
  * compares their content).  1 or 0.  @mp NULL: any mount is.
  */
 int mnt_moved(const struct tree *t, const char *mp);
+/*
+ * restore: the mount point of the tree's mount that holds @path (the
+ * longest mount point it is below), if that mount is moved (mnt_moved),
+ * else NULL.  For records without a mount point (ghosts).
+ */
+const char *mnt_moved_path(const struct tree *t, const char *path);
+/*
+ * restore: @path, below mount point @mnt, opened with @flags on that mount:
+ * the mount point without symbolic links, then beneath it without links
+ * or other mounts (openat2 RESOLVE_BENEATH|NO_SYMLINKS|NO_XDEV).  -1,
+ * errno ELOOP (a link) or EXDEV (another mount, or @path not below @mnt).
+ * Before openat2 (5.6): @path as it is.
+ */
+int mnt_path_open(const char *mnt, const char *path, int flags);
 
 /*
  * dump (after ns_dump): the mount the tree sees at @mp could be bound from
