@@ -422,44 +422,83 @@ static int reg_copy_same(const struct tree_file *f, int fd, const struct stat *s
 }
 
 /*
+ * reg_links' files checked so far, in two hash tables (open addressing):
+ * by the dumped key (dev, inode) and by the found one.  Every file of a
+ * class of either key has the same key of the other kind (else it was
+ * refused), so one entry per key stands for its class.  For one restore
+ * (one tree per process), sized for its files.
+ */
+struct reg_key {
+	unsigned long long dev, ino;	/* the key */
+	unsigned long long odev, oino;	/* the class's key of the other kind */
+	int file;			/* a file of the class (+1; 0: a free slot) */
+	int moved;			/* one of the class is on a moved mount */
+};
+static struct reg_key *reg_dumped, *reg_found;
+static size_t reg_slots;
+
+static struct reg_key *reg_key_slot(struct reg_key *h, unsigned long long dev,
+				    unsigned long long ino)
+{
+	size_t k = (size_t)((dev * 0x9e3779b97f4a7c15ULL) ^ (ino * 0xc2b2ae3d27d4eb4fULL));
+
+	for (k &= reg_slots - 1; h[k].file; k = (k + 1) & (reg_slots - 1))
+		if (h[k].dev == dev && h[k].ino == ino)
+			break;
+	return &h[k];
+}
+
+/*
  * Hard links on a mount bound from a copy (--root, --external mnt[]): file
- * @i (found: @st) and each file opened before it were one inode at the
- * dump (dev, inode) exactly if they are one now.  A copy that broke a
- * link (cp without -a, rsync without -H) would make one file two: writes
- * through one no longer seen through the other; one that joined two,
- * two files one.  0, or -1 and why (naming the other file).
+ * @i (found: @st) and each file checked before it (by reg_check, which
+ * compares a file elsewhere by device and inode) were one inode at the
+ * dump (dev, inode) exactly if they are one now, where one of the two is
+ * on such a mount.  A copy that broke a link (cp without -a, rsync
+ * without -H) would make one file two: writes through one no longer seen
+ * through the other; one that joined two, two files one.  0, or -1 and
+ * why (naming the other file).  Each file looked up once by either key.
  */
 static int reg_links(const struct fd_restore *r, int i, const struct stat *st, char *why,
 		     size_t size)
 {
 	const struct tree_file *f = &r->t->files[i];
-	int mi = !f->host && mnt_moved(r->t, f->mnt), j;
+	int mi = !f->host && mnt_moved(r->t, f->mnt), was;
+	unsigned long long fdev = st->st_dev, fino = st->st_ino;
+	struct reg_key *d, *n;
+	const struct tree_file *g;
+	char who[64];
 
 	if (!mnt_moved(r->t, NULL))
 		return 0;	/* no mount bound from elsewhere: dev and inode compared */
-	for (j = 0; j < r->t->nfiles; j++) {
-		const struct tree_file *g = &r->t->files[j];
-		int fd = r->desc && r->desc[j] >= 0 ? r->desc[j] :
-			 r->early && r->early[j] >= 0 ? r->early[j] : -1;
-		int was, is;
-		struct stat sg;
-		char who[64];
-
-		if (j == i || fd < 0 || g->kind != TK_REG || !g->has_stat ||
-		    (!mi && (g->host || !mnt_moved(r->t, g->mnt))) || fstat(fd, &sg))
-			continue;
-		was = g->dev == f->dev && g->sino == f->sino;
-		is = sg.st_dev == st->st_dev && sg.st_ino == st->st_ino;
-		if (was == is)
-			continue;
-		reg_holder(r->t, j, who, sizeof(who));
+	if (!reg_slots) {
+		for (reg_slots = 16; reg_slots < 2 * (size_t)r->t->nfiles; reg_slots *= 2)
+			;
+		reg_dumped = calloc(reg_slots, sizeof(*reg_dumped));
+		reg_found = calloc(reg_slots, sizeof(*reg_found));
+		if (!reg_dumped || !reg_found) {
+			pr_err("out of memory");
+			exit(1);
+		}
+	}
+	d = reg_key_slot(reg_dumped, f->dev, f->sino);
+	n = reg_key_slot(reg_found, fdev, fino);
+	/* one at the dump, two now; or two at the dump, one now */
+	was = d->file && (mi || d->moved) && (d->odev != fdev || d->oino != fino);
+	if (was || (n->file && (mi || n->moved) && (n->odev != f->dev || n->oino != f->sino))) {
+		g = &r->t->files[(was ? d->file : n->file) - 1];
+		reg_holder(r->t, (was ? d->file : n->file) - 1, who, sizeof(who));
 		snprintf(why, size, was ?
 			 "it and %s%s were one file at the dump (inode %llu), in the copy they are two (inodes %llu and %llu): a hard link the copy broke" :
 			 "it and %s%s were two files at the dump (inodes %llu and %llu), in the copy they are one (inode %llu)",
-			 who, g->path, f->sino, was ? (unsigned long long)st->st_ino : g->sino,
-			 was ? (unsigned long long)sg.st_ino : (unsigned long long)st->st_ino);
+			 who, g->path, f->sino, was ? fino : g->sino, was ? d->oino : fino);
 		return -1;
 	}
+	if (!d->file)
+		*d = (struct reg_key){ f->dev, f->sino, fdev, fino, i + 1, 0 };
+	if (!n->file)
+		*n = (struct reg_key){ fdev, fino, f->dev, f->sino, i + 1, 0 };
+	d->moved |= mi;
+	n->moved |= mi;
 	return 0;
 }
 
