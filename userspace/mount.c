@@ -1043,17 +1043,6 @@ int mnt_restore_options(struct tree *t)
 		pr_err("restore: --root/--external mnt[]: the tree has no mount namespace of its own (its files are the restorer's)");
 		return -1;
 	}
-	/*
-	 * the dump refuses mounts stacked at one mount point except over the
-	 * root mount at "/": there a file's mount point ("/") does not say
-	 * which of them it was on, the hidden root or one over it
-	 */
-	m = mnt_top(ns, "/");
-	if (m && m != &ns->m[0]) {
-		pr_err("restore: --root/--external mnt[]: a mount (%s) is stacked over the tree's root mount at /: which of them a file at / was on is not recorded: not supported",
-		       m->fs);
-		return -1;
-	}
 	if (opt_root) {
 		if (ns->m[0].how != MNT_EXT) {
 			pr_err("restore: --root %s: the tree's root mount is not bound from a directory of imgcr's (it is %s, %s): only such a root can be bound from another one",
@@ -1094,6 +1083,19 @@ int mnt_restore_options(struct tree *t)
 		b = m->how == MNT_BIND ? mnt_by_id(ns, m->bind) : NULL;
 		if (b && b->moved)
 			m->moved = 1;
+	}
+	/*
+	 * the dump refuses mounts stacked at one mount point except over the
+	 * root mount at "/": there a file's mount point ("/") does not say
+	 * which of them it was on, the hidden root or one over it; that
+	 * matters only if one of them is bound from elsewhere (its files
+	 * compared as copies)
+	 */
+	m = mnt_top(ns, "/");
+	if (m && m != &ns->m[0] && (m->moved || ns->m[0].moved)) {
+		pr_err("restore: --root/--external mnt[]: a mount (%s) is stacked over the tree's root mount at /, and %s is bound from another directory: which of them a file at / was on is not recorded: not supported",
+		       m->fs, m->moved ? "it" : "the root mount");
+		return -1;
 	}
 	return 0;
 }
