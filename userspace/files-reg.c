@@ -364,14 +364,15 @@ static int reg_copy_same(const struct tree_file *f, int fd, const struct stat *s
 {
 	unsigned int crc;
 	struct stat st2;
-	int rfd, r;
-
 	/*
 	 * a directory: found by its path, if the dump had one (dir=1; an older
-	 * imgcr's image has no dir=1: a directory there is not taken)
+	 * imgcr's image has no dir=1: a directory there is taken only for an
+	 * fd opened with O_DIRECTORY, which was one at the dump)
 	 */
-	if (S_ISDIR(st->st_mode) != !!f->dir) {
-		snprintf(why, size, f->dir ? "not a directory (mode 0%o), where the dump had one" :
+	int rfd, r, dir = f->dir || (f->flags & O_DIRECTORY);
+
+	if (S_ISDIR(st->st_mode) != dir) {
+		snprintf(why, size, dir ? "not a directory (mode 0%o), where the dump had one" :
 			 f->has_crc ? "a directory, where the dump had a regular file" :
 			 "a directory, where the dump had a regular file (or, an image of an older imgcr, whose records do not say)",
 			 st->st_mode & S_IFMT);
