@@ -127,7 +127,7 @@ export IMGCR_STATE_EXPECTED=$PWD/expected
 refused() {	# ROOT PATTERN WHAT
 	timeout -s KILL 60 imgcr restore -v4 -D d --detach --pidfile "$PWD/rpx" --root "$1" > rx.out 2> rx.err &&
 		fail "restore --root $1 ($3) succeeded"
-	grep -q "$2" rx.err || fail "not refused for $3: $(grep -i 'error\|changed\|refused\|imgcr:' rx.err | tail -n 4 | tr '\n' '|')"
+	grep -q "$2" rx.err || fail "not refused for $3: $(grep -i 'mount at\|error\|changed\|refused\|imgcr:' rx.err | grep -v 'debug: [a-ln-z]' | tail -n 12 | tr '\n' '|')"
 	sleep 0.5
 	[ "$(tail -n 1 $O/out | cut -d' ' -f1)" = "$last" ] || fail "the count went on: $(tail -n 1 $O/out)"
 	pass "$(grep -o "$2" rx.err | head -n 1 | cut -c1-300)"
