@@ -92,7 +92,7 @@ static int fifo_open(struct fd_restore *r, int i, const char *what)
 		 * filled.  Then opened for real through that look, or by path
 		 * again where no /proc is mounted, and looked at once more.
 		 */
-		int p = fd_path_open(f->path, O_PATH | O_CLOEXEC), a = -1;
+		int p = fd_tree_path_open(t, f, O_PATH | O_CLOEXEC), a = -1;
 		struct stat st;
 		char self[64];
 

@@ -336,5 +336,12 @@ static inline int fd_open_flags(unsigned int flags)
  * by the container must not lead root back to the host's files.  -1 (errno).
  */
 int fd_path_open(const char *path, int flags);
+/*
+ * File @f of @t's path opened: on a mount bound from a copy (--root,
+ * --external mnt[]; not a host file), from its mount point without links
+ * or other mounts (mnt_path_open: a link or mount on the way printed,
+ * errno ELOOP or EXDEV), else fd_path_open.
+ */
+int fd_tree_path_open(const struct tree *t, const struct tree_file *f, int flags);
 
 #endif
