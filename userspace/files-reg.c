@@ -577,8 +577,37 @@ static int reg_open(struct fd_restore *r, int i, const char *what)
 	int flags = fd_open_flags(f->flags) | (f->flags & O_PATH ? 0 : O_NONBLOCK | O_NOCTTY);
 	int moved = f->has_stat && !f->host && mnt_moved(r->t, f->mnt);
 
-	/* on a mount bound from a copy: found on that mount, by no link (reg_mnt_open) */
-	fd = moved ? reg_mnt_open(f, flags) : fd_path_open(f->path, flags);
+	/*
+	 * on a mount bound from a copy: found on that mount, by no link
+	 * (reg_mnt_open).  Looked up first without opening (O_PATH): only a
+	 * regular file or a directory (what the dump records of this kind)
+	 * is opened, through that look (a device node's open may act, a
+	 * FIFO's block); by path again where no /proc is mounted.
+	 */
+	fd = moved ? reg_mnt_open(f, flags | O_PATH) : fd_path_open(f->path, flags | O_PATH);
+	if (fd >= 0 && !(f->flags & O_PATH)) {
+		struct stat st = { 0 };
+		char self[64];
+		int p = fd, e;
+
+		if (fstat(p, &st) || (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))) {
+			char who[64];
+
+			reg_holder(r->t, i, who, sizeof(who));
+			pr_err("%s%s: not a regular file or directory at restore (mode 0%o), where the dump had one: restore refused",
+			       who, f->path, st.st_mode & S_IFMT);
+			close(p);
+			return -1;
+		}
+		/* O_NOFOLLOW: taken by the look, not for the magic link */
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", p);
+		fd = open(self, flags & ~O_NOFOLLOW);
+		if (fd < 0 && errno == ENOENT)
+			fd = moved ? reg_mnt_open(f, flags) : fd_path_open(f->path, flags);
+		e = errno;
+		close(p);
+		errno = e;
+	}
 	if (fd < 0 && moved && (errno == ELOOP || errno == EXDEV)) {
 		char who[64];
 
