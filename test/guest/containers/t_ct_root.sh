@@ -8,7 +8,7 @@
 # it), fd 5 /sub/f (A's sub bound there: a mount moved with the root),
 # cwd /work, numbers into /host/out, fd 6 a host file on a tmpfs mounted
 # outside (opened before unshare: --external file[MNT:INO], host=1, not on
-# a moved mount: reopened from the host's root, crossing its mount).  Dumped, A copied to B-F (cp
+# a moved mount: reopened from the host's root, crossing its mount).  Dumped, A copied to B-G (cp
 # -a: new inodes, same sizes and mtimes, hard links kept), A removed.
 #   ct_root          imgcr restore --root B: the count goes on from where
 #                    it stopped, by pid 1; the restored tree's root, cwd,
@@ -27,6 +27,8 @@
 #                    /data and the link.
 #   ct_root-mpsymlink F's mount point /sub a symbolic link to subsrc (the
 #                    mount would land on /subsrc): refused, naming /sub.
+#   ct_root-fifo     G's /data a FIFO: refused before it is opened (only a
+#                    regular file or directory is), naming pid, fd 0, /data.
 # (Mounts stacked at one mount point: refused at dump but over the root
 # at /, which restore --root refuses: not made here.)
 # timeout: 200
@@ -43,12 +45,12 @@ cd "$2" || { T=ct_root; fail "no test directory $2"; }
 T=ct_root
 ct_pivot_check || fail "$(ct_pivot_check 2>&1)"
 W=$(pwd)
-A=$W/ctA B=$W/ctB C=$W/ctC D=$W/ctD E=$W/ctE F=$W/ctF O=$W/ctout
+A=$W/ctA B=$W/ctB C=$W/ctC D=$W/ctD E=$W/ctE F=$W/ctF G=$W/ctG O=$W/ctout
 
 # A: busybox (the setup's applets after the pivot), the counter, data
 H=$W/cthost
 umount "$H" 2>/dev/null
-rm -rf "$A" "$B" "$C" "$D" "$E" "$F" "$O" "$H" && mkdir "$H" && mount -t tmpfs tmpfs "$H" &&
+rm -rf "$A" "$B" "$C" "$D" "$E" "$F" "$G" "$O" "$H" && mkdir "$H" && mount -t tmpfs tmpfs "$H" &&
 	echo "a host log" > "$H/log" &&
 	mkdir -p "$A/bin" "$A/proc" "$A/host" "$A/work" "$A/old" "$A/sub" "$A/subsrc" "$O" ||
 	fail "cannot make $A"
@@ -92,7 +94,7 @@ grep -q "^mnt .* mp=/ .*how=ext ext=$A\( \|\$\)" d/tree || fail "no ext root mou
 grep -q '^file .*host=1' d/tree || fail "fd 6 not recorded as a host file: $(grep '^file' d/tree | tr '\n' '|')"
 grep -q '^fstat .* crc=' d/tree || fail "no crc in the fstat records: $(grep '^fstat' d/tree | tr '\n' '|')"
 last=$(tail -n 1 $O/out | cut -d' ' -f1)
-for x in "$B" "$C" "$D" "$E" "$F"; do cp -a "$A" "$x" || fail "cannot copy $A"; done
+for x in "$B" "$C" "$D" "$E" "$F" "$G"; do cp -a "$A" "$x" || fail "cannot copy $A"; done
 rm -rf "$A" || fail "cannot remove $A"
 [ "$(stat -c %i "$B/work/big")" = "$(stat -c %i "$B/work/link")" ] || fail "cp -a broke the hard link in $B"
 
@@ -147,6 +149,11 @@ refused() {	# ROOT PATTERN WHAT
 	T=ct_root-mpsymlink
 	rm -rf "$F/sub" && ln -s subsrc "$F/sub" || fail "cannot link $F/sub"
 	refused "$F" "mount at /sub: .*its mount point's path has a symbolic link" "a mount point that is a symbolic link"
+)
+(
+	T=ct_root-fifo
+	rm -f "$G/data" && mkfifo "$G/data" || fail "cannot make $G/data a FIFO"
+	refused "$G" "pid $CT fd 0 (pid 1 in its PID namespace): /data: not a regular file or directory at restore" "a FIFO where a regular file was"
 )
 
 timeout -s KILL 60 imgcr restore -v4 -D d --detach --pidfile "$PWD/rp0" > r0.out 2> r0.err &&
