@@ -63,7 +63,7 @@ static int dev_open(struct fd_restore *r, int i, const char *what)
 	 * until checked: a path swapped for a FIFO must not block the
 	 * restore (fd_set_flags puts the flags back).
 	 */
-	p = fd_path_open(f->path, O_PATH | O_CLOEXEC);
+	p = fd_tree_path_open(r->t, f, O_PATH | O_CLOEXEC);
 	if (p < 0) {
 		pr_perror("cannot open %s", f->path);
 		return -1;

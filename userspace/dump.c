@@ -90,6 +90,7 @@ struct dctx {
 	struct live_fill *fills;	/* images with pages still to write */
 	int nfills;
 	struct shm_maps shm;		/* shared memory objects mapped (shmmaps.c) */
+	int watches;			/* struct fd_dump's, asked once per dump */
 };
 
 /* An image written with pages left out, to fill from the live copy. */
@@ -902,7 +903,7 @@ static int fd_walk(struct fd_dump *fc, struct fd_parms *p, struct tree_file *n,
 static int describe_file(struct dctx *c, pid_t pid, int fd, int *cloexec)
 {
 	struct fd_dump fc = { .t = &c->t, .dir = c->dir, .ghost_limit = c->ghost_limit,
-			       .ext_unix_sk = c->ext_unix_sk };
+			       .ext_unix_sk = c->ext_unix_sk, .watches = &c->watches };
 	struct fd_parms p = { .pid = pid, .fd = fd, .file_fd = -1 };
 	const struct fd_kind *kind = NULL;
 	struct tree_file n, *f;
@@ -1451,7 +1452,7 @@ out:
 static int dump_mapped_ghosts(struct dctx *c, const struct tree_task *k, const struct image *img)
 {
 	struct fd_dump fc = { .t = &c->t, .dir = c->dir, .ghost_limit = c->ghost_limit,
-			       .ext_unix_sk = c->ext_unix_sk };
+			       .ext_unix_sk = c->ext_unix_sk, .watches = &c->watches };
 
 	return ghost_dump_mapped(&fc, k->pid, img);
 }
@@ -1682,7 +1683,7 @@ int cmd_dump(int argc, char **argv)
 	/* the fds in flight in unix sockets' queues (sk-queue.c) */
 	if (sk_inflight_resolve(&(struct fd_dump){ .t = &c.t, .dir = c.dir,
 			.ghost_limit = c.ghost_limit, .ext_unix_sk = c.ext_unix_sk,
-			.describe = describe_inflight, .priv = &c }))
+			.describe = describe_inflight, .priv = &c, .watches = &c.watches }))
 		goto out;
 	for (i = 0; fd_kinds[i]; i++)
 		if (fd_kinds[i]->check && fd_kinds[i]->check(&c.t))

@@ -78,7 +78,7 @@ static int fifo_open(struct fd_restore *r, int i, const char *what)
 		/* deleted: made again (mkfifo), opened O_RDWR, unlinked (files-ghost.c) */
 		struct tree_ghost *g = tree_ghost_find(t, f->dev, f->ino);
 
-		if (ghost_make_now(r->dirfd, g))
+		if (ghost_make_now(t, r->dirfd, g))
 			return -1;
 		r->keep[i][0] = fd_high(dup(g->made_fd), r->base);
 		if (r->keep[i][0] < 0 || pipe_refill(r, r->keep[i][0], f->ino, what))
@@ -92,7 +92,7 @@ static int fifo_open(struct fd_restore *r, int i, const char *what)
 		 * filled.  Then opened for real through that look, or by path
 		 * again where no /proc is mounted, and looked at once more.
 		 */
-		int p = fd_path_open(f->path, O_PATH | O_CLOEXEC), a = -1;
+		int p = fd_tree_path_open(t, f, O_PATH | O_CLOEXEC), a = -1;
 		struct stat st;
 		char self[64];
 

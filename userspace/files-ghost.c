@@ -78,6 +78,7 @@
 #include "files.h"
 #include "image.h"
 #include "log.h"
+#include "ns.h"
 #include "proc.h"
 #include "record.h"
 #include "trust.h"
@@ -604,13 +605,24 @@ static char *ghost_create(const struct tree_ghost *g, int *fd, int link)
  * Recreate @g from its data file in @dir: g->made, or -1 (printed).  A
  * mapped ghost only at its own path: the image names it.
  */
-static int ghost_make(int dirfd, struct tree_ghost *g)
+static int ghost_make(const struct tree *t, int dirfd, struct tree_ghost *g)
 {
 	char data[PATH_MAX], dir[PATH_MAX];
 	const char *what = ghost_what(g);
+	const char *mmp = mnt_moved_path(t, g->path);
 	int in = -1, out, link = -1;
 	struct stat st;
 
+	/*
+	 * on a mount bound from a copy (--root, --external mnt[]): a deleted
+	 * name of a file with other names is not there (its handle would find
+	 * the original's inode if the original's filesystem is the copy's)
+	 */
+	if (mmp && g->type == GHOST_LINK) {
+		pr_err("%s %s: on mount %s, bound from another directory than at the dump (--root, --external): a deleted name of a file with other names cannot be found in a copy; restore refused",
+		       what, g->path, mmp);
+		return -1;
+	}
 	if (g->type == GHOST_REG) {
 		ghost_data_path(data, sizeof(data), NULL, g);
 		in = dir_open(dirfd, data, O_RDONLY);
@@ -621,14 +633,21 @@ static int ghost_make(int dirfd, struct tree_ghost *g)
 	}
 	/*
 	 * its directory, by a walk that follows no other user's symbolic
-	 * link: every later operation is relative to it (trust.c)
+	 * link: every later operation is relative to it (trust.c); on a
+	 * moved mount, on that mount from its mount point, following no link
+	 * and crossing no mount (mnt_path_open, as files-reg.c's files): a
+	 * root-extracted copy's links are all root's
 	 */
 	if (!strrchr(g->path, '/') ||
 	    snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(g->path, '/') - g->path),
 		     g->path) >= (int)sizeof(dir) ||
-	    (g->made_dir = trust_dir_open(dir[0] ? dir : "/")) < 0) {
+	    (g->made_dir = mmp ? mnt_path_open(mmp, dir[0] ? dir : "/",
+					       O_PATH | O_DIRECTORY | O_CLOEXEC) :
+			   trust_dir_open(dir[0] ? dir : "/")) < 0) {
 		pr_perror("%s %s: cannot open its directory%s", what, g->path,
-			  errno == ELOOP ? " (a symbolic link not root's on the way)" : "");
+			  errno == ELOOP ? (mmp ? " (a symbolic link on the way in the copy)" :
+					    " (a symbolic link not root's on the way)") :
+			  errno == EXDEV && mmp ? " (another mount on the way in the copy)" : "");
 		if (in >= 0)
 			close(in);
 		return -1;
@@ -721,9 +740,9 @@ static int ghost_make(int dirfd, struct tree_ghost *g)
 	return 0;
 }
 
-int ghost_make_now(int dirfd, struct tree_ghost *g)
+int ghost_make_now(const struct tree *t, int dirfd, struct tree_ghost *g)
 {
-	return g->made ? 0 : ghost_make(dirfd, g);
+	return g->made ? 0 : ghost_make(t, dirfd, g);
 }
 
 int ghost_make_mapped(struct tree *t, int dirfd)
@@ -731,7 +750,7 @@ int ghost_make_mapped(struct tree *t, int dirfd)
 	int i;
 
 	for (i = 0; i < t->nghosts; i++)
-		if (t->ghosts[i].mapped && ghost_make(dirfd, &t->ghosts[i])) {
+		if (t->ghosts[i].mapped && ghost_make(t, dirfd, &t->ghosts[i])) {
 			ghost_unlink_mapped(t);
 			return -1;
 		}
@@ -763,7 +782,7 @@ static int ghost_open(struct fd_restore *r, int i, const char *what)
 	char self[64];
 	int fd;
 
-	if (!g->made && ghost_make(r->dirfd, g))
+	if (!g->made && ghost_make(r->t, r->dirfd, g))
 		return -1;
 	/* through the fd that created it: the same inode, whatever the path is now */
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", g->made_fd);

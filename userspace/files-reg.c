@@ -20,8 +20,10 @@
  * mount restore --root (or --external mnt[]) binds from another directory
  * (mount.c: mnt_moved) the files are copies: a device or inode that
  * differs is not a change there, and such a file is the dump's if its
- * size, mtime and first page are (as the module checks mapped files);
- * a directory there is found by its path alone.  Files of /proc,
+ * size, mtime and first page are (as the module checks mapped files),
+ * found on that mount without symbolic links (reg_mnt_open), and files
+ * that were one inode are one there (reg_links); a directory there is
+ * found by its path alone, where the dump had one (dir=1).  Files of /proc,
  * /sys and the like: not checked (their inodes are made anew).
  *
  * O_PATH descriptors (fdinfo flags with 010000000) are reopened with their
@@ -43,9 +45,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include <linux/magic.h>
+#include <linux/kcmp.h>
+#include <linux/openat2.h>
 
 #include "files.h"
 #include "log.h"
@@ -143,56 +148,87 @@ static int fd_head_crc(int fd, long long size, unsigned int *crc)
 	return 0;
 }
 
-/*
- * A task of @t holds an inotify or fanotify fd: imgcr's own open and read
- * of a file it watches would queue events in it (or ask a listener), a
- * change of the tree's state.  Asked once per tree (the tasks are frozen).
- */
-static int tree_watches(const struct tree *t)
+/* @dir (a /proc/PID/task/TID/fd) holds an inotify or fanotify fd: 1, 0, or 1 if it cannot tell */
+static int fds_watch(const char *dir)
 {
-	static const struct tree *seen;
-	static int watches;
-	char dir[64], link[96], target[64];
+	char link[160], target[64];
 	struct dirent *d;
+	int watches = 0;
 	ssize_t n;
 	DIR *fds;
-	int i;
 
-	if (seen == t)
-		return watches;
-	seen = t;
-	watches = 0;
-	for (i = 0; !watches && i < t->ntasks; i++) {
-		snprintf(dir, sizeof(dir), "/proc/%d/fd", t->tasks[i].pid);
-		fds = opendir(dir);
-		if (!fds) {
-			watches = 1;	/* cannot tell: no checksum */
+	fds = opendir(dir);
+	if (!fds)
+		return 1;
+	while (!watches && (d = readdir(fds))) {
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(link, sizeof(link), "%s/%.16s", dir, d->d_name);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = 0;
+		watches = !strcmp(target, "anon_inode:inotify") ||
+			  !strcmp(target, "anon_inode:[fanotify]");
+	}
+	closedir(fds);
+	return watches;
+}
+
+/*
+ * A thread of a task of the tree holds an inotify or fanotify fd (each
+ * fd table once: a thread may have its own, unshare(CLONE_FILES); one
+ * sharing its leader's, kcmp KCMP_FILES, is not read again; tasks do not
+ * share one, shared_check refuses that): imgcr's own open and read of a
+ * file it watches would queue events in it (or ask a listener), a change
+ * of the tree's state.  Asked once per dump (*c->watches, the driver's,
+ * the tasks frozen).  Not seen: such an fd only in flight (SCM_RIGHTS).
+ */
+static int tree_watches(struct fd_dump *c)
+{
+	const struct tree *t = c->t;
+	char dir[128];
+	struct dirent *d;
+	int i, w = 0;
+	pid_t pid, tid;
+	DIR *tasks;
+
+	if (c->watches && *c->watches)
+		return *c->watches == 2;
+	for (i = 0; !w && i < t->ntasks; i++) {
+		pid = t->tasks[i].pid;
+		snprintf(dir, sizeof(dir), "/proc/%d/task", pid);
+		tasks = opendir(dir);
+		if (!tasks) {
+			w = 1;	/* cannot tell: no checksum */
 			break;
 		}
-		while (!watches && (d = readdir(fds))) {
+		while (!w && (d = readdir(tasks))) {
 			if (d->d_name[0] == '.')
 				continue;
-			snprintf(link, sizeof(link), "%s/%.16s", dir, d->d_name);
-			n = readlink(link, target, sizeof(target) - 1);
-			if (n <= 0)
-				continue;
-			target[n] = 0;
-			watches = !strcmp(target, "anon_inode:inotify") ||
-				  !strcmp(target, "anon_inode:[fanotify]");
+			tid = atoi(d->d_name);
+			if (tid != pid && syscall(SYS_kcmp, pid, tid, KCMP_FILES, 0, 0) == 0)
+				continue;	/* the leader's table, read with it */
+			snprintf(dir, sizeof(dir), "/proc/%d/task/%d/fd", pid, tid);
+			w = fds_watch(dir);
 		}
-		closedir(fds);
+		closedir(tasks);
 	}
-	return watches;
+	if (c->watches)
+		*c->watches = w ? 2 : 1;
+	return w;
 }
 
 /*
  * The first page's checksum of @p's regular file, through /proc/PID/fd/N
  * (O_NOATIME: its access time left alone), for a tree with a mount
- * namespace of its own (the only one restore --root binds elsewhere).  Not
+ * namespace of its own (the only one restore --root binds elsewhere), on
+ * a mount that could be bound from elsewhere (mnt_may_move: not a tmpfs,
+ * not FUSE, whose daemon may be a frozen task of the tree).  Not
  * read (f->has_crc 0) if the fd holds a lease (opening the file could
- * break it), if the tree watches files (tree_watches), or if the file
- * cannot be opened again: a restore then accepts it only on the same
- * device and inode.
+ * break it), if the tree watches files (tree_watches), if the file
+ * cannot be opened again with O_NOATIME, or if its size or mtime changed
+ * meanwhile: a restore then accepts it only on the same device and inode.
  */
 static void reg_dump_crc(struct fd_dump *c, const struct fd_parms *p, struct tree_file *f)
 {
@@ -201,7 +237,7 @@ static void reg_dump_crc(struct fd_dump *c, const struct fd_parms *p, struct tre
 	int fd, lease;
 
 	if (!S_ISREG(p->st.st_mode) || !c->t->ns || !(c->t->ns->own & NS_BIT(NS_MNT)) ||
-	    tree_watches(c->t))
+	    !mnt_may_move(c->t, f->mnt) || tree_watches(c))
 		return;
 	info = fd_info(p);
 	lease = info && strstr(info, "LEASE");
@@ -209,13 +245,15 @@ static void reg_dump_crc(struct fd_dump *c, const struct fd_parms *p, struct tre
 	if (lease)
 		return;
 	snprintf(path, sizeof(path), "/proc/%d/fd/%d", p->pid, p->fd);
+	/* without O_NOATIME (not the file's owner, no CAP_FOWNER): no checksum, atime untouched */
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | O_NOATIME);
-	if (fd < 0 && errno == EPERM)
-		fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return;
+	/* the size and mtime recorded (p->st) are the ones the checksum is of */
 	if (!fstat(fd, &st) && st.st_dev == p->st.st_dev && st.st_ino == p->st.st_ino &&
-	    !fd_head_crc(fd, st.st_size, &f->head_crc))
+	    st.st_size == p->st.st_size && st.st_mtim.tv_sec == p->st.st_mtim.tv_sec &&
+	    st.st_mtim.tv_nsec == p->st.st_mtim.tv_nsec &&
+	    !fd_head_crc(fd, p->st.st_size, &f->head_crc))
 		f->has_crc = 1;
 	close(fd);
 }
@@ -255,6 +293,7 @@ static int reg_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
 		return FD_DESCRIBED;
 	}
 	f->has_stat = 1;
+	f->dir = S_ISDIR(p->st.st_mode);
 	f->size = p->st.st_size;
 	f->mtime_ns = p->st.st_mtim.tv_sec * 1000000000LL + p->st.st_mtim.tv_nsec;
 	m = mount_point(p);
@@ -278,6 +317,20 @@ static void reg_open_failed(const struct tree_file *f, int e)
 	}
 	errno = e;
 	pr_perror("cannot open %s", f->path);
+}
+
+/*
+ * @f's path opened on the mount it was on at the dump, for a mount bound
+ * from another directory (--root, --external mnt[]): from its mount
+ * point (the mount seen there), beneath it, following no symbolic link
+ * and crossing no mount.  The dumped path (/proc/PID/fd) has none, so a
+ * link or mount on the way in the copy (that could lead out of it, to the
+ * host's files or another mount) is a difference: -1, errno ELOOP or
+ * EXDEV.  Before openat2 (5.6): the path as it is.
+ */
+static int reg_mnt_open(const struct tree_file *f, int flags)
+{
+	return mnt_path_open(f->mnt ? f->mnt : "/", f->path, flags);
 }
 
 /* "pid P fd N: " of a task holding file @i (the first), for messages */
@@ -311,11 +364,18 @@ static int reg_copy_same(const struct tree_file *f, int fd, const struct stat *s
 {
 	unsigned int crc;
 	struct stat st2;
-	int rfd, r;
+	/*
+	 * a directory: found by its path, if the dump had one (dir=1; an older
+	 * imgcr's image has no dir=1: a directory there is taken only for an
+	 * fd opened with O_DIRECTORY, which was one at the dump)
+	 */
+	int rfd, r, dir = f->dir || (f->flags & O_DIRECTORY);
 
-	/* a directory: found by its path; one where a regular file (with a checksum) was is not it */
-	if (S_ISDIR(st->st_mode) && f->has_crc) {
-		snprintf(why, size, "a directory, where the dump had a regular file");
+	if (S_ISDIR(st->st_mode) != dir) {
+		snprintf(why, size, dir ? "not a directory (mode 0%o), where the dump had one" :
+			 f->has_crc ? "a directory, where the dump had a regular file" :
+			 "a directory, where the dump had a regular file (or, an image of an older imgcr, whose records do not say)",
+			 st->st_mode & S_IFMT);
 		return -1;
 	}
 	if (S_ISDIR(st->st_mode))
@@ -329,16 +389,27 @@ static int reg_copy_same(const struct tree_file *f, int fd, const struct stat *s
 		snprintf(why, size, "the dump recorded no checksum of its first page (an older imgcr, a tree that watches files with inotify or fanotify, a leased file)");
 		return -1;
 	}
-	/* its first page, through a read-only open of the same path (@fd may be write-only or O_PATH) */
-	rfd = fd_path_open(f->path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
-	if (rfd < 0) {
-		snprintf(why, size, "cannot open it to read its first page: %s", strerror(errno));
-		return -1;
+	/*
+	 * its first page: through @fd if it reads (pread: the offset stays),
+	 * else (write-only, O_PATH, O_DIRECT's alignment) a read-only open of
+	 * the same path on the same mount, without following links, checked
+	 * to be the same inode
+	 */
+	if ((f->flags & (O_PATH | O_DIRECT)) || (f->flags & O_ACCMODE) == O_WRONLY) {
+		rfd = reg_mnt_open(f, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOATIME);
+		if (rfd < 0 && errno == EPERM)
+			rfd = reg_mnt_open(f, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+		if (rfd < 0) {
+			snprintf(why, size, "cannot open it to read its first page: %s", strerror(errno));
+			return -1;
+		}
+	} else {
+		rfd = fd;
 	}
 	r = fstat(rfd, &st2) || st2.st_dev != st->st_dev || st2.st_ino != st->st_ino ||
 	    fd_head_crc(rfd, st->st_size, &crc);
-	close(rfd);
-	(void)fd;
+	if (rfd != fd)
+		close(rfd);
 	if (r) {
 		snprintf(why, size, "cannot read its first page");
 		return -1;
@@ -348,6 +419,87 @@ static int reg_copy_same(const struct tree_file *f, int fd, const struct stat *s
 			 crc, f->head_crc);
 		return -1;
 	}
+	return 0;
+}
+
+/*
+ * reg_links' files checked so far, in two hash tables (open addressing):
+ * by the dumped key (dev, inode) and by the found one.  Every file of a
+ * class of either key has the same key of the other kind (else it was
+ * refused), so one entry per key stands for its class.  For one restore
+ * (one tree per process), sized for its files.
+ */
+struct reg_key {
+	unsigned long long dev, ino;	/* the key */
+	unsigned long long odev, oino;	/* the class's key of the other kind */
+	int file;			/* a file of the class (+1; 0: a free slot) */
+	int moved;			/* one of the class is on a moved mount */
+};
+static struct reg_key *reg_dumped, *reg_found;
+static size_t reg_slots;
+
+static struct reg_key *reg_key_slot(struct reg_key *h, unsigned long long dev,
+				    unsigned long long ino)
+{
+	size_t k = (size_t)((dev * 0x9e3779b97f4a7c15ULL) ^ (ino * 0xc2b2ae3d27d4eb4fULL));
+
+	for (k &= reg_slots - 1; h[k].file; k = (k + 1) & (reg_slots - 1))
+		if (h[k].dev == dev && h[k].ino == ino)
+			break;
+	return &h[k];
+}
+
+/*
+ * Hard links on a mount bound from a copy (--root, --external mnt[]): file
+ * @i (found: @st) and each file checked before it (by reg_check, which
+ * compares a file elsewhere by device and inode) were one inode at the
+ * dump (dev, inode) exactly if they are one now, where one of the two is
+ * on such a mount.  A copy that broke a link (cp without -a, rsync
+ * without -H) would make one file two: writes through one no longer seen
+ * through the other; one that joined two, two files one.  0, or -1 and
+ * why (naming the other file).  Each file looked up once by either key.
+ */
+static int reg_links(const struct fd_restore *r, int i, const struct stat *st, char *why,
+		     size_t size)
+{
+	const struct tree_file *f = &r->t->files[i];
+	int mi = !f->host && mnt_moved(r->t, f->mnt), was;
+	unsigned long long fdev = st->st_dev, fino = st->st_ino;
+	struct reg_key *d, *n;
+	const struct tree_file *g;
+	char who[64];
+
+	if (!mnt_moved(r->t, NULL))
+		return 0;	/* no mount bound from elsewhere: dev and inode compared */
+	if (!reg_slots) {
+		for (reg_slots = 16; reg_slots < 2 * (size_t)r->t->nfiles; reg_slots *= 2)
+			;
+		reg_dumped = calloc(reg_slots, sizeof(*reg_dumped));
+		reg_found = calloc(reg_slots, sizeof(*reg_found));
+		if (!reg_dumped || !reg_found) {
+			pr_err("out of memory");
+			exit(1);
+		}
+	}
+	d = reg_key_slot(reg_dumped, f->dev, f->sino);
+	n = reg_key_slot(reg_found, fdev, fino);
+	/* one at the dump, two now; or two at the dump, one now */
+	was = d->file && (mi || d->moved) && (d->odev != fdev || d->oino != fino);
+	if (was || (n->file && (mi || n->moved) && (n->odev != f->dev || n->oino != f->sino))) {
+		g = &r->t->files[(was ? d->file : n->file) - 1];
+		reg_holder(r->t, (was ? d->file : n->file) - 1, who, sizeof(who));
+		snprintf(why, size, was ?
+			 "it and %s%s were one file at the dump (inode %llu), in the copy they are two (inodes %llu and %llu): a hard link the copy broke" :
+			 "it and %s%s were two files at the dump (inodes %llu and %llu), in the copy they are one (inode %llu)",
+			 who, g->path, f->sino, was ? fino : g->sino, was ? d->oino : fino);
+		return -1;
+	}
+	if (!d->file)
+		*d = (struct reg_key){ f->dev, f->sino, fdev, fino, i + 1, 0 };
+	if (!n->file)
+		*n = (struct reg_key){ fdev, fino, f->dev, f->sino, i + 1, 0 };
+	d->moved |= mi;
+	n->moved |= mi;
 	return 0;
 }
 
@@ -371,7 +523,7 @@ static int reg_check(struct fd_restore *r, int i, int fd)
 	mtime = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
 	other = st.st_dev != (dev_t)f->dev || st.st_ino != (ino_t)f->sino;
 	/* a copy in the directory restore --root binds from: its content compared below */
-	moved = other && mnt_moved(r->t, f->mnt);
+	moved = other && !f->host && mnt_moved(r->t, f->mnt);
 	if (st.st_dev != (dev_t)f->dev && !moved)
 		off += snprintf(why + off, sizeof(why) - off, ", device %u:%u -> %u:%u (mount %s)",
 				major(f->dev), minor(f->dev), major(st.st_dev), minor(st.st_dev),
@@ -392,6 +544,12 @@ static int reg_check(struct fd_restore *r, int i, int fd)
 		if (reg_copy_same(f, fd, &st, how, sizeof(how)))
 			off += snprintf(why + off, sizeof(why) - off, ", %s (mount %s, bound from another directory than at the dump: inode %llu -> %llu)",
 					how, f->mnt, f->sino, (unsigned long long)st.st_ino);
+	}
+	if (!off && off < sizeof(why)) {
+		char how[1024];
+
+		if (reg_links(r, i, &st, how, sizeof(how)))
+			off += snprintf(why + off, sizeof(why) - off, ", %s", how);
 	}
 	if (!off)
 		return 0;
@@ -416,8 +574,49 @@ static int reg_open(struct fd_restore *r, int i, const char *what)
 	 * saw the file (a FIFO or tty put at the path must not block or
 	 * become the controlling terminal), fd_set_flags() sets the dumped ones
 	 */
-	fd = fd_path_open(f->path, fd_open_flags(f->flags) |
-				   (f->flags & O_PATH ? 0 : O_NONBLOCK | O_NOCTTY));
+	int flags = fd_open_flags(f->flags) | (f->flags & O_PATH ? 0 : O_NONBLOCK | O_NOCTTY);
+	int moved = f->has_stat && !f->host && mnt_moved(r->t, f->mnt);
+
+	/*
+	 * on a mount bound from a copy: found on that mount, by no link
+	 * (reg_mnt_open).  Looked up first without opening (O_PATH): only a
+	 * regular file or a directory (what the dump records of this kind)
+	 * is opened, through that look (a device node's open may act, a
+	 * FIFO's block); by path again where no /proc is mounted.
+	 */
+	fd = moved ? reg_mnt_open(f, flags | O_PATH) : fd_path_open(f->path, flags | O_PATH);
+	if (fd >= 0 && !(f->flags & O_PATH)) {
+		struct stat st = { 0 };
+		char self[64];
+		int p = fd, e;
+
+		if (fstat(p, &st) || (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))) {
+			char who[64];
+
+			reg_holder(r->t, i, who, sizeof(who));
+			pr_err("%s%s: not a regular file or directory at restore (mode 0%o), where the dump had one: restore refused",
+			       who, f->path, st.st_mode & S_IFMT);
+			close(p);
+			return -1;
+		}
+		/* O_NOFOLLOW: taken by the look, not for the magic link */
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", p);
+		fd = open(self, flags & ~O_NOFOLLOW);
+		if (fd < 0 && errno == ENOENT)
+			fd = moved ? reg_mnt_open(f, flags) : fd_path_open(f->path, flags);
+		e = errno;
+		close(p);
+		errno = e;
+	}
+	if (fd < 0 && moved && (errno == ELOOP || errno == EXDEV)) {
+		char who[64];
+
+		reg_holder(r->t, i, who, sizeof(who));
+		pr_err("%s%s: in the copy its path has %s (mount %s, bound from another directory than at the dump): it would not be the file on that mount; restore refused",
+		       who, f->path, errno == ELOOP ? "a symbolic link (the dumped path had none)" :
+		       "another mount on the way, or leads off the mount", f->mnt);
+		return -1;
+	}
 	if (fd < 0) {
 		reg_open_failed(f, errno);
 		return -1;
@@ -473,6 +672,8 @@ static void reg_rec_json(const struct tree *t, int i)
 		       f->dev, f->sino, f->size, f->mtime_ns);
 		if (f->has_crc)
 			printf("\"head_crc\":%u,", f->head_crc);
+		if (f->dir)
+			printf("\"dir\":true,");
 		printf("\"mount\":");
 		json_str(f->mnt);
 		putchar('}');
@@ -507,6 +708,8 @@ static void fstat_records_write(FILE *f, const struct tree *t)
 			x->dev, x->sino, x->size, x->mtime_ns, e);
 		if (x->has_crc)
 			fprintf(f, " crc=%u", x->head_crc);
+		if (x->dir)
+			fprintf(f, " dir=1");
 		fputc('\n', f);
 	}
 }
@@ -528,6 +731,8 @@ static const char *fstat_record_read(struct tree *t, struct rec *r)
 			return "bad fstat record: crc";
 		x->has_crc = 1;
 	}
+	if (rec_has(r, "dir") && REC_NUM(r, "dir", 0, 1, x->dir))
+		return "bad fstat record: dir";
 	x->has_stat = 1;
 	return NULL;
 }
@@ -546,6 +751,8 @@ static void fstat_records_show(const struct tree *t, int json)
 			       f->mtime_ns % 1000000000, f->mnt);
 			if (f->has_crc)
 				printf(" head_crc %08x", f->head_crc);
+			if (f->dir)
+				printf(" directory");
 			putchar('\n');
 		}
 	}

@@ -22,6 +22,7 @@
 
 #include "files.h"
 #include "log.h"
+#include "ns.h"
 #include "proc.h"
 
 static int anon_dump(struct fd_dump *c, struct fd_parms *p, struct tree_file *f)
@@ -327,6 +328,23 @@ int fd_path_open(const char *path, int flags)
 	return fd;
 }
 
+int fd_tree_path_open(const struct tree *t, const struct tree_file *f, int flags)
+{
+	const char *mp = f->host ? NULL : mnt_moved_path(t, f->path);
+	int fd, e;
+
+	if (!mp)
+		return fd_path_open(f->path, flags);
+	fd = mnt_path_open(mp, f->path, flags);
+	if (fd < 0 && (errno == ELOOP || errno == EXDEV)) {
+		e = errno;
+		pr_err("%s: in the copy its path has %s (mount %s, bound from another directory than at the dump): it would not be the file on that mount; restore refused",
+		       f->path, e == ELOOP ? "a symbolic link (the dumped path had none)" :
+		       "another mount on the way, or leads off the mount", mp);
+		errno = e;
+	}
+	return fd;
+}
 
 /*
  * External host files (dump --external file[MNT_ID:INODE], CRIU's key, both

@@ -67,6 +67,8 @@ struct fd_dump {
 	 */
 	int (*describe)(struct fd_dump *c, int fd);
 	void *priv;		/* the driver's */
+	int *watches;		/* files-reg.c: a task watches files: 0 not asked yet, 1 no,
+				 * 2 yes; the driver's, kept for the whole dump */
 };
 
 /* The restorer opening every file description of the tree, in itself. */
@@ -232,7 +234,7 @@ int ghost_dump_mapped(struct fd_dump *c, pid_t pid, const struct image *img);
  * yet (restore): 0, or -1 (printed).  fifo.c opens the FIFO through
  * g->made_fd; attrs.c enters a deleted cwd through it.
  */
-int ghost_make_now(int dirfd, struct tree_ghost *g);
+int ghost_make_now(const struct tree *t, int dirfd, struct tree_ghost *g);
 /* files-ghost.c, dump: deleted FIFO @p as a ghost record of type fifo (fd_kind.dump's returns) */
 int ghost_dump_fifo(struct fd_dump *c, struct fd_parms *p);
 /*
@@ -340,5 +342,12 @@ static inline int fd_open_flags(unsigned int flags)
  * by the container must not lead root back to the host's files.  -1 (errno).
  */
 int fd_path_open(const char *path, int flags);
+/*
+ * File @f of @t's path opened: on a mount bound from a copy (--root,
+ * --external mnt[]; not a host file), from its mount point without links
+ * or other mounts (mnt_path_open: a link or mount on the way printed,
+ * errno ELOOP or EXDEV), else fd_path_open.
+ */
+int fd_tree_path_open(const struct tree *t, const struct tree_file *f, int flags);
 
 #endif

@@ -357,7 +357,7 @@ static int inotify_open(struct fd_restore *r, int i, const char *what)
 			const struct tree_file *gf = &t->files[next->other - 1];
 			struct tree_ghost *g = tree_ghost_find(t, gf->dev, gf->sino);
 
-			if (!g || ghost_make_now(r->dirfd, g))
+			if (!g || ghost_make_now(t, r->dirfd, g))
 				goto fail;
 			snprintf(self, sizeof(self), "/proc/self/fd/%d", g->made_fd);
 			path = self;

@@ -608,9 +608,54 @@ static int bind_nofollow(const char *src, const char *target)
 	return r;
 }
 
+static int mnt_make_at(struct ns_ctx *c, struct mnt_ns *ns, struct mnt *m, const char *yard,
+		       int *tfd);
+
+/*
+ * Mount point @mp's directory in the yard, O_PATH: looked up from the yard
+ * (its root) following no symbolic link.  A mount point's path from
+ * mountinfo has none; one in the restored tree (a copy's `sub -> subsrc`,
+ * or `run -> /proc`) would move the mount elsewhere, even out of the yard.
+ * -1: errno ELOOP for such a link.  Before openat2 (5.6): lstat only, and
+ * AT_FDCWD (the path mounted on as it is).
+ */
+static int mnt_target_open(const char *yard, const char *mp)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_CLOEXEC,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	int yfd, fd, e;
+
+	yfd = open(yard, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (yfd < 0)
+		return -1;
+	fd = syscall(SYS_openat2, yfd, mp, &how, sizeof(how));
+	e = errno;
+	close(yfd);
+	errno = e;
+	return fd;
+}
+
 static int mnt_make_one(struct ns_ctx *c, struct mnt_ns *ns, struct mnt *m, const char *yard)
 {
-	char data[1024], src[PATH_MAX], name[64];
+	int tfd = -1, r;
+
+	r = mnt_make_at(c, ns, m, yard, &tfd);
+	if (tfd >= 0)
+		close(tfd);
+	return r;
+}
+
+/*
+ * mnt_make_one: the mount made on its mount point, opened by
+ * mnt_target_open (*@tfd, closed by the caller) and mounted on through
+ * /proc/self/fd (that very directory, no lookup again).
+ */
+static int mnt_make_at(struct ns_ctx *c, struct mnt_ns *ns, struct mnt *m, const char *yard,
+		       int *tfd)
+{
+	char data[1024], src[PATH_MAX], name[64], tpath[PATH_MAX];
 	unsigned long sbfl, fl = mnt_flags(m->mopts);
 	struct mnt *b;
 	struct stat st;
@@ -631,12 +676,27 @@ static int mnt_make_one(struct ns_ctx *c, struct mnt_ns *ns, struct mnt *m, cons
 		pr_perror("mount at %s: its mount point is missing", m->mp);
 		return -1;
 	}
+	snprintf(tpath, sizeof(tpath), "%s", m->target);
+	if (strcmp(m->mp, "/")) {
+		*tfd = mnt_target_open(yard, m->mp);
+		if (*tfd < 0 && errno == ELOOP) {
+			pr_err("mount at %s: in the restored tree (the root's copy, --root/--external, or a mount's content) its mount point's path has a symbolic link (mountinfo's had none): the mount would be made elsewhere; restore refused",
+			       m->mp);
+			return -1;
+		}
+		if (*tfd < 0 && errno != ENOSYS) {
+			pr_perror("mount at %s: cannot open its mount point", m->mp);
+			return -1;
+		}
+		if (*tfd >= 0)
+			snprintf(tpath, sizeof(tpath), "/proc/self/fd/%d", *tfd);
+	}
 	switch (m->how) {
 	case MNT_FRESH:
 	case MNT_TMPFS:
 		sb_data(m, data, sizeof(data), &sbfl);
 		/* a read-only tmpfs (runc's masked directories): made read-only once filled */
-		if (mount(m->src, m->target, m->fs,
+		if (mount(m->src, tpath, m->fs,
 			  (m->how == MNT_TMPFS ? sbfl & ~MS_RDONLY : sbfl) | (fl & ~MS_RDONLY), data)) {
 			pr_perror("mount at %s: cannot mount %s (%s)", m->mp, m->fs, data);
 			return -1;
@@ -682,13 +742,13 @@ static int mnt_make_one(struct ns_ctx *c, struct mnt_ns *ns, struct mnt *m, cons
 			    tty_devpts_prepare(c->t, b->target, idx))
 				return -1;
 		}
-		if (bind_nofollow(src, m->target)) {
+		if (bind_nofollow(src, tpath)) {
 			pr_perror("mount at %s: cannot bind %s%s", m->mp, b->mp, m->root);
 			return -1;
 		}
 		break;
 	case MNT_EXT:
-		if (bind_nofollow(m->ext, m->target)) {
+		if (bind_nofollow(m->ext, tpath)) {
 			pr_perror("mount at %s: cannot bind %s from imgcr's mount namespace", m->mp,
 				  m->ext);
 			return -1;
@@ -917,6 +977,28 @@ int mnt_ext_option(const char *arg)
 	return 0;
 }
 
+/*
+ * The mount of @ns at @mp that is seen there: of several stacked at one
+ * mount point, the one no other of them is mounted on (the last mounted);
+ * NULL if none is at @mp.
+ */
+static struct mnt *mnt_top(struct mnt_ns *ns, const char *mp)
+{
+	struct mnt *top = NULL;
+	int i, j;
+
+	for (i = 0; ns && mp && i < ns->n; i++) {
+		if (strcmp(ns->m[i].mp, mp))
+			continue;
+		for (j = 0; j < ns->n; j++)
+			if (j != i && ns->m[j].parent == ns->m[i].id && !strcmp(ns->m[j].mp, mp))
+				break;
+		if (j == ns->n)
+			top = &ns->m[i];
+	}
+	return top;
+}
+
 static void mnt_move(struct mnt *m, const char *from, const char *to, const char *rest)
 {
 	size_t len = strlen(to) + strlen(rest) + 2;
@@ -982,17 +1064,17 @@ int mnt_restore_options(struct tree *t)
 		}
 		free(old);
 	}
+	/* of mounts stacked at MP, the one seen there (the top one) */
 	for (j = 0; j < opt_next; j++) {
-		for (i = 0; i < ns->n && strcmp(ns->m[i].mp, opt_ext[j].mp); i++)
-			;
-		if (i == ns->n || ns->m[i].how != MNT_EXT) {
+		m = mnt_top(ns, opt_ext[j].mp);
+		if (!m || m->how != MNT_EXT) {
 			pr_err("restore: --external mnt[%s]: %s", opt_ext[j].mp,
-			       i == ns->n ? "the tree has no mount there" :
-			       "that mount is not bound from a directory of imgcr's (not external)");
+			       !m ? "the tree has no mount there" :
+			       "that mount (the top one there) is not bound from a directory of imgcr's (not external)");
 			return -1;
 		}
-		old = xstrdup(ns->m[i].ext);
-		mnt_move(&ns->m[i], old, opt_ext[j].path, "/");
+		old = xstrdup(m->ext);
+		mnt_move(m, old, opt_ext[j].path, "/");
 		free(old);
 	}
 	/* binds of a moved mount show its new files (parents and bound mounts first) */
@@ -1002,18 +1084,104 @@ int mnt_restore_options(struct tree *t)
 		if (b && b->moved)
 			m->moved = 1;
 	}
+	/*
+	 * the dump refuses mounts stacked at one mount point except over the
+	 * root mount at "/": there a file's mount point ("/") does not say
+	 * which of them it was on, the hidden root or one over it; that
+	 * matters only if one of them is bound from elsewhere (its files
+	 * compared as copies)
+	 */
+	m = mnt_top(ns, "/");
+	if (m && m != &ns->m[0] && (m->moved || ns->m[0].moved)) {
+		pr_err("restore: --root/--external mnt[]: a mount (%s) is stacked over the tree's root mount at /, and %s is bound from another directory: which of them a file at / was on is not recorded: not supported",
+		       m->fs, m->moved ? "it" : "the root mount");
+		return -1;
+	}
 	return 0;
+}
+
+int mnt_may_move(const struct tree *t, const char *mp)
+{
+	struct mnt_ns *ns = t->ns && (t->ns->own & NS_BIT(NS_MNT)) ? t->ns->data[NS_MNT] : NULL;
+	struct mnt *m = mnt_top(ns, mp);
+
+	if (m && m->how == MNT_BIND)
+		m = mnt_by_id(ns, m->bind);
+	return m && m->how == MNT_EXT && strncmp(m->fs, "fuse", 4);
 }
 
 int mnt_moved(const struct tree *t, const char *mp)
 {
 	struct mnt_ns *ns = t->ns && (t->ns->own & NS_BIT(NS_MNT)) ? t->ns->data[NS_MNT] : NULL;
+	struct mnt *m;
 	int i;
 
-	for (i = 0; ns && mp && i < ns->n; i++)
-		if (!strcmp(ns->m[i].mp, mp))
-			return ns->m[i].moved;
-	return 0;
+	for (i = 0; !mp && ns && i < ns->n; i++)
+		if (ns->m[i].moved)
+			return 1;
+	/* a file's path leads to the mount seen at its mount point (files-reg.c opens it there) */
+	m = mnt_top(ns, mp);
+	return m ? m->moved : 0;
+}
+
+const char *mnt_moved_path(const struct tree *t, const char *path)
+{
+	struct mnt_ns *ns = t->ns && (t->ns->own & NS_BIT(NS_MNT)) ? t->ns->data[NS_MNT] : NULL;
+	const char *best = NULL;
+	size_t n, bn = 0;
+	int i;
+
+	for (i = 0; ns && i < ns->n; i++) {
+		const char *mp = ns->m[i].mp;
+
+		n = strcmp(mp, "/") ? strlen(mp) : 0;
+		if ((!n || (!strncmp(path, mp, n) && (path[n] == '/' || !path[n]))) &&
+		    (!best || n > bn)) {
+			best = mp;
+			bn = n;
+		}
+	}
+	return best && mnt_moved(t, best) ? best : NULL;
+}
+
+int mnt_path_open(const char *mnt, const char *path, int flags)
+{
+	struct open_how how = {
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV |
+			   RESOLVE_NO_MAGICLINKS,
+	};
+	struct open_how mhow = { .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS };
+	const char *rest;
+	size_t n = strlen(mnt);
+	int dfd, fd, e;
+
+	if (strcmp(mnt, "/") && (strncmp(path, mnt, n) || (path[n] && path[n] != '/'))) {
+		errno = EXDEV;	/* not below its mount point: not a dumped path */
+		return -1;
+	}
+	rest = strcmp(mnt, "/") ? path + n : path;
+	while (*rest == '/')
+		rest++;
+	if (flags & O_PATH)
+		flags &= O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+	/*
+	 * the mount point itself without symbolic links too (mountinfo's path
+	 * has none; mnt_make_one made the mount there without following any)
+	 */
+	mhow.flags = *rest ? O_PATH | O_DIRECTORY | O_CLOEXEC : (unsigned int)flags;
+	dfd = syscall(SYS_openat2, AT_FDCWD, mnt, &mhow, sizeof(mhow));
+	if (dfd < 0 && errno == ENOSYS)
+		dfd = open(mnt, (int)mhow.flags);
+	if (dfd < 0 || !*rest)	/* the mount's root (a directory or a bound file) */
+		return dfd;
+	how.flags = (unsigned int)flags;
+	fd = syscall(SYS_openat2, dfd, rest, &how, sizeof(how));
+	if (fd < 0 && errno == ENOSYS)
+		fd = open(path, flags);
+	e = errno;
+	close(dfd);
+	errno = e;
+	return fd;
 }
 
 /* ---- records ---- */

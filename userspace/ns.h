@@ -158,8 +158,30 @@ int mnt_restore_options(struct tree *t);
  * restore: the mount the tree saw at @mp (a file's fstat record) is bound
  * from another directory than at the dump (--root, --external mnt[]): its
  * files are copies, whose device and inode may differ (files-reg.c then
- * compares their content).  1 or 0.
+ * compares their content).  1 or 0.  @mp NULL: any mount is.
  */
 int mnt_moved(const struct tree *t, const char *mp);
+/*
+ * restore: the mount point of the tree's mount that holds @path (the
+ * longest mount point it is below), if that mount is moved (mnt_moved),
+ * else NULL.  For records without a mount point (ghosts).
+ */
+const char *mnt_moved_path(const struct tree *t, const char *path);
+/*
+ * restore: @path, below mount point @mnt, opened with @flags on that mount:
+ * the mount point without symbolic links, then beneath it without links
+ * or other mounts (openat2 RESOLVE_BENEATH|NO_SYMLINKS|NO_XDEV).  -1,
+ * errno ELOOP (a link) or EXDEV (another mount, or @path not below @mnt).
+ * Before openat2 (5.6): @path as it is.
+ */
+int mnt_path_open(const char *mnt, const char *path, int flags);
+
+/*
+ * dump (after ns_dump): the mount the tree sees at @mp could be bound from
+ * another directory at restore (--root, --external mnt[]): an external
+ * mount or a bind of one, not FUSE (whose daemon may be a frozen task of
+ * the tree).  1 or 0: files-reg.c reads a file's first page only there.
+ */
+int mnt_may_move(const struct tree *t, const char *mp);
 
 #endif

@@ -98,6 +98,7 @@ struct tree_file {
 	char *mnt;		/* the mount point it was on */
 	int has_crc;		/* TK_REG, a regular file: the checksum of its first page, */
 	unsigned int head_crc;	/* compared where its device or inode differ (files-reg.c) */
+	int dir;		/* TK_REG (has_stat): a directory at the dump ("dir=1") */
 	int host;		/* TK_REG, TK_CHR: on a mount outside the tree's mount namespace,
 				 * reopened from the restorer's root (dump --external file[..]) */
 	/* F_GETOWN_EX and F_GETSIG ("fown" record, files.c): restored if set */

@@ -120,6 +120,8 @@ static void file(const struct tree_file *x)
 			str("mnt", x->mnt);
 			if (x->has_crc)	/* only when set: the older cases' models stay */
 				printf(" head_crc=%u", x->head_crc);
+			if (x->dir)	/* likewise */
+				printf(" dir=1");
 		}
 		break;
 	case TK_PIPE:

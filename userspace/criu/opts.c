@@ -258,13 +258,14 @@ static int rec_field(const char *line, const char *key, char *out, size_t size)
 }
 
 /*
- * RESTORE: the image's mount at @mp (its "mnt" record in DIR/tree): 1 and
+ * RESTORE: the image's mount at @mp (its "mnt" record in DIR/tree; of
+ * several stacked there, the top one, as restore --external takes): 1 and
  * @how, @ext (the host path of an ext mount, else ""), 0 if the image has
  * none, -1 (printed) if the tree file cannot be read.
  */
 static int image_mount(int dirfd, const char *mp, char *how, size_t hsize, char *ext, size_t esize)
 {
-	char *line = NULL, val[PATH_MAX];
+	char *line = NULL, val[PATH_MAX], top[24] = "";
 	size_t cap = 0;
 	int fd, found = 0;
 	FILE *f;
@@ -277,9 +278,19 @@ static int image_mount(int dirfd, const char *mp, char *how, size_t hsize, char 
 			close(fd);
 		return -1;
 	}
-	while (!found && getline(&line, &cap, f) > 0) {
+	/* of mounts stacked at @mp, the top one: each mounted on the one before */
+	while (getline(&line, &cap, f) > 0) {
+		char id[24], parent[24];
+
 		if (strncmp(line, "mnt ", 4) || rec_field(line, "mp", val, sizeof(val)) || strcmp(val, mp))
 			continue;
+		if (rec_field(line, "parent", parent, sizeof(parent)))
+			parent[0] = 0;
+		if (found && strcmp(parent, top))
+			continue;
+		if (rec_field(line, "id", id, sizeof(id)))
+			id[0] = 0;
+		snprintf(top, sizeof(top), "%s", id);
 		found = 1;
 		if (rec_field(line, "how", how, hsize))
 			*how = 0;
