@@ -79,6 +79,20 @@ outside() {
 		fail "$2: $1 maps another inode than its fd's ($ino): $(tr '\n' '|' < $2.$1)"
 }
 
+# give_refused OUT WHAT RE TRYEXEC-ARG...: tryexec, given hugememfd's memfd
+# as fd 9 (the image's memfds 0-9 all mapped onto it: $SHMFD), fails its
+# execve, the reason RE (grep) in the kernel log; OUT keeps its output
+SHMFD=--imgcr-shmfd=0:9,1:9,2:9,3:9,4:9,5:9,6:9,7:9,8:9,9:9
+give_refused() {
+	_go=$1 _gw=$2 _gre=$3
+	shift 3
+	dmesg_mark
+	hugememfd give tryexec "$@" > $_go 2>&1
+	grep -q '^tryexec: execve failed' $_go || fail "exec $_gw: $(tr '\n' '|' < $_go)"
+	dmesg_since | grep -q -e "$_gre" ||
+		fail "exec $_gw: no reason in the kernel log: $(dmesg_since | tail -n 3 | tr '\n' '|')"
+}
+
 run() {
 	mkdir $1 && cd $1 || fail "mkdir $1"
 	nmaps=2
@@ -97,30 +111,21 @@ run() {
 		# another caller gives the loader the memfd unfilled, no page
 		# free: refused before the point of no return, the caller goes on
 		chmod +x d/core-$pid.img
-		dmesg_mark
-		hugememfd give tryexec d/core-$pid.img --imgcr-shmfd=0:9,1:9,2:9,3:9,4:9,5:9,6:9,7:9,8:9,9:9 > give.out 2>&1
-		grep -q '^tryexec: execve failed' give.out || fail "exec with an unreserved memfd: $(tr '\n' '|' < give.out)"
-		dmesg_since | grep -q 'huge page memfd memfd:huge buf (MFD_HUGETLB): cannot reserve the [12] huge page(s) of its mapping' ||
-			fail "exec with an unreserved memfd: no reason in the kernel log: $(dmesg_since | tail -n 3 | tr '\n' '|')"
+		give_refused give.out "with an unreserved memfd" 'huge page memfd memfd:huge buf (MFD_HUGETLB): cannot reserve the [12] huge page(s) of its mapping' \
+			d/core-$pid.img $SHMFD
 		[ -d /proc/$pid ] && fail "a task $pid is left after the refused exec"
 		echo 4 > /proc/sys/vm/nr_hugepages
 		# pages free, refused by a later check (--imgcr-ids without
 		# --imgcr-creds): no page left reserved on the caller's memfd
-		dmesg_mark
-		hugememfd give tryexec --resv d/core-$pid.img --imgcr-shmfd=0:9,1:9,2:9,3:9,4:9,5:9,6:9,7:9,8:9,9:9 --imgcr-ids > give2.out 2>&1
-		grep -q '^tryexec: execve failed' give2.out || fail "exec with --imgcr-ids alone: $(tr '\n' '|' < give2.out)"
-		dmesg_since | grep -q -- '--imgcr-ids is only taken with --imgcr-creds' ||
-			fail "exec with --imgcr-ids alone: no reason in the kernel log: $(dmesg_since | tail -n 3 | tr '\n' '|')"
+		give_refused give2.out "with --imgcr-ids alone" '--imgcr-ids is only taken with --imgcr-creds' \
+			--resv d/core-$pid.img $SHMFD --imgcr-ids
 		r=$(sed -n 's/^tryexec: resv_hugepages //p' give2.out)
 		[ -n "$r" ] && [ "${r% *}" = "${r#* }" ] ||
 			fail "a refused exec left huge pages reserved on the caller's memfd (resv_hugepages before and after: $r)"
 		# a vfork child: the reservation mapping would be in its
 		# parent's memory too: refused before the point of no return
-		dmesg_mark
-		hugememfd give tryexec --vfork d/core-$pid.img --imgcr-shmfd=0:9,1:9,2:9,3:9,4:9,5:9,6:9,7:9,8:9,9:9 > give3.out 2>&1
-		grep -q '^tryexec: execve failed' give3.out || fail "exec from a vfork child: $(tr '\n' '|' < give3.out)"
-		dmesg_since | grep -q "huge page memfd memfd:huge buf (MFD_HUGETLB) given: its huge pages are reserved through a mapping in the caller's memory, which another process shares (vfork or CLONE_VM)" ||
-			fail "exec from a vfork child: no reason in the kernel log: $(dmesg_since | tail -n 3 | tr '\n' '|')"
+		give_refused give3.out "from a vfork child" "huge page memfd memfd:huge buf (MFD_HUGETLB) given: its huge pages are reserved through a mapping in the caller's memory, which another process shares (vfork or CLONE_VM)" \
+			--vfork d/core-$pid.img $SHMFD
 		[ -d /proc/$pid ] && fail "a task $pid is left after the refused exec"
 	fi
 	if [ "$1" = private ]; then
@@ -129,20 +134,14 @@ run() {
 		priv=$(sed -n 's/^fd .* private \(0x[0-9a-f]*\)$/\1/p' out)
 		corrupt d/core-$pid.img c.img phalf:$priv 2> c.err || fail "corrupt phalf:$priv: $(cat c.err)"
 		chmod +x c.img
-		dmesg_mark
-		hugememfd give tryexec c.img --imgcr-shmfd=0:9,1:9,2:9,3:9,4:9,5:9,6:9,7:9,8:9,9:9 > give.out 2>&1
-		grep -q '^tryexec: execve failed' give.out || fail "exec with half a huge page: $(tr '\n' '|' < give.out)"
-		dmesg_since | grep -q "invalid memory segment (program header [0-9]*, $priv+0x100000 " ||
-			fail "exec with half a huge page: no reason in the kernel log: $(dmesg_since | tail -n 3 | tr '\n' '|')"
+		give_refused give.out "with half a huge page" "invalid memory segment (program header [0-9]*, $priv+0x100000 " \
+			c.img $SHMFD
 		# one huge page free, the private mapping reserves 2 at mmap()
 		# after the point of no return: refused before it
 		echo 1 > /proc/sys/vm/nr_hugepages
 		chmod +x d/core-$pid.img
-		dmesg_mark
-		hugememfd give tryexec d/core-$pid.img --imgcr-shmfd=0:9,1:9,2:9,3:9,4:9,5:9,6:9,7:9,8:9,9:9 > give2.out 2>&1
-		grep -q '^tryexec: execve failed' give2.out || fail "exec with 1 huge page free: $(tr '\n' '|' < give2.out)"
-		dmesg_since | grep -q "private MFD_HUGETLB memfd and MAP_HUGETLB mappings need 2 huge page(s) of 2048 kB, and 1 are free and not reserved" ||
-			fail "exec with 1 huge page free: no reason in the kernel log: $(dmesg_since | tail -n 3 | tr '\n' '|')"
+		give_refused give2.out "with 1 huge page free" "private MFD_HUGETLB memfd and MAP_HUGETLB mappings need 2 huge page(s) of 2048 kB, and 1 are free and not reserved" \
+			d/core-$pid.img $SHMFD
 		echo 4 > /proc/sys/vm/nr_hugepages
 	fi
 	imgcr restore -D d > restore.out 2> restore.err &
